@@ -1,0 +1,1 @@
+"""Books: EPUB reading, text cleaning and chunking."""

@@ -1,0 +1,62 @@
+"""Plain data for a book on its way to audio."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Cover:
+    """The cover image as stored in the EPUB."""
+
+    data: bytes
+    media_type: str  # e.g. "image/jpeg"
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One narrated section, in reading order.
+
+    `paragraphs` hold normalised text; the first is usually the heading. Paragraph boundaries
+    matter: the stitcher puts a longer pause between paragraphs than between sentences.
+    """
+
+    index: int
+    title: str
+    paragraphs: tuple[str, ...]
+
+    @property
+    def char_count(self) -> int:
+        return sum(len(p) for p in self.paragraphs)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(self.paragraphs)
+
+
+@dataclass(frozen=True)
+class Book:
+    title: str
+    authors: tuple[str, ...]
+    language: str | None
+    chapters: tuple[Chapter, ...]
+    cover: Cover | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def author(self) -> str:
+        return ", ".join(self.authors)
+
+    @property
+    def char_count(self) -> int:
+        return sum(c.char_count for c in self.chapters)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a chapter short enough for the engine to speak in one go."""
+
+    chapter_index: int
+    index: int  # position within the chapter
+    text: str
+    ends_paragraph: bool  # the stitcher follows it with a paragraph pause, else a sentence pause

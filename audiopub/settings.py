@@ -1,0 +1,49 @@
+"""Defaults in one place, one comment each. Environment variables (AUDIOPUB_*) override paths."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Final
+
+# Flow-matching steps for engines that use them: 16 is Supertonic's quality/speed sweet spot.
+DEFAULT_STEPS: Final = 16
+MIN_STEPS: Final = 2
+MAX_STEPS: Final = 128
+
+# Speaking rate multiplier; outside this range voices start to sound broken.
+DEFAULT_SPEED: Final = 1.0
+MIN_SPEED: Final = 0.7
+MAX_SPEED: Final = 2.0
+
+# Silence inserted by the stitcher, in seconds.
+SENTENCE_PAUSE_S: Final = 0.25  # between chunks inside a paragraph
+PARAGRAPH_PAUSE_S: Final = 0.6  # after the last chunk of a paragraph
+CHAPTER_PAUSE_S: Final = 1.5  # at the end of every chapter, before the next one starts
+
+# Piper reads whole sentences well; longer chunks only cost latency, not quality.
+PIPER_MAX_CHUNK_CHARS: Final = 400
+
+# AAC bitrate for the .m4b: speech at 64 kb/s mono is transparent for audiobooks.
+AAC_BITRATE: Final = "64k"
+
+# Default engine and voice: the Piper voice shipped on PyPI, so a fresh install speaks.
+DEFAULT_ENGINE: Final = "piper"
+DEFAULT_PIPER_VOICE: Final = "en_US-joe-medium"
+
+
+def data_dir() -> Path:
+    """Where jobs, uploads and finished books live (AUDIOPUB_DATA_DIR overrides)."""
+    override = os.environ.get("AUDIOPUB_DATA_DIR")
+    if override:
+        return Path(override).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "audiopub"
+
+
+def models_dir() -> Path:
+    """Where users put model files such as Supertonic's (AUDIOPUB_MODELS_DIR overrides)."""
+    override = os.environ.get("AUDIOPUB_MODELS_DIR")
+    if override:
+        return Path(override).expanduser()
+    return Path.cwd() / "models"

@@ -1,0 +1,1 @@
+"""Text-to-speech engines behind one contract (see engine.py)."""

@@ -1,0 +1,133 @@
+"""The one place that builds ONNX Runtime sessions.
+
+It asks for CUDA then CPU (or CPU only), sets threads, and reports the provider the session
+*actually* uses: ONNX Runtime silently falls back to the CPU when CUDA libraries are missing,
+and a UI that trusts the request would claim "GPU" while the CPU does the work.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import onnxruntime as ort
+from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
+
+from audiopub.errors import ModelMissing
+from audiopub.tts.engine import DeviceReport
+
+log = logging.getLogger(__name__)
+
+CUDA = "CUDAExecutionProvider"
+CPU = "CPUExecutionProvider"
+
+# ORT's default logger prints a screen of errors when CUDA libraries are missing; we report
+# one clear line ourselves instead. Level 3 = errors only, 4 = fatal only.
+_QUIET = 3
+_SILENT = 4
+
+# Variable-length text means variable shapes: an exhaustive cuDNN search per new shape costs
+# more than it saves (piper's loader makes the same choice).
+CUDA_OPTIONS = {"cudnn_conv_algo_search": "HEURISTIC", "arena_extend_strategy": "kSameAsRequested"}
+
+
+# What ORT raises for a file that is not a usable model (e.g. a Git LFS pointer).
+_LOAD_ERRORS = (
+    ort_errors.InvalidProtobuf, ort_errors.InvalidGraph, ort_errors.Fail,
+    ort_errors.NoSuchFile, ort_errors.InvalidArgument, ort_errors.NotImplemented,
+)
+
+
+@dataclass(frozen=True)
+class Session:
+    """An inference session and the truth about where it runs."""
+
+    inference: ort.InferenceSession
+    device: DeviceReport
+
+
+def available_providers() -> list[str]:
+    """Providers this onnxruntime build offers (the boundary tests fake)."""
+    return ort.get_available_providers()
+
+
+def _preload_cuda_libraries() -> None:
+    # With `audiopub[cuda]`, the CUDA and cuDNN runtimes come as NVIDIA's PyPI wheels; ORT can
+    # load them from site-packages so no system CUDA toolkit is needed.
+    preload = getattr(ort, "preload_dlls", None)
+    # Only with the wheels present: without them preload_dlls prints a page of load failures.
+    if preload is not None and importlib.util.find_spec("nvidia") is not None:
+        try:
+            preload()
+        except OSError as exc:  # a missing wheel is diagnosed below, when the session falls back
+            log.debug("onnxruntime.preload_dlls failed: %s", exc)
+
+
+def nvidia_driver_present() -> bool:
+    """Whether the NVIDIA driver's user-space library can be loaded."""
+    name = "nvcuda.dll" if os.name == "nt" else "libcuda.so.1"
+    try:
+        ctypes.CDLL(name)
+    except OSError:
+        return False
+    return True
+
+
+def explain_cpu_fallback(providers: list[str]) -> str:
+    """Why a GPU request ended on the CPU, in words a user can act on."""
+    if CUDA not in providers:
+        return (
+            "this onnxruntime build has no CUDA support "
+            "(install onnxruntime-gpu: pip install 'audiopub[cuda]')"
+        )
+    if not nvidia_driver_present():
+        return "no NVIDIA driver found (libcuda could not be loaded)"
+    return (
+        "the CUDA / cuDNN runtime libraries that this onnxruntime build needs could not be loaded "
+        "(pip install 'audiopub[cuda]' installs them)"
+    )
+
+
+def session_options(threads: int | None) -> ort.SessionOptions:
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = _QUIET
+    if threads:
+        options.intra_op_num_threads = threads
+    # The graphs here are sequential; a second pool would only compete for the same cores.
+    options.inter_op_num_threads = 1
+    return options
+
+
+def create_session(model: Path, use_gpu: bool, threads: int | None = None) -> Session:
+    """Load `model`, on CUDA when asked and possible, else on the CPU; say which."""
+    if not model.is_file():
+        raise ModelMissing(f"Model file not found: {model}")
+    providers = available_providers()
+    requested: list[str | tuple[str, dict[str, str]]] = [CPU]
+    if use_gpu:
+        _preload_cuda_libraries()
+        if CUDA in providers:
+            requested = [(CUDA, CUDA_OPTIONS), CPU]
+
+    ort.set_default_logger_severity(_SILENT)
+    try:
+        inference = ort.InferenceSession(
+            str(model), sess_options=session_options(threads), providers=requested
+        )
+    except _LOAD_ERRORS as exc:
+        raise ModelMissing(f"{model} is not a loadable ONNX model ({exc})") from exc
+    finally:
+        ort.set_default_logger_severity(_QUIET)
+
+    actual = inference.get_providers()[0]
+    reason = None
+    if use_gpu and actual == CPU:
+        reason = explain_cpu_fallback(providers)
+        log.warning("GPU requested for %s, running on CPU: %s", model.name, reason)
+    return Session(inference, DeviceReport(requested_gpu=use_gpu, provider=actual,
+                                           fallback_reason=reason))

@@ -1,0 +1,69 @@
+"""espeak-ng phonemes for Piper voices, through phonemizer and the espeak-ng library shipped
+by `espeakng-loader` (no system espeak, and no second onnxruntime as `piper-tts` would bring)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from functools import lru_cache
+
+import espeakng_loader
+from phonemizer.backend import EspeakBackend
+from phonemizer.backend.espeak.wrapper import EspeakWrapper
+from phonemizer.separator import Separator
+
+# phonemizer warns on every chunk about things it already handled (e.g. language switches).
+logging.getLogger("phonemizer").setLevel(logging.ERROR)
+
+_LOCK = threading.Lock()  # espeak-ng keeps global state: one phonemisation at a time
+_SEPARATOR = Separator(phone=None, word=" ", syllable=None)
+
+# phonemizer strips punctuation before espeak sees it, so "Mr." would get a full stop (and a
+# sentence pause) after "mister". Spell the common English titles out first.
+_EN_TITLES = {
+    "Mr.": "Mister", "Mrs.": "Missus", "Ms.": "Miz", "Dr.": "Doctor",
+    "St.": "Saint", "Jr.": "Junior", "Sr.": "Senior", "Prof.": "Professor",
+}
+_EN_TITLE_RE = re.compile(r"\b(" + "|".join(re.escape(t) for t in _EN_TITLES) + r")(?=\s)")
+
+# The same split would read "1,250" as "one, two hundred fifty": drop thousands separators.
+_THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}\b)")
+
+# Only the clause terminators espeak itself reports, as piper keeps them; quotes and dashes
+# must not reach the voice as symbols (they were never in its training phonemes).
+_PUNCTUATION = ";:,.!?"
+
+
+@lru_cache(maxsize=None)
+def _backend(language: str) -> EspeakBackend:
+    EspeakWrapper.set_library(espeakng_loader.get_library_path())
+    EspeakWrapper.set_data_path(espeakng_loader.get_data_path())
+    return EspeakBackend(
+        language,
+        preserve_punctuation=True,
+        punctuation_marks=_PUNCTUATION,
+        with_stress=True,
+        language_switch="remove-flags",  # like piper: drop "(fr)" markers around foreign words
+        words_mismatch="ignore",
+    )
+
+
+def expand_titles(text: str, language: str) -> str:
+    if not language.startswith("en"):
+        return text
+    return _EN_TITLE_RE.sub(lambda m: _EN_TITLES[m.group(1)], text)
+
+
+def prepare(text: str, language: str) -> str:
+    """Undo what phonemizer's punctuation split would misread."""
+    return _THOUSANDS_RE.sub("", expand_titles(text, language))
+
+
+def phonemize(text: str, language: str) -> list[str]:
+    """IPA phonemes of `text` as piper expects them: one entry per NFD code point."""
+    text = prepare(text, language)
+    with _LOCK:
+        ipa = _backend(language).phonemize([text], separator=_SEPARATOR, strip=True)[0]
+    return list(unicodedata.normalize("NFD", ipa))

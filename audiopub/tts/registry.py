@@ -1,0 +1,53 @@
+"""Engines by name, loaded lazily and cached per (engine, model dir, device request)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from audiopub.errors import EngineUnavailable
+from audiopub.tts.engine import Engine
+
+ENGINE_NAMES = ("piper", "supertonic")
+
+
+@dataclass(frozen=True)
+class EngineKey:
+    name: str
+    model_dir: Path | None  # None: the engine's default location
+    use_gpu: bool
+    threads: int | None = None
+
+
+_cache: dict[EngineKey, Engine] = {}
+_lock = threading.Lock()
+
+
+def _load(key: EngineKey) -> Engine:
+    # Imported here so that a broken optional engine never stops the others from loading.
+    if key.name == "piper":
+        from audiopub.tts.piper import PiperEngine
+
+        return PiperEngine(use_gpu=key.use_gpu, threads=key.threads, voices_dir=key.model_dir)
+    if key.name == "supertonic":
+        from audiopub.tts.supertonic import SupertonicEngine, default_model_dir
+
+        return SupertonicEngine(key.model_dir or default_model_dir(), use_gpu=key.use_gpu,
+                                threads=key.threads)
+    raise EngineUnavailable(f"Unknown engine {key.name!r}; choose one of {', '.join(ENGINE_NAMES)}")
+
+
+def get_engine(name: str, use_gpu: bool = False, model_dir: Path | None = None,
+               threads: int | None = None) -> Engine:
+    """The engine, loaded once per (name, model dir, device request, threads)."""
+    key = EngineKey(name, model_dir, use_gpu, threads)
+    with _lock:
+        if key not in _cache:
+            _cache[key] = _load(key)
+        return _cache[key]
+
+
+def clear_cache() -> None:
+    with _lock:
+        _cache.clear()

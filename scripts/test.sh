@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs Audiopub with its test dependencies into .venv (unless a virtualenv is active) and
+# runs the test suite. Extra arguments go to pytest, e.g. scripts/test.sh -k chunking
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -z "${VIRTUAL_ENV:-}" ]; then
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  # shellcheck disable=SC1091
+  . .venv/bin/activate
+fi
+python -m pip install --quiet --upgrade pip
+python -m pip install --quiet -e '.[test]'
+
+exec python -m pytest "$@"
