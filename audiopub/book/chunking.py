@@ -1,0 +1,117 @@
+"""Cut a chapter's paragraphs into chunks short enough for a TTS engine to speak in one go.
+
+Engines read best given whole sentences, so sentences are packed greedily into chunks of at
+most `max_chars` characters. Only a sentence that is longer than the limit on its own is cut
+smaller: at clause boundaries first, then between words, and as a last resort inside a word.
+A chunk never spans two paragraphs, because the stitcher puts a paragraph pause after the last
+chunk of each paragraph.
+
+Every cut is made at whitespace except that last resort, so the words of the chunks, in order,
+are the words of the paragraphs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from audiopub.book.models import Chunk
+from audiopub.book.text import split_sentences
+
+__all__ = ["chunk_paragraphs", "split_clauses"]
+
+# A clause ends where a space follows a comma, semicolon, colon, ellipsis, "!", "?" or a
+# closing bracket (optionally with a closing quote: '"Well," said he'), or a dash glued to its
+# word ("said he— then"). A spaced dash ("a — b") starts the next clause instead, so it is never
+# a clause of its own; so does an opening bracket. Only the space is cut, so no word is ever
+# split here.
+_CLAUSE_BREAK = re.compile(
+    r"(?<=[,;:!?)\]])\s+"
+    r"|(?<=\S[—–])\s+"
+    r"|(?<=[,;:!?][\"'’”])\s+"
+    r"|(?<=\.\.\.)\s+"
+    r"|(?<=…)\s+"
+    r"|(?<=\s-)\s+"
+    r"|\s+(?=[—–(\[])"
+)
+
+_Splitter = Callable[[str], list[str]]
+
+
+def split_clauses(sentence: str) -> list[str]:
+    """Split a sentence at clause boundaries; joining the parts with spaces gives it back."""
+    return [part for part in _CLAUSE_BREAK.split(sentence) if part]
+
+
+def _split_words(text: str) -> list[str]:
+    return text.split()
+
+
+def _hard_split(word: str, max_chars: int) -> list[str]:
+    # Last resort, for a single word longer than the limit (a URL, a 300-letter German
+    # compound): cut it every `max_chars` characters. The engine mispronounces the seams, but
+    # that beats refusing the book; the pieces concatenate back to the word.
+    return [word[i : i + max_chars] for i in range(0, len(word), max_chars)]
+
+
+# From coarse to fine: each level is only used on a piece the level before could not fit.
+_SPLITTERS: tuple[_Splitter, ...] = (split_sentences, split_clauses, _split_words)
+
+
+def _fit(text: str, max_chars: int, splitters: Sequence[_Splitter]) -> list[str]:
+    """Cut `text` into pieces of at most `max_chars`, packing parts greedily.
+
+    A part that fits is packed with its neighbours; a part that does not is cut by the next,
+    finer splitter into pieces of its own, so (for example) the tail of a long sentence is not
+    glued to the start of the next one.
+    """
+    if len(text) <= max_chars:
+        return [text]
+    if not splitters:
+        return _hard_split(text, max_chars)
+    split, finer = splitters[0], splitters[1:]
+    pieces: list[str] = []
+    current = ""
+    for part in split(text):
+        if len(part) > max_chars:
+            if current:
+                pieces.append(current)
+            pieces.extend(_fit(part, max_chars, finer))
+            current = ""
+        elif not current:
+            current = part
+        elif len(current) + 1 + len(part) <= max_chars:
+            current = f"{current} {part}"
+        else:
+            pieces.append(current)
+            current = part
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def chunk_paragraphs(
+    paragraphs: Sequence[str], max_chars: int, chapter_index: int = 0
+) -> list[Chunk]:
+    """Chunk one chapter: each chunk has 1..max_chars characters and stays inside a paragraph.
+
+    Empty (or whitespace-only) paragraphs are skipped. The last chunk of each paragraph has
+    `ends_paragraph=True`. Chunk indices run 0..n-1 within the chapter.
+    """
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be at least 1, got {max_chars}")
+    chunks: list[Chunk] = []
+    for paragraph in paragraphs:
+        # One space between words: the cuts (and the length limit) assume it.
+        pieces = _fit(" ".join(paragraph.split()), max_chars, _SPLITTERS)
+        pieces = [piece for piece in pieces if piece]  # "" comes back for an empty paragraph
+        for number, piece in enumerate(pieces):
+            chunks.append(
+                Chunk(
+                    chapter_index=chapter_index,
+                    index=len(chunks),
+                    text=piece,
+                    ends_paragraph=number == len(pieces) - 1,
+                )
+            )
+    return chunks
