@@ -1,0 +1,1 @@
+"""Audio output: `stitch` turns chunk audio into chapter WAVs, `mux` turns those into an .m4b."""

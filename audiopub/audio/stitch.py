@@ -1,0 +1,180 @@
+"""Chunk audio in, one chapter WAV out, written as it goes so memory stays flat.
+
+    with ChapterWriter(path, sample_rate) as chapter:
+        for chunk, audio in spoken_chunks:
+            chapter.add(audio, pause_after(chunk.ends_paragraph))
+        chapter.add_silence(CHAPTER_PAUSE_S)
+
+The WAV is written to `<path>.part` and renamed to `path` only when the `with` block ends
+without an exception, so a file at `path` is always a complete chapter.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import Final
+
+import numpy as np
+import soundfile as sf
+
+from audiopub.settings import PARAGRAPH_PAUSE_S, SENTENCE_PAUSE_S
+
+# Engines leave varying amounts of near-silence around a chunk; cutting it back to a fixed
+# margin makes the pauses we insert the only pauses the listener hears.
+SILENCE_THRESHOLD_DBFS: Final = -50.0
+KEEP_SILENCE_S: Final = 0.02
+# A few milliseconds of fade hides the click where a trimmed chunk meets digital silence.
+FADE_S: Final = 0.005
+
+PART_SUFFIX: Final = ".part"
+
+
+def pause_after(ends_paragraph: bool) -> float:
+    """Seconds of silence to follow a chunk: longer at the end of a paragraph."""
+    return PARAGRAPH_PAUSE_S if ends_paragraph else SENTENCE_PAUSE_S
+
+
+def trim_silence(
+    samples: np.ndarray,
+    sample_rate: int,
+    threshold_dbfs: float = SILENCE_THRESHOLD_DBFS,
+    keep_s: float = KEEP_SILENCE_S,
+) -> np.ndarray:
+    """Cut leading and trailing near-silence, keeping `keep_s` seconds of it on each side.
+
+    Audio that never rises above the threshold comes back empty.
+    """
+    samples = np.asarray(samples)
+    threshold = 10.0 ** (threshold_dbfs / 20.0)
+    loud = np.flatnonzero(np.abs(samples) > threshold)
+    if loud.size == 0:
+        return samples[:0]
+    keep = round(keep_s * sample_rate)
+    start = max(0, int(loud[0]) - keep)
+    end = min(len(samples), int(loud[-1]) + 1 + keep)
+    return samples[start:end]
+
+
+def fade_edges(samples: np.ndarray, sample_rate: int, fade_s: float = FADE_S) -> np.ndarray:
+    """Linear fade-in and fade-out of `fade_s` seconds (returns a copy)."""
+    out = np.array(samples, dtype=np.float32)
+    n = round(fade_s * sample_rate)
+    if n < 1 or len(out) < 2 * n:
+        return out
+    ramp = np.linspace(0.0, 1.0, n, endpoint=False, dtype=np.float32)
+    out[:n] *= ramp
+    out[-n:] *= ramp[::-1]
+    return out
+
+
+def _as_mono_float32(samples: np.ndarray) -> np.ndarray:
+    """Engine output as a 1-D float32 array in [-1, 1]; NaN/inf would otherwise become noise."""
+    audio = np.asarray(samples, dtype=np.float32)
+    if audio.ndim > 1:
+        audio = audio.squeeze()
+    if audio.ndim != 1:
+        raise ValueError(f"expected mono audio (1-D samples), got shape {np.shape(samples)}")
+    audio = np.nan_to_num(audio, nan=0.0, posinf=1.0, neginf=-1.0)
+    return np.clip(audio, -1.0, 1.0)
+
+
+class ChapterWriter:
+    """Writes one chapter as 16-bit mono PCM WAV, chunk by chunk. Use it as a context manager.
+
+    `trim=True` (the default) trims each chunk's edge silence and fades its edges, so the
+    pauses given to `add` are what the listener hears; `trim=False` writes samples as given
+    (still clipped to [-1, 1]).
+    """
+
+    def __init__(self, path: Path, sample_rate: int, *, trim: bool = True) -> None:
+        if sample_rate <= 0:
+            raise ValueError(f"sample rate must be positive, got {sample_rate}")
+        self.path = Path(path)
+        self.part_path = self.path.with_name(self.path.name + PART_SUFFIX)
+        self.sample_rate = sample_rate
+        self.trim = trim
+        self._frames = 0
+        self._file: sf.SoundFile | None = None
+
+    @property
+    def frames(self) -> int:
+        """Samples written so far (chunks and silence)."""
+        return self._frames
+
+    @property
+    def duration_s(self) -> float:
+        """Exact length written so far, from the sample count."""
+        return self._frames / self.sample_rate
+
+    def __enter__(self) -> ChapterWriter:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = sf.SoundFile(
+            self.part_path,
+            mode="w",
+            samplerate=self.sample_rate,
+            channels=1,
+            subtype="PCM_16",
+            format="WAV",
+        )
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if exc_type is not None:
+            self.part_path.unlink(missing_ok=True)
+            return
+        _fsync_file(self.part_path)
+        os.replace(self.part_path, self.path)
+        _fsync_dir(self.path.parent)
+
+    def add(self, samples: np.ndarray, pause_after_s: float = 0.0) -> None:
+        """Append one chunk of audio, then `pause_after_s` seconds of silence."""
+        audio = _as_mono_float32(samples)
+        if self.trim:
+            audio = fade_edges(trim_silence(audio, self.sample_rate), self.sample_rate)
+        self._write(audio)
+        self.add_silence(pause_after_s)
+
+    def add_silence(self, seconds: float) -> None:
+        """Append `seconds` of digital silence (rounded to the nearest sample)."""
+        if seconds < 0:
+            raise ValueError(f"silence can't be negative, got {seconds}")
+        self._write(np.zeros(round(seconds * self.sample_rate), dtype=np.float32))
+
+    def _write(self, audio: np.ndarray) -> None:
+        if self._file is None:
+            raise RuntimeError("ChapterWriter must be used inside a `with` block")
+        if len(audio):
+            self._file.write(audio)
+            self._frames += len(audio)
+
+
+def _fsync_file(path: Path) -> None:
+    # "rb+" because Windows only commits handles opened for writing.
+    with open(path, "rb+") as f:
+        os.fsync(f.fileno())
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the rename itself durable where the OS allows it (POSIX only)."""
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on directories; the data itself is safe
+    finally:
+        os.close(fd)
