@@ -1,0 +1,217 @@
+"""Plain data for durable jobs: states, settings, the rows the job store keeps, and cache keys.
+
+A chunk's audio is keyed by `chunk_cache_key(text, settings)`: a hash over the text and every
+setting that changes how it sounds. Same key → the finished audio can be reused; any change →
+a new key, so stale audio is never picked up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from audiopub import settings as defaults
+from audiopub.tts.engine import SynthesisOptions
+
+
+class JobState(str, Enum):
+    """queued → running → done | failed | cancelled; `paused` holds a job out of the queue."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    PAUSED = "paused"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_terminal(self) -> bool:
+        """The worker has finished with the job (for good or until someone resumes it)."""
+        return self in (JobState.DONE, JobState.FAILED, JobState.CANCELLED)
+
+    @property
+    def is_resumable(self) -> bool:
+        """The job can be put back in the queue; finished chunks will be reused."""
+        return self in (JobState.PAUSED, JobState.FAILED, JobState.CANCELLED)
+
+    def can_become(self, new: JobState) -> bool:
+        return new in _TRANSITIONS[self]
+
+
+_TRANSITIONS: dict[JobState, frozenset[JobState]] = {
+    JobState.QUEUED: frozenset({JobState.RUNNING, JobState.PAUSED, JobState.CANCELLED}),
+    # running → queued is how an interrupted job (crash, restart) goes back in the queue.
+    JobState.RUNNING: frozenset(
+        {JobState.QUEUED, JobState.PAUSED, JobState.DONE, JobState.FAILED, JobState.CANCELLED}
+    ),
+    # Resuming always goes through the queue, so only the worker ever sets `running`.
+    JobState.PAUSED: frozenset({JobState.QUEUED, JobState.CANCELLED}),
+    JobState.FAILED: frozenset({JobState.QUEUED}),
+    JobState.CANCELLED: frozenset({JobState.QUEUED}),
+    JobState.DONE: frozenset(),  # a finished book is final; start a new job to redo it
+}
+
+
+class ChunkState(str, Enum):
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"  # the last attempt raised; it is retried when the job runs again
+
+
+class ChapterState(str, Enum):
+    PENDING = "pending"
+    DONE = "done"  # the chapter's audio file is written (its chunks are stitched)
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """How a job is narrated; stored as JSON with the job."""
+
+    engine: str = defaults.DEFAULT_ENGINE
+    # Must be resolved (not None) before chunks are planned: "the first voice" can change.
+    voice: str | None = None
+    speed: float = defaults.DEFAULT_SPEED
+    steps: int = defaults.DEFAULT_STEPS
+    seed: int | None = None
+    use_gpu: bool = False
+    chapters: tuple[int, ...] | None = None  # 1-based selection; None = every chapter
+    # Identity of the model files (engine + file digest), computed by the caller: new model
+    # files must never reuse audio made by the old ones.
+    model_id: str = ""
+
+    def __post_init__(self) -> None:
+        self.synthesis_options()  # validates speed and steps with the engine contract's rules
+        if self.chapters is not None:
+            object.__setattr__(self, "chapters", tuple(int(c) for c in self.chapters))
+
+    def synthesis_options(self) -> SynthesisOptions:
+        return SynthesisOptions(speed=self.speed, steps=self.steps, seed=self.seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "voice": self.voice,
+            "speed": self.speed,
+            "steps": self.steps,
+            "seed": self.seed,
+            "use_gpu": self.use_gpu,
+            "chapters": list(self.chapters) if self.chapters is not None else None,
+            "model_id": self.model_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JobSettings:
+        """Unknown keys are ignored and missing ones take defaults, so old rows still load."""
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)  # __post_init__ turns the JSON list of chapters into a tuple
+
+    def cache_namespace(self) -> dict[str, Any]:
+        """The settings part of a chunk's cache key: everything that changes the audio.
+
+        use_gpu and the chapter selection are left out: they change where and what is spoken,
+        not how a given chunk sounds.
+        """
+        return {
+            "engine": self.engine,
+            "model_id": self.model_id,
+            "voice": self.voice,
+            "steps": int(self.steps),
+            "speed": float(self.speed),  # 1 and 1.0 must give the same key
+            "seed": self.seed,
+        }
+
+
+def chunk_cache_key(text: str, settings: JobSettings) -> str:
+    """32 hex chars naming a chunk's audio: sha256 of canonical JSON of text + settings.
+
+    The text is hashed exactly as the engine receives it (it is already normalised by the book
+    reader); normalising it again here could make two different inputs share audio.
+    """
+    if settings.voice is None:
+        raise ValueError("Resolve the voice before computing cache keys: None is ambiguous")
+    payload = {"text": text, **settings.cache_namespace()}
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    state: JobState
+    created_at: float  # Unix seconds
+    updated_at: float
+    started_at: float | None  # the first time it ran
+    finished_at: float | None  # when it last reached done, failed or cancelled
+    title: str
+    author: str
+    epub_path: Path  # the copy kept in the job's folder
+    output_path: Path
+    settings: JobSettings
+    error: str | None
+    device: str | None  # what the engine really ran on, e.g. "CPU" or "GPU (CUDA)"
+
+
+@dataclass(frozen=True)
+class ChapterRow:
+    job_id: str
+    idx: int  # 0-based position in the plan (narration order)
+    book_index: int | None  # Chapter.index of the book chapter it narrates
+    title: str
+    chars: int
+    state: ChapterState
+    audio_path: str | None  # relative to the job's folder
+    duration_s: float | None
+    synth_s: float | None
+    chars_per_s: float | None
+    rtf: float | None
+    stage_times: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    job_id: str
+    chapter_idx: int
+    idx: int  # 0-based position within the chapter
+    text: str
+    ends_paragraph: bool
+    cache_key: str
+    state: ChunkState
+    audio_path: str | None  # relative to the job's folder, e.g. "chunks/<cache_key>.wav"
+    frames: int | None
+    duration_s: float | None
+    synth_s: float | None
+    provider: str | None
+    attempts: int
+    error: str | None
+
+
+@dataclass(frozen=True)
+class ChapterProgress:
+    idx: int
+    title: str
+    state: ChapterState
+    chunks_done: int
+    chunks_total: int
+    chars_done: int
+    chars_total: int
+
+
+@dataclass(frozen=True)
+class JobProgress:
+    chunks_done: int
+    chunks_total: int
+    chars_done: int
+    chars_total: int
+    audio_s: float  # duration of the finished chunks
+    synth_s: float  # engine time spent on the finished chunks
+    chapters: tuple[ChapterProgress, ...]
+
+    @property
+    def fraction(self) -> float:
+        """0..1 by characters, the unit that best tracks synthesis time."""
+        return self.chars_done / self.chars_total if self.chars_total else 0.0

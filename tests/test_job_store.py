@@ -1,0 +1,567 @@
+"""Tests for audiopub.jobs.store and audiopub.jobs.models: the durable job store."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from audiopub.book.models import Chunk
+from audiopub.jobs.models import (
+    ChapterState,
+    ChunkState,
+    JobSettings,
+    JobState,
+    chunk_cache_key,
+)
+from audiopub.jobs.store import (
+    InvalidTransition,
+    JobNotFound,
+    JobStore,
+    JobStoreError,
+)
+
+SETTINGS = JobSettings(engine="piper", voice="en_US-joe-medium", model_id="piper:abc123")
+
+PlanInput = list[tuple[str, list[Chunk]]]
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "jobs.sqlite3"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[JobStore]:
+    with JobStore(db_path) as opened:
+        yield opened
+
+
+@pytest.fixture
+def epub(tmp_path: Path) -> Path:
+    path = tmp_path / "upload.epub"
+    path.write_bytes(b"PK fake epub bytes")
+    return path
+
+
+def make_plan(chapters: int, chunks: int, prefix: str = "") -> PlanInput:
+    return [
+        (f"Chapter {c + 1}", [
+            Chunk(chapter_index=c, index=i, text=f"{prefix}Sentence {i} of chapter {c}.",
+                  ends_paragraph=i % 3 == 2)
+            for i in range(chunks)
+        ])
+        for c in range(chapters)
+    ]
+
+
+def new_job(store: JobStore, epub: Path, settings: JobSettings = SETTINGS) -> str:
+    return store.create_job(epub, epub.with_suffix(".m4b"), settings, title="T", author="A").id
+
+
+def finish_all(store: JobStore, job_id: str) -> None:
+    for row in store.pending_chunks(job_id):
+        store.mark_chunk_done(job_id, row.cache_key, audio_path=f"chunks/{row.cache_key}.wav",
+                              frames=100, duration_s=0.1, synth_s=0.01, provider="CPU")
+
+
+# --- jobs -----------------------------------------------------------------------------------
+
+
+def test_create_get_and_list(store: JobStore, epub: Path) -> None:
+    job = store.create_job(epub, Path("/out/book.m4b"), SETTINGS, title="Emma", author="Austen")
+
+    assert job.state is JobState.QUEUED
+    assert len(job.id) == 32
+    assert (job.title, job.author, job.settings) == ("Emma", "Austen", SETTINGS)
+    assert job.output_path == Path("/out/book.m4b")
+    # The EPUB is copied into the job's folder, so the upload may be deleted.
+    assert job.epub_path == store.job_dir(job.id) / "book.epub"
+    assert job.epub_path.read_bytes() == epub.read_bytes()
+    assert job.started_at is None and job.finished_at is None
+    assert store.get_job(job.id) == job
+
+    second = new_job(store, epub)
+    assert [j.id for j in store.list_jobs()] == [job.id, second]
+    store.set_state(second, JobState.PAUSED)
+    assert [j.id for j in store.list_jobs([JobState.PAUSED])] == [second]
+
+
+def test_unknown_job_is_reported(store: JobStore) -> None:
+    with pytest.raises(JobNotFound):
+        store.get_job("nope")
+    with pytest.raises(JobNotFound):
+        store.set_state("nope", JobState.RUNNING)
+
+
+def test_settings_round_trip_through_json() -> None:
+    settings = JobSettings(engine="supertonic", voice="F1", speed=1.25, steps=8, seed=7,
+                           use_gpu=True, chapters=(1, 3), model_id="st:1")
+    assert JobSettings.from_dict(settings.to_dict()) == settings
+    # Old or newer rows: unknown keys are ignored, missing ones take defaults.
+    assert JobSettings.from_dict({"voice": "F1", "future": 1}) == JobSettings(voice="F1")
+
+
+def test_settings_are_validated() -> None:
+    with pytest.raises(ValueError, match="speed"):
+        JobSettings(speed=9.0)
+    with pytest.raises(ValueError, match="steps"):
+        JobSettings(steps=1)
+
+
+def test_set_job_info(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.set_job_info(job_id, device="GPU (CUDA)")
+    job = store.get_job(job_id)
+    assert (job.title, job.device) == ("T", "GPU (CUDA)")
+
+
+def test_schema_version_is_set_and_reopening_keeps_data(db_path: Path, epub: Path) -> None:
+    with JobStore(db_path) as store:
+        job_id = new_job(store, epub)
+    with JobStore(db_path) as store:
+        assert store.get_job(job_id).id == job_id
+    with sqlite3.connect(db_path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+
+
+def test_newer_schema_is_refused(db_path: Path) -> None:
+    JobStore(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    with pytest.raises(JobStoreError, match="newer"):
+        JobStore(db_path)
+
+
+def test_closed_store_refuses_work(db_path: Path) -> None:
+    store = JobStore(db_path)
+    store.close()
+    with pytest.raises(JobStoreError, match="closed"):
+        store.list_jobs()
+
+
+# --- state transitions ----------------------------------------------------------------------
+
+Q, R, P, D, F, C = (JobState.QUEUED, JobState.RUNNING, JobState.PAUSED, JobState.DONE,
+                    JobState.FAILED, JobState.CANCELLED)
+ALLOWED = {
+    Q: {R, P, C},
+    R: {Q, P, D, F, C},
+    P: {Q, C},
+    F: {Q},
+    C: {Q},
+    D: set(),
+}
+# How to bring a fresh (queued) job into each state.
+PATHS = {Q: [], R: [R], P: [P], D: [R, D], F: [R, F], C: [C]}
+
+
+@pytest.mark.parametrize("start", list(JobState))
+@pytest.mark.parametrize("target", list(JobState))
+def test_transitions(store: JobStore, epub: Path, start: JobState, target: JobState) -> None:
+    job_id = new_job(store, epub)
+    for step in PATHS[start]:
+        store.set_state(job_id, step)
+    if target in ALLOWED[start]:
+        assert store.set_state(job_id, target).state is target
+    else:
+        with pytest.raises(InvalidTransition, match=f"{start.value} job cannot"):
+            store.set_state(job_id, target)
+        assert store.get_job(job_id).state is start
+
+
+def test_state_helpers() -> None:
+    assert {s for s in JobState if s.is_terminal} == {D, F, C}
+    assert {s for s in JobState if s.is_resumable} == {P, F, C}
+
+
+def test_timestamps_and_error_follow_the_state(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    running = store.set_state(job_id, JobState.RUNNING)
+    assert running.started_at is not None and running.finished_at is None
+
+    failed = store.set_state(job_id, JobState.FAILED, error="engine exploded")
+    assert failed.error == "engine exploded"
+    assert failed.finished_at is not None
+
+    store.set_state(job_id, JobState.QUEUED)
+    again = store.set_state(job_id, JobState.RUNNING)
+    assert again.error is None and again.finished_at is None
+    assert again.started_at == running.started_at  # the first start is kept
+
+
+def test_claim_next_job_is_oldest_first(store: JobStore, epub: Path) -> None:
+    ids = [new_job(store, epub) for _ in range(3)]
+    store.set_state(ids[0], JobState.PAUSED)
+    assert store.next_queued_job().id == ids[1]  # type: ignore[union-attr]
+    assert store.get_job(ids[1]).state is JobState.QUEUED  # peeking takes nothing
+
+    claimed = store.claim_next_job()
+    assert claimed is not None and claimed.id == ids[1] and claimed.state is JobState.RUNNING
+    assert store.claim_next_job().id == ids[2]  # type: ignore[union-attr]
+    assert store.claim_next_job() is None
+
+
+def test_concurrent_claims_never_share_a_job(db_path: Path, epub: Path) -> None:
+    with JobStore(db_path) as store:
+        ids = {new_job(store, epub, settings=SETTINGS) for _ in range(40)}
+        claims: list[str] = []
+        errors: list[BaseException] = []
+        lock = threading.Lock()
+        start = threading.Barrier(6)
+
+        def worker(own_store: bool) -> None:
+            target = JobStore(db_path) if own_store else store
+            try:
+                start.wait()
+                while (job := target.claim_next_job()) is not None:
+                    with lock:
+                        claims.append(job.id)
+            except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+                errors.append(exc)
+            finally:
+                if own_store:
+                    target.close()
+
+        threads = [threading.Thread(target=worker, args=(n % 2 == 0,)) for n in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    assert not errors
+    assert sorted(claims) == sorted(ids)  # each job once, none lost
+
+
+def test_requeue_interrupted(store: JobStore, epub: Path) -> None:
+    running = [new_job(store, epub) for _ in range(2)]
+    paused = new_job(store, epub)
+    for job_id in running:
+        store.set_state(job_id, JobState.RUNNING)
+    store.set_state(paused, JobState.PAUSED)
+
+    assert store.requeue_interrupted() == running
+    assert [store.get_job(j).state for j in running] == [JobState.QUEUED] * 2
+    assert store.get_job(paused).state is JobState.PAUSED
+    assert store.requeue_interrupted() == []
+
+
+def test_delete_job(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.write_plan(job_id, make_plan(2, 3))
+    store.set_state(job_id, JobState.RUNNING)
+    with pytest.raises(InvalidTransition, match="before deleting"):
+        store.delete_job(job_id)
+
+    store.set_state(job_id, JobState.CANCELLED)
+    store.delete_job(job_id)
+    with pytest.raises(JobNotFound):
+        store.get_job(job_id)
+    assert not store.job_dir(job_id).exists()
+    assert store.chapters(job_id) == [] and store.all_chunks(job_id) == []
+
+
+# --- plan -----------------------------------------------------------------------------------
+
+
+def test_write_plan_records_chapters_and_chunks(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    assert not store.has_plan(job_id)
+    store.write_plan(job_id, make_plan(3, 4))
+
+    chapters = store.chapters(job_id)
+    assert [c.title for c in chapters] == ["Chapter 1", "Chapter 2", "Chapter 3"]
+    assert [c.book_index for c in chapters] == [0, 1, 2]
+    assert all(c.state is ChapterState.PENDING for c in chapters)
+
+    chunks = store.chapter_chunks(job_id, 1)
+    assert [c.idx for c in chunks] == [0, 1, 2, 3]
+    assert chunks[2].ends_paragraph and not chunks[0].ends_paragraph
+    assert chunks[0].cache_key == chunk_cache_key(chunks[0].text, SETTINGS)
+    assert chapters[1].chars == sum(len(c.text) for c in chunks)
+
+    progress = store.progress(job_id)
+    assert (progress.chunks_done, progress.chunks_total) == (0, 12)
+    assert progress.chars_total == sum(c.chars for c in chapters)
+
+
+def test_plan_needs_a_resolved_voice(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub, dataclasses.replace(SETTINGS, voice=None))
+    with pytest.raises(ValueError, match="voice"):
+        store.write_plan(job_id, make_plan(1, 1))
+    assert not store.has_plan(job_id)  # the failed write left nothing behind
+
+
+def test_done_job_cannot_be_replanned(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.set_state(job_id, JobState.RUNNING)
+    store.write_plan(job_id, make_plan(1, 1))  # the worker plans the job it claimed
+    store.set_state(job_id, JobState.DONE)
+    with pytest.raises(InvalidTransition):
+        store.write_plan(job_id, make_plan(1, 2))
+
+
+@pytest.mark.parametrize("replan", [False, True], ids=["first plan", "replacing a plan"])
+def test_readers_never_see_a_partial_plan(db_path: Path, epub: Path, replan: bool) -> None:
+    with JobStore(db_path) as writer:
+        job_id = new_job(writer, epub)
+        if replan:
+            writer.write_plan(job_id, make_plan(10, 10))
+        before = writer.progress(job_id).chunks_total
+        plan = make_plan(100, 100, prefix="new ")
+        seen: set[tuple[int, int]] = set()
+        writing = threading.Event()
+        written = threading.Event()
+
+        def poll() -> None:
+            with JobStore(db_path) as reader:
+                writing.set()
+                while not written.is_set():
+                    progress = reader.progress(job_id)
+                    seen.add((len(progress.chapters), progress.chunks_total))
+
+        reader_thread = threading.Thread(target=poll)
+        reader_thread.start()
+        writing.wait()
+        writer.write_plan(job_id, plan)
+        written.set()
+        reader_thread.join()
+
+    old = (10, before) if replan else (0, 0)
+    assert seen <= {old, (100, 10_000)}
+    assert old in seen
+
+
+# --- cache keys -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"engine": "supertonic"},
+        {"model_id": "piper:def456"},
+        {"voice": "en_GB-alan-medium"},
+        {"steps": 32},
+        {"speed": 1.1},
+        {"seed": 1},
+    ],
+)
+def test_cache_key_changes_with_every_sound_setting(change: dict[str, object]) -> None:
+    text = "It was a dark and stormy night."
+    changed = dataclasses.replace(SETTINGS, **change)  # type: ignore[arg-type]
+    assert chunk_cache_key(text, changed) != chunk_cache_key(text, SETTINGS)
+
+
+@pytest.mark.parametrize("change", [{"use_gpu": True}, {"chapters": (2,)}, {"speed": 1}])
+def test_cache_key_ignores_settings_that_do_not_change_the_sound(
+    change: dict[str, object],
+) -> None:
+    text = "It was a dark and stormy night."
+    same = dataclasses.replace(SETTINGS, **change)  # type: ignore[arg-type]
+    assert chunk_cache_key(text, same) == chunk_cache_key(text, SETTINGS)
+
+
+def test_cache_key_depends_on_the_text() -> None:
+    key = chunk_cache_key("Hello.", SETTINGS)
+    assert key == chunk_cache_key("Hello.", SETTINGS)
+    assert key != chunk_cache_key("Hello!", SETTINGS)
+    assert key != chunk_cache_key("Hello. ", SETTINGS)
+    assert len(key) == 32 and int(key, 16) >= 0
+
+
+# --- done marks -----------------------------------------------------------------------------
+
+
+def test_mark_chunk_done_and_failed(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.write_plan(job_id, make_plan(1, 3))
+    first, second, _ = store.pending_chunks(job_id)
+
+    assert store.mark_chunk_done(job_id, first.cache_key, audio_path="chunks/a.wav", frames=480,
+                                 duration_s=0.02, synth_s=0.5, provider="CPU") == 1
+    assert store.mark_chunk_failed(job_id, second.cache_key, "boom") == 1
+
+    rows = store.chapter_chunks(job_id, 0)
+    assert rows[0].state is ChunkState.DONE
+    assert (rows[0].frames, rows[0].provider, rows[0].attempts) == (480, "CPU", 1)
+    assert (rows[1].state, rows[1].error, rows[1].attempts) == (ChunkState.FAILED, "boom", 1)
+    # Failed chunks are retried: they are still pending work.
+    assert [r.idx for r in store.pending_chunks(job_id)] == [1, 2]
+    progress = store.progress(job_id)
+    assert (progress.chunks_done, progress.chars_done) == (1, len(first.text))
+    assert progress.audio_s == pytest.approx(0.02)
+
+
+def test_identical_texts_share_one_audio_file(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    same = [Chunk(0, 0, "* * *", True), Chunk(0, 1, "Other.", True), Chunk(0, 2, "* * *", True)]
+    store.write_plan(job_id, [("One", same)])
+
+    pending = store.pending_chunks(job_id)
+    assert [r.idx for r in pending] == [0, 1]  # listed once per cache key
+    assert store.mark_chunk_done(job_id, pending[0].cache_key, audio_path="chunks/x.wav",
+                                 frames=1, duration_s=0.1, synth_s=0.1, provider="CPU") == 2
+    assert [r.idx for r in store.pending_chunks(job_id)] == [1]
+
+
+def test_chapter_done_only_after_all_its_chunks(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.write_plan(job_id, make_plan(2, 2))
+    done_kwargs = dict(audio_path="chapters/0.wav", duration_s=3.0, synth_s=1.5)
+    assert not store.mark_chapter_done(job_id, 0, **done_kwargs)  # type: ignore[arg-type]
+
+    finish_all(store, job_id)
+    assert store.mark_chapter_done(job_id, 0, chars_per_s=100.0, rtf=0.5,
+                                   stage_times={"synth": 1.5, "stitch": 0.1},
+                                   **done_kwargs)  # type: ignore[arg-type]
+    chapter = store.chapter(job_id, 0)
+    assert chapter.state is ChapterState.DONE
+    assert (chapter.rtf, chapter.stage_times) == (0.5, {"synth": 1.5, "stitch": 0.1})
+    assert store.progress(job_id).chapters[0].state is ChapterState.DONE
+
+
+def test_replanning_keeps_finished_chunks_with_unchanged_keys(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    plan = make_plan(2, 3)
+    store.write_plan(job_id, plan)
+    finish_all(store, job_id)
+    for idx in (0, 1):
+        store.mark_chapter_done(job_id, idx, audio_path=f"ch{idx}.wav", duration_s=1.0,
+                                synth_s=1.0)
+
+    edited = make_plan(2, 3)
+    edited[1][1][1] = Chunk(1, 1, "An edited sentence.", False)
+    store.write_plan(job_id, edited)
+
+    assert [(r.chapter_idx, r.idx) for r in store.pending_chunks(job_id)] == [(1, 1)]
+    kept = store.chapter_chunks(job_id, 0)[0]
+    assert (kept.state, kept.audio_path, kept.frames) == (
+        ChunkState.DONE, f"chunks/{kept.cache_key}.wav", 100)
+    assert [c.state for c in store.chapters(job_id)] == [ChapterState.DONE, ChapterState.PENDING]
+    assert store.chapter(job_id, 0).audio_path == "ch0.wav"
+
+
+def test_update_settings_with_a_new_voice_resets_everything(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.write_plan(job_id, make_plan(2, 3))
+    finish_all(store, job_id)
+    store.mark_chapter_done(job_id, 0, audio_path="ch0.wav", duration_s=1.0, synth_s=1.0)
+    store.set_state(job_id, JobState.PAUSED)
+
+    new_voice = dataclasses.replace(SETTINGS, voice="en_GB-alan-medium")
+    reset = store.update_settings(job_id, new_voice)
+
+    assert len(reset) == 6
+    assert store.get_job(job_id).settings == new_voice
+    rows = store.all_chunks(job_id)
+    assert all(r.state is ChunkState.PENDING and r.audio_path is None for r in rows)
+    assert all(r.cache_key == chunk_cache_key(r.text, new_voice) for r in rows)
+    assert store.chapter(job_id, 0).state is ChapterState.PENDING
+
+
+def test_update_settings_keeps_chunks_whose_key_is_unchanged(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.write_plan(job_id, make_plan(2, 3))
+    finish_all(store, job_id)
+    store.set_state(job_id, JobState.CANCELLED)
+
+    # The GPU and the chapter selection do not change how a chunk sounds.
+    assert store.update_settings(job_id, dataclasses.replace(SETTINGS, use_gpu=True)) == []
+    assert store.progress(job_id).chunks_done == 6
+
+
+def test_update_settings_is_refused_while_running(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.set_state(job_id, JobState.RUNNING)
+    with pytest.raises(InvalidTransition, match="pause it first"):
+        store.update_settings(job_id, dataclasses.replace(SETTINGS, speed=1.2))
+
+
+def test_audio_made_under_old_settings_is_never_marked_done(store: JobStore, epub: Path) -> None:
+    """The worker finishes a chunk after the user paused and changed the voice."""
+    job_id = new_job(store, epub)
+    store.write_plan(job_id, make_plan(1, 2))
+    in_flight = store.pending_chunks(job_id)[0]
+    store.set_state(job_id, JobState.PAUSED)
+    store.update_settings(job_id, dataclasses.replace(SETTINGS, voice="other"))
+
+    assert store.mark_chunk_done(job_id, in_flight.cache_key, audio_path="chunks/old.wav",
+                                 frames=10, duration_s=0.1, synth_s=0.1, provider="CPU") == 0
+    assert store.progress(job_id).chunks_done == 0
+
+
+def test_reset_chunks_also_resets_their_chapter(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.write_plan(job_id, make_plan(2, 2))
+    finish_all(store, job_id)
+    for idx in (0, 1):
+        store.mark_chapter_done(job_id, idx, audio_path="c.wav", duration_s=1.0, synth_s=1.0)
+
+    store.reset_chunks(job_id, [store.chapter_chunks(job_id, 1)[0].cache_key])
+
+    assert [c.state for c in store.chapters(job_id)] == [ChapterState.DONE, ChapterState.PENDING]
+    assert [(r.chapter_idx, r.idx) for r in store.pending_chunks(job_id)] == [(1, 0)]
+
+
+# --- concurrency ----------------------------------------------------------------------------
+
+
+def wait_for_fresh_reads(counts: dict[bool, list[int]], timeout_s: float = 5.0) -> None:
+    """Block until every reader has read again (or the timeout passes)."""
+    before = {k: len(v) for k, v in counts.items()}
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and any(len(counts[k]) <= before[k] for k in counts):
+        time.sleep(0.001)
+
+
+def test_readers_see_steady_progress_while_the_worker_writes(db_path: Path, epub: Path) -> None:
+    with JobStore(db_path) as writer:
+        job_id = new_job(writer, epub)
+        writer.write_plan(job_id, make_plan(5, 100))
+        keys = [r.cache_key for r in writer.pending_chunks(job_id)]
+        assert len(keys) == 500
+        counts: dict[bool, list[int]] = {True: [], False: []}
+        errors: list[BaseException] = []
+        finished = threading.Event()
+
+        def read(shared: bool) -> None:
+            reader = writer if shared else JobStore(db_path)
+            try:
+                while not finished.is_set():
+                    counts[shared].append(reader.progress(job_id).chunks_done)
+                    reader.get_job(job_id)
+            except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+                errors.append(exc)
+            finally:
+                if not shared:
+                    reader.close()
+
+        # One reader shares the writer's store object (as the UI thread does), one opens its own
+        # (as another process would).
+        readers = [threading.Thread(target=read, args=(shared,)) for shared in (True, False)]
+        for t in readers:
+            t.start()
+        for n, key in enumerate(keys):
+            if n % 100 == 0:
+                wait_for_fresh_reads(counts)  # so the readers see the count move
+            writer.mark_chunk_done(job_id, key, audio_path=f"chunks/{key}.wav", frames=1,
+                                   duration_s=0.1, synth_s=0.1, provider="CPU")
+        finished.set()
+        for t in readers:
+            t.join()
+        final = writer.progress(job_id).chunks_done
+
+    assert not errors  # in particular no "database is locked"
+    assert final == 500
+    for seen in counts.values():
+        assert seen == sorted(seen)  # never goes backwards
+        assert len(set(seen)) > 1  # the reader saw the count move while the writer wrote
+        assert seen[-1] <= 500
