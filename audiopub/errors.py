@@ -6,7 +6,9 @@
      │    └── ModelMissing    model files are missing or incomplete; the message names the fix
      ├── SynthesisFailed      the engine raised while speaking a chunk
      ├── MuxFailed            ffmpeg could not write the audiobook
-     └── JobCancelled         a job was cancelled while it ran
+     └── JobStopped           a running job was asked to stop
+          ├── JobCancelled     … and cancelled
+          └── JobPaused        … and paused (it can resume)
 
 The CLI and the UI show `str(error)` to the user, so messages are written for people.
 """
@@ -36,5 +38,13 @@ class MuxFailed(AudiopubError):
     """ffmpeg failed to encode or mux the audiobook."""
 
 
-class JobCancelled(AudiopubError):
+class JobStopped(AudiopubError):
+    """A running job was told to stop between two chunks."""
+
+
+class JobCancelled(JobStopped):
     """The job was cancelled."""
+
+
+class JobPaused(JobStopped):
+    """The job was paused; resuming continues from its last finished chunk."""

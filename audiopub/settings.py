@@ -32,6 +32,11 @@ DEFAULT_ENGINE: Final = "piper"
 DEFAULT_PIPER_VOICE: Final = "en_US-joe-medium"
 
 
+def keep_intermediate_files() -> bool:
+    """Keep chunk and chapter WAVs after the book is written (AUDIOPUB_KEEP_INTERMEDIATE=1)."""
+    return os.environ.get("AUDIOPUB_KEEP_INTERMEDIATE", "") not in ("", "0", "false", "no")
+
+
 def data_dir() -> Path:
     """Where jobs, uploads and finished books live (AUDIOPUB_DATA_DIR overrides)."""
     override = os.environ.get("AUDIOPUB_DATA_DIR")

@@ -82,6 +82,11 @@ class Engine(Protocol):
         """The provider the loaded sessions actually run on."""
         ...
 
+    def model_id(self, voice: str) -> str:
+        """Identity of the model files behind `voice`: it changes when the files change, so
+        cached audio made by other files is never reused."""
+        ...
+
     def synthesize(
         self, texts: Sequence[str], voice: str, options: SynthesisOptions
     ) -> list[np.ndarray]:

@@ -130,6 +130,13 @@ class PiperEngine:
         cpu = [r for r in reports if not r.on_gpu]
         return (cpu or reports)[0]
 
+    def model_id(self, voice: str) -> str:
+        files = find_voices(self._voices_dir).get(voice)
+        if files is None:
+            raise EngineUnavailable(f"Unknown Piper voice {voice!r}")
+        stat = files.model.stat()
+        return f"piper:{files.model.name}:{stat.st_size}:{stat.st_mtime_ns}"
+
     def _voice(self, voice_id: str) -> _LoadedVoice:
         with self._lock:
             if voice_id not in self._loaded:

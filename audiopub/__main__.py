@@ -1,0 +1,5 @@
+"""`python -m audiopub` runs the command line."""
+
+from audiopub.cli import main
+
+raise SystemExit(main())

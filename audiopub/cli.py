@@ -1,0 +1,273 @@
+"""The `audiopub` command line: convert, jobs, resume, pause, cancel, voices."""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import logging
+import sys
+import time
+from pathlib import Path
+
+from filelock import Timeout
+from tqdm import tqdm
+
+from audiopub import __version__, settings
+from audiopub.book.epub_reader import read_epub
+from audiopub.errors import AudiopubError
+from audiopub.jobs.events import JobEvent
+from audiopub.jobs.models import Job, JobSettings, JobState
+from audiopub.jobs.pipeline import parse_chapter_selection, resolve_settings, submit_job
+from audiopub.jobs.store import JobStore
+from audiopub.jobs.worker import execute_job, runner_lock
+from audiopub.tts.registry import ENGINE_NAMES, get_engine
+
+FOLLOW_INTERVAL_S = 1.0  # how often a CLI waiting on another runner reads the store
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="audiopub", description="Turn EPUBs into audiobooks.")
+    parser.add_argument("--version", action="version", version=f"audiopub {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    commands = parser.add_subparsers(dest="command")
+
+    conv = commands.add_parser("convert", help="convert an EPUB into a chapterised .m4b "
+                               "(run the same command again to resume)")
+    conv.add_argument("book", type=Path, help="the .epub file")
+    conv.add_argument("-o", "--output", type=Path, help="output .m4b (default: next to the book)")
+    conv.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
+    conv.add_argument("--voice", help="voice id (see `audiopub voices`)")
+    conv.add_argument("--speed", type=float, default=settings.DEFAULT_SPEED,
+                      help=f"{settings.MIN_SPEED}-{settings.MAX_SPEED}, default 1.0")
+    conv.add_argument("--steps", type=int, default=settings.DEFAULT_STEPS,
+                      help=f"inference steps for engines that use them "
+                           f"({settings.MIN_STEPS}-{settings.MAX_STEPS})")
+    conv.add_argument("--seed", type=int, help="fix the noise so every chunk can be reproduced")
+    conv.add_argument("--chapters", help="chapters to narrate, e.g. 1-3,7 (default: all)")
+    device = conv.add_mutually_exclusive_group()
+    device.add_argument("--gpu", dest="gpu", action="store_true", help="use CUDA when available")
+    device.add_argument("--cpu", dest="gpu", action="store_false", help="use the CPU (default)")
+
+    jobs = commands.add_parser("jobs", help="list jobs")
+    jobs.add_argument("--details", action="store_true", help="per-chapter figures too")
+    for name, text in (("resume", "continue a paused, failed or cancelled job"),
+                       ("pause", "pause a job (it keeps its finished chunks)"),
+                       ("cancel", "cancel a job")):
+        sub = commands.add_parser(name, help=text)
+        sub.add_argument("job_id", help="the job's id (a unique prefix is enough)")
+    commands.add_parser("voices", help="list engines and their voices")
+    return parser
+
+
+# --- convert ---------------------------------------------------------------------------
+
+
+def _settings_from(args: argparse.Namespace) -> JobSettings:
+    chapters = None
+    if args.chapters:
+        chapters = tuple(parse_chapter_selection(args.chapters, len(read_epub(args.book).chapters)))
+    try:
+        return JobSettings(engine=args.engine, voice=args.voice, speed=args.speed,
+                           steps=args.steps, seed=args.seed, use_gpu=args.gpu, chapters=chapters)
+    except ValueError as exc:
+        raise AudiopubError(str(exc)) from exc
+
+
+def _same_book(job: Job, epub: Path) -> bool:
+    return job.epub_path.is_file() and filecmp.cmp(job.epub_path, epub, shallow=False)
+
+
+def _find_unfinished(store: JobStore, epub: Path, output: Path) -> Job | None:
+    """The job an interrupted `convert` with the same book and output left behind."""
+    for job in reversed(store.list_jobs()):
+        if job.state is not JobState.DONE and job.output_path == output and _same_book(job, epub):
+            return job
+    return None
+
+
+def _convert(args: argparse.Namespace) -> int:
+    if not args.book.is_file():
+        raise AudiopubError(f"No such file: {args.book}")
+    output = (args.output or args.book.with_suffix(".m4b")).resolve()
+    wanted = _settings_from(args)
+    engine = get_engine(wanted.engine, use_gpu=wanted.use_gpu)
+    with JobStore.open_default() as store:
+        job = _find_unfinished(store, args.book, output)
+        if job is None:
+            job = submit_job(store, args.book, output, wanted, engine)
+        else:
+            job = _prepare_resume(store, job, resolve_settings(wanted, engine))
+        return _run_or_follow(store, job.id)
+
+
+def _prepare_resume(store: JobStore, job: Job, wanted: JobSettings) -> Job:
+    done = store.progress(job.id).chunks_done
+    print(f"Resuming job {job.id[:8]} ({done} chunks already made)", file=sys.stderr)
+    if job.state is JobState.RUNNING:
+        return job  # either another runner has it, or it was orphaned by a crash
+    if wanted != job.settings:
+        redo = store.update_settings(job.id, wanted)
+        print(f"  settings changed: {len(redo)} chunks will be made again", file=sys.stderr)
+    if job.state is not JobState.QUEUED:
+        store.set_state(job.id, JobState.QUEUED)
+    return store.get_job(job.id)
+
+
+def _run_or_follow(store: JobStore, job_id: str) -> int:
+    lock = runner_lock(store)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        print("Another Audiopub process (the web UI?) runs jobs now; following this job there.",
+              file=sys.stderr)
+        return _follow(store, job_id)
+    try:
+        store.requeue_interrupted()  # a crashed run's job is ours to continue
+        store.set_state(job_id, JobState.RUNNING)
+        return _run_in_foreground(store, job_id)
+    finally:
+        lock.release()
+
+
+def _run_in_foreground(store: JobStore, job_id: str) -> int:
+    began = time.perf_counter()
+    with _ProgressBar() as bar:
+        try:
+            state = execute_job(store, job_id, bar.show)
+        except KeyboardInterrupt:
+            store.set_state(job_id, JobState.PAUSED, error="Interrupted")
+            print("\nPaused. Run the same command again to continue.", file=sys.stderr)
+            return 130
+    return _report(store, job_id, state, time.perf_counter() - began)
+
+
+def _follow(store: JobStore, job_id: str) -> int:
+    began = time.perf_counter()
+    with _ProgressBar() as bar:
+        while True:
+            job = store.get_job(job_id)
+            progress = store.progress(job_id)
+            bar.show(JobEvent(job_id, job.state, progress.chars_done, progress.chars_total))
+            if job.state not in (JobState.QUEUED, JobState.RUNNING):
+                break
+            time.sleep(FOLLOW_INTERVAL_S)
+    return _report(store, job_id, job.state, time.perf_counter() - began)
+
+
+class _ProgressBar:
+    """Characters done, chars/sec and ETA on stderr."""
+
+    def __enter__(self) -> _ProgressBar:
+        self._bar = tqdm(total=0, unit="char", unit_scale=True, dynamic_ncols=True,
+                         file=sys.stderr)
+        return self
+
+    def show(self, event: JobEvent) -> None:
+        if event.chars_total:
+            self._bar.total = event.chars_total
+            self._bar.update(event.chars_done - self._bar.n)
+        if event.chapter_title:
+            self._bar.set_postfix_str(event.chapter_title[:30])
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._bar.close()
+
+
+def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float) -> int:
+    job = store.get_job(job_id)
+    if state is not JobState.DONE:
+        print(f"audiopub: job {job_id[:8]} is {state.value}: {job.error or ''}".rstrip(": "),
+              file=sys.stderr)
+        return 1
+    chapters = store.chapters(job_id)
+    audio_s = sum(c.duration_s or 0.0 for c in chapters)
+    chunks = store.all_chunks(job_id)
+    chars = sum(len(c.text) for c in chunks)
+    hours, rest = divmod(round(audio_s), 3600)
+    print(f"Wrote {job.output_path}")
+    print(f"  chapters: {len(chapters)}   duration: {hours}:{rest // 60:02d}:{rest % 60:02d}")
+    print(f"  {chars} chars in {elapsed_s:.1f} s = {chars / elapsed_s:.0f} chars/s, "
+          f"real-time factor {elapsed_s / audio_s:.3f}" if audio_s and elapsed_s else "")
+    print(f"  ran on: {job.device or _providers(chunks)}")
+    return 0
+
+
+def _providers(chunks: list) -> str:
+    return ", ".join(sorted({c.provider for c in chunks if c.provider})) or "unknown"
+
+
+# --- jobs, resume, pause, cancel, voices ------------------------------------------------
+
+
+def _find_job(store: JobStore, prefix: str) -> Job:
+    matches = [j for j in store.list_jobs() if j.id.startswith(prefix)]
+    if len(matches) != 1:
+        raise AudiopubError(f"{'No' if not matches else 'More than one'} job matches {prefix!r}")
+    return matches[0]
+
+
+def _jobs(details: bool) -> int:
+    with JobStore.open_default() as store:
+        for job in store.list_jobs():
+            progress = store.progress(job.id)
+            print(f"{job.id[:8]}  {job.state.value:9}  {100 * progress.fraction:5.1f}%  "
+                  f"{job.title[:40]:40}  {job.output_path}")
+            if job.error:
+                print(f"          {job.error}")
+            if details:
+                for ch in store.chapters(job.id):
+                    rate = f"{ch.chars_per_s:.0f} chars/s" if ch.chars_per_s else ""
+                    rtf = f"RTF {ch.rtf:.3f}" if ch.rtf else ""
+                    print(f"          {ch.idx + 1:3}. {ch.title[:40]:40} {ch.state.value:7} "
+                          f"{rate:>14} {rtf}")
+    return 0
+
+
+def _control(command: str, prefix: str) -> int:
+    with JobStore.open_default() as store:
+        job = _find_job(store, prefix)
+        if command == "cancel":
+            store.set_state(job.id, JobState.CANCELLED)
+        elif command == "pause":
+            store.set_state(job.id, JobState.PAUSED)
+        else:
+            store.set_state(job.id, JobState.QUEUED)
+            return _run_or_follow(store, job.id)
+        print(f"Job {job.id[:8]} is now {store.get_job(job.id).state.value}")
+    return 0
+
+
+def _voices() -> int:
+    for name in ENGINE_NAMES:
+        try:
+            voices = get_engine(name).voices()
+        except AudiopubError as exc:
+            print(f"{name}: unavailable — {exc}")
+            continue
+        print(f"{name}:")
+        for voice in voices:
+            print(f"  {voice.id:24} {voice.language}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "convert":
+            return _convert(args)
+        if args.command == "jobs":
+            return _jobs(args.details)
+        if args.command in ("resume", "pause", "cancel"):
+            return _control(args.command, args.job_id)
+        if args.command == "voices":
+            return _voices()
+        _build_parser().print_help()
+        return 0
+    except AudiopubError as exc:
+        print(f"audiopub: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("audiopub: interrupted", file=sys.stderr)
+        return 130

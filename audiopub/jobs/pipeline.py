@@ -1,0 +1,275 @@
+"""One job from EPUB to .m4b, resumable at every chunk.
+
+    plan      the book's chapters cut into chunks, written to the store before any audio
+    speak     each pending chunk → engine → chunk WAV (atomic) → marked done in the store
+    stitch    a chapter's chunk WAVs, in order, with pauses → chapter WAV → chapter done
+    mux       chapter WAVs → AAC .m4b with chapters, tags and cover (atomic) → job done
+
+Every step starts by trusting only what the store marks done *and* what is on disk, so a run
+killed at any point continues where it stopped. The CLI and the background worker both call
+`run_job`.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import soundfile as sf
+
+from audiopub import settings as defaults
+from audiopub.audio.mux import BookTags, ChapterMark, mux_m4b
+from audiopub.audio.stitch import ChapterWriter, pause_after
+from audiopub.book.chunking import chunk_paragraphs
+from audiopub.book.epub_reader import read_epub
+from audiopub.book.models import Book, Chapter, Chunk
+from audiopub.errors import AudiopubError, JobCancelled, JobPaused, JobStopped, SynthesisFailed
+from audiopub.jobs.chunk_cache import (
+    chunk_path,
+    chunk_relpath,
+    remove_stale_temp_files,
+    verify_done_chapters,
+    verify_done_chunks,
+    write_chunk,
+)
+from audiopub.jobs.events import JobEvent
+from audiopub.jobs.models import ChapterState, ChunkRow, Job, JobSettings, JobState
+from audiopub.jobs.store import JobStore
+from audiopub.tts.engine import Engine
+from audiopub.tts.registry import get_engine
+
+log = logging.getLogger(__name__)
+
+CHAPTERS_DIR = "chapters"  # chapter WAVs inside the job's folder
+CHUNKS_DIR = "chunks"  # chunk WAVs inside the job's folder
+RETRIES = 1  # a chunk the engine fails on is tried once more before the job fails
+
+Publish = Callable[[JobEvent], None]
+
+
+class DiskFull(AudiopubError):
+    """No space left while writing audio; the job is paused and can resume."""
+
+
+def parse_chapter_selection(spec: str, count: int) -> list[int]:
+    """"1-3,7" → [1, 2, 3, 7] (1-based, in book order, each once); errors name the bad part."""
+    chosen: set[int] = set()
+    for part in spec.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        first, _, last = part.partition("-")
+        try:
+            start, end = int(first), int(last or first)
+        except ValueError:
+            raise AudiopubError(f"Bad chapter selection {part!r}: use numbers like 1-3,7") from None
+        if not 1 <= start <= end <= count:
+            raise AudiopubError(f"Chapter selection {part!r} is outside 1-{count}")
+        chosen.update(range(start, end + 1))
+    if not chosen:
+        raise AudiopubError("The chapter selection is empty")
+    return sorted(chosen)
+
+
+def plan_book(book: Book, max_chars: int,
+              selection: Sequence[int] | None = None) -> list[tuple[str, list[Chunk]]]:
+    """The chapters to narrate, each cut into chunks the engine reads well."""
+    picked: list[Chapter] = (
+        [book.chapters[i - 1] for i in selection] if selection else list(book.chapters)
+    )
+    return [(ch.title, chunk_paragraphs(ch.paragraphs, max_chars, chapter_index=ch.index))
+            for ch in picked]
+
+
+def book_tags(book: Book) -> BookTags:
+    return BookTags(title=book.title, author=book.author, album=book.title)
+
+
+def resolve_settings(settings: JobSettings, engine: Engine) -> JobSettings:
+    """Fix the voice (None means the engine's first) and the model identity for cache keys."""
+    voice = settings.voice or engine.voices()[0].id
+    return JobSettings.from_dict({**settings.to_dict(), "voice": voice,
+                                  "model_id": engine.model_id(voice)})
+
+
+def submit_job(store: JobStore, epub: Path, output: Path, settings: JobSettings,
+               engine: Engine) -> Job:
+    """Check the book and the settings, then queue a job (the EPUB is copied into it)."""
+    book = read_epub(epub)  # a bad file fails here, before a job exists
+    if settings.chapters and max(settings.chapters) > len(book.chapters):
+        raise AudiopubError(f"The book has only {len(book.chapters)} chapters")
+    resolved = resolve_settings(settings, engine)
+    return store.create_job(epub, output.resolve(), resolved, title=book.title, author=book.author)
+
+
+@dataclass
+class _Meter:
+    """Throughput of this run: only chunks synthesised now count towards chars/sec."""
+
+    started: float
+    chars: int = 0
+    synth_s: float = 0.0
+    audio_s: float = 0.0
+
+    def add(self, chars: int, synth_s: float, audio_s: float) -> None:
+        self.chars += chars
+        self.synth_s += synth_s
+        self.audio_s += audio_s
+
+    def chars_per_s(self) -> float:
+        elapsed = time.perf_counter() - self.started
+        return self.chars / elapsed if elapsed > 0 else 0.0
+
+
+class JobRun:
+    """Runs one job that is already in the `running` state."""
+
+    def __init__(self, store: JobStore, job_id: str, engine: Engine | None = None,
+                 publish: Publish | None = None,
+                 stop_requested: Callable[[], bool] = lambda: False) -> None:
+        self.store = store
+        self.job = store.get_job(job_id)
+        self.dir = store.job_dir(job_id)
+        self.engine = engine or get_engine(self.job.settings.engine,
+                                           use_gpu=self.job.settings.use_gpu)
+        self._publish = publish or (lambda event: None)
+        self._stop_requested = stop_requested
+        self._meter = _Meter(time.perf_counter())
+        self.synthesised = 0  # chunks made in this run (the rest were reused)
+        self.book = read_epub(self.job.epub_path)
+
+    # --- the steps -------------------------------------------------------------------
+
+    def run(self) -> Path:
+        """Plan if needed, speak what is missing, stitch, mux; returns the finished book."""
+        settings = self.job.settings
+        if not self.store.has_plan(self.job.id):
+            self.store.write_plan(self.job.id, plan_book(
+                self.book, self.engine.max_chunk_chars, settings.chapters))
+        (self.dir / CHUNKS_DIR).mkdir(parents=True, exist_ok=True)
+        (self.dir / CHAPTERS_DIR).mkdir(parents=True, exist_ok=True)
+        self.store.set_job_info(self.job.id, device=self.engine.device.describe())
+        remove_stale_temp_files(self.dir / CHUNKS_DIR)
+        verify_done_chunks(self.store, self.job.id, self.dir)
+        verify_done_chapters(self.store, self.job.id, self.dir)
+        try:
+            for chapter in self.store.chapters(self.job.id):
+                if chapter.state is not ChapterState.DONE:
+                    self._speak_chapter(chapter.idx, chapter.title)
+                    self._stitch_chapter(chapter.idx)
+            self._check_still_running()
+            self._mux()
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise DiskFull(
+                    f"The disk is full ({exc.filename or self.dir}). Free some space and "
+                    "resume the job: finished chunks are kept."
+                ) from exc
+            raise
+        self.store.set_job_info(self.job.id, device=self.engine.device.describe())
+        self.store.set_state(self.job.id, JobState.DONE)
+        if not defaults.keep_intermediate_files():
+            self._remove_intermediate_files()
+        self._emit(JobState.DONE, message=f"Finished: {self.job.output_path}")
+        return self.job.output_path
+
+    def _speak_chapter(self, chapter_idx: int, title: str) -> None:
+        for chunk in self.store.pending_chunks(self.job.id, chapter_idx):
+            self._check_still_running()
+            self._speak(chunk, title)
+
+    def _speak(self, chunk: ChunkRow, chapter_title: str) -> None:
+        settings = self.job.settings
+        assert settings.voice is not None  # resolved when the job was submitted
+        for attempt in range(RETRIES + 1):
+            began = time.perf_counter()
+            try:
+                (audio,) = self.engine.synthesize([chunk.text], settings.voice,
+                                                  settings.synthesis_options())
+                break
+            except AudiopubError:
+                raise
+            except Exception as exc:  # engine internals (ORT, espeak): retried, then reported
+                error = f"The engine failed on this text: {chunk.text!r} ({exc})"
+                self.store.mark_chunk_failed(self.job.id, chunk.cache_key, error)
+                log.warning("attempt %d: %s", attempt + 1, error)
+                if attempt == RETRIES:
+                    raise SynthesisFailed(error) from exc
+        synth_s = time.perf_counter() - began
+        frames = write_chunk(chunk_path(self.dir, chunk.cache_key), audio, self.engine.sample_rate)
+        duration = frames / self.engine.sample_rate
+        self.store.mark_chunk_done(self.job.id, chunk.cache_key,
+                                   audio_path=chunk_relpath(chunk.cache_key), frames=frames,
+                                   duration_s=duration, synth_s=synth_s,
+                                   provider=self.engine.device.provider)
+        self.synthesised += 1
+        self._meter.add(len(chunk.text), synth_s, duration)
+        self._emit(JobState.RUNNING, chapter_title=chapter_title)
+
+    def _stitch_chapter(self, chapter_idx: int) -> None:
+        chunks = self.store.chapter_chunks(self.job.id, chapter_idx)
+        relpath = f"{CHAPTERS_DIR}/{chapter_idx:04d}.wav"
+        began = time.perf_counter()
+        with ChapterWriter(self.dir / relpath, self.engine.sample_rate) as writer:
+            for chunk in chunks:
+                assert chunk.audio_path is not None  # every chunk of the chapter is done
+                samples, _ = sf.read(self.dir / chunk.audio_path, dtype="float32")
+                writer.add(samples, pause_after(chunk.ends_paragraph))
+            writer.add_silence(defaults.CHAPTER_PAUSE_S)
+        synth_s = sum(c.synth_s or 0.0 for c in chunks)
+        chars = sum(len(c.text) for c in chunks)
+        self.store.mark_chapter_done(
+            self.job.id, chapter_idx, audio_path=relpath, duration_s=writer.duration_s,
+            synth_s=synth_s, chars_per_s=chars / synth_s if synth_s else None,
+            rtf=synth_s / writer.duration_s if writer.duration_s else None,
+            stage_times={"synthesis": synth_s, "stitch": time.perf_counter() - began},
+        )
+
+    def _mux(self) -> None:
+        marks: list[ChapterMark] = []
+        wavs: list[Path] = []
+        position = 0.0
+        for chapter in self.store.chapters(self.job.id):
+            assert chapter.audio_path is not None and chapter.duration_s is not None
+            wavs.append(self.dir / chapter.audio_path)
+            marks.append(ChapterMark(chapter.title, position, position + chapter.duration_s))
+            position += chapter.duration_s
+        self._emit(JobState.RUNNING, message="Encoding the audiobook")
+        self.job.output_path.parent.mkdir(parents=True, exist_ok=True)
+        mux_m4b(wavs, marks, book_tags(self.book), self.book.cover, self.job.output_path)
+
+    def _remove_intermediate_files(self) -> None:
+        for folder in (CHUNKS_DIR, CHAPTERS_DIR):
+            shutil.rmtree(self.dir / folder, ignore_errors=True)
+
+    # --- control and reporting -------------------------------------------------------
+
+    def _check_still_running(self) -> None:
+        """Cancel and pause are state changes made by others (UI, CLI); honour them here."""
+        if self._stop_requested():
+            raise JobStopped("Audiopub is shutting down; the job continues at the next start")
+        state = self.store.get_job(self.job.id).state
+        if state is JobState.CANCELLED:
+            raise JobCancelled("The job was cancelled")
+        if state is JobState.PAUSED:
+            raise JobPaused("The job was paused")
+
+    def _emit(self, state: JobState, chapter_title: str = "", message: str = "") -> None:
+        progress = self.store.progress(self.job.id)
+        rate = self._meter.chars_per_s()
+        remaining = progress.chars_total - progress.chars_done
+        self._publish(JobEvent(
+            job_id=self.job.id, state=state,
+            chars_done=progress.chars_done, chars_total=progress.chars_total,
+            chunks_done=progress.chunks_done, chunks_total=progress.chunks_total,
+            chars_per_s=rate, eta_s=remaining / rate if rate else None,
+            real_time_factor=(self._meter.synth_s / self._meter.audio_s
+                              if self._meter.audio_s else None),
+            chapter_title=chapter_title, provider=self.engine.device.describe(),
+            message=message,
+        ))

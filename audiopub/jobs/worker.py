@@ -1,0 +1,125 @@
+"""The background worker: takes queued jobs in order and runs them, one at a time.
+
+Only one process runs the jobs of a data directory (a lock file decides): the web UI's worker
+or a CLI conversion. Whoever takes the lock first puts jobs left `running` by a crash back in
+the queue; they then continue from their last finished chunk.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from audiopub.errors import AudiopubError, JobStopped
+from audiopub.jobs.events import EventBus, JobEvent
+from audiopub.jobs.models import JobState
+from audiopub.jobs.pipeline import DiskFull, JobRun, Publish
+from audiopub.jobs.store import JobStore
+from audiopub.tts.engine import Engine
+
+log = logging.getLogger(__name__)
+
+POLL_INTERVAL_S = 0.5  # how often an idle worker looks for queued jobs
+
+
+def runner_lock(store: JobStore) -> FileLock:
+    """The lock that makes one process at a time the runner of this store's jobs."""
+    # Not thread-local: the worker thread takes it, and stop() may release it from another.
+    return FileLock(str(Path(store.jobs_dir) / "runner.lock"), thread_local=False)
+
+
+def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
+                engine: Engine | None = None,
+                stop_requested: Callable[[], bool] = lambda: False) -> JobState:
+    """Run a job that is already `running` and settle its state, whatever happens.
+
+    Returns the state it ends in. Never raises for a problem of the job itself: a worker must
+    outlive any book.
+    """
+    publish = publish or (lambda event: None)
+    try:
+        JobRun(store, job_id, engine, publish, stop_requested).run()
+        return JobState.DONE
+    except JobStopped as exc:  # cancel/pause were set by whoever asked; shutdown requeues
+        message = str(exc)
+        if store.get_job(job_id).state is JobState.RUNNING:
+            store.set_state(job_id, JobState.QUEUED)
+    except DiskFull as exc:
+        message = str(exc)
+        store.set_state(job_id, JobState.PAUSED, error=message)
+    except AudiopubError as exc:
+        message = str(exc)
+        store.set_state(job_id, JobState.FAILED, error=message)
+    except Exception as exc:  # a bug must fail this job, not kill the worker for every job
+        log.exception("job %s failed unexpectedly", job_id)
+        message = f"Internal error: {exc!r}"
+        store.set_state(job_id, JobState.FAILED, error=message)
+    state = store.get_job(job_id).state
+    publish(JobEvent(job_id=job_id, state=state, message=message))
+    return state
+
+
+class Worker:
+    """A daemon thread that runs queued jobs in order while this process holds the lock."""
+
+    def __init__(self, store: JobStore, bus: EventBus | None = None,
+                 engine: Engine | None = None) -> None:
+        self.store = store
+        self.bus = bus or EventBus()
+        self._engine = engine  # tests inject one; normally each job loads its own
+        self._lock = runner_lock(store)
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="audiopub-worker", daemon=True)
+        self.current_job: str | None = None
+
+    @property
+    def holds_lock(self) -> bool:
+        return self._lock.is_locked
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def wake(self) -> None:
+        """Look at the queue now (after a submit) instead of at the next poll."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop after the current chunk; a running job goes back to the queue for next time."""
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout)
+        if self._lock.is_locked:
+            self._lock.release()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            if self._take_lock():
+                job = self.store.claim_next_job()
+                if job is not None:
+                    self.current_job = job.id
+                    self.bus.publish(JobEvent(job_id=job.id, state=JobState.RUNNING,
+                                              message="Started"))
+                    execute_job(self.store, job.id, self.bus.publish, self._engine,
+                                self._stop.is_set)
+                    self.current_job = None
+                    continue
+            self._wake.wait(POLL_INTERVAL_S)
+            self._wake.clear()
+
+    def _take_lock(self) -> bool:
+        if self._lock.is_locked:
+            return True
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            return False  # a CLI conversion runs jobs now; try again at the next poll
+        requeued = self.store.requeue_interrupted()
+        if requeued:
+            log.info("resuming %d interrupted job(s)", len(requeued))
+        return True
+

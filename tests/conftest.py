@@ -1,0 +1,39 @@
+"""Shared fixtures: a private data directory per test, and small generated books."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from epub_factory import build_epub, tiny_png
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own job store and job folders."""
+    folder = tmp_path / "audiopub-data"
+    monkeypatch.setenv("AUDIOPUB_DATA_DIR", str(folder))
+    return folder
+
+
+SENTENCES = [
+    "The rain had stopped by the time the train reached the coast.",
+    "She counted the lighthouses as they passed, one for every mile.",
+    "Nobody on the platform seemed to expect anyone at all.",
+    "A dog slept in the shade of the ticket office.",
+    "The harbour smelled of tar, salt and fresh bread.",
+    "Somewhere a radio was playing an old dance tune.",
+]
+
+
+@pytest.fixture
+def three_chapter_epub(tmp_path: Path) -> Path:
+    """A real EPUB 3 book: three chapters, several paragraphs each, a cover."""
+    chapters = [
+        ("Arrival", SENTENCES[:3]),
+        ("The Harbour; at dusk", SENTENCES[3:5]),
+        ("Departure", SENTENCES[5:]),
+    ]
+    return build_epub(tmp_path / "book.epub", chapters, title="Coastline",
+                      author="Ann Author", cover=tiny_png())

@@ -1,0 +1,68 @@
+"""`audiopub convert` end to end on a small generated EPUB, checked with ffmpeg."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from audiopub.audio.mux import probe
+from audiopub.cli import main
+from audiopub.jobs.store import JobStore
+
+
+def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out" / "coastline.m4b"
+    assert main(["convert", str(three_chapter_epub), "-o", str(out)]) == 0
+
+    result = probe(out)
+    assert [c.title for c in result.chapters] == ["Arrival", "The Harbour; at dusk", "Departure"]
+    assert result.tags["title"] == "Coastline"
+    assert result.tags["artist"] == "Ann Author"
+    assert result.tags["genre"] == "Audiobook"
+    assert result.has_cover and result.audio_codec == "aac"
+    with JobStore.open_default() as store:
+        (job,) = store.list_jobs()
+        chapters = store.chapters(job.id)
+    # chapter markers are the stitched chapters, back to back, and the book is their sum
+    total = sum(c.duration_s for c in chapters)
+    assert result.duration_s == pytest.approx(total, abs=0.15)
+    for mark, chapter in zip(result.chapters, chapters):
+        assert mark.end_s - mark.start_s == pytest.approx(chapter.duration_s, abs=0.01)
+    assert not list(out.parent.glob("*.part"))
+    summary = capsys.readouterr().out
+    assert "chapters: 3" in summary and "chars/s" in summary and "ran on: CPU" in summary
+
+
+def test_chapter_selection(three_chapter_epub: Path, tmp_path: Path) -> None:
+    out = tmp_path / "two.m4b"
+    assert main(["convert", str(three_chapter_epub), "-o", str(out), "--chapters", "1,3"]) == 0
+    assert [c.title for c in probe(out).chapters] == ["Arrival", "Departure"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--chapters", "2-9"], "outside 1-3"),
+    (["--chapters", "x"], "Bad chapter selection"),
+    (["--speed", "9"], "speed must be between"),
+    (["--voice", "nobody"], "Unknown Piper voice"),
+])
+def test_bad_options_are_clear_errors(three_chapter_epub: Path, tmp_path: Path, argv: list[str],
+                                      message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "x.m4b"
+    assert main(["convert", str(three_chapter_epub), "-o", str(out), *argv]) == 1
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_not_an_epub_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake = tmp_path / "notes.epub"
+    fake.write_text("just some text")
+    assert main(["convert", str(fake)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("audiopub: error:") and "Traceback" not in err
+
+
+def test_voices_lists_the_embedded_voice(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["voices"]) == 0
+    assert "en_US-joe-medium" in capsys.readouterr().out

@@ -1,0 +1,179 @@
+"""The durable job machinery on the real Piper voice: resume, redo, order, cancel."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from audiopub.audio.mux import probe
+from audiopub.jobs.events import EventBus, JobEvent
+from audiopub.jobs.models import ChunkState, JobSettings, JobState
+from audiopub.jobs.pipeline import submit_job
+from audiopub.jobs.store import JobStore
+from audiopub.jobs.worker import Worker, execute_job
+from audiopub.tts.engine import Engine
+from audiopub.tts.registry import get_engine
+
+from epub_factory import build_epub
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return get_engine("piper")
+
+
+@pytest.fixture
+def store(data_dir: Path) -> JobStore:
+    with JobStore.open_default() as opened:
+        yield opened
+
+
+def _long_epub(path: Path, chapters: int = 2, paragraphs: int = 6) -> Path:
+    """Every paragraph is one short sentence, so every paragraph is its own chunk."""
+    return build_epub(path, [
+        (f"Part {c + 1}", [f"This is sentence {p + 1} of part {c + 1}, read aloud."
+                           for p in range(paragraphs)])
+        for c in range(chapters)
+    ])
+
+
+def _pause_after(store: JobStore, chunks: int) -> Callable[[JobEvent], None]:
+    """A listener that pauses the job once `chunks` chunks are done (as a user would)."""
+    def publish(event: JobEvent) -> None:
+        if event.state is JobState.RUNNING and event.chunks_done >= chunks:
+            job = store.get_job(event.job_id)
+            if job.state is JobState.RUNNING:
+                store.set_state(event.job_id, JobState.PAUSED)
+    return publish
+
+
+def _start(store: JobStore, job_id: str) -> None:
+    store.set_state(job_id, JobState.RUNNING)
+
+
+def _run(store: JobStore, job_id: str, engine: Engine,
+         publish: Callable[[JobEvent], None] | None = None) -> JobState:
+    _start(store, job_id)
+    return execute_job(store, job_id, publish, engine)
+
+
+def test_pause_then_resume_reuses_every_finished_chunk(store, engine, tmp_path) -> None:
+    job = submit_job(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
+                     JobSettings(), engine)
+    assert _run(store, job.id, engine, _pause_after(store, 4)) is JobState.PAUSED
+    done_before = {c.cache_key for c in store.done_chunks(job.id)}
+    assert len(done_before) == 4
+
+    store.set_state(job.id, JobState.QUEUED)
+    assert _run(store, job.id, engine) is JobState.DONE
+    chunks = store.all_chunks(job.id)
+    assert all(c.state is ChunkState.DONE for c in chunks)
+    assert all(c.attempts == 1 for c in chunks)  # nothing was synthesised twice
+    assert [c.title for c in probe(tmp_path / "b.m4b").chapters] == ["Part 1", "Part 2"]
+
+
+def test_truncated_chunk_file_is_detected_and_redone(store, engine, tmp_path, monkeypatch) -> None:
+    job = submit_job(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
+                     JobSettings(), engine)
+    _run(store, job.id, engine, _pause_after(store, 3))
+    victim = store.done_chunks(job.id)[1]
+    path = store.job_dir(job.id) / victim.audio_path
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])  # a torn write
+
+    store.set_state(job.id, JobState.QUEUED)
+    assert _run(store, job.id, engine) is JobState.DONE
+    attempts = {c.cache_key: c.attempts for c in store.all_chunks(job.id)}
+    assert attempts.pop(victim.cache_key) == 2
+    assert set(attempts.values()) == {1}
+
+
+@pytest.mark.parametrize("change", [{"speed": 1.25}, {"seed": 7}])
+def test_changed_settings_on_resume_redo_the_affected_chunks(store, engine, tmp_path,
+                                                              change) -> None:
+    job = submit_job(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
+                     JobSettings(), engine)
+    _run(store, job.id, engine, _pause_after(store, 3))
+    old_keys = {c.cache_key for c in store.done_chunks(job.id)}
+    changed = JobSettings.from_dict({**store.get_job(job.id).settings.to_dict(), **change})
+    reset = store.update_settings(job.id, changed)
+    assert {c.cache_key for c in store.all_chunks(job.id)}.isdisjoint(old_keys)
+    assert len(reset) == len(store.all_chunks(job.id))
+
+    store.set_state(job.id, JobState.QUEUED)
+    assert _run(store, job.id, engine) is JobState.DONE
+    assert all(c.state is ChunkState.DONE for c in store.all_chunks(job.id))
+
+
+def test_two_queued_jobs_run_one_after_the_other(store, engine, tmp_path) -> None:
+    first = submit_job(store, _long_epub(tmp_path / "a.epub", 1, 2), tmp_path / "a.m4b",
+                       JobSettings(), engine)
+    second = submit_job(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
+                        JobSettings(), engine)
+    bus = EventBus()
+    events = bus.subscribe()
+    worker = Worker(store, bus, engine)
+    worker.start()
+    try:
+        finished: list[str] = []
+        while len(finished) < 2:
+            event = events.get(timeout=60)
+            if event.state is JobState.DONE and event.job_id not in finished:
+                finished.append(event.job_id)
+            assert event.state is not JobState.FAILED, event.message
+    finally:
+        worker.stop()
+    assert finished == [first.id, second.id]
+    a, b = store.get_job(first.id), store.get_job(second.id)
+    assert a.finished_at <= b.started_at
+    assert (tmp_path / "a.m4b").is_file() and (tmp_path / "b.m4b").is_file()
+
+
+def test_cancel_takes_effect_within_one_chunk(store, engine, tmp_path) -> None:
+    job = submit_job(store, _long_epub(tmp_path / "b.epub", 2, 8), tmp_path / "b.m4b",
+                     JobSettings(), engine)
+    done_at_cancel: list[int] = []
+    cancelled = threading.Event()
+
+    def publish(event: JobEvent) -> None:
+        # Cancel from another thread, as the UI does, once two chunks exist.
+        if event.chunks_done >= 2 and not cancelled.is_set():
+            cancelled.set()
+            done_at_cancel.append(event.chunks_done)
+            threading.Thread(target=store.set_state,
+                             args=(job.id, JobState.CANCELLED)).start()
+
+    assert _run(store, job.id, engine, publish) is JobState.CANCELLED
+    assert len(store.done_chunks(job.id)) <= done_at_cancel[0] + 1
+    assert not (tmp_path / "b.m4b").exists()
+
+
+def test_engine_failure_fails_the_job_with_the_text(store, engine, tmp_path,
+                                                    monkeypatch) -> None:
+    job = submit_job(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
+                     JobSettings(), engine)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("onnx exploded")
+
+    monkeypatch.setattr(engine, "synthesize", broken)
+    assert _run(store, job.id, engine) is JobState.FAILED
+    error = store.get_job(job.id).error
+    assert "onnx exploded" in error and "'Part 1'" in error  # the heading is the first chunk
+    (first, *_) = store.all_chunks(job.id)
+    assert first.state is ChunkState.FAILED and first.attempts == 2  # tried, then retried once
+
+
+def test_shutdown_puts_the_running_job_back_in_the_queue(store, engine, tmp_path) -> None:
+    job = submit_job(store, _long_epub(tmp_path / "b.epub", 2, 8), tmp_path / "b.m4b",
+                     JobSettings(), engine)
+    _start(store, job.id)
+    stop = threading.Event()
+
+    def publish(event: JobEvent) -> None:
+        if event.chunks_done >= 2:
+            stop.set()
+
+    assert execute_job(store, job.id, publish, engine, stop.is_set) is JobState.QUEUED

@@ -1,0 +1,85 @@
+"""A conversion killed with SIGKILL part-way through a chapter resumes with every chunk once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from audiopub.audio.mux import probe
+from audiopub.jobs.store import JobStore
+
+from epub_factory import build_epub
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX")
+
+CHAPTER_CHUNKS = 12  # one heading + 11 one-sentence paragraphs per chapter
+
+
+def _done_in_first_chapter(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as conn:
+        try:
+            row = conn.execute(
+                "SELECT count(*) FROM chunks WHERE chapter_idx = 0 AND state = 'done'"
+            ).fetchone()
+        except sqlite3.OperationalError:  # the schema is not written yet
+            return 0
+    return row[0]
+
+
+def _convert(epub: Path, out: Path, data_dir: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "AUDIOPUB_DATA_DIR": str(data_dir)}
+    return subprocess.Popen([sys.executable, "-m", "audiopub", "convert", str(epub), "-o", str(out)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_sigkill_mid_chapter_then_resume(tmp_path: Path, data_dir: Path) -> None:
+    epub = build_epub(tmp_path / "book.epub", [
+        (f"Chapter {c}", [f"Sentence number {p} of chapter {c} is spoken here." for p in range(11)])
+        for c in ("One", "Two")
+    ])
+    out = tmp_path / "book.m4b"
+    db = data_dir / "jobs.sqlite3"
+
+    first = _convert(epub, out, data_dir)
+    deadline = time.monotonic() + 120
+    while _done_in_first_chapter(db) < 3:
+        assert first.poll() is None, first.communicate()
+        assert time.monotonic() < deadline, "no progress within 2 minutes"
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.communicate()
+    done_at_kill = _done_in_first_chapter(db)
+    assert 3 <= done_at_kill < CHAPTER_CHUNKS, "the kill must land inside the first chapter"
+    assert not out.exists()
+
+    second = _convert(epub, out, data_dir)
+    stdout, stderr = second.communicate(timeout=300)
+    assert second.returncode == 0, stderr
+    assert f"({done_at_kill} chunks already made)" in stderr
+
+    with JobStore(db) as store:
+        (job,) = store.list_jobs()
+        chunks = store.all_chunks(job.id)
+        chapters = store.chapters(job.id)
+    assert len(chunks) == 2 * CHAPTER_CHUNKS
+    # Every chunk was made exactly once: the one in flight at the kill was never marked done,
+    # so it counts once, in the second run.
+    assert [c.attempts for c in chunks] == [1] * len(chunks)
+    assert [(c.chapter_idx, c.idx) for c in chunks] == sorted((c.chapter_idx, c.idx) for c in chunks)
+
+    book = probe(out)
+    assert [c.title for c in book.chapters] == ["Chapter One", "Chapter Two"]
+    # the book holds each chunk once: its length is the chapters', which are the chunks' plus pauses
+    assert book.duration_s == pytest.approx(sum(c.duration_s for c in chapters), abs=0.15)
+    speech = sum(c.duration_s for c in chunks)
+    assert speech < book.duration_s < speech + 2 * CHAPTER_CHUNKS * 1.0 + 2 * 1.5
