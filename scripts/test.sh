@@ -11,5 +11,8 @@ if [ -z "${VIRTUAL_ENV:-}" ]; then
 fi
 python -m pip install --quiet --upgrade pip
 python -m pip install --quiet -e '.[test]'
+# The official Supertonic package is the engine tests' oracle. It depends on plain onnxruntime,
+# which would overwrite onnxruntime-gpu's files, so it comes without its dependencies.
+python -m pip install --quiet --no-deps supertonic==1.3.1
 
 exec python -m pytest "$@"

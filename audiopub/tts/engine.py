@@ -23,6 +23,7 @@ class SynthesisOptions:
     speed: float = settings.DEFAULT_SPEED
     steps: int = settings.DEFAULT_STEPS  # ignored by engines whose `uses_steps` is False
     seed: int | None = None  # fixes the noise so a chunk can be reproduced
+    language: str | None = None  # BCP 47 tag of the book, e.g. "fr-FR", for multilingual models
 
     def __post_init__(self) -> None:
         if not settings.MIN_SPEED <= self.speed <= settings.MAX_SPEED:
@@ -72,6 +73,7 @@ class Engine(Protocol):
     sample_rate: int
     max_chunk_chars: int  # the longest chunk the engine reads well
     uses_steps: bool
+    batch_size: int  # chunks worth passing in one synthesize() call (1: it loops anyway)
 
     def voices(self) -> list[Voice]:
         """Voices available now (engines may rescan their folder on each call)."""

@@ -108,6 +108,7 @@ class PiperEngine:
 
     name = "piper"
     uses_steps = False
+    batch_size = 1  # padded VITS batches were slower than a loop on CPU
     max_chunk_chars = settings.PIPER_MAX_CHUNK_CHARS
 
     def __init__(self, use_gpu: bool = False, threads: int | None = None,

@@ -6,6 +6,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from audiopub import settings
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import Engine
 
@@ -15,7 +16,7 @@ ENGINE_NAMES = ("piper", "supertonic")
 @dataclass(frozen=True)
 class EngineKey:
     name: str
-    model_dir: Path | None  # None: the engine's default location
+    model_dir: Path  # resolved, so a changed setting never finds an engine loaded elsewhere
     use_gpu: bool
     threads: int | None = None
 
@@ -31,17 +32,25 @@ def _load(key: EngineKey) -> Engine:
 
         return PiperEngine(use_gpu=key.use_gpu, threads=key.threads, voices_dir=key.model_dir)
     if key.name == "supertonic":
-        from audiopub.tts.supertonic import SupertonicEngine, default_model_dir
+        from audiopub.tts.supertonic import SupertonicEngine
 
-        return SupertonicEngine(key.model_dir or default_model_dir(), use_gpu=key.use_gpu,
-                                threads=key.threads)
+        return SupertonicEngine(key.model_dir, use_gpu=key.use_gpu, threads=key.threads)
     raise EngineUnavailable(f"Unknown engine {key.name!r}; choose one of {', '.join(ENGINE_NAMES)}")
+
+
+def default_model_dir(name: str) -> Path:
+    """Where an engine looks for its files unless told otherwise (settings and env vars)."""
+    if name == "supertonic":
+        from audiopub.tts.supertonic import default_model_dir as supertonic_dir
+
+        return supertonic_dir()
+    return settings.models_dir() / name  # piper: extra voices beside the embedded one
 
 
 def get_engine(name: str, use_gpu: bool = False, model_dir: Path | None = None,
                threads: int | None = None) -> Engine:
     """The engine, loaded once per (name, model dir, device request, threads)."""
-    key = EngineKey(name, model_dir, use_gpu, threads)
+    key = EngineKey(name, model_dir or default_model_dir(name), use_gpu, threads)
     with _lock:
         if key not in _cache:
             _cache[key] = _load(key)

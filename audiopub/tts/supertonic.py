@@ -1,0 +1,315 @@
+"""Supertonic: a flow-matching TTS in four ONNX graphs, run with batching and masks.
+
+    text ─▶ duration_predictor ─▶ seconds per item (÷ speed)
+    text ─▶ text_encoder ─▶ text_emb
+    noise [B,144,frames] ─▶ vector_estimator, `steps` times ─▶ vocoder ─▶ waveform, trimmed
+
+The model directory and its files are supertonic_files.py's business, the text front end
+supertonic_text.py's; this module runs the graphs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+import onnxruntime as ort
+from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
+
+from audiopub import settings
+from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
+from audiopub.tts.engine import DeviceReport, SynthesisOptions, Voice
+from audiopub.tts.onnx_runtime import CPU, Session, create_session
+from audiopub.tts.supertonic_files import (
+    CONFIG_FILE,
+    DIR_ENV,
+    GRAPHS,
+    INDEXER_FILE,
+    ModelFiles,
+    Style,
+    SupertonicConfig,
+    fits,
+    read_style,
+)
+from audiopub.tts.supertonic_text import DEFAULT_LANGUAGE, TextFrontEnd, language_code
+
+log = logging.getLogger(__name__)
+
+LANGUAGE_ENV: Final = "AUDIOPUB_SUPERTONIC_LANGUAGE"  # language when the book names none
+MULTILINGUAL_ENV: Final = "AUDIOPUB_SUPERTONIC_MULTILINGUAL"  # "1"/"0" if detection guesses wrong
+DEFAULT_DIR_NAME: Final = "supertonic-3"
+
+# Supertonic drops and slurs words as a chunk grows: FluidAudio measured Supertonic-3 at 0.0%
+# word error rate for a 71-character chunk and 17.6% at 105, and lowered its cap from 110 to
+# 70 (https://github.com/FluidInference/FluidAudio/issues/669). Short chunks cost some speed,
+# not quality; the stitcher's pauses hide the seams.
+MAX_CHUNK_CHARS: Final = 70
+# Chunks run together, padded to the longest; sorting by length and capping the spread keeps
+# the padding (wasted compute) to about a third of a batch at worst.
+MAX_BATCH_SIZE: Final = 16
+MAX_LENGTH_RATIO: Final = 1.5
+
+# What ONNX Runtime raises when a run fails (bad shapes, out of memory, a provider error).
+_RUN_ERRORS = (ort_errors.Fail, ort_errors.InvalidArgument, ort_errors.RuntimeException,
+               ort_errors.EPFail, ort_errors.NotImplemented, ort_errors.EngineError)
+
+
+def default_model_dir() -> Path:
+    """AUDIOPUB_SUPERTONIC_DIR, else models/supertonic-3 under the models directory."""
+    override = os.environ.get(DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    return settings.models_dir() / DEFAULT_DIR_NAME
+
+
+@dataclass(frozen=True)
+class Batching:
+    """How a call's chunks are grouped into padded batches."""
+
+    max_size: int = MAX_BATCH_SIZE
+    max_length_ratio: float = MAX_LENGTH_RATIO  # longest / shortest text in one batch
+
+
+def group_by_length(lengths: Sequence[int], batching: Batching) -> list[list[int]]:
+    """Indices grouped so each batch holds similar lengths (less padding to compute)."""
+    groups: list[list[int]] = []
+    for index in sorted(range(len(lengths)), key=lengths.__getitem__):
+        current = groups[-1] if groups else None
+        if (current is not None and len(current) < batching.max_size
+                and lengths[index] <= lengths[current[0]] * batching.max_length_ratio):
+            current.append(index)
+        else:
+            groups.append([index])
+    return groups
+
+
+def combine_reports(reports: Mapping[str, DeviceReport]) -> DeviceReport:
+    """One honest report for several sessions: the CPU if any graph ended up there."""
+    first = next(iter(reports.values()))
+    on_cpu = [name for name, report in reports.items() if not report.on_gpu]
+    if not on_cpu or len(on_cpu) == len(reports):
+        return first
+    fallback = reports[on_cpu[0]]
+    reason = f"{', '.join(on_cpu)} fell back to the CPU: {fallback.fallback_reason or 'unknown'}"
+    return DeviceReport(requested_gpu=fallback.requested_gpu, provider=CPU,
+                        fallback_reason=reason)
+
+
+def denoise(session: ort.InferenceSession, latent: np.ndarray, conditions: Mapping[str, np.ndarray],
+            steps: int, io_binding_device: str | None = None) -> np.ndarray:
+    """Run the vector estimator `steps` times, as the official loop does.
+
+    With `io_binding_device` ("cuda" or "cpu") the latent stays in that device's memory for the
+    whole loop and only the result is copied back; without it each step goes through
+    `session.run`, which on CUDA copies the latent to the GPU and back on every step.
+    """
+    batch = latent.shape[0]
+    feeds = dict(conditions, total_step=np.full(batch, steps, dtype=np.float32))
+    step_inputs = [np.full(batch, step, dtype=np.float32) for step in range(steps)]
+    if io_binding_device is None:
+        for current in step_inputs:
+            feeds["noisy_latent"], feeds["current_step"] = latent, current
+            latent = session.run(["denoised_latent"], feeds)[0]
+        return latent
+    return _denoise_on_device(session, latent, feeds, step_inputs, io_binding_device)
+
+
+def _denoise_on_device(session: ort.InferenceSession, latent: np.ndarray,
+                       feeds: Mapping[str, np.ndarray], step_inputs: list[np.ndarray],
+                       device: str) -> np.ndarray:
+    def on_device(array: np.ndarray) -> ort.OrtValue:
+        return ort.OrtValue.ortvalue_from_numpy(array, device, 0)
+
+    # Kept in variables: on the CPU these values borrow the arrays' memory.
+    fixed = {name: on_device(value) for name, value in feeds.items()}
+    steps = [on_device(current) for current in step_inputs]
+    # The two latent buffers belong to ORT and swap roles each step. (A value made from a
+    # NumPy array would be written into that array, and its .numpy() view outlive it.)
+    source, target = (ort.OrtValue.ortvalue_from_shape_and_type(
+        list(latent.shape), np.float32, device, 0) for _ in range(2))
+    source.update_inplace(np.ascontiguousarray(latent))
+    binding = session.io_binding()
+    for name, value in fixed.items():
+        binding.bind_ortvalue_input(name, value)
+    for current in steps:
+        binding.bind_ortvalue_input("noisy_latent", source)
+        binding.bind_ortvalue_input("current_step", current)
+        binding.bind_ortvalue_output("denoised_latent", target)
+        session.run_with_iobinding(binding)
+        source, target = target, source
+    return np.array(source.numpy())  # a copy the caller owns, on the host
+
+
+def _multilingual_override() -> bool | None:
+    value = os.environ.get(MULTILINGUAL_ENV, "").strip().lower()
+    if value in ("1", "true", "yes"):
+        return True
+    if value in ("0", "false", "no"):
+        return False
+    return None
+
+
+def _voice_name(voice_id: str) -> str:
+    match = re.fullmatch(r"([FM])(\d+)", voice_id)
+    if not match:
+        return voice_id
+    return f"{'Female' if match[1] == 'F' else 'Male'} {match[2]}"
+
+
+class SupertonicEngine:
+    """The Engine contract for a Supertonic model directory."""
+
+    name = "supertonic"
+    uses_steps = True
+    max_chunk_chars = MAX_CHUNK_CHARS
+    batch_size = MAX_BATCH_SIZE
+
+    def __init__(self, model_dir: Path, use_gpu: bool, threads: int | None = None,
+                 language: str | None = None) -> None:
+        self.files = ModelFiles.locate(model_dir)
+        try:
+            self.config = SupertonicConfig.from_dict(self.files.read_json(CONFIG_FILE))
+            self.text = TextFrontEnd.from_indexer(self.files.read_json(INDEXER_FILE),
+                                                  _multilingual_override())
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelMissing(f"{self.files.onnx_dir} holds a {CONFIG_FILE} or {INDEXER_FILE} "
+                               f"this engine cannot use ({exc!r}); "
+                               "see models/README.md for the official files") from exc
+        self.sample_rate = self.config.sample_rate
+        # The book's language wins over the setting; single-language models take no tag.
+        wanted = language or os.environ.get(LANGUAGE_ENV) or DEFAULT_LANGUAGE
+        self.language = language_code(wanted) if self.text.multilingual else None
+        if not self.text.multilingual and language_code(wanted) != DEFAULT_LANGUAGE:
+            log.info("This Supertonic model reads English only; language %r is ignored", wanted)
+        self.sessions: dict[str, Session] = {
+            name: create_session(self.files.graph(name), use_gpu, threads) for name in GRAPHS}
+        self.batching = Batching()
+        # Keep the latent on the device across steps when the loop runs on a GPU.
+        self.io_binding = self.sessions["vector_estimator"].device.on_gpu
+        self._styles: dict[Path, tuple[tuple[int, int], Style]] = {}
+
+    @property
+    def device(self) -> DeviceReport:
+        return combine_reports({name: session.device for name, session in self.sessions.items()})
+
+    def voices(self) -> list[Voice]:
+        language = "multi" if self.text.multilingual else DEFAULT_LANGUAGE
+        return [Voice(path.stem, _voice_name(path.stem), language)
+                for path in self.files.voice_paths()]
+
+    def model_id(self, voice: str) -> str:
+        """Changes when any graph, the config, the indexer or the voice's style file changes
+        (size or modification time), or the language tag, which changes the audio too."""
+        files = [*self.files.required(), self.files.voice_path(voice)]
+        stamps = [f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}" for path in files]
+        digest = hashlib.sha256("|".join([*stamps, str(self.language)]).encode()).hexdigest()
+        return f"supertonic:{digest[:16]}"
+
+    def synthesize(self, texts: Sequence[str], voice: str, options: SynthesisOptions
+                   ) -> list[np.ndarray]:
+        style = self._style(voice)
+        language = self._language(options)
+        cleaned = [self.text.normalise(text) for text in texts]
+        seeds = self._seeds(options.seed, len(texts))
+        results = [np.zeros(0, dtype=np.float32) for _ in texts]  # silence for unspeakable text
+        speakable = [index for index, text in enumerate(cleaned) if text]
+        for group in group_by_length([len(cleaned[i]) for i in speakable], self.batching):
+            indices = [speakable[position] for position in group]
+            waves = self._synthesize_batch([cleaned[i] for i in indices], style, language,
+                                           options, [seeds[i] for i in indices])
+            for index, wave in zip(indices, waves, strict=True):
+                results[index] = wave
+        return results
+
+    def _language(self, options: SynthesisOptions) -> str | None:
+        # A per-call language (the book's) wins over the engine's own (constructor or setting).
+        requested = options.language
+        if requested and self.text.multilingual:
+            return language_code(requested)
+        return self.language
+
+    def _synthesize_batch(self, texts: list[str], style: Style, language: str | None,
+                          options: SynthesisOptions, seeds: list[int]) -> list[np.ndarray]:
+        text_ids, text_mask = self.text.encode(texts, language)
+        styles = style.repeated(len(texts))
+        text_inputs = {"text_ids": text_ids, "text_mask": text_mask}
+        try:
+            duration = self._run("duration_predictor", dict(text_inputs, style_dp=styles.dp))
+            text_emb = self._run("text_encoder", dict(text_inputs, style_ttl=styles.ttl))
+            wav_lengths = (duration / options.speed * self.sample_rate).astype(np.int64)
+            latent, latent_mask = self._noise(wav_lengths, seeds)
+            conditions = {"text_emb": text_emb, "style_ttl": styles.ttl,
+                          "latent_mask": latent_mask, "text_mask": text_mask}
+            latent = denoise(self.sessions["vector_estimator"].inference, latent, conditions,
+                             options.steps, self._binding_device())
+            wav = self._run("vocoder", {"latent": latent})
+        except _RUN_ERRORS as exc:
+            raise SynthesisFailed(f"Supertonic failed on {len(texts)} chunk(s): {exc}") from exc
+        # Views into the vocoder's output: copying every waveform cost more than a graph.
+        return [wav[row, :length] for row, length in enumerate(wav_lengths)]
+
+    def _binding_device(self) -> str | None:
+        if not self.io_binding:
+            return None
+        return "cuda" if self.sessions["vector_estimator"].device.on_gpu else "cpu"
+
+    def _run(self, graph: str, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        output: np.ndarray = self.sessions[graph].inference.run(None, feeds)[0]
+        return output
+
+    def _noise(self, wav_lengths: np.ndarray, seeds: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Starting latent and its mask: each item's noise comes from its own seed, so a chunk
+        sounds the same alone or in any batch."""
+        frame = self.config.samples_per_frame
+        # At least one frame: a zero-length latent would make the graphs fail.
+        frames = np.maximum(1, (wav_lengths + frame - 1) // frame)
+        channels = self.config.latent_channels
+        latent = np.zeros((len(seeds), channels, int(frames.max())), dtype=np.float32)
+        # RandomState, not default_rng: it draws the same numbers as the official package's
+        # np.random.randn after np.random.seed(seed), so results can be compared.
+        generator = np.random.RandomState()
+        for row, (seed, count) in enumerate(zip(seeds, frames, strict=True)):
+            generator.seed(seed)  # reseeding is ~40x cheaper than a new RandomState
+            latent[row, :, :count] = generator.standard_normal((channels, count))
+        mask = (np.arange(latent.shape[2]) < frames[:, None]).astype(np.float32)[:, None, :]
+        return latent, mask
+
+    @staticmethod
+    def _seeds(seed: int | None, count: int) -> list[int]:
+        if seed is not None:
+            return [seed % 2**32] * count
+        fresh = np.random.default_rng().integers(0, 2**32, size=count)
+        log.debug("Supertonic noise seeds: %s", fresh.tolist())
+        return [int(value) for value in fresh]
+
+    def _style(self, voice: str) -> Style:
+        path = self.files.voice_path(voice)
+        stat = path.stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        cached = self._styles.get(path)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, self._load_style(path))
+            self._styles[path] = cached
+        return cached[1]
+
+    def _load_style(self, path: Path) -> Style:
+        style = read_style(path)
+        for graph, name, tensor in (("text_encoder", "style_ttl", style.ttl),
+                                    ("duration_predictor", "style_dp", style.dp)):
+            expected = self._input_shape(graph, name)
+            if not fits(tensor.shape, expected):
+                raise EngineUnavailable(f"{path}: {name} has shape {list(tensor.shape)}, "
+                                        f"this model expects {expected} with a batch of 1")
+        return style
+
+    def _input_shape(self, graph: str, name: str) -> list[int | str]:
+        inputs = self.sessions[graph].inference.get_inputs()
+        return next(list(item.shape) for item in inputs if item.name == name)
+
