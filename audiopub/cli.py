@@ -1,4 +1,5 @@
-"""The `audiopub` command line: convert, jobs, resume, pause, cancel, voices."""
+"""The `audiopub` command line: serve (the web UI; the default), convert, jobs, resume, pause,
+cancel, voices."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from audiopub.jobs.worker import execute_job, runner_lock
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
 
 FOLLOW_INTERVAL_S = 1.0  # how often a CLI waiting on another runner reads the store
+SERVE_HOST = "127.0.0.1"  # the web UI has no accounts: only this computer, unless --host
+SERVE_PORT = 8080
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -56,6 +59,13 @@ def _build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=text)
         sub.add_argument("job_id", help="the job's id (a unique prefix is enough)")
     commands.add_parser("voices", help="list engines and their voices")
+
+    # --- web UI (also what a bare `audiopub` runs) ---
+    serve = commands.add_parser("serve", help="start the web UI (the default command)")
+    serve.add_argument("--host", default=SERVE_HOST,
+                       help="address to listen on (default 127.0.0.1: this computer only)")
+    serve.add_argument("--port", type=int, default=SERVE_PORT, help="default 8080")
+    serve.add_argument("--no-browser", action="store_true", help="don't open a browser tab")
     return parser
 
 
@@ -96,7 +106,8 @@ def _convert(args: argparse.Namespace) -> int:
         if job is None:
             job = submit_job(store, args.book, output, wanted, engine)
         else:
-            job = _prepare_resume(store, job, resolve_settings(wanted, engine))
+            job = _prepare_resume(store, job,
+                                  resolve_settings(wanted, engine, read_epub(args.book)))
         return _run_or_follow(store, job.id)
 
 
@@ -250,6 +261,14 @@ def _voices() -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from audiopub.ui.app import main as serve_ui  # NiceGUI is only imported for the web UI
+
+    serve_ui(host=getattr(args, "host", SERVE_HOST), port=getattr(args, "port", SERVE_PORT),
+             show=not getattr(args, "no_browser", False))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
@@ -263,8 +282,7 @@ def main(argv: list[str] | None = None) -> int:
             return _control(args.command, args.job_id)
         if args.command == "voices":
             return _voices()
-        _build_parser().print_help()
-        return 0
+        return _serve(args)  # `audiopub` alone, or `audiopub serve`
     except AudiopubError as exc:
         print(f"audiopub: error: {exc}", file=sys.stderr)
         return 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,43 @@ def test_not_an_epub_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_voices_lists_the_embedded_voice(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["voices"]) == 0
     assert "en_US-joe-medium" in capsys.readouterr().out
+
+
+def _tiny_supertonic(tmp_path: Path) -> Path:
+    """The committed generator's tiny Supertonic-format model (random weights, real I/O)."""
+    script = Path(__file__).parent.parent / "scripts" / "make_tiny_supertonic.py"
+    model_dir = tmp_path / "supertonic"
+    subprocess.run([sys.executable, str(script), str(model_dir)], check=True, capture_output=True)
+    return model_dir
+
+
+def test_convert_with_supertonic_steps_and_voice(three_chapter_epub: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(_tiny_supertonic(tmp_path)))
+    out = tmp_path / "st.m4b"
+    argv = ["convert", "--engine", "supertonic", "--steps", "8", "--voice", "F1",
+            str(three_chapter_epub), "-o", str(out)]
+    assert main(argv) == 0
+    book = probe(out)
+    assert [c.title for c in book.chapters] == ["Arrival", "The Harbour; at dusk", "Departure"]
+    assert book.sample_rate == 44100
+    with JobStore.open_default() as store:
+        (job,) = store.list_jobs()
+    assert (job.settings.engine, job.settings.steps, job.settings.voice) == ("supertonic", 8, "F1")
+
+
+def test_voices_says_why_supertonic_is_unavailable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(tmp_path / "nowhere"))
+    assert main(["voices"]) == 0
+    out = capsys.readouterr().out
+    assert "supertonic: unavailable" in out and "models/README.md" in out
+
+
+def test_voices_lists_supertonic_voices_when_present(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(_tiny_supertonic(tmp_path)))
+    assert main(["voices"]) == 0
+    out = capsys.readouterr().out
+    assert "supertonic:" in out and "F1" in out and "M1" in out

@@ -155,15 +155,19 @@ def test_engine_failure_fails_the_job_with_the_text(store, engine, tmp_path,
     job = submit_job(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
                      JobSettings(), engine)
 
-    def broken(*args, **kwargs):
+    calls: list[str] = []
+
+    def broken(texts, *args, **kwargs):
+        calls.extend(texts)
         raise RuntimeError("onnx exploded")
 
     monkeypatch.setattr(engine, "synthesize", broken)
     assert _run(store, job.id, engine) is JobState.FAILED
     error = store.get_job(job.id).error
     assert "onnx exploded" in error and "'Part 1'" in error  # the heading is the first chunk
+    assert calls == ["Part 1", "Part 1"]  # tried, then retried once
     (first, *_) = store.all_chunks(job.id)
-    assert first.state is ChunkState.FAILED and first.attempts == 2  # tried, then retried once
+    assert first.state is ChunkState.FAILED and first.error == error
 
 
 def test_shutdown_puts_the_running_job_back_in_the_queue(store, engine, tmp_path) -> None:

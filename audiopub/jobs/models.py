@@ -78,6 +78,7 @@ class JobSettings:
     speed: float = defaults.DEFAULT_SPEED
     steps: int = defaults.DEFAULT_STEPS
     seed: int | None = None
+    language: str | None = None  # the book's language, for multilingual engines
     use_gpu: bool = False
     chapters: tuple[int, ...] | None = None  # 1-based selection; None = every chapter
     # Identity of the model files (engine + file digest), computed by the caller: new model
@@ -90,7 +91,8 @@ class JobSettings:
             object.__setattr__(self, "chapters", tuple(int(c) for c in self.chapters))
 
     def synthesis_options(self) -> SynthesisOptions:
-        return SynthesisOptions(speed=self.speed, steps=self.steps, seed=self.seed)
+        return SynthesisOptions(speed=self.speed, steps=self.steps, seed=self.seed,
+                                language=self.language)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -99,6 +101,7 @@ class JobSettings:
             "speed": self.speed,
             "steps": self.steps,
             "seed": self.seed,
+            "language": self.language,
             "use_gpu": self.use_gpu,
             "chapters": list(self.chapters) if self.chapters is not None else None,
             "model_id": self.model_id,
@@ -123,6 +126,7 @@ class JobSettings:
             "steps": int(self.steps),
             "speed": float(self.speed),  # 1 and 1.0 must give the same key
             "seed": self.seed,
+            "language": self.language,
         }
 
 

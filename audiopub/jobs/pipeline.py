@@ -35,9 +35,15 @@ from audiopub.jobs.chunk_cache import (
     remove_stale_temp_files,
     verify_done_chapters,
     verify_done_chunks,
-    write_chunk,
 )
 from audiopub.jobs.events import JobEvent
+from audiopub.jobs.executor import (
+    ChunkExecutor,
+    ChunkResult,
+    ChunkTask,
+    InlineExecutor,
+    executor_for,
+)
 from audiopub.jobs.models import ChapterState, ChunkRow, Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import Engine
@@ -47,7 +53,6 @@ log = logging.getLogger(__name__)
 
 CHAPTERS_DIR = "chapters"  # chapter WAVs inside the job's folder
 CHUNKS_DIR = "chunks"  # chunk WAVs inside the job's folder
-RETRIES = 1  # a chunk the engine fails on is tried once more before the job fails
 
 Publish = Callable[[JobEvent], None]
 
@@ -90,10 +95,12 @@ def book_tags(book: Book) -> BookTags:
     return BookTags(title=book.title, author=book.author, album=book.title)
 
 
-def resolve_settings(settings: JobSettings, engine: Engine) -> JobSettings:
-    """Fix the voice (None means the engine's first) and the model identity for cache keys."""
+def resolve_settings(settings: JobSettings, engine: Engine, book: Book) -> JobSettings:
+    """Fill in what the user left open: the voice (the engine's first), the language (the
+    book's) and the model identity, so that cache keys are the same on every run."""
     voice = settings.voice or engine.voices()[0].id
     return JobSettings.from_dict({**settings.to_dict(), "voice": voice,
+                                  "language": settings.language or book.language,
                                   "model_id": engine.model_id(voice)})
 
 
@@ -103,7 +110,7 @@ def submit_job(store: JobStore, epub: Path, output: Path, settings: JobSettings,
     book = read_epub(epub)  # a bad file fails here, before a job exists
     if settings.chapters and max(settings.chapters) > len(book.chapters):
         raise AudiopubError(f"The book has only {len(book.chapters)} chapters")
-    resolved = resolve_settings(settings, engine)
+    resolved = resolve_settings(settings, engine, book)
     return store.create_job(epub, output.resolve(), resolved, title=book.title, author=book.author)
 
 
@@ -135,8 +142,12 @@ class JobRun:
         self.store = store
         self.job = store.get_job(job_id)
         self.dir = store.job_dir(job_id)
-        self.engine = engine or get_engine(self.job.settings.engine,
-                                           use_gpu=self.job.settings.use_gpu)
+        if engine is None:
+            engine = get_engine(self.job.settings.engine, use_gpu=self.job.settings.use_gpu)
+            self.executor: ChunkExecutor = executor_for(self.job.settings.engine, engine)
+        else:  # an injected engine (tests, benchmarks) runs in this thread
+            self.executor = InlineExecutor(engine)
+        self.engine = engine
         self._publish = publish or (lambda event: None)
         self._stop_requested = stop_requested
         self._meter = _Meter(time.perf_counter())
@@ -179,36 +190,31 @@ class JobRun:
         return self.job.output_path
 
     def _speak_chapter(self, chapter_idx: int, title: str) -> None:
-        for chunk in self.store.pending_chunks(self.job.id, chapter_idx):
-            self._check_still_running()
-            self._speak(chunk, title)
-
-    def _speak(self, chunk: ChunkRow, chapter_title: str) -> None:
         settings = self.job.settings
         assert settings.voice is not None  # resolved when the job was submitted
-        for attempt in range(RETRIES + 1):
-            began = time.perf_counter()
-            try:
-                (audio,) = self.engine.synthesize([chunk.text], settings.voice,
-                                                  settings.synthesis_options())
-                break
-            except AudiopubError:
-                raise
-            except Exception as exc:  # engine internals (ORT, espeak): retried, then reported
-                error = f"The engine failed on this text: {chunk.text!r} ({exc})"
-                self.store.mark_chunk_failed(self.job.id, chunk.cache_key, error)
-                log.warning("attempt %d: %s", attempt + 1, error)
-                if attempt == RETRIES:
-                    raise SynthesisFailed(error) from exc
-        synth_s = time.perf_counter() - began
-        frames = write_chunk(chunk_path(self.dir, chunk.cache_key), audio, self.engine.sample_rate)
-        duration = frames / self.engine.sample_rate
+        self._check_still_running()
+        pending = self.store.pending_chunks(self.job.id, chapter_idx)
+        tasks = [ChunkTask(c.cache_key, c.text, settings.voice, settings.synthesis_options(),
+                           chunk_path(self.dir, c.cache_key)) for c in pending]
+        results = self.executor.map(tasks)
+        try:
+            for chunk, result in zip(pending, results):
+                self._record(chunk, result, title)
+                self._check_still_running()
+        finally:
+            results.close()  # abandons chunks not yet started when the job stops
+
+    def _record(self, chunk: ChunkRow, result: ChunkResult, chapter_title: str) -> None:
+        if result.error is not None:
+            self.store.mark_chunk_failed(self.job.id, chunk.cache_key, result.error)
+            raise SynthesisFailed(result.error)
+        duration = result.frames / result.sample_rate
         self.store.mark_chunk_done(self.job.id, chunk.cache_key,
-                                   audio_path=chunk_relpath(chunk.cache_key), frames=frames,
-                                   duration_s=duration, synth_s=synth_s,
-                                   provider=self.engine.device.provider)
+                                   audio_path=chunk_relpath(chunk.cache_key), frames=result.frames,
+                                   duration_s=duration, synth_s=result.synth_s,
+                                   provider=result.provider)
         self.synthesised += 1
-        self._meter.add(len(chunk.text), synth_s, duration)
+        self._meter.add(len(chunk.text), result.synth_s, duration)
         self._emit(JobState.RUNNING, chapter_title=chapter_title)
 
     def _stitch_chapter(self, chapter_idx: int) -> None:

@@ -1,0 +1,1 @@
+"""Running conversions: the pipeline (and, later, the durable job queue around it)."""
