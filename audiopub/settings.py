@@ -24,6 +24,9 @@ CHAPTER_PAUSE_S: Final = 1.5  # at the end of every chapter, before the next one
 # Piper reads whole sentences well; longer chunks only cost latency, not quality.
 PIPER_MAX_CHUNK_CHARS: Final = 400
 
+# Largest EPUB the web UI accepts; real novels are 0.3-5 MB, illustrated ones rarely 100 MB.
+MAX_UPLOAD_MB: Final = 200
+
 # AAC bitrate for the .m4b: speech at 64 kb/s mono is transparent for audiobooks.
 AAC_BITRATE: Final = "64k"
 

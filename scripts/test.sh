@@ -15,4 +15,7 @@ python -m pip install --quiet -e '.[test]'
 # which would overwrite onnxruntime-gpu's files, so it comes without its dependencies.
 python -m pip install --quiet --no-deps supertonic==1.3.1
 
+# Debian's chromium for the real-browser end-to-end test (no browser download).
+scripts/install_browser.sh
+
 exec python -m pytest "$@"

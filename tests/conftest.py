@@ -8,6 +8,9 @@ import pytest
 
 from epub_factory import build_epub, tiny_png
 
+# NiceGUI's `user` fixture for the web UI tests (tests/test_ui.py): a simulated browser.
+pytest_plugins = ["nicegui.testing.user_plugin"]
+
 
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

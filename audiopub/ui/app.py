@@ -1,0 +1,73 @@
+"""Start-up and shutdown of the web UI: services, routes, pages, `ui.run`.
+
+`main()` is what `audiopub` / `audiopub serve` call. It binds 127.0.0.1 unless told otherwise:
+the UI has no accounts, so anyone who can reach the port can use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Final
+
+from nicegui import app, background_tasks, run, ui
+
+from audiopub.ui import routes
+from audiopub.ui.pages import convert, library
+from audiopub.ui.services import Services, current, current_or_none, set_current
+
+log = logging.getLogger(__name__)
+
+# CSS and the icon ship inside the package, so a wheel install looks the same as a checkout;
+# NiceGUI serves its own JS and fonts, so nothing is fetched from the internet.
+STATIC_DIR: Final = Path(__file__).resolve().parent / "static"
+DRAIN_INTERVAL_S: Final = 0.5  # the job log is gathered even while no tab is open
+LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
+
+
+def setup(services: Services) -> None:
+    """Install the services and register routes, pages and lifecycle hooks (before ui.run)."""
+    set_current(services)
+    if STATIC_DIR.is_dir():
+        app.add_static_files("/static", STATIC_DIR)
+    else:
+        log.warning("static files not found at %s; the UI will look plain", STATIC_DIR)
+    routes.register()
+    ui.page("/")(convert.page)
+    ui.page("/library")(library.page)
+    app.on_startup(_startup)
+    app.on_shutdown(_shutdown)
+
+
+async def _startup() -> None:
+    services = current()
+    await run.io_bound(services.start)
+    background_tasks.create(_drain_events(services), name="audiopub-events")
+    # Load the engines now, so the first page shows them without waiting.
+    background_tasks.create(run.io_bound(services.engine_catalog), name="audiopub-engines")
+
+
+async def _shutdown() -> None:
+    services = current_or_none()
+    if services is not None:
+        services.stop()  # waits for the chunk in progress; the job resumes at the next start
+        set_current(None)
+
+
+async def _drain_events(services: Services) -> None:
+    while True:
+        services.activity.drain()
+        await asyncio.sleep(DRAIN_INTERVAL_S)
+
+
+def main(host: str = "127.0.0.1", port: int = 8080, show: bool = True) -> None:
+    """Run the web UI until interrupted. Uses the services a test installed, if any."""
+    if host not in LOOPBACK:
+        log.warning("Listening on %s: anyone who can reach port %d can use Audiopub "
+                    "(there are no accounts)", host, port)
+    setup(current_or_none() or Services.from_environment())
+    icon = STATIC_DIR / "icon.svg"
+    ui.run(host=host, port=port, show=show, title="Audiopub", reload=False, dark=None,
+           favicon=icon if icon.is_file() else None,
+           uvicorn_logging_level="warning")

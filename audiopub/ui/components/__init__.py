@@ -1,0 +1,1 @@
+"""Reusable parts of the pages."""

@@ -1,0 +1,197 @@
+"""Upload an EPUB and see what will be narrated: cover, title, author, language, chapters.
+
+The upload is saved under a random name (`uploads.save_upload`) and parsed off the event loop;
+a file that is not a readable EPUB gets its reason in the page, never a traceback.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from nicegui import events, run, ui
+
+from audiopub.book.epub_reader import read_epub
+from audiopub.book.models import Book
+from audiopub.errors import AudiopubError
+from audiopub.ui import format as fmt
+from audiopub.ui.services import Services
+from audiopub.ui.theme import section_title
+from audiopub.ui.uploads import display_name, save_upload
+
+log = logging.getLogger(__name__)
+
+
+class BookPanel:
+    """The book to convert, and which of its chapters to narrate."""
+
+    def __init__(self, services: Services, on_change: Callable[[], None]) -> None:
+        self.services = services
+        self.on_change = on_change
+        self.book: Book | None = None
+        self.path: Path | None = None
+        self.file_name = ""
+        self.speed = 1.0
+        self.checkboxes: list[ui.checkbox] = []
+        self.durations: list[ui.label] = []
+        limit = services.upload_limit_bytes
+
+        with ui.card().classes("ap-card w-full gap-3").mark("book-panel"):
+            section_title("Book", "menu_book")
+            self.error = ui.label().classes("ap-banner ap-error").mark("upload-error")
+            self.error.set_visibility(False)
+            self.upload = ui.upload(
+                label=f"Drop an .epub here or click to choose one (up to {fmt.size(limit)})",
+                auto_upload=True, max_file_size=limit, max_files=1,
+                on_upload=self._handle_upload, on_rejected=self._handle_rejected,
+            ).props('accept=".epub,application/epub+zip" flat').classes("ap-upload").mark("upload")
+            with ui.row().classes("items-center gap-3") as self.busy:
+                ui.spinner(size="1.5em")
+                ui.label("Reading the book…").classes("ap-muted")
+            self.busy.set_visibility(False)
+            self.details = ui.column().classes("w-full gap-4").mark("book-card")
+            self.details.set_visibility(False)
+
+        ui.context.client.on_delete(self._discard_upload)
+
+    # --- what the rest of the page asks --------------------------------------------------
+
+    def selected(self) -> list[int]:
+        """1-based numbers of the ticked chapters, in book order."""
+        return [n for n, box in enumerate(self.checkboxes, start=1) if box.value]
+
+    def set_speed(self, speed: float) -> None:
+        """Estimated durations follow the speed slider."""
+        self.speed = speed
+        if self.book is not None:
+            for label, chapter in zip(self.durations, self.book.chapters):
+                seconds = fmt.estimate_speech_s(chapter.char_count, speed)
+                label.set_text(fmt.approx_duration(seconds))
+            self._update_summary()
+
+    # --- upload ----------------------------------------------------------------------------
+
+    async def _handle_upload(self, event: events.UploadEventArguments) -> None:
+        self.upload.reset()
+        name = display_name(event.file.name)
+        self._show_error(None)
+        self.busy.set_visibility(True)
+        try:
+            path = await save_upload(event.file, self.services.uploads_dir,
+                                     self.services.upload_limit_bytes)
+        except AudiopubError as exc:
+            self.busy.set_visibility(False)
+            self._show_error(str(exc))
+            return
+        try:
+            book = await run.io_bound(read_epub, path)
+        except AudiopubError as exc:
+            # The reader names the file it opened (a random name); show the user's name instead.
+            self._fail(path, str(exc).replace(path.name, name))
+            return
+        except Exception as exc:  # a reader bug must still end in a message, not a dead page
+            log.exception("reading upload %s (%s) failed", path.name, name)
+            self._fail(path, f"{name} could not be read as an EPUB ({type(exc).__name__}: {exc})")
+            return
+        self.busy.set_visibility(False)
+        self._discard_upload()
+        self.book, self.path, self.file_name = book, path, name
+        self._show_book(book)
+        self.on_change()
+
+    def _handle_rejected(self) -> None:
+        self._show_error("That file was refused: only .epub files up to "
+                         f"{fmt.size(self.services.upload_limit_bytes)} are accepted.")
+
+    def _fail(self, path: Path, message: str) -> None:
+        path.unlink(missing_ok=True)
+        self.busy.set_visibility(False)
+        self._show_error(message)
+
+    def _show_error(self, message: str | None) -> None:
+        self.error.set_text(message or "")
+        self.error.set_visibility(bool(message))
+
+    def _discard_upload(self) -> None:
+        """The upload is only needed until a job copies it; drop it when replaced or closed."""
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+            self.path = None
+
+    def clear(self) -> None:
+        self._discard_upload()
+        self.book = None
+        self.checkboxes, self.durations = [], []
+        self.details.clear()
+        self.details.set_visibility(False)
+        self.upload.set_visibility(True)
+        self.on_change()
+
+    # --- the card --------------------------------------------------------------------------
+
+    def _show_book(self, book: Book) -> None:
+        self.upload.set_visibility(False)
+        self.details.clear()
+        self.checkboxes, self.durations = [], []
+        with self.details:
+            with ui.row().classes("w-full gap-5 no-wrap items-start"):
+                with ui.element("div").classes("ap-cover").mark("book-cover"):
+                    if book.cover is not None:
+                        data = base64.b64encode(book.cover.data).decode("ascii")
+                        ui.image(f"data:{book.cover.media_type};base64,{data}") \
+                            .classes("w-full h-full").props("fit=cover no-spinner")
+                    else:
+                        ui.icon("menu_book").classes("text-5xl ap-muted")
+                with ui.column().classes("gap-1 min-w-0 flex-1"):
+                    ui.label(book.title).classes("text-xl font-semibold").mark("book-title")
+                    ui.label(book.author or "Unknown author").classes("ap-muted") \
+                        .mark("book-author")
+                    with ui.row().classes("items-center gap-2 mt-1"):
+                        ui.label(book.language or "language not stated").classes("ap-chip") \
+                            .mark("book-language")
+                        ui.label(self.file_name).classes("ap-muted text-xs truncate")
+                    self.summary = ui.label().classes("ap-muted text-sm mt-2").mark("book-summary")
+                    with ui.row().classes("gap-2 mt-2"):
+                        ui.button("All", on_click=lambda: self._tick_all(True)) \
+                            .props("flat dense no-caps").mark("select-all")
+                        ui.button("None", on_click=lambda: self._tick_all(False)) \
+                            .props("flat dense no-caps").mark("select-none")
+                        ui.button("Another book", icon="swap_horiz", on_click=self.clear) \
+                            .props("flat dense no-caps").mark("another-book")
+            with ui.column().classes("ap-chapters gap-0").mark("chapter-list"):
+                for number, chapter in enumerate(book.chapters, start=1):
+                    with ui.row().classes("ap-chapter-row items-center no-wrap gap-2"):
+                        box = ui.checkbox(chapter.title, value=True,
+                                          on_change=self._chapters_changed)
+                        box.classes("flex-1 min-w-0").mark(f"chapter-{number}")
+                        ui.label(f"{fmt.count(chapter.char_count)} chars") \
+                            .classes("ap-muted text-sm ap-figure").mark(f"chapter-chars-{number}")
+                        duration = ui.label(fmt.approx_duration(
+                            fmt.estimate_speech_s(chapter.char_count, self.speed)))
+                        duration.classes("ap-muted text-sm ap-figure w-24 text-right")
+                        duration.mark(f"chapter-duration-{number}")
+                    self.checkboxes.append(box)
+                    self.durations.append(duration)
+        self.details.set_visibility(True)
+        self._update_summary()
+
+    def _tick_all(self, value: bool) -> None:
+        for box in self.checkboxes:
+            box.value = value  # each box's on_change updates the summary
+
+    def _chapters_changed(self) -> None:
+        self._update_summary()
+        self.on_change()
+
+    def _update_summary(self) -> None:
+        if self.book is None:
+            return
+        chosen = [self.book.chapters[n - 1] for n in self.selected()]
+        chars = sum(c.char_count for c in chosen)
+        total = len(self.book.chapters)
+        self.summary.set_text(
+            f"{len(chosen)} of {total} chapters · {fmt.count(chars)} characters · "
+            f"{fmt.approx_duration(fmt.estimate_speech_s(chars, self.speed))} of audio"
+            if chosen else f"No chapters selected (of {total})")

@@ -1,0 +1,204 @@
+"""One job: state, where it really runs, overall and per-chapter progress, figures, log, controls.
+
+The card is built once and then updated in place from `JobView`s, so an open log or chapter
+list does not collapse at every refresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from nicegui import run, ui
+
+from audiopub.errors import AudiopubError
+from audiopub.jobs.models import ChapterState, Job, JobState
+from audiopub.ui import format as fmt
+from audiopub.ui.jobview import JobView
+from audiopub.ui.services import ENGINE_LABELS, Services
+
+STATE_TEXT = {
+    JobState.QUEUED: "Queued", JobState.RUNNING: "Running", JobState.PAUSED: "Paused",
+    JobState.DONE: "Done", JobState.FAILED: "Failed", JobState.CANCELLED: "Cancelled",
+}
+
+
+# While the worker finishes the chunk in hand after a pause or cancel.
+STOPPING_TEXT = {JobState.PAUSED: "Pausing…", JobState.CANCELLED: "Cancelling…"}
+
+
+def settings_summary(job: Job) -> str:
+    s = job.settings
+    parts = [ENGINE_LABELS.get(s.engine, s.engine), s.voice or "default voice", f"{s.speed:.2f}×"]
+    if s.engine != "piper":  # Piper ignores steps; showing them would suggest otherwise
+        parts.append(f"{s.steps} steps")
+    parts.append("GPU requested" if s.use_gpu else "CPU")
+    if s.chapters:
+        parts.append(f"{len(s.chapters)} chapters chosen")
+    return " · ".join(parts)
+
+
+def device_text(view: JobView) -> str:
+    job = view.job
+    where = (view.live_provider if job.state is JobState.RUNNING else None) or job.device
+    if where is None:
+        return "Device: chosen when the job starts"
+    return f"{'Runs' if job.state is JobState.RUNNING else 'Ran'} on: {where}"
+
+
+class JobCard:
+    def __init__(self, services: Services, view: JobView,
+                 refresh: Callable[[], Awaitable[None]]) -> None:
+        self.services = services
+        self.job_id = view.job.id
+        self._refresh = refresh
+        self._log_seen = 0
+        self._chapter_rows: list[tuple[ui.linear_progress, ui.label]] = []
+        self._chapter_titles: tuple[str, ...] = ()
+        job = view.job
+
+        with ui.card().classes("ap-card w-full gap-3").mark("job", f"job-{job.id}") as self.card:
+            with ui.row().classes("w-full items-start no-wrap gap-3"):
+                with ui.column().classes("gap-0 flex-1 min-w-0"):
+                    ui.label(job.title or "Untitled").classes("text-base font-semibold truncate") \
+                        .mark("job-title")
+                    ui.label(job.author or "Unknown author").classes("ap-muted text-sm")
+                self.state = ui.label().classes("ap-chip").mark("job-state")
+            ui.label(settings_summary(job)).classes("ap-muted text-sm").mark("job-settings")
+            self.device = ui.label().classes("text-sm").mark("job-device")
+            with ui.row().classes("w-full items-center no-wrap gap-3"):
+                self.bar = ui.linear_progress(value=0, show_value=False) \
+                    .props("rounded size=8px").classes("flex-1").mark("job-progress")
+                self.percent = ui.label().classes("ap-figure w-12 text-right").mark("job-percent")
+            self.chars = ui.label().classes("ap-muted text-sm ap-figure").mark("job-chars")
+            with ui.row().classes("w-full gap-x-10 gap-y-2"):
+                self.rate = _stat("Speed", "job-rate")
+                self.rtf = _stat("Real-time factor", "job-rtf")
+                self.elapsed = _stat("Elapsed", "job-elapsed")
+                self.eta = _stat("Remaining", "job-eta")
+            self.error = ui.label().classes("ap-banner ap-error text-sm").mark("job-error")
+            with ui.expansion("Chapters").classes("w-full ap-expansion").mark("job-chapters"):
+                self.chapter_box = ui.column().classes("w-full gap-1")
+            with ui.expansion("Log").classes("w-full ap-expansion"):
+                self.log = ui.log(max_lines=200).classes("ap-log w-full").mark("job-log")
+            with ui.row().classes("gap-2 items-center"):
+                self.pause = _button("Pause", "pause", "job-pause",
+                                     lambda: self._control(services.pause))
+                self.resume = _button("Resume", "play_arrow", "job-resume",
+                                      lambda: self._control(services.resume))
+                self.cancel = _button("Cancel", "stop", "job-cancel",
+                                      lambda: self._control(services.cancel))
+                self.download = ui.button(
+                    "Download .m4b", icon="download",
+                    on_click=lambda: ui.download.from_url(f"/library/{self.job_id}/download"),
+                ).props("unelevated no-caps").mark("job-download")
+                self.library = ui.link("Listen in the library", "/library") \
+                    .classes("text-sm ap-link").mark("job-library")
+                self.delete_button = _button("Delete", "delete_outline", "job-delete",
+                                             self._confirm_delete)
+                self.delete_button.props("flat")
+        self.update(view)
+
+    def update(self, view: JobView) -> None:
+        job, progress, m = view.job, view.progress, view.metrics
+        state = job.state
+        # Once every chunk is spoken only stitching and encoding remain, which can't stop half-way.
+        encoding = state is JobState.RUNNING and 0 < progress.chunks_total == progress.chunks_done
+        stopping = view.held and state in (JobState.PAUSED, JobState.CANCELLED)
+        self.state.set_text(STOPPING_TEXT[state] if stopping else STATE_TEXT[state])
+        self.state.classes(replace=f"ap-chip ap-chip-{state.value}")
+        self.device.set_text(device_text(view))
+        self.bar.set_value(round(progress.fraction, 4))
+        self.percent.set_text(f"{100 * progress.fraction:.0f}%")
+        self.chars.set_text(
+            f"{fmt.count(progress.chars_done)} of {fmt.count(progress.chars_total)} characters · "
+            f"{progress.chunks_done} of {progress.chunks_total} chunks"
+            + (" · encoding the audiobook" if encoding else "")
+            if progress.chunks_total else "Planned when the job starts")
+        self.rate.set_text(fmt.rate(m.chars_per_s))
+        self.rtf.set_text(fmt.factor(m.rtf))
+        self.elapsed.set_text(fmt.clock(m.elapsed_s))
+        self.eta.set_text(fmt.clock(m.eta_s) if state is JobState.RUNNING else "—")
+        self.error.set_text(job.error or "")
+        self.error.set_visibility(bool(job.error) and state is not JobState.DONE)
+        self._update_chapters(view)
+        self._update_log(view)
+        self.pause.set_visibility(state is JobState.QUEUED
+                                  or (state is JobState.RUNNING and not encoding))
+        self.cancel.set_visibility(state in (JobState.QUEUED, JobState.PAUSED)
+                                   or (state is JobState.RUNNING and not encoding))
+        self.resume.set_visibility(state.is_resumable)
+        self.resume.set_enabled(not stopping)
+        self.delete_button.set_enabled(not stopping)
+        self.download.set_visibility(state is JobState.DONE)
+        self.library.set_visibility(state is JobState.DONE)
+        self.delete_button.set_visibility(state in (JobState.FAILED, JobState.CANCELLED))
+
+    def _update_chapters(self, view: JobView) -> None:
+        chapters = view.progress.chapters
+        titles = tuple(c.title for c in chapters)
+        if titles != self._chapter_titles:
+            self._chapter_titles = titles
+            self.chapter_box.clear()
+            self._chapter_rows = []
+            with self.chapter_box:
+                if not chapters:
+                    ui.label("The chapters are planned when the job starts.").classes("ap-muted")
+                for chapter in chapters:
+                    with ui.row().classes("w-full items-center no-wrap gap-3"):
+                        ui.label(chapter.title).classes("flex-1 min-w-0 truncate text-sm")
+                        bar = ui.linear_progress(value=0, show_value=False) \
+                            .props("rounded size=6px").classes("w-32")
+                        label = ui.label().classes("ap-muted text-xs ap-figure w-28 text-right")
+                    self._chapter_rows.append((bar, label))
+        for chapter, (bar, label) in zip(chapters, self._chapter_rows):
+            fraction = chapter.chars_done / chapter.chars_total if chapter.chars_total else 0.0
+            if chapter.state is ChapterState.DONE:
+                fraction = 1.0
+            bar.set_value(round(fraction, 4))
+            label.set_text(f"{fmt.count(chapter.chars_done)} / {fmt.count(chapter.chars_total)}")
+
+    def _update_log(self, view: JobView) -> None:
+        new = view.log_total - self._log_seen
+        if new <= 0:
+            return
+        for line in view.log[-min(new, len(view.log)):]:
+            self.log.push(line)
+        self._log_seen = view.log_total
+
+    async def _control(self, action: Callable[[str], Job]) -> None:
+        try:
+            await run.io_bound(action, self.job_id)
+        except AudiopubError as exc:
+            ui.notify(str(exc), type="warning")
+        await self._refresh()
+
+    async def _confirm_delete(self) -> None:
+        with ui.dialog() as dialog, ui.card().classes("ap-card"):
+            ui.label("Delete this job and its files?")
+            with ui.row().classes("w-full justify-end gap-2"):
+                ui.button("Keep", on_click=lambda: dialog.submit(False)).props("flat no-caps")
+                ui.button("Delete", on_click=lambda: dialog.submit(True)) \
+                    .props("unelevated no-caps color=negative").mark("confirm-delete")
+        confirmed = await dialog
+        dialog.delete()
+        if not confirmed:
+            return
+        try:
+            message = await run.io_bound(self.services.delete, self.job_id)
+        except AudiopubError as exc:
+            message = str(exc)
+        ui.notify(message)
+        await self._refresh()
+
+    def delete(self) -> None:
+        self.card.delete()
+
+
+def _stat(name: str, marker: str) -> ui.label:
+    with ui.column().classes("gap-0"):
+        ui.label(name).classes("ap-stat-label")
+        return ui.label("—").classes("ap-stat-value").mark(marker)
+
+
+def _button(text: str, icon: str, marker: str, handler: Callable[[], Awaitable[None]]) -> ui.button:
+    return ui.button(text, icon=icon, on_click=handler).props("outline no-caps").mark(marker)

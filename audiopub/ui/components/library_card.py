@@ -1,0 +1,110 @@
+"""A finished audiobook: what it is, how it was made, play it (with chapters), download, delete."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from nicegui import run, ui
+
+from audiopub.errors import AudiopubError
+from audiopub.ui import format as fmt
+from audiopub.ui.components.job_card import settings_summary
+from audiopub.ui.jobview import JobView, chapter_starts
+from audiopub.ui.services import Services
+
+
+class LibraryCard:
+    def __init__(self, services: Services, view: JobView,
+                 refresh: Callable[[], Awaitable[None]]) -> None:
+        self.services = services
+        self.view = view
+        self.job_id = view.job.id
+        self._refresh = refresh
+        self.player: ui.audio | None = None
+        job, m = view.job, view.metrics
+        with ui.card().classes("ap-card w-full gap-3").mark("book", f"book-{job.id}") as self.card:
+            with ui.row().classes("w-full no-wrap gap-4 items-start"):
+                with ui.element("div").classes("ap-cover").style("width:5rem;min-width:5rem"):
+                    if view.cover is not None:
+                        ui.image(f"/library/{job.id}/cover").classes("w-full h-full") \
+                            .props("fit=cover no-spinner")
+                    else:
+                        ui.icon("headphones").classes("text-4xl ap-muted")
+                with ui.column().classes("gap-1 flex-1 min-w-0"):
+                    ui.label(job.title or "Untitled").classes("text-base font-semibold truncate") \
+                        .mark("book-title")
+                    ui.label(job.author or "Unknown author").classes("ap-muted text-sm")
+                    size = fmt.size(view.output_bytes) if view.output_bytes else "file missing"
+                    ui.label(f"{fmt.clock(view.audio_s)} · {len(view.chapters)} chapters · {size}"
+                             f" · finished {fmt.when(job.finished_at)}") \
+                        .classes("text-sm ap-figure").mark("book-facts")
+                    ui.label(settings_summary(job)).classes("ap-muted text-sm")
+                    ui.label(f"{fmt.rate(m.chars_per_s)} · real-time factor {fmt.factor(m.rtf)}"
+                             f" · ran on {job.device or 'unknown'}") \
+                        .classes("ap-muted text-sm ap-figure").mark("book-speed")
+            with ui.row().classes("gap-2"):
+                self.play_button = ui.button("Play", icon="play_arrow", on_click=self._toggle) \
+                    .props("outline no-caps").mark("book-play")
+                self.play_button.set_enabled(bool(view.output_bytes))
+                ui.button("Download .m4b", icon="download",
+                          on_click=lambda: ui.download.from_url(f"/library/{job.id}/download")) \
+                    .props("unelevated no-caps").mark("book-download")
+                ui.button("Delete", icon="delete_outline", on_click=self._confirm_delete) \
+                    .props("flat no-caps").mark("book-delete")
+            self.player_box = ui.column().classes("w-full gap-2").mark("book-player")
+            self.player_box.set_visibility(False)
+
+    def _toggle(self) -> None:
+        if self.player is None:
+            self._build_player()
+        showing = not self.player_box.visible
+        self.player_box.set_visibility(showing)
+        if showing and self.player is not None:
+            self.player.play()
+        elif self.player is not None:
+            self.player.pause()
+
+    def _build_player(self) -> None:
+        with self.player_box:
+            self.player = ui.audio(f"/library/{self.job_id}/audio").classes("w-full") \
+                .mark("book-audio")
+            with ui.column().classes("w-full gap-0"):
+                for number, (title, start) in enumerate(chapter_starts(self.view.chapters), 1):
+                    button = ui.button(on_click=lambda s=start: self._seek(s), color=None) \
+                        .props("flat no-caps align=left").classes("w-full") \
+                        .mark(f"book-chapter-{number}")
+                    with button, ui.row().classes("w-full no-wrap items-center gap-3"):
+                        ui.label(f"{number}.").classes("ap-muted w-8 text-left ap-figure")
+                        ui.label(title).classes("flex-1 text-left truncate")
+                        ui.label(fmt.clock(start)).classes("ap-muted ap-figure")
+
+    def _seek(self, seconds: float) -> None:
+        if self.player is not None:
+            self.player.seek(seconds)
+            self.player.play()
+
+    async def _confirm_delete(self) -> None:
+        with ui.dialog() as dialog, ui.card().classes("ap-card"):
+            ui.label(f"Delete “{self.view.job.title}”? The audiobook file is deleted too.")
+            with ui.row().classes("w-full justify-end gap-2"):
+                ui.button("Keep", on_click=lambda: dialog.submit(False)).props("flat no-caps")
+                ui.button("Delete", on_click=lambda: dialog.submit(True)) \
+                    .props("unelevated no-caps color=negative").mark("confirm-delete")
+        confirmed = await dialog
+        dialog.delete()
+        if not confirmed:
+            return
+        try:
+            message = await run.io_bound(self.services.delete, self.job_id)
+        except AudiopubError as exc:
+            message = str(exc)
+        ui.notify(message)
+        await self._refresh()
+
+    def update(self, view: JobView) -> None:
+        """A finished book does not change; only its file can go missing."""
+        self.view = view
+        self.play_button.set_enabled(bool(view.output_bytes))
+
+    def delete(self) -> None:
+        self.card.delete()

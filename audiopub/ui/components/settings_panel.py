@@ -1,0 +1,206 @@
+"""Engine, voice (with a spoken preview), speed, inference steps and the GPU switch.
+
+Only engines that load here are offered; the others are listed with the reason. The GPU switch
+is enabled only when a CUDA provider can run; otherwise it stays off and says why. Every
+change is remembered (`Preferences`) for the next visit.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Callable
+
+from nicegui import run, ui
+
+from audiopub import settings as defaults
+from audiopub.errors import AudiopubError
+from audiopub.jobs.models import JobSettings
+from audiopub.ui.services import EngineChoice, GpuSupport, Services
+from audiopub.ui.theme import section_title
+
+log = logging.getLogger(__name__)
+
+
+class SettingsPanel:
+    def __init__(self, services: Services, on_change: Callable[[], None]) -> None:
+        self.services = services
+        self.on_change = on_change
+        self.engines: dict[str, EngineChoice] = {}
+        self.gpu: GpuSupport | None = None
+        saved = services.preferences.get()
+
+        with ui.card().classes("ap-card w-full gap-4").mark("settings-panel"):
+            section_title("Voice and settings", "record_voice_over")
+            with ui.row().classes("items-center gap-3") as self.loading:
+                ui.spinner(size="1.5em")
+                ui.label("Loading the speech engines…").classes("ap-muted")
+            with ui.row().classes("w-full items-center gap-4"):
+                self.engine = ui.select({}, label="Engine", on_change=self._engine_changed) \
+                    .classes("w-40").props("outlined dense").mark("engine")
+                self.voice = ui.select({}, label="Voice", on_change=self._voice_changed) \
+                    .classes("flex-1 min-w-[12rem]").props("outlined dense").mark("voice")
+                self.preview_button = ui.button("Preview", icon="play_circle",
+                                                on_click=self._preview)
+                self.preview_button.props("outline no-caps").mark("preview")
+            self.preview_audio = ui.audio("").classes("w-full").mark("preview-audio")
+            self.preview_audio.set_visibility(False)
+            self.preview_error = ui.label().classes("ap-banner ap-error").mark("preview-error")
+            self.preview_error.set_visibility(False)
+            self.unavailable = ui.column().classes("w-full gap-2").mark("engines-unavailable")
+
+            with ui.grid(columns="auto 1fr auto").classes("w-full items-center gap-x-4 gap-y-1"):
+                ui.label("Speed").classes("ap-muted")
+                self.speed = ui.slider(min=defaults.MIN_SPEED, max=defaults.MAX_SPEED, step=0.05,
+                                       value=saved.speed, on_change=self._speed_changed)
+                self.speed.mark("speed")
+                ui.label().bind_text_from(self.speed, "value", backward=lambda v: f"{v:.2f}×") \
+                    .classes("ap-figure w-14 text-right").mark("speed-value")
+                self.steps_label = ui.label("Inference steps").classes("ap-muted")
+                self.steps = ui.slider(min=defaults.MIN_STEPS, max=defaults.MAX_STEPS, step=1,
+                                       value=saved.steps, on_change=self._steps_changed)
+                self.steps.mark("steps")
+                self.steps_value = ui.label().bind_text_from(self.steps, "value",
+                                                             backward=lambda v: f"{int(v)}")
+                self.steps_value.classes("ap-figure w-14 text-right").mark("steps-value")
+            self._show_steps(False)
+
+            with ui.column().classes("gap-0"):
+                self.gpu_switch = ui.switch("GPU acceleration", value=False,
+                                            on_change=self._gpu_changed).mark("gpu")
+                self.gpu_switch.disable()
+                self.gpu_reason = ui.label().classes("ap-muted text-sm pl-2").mark("gpu-reason")
+
+        ui.timer(0.01, self._load, once=True)
+
+    # --- what the page asks ------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        return self.engine.value in self.engines and bool(self.voice.value)
+
+    @property
+    def uses_steps(self) -> bool:
+        choice = self.engines.get(self.engine.value)
+        return bool(choice and choice.uses_steps)
+
+    def job_settings(self, chapters: tuple[int, ...] | None) -> JobSettings:
+        return JobSettings(
+            engine=self.engine.value, voice=self.voice.value, speed=round(self.speed.value, 2),
+            steps=int(self.steps.value) if self.uses_steps else defaults.DEFAULT_STEPS,
+            use_gpu=bool(self.gpu_switch.value), chapters=chapters,
+        )
+
+    # --- loading -------------------------------------------------------------------------------
+
+    async def _load(self) -> None:
+        catalog = await run.io_bound(self.services.engine_catalog)
+        gpu = await run.io_bound(self.services.gpu_support)
+        if catalog is None or gpu is None:  # io_bound gives None once the app is shutting down
+            return
+        self._apply(catalog, gpu)
+
+    def _apply(self, catalog: tuple[EngineChoice, ...], gpu: GpuSupport) -> None:
+        saved = self.services.preferences.get()
+        self.engines = {c.name: c for c in catalog if c.available}
+        self.engine.set_options({name: c.label for name, c in self.engines.items()})
+        self.unavailable.clear()
+        with self.unavailable:
+            if not self.engines:
+                ui.label("No speech engine can run on this machine.") \
+                    .classes("ap-banner ap-error")
+            for choice in catalog:
+                if not choice.available:
+                    _unavailable(choice)
+        self.gpu = gpu
+        if gpu.usable:
+            self.gpu_switch.enable()
+            self.gpu_switch.value = saved.use_gpu
+            self.gpu_reason.set_text("Uses CUDA when a job starts; the job shows what really ran.")
+        else:
+            self.gpu_switch.value = False
+            self.gpu_reason.set_text(f"Unavailable: {gpu.reason}")
+        engine = saved.engine if saved.engine in self.engines else next(iter(self.engines), None)
+        if self.engine.value != engine:
+            self.engine.value = engine  # its change event fills the voices
+        else:
+            self._engine_changed()
+        self.loading.set_visibility(False)
+
+    # --- changes -------------------------------------------------------------------------------
+
+    def _engine_changed(self) -> None:
+        choice = self.engines.get(self.engine.value)
+        if choice is None:
+            self.voice.set_options({})
+            self.voice.value = None
+            self._show_steps(False)
+            self.on_change()
+            return
+        self.voice.set_options({v.id: f"{v.name} · {v.language}" for v in choice.voices})
+        saved = self.services.preferences.get()
+        voices = [v.id for v in choice.voices]
+        wanted = saved.voice if saved.voice in voices else voices[0]
+        if self.voice.value != wanted:
+            self.voice.value = wanted
+        self._show_steps(choice.uses_steps)
+        self.services.preferences.update(engine=choice.name, voice=wanted)
+        self.on_change()
+
+    def _voice_changed(self) -> None:
+        if self.voice.value:
+            self.services.preferences.update(voice=self.voice.value)
+        self.on_change()
+
+    def _speed_changed(self) -> None:
+        self.services.preferences.update(speed=round(self.speed.value, 2))
+        self.on_change()
+
+    def _steps_changed(self) -> None:
+        self.services.preferences.update(steps=int(self.steps.value))
+
+    def _gpu_changed(self) -> None:
+        if self.gpu is not None and self.gpu.usable:
+            self.services.preferences.update(use_gpu=bool(self.gpu_switch.value))
+
+    def _show_steps(self, visible: bool) -> None:
+        for element in (self.steps_label, self.steps, self.steps_value):
+            element.set_visibility(visible)
+
+    # --- preview -------------------------------------------------------------------------------
+
+    async def _preview(self) -> None:
+        if not self.ready:
+            return
+        self.preview_button.props("loading")
+        self.preview_error.set_visibility(False)
+        try:
+            settings = self.job_settings(None)
+            wav = await run.io_bound(self.services.preview, settings.engine, settings.voice,
+                                     settings.speed, settings.steps, settings.use_gpu)
+        except AudiopubError as exc:
+            self._preview_failed(str(exc))
+            return
+        except Exception as exc:  # an engine bug: say so in the page, keep the details in the log
+            log.exception("voice preview failed")
+            self._preview_failed(f"The preview failed ({type(exc).__name__}: {exc})")
+            return
+        finally:
+            self.preview_button.props(remove="loading")
+        self.preview_audio.set_source("data:audio/wav;base64," + base64.b64encode(wav).decode())
+        self.preview_audio.set_visibility(True)
+        self.preview_audio.play()
+
+    def _preview_failed(self, message: str) -> None:
+        self.preview_error.set_text(message)
+        self.preview_error.set_visibility(True)
+
+
+def _unavailable(choice: EngineChoice) -> None:
+    """One line saying which engine can't run; the full reason (often how to fix it) inside."""
+    reason = choice.reason or ""
+    with ui.expansion(f"{choice.label} is not available", icon="info_outline",
+                      caption=reason.splitlines()[0] if reason else None) \
+            .classes("w-full ap-banner ap-warn ap-expansion text-sm") \
+            .mark(f"engine-unavailable-{choice.name}"):
+        ui.label(reason).classes("text-sm").style("white-space: pre-line")

@@ -1,0 +1,74 @@
+"""Numbers for people: durations, sizes, rates. Pure functions, no UI imports."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from typing import Final
+
+# Narrated English runs at about 150 words a minute, i.e. ~15 characters a second at speed 1.0;
+# good enough for "how long will this chapter be" before anything is synthesised.
+CHARS_PER_SECOND_OF_SPEECH: Final = 15.0
+
+
+def estimate_speech_s(chars: int, speed: float = 1.0) -> float:
+    """Rough length of the narration of `chars` characters at `speed`."""
+    return chars / (CHARS_PER_SECOND_OF_SPEECH * max(speed, 0.1))
+
+
+def clock(seconds: float | None) -> str:
+    """1:02:03, 2:03 or 0:05; an em dash when unknown."""
+    if seconds is None or not math.isfinite(seconds):
+        return "—"
+    total = max(0, round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def approx_duration(seconds: float) -> str:
+    """≈ 2 h 17 min, ≈ 4 min, ≈ 30 s: for estimates, where a clock would look too exact."""
+    if seconds < 60:
+        return f"≈ {max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"≈ {minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"≈ {hours} h {minutes} min" if minutes else f"≈ {hours} h"
+
+
+def count(value: int) -> str:
+    """12,345"""
+    return f"{value:,}"
+
+
+def size(num_bytes: float) -> str:
+    """1.4 MB, 820 kB, 12 B (decimal units, as file managers show them)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if num_bytes >= scale:
+            value = num_bytes / scale
+            return f"{value:.0f} {unit}" if value >= 100 else f"{value:.1f} {unit}"
+    return f"{int(num_bytes)} B"
+
+
+def rate(chars_per_s: float | None) -> str:
+    return "—" if not chars_per_s else f"{chars_per_s:,.0f} chars/s"
+
+
+def factor(rtf: float | None) -> str:
+    return "—" if not rtf else f"{rtf:.3f}"
+
+
+def when(timestamp: float | None) -> str:
+    """Local date and time of a Unix timestamp, to the minute."""
+    if timestamp is None:
+        return "—"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
+
+
+def download_name(title: str, suffix: str = ".m4b") -> str:
+    """A file name for the browser's save dialog, made from the book title (never a path)."""
+    name = re.sub(r"[^\w\s.,'()-]+", " ", title, flags=re.UNICODE)
+    name = re.sub(r"\s+", " ", name).strip(" .")[:80].strip()
+    return f"{name or 'audiobook'}{suffix}"

@@ -1,0 +1,68 @@
+"""The start page: upload a book, choose chapters and a voice, generate; follow the jobs."""
+
+from __future__ import annotations
+
+from nicegui import run, ui
+
+from audiopub.errors import AudiopubError
+from audiopub.ui.components.book_card import BookPanel
+from audiopub.ui.components.gpu_panel import GpuPanel
+from audiopub.ui.components.job_list import job_list
+from audiopub.ui.components.settings_panel import SettingsPanel
+from audiopub.ui.jobview import is_listed_as_active
+from audiopub.ui.services import current
+from audiopub.ui.theme import frame, section_title
+
+
+def page() -> None:
+    services = current()
+    with frame("Convert", "/"), ui.element("div").classes("ap-layout"):
+        with ui.column().classes("w-full gap-5 min-w-0"):
+            book = BookPanel(services, on_change=lambda: update())
+            voice = SettingsPanel(services, on_change=lambda: update())
+            with ui.row().classes("w-full items-center gap-4"):
+                generate = ui.button("Generate audiobook", icon="graphic_eq") \
+                    .props("unelevated no-caps size=md").mark("generate")
+                hint = ui.label().classes("ap-muted text-sm").mark("generate-hint")
+            submit_error = ui.label().classes("ap-banner ap-error").mark("generate-error")
+            submit_error.set_visibility(False)
+            section_title("Jobs", "queue_music")
+            jobs = job_list(services, is_listed_as_active,
+                            "No jobs yet. Upload a book and press Generate.")
+        with ui.column().classes("w-full gap-5"):
+            GpuPanel(services.gpu, lambda: services.gpu_started)
+
+    def update() -> None:
+        book.set_speed(voice.speed.value)
+        if book.book is None:
+            reason = "Upload an EPUB to begin."
+        elif not book.selected():
+            reason = "Tick at least one chapter."
+        elif not voice.ready:
+            reason = "Choose an engine and a voice."
+        else:
+            reason = ""
+        generate.set_enabled(not reason)
+        hint.set_text(reason)
+
+    async def start() -> None:
+        if book.book is None or book.path is None or not voice.ready:
+            return
+        chosen = book.selected()
+        every = len(chosen) == len(book.book.chapters)
+        settings = voice.job_settings(None if every else tuple(chosen))
+        generate.props("loading")
+        submit_error.set_visibility(False)
+        try:
+            job = await run.io_bound(services.submit, book.path, book.book, settings)
+        except (AudiopubError, ValueError) as exc:
+            submit_error.set_text(str(exc))
+            submit_error.set_visibility(True)
+            return
+        finally:
+            generate.props(remove="loading")
+        ui.notify(f"“{job.title}” is in the queue", type="positive")
+        await jobs.refresh_now()
+
+    generate.on_click(start)
+    update()

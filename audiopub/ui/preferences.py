@@ -1,0 +1,96 @@
+"""The UI's remembered choices (engine, voice, speed, steps, GPU, dark mode), kept in the data dir.
+
+Why a small JSON file and not `app.storage.user` / `app.storage.general`: `user` storage is per
+browser cookie (and needs a secret), while jobs are shared by every tab and browser, so the
+settings that made them should be too; `general` storage would do, but NiceGUI keeps it in
+`.nicegui/` under whatever directory `audiopub` was started from. A file next to the job store
+follows AUDIOPUB_DATA_DIR like everything else Audiopub keeps.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from audiopub import settings as defaults
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class UiSettings:
+    engine: str = defaults.DEFAULT_ENGINE
+    voice: str | None = None  # None: the engine's first voice
+    speed: float = defaults.DEFAULT_SPEED
+    steps: int = defaults.DEFAULT_STEPS
+    use_gpu: bool = False
+    dark: bool | None = None  # None follows the system
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> UiSettings:
+        """Unknown keys are dropped and bad values fall back to defaults, so a hand-edited or
+        old file never stops the page from opening."""
+        known = {f.name for f in fields(cls)}
+        base = cls()
+        clean: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in known:
+                continue
+            default = getattr(base, key)
+            if key in ("voice", "dark"):
+                if value is None or isinstance(value, str if key == "voice" else bool):
+                    clean[key] = value
+            elif isinstance(default, bool):
+                if isinstance(value, bool):
+                    clean[key] = value
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                try:
+                    clean[key] = type(default)(value)
+                except (ValueError, OverflowError):  # NaN or infinity in a hand-edited file
+                    continue
+            elif isinstance(value, type(default)):
+                clean[key] = value
+        result = replace(base, **clean)
+        speed = min(max(result.speed, defaults.MIN_SPEED), defaults.MAX_SPEED)
+        steps = min(max(result.steps, defaults.MIN_STEPS), defaults.MAX_STEPS)
+        return replace(result, speed=speed, steps=steps)
+
+
+class Preferences:
+    """Read once, written on every change (atomically: temp file + rename)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._current = self._read()
+
+    def get(self) -> UiSettings:
+        with self._lock:
+            return self._current
+
+    def update(self, **changes: Any) -> UiSettings:
+        with self._lock:
+            self._current = UiSettings.from_dict({**asdict(self._current), **changes})
+            self._write(self._current)
+            return self._current
+
+    def _read(self) -> UiSettings:
+        try:
+            data = json.loads(self.path.read_text("utf-8"))
+        except FileNotFoundError:
+            return UiSettings()
+        except (OSError, ValueError) as exc:
+            log.warning("ignoring unreadable UI settings %s: %s", self.path, exc)
+            return UiSettings()
+        return UiSettings.from_dict(data if isinstance(data, dict) else {})
+
+    def _write(self, value: UiSettings) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temp = self.path.with_suffix(".tmp")
+        temp.write_text(json.dumps(asdict(value), indent=2), "utf-8")
+        os.replace(temp, self.path)

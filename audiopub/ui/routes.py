@@ -1,0 +1,51 @@
+"""HTTP routes for finished books: play, download, cover. A book is found by its job id only;
+no path ever comes from the client."""
+
+from __future__ import annotations
+
+import mimetypes
+import re
+
+from fastapi import HTTPException
+from fastapi.responses import FileResponse
+from nicegui import app
+
+from audiopub.jobs.models import Job
+from audiopub.jobs.store import JobNotFound
+from audiopub.ui import format as fmt
+from audiopub.ui.services import current
+
+_JOB_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def register() -> None:
+    # Plain `def` routes: FastAPI runs them in its thread pool, so the store reads and file
+    # checks don't block the event loop. FileResponse answers Range requests (seeking).
+
+    @app.get("/library/{job_id}/audio")
+    def play(job_id: str) -> FileResponse:
+        job = _finished(job_id)
+        return FileResponse(job.output_path, media_type="audio/mp4")
+
+    @app.get("/library/{job_id}/download")
+    def download(job_id: str) -> FileResponse:
+        job = _finished(job_id)
+        return FileResponse(job.output_path, media_type="audio/mp4",
+                            filename=fmt.download_name(job.title))
+
+    @app.get("/library/{job_id}/cover")
+    def cover(job_id: str) -> FileResponse:
+        path = current().cover_of(_finished(job_id))
+        if path is None:
+            raise HTTPException(404, "This book has no cover")
+        media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return FileResponse(path, media_type=media_type)
+
+
+def _finished(job_id: str) -> Job:
+    if not _JOB_ID.fullmatch(job_id):
+        raise HTTPException(404, "No such book")
+    try:
+        return current().finished_book(job_id)
+    except (JobNotFound, FileNotFoundError):
+        raise HTTPException(404, "No such book") from None

@@ -1,0 +1,243 @@
+"""The one `Services` object of the UI process, shared by every page and tab.
+
+    Services
+     ├── store        JobStore in the data dir (jobs survive restarts)
+     ├── bus          EventBus: the worker publishes progress on it
+     ├── worker       ONE background thread running queued jobs, whatever the number of tabs
+     ├── activity     the bus drained into a per-job log and the latest figures
+     ├── gpu          GpuMonitor: NVML sampled on its own thread
+     └── preferences  the UI's remembered settings
+
+Pages call `current()`; `app.setup()` installs it (tests install one built on a temporary data
+dir, with a fake NVML). Methods that touch disks, engines or drivers block: call them through
+`run.io_bound`.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import soundfile as sf
+
+from audiopub import settings as defaults
+from audiopub.book.models import Book, Cover
+from audiopub.gpu.monitor import DEFAULT_INTERVAL_S, GpuMonitor
+from audiopub.jobs.events import EventBus
+from audiopub.jobs.models import Job, JobSettings, JobState
+from audiopub.jobs.pipeline import submit_job
+from audiopub.jobs.store import JobStore, default_store_path
+from audiopub.jobs.worker import Worker
+from audiopub.tts import onnx_runtime, registry
+from audiopub.tts.engine import SynthesisOptions, Voice
+from audiopub.ui.activity import JobActivity
+from audiopub.ui.preferences import Preferences
+from audiopub.ui.uploads import max_upload_bytes, remove_stale_uploads
+
+log = logging.getLogger(__name__)
+
+ENGINE_LABELS: Final = {"piper": "Piper", "supertonic": "Supertonic"}
+PREVIEW_TEXT: Final = "Hello! This is how I will sound when I read your book."
+COVER_SUFFIXES: Final = {"image/jpeg": ".jpg", "image/png": ".png", "image/gif": ".gif",
+                         "image/webp": ".webp", "image/svg+xml": ".svg"}
+
+
+@dataclass(frozen=True)
+class GpuSupport:
+    """Whether the GPU switch can be offered; if not, why (shown next to the switch)."""
+
+    usable: bool
+    reason: str | None = None
+
+    @classmethod
+    def detect(cls) -> GpuSupport:
+        providers = onnx_runtime.available_providers()
+        if onnx_runtime.CUDA in providers and onnx_runtime.nvidia_driver_present():
+            return cls(True)
+        return cls(False, onnx_runtime.explain_cpu_fallback(providers))
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """An engine as the settings panel offers it; `reason` says why it can't be used."""
+
+    name: str
+    label: str
+    voices: tuple[Voice, ...] = ()
+    uses_steps: bool = False
+    reason: str | None = None
+
+    @property
+    def available(self) -> bool:
+        return self.reason is None
+
+
+def load_engine_choice(name: str) -> EngineChoice:
+    """Load the engine (on the CPU, cached by the registry) to learn its voices."""
+    label = ENGINE_LABELS.get(name, name.title())
+    try:
+        engine = registry.get_engine(name)
+        voices = tuple(engine.voices())
+    # Shown next to the engine list: a broken engine must not hide the working ones.
+    except Exception as exc:  # noqa: BLE001
+        log.warning("engine %s is unavailable: %s", name, exc)
+        return EngineChoice(name, label, reason=str(exc) or type(exc).__name__)
+    if not voices:
+        return EngineChoice(name, label, reason="no voices are installed")
+    return EngineChoice(name, label, voices, engine.uses_steps)
+
+
+class Services:
+    def __init__(self, data_dir: Path, *, nvml: Any = None, gpu_support: GpuSupport | None = None,
+                 gpu_interval_s: float = DEFAULT_INTERVAL_S,
+                 upload_limit_bytes: int | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.store = JobStore(self.data_dir / default_store_path().name)
+        self.bus = EventBus()
+        self.activity = JobActivity(self.bus)
+        self.worker = Worker(self.store, self.bus)
+        self.gpu = GpuMonitor(nvml, interval_s=gpu_interval_s)
+        self.preferences = Preferences(self.data_dir / "ui-settings.json")
+        self.uploads_dir = self.data_dir / "uploads"
+        self.library_dir = self.data_dir / "library"
+        self.upload_limit_bytes = upload_limit_bytes or max_upload_bytes()
+        self._gpu_support = gpu_support
+        self._catalog: tuple[EngineChoice, ...] | None = None
+        self._catalog_lock = threading.Lock()
+        self._worker_started = False
+        self.gpu_started = False  # True once the monitor has tried NVML (found a GPU or not)
+
+    @classmethod
+    def from_environment(cls) -> Services:
+        return cls(defaults.data_dir())
+
+    # --- lifecycle (blocking) -------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the worker and the GPU monitor (NVML initialisation can take a second)."""
+        if self._worker_started:
+            return
+        removed = remove_stale_uploads(self.uploads_dir)
+        if removed:
+            log.info("removed %d old upload(s)", removed)
+        self.gpu.start()
+        self.gpu_started = True
+        self.worker.start()
+        self._worker_started = True
+
+    def stop(self) -> None:
+        """Stop after the current chunk; a running job goes back to the queue for next time."""
+        if self._worker_started:
+            self.worker.stop()
+            self._worker_started = False
+        self.gpu.stop()
+        self.activity.close()
+        self.store.close()
+
+    # --- what can run here (blocking, cached) -----------------------------------------------
+
+    def gpu_support(self) -> GpuSupport:
+        if self._gpu_support is None:
+            self._gpu_support = GpuSupport.detect()
+        return self._gpu_support
+
+    def engine_catalog(self, refresh: bool = False) -> tuple[EngineChoice, ...]:
+        with self._catalog_lock:
+            if self._catalog is None or refresh:
+                self._catalog = tuple(load_engine_choice(n) for n in registry.ENGINE_NAMES)
+            return self._catalog
+
+    def preview(self, engine: str, voice: str, speed: float, steps: int, use_gpu: bool) -> bytes:
+        """One sentence in `voice`, as WAV bytes."""
+        tts = registry.get_engine(engine, use_gpu=use_gpu)
+        options = SynthesisOptions(speed=speed, steps=steps)
+        (audio,) = tts.synthesize([PREVIEW_TEXT], voice, options)
+        buffer = io.BytesIO()
+        sf.write(buffer, audio, tts.sample_rate, format="WAV", subtype="PCM_16")
+        return buffer.getvalue()
+
+    # --- jobs (blocking) ------------------------------------------------------------------
+
+    def submit(self, epub: Path, book: Book, settings: JobSettings) -> Job:
+        """Queue a job for an uploaded book and wake the worker."""
+        engine = registry.get_engine(settings.engine, use_gpu=settings.use_gpu)
+        self.library_dir.mkdir(parents=True, exist_ok=True)
+        output = self.library_dir / f"{uuid.uuid4().hex}.m4b"
+        job = submit_job(self.store, epub, output, settings, engine)
+        if book.cover is not None:
+            _save_cover(book.cover, output)
+        self.worker.wake()
+        return job
+
+    def pause(self, job_id: str) -> Job:
+        return self.store.set_state(job_id, JobState.PAUSED)
+
+    def cancel(self, job_id: str) -> Job:
+        return self.store.set_state(job_id, JobState.CANCELLED)
+
+    def resume(self, job_id: str) -> Job:
+        job = self.store.set_state(job_id, JobState.QUEUED)
+        self.worker.wake()
+        return job
+
+    def delete(self, job_id: str) -> str:
+        """Forget a stopped job. Its book is deleted only if Audiopub's library holds it."""
+        job = self.store.get_job(job_id)
+        self.store.delete_job(job_id)
+        self.activity.forget(job_id)
+        if self._in_library(job.output_path):
+            job.output_path.unlink(missing_ok=True)
+            for cover in self._covers(job.output_path):
+                cover.unlink(missing_ok=True)
+            return f"Deleted “{job.title}”"
+        return f"Removed “{job.title}” from the list; {job.output_path} was kept"
+
+    def finished_book(self, job_id: str) -> Job:
+        """The job of a finished book whose file exists (for the download routes)."""
+        job = self.store.get_job(job_id)
+        if job.state is not JobState.DONE or not job.output_path.is_file():
+            raise FileNotFoundError(f"Job {job_id} has no finished book")
+        return job
+
+    def cover_of(self, job: Job) -> Path | None:
+        if not self._in_library(job.output_path):
+            return None
+        return next(iter(self._covers(job.output_path)), None)
+
+    def _in_library(self, path: Path) -> bool:
+        return path.resolve().parent == self.library_dir.resolve()
+
+    @staticmethod
+    def _covers(output: Path) -> list[Path]:
+        return [output.with_name(f"{output.stem}-cover{s}") for s in COVER_SUFFIXES.values()
+                if output.with_name(f"{output.stem}-cover{s}").is_file()]
+
+
+def _save_cover(cover: Cover, output: Path) -> None:
+    suffix = COVER_SUFFIXES.get(cover.media_type)
+    if suffix is None:
+        return  # an image type browsers may not show; the .m4b still carries it
+    output.with_name(f"{output.stem}-cover{suffix}").write_bytes(cover.data)
+
+
+_current: Services | None = None
+
+
+def current() -> Services:
+    if _current is None:
+        raise RuntimeError("The UI services are not set up: call audiopub.ui.app.setup() first")
+    return _current
+
+
+def current_or_none() -> Services | None:
+    return _current
+
+
+def set_current(services: Services | None) -> None:
+    global _current
+    _current = services

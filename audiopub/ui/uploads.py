@@ -1,0 +1,74 @@
+"""Uploaded EPUBs: saved under a random name in the data dir, within the size limit.
+
+The client's file name is only ever shown, never used as a path: a name like
+`../../.bashrc` must not be able to choose where bytes land.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Final, Protocol
+
+from audiopub import settings
+from audiopub.errors import AudiopubError
+from audiopub.ui.format import size
+
+STALE_AFTER_S: Final = 24 * 3600  # uploads nobody turned into a job are removed at start-up
+SUFFIX: Final = ".epub"
+
+
+class UploadRejected(AudiopubError):
+    """The upload is too large or empty."""
+
+
+class FileUploadLike(Protocol):
+    """What we need from NiceGUI's `FileUpload` (kept abstract so tests can pass their own)."""
+
+    name: str
+
+    def size(self) -> int: ...
+
+    async def save(self, path: str | Path) -> None: ...
+
+
+def max_upload_bytes() -> int:
+    return settings.MAX_UPLOAD_MB * 1_000_000
+
+
+async def save_upload(file: FileUploadLike, folder: Path, max_bytes: int) -> Path:
+    """Save `file` as `<folder>/<uuid>.epub`; raise UploadRejected if it is empty or too big."""
+    length = file.size()
+    if length == 0:
+        raise UploadRejected(f"{display_name(file.name)} is empty.")
+    if length > max_bytes:
+        raise UploadRejected(
+            f"{display_name(file.name)} is {size(length)}; the limit is {size(max_bytes)}."
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{uuid.uuid4().hex}{SUFFIX}"
+    await file.save(target)
+    return target
+
+
+def display_name(name: str | None) -> str:
+    """The client's name for the file, for messages only (at most 120 characters)."""
+    shown = (name or "").replace("\\", "/").rsplit("/", 1)[-1].strip()
+    return (shown[:117] + "…") if len(shown) > 120 else (shown or "The file")
+
+
+def remove_stale_uploads(folder: Path, max_age_s: float = STALE_AFTER_S) -> int:
+    """Delete uploads older than `max_age_s`; returns how many."""
+    if not folder.is_dir():
+        return 0
+    cutoff = time.time() - max_age_s
+    removed = 0
+    for path in folder.glob(f"*{SUFFIX}"):
+        try:
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed += 1
+        except FileNotFoundError:
+            continue
+    return removed

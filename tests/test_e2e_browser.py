@@ -1,0 +1,243 @@
+"""One real-browser run: Debian's Chromium, driven by Playwright, against `audiopub serve`.
+
+Upload a small real EPUB, generate it with the embedded Piper voice, download the .m4b, check
+its chapters with ffmpeg, and keep screenshots of the finished page (and of the GPU panel on a
+fake NVML) in the test's folder. With AUDIOPUB_UPDATE_SCREENSHOT=1 they are also copied to
+docs/ for the README.
+
+Chromium comes from the system (scripts/install_browser.sh installs Debian's package);
+Playwright only brings its driver and never downloads a browser. No Chromium → the test fails
+and says how to get it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from epub_factory import build_epub, tiny_png
+
+from audiopub.audio.mux import probe
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+CHROMIUM = Path(os.environ.get("AUDIOPUB_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"]
+CHAPTERS = [
+    ("The Harbour", ["The rain had stopped by the time the train reached the coast.",
+                     "A dog slept in the shade of the ticket office."]),
+    ("The Lighthouse", ["She counted the lighthouses as they passed, one for every mile."]),
+    ("Departure", ["Somewhere a radio was playing an old dance tune."]),
+]
+START_TIMEOUT_S = 60.0
+GENERATE_TIMEOUT_MS = 180_000
+
+# The GPU panel's screenshot runs the app with a fake NVML put into its services object (the
+# product has no switch for fakes): a stand-in whose readings move, so the plot shows a line.
+GPU_DEMO = """
+import math, sys, time
+sys.path.insert(0, {tests!r})
+from pathlib import Path
+from test_gpu_monitor import FakeNvml
+from audiopub.ui import app, services
+
+class BusyGpu(FakeNvml):
+    def nvmlDeviceGetMemoryInfo(self, handle):
+        self.used_mb = int(9000 + 5000 * math.sin(time.monotonic() / 3))
+        return super().nvmlDeviceGetMemoryInfo(handle)
+
+    def nvmlDeviceGetTemperature(self, handle, sensor):
+        super().nvmlDeviceGetTemperature(handle, sensor)
+        return int(58 + 8 * math.sin(time.monotonic() / 4))
+
+services.set_current(services.Services(Path({data!r}), nvml=BusyGpu(), gpu_interval_s=0.1))
+app.main(host="127.0.0.1", port={port}, show=False)
+"""
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    if not CHROMIUM.is_file():
+        pytest.fail(f"Chromium is needed for the end-to-end test but {CHROMIUM} does not exist. "
+                    "Install it with scripts/install_browser.sh (Debian's chromium package) or "
+                    "point AUDIOPUB_CHROMIUM at a Chromium executable.")
+    return CHROMIUM
+
+
+def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path) -> None:
+    book = build_epub(tmp_path / "harbour.epub", CHAPTERS, title="The Harbour Book",
+                      author="Ann Author", cover=tiny_png(60, 90, (62, 110, 126)))
+    port = _free_port()
+    command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
+    with _server(command, tmp_path, port) as url, _browser(chromium, tmp_path) as context:
+        page = context.new_page()
+        outside = _record_outside_requests(page)
+        page.goto(url)
+        page.get_by_text("en_US-joe-medium").first.wait_for(timeout=30_000)
+        page.locator("input[type=file]").set_input_files(book)
+        page.get_by_text("The Harbour Book").first.wait_for(timeout=30_000)
+        page.get_by_role("button", name="Generate audiobook").click()
+        page.locator(".ap-chip", has_text="Done").wait_for(timeout=GENERATE_TIMEOUT_MS)
+
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Download .m4b").click()
+        assert download.value.suggested_filename == "The Harbour Book.m4b"
+        m4b = tmp_path / "downloaded.m4b"
+        download.value.save_as(m4b)
+
+        page.locator(".q-notification").first.wait_for(state="detached", timeout=15_000)
+        _screenshot(page, tmp_path / "finished.png")
+        page.get_by_role("button").filter(has=page.locator("i", has_text="brightness_auto")) \
+            .click()  # follows the system → dark
+        page.mouse.move(0, 0)
+        page.wait_for_timeout(500)
+        _screenshot(page, tmp_path / "finished-dark.png")
+
+        page.get_by_role("link", name="Listen in the library").click()
+        page.get_by_role("button", name="Play").click()
+        audio = page.locator("audio")
+        page.wait_for_function("() => document.querySelector('audio')?.duration > 3",
+                               timeout=20_000)
+        page.get_by_role("button", name="The Lighthouse").click()  # seeks to chapter 2
+        start = _chapter_start(page, "The Lighthouse")
+        page.wait_for_function(f"() => document.querySelector('audio').currentTime >= {start}",
+                               timeout=10_000)
+        assert audio.evaluate("a => a.currentTime") >= start > 0
+        _screenshot(page, tmp_path / "library-dark.png")
+        assert outside == [], f"the page fetched from outside 127.0.0.1: {outside}"
+
+    result = probe(m4b)
+    assert [c.title for c in result.chapters] == [title for title, _ in CHAPTERS]
+    assert result.audio_codec == "aac" and result.duration_s > 3 and result.has_cover
+    _publish(tmp_path / "finished.png", "screenshot.png")
+
+
+def test_gpu_panel_with_a_fake_gpu(chromium: Path, tmp_path: Path) -> None:
+    port = _free_port()
+    code = GPU_DEMO.format(tests=str(TESTS), data=str(tmp_path / "data"), port=port)
+    with _server([sys.executable, "-c", code], tmp_path, port) as url, \
+            _browser(chromium, tmp_path) as context:
+        page = context.new_page()
+        page.set_viewport_size({"width": 1400, "height": 900})
+        page.goto(url)
+        panel = page.locator(".q-card", has_text="RTX 4090")
+        panel.wait_for(timeout=30_000)
+        page.wait_for_timeout(10_000)  # some history for the plot
+        assert "°C" in panel.inner_text() and "GiB" in panel.inner_text()
+        panel.screenshot(path=tmp_path / "gpu-panel.png")
+    _publish(tmp_path / "gpu-panel.png", "gpu-panel.png")
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def _server(command: list[str], tmp_path: Path, port: int) -> Iterator[str]:
+    """Run the app in its own process on a private data dir; yield its URL."""
+    # The child must not think it runs under pytest (NiceGUI changes its behaviour then).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_"))}
+    env["AUDIOPUB_DATA_DIR"] = str(tmp_path / "data")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    workdir = tmp_path / "cwd"  # models/ is looked up here: the repo's own stay out of the test
+    workdir.mkdir(exist_ok=True)
+    log_path = tmp_path / f"server-{port}.log"
+    url = f"http://127.0.0.1:{port}/"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, cwd=workdir, env=env, stdout=log,
+                                   stderr=subprocess.STDOUT)
+        try:
+            _wait_until_up(url, process, log_path)
+            yield url
+        finally:
+            process.terminate()  # uvicorn shuts down cleanly: the worker stops, NVML closes
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_until_up(url: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the app exited with {process.returncode}:\n{log_path.read_text()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.2)
+    pytest.fail(f"the app did not answer on {url}:\n{log_path.read_text()}")
+
+
+@contextmanager
+def _browser(chromium: Path, tmp_path: Path) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    profile = tmp_path / f"chromium-profile-{time.monotonic_ns()}"  # a fresh user-data-dir
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=str(chromium), headless=True, args=CHROMIUM_FLAGS,
+            accept_downloads=True, viewport={"width": 1400, "height": 1000},
+            color_scheme="light",
+            # Headless Chromium may not advance CSS transitions between frames, so a screenshot
+            # could catch a progress bar mid-slide; the UI drops them for reduced motion.
+            reduced_motion="reduce")
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def _screenshot(page: Any, path: Path) -> None:
+    """The whole page in one picture, with the sticky header where it belongs (at the top)."""
+    height = page.evaluate("document.documentElement.scrollHeight")
+    page.set_viewport_size({"width": 1400, "height": max(900, int(height))})
+    page.wait_for_timeout(300)
+    page.screenshot(path=path)
+
+
+def _chapter_start(page: Any, title: str) -> float:
+    """The start time the library lists for a chapter, e.g. "0:09" → 9.0."""
+    row = page.get_by_role("button", name=title).inner_text()
+    minutes, seconds = row.strip().splitlines()[-1].split(":")[-2:]
+    return int(minutes) * 60 + int(seconds)
+
+
+def _record_outside_requests(page: Any) -> list[str]:
+    """Every request that leaves 127.0.0.1: the UI must work offline."""
+    outside: list[str] = []
+
+    def check(request: Any) -> None:
+        if not request.url.startswith(("http://127.0.0.1", "data:", "blob:")):
+            outside.append(request.url)
+
+    page.on("request", check)
+    return outside
+
+
+def _publish(screenshot: Path, name: str) -> None:
+    if os.environ.get("AUDIOPUB_UPDATE_SCREENSHOT") == "1":
+        docs = ROOT / "docs"
+        docs.mkdir(exist_ok=True)
+        shutil.copyfile(screenshot, docs / name)

@@ -1,0 +1,451 @@
+"""The web UI through NiceGUI's simulated browser (`user` fixture): every control of issue #5.
+
+Each test gets its own data dir and its own `Services` (job store, one worker, a GPU monitor
+on a fake NVML), installed before the app's main file runs. Books are generated with
+`epub_factory` and synthesised for real with the embedded Piper voice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pynvml
+import pytest
+from epub_factory import build_epub, tiny_png
+from nicegui import core, ui
+from nicegui.testing import User
+from test_gpu_monitor import NAME as FAKE_GPU_NAME
+from test_gpu_monitor import FakeNvml
+
+from audiopub.jobs.models import JobSettings, JobState
+from audiopub.ui.services import GpuSupport, Services, set_current
+
+pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
+
+NO_CUDA = "this onnxruntime build has no CUDA support (test stand-in)"
+SLOW_PARAGRAPH = ("The lighthouse keeper wrote every evening in a thick blue notebook, "
+                  "describing the weather, the ships and the birds that rested on the rail.")
+
+
+@pytest.fixture
+def nvml() -> FakeNvml:
+    return FakeNvml()
+
+
+@pytest.fixture
+def gpu_support() -> GpuSupport:
+    return GpuSupport(False, NO_CUDA)
+
+
+@pytest.fixture(scope="module")
+def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """No Supertonic model. One folder for all tests: engines are cached per model folder."""
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(autouse=True)
+def services(data_dir: Path, models_dir: Path, monkeypatch: pytest.MonkeyPatch, nvml: FakeNvml,
+             gpu_support: GpuSupport) -> Iterator[Services]:
+    """Runs before `user`, so the app's main file finds these services already installed."""
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models_dir))
+    monkeypatch.delenv("AUDIOPUB_SUPERTONIC_DIR", raising=False)
+    # Synthesis in the worker thread: a process pool per test would cost seconds and memory
+    # (the pools are the executor's business, tested with it; the e2e test runs them for real).
+    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
+    installed = Services(data_dir, nvml=nvml, gpu_support=gpu_support, gpu_interval_s=0.05,
+                         upload_limit_bytes=300_000)
+    set_current(installed)
+    yield installed
+    set_current(None)  # the app's shutdown hook has stopped it
+
+
+@pytest.fixture
+def small_book(tmp_path: Path) -> Path:
+    return build_epub(tmp_path / "small.epub", [
+        ("Chapter One", ["It was a bright cold day in April.", "The clocks struck thirteen."]),
+        ("Chapter Two", ["The hallway smelt of cabbage."]),
+        ("Appendix", ["Notes on the text."]),
+    ], title="A Small Book", author="Ann Author", language="en", cover=tiny_png())
+
+
+@pytest.fixture
+def long_book(tmp_path: Path) -> Path:
+    """Long enough (about half a minute of synthesis) to pause or cancel while it runs."""
+    paragraphs = [f"{SLOW_PARAGRAPH} Entry {n}." for n in range(30)]
+    return build_epub(tmp_path / "long.epub", [("Logbook", paragraphs)], title="Logbook")
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+async def eventually(check: Callable[[], object], timeout: float = 30.0) -> None:
+    """Poll `check` (an assertion or a predicate) while the app runs; fail after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if check() is not False:
+                return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.1)
+
+
+async def see(user: User, timeout: float = 30.0, **filters: object) -> None:
+    await eventually(lambda: user._sees(None, None, filters.get("marker"),
+                                        filters.get("content")), timeout)
+
+
+def element(user: User, marker: str) -> ui.element:
+    found = user.find(marker=marker).elements
+    assert len(found) == 1, f"{len(found)} elements marked {marker!r}"
+    return next(iter(found))
+
+
+def text(user: User, marker: str) -> str:
+    return element(user, marker).text  # type: ignore[attr-defined]
+
+
+async def upload(user: User, path: Path | None = None, *, data: bytes | None = None,
+                 name: str | None = None) -> None:
+    uploader = element(user, "upload")
+    payload = data if data is not None else path.read_bytes()  # type: ignore[union-attr]
+    file = ui.upload.SmallFileUpload(name or path.name, "application/epub+zip", payload)  # type: ignore[union-attr]
+    await uploader.handle_uploads([file])  # type: ignore[attr-defined]
+
+
+async def open_with_book(user: User, book: Path) -> None:
+    await user.open("/")
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    await upload(user, book)
+    await see(user, marker="book-title", timeout=20)
+
+
+def only_job(services: Services) -> str:
+    (job,) = services.store.list_jobs()
+    return job.id
+
+
+async def job_state(user: User, state: str, timeout: float = 60.0) -> None:
+    await eventually(lambda: text(user, "job-state") == state, timeout)
+
+
+# --- upload and the book card ----------------------------------------------------------------
+
+
+async def test_good_upload_shows_the_book_card(user: User, small_book: Path,
+                                               services: Services) -> None:
+    await open_with_book(user, small_book)
+    assert text(user, "book-title") == "A Small Book"
+    assert text(user, "book-author") == "Ann Author"
+    assert text(user, "book-language") == "en"
+    with user.scope(marker="book-cover"):
+        await user.should_see(kind=ui.image)
+    await user.should_see("Chapter One")
+    await user.should_see("Appendix")
+    chars = [text(user, f"chapter-chars-{n}") for n in (1, 2, 3)]
+    assert all(c.endswith(" chars") for c in chars), chars
+    assert text(user, "chapter-duration-1").startswith("≈ ")
+    assert text(user, "book-summary").startswith("3 of 3 chapters")
+    # The upload is kept under a random name; the client's file name is never a path.
+    (saved,) = services.uploads_dir.iterdir()
+    assert saved.name != "small.epub" and saved.suffix == ".epub" and len(saved.stem) == 32
+
+
+@pytest.mark.parametrize(("payload", "expected"), [
+    (b"this is not a zip file", "not an EPUB"),
+    (b"", "is empty"),
+    (b"x" * 300_001, "the limit is 300 kB"),
+])
+async def test_bad_uploads_get_a_clear_message(user: User, payload: bytes, expected: str,
+                                               services: Services) -> None:
+    await user.open("/")
+    await upload(user, data=payload, name="../../evil name.epub")
+    await see(user, marker="upload-error")
+    message = text(user, "upload-error")
+    assert expected.lower() in message.lower() and "Traceback" not in message, message
+    assert "evil name.epub" in message and "../" not in message
+    await user.should_see(marker="upload")
+    assert not services.uploads_dir.exists() or not any(services.uploads_dir.iterdir())
+    assert not element(user, "generate").enabled
+
+
+async def test_epub_without_text_is_refused(user: User, tmp_path: Path) -> None:
+    empty = build_epub(tmp_path / "blank.epub", [("", [])], title="Blank")
+    await user.open("/")
+    await upload(user, empty)
+    await see(user, marker="upload-error")
+    assert "blank.epub has no text to narrate" in text(user, "upload-error")
+
+
+async def test_chapter_selection(user: User, small_book: Path, services: Services) -> None:
+    await open_with_book(user, small_book)
+    user.find(marker="chapter-3").click()
+    assert text(user, "book-summary").startswith("2 of 3 chapters")
+    user.find(marker="select-none").click()
+    assert text(user, "book-summary").startswith("No chapters selected")
+    assert not element(user, "generate").enabled
+    assert text(user, "generate-hint") == "Tick at least one chapter."
+    user.find(marker="select-all").click()
+    user.find(marker="chapter-2").click()
+    assert element(user, "generate").enabled
+    user.find(marker="generate").click()
+    await eventually(lambda: len(services.store.list_jobs()) == 1)
+    job = services.store.get_job(only_job(services))
+    assert job.settings.chapters == (1, 3)
+    await job_state(user, "Done")
+    assert [c.title for c in services.store.chapters(job.id)] == ["Chapter One", "Appendix"]
+
+
+# --- settings --------------------------------------------------------------------------------
+
+
+async def test_engines_voices_and_unavailable_engines(user: User) -> None:
+    await user.open("/")
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    engine = element(user, "engine")
+    assert engine.value == "piper" and engine.options == {"piper": "Piper"}  # type: ignore[attr-defined]
+    await user.should_see(marker="engine-unavailable-supertonic")
+    await user.should_see("Supertonic is not available")
+    # Piper takes no inference steps: the slider is not offered.
+    await user.should_not_see(marker="steps")
+
+
+async def test_voice_preview_plays_in_the_page(user: User) -> None:
+    await user.open("/")
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    await user.should_not_see(marker="preview-audio")
+    user.find(marker="preview").click()
+    await see(user, marker="preview-audio", timeout=20)
+    source = element(user, "preview-audio").props["src"]
+    assert source.startswith("data:audio/wav;base64,") and len(source) > 10_000
+
+
+async def test_speed_updates_estimates_and_settings_persist(user: User, small_book: Path,
+                                                            services: Services) -> None:
+    await open_with_book(user, small_book)
+    before = text(user, "chapter-duration-1")
+    element(user, "speed").value = 2.0  # type: ignore[attr-defined]
+    await eventually(lambda: text(user, "speed-value") == "2.00×")
+    assert text(user, "chapter-duration-1") != before
+    saved = json.loads((services.data_dir / "ui-settings.json").read_text())
+    assert saved["speed"] == 2.0 and saved["engine"] == "piper"
+    await user.open("/")  # a later visit
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    assert element(user, "speed").value == 2.0  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def tiny_supertonic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    from test_supertonic import _load_script
+
+    model = _load_script().build_tiny_model(tmp_path / "supertonic")
+    monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(model))  # engines are cached per folder
+    yield model
+
+
+async def test_steps_slider_only_for_engines_that_use_steps(
+        user: User, tiny_supertonic: Path, services: Services) -> None:
+    services.engine_catalog(refresh=True)
+    await user.open("/")
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    await user.should_not_see(marker="steps")
+    user.find(marker="engine").click()
+    user.find("Supertonic").click()
+    await see(user, marker="steps")
+    steps = element(user, "steps")
+    assert steps.value == 16 and (steps.props["min"], steps.props["max"]) == (2, 128)  # type: ignore[attr-defined]
+    assert element(user, "voice").value == "F1"  # type: ignore[attr-defined]
+    steps.value = 32  # type: ignore[attr-defined]
+    await eventually(lambda: text(user, "steps-value") == "32")
+    assert services.preferences.get().steps == 32
+    assert services.preferences.get().engine == "supertonic"
+    user.find(marker="engine").click()
+    user.find("Piper").click()
+    await user.should_not_see(marker="steps")
+
+
+async def test_gpu_switch_is_disabled_with_the_reason(user: User) -> None:
+    await user.open("/")
+    await see(user, marker="gpu-reason", content=NO_CUDA, timeout=20)
+    switch = element(user, "gpu")
+    assert not switch.enabled and switch.value is False  # type: ignore[attr-defined]
+    user.find(marker="gpu").click()  # a disabled switch ignores clicks
+    assert switch.value is False  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("gpu_support", [GpuSupport(True)])
+async def test_gpu_switch_shows_what_really_ran(user: User, small_book: Path,
+                                                services: Services) -> None:
+    await open_with_book(user, small_book)
+    await eventually(lambda: element(user, "gpu").enabled)
+    user.find(marker="gpu").click()
+    assert services.preferences.get().use_gpu is True
+    user.find(marker="generate").click()
+    await job_state(user, "Done", timeout=90)
+    assert services.store.get_job(only_job(services)).settings.use_gpu
+    # No CUDA driver on the test machine: the job says it ran on the CPU, and why.
+    device = text(user, "job-device")
+    assert device.startswith("Ran on: CPU — GPU requested but unavailable"), device
+
+
+async def test_dark_mode_cycles_and_is_remembered(user: User, services: Services) -> None:
+    await user.open("/")
+    user.find(marker="dark-toggle").click()
+    assert services.preferences.get().dark is True
+    user.find(marker="dark-toggle").click()
+    assert services.preferences.get().dark is False
+    await user.open("/library")
+    assert element(user, "dark-toggle").props["icon"] == "light_mode"
+
+
+# --- jobs ------------------------------------------------------------------------------------
+
+
+async def test_generate_progress_done_download_library(user: User, small_book: Path,
+                                                       services: Services) -> None:
+    await open_with_book(user, small_book)
+    user.find(marker="generate").click()
+    await see(user, marker="job")
+    await job_state(user, "Done")
+    job_id = only_job(services)
+    assert text(user, "job-percent") == "100%"
+    assert text(user, "job-rate").endswith("chars/s")
+    assert float(text(user, "job-rtf")) > 0
+    assert text(user, "job-device") == "Ran on: CPU"
+    assert ":" in text(user, "job-elapsed")
+    with user.scope(marker="job-log"):
+        await see(user, content="Finished")
+    with user.scope(marker="job-chapters"):
+        await user.should_see("Chapter Two")
+
+    user.find(marker="job-download").click()
+    response = await user.download.next(timeout=10)
+    assert response.status_code == 200 and response.content[4:8] == b"ftyp"
+    disposition = response.headers["content-disposition"]
+    assert disposition.startswith("attachment;") and "A%20Small%20Book.m4b" in disposition
+
+    await user.open("/library")
+    await see(user, marker=f"book-{job_id}")
+    assert "3 chapters" in text(user, "book-facts")
+    user.find(marker="book-play").click()
+    await user.should_see(marker="book-audio")
+    assert element(user, "book-audio").props["src"] == f"/library/{job_id}/audio"
+    user.find(marker="book-chapter-2").click()  # seeks the player to the chapter's start
+    played = await user.http_client.get(f"/library/{job_id}/audio",
+                                        headers={"Range": "bytes=0-99"})
+    assert played.status_code == 206 and len(played.content) == 100
+
+    output = services.store.get_job(job_id).output_path
+    user.find(marker="book-delete").click()
+    await see(user, marker="confirm-delete")
+    user.find(marker="confirm-delete").click()
+    await eventually(lambda: not services.store.list_jobs())
+    await see(user, marker="library-empty")
+    assert not output.exists()
+
+
+async def test_cancel_a_running_job(user: User, long_book: Path, services: Services) -> None:
+    await open_with_book(user, long_book)
+    user.find(marker="generate").click()
+    await job_state(user, "Running")
+    await eventually(lambda: services.store.progress(only_job(services)).chunks_done > 0)
+    user.find(marker="job-cancel").click()
+    await job_state(user, "Cancelled")
+    assert services.store.get_job(only_job(services)).state is JobState.CANCELLED
+    await eventually(lambda: element(user, "job-delete").enabled)  # the worker has let go
+    user.find(marker="job-delete").click()
+    await see(user, marker="confirm-delete")
+    user.find(marker="confirm-delete").click()
+    await eventually(lambda: not services.store.list_jobs())
+    await see(user, marker="job-list-empty")
+
+
+async def test_pause_and_resume(user: User, long_book: Path, services: Services) -> None:
+    await open_with_book(user, long_book)
+    user.find(marker="generate").click()
+    await job_state(user, "Running")
+    user.find(marker="job-pause").click()
+    await job_state(user, "Paused")
+    await user.should_not_see(marker="job-pause")
+    await eventually(lambda: element(user, "job-resume").enabled)  # the worker has let go
+    assert services.worker.current_job is None
+    user.find(marker="job-resume").click()
+    await eventually(lambda: text(user, "job-state") in ("Queued", "Running"))
+    await job_state(user, "Running")
+    user.find(marker="job-cancel").click()
+    await job_state(user, "Cancelled")
+
+
+async def test_closing_the_tab_never_stops_a_job_and_every_tab_sees_it(
+        user: User, small_book: Path, services: Services) -> None:
+    await open_with_book(user, small_book)
+    user.find(marker="generate").click()
+    await see(user, marker="job")
+    await user.open("/library")  # the convert page (its client, its timers) goes away
+    job_id = only_job(services)
+    await eventually(lambda: services.store.get_job(job_id).state is JobState.DONE, 60)
+    other = User(httpx.AsyncClient(transport=httpx.ASGITransport(core.app),
+                                   base_url="http://test"))  # a second tab
+    for tab in (user, other):
+        await tab.open("/")
+        await see(tab, marker="job-state", content="Done")
+        assert text(tab, "job-percent") == "100%"
+
+
+async def test_a_reopened_page_shows_jobs_made_elsewhere(user: User, small_book: Path,
+                                                         services: Services) -> None:
+    """Jobs live in the store, not in a tab: a job queued by another tab or the CLI shows up."""
+    await user.open("/")
+    await see(user, marker="job-list-empty")
+    services.store.create_job(small_book, services.library_dir / "x.m4b",
+                              JobSettings(voice="en_US-joe-medium"), title="From elsewhere")
+    await user.open("/")
+    await see(user, marker="job-title", content="From elsewhere")
+
+
+# --- GPU panel -------------------------------------------------------------------------------
+
+
+async def test_gpu_panel_with_one_gpu(user: User) -> None:
+    await user.open("/")
+    await see(user, marker="gpu-0-name", content=FAKE_GPU_NAME, timeout=10)
+    assert text(user, "gpu-0-vram") == "1.0 / 24.0 GiB"
+    assert text(user, "gpu-0-temp") == "45 °C"
+    assert text(user, "gpu-0-util") == "37 %"
+    assert text(user, "gpu-0-power") == "120 W"
+    chart = element(user, "gpu-0-chart")
+    await eventually(lambda: len(chart.options["series"][0]["data"]) >= 2, timeout=5)  # type: ignore[attr-defined]
+    await user.should_not_see(marker="gpu-status")
+
+
+def _failing_nvml() -> FakeNvml:
+    fake = FakeNvml()
+    fake.init_error = pynvml.NVMLError_DriverNotLoaded
+    return fake
+
+
+@pytest.mark.parametrize("nvml", [_failing_nvml()])
+async def test_gpu_panel_without_nvml(user: User) -> None:
+    await user.open("/")
+    await see(user, marker="gpu-status", content="No NVIDIA GPU detected", timeout=10)
+    assert "driver is not loaded" in text(user, "gpu-none-reason")
+    await user.should_not_see(marker="gpu-warning")
+
+
+# --- safety ----------------------------------------------------------------------------------
+
+
+async def test_books_are_found_by_job_id_only(user: User) -> None:
+    await user.open("/")
+    for path in ("/library/not-a-job/download", "/library/..%2F..%2Fetc%2Fpasswd/download",
+                 f"/library/{'0' * 32}/download", f"/library/{'0' * 32}/audio"):
+        response = await user.http_client.get(path)
+        assert response.status_code == 404, path

@@ -1,0 +1,155 @@
+"""The UI's plain helpers, without a page: formatting, preferences, uploads, job figures."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from audiopub import settings
+from audiopub.errors import AudiopubError
+from audiopub.jobs.events import EventBus, JobEvent
+from audiopub.jobs.models import (
+    ChapterProgress,
+    ChapterState,
+    Job,
+    JobProgress,
+    JobSettings,
+    JobState,
+)
+from audiopub.ui import format as fmt
+from audiopub.ui.activity import LOG_LINES, JobActivity
+from audiopub.ui.jobview import is_listed_as_active, metrics
+from audiopub.ui.preferences import Preferences, UiSettings
+from audiopub.ui.uploads import UploadRejected, display_name, remove_stale_uploads, save_upload
+
+
+def test_clock_and_estimates() -> None:
+    assert fmt.clock(None) == "—"
+    assert fmt.clock(5.4) == "0:05"
+    assert fmt.clock(125) == "2:05"
+    assert fmt.clock(3723) == "1:02:03"
+    assert fmt.approx_duration(12) == "≈ 12 s"
+    assert fmt.approx_duration(8220) == "≈ 2 h 17 min"
+    assert fmt.estimate_speech_s(1500, speed=2.0) == pytest.approx(50.0)
+    assert fmt.size(200_000_000) == "200 MB" and fmt.size(1_400_000) == "1.4 MB"
+
+
+@pytest.mark.parametrize(("title", "name"), [
+    ("A Small Book", "A Small Book.m4b"),
+    ("../../etc/passwd", "etc passwd.m4b"),
+    ("Ærø: «Fjord»/Sky?", "Ærø Fjord Sky.m4b"),
+    ("", "audiobook.m4b"),
+])
+def test_download_names_are_never_paths(title: str, name: str) -> None:
+    assert fmt.download_name(title) == name
+
+
+def test_preferences_survive_restarts_and_bad_files(tmp_path: Path) -> None:
+    path = tmp_path / "ui-settings.json"
+    prefs = Preferences(path)
+    assert prefs.get() == UiSettings()
+    prefs.update(speed=1.5, steps=32, use_gpu=True, dark=False, voice="en_US-joe-medium")
+    again = Preferences(path).get()
+    assert (again.speed, again.steps, again.use_gpu, again.dark) == (1.5, 32, True, False)
+    path.write_text(json.dumps({"speed": 99, "steps": "many", "dark": "yes", "colour": "red"}))
+    odd = Preferences(path).get()
+    assert odd.speed == settings.MAX_SPEED and odd.steps == settings.DEFAULT_STEPS
+    assert odd.dark is None
+    path.write_text("{not json")
+    assert Preferences(path).get() == UiSettings()
+
+
+class _Upload:
+    def __init__(self, name: str, data: bytes) -> None:
+        self.name, self._data = name, data
+
+    def size(self) -> int:
+        return len(self._data)
+
+    async def save(self, path: str | Path) -> None:
+        Path(path).write_bytes(self._data)
+
+
+def test_uploads_get_random_names_and_a_size_limit(tmp_path: Path) -> None:
+    saved = asyncio.run(save_upload(_Upload("../../x.epub", b"PK"), tmp_path / "up", 10))
+    assert saved.parent == tmp_path / "up" and saved.name != "x.epub" and saved.suffix == ".epub"
+    with pytest.raises(UploadRejected, match="limit"):
+        asyncio.run(save_upload(_Upload("big.epub", b"x" * 11), tmp_path / "up", 10))
+    with pytest.raises(UploadRejected, match="empty"):
+        asyncio.run(save_upload(_Upload("nil.epub", b""), tmp_path / "up", 10))
+    assert issubclass(UploadRejected, AudiopubError)
+    assert display_name("C:\\Users\\me\\book.epub") == "book.epub"
+    assert display_name("") == "The file"
+
+
+def test_stale_uploads_are_removed(tmp_path: Path) -> None:
+    old, new = tmp_path / "old.epub", tmp_path / "new.epub"
+    old.write_bytes(b"1")
+    new.write_bytes(b"2")
+    os.utime(old, (time.time() - 3 * 86400,) * 2)
+    assert remove_stale_uploads(tmp_path) == 1
+    assert not old.exists() and new.exists()
+
+
+def _job(state: JobState, started: float | None = 100.0, finished: float | None = None) -> Job:
+    return Job(id="a" * 32, state=state, created_at=90.0, updated_at=150.0, started_at=started,
+               finished_at=finished, title="T", author="A", epub_path=Path("b.epub"),
+               output_path=Path("b.m4b"), settings=JobSettings(voice="v"), error=None,
+               device=None)
+
+
+def _progress(done: int, total: int, synth_s: float = 0.0, audio_s: float = 0.0) -> JobProgress:
+    chapter = ChapterProgress(0, "One", ChapterState.PENDING, 1, 2, done, total)
+    return JobProgress(1, 2, done, total, audio_s, synth_s, (chapter,))
+
+
+def test_metrics_of_a_running_job_prefer_the_workers_live_figures() -> None:
+    job = _job(JobState.RUNNING)
+    event = JobEvent(job.id, JobState.RUNNING, chars_per_s=50.0, eta_s=12.0,
+                     real_time_factor=0.2)
+    m = metrics(job, _progress(400, 1000, synth_s=4.0, audio_s=40.0), event, now=130.0)
+    assert (m.chars_per_s, m.rtf, m.elapsed_s, m.eta_s) == (50.0, 0.2, 30.0, 12.0)
+    stored = metrics(job, _progress(400, 1000, synth_s=4.0, audio_s=40.0), None, now=130.0)
+    assert (stored.chars_per_s, stored.rtf, stored.eta_s) == (100.0, 0.1, 6.0)
+
+
+def test_metrics_of_stopped_jobs_freeze() -> None:
+    done = metrics(_job(JobState.DONE, finished=140.0), _progress(10, 10, 1.0, 5.0), None, 999.0)
+    assert (done.elapsed_s, done.eta_s) == (40.0, 0.0)
+    paused = metrics(_job(JobState.PAUSED), _progress(5, 10), None, now=999.0)
+    assert paused.elapsed_s == 50.0 and paused.eta_s is None and paused.chars_per_s is None
+    queued = metrics(_job(JobState.QUEUED, started=None), _progress(0, 0), None, now=999.0)
+    assert queued.elapsed_s is None
+
+
+def test_finished_jobs_leave_the_job_list_after_a_while() -> None:
+    assert is_listed_as_active(_job(JobState.FAILED), now=1e9)
+    recent = replace(_job(JobState.DONE), finished_at=1000.0)
+    assert is_listed_as_active(recent, now=1100.0)
+    assert not is_listed_as_active(recent, now=1000.0 + 3600)
+
+
+def test_activity_keeps_a_bounded_log_per_job() -> None:
+    bus = EventBus()
+    activity = JobActivity(bus)
+    bus.publish(JobEvent("j", JobState.RUNNING, message="Started"))
+    bus.publish(JobEvent("j", JobState.RUNNING, chapter_title="One"))
+    bus.publish(JobEvent("j", JobState.RUNNING, chapter_title="One"))
+    assert activity.version == 0 and activity.drain() == 3
+    total, lines = activity.log("j")
+    assert total == 2 and lines[0].endswith("Started") and lines[1].endswith("Reading “One”")
+    for n in range(LOG_LINES + 5):
+        bus.publish(JobEvent("j", JobState.RUNNING, message=f"line {n}"))
+    activity.drain()
+    total, lines = activity.log("j")
+    assert total == LOG_LINES + 7 and len(lines) == LOG_LINES
+    assert activity.latest("j") is not None
+    activity.forget("j")
+    assert activity.log("j") == (0, []) and activity.latest("j") is None
+    activity.close()
