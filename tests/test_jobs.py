@@ -181,3 +181,33 @@ def test_shutdown_puts_the_running_job_back_in_the_queue(store, engine, tmp_path
             stop.set()
 
     assert execute_job(store, job.id, publish, engine, stop.is_set) is JobState.QUEUED
+
+
+def test_pause_and_resume_between_two_checks_never_kills_the_worker(store, engine,
+                                                                     tmp_path) -> None:
+    job = submit_job(store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b",
+                     JobSettings(), engine)
+    flipped = threading.Event()
+
+    def publish(event: JobEvent) -> None:
+        if event.chunks_done >= 2 and not flipped.is_set():
+            flipped.set()  # a user clicks pause, then resume, before the worker looks again
+            store.set_state(job.id, JobState.PAUSED)
+            store.set_state(job.id, JobState.QUEUED)
+
+    assert _run(store, job.id, engine, publish) is JobState.QUEUED
+    assert _run(store, job.id, engine) is JobState.DONE  # the queued job simply runs again
+
+
+def test_cancel_during_encoding_stops_ffmpeg_and_leaves_no_book(store, engine, tmp_path,
+                                                                monkeypatch) -> None:
+    job = submit_job(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
+                     JobSettings(), engine)
+
+    def publish(event: JobEvent) -> None:
+        if event.message == "Encoding the audiobook":
+            store.set_state(job.id, JobState.CANCELLED)
+
+    assert _run(store, job.id, engine, publish) is JobState.CANCELLED
+    assert not (tmp_path / "b.m4b").exists()
+    assert not list(tmp_path.glob("*.part"))

@@ -20,11 +20,12 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from audiopub.errors import AudiopubError
+from audiopub.errors import AudiopubError, SynthesisFailed
 from audiopub.jobs.chunk_cache import write_chunk
 from audiopub.tts.engine import Engine, SynthesisOptions
 from audiopub.tts.registry import default_model_dir, get_engine
@@ -164,21 +165,32 @@ class ProcessExecutor:
         context = multiprocessing.get_context("spawn")
         self.workers = workers
         self.batch_size = batch_size
+        self.broken = False
         self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
                                          initargs=(engine_name, model_dir))
 
     def map(self, tasks: Iterable[ChunkTask]) -> Iterator[ChunkResult]:
         pending: collections.deque[Future[list[ChunkResult]]] = collections.deque()
         try:
-            for batch in batches(tasks, self.batch_size):
-                pending.append(self._pool.submit(_run_in_worker, batch))
-                if len(pending) >= self.workers * WINDOW_PER_WORKER:
-                    yield from pending.popleft().result()
-            while pending:
-                yield from pending.popleft().result()
+            yield from self._map(pending, tasks)
+        except BrokenProcessPool as exc:
+            self.broken = True  # executor_for starts a fresh pool next time
+            raise SynthesisFailed(
+                "An engine process stopped unexpectedly (out of memory?). Resume the job to "
+                "continue from its last finished chunk."
+            ) from exc
         finally:  # stopped early (cancel, pause): drop what has not started
             for future in pending:
                 future.cancel()
+
+    def _map(self, pending: collections.deque[Future[list[ChunkResult]]],
+             tasks: Iterable[ChunkTask]) -> Iterator[ChunkResult]:
+        for batch in batches(tasks, self.batch_size):
+            pending.append(self._pool.submit(_run_in_worker, batch))
+            if len(pending) >= self.workers * WINDOW_PER_WORKER:
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -205,6 +217,8 @@ def executor_for(engine_name: str, engine: Engine) -> ChunkExecutor:
     model_dir = default_model_dir(engine_name)
     with _pools_lock:
         key = (engine_name, model_dir, workers)
+        if key in _pools and _pools[key].broken:
+            _pools.pop(key).close()
         if key not in _pools:
             _pools[key] = ProcessExecutor(engine_name, model_dir, workers, engine.batch_size)
         return _pools[key]

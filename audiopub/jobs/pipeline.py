@@ -247,7 +247,9 @@ class JobRun:
             position += chapter.duration_s
         self._emit(JobState.RUNNING, message="Encoding the audiobook")
         self.job.output_path.parent.mkdir(parents=True, exist_ok=True)
-        mux_m4b(wavs, marks, book_tags(self.book), self.book.cover, self.job.output_path)
+        # Checked while ffmpeg runs too: a cancel or pause during encoding stops it at once.
+        mux_m4b(wavs, marks, book_tags(self.book), self.book.cover, self.job.output_path,
+                progress=lambda fraction: self._check_still_running())
 
     def _remove_intermediate_files(self) -> None:
         for folder in (CHUNKS_DIR, CHAPTERS_DIR):
@@ -264,6 +266,8 @@ class JobRun:
             raise JobCancelled("The job was cancelled")
         if state is JobState.PAUSED:
             raise JobPaused("The job was paused")
+        if state is not JobState.RUNNING:  # e.g. paused and resumed between two checks
+            raise JobStopped(f"The job was {state.value} meanwhile")
 
     def _emit(self, state: JobState, chapter_title: str = "", message: str = "") -> None:
         progress = self.store.progress(self.job.id)

@@ -18,7 +18,7 @@ from audiopub.errors import AudiopubError, JobStopped
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import JobState
 from audiopub.jobs.pipeline import DiskFull, JobRun, Publish
-from audiopub.jobs.store import JobStore
+from audiopub.jobs.store import InvalidTransition, JobStore
 from audiopub.tts.engine import Engine
 
 log = logging.getLogger(__name__)
@@ -47,20 +47,28 @@ def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
     except JobStopped as exc:  # cancel/pause were set by whoever asked; shutdown requeues
         message = str(exc)
         if store.get_job(job_id).state is JobState.RUNNING:
-            store.set_state(job_id, JobState.QUEUED)
+            _settle(store, job_id, JobState.QUEUED)
     except DiskFull as exc:
         message = str(exc)
-        store.set_state(job_id, JobState.PAUSED, error=message)
+        _settle(store, job_id, JobState.PAUSED, message)
     except AudiopubError as exc:
         message = str(exc)
-        store.set_state(job_id, JobState.FAILED, error=message)
+        _settle(store, job_id, JobState.FAILED, message)
     except Exception as exc:  # a bug must fail this job, not kill the worker for every job
         log.exception("job %s failed unexpectedly", job_id)
         message = f"Internal error: {exc!r}"
-        store.set_state(job_id, JobState.FAILED, error=message)
+        _settle(store, job_id, JobState.FAILED, message)
     state = store.get_job(job_id).state
     publish(JobEvent(job_id=job_id, state=state, message=message))
     return state
+
+
+def _settle(store: JobStore, job_id: str, state: JobState, error: str | None = None) -> None:
+    """Record how a run ended, unless someone (a pause, a cancel) moved the job meanwhile."""
+    try:
+        store.set_state(job_id, state, error=error)
+    except InvalidTransition as exc:
+        log.info("job %s: not marked %s (%s)", job_id, state.value, exc)
 
 
 class Worker:
