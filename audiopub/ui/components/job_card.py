@@ -13,6 +13,7 @@ from nicegui import run, ui
 from audiopub.errors import AudiopubError
 from audiopub.jobs.models import ChapterState, Job, JobState
 from audiopub.ui import format as fmt
+from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.jobview import JobView
 from audiopub.ui.services import ENGINE_LABELS, Services
 
@@ -173,21 +174,7 @@ class JobCard:
         await self._refresh()
 
     async def _confirm_delete(self) -> None:
-        with ui.dialog() as dialog, ui.card().classes("ap-card"):
-            ui.label("Delete this job and its files?")
-            with ui.row().classes("w-full justify-end gap-2"):
-                ui.button("Keep", on_click=lambda: dialog.submit(False)).props("flat no-caps")
-                ui.button("Delete", on_click=lambda: dialog.submit(True)) \
-                    .props("unelevated no-caps color=negative").mark("confirm-delete")
-        confirmed = await dialog
-        dialog.delete()
-        if not confirmed:
-            return
-        try:
-            message = await run.io_bound(self.services.delete, self.job_id)
-        except AudiopubError as exc:
-            message = str(exc)
-        ui.notify(message)
+        await confirm_delete(self.services, self.job_id, "Delete this job and its files?")
         await self._refresh()
 
     def delete(self) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from nicegui import run, ui
+from nicegui import ui
 
-from audiopub.errors import AudiopubError
 from audiopub.ui import format as fmt
+from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.components.job_card import settings_summary
 from audiopub.ui.jobview import JobView, chapter_starts
 from audiopub.ui.services import Services
@@ -84,21 +84,7 @@ class LibraryCard:
             self.player.play()
 
     async def _confirm_delete(self) -> None:
-        with ui.dialog() as dialog, ui.card().classes("ap-card"):
-            ui.label(f"Delete “{self.view.job.title}”? The audiobook file is deleted too.")
-            with ui.row().classes("w-full justify-end gap-2"):
-                ui.button("Keep", on_click=lambda: dialog.submit(False)).props("flat no-caps")
-                ui.button("Delete", on_click=lambda: dialog.submit(True)) \
-                    .props("unelevated no-caps color=negative").mark("confirm-delete")
-        confirmed = await dialog
-        dialog.delete()
-        if not confirmed:
-            return
-        try:
-            message = await run.io_bound(self.services.delete, self.job_id)
-        except AudiopubError as exc:
-            message = str(exc)
-        ui.notify(message)
+        await confirm_delete(self.services, self.job_id, f"Delete “{self.view.job.title}”? The audiobook file is deleted too.")
         await self._refresh()
 
     def update(self, view: JobView) -> None:
