@@ -27,6 +27,12 @@ PIPER_MAX_CHUNK_CHARS: Final = 400
 # Largest EPUB the web UI accepts; real novels are 0.3-5 MB, illustrated ones rarely 100 MB.
 MAX_UPLOAD_MB: Final = 200
 
+# Jobs waiting or running at once: a flood of submissions must not fill the disk with copies.
+MAX_ACTIVE_JOBS: Final = 50
+
+# Speech runs at ~15-19 characters per second at speed 1; the low end sizes disk estimates.
+CHARS_PER_AUDIO_SECOND: Final = 15
+
 # AAC bitrate for the .m4b: speech at 64 kb/s mono is transparent for audiobooks.
 AAC_BITRATE: Final = "64k"
 

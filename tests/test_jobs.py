@@ -211,3 +211,36 @@ def test_cancel_during_encoding_stops_ffmpeg_and_leaves_no_book(store, engine, t
     assert _run(store, job.id, engine, publish) is JobState.CANCELLED
     assert not (tmp_path / "b.m4b").exists()
     assert not list(tmp_path.glob("*.part"))
+
+
+def test_a_job_needing_more_disk_than_is_free_is_refused(store, engine, tmp_path,
+                                                         monkeypatch) -> None:
+    from collections import namedtuple
+
+    from audiopub.jobs import pipeline
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(pipeline.shutil, "disk_usage", lambda path: usage(10**9, 10**9, 1000))
+    with pytest.raises(pipeline.DiskFull, match="needs about .* GB free"):
+        submit_job(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
+                   JobSettings(), engine)
+    assert store.list_jobs() == []
+
+
+def test_disk_estimate_covers_what_a_job_really_writes() -> None:
+    from audiopub.jobs.pipeline import disk_needed
+
+    # 20,001 chars of Wells made 1,060 s of speech with the joe voice (22.05 kHz, 16-bit):
+    # chunk WAVs + chapter WAVs = 2 x 46.7 MB.
+    assert disk_needed(20_001, 22_050, 1.0) >= 2 * 1_060 * 22_050 * 2
+
+
+def test_too_many_active_jobs_are_refused(store, engine, tmp_path, monkeypatch) -> None:
+    from audiopub.jobs import pipeline
+
+    monkeypatch.setattr(pipeline.defaults, "MAX_ACTIVE_JOBS", 1)
+    submit_job(store, _long_epub(tmp_path / "a.epub", 1, 1), tmp_path / "a.m4b",
+               JobSettings(), engine)
+    with pytest.raises(pipeline.AudiopubError, match="already waiting or running"):
+        submit_job(store, _long_epub(tmp_path / "b.epub", 1, 1), tmp_path / "b.m4b",
+                   JobSettings(), engine)

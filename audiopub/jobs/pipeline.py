@@ -104,13 +104,35 @@ def resolve_settings(settings: JobSettings, engine: Engine, book: Book) -> JobSe
                                   "model_id": engine.model_id(voice)})
 
 
+def disk_needed(chars: int, sample_rate: int, speed: float) -> int:
+    """Bytes a job writes at its peak: 16-bit chunk WAVs, chapter WAVs, then the .m4b."""
+    audio_s = chars / (defaults.CHARS_PER_AUDIO_SECOND * speed)
+    return int(audio_s * sample_rate * 2 * 2 + audio_s * 8_000)  # 64 kb/s AAC = 8 kB/s
+
+
+def check_disk_space(folder: Path, needed: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(folder).free
+    if free < needed:
+        raise DiskFull(f"This book needs about {needed / 1e9:.1f} GB free in {folder} while it "
+                       f"is made; only {free / 1e9:.1f} GB are free.")
+
+
 def submit_job(store: JobStore, epub: Path, output: Path, settings: JobSettings,
                engine: Engine) -> Job:
-    """Check the book and the settings, then queue a job (the EPUB is copied into it)."""
+    """Check the book, the settings and the room for it, then queue a job (the EPUB is copied
+    into it)."""
+    active = store.list_jobs([JobState.QUEUED, JobState.RUNNING])
+    if len(active) >= defaults.MAX_ACTIVE_JOBS:
+        raise AudiopubError(f"{len(active)} jobs are already waiting or running; let some "
+                            "finish (or cancel them) before adding more.")
     book = read_epub(epub)  # a bad file fails here, before a job exists
     if settings.chapters and max(settings.chapters) > len(book.chapters):
         raise AudiopubError(f"The book has only {len(book.chapters)} chapters")
     resolved = resolve_settings(settings, engine, book)
+    chars = sum(ch.char_count for ch in (
+        [book.chapters[i - 1] for i in resolved.chapters] if resolved.chapters else book.chapters))
+    check_disk_space(store.jobs_dir, disk_needed(chars, engine.sample_rate, resolved.speed))
     return store.create_job(epub, output.resolve(), resolved, title=book.title, author=book.author)
 
 
