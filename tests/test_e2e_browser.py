@@ -14,35 +14,23 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from epub_factory import build_epub, tiny_png
+from server_helper import ROOT, browser_context, free_port, require_chromium, server
 
 from audiopub.audio.mux import probe
 
-ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
-CHROMIUM = Path(os.environ.get("AUDIOPUB_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"]
 CHAPTERS = [
     ("The Harbour", ["The rain had stopped by the time the train reached the coast.",
                      "A dog slept in the shade of the ticket office."]),
     ("The Lighthouse", ["She counted the lighthouses as they passed, one for every mile."]),
     ("Departure", ["Somewhere a radio was playing an old dance tune."]),
 ]
-START_TIMEOUT_S = 60.0
 GENERATE_TIMEOUT_MS = 180_000
 
 # The GPU panel's screenshot runs the app with a fake NVML put into its services object (the
@@ -70,19 +58,15 @@ app.main(host="127.0.0.1", port={port}, show=False)
 
 @pytest.fixture(scope="module")
 def chromium() -> Path:
-    if not CHROMIUM.is_file():
-        pytest.fail(f"Chromium is needed for the end-to-end test but {CHROMIUM} does not exist. "
-                    "Install it with scripts/install_browser.sh (Debian's chromium package) or "
-                    "point AUDIOPUB_CHROMIUM at a Chromium executable.")
-    return CHROMIUM
+    return require_chromium()
 
 
 def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path) -> None:
     book = build_epub(tmp_path / "harbour.epub", CHAPTERS, title="The Harbour Book",
                       author="Ann Author", cover=tiny_png(60, 90, (62, 110, 126)))
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
-    with _server(command, tmp_path, port) as url, _browser(chromium, tmp_path) as context:
+    with server(command, tmp_path, port) as url, browser_context(chromium, tmp_path) as context:
         page = context.new_page()
         outside = _record_outside_requests(page)
         page.goto(url)
@@ -126,10 +110,10 @@ def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path)
 
 
 def test_gpu_panel_with_a_fake_gpu(chromium: Path, tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     code = GPU_DEMO.format(tests=str(TESTS), data=str(tmp_path / "data"), port=port)
-    with _server([sys.executable, "-c", code], tmp_path, port) as url, \
-            _browser(chromium, tmp_path) as context:
+    with server([sys.executable, "-c", code], tmp_path, port) as url, \
+            browser_context(chromium, tmp_path) as context:
         page = context.new_page()
         page.set_viewport_size({"width": 1400, "height": 900})
         page.goto(url)
@@ -142,71 +126,6 @@ def test_gpu_panel_with_a_fake_gpu(chromium: Path, tmp_path: Path) -> None:
 
 
 # --- helpers -------------------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def _server(command: list[str], tmp_path: Path, port: int) -> Iterator[str]:
-    """Run the app in its own process on a private data dir; yield its URL."""
-    # The child must not think it runs under pytest (NiceGUI changes its behaviour then).
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_"))}
-    env["AUDIOPUB_DATA_DIR"] = str(tmp_path / "data")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    workdir = tmp_path / "cwd"  # models/ is looked up here: the repo's own stay out of the test
-    workdir.mkdir(exist_ok=True)
-    log_path = tmp_path / f"server-{port}.log"
-    url = f"http://127.0.0.1:{port}/"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=workdir, env=env, stdout=log,
-                                   stderr=subprocess.STDOUT)
-        try:
-            _wait_until_up(url, process, log_path)
-            yield url
-        finally:
-            process.terminate()  # uvicorn shuts down cleanly: the worker stops, NVML closes
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def _wait_until_up(url: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"the app exited with {process.returncode}:\n{log_path.read_text()}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.2)
-    pytest.fail(f"the app did not answer on {url}:\n{log_path.read_text()}")
-
-
-@contextmanager
-def _browser(chromium: Path, tmp_path: Path) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    profile = tmp_path / f"chromium-profile-{time.monotonic_ns()}"  # a fresh user-data-dir
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=str(chromium), headless=True, args=CHROMIUM_FLAGS,
-            accept_downloads=True, viewport={"width": 1400, "height": 1000},
-            color_scheme="light",
-            # Headless Chromium may not advance CSS transitions between frames, so a screenshot
-            # could catch a progress bar mid-slide; the UI drops them for reduced motion.
-            reduced_motion="reduce")
-        try:
-            yield context
-        finally:
-            context.close()
 
 
 def _screenshot(page: Any, path: Path) -> None:

@@ -95,6 +95,9 @@ class BookPanel:
             log.exception("reading upload %s (%s) failed", path.name, name)
             self._fail(path, f"{name} could not be read as an EPUB ({type(exc).__name__}: {exc})")
             return
+        if self.upload.is_deleted:  # the tab closed while the book was read: nobody will use it
+            path.unlink(missing_ok=True)
+            return
         self.busy.set_visibility(False)
         self._discard_upload()
         self.book, self.path, self.file_name = book, path, name

@@ -1,0 +1,144 @@
+"""Running `audiopub serve` in a subprocess and driving Debian's Chromium against it.
+
+Shared by the real-browser tests (test_e2e_browser.py, test_server_resilience.py). Everything
+listens on and talks to 127.0.0.1 only. Chromium comes from the system
+(scripts/install_browser.sh installs Debian's package); Playwright only brings its driver and
+never downloads a browser.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path(os.environ.get("AUDIOPUB_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"]
+START_TIMEOUT_S = 60.0
+
+
+def require_chromium() -> Path:
+    """Debian's Chromium, or a failed test that says how to get it."""
+    if not CHROMIUM.is_file():
+        pytest.fail(f"Chromium is needed for the browser tests but {CHROMIUM} does not exist. "
+                    "Install it with scripts/install_browser.sh (Debian's chromium package) or "
+                    "point AUDIOPUB_CHROMIUM at a Chromium executable.")
+    return CHROMIUM
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    url: str  # http://127.0.0.1:<port>/
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@contextmanager
+def server(command: list[str], tmp_path: Path, port: int,
+           extra_env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """Run the app in its own process on a private data dir (`tmp_path/data`); yield its URL."""
+    with running_server(command, tmp_path, port, extra_env) as running:
+        yield running.url
+
+
+@contextmanager
+def running_server(command: list[str], tmp_path: Path, port: int,
+                   extra_env: Mapping[str, str] | None = None) -> Iterator[RunningServer]:
+    """`server`, yielding the process and its log (`tmp_path/server-<port>.log`) too."""
+    # The child must not think it runs under pytest (NiceGUI changes its behaviour then).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_"))}
+    env["AUDIOPUB_DATA_DIR"] = str(tmp_path / "data")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env.update(extra_env or {})
+    workdir = tmp_path / "cwd"  # models/ is looked up here: the repo's own stay out of the test
+    workdir.mkdir(exist_ok=True)
+    log_path = tmp_path / f"server-{port}.log"
+    url = f"http://127.0.0.1:{port}/"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, cwd=workdir, env=env, stdout=log,
+                                   stderr=subprocess.STDOUT)
+        try:
+            wait_until_up(url, process, log_path)
+            yield RunningServer(url, port, process, log_path)
+        finally:
+            process.terminate()  # uvicorn shuts down cleanly: the worker stops, NVML closes
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def wait_until_up(url: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the app exited with {process.returncode}:\n{log_path.read_text()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.2)
+    pytest.fail(f"the app did not answer on {url}:\n{log_path.read_text()}")
+
+
+@contextmanager
+def browser_context(chromium: Path, tmp_path: Path) -> Iterator[Any]:
+    """One Chromium with a fresh user-data-dir, as a Playwright persistent context."""
+    from playwright.sync_api import sync_playwright
+
+    profile = tmp_path / f"chromium-profile-{time.monotonic_ns()}"  # a fresh user-data-dir
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=str(chromium), headless=True, args=CHROMIUM_FLAGS,
+            accept_downloads=True, viewport={"width": 1400, "height": 1000},
+            color_scheme="light",
+            # Headless Chromium may not advance CSS transitions between frames, so a screenshot
+            # could catch a progress bar mid-slide; the UI drops them for reduced motion.
+            reduced_motion="reduce")
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@contextmanager
+def browser(chromium: Path) -> Iterator[Any]:
+    """One Chromium that can hold several independent contexts.
+
+    Playwright gives it a fresh, temporary user-data-dir of its own (and refuses one passed as
+    a flag), deleted when the browser closes.
+    """
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(chromium), headless=True,
+                                              args=CHROMIUM_FLAGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
