@@ -40,6 +40,23 @@ AAC_BITRATE: Final = "64k"
 DEFAULT_ENGINE: Final = "piper"
 DEFAULT_PIPER_VOICE: Final = "en_US-joe-medium"
 
+# Limits on an EPUB's zip, so a hostile file can't exhaust memory, disk or time (issue #6).
+# Entries in the archive: the biggest real EPUBs (comics, dictionaries) hold a few thousand.
+EPUB_MAX_ENTRIES: Final = 10_000
+# All entries together as their headers declare them; real books unpack to well under 1 GiB.
+EPUB_MAX_UNPACKED_BYTES: Final = 1 << 30
+# Bytes really unpacked while reading (text, TOC, cover): 128 MiB is ~30 times the whole Bible.
+EPUB_MAX_READ_BYTES: Final = 128 << 20
+# One XHTML page, parsed whole into memory: real ones are well under 1 MiB, and 16 MiB of
+# dense markup already takes ~500 MB to parse.
+EPUB_MAX_DOCUMENT_BYTES: Final = 16 << 20
+# Unpacked:packed size of one entry; real text deflates 3-16:1, zip bombs reach ~1000:1.
+EPUB_MAX_COMPRESSION_RATIO: Final = 100
+# Entries up to this size unpacked are harmless whatever their ratio (e.g. a page of spaces).
+EPUB_RATIO_FREE_BYTES: Final = 1 << 20
+# A book whose letters are more than this share in scripts the voice can't read is refused.
+MAX_UNSPEAKABLE_SHARE: Final = 0.3
+
 
 def keep_intermediate_files() -> bool:
     """Keep chunk and chapter WAVs after the book is written (AUDIOPUB_KEEP_INTERMEDIATE=1)."""

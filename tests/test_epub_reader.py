@@ -569,9 +569,8 @@ def test_books_from_the_shared_test_factory(tmp_path: Path) -> None:
 def test_not_a_zip(tmp_path: Path) -> None:
     path = tmp_path / "notes.epub"
     path.write_text("just some text")
-    with pytest.raises(BadEpub, match=r"notes\.epub: not an EPUB \(it is not a zip archive\)") as e:
+    with pytest.raises(BadEpub, match=r"notes\.epub: not an EPUB \(it is not a zip archive\)"):
         read_epub(path)
-    assert isinstance(e.value.__cause__, zipfile.BadZipFile)
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -608,7 +607,9 @@ def test_manifest_item_missing_from_the_archive(tmp_path: Path) -> None:
     with zipfile.ZipFile(path, "w") as zf:
         for name, data in kept.items():
             zf.writestr(name, data)
-    with pytest.raises(BadEpub, match=r"missing from the archive .*c1\.xhtml"):
+    # A missing text document is left out with a warning; with nothing else to read, it fails.
+    with pytest.raises(BadEpub, match=r"b\.epub has no text to narrate \(the text documents in "
+                                      r"its reading order are missing from the archive\)"):
         read_epub(path)
 
 
@@ -620,7 +621,7 @@ def test_drm_encrypted_text(tmp_path: Path) -> None:
                     'xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>'
                     '<enc:CipherData><enc:CipherReference URI="OEBPS/c1.xhtml"/></enc:CipherData>'
                     "</enc:EncryptedData></encryption>")
-    with pytest.raises(BadEpub, match=r"drm\.epub: its text is encrypted \(DRM\)"):
+    with pytest.raises(BadEpub, match=r"drm\.epub: this book is DRM-protected \(its text is encrypted\)"):
         read_epub(path)
 
 

@@ -1,5 +1,10 @@
 """Read an EPUB into a `Book`: metadata, cover, and the chapters a listener wants to hear.
 
+Files may be hostile. The zip is read in memory, within limits, by `archive.EpubArchive`;
+container.xml and the OPF (and DRM) by `package.read_package`; every XML file with the parser of
+`safe_xml` (no entities, no DTDs, no network). A missing or damaged file that is not essential
+(a picture, a font, one chapter) only costs a warning in `Book.warnings`.
+
 How the text is found:
 1. The spine documents, in reading order (without the nav document and `linear="no"` items),
    are walked into a stream of paragraphs. Where a TOC entry points, a mark goes between them.
@@ -16,34 +21,33 @@ from __future__ import annotations
 
 import base64
 import binascii
-import html.entities
+import logging
 import os
 import posixpath
 import re
-import warnings
-import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote_to_bytes
 
-from ebooklib import epub
 from lxml import etree
 
+from audiopub import settings
 from audiopub.book import toc
+from audiopub.book.archive import DamagedEntry, EpubArchive, human_size
 from audiopub.book.models import Book, Cover
+from audiopub.book.package import NCX_TYPE, OPF_NS, Item, Package, read_package
+from audiopub.book.safe_xml import parse_markup
 from audiopub.book.text import normalise_text
 from audiopub.book.toc import Block, Mark, TocEntry, clean_label, epub_types, local_name
 from audiopub.errors import BadEpub
 
 __all__ = ["read_epub"]
 
-DC_NS = "http://purl.org/dc/elements/1.1/"
-OPF_NS = "http://www.idpf.org/2007/opf"
+log = logging.getLogger(__name__)
+
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
-
 _BLOCK_TAGS = frozenset(
     "address article aside blockquote body caption center dd details div dl dt figcaption "
     "figure footer header hgroup h1 h2 h3 h4 h5 h6 hr li main nav ol p pre section summary table "
@@ -79,240 +83,188 @@ _PG_END = re.compile(
 )
 _PG_CREDITS = re.compile(r"^\W*(?:produced by|e-?text prepared by|transcribed (?:from|by))", re.I)
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
 _BR = "\x00"  # a <br/> while a paragraph is collected; two in a row end the paragraph
 _PART = "\x01"  # a boundary between the parts of an <hgroup>
 
 
 def read_epub(path: str | os.PathLike[str]) -> Book:
-    """Read the EPUB at `path`; raise `BadEpub` if it can't be read or has nothing to narrate."""
+    """Read the EPUB at `path`; raise `BadEpub` if it can't be read or has nothing to narrate.
+
+    Problems the book survives (a missing picture, an unreadable chapter file, a chapter with no
+    text) are in `Book.warnings`, and logged.
+    """
     path = Path(path)
-    _check_package(path)
-    book = _open(path)
-    title = _title(book, path)
-    notes: list[str] = []
-    items = {item.get_id(): item for item in book.get_items()}
-    docs = _spine_documents(book, items, notes)
-    entries = _toc_entries(book, notes)
-    known = {posixpath.normpath(item.get_name()) for item in items.values()}
+    with EpubArchive(path) as archive:
+        try:
+            return _read_book(archive, path)
+        except RecursionError as exc:  # the parser's depth limit keeps this from happening
+            raise BadEpub(f"{path.name}: its pages are nested too deeply to read") from exc
+
+
+def _read_book(archive: EpubArchive, path: Path) -> Book:
+    """The book in an open archive: package, text, chapters, metadata, cover."""
+    package = read_package(archive)
+    notes = [*archive.warnings, *package.notes]
+    files = _Files(archive, package, notes)
+    title = _title(package, path)
+    docs = _spine_documents(package, files)
+    entries = _toc_entries(package, files, notes)
+    known = {item.name for item in package.items.values()}
     entries, targets = toc.chapter_targets(entries, [doc.path for doc in docs], known, notes)
-    stream = _read_documents(docs, targets)
+    stream, parsed = _read_documents(docs, targets, notes)
     _cut_gutenberg_boilerplate(stream)
     for block in stream:
         if isinstance(block, Block) and not block.skipped:
             block.spoken = normalise_text(block.text)
     chapters = toc.cut_chapters(stream, entries, title, notes)
+    # Names in notes come from the file: no control characters may reach a log or a page.
+    notes = [_CONTROL.sub("?", note) for note in notes]
+    for note in notes:
+        log.warning("%s: %s", path.name, note)
     if not chapters:
-        reason = "its reading order lists no text documents" if not docs else (
-            "its pages hold only images, tables of contents or licence text")
-        raise BadEpub(f"{path.name} has no text to narrate ({reason})")
+        why = _why_no_text(archive, package, files, parsed)
+        raise BadEpub(f"{path.name} has no text to narrate ({why})")
     return Book(
         title=title,
-        authors=_authors(book),
-        language=_language(book),
+        authors=_authors(package),
+        language=_language(package),
         chapters=tuple(chapters),
-        cover=_cover(book, items),
+        cover=_cover(package, files),
         warnings=tuple(notes),
     )
 
 
-# --- opening --------------------------------------------------------------------------------
+def _why_no_text(archive: EpubArchive, package: Package, files: _Files, parsed: int) -> str:
+    if parsed:
+        return "its pages hold only images, tables of contents or licence text"
+    listed = [package.items[idref] for idref, linear in package.spine
+              if linear and idref in package.items and package.items[idref].is_html]
+    if listed and all(item.path is None or item.path not in archive for item in listed):
+        return "the text documents in its reading order are missing from the archive"
+    if listed and files.damaged:
+        return "the archive is damaged: its text documents can't be unpacked"
+    if listed:
+        return "none of the text documents in its reading order could be read"
+    return "its reading order lists no text documents"
 
 
-def _check_package(path: Path) -> None:
-    """Fail early, in plain words, on the ways a file can fail to be an EPUB at all."""
-    name = path.name
-    try:
-        with zipfile.ZipFile(path) as zf:
-            try:
-                container = _parse_strict(zf.read("META-INF/container.xml"))
-            except KeyError as exc:
-                raise BadEpub(f"{name}: not an EPUB (it has no META-INF/container.xml)") from exc
-            except etree.XMLSyntaxError as exc:
-                raise BadEpub(f"{name}: META-INF/container.xml is not valid XML ({exc})") from exc
-            rootfile = next((el.get("full-path") for el in container.iter()
-                             if local_name(el) == "rootfile" and el.get("full-path")), None)
-            if not rootfile:
-                raise BadEpub(f"{name}: META-INF/container.xml does not name a package file")
-            try:
-                opf = zf.read(rootfile)
-            except KeyError as exc:
-                raise BadEpub(f"{name}: its package file {rootfile} is missing") from exc
-            if _has_encrypted_text(zf):
-                raise BadEpub(f"{name}: its text is encrypted (DRM); only DRM-free EPUBs work")
-    except zipfile.BadZipFile as exc:
-        raise BadEpub(f"{name}: not an EPUB (it is not a zip archive)") from exc
-    except zlib.error as exc:
-        raise BadEpub(f"{name}: the archive is damaged ({exc})") from exc
-    except OSError as exc:
-        raise BadEpub(f"{name}: the file can't be opened ({exc.strerror or exc})") from exc
-    try:
-        package = _parse_strict(opf)
-    except etree.XMLSyntaxError as exc:
-        raise BadEpub(f"{name}: its package file {rootfile} is not valid XML ({exc})") from exc
-    missing = [part for part in ("manifest", "spine")
-               if not any(local_name(el) == part for el in package)]
-    if local_name(package) != "package" or missing:
-        what = ", ".join(missing) or "package element"
-        raise BadEpub(f"{name}: its package file {rootfile} has no {what}")
+# --- the book's files -----------------------------------------------------------------------
 
 
-def _has_encrypted_text(zf: zipfile.ZipFile) -> bool:
-    """DRM encrypts the XHTML; font obfuscation (also listed in encryption.xml) is harmless."""
-    try:
-        root = _parse_strict(zf.read("META-INF/encryption.xml"))
-    except (KeyError, etree.XMLSyntaxError):
-        return False
-    uris = (el.get("URI", "") for el in root.iter() if local_name(el) == "CipherReference")
-    return any(uri.lower().endswith((".xhtml", ".html", ".htm")) for uri in uris)
+class _Files:
+    """Reads manifest items from the archive on demand. A file that is missing or can't be
+    unpacked is not fatal: the book goes on without it, with a note."""
 
+    def __init__(self, archive: EpubArchive, package: Package, notes: list[str]) -> None:
+        self.archive = archive
+        self.notes = notes
+        self.damaged: list[str] = []  # entries that could not be unpacked
+        spine = {idref for idref, linear in package.spine if linear}
+        absent = []
+        for item in package.items.values():
+            if item.path is not None and item.path in archive:
+                continue
+            if item.id in spine and item.is_html:
+                where = "is missing from the archive" if item.path else "points outside the book"
+                notes.append(f"{item.name} (in the reading order) {where}; its text was left out.")
+            else:
+                absent.append(item.name)
+        if absent:
+            shown = ", ".join(absent[:3]) + (", …" if len(absent) > 3 else "")
+            what = "file the book lists is" if len(absent) == 1 else "files the book lists are"
+            notes.append(f"{len(absent)} {what} missing from the archive ({shown}); the book "
+                         "was read without them.")
 
-class _Reader(epub.EpubReader):
-    """ebooklib's reader minus its TOC parsing: toc.py reads the nav and NCX itself, and
-    ebooklib's parsers raise on valid but unusual ones (a nav without <ol>, an NCX label without
-    <text>, a spine@toc naming no item)."""
-
-    def _load_spine(self) -> None:
-        spine = self.container.find(f"{{{OPF_NS}}}spine")
-        self.book.spine = [(ref.get("idref"), ref.get("linear", "yes"))
-                           for ref in spine if local_name(ref) == "itemref"]
-
-    def _parse_nav(self, data: bytes, base_path: str, navtype: str = "toc") -> None:
-        pass
-
-    def _parse_ncx(self, data: bytes) -> None:
-        pass
-
-
-def _open(path: Path) -> epub.EpubBook:
-    name = path.name
-    try:
-        with warnings.catch_warnings():
-            # ebooklib warns about its own future defaults; nothing for our users to act on.
-            warnings.filterwarnings("ignore", category=UserWarning, module=r"ebooklib")
-            warnings.filterwarnings("ignore", category=FutureWarning, module=r"ebooklib")
-            reader = _Reader(str(path), {"ignore_ncx": True})
-            book = reader.load()
-            reader.process()
-            return book
-    except KeyError as exc:
-        missing = exc.args[0] if exc.args else exc
-        raise BadEpub(
-            f"{name}: a file the book lists is missing from the archive ({missing})") from exc
-    except (epub.EpubException, zipfile.BadZipFile, zlib.error, etree.XMLSyntaxError) as exc:
-        raise BadEpub(f"{name}: the EPUB can't be read ({exc})") from exc
-    except (AttributeError, TypeError) as exc:
-        # ebooklib trips over structure it doesn't expect (e.g. an OPF without namespaces).
-        raise BadEpub(f"{name}: its package file is malformed ({exc})") from exc
-
-
-def _parse_strict(data: bytes) -> etree._Element:
-    # libxml2's default limits (no huge_tree) also cap nesting depth, which keeps the recursive
-    # walker below well inside Python's recursion limit.
-    parser = etree.XMLParser(resolve_entities=False, no_network=True)
-    return etree.fromstring(data, parser)
-
-
-_NAMED_ENTITY = re.compile(rb"&([A-Za-z][A-Za-z0-9]*);")
-_XML_ENTITIES = frozenset({b"amp", b"lt", b"gt", b"quot", b"apos"})
-
-
-def _numeric_entities(data: bytes) -> bytes:
-    """&nbsp; → &#160;: XHTML files use HTML entities that XML without the DTD doesn't know."""
-    def replace(match: re.Match[bytes]) -> bytes:
-        code = html.entities.name2codepoint.get(match.group(1).decode("ascii"))
-        if match.group(1) in _XML_ENTITIES or code is None:
-            return match.group(0)
-        return b"&#%d;" % code
-    return _NAMED_ENTITY.sub(replace, data)
-
-
-def _parse_xhtml(data: bytes) -> etree._Element | None:
-    """Parse strictly; if that fails (e.g. calibre's tag soup), let libxml2 recover what it can."""
-    data = _numeric_entities(data)
-    try:
-        return _parse_strict(data)
-    except etree.XMLSyntaxError:
-        parser = etree.XMLParser(resolve_entities=False, no_network=True, recover=True)
+    def read(self, item: Item, consequence: str, limit: int | None = None) -> bytes | None:
+        """The item's bytes, or None (with a note) if it is missing, can't be unpacked, or is
+        larger than `limit`."""
+        if item.path is None:
+            return None
         try:
-            return etree.fromstring(data, parser)
-        except etree.XMLSyntaxError:
+            size = self.archive.size(item.path)
+        except KeyError:
+            return None  # noted above
+        if limit is not None and size > limit:
+            self.notes.append(f"{item.name} is {human_size(size)}, too large for one page of "
+                              f"a book; {consequence}.")
+            return None
+        try:
+            return self.archive.read(item.path)
+        except KeyError:
+            return None  # noted above
+        except DamagedEntry as exc:
+            self.damaged.append(item.name)
+            self.notes.append(f"{item.name} can't be unpacked ({exc.reason}); {consequence}.")
             return None
 
 
 # --- metadata and cover ---------------------------------------------------------------------
 
 
-def _dc(book: epub.EpubBook, name: str) -> list[tuple[str | None, dict[str, str]]]:
-    return book.metadata.get(DC_NS, {}).get(name, [])
-
-
-def _opf_metas(book: epub.EpubBook) -> list[dict[str, str]]:
-    """Attributes of every OPF <meta> (ebooklib files them under a few different keys)."""
-    found = []
-    for values in book.metadata.get(OPF_NS, {}).values():
-        for value, attrs in values:
-            found.append({**(attrs or {}), "#text": (value or "").strip()})
-    return found
-
-
-def _title(book: epub.EpubBook, path: Path) -> str:
-    titles = (clean_label(value or "") for value, _ in _dc(book, "title"))
+def _title(package: Package, path: Path) -> str:
+    titles = (clean_label(value) for value, _ in package.dc.get("title", []))
     return next((t for t in titles if t), path.stem)
 
 
-def _authors(book: epub.EpubBook) -> tuple[str, ...]:
+def _authors(package: Package) -> tuple[str, ...]:
     """Every dc:creator whose role is author or not given (EPUB2 opf:role, EPUB3 refines)."""
     roles: dict[str, set[str]] = {}
-    for meta in _opf_metas(book):
+    for meta in package.metas:
         if meta.get("property") == "role" and meta.get("refines", "").startswith("#"):
             roles.setdefault(meta["refines"][1:], set()).add(meta["#text"])
     authors: list[str] = []
-    for value, attrs in _dc(book, "creator"):
-        name = clean_label(value or "")
+    for value, attrs in package.dc.get("creator", []):
+        name = clean_label(value)
         found = set(roles.get(attrs.get("id", ""), ()))
-        if attrs.get(f"{{{OPF_NS}}}role"):
-            found.add(attrs[f"{{{OPF_NS}}}role"])
+        role = attrs.get(f"{{{OPF_NS}}}role")
+        if role:
+            found.add(role)
         if name and (not found or "aut" in found) and name not in authors:
             authors.append(name)
     return tuple(authors)
 
 
-def _language(book: epub.EpubBook) -> str | None:
-    languages = ((value or "").strip() for value, _ in _dc(book, "language"))
+def _language(package: Package) -> str | None:
+    languages = (clean_label(value) for value, _ in package.dc.get("language", []))
     return next((lang for lang in languages if lang), None)
 
 
-def _cover(book: epub.EpubBook, items: dict[str, epub.EpubItem]) -> Cover | None:
+def _cover(package: Package, files: _Files) -> Cover | None:
     """EPUB3 cover-image, else EPUB2 <meta name="cover">, else an image named like a cover."""
-    by_path = {posixpath.normpath(item.get_name()): item for item in items.values()}
-    candidates = [item for item in items.values() if isinstance(item, epub.EpubCover)]
-    for meta in _opf_metas(book):
+    items = package.items
+    by_name = {item.name: item for item in items.values()}
+    candidates = [item for item in items.values() if "cover-image" in item.properties]
+    for meta in package.metas:
         if meta.get("name") == "cover" and meta.get("content"):
             content = meta["content"]
-            candidates.append(items.get(content) or by_path.get(posixpath.normpath(content)))
+            candidates.append(items.get(content) or by_name.get(posixpath.normpath(content)))
     candidates += [item for item in items.values()
-                   if (item.media_type or "").startswith("image/")
-                   and "cover" in f"{item.get_id()} {item.get_name()}".lower()]
+                   if item.media_type.startswith("image/")
+                   and "cover" in f"{item.id} {item.name}".lower()]
     for item in candidates:
-        cover = _raster_cover(item, by_path) if item is not None else None
+        cover = _raster_cover(item, by_name, files) if item is not None else None
         if cover:
             return cover
     return None
 
 
-def _raster_cover(item: epub.EpubItem, by_path: dict[str, epub.EpubItem]) -> Cover | None:
-    data = item.content or b""
+def _raster_cover(item: Item, by_name: dict[str, Item], files: _Files) -> Cover | None:
+    limit = settings.EPUB_MAX_DOCUMENT_BYTES if item.media_type == "image/svg+xml" else None
+    data = files.read(item, "the cover was not used", limit) or b""
     media_type = _sniff_raster(data)
     if media_type:
         return Cover(data, media_type)
     if item.media_type == "image/svg+xml":
-        return _cover_inside_svg(item, by_path)
+        return _cover_inside_svg(item, data, by_name, files)
     return None
 
 
-def _cover_inside_svg(item: epub.EpubItem, by_path: dict[str, epub.EpubItem]) -> Cover | None:
+def _cover_inside_svg(item: Item, svg: bytes, by_name: dict[str, Item],
+                      files: _Files) -> Cover | None:
     """Standard Ebooks' covers are SVGs wrapping a JPEG (inline as a data: URI or by href)."""
-    root = _parse_xhtml(item.content or b"")
+    root = parse_markup(svg)
     if root is None:
         return None
     for image in root.iter(f"{{{SVG_NS}}}image", "image"):
@@ -322,12 +274,12 @@ def _cover_inside_svg(item: epub.EpubItem, by_path: dict[str, epub.EpubItem]) ->
             try:
                 data = (base64.b64decode(payload) if header.endswith(";base64")
                         else unquote_to_bytes(payload))
-            except binascii.Error:
+            except (binascii.Error, ValueError):
                 continue
         else:
-            target = toc.resolve_href(href, posixpath.dirname(item.get_name()))
-            linked = by_path.get(target[0]) if target else None
-            data = linked.content if linked is not None else b""
+            target = toc.resolve_href(href, posixpath.dirname(item.name))
+            linked = by_name.get(target[0]) if target else None
+            data = (files.read(linked, "the cover was not used") if linked else None) or b""
         media_type = _sniff_raster(data)
         if media_type:
             return Cover(data, media_type)
@@ -353,44 +305,40 @@ def _sniff_raster(data: bytes) -> str | None:
 @dataclass
 class _Doc:
     path: str
-    root: etree._Element
+    data: bytes  # parsed only when its turn comes, so one tree is in memory at a time
 
 
-def _spine_documents(book: epub.EpubBook, items: dict[str, epub.EpubItem],
-                     notes: list[str]) -> list[_Doc]:
+def _spine_documents(package: Package, files: _Files) -> list[_Doc]:
     docs = []
-    for idref, linear in book.spine:
-        item = items.get(idref)
+    for idref, linear in package.spine:
+        item = package.items.get(idref)
         if item is None:
-            notes.append(f"The reading order names a missing item “{idref}”; it was ignored.")
+            files.notes.append(f"The reading order names a missing item “{idref}”; it was "
+                               "ignored.")
             continue
-        if (str(linear).strip().lower() == "no" or isinstance(item, epub.EpubNav)
-                or not _is_html(item)):
+        if not linear or item.is_nav or not item.is_html:
             continue
-        root = _parse_xhtml(item.content or b"")
-        if root is None:
-            notes.append(f"{item.get_name()} could not be parsed; its text was left out.")
-            continue
-        docs.append(_Doc(posixpath.normpath(item.get_name()), root))
+        data = files.read(item, "its text was left out", settings.EPUB_MAX_DOCUMENT_BYTES)
+        if data is not None:
+            docs.append(_Doc(item.name, data))
     return docs
 
 
-def _is_html(item: epub.EpubItem) -> bool:
-    return (item.media_type in ("application/xhtml+xml", "text/html")
-            or item.get_name().lower().endswith((".xhtml", ".html", ".htm")))
-
-
-def _toc_entries(book: epub.EpubBook, notes: list[str]) -> list[TocEntry]:
+def _toc_entries(package: Package, files: _Files, notes: list[str]) -> list[TocEntry]:
     """The EPUB3 nav document's toc when it has entries, else the NCX."""
-    navs = [i for i in book.get_items() if isinstance(i, epub.EpubNav)]
-    ncxs = [i for i in book.get_items() if i.media_type == "application/x-dtbncx+xml"]
-    for item, reader in [*((n, toc.nav_entries) for n in navs),
-                         *((n, toc.ncx_entries) for n in ncxs)]:
-        root = _parse_xhtml(item.content or b"")
-        if root is None:
-            notes.append(f"The table of contents {item.get_name()} could not be parsed.")
+    items = package.items.values()
+    navs = [(i, toc.nav_entries) for i in items if i.is_nav]
+    ncxs = [(i, toc.ncx_entries) for i in items if i.media_type == NCX_TYPE]
+    for item, reader in [*navs, *ncxs]:
+        data = files.read(item, "its table of contents was not used",
+                          settings.EPUB_MAX_DOCUMENT_BYTES)
+        if data is None:
             continue
-        entries = reader(root, posixpath.dirname(posixpath.normpath(item.get_name())))
+        root = parse_markup(data)
+        if root is None:
+            notes.append(f"The table of contents {item.name} could not be parsed.")
+            continue
+        entries = reader(root, posixpath.dirname(item.name))
         if entries:
             return entries
     return []
@@ -399,21 +347,28 @@ def _toc_entries(book: epub.EpubBook, notes: list[str]) -> list[TocEntry]:
 # --- walking the XHTML ----------------------------------------------------------------------
 
 
-def _read_documents(docs: list[_Doc],
-                    targets: dict[str, dict[str, list[int]]]) -> list[Block | Mark]:
-    """The paragraphs of all documents in order, with marks where chapters start."""
+def _read_documents(docs: list[_Doc], targets: dict[str, dict[str, list[int]]],
+                    notes: list[str]) -> tuple[list[Block | Mark], int]:
+    """The paragraphs of all documents in order, with marks where chapters start; and how
+    many documents could be parsed."""
     stream: list[Block | Mark] = []
+    parsed = 0
     for doc in docs:
+        root = parse_markup(doc.data)
+        if root is None:
+            notes.append(f"{doc.path} could not be parsed; its text was left out.")
+            continue
+        parsed += 1
         doc_targets = targets.get(doc.path, {})
         begin = len(stream)
         walker = _Walker(doc_targets, stream)
-        walker.walk(doc.root)
+        walker.walk(root)
         walker.flush()
         # Entries for the whole file, or whose id is missing, start at the top of the file.
         unplaced = [Mark(i) for key, found in doc_targets.items() if key not in walker.hit
                     for i in found]
         stream[begin:begin] = sorted(unplaced, key=lambda mark: mark.entry)
-    return stream
+    return stream, parsed
 
 
 class _Walker:
@@ -523,13 +478,14 @@ def _split_paragraphs(text: str) -> list[str]:
     paragraphs = []
     for part in _PARAGRAPH_BREAK.split(text):
         pieces = [clean_label(piece.replace(_BR, " ")) for piece in part.split(_PART)]
-        paragraph = ""
+        joined: list[str] = []
         for piece in filter(None, pieces):
-            # hgroup parts ("I" + "The Eve of the War") read as "I: The Eve of the War".
-            separator = " " if paragraph[-1:] in ".:;!?" else ": "
-            paragraph = f"{paragraph}{separator}{piece}" if paragraph else piece
-        if paragraph:
-            paragraphs.append(paragraph)
+            if joined:
+                # hgroup parts ("I" + "The Eve of the War") read as "I: The Eve of the War".
+                joined.append(" " if joined[-1][-1] in ".:;!?" else ": ")
+            joined.append(piece)
+        if joined:
+            paragraphs.append("".join(joined))
     return paragraphs
 
 

@@ -80,7 +80,9 @@ def _clean_characters(text: str) -> str:
 
 # "[1]", "[12]": footnote references left behind when the link was flattened to text.
 # The space before them goes too, so "word [1]." becomes "word.".
-_FOOTNOTE_MARKER = re.compile(r"\s*\[\d{1,3}\]")
+# A match only starts where a run of spaces starts, so a long run is scanned once, not once
+# from each of its positions.
+_FOOTNOTE_MARKER = re.compile(r"(?<!\s)\s*\[\d{1,3}\]")
 # Reference marks ("word*", "word†") and scene-break ornaments ("* * *", "⁂"): espeak would
 # read them as "asterisk" or "dagger".
 _REFERENCE_MARKS = re.compile(r"[*†‡⁂]")
@@ -88,11 +90,31 @@ _REFERENCE_MARKS = re.compile(r"[*†‡⁂]")
 
 def _remove_reference_marks(text: str) -> str:
     text = _REFERENCE_MARKS.sub("", text)
-    # Loop because removing "[1]" from "[[1]2]" leaves a new marker.
-    while True:
+    # Repeat because removing "[1]" from "[[1]2]" leaves a new marker. Real text needs one or
+    # two passes; deeper nesting (only hostile input has it) goes to a single linear scan.
+    for _ in range(4):
         text, count = _FOOTNOTE_MARKER.subn("", text)
         if not count:
             return text
+    return _remove_nested_markers(text)
+
+
+def _remove_nested_markers(text: str) -> str:
+    """What repeating `_FOOTNOTE_MARKER.subn` until nothing changes gives, in one pass: the
+    output so far never holds a marker, so a new one can only end at the "]" just added."""
+    out: list[str] = []
+    for char in text:
+        out.append(char)
+        if char != "]":
+            continue
+        digits = 0
+        while digits < 4 and len(out) >= digits + 2 and out[-2 - digits].isdecimal():
+            digits += 1
+        if 1 <= digits <= 3 and len(out) >= digits + 2 and out[-2 - digits] == "[":
+            del out[-2 - digits :]
+            while out and out[-1].isspace():
+                out.pop()
+    return "".join(out)
 
 
 # --- dashes -----------------------------------------------------------------------------------
@@ -166,6 +188,9 @@ def normalise_text(text: str) -> str:
     """
     text = _clean_characters(text)
     text = _remove_reference_marks(text)
+    # Whitespace is collapsed before the dash rules too: their patterns scan a run of spaces
+    # from every position in it, which takes quadratic time on a long run.
+    text = " ".join(text.split())
     text = _replace_dashes(text)
     text = _ELLIPSIS.sub("...", text)
     # Removals can put a combining accent next to its letter again; compose it.
@@ -202,16 +227,28 @@ _SENTENCE_END = re.compile(r"""[.!?…]+[)\]"'’”»]*(?=\s)""")
 _OPENERS = "\"'‘“«([{"
 
 
+# What follows a possible sentence end: spaces, opening quotes or brackets, then a character.
+_NEXT_CHAR = re.compile(rf"\s*[{re.escape(_OPENERS)}]*(.?)", re.DOTALL)
+
+
+def _word_before(text: str, end: int) -> str:
+    """The last word of text[:end] ("" if a space ends it), without opening quotes. Scans only
+    that word, so checking every match of a long paragraph stays linear."""
+    start = end
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    return text[start:end].lstrip(_OPENERS)
+
+
 def _ends_sentence(text: str, match: re.Match[str]) -> bool:
-    following = text[match.end() :].lstrip()
-    next_char = following.lstrip(_OPENERS)[:1]
+    following = _NEXT_CHAR.match(text, match.end())
+    next_char = following.group(1) if following else ""
     # '"Stop!" he said' and "wait... what": a lower-case word goes on the same sentence.
     if not next_char or next_char.islower():
         return False
     if match.group() != ".":
         return True  # "?", "!", "...", and '."' (closing quote after the stop) end sentences
-    before = text[: match.start()]
-    word = "" if not before or before[-1].isspace() else before.split()[-1].lstrip(_OPENERS)
+    word = _word_before(text, match.start())
     if word.lower() in ABBREVIATIONS:
         return False  # "Mr. Holmes"
     if len(word) == 1 and word.isupper():
