@@ -244,3 +244,14 @@ def test_too_many_active_jobs_are_refused(store, engine, tmp_path, monkeypatch) 
     with pytest.raises(pipeline.AudiopubError, match="already waiting or running"):
         submit_job(store, _long_epub(tmp_path / "b.epub", 1, 1), tmp_path / "b.m4b",
                    JobSettings(), engine)
+
+
+def test_a_book_the_voice_cannot_read_is_refused_before_synthesis(store, engine,
+                                                                  tmp_path) -> None:
+    from audiopub.errors import BadEpub
+
+    epub = build_epub(tmp_path / "ar.epub", [("فصل", ["هذا نص عربي طويل بما يكفي للاختبار."] * 3)],
+                      language="ar")
+    with pytest.raises(BadEpub, match="Arabic script.*en_US-joe-medium can't read it"):
+        submit_job(store, epub, tmp_path / "ar.m4b", JobSettings(), engine)
+    assert store.list_jobs() == []

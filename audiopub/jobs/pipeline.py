@@ -28,6 +28,7 @@ from audiopub.audio.stitch import ChapterWriter, pause_after
 from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book, Chapter, Chunk
+from audiopub.book.scripts import check_speakable
 from audiopub.errors import AudiopubError, JobCancelled, JobPaused, JobStopped, SynthesisFailed
 from audiopub.jobs.chunk_cache import (
     chunk_path,
@@ -104,6 +105,12 @@ def resolve_settings(settings: JobSettings, engine: Engine, book: Book) -> JobSe
                                   "model_id": engine.model_id(voice)})
 
 
+def _voice_language(engine: Engine, settings: JobSettings) -> str | None:
+    """The language the voice will speak: its own, or the book's for multilingual voices."""
+    language = next((v.language for v in engine.voices() if v.id == settings.voice), None)
+    return settings.language if language == "multi" else language
+
+
 def disk_needed(chars: int, sample_rate: int, speed: float) -> int:
     """Bytes a job writes at its peak: 16-bit chunk WAVs, chapter WAVs, then the .m4b."""
     audio_s = chars / (defaults.CHARS_PER_AUDIO_SECOND * speed)
@@ -130,6 +137,7 @@ def submit_job(store: JobStore, epub: Path, output: Path, settings: JobSettings,
     if settings.chapters and max(settings.chapters) > len(book.chapters):
         raise AudiopubError(f"The book has only {len(book.chapters)} chapters")
     resolved = resolve_settings(settings, engine, book)
+    check_speakable(book, _voice_language(engine, resolved), resolved.voice)
     chars = sum(ch.char_count for ch in (
         [book.chapters[i - 1] for i in resolved.chapters] if resolved.chapters else book.chapters))
     check_disk_space(store.jobs_dir, disk_needed(chars, engine.sample_rate, resolved.speed))
