@@ -77,6 +77,8 @@ def test_sigkill_mid_chapter_then_resume(tmp_path: Path, data_dir: Path) -> None
     assert [c.attempts for c in chunks] == [1] * len(chunks)
     assert [(c.chapter_idx, c.idx) for c in chunks] == sorted((c.chapter_idx, c.idx) for c in chunks)
 
+    print(f"resume after SIGKILL: {len(chunks)} chunks planned, {done_at_kill} done before the "
+          f"kill, {len(chunks) - done_at_kill} made after it, each exactly once")
     book = probe(out)
     assert [c.title for c in book.chapters] == ["Chapter One", "Chapter Two"]
     # the book holds each chunk once: its length is the chapters', which are the chunks' plus pauses
