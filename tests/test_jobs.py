@@ -255,3 +255,31 @@ def test_a_book_the_voice_cannot_read_is_refused_before_synthesis(store, engine,
     with pytest.raises(BadEpub, match="Arabic script.*en_US-joe-medium can't read it"):
         submit_job(store, epub, tmp_path / "ar.m4b", JobSettings(), engine)
     assert store.list_jobs() == []
+
+
+def test_disk_full_mid_job_pauses_it_and_resume_continues(store, engine, tmp_path,
+                                                          monkeypatch) -> None:
+    import errno
+
+    from audiopub.jobs import executor
+
+    job = submit_job(store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b",
+                     JobSettings(), engine)
+    real_write = executor.write_chunk
+    writes: list[Path] = []
+
+    def write_until_full(path, samples, sample_rate):
+        if len(writes) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        writes.append(path)
+        return real_write(path, samples, sample_rate)
+
+    monkeypatch.setattr(executor, "write_chunk", write_until_full)
+    assert _run(store, job.id, engine) is JobState.PAUSED
+    assert "The disk is full" in store.get_job(job.id).error
+    assert len(store.done_chunks(job.id)) == 2
+
+    monkeypatch.setattr(executor, "write_chunk", real_write)  # space was freed
+    store.set_state(job.id, JobState.QUEUED)
+    assert _run(store, job.id, engine) is JobState.DONE
+    assert all(c.attempts == 1 for c in store.all_chunks(job.id))
