@@ -1,5 +1,5 @@
 """The `audiopub` command line: serve (the web UI; the default), convert, jobs, resume, pause,
-cancel, voices."""
+cancel, voices, bench."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from filelock import Timeout
 from tqdm import tqdm
 
 from audiopub import __version__, settings
+from audiopub.bench import command as bench_command
 from audiopub.book.epub_reader import read_epub
 from audiopub.errors import AudiopubError
 from audiopub.jobs.events import JobEvent
@@ -59,6 +60,9 @@ def _build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=text)
         sub.add_argument("job_id", help="the job's id (a unique prefix is enough)")
     commands.add_parser("voices", help="list engines and their voices")
+    bench = commands.add_parser("bench", help="measure speed: chars/sec and real-time factor "
+                                "tables, per-stage times, JSON results (docs/bench-schema.md)")
+    bench_command.add_arguments(bench)
 
     # --- web UI (also what a bare `audiopub` runs) ---
     serve = commands.add_parser("serve", help="start the web UI (the default command)")
@@ -261,6 +265,10 @@ def _voices() -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    return bench_command.main(args)  # it imports what each mode needs when it runs
+
+
 def _serve(args: argparse.Namespace) -> int:
     from audiopub.ui.app import main as serve_ui  # NiceGUI is only imported for the web UI
 
@@ -282,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
             return _control(args.command, args.job_id)
         if args.command == "voices":
             return _voices()
+        if args.command == "bench":
+            return _bench(args)
         return _serve(args)  # `audiopub` alone, or `audiopub serve`
     except AudiopubError as exc:
         print(f"audiopub: error: {exc}", file=sys.stderr)

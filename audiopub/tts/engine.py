@@ -7,6 +7,7 @@ batch of text chunks into float32 waveforms.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -74,6 +75,9 @@ class Engine(Protocol):
     max_chunk_chars: int  # the longest chunk the engine reads well
     uses_steps: bool
     batch_size: int  # chunks worth passing in one synthesize() call (1: it loops anyway)
+    # Seconds spent per stage ("phonemes", "model", "step_loop", ...) since the engine was made;
+    # a benchmark reads the difference around a call. Only ever added to, never reset.
+    stage_seconds: dict[str, float]
 
     def voices(self) -> list[Voice]:
         """Voices available now (engines may rescan their folder on each call)."""
@@ -94,3 +98,11 @@ class Engine(Protocol):
     ) -> list[np.ndarray]:
         """Speak a batch of chunks; returns one mono float32 array per text, in order."""
         ...
+
+
+def lap(stage_seconds: dict[str, float], stage: str, since: float) -> float:
+    """Add the time since `since` (a perf_counter reading) to `stage`; returns the reading
+    taken now, so consecutive stages chain: `t = lap(s, "a", t); t = lap(s, "b", t)`."""
+    now = time.perf_counter()
+    stage_seconds[stage] = stage_seconds.get(stage, 0.0) + (now - since)
+    return now

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ import onnxruntime as ort
 from audiopub import settings
 from audiopub.errors import EngineUnavailable, ModelMissing
 from audiopub.tts import onnx_runtime
-from audiopub.tts.engine import DeviceReport, SynthesisOptions, Voice
+from audiopub.tts.engine import DeviceReport, SynthesisOptions, Voice, lap
 from audiopub.tts.phonemes import phonemize
 
 BOS: Final = "^"  # start of utterance
@@ -118,6 +119,7 @@ class PiperEngine:
         self._voices_dir = voices_dir
         self._loaded: dict[str, _LoadedVoice] = {}
         self._lock = threading.Lock()
+        self.stage_seconds: dict[str, float] = {"phonemes": 0.0, "model": 0.0}
         # Sample rate of the default voice until another voice is loaded.
         self.sample_rate = self._voice(settings.DEFAULT_PIPER_VOICE).config.sample_rate
 
@@ -160,6 +162,7 @@ class PiperEngine:
 
     def _speak(self, loaded: _LoadedVoice, text: str, options: SynthesisOptions) -> np.ndarray:
         config = loaded.config
+        began = time.perf_counter()
         ids = phoneme_ids(phonemize(text, config.espeak_voice), config.phoneme_id_map)
         inputs: dict[str, np.ndarray] = {
             "input": np.array([ids], dtype=np.int64),
@@ -171,8 +174,11 @@ class PiperEngine:
         }
         if "sid" in loaded.input_names:
             inputs["sid"] = np.array([0], dtype=np.int64)
+        began = lap(self.stage_seconds, "phonemes", began)
         audio = loaded.session.inference.run(None, inputs)[0]
-        return np.clip(audio.reshape(-1), -1.0, 1.0).astype(np.float32)
+        wave = np.clip(audio.reshape(-1), -1.0, 1.0).astype(np.float32)
+        lap(self.stage_seconds, "model", began)
+        return wave
 
 
 def _language_of(voice_id: str) -> str:

@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
 from audiopub import settings
 from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
-from audiopub.tts.engine import DeviceReport, SynthesisOptions, Voice
+from audiopub.tts.engine import DeviceReport, SynthesisOptions, Voice, lap
 from audiopub.tts.onnx_runtime import CPU, Session, create_session
 from audiopub.tts.supertonic_files import (
     CONFIG_FILE,
@@ -194,6 +195,8 @@ class SupertonicEngine:
         # Keep the latent on the device across steps when the loop runs on a GPU.
         self.io_binding = self.sessions["vector_estimator"].device.on_gpu
         self._styles: dict[Path, tuple[tuple[int, int], Style]] = {}
+        self.stage_seconds: dict[str, float] = dict.fromkeys(
+            ("text", "duration", "encoder", "step_loop", "vocoder"), 0.0)
 
     @property
     def device(self) -> DeviceReport:
@@ -214,9 +217,11 @@ class SupertonicEngine:
 
     def synthesize(self, texts: Sequence[str], voice: str, options: SynthesisOptions
                    ) -> list[np.ndarray]:
+        began = time.perf_counter()
         style = self._style(voice)
         language = self._language(options)
         cleaned = [self.text.normalise(text) for text in texts]
+        lap(self.stage_seconds, "text", began)
         seeds = self._seeds(options.seed, len(texts))
         results = [np.zeros(0, dtype=np.float32) for _ in texts]  # silence for unspeakable text
         speakable = [index for index, text in enumerate(cleaned) if text]
@@ -237,19 +242,26 @@ class SupertonicEngine:
 
     def _synthesize_batch(self, texts: list[str], style: Style, language: str | None,
                           options: SynthesisOptions, seeds: list[int]) -> list[np.ndarray]:
+        stages, began = self.stage_seconds, time.perf_counter()
         text_ids, text_mask = self.text.encode(texts, language)
         styles = style.repeated(len(texts))
         text_inputs = {"text_ids": text_ids, "text_mask": text_mask}
+        began = lap(stages, "text", began)
         try:
             duration = self._run("duration_predictor", dict(text_inputs, style_dp=styles.dp))
+            began = lap(stages, "duration", began)
             text_emb = self._run("text_encoder", dict(text_inputs, style_ttl=styles.ttl))
+            began = lap(stages, "encoder", began)
             wav_lengths = (duration / options.speed * self.sample_rate).astype(np.int64)
+            # The starting noise is counted in the step loop: it exists only to be denoised.
             latent, latent_mask = self._noise(wav_lengths, seeds)
             conditions = {"text_emb": text_emb, "style_ttl": styles.ttl,
                           "latent_mask": latent_mask, "text_mask": text_mask}
             latent = denoise(self.sessions["vector_estimator"].inference, latent, conditions,
                              options.steps, self._binding_device())
+            began = lap(stages, "step_loop", began)
             wav = self._run("vocoder", {"latent": latent})
+            lap(stages, "vocoder", began)
         except _RUN_ERRORS as exc:
             raise SynthesisFailed(f"Supertonic failed on {len(texts)} chunk(s): {exc}") from exc
         # Views into the vocoder's output: copying every waveform cost more than a graph.

@@ -1,0 +1,111 @@
+"""Ways to speak a list of chunks, each timed the same way.
+
+    inline     Audiopub's in-process path: chunks in batches of `engine.batch_size`, one engine
+               call per batch (what InlineExecutor does), audio kept in memory. Engine stage
+               times are read from `engine.stage_seconds`, so the tables run here.
+    plain      the engine's plain loop: one chunk per call, in this process.
+    executor   the production path without stitching: ChunkTasks through the executor Audiopub
+               picks (one single-threaded engine process per core on a CPU), chunk WAVs written.
+               Its stages happen in the workers, out of sight.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from audiopub.bench.results import Timing
+from audiopub.book.chunking import chunk_paragraphs
+from audiopub.book.models import Chunk
+from audiopub.errors import SynthesisFailed
+from audiopub.jobs.executor import ChunkExecutor, ChunkTask
+from audiopub.tts.engine import Engine, SynthesisOptions
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str  # "short", "mid", "long" or "book"
+    chunks: tuple[str, ...]  # chunk texts as the pipeline plans them, in reading order
+
+    @property
+    def chars(self) -> int:
+        return sum(len(text) for text in self.chunks)
+
+
+def plan_text(text: str, max_chars: int) -> list[Chunk]:
+    return chunk_paragraphs([text], max_chars)
+
+
+def text_workload(name: str, text: str, engine: Engine) -> Workload:
+    return Workload(name, tuple(c.text for c in plan_text(text, engine.max_chunk_chars)))
+
+
+def _stage_deltas(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {name: after[name] - before.get(name, 0.0) for name in after}
+
+
+def run_inline(engine: Engine, text: str, voice: str, options: SynthesisOptions) -> Timing:
+    """Chunk `text` as the pipeline does and speak it in engine-sized batches, in memory."""
+    before = dict(engine.stage_seconds)
+    began = time.perf_counter()
+    chunks = [c.text for c in plan_text(text, engine.max_chunk_chars)]
+    prepared = time.perf_counter()
+    samples = 0
+    for start in range(0, len(chunks), engine.batch_size):
+        batch = chunks[start:start + engine.batch_size]
+        samples += sum(len(audio) for audio in engine.synthesize(batch, voice, options))
+    seconds = time.perf_counter() - began
+    stages = {"text_prep": prepared - began,
+              **_stage_deltas(before, engine.stage_seconds)}
+    return Timing(seconds, samples / engine.sample_rate, stages)
+
+
+def run_plain(engine: Engine, workload: Workload, voice: str,
+              options: SynthesisOptions) -> Timing:
+    """One chunk per engine call: what a script around the engine's own API would do."""
+    before = dict(engine.stage_seconds)
+    began = time.perf_counter()
+    samples = 0
+    for text in workload.chunks:
+        (audio,) = engine.synthesize([text], voice, options)
+        samples += len(audio)
+    seconds = time.perf_counter() - began
+    return Timing(seconds, samples / engine.sample_rate,
+                  _stage_deltas(before, engine.stage_seconds))
+
+
+def run_executor(executor: ChunkExecutor, workload: Workload, voice: str,
+                 options: SynthesisOptions, folder: Path) -> Timing:
+    """The chunks through the production executor, each written as a WAV into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tasks = [ChunkTask(f"{i:07d}", text, voice, options, folder / f"{i:07d}.wav")
+             for i, text in enumerate(workload.chunks)]
+    began = time.perf_counter()
+    audio_s = 0.0
+    for result in executor.map(tasks):
+        if result.error is not None:
+            raise SynthesisFailed(result.error)
+        audio_s += result.frames / result.sample_rate
+    seconds = time.perf_counter() - began
+    for task in tasks:  # keep the disk flat over many runs of a big book
+        task.out_path.unlink(missing_ok=True)
+    return Timing(seconds, audio_s, {"synthesis": seconds})
+
+
+def interleaved(runners: Sequence[Callable[[], Timing]], runs: int,
+                warmup: int) -> list[list[Timing]]:
+    """Each runner `warmup` times, then `runs` rounds of all runners, the order reversed every
+    other round so that neither side always runs on a warmer (or busier) machine."""
+    for _ in range(warmup):
+        for runner in runners:
+            runner()
+    timings: list[list[Timing]] = [[] for _ in runners]
+    for round_ in range(runs):
+        order = list(range(len(runners)))
+        if round_ % 2:
+            order.reverse()
+        for index in order:
+            timings[index].append(runners[index]())
+    return timings

@@ -1,0 +1,180 @@
+"""One benchmark run: the text-size tables (or a book), the comparison, device facts, JSON."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import sys
+import tempfile
+from functools import partial
+from pathlib import Path
+
+from audiopub import __version__, settings
+from audiopub.bench import tables
+from audiopub.bench.book import BookJob, executor_label, plan, run_book
+from audiopub.bench.flops import ComputeBound, compute_bound, model_cost
+from audiopub.bench.machine import MATMUL_SIZE, device_facts, matmul_gflops
+from audiopub.bench.measure import interleaved, run_executor, run_inline, run_plain, text_workload
+from audiopub.bench.memory import sampling_memory
+from audiopub.bench.results import (
+    BenchResult,
+    BookRun,
+    CompareCell,
+    EngineFacts,
+    RunSettings,
+    SynthesisCell,
+    summary_line,
+)
+from audiopub.bench.texts import TEXTS
+from audiopub.gpu.monitor import GpuMonitor
+from audiopub.jobs.executor import cpu_workers, executor_for
+from audiopub.tts.engine import Engine, SynthesisOptions
+from audiopub.tts.registry import get_engine
+
+VRAM_INTERVAL_S = 0.1  # NVML sampling period while the benchmark runs
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _options(args: argparse.Namespace, steps: int | None) -> SynthesisOptions:
+    return SynthesisOptions(seed=args.seed, steps=steps or settings.DEFAULT_STEPS)
+
+
+def measure(args: argparse.Namespace) -> dict:
+    """Run everything the arguments ask for; returns the result in its JSON form."""
+    engine = get_engine(args.engine, use_gpu=args.gpu, threads=args.threads)
+    # The engine the pipeline itself loads (registry default threads): its executor is the
+    # production one, and an end-to-end run reuses it.
+    pipeline_engine = get_engine(args.engine, use_gpu=args.gpu)
+    voice = args.voice or engine.voices()[0].id
+    steps_list: list[int | None] = list(args.steps) if engine.uses_steps else [None]
+    result = BenchResult(
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        label=args.label or platform.node() or "unknown", audiopub_version=__version__,
+        command=sys.argv[1:], engine=_engine_facts(engine, voice),
+        device=device_facts(engine, args.gpu, args.threads, cpu_workers()),
+        settings=RunSettings(args.runs, args.warmup,
+                             [s for s in steps_list if s is not None] or None,
+                             [] if args.book else list(args.sizes), settings.DEFAULT_SPEED,
+                             args.seed, args.compare),
+    )
+    with GpuMonitor(interval_s=VRAM_INTERVAL_S) as monitor, sampling_memory() as memory, \
+            tempfile.TemporaryDirectory(prefix="audiopub-bench-") as scratch:
+        if args.book:
+            _book(args, result, pipeline_engine, engine if args.compare else None, voice,
+                  steps_list, Path(scratch))
+        else:
+            _sizes(args, result, engine, voice, steps_list)
+            if args.compare:
+                _compare(args, result, engine, pipeline_engine, voice, steps_list,
+                         Path(scratch))
+        # Read while the workers live, and before the matmul test, whose buffers would count
+        # towards this process's peak.
+        result.memory = memory.facts(monitor.peak_vram_mb())
+    result.compute = _compute(args, result, voice)
+    return result.to_dict()
+
+
+def _engine_facts(engine: Engine, voice: str) -> EngineFacts:
+    return EngineFacts(engine.name, voice, engine.model_id(voice), engine.sample_rate,
+                       engine.uses_steps, engine.max_chunk_chars, engine.batch_size)
+
+
+def _sizes(args: argparse.Namespace, result: BenchResult, engine: Engine, voice: str,
+           steps_list: list[int | None]) -> None:
+    for steps in steps_list:
+        options = _options(args, steps)
+        for size in args.sizes:
+            text = TEXTS[size]
+            _log(f"bench: {engine.name} steps={steps} {size} "
+                 f"({args.warmup} warm-up + {args.runs} runs)")
+            runner = partial(run_inline, engine, text, voice, options)
+            (timings,) = interleaved([runner], args.runs, args.warmup)
+            chunks = len(text_workload(size, text, engine).chunks)
+            result.synthesis.append(SynthesisCell.of(steps, size, len(text), chunks, timings))
+            result.texts[size] = text
+
+
+def _compare(args: argparse.Namespace, result: BenchResult, engine: Engine,
+             pipeline_engine: Engine, voice: str, steps_list: list[int | None],
+             scratch: Path) -> None:
+    executor = executor_for(args.engine, pipeline_engine)
+    label, workers = executor_label(executor)
+    result.compare_executor = (f"Audiopub's production executor ({label} × {workers}), "
+                               "chunk WAVs written")
+    for steps in steps_list:
+        options = _options(args, steps)
+        for size in args.sizes:
+            workload = text_workload(size, TEXTS[size], engine)
+            _log(f"bench: compare steps={steps} {size}")
+            pipeline = partial(run_executor, executor, workload, voice, options,
+                               scratch / "compare")
+            plain = partial(run_plain, engine, workload, voice, options)
+            timings = interleaved([pipeline, plain], args.runs, args.warmup)
+            result.compare.append(CompareCell.of(steps, size, workload.chars, *timings))
+
+
+def _book(args: argparse.Namespace, result: BenchResult, pipeline_engine: Engine,
+          plain_engine: Engine | None, voice: str, steps_list: list[int | None],
+          scratch: Path) -> None:
+    job = BookJob(args.book, args.engine, pipeline_engine, voice, args.gpu, args.seed, scratch)
+    mode = "synthesis_only" if args.synthesis_only else "end_to_end"
+    _log(f"bench: {args.book.name}, {mode.replace('_', ' ')}, {args.runs} run(s)")
+
+    planned = plan(args.book, pipeline_engine)
+
+    def on_run(run: BookRun) -> None:  # one JSON line per run, for interleaving scripts
+        print(json.dumps({"engine": f"audiopub-{args.engine}", "mode": mode, "run": run.run,
+                          "steps": run.steps, "chars": planned.workload.chars,
+                          "seconds": run.wall_s, "chars_per_s": run.chars_per_s,
+                          "audio_s": run.audio_s, "rtf": run.rtf}), flush=True)
+
+    book, pairs = run_book(job, planned, mode, steps_list, args.runs, args.warmup,
+                           plain_engine, on_run)
+    result.book = book
+    if plain_engine is not None:
+        label = f"{mode.replace('_', ' ')} ({book.executor} × {book.workers})"
+        result.compare_executor = f"the book, {label}"
+        result.compare = [CompareCell.of(steps, "book", book.chars, pipeline, plain)
+                          for steps, pipeline, plain in pairs]
+
+
+def _compute(args: argparse.Namespace, result: BenchResult, voice: str) -> ComputeBound | None:
+    if args.matmul_seconds <= 0:
+        return None
+    _log("bench: float32 matmul speed")
+    gflops = matmul_gflops(MATMUL_SIZE, args.matmul_seconds)
+    cost, source = model_cost(args.engine, voice, args.count_flops)
+    basis = chars_per_s = chars_per_audio_s = None
+    if result.book is not None:
+        summary = result.book.summary[0]
+        runs = [r for r in result.book.runs if r.steps == summary.steps]
+        audio = sorted(r.audio_s for r in runs)[len(runs) // 2]
+        basis = f"book, {result.book.mode.replace('_', ' ')}"
+        chars_per_s = summary.chars_per_s.median
+        chars_per_audio_s = result.book.chars / audio if audio else None
+    elif result.synthesis:
+        first_steps = result.synthesis[0].steps
+        cell = [c for c in result.synthesis if c.steps == first_steps][-1]
+        basis, chars_per_s = f"{cell.size} text, in process", cell.chars_per_s.median
+        chars_per_audio_s = cell.chars / cell.audio_s if cell.audio_s else None
+    return compute_bound(gflops, MATMUL_SIZE, cost, source, basis, chars_per_s,
+                         chars_per_audio_s)
+
+
+def bench(args: argparse.Namespace) -> int:
+    data = measure(args)
+    text = tables.render(data)
+    print(text)
+    if args.output:
+        args.output.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        _log(f"bench: wrote {args.output}")
+    if args.markdown:
+        args.markdown.write_text(text, encoding="utf-8")
+        _log(f"bench: wrote {args.markdown}")
+    print(json.dumps(summary_line(data)), flush=True)
+    return 0

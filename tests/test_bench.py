@@ -1,0 +1,248 @@
+"""`audiopub bench`: it runs on both engines, prints its tables, and writes JSON that matches
+the documented schema. Speed itself is never asserted: these machines are shared."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from epub_factory import build_epub
+
+from audiopub.bench import rss, tables
+from audiopub.bench.flops import compute_bound, count_flops
+from audiopub.bench.results import SCHEMA_ID, Stats, Timing, median_stages
+from audiopub.bench.texts import TEXTS, synthetic_paragraphs
+from audiopub.book.chunking import chunk_paragraphs
+from audiopub.book.epub_reader import read_epub
+from audiopub.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = json.loads((ROOT / "audiopub" / "bench" / "schema.json").read_text("utf-8"))
+DOC = (ROOT / "docs" / "bench-schema.md").read_text("utf-8")
+FAST = ["--matmul-seconds", "0.05"]  # the matmul test only needs to run, not to be precise
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = ROOT / "scripts" / "make_tiny_supertonic.py"
+    spec = importlib.util.spec_from_file_location("make_tiny_supertonic", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.build_tiny_model(tmp_path_factory.mktemp("supertonic-3"))
+
+
+@pytest.fixture
+def supertonic(tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(tiny_model))
+    return tiny_model
+
+
+def _bench(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["bench", *argv]) == 0
+    return capsys.readouterr().out
+
+
+def _valid(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text("utf-8"))
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(data)]
+    assert not errors, errors
+    return data
+
+
+def _summary(out: str) -> dict[str, Any]:
+    line = out.strip().splitlines()[-1]
+    summary: dict[str, Any] = json.loads(line)
+    return summary
+
+
+def test_schema_is_valid_and_every_field_is_documented() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+    def names(node: Any) -> set[str]:
+        found: set[str] = set()
+        if isinstance(node, dict):
+            found |= set(node.get("properties", {}))
+            for value in node.values():
+                found |= names(value)
+        elif isinstance(node, list):
+            for value in node:
+                found |= names(value)
+        return found
+
+    undocumented = sorted(n for n in names(SCHEMA) if f"`{n}`" not in DOC)
+    assert not undocumented, f"fields missing from docs/bench-schema.md: {undocumented}"
+
+
+def test_supertonic_tables_stages_and_json(supertonic: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    output = tmp_path / "r.json"
+    report = tmp_path / "r.md"
+    out = _bench(["--engine", "supertonic", "--cpu", "--steps", "2,4", "--runs", "2",
+                  "--warmup", "1", "--output", str(output), "--markdown", str(report), *FAST],
+                 capsys)
+    assert "Characters per second (higher is better)" in out
+    assert "Real-time factor" in out and "(lower is better)" in out
+    assert re.search(r"^\| 4 \| [\d,]+ \(", out, re.MULTILINE)  # a row per steps value
+    data = _valid(output)
+    assert data["schema"] == SCHEMA_ID
+    assert [(c["steps"], c["size"]) for c in data["synthesis"]] == [
+        (s, size) for s in (2, 4) for size in ("short", "mid", "long")]
+    stages = data["synthesis"][-1]["stages"]
+    assert {"text_prep", "text", "duration", "encoder", "step_loop", "vocoder", "other"} <= set(
+        stages)
+    assert stages["step_loop"] > 0
+    assert data["device"]["provider"] == "CPUExecutionProvider"
+    assert data["device"]["gpu"]["available"] is False or data["device"]["gpu"]["devices"]
+    assert data["memory"]["peak_rss_mb"] > 0
+    assert data["compute"]["share"] is None  # no FLOP count for Supertonic
+    assert report.read_text("utf-8").startswith("## audiopub bench")
+    assert _summary(out)["engine"] == "audiopub-supertonic"
+
+
+def test_piper_short_text_with_compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")  # the pipeline runs inline: no pool start-up
+    output = tmp_path / "piper.json"
+    out = _bench(["--sizes", "short", "--runs", "1", "--warmup", "0", "--compare",
+                  "--output", str(output), *FAST], capsys)
+    data = _valid(output)
+    (cell,) = data["synthesis"]
+    assert cell["steps"] is None and cell["size"] == "short"
+    assert cell["stages"]["model"] > 0 and cell["stages"]["phonemes"] > 0
+    (compare,) = data["compare"]
+    assert compare["ratio"] > 0
+    assert re.search(r"\| short \(\d+ chars\) \|.*\| [\d.]+× \|", out)
+    assert "share of compute bound" in out
+    assert 0 < data["compute"]["share"]
+    assert _summary(out)["compare_ratio"] == compare["ratio"]
+
+
+def test_book_end_to_end_and_synthesis_only(supertonic: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    epub = build_epub(tmp_path / "book.epub", [
+        ("One", ["The rain had stopped by the time the train reached the coast."]),
+        ("Two", ["A dog slept in the shade of the ticket office.",
+                 "The harbour smelled of tar, salt and fresh bread."]),
+    ])
+    common = ["--engine", "supertonic", "--steps", "2", "--book", str(epub), *FAST]
+    out = _bench([*common, "--runs", "1", "--warmup", "0", "--output",
+                  str(tmp_path / "e2e.json")], capsys)
+    book = _valid(tmp_path / "e2e.json")["book"]
+    assert book["mode"] == "end_to_end" and book["chapters"] == 2
+    assert {"submit", "synthesis", "stitch", "mux"} <= set(book["runs"][0]["stages"])
+    assert book["runs"][0]["audio_s"] > 0
+    first_line = json.loads(out.splitlines()[0])  # one JSON line per run, before the tables
+    assert first_line["mode"] == "end_to_end" and first_line["run"] == 1
+
+    # The production executor (a process per core) against the plain loop, interleaved.
+    out = _bench([*common, "--synthesis-only", "--compare", "--runs", "2", "--warmup", "1",
+                  "--output", str(tmp_path / "synth.json")], capsys)
+    data = _valid(tmp_path / "synth.json")
+    assert data["book"]["mode"] == "synthesis_only"
+    assert [run["run"] for run in data["book"]["runs"]] == [1, 2]
+    assert data["compare"][0]["workload"] == "book" and data["compare"][0]["ratio"] > 0
+    assert "plain ÷ pipeline" in out
+
+
+def test_report_aggregates_result_files(supertonic: Path, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    for label in ("laptop", "workstation"):
+        _bench(["--engine", "supertonic", "--steps", "2", "--sizes", "short", "--runs", "1",
+                "--warmup", "0", "--matmul-seconds", "0", "--label", label,
+                "--output", str(results / f"{label}.json")], capsys)
+    (results / "notes.json").write_text('{"something": "else"}')
+    out = _bench(["--report", str(results), "--markdown", str(tmp_path / "report.md")], capsys)
+    rows = [line for line in out.splitlines() if line.startswith(("| laptop", "| workstation"))]
+    assert len(rows) == 2 and all("supertonic" in row for row in rows)
+    assert "2 result file(s)" in (tmp_path / "report.md").read_text("utf-8")
+
+
+def test_make_book_writes_the_narrated_text(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    _bench(["--make-book", str(tmp_path / "b.epub"), "--chars", "5000"], capsys)
+    book = read_epub(tmp_path / "b.epub")
+    assert book.char_count >= 5000
+    paragraphs = (tmp_path / "b.txt").read_text("utf-8").strip().split("\n\n")
+    assert paragraphs == [p for chapter in book.chapters for p in chapter.paragraphs]
+
+
+def test_synthetic_prose_has_no_repeated_chunks() -> None:
+    # Identical chunks are synthesised once per job, which would flatter big-book runs.
+    chunks = [c.text for c in chunk_paragraphs(synthetic_paragraphs(30_000), 70)]
+    assert len(set(chunks)) == len(chunks)
+
+
+def test_flop_count_from_a_profile() -> None:
+    events = [
+        {"cat": "Node", "args": {"op_name": "Conv",  # 2·|y|·(C_in/g)·k = 2·(1·8·100)·4·3
+                                 "input_type_shape": [{"float": [1, 4, 100]},
+                                                      {"float": [8, 4, 3]}],
+                                 "output_type_shape": [{"float": [1, 8, 100]}]}},
+        {"cat": "Node", "args": {"op_name": "ConvTranspose",  # 2·|x|·(C_out/g)·k
+                                 "input_type_shape": [{"float": [1, 8, 10]},
+                                                      {"float": [8, 2, 16]}],
+                                 "output_type_shape": [{"float": [1, 2, 80]}]}},
+        {"cat": "Node", "args": {"op_name": "MatMul",  # 2·|y|·K
+                                 "input_type_shape": [{"float": [5, 6]}, {"float": [6, 7]}],
+                                 "output_type_shape": [{"float": [5, 7]}]}},
+        {"cat": "Node", "args": {"op_name": "Add", "input_type_shape": [],
+                                 "output_type_shape": []}},
+        {"cat": "Session", "name": "model_run", "args": {}},
+    ]
+    assert count_flops(events) == 2 * 800 * 12 + 2 * 80 * 32 + 2 * 35 * 6
+
+
+def test_compute_bound_arithmetic() -> None:
+    bound = compute_bound(matmul_gflops=200.0, matmul_size=2048, gflop_per_audio_s=6.0,
+                          flop_source="test", basis="long", chars_per_s=100.0,
+                          chars_per_audio_s=15.0)
+    assert bound.bound_chars_per_s == pytest.approx(500.0)  # 200 ÷ (6 ÷ 15)
+    assert bound.share == pytest.approx(0.2)
+    unknown = compute_bound(200.0, 2048, None, "n/a", "long", 100.0, 15.0)
+    assert unknown.share is None and unknown.bound_chars_per_s is None
+
+
+def test_stats_and_stage_medians() -> None:
+    assert Stats.of([3.0, 1.0, 2.0]) == Stats(2.0, 1.0, 3.0)
+    timings = [Timing(1.0, 2.0, {"model": 0.8}), Timing(2.0, 2.0, {"model": 1.5}),
+               Timing(1.2, 2.0, {"model": 1.0})]
+    assert median_stages(timings) == {"model": 1.0, "other": 0.2}
+
+
+def test_rss_check_render_and_child_command(tmp_path: Path) -> None:
+    rows = [{"chars": 100_000, "wall_s": 30.0, "chars_per_s": 3333.0, "peak_rss_mb": 150.0,
+             "workers_peak_rss_mb": 250.0, "other_children_peak_rss_mb": 100.0,
+             "total_peak_rss_mb": 500.0, "sampled_peak_rss_mb": 450.0},
+            {"chars": 1_000_000, "wall_s": 300.0, "chars_per_s": 3333.0, "peak_rss_mb": 170.0,
+             "workers_peak_rss_mb": 270.0, "other_children_peak_rss_mb": 110.0,
+             "total_peak_rss_mb": 550.0, "sampled_peak_rss_mb": 480.0}]
+    text = rss.render(rows)
+    assert "+10.0%" in text and "ok" in text and "OVER" not in text
+
+    args = argparse.Namespace(engine="supertonic", voice=None, steps=[2], gpu=False, label=None)
+    command = rss._child_command(args, tmp_path / "b.epub", tmp_path / "r.json")
+    assert command[1:4] == ["-m", "audiopub", "bench"] and "--book" in command
+    assert command[command.index("--steps") + 1] == "2"
+
+
+def test_texts_have_the_reference_sizes() -> None:
+    assert [len(TEXTS[s]) for s in ("short", "mid", "long")] == pytest.approx(
+        [60, 150, 270], abs=5)
+
+
+def test_report_skips_foreign_files(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text("not json")
+    (tmp_path / "b.json").write_text('{"schema": "other/1"}')
+    notes: list[str] = []
+    assert tables.load_results(tmp_path, notes.append) == []
+    assert len(notes) == 2
