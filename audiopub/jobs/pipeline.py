@@ -17,7 +17,7 @@ import logging
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import soundfile as sf
@@ -198,6 +198,9 @@ class JobRun:
         remove_stale_temp_files(self.dir / CHUNKS_DIR)
         verify_done_chunks(self.store, self.job.id, self.dir)
         verify_done_chapters(self.store, self.job.id, self.dir)
+        # Counted once, then kept up to date per chunk: a store-wide count after every chunk
+        # would cost O(chunks) each time, O(n²) over a long book.
+        self._progress = self.store.progress(self.job.id)
         try:
             for chapter in self.store.chapters(self.job.id):
                 if chapter.state is not ChapterState.DONE:
@@ -239,10 +242,14 @@ class JobRun:
             self.store.mark_chunk_failed(self.job.id, chunk.cache_key, result.error)
             raise SynthesisFailed(result.error)
         duration = result.frames / result.sample_rate
-        self.store.mark_chunk_done(self.job.id, chunk.cache_key,
-                                   audio_path=chunk_relpath(chunk.cache_key), frames=result.frames,
-                                   duration_s=duration, synth_s=result.synth_s,
-                                   provider=result.provider)
+        marked = self.store.mark_chunk_done(
+            self.job.id, chunk.cache_key, audio_path=chunk_relpath(chunk.cache_key),
+            frames=result.frames, duration_s=duration, synth_s=result.synth_s,
+            provider=result.provider)
+        # Every chunk with this text shares the audio, so all of them are done now.
+        self._progress = replace(self._progress,
+                                 chunks_done=self._progress.chunks_done + marked,
+                                 chars_done=self._progress.chars_done + marked * len(chunk.text))
         self.synthesised += 1
         self._meter.add(len(chunk.text), result.synth_s, duration)
         self._emit(JobState.RUNNING, chapter_title=chapter_title)
@@ -300,7 +307,7 @@ class JobRun:
             raise JobStopped(f"The job was {state.value} meanwhile")
 
     def _emit(self, state: JobState, chapter_title: str = "", message: str = "") -> None:
-        progress = self.store.progress(self.job.id)
+        progress = self._progress
         rate = self._meter.chars_per_s()
         remaining = progress.chars_total - progress.chars_done
         self._publish(JobEvent(
