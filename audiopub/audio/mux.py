@@ -27,7 +27,7 @@ from typing import Final
 import imageio_ffmpeg
 import soundfile as sf
 
-from audiopub.book.models import Cover
+from audiopub.book.models import Cover, sniff_image_type
 from audiopub.errors import MuxFailed
 from audiopub.settings import AAC_BITRATE
 
@@ -277,18 +277,13 @@ def build_mux_command(
 # Cover art
 
 
-def _sniff_image(data: bytes) -> str | None:
-    """'jpg' or 'png' from the file's first bytes (EPUB media types are sometimes wrong)."""
-    if data.startswith(b"\xff\xd8\xff"):
-        return "jpg"
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "png"
-    return None
-
-
 def _ffmpeg_succeeds(cmd: list[str]) -> bool:
     result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True)
     return result.returncode == 0
+
+
+# Cover types the MP4 muxer attaches as they are; others are converted to PNG first.
+_ATTACHABLE = {"image/jpeg": "jpg", "image/png": "png"}
 
 
 def prepare_cover(ffmpeg: str, cover: Cover, folder: Path) -> Path | None:
@@ -300,7 +295,7 @@ def prepare_cover(ffmpeg: str, cover: Cover, folder: Path) -> Path | None:
     if not cover.data:
         return None
     base = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y"]
-    kind = _sniff_image(cover.data)
+    kind = _ATTACHABLE.get(sniff_image_type(cover.data) or "")
     if kind is not None:
         path = folder / f"cover.{kind}"
         path.write_bytes(cover.data)

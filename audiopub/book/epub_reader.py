@@ -35,7 +35,7 @@ from lxml import etree
 from audiopub import settings
 from audiopub.book import toc
 from audiopub.book.archive import DamagedEntry, EpubArchive, human_size
-from audiopub.book.models import Book, Cover
+from audiopub.book.models import Book, Cover, sniff_image_type
 from audiopub.book.package import NCX_TYPE, OPF_NS, Item, Package, read_package
 from audiopub.book.safe_xml import parse_markup
 from audiopub.book.text import normalise_text
@@ -253,7 +253,7 @@ def _cover(package: Package, files: _Files) -> Cover | None:
 def _raster_cover(item: Item, by_name: dict[str, Item], files: _Files) -> Cover | None:
     limit = settings.EPUB_MAX_DOCUMENT_BYTES if item.media_type == "image/svg+xml" else None
     data = files.read(item, "the cover was not used", limit) or b""
-    media_type = _sniff_raster(data)
+    media_type = sniff_image_type(data)
     if media_type:
         return Cover(data, media_type)
     if item.media_type == "image/svg+xml":
@@ -280,22 +280,9 @@ def _cover_inside_svg(item: Item, svg: bytes, by_name: dict[str, Item],
             target = toc.resolve_href(href, posixpath.dirname(item.name))
             linked = by_name.get(target[0]) if target else None
             data = (files.read(linked, "the cover was not used") if linked else None) or b""
-        media_type = _sniff_raster(data)
+        media_type = sniff_image_type(data)
         if media_type:
             return Cover(data, media_type)
-    return None
-
-
-def _sniff_raster(data: bytes) -> str | None:
-    """The image type from the file's first bytes (manifests sometimes declare it wrongly)."""
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
     return None
 
 
