@@ -1,4 +1,4 @@
-"""Builds small, valid EPUB 3 books (nav + NCX) for tests, with ebooklib's writer."""
+"""Small, valid EPUB 3 books for tests (the benchmark's writer), and a tiny cover image."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from ebooklib import epub
+from audiopub.bench.texts import write_simple_epub
 
 
 def tiny_png(width: int = 8, height: int = 8, rgb: tuple[int, int, int] = (200, 40, 40)) -> bytes:
@@ -25,24 +25,7 @@ def tiny_png(width: int = 8, height: int = 8, rgb: tuple[int, int, int] = (200, 
 def build_epub(path: Path, chapters: Sequence[tuple[str, Sequence[str]]], *,
                title: str = "A Small Book", author: str = "Ann Author",
                language: str = "en", cover: bytes | None = None) -> Path:
-    """Write an EPUB with one XHTML file per chapter: a heading, then one <p> per paragraph."""
-    book = epub.EpubBook()
-    book.set_identifier(f"test-{title}")
-    book.set_title(title)
-    book.set_language(language)
-    book.add_author(author)
-    if cover is not None:
-        book.set_cover("cover.png", cover)
-    items = []
-    for number, (heading, paragraphs) in enumerate(chapters, start=1):
-        item = epub.EpubHtml(title=heading, file_name=f"chapter{number}.xhtml", lang=language)
-        body = "".join(f"<p>{p}</p>" for p in paragraphs)
-        item.content = f"<html><body><h1>{heading}</h1>{body}</body></html>"
-        book.add_item(item)
-        items.append(item)
-    book.toc = items
-    book.add_item(epub.EpubNcx())
-    book.add_item(epub.EpubNav())
-    book.spine = ["nav", *items]
-    epub.write_epub(str(path), book)
-    return path
+    """Write an EPUB with one XHTML file per chapter: a heading, then one <p> per paragraph
+    (paragraphs are markup, so tests can put noterefs, spans and the like inside)."""
+    return write_simple_epub(path, chapters, identifier=f"test-{title}", title=title,
+                             author=author, language=language, cover=cover)

@@ -89,34 +89,47 @@ def chapters_of(paragraphs: Sequence[str]) -> list[tuple[str, list[str]]]:
     return chapters
 
 
-def write_book(path: Path, chars: int, source: Path | None = None, seed: int = 0) -> Path:
-    """An EPUB of about `chars` characters (from `source`, else synthetic prose), plus
-    `path.txt`: the text Audiopub narrates, paragraphs separated by blank lines, which is the
-    input format of scripts/piper_tts_loop.py, so both read exactly the same words."""
+def write_simple_epub(path: Path, chapters: Sequence[tuple[str, Sequence[str]]], *,
+                      identifier: str, title: str, author: str, language: str = "en",
+                      cover: bytes | None = None) -> Path:
+    """An EPUB 3 (nav + NCX) with one XHTML file per chapter: an <h1>, then one <p> per
+    paragraph. Paragraphs are markup, inserted as they are (escape plain text first)."""
     from ebooklib import epub
 
-    from audiopub.book.epub_reader import read_epub
-
-    paragraphs = (source_paragraphs(source, chars) if source is not None
-                  else synthetic_paragraphs(chars, seed))
     book = epub.EpubBook()
-    book.set_identifier(f"audiopub-bench-{chars}-{seed}")
-    book.set_title(f"Benchmark book, {chars:,} characters")
-    book.set_language("en")
-    book.add_author("Audiopub bench")
+    book.set_identifier(identifier)
+    book.set_title(title)
+    book.set_language(language)
+    book.add_author(author)
+    if cover is not None:
+        book.set_cover("cover.png", cover)
     items = []
-    for number, (title, body) in enumerate(chapters_of(paragraphs), start=1):
-        item = epub.EpubHtml(title=title, file_name=f"chapter{number}.xhtml", lang="en")
-        text = "".join(f"<p>{_escape(p)}</p>" for p in body)
-        item.content = f"<html><body><h1>{title}</h1>{text}</body></html>"
+    for number, (heading, paragraphs) in enumerate(chapters, start=1):
+        item = epub.EpubHtml(title=heading, file_name=f"chapter{number}.xhtml", lang=language)
+        body = "".join(f"<p>{p}</p>" for p in paragraphs)
+        item.content = f"<html><body><h1>{heading}</h1>{body}</body></html>"
         book.add_item(item)
         items.append(item)
     book.toc = items
     book.add_item(epub.EpubNcx())
     book.add_item(epub.EpubNav())
     book.spine = ["nav", *items]
-    path.parent.mkdir(parents=True, exist_ok=True)
     epub.write_epub(str(path), book)
+    return path
+
+
+def write_book(path: Path, chars: int, source: Path | None = None, seed: int = 0) -> Path:
+    """An EPUB of about `chars` characters (from `source`, else synthetic prose), plus
+    `path.txt`: the text Audiopub narrates, paragraphs separated by blank lines, which is the
+    input format of scripts/piper_tts_loop.py, so both read exactly the same words."""
+    from audiopub.book.epub_reader import read_epub
+
+    paragraphs = (source_paragraphs(source, chars) if source is not None
+                  else synthetic_paragraphs(chars, seed))
+    chapters = [(title, [_escape(p) for p in body]) for title, body in chapters_of(paragraphs)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_simple_epub(path, chapters, identifier=f"audiopub-bench-{chars}-{seed}",
+                      title=f"Benchmark book, {chars:,} characters", author="Audiopub bench")
     narrated = [p for chapter in read_epub(path).chapters for p in chapter.paragraphs]
     path.with_suffix(".txt").write_text("\n\n".join(narrated) + "\n", encoding="utf-8")
     return path
