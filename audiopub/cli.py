@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-from filelock import Timeout
 from tqdm import tqdm
 
 from audiopub import __version__, settings
@@ -21,7 +20,7 @@ from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import Job, JobSettings, JobState
 from audiopub.jobs.pipeline import parse_chapter_selection, resolve_settings, submit_job
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.worker import execute_job, runner_lock
+from audiopub.jobs.worker import become_runner, execute_job, runner_lock
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
 
 FOLLOW_INTERVAL_S = 1.0  # how often a CLI waiting on another runner reads the store
@@ -130,14 +129,11 @@ def _prepare_resume(store: JobStore, job: Job, wanted: JobSettings) -> Job:
 
 def _run_or_follow(store: JobStore, job_id: str) -> int:
     lock = runner_lock(store)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
+    if not become_runner(lock, store):  # a crashed run's job would now be queued for us
         print("Another Audiopub process (the web UI?) runs jobs now; following this job there.",
               file=sys.stderr)
         return _follow(store, job_id)
     try:
-        store.requeue_interrupted()  # a crashed run's job is ours to continue
         store.set_state(job_id, JobState.RUNNING)
         return _run_in_foreground(store, job_id)
     finally:

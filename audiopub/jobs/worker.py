@@ -32,6 +32,21 @@ def runner_lock(store: JobStore) -> FileLock:
     return FileLock(str(Path(store.jobs_dir) / "runner.lock"), thread_local=False)
 
 
+def become_runner(lock: FileLock, store: JobStore) -> bool:
+    """Take the runner lock without waiting; the new runner requeues jobs a crash left running.
+
+    False when another process (the web UI, a CLI conversion) runs jobs now.
+    """
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return False
+    requeued = store.requeue_interrupted()
+    if requeued:
+        log.info("resuming %d interrupted job(s)", len(requeued))
+    return True
+
+
 def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
                 engine: Engine | None = None,
                 stop_requested: Callable[[], bool] = lambda: False) -> JobState:
@@ -120,14 +135,6 @@ class Worker:
             self._wake.clear()
 
     def _take_lock(self) -> bool:
-        if self._lock.is_locked:
-            return True
-        try:
-            self._lock.acquire(timeout=0)
-        except Timeout:
-            return False  # a CLI conversion runs jobs now; try again at the next poll
-        requeued = self.store.requeue_interrupted()
-        if requeued:
-            log.info("resuming %d interrupted job(s)", len(requeued))
-        return True
+        # While a CLI conversion holds it, try again at the next poll.
+        return self._lock.is_locked or become_runner(self._lock, self.store)
 
