@@ -110,6 +110,10 @@ class Services:
         self._catalog: tuple[EngineChoice, ...] | None = None
         self._catalog_lock = threading.Lock()
         self._worker_started = False
+        self._stopped = False
+        # start() runs off the event loop and can still be starting when shutdown calls stop():
+        # one lock orders them, so a worker is never started on a closed store.
+        self._lifecycle = threading.Lock()
         self.gpu_started = False  # True once the monitor has tried NVML (found a GPU or not)
 
     @classmethod
@@ -120,24 +124,27 @@ class Services:
 
     def start(self) -> None:
         """Start the worker and the GPU monitor (NVML initialisation can take a second)."""
-        if self._worker_started:
-            return
-        removed = remove_stale_uploads(self.uploads_dir)
-        if removed:
-            log.info("removed %d old upload(s)", removed)
-        self.gpu.start()
-        self.gpu_started = True
-        self.worker.start()
-        self._worker_started = True
+        with self._lifecycle:
+            if self._worker_started or self._stopped:
+                return
+            removed = remove_stale_uploads(self.uploads_dir)
+            if removed:
+                log.info("removed %d old upload(s)", removed)
+            self.gpu.start()
+            self.gpu_started = True
+            self.worker.start()
+            self._worker_started = True
 
     def stop(self) -> None:
         """Stop after the current chunk; a running job goes back to the queue for next time."""
-        if self._worker_started:
-            self.worker.stop()
-            self._worker_started = False
-        self.gpu.stop()
-        self.activity.close()
-        self.store.close()
+        with self._lifecycle:
+            self._stopped = True
+            if self._worker_started:
+                self.worker.stop()
+                self._worker_started = False
+            self.gpu.stop()
+            self.activity.close()
+            self.store.close()
 
     # --- what can run here (blocking, cached) -----------------------------------------------
 
