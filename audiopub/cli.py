@@ -22,6 +22,7 @@ from audiopub.jobs.pipeline import parse_chapter_selection, resolve_settings, su
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.worker import become_runner, execute_job, runner_lock
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
+from audiopub.ui import format as fmt
 
 FOLLOW_INTERVAL_S = 1.0  # how often a CLI waiting on another runner reads the store
 SERVE_HOST = "127.0.0.1"  # the web UI has no accounts: only this computer, unless --host
@@ -226,11 +227,15 @@ def _jobs(details: bool) -> int:
             if job.error:
                 print(f"          {job.error}")
             if details:
+                if job.stage_times:
+                    print(f"          stages: {fmt.stage_times(job.stage_times)}")
                 for ch in store.chapters(job.id):
                     rate = f"{ch.chars_per_s:.0f} chars/s" if ch.chars_per_s else ""
                     rtf = f"RTF {ch.rtf:.3f}" if ch.rtf else ""
                     print(f"          {ch.idx + 1:3}. {ch.title[:40]:40} {ch.state.value:7} "
                           f"{rate:>14} {rtf}")
+                    if ch.stage_times:
+                        print(f"               {fmt.stage_times(ch.stage_times)}")
     return 0
 
 

@@ -36,6 +36,18 @@ def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Pa
     summary = capsys.readouterr().out
     assert "chapters: 3" in summary and "chars/s" in summary and "ran on: CPU" in summary
 
+    # The job's telemetry: per chapter speed, real-time factor and stages; the job's stages.
+    assert main(["jobs", "--details"]) == 0
+    details = capsys.readouterr().out.splitlines()
+    assert any(line.strip().startswith("stages: prepare ") and " encode " in line
+               for line in details), details
+    chapter_lines = [line for line in details if "chars/s" in line and "RTF 0." in line]
+    assert len(chapter_lines) == 3
+    stage_lines = [line.strip() for line in details if line.strip().startswith("synthesis ")]
+    assert len(stage_lines) == 3
+    assert all(" model " in line and " phonemes " in line and " stitch " in line
+               for line in stage_lines), stage_lines
+
 
 def test_chapter_selection(three_chapter_epub: Path, tmp_path: Path) -> None:
     out = tmp_path / "two.m4b"

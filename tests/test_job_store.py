@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import sqlite3
 import threading
 import time
@@ -19,9 +20,11 @@ from audiopub.jobs.models import (
     JobState,
     chunk_cache_key,
 )
+from audiopub.jobs import store as store_module
 from audiopub.jobs.store import (
     InvalidTransition,
     JobNotFound,
+    SCHEMA_VERSION,
     JobStore,
     JobStoreError,
 )
@@ -67,7 +70,8 @@ def new_job(store: JobStore, epub: Path, settings: JobSettings = SETTINGS) -> st
 def finish_all(store: JobStore, job_id: str) -> None:
     for row in store.pending_chunks(job_id):
         store.mark_chunk_done(job_id, row.cache_key, audio_path=f"chunks/{row.cache_key}.wav",
-                              frames=100, duration_s=0.1, synth_s=0.01, provider="CPU")
+                              frames=100, duration_s=0.1, synth_s=0.01, provider="CPU",
+                              stage_times={"model": 0.5})
 
 
 # --- jobs -----------------------------------------------------------------------------------
@@ -127,9 +131,60 @@ def test_schema_version_is_set_and_reopening_keeps_data(db_path: Path, epub: Pat
     with JobStore(db_path) as store:
         assert store.get_job(job_id).id == job_id
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
+
+
+def test_a_version_1_store_is_upgraded_in_place(db_path: Path, epub: Path) -> None:
+    """A store written before stage times were kept opens with its jobs intact."""
+    db_path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db_path)
+    for statement in store_module._SCHEMA_V1:
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO jobs (id, state, created_at, updated_at, title, epub_path, output_path, "
+        "settings_json) VALUES ('old', 'paused', 1, 1, 'Old', 'b.epub', 'b.m4b', ?)",
+        (json.dumps(SETTINGS.to_dict()),))
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+
+    with JobStore(db_path) as store:
+        job = store.get_job("old")
+        assert (job.title, job.state, job.stage_times) == ("Old", JobState.PAUSED, {})
+        store.write_plan("old", make_plan(1, 2))
+        finish_all(store, "old")
+        store.set_job_stage_times("old", {"encode": 1.0})
+        assert store.get_job("old").stage_times == {"encode": 1.0}
+        assert [c.stage_times for c in store.all_chunks("old")] == [{"model": 0.5}] * 2
+    with sqlite3.connect(db_path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    conn.close()
+
+
+def test_stage_times_of_chunks_and_jobs(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    assert store.get_job(job_id).stage_times == {}
+    store.set_job_stage_times(job_id, {"prepare": 0.25})
+    store.set_job_stage_times(job_id, {"encode": 3.0})
+    store.set_job_stage_times(job_id, {"encode": 2.0})  # measured again after a resume
+    assert store.get_job(job_id).stage_times == {"prepare": 0.25, "encode": 2.0}
+    with pytest.raises(JobNotFound):
+        store.set_job_stage_times("missing", {"encode": 1.0})
+
+    store.write_plan(job_id, make_plan(1, 2))
+    first, second = store.pending_chunks(job_id)
+    assert first.stage_times == {}
+    store.mark_chunk_done(job_id, first.cache_key, audio_path="chunks/a.wav", frames=1,
+                          duration_s=0.1, synth_s=0.2, provider="CPU",
+                          stage_times={"phonemes": 0.01, "model": 0.19})
+    # A new plan keeps the finished chunk's figures with its audio.
+    store.write_plan(job_id, make_plan(1, 3))
+    kept = {c.cache_key: c for c in store.all_chunks(job_id)}
+    assert kept[first.cache_key].stage_times == {"phonemes": 0.01, "model": 0.19}
+    store.reset_chunks(job_id, [first.cache_key])  # its audio is gone: so are its figures
+    assert store.chapter_chunks(job_id, 0)[0].stage_times == {}
 
 
 def test_newer_schema_is_refused(db_path: Path) -> None:
@@ -425,7 +480,11 @@ def test_chapter_done_only_after_all_its_chunks(store: JobStore, epub: Path) -> 
     chapter = store.chapter(job_id, 0)
     assert chapter.state is ChapterState.DONE
     assert (chapter.rtf, chapter.stage_times) == (0.5, {"synth": 1.5, "stitch": 0.1})
-    assert store.progress(job_id).chapters[0].state is ChapterState.DONE
+    progress = store.progress(job_id).chapters
+    assert progress[0].state is ChapterState.DONE
+    assert (progress[0].chars_per_s, progress[0].rtf, progress[0].stage_times) == (
+        100.0, 0.5, {"synth": 1.5, "stitch": 0.1})
+    assert (progress[1].chars_per_s, progress[1].stage_times) == (None, {})
 
 
 def test_replanning_keeps_finished_chunks_with_unchanged_keys(store: JobStore, epub: Path) -> None:

@@ -75,6 +75,29 @@ def test_pause_then_resume_reuses_every_finished_chunk(store, engine, tmp_path) 
     assert [c.title for c in probe(tmp_path / "b.m4b").chapters] == ["Part 1", "Part 2"]
 
 
+def test_telemetry_per_chapter_and_stage_survives_a_pause(store, engine, tmp_path) -> None:
+    job = submit_job(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
+                     JobSettings(), engine)
+    # Paused inside the first chapter: its first chunks are timed in one run, the rest in the next.
+    assert _run(store, job.id, engine, _pause_after(store, 2)) is JobState.PAUSED
+    store.set_state(job.id, JobState.QUEUED)
+    assert _run(store, job.id, engine) is JobState.DONE
+
+    for chapter in store.chapters(job.id):
+        chunks = store.chapter_chunks(job.id, chapter.idx)
+        times = chapter.stage_times
+        assert set(times) == {"synthesis", "stitch", "engine.phonemes", "engine.model"}
+        # Every chunk's engine stages count, those made before the pause too.
+        assert times["engine.model"] == pytest.approx(
+            sum(c.stage_times["model"] for c in chunks))
+        assert all(c.stage_times["model"] > 0 for c in chunks)  # the engine's own stage names
+        assert 0 < times["engine.phonemes"] + times["engine.model"] <= times["synthesis"]
+        assert chapter.chars_per_s == pytest.approx(chapter.chars / times["synthesis"])
+        assert chapter.rtf == pytest.approx(times["synthesis"] / chapter.duration_s)
+    job_times = store.get_job(job.id).stage_times
+    assert set(job_times) == {"prepare", "encode"} and all(v > 0 for v in job_times.values())
+
+
 def test_truncated_chunk_file_is_detected_and_redone(store, engine, tmp_path, monkeypatch) -> None:
     job = submit_job(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
                      JobSettings(), engine)

@@ -325,6 +325,13 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
         await see(user, content="Finished")
     with user.scope(marker="job-chapters"):
         await user.should_see("Chapter Two")
+    # Telemetry from the store: per-chapter speed and stages, the job's own stages.
+    await eventually(lambda: "encode" in text(user, "job-stages"))
+    assert text(user, "job-stages").startswith("Job stages: prepare ")
+    figures = [e.text for e in user.find(marker="job-chapter-figures").elements]
+    assert len(figures) == 3 and all(
+        "chars/s · real-time factor 0." in f and " model " in f and "stitch" in f
+        for f in figures), figures
 
     user.find(marker="job-download").click()
     response = await user.download.next(timeout=10)

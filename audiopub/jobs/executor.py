@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -53,6 +53,9 @@ class ChunkResult:
     synth_s: float  # engine time, not counting the file write
     provider: str
     error: str | None = None  # set when every attempt failed; no file was written
+    # Engine seconds per stage for this chunk (engine.stage_seconds differences; a batch's
+    # are shared out by length like synth_s). Plain data, so it crosses process boundaries.
+    stages: dict[str, float] = field(default_factory=dict)
 
 
 class ChunkExecutor(Protocol):
@@ -61,11 +64,17 @@ class ChunkExecutor(Protocol):
         ...
 
 
+def _stages_since(engine: Engine, before: dict[str, float], share: float = 1.0
+                  ) -> dict[str, float]:
+    return {name: (seconds - before.get(name, 0.0)) * share
+            for name, seconds in engine.stage_seconds.items()}
+
+
 def synthesize_to_file(engine: Engine, task: ChunkTask) -> ChunkResult:
     """Speak one chunk and write it atomically; engine errors come back as text, retried once."""
     error = ""
     for attempt in range(RETRIES + 1):
-        began = time.perf_counter()
+        began, before = time.perf_counter(), dict(engine.stage_seconds)
         try:
             (audio,) = engine.synthesize([task.text], task.voice, task.options)
         except AudiopubError:
@@ -76,7 +85,8 @@ def synthesize_to_file(engine: Engine, task: ChunkTask) -> ChunkResult:
             continue
         synth_s = time.perf_counter() - began
         frames = write_chunk(task.out_path, audio, engine.sample_rate)
-        return ChunkResult(task.key, frames, engine.sample_rate, synth_s, engine.device.provider)
+        return ChunkResult(task.key, frames, engine.sample_rate, synth_s, engine.device.provider,
+                           stages=_stages_since(engine, before))
     return ChunkResult(task.key, 0, engine.sample_rate, 0.0, engine.device.provider, error)
 
 
@@ -84,7 +94,7 @@ def synthesize_batch(engine: Engine, tasks: Sequence[ChunkTask]) -> list[ChunkRe
     """Speak chunks of one job in one engine call; if the batch fails, each chunk is tried on
     its own so that a bad chunk names itself and the good ones are kept."""
     if len(tasks) > 1:
-        began = time.perf_counter()
+        began, before = time.perf_counter(), dict(engine.stage_seconds)
         try:
             audios = engine.synthesize([t.text for t in tasks], tasks[0].voice, tasks[0].options)
         except AudiopubError:
@@ -98,7 +108,8 @@ def synthesize_batch(engine: Engine, tasks: Sequence[ChunkTask]) -> list[ChunkRe
             return [
                 ChunkResult(t.key, write_chunk(t.out_path, audio, engine.sample_rate),
                             engine.sample_rate, seconds * len(t.text) / chars,
-                            engine.device.provider)
+                            engine.device.provider,
+                            stages=_stages_since(engine, before, len(t.text) / chars))
                 for t, audio in zip(tasks, audios)
             ]
     return [synthesize_to_file(engine, t) for t in tasks]

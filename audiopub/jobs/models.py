@@ -158,6 +158,7 @@ class Job:
     settings: JobSettings
     error: str | None
     device: str | None  # what the engine really ran on, e.g. "CPU" or "GPU (CUDA)"
+    stage_times: dict[str, float] = field(default_factory=dict)  # job-wide stages, seconds
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,7 @@ class ChunkRow:
     provider: str | None
     attempts: int
     error: str | None
+    stage_times: dict[str, float] = field(default_factory=dict)  # engine seconds per stage
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,10 @@ class ChapterProgress:
     chunks_total: int
     chars_done: int
     chars_total: int
+    # The chapter's telemetry, once it is stitched (None/empty before).
+    chars_per_s: float | None = None
+    rtf: float | None = None
+    stage_times: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import errno
 import logging
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -182,7 +183,9 @@ class JobRun:
         self._stop_requested = stop_requested
         self._meter = _Meter(time.perf_counter())
         self.synthesised = 0  # chunks made in this run (the rest were reused)
+        began = time.perf_counter()
         self.book = read_epub(self.job.epub_path)
+        self._read_s = time.perf_counter() - began
 
     # --- the steps -------------------------------------------------------------------
 
@@ -190,8 +193,12 @@ class JobRun:
         """Plan if needed, speak what is missing, stitch, mux; returns the finished book."""
         settings = self.job.settings
         if not self.store.has_plan(self.job.id):
+            began = time.perf_counter()
             self.store.write_plan(self.job.id, plan_book(
                 self.book, self.engine.max_chunk_chars, settings.chapters))
+            # Text preparation: reading the EPUB, cleaning, chunking and writing the plan.
+            self.store.set_job_stage_times(self.job.id, {
+                "prepare": self._read_s + time.perf_counter() - began})
         (self.dir / CHUNKS_DIR).mkdir(parents=True, exist_ok=True)
         (self.dir / CHAPTERS_DIR).mkdir(parents=True, exist_ok=True)
         self.store.set_job_info(self.job.id, device=self.engine.device.describe())
@@ -202,10 +209,7 @@ class JobRun:
         # would cost O(chunks) each time, O(n²) over a long book.
         self._progress = self.store.progress(self.job.id)
         try:
-            for chapter in self.store.chapters(self.job.id):
-                if chapter.state is not ChapterState.DONE:
-                    self._speak_chapter(chapter.idx, chapter.title)
-                    self._stitch_chapter(chapter.idx)
+            self._speak_and_stitch()
             self._check_still_running()
             self._mux()
         except OSError as exc:
@@ -221,6 +225,12 @@ class JobRun:
             self._remove_intermediate_files()
         self._emit(JobState.DONE, message=f"Finished: {self.job.output_path}")
         return self.job.output_path
+
+    def _speak_and_stitch(self) -> None:
+        for chapter in self.store.chapters(self.job.id):
+            if chapter.state is not ChapterState.DONE:
+                self._speak_chapter(chapter.idx, chapter.title)
+                self._stitch_chapter(chapter.idx)
 
     def _speak_chapter(self, chapter_idx: int, title: str) -> None:
         settings = self.job.settings
@@ -245,7 +255,7 @@ class JobRun:
         marked = self.store.mark_chunk_done(
             self.job.id, chunk.cache_key, audio_path=chunk_relpath(chunk.cache_key),
             frames=result.frames, duration_s=duration, synth_s=result.synth_s,
-            provider=result.provider)
+            provider=result.provider, stage_times=result.stages)
         # Every chunk with this text shares the audio, so all of them are done now.
         self._progress = replace(self._progress,
                                  chunks_done=self._progress.chunks_done + marked,
@@ -266,11 +276,15 @@ class JobRun:
             writer.add_silence(defaults.CHAPTER_PAUSE_S)
         synth_s = sum(c.synth_s or 0.0 for c in chunks)
         chars = sum(len(c.text) for c in chunks)
+        engine_stages: Counter[str] = Counter()
+        for chunk in chunks:
+            engine_stages.update(chunk.stage_times)
         self.store.mark_chapter_done(
             self.job.id, chapter_idx, audio_path=relpath, duration_s=writer.duration_s,
             synth_s=synth_s, chars_per_s=chars / synth_s if synth_s else None,
             rtf=synth_s / writer.duration_s if writer.duration_s else None,
-            stage_times={"synthesis": synth_s, "stitch": time.perf_counter() - began},
+            stage_times={"synthesis": synth_s, "stitch": time.perf_counter() - began,
+                         **{f"engine.{name}": seconds for name, seconds in engine_stages.items()}},
         )
 
     def _mux(self) -> None:
@@ -285,8 +299,10 @@ class JobRun:
         self._emit(JobState.RUNNING, message="Encoding the audiobook")
         self.job.output_path.parent.mkdir(parents=True, exist_ok=True)
         # Checked while ffmpeg runs too: a cancel or pause during encoding stops it at once.
+        began = time.perf_counter()
         mux_m4b(wavs, marks, book_tags(self.book), self.book.cover, self.job.output_path,
                 progress=lambda fraction: self._check_still_running())
+        self.store.set_job_stage_times(self.job.id, {"encode": time.perf_counter() - began})
 
     def _remove_intermediate_files(self) -> None:
         for folder in (CHUNKS_DIR, CHAPTERS_DIR):

@@ -59,7 +59,7 @@ class InvalidTransition(JobStoreError):
     """The job cannot move from its current state to the one asked for."""
 
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 10_000  # how long a writer waits for another writer before giving up
 EPUB_NAME = "book.epub"  # the job's own copy of the uploaded book
 
@@ -123,14 +123,21 @@ _SCHEMA_V1: tuple[str, ...] = (
     """,
     "CREATE INDEX chunks_by_key ON chunks (job_id, cache_key)",
 )
+# The statements that take a store from version N to N + 1 are _UPGRADES[N - 1].
+_UPGRADES: tuple[tuple[str, ...], ...] = (
+    (  # 2: seconds per stage for each chunk (so a chapter's survive a pause) and for the job
+        "ALTER TABLE chunks ADD COLUMN stage_times_json TEXT",
+        "ALTER TABLE jobs ADD COLUMN stage_times_json TEXT",
+    ),
+)
 
 # --- jobs -----------------------------------------------------------------------------------
 
 _JOB_COLUMNS = (
     "id, state, created_at, updated_at, started_at, finished_at, title, author, "
-    "epub_path, output_path, settings_json, error, device"
+    "epub_path, output_path, settings_json, error, device, stage_times_json"
 )
-_INSERT_JOB = f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES ({', '.join('?' * 13)})"
+_INSERT_JOB = f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES ({', '.join('?' * 14)})"
 _SELECT_JOB = f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?"
 _SELECT_JOBS = f"SELECT {_JOB_COLUMNS} FROM jobs ORDER BY created_at, rowid"
 _SELECT_OLDEST_QUEUED = (
@@ -153,6 +160,8 @@ _UPDATE_INFO = """
         device = coalesce(:device, device), updated_at = :now
     WHERE id = :id
 """
+_SELECT_JOB_STAGE_TIMES = "SELECT stage_times_json FROM jobs WHERE id = ?"
+_UPDATE_JOB_STAGE_TIMES = "UPDATE jobs SET stage_times_json = ?, updated_at = ? WHERE id = ?"
 _TOUCH_JOB = "UPDATE jobs SET updated_at = ? WHERE id = ?"
 _DELETE_JOB = "DELETE FROM jobs WHERE id = ?"
 
@@ -164,10 +173,10 @@ _CHAPTER_COLUMNS = (
 )
 _CHUNK_COLUMNS = (
     "job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames, "
-    "duration_s, synth_s, provider, attempts, error"
+    "duration_s, synth_s, provider, attempts, error, stage_times_json"
 )
 _INSERT_CHAPTER = f"INSERT INTO chapters ({_CHAPTER_COLUMNS}) VALUES ({', '.join('?' * 12)})"
-_INSERT_CHUNK = f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 14)})"
+_INSERT_CHUNK = f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 15)})"
 _DELETE_CHAPTERS = "DELETE FROM chapters WHERE job_id = ?"  # cascades to chunks
 _SELECT_CHAPTERS = f"SELECT {_CHAPTER_COLUMNS} FROM chapters WHERE job_id = ? ORDER BY idx"
 _SELECT_CHAPTER = f"SELECT {_CHAPTER_COLUMNS} FROM chapters WHERE job_id = ? AND idx = ?"
@@ -194,7 +203,7 @@ _SELECT_CHAPTER_NOT_DONE_CHUNKS = (
 
 _MARK_CHUNKS_DONE = """
     UPDATE chunks SET state = 'done', audio_path = ?, frames = ?, duration_s = ?, synth_s = ?,
-        provider = ?, attempts = attempts + 1, error = NULL
+        provider = ?, stage_times_json = ?, attempts = attempts + 1, error = NULL
     WHERE job_id = ? AND cache_key = ?
 """
 _MARK_CHUNKS_FAILED = """
@@ -203,7 +212,7 @@ _MARK_CHUNKS_FAILED = """
 """
 _RESET_CHUNKS = """
     UPDATE chunks SET state = 'pending', audio_path = NULL, frames = NULL, duration_s = NULL,
-        synth_s = NULL, provider = NULL, error = NULL
+        synth_s = NULL, provider = NULL, stage_times_json = NULL, error = NULL
     WHERE job_id = ? AND cache_key = ?
 """
 _SET_CHUNK_KEY = """
@@ -238,7 +247,8 @@ _PROGRESS = """
            coalesce(sum(length(k.text)), 0),
            coalesce(sum(CASE WHEN k.state = 'done' THEN length(k.text) END), 0),
            coalesce(sum(CASE WHEN k.state = 'done' THEN k.duration_s END), 0.0),
-           coalesce(sum(CASE WHEN k.state = 'done' THEN k.synth_s END), 0.0)
+           coalesce(sum(CASE WHEN k.state = 'done' THEN k.synth_s END), 0.0),
+           c.chars_per_s, c.rtf, c.stage_times_json
     FROM chapters c LEFT JOIN chunks k ON k.job_id = c.job_id AND k.chapter_idx = c.idx
     WHERE c.job_id = ?
     GROUP BY c.idx ORDER BY c.idx
@@ -351,7 +361,11 @@ class JobStore:
             if version == 0:
                 for statement in _SCHEMA_V1:
                     conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                version = 1
+            for upgrade in _UPGRADES[version - 1:]:
+                for statement in upgrade:
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     # --- jobs ----------------------------------------------------------------------------
 
@@ -366,7 +380,7 @@ class JobStore:
         epub_path = self.job_dir(job_id) / EPUB_NAME if copy_epub else Path(epub)
         now = time.time()
         row = (job_id, JobState.QUEUED.value, now, now, None, None, title, author,
-               str(epub_path), str(output_path), json.dumps(settings.to_dict()), None, None)
+               str(epub_path), str(output_path), json.dumps(settings.to_dict()), None, None, None)
         try:
             if copy_epub:
                 epub_path.parent.mkdir(parents=True)
@@ -406,6 +420,15 @@ class JobStore:
             _current_state(conn, job_id)  # raises JobNotFound
             conn.execute(_UPDATE_INFO, {"id": job_id, "title": title, "author": author,
                                         "device": device, "now": time.time()})
+
+    def set_job_stage_times(self, job_id: str, stage_times: Mapping[str, float]) -> None:
+        """Record seconds spent in job-wide stages (reading, planning, encoding); a stage
+        measured again (e.g. encoding after a resume) replaces the earlier figure."""
+        with self._write() as conn:
+            _current_state(conn, job_id)  # raises JobNotFound
+            (stored,) = conn.execute(_SELECT_JOB_STAGE_TIMES, (job_id,)).fetchone()
+            times = {**(json.loads(stored) if stored else {}), **stage_times}
+            conn.execute(_UPDATE_JOB_STAGE_TIMES, (json.dumps(times), time.time(), job_id))
 
     def next_queued_job(self) -> Job | None:
         """The job the worker would take next (oldest first), without taking it."""
@@ -541,15 +564,19 @@ class JobStore:
     # --- marks ---------------------------------------------------------------------------
 
     def mark_chunk_done(self, job_id: str, cache_key: str, *, audio_path: str, frames: int,
-                        duration_s: float, synth_s: float, provider: str | None) -> int:
+                        duration_s: float, synth_s: float, provider: str | None,
+                        stage_times: Mapping[str, float] | None = None) -> int:
         """Record a chunk's finished audio (call after the file is safely written).
+
+        `stage_times` are the engine's seconds per stage for this chunk (e.g. phonemes, model).
 
         Marks every chunk of the job with this key; returns how many. 0 means the plan or the
         settings changed meanwhile and the audio must not be used.
         """
         with self._write() as conn:
+            times = json.dumps(dict(stage_times)) if stage_times else None
             cursor = conn.execute(_MARK_CHUNKS_DONE, (audio_path, frames, duration_s, synth_s,
-                                                      provider, job_id, cache_key))
+                                                      provider, times, job_id, cache_key))
             conn.execute(_TOUCH_JOB, (time.time(), job_id))
         return cursor.rowcount
 
@@ -594,7 +621,9 @@ class JobStore:
         rows = self._connection().execute(_PROGRESS, (job_id,)).fetchall()
         chapters = tuple(
             ChapterProgress(idx=r[0], title=r[1], state=ChapterState(r[2]), chunks_total=r[3],
-                            chunks_done=r[4], chars_total=r[5], chars_done=r[6])
+                            chunks_done=r[4], chars_total=r[5], chars_done=r[6],
+                            chars_per_s=r[9], rtf=r[10],
+                            stage_times=json.loads(r[11]) if r[11] else {})
             for r in rows
         )
         return JobProgress(
@@ -641,12 +670,13 @@ def _settings_of(conn: sqlite3.Connection, job_id: str) -> JobSettings:
 
 def _job_from_row(row: Sequence[Any]) -> Job:
     (job_id, state, created_at, updated_at, started_at, finished_at, title, author,
-     epub_path, output_path, settings_json, error, device) = row
+     epub_path, output_path, settings_json, error, device, stage_times_json) = row
     return Job(
         id=job_id, state=JobState(state), created_at=created_at, updated_at=updated_at,
         started_at=started_at, finished_at=finished_at, title=title, author=author,
         epub_path=Path(epub_path), output_path=Path(output_path),
         settings=JobSettings.from_dict(json.loads(settings_json)), error=error, device=device,
+        stage_times=json.loads(stage_times_json) if stage_times_json else {},
     )
 
 
@@ -663,12 +693,13 @@ def _chapter_from_row(row: Sequence[Any]) -> ChapterRow:
 
 def _chunk_from_row(row: Sequence[Any]) -> ChunkRow:
     (job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames,
-     duration_s, synth_s, provider, attempts, error) = row
+     duration_s, synth_s, provider, attempts, error, stage_times_json) = row
     return ChunkRow(
         job_id=job_id, chapter_idx=chapter_idx, idx=idx, text=text,
         ends_paragraph=bool(ends_paragraph), cache_key=cache_key, state=ChunkState(state),
         audio_path=audio_path, frames=frames, duration_s=duration_s, synth_s=synth_s,
         provider=provider, attempts=attempts, error=error,
+        stage_times=json.loads(stage_times_json) if stage_times_json else {},
     )
 
 
@@ -713,7 +744,8 @@ def _new_chunk_row(job_id: str, chapter_idx: int, idx: int, chunk: Chunk, key: s
     """A plan row; `done` is a finished chunk of the old plan with the same key, if any."""
     if done is None:
         return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
-                ChunkState.PENDING.value, None, None, None, None, None, 0, None)
+                ChunkState.PENDING.value, None, None, None, None, None, 0, None, None)
     return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
             ChunkState.DONE.value, done.audio_path, done.frames, done.duration_s, done.synth_s,
-            done.provider, done.attempts, None)
+            done.provider, done.attempts, None,
+            json.dumps(done.stage_times) if done.stage_times else None)

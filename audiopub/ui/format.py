@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Mapping
 from typing import Final
 
 # Narrated English runs at about 150 words a minute, i.e. ~15 characters a second at speed 1.0;
@@ -58,6 +59,32 @@ def rate(chars_per_s: float | None) -> str:
 
 def factor(rtf: float | None) -> str:
     return "—" if not rtf else f"{rtf:.3f}"
+
+
+# Stages in the order a job goes through them; engine stages ("engine.<stage>") sit between
+# synthesis and stitching, in the engine's own order.
+_STAGE_ORDER: Final = ("prepare", "synthesis", "engine.", "stitch", "encode")
+
+
+def stage_times(times: Mapping[str, float]) -> str:
+    """"synthesis 12.3 s · model 12.1 s · phonemes 0.05 s · stitch 0.10 s"; "—" when empty.
+
+    Engine stages are part of synthesis, so they are named without their "engine." prefix.
+    """
+    def order(name: str) -> int:
+        return next((i for i, p in enumerate(_STAGE_ORDER) if name.startswith(p)),
+                    len(_STAGE_ORDER))
+
+    parts = [f"{name.removeprefix('engine.')} {seconds_short(seconds)}"
+             for name, seconds in sorted(times.items(), key=lambda item: order(item[0]))]
+    return " · ".join(parts) or "—"
+
+
+def seconds_short(seconds: float) -> str:
+    """0.05 s, 1.23 s, 12.3 s, 123 s."""
+    if seconds < 10:
+        return f"{seconds:.2f} s"
+    return f"{seconds:.1f} s" if seconds < 100 else f"{seconds:,.0f} s"
 
 
 def when(timestamp: float | None) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from nicegui import run, ui
 
 from audiopub.errors import AudiopubError
-from audiopub.jobs.models import ChapterState, Job, JobState
+from audiopub.jobs.models import ChapterProgress, ChapterState, Job, JobState
 from audiopub.ui import format as fmt
 from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.jobview import JobView
@@ -53,7 +53,7 @@ class JobCard:
         self.job_id = view.job.id
         self._refresh = refresh
         self._log_seen = 0
-        self._chapter_rows: list[tuple[ui.linear_progress, ui.label]] = []
+        self._chapter_rows: list[_ChapterRow] = []
         self._chapter_titles: tuple[str, ...] = ()
         job = view.job
 
@@ -76,6 +76,7 @@ class JobCard:
                 self.rtf = _stat("Real-time factor", "job-rtf")
                 self.elapsed = _stat("Elapsed", "job-elapsed")
                 self.eta = _stat("Remaining", "job-eta")
+            self.stages = ui.label().classes("ap-muted text-xs ap-figure").mark("job-stages")
             self.error = ui.label().classes("ap-banner ap-error text-sm").mark("job-error")
             with ui.expansion("Chapters").classes("w-full ap-expansion").mark("job-chapters"):
                 self.chapter_box = ui.column().classes("w-full gap-1")
@@ -119,6 +120,8 @@ class JobCard:
         self.rtf.set_text(fmt.factor(m.rtf))
         self.elapsed.set_text(fmt.clock(m.elapsed_s))
         self.eta.set_text(fmt.clock(m.eta_s) if state is JobState.RUNNING else "—")
+        self.stages.set_text(f"Job stages: {fmt.stage_times(job.stage_times)}")
+        self.stages.set_visibility(bool(job.stage_times))
         self.error.set_text(job.error or "")
         self.error.set_visibility(bool(job.error) and state is not JobState.DONE)
         self._update_chapters(view)
@@ -145,18 +148,9 @@ class JobCard:
                 if not chapters:
                     ui.label("The chapters are planned when the job starts.").classes("ap-muted")
                 for chapter in chapters:
-                    with ui.row().classes("w-full items-center no-wrap gap-3"):
-                        ui.label(chapter.title).classes("flex-1 min-w-0 truncate text-sm")
-                        bar = ui.linear_progress(value=0, show_value=False) \
-                            .props("rounded size=6px").classes("w-32")
-                        label = ui.label().classes("ap-muted text-xs ap-figure w-28 text-right")
-                    self._chapter_rows.append((bar, label))
-        for chapter, (bar, label) in zip(chapters, self._chapter_rows):
-            fraction = chapter.chars_done / chapter.chars_total if chapter.chars_total else 0.0
-            if chapter.state is ChapterState.DONE:
-                fraction = 1.0
-            bar.set_value(round(fraction, 4))
-            label.set_text(f"{fmt.count(chapter.chars_done)} / {fmt.count(chapter.chars_total)}")
+                    self._chapter_rows.append(_ChapterRow(chapter.title))
+        for chapter, row in zip(chapters, self._chapter_rows):
+            row.update(chapter)
 
     def _update_log(self, view: JobView) -> None:
         new = view.log_total - self._log_seen
@@ -179,6 +173,29 @@ class JobCard:
 
     def delete(self) -> None:
         self.card.delete()
+
+
+class _ChapterRow:
+    """Title, progress and count; once stitched, the chapter's speed and time per stage."""
+
+    def __init__(self, title: str) -> None:
+        with ui.column().classes("w-full gap-0").mark("job-chapter"):
+            with ui.row().classes("w-full items-center no-wrap gap-3"):
+                ui.label(title).classes("flex-1 min-w-0 truncate text-sm")
+                self.bar = ui.linear_progress(value=0, show_value=False) \
+                    .props("rounded size=6px").classes("w-32")
+                self.count = ui.label().classes("ap-muted text-xs ap-figure w-28 text-right")
+            self.figures = ui.label().classes("ap-muted text-xs ap-figure") \
+                .mark("job-chapter-figures")
+
+    def update(self, chapter: ChapterProgress) -> None:
+        done = chapter.state is ChapterState.DONE
+        fraction = chapter.chars_done / chapter.chars_total if chapter.chars_total else 0.0
+        self.bar.set_value(1.0 if done else round(fraction, 4))
+        self.count.set_text(f"{fmt.count(chapter.chars_done)} / {fmt.count(chapter.chars_total)}")
+        self.figures.set_text(f"{fmt.rate(chapter.chars_per_s)} · real-time factor "
+                              f"{fmt.factor(chapter.rtf)} · {fmt.stage_times(chapter.stage_times)}")
+        self.figures.set_visibility(done and chapter.chars_per_s is not None)
 
 
 def _stat(name: str, marker: str) -> ui.label:
