@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from audiopub.audio.mux import probe
+from audiopub.jobs import executor, pipeline
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import ChunkState, JobSettings, JobState
 from audiopub.jobs.pipeline import submit_job
@@ -96,6 +97,34 @@ def test_telemetry_per_chapter_and_stage_survives_a_pause(store, engine, tmp_pat
         assert chapter.rtf == pytest.approx(times["synthesis"] / chapter.duration_s)
     job_times = store.get_job(job.id).stage_times
     assert set(job_times) == {"prepare", "encode"} and all(v > 0 for v in job_times.values())
+
+
+def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
+                                                        monkeypatch) -> None:
+    """They hold hundreds of MB each: encoding and an idle app must not carry them."""
+    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "2")
+    closed: list[executor.ProcessExecutor] = []
+    real_close = executor.ProcessExecutor.close
+
+    def close(pool: executor.ProcessExecutor) -> None:
+        closed.append(pool)
+        real_close(pool)
+
+    pools_while_encoding: list[dict] = []
+    real_mux = pipeline.mux_m4b
+
+    def mux(*args, **kwargs):
+        pools_while_encoding.append(dict(executor._pools))
+        return real_mux(*args, **kwargs)
+
+    monkeypatch.setattr(executor.ProcessExecutor, "close", close)
+    monkeypatch.setattr(pipeline, "mux_m4b", mux)
+    job = submit_job(store, _long_epub(tmp_path / "b.epub", chapters=1, paragraphs=2),
+                     tmp_path / "b.m4b", JobSettings(), engine)
+    _start(store, job.id)
+    assert execute_job(store, job.id) is JobState.DONE  # no engine given: the real executor
+    assert len(closed) == 1 and pools_while_encoding == [{}]
+    assert closed[0]._pool._processes is None  # shut down, not merely idle
 
 
 def test_truncated_chunk_file_is_detected_and_redone(store, engine, tmp_path, monkeypatch) -> None:

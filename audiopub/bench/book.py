@@ -118,8 +118,10 @@ def executor_label(executor: ChunkExecutor) -> tuple[str, int]:
 
 def warm_up(executor: ChunkExecutor, workload: Workload, job: BookJob,
             options: SynthesisOptions, times: int) -> None:
-    """Start the worker processes and load their models on a few chunks, as a long-running
-    Audiopub (the web UI) has them ready; --warmup 0 times a cold start instead."""
+    """Start the worker processes and load their models on a few chunks, so synthesis-only
+    runs time the engine at work; --warmup 0 times a cold start instead. End-to-end runs are
+    never warmed: every job starts its engine processes and stops them when its audio is
+    spoken (`jobs.executor.release`), so each run pays that start-up, as a user's job does."""
     _, workers = executor_label(executor)
     sample = Workload("warm-up", workload.chunks[:max(4, 2 * workers)])
     for _ in range(times):
@@ -141,7 +143,8 @@ def run_book(job: BookJob, book: BookPlan, mode: str, steps_list: list[int | Non
     pairs = []
     for steps in steps_list:
         options = _options(job, steps)
-        warm_up(executor, book.workload, job, options, warmup)
+        if mode == "synthesis_only":
+            warm_up(executor, book.workload, job, options, warmup)
 
         def pipeline(steps: int | None = steps, options: SynthesisOptions = options) -> Timing:
             if mode == "end_to_end":

@@ -10,7 +10,6 @@ Linux only; elsewhere only this process's own peak is known.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import threading
@@ -30,15 +29,28 @@ class MemoryFacts:
     workers_peak_rss_mb: float | None  # engine worker processes: the sum of each one's peak
     other_children_peak_rss_mb: float | None  # the largest other descendant (ffmpeg)
     children_peak_rss_mb: float | None  # workers + other
-    total_peak_rss_mb: float | None  # this process + children: an upper bound of the footprint
-    sampled_peak_rss_mb: float | None  # the highest simultaneous sum the sampler saw
+    # This process + children, as if every one peaked at once: an upper bound. Engine workers
+    # end before encoding starts, so it overstates a conversion; the next line is the truth.
+    total_peak_rss_mb: float | None
+    sampled_peak_rss_mb: float | None  # the highest simultaneous sum: the run's real peak
     peak_vram_mb: dict[str, float] = field(default_factory=dict)  # per GPU index, from NVML
 
 
 @dataclass
 class _Seen:
     name: str
+    is_worker: bool  # an engine process of the multiprocessing pool
     peak_mb: float = 0.0
+
+
+def _is_engine_worker(pid: int) -> bool:
+    """Pool workers are started by multiprocessing's spawn (its resource tracker is not);
+    known by their command line, because a job stops them before the run ends."""
+    try:
+        command = (_PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"spawn_main" in command
 
 
 def _own_peak_mb() -> float | None:
@@ -82,8 +94,7 @@ def _descendants(pid: int) -> list[int]:
 
 
 class MemorySampler:
-    """Use `with sampling_memory() as memory: ...; facts = memory.facts()`, reading the facts
-    inside the block, while the engine workers are still alive."""
+    """Use `with sampling_memory() as memory: ...; facts = memory.facts()`."""
 
     def __init__(self, interval_s: float = SAMPLE_INTERVAL_S) -> None:
         self._interval_s = interval_s
@@ -116,7 +127,10 @@ class MemorySampler:
                 continue
             total += _kib_as_mb(status.get("VmRSS"))
             with self._lock:
-                seen = self._seen.setdefault(pid, _Seen(status.get("Name", "?").strip()))
+                seen = self._seen.get(pid)
+                if seen is None:
+                    seen = self._seen[pid] = _Seen(status.get("Name", "?").strip(),
+                                                   _is_engine_worker(pid))
                 seen.peak_mb = max(seen.peak_mb, _kib_as_mb(status.get("VmHWM")))
         with self._lock:
             self._sampled_peak_mb = max(self._sampled_peak_mb, total)
@@ -127,10 +141,9 @@ class MemorySampler:
         if not self._enabled:
             return MemoryFacts(_round(own), None, None, None, None, None, vram)
         self.sample()
-        workers = {p.pid for p in multiprocessing.active_children()}
         with self._lock:
-            worker_mb = sum(s.peak_mb for pid, s in self._seen.items() if pid in workers)
-            other_mb = max((s.peak_mb for pid, s in self._seen.items() if pid not in workers),
+            worker_mb = sum(s.peak_mb for s in self._seen.values() if s.is_worker)
+            other_mb = max((s.peak_mb for s in self._seen.values() if not s.is_worker),
                            default=0.0)
             sampled = self._sampled_peak_mb
         children = worker_mb + other_mb

@@ -235,6 +235,18 @@ def executor_for(engine_name: str, engine: Engine) -> ChunkExecutor:
         return _pools[key]
 
 
+def release(executor: ChunkExecutor) -> None:
+    """Stop an executor's engine processes, if it has any. Each holds its own model and
+    activation memory (hundreds of MB for a Piper voice): a job lets them go once its audio is
+    spoken, so encoding and an idle app don't carry them; the next job starts fresh ones."""
+    if not isinstance(executor, ProcessExecutor):
+        return
+    with _pools_lock:
+        for key in [key for key, pool in _pools.items() if pool is executor]:
+            del _pools[key]
+    executor.close()
+
+
 @atexit.register
 def _close_pools() -> None:
     with _pools_lock:

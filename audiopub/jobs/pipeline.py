@@ -45,6 +45,7 @@ from audiopub.jobs.executor import (
     ChunkTask,
     InlineExecutor,
     executor_for,
+    release,
 )
 from audiopub.jobs.models import ChapterState, ChunkRow, Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
@@ -227,10 +228,13 @@ class JobRun:
         return self.job.output_path
 
     def _speak_and_stitch(self) -> None:
-        for chapter in self.store.chapters(self.job.id):
-            if chapter.state is not ChapterState.DONE:
-                self._speak_chapter(chapter.idx, chapter.title)
-                self._stitch_chapter(chapter.idx)
+        try:
+            for chapter in self.store.chapters(self.job.id):
+                if chapter.state is not ChapterState.DONE:
+                    self._speak_chapter(chapter.idx, chapter.title)
+                    self._stitch_chapter(chapter.idx)
+        finally:  # spoken, or stopped: either way the engine processes are no longer needed
+            release(self.executor)
 
     def _speak_chapter(self, chapter_idx: int, title: str) -> None:
         settings = self.job.settings
