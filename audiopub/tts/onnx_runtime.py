@@ -8,6 +8,8 @@ and a UI that trusts the request would claim "GPU" while the CPU does the work.
 from __future__ import annotations
 
 import ctypes
+import glob
+import hashlib
 import importlib.util
 import logging
 import os
@@ -17,6 +19,7 @@ from pathlib import Path
 import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
+from audiopub import settings
 from audiopub.errors import ModelMissing
 from audiopub.tts.engine import DeviceReport
 
@@ -36,6 +39,7 @@ CUDA_OPTIONS = {"cudnn_conv_algo_search": "HEURISTIC", "arena_extend_strategy": 
 
 
 # What ORT raises for a file that is not a usable model (e.g. a Git LFS pointer).
+_CONV2D_REWRITE = "conv2d-v1"  # in the cached model's name: bump it when conv_layout changes
 _LOAD_ERRORS = (
     ort_errors.InvalidProtobuf, ort_errors.InvalidGraph, ort_errors.Fail,
     ort_errors.NoSuchFile, ort_errors.InvalidArgument, ort_errors.NotImplemented,
@@ -92,6 +96,31 @@ def explain_cpu_fallback(providers: list[str]) -> str:
     )
 
 
+def _with_2d_convs(model: Path) -> Path:
+    """`model` with its 1-D convolutions as 2-D ones (see `conv_layout`), made once and kept
+    in the model cache; `model` itself if it has none or the rewrite fails.
+
+    A file rather than bytes in memory, and `onnx` imported only to make it: parsing a model
+    with `onnx` leaves ~100 MB in the process, more than every engine process should carry.
+    """
+    stat = model.stat()
+    source = f"{model.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    key = hashlib.sha256(source.encode()).hexdigest()[:16]
+    cached = settings.model_cache_dir() / f"{model.stem}.{key}.{_CONV2D_REWRITE}.onnx"
+    if cached.is_file():
+        return cached
+    try:
+        from audiopub.tts import conv_layout
+
+        for stale in cached.parent.glob(f"{glob.escape(model.stem)}.*.onnx"):
+            stale.unlink(missing_ok=True)  # made from an earlier version of the same model
+        if conv_layout.write_with_2d_convs(model, cached):
+            return cached
+    except Exception as exc:  # only a speed-up: ONNX Runtime loads the file, or says what is wrong
+        log.warning("%s: 1-D convolutions left as they are (%s)", model.name, exc)
+    return model
+
+
 def session_options(threads: int | None) -> ort.SessionOptions:
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -103,8 +132,12 @@ def session_options(threads: int | None) -> ort.SessionOptions:
     return options
 
 
-def create_session(model: Path, use_gpu: bool, threads: int | None = None) -> Session:
-    """Load `model`, on CUDA when asked and possible, else on the CPU; say which."""
+def create_session(model: Path, use_gpu: bool, threads: int | None = None,
+                   conv1d_as_2d: bool = False) -> Session:
+    """Load `model`, on CUDA when asked and possible, else on the CPU; say which.
+
+    `conv1d_as_2d`: on the CPU, run its 1-D convolutions as 2-D ones (see `conv_layout`).
+    """
     if not model.is_file():
         raise ModelMissing(f"Model file not found: {model}")
     providers = available_providers()
@@ -113,11 +146,14 @@ def create_session(model: Path, use_gpu: bool, threads: int | None = None) -> Se
         _preload_cuda_libraries()
         if CUDA in providers:
             requested = [(CUDA, CUDA_OPTIONS), CPU]
+    source = model
+    if conv1d_as_2d and requested == [CPU]:
+        source = _with_2d_convs(model)
 
     ort.set_default_logger_severity(_SILENT)
     try:
         inference = ort.InferenceSession(
-            str(model), sess_options=session_options(threads), providers=requested
+            str(source), sess_options=session_options(threads), providers=requested
         )
     except _LOAD_ERRORS as exc:
         raise ModelMissing(f"{model} is not a loadable ONNX model ({exc})") from exc

@@ -100,7 +100,8 @@ class _LoadedVoice:
             self.config = PiperVoiceConfig.from_dict(json.loads(files.config.read_text("utf-8")))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ModelMissing(f"Piper voice config {files.config} is unreadable: {exc}") from exc
-        self.session = onnx_runtime.create_session(files.model, use_gpu, threads)
+        self.session = onnx_runtime.create_session(files.model, use_gpu, threads,
+                                                   conv1d_as_2d=True)
         self.input_names = {i.name for i in self.session.inference.get_inputs()}
 
 

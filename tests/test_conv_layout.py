@@ -1,0 +1,121 @@
+"""1-D convolutions run as 2-D ones: same outputs, cached once, never in the way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from audiopub import settings
+from audiopub.tts import conv_layout, onnx_runtime
+
+RNG = np.random.default_rng(7)
+
+
+def _conv(name: str, x: str, weight: str, out: str, bias: str | None = None,
+          **attributes: object) -> onnx.NodeProto:
+    inputs = [x, weight] + ([bias] if bias else [])
+    return helper.make_node("Conv", inputs, [out], name=name, **attributes)
+
+
+def _weight(name: str, *shape: int) -> TensorProto:
+    """Scaled like a trained layer's (outputs near 1), so float rounding stays at its usual size."""
+    scale = 1 / np.sqrt(np.prod(shape[1:]))
+    return numpy_helper.from_array((RNG.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def conv_model(opset: int = 15) -> onnx.ModelProto:
+    """VITS-like 1-D convolutions: padding, dilation, stride, groups, bias, and one weight
+    shared by two convolutions (left alone)."""
+    nodes = [
+        _conv("dilated", "x", "w1", "a", bias="b1", kernel_shape=[3], dilations=[2], pads=[2, 2]),
+        helper.make_node("LeakyRelu", ["a"], ["a_act"], alpha=0.1),
+        _conv("strided_grouped", "a_act", "w2", "b", kernel_shape=[5], strides=[2],
+              pads=[2, 1], group=2),
+        _conv("shared_1", "b", "w3", "c1", pads=[1, 1]),
+        _conv("shared_2", "c1", "w3", "c2", pads=[1, 1]),
+        helper.make_node("Add", ["c1", "c2"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "convs",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, "length"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, "out_length"])],
+        [_weight("w1", 6, 4, 3), _weight("b1", 6), _weight("w2", 8, 3, 5),
+         _weight("w3", 8, 8, 3)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def _run(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x})[0]
+
+
+@pytest.mark.parametrize("length", [3, 37, 400])
+def test_rewritten_model_computes_the_same(length: int) -> None:
+    x = RNG.standard_normal((1, 4, length)).astype(np.float32)
+    model = conv_model()
+    expected = _run(model, x)
+
+    assert conv_layout.conv1d_as_2d(model) == 2  # the shared weight stays 1-D
+    onnx.checker.check_model(model)
+    kinds = [node.op_type for node in model.graph.node]
+    assert kinds.count("Unsqueeze") == kinds.count("Squeeze") == 2
+    np.testing.assert_allclose(_run(model, x), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_models_before_opset_13_are_left_alone() -> None:
+    model = conv_model(opset=12)
+    before = model.SerializeToString()
+    assert conv_layout.conv1d_as_2d(model) == 0
+    assert model.SerializeToString() == before
+
+
+def _save(model: onnx.ModelProto, path: Path) -> Path:
+    onnx.save(model, str(path))
+    return path
+
+
+def test_sessions_load_the_rewrite_from_the_cache(tmp_path: Path) -> None:
+    source = _save(conv_model(), tmp_path / "voice.onnx")
+    onnx_runtime.create_session(source, use_gpu=False, conv1d_as_2d=True)
+    (cached,) = settings.model_cache_dir().glob("voice.*.onnx")
+    made = cached.stat().st_mtime_ns
+    session = onnx_runtime.create_session(source, use_gpu=False, conv1d_as_2d=True)
+    assert cached.stat().st_mtime_ns == made  # reused, not made again
+    x = RNG.standard_normal((1, 4, 50)).astype(np.float32)
+    np.testing.assert_allclose(session.inference.run(None, {"x": x})[0],
+                               _run(conv_model_from(source), x), rtol=1e-5, atol=1e-5)
+
+    # A changed model file is a new cache entry, and the stale one goes.
+    _save(conv_model(), source)
+    onnx_runtime.create_session(source, use_gpu=False, conv1d_as_2d=True)
+    (fresh,) = settings.model_cache_dir().glob("voice.*.onnx")
+    assert fresh != cached
+
+
+def conv_model_from(path: Path) -> onnx.ModelProto:
+    return onnx.load(str(path))
+
+
+def test_a_failed_rewrite_falls_back_to_the_model_as_it_is(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           caplog: pytest.LogCaptureFixture
+                                                           ) -> None:
+    def fail(source: Path, target: Path) -> bool:
+        raise OSError("read-only file system")
+
+    monkeypatch.setattr(conv_layout, "write_with_2d_convs", fail)
+    source = _save(conv_model(), tmp_path / "voice.onnx")
+    session = onnx_runtime.create_session(source, use_gpu=False, conv1d_as_2d=True)
+    x = RNG.standard_normal((1, 4, 20)).astype(np.float32)
+    assert session.inference.run(None, {"x": x})[0].shape[:2] == (1, 8)
+    assert "left as they are (read-only file system)" in caplog.text
+    assert not list(settings.model_cache_dir().glob("*.onnx"))
