@@ -123,8 +123,9 @@ def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
                      tmp_path / "b.m4b", JobSettings(), engine)
     _start(store, job.id)
     assert execute_job(store, job.id) is JobState.DONE  # no engine given: the real executor
-    assert len(closed) == 1 and pools_while_encoding == [{}]
-    assert closed[0]._pool._processes is None  # shut down, not merely idle
+    (pool,) = closed
+    assert len(pools_while_encoding) == 1 and pool not in pools_while_encoding[0].values()
+    assert pool._pool._processes is None  # shut down, not merely idle
 
 
 def test_truncated_chunk_file_is_detected_and_redone(store, engine, tmp_path, monkeypatch) -> None:

@@ -25,7 +25,7 @@ from audiopub.bench.results import BookResult, BookRun, Timing
 from audiopub.book.epub_reader import read_epub
 from audiopub.errors import AudiopubError
 from audiopub.jobs.events import JobEvent
-from audiopub.jobs.executor import ChunkExecutor, ProcessExecutor, executor_for
+from audiopub.jobs.executor import ChunkExecutor, ProcessExecutor, executor_for, release
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.pipeline import plan_book, submit_job
 from audiopub.jobs.store import JobStore
@@ -163,6 +163,7 @@ def run_book(job: BookJob, book: BookPlan, mode: str, steps_list: list[int | Non
             runners.append(partial(run_plain, plain_engine, book.workload, job.voice, options))
         timings = interleaved(runners, runs, warmup=0)
         pairs.append((steps, timings[0], timings[1] if plain_engine is not None else []))
+    release(executor)  # as a job does once its audio is spoken
     result = BookResult(
         path=str(job.epub), title=book.title, chapters=book.chapters,
         chunks=len(book.workload.chunks), chars=book.workload.chars,

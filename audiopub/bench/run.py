@@ -29,7 +29,7 @@ from audiopub.bench.results import (
 )
 from audiopub.bench.texts import TEXTS
 from audiopub.gpu.monitor import GpuMonitor
-from audiopub.jobs.executor import cpu_workers, executor_for
+from audiopub.jobs.executor import cpu_workers, executor_for, release
 from audiopub.tts.engine import Engine, SynthesisOptions
 from audiopub.tts.registry import get_engine
 
@@ -116,6 +116,7 @@ def _compare(args: argparse.Namespace, result: BenchResult, engine: Engine,
             plain = partial(run_plain, engine, workload, voice, options)
             timings = interleaved([pipeline, plain], args.runs, args.warmup)
             result.compare.append(CompareCell.of(steps, size, workload.chars, *timings))
+    release(executor)
 
 
 def _book(args: argparse.Namespace, result: BenchResult, pipeline_engine: Engine,
