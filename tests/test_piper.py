@@ -68,3 +68,26 @@ def test_options_are_validated() -> None:
         SynthesisOptions(speed=5.0)
     with pytest.raises(ValueError, match="steps"):
         SynthesisOptions(steps=1)
+
+
+def test_the_onnx_session_is_made_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that only plans (the job's parent on a CPU) never loads the model."""
+    from audiopub.tts import onnx_runtime
+
+    made: list[str] = []
+    real = onnx_runtime.create_session
+
+    def create_session(model, *args, **kwargs):  # type: ignore[no-untyped-def]
+        made.append(model.name)
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(onnx_runtime, "create_session", create_session)
+    fresh = PiperEngine()
+    assert fresh.sample_rate == 22050 and fresh.device.provider == "CPUExecutionProvider"
+    assert fresh.model_id(settings.DEFAULT_PIPER_VOICE).startswith("piper:")
+    assert made == []
+    (audio,) = fresh.synthesize(["Hello there."], settings.DEFAULT_PIPER_VOICE,
+                                SynthesisOptions(seed=1))
+    assert made == ["en_US-joe-medium.onnx"] and audio.size > 0
+    fresh.synthesize(["Again."], settings.DEFAULT_PIPER_VOICE, SynthesisOptions(seed=1))
+    assert len(made) == 1

@@ -95,14 +95,33 @@ def find_voices(extra_dir: Path | None = None) -> dict[str, PiperVoiceFiles]:
 
 
 class _LoadedVoice:
+    """A voice's config at once, its ONNX session on first use: a process that only plans a
+    job and hands the synthesis to engine processes never pays for one (~2 s, ~150 MB)."""
+
     def __init__(self, files: PiperVoiceFiles, use_gpu: bool, threads: int | None) -> None:
         try:
             self.config = PiperVoiceConfig.from_dict(json.loads(files.config.read_text("utf-8")))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ModelMissing(f"Piper voice config {files.config} is unreadable: {exc}") from exc
-        self.session = onnx_runtime.create_session(files.model, use_gpu, threads,
-                                                   conv1d_as_2d=True)
-        self.input_names = {i.name for i in self.session.inference.get_inputs()}
+        if not files.model.is_file():
+            raise ModelMissing(f"Model file not found: {files.model}")
+        self._files, self._use_gpu, self._threads = files, use_gpu, threads
+        self._session: onnx_runtime.Session | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def session(self) -> onnx_runtime.Session:
+        with self._lock:
+            if self._session is None:
+                self._session = onnx_runtime.create_session(
+                    self._files.model, self._use_gpu, self._threads, conv1d_as_2d=True)
+            return self._session
+
+    @property
+    def device(self) -> DeviceReport:
+        if self._session is None and not self._use_gpu:
+            return DeviceReport(requested_gpu=False, provider=onnx_runtime.CPU)  # all it can be
+        return self.session.device
 
 
 class PiperEngine:
@@ -130,7 +149,7 @@ class PiperEngine:
 
     @property
     def device(self) -> DeviceReport:
-        reports = [v.session.device for v in self._loaded.values()]
+        reports = [v.device for v in self._loaded.values()]
         cpu = [r for r in reports if not r.on_gpu]
         return (cpu or reports)[0]
 
@@ -173,10 +192,11 @@ class PiperEngine:
                 dtype=np.float32,
             ),
         }
-        if "sid" in loaded.input_names:
+        session = loaded.session.inference
+        if "sid" in {i.name for i in session.get_inputs()}:
             inputs["sid"] = np.array([0], dtype=np.int64)
         began = lap(self.stage_seconds, "phonemes", began)
-        audio = loaded.session.inference.run(None, inputs)[0]
+        audio = session.run(None, inputs)[0]
         wave = np.clip(audio.reshape(-1), -1.0, 1.0).astype(np.float32)
         lap(self.stage_seconds, "model", began)
         return wave
