@@ -227,13 +227,16 @@ def _jobs(details: bool) -> int:
             if job.error:
                 print(f"          {job.error}")
             if details:
+                # A chapter's chars/s and RTF are per engine second (summed over the engine
+                # processes), so they compare across machines; the job's wall-clock rate is
+                # what `convert` prints.
                 if job.stage_times:
                     print(f"          stages: {fmt.stage_times(job.stage_times)}")
                 for ch in store.chapters(job.id):
-                    rate = f"{ch.chars_per_s:.0f} chars/s" if ch.chars_per_s else ""
+                    rate = f"{ch.chars_per_s:.0f} chars/s/engine" if ch.chars_per_s else ""
                     rtf = f"RTF {ch.rtf:.3f}" if ch.rtf else ""
                     print(f"          {ch.idx + 1:3}. {ch.title[:40]:40} {ch.state.value:7} "
-                          f"{rate:>14} {rtf}")
+                          f"{rate:>20} {rtf}")
                     if ch.stage_times:
                         print(f"               {fmt.stage_times(ch.stage_times)}")
     return 0

@@ -41,7 +41,7 @@ def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Pa
     details = capsys.readouterr().out.splitlines()
     assert any(line.strip().startswith("stages: prepare ") and " encode " in line
                for line in details), details
-    chapter_lines = [line for line in details if "chars/s" in line and "RTF 0." in line]
+    chapter_lines = [line for line in details if "chars/s/engine" in line and "RTF 0." in line]
     assert len(chapter_lines) == 3
     stage_lines = [line.strip() for line in details if line.strip().startswith("synthesis ")]
     assert len(stage_lines) == 3

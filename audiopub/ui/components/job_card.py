@@ -193,7 +193,8 @@ class _ChapterRow:
         fraction = chapter.chars_done / chapter.chars_total if chapter.chars_total else 0.0
         self.bar.set_value(1.0 if done else round(fraction, 4))
         self.count.set_text(f"{fmt.count(chapter.chars_done)} / {fmt.count(chapter.chars_total)}")
-        self.figures.set_text(f"{fmt.rate(chapter.chars_per_s)} · real-time factor "
+        # Per engine second, summed over engine processes: the card's top line has wall time.
+        self.figures.set_text(f"{fmt.rate(chapter.chars_per_s)} per engine · real-time factor "
                               f"{fmt.factor(chapter.rtf)} · {fmt.stage_times(chapter.stage_times)}")
         self.figures.set_visibility(done and chapter.chars_per_s is not None)
 
