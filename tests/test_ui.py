@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -157,6 +158,22 @@ async def test_good_upload_shows_the_book_card(user: User, small_book: Path,
     # The upload is kept under a random name; the client's file name is never a path.
     (saved,) = services.uploads_dir.iterdir()
     assert saved.name != "small.epub" and saved.suffix == ".epub" and len(saved.stem) == 32
+    await user.should_not_see(marker="book-warnings")  # nothing to say about this one
+
+
+async def test_what_reading_left_out_is_shown_with_the_book(user: User, small_book: Path,
+                                                            tmp_path: Path) -> None:
+    """A book read with a problem (here: no mimetype entry) says so beside its chapters."""
+    flawed = tmp_path / "flawed.epub"
+    with zipfile.ZipFile(small_book) as source, zipfile.ZipFile(flawed, "w") as target:
+        for item in source.infolist():
+            if item.filename != "mimetype":
+                target.writestr(item, source.read(item))
+    await open_with_book(user, flawed)
+    await see(user, marker="book-warnings")
+    assert "1 note on reading this book" in element(user, "book-warnings").props["label"]
+    (warning,) = [e.text for e in user.find(marker="book-warning").elements]
+    assert warning == "The archive has no “mimetype” entry; it was read as an EPUB anyway."
 
 
 @pytest.mark.parametrize(("payload", "expected"), [

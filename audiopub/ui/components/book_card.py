@@ -163,6 +163,8 @@ class BookPanel:
                             .props("flat dense no-caps").mark("select-none")
                         ui.button("Another book", icon="swap_horiz", on_click=self.clear) \
                             .props("flat dense no-caps").mark("another-book")
+            if book.warnings:  # read anyway, but the user should know what was left out
+                _warnings(book.warnings)
             with ui.column().classes("ap-chapters gap-0").mark("chapter-list"):
                 for number, chapter in enumerate(book.chapters, start=1):
                     with ui.row().classes("ap-chapter-row items-center no-wrap gap-2"):
@@ -198,3 +200,13 @@ class BookPanel:
             f"{len(chosen)} of {total} chapters · {fmt.count(chars)} characters · "
             f"{fmt.approx_duration(fmt.estimate_speech_s(chars, self.speed))} of audio"
             if chosen else f"No chapters selected (of {total})")
+
+
+def _warnings(warnings: tuple[str, ...]) -> None:
+    count = len(warnings)
+    with ui.expansion(f"{count} note{'s' if count > 1 else ''} on reading this book",
+                      icon="info_outline", caption=warnings[0]) \
+            .classes("w-full ap-banner ap-warn ap-expansion text-sm").mark("book-warnings"):
+        for warning in warnings:
+            ui.label(warning).classes("text-sm").style("white-space: pre-line") \
+                .mark("book-warning")
