@@ -87,7 +87,8 @@ def test_telemetry_per_chapter_and_stage_survives_a_pause(store, engine, tmp_pat
     for chapter in store.chapters(job.id):
         chunks = store.chapter_chunks(job.id, chapter.idx)
         times = chapter.stage_times
-        assert set(times) == {"synthesis", "stitch", "engine.phonemes", "engine.model"}
+        stages = {"synthesis", "stitch", "engine.phonemes", "engine.model"}
+        assert stages <= set(times) <= stages | {"engine.load"}  # loading: once per process
         # Every chunk's engine stages count, those made before the pause too.
         assert times["engine.model"] == pytest.approx(
             sum(c.stage_times["model"] for c in chunks))

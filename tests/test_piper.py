@@ -89,5 +89,8 @@ def test_the_onnx_session_is_made_on_first_use(monkeypatch: pytest.MonkeyPatch) 
     (audio,) = fresh.synthesize(["Hello there."], settings.DEFAULT_PIPER_VOICE,
                                 SynthesisOptions(seed=1))
     assert made == ["en_US-joe-medium.onnx"] and audio.size > 0
+    # Loading is its own stage, not counted as phonemes or model time.
+    assert fresh.stage_seconds["load"] > fresh.stage_seconds["phonemes"]
+    loaded_s = fresh.stage_seconds["load"]
     fresh.synthesize(["Again."], settings.DEFAULT_PIPER_VOICE, SynthesisOptions(seed=1))
-    assert len(made) == 1
+    assert len(made) == 1 and fresh.stage_seconds["load"] == loaded_s

@@ -66,8 +66,10 @@ class ChunkExecutor(Protocol):
 
 def _stages_since(engine: Engine, before: dict[str, float], share: float = 1.0
                   ) -> dict[str, float]:
-    return {name: (seconds - before.get(name, 0.0)) * share
-            for name, seconds in engine.stage_seconds.items()}
+    """The stages this call spent time in (a one-off such as loading the model only once)."""
+    deltas = {name: seconds - before.get(name, 0.0)
+              for name, seconds in engine.stage_seconds.items()}
+    return {name: seconds * share for name, seconds in deltas.items() if seconds > 0}
 
 
 def synthesize_to_file(engine: Engine, task: ChunkTask) -> ChunkResult:

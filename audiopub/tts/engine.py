@@ -76,7 +76,8 @@ class Engine(Protocol):
     uses_steps: bool
     batch_size: int  # chunks worth passing in one synthesize() call (1: it loops anyway)
     # Seconds spent per stage ("phonemes", "model", "step_loop", ...) since the engine was made;
-    # a benchmark reads the difference around a call. Only ever added to, never reset.
+    # a benchmark reads the difference around a call. Only ever added to, never reset; a stage
+    # may appear late (Piper's "load", when its first call makes the session).
     stage_seconds: dict[str, float]
 
     def voices(self) -> list[Voice]:

@@ -116,7 +116,7 @@ def _with_2d_convs(model: Path) -> Path:
             stale.unlink(missing_ok=True)  # made from an earlier version of the same model
         if conv_layout.write_with_2d_convs(model, cached):
             return cached
-    except Exception as exc:  # only a speed-up: ONNX Runtime loads the file, or says what is wrong
+    except Exception as exc:  # noqa: BLE001 - only a speed-up: ORT loads the file, or says why not
         log.warning("%s: 1-D convolutions left as they are (%s)", model.name, exc)
     return model
 

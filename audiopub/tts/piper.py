@@ -109,13 +109,21 @@ class _LoadedVoice:
         self._session: onnx_runtime.Session | None = None
         self._lock = threading.Lock()
 
-    @property
-    def session(self) -> onnx_runtime.Session:
+    def load(self) -> onnx_runtime.Session:
+        """The session, made now if it was not yet."""
         with self._lock:
             if self._session is None:
                 self._session = onnx_runtime.create_session(
                     self._files.model, self._use_gpu, self._threads, conv1d_as_2d=True)
             return self._session
+
+    @property
+    def session(self) -> onnx_runtime.Session:
+        return self.load()
+
+    @property
+    def has_session(self) -> bool:
+        return self._session is not None
 
     @property
     def device(self) -> DeviceReport:
@@ -176,6 +184,10 @@ class PiperEngine:
     ) -> list[np.ndarray]:
         loaded = self._voice(voice)
         self.sample_rate = loaded.config.sample_rate
+        if not loaded.has_session:  # made on first use: a stage of its own, once per process
+            began = time.perf_counter()
+            loaded.load()
+            lap(self.stage_seconds, "load", began)
         if options.seed is not None:
             ort.set_seed(options.seed)  # VITS samples noise inside the graph
         return [self._speak(loaded, text, options) for text in texts]
