@@ -119,3 +119,24 @@ def test_a_failed_rewrite_falls_back_to_the_model_as_it_is(tmp_path: Path,
     assert session.inference.run(None, {"x": x})[0].shape[:2] == (1, 8)
     assert "left as they are (read-only file system)" in caplog.text
     assert not list(settings.model_cache_dir().glob("*.onnx"))
+
+
+def test_engine_processes_starting_together_share_one_rewrite(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two processes both saw no cached file; the one writing second must not delete the
+    first one's file, which that process is about to load."""
+    source = _save(conv_model(), tmp_path / "voice.onnx")
+    cached = onnx_runtime._with_2d_convs(source)  # the first process made it
+    real_is_file = Path.is_file
+    monkeypatch.setattr(Path, "is_file",  # the second one looked before it was there
+                        lambda self: False if self == cached else real_is_file(self))
+    still_there: list[bool] = []
+    real_write = conv_layout.write_with_2d_convs
+
+    def write(model: Path, target: Path) -> bool:
+        still_there.append(target.exists())
+        return real_write(model, target)
+
+    monkeypatch.setattr(conv_layout, "write_with_2d_convs", write)
+    assert onnx_runtime._with_2d_convs(source) == cached
+    assert still_there == [True] and real_is_file(cached)

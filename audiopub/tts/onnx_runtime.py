@@ -113,7 +113,8 @@ def _with_2d_convs(model: Path) -> Path:
         from audiopub.tts import conv_layout
 
         for stale in cached.parent.glob(f"{glob.escape(model.stem)}.*.onnx"):
-            stale.unlink(missing_ok=True)  # made from an earlier version of the same model
+            if stale != cached:  # another engine process may just have made this one
+                stale.unlink(missing_ok=True)  # made from an earlier version of the same model
         if conv_layout.write_with_2d_convs(model, cached):
             return cached
     except Exception as exc:  # noqa: BLE001 - only a speed-up: ORT loads the file, or says why not
