@@ -42,9 +42,10 @@ def test_clock_and_estimates() -> None:
 
 def test_stage_times_read_in_the_order_a_job_runs() -> None:
     times = {"stitch": 0.104, "engine.phonemes": 0.05, "encode": 130.2, "engine.model": 12.06,
-             "synthesis": 12.34, "prepare": 0.4}
-    assert fmt.stage_times(times) == ("prepare 0.40 s · synthesis 12.3 s · phonemes 0.05 s · "
-                                      "model 12.1 s · stitch 0.10 s · encode 130 s")
+             "synthesis": 14.34, "prepare": 0.4, "engine.load": 2.2}
+    assert fmt.stage_times(times) == ("prepare 0.40 s · synthesis 14.3 s · load 2.20 s · "
+                                      "phonemes 0.05 s · model 12.1 s · stitch 0.10 s · "
+                                      "encode 130 s")
     assert fmt.stage_times({}) == "—"
 
 

@@ -62,8 +62,8 @@ def factor(rtf: float | None) -> str:
 
 
 # Stages in the order a job goes through them; engine stages ("engine.<stage>") sit between
-# synthesis and stitching, in the engine's own order.
-_STAGE_ORDER: Final = ("prepare", "synthesis", "engine.", "stitch", "encode")
+# synthesis and stitching, loading the model first, then in the engine's own order.
+_STAGE_ORDER: Final = ("prepare", "synthesis", "engine.load", "engine.", "stitch", "encode")
 
 
 def stage_times(times: Mapping[str, float]) -> str:
