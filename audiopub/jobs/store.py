@@ -427,8 +427,8 @@ class JobStore:
         with self._write() as conn:
             _current_state(conn, job_id)  # raises JobNotFound
             (stored,) = conn.execute(_SELECT_JOB_STAGE_TIMES, (job_id,)).fetchone()
-            times = {**(json.loads(stored) if stored else {}), **stage_times}
-            conn.execute(_UPDATE_JOB_STAGE_TIMES, (json.dumps(times), time.time(), job_id))
+            times = {**_times_of(stored), **stage_times}
+            conn.execute(_UPDATE_JOB_STAGE_TIMES, (_times_json(times), time.time(), job_id))
 
     def next_queued_job(self) -> Job | None:
         """The job the worker would take next (oldest first), without taking it."""
@@ -574,7 +574,7 @@ class JobStore:
         settings changed meanwhile and the audio must not be used.
         """
         with self._write() as conn:
-            times = json.dumps(dict(stage_times)) if stage_times else None
+            times = _times_json(stage_times)
             cursor = conn.execute(_MARK_CHUNKS_DONE, (audio_path, frames, duration_s, synth_s,
                                                       provider, times, job_id, cache_key))
             conn.execute(_TOUCH_JOB, (time.time(), job_id))
@@ -606,7 +606,7 @@ class JobStore:
         with self._write() as conn:
             if conn.execute(_CHAPTER_HAS_UNFINISHED_CHUNKS, (job_id, idx)).fetchone():
                 return False
-            times = json.dumps(dict(stage_times)) if stage_times is not None else None
+            times = _times_json(stage_times)
             cursor = conn.execute(_MARK_CHAPTER_DONE, (audio_path, duration_s, synth_s,
                                                        chars_per_s, rtf, times, job_id, idx))
             conn.execute(_TOUCH_JOB, (time.time(), job_id))
@@ -623,7 +623,7 @@ class JobStore:
             ChapterProgress(idx=r[0], title=r[1], state=ChapterState(r[2]), chunks_total=r[3],
                             chunks_done=r[4], chars_total=r[5], chars_done=r[6],
                             chars_per_s=r[9], rtf=r[10],
-                            stage_times=json.loads(r[11]) if r[11] else {})
+                            stage_times=_times_of(r[11]))
             for r in rows
         )
         return JobProgress(
@@ -668,6 +668,15 @@ def _settings_of(conn: sqlite3.Connection, job_id: str) -> JobSettings:
     return _job_from_row(conn.execute(_SELECT_JOB, (job_id,)).fetchone()).settings
 
 
+def _times_json(stage_times: Mapping[str, float] | None) -> str | None:
+    """Seconds per stage as stored: JSON, or NULL when there are none."""
+    return json.dumps(dict(stage_times)) if stage_times else None
+
+
+def _times_of(stored: str | None) -> dict[str, float]:
+    return json.loads(stored) if stored else {}
+
+
 def _job_from_row(row: Sequence[Any]) -> Job:
     (job_id, state, created_at, updated_at, started_at, finished_at, title, author,
      epub_path, output_path, settings_json, error, device, stage_times_json) = row
@@ -676,7 +685,7 @@ def _job_from_row(row: Sequence[Any]) -> Job:
         started_at=started_at, finished_at=finished_at, title=title, author=author,
         epub_path=Path(epub_path), output_path=Path(output_path),
         settings=JobSettings.from_dict(json.loads(settings_json)), error=error, device=device,
-        stage_times=json.loads(stage_times_json) if stage_times_json else {},
+        stage_times=_times_of(stage_times_json),
     )
 
 
@@ -687,7 +696,7 @@ def _chapter_from_row(row: Sequence[Any]) -> ChapterRow:
         job_id=job_id, idx=idx, book_index=book_index, title=title, chars=chars,
         state=ChapterState(state), audio_path=audio_path, duration_s=duration_s,
         synth_s=synth_s, chars_per_s=chars_per_s, rtf=rtf,
-        stage_times=json.loads(stage_times_json) if stage_times_json else {},
+        stage_times=_times_of(stage_times_json),
     )
 
 
@@ -699,7 +708,7 @@ def _chunk_from_row(row: Sequence[Any]) -> ChunkRow:
         ends_paragraph=bool(ends_paragraph), cache_key=cache_key, state=ChunkState(state),
         audio_path=audio_path, frames=frames, duration_s=duration_s, synth_s=synth_s,
         provider=provider, attempts=attempts, error=error,
-        stage_times=json.loads(stage_times_json) if stage_times_json else {},
+        stage_times=_times_of(stage_times_json),
     )
 
 
@@ -734,9 +743,9 @@ def _new_chapter_row(job_id: str, idx: int, title: str, chunks: Sequence[Chunk],
     if done is None:
         return (job_id, idx, book_index, title, chars, ChapterState.PENDING.value,
                 None, None, None, None, None, None)
-    stage_times = json.dumps(done.stage_times) if done.stage_times else None
     return (job_id, idx, book_index, title, chars, ChapterState.DONE.value, done.audio_path,
-            done.duration_s, done.synth_s, done.chars_per_s, done.rtf, stage_times)
+            done.duration_s, done.synth_s, done.chars_per_s, done.rtf,
+            _times_json(done.stage_times))
 
 
 def _new_chunk_row(job_id: str, chapter_idx: int, idx: int, chunk: Chunk, key: str,
@@ -748,4 +757,4 @@ def _new_chunk_row(job_id: str, chapter_idx: int, idx: int, chunk: Chunk, key: s
     return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
             ChunkState.DONE.value, done.audio_path, done.frames, done.duration_s, done.synth_s,
             done.provider, done.attempts, None,
-            json.dumps(done.stage_times) if done.stage_times else None)
+            _times_json(done.stage_times))
