@@ -75,3 +75,10 @@ def section_title(text: str, icon: str | None = None) -> None:
         if icon:
             ui.icon(icon).classes("ap-muted text-xl")
         ui.label(text).classes("ap-section-title")
+
+
+def stat(name: str, marker: str) -> ui.label:
+    """A small caption over a figure; returns the figure's label, "—" until it is set."""
+    with ui.column().classes("gap-0"):
+        ui.label(name).classes("ap-stat-label")
+        return ui.label("—").classes("ap-stat-value").mark(marker)

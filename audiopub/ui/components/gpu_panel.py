@@ -14,7 +14,7 @@ from typing import Any, Final
 from nicegui import ui
 
 from audiopub.gpu.monitor import GpuMonitor, GpuSample
-from audiopub.ui.theme import section_title
+from audiopub.ui.theme import section_title, stat
 
 REFRESH_S: Final = 1.0
 HISTORY_S: Final = 300.0  # the plot shows the last five minutes
@@ -89,9 +89,9 @@ class _GpuBlock:
             self.vram_bar = ui.linear_progress(value=0, show_value=False) \
                 .props("rounded size=8px").classes("w-full")
             with ui.row().classes("w-full justify-between"):
-                self.temp = _stat("Temp", f"gpu-{i}-temp")
-                self.util = _stat("Load", f"gpu-{i}-util")
-                self.power = _stat("Power", f"gpu-{i}-power")
+                self.temp = stat("Temp", f"gpu-{i}-temp")
+                self.util = stat("Load", f"gpu-{i}-util")
+                self.power = stat("Power", f"gpu-{i}-power")
             self.chart = ui.echart(_chart_options(sample)).classes("ap-gpu-chart") \
                 .mark(f"gpu-{i}-chart")
 
@@ -142,12 +142,6 @@ def _chart_options(sample: GpuSample) -> dict[str, Any]:
              "itemStyle": {"color": TEMP_COLOUR}},
         ],
     }
-
-
-def _stat(name: str, marker: str) -> ui.label:
-    with ui.column().classes("gap-0"):
-        ui.label(name).classes("ap-stat-label")
-        return ui.label("—").classes("ap-stat-value").mark(marker)
 
 
 def _unit(value: float | None, unit: str) -> str:

@@ -16,6 +16,7 @@ from audiopub.ui import format as fmt
 from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.jobview import JobView
 from audiopub.ui.services import ENGINE_LABELS, Services
+from audiopub.ui.theme import stat
 
 STATE_TEXT = {
     JobState.QUEUED: "Queued", JobState.RUNNING: "Running", JobState.PAUSED: "Paused",
@@ -72,10 +73,10 @@ class JobCard:
                 self.percent = ui.label().classes("ap-figure w-12 text-right").mark("job-percent")
             self.chars = ui.label().classes("ap-muted text-sm ap-figure").mark("job-chars")
             with ui.row().classes("w-full gap-x-10 gap-y-2"):
-                self.rate = _stat("Speed", "job-rate")
-                self.rtf = _stat("Real-time factor", "job-rtf")
-                self.elapsed = _stat("Elapsed", "job-elapsed")
-                self.eta = _stat("Remaining", "job-eta")
+                self.rate = stat("Speed", "job-rate")
+                self.rtf = stat("Real-time factor", "job-rtf")
+                self.elapsed = stat("Elapsed", "job-elapsed")
+                self.eta = stat("Remaining", "job-eta")
             self.stages = ui.label().classes("ap-muted text-xs ap-figure").mark("job-stages")
             self.error = ui.label().classes("ap-banner ap-error text-sm").mark("job-error")
             with ui.expansion("Chapters").classes("w-full ap-expansion").mark("job-chapters"):
@@ -197,12 +198,6 @@ class _ChapterRow:
         self.figures.set_text(f"{fmt.rate(chapter.chars_per_s)} per engine · real-time factor "
                               f"{fmt.factor(chapter.rtf)} · {fmt.stage_times(chapter.stage_times)}")
         self.figures.set_visibility(done and chapter.chars_per_s is not None)
-
-
-def _stat(name: str, marker: str) -> ui.label:
-    with ui.column().classes("gap-0"):
-        ui.label(name).classes("ap-stat-label")
-        return ui.label("—").classes("ap-stat-value").mark(marker)
 
 
 def _button(text: str, icon: str, marker: str, handler: Callable[[], Awaitable[None]]) -> ui.button:
