@@ -4,7 +4,6 @@ the documented schema. Speed itself is never asserted: these machines are shared
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import multiprocessing
 import re
@@ -16,6 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 from epub_factory import build_epub
+from tiny_supertonic import build_tiny_model
 
 from audiopub.bench import memory, rss, tables
 from audiopub.bench.flops import compute_bound, count_flops
@@ -33,12 +33,7 @@ FAST = ["--matmul-seconds", "0.05"]  # the matmul test only needs to run, not to
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = ROOT / "scripts" / "make_tiny_supertonic.py"
-    spec = importlib.util.spec_from_file_location("make_tiny_supertonic", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.build_tiny_model(tmp_path_factory.mktemp("supertonic-3"))
+    return build_tiny_model(tmp_path_factory.mktemp("supertonic-3"))
 
 
 @pytest.fixture

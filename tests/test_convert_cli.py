@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tiny_supertonic import build_tiny_model
 
 from audiopub.audio.mux import probe
 from audiopub.cli import main
@@ -84,10 +83,7 @@ def test_voices_lists_the_embedded_voice(capsys: pytest.CaptureFixture[str]) -> 
 
 def _tiny_supertonic(tmp_path: Path) -> Path:
     """The committed generator's tiny Supertonic-format model (random weights, real I/O)."""
-    script = Path(__file__).parent.parent / "scripts" / "make_tiny_supertonic.py"
-    model_dir = tmp_path / "supertonic"
-    subprocess.run([sys.executable, str(script), str(model_dir)], check=True, capture_output=True)
-    return model_dir
+    return build_tiny_model(tmp_path / "supertonic")
 
 
 def test_convert_with_supertonic_steps_and_voice(three_chapter_epub: Path, tmp_path: Path,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
+from tiny_supertonic import SCRIPT, build_tiny_model
 
 from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
 from audiopub.tts import onnx_runtime, supertonic
@@ -32,8 +32,6 @@ from audiopub.tts.supertonic import (
 )
 from audiopub.tts.supertonic_text import TextFrontEnd, language_code
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "make_tiny_supertonic.py"
 OFFICIAL_INSTALL = "pip install --no-deps supertonic==1.3.1"
 TOLERANCE = 1e-5
 
@@ -45,17 +43,9 @@ TEXTS = {
 }
 
 
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_tiny_supertonic", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _load_script().build_tiny_model(tmp_path_factory.mktemp("supertonic-3"))
+    return build_tiny_model(tmp_path_factory.mktemp("supertonic-3"))
 
 
 @pytest.fixture(scope="session")
@@ -147,7 +137,7 @@ def test_per_call_language_wins(engine: SupertonicEngine, tiny_model: Path) -> N
 
 
 def test_single_language_model_in_assets_layout(tmp_path: Path, official: ModuleType) -> None:
-    model_dir = _load_script().build_tiny_model(tmp_path, multilingual=False, layout="assets")
+    model_dir = build_tiny_model(tmp_path, multilingual=False, layout="assets")
     english = SupertonicEngine(model_dir, use_gpu=False, language="de")
     assert english.language is None  # no language tags for the English-only release
     assert {voice.language for voice in english.voices()} == {"en"}
