@@ -108,13 +108,17 @@ class _LoadedVoice:
         self._files, self._use_gpu, self._threads = files, use_gpu, threads
         self._session: onnx_runtime.Session | None = None
         self._lock = threading.Lock()
+        self.takes_speaker_id = False  # multi-speaker voices have a "sid" input; known on load
 
     def load(self) -> onnx_runtime.Session:
         """The session, made now if it was not yet."""
         with self._lock:
             if self._session is None:
-                self._session = onnx_runtime.create_session(
+                session = onnx_runtime.create_session(
                     self._files.model, self._use_gpu, self._threads, conv1d_as_2d=True)
+                self.takes_speaker_id = any(i.name == "sid"
+                                            for i in session.inference.get_inputs())
+                self._session = session
             return self._session
 
     @property
@@ -204,11 +208,10 @@ class PiperEngine:
                 dtype=np.float32,
             ),
         }
-        session = loaded.session.inference
-        if "sid" in {i.name for i in session.get_inputs()}:
+        if loaded.takes_speaker_id:
             inputs["sid"] = np.array([0], dtype=np.int64)
         began = lap(self.stage_seconds, "phonemes", began)
-        audio = session.run(None, inputs)[0]
+        audio = loaded.session.inference.run(None, inputs)[0]
         wave = np.clip(audio.reshape(-1), -1.0, 1.0).astype(np.float32)
         lap(self.stage_seconds, "model", began)
         return wave
