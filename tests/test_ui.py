@@ -22,6 +22,7 @@ from nicegui import core, ui
 from nicegui.testing import User
 from test_gpu_monitor import NAME as FAKE_GPU_NAME
 from test_gpu_monitor import FakeNvml
+from tiny_supertonic import build_tiny_model
 
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.ui.services import GpuSupport, Services, set_current
@@ -261,9 +262,7 @@ async def test_speed_updates_estimates_and_settings_persist(user: User, small_bo
 
 @pytest.fixture
 def tiny_supertonic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    from test_supertonic import _load_script
-
-    model = _load_script().build_tiny_model(tmp_path / "supertonic")
+    model = build_tiny_model(tmp_path / "supertonic")
     monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(model))  # engines are cached per folder
     yield model
 
