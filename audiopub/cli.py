@@ -13,16 +13,23 @@ from pathlib import Path
 from tqdm import tqdm
 
 from audiopub import __version__, settings
+from audiopub import figures as fmt
 from audiopub.bench import command as bench_command
 from audiopub.book.epub_reader import read_epub
+from audiopub.book.models import Book
 from audiopub.errors import AudiopubError
+from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import JobEvent
-from audiopub.jobs.models import Job, JobSettings, JobState
-from audiopub.jobs.pipeline import parse_chapter_selection, resolve_settings, submit_job
+from audiopub.jobs.models import Job, JobProgress, JobSettings, JobState
+from audiopub.jobs.pipeline import (
+    parse_chapter_selection,
+    resolve_settings,
+    stored_book,
+    submit_job,
+)
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.worker import become_runner, execute_job, runner_lock
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
-from audiopub.ui import format as fmt
 
 FOLLOW_INTERVAL_S = 1.0  # how often a CLI waiting on another runner reads the store
 SERVE_HOST = "127.0.0.1"  # the web UI has no accounts: only this computer, unless --host
@@ -76,10 +83,10 @@ def _build_parser() -> argparse.ArgumentParser:
 # --- convert ---------------------------------------------------------------------------
 
 
-def _settings_from(args: argparse.Namespace) -> JobSettings:
+def _settings_from(args: argparse.Namespace, book: Book) -> JobSettings:
     chapters = None
     if args.chapters:
-        chapters = tuple(parse_chapter_selection(args.chapters, len(read_epub(args.book).chapters)))
+        chapters = tuple(parse_chapter_selection(args.chapters, len(book.chapters)))
     try:
         return JobSettings(engine=args.engine, voice=args.voice, speed=args.speed,
                            steps=args.steps, seed=args.seed, use_gpu=args.gpu, chapters=chapters)
@@ -103,15 +110,16 @@ def _convert(args: argparse.Namespace) -> int:
     if not args.book.is_file():
         raise AudiopubError(f"No such file: {args.book}")
     output = (args.output or args.book.with_suffix(".m4b")).resolve()
-    wanted = _settings_from(args)
-    engine = get_engine(wanted.engine, use_gpu=wanted.use_gpu)
     with JobStore.open_default() as store:
         job = _find_unfinished(store, args.book, output)
+        # The book is read once per job: now for a new one, at submission for a resumed one.
+        book = read_epub(args.book) if job is None else stored_book(store, job)
+        wanted = _settings_from(args, book)
+        engine = get_engine(wanted.engine, use_gpu=wanted.use_gpu)
         if job is None:
-            job = submit_job(store, args.book, output, wanted, engine)
+            job = submit_job(store, args.book, book, output, wanted, engine)
         else:
-            job = _prepare_resume(store, job,
-                                  resolve_settings(wanted, engine, read_epub(args.book)))
+            job = _prepare_resume(store, job, resolve_settings(wanted, engine, book))
         return _run_or_follow(store, job.id)
 
 
@@ -121,8 +129,9 @@ def _prepare_resume(store: JobStore, job: Job, wanted: JobSettings) -> Job:
     if job.state is JobState.RUNNING:
         return job  # either another runner has it, or it was orphaned by a crash
     if wanted != job.settings:
-        redo = store.update_settings(job.id, wanted)
-        print(f"  settings changed: {len(redo)} chunks will be made again", file=sys.stderr)
+        # The worker plans the job again from these: only chunks whose sound changed are redone.
+        store.update_settings(job.id, wanted)
+        print("  settings changed: chunks they alter will be made again", file=sys.stderr)
     if job.state is not JobState.QUEUED:
         store.set_state(job.id, JobState.QUEUED)
     return store.get_job(job.id)
@@ -142,7 +151,7 @@ def _run_or_follow(store: JobStore, job_id: str) -> int:
 
 
 def _run_in_foreground(store: JobStore, job_id: str) -> int:
-    began = time.perf_counter()
+    began, since = time.perf_counter(), time.time()
     with _ProgressBar() as bar:
         try:
             state = execute_job(store, job_id, bar.show)
@@ -150,11 +159,11 @@ def _run_in_foreground(store: JobStore, job_id: str) -> int:
             store.set_state(job_id, JobState.PAUSED, error="Interrupted")
             print("\nPaused. Run the same command again to continue.", file=sys.stderr)
             return 130
-    return _report(store, job_id, state, time.perf_counter() - began)
+    return _report(store, job_id, state, time.perf_counter() - began, since)
 
 
 def _follow(store: JobStore, job_id: str) -> int:
-    began = time.perf_counter()
+    began, since = time.perf_counter(), time.time()
     with _ProgressBar() as bar:
         while True:
             job = store.get_job(job_id)
@@ -163,44 +172,56 @@ def _follow(store: JobStore, job_id: str) -> int:
             if job.state not in (JobState.QUEUED, JobState.RUNNING):
                 break
             time.sleep(FOLLOW_INTERVAL_S)
-    return _report(store, job_id, job.state, time.perf_counter() - began)
+    return _report(store, job_id, job.state, time.perf_counter() - began, since)
 
 
 class _ProgressBar:
-    """Characters done, chars/sec and ETA on stderr."""
+    """Characters done, chars/sec and ETA on stderr.
+
+    The bar starts at what the job had already made when it is resumed, so its rate counts
+    only what this run makes (tqdm's rate is progress since the bar's start over time).
+    """
 
     def __enter__(self) -> _ProgressBar:
-        self._bar = tqdm(total=0, unit="char", unit_scale=True, dynamic_ncols=True,
-                         file=sys.stderr)
+        self._bar: tqdm | None = None
         return self
 
     def show(self, event: JobEvent) -> None:
-        if event.chars_total:
-            self._bar.total = event.chars_total
-            self._bar.update(event.chars_done - self._bar.n)
+        if not event.chars_total:
+            return
+        if self._bar is None:
+            self._bar = tqdm(total=event.chars_total, initial=event.chars_done, unit="char",
+                             unit_scale=True, dynamic_ncols=True, file=sys.stderr)
+        self._bar.total = event.chars_total
+        self._bar.update(event.chars_done - self._bar.n)
         if event.chapter_title:
             self._bar.set_postfix_str(event.chapter_title[:30])
 
     def __exit__(self, *exc_info: object) -> None:
-        self._bar.close()
+        if self._bar is not None:
+            self._bar.close()
 
 
-def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float) -> int:
+def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float,
+            since: float) -> int:
+    """The summary of this run: what it made in `elapsed_s` (the command's wall time, since
+    `since`), and what the job as a whole took. See `figures` for the definitions."""
     job = store.get_job(job_id)
     if state is not JobState.DONE:
         print(f"audiopub: job {job_id[:8]} is {state.value}: {job.error or ''}".rstrip(": "),
               file=sys.stderr)
         return 1
     chapters = store.chapters(job_id)
+    progress = store.progress(job_id, since=since)
     audio_s = sum(c.duration_s or 0.0 for c in chapters)
-    chunks = store.all_chunks(job_id)
-    chars = sum(len(c.text) for c in chunks)
-    hours, rest = divmod(round(audio_s), 3600)
     print(f"Wrote {job.output_path}")
-    print(f"  chapters: {len(chapters)}   duration: {hours}:{rest // 60:02d}:{rest % 60:02d}")
-    print(f"  {chars} chars in {elapsed_s:.1f} s = {chars / elapsed_s:.0f} chars/s, "
-          f"real-time factor {elapsed_s / audio_s:.3f}" if audio_s and elapsed_s else "")
-    print(f"  ran on: {job.device or _providers(chunks)}")
+    print(f"  chapters: {len(chapters)}   duration: {fmt.clock(audio_s)}")
+    run = Speed(progress.made_chars, elapsed_s, progress.made_audio_s, Clock.WALL)
+    print(f"  this run: {run.describe()}")
+    if progress.made_chars < progress.chars_done:  # resumed: part of the book was made before
+        whole = Speed(progress.chars_done, progress.wall_s, progress.audio_s, Clock.WALL)
+        print(f"  whole job: {whole.describe()}, speaking only")
+    print(f"  ran on: {job.device or _providers(store.all_chunks(job_id))}")
     return 0
 
 
@@ -227,19 +248,25 @@ def _jobs(details: bool) -> int:
             if job.error:
                 print(f"          {job.error}")
             if details:
-                # A chapter's chars/s and RTF are per engine second (summed over the engine
-                # processes), so they compare across machines; the job's wall-clock rate is
-                # what `convert` prints.
-                if job.stage_times:
-                    print(f"          stages: {fmt.stage_times(job.stage_times)}")
-                for ch in store.chapters(job.id):
-                    rate = f"{ch.chars_per_s:.0f} chars/s/engine" if ch.chars_per_s else ""
-                    rtf = f"RTF {ch.rtf:.3f}" if ch.rtf else ""
-                    print(f"          {ch.idx + 1:3}. {ch.title[:40]:40} {ch.state.value:7} "
-                          f"{rate:>20} {rtf}")
-                    if ch.stage_times:
-                        print(f"               {fmt.stage_times(ch.stage_times)}")
+                _job_details(store, job, progress)
     return 0
+
+
+def _job_details(store: JobStore, job: Job, progress: JobProgress) -> None:
+    """The job's speed on the wall clock, its stages; each chapter's on engine time (summed
+    over the engine processes, so it compares across machines). See `figures`."""
+    if progress.chars_done:
+        speed = Speed(progress.chars_done, progress.wall_s, progress.audio_s, Clock.WALL)
+        print(f"          speaking: {speed.describe()}")
+    if job.stage_times:
+        print(f"          stages: {fmt.stage_times(job.stage_times)}")
+    print(f"          chapters ({Clock.ENGINE.value}):")
+    for ch in store.chapters(job.id):
+        figures = (f"{fmt.rate(ch.chars_per_s)}, RTF {fmt.factor(ch.rtf)}"
+                   if ch.chars_per_s else "")
+        print(f"          {ch.idx + 1:3}. {ch.title[:40]:40} {ch.state.value:7} {figures}")
+        if ch.stage_times:
+            print(f"               {fmt.stage_times(ch.stage_times)}")
 
 
 def _control(command: str, prefix: str) -> int:

@@ -2,10 +2,16 @@
 
     AudiopubError
      ├── BadEpub              the file is not a readable EPUB (or has nothing to narrate)
+     │    └── DamagedEntry    one entry of the archive can't be unpacked
+     ├── UploadRejected       an upload is too large or empty
      ├── EngineUnavailable    an engine or voice can't be used here (missing package, unknown voice)
      │    └── ModelMissing    model files are missing or incomplete; the message names the fix
      ├── SynthesisFailed      the engine raised while speaking a chunk
      ├── MuxFailed            ffmpeg could not write the audiobook
+     ├── DiskFull             no room to write audio; the job pauses and can resume
+     ├── JobStoreError        the job store refused an operation
+     │    ├── JobNotFound     no job has that id
+     │    └── InvalidTransition  the job can't move from its state to the one asked for
      └── JobStopped           a running job was asked to stop
           ├── JobCancelled     … and cancelled
           └── JobPaused        … and paused (it can resume)
@@ -22,6 +28,19 @@ class BadEpub(AudiopubError):
     """The input is not an EPUB we can read, or it holds no text to narrate."""
 
 
+class DamagedEntry(BadEpub):
+    """One entry can't be unpacked (bad CRC, cut-off data, password, unsupported method)."""
+
+    def __init__(self, book: str, entry: str, reason: str) -> None:
+        super().__init__(f"{book}: the archive is damaged: {entry} can't be unpacked ({reason})")
+        self.entry = entry
+        self.reason = reason
+
+
+class UploadRejected(AudiopubError):
+    """The upload is too large or empty."""
+
+
 class EngineUnavailable(AudiopubError):
     """An engine or voice cannot be used on this machine."""
 
@@ -36,6 +55,22 @@ class SynthesisFailed(AudiopubError):
 
 class MuxFailed(AudiopubError):
     """ffmpeg failed to encode or mux the audiobook."""
+
+
+class DiskFull(AudiopubError):
+    """No space left while writing audio; the job is paused and can resume."""
+
+
+class JobStoreError(AudiopubError):
+    """The job store refused an operation."""
+
+
+class JobNotFound(JobStoreError):
+    """No job has that id (it may have been deleted)."""
+
+
+class InvalidTransition(JobStoreError):
+    """The job cannot move from its current state to the one asked for."""
 
 
 class JobStopped(AudiopubError):

@@ -70,7 +70,7 @@ def batch_throughput(engine: SupertonicEngine, steps: int, repeats: int) -> None
         waves = engine.synthesize(texts, "F1", options)  # warm-up
         seconds = _best_time(partial(engine.synthesize, texts, "F1", options), repeats)
         chars = sum(len(text) for text in texts)
-        audio = sum(len(wave) for wave in waves) / engine.sample_rate
+        audio = sum(result.duration_s for result in waves)
         print(f"| {size} | {seconds:.4f} | {1000 * seconds / size:.2f} | {chars / seconds:,.0f} "
               f"| {audio / seconds:,.0f} |")
 

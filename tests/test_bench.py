@@ -19,11 +19,12 @@ from tiny_supertonic import build_tiny_model
 
 from audiopub.bench import memory, rss, tables
 from audiopub.bench.flops import compute_bound, count_flops
-from audiopub.bench.results import SCHEMA_ID, Stats, Timing, median_stages
+from audiopub.bench.results import SCHEMA_ID, Stats, Timing, median_stages, summary_line
 from audiopub.bench.texts import TEXTS, synthetic_paragraphs
 from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
 from audiopub.cli import main
+from audiopub.jobs import pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "audiopub" / "bench" / "schema.json").read_text("utf-8"))
@@ -124,7 +125,12 @@ def test_piper_short_text_with_compare(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_book_end_to_end_and_synthesis_only(supertonic: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # The stages come from what the job records, not from the words of its log.
+    real_emit = pipeline.JobRun._emit
+    monkeypatch.setattr(pipeline.JobRun, "_emit", lambda run, state, chapter_title="",
+                        message="": real_emit(run, state, chapter_title, "(reworded)"))
     epub = build_epub(tmp_path / "book.epub", [
         ("One", ["The rain had stopped by the time the train reached the coast."]),
         ("Two", ["A dog slept in the shade of the ticket office.",
@@ -135,7 +141,11 @@ def test_book_end_to_end_and_synthesis_only(supertonic: Path, tmp_path: Path,
                   str(tmp_path / "e2e.json")], capsys)
     book = _valid(tmp_path / "e2e.json")["book"]
     assert book["mode"] == "end_to_end" and book["chapters"] == 2
-    assert {"submit", "synthesis", "stitch", "mux"} <= set(book["runs"][0]["stages"])
+    stages = book["runs"][0]["stages"]
+    assert {"submit", "synthesis", "stitch", "mux"} <= set(stages)
+    assert stages["mux"] > 0 and stages["synthesis"] > 0
+    phases = sum(stages[name] for name in ("submit", "synthesis", "stitch", "mux"))
+    assert phases == pytest.approx(book["runs"][0]["wall_s"], rel=1e-3)
     assert book["runs"][0]["audio_s"] > 0
     first_line = json.loads(out.splitlines()[0])  # one JSON line per run, before the tables
     assert first_line["mode"] == "end_to_end" and first_line["run"] == 1
@@ -215,6 +225,25 @@ def test_stats_and_stage_medians() -> None:
     timings = [Timing(1.0, 2.0, {"model": 0.8}), Timing(2.0, 2.0, {"model": 1.5}),
                Timing(1.2, 2.0, {"model": 1.0})]
     assert median_stages(timings) == {"model": 1.0, "other": 0.2}
+
+
+MEMORY = {"peak_rss_mb": 180.0, "workers_peak_rss_mb": 5_000.0,
+          "other_children_peak_rss_mb": 649.0, "children_peak_rss_mb": 5_649.0,
+          "total_peak_rss_mb": 5_829.0, "sampled_peak_rss_mb": 1_759.0, "peak_vram_mb": {}}
+
+
+def test_the_memory_headline_is_the_simultaneous_peak() -> None:
+    """Engine processes end before ffmpeg encodes: the sum of every process's own peak is an
+    upper bound, never the peak."""
+    result = {"engine": {"name": "piper"}, "synthesis": [], "memory": MEMORY}
+    line = summary_line(result)
+    assert (line["peak_rss_mb"], line["rss_upper_bound_mb"]) == (1_759.0, 5_829.0)
+    facts = tables.facts({**result, "engine": {"name": "piper", "voice": "v", "model_id": "m"},
+                          "device": {"gpu": {"devices": [], "reason": "none"}, "provider": "CPU",
+                                     "description": "CPU", "cpu_model": "x", "cpu_threads": 2,
+                                     "cpu_workers": 2, "onnxruntime": "1", "python": "3",
+                                     "platform": "linux"}})
+    assert "- peak RSS: 1,759 MiB (" in facts and "upper bound 5,829 MiB" in facts
 
 
 def test_rss_check_render_and_child_command(tmp_path: Path) -> None:

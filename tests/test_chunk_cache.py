@@ -139,7 +139,7 @@ def synthesise_all(store: JobStore, job_id: str) -> Path:
     for row in store.pending_chunks(job_id):
         frames = write_chunk(chunk_path(job_dir, row.cache_key), tone(240 + row.idx), RATE)
         store.mark_chunk_done(job_id, row.cache_key, audio_path=chunk_relpath(row.cache_key),
-                              frames=frames, duration_s=frames / RATE, synth_s=0.01,
+                              frames=frames, sample_rate=RATE, synth_s=0.01,
                               provider="CPU")
     return job_dir
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from tiny_supertonic import build_tiny_model
 
+from voices import add_voice_with_rate
+
+from audiopub import cli
 from audiopub.audio.mux import probe
 from audiopub.cli import main
+from audiopub.jobs.events import JobEvent
+from audiopub.jobs.models import JobState
 from audiopub.jobs.store import JobStore
 
 
@@ -33,14 +39,20 @@ def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Pa
         assert mark.end_s - mark.start_s == pytest.approx(chapter.duration_s, abs=0.01)
     assert not list(out.parent.glob("*.part"))
     summary = capsys.readouterr().out
-    assert "chapters: 3" in summary and "chars/s" in summary and "ran on: CPU" in summary
+    assert "chapters: 3" in summary and "ran on: CPU" in summary
+    assert "this run: " in summary and "chars/s" in summary and "(wall clock)" in summary
+    assert "whole job" not in summary  # nothing was made before this run
 
-    # The job's telemetry: per chapter speed, real-time factor and stages; the job's stages.
+    # The job's telemetry: its speed on the wall clock and its stages; per chapter speed,
+    # real-time factor and stages on engine time.
     assert main(["jobs", "--details"]) == 0
     details = capsys.readouterr().out.splitlines()
     assert any(line.strip().startswith("stages: prepare ") and " encode " in line
                for line in details), details
-    chapter_lines = [line for line in details if "chars/s/engine" in line and "RTF 0." in line]
+    assert any(line.strip().startswith("speaking: ") and "(wall clock)" in line
+               for line in details), details
+    assert any(line.strip() == "chapters (engine time):" for line in details), details
+    chapter_lines = [line for line in details if re.search(r"chars/s, RTF \d+\.\d{3}$", line)]
     assert len(chapter_lines) == 3
     stage_lines = [line.strip() for line in details if line.strip().startswith("synthesis ")]
     assert len(stage_lines) == 3
@@ -116,3 +128,92 @@ def test_voices_lists_supertonic_voices_when_present(tmp_path: Path,
     assert main(["voices"]) == 0
     out = capsys.readouterr().out
     assert "supertonic:" in out and "F1" in out and "M1" in out
+
+
+def _interrupt_after(monkeypatch: pytest.MonkeyPatch, chunks: int) -> None:
+    """Ctrl-C once `chunks` chunks of this run are done, as a person would press it."""
+    shown: list[JobEvent] = []
+    real_show = cli._ProgressBar.show
+
+    def show(bar: cli._ProgressBar, event: JobEvent) -> None:
+        real_show(bar, event)
+        if event.chunks_done and event.state is JobState.RUNNING:
+            shown.append(event)
+            if len(shown) == chunks:
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli._ProgressBar, "show", show)
+
+
+def test_resume_with_another_chapter_selection_narrates_the_new_one(
+        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "same.m4b"
+    with monkeypatch.context() as patch:
+        _interrupt_after(patch, 1)
+        assert main(["convert", str(three_chapter_epub), "--chapters", "2", "-o", str(out)]) == 130
+    assert main(["convert", str(three_chapter_epub), "--chapters", "3", "-o", str(out)]) == 0
+    assert [c.title for c in probe(out).chapters] == ["Departure"]
+    with JobStore.open_default() as store:
+        (job,) = store.list_jobs()
+        assert [c.title for c in store.chapters(job.id)] == ["Departure"]
+        # The chapter the first run started on left no audio behind.
+        assert len(list((store.job_dir(job.id) / "chunks").glob("*.wav"))) == 0
+
+
+def test_the_summary_after_a_resume_counts_only_this_run(
+        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "resumed.m4b"
+    with monkeypatch.context() as patch:
+        _interrupt_after(patch, 3)
+        assert main(["convert", str(three_chapter_epub), "-o", str(out)]) == 130
+    with JobStore.open_default() as store:
+        (job,) = store.list_jobs()
+        before = store.progress(job.id)
+    assert 0 < before.chars_done < before.chars_total
+    capsys.readouterr()
+
+    assert main(["convert", str(three_chapter_epub), "-o", str(out)]) == 0
+    summary = capsys.readouterr().out
+    made_now = before.chars_total - before.chars_done
+    assert f"this run: {made_now:,} chars in " in summary, summary
+    assert f"whole job: {before.chars_total:,} chars in " in summary, summary
+
+
+def test_the_progress_bar_rate_counts_only_this_run() -> None:
+    """tqdm's rate is progress since the bar started over time: a resumed job's bar starts at
+    what was already made, or the first update would count all of it as made now."""
+    with cli._ProgressBar() as bar:
+        bar.show(JobEvent("j", JobState.RUNNING, chars_done=900, chars_total=1000))
+        assert bar._bar is not None
+        meter = bar._bar.format_dict
+        assert (meter["n"], meter["initial"], meter["total"]) == (900, 900, 1000)
+        bar.show(JobEvent("j", JobState.RUNNING, chars_done=950, chars_total=1000))
+        meter = bar._bar.format_dict
+        assert meter["n"] - meter["initial"] == 50
+
+
+def test_a_16_khz_voice_keeps_its_sample_rate_to_the_book(
+        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piper's x_low and low voices speak at 16 kHz: their audio must last as long in the
+    book as the voice made it, not be played at the default voice's 22.05 kHz."""
+    models = tmp_path / "models"
+    add_voice_with_rate(models / "piper", "en_US-test-x_low", 16_000)
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models))
+    durations = {}
+    for voice in ("en_US-joe-medium", "en_US-test-x_low"):
+        out = tmp_path / f"{voice}.m4b"
+        assert main(["convert", str(three_chapter_epub), "--voice", voice, "--seed", "1",
+                     "-o", str(out)]) == 0
+        with JobStore.open_default() as store:
+            job = next(j for j in store.list_jobs() if j.settings.voice == voice)
+            chunks = store.all_chunks(job.id)
+            assert {c.sample_rate for c in chunks} == {22_050 if "joe" in voice else 16_000}
+            speech_s = sum(c.duration_s for c in chunks)
+        durations[voice] = (probe(out).duration_s, speech_s)
+    # The same graph made the same samples (same seed): at 16 kHz they last 22.05/16 as long,
+    # and the book grows by the speech's growth (the pauses are the same; the edge silence
+    # the stitcher trims lasts longer too, hence the tolerance).
+    (joe_book, joe_speech), (low_book, low_speech) = durations.values()
+    assert low_speech == pytest.approx(joe_speech * 22_050 / 16_000, rel=0.01)
+    assert low_book - joe_book == pytest.approx(low_speech - joe_speech, rel=0.15)

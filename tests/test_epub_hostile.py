@@ -24,12 +24,12 @@ from pathlib import Path
 import pytest
 
 from audiopub import settings
-from audiopub.book.archive import DamagedEntry, EpubArchive
+from audiopub.book.archive import EpubArchive
 from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book
 from audiopub.book.scripts import check_speakable, script_of, unsupported_script_share
-from audiopub.errors import BadEpub
+from audiopub.errors import BadEpub, DamagedEntry
 
 # --- building books ---------------------------------------------------------------------------
 

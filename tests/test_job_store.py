@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from audiopub.book.models import Chunk
+from audiopub.book.models import Book, Chapter, Chunk, Cover
+from audiopub.errors import InvalidTransition, JobNotFound, JobStoreError
+from audiopub.jobs.db import SCHEMA_V1, SCHEMA_VERSION
 from audiopub.jobs.models import (
     ChapterState,
     ChunkState,
@@ -20,14 +22,7 @@ from audiopub.jobs.models import (
     JobState,
     chunk_cache_key,
 )
-from audiopub.jobs import store as store_module
-from audiopub.jobs.store import (
-    InvalidTransition,
-    JobNotFound,
-    SCHEMA_VERSION,
-    JobStore,
-    JobStoreError,
-)
+from audiopub.jobs.store import JobStore
 
 SETTINGS = JobSettings(engine="piper", voice="en_US-joe-medium", model_id="piper:abc123")
 
@@ -63,14 +58,18 @@ def make_plan(chapters: int, chunks: int, prefix: str = "") -> PlanInput:
     ]
 
 
+def make_book(title: str = "T", author: str = "A") -> Book:
+    return Book(title, (author,), "en", (Chapter(0, "One", ("Hello.",)),))
+
+
 def new_job(store: JobStore, epub: Path, settings: JobSettings = SETTINGS) -> str:
-    return store.create_job(epub, epub.with_suffix(".m4b"), settings, title="T", author="A").id
+    return store.create_job(epub, epub.with_suffix(".m4b"), settings, book=make_book()).id
 
 
 def finish_all(store: JobStore, job_id: str) -> None:
     for row in store.pending_chunks(job_id):
         store.mark_chunk_done(job_id, row.cache_key, audio_path=f"chunks/{row.cache_key}.wav",
-                              frames=100, duration_s=0.1, synth_s=0.01, provider="CPU",
+                              frames=100, sample_rate=1000, synth_s=0.01, provider="CPU",
                               stage_times={"model": 0.5})
 
 
@@ -78,7 +77,9 @@ def finish_all(store: JobStore, job_id: str) -> None:
 
 
 def test_create_get_and_list(store: JobStore, epub: Path) -> None:
-    job = store.create_job(epub, Path("/out/book.m4b"), SETTINGS, title="Emma", author="Austen")
+    book = Book("Emma", ("Austen",), "en", (Chapter(0, "I", ("Emma Woodhouse.",)),),
+                Cover(b"\x89PNG\r\n\x1a\n", "image/png"))
+    job = store.create_job(epub, Path("/out/book.m4b"), SETTINGS, book=book)
 
     assert job.state is JobState.QUEUED
     assert len(job.id) == 32
@@ -89,6 +90,8 @@ def test_create_get_and_list(store: JobStore, epub: Path) -> None:
     assert job.epub_path.read_bytes() == epub.read_bytes()
     assert job.started_at is None and job.finished_at is None
     assert store.get_job(job.id) == job
+    # The book as it was read at submission is kept with the job, cover and all.
+    assert store.book(job.id) == book
 
     second = new_job(store, epub)
     assert [j.id for j in store.list_jobs()] == [job.id, second]
@@ -131,7 +134,7 @@ def test_schema_version_is_set_and_reopening_keeps_data(db_path: Path, epub: Pat
     with JobStore(db_path) as store:
         assert store.get_job(job_id).id == job_id
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
@@ -140,7 +143,7 @@ def test_a_version_1_store_is_upgraded_in_place(db_path: Path, epub: Path) -> No
     """A store written before stage times were kept opens with its jobs intact."""
     db_path.parent.mkdir(parents=True)
     conn = sqlite3.connect(db_path)
-    for statement in store_module._SCHEMA_V1:
+    for statement in SCHEMA_V1:
         conn.execute(statement)
     conn.execute(
         "INSERT INTO jobs (id, state, created_at, updated_at, title, epub_path, output_path, "
@@ -177,7 +180,7 @@ def test_stage_times_of_chunks_and_jobs(store: JobStore, epub: Path) -> None:
     first, second = store.pending_chunks(job_id)
     assert first.stage_times == {}
     store.mark_chunk_done(job_id, first.cache_key, audio_path="chunks/a.wav", frames=1,
-                          duration_s=0.1, synth_s=0.2, provider="CPU",
+                          sample_rate=10, synth_s=0.2, provider="CPU",
                           stage_times={"phonemes": 0.01, "model": 0.19})
     # A new plan keeps the finished chunk's figures with its audio.
     store.write_plan(job_id, make_plan(1, 3))
@@ -329,7 +332,7 @@ def test_delete_job(store: JobStore, epub: Path) -> None:
 
 def test_write_plan_records_chapters_and_chunks(store: JobStore, epub: Path) -> None:
     job_id = new_job(store, epub)
-    assert not store.has_plan(job_id)
+    assert store.chapters(job_id) == []
     store.write_plan(job_id, make_plan(3, 4))
 
     chapters = store.chapters(job_id)
@@ -352,7 +355,7 @@ def test_plan_needs_a_resolved_voice(store: JobStore, epub: Path) -> None:
     job_id = new_job(store, epub, dataclasses.replace(SETTINGS, voice=None))
     with pytest.raises(ValueError, match="voice"):
         store.write_plan(job_id, make_plan(1, 1))
-    assert not store.has_plan(job_id)  # the failed write left nothing behind
+    assert store.chapters(job_id) == []  # the failed write left nothing behind
 
 
 def test_done_job_cannot_be_replanned(store: JobStore, epub: Path) -> None:
@@ -441,7 +444,7 @@ def test_mark_chunk_done_and_failed(store: JobStore, epub: Path) -> None:
     first, second, _ = store.pending_chunks(job_id)
 
     assert store.mark_chunk_done(job_id, first.cache_key, audio_path="chunks/a.wav", frames=480,
-                                 duration_s=0.02, synth_s=0.5, provider="CPU") == 1
+                                 sample_rate=24000, synth_s=0.5, provider="CPU") == 1
     assert store.mark_chunk_failed(job_id, second.cache_key, "boom") == 1
 
     rows = store.chapter_chunks(job_id, 0)
@@ -463,7 +466,7 @@ def test_identical_texts_share_one_audio_file(store: JobStore, epub: Path) -> No
     pending = store.pending_chunks(job_id)
     assert [r.idx for r in pending] == [0, 1]  # listed once per cache key
     assert store.mark_chunk_done(job_id, pending[0].cache_key, audio_path="chunks/x.wav",
-                                 frames=1, duration_s=0.1, synth_s=0.1, provider="CPU") == 2
+                                 frames=1, sample_rate=10, synth_s=0.1, provider="CPU") == 2
     assert [r.idx for r in store.pending_chunks(job_id)] == [1]
 
 
@@ -508,7 +511,8 @@ def test_replanning_keeps_finished_chunks_with_unchanged_keys(store: JobStore, e
     assert store.chapter(job_id, 0).audio_path == "ch0.wav"
 
 
-def test_update_settings_with_a_new_voice_resets_everything(store: JobStore, epub: Path) -> None:
+def test_a_new_voice_makes_every_chunk_pending_at_the_next_plan(store: JobStore,
+                                                                epub: Path) -> None:
     job_id = new_job(store, epub)
     store.write_plan(job_id, make_plan(2, 3))
     finish_all(store, job_id)
@@ -516,24 +520,26 @@ def test_update_settings_with_a_new_voice_resets_everything(store: JobStore, epu
     store.set_state(job_id, JobState.PAUSED)
 
     new_voice = dataclasses.replace(SETTINGS, voice="en_GB-alan-medium")
-    reset = store.update_settings(job_id, new_voice)
-
-    assert len(reset) == 6
+    store.update_settings(job_id, new_voice)
     assert store.get_job(job_id).settings == new_voice
+    store.write_plan(job_id, make_plan(2, 3))  # what the worker does when it claims the job
+
     rows = store.all_chunks(job_id)
     assert all(r.state is ChunkState.PENDING and r.audio_path is None for r in rows)
     assert all(r.cache_key == chunk_cache_key(r.text, new_voice) for r in rows)
     assert store.chapter(job_id, 0).state is ChapterState.PENDING
 
 
-def test_update_settings_keeps_chunks_whose_key_is_unchanged(store: JobStore, epub: Path) -> None:
+def test_settings_that_dont_change_the_sound_keep_every_chunk(store: JobStore,
+                                                              epub: Path) -> None:
     job_id = new_job(store, epub)
     store.write_plan(job_id, make_plan(2, 3))
     finish_all(store, job_id)
     store.set_state(job_id, JobState.CANCELLED)
 
     # The GPU and the chapter selection do not change how a chunk sounds.
-    assert store.update_settings(job_id, dataclasses.replace(SETTINGS, use_gpu=True)) == []
+    store.update_settings(job_id, dataclasses.replace(SETTINGS, use_gpu=True, chapters=(1, 2)))
+    store.write_plan(job_id, make_plan(2, 3))
     assert store.progress(job_id).chunks_done == 6
 
 
@@ -544,16 +550,20 @@ def test_update_settings_is_refused_while_running(store: JobStore, epub: Path) -
         store.update_settings(job_id, dataclasses.replace(SETTINGS, speed=1.2))
 
 
-def test_audio_made_under_old_settings_is_never_marked_done(store: JobStore, epub: Path) -> None:
-    """The worker finishes a chunk after the user paused and changed the voice."""
+def test_audio_made_under_old_settings_is_never_used(store: JobStore, epub: Path) -> None:
+    """The worker finishes a chunk after the user paused and changed the voice: whether its
+    mark lands before the job is planned again or after, the new plan never counts it."""
     job_id = new_job(store, epub)
     store.write_plan(job_id, make_plan(1, 2))
-    in_flight = store.pending_chunks(job_id)[0]
+    first, second = store.pending_chunks(job_id)
     store.set_state(job_id, JobState.PAUSED)
     store.update_settings(job_id, dataclasses.replace(SETTINGS, voice="other"))
 
-    assert store.mark_chunk_done(job_id, in_flight.cache_key, audio_path="chunks/old.wav",
-                                 frames=10, duration_s=0.1, synth_s=0.1, provider="CPU") == 0
+    done = {"audio_path": "chunks/old.wav", "frames": 10, "sample_rate": 100, "synth_s": 0.1,
+            "provider": "CPU"}
+    assert store.mark_chunk_done(job_id, first.cache_key, **done) == 1  # the old plan's row
+    store.write_plan(job_id, make_plan(1, 2))
+    assert store.mark_chunk_done(job_id, second.cache_key, **done) == 0  # no such key now
     assert store.progress(job_id).chunks_done == 0
 
 
@@ -612,7 +622,7 @@ def test_readers_see_steady_progress_while_the_worker_writes(db_path: Path, epub
             if n % 100 == 0:
                 wait_for_fresh_reads(counts)  # so the readers see the count move
             writer.mark_chunk_done(job_id, key, audio_path=f"chunks/{key}.wav", frames=1,
-                                   duration_s=0.1, synth_s=0.1, provider="CPU")
+                                   sample_rate=10, synth_s=0.1, provider="CPU")
         finished.set()
         for t in readers:
             t.join()

@@ -11,7 +11,8 @@ import pytest
 from audiopub.audio.mux import probe
 from audiopub.jobs import executor, pipeline
 from audiopub.jobs.events import EventBus, JobEvent
-from audiopub.jobs.models import ChunkState, JobSettings, JobState
+from audiopub.jobs.models import ChunkState, Job, JobSettings, JobState
+from audiopub.book.epub_reader import read_epub
 from audiopub.jobs.pipeline import submit_job
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.worker import Worker, execute_job
@@ -30,6 +31,11 @@ def engine() -> Engine:
 def store(data_dir: Path) -> JobStore:
     with JobStore.open_default() as opened:
         yield opened
+
+
+def submit(store: JobStore, epub: Path, output: Path, settings: JobSettings,
+           engine: Engine) -> Job:
+    return submit_job(store, epub, read_epub(epub), output, settings, engine)
 
 
 def _long_epub(path: Path, chapters: int = 2, paragraphs: int = 6) -> Path:
@@ -62,7 +68,7 @@ def _run(store: JobStore, job_id: str, engine: Engine,
 
 
 def test_pause_then_resume_reuses_every_finished_chunk(store, engine, tmp_path) -> None:
-    job = submit_job(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
+    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
                      JobSettings(), engine)
     assert _run(store, job.id, engine, _pause_after(store, 4)) is JobState.PAUSED
     done_before = {c.cache_key for c in store.done_chunks(job.id)}
@@ -77,7 +83,7 @@ def test_pause_then_resume_reuses_every_finished_chunk(store, engine, tmp_path) 
 
 
 def test_telemetry_per_chapter_and_stage_survives_a_pause(store, engine, tmp_path) -> None:
-    job = submit_job(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
+    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
                      JobSettings(), engine)
     # Paused inside the first chapter: its first chunks are timed in one run, the rest in the next.
     assert _run(store, job.id, engine, _pause_after(store, 2)) is JobState.PAUSED
@@ -120,7 +126,7 @@ def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
 
     monkeypatch.setattr(executor.ProcessExecutor, "close", close)
     monkeypatch.setattr(pipeline, "mux_m4b", mux)
-    job = submit_job(store, _long_epub(tmp_path / "b.epub", chapters=1, paragraphs=2),
+    job = submit(store, _long_epub(tmp_path / "b.epub", chapters=1, paragraphs=2),
                      tmp_path / "b.m4b", JobSettings(), engine)
     _start(store, job.id)
     assert execute_job(store, job.id) is JobState.DONE  # no engine given: the real executor
@@ -130,7 +136,7 @@ def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
 
 
 def test_truncated_chunk_file_is_detected_and_redone(store, engine, tmp_path, monkeypatch) -> None:
-    job = submit_job(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
+    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
                      JobSettings(), engine)
     _run(store, job.id, engine, _pause_after(store, 3))
     victim = store.done_chunks(job.id)[1]
@@ -147,24 +153,24 @@ def test_truncated_chunk_file_is_detected_and_redone(store, engine, tmp_path, mo
 @pytest.mark.parametrize("change", [{"speed": 1.25}, {"seed": 7}])
 def test_changed_settings_on_resume_redo_the_affected_chunks(store, engine, tmp_path,
                                                               change) -> None:
-    job = submit_job(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
+    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
                      JobSettings(), engine)
     _run(store, job.id, engine, _pause_after(store, 3))
     old_keys = {c.cache_key for c in store.done_chunks(job.id)}
     changed = JobSettings.from_dict({**store.get_job(job.id).settings.to_dict(), **change})
-    reset = store.update_settings(job.id, changed)
-    assert {c.cache_key for c in store.all_chunks(job.id)}.isdisjoint(old_keys)
-    assert len(reset) == len(store.all_chunks(job.id))
+    store.update_settings(job.id, changed)
 
     store.set_state(job.id, JobState.QUEUED)
     assert _run(store, job.id, engine) is JobState.DONE
-    assert all(c.state is ChunkState.DONE for c in store.all_chunks(job.id))
+    chunks = store.all_chunks(job.id)
+    assert all(c.state is ChunkState.DONE for c in chunks)
+    assert {c.cache_key for c in chunks}.isdisjoint(old_keys)  # every one made again
 
 
 def test_two_queued_jobs_run_one_after_the_other(store, engine, tmp_path) -> None:
-    first = submit_job(store, _long_epub(tmp_path / "a.epub", 1, 2), tmp_path / "a.m4b",
+    first = submit(store, _long_epub(tmp_path / "a.epub", 1, 2), tmp_path / "a.m4b",
                        JobSettings(), engine)
-    second = submit_job(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
+    second = submit(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
                         JobSettings(), engine)
     bus = EventBus()
     events = bus.subscribe()
@@ -186,7 +192,7 @@ def test_two_queued_jobs_run_one_after_the_other(store, engine, tmp_path) -> Non
 
 
 def test_cancel_takes_effect_within_one_chunk(store, engine, tmp_path) -> None:
-    job = submit_job(store, _long_epub(tmp_path / "b.epub", 2, 8), tmp_path / "b.m4b",
+    job = submit(store, _long_epub(tmp_path / "b.epub", 2, 8), tmp_path / "b.m4b",
                      JobSettings(), engine)
     done_at_cancel: list[int] = []
     cancelled = threading.Event()
@@ -206,7 +212,7 @@ def test_cancel_takes_effect_within_one_chunk(store, engine, tmp_path) -> None:
 
 def test_engine_failure_fails_the_job_with_the_text(store, engine, tmp_path,
                                                     monkeypatch) -> None:
-    job = submit_job(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
+    job = submit(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
                      JobSettings(), engine)
 
     calls: list[str] = []
@@ -225,7 +231,7 @@ def test_engine_failure_fails_the_job_with_the_text(store, engine, tmp_path,
 
 
 def test_shutdown_puts_the_running_job_back_in_the_queue(store, engine, tmp_path) -> None:
-    job = submit_job(store, _long_epub(tmp_path / "b.epub", 2, 8), tmp_path / "b.m4b",
+    job = submit(store, _long_epub(tmp_path / "b.epub", 2, 8), tmp_path / "b.m4b",
                      JobSettings(), engine)
     _start(store, job.id)
     stop = threading.Event()
@@ -239,7 +245,7 @@ def test_shutdown_puts_the_running_job_back_in_the_queue(store, engine, tmp_path
 
 def test_pause_and_resume_between_two_checks_never_kills_the_worker(store, engine,
                                                                      tmp_path) -> None:
-    job = submit_job(store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b",
+    job = submit(store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b",
                      JobSettings(), engine)
     flipped = threading.Event()
 
@@ -255,7 +261,7 @@ def test_pause_and_resume_between_two_checks_never_kills_the_worker(store, engin
 
 def test_cancel_during_encoding_stops_ffmpeg_and_leaves_no_book(store, engine, tmp_path,
                                                                 monkeypatch) -> None:
-    job = submit_job(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
+    job = submit(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
                      JobSettings(), engine)
 
     def publish(event: JobEvent) -> None:
@@ -276,7 +282,7 @@ def test_a_job_needing_more_disk_than_is_free_is_refused(store, engine, tmp_path
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(pipeline.shutil, "disk_usage", lambda path: usage(10**9, 10**9, 1000))
     with pytest.raises(pipeline.DiskFull, match="needs about .* GB free"):
-        submit_job(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
+        submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
                    JobSettings(), engine)
     assert store.list_jobs() == []
 
@@ -293,10 +299,10 @@ def test_too_many_active_jobs_are_refused(store, engine, tmp_path, monkeypatch) 
     from audiopub.jobs import pipeline
 
     monkeypatch.setattr(pipeline.defaults, "MAX_ACTIVE_JOBS", 1)
-    submit_job(store, _long_epub(tmp_path / "a.epub", 1, 1), tmp_path / "a.m4b",
+    submit(store, _long_epub(tmp_path / "a.epub", 1, 1), tmp_path / "a.m4b",
                JobSettings(), engine)
     with pytest.raises(pipeline.AudiopubError, match="already waiting or running"):
-        submit_job(store, _long_epub(tmp_path / "b.epub", 1, 1), tmp_path / "b.m4b",
+        submit(store, _long_epub(tmp_path / "b.epub", 1, 1), tmp_path / "b.m4b",
                    JobSettings(), engine)
 
 
@@ -307,7 +313,7 @@ def test_a_book_the_voice_cannot_read_is_refused_before_synthesis(store, engine,
     epub = build_epub(tmp_path / "ar.epub", [("فصل", ["هذا نص عربي طويل بما يكفي للاختبار."] * 3)],
                       language="ar")
     with pytest.raises(BadEpub, match="Arabic script.*en_US-joe-medium can't read it"):
-        submit_job(store, epub, tmp_path / "ar.m4b", JobSettings(), engine)
+        submit(store, epub, tmp_path / "ar.m4b", JobSettings(), engine)
     assert store.list_jobs() == []
 
 
@@ -317,7 +323,7 @@ def test_disk_full_mid_job_pauses_it_and_resume_continues(store, engine, tmp_pat
 
     from audiopub.jobs import executor
 
-    job = submit_job(store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b",
+    job = submit(store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b",
                      JobSettings(), engine)
     real_write = executor.write_chunk
     writes: list[Path] = []

@@ -1,7 +1,11 @@
 """The Piper engine on the real embedded voice."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+
+from voices import add_voice_with_rate
 
 from audiopub import settings
 from audiopub.errors import EngineUnavailable
@@ -17,10 +21,25 @@ def engine() -> PiperEngine:
 
 def test_piper_engine_meets_the_contract(engine: PiperEngine) -> None:
     assert isinstance(engine, Engine)
-    assert engine.sample_rate == 22050
     assert not engine.uses_steps
     assert [v.id for v in engine.voices()] == [settings.DEFAULT_PIPER_VOICE]
     assert engine.voices()[0].language == "en-US"
+    assert engine.voices()[0].sample_rate == 22050
+
+
+def test_each_result_carries_its_voices_own_sample_rate(tmp_path: Path) -> None:
+    """A 16 kHz voice (Piper's x_low and low qualities) reports 16 kHz, beside the 22.05 kHz
+    default, from one engine object: nothing about the last call is kept on the engine."""
+    add_voice_with_rate(tmp_path, "en_US-test-x_low", 16_000)
+    engine = PiperEngine(threads=1, voices_dir=tmp_path)
+    assert {v.id: v.sample_rate for v in engine.voices()} == {
+        settings.DEFAULT_PIPER_VOICE: 22_050, "en_US-test-x_low": 16_000}
+    options = SynthesisOptions(seed=1)
+    (low,) = engine.synthesize(["Hello there."], "en_US-test-x_low", options)
+    (default,) = engine.synthesize(["Hello there."], settings.DEFAULT_PIPER_VOICE, options)
+    assert (low.sample_rate, default.sample_rate) == (16_000, 22_050)
+    assert low.duration_s == pytest.approx(low.frames / 16_000)
+    assert set(low.stage_seconds) == {"load", "phonemes", "model"}
 
 
 def test_phoneme_ids_follow_piper_layout() -> None:
@@ -39,13 +58,14 @@ def test_titles_are_spelled_out_so_no_false_sentence_end() -> None:
 
 
 def test_real_synthesis_of_a_sentence(engine: PiperEngine) -> None:
-    (audio,) = engine.synthesize(
+    (result,) = engine.synthesize(
         ["It was a bright cold day in April, and the clocks were striking thirteen."],
         settings.DEFAULT_PIPER_VOICE, SynthesisOptions(seed=1),
     )
+    audio = result.audio
     assert audio.dtype == np.float32 and audio.ndim == 1
-    seconds = len(audio) / engine.sample_rate
-    assert 2.5 < seconds < 8.0  # ~14 words of English speech
+    assert result.sample_rate == 22050 and result.frames == len(audio)
+    assert 2.5 < result.duration_s < 8.0  # ~14 words of English speech
     assert 0.02 < float(np.sqrt(np.mean(audio**2))) < 0.5  # speech, neither silence nor clipping
     assert engine.device.provider == "CPUExecutionProvider"
 
@@ -55,7 +75,7 @@ def test_speed_shortens_the_audio(engine: PiperEngine) -> None:
     voice = settings.DEFAULT_PIPER_VOICE
     (normal,) = engine.synthesize(text, voice, SynthesisOptions(speed=1.0, seed=3))
     (fast,) = engine.synthesize(text, voice, SynthesisOptions(speed=1.5, seed=3))
-    assert len(fast) < 0.8 * len(normal)
+    assert fast.frames < 0.8 * normal.frames
 
 
 def test_unknown_voice_names_the_available_ones(engine: PiperEngine) -> None:
@@ -83,14 +103,15 @@ def test_the_onnx_session_is_made_on_first_use(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(onnx_runtime, "create_session", create_session)
     fresh = PiperEngine()
-    assert fresh.sample_rate == 22050 and fresh.device.provider == "CPUExecutionProvider"
+    assert fresh.voices()[0].sample_rate == 22050
+    assert fresh.device.provider == "CPUExecutionProvider"
     assert fresh.model_id(settings.DEFAULT_PIPER_VOICE).startswith("piper:")
     assert made == []
-    (audio,) = fresh.synthesize(["Hello there."], settings.DEFAULT_PIPER_VOICE,
+    (first,) = fresh.synthesize(["Hello there."], settings.DEFAULT_PIPER_VOICE,
                                 SynthesisOptions(seed=1))
-    assert made == ["en_US-joe-medium.onnx"] and audio.size > 0
-    # Loading is its own stage, not counted as phonemes or model time.
-    assert fresh.stage_seconds["load"] > fresh.stage_seconds["phonemes"]
-    loaded_s = fresh.stage_seconds["load"]
-    fresh.synthesize(["Again."], settings.DEFAULT_PIPER_VOICE, SynthesisOptions(seed=1))
-    assert len(made) == 1 and fresh.stage_seconds["load"] == loaded_s
+    assert made == ["en_US-joe-medium.onnx"] and first.frames > 0
+    # Loading is its own stage of the chunk that paid for it, not phonemes or model time.
+    assert first.stage_seconds["load"] > first.stage_seconds["phonemes"]
+    (again,) = fresh.synthesize(["Again."], settings.DEFAULT_PIPER_VOICE,
+                                SynthesisOptions(seed=1))
+    assert len(made) == 1 and "load" not in again.stage_seconds

@@ -35,6 +35,15 @@ from audiopub.tts.supertonic_text import TextFrontEnd, language_code
 OFFICIAL_INSTALL = "pip install --no-deps supertonic==1.3.1"
 TOLERANCE = 1e-5
 
+
+def waves(engine: SupertonicEngine, texts: list[str], voice: str,
+          options: SynthesisOptions) -> list[np.ndarray]:
+    """The audio of each result, checking what every result must say about itself."""
+    results = engine.synthesize(texts, voice, options)
+    for result in results:
+        assert result.sample_rate == engine.sample_rate and result.frames == len(result.audio)
+    return [result.audio for result in results]
+
 TEXTS = {
     "short": "Hi.",
     "medium": "The quick brown fox, it said, jumps.",
@@ -89,12 +98,26 @@ def test_single_chunk_matches_official(engine: SupertonicEngine, tiny_model: Pat
                                        official: ModuleType, text: str, voice: str,
                                        steps: int, speed: float) -> None:
     options = SynthesisOptions(speed=speed, steps=steps, seed=11)
-    [ours] = engine.synthesize([text], voice, options)
+    [ours] = waves(engine, [text], voice, options)
     theirs = _official_wave(official, tiny_model, text, voice, steps=steps, speed=speed,
                             seed=11, lang="en")
     assert ours.dtype == np.float32
     assert ours.shape == theirs.shape
     np.testing.assert_allclose(ours, theirs, atol=TOLERANCE)
+
+
+def test_a_batchs_stage_times_are_shared_out_by_length(engine: SupertonicEngine,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "batching", Batching(max_size=16, max_length_ratio=100))
+    texts = [TEXTS["short"], TEXTS["long"]]
+    short, long_ = engine.synthesize(texts, "F1", SynthesisOptions(steps=2, seed=1))
+    stages = {"text", "duration", "encoder", "step_loop", "vocoder"}
+    assert set(short.stage_seconds) == set(long_.stage_seconds) == stages
+    # One padded batch: each item carries its share of the batch's time, by its length.
+    lengths = [len(engine.text.normalise(text)) for text in texts]
+    for stage in ("duration", "encoder", "step_loop", "vocoder"):
+        assert short.stage_seconds[stage] / long_.stage_seconds[stage] == pytest.approx(
+            lengths[0] / lengths[1])
 
 
 def test_mixed_length_batch_matches_official_solo(engine: SupertonicEngine, tiny_model: Path,
@@ -103,7 +126,7 @@ def test_mixed_length_batch_matches_official_solo(engine: SupertonicEngine, tiny
     batch_sizes = _spy_on_denoise(monkeypatch)
     monkeypatch.setattr(engine, "batching", Batching(max_size=16, max_length_ratio=100))
     texts = list(TEXTS.values())
-    ours = engine.synthesize(texts, "M1", SynthesisOptions(steps=4, seed=3))
+    ours = waves(engine, texts, "M1", SynthesisOptions(steps=4, seed=3))
     assert batch_sizes == [len(texts)]  # one padded batch, not four solo runs
     for text, wave in zip(texts, ours, strict=True):
         theirs = _official_wave(official, tiny_model, text, "M1", steps=4, speed=1.0,
@@ -115,7 +138,7 @@ def test_mixed_length_batch_matches_official_solo(engine: SupertonicEngine, tiny
 def test_book_language_tag_matches_official(tiny_model: Path, official: ModuleType) -> None:
     french = SupertonicEngine(tiny_model, use_gpu=False, language="fr-FR")
     assert french.language == "fr"
-    [ours] = french.synthesize([TEXTS["accented"]], "F1", SynthesisOptions(steps=3, seed=5))
+    [ours] = waves(french, [TEXTS["accented"]], "F1", SynthesisOptions(steps=3, seed=5))
     theirs = _official_wave(official, tiny_model, TEXTS["accented"], "F1", steps=3, speed=1.0,
                             seed=5, lang="fr")
     np.testing.assert_allclose(ours, theirs, atol=TOLERANCE)
@@ -130,8 +153,8 @@ class _OptionsWithLanguage(SynthesisOptions):
 
 def test_per_call_language_wins(engine: SupertonicEngine, tiny_model: Path) -> None:
     french = SupertonicEngine(tiny_model, use_gpu=False, language="fr")
-    expected = french.synthesize([TEXTS["accented"]], "F1", SynthesisOptions(steps=3, seed=5))
-    ours = engine.synthesize([TEXTS["accented"]], "F1",
+    expected = waves(french, [TEXTS["accented"]], "F1", SynthesisOptions(steps=3, seed=5))
+    ours = waves(engine, [TEXTS["accented"]], "F1",
                              _OptionsWithLanguage(steps=3, seed=5, language="fr-CA"))
     np.testing.assert_array_equal(ours[0], expected[0])
 
@@ -141,7 +164,7 @@ def test_single_language_model_in_assets_layout(tmp_path: Path, official: Module
     english = SupertonicEngine(model_dir, use_gpu=False, language="de")
     assert english.language is None  # no language tags for the English-only release
     assert {voice.language for voice in english.voices()} == {"en"}
-    [ours] = english.synthesize([TEXTS["medium"]], "F1", SynthesisOptions(steps=3, seed=2))
+    [ours] = waves(english, [TEXTS["medium"]], "F1", SynthesisOptions(steps=3, seed=2))
     theirs = _official_wave(official, model_dir / "assets", TEXTS["medium"], "F1", steps=3,
                             speed=1.0, seed=2, lang=None)
     np.testing.assert_allclose(ours, theirs, atol=TOLERANCE)
@@ -184,9 +207,9 @@ def test_io_binding_gives_the_same_waveform(engine: SupertonicEngine, steps: int
     monkeypatch.setattr(engine, "batching", Batching(max_length_ratio=100))
 
     monkeypatch.setattr(engine, "io_binding", False)
-    plain = engine.synthesize(texts, "F1", options)
+    plain = waves(engine, texts, "F1", options)
     monkeypatch.setattr(engine, "io_binding", True)
-    bound = engine.synthesize(texts, "F1", options)
+    bound = waves(engine, texts, "F1", options)
 
     assert len(plain_runs) == steps and len(bound_runs) == steps  # exactly total_step runs
     for a, b in zip(plain, bound, strict=True):
@@ -211,15 +234,15 @@ def test_group_by_length_sorts_and_caps() -> None:
 def test_results_keep_input_order(engine: SupertonicEngine) -> None:
     texts = [TEXTS["long"], TEXTS["short"], TEXTS["medium"]]
     options = SynthesisOptions(steps=2, seed=1)
-    together = engine.synthesize(texts, "F1", options)
-    alone = [engine.synthesize([text], "F1", options)[0] for text in texts]
+    together = waves(engine, texts, "F1", options)
+    alone = [waves(engine, [text], "F1", options)[0] for text in texts]
     for a, b in zip(together, alone, strict=True):
         np.testing.assert_allclose(a, b, atol=TOLERANCE)
 
 
 def test_seed_reproduces_a_chunk(engine: SupertonicEngine) -> None:
     def speak(seed: int | None) -> np.ndarray:
-        return engine.synthesize([TEXTS["medium"]], "F1", SynthesisOptions(steps=2, seed=seed))[0]
+        return waves(engine, [TEXTS["medium"]], "F1", SynthesisOptions(steps=2, seed=seed))[0]
 
     np.testing.assert_array_equal(speak(4), speak(4))
     assert not np.allclose(speak(4), speak(5))
@@ -227,17 +250,17 @@ def test_seed_reproduces_a_chunk(engine: SupertonicEngine) -> None:
 
 
 def test_speed_shortens_audio(engine: SupertonicEngine) -> None:
-    normal, fast = (engine.synthesize([TEXTS["medium"]], "F1",
+    normal, fast = (waves(engine, [TEXTS["medium"]], "F1",
                                       SynthesisOptions(speed=speed, steps=2, seed=0))[0]
                     for speed in (1.0, 2.0))
     assert abs(len(fast) - len(normal) / 2) <= 1
 
 
 def test_unspeakable_chunk_gives_empty_audio(engine: SupertonicEngine) -> None:
-    empty, dashes, spoken = engine.synthesize(["", " — … ", "Yes."], "F1",
+    empty, dashes, spoken = waves(engine, ["", " — … ", "Yes."], "F1",
                                               SynthesisOptions(steps=2, seed=0))
     assert len(empty) == 0 and len(dashes) == 0 and len(spoken) > 0
-    assert engine.synthesize([], "F1", SynthesisOptions()) == []
+    assert waves(engine, [], "F1", SynthesisOptions()) == []
 
 
 # --- the engine contract, voices, model files -------------------------------------------------
@@ -256,8 +279,8 @@ def test_dropped_style_file_is_a_voice_without_restart(model_copy: Path) -> None
     shutil.copy(model_copy / "voice_styles" / "M1.json", model_copy / "voice_styles" / "Nora.json")
     assert "Nora" in [voice.id for voice in engine.voices()]
     options = SynthesisOptions(steps=2, seed=0)
-    np.testing.assert_array_equal(engine.synthesize(["Hello."], "Nora", options)[0],
-                                  engine.synthesize(["Hello."], "M1", options)[0])
+    np.testing.assert_array_equal(waves(engine, ["Hello."], "Nora", options)[0],
+                                  waves(engine, ["Hello."], "M1", options)[0])
 
 
 def test_model_id_follows_the_files(model_copy: Path) -> None:
@@ -275,7 +298,7 @@ def test_model_id_follows_the_files(model_copy: Path) -> None:
 
 def test_unknown_voice_names_the_available_ones(engine: SupertonicEngine) -> None:
     with pytest.raises(EngineUnavailable, match="available: F1, M1"):
-        engine.synthesize(["Hello."], "nobody", SynthesisOptions())
+        waves(engine, ["Hello."], "nobody", SynthesisOptions())
 
 
 @pytest.mark.parametrize("content", ["{not json", json.dumps({"style_ttl": {}}),
@@ -285,7 +308,7 @@ def test_broken_style_file_is_reported(model_copy: Path, content: str) -> None:
     (model_copy / "voice_styles" / "Bad.json").write_text(content)
     engine = SupertonicEngine(model_copy, use_gpu=False)
     with pytest.raises(EngineUnavailable, match=r"Bad\.json"):
-        engine.synthesize(["Hello."], "Bad", SynthesisOptions())
+        waves(engine, ["Hello."], "Bad", SynthesisOptions())
 
 
 def test_flat_style_data_is_reshaped(model_copy: Path) -> None:
@@ -295,8 +318,8 @@ def test_flat_style_data_is_reshaped(model_copy: Path) -> None:
     (model_copy / "voice_styles" / "Flat.json").write_text(json.dumps(style))
     engine = SupertonicEngine(model_copy, use_gpu=False)
     options = SynthesisOptions(steps=2, seed=0)
-    np.testing.assert_array_equal(engine.synthesize(["Hello."], "Flat", options)[0],
-                                  engine.synthesize(["Hello."], "F1", options)[0])
+    np.testing.assert_array_equal(waves(engine, ["Hello."], "Flat", options)[0],
+                                  waves(engine, ["Hello."], "F1", options)[0])
 
 
 def test_runtime_error_becomes_synthesis_failed(model_copy: Path,
@@ -308,7 +331,7 @@ def test_runtime_error_becomes_synthesis_failed(model_copy: Path,
 
     monkeypatch.setattr(engine.sessions["vocoder"].inference, "run", broken)
     with pytest.raises(SynthesisFailed, match="CUDA out of memory"):
-        engine.synthesize(["Hello."], "F1", SynthesisOptions(steps=2))
+        waves(engine, ["Hello."], "F1", SynthesisOptions(steps=2))
 
 
 def test_lfs_pointer_gives_a_clear_error(model_copy: Path) -> None:
@@ -363,7 +386,7 @@ def test_gpu_request_without_cuda_build_reports_cpu(tiny_model: Path,
     assert device.requested_gpu and not device.on_gpu
     assert "no CUDA support" in (device.fallback_reason or "")
     assert device.describe().startswith("CPU — GPU requested but unavailable")
-    assert len(engine.synthesize(["Still speaks."], "F1", SynthesisOptions(steps=2))[0]) > 0
+    assert len(waves(engine, ["Still speaks."], "F1", SynthesisOptions(steps=2))[0]) > 0
 
 
 def _fake_session_providers(monkeypatch: pytest.MonkeyPatch, on_cpu: set[str]) -> None:

@@ -12,6 +12,7 @@ import json
 import time
 import zipfile
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -24,6 +25,7 @@ from test_gpu_monitor import NAME as FAKE_GPU_NAME
 from test_gpu_monitor import FakeNvml
 from tiny_supertonic import build_tiny_model
 
+from audiopub.book.epub_reader import read_epub
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.ui.services import GpuSupport, Services, set_current
 
@@ -346,7 +348,8 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     assert text(user, "job-stages").startswith("Job stages: prepare ")
     figures = [e.text for e in user.find(marker="job-chapter-figures").elements]
     assert len(figures) == 3 and all(
-        "chars/s per engine · real-time factor 0." in f and " model " in f and "stitch" in f
+        "chars/s · real-time factor " in f and "(engine time)" in f and " model " in f
+        and "stitch" in f
         for f in figures), figures
 
     user.find(marker="job-download").click()
@@ -428,8 +431,9 @@ async def test_a_reopened_page_shows_jobs_made_elsewhere(user: User, small_book:
     """Jobs live in the store, not in a tab: a job queued by another tab or the CLI shows up."""
     await user.open("/")
     await see(user, marker="job-list-empty")
+    book = replace(read_epub(small_book), title="From elsewhere")
     services.store.create_job(small_book, services.library_dir / "x.m4b",
-                              JobSettings(voice="en_US-joe-medium"), title="From elsewhere")
+                              JobSettings(voice="en_US-joe-medium"), book=book)
     await user.open("/")
     await see(user, marker="job-title", content="From elsewhere")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from audiopub import settings
-from audiopub.errors import AudiopubError
+from audiopub.errors import AudiopubError, UploadRejected
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import (
     ChapterProgress,
@@ -22,11 +22,12 @@ from audiopub.jobs.models import (
     JobSettings,
     JobState,
 )
-from audiopub.ui import format as fmt
+from audiopub import figures as fmt
+from audiopub.figures import Clock, Speed
 from audiopub.ui.activity import LOG_LINES, JobActivity
 from audiopub.ui.jobview import is_listed_as_active, metrics
 from audiopub.ui.preferences import Preferences, UiSettings
-from audiopub.ui.uploads import UploadRejected, display_name, remove_stale_uploads, save_upload
+from audiopub.ui.uploads import display_name, remove_stale_uploads, save_upload
 
 
 def test_clock_and_estimates() -> None:
@@ -113,19 +114,34 @@ def _job(state: JobState, started: float | None = 100.0, finished: float | None 
                device=None)
 
 
-def _progress(done: int, total: int, synth_s: float = 0.0, audio_s: float = 0.0) -> JobProgress:
+def _progress(done: int, total: int, synth_s: float = 0.0, audio_s: float = 0.0,
+              wall_s: float = 0.0) -> JobProgress:
     chapter = ChapterProgress(0, "One", ChapterState.PENDING, 1, 2, done, total)
-    return JobProgress(1, 2, done, total, audio_s, synth_s, (chapter,))
+    return JobProgress(1, 2, done, total, audio_s, synth_s, (chapter,), wall_s=wall_s)
 
 
-def test_metrics_of_a_running_job_prefer_the_workers_live_figures() -> None:
-    job = _job(JobState.RUNNING)
-    event = JobEvent(job.id, JobState.RUNNING, chars_per_s=50.0, eta_s=12.0,
-                     real_time_factor=0.2)
-    m = metrics(job, _progress(400, 1000, synth_s=4.0, audio_s=40.0), event, now=130.0)
-    assert (m.chars_per_s, m.rtf, m.elapsed_s, m.eta_s) == (50.0, 0.2, 30.0, 12.0)
-    stored = metrics(job, _progress(400, 1000, synth_s=4.0, audio_s=40.0), None, now=130.0)
-    assert (stored.chars_per_s, stored.rtf, stored.eta_s) == (100.0, 0.1, 6.0)
+def test_a_jobs_speed_means_the_same_while_it_runs_and_once_it_is_done() -> None:
+    """The card's speed is the job's characters over the wall-clock time its runs spent
+    speaking them: not this run's rate while running and engine time once done."""
+    # Two engine processes: 8 engine seconds of work in 4 wall seconds.
+    progress = _progress(400, 1000, synth_s=8.0, audio_s=40.0, wall_s=4.0)
+    this_run = Speed(100, 2.0, 10.0, Clock.WALL)  # resumed: this run made only part of it
+    event = JobEvent("a" * 32, JobState.RUNNING, run=this_run, eta_s=12.0)
+    running = metrics(_job(JobState.RUNNING), progress, event, now=130.0)
+    assert (running.chars_per_s, running.rtf, running.elapsed_s) == (100.0, 0.1, 30.0)
+    assert running.speed.clock is Clock.WALL
+    assert running.eta_s == 12.0  # the rest at this run's speed, as the worker reckons it
+    done = metrics(_job(JobState.DONE, finished=140.0), progress, None, now=999.0)
+    assert (done.chars_per_s, done.rtf) == (running.chars_per_s, running.rtf)
+    without_event = metrics(_job(JobState.RUNNING), progress, None, now=130.0)
+    assert without_event.eta_s == 6.0  # the job's own speed
+
+
+def test_speed_describes_itself_with_its_clock() -> None:
+    speed = Speed(16_903, 132.0, 1_100.0, Clock.WALL)
+    assert speed.describe() == ("16,903 chars in 132 s = 128 chars/s, real-time factor 0.120 "
+                                "(wall clock)")
+    assert Speed(0, 0.0, 0.0, Clock.ENGINE).chars_per_s is None
 
 
 def test_metrics_of_stopped_jobs_freeze() -> None:

@@ -24,7 +24,6 @@ from audiopub.bench.measure import Workload, interleaved, run_executor, run_plai
 from audiopub.bench.results import BookResult, BookRun, Timing
 from audiopub.book.epub_reader import read_epub
 from audiopub.errors import AudiopubError
-from audiopub.jobs.events import JobEvent
 from audiopub.jobs.executor import ChunkExecutor, ProcessExecutor, executor_for, release
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.pipeline import plan_book, submit_job
@@ -33,7 +32,6 @@ from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import Engine, SynthesisOptions
 
 MODES = ("end_to_end", "synthesis_only")
-MUX_MESSAGE = "Encoding the audiobook"  # JobRun's event just before mux_m4b starts
 
 
 @dataclass(frozen=True)
@@ -67,35 +65,35 @@ def plan(epub: Path, engine: Engine) -> BookPlan:
 
 
 def end_to_end(job: BookJob, steps: int | None) -> Timing:
-    """EPUB → .m4b through the job pipeline; stages are wall-time phases of the run."""
+    """EPUB → .m4b through the job pipeline, as `audiopub convert` runs it: the book read and
+    submitted, then the job run. Stages are wall-time phases of the run, from the job's own
+    records (its stitching and encoding times), not from its messages."""
     folder = job.scratch / f"run-{uuid.uuid4().hex[:8]}"
-    mux_began: list[float] = []
-
-    def publish(event: JobEvent) -> None:
-        if event.message == MUX_MESSAGE and not mux_began:
-            mux_began.append(time.perf_counter())
-
     settings = JobSettings(engine=job.engine_name, voice=job.voice, seed=job.seed,
                            use_gpu=job.use_gpu, steps=steps or defaults.DEFAULT_STEPS)
     try:
         with JobStore(folder / "jobs.sqlite3") as store:
             began = time.perf_counter()
-            job_id = submit_job(store, job.epub, folder / "book.m4b", settings, job.engine).id
+            job_id = submit_job(store, job.epub, read_epub(job.epub), folder / "book.m4b",
+                                settings, job.engine).id
             submitted = time.perf_counter()
             store.set_state(job_id, JobState.RUNNING)
-            state = execute_job(store, job_id, publish)
+            state = execute_job(store, job_id)
             ended = time.perf_counter()
+            finished = store.get_job(job_id)
             if state is not JobState.DONE:
                 raise AudiopubError(f"The benchmark conversion ended {state.value}: "
-                                    f"{store.get_job(job_id).error}")
+                                    f"{finished.error}")
             chapters = store.chapters(job_id)
             engine_busy = sum(c.synth_s or 0.0 for c in store.all_chunks(job_id))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     stitch = sum(c.stage_times.get("stitch", 0.0) for c in chapters)
-    mux_start = mux_began[0] if mux_began else ended
-    stages = {"submit": submitted - began, "synthesis": mux_start - submitted - stitch,
-              "stitch": stitch, "mux": ended - mux_start,
+    prepare = finished.stage_times.get("prepare", 0.0)
+    mux = finished.stage_times.get("encode", 0.0)
+    stages = {"submit": submitted - began + prepare,
+              "synthesis": ended - submitted - prepare - stitch - mux,
+              "stitch": stitch, "mux": mux,
               # Engine time summed over chunks (and so over workers): not a wall-time phase.
               "engine_busy": engine_busy}
     return Timing(ended - began, sum(c.duration_s or 0.0 for c in chapters), stages)

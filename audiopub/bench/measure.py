@@ -2,7 +2,7 @@
 
     inline     Audiopub's in-process path: chunks in batches of `engine.batch_size`, one engine
                call per batch (what InlineExecutor does), audio kept in memory. Engine stage
-               times are read from `engine.stage_seconds`, so the tables run here.
+               times are summed from the results, so the tables run here.
     plain      the engine's plain loop: one chunk per call, in this process.
     executor   the production path without stitching: ChunkTasks through the executor Audiopub
                picks (one single-threaded engine process per core on a CPU), chunk WAVs written.
@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.models import Chunk
 from audiopub.errors import SynthesisFailed
 from audiopub.jobs.executor import ChunkExecutor, ChunkTask
-from audiopub.tts.engine import Engine, SynthesisOptions
+from audiopub.tts.engine import Engine, SynthesisOptions, SynthesisResult
 
 
 @dataclass(frozen=True)
@@ -42,38 +43,34 @@ def text_workload(name: str, text: str, engine: Engine) -> Workload:
     return Workload(name, tuple(c.text for c in plan_text(text, engine.max_chunk_chars)))
 
 
-def _stage_deltas(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
-    return {name: after[name] - before.get(name, 0.0) for name in after}
+def _totals(results: Sequence[SynthesisResult]) -> tuple[float, dict[str, float]]:
+    """Seconds of audio and engine seconds per stage over `results`."""
+    stages: Counter[str] = Counter()
+    for result in results:
+        stages.update(result.stage_seconds)
+    return sum(r.duration_s for r in results), dict(stages)
 
 
 def run_inline(engine: Engine, text: str, voice: str, options: SynthesisOptions) -> Timing:
     """Chunk `text` as the pipeline does and speak it in engine-sized batches, in memory."""
-    before = dict(engine.stage_seconds)
     began = time.perf_counter()
     chunks = [c.text for c in plan_text(text, engine.max_chunk_chars)]
     prepared = time.perf_counter()
-    samples = 0
+    results: list[SynthesisResult] = []
     for start in range(0, len(chunks), engine.batch_size):
-        batch = chunks[start:start + engine.batch_size]
-        samples += sum(len(audio) for audio in engine.synthesize(batch, voice, options))
+        results += engine.synthesize(chunks[start:start + engine.batch_size], voice, options)
     seconds = time.perf_counter() - began
-    stages = {"text_prep": prepared - began,
-              **_stage_deltas(before, engine.stage_seconds)}
-    return Timing(seconds, samples / engine.sample_rate, stages)
+    audio_s, stages = _totals(results)
+    return Timing(seconds, audio_s, {"text_prep": prepared - began, **stages})
 
 
 def run_plain(engine: Engine, workload: Workload, voice: str,
               options: SynthesisOptions) -> Timing:
     """One chunk per engine call: what a script around the engine's own API would do."""
-    before = dict(engine.stage_seconds)
     began = time.perf_counter()
-    samples = 0
-    for text in workload.chunks:
-        (audio,) = engine.synthesize([text], voice, options)
-        samples += len(audio)
+    results = [engine.synthesize([text], voice, options)[0] for text in workload.chunks]
     seconds = time.perf_counter() - began
-    return Timing(seconds, samples / engine.sample_rate,
-                  _stage_deltas(before, engine.stage_seconds))
+    return Timing(seconds, *_totals(results))
 
 
 def run_executor(executor: ChunkExecutor, workload: Workload, voice: str,

@@ -203,7 +203,9 @@ def summary_line(result: Mapping[str, Any]) -> dict[str, Any]:
     if result.get("compare"):
         line["compare_ratio"] = result["compare"][-1]["ratio"]
     memory = result.get("memory") or {}
-    line["peak_rss_mb"] = memory.get("total_peak_rss_mb")
+    sampled = memory.get("sampled_peak_rss_mb")
+    line["peak_rss_mb"] = sampled if sampled is not None else memory.get("peak_rss_mb")
+    line["rss_upper_bound_mb"] = memory.get("total_peak_rss_mb")  # sum of per-process peaks
     compute = result.get("compute") or {}
     line["share_of_compute_bound"] = compute.get("share")
     return line

@@ -30,7 +30,7 @@ from audiopub.bench.results import (
 from audiopub.bench.texts import TEXTS
 from audiopub.gpu.monitor import GpuMonitor
 from audiopub.jobs.executor import cpu_workers, executor_for, release
-from audiopub.tts.engine import Engine, SynthesisOptions
+from audiopub.tts.engine import Engine, SynthesisOptions, voice_of
 from audiopub.tts.registry import get_engine
 
 VRAM_INTERVAL_S = 0.1  # NVML sampling period while the benchmark runs
@@ -80,7 +80,8 @@ def measure(args: argparse.Namespace) -> dict:
 
 
 def _engine_facts(engine: Engine, voice: str) -> EngineFacts:
-    return EngineFacts(engine.name, voice, engine.model_id(voice), engine.sample_rate,
+    return EngineFacts(engine.name, voice, engine.model_id(voice),
+                       voice_of(engine, voice).sample_rate,
                        engine.uses_steps, engine.max_chunk_chars, engine.batch_size)
 
 

@@ -118,16 +118,24 @@ def facts(result: Result) -> str:
     memory = result.get("memory")
     if memory:
         vram = ", ".join(f"GPU {i}: {mb:,.0f} MiB" for i, mb in memory["peak_vram_mb"].items())
-        lines.append(f"- peak RSS: {_mb(memory['total_peak_rss_mb'])} "
+        lines.append(f"- peak RSS: {_mb(_peak_rss(memory))} (this process and its children at "
+                     f"once, sampled every 0.1 s); upper bound "
+                     f"{_mb(memory['total_peak_rss_mb'])}, the sum of per-process peaks "
                      f"(this process {_mb(memory['peak_rss_mb'])}, "
                      f"engine workers {_mb(memory['workers_peak_rss_mb'])}, "
-                     f"largest other child {_mb(memory['other_children_peak_rss_mb'])}; "
-                     f"sampled simultaneous peak {_mb(memory['sampled_peak_rss_mb'])}); "
+                     f"largest other child {_mb(memory['other_children_peak_rss_mb'])}); "
                      f"peak VRAM: {vram or 'n/a'}")
     compute = result.get("compute")
     if compute:
         lines.append(compute_line(compute))
     return "### Device\n\n" + "\n".join(lines)
+
+
+def _peak_rss(memory: Mapping[str, Any]) -> float | None:
+    """The run's real peak: the highest simultaneous sum, where it could be sampled (Linux);
+    elsewhere only this process's own peak is known."""
+    sampled = memory.get("sampled_peak_rss_mb")
+    return sampled if sampled is not None else memory.get("peak_rss_mb")
 
 
 def _mb(value: float | None) -> str:
@@ -192,7 +200,7 @@ def _rows(result: Result) -> Iterable[list[Any]]:
     common = [result["label"], _hardware(result), result["device"]["provider"]
               .removesuffix("ExecutionProvider"), result["engine"]["name"],
               result["engine"]["voice"]]
-    rss = _mb((result.get("memory") or {}).get("total_peak_rss_mb"))
+    rss = _mb(_peak_rss(result.get("memory") or {}))
     for cell in result["synthesis"]:
         yield [*common, _steps(cell["steps"]), f"{cell['size']} ({cell['chars']})",
                f"{cell['chars_per_s']['median']:,.0f}", f"{cell['rtf']['median']:.4f}", rss]

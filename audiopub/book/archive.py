@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import BinaryIO, final
 
 from audiopub import settings
-from audiopub.errors import BadEpub
+from audiopub.errors import BadEpub, DamagedEntry
 
 __all__ = ["DamagedEntry", "EpubArchive", "human_size", "printable", "safe_name"]
 
@@ -46,15 +46,6 @@ _EOCD = b"PK\x05\x06"
 _EOCD64_LOCATOR = b"PK\x06\x07"
 _EOCD64 = b"PK\x06\x06"
 _DRIVE = re.compile(r"^[A-Za-z]:")
-
-
-class DamagedEntry(BadEpub):
-    """One entry can't be unpacked (bad CRC, cut-off data, password, unsupported method)."""
-
-    def __init__(self, book: str, entry: str, reason: str) -> None:
-        super().__init__(f"{book}: the archive is damaged: {entry} can't be unpacked ({reason})")
-        self.entry = entry
-        self.reason = reason
 
 
 def human_size(n: int) -> str:

@@ -34,13 +34,13 @@ from lxml import etree
 
 from audiopub import settings
 from audiopub.book import toc
-from audiopub.book.archive import DamagedEntry, EpubArchive, human_size
+from audiopub.book.archive import EpubArchive, human_size
 from audiopub.book.models import Book, Cover, sniff_image_type
 from audiopub.book.package import NCX_TYPE, OPF_NS, Item, Package, read_package
 from audiopub.book.safe_xml import parse_markup
 from audiopub.book.text import normalise_text
 from audiopub.book.toc import Block, Mark, TocEntry, clean_label, epub_types, local_name
-from audiopub.errors import BadEpub
+from audiopub.errors import BadEpub, DamagedEntry
 
 __all__ = ["read_epub"]
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 
 def sniff_image_type(data: bytes) -> str | None:
@@ -64,6 +66,24 @@ class Book:
     @property
     def char_count(self) -> int:
         return sum(c.char_count for c in self.chapters)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything but the cover (binary; stored beside it), as JSON-ready data."""
+        return {
+            "title": self.title, "authors": list(self.authors), "language": self.language,
+            "chapters": [{"index": c.index, "title": c.title, "paragraphs": list(c.paragraphs)}
+                         for c in self.chapters],
+            "warnings": list(self.warnings),
+        }
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any], cover: Cover | None = None) -> Book:
+        return Book(
+            title=data["title"], authors=tuple(data["authors"]), language=data["language"],
+            chapters=tuple(Chapter(c["index"], c["title"], tuple(c["paragraphs"]))
+                           for c in data["chapters"]),
+            cover=cover, warnings=tuple(data.get("warnings", ())),
+        )
 
 
 @dataclass(frozen=True)

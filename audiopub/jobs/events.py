@@ -10,6 +10,7 @@ import queue
 import threading
 from dataclasses import dataclass
 
+from audiopub.figures import Speed
 from audiopub.jobs.models import JobState
 
 QUEUE_SIZE = 1000  # events kept per subscriber; progress events carry totals, so losing old ones is harmless
@@ -23,9 +24,8 @@ class JobEvent:
     chars_total: int = 0
     chunks_done: int = 0
     chunks_total: int = 0
-    chars_per_s: float = 0.0  # over this run, counting only newly synthesised chunks
-    eta_s: float | None = None
-    real_time_factor: float | None = None  # engine seconds per second of audio
+    run: Speed | None = None  # what this run has made so far, on the wall clock
+    eta_s: float | None = None  # the rest of the job at this run's speed
     chapter_title: str = ""
     provider: str = ""  # where the engine really runs, in words ("CPU", "GPU (CUDA)", …)
     message: str = ""  # a line for the job's log

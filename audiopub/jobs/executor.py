@@ -27,7 +27,7 @@ from typing import Protocol
 
 from audiopub.errors import AudiopubError, SynthesisFailed
 from audiopub.jobs.chunk_cache import write_chunk
-from audiopub.tts.engine import Engine, SynthesisOptions
+from audiopub.tts.engine import Engine, SynthesisOptions, SynthesisResult
 from audiopub.tts.registry import default_model_dir, get_engine
 
 log = logging.getLogger(__name__)
@@ -47,14 +47,15 @@ class ChunkTask:
 
 @dataclass(frozen=True)
 class ChunkResult:
+    """What became of one task: the bookkeeping the job store keeps (the audio is on disk)."""
+
     key: str
     frames: int
     sample_rate: int
     synth_s: float  # engine time, not counting the file write
     provider: str
     error: str | None = None  # set when every attempt failed; no file was written
-    # Engine seconds per stage for this chunk (engine.stage_seconds differences; a batch's
-    # are shared out by length like synth_s). Plain data, so it crosses process boundaries.
+    # Engine seconds per stage for this chunk. Plain data, so it crosses process boundaries.
     stages: dict[str, float] = field(default_factory=dict)
 
 
@@ -64,41 +65,38 @@ class ChunkExecutor(Protocol):
         ...
 
 
-def _stages_since(engine: Engine, before: dict[str, float], share: float = 1.0
-                  ) -> dict[str, float]:
-    """The stages this call spent time in (a one-off such as loading the model only once)."""
-    deltas = {name: seconds - before.get(name, 0.0)
-              for name, seconds in engine.stage_seconds.items()}
-    return {name: seconds * share for name, seconds in deltas.items() if seconds > 0}
+def _written(engine: Engine, task: ChunkTask, result: SynthesisResult,
+             synth_s: float) -> ChunkResult:
+    frames = write_chunk(task.out_path, result.audio, result.sample_rate)
+    return ChunkResult(task.key, frames, result.sample_rate, synth_s, engine.device.provider,
+                       stages=result.stage_seconds)
 
 
 def synthesize_to_file(engine: Engine, task: ChunkTask) -> ChunkResult:
     """Speak one chunk and write it atomically; engine errors come back as text, retried once."""
     error = ""
     for attempt in range(RETRIES + 1):
-        began, before = time.perf_counter(), dict(engine.stage_seconds)
+        began = time.perf_counter()
         try:
-            (audio,) = engine.synthesize([task.text], task.voice, task.options)
+            (result,) = engine.synthesize([task.text], task.voice, task.options)
         except AudiopubError:
             raise
         except Exception as exc:  # engine internals (ORT, espeak): report with the chunk's text
             error = f"The engine failed on this text: {task.text!r} ({exc})"
             log.warning("attempt %d of %d: %s", attempt + 1, RETRIES + 1, error)
             continue
-        synth_s = time.perf_counter() - began
-        frames = write_chunk(task.out_path, audio, engine.sample_rate)
-        return ChunkResult(task.key, frames, engine.sample_rate, synth_s, engine.device.provider,
-                           stages=_stages_since(engine, before))
-    return ChunkResult(task.key, 0, engine.sample_rate, 0.0, engine.device.provider, error)
+        return _written(engine, task, result, time.perf_counter() - began)
+    return ChunkResult(task.key, 0, 0, 0.0, engine.device.provider, error)
 
 
 def synthesize_batch(engine: Engine, tasks: Sequence[ChunkTask]) -> list[ChunkResult]:
     """Speak chunks of one job in one engine call; if the batch fails, each chunk is tried on
     its own so that a bad chunk names itself and the good ones are kept."""
     if len(tasks) > 1:
-        began, before = time.perf_counter(), dict(engine.stage_seconds)
+        began = time.perf_counter()
         try:
-            audios = engine.synthesize([t.text for t in tasks], tasks[0].voice, tasks[0].options)
+            results = engine.synthesize([t.text for t in tasks], tasks[0].voice,
+                                        tasks[0].options)
         except AudiopubError:
             raise
         except Exception as exc:  # engine internals: fall back to one chunk at a time
@@ -107,13 +105,8 @@ def synthesize_batch(engine: Engine, tasks: Sequence[ChunkTask]) -> list[ChunkRe
             # The call's time, shared out by length: what each chunk cost, near enough.
             seconds = time.perf_counter() - began
             chars = sum(len(t.text) for t in tasks) or 1
-            return [
-                ChunkResult(t.key, write_chunk(t.out_path, audio, engine.sample_rate),
-                            engine.sample_rate, seconds * len(t.text) / chars,
-                            engine.device.provider,
-                            stages=_stages_since(engine, before, len(t.text) / chars))
-                for t, audio in zip(tasks, audios)
-            ]
+            return [_written(engine, t, result, seconds * len(t.text) / chars)
+                    for t, result in zip(tasks, results, strict=True)]
     return [synthesize_to_file(engine, t) for t in tasks]
 
 

@@ -194,6 +194,9 @@ class ChunkRow:
     attempts: int
     error: str | None
     stage_times: dict[str, float] = field(default_factory=dict)  # engine seconds per stage
+    sample_rate: int | None = None  # of its audio file, as the engine spoke it
+    wall_s: float | None = None  # wall seconds its run spent on it (figures.Clock.WALL)
+    done_at: float | None = None  # Unix seconds, when its audio was marked done
 
 
 @dataclass(frozen=True)
@@ -218,8 +221,12 @@ class JobProgress:
     chars_done: int
     chars_total: int
     audio_s: float  # duration of the finished chunks
-    synth_s: float  # engine time spent on the finished chunks
+    synth_s: float  # engine time spent on the finished chunks (figures.Clock.ENGINE)
     chapters: tuple[ChapterProgress, ...]
+    # Chunks finished since the moment `JobStore.progress(since=...)` was asked about.
+    made_chars: int = 0
+    made_audio_s: float = 0.0
+    wall_s: float = 0.0  # wall time the job's runs spent on the finished chunks (Clock.WALL)
 
     @property
     def fraction(self) -> float:

@@ -1,13 +1,14 @@
 """One job from EPUB to .m4b, resumable at every chunk.
 
-    plan      the book's chapters cut into chunks, written to the store before any audio
+    plan      the book (read once, when the job was submitted, and kept with it) cut into
+              chunks from the job's current settings, on every run, before any audio
     speak     each pending chunk → engine → chunk WAV (atomic) → marked done in the store
     stitch    a chapter's chunk WAVs, in order, with pauses → chapter WAV → chapter done
     mux       chapter WAVs → AAC .m4b with chapters, tags and cover (atomic) → job done
 
 Every step starts by trusting only what the store marks done *and* what is on disk, so a run
-killed at any point continues where it stopped. The CLI and the background worker both call
-`run_job`.
+killed at any point continues where it stopped. The CLI and the background worker both run
+a job through `jobs.worker.execute_job`, which runs a `JobRun`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import soundfile as sf
@@ -30,11 +31,20 @@ from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book, Chapter, Chunk
 from audiopub.book.scripts import check_speakable
-from audiopub.errors import AudiopubError, JobCancelled, JobPaused, JobStopped, SynthesisFailed
+from audiopub.errors import (
+    AudiopubError,
+    DiskFull,
+    JobCancelled,
+    JobPaused,
+    JobStopped,
+    SynthesisFailed,
+)
+from audiopub.figures import Clock, Speed
 from audiopub.jobs.chunk_cache import (
     chunk_path,
     chunk_relpath,
     remove_stale_temp_files,
+    remove_unused_chunk_files,
     verify_done_chapters,
     verify_done_chunks,
 )
@@ -49,7 +59,7 @@ from audiopub.jobs.executor import (
 )
 from audiopub.jobs.models import ChapterState, ChunkRow, Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.tts.engine import Engine
+from audiopub.tts.engine import Engine, voice_of
 from audiopub.tts.registry import get_engine
 
 log = logging.getLogger(__name__)
@@ -58,10 +68,6 @@ CHAPTERS_DIR = "chapters"  # chapter WAVs inside the job's folder
 CHUNKS_DIR = "chunks"  # chunk WAVs inside the job's folder
 
 Publish = Callable[[JobEvent], None]
-
-
-class DiskFull(AudiopubError):
-    """No space left while writing audio; the job is paused and can resume."""
 
 
 def parse_chapter_selection(spec: str, count: int) -> list[int]:
@@ -127,42 +133,37 @@ def check_disk_space(folder: Path, needed: int) -> None:
                        f"is made; only {free / 1e9:.1f} GB are free.")
 
 
-def submit_job(store: JobStore, epub: Path, output: Path, settings: JobSettings,
+def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: JobSettings,
                engine: Engine) -> Job:
-    """Check the book, the settings and the room for it, then queue a job (the EPUB is copied
-    into it)."""
+    """Check the book, the settings and the room for it, then queue a job.
+
+    `book` is `read_epub(epub)`, read by the caller (who needed it already: the page shows it,
+    the CLI checks the chapter selection against it). The job keeps it, with a copy of the
+    EPUB, so nothing reads the book again.
+    """
     active = store.list_jobs([JobState.QUEUED, JobState.RUNNING])
     if len(active) >= defaults.MAX_ACTIVE_JOBS:
         raise AudiopubError(f"{len(active)} jobs are already waiting or running; let some "
                             "finish (or cancel them) before adding more.")
-    book = read_epub(epub)  # a bad file fails here, before a job exists
     if settings.chapters and max(settings.chapters) > len(book.chapters):
         raise AudiopubError(f"The book has only {len(book.chapters)} chapters")
     resolved = resolve_settings(settings, engine, book)
     check_speakable(book, _voice_language(engine, resolved), resolved.voice)
     chars = sum(ch.char_count for ch in (
         [book.chapters[i - 1] for i in resolved.chapters] if resolved.chapters else book.chapters))
-    check_disk_space(store.jobs_dir, disk_needed(chars, engine.sample_rate, resolved.speed))
-    return store.create_job(epub, output.resolve(), resolved, title=book.title, author=book.author)
+    sample_rate = voice_of(engine, resolved.voice or "").sample_rate
+    check_disk_space(store.jobs_dir, disk_needed(chars, sample_rate, resolved.speed))
+    return store.create_job(epub, output.resolve(), resolved, book=book)
 
 
-@dataclass
-class _Meter:
-    """Throughput of this run: only chunks synthesised now count towards chars/sec."""
-
-    started: float
-    chars: int = 0
-    synth_s: float = 0.0
-    audio_s: float = 0.0
-
-    def add(self, chars: int, synth_s: float, audio_s: float) -> None:
-        self.chars += chars
-        self.synth_s += synth_s
-        self.audio_s += audio_s
-
-    def chars_per_s(self) -> float:
-        elapsed = time.perf_counter() - self.started
-        return self.chars / elapsed if elapsed > 0 else 0.0
+def stored_book(store: JobStore, job: Job) -> Book:
+    """The book the job was submitted with; a job from before books were kept with their
+    jobs reads its EPUB copy once, and keeps what it read."""
+    book = store.book(job.id)
+    if book is None:
+        book = read_epub(job.epub_path)
+        store.keep_book(job.id, book)
+    return book
 
 
 class JobRun:
@@ -182,33 +183,36 @@ class JobRun:
         self.engine = engine
         self._publish = publish or (lambda event: None)
         self._stop_requested = stop_requested
-        self._meter = _Meter(time.perf_counter())
+        self.book = stored_book(store, self.job)
         self.synthesised = 0  # chunks made in this run (the rest were reused)
-        began = time.perf_counter()
-        self.book = read_epub(self.job.epub_path)
-        self._read_s = time.perf_counter() - began
 
     # --- the steps -------------------------------------------------------------------
 
     def run(self) -> Path:
-        """Plan if needed, speak what is missing, stitch, mux; returns the finished book."""
-        settings = self.job.settings
-        if not self.store.has_plan(self.job.id):
-            began = time.perf_counter()
-            self.store.write_plan(self.job.id, plan_book(
-                self.book, self.engine.max_chunk_chars, settings.chapters))
-            # Text preparation: reading the EPUB, cleaning, chunking and writing the plan.
-            self.store.set_job_stage_times(self.job.id, {
-                "prepare": self._read_s + time.perf_counter() - began})
+        """Plan, speak what is missing, stitch, mux; returns the finished book.
+
+        The job is planned on every run from its current settings (chapter selection, voice,
+        speed, ...): chunks whose audio is already made under those settings are kept, so a
+        resume redoes exactly what a change altered, and nothing else.
+        """
+        began = time.perf_counter()
+        self.store.write_plan(self.job.id, plan_book(
+            self.book, self.engine.max_chunk_chars, self.job.settings.chapters))
+        # Text preparation: cutting the chapters into chunks and writing the plan.
+        self.store.set_job_stage_times(self.job.id, {"prepare": time.perf_counter() - began})
         (self.dir / CHUNKS_DIR).mkdir(parents=True, exist_ok=True)
         (self.dir / CHAPTERS_DIR).mkdir(parents=True, exist_ok=True)
         self.store.set_job_info(self.job.id, device=self.engine.device.describe())
         remove_stale_temp_files(self.dir / CHUNKS_DIR)
         verify_done_chunks(self.store, self.job.id, self.dir)
         verify_done_chapters(self.store, self.job.id, self.dir)
+        # Audio of an earlier plan or settings that this plan no longer uses.
+        remove_unused_chunk_files(self.store, self.job.id, self.dir)
         # Counted once, then kept up to date per chunk: a store-wide count after every chunk
         # would cost O(chunks) each time, O(n²) over a long book.
         self._progress = self.store.progress(self.job.id)
+        self._run_began = self._last_chunk_at = time.perf_counter()
+        self._run = Speed(0, 0.0, 0.0, Clock.WALL)  # what this run has made so far
         try:
             self._speak_and_stitch()
             self._check_still_running()
@@ -255,38 +259,47 @@ class JobRun:
         if result.error is not None:
             self.store.mark_chunk_failed(self.job.id, chunk.cache_key, result.error)
             raise SynthesisFailed(result.error)
-        duration = result.frames / result.sample_rate
+        now = time.perf_counter()
         marked = self.store.mark_chunk_done(
             self.job.id, chunk.cache_key, audio_path=chunk_relpath(chunk.cache_key),
-            frames=result.frames, duration_s=duration, synth_s=result.synth_s,
-            provider=result.provider, stage_times=result.stages)
+            frames=result.frames, sample_rate=result.sample_rate, synth_s=result.synth_s,
+            provider=result.provider, stage_times=result.stages,
+            wall_s=now - self._last_chunk_at)
+        self._last_chunk_at = now
         # Every chunk with this text shares the audio, so all of them are done now.
         self._progress = replace(self._progress,
                                  chunks_done=self._progress.chunks_done + marked,
                                  chars_done=self._progress.chars_done + marked * len(chunk.text))
         self.synthesised += 1
-        self._meter.add(len(chunk.text), result.synth_s, duration)
+        self._run = Speed(self._run.chars + len(chunk.text), now - self._run_began,
+                          self._run.audio_s + result.frames / result.sample_rate, Clock.WALL)
         self._emit(JobState.RUNNING, chapter_title=chapter_title)
 
     def _stitch_chapter(self, chapter_idx: int) -> None:
         chunks = self.store.chapter_chunks(self.job.id, chapter_idx)
         relpath = f"{CHAPTERS_DIR}/{chapter_idx:04d}.wav"
         began = time.perf_counter()
-        with ChapterWriter(self.dir / relpath, self.engine.sample_rate) as writer:
+        # The chapter is written at the rate its chunks were spoken at: the voice's own, as
+        # each chunk file records it (16 kHz and 22.05 kHz Piper voices both exist).
+        sample_rate = (sf.info(str(self.dir / chunks[0].audio_path)).samplerate if chunks
+                       else voice_of(self.engine, self.job.settings.voice or "").sample_rate)
+        with ChapterWriter(self.dir / relpath, sample_rate) as writer:
             for chunk in chunks:
                 assert chunk.audio_path is not None  # every chunk of the chapter is done
-                samples, _ = sf.read(self.dir / chunk.audio_path, dtype="float32")
+                samples, rate = sf.read(self.dir / chunk.audio_path, dtype="float32")
+                if rate != sample_rate:  # one voice per job: only damaged files get here
+                    raise AudiopubError(f"{chunk.audio_path} is at {rate} Hz, the rest of its "
+                                        f"chapter at {sample_rate} Hz")
                 writer.add(samples, pause_after(chunk.ends_paragraph))
             writer.add_silence(defaults.CHAPTER_PAUSE_S)
         synth_s = sum(c.synth_s or 0.0 for c in chunks)
-        chars = sum(len(c.text) for c in chunks)
         engine_stages: Counter[str] = Counter()
         for chunk in chunks:
             engine_stages.update(chunk.stage_times)
+        speed = Speed(sum(len(c.text) for c in chunks), synth_s, writer.duration_s, Clock.ENGINE)
         self.store.mark_chapter_done(
             self.job.id, chapter_idx, audio_path=relpath, duration_s=writer.duration_s,
-            synth_s=synth_s, chars_per_s=chars / synth_s if synth_s else None,
-            rtf=synth_s / writer.duration_s if writer.duration_s else None,
+            synth_s=synth_s, chars_per_s=speed.chars_per_s, rtf=speed.rtf,
             stage_times={"synthesis": synth_s, "stitch": time.perf_counter() - began,
                          **{f"engine.{name}": seconds for name, seconds in engine_stages.items()}},
         )
@@ -328,15 +341,11 @@ class JobRun:
 
     def _emit(self, state: JobState, chapter_title: str = "", message: str = "") -> None:
         progress = self._progress
-        rate = self._meter.chars_per_s()
-        remaining = progress.chars_total - progress.chars_done
         self._publish(JobEvent(
             job_id=self.job.id, state=state,
             chars_done=progress.chars_done, chars_total=progress.chars_total,
             chunks_done=progress.chunks_done, chunks_total=progress.chunks_total,
-            chars_per_s=rate, eta_s=remaining / rate if rate else None,
-            real_time_factor=(self._meter.synth_s / self._meter.audio_s
-                              if self._meter.audio_s else None),
+            run=self._run, eta_s=self._run.eta_s(progress.chars_total - progress.chars_done),
             chapter_title=chapter_title, provider=self.engine.device.describe(),
             message=message,
         ))

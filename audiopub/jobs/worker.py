@@ -14,11 +14,11 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from audiopub.errors import AudiopubError, JobStopped
+from audiopub.errors import AudiopubError, DiskFull, InvalidTransition, JobStopped
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import JobState
-from audiopub.jobs.pipeline import DiskFull, JobRun, Publish
-from audiopub.jobs.store import InvalidTransition, JobStore
+from audiopub.jobs.pipeline import JobRun, Publish
+from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import Engine
 
 log = logging.getLogger(__name__)

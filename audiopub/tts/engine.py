@@ -1,20 +1,23 @@
 """The engine contract: the seam between the pipeline and every TTS engine.
 
-An engine declares what it can do (sample rate, voices, the longest chunk it reads well,
-whether it uses steps) and which execution provider it is *actually* running on, then turns a
-batch of text chunks into float32 waveforms.
+An engine declares what it can do (voices and their sample rates, the longest chunk it reads
+well, whether it uses steps) and which execution provider it is *actually* running on, then
+turns a batch of text chunks into one `SynthesisResult` each: the audio, its own sample rate and
+the engine's seconds per stage for that chunk. An engine keeps no per-call state, so one engine
+object can serve a preview and a job at the same time.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from audiopub import settings
+from audiopub.errors import EngineUnavailable
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,31 @@ class Voice:
     id: str  # what the user passes as --voice
     name: str  # what a person reads in a list
     language: str  # BCP 47-ish tag, e.g. "en-US"; "multi" for multilingual voices
+    sample_rate: int  # of the audio this voice speaks (Piper voices differ: 16 or 22.05 kHz)
+
+
+@dataclass(frozen=True)
+class SynthesisResult:
+    """One chunk as an engine spoke it."""
+
+    audio: np.ndarray  # mono float32, cut at the chunk's exact length
+    sample_rate: int
+    # Engine seconds per stage ("load", "phonemes", "model", "step_loop", ...) spent on this
+    # chunk; a batch's shared stages are shared out by text length. Stages in the engine's order.
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def frames(self) -> int:
+        return len(self.audio)
+
+    @property
+    def duration_s(self) -> float:
+        return len(self.audio) / self.sample_rate
+
+    @property
+    def engine_s(self) -> float:
+        """All the engine time this chunk cost."""
+        return sum(self.stage_seconds.values())
 
 
 @dataclass(frozen=True)
@@ -71,14 +99,9 @@ class Engine(Protocol):
     """What the pipeline needs from a TTS engine."""
 
     name: str
-    sample_rate: int
     max_chunk_chars: int  # the longest chunk the engine reads well
     uses_steps: bool
     batch_size: int  # chunks worth passing in one synthesize() call (1: it loops anyway)
-    # Seconds spent per stage ("phonemes", "model", "step_loop", ...) since the engine was made;
-    # a benchmark reads the difference around a call. Only ever added to, never reset; a stage
-    # may appear late (Piper's "load", when its first call makes the session).
-    stage_seconds: dict[str, float]
 
     def voices(self) -> list[Voice]:
         """Voices available now (engines may rescan their folder on each call)."""
@@ -96,14 +119,37 @@ class Engine(Protocol):
 
     def synthesize(
         self, texts: Sequence[str], voice: str, options: SynthesisOptions
-    ) -> list[np.ndarray]:
-        """Speak a batch of chunks; returns one mono float32 array per text, in order."""
+    ) -> list[SynthesisResult]:
+        """Speak a batch of chunks; returns one result per text, in order."""
         ...
 
 
-def lap(stage_seconds: dict[str, float], stage: str, since: float) -> float:
-    """Add the time since `since` (a perf_counter reading) to `stage`; returns the reading
-    taken now, so consecutive stages chain: `t = lap(s, "a", t); t = lap(s, "b", t)`."""
-    now = time.perf_counter()
-    stage_seconds[stage] = stage_seconds.get(stage, 0.0) + (now - since)
-    return now
+def voice_of(engine: Engine, voice_id: str) -> Voice:
+    """The engine's voice with this id; EngineUnavailable names the ones there are."""
+    voices = engine.voices()
+    for voice in voices:
+        if voice.id == voice_id:
+            return voice
+    raise EngineUnavailable(f"Unknown {engine.name} voice {voice_id!r}; available: "
+                            f"{', '.join(v.id for v in voices) or 'none'}")
+
+
+class StageClock:
+    """Seconds per stage for one call: `t = clock.lap("a", t); t = clock.lap("b", t)`."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def lap(self, stage: str, since: float) -> float:
+        """Add the time since `since` (a perf_counter reading) to `stage`; returns the reading
+        taken now, so consecutive stages chain."""
+        now = time.perf_counter()
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + (now - since)
+        return now
+
+    def shared(self, weights: Sequence[int]) -> list[dict[str, float]]:
+        """These seconds shared out over a batch's items in proportion to `weights` (their text
+        lengths): what each item cost, near enough."""
+        total = sum(weights) or 1
+        return [{stage: seconds * weight / total for stage, seconds in self.seconds.items()}
+                for weight in weights]

@@ -9,6 +9,7 @@ report work as for every engine.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -22,8 +23,10 @@ import onnxruntime as ort
 from audiopub import settings
 from audiopub.errors import EngineUnavailable, ModelMissing
 from audiopub.tts import onnx_runtime
-from audiopub.tts.engine import DeviceReport, SynthesisOptions, Voice, lap
+from audiopub.tts.engine import DeviceReport, StageClock, SynthesisOptions, SynthesisResult, Voice
 from audiopub.tts.phonemes import phonemize
+
+log = logging.getLogger(__name__)
 
 BOS: Final = "^"  # start of utterance
 EOS: Final = "$"  # end of utterance
@@ -151,13 +154,18 @@ class PiperEngine:
         self._voices_dir = voices_dir
         self._loaded: dict[str, _LoadedVoice] = {}
         self._lock = threading.Lock()
-        self.stage_seconds: dict[str, float] = {"phonemes": 0.0, "model": 0.0}
-        # Sample rate of the default voice until another voice is loaded.
-        self.sample_rate = self._voice(settings.DEFAULT_PIPER_VOICE).config.sample_rate
+        self._voice(settings.DEFAULT_PIPER_VOICE)  # a broken install fails here, not mid-job
 
     def voices(self) -> list[Voice]:
-        found = find_voices(self._voices_dir)
-        return [Voice(v.id, v.id, _language_of(v.id)) for v in found.values()]
+        voices = []
+        for files in find_voices(self._voices_dir).values():
+            try:
+                sample_rate = self._voice(files.id).config.sample_rate
+            except ModelMissing as exc:  # a broken voice in models/ must not hide the others
+                log.warning("%s", exc)
+                continue
+            voices.append(Voice(files.id, files.id, _language_of(files.id), sample_rate))
+        return voices
 
     @property
     def device(self) -> DeviceReport:
@@ -185,19 +193,26 @@ class PiperEngine:
 
     def synthesize(
         self, texts: Sequence[str], voice: str, options: SynthesisOptions
-    ) -> list[np.ndarray]:
+    ) -> list[SynthesisResult]:
         loaded = self._voice(voice)
-        self.sample_rate = loaded.config.sample_rate
+        load_s = 0.0
         if not loaded.has_session:  # made on first use: a stage of its own, once per process
             began = time.perf_counter()
             loaded.load()
-            lap(self.stage_seconds, "load", began)
+            load_s = time.perf_counter() - began
         if options.seed is not None:
             ort.set_seed(options.seed)  # VITS samples noise inside the graph
-        return [self._speak(loaded, text, options) for text in texts]
+        results = [self._speak(loaded, text, options) for text in texts]
+        if load_s and results:  # the first chunk paid for the session
+            first = results[0]
+            results[0] = SynthesisResult(first.audio, first.sample_rate,
+                                         {"load": load_s, **first.stage_seconds})
+        return results
 
-    def _speak(self, loaded: _LoadedVoice, text: str, options: SynthesisOptions) -> np.ndarray:
+    def _speak(self, loaded: _LoadedVoice, text: str,
+               options: SynthesisOptions) -> SynthesisResult:
         config = loaded.config
+        clock = StageClock()
         began = time.perf_counter()
         ids = phoneme_ids(phonemize(text, config.espeak_voice), config.phoneme_id_map)
         inputs: dict[str, np.ndarray] = {
@@ -210,11 +225,11 @@ class PiperEngine:
         }
         if loaded.takes_speaker_id:
             inputs["sid"] = np.array([0], dtype=np.int64)
-        began = lap(self.stage_seconds, "phonemes", began)
+        began = clock.lap("phonemes", began)
         audio = loaded.session.inference.run(None, inputs)[0]
         wave = np.clip(audio.reshape(-1), -1.0, 1.0).astype(np.float32)
-        lap(self.stage_seconds, "model", began)
-        return wave
+        clock.lap("model", began)
+        return SynthesisResult(wave, config.sample_rate, clock.seconds)
 
 
 def _language_of(voice_id: str) -> str:

@@ -26,7 +26,13 @@ from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
 from audiopub import settings
 from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
-from audiopub.tts.engine import DeviceReport, SynthesisOptions, Voice, lap
+from audiopub.tts.engine import (
+    DeviceReport,
+    StageClock,
+    SynthesisOptions,
+    SynthesisResult,
+    Voice,
+)
 from audiopub.tts.onnx_runtime import CPU, Session, create_session
 from audiopub.tts.supertonic_files import (
     CONFIG_FILE,
@@ -195,8 +201,6 @@ class SupertonicEngine:
         # Keep the latent on the device across steps when the loop runs on a GPU.
         self.io_binding = self.sessions["vector_estimator"].device.on_gpu
         self._styles: dict[Path, tuple[tuple[int, int], Style]] = {}
-        self.stage_seconds: dict[str, float] = dict.fromkeys(
-            ("text", "duration", "encoder", "step_loop", "vocoder"), 0.0)
 
     @property
     def device(self) -> DeviceReport:
@@ -204,7 +208,7 @@ class SupertonicEngine:
 
     def voices(self) -> list[Voice]:
         language = "multi" if self.text.multilingual else DEFAULT_LANGUAGE
-        return [Voice(path.stem, _voice_name(path.stem), language)
+        return [Voice(path.stem, _voice_name(path.stem), language, self.sample_rate)
                 for path in self.files.voice_paths()]
 
     def model_id(self, voice: str) -> str:
@@ -216,22 +220,30 @@ class SupertonicEngine:
         return f"supertonic:{digest[:16]}"
 
     def synthesize(self, texts: Sequence[str], voice: str, options: SynthesisOptions
-                   ) -> list[np.ndarray]:
-        began = time.perf_counter()
+                   ) -> list[SynthesisResult]:
+        clock, began = StageClock(), time.perf_counter()
         style = self._style(voice)
         language = self._language(options)
         cleaned = [self.text.normalise(text) for text in texts]
-        lap(self.stage_seconds, "text", began)
+        clock.lap("text", began)
+        # Preparing the call is shared by length; each padded batch's stages by its items.
+        stages = clock.shared([len(text) for text in texts])
         seeds = self._seeds(options.seed, len(texts))
-        results = [np.zeros(0, dtype=np.float32) for _ in texts]  # silence for unspeakable text
+        waves = [np.zeros(0, dtype=np.float32) for _ in texts]  # silence for unspeakable text
         speakable = [index for index, text in enumerate(cleaned) if text]
         for group in group_by_length([len(cleaned[i]) for i in speakable], self.batching):
             indices = [speakable[position] for position in group]
-            waves = self._synthesize_batch([cleaned[i] for i in indices], style, language,
-                                           options, [seeds[i] for i in indices])
-            for index, wave in zip(indices, waves, strict=True):
-                results[index] = wave
-        return results
+            batch_clock = StageClock()
+            batch_waves = self._synthesize_batch([cleaned[i] for i in indices], style, language,
+                                                 options, [seeds[i] for i in indices],
+                                                 batch_clock)
+            shares = batch_clock.shared([len(cleaned[i]) for i in indices])
+            for index, wave, share in zip(indices, batch_waves, shares, strict=True):
+                waves[index] = wave
+                stages[index] = {name: stages[index].get(name, 0.0) + share.get(name, 0.0)
+                                 for name in (*stages[index], *share)}
+        return [SynthesisResult(wave, self.sample_rate, item_stages)
+                for wave, item_stages in zip(waves, stages, strict=True)]
 
     def _language(self, options: SynthesisOptions) -> str | None:
         # A per-call language (the book's) wins over the engine's own (constructor or setting).
@@ -241,17 +253,18 @@ class SupertonicEngine:
         return self.language
 
     def _synthesize_batch(self, texts: list[str], style: Style, language: str | None,
-                          options: SynthesisOptions, seeds: list[int]) -> list[np.ndarray]:
-        stages, began = self.stage_seconds, time.perf_counter()
+                          options: SynthesisOptions, seeds: list[int],
+                          clock: StageClock) -> list[np.ndarray]:
+        began = time.perf_counter()
         text_ids, text_mask = self.text.encode(texts, language)
         styles = style.repeated(len(texts))
         text_inputs = {"text_ids": text_ids, "text_mask": text_mask}
-        began = lap(stages, "text", began)
+        began = clock.lap("text", began)
         try:
             duration = self._run("duration_predictor", dict(text_inputs, style_dp=styles.dp))
-            began = lap(stages, "duration", began)
+            began = clock.lap("duration", began)
             text_emb = self._run("text_encoder", dict(text_inputs, style_ttl=styles.ttl))
-            began = lap(stages, "encoder", began)
+            began = clock.lap("encoder", began)
             wav_lengths = (duration / options.speed * self.sample_rate).astype(np.int64)
             # The starting noise is counted in the step loop: it exists only to be denoised.
             latent, latent_mask = self._noise(wav_lengths, seeds)
@@ -259,9 +272,9 @@ class SupertonicEngine:
                           "latent_mask": latent_mask, "text_mask": text_mask}
             latent = denoise(self.sessions["vector_estimator"].inference, latent, conditions,
                              options.steps, self._binding_device())
-            began = lap(stages, "step_loop", began)
+            began = clock.lap("step_loop", began)
             wav = self._run("vocoder", {"latent": latent})
-            lap(stages, "vocoder", began)
+            clock.lap("vocoder", began)
         except _RUN_ERRORS as exc:
             raise SynthesisFailed(f"Supertonic failed on {len(texts)} chunk(s): {exc}") from exc
         # Views into the vocoder's output: copying every waveform cost more than a graph.

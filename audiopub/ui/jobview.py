@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import ChapterRow, Job, JobProgress, JobState
 from audiopub.jobs.store import JobStore
@@ -21,10 +22,17 @@ RECENT_S: Final = 30 * 60
 
 @dataclass(frozen=True)
 class Metrics:
-    chars_per_s: float | None
-    rtf: float | None  # engine seconds per second of audio
+    speed: Speed  # the job's, on the wall clock: the same definition while running and done
     elapsed_s: float | None
     eta_s: float | None
+
+    @property
+    def chars_per_s(self) -> float | None:
+        return self.speed.chars_per_s
+
+    @property
+    def rtf(self) -> float | None:
+        return self.speed.rtf
 
 
 @dataclass(frozen=True)
@@ -48,17 +56,14 @@ class JobView:
 
 
 def metrics(job: Job, progress: JobProgress, event: JobEvent | None, now: float) -> Metrics:
-    """chars/s, real-time factor, elapsed and ETA.
+    """The job's speed and real-time factor, elapsed time and ETA.
 
-    While the job runs, the worker's own figures for this run win (they count only chunks made
-    now, against the wall clock); otherwise they come from the store's engine timings.
+    Speed is the job's characters over the wall-clock time its runs spent speaking them (see
+    `figures`), from the store, so it means the same while the job runs and once it is done.
+    The ETA uses this run's speed, from the worker's latest event, when there is one.
     """
     running = job.state is JobState.RUNNING
-    live = event if running and event is not None and event.job_id == job.id else None
-    stored_rate = progress.chars_done / progress.synth_s if progress.synth_s > 0 else None
-    rate = live.chars_per_s if live is not None and live.chars_per_s > 0 else stored_rate
-    stored_rtf = progress.synth_s / progress.audio_s if progress.audio_s > 0 else None
-    rtf = live.real_time_factor if live is not None and live.real_time_factor else stored_rtf
+    speed = Speed(progress.chars_done, progress.wall_s, progress.audio_s, Clock.WALL)
     elapsed = None
     if job.started_at is not None:
         end = now if running else (job.finished_at or job.updated_at)
@@ -67,11 +72,10 @@ def metrics(job: Job, progress: JobProgress, event: JobEvent | None, now: float)
     if job.state is JobState.DONE:
         eta = 0.0
     elif running:
-        if live is not None and live.eta_s is not None:
-            eta = live.eta_s
-        elif rate:
-            eta = (progress.chars_total - progress.chars_done) / rate
-    return Metrics(rate, rtf, elapsed, eta)
+        live = event if event is not None and event.job_id == job.id else None
+        eta = live.eta_s if live is not None and live.eta_s is not None else \
+            speed.eta_s(progress.chars_total - progress.chars_done)
+    return Metrics(speed, elapsed, eta)
 
 
 def job_view(store: JobStore, activity: JobActivity, job: Job, now: float | None = None,

@@ -10,9 +10,9 @@ from fastapi import HTTPException
 from fastapi.responses import FileResponse
 from nicegui import app
 
+from audiopub import figures as fmt
+from audiopub.errors import JobNotFound
 from audiopub.jobs.models import Job
-from audiopub.jobs.store import JobNotFound
-from audiopub.ui import format as fmt
 from audiopub.ui.services import current
 
 _JOB_ID = re.compile(r"[0-9a-f]{32}")

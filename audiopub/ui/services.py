@@ -163,9 +163,9 @@ class Services:
         """One sentence in `voice`, as WAV bytes."""
         tts = registry.get_engine(engine, use_gpu=use_gpu)
         options = SynthesisOptions(speed=speed, steps=steps)
-        (audio,) = tts.synthesize([PREVIEW_TEXT], voice, options)
+        (spoken,) = tts.synthesize([PREVIEW_TEXT], voice, options)
         buffer = io.BytesIO()
-        sf.write(buffer, audio, tts.sample_rate, format="WAV", subtype="PCM_16")
+        sf.write(buffer, spoken.audio, spoken.sample_rate, format="WAV", subtype="PCM_16")
         return buffer.getvalue()
 
     # --- jobs (blocking) ------------------------------------------------------------------
@@ -175,7 +175,7 @@ class Services:
         engine = registry.get_engine(settings.engine, use_gpu=settings.use_gpu)
         self.library_dir.mkdir(parents=True, exist_ok=True)
         output = self.library_dir / f"{uuid.uuid4().hex}.m4b"
-        job = submit_job(self.store, epub, output, settings, engine)
+        job = submit_job(self.store, epub, book, output, settings, engine)
         if book.cover is not None:
             _save_cover(book.cover, output)
         self.worker.wake()

@@ -12,15 +12,11 @@ from pathlib import Path
 from typing import Final, Protocol
 
 from audiopub import settings
-from audiopub.errors import AudiopubError
-from audiopub.ui.format import size
+from audiopub.errors import UploadRejected
+from audiopub.figures import size
 
 STALE_AFTER_S: Final = 24 * 3600  # uploads nobody turned into a job are removed at start-up
 SUFFIX: Final = ".epub"
-
-
-class UploadRejected(AudiopubError):
-    """The upload is too large or empty."""
 
 
 class FileUploadLike(Protocol):

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from nicegui import events, run, ui
 
+from audiopub import figures as fmt
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book
 from audiopub.errors import AudiopubError
-from audiopub.ui import format as fmt
 from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
 from audiopub.ui.uploads import display_name, save_upload

@@ -10,9 +10,10 @@ from collections.abc import Awaitable, Callable
 
 from nicegui import run, ui
 
+from audiopub import figures as fmt
 from audiopub.errors import AudiopubError
+from audiopub.figures import Clock
 from audiopub.jobs.models import ChapterProgress, ChapterState, Job, JobState
-from audiopub.ui import format as fmt
 from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.jobview import JobView
 from audiopub.ui.services import ENGINE_LABELS, Services
@@ -73,8 +74,9 @@ class JobCard:
                 self.percent = ui.label().classes("ap-figure w-12 text-right").mark("job-percent")
             self.chars = ui.label().classes("ap-muted text-sm ap-figure").mark("job-chars")
             with ui.row().classes("w-full gap-x-10 gap-y-2"):
-                self.rate = stat("Speed", "job-rate")
-                self.rtf = stat("Real-time factor", "job-rtf")
+                # The job's figures on the wall clock, running or done (see audiopub.figures).
+                self.rate = stat("Speed (wall clock)", "job-rate")
+                self.rtf = stat("Real-time factor (wall clock)", "job-rtf")
                 self.elapsed = stat("Elapsed", "job-elapsed")
                 self.eta = stat("Remaining", "job-eta")
             self.stages = ui.label().classes("ap-muted text-xs ap-figure").mark("job-stages")
@@ -194,9 +196,10 @@ class _ChapterRow:
         fraction = chapter.chars_done / chapter.chars_total if chapter.chars_total else 0.0
         self.bar.set_value(1.0 if done else round(fraction, 4))
         self.count.set_text(f"{fmt.count(chapter.chars_done)} / {fmt.count(chapter.chars_total)}")
-        # Per engine second, summed over engine processes: the card's top line has wall time.
-        self.figures.set_text(f"{fmt.rate(chapter.chars_per_s)} per engine · real-time factor "
-                              f"{fmt.factor(chapter.rtf)} · {fmt.stage_times(chapter.stage_times)}")
+        # Engine time, summed over engine processes: the card's top line has wall time.
+        self.figures.set_text(f"{fmt.rate(chapter.chars_per_s)} · real-time factor "
+                              f"{fmt.factor(chapter.rtf)} ({Clock.ENGINE.value}) · "
+                              f"{fmt.stage_times(chapter.stage_times)}")
         self.figures.set_visibility(done and chapter.chars_per_s is not None)
 
 

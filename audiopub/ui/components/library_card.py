@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 
 from nicegui import ui
 
-from audiopub.ui import format as fmt
+from audiopub import figures as fmt
 from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.components.job_card import settings_summary
 from audiopub.ui.jobview import JobView, chapter_starts
@@ -40,7 +40,7 @@ class LibraryCard:
                         .classes("text-sm ap-figure").mark("book-facts")
                     ui.label(settings_summary(job)).classes("ap-muted text-sm")
                     ui.label(f"{fmt.rate(m.chars_per_s)} · real-time factor {fmt.factor(m.rtf)}"
-                             f" · ran on {job.device or 'unknown'}") \
+                             f" ({m.speed.clock.value}) · ran on {job.device or 'unknown'}") \
                         .classes("ap-muted text-sm ap-figure").mark("book-speed")
             with ui.row().classes("gap-2"):
                 self.play_button = ui.button("Play", icon="play_arrow", on_click=self._toggle) \

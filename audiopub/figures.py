@@ -1,4 +1,22 @@
-"""Numbers for people: durations, sizes, rates. Pure functions, no UI imports."""
+"""Figures for people, with one definition each: speed, real-time factor, durations, sizes.
+
+Two clocks measure speed, and every figure says which it uses:
+
+    wall     seconds on the clock while the work ran: what a person waits. Across a job's
+             runs (a pause, a crash and a resume) only the time spent speaking counts.
+    engine   seconds the engine worked, summed over every engine process: on four processes
+             a wall second holds up to four engine seconds. It compares engines and machines
+             whatever the number of processes.
+
+and two spans: "this run" (since a conversion was started or resumed: what the CLI prints
+after a resume) and "job" (everything the job has made under its current plan).
+
+    chars/s            characters spoken ÷ seconds (higher is faster)
+    real-time factor   seconds ÷ seconds of audio made (below 1 is faster than real time)
+
+The CLI summary, the job card, `audiopub jobs --details` and the benchmark all use `Speed`.
+Pure functions and plain data: no UI imports.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +24,43 @@ import math
 import re
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
 from typing import Final
+
+
+class Clock(str, Enum):
+    WALL = "wall clock"
+    ENGINE = "engine time"
+
+
+@dataclass(frozen=True)
+class Speed:
+    """`chars` spoken as `audio_s` seconds of audio in `seconds` on `clock`."""
+
+    chars: int
+    seconds: float
+    audio_s: float
+    clock: Clock
+
+    @property
+    def chars_per_s(self) -> float | None:
+        return self.chars / self.seconds if self.seconds > 0 and self.chars else None
+
+    @property
+    def rtf(self) -> float | None:
+        return self.seconds / self.audio_s if self.seconds > 0 and self.audio_s > 0 else None
+
+    def eta_s(self, chars_left: int) -> float | None:
+        """Seconds to speak `chars_left` more at this speed."""
+        rate = self.chars_per_s
+        return chars_left / rate if rate else None
+
+    def describe(self) -> str:
+        """"1,234 chars in 9.6 s = 128 chars/s, real-time factor 0.268 (wall clock)"."""
+        return (f"{count(self.chars)} chars in {seconds_short(self.seconds)} = "
+                f"{rate(self.chars_per_s)}, real-time factor {factor(self.rtf)} "
+                f"({self.clock.value})")
 
 # Narrated English runs at about 150 words a minute, i.e. ~15 characters a second at speed 1.0;
 # good enough for "how long will this chapter be" before anything is synthesised.

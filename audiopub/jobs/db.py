@@ -1,0 +1,201 @@
+"""The SQLite file behind the job store: connections, transactions and the schema.
+
+Concurrency: the worker thread writes while the UI and the CLI read, possibly from other
+processes. SQLite in WAL mode lets readers see the last committed state without blocking the
+writer. Every write runs in one `BEGIN IMMEDIATE` transaction (takes the write lock up front,
+waiting up to `busy_timeout`), so a reader never sees half a plan or half a state change.
+Each thread gets its own connection; `close()` closes them all.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from audiopub.errors import JobStoreError
+
+SCHEMA_VERSION = 3
+BUSY_TIMEOUT_MS = 10_000  # how long a writer waits for another writer before giving up
+
+SCHEMA_V1: tuple[str, ...] = (
+    """
+    CREATE TABLE jobs (
+        id            TEXT PRIMARY KEY,          -- uuid4 hex
+        created_at    REAL NOT NULL,             -- Unix seconds
+        updated_at    REAL NOT NULL,
+        started_at    REAL,
+        finished_at   REAL,
+        state         TEXT NOT NULL CHECK (state IN
+                        ('queued', 'running', 'paused', 'done', 'failed', 'cancelled')),
+        title         TEXT NOT NULL DEFAULT '',
+        author        TEXT NOT NULL DEFAULT '',
+        epub_path     TEXT NOT NULL,
+        output_path   TEXT NOT NULL,
+        settings_json TEXT NOT NULL,
+        error         TEXT,
+        device        TEXT
+    )
+    """,
+    "CREATE INDEX jobs_by_state ON jobs (state, created_at)",
+    """
+    CREATE TABLE chapters (
+        job_id           TEXT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+        idx              INTEGER NOT NULL,       -- 0-based position in the plan
+        book_index       INTEGER,                -- Chapter.index in the book
+        title            TEXT NOT NULL,
+        chars            INTEGER NOT NULL,
+        state            TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done')),
+        audio_path       TEXT,                   -- relative to the job's folder
+        duration_s       REAL,
+        synth_s          REAL,
+        chars_per_s      REAL,
+        rtf              REAL,
+        stage_times_json TEXT,
+        PRIMARY KEY (job_id, idx)
+    )
+    """,
+    """
+    CREATE TABLE chunks (
+        job_id         TEXT NOT NULL,
+        chapter_idx    INTEGER NOT NULL,
+        idx            INTEGER NOT NULL,         -- 0-based position in the chapter
+        text           TEXT NOT NULL,
+        ends_paragraph INTEGER NOT NULL,
+        cache_key      TEXT NOT NULL,
+        state          TEXT NOT NULL DEFAULT 'pending'
+                         CHECK (state IN ('pending', 'done', 'failed')),
+        audio_path     TEXT,                     -- relative to the job's folder
+        frames         INTEGER,
+        duration_s     REAL,
+        synth_s        REAL,
+        provider       TEXT,
+        attempts       INTEGER NOT NULL DEFAULT 0,
+        error          TEXT,
+        PRIMARY KEY (job_id, chapter_idx, idx),
+        FOREIGN KEY (job_id, chapter_idx) REFERENCES chapters (job_id, idx) ON DELETE CASCADE
+    )
+    """,
+    "CREATE INDEX chunks_by_key ON chunks (job_id, cache_key)",
+)
+# The statements that take a store from version N to N + 1 are UPGRADES[N - 1].
+UPGRADES: tuple[tuple[str, ...], ...] = (
+    (  # 2: seconds per stage for each chunk (so a chapter's survive a pause) and for the job
+        "ALTER TABLE chunks ADD COLUMN stage_times_json TEXT",
+        "ALTER TABLE jobs ADD COLUMN stage_times_json TEXT",
+    ),
+    (  # 3: the book as read once at submission; each chunk's sample rate, wall time, finish
+        """
+        CREATE TABLE job_books (
+            job_id     TEXT PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
+            book_json  TEXT NOT NULL,            -- Book.to_dict(): metadata and chapters
+            cover      BLOB,
+            cover_type TEXT
+        )
+        """,
+        "ALTER TABLE chunks ADD COLUMN sample_rate INTEGER",
+        "ALTER TABLE chunks ADD COLUMN wall_s REAL",  # wall seconds of the run it cost
+        "ALTER TABLE chunks ADD COLUMN done_at REAL",  # Unix seconds, when its audio was marked
+    ),
+)
+
+
+class StoreDatabase:
+    """The store's file and connections; `JobStore` adds the queue and the ledger on top.
+
+    `StoreDatabase(path)` creates the file and schema if needed (upgrading older stores in
+    place). Job folders live next to it in `jobs/<job id>/` unless `jobs_dir` says otherwise.
+    Use as a context manager, or `close()`.
+    """
+
+    def __init__(self, path: Path, jobs_dir: Path | None = None) -> None:
+        self.path = Path(path)
+        self.jobs_dir = Path(jobs_dir) if jobs_dir is not None else self.path.parent / "jobs"
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._migrate()
+        except BaseException:
+            self.close()  # don't leak the connection of a store that never opened
+            raise
+
+    def job_dir(self, job_id: str) -> Path:
+        """The job's folder: its EPUB copy, chunk audio, chapter audio."""
+        return self.jobs_dir / job_id
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise JobStoreError("The job store is closed")
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level=None: no implicit transactions; we BEGIN/COMMIT explicitly.
+        # check_same_thread=False only so close() may close other threads' connections;
+        # each connection is otherwise used by the thread that opened it.
+        conn = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        # NORMAL in WAL mode: a power cut may lose the last marks (those chunks are redone),
+        # never corrupt the file; chunk files themselves are fsynced before they are marked.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def close(self) -> None:
+        """Close every connection this store opened. Call once no thread is using it."""
+        with self._lock:
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            conn.close()
+
+    def __enter__(self) -> StoreDatabase:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; the lock is taken up front so it never fails half-way."""
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        finally:
+            if conn.in_transaction:  # the body or the commit raised: undo all of it
+                conn.execute("ROLLBACK")
+
+    def _migrate(self) -> None:
+        conn = self._connection()
+        # WAL is a property of the file; it must be set outside a transaction.
+        conn.execute("PRAGMA journal_mode = WAL")
+        with self._write() as conn:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise JobStoreError(
+                    f"{self.path} was written by a newer Audiopub (schema {version}); "
+                    "upgrade Audiopub to open it"
+                )
+            if version == 0:
+                for statement in SCHEMA_V1:
+                    conn.execute(statement)
+                version = 1
+            for upgrade in UPGRADES[version - 1:]:
+                for statement in upgrade:
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -1,0 +1,335 @@
+"""The ledger of a job's work: its plan (chapters and chunks), chunk and chapter marks, progress.
+
+Chunk done-ness: a chunk row carries its cache key (text + settings, see `chunk_cache_key`) and
+a state. Audio is named by the key, so done marks are set and carried *by key*:
+ * `write_plan` rewrites the plan rows from the job's current settings; a new chunk whose key
+   was done in the old plan stays done (same text, same settings → same audio), everything
+   else starts pending. The worker plans a job every time it claims it, so a changed chapter
+   selection or setting is always honoured, and finished audio is never made twice.
+ * `mark_chunk_done(job_id, cache_key, ...)` only matches rows that still have that key, so a
+   chunk made under settings that were changed meanwhile is never marked done.
+The store's mark is half of the trust rule; the other half (the file exists with the recorded
+length) is checked by `chunk_cache.verify_done_chunks`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from audiopub.book.models import Chunk
+from audiopub.errors import JobStoreError
+from audiopub.jobs.db import StoreDatabase
+from audiopub.jobs.models import (
+    ChapterProgress,
+    ChapterRow,
+    ChapterState,
+    ChunkRow,
+    ChunkState,
+    JobProgress,
+    JobState,
+    chunk_cache_key,
+)
+from audiopub.jobs.queue import EDITABLE_STATES, require_state, settings_of, times_json, times_of
+from audiopub.jobs.queue import touch as touch_job
+
+# The worker plans the job it has claimed; anyone may plan a job no worker runs.
+_PLANNABLE_STATES = EDITABLE_STATES | {JobState.RUNNING}
+
+_CHAPTER_COLUMNS = (
+    "job_id, idx, book_index, title, chars, state, audio_path, duration_s, synth_s, "
+    "chars_per_s, rtf, stage_times_json"
+)
+_CHUNK_COLUMNS = (
+    "job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames, "
+    "duration_s, synth_s, provider, attempts, error, stage_times_json, sample_rate, wall_s, done_at"
+)
+_SELECT_CHUNKS = f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE job_id = ?"
+_SELECT_CHAPTERS = f"SELECT {_CHAPTER_COLUMNS} FROM chapters WHERE job_id = ?"
+# What a chapter's figures and audio are when it is not (or no longer) stitched.
+_CHAPTER_NOT_DONE = ("state = 'pending', audio_path = NULL, duration_s = NULL, synth_s = NULL, "
+                     "chars_per_s = NULL, rtf = NULL, stage_times_json = NULL")
+
+ChapterPlanInput = tuple[str, Sequence[Chunk]]  # (title, chunks) as the chunker makes them
+
+
+class JobLedger(StoreDatabase):
+    """Plans, marks and progress (the ledger half of `JobStore`)."""
+
+    # --- plan ----------------------------------------------------------------------------
+
+    def write_plan(self, job_id: str, chapters: Sequence[ChapterPlanInput]) -> None:
+        """Replace the job's chapters and chunks in one transaction, before any audio is made.
+
+        Cache keys come from the job's stored settings. A chunk whose key was done in the old
+        plan keeps its audio; a chapter whose title and chunks are unchanged keeps its done mark.
+        Allowed while queued, paused, failed, cancelled or running (the worker plans the job
+        it has claimed), not once done.
+        """
+        with self._write() as conn:
+            require_state(conn, job_id, _PLANNABLE_STATES, "plan")
+            settings = settings_of(conn, job_id)
+            done_audio = {row.cache_key: row for row in map(_chunk_from_row, conn.execute(
+                f"{_SELECT_CHUNKS} AND state = 'done'", (job_id,)))}
+            done_chapters = _done_chapter_signatures(conn, job_id)
+            conn.execute("DELETE FROM chapters WHERE job_id = ?", (job_id,))  # and its chunks
+            for idx, (title, chunks) in enumerate(chapters):
+                keys = [chunk_cache_key(chunk.text, settings) for chunk in chunks]
+                old = done_chapters.get(idx)
+                kept = old[1] if old and old[0] == _signature(title, keys, chunks) else None
+                conn.execute(
+                    f"INSERT INTO chapters ({_CHAPTER_COLUMNS}) VALUES ({', '.join('?' * 12)})",
+                    _new_chapter_row(job_id, idx, title, chunks, kept))
+                conn.executemany(
+                    f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 18)})",
+                    [_new_chunk_row(job_id, idx, position, chunk, key, done_audio.get(key))
+                     for position, (chunk, key) in enumerate(zip(chunks, keys))])
+            touch_job(conn, job_id)
+
+    def chapters(self, job_id: str) -> list[ChapterRow]:
+        rows = self._connection().execute(f"{_SELECT_CHAPTERS} ORDER BY idx", (job_id,))
+        return [_chapter_from_row(r) for r in rows]
+
+    def chapter(self, job_id: str, idx: int) -> ChapterRow:
+        row = self._connection().execute(f"{_SELECT_CHAPTERS} AND idx = ?",
+                                         (job_id, idx)).fetchone()
+        if row is None:
+            raise JobStoreError(f"Job {job_id} has no chapter {idx}")
+        return _chapter_from_row(row)
+
+    def chapter_chunks(self, job_id: str, chapter_idx: int) -> list[ChunkRow]:
+        """Every chunk of a chapter in order (what the stitcher reads)."""
+        rows = self._connection().execute(f"{_SELECT_CHUNKS} AND chapter_idx = ? ORDER BY idx",
+                                          (job_id, chapter_idx))
+        return [_chunk_from_row(r) for r in rows]
+
+    def all_chunks(self, job_id: str) -> list[ChunkRow]:
+        rows = self._connection().execute(f"{_SELECT_CHUNKS} ORDER BY chapter_idx, idx",
+                                          (job_id,))
+        return [_chunk_from_row(r) for r in rows]
+
+    def done_chunks(self, job_id: str) -> list[ChunkRow]:
+        rows = self._connection().execute(
+            f"{_SELECT_CHUNKS} AND state = 'done' ORDER BY chapter_idx, idx", (job_id,))
+        return [_chunk_from_row(r) for r in rows]
+
+    def pending_chunks(self, job_id: str, chapter_idx: int | None = None) -> list[ChunkRow]:
+        """Chunks still to synthesise (pending or failed), in order, one per cache key.
+
+        Chunks with the same key share one audio file, and marking the key done marks them
+        all, so only the first of each is listed.
+        """
+        conn = self._connection()
+        if chapter_idx is None:
+            rows = conn.execute(
+                f"{_SELECT_CHUNKS} AND state != 'done' ORDER BY chapter_idx, idx", (job_id,))
+        else:
+            rows = conn.execute(
+                f"{_SELECT_CHUNKS} AND chapter_idx = ? AND state != 'done' ORDER BY idx",
+                (job_id, chapter_idx))
+        seen: set[str] = set()
+        pending = []
+        for row in map(_chunk_from_row, rows):
+            if row.cache_key not in seen:
+                seen.add(row.cache_key)
+                pending.append(row)
+        return pending
+
+    # --- marks ---------------------------------------------------------------------------
+
+    def mark_chunk_done(self, job_id: str, cache_key: str, *, audio_path: str, frames: int,
+                        sample_rate: int, synth_s: float, provider: str | None,
+                        stage_times: Mapping[str, float] | None = None,
+                        wall_s: float | None = None) -> int:
+        """Record a chunk's finished audio (call after the file is safely written).
+
+        `synth_s` is the engine's time for this chunk and `stage_times` its seconds per stage
+        (e.g. phonemes, model); `wall_s` is the wall-clock time the run spent on it (since the
+        previous chunk was recorded), whose sum is how long the job took to speak.
+
+        Marks every chunk of the job with this key; returns how many. 0 means the plan or the
+        settings changed meanwhile and the audio must not be used.
+        """
+        with self._write() as conn:
+            cursor = conn.execute("""
+                UPDATE chunks SET state = 'done', audio_path = ?, frames = ?, sample_rate = ?,
+                    duration_s = ?, synth_s = ?, provider = ?, stage_times_json = ?,
+                    wall_s = ?, done_at = ?, attempts = attempts + 1, error = NULL
+                WHERE job_id = ? AND cache_key = ?
+            """, (audio_path, frames, sample_rate, frames / sample_rate, synth_s, provider,
+                  times_json(stage_times), wall_s, time.time(), job_id, cache_key))
+            touch_job(conn, job_id)
+        return cursor.rowcount
+
+    def mark_chunk_failed(self, job_id: str, cache_key: str, error: str) -> int:
+        """Record a failed attempt; the chunk is retried when the job next runs."""
+        with self._write() as conn:
+            cursor = conn.execute("""
+                UPDATE chunks SET state = 'failed', attempts = attempts + 1, error = ?
+                WHERE job_id = ? AND cache_key = ? AND state != 'done'
+            """, (error, job_id, cache_key))
+            touch_job(conn, job_id)
+        return cursor.rowcount
+
+    def reset_chunks(self, job_id: str, cache_keys: Iterable[str]) -> None:
+        """Forget the audio of these keys (e.g. its file is gone); their chapters too."""
+        with self._write() as conn:
+            for key in set(cache_keys):
+                conn.execute(f"""
+                    UPDATE chapters SET {_CHAPTER_NOT_DONE}
+                    WHERE job_id = ? AND idx IN (
+                        SELECT chapter_idx FROM chunks WHERE job_id = ? AND cache_key = ?)
+                """, (job_id, job_id, key))
+                conn.execute("""
+                    UPDATE chunks SET state = 'pending', audio_path = NULL, frames = NULL,
+                        sample_rate = NULL, duration_s = NULL, synth_s = NULL, provider = NULL,
+                        stage_times_json = NULL, wall_s = NULL, done_at = NULL, error = NULL
+                    WHERE job_id = ? AND cache_key = ?
+                """, (job_id, key))
+
+    def mark_chapter_done(self, job_id: str, idx: int, *, audio_path: str, duration_s: float,
+                          synth_s: float, chars_per_s: float | None = None,
+                          rtf: float | None = None,
+                          stage_times: Mapping[str, float] | None = None) -> bool:
+        """Record a chapter's stitched audio and telemetry (engine figures, see `figures`).
+
+        Refused (False) unless every chunk of the chapter is done: if a chunk was reset while
+        the chapter was being stitched, the chapter audio is stale.
+        """
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM chunks WHERE job_id = ? AND chapter_idx = ? "
+                            "AND state != 'done' LIMIT 1", (job_id, idx)).fetchone():
+                return False
+            cursor = conn.execute("""
+                UPDATE chapters SET state = 'done', audio_path = ?, duration_s = ?, synth_s = ?,
+                    chars_per_s = ?, rtf = ?, stage_times_json = ?
+                WHERE job_id = ? AND idx = ?
+            """, (audio_path, duration_s, synth_s, chars_per_s, rtf, times_json(stage_times),
+                  job_id, idx))
+            touch_job(conn, job_id)
+        return cursor.rowcount == 1
+
+    def reset_chapter(self, job_id: str, idx: int) -> None:
+        """Forget a chapter's audio (e.g. its file is gone); its chunks are kept."""
+        with self._write() as conn:
+            conn.execute(f"UPDATE chapters SET {_CHAPTER_NOT_DONE} WHERE job_id = ? AND idx = ?",
+                         (job_id, idx))
+
+    # --- progress ------------------------------------------------------------------------
+
+    def progress(self, job_id: str, since: float | None = None) -> JobProgress:
+        """Totals and per-chapter counts from one snapshot; with `since` (Unix seconds) the
+        `made_*` figures count only chunks finished from then on, e.g. in this run."""
+        rows = self._connection().execute("""
+            SELECT c.idx, c.title, c.state,
+                   count(k.idx),
+                   coalesce(sum(k.state = 'done'), 0),
+                   coalesce(sum(length(k.text)), 0),
+                   coalesce(sum(CASE WHEN k.state = 'done' THEN length(k.text) END), 0),
+                   coalesce(sum(CASE WHEN k.state = 'done' THEN k.duration_s END), 0.0),
+                   coalesce(sum(CASE WHEN k.state = 'done' THEN k.synth_s END), 0.0),
+                   c.chars_per_s, c.rtf, c.stage_times_json,
+                   coalesce(sum(CASE WHEN k.done_at >= :since THEN length(k.text) END), 0),
+                   coalesce(sum(CASE WHEN k.done_at >= :since THEN k.duration_s END), 0.0),
+                   coalesce(sum(CASE WHEN k.state = 'done' THEN k.wall_s END), 0.0)
+            FROM chapters c LEFT JOIN chunks k ON k.job_id = c.job_id AND k.chapter_idx = c.idx
+            WHERE c.job_id = :job_id
+            GROUP BY c.idx ORDER BY c.idx
+        """, {"job_id": job_id, "since": since}).fetchall()
+        chapters = tuple(
+            ChapterProgress(idx=r[0], title=r[1], state=ChapterState(r[2]), chunks_total=r[3],
+                            chunks_done=r[4], chars_total=r[5], chars_done=r[6],
+                            chars_per_s=r[9], rtf=r[10], stage_times=times_of(r[11]))
+            for r in rows
+        )
+        return JobProgress(
+            chunks_done=sum(c.chunks_done for c in chapters),
+            chunks_total=sum(c.chunks_total for c in chapters),
+            chars_done=sum(c.chars_done for c in chapters),
+            chars_total=sum(c.chars_total for c in chapters),
+            audio_s=sum(r[7] for r in rows),
+            synth_s=sum(r[8] for r in rows),
+            chapters=chapters,
+            made_chars=sum(r[12] for r in rows),
+            made_audio_s=sum(r[13] for r in rows),
+            wall_s=sum(r[14] for r in rows),
+        )
+
+
+# --- rows -----------------------------------------------------------------------------------
+
+
+def _chapter_from_row(row: Sequence[Any]) -> ChapterRow:
+    (job_id, idx, book_index, title, chars, state, audio_path, duration_s, synth_s,
+     chars_per_s, rtf, stage_times_json) = row
+    return ChapterRow(
+        job_id=job_id, idx=idx, book_index=book_index, title=title, chars=chars,
+        state=ChapterState(state), audio_path=audio_path, duration_s=duration_s,
+        synth_s=synth_s, chars_per_s=chars_per_s, rtf=rtf,
+        stage_times=times_of(stage_times_json),
+    )
+
+
+def _chunk_from_row(row: Sequence[Any]) -> ChunkRow:
+    (job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames,
+     duration_s, synth_s, provider, attempts, error, stage_times_json, sample_rate,
+     wall_s, done_at) = row
+    return ChunkRow(
+        job_id=job_id, chapter_idx=chapter_idx, idx=idx, text=text,
+        ends_paragraph=bool(ends_paragraph), cache_key=cache_key, state=ChunkState(state),
+        audio_path=audio_path, frames=frames, duration_s=duration_s, synth_s=synth_s,
+        provider=provider, attempts=attempts, error=error,
+        stage_times=times_of(stage_times_json), sample_rate=sample_rate, wall_s=wall_s,
+        done_at=done_at,
+    )
+
+
+_Signature = tuple[str, tuple[tuple[str, bool], ...]]
+
+
+def _signature(title: str, keys: Sequence[str], chunks: Sequence[Chunk | ChunkRow]) -> _Signature:
+    """What a chapter's audio depends on: its title, chunk audio and pauses, in order."""
+    return title, tuple(zip(keys, (bool(c.ends_paragraph) for c in chunks)))
+
+
+def _done_chapter_signatures(conn: sqlite3.Connection, job_id: str
+                             ) -> dict[int, tuple[_Signature, ChapterRow]]:
+    """idx → (signature, row) for the job's done chapters (every chunk of which is done)."""
+    chunks: dict[int, list[ChunkRow]] = {}
+    for row in map(_chunk_from_row,
+                   conn.execute(f"{_SELECT_CHUNKS} ORDER BY chapter_idx, idx", (job_id,))):
+        chunks.setdefault(row.chapter_idx, []).append(row)
+    done = {}
+    for chapter in map(_chapter_from_row,
+                       conn.execute(f"{_SELECT_CHAPTERS} AND state = 'done'", (job_id,))):
+        rows = chunks.get(chapter.idx, [])
+        done[chapter.idx] = (_signature(chapter.title, [r.cache_key for r in rows], rows), chapter)
+    return done
+
+
+def _new_chapter_row(job_id: str, idx: int, title: str, chunks: Sequence[Chunk],
+                     done: ChapterRow | None) -> tuple[Any, ...]:
+    """A plan row; `done` is the old plan's finished chapter with the same signature, if any."""
+    book_index = chunks[0].chapter_index if chunks else None
+    chars = sum(len(c.text) for c in chunks)
+    if done is None:
+        return (job_id, idx, book_index, title, chars, ChapterState.PENDING.value,
+                None, None, None, None, None, None)
+    return (job_id, idx, book_index, title, chars, ChapterState.DONE.value, done.audio_path,
+            done.duration_s, done.synth_s, done.chars_per_s, done.rtf,
+            times_json(done.stage_times))
+
+
+def _new_chunk_row(job_id: str, chapter_idx: int, idx: int, chunk: Chunk, key: str,
+                   done: ChunkRow | None) -> tuple[Any, ...]:
+    """A plan row; `done` is a finished chunk of the old plan with the same key, if any."""
+    if done is None:
+        return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
+                ChunkState.PENDING.value, None, None, None, None, None, 0, None, None, None,
+                None, None)
+    return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
+            ChunkState.DONE.value, done.audio_path, done.frames, done.duration_s, done.synth_s,
+            done.provider, done.attempts, None, times_json(done.stage_times), done.sample_rate,
+            done.wall_s, done.done_at)

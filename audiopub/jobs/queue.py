@@ -1,0 +1,255 @@
+"""The job queue: jobs, their states and settings, the book each one reads, and claiming.
+
+A job is created `queued` with its settings and the book as `submit_job` read it (metadata,
+chapters, cover), so no later step parses the EPUB again. The worker claims the oldest queued
+job atomically; pause, cancel and resume are state changes that the worker honours between
+chunks (see `JobState` for the transitions).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from audiopub.book.models import Book, Cover
+from audiopub.errors import InvalidTransition, JobNotFound
+from audiopub.jobs.db import StoreDatabase
+from audiopub.jobs.models import Job, JobSettings, JobState
+
+EPUB_NAME = "book.epub"  # the job's own copy of the uploaded book
+
+_JOB_COLUMNS = (
+    "id, state, created_at, updated_at, started_at, finished_at, title, author, "
+    "epub_path, output_path, settings_json, error, device, stage_times_json"
+)
+_SELECT_JOB = f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?"
+_SELECT_OLDEST_QUEUED = (
+    f"SELECT {_JOB_COLUMNS} FROM jobs WHERE state = 'queued' ORDER BY created_at, rowid LIMIT 1"
+)
+
+# Settings change only while no worker runs the job; the worker plans the job it claimed from
+# the settings it has then. A done job is final.
+EDITABLE_STATES = frozenset({JobState.QUEUED, JobState.PAUSED, JobState.FAILED,
+                             JobState.CANCELLED})
+
+
+class JobQueue(StoreDatabase):
+    """Jobs and their states (the queue half of `JobStore`)."""
+
+    def create_job(self, epub: Path, output_path: Path, settings: JobSettings, *,
+                   book: Book | None = None, copy_epub: bool = True) -> Job:
+        """A queued job for `book`, read from `epub`; the EPUB is copied into the job's folder
+        so the upload may go away."""
+        job_id = uuid.uuid4().hex
+        epub_path = self.job_dir(job_id) / EPUB_NAME if copy_epub else Path(epub)
+        now = time.time()
+        row = (job_id, JobState.QUEUED.value, now, now, None, None,
+               book.title if book else "", book.author if book else "",
+               str(epub_path), str(output_path), json.dumps(settings.to_dict()), None, None, None)
+        try:
+            if copy_epub:
+                epub_path.parent.mkdir(parents=True)
+                shutil.copyfile(epub, epub_path)
+            with self._write() as conn:
+                conn.execute(f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES ({', '.join('?' * 14)})",
+                             row)
+                if book is not None:
+                    _insert_book(conn, job_id, book)
+        except BaseException:
+            if copy_epub:  # no row without its folder, no folder without its row
+                shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
+            raise
+        return self.get_job(job_id)
+
+    def book(self, job_id: str) -> Book | None:
+        """The book as it was read when the job was submitted (None for a job from before
+        books were kept: read its EPUB copy once and `keep_book` it)."""
+        row = self._connection().execute(
+            "SELECT book_json, cover, cover_type FROM job_books WHERE job_id = ?", (job_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        book_json, cover, cover_type = row
+        return Book.from_dict(json.loads(book_json),
+                              Cover(bytes(cover), cover_type) if cover is not None else None)
+
+    def keep_book(self, job_id: str, book: Book) -> None:
+        with self._write() as conn:
+            current_state(conn, job_id)  # raises JobNotFound
+            conn.execute("DELETE FROM job_books WHERE job_id = ?", (job_id,))
+            _insert_book(conn, job_id, book)
+
+    def get_job(self, job_id: str) -> Job:
+        row = self._connection().execute(_SELECT_JOB, (job_id,)).fetchone()
+        if row is None:
+            raise JobNotFound(f"No job with id {job_id}")
+        return _job_from_row(row)
+
+    def list_jobs(self, states: Iterable[JobState] | None = None) -> list[Job]:
+        """Jobs oldest first (queue order), optionally only those in `states`."""
+        rows = self._connection().execute(
+            f"SELECT {_JOB_COLUMNS} FROM jobs ORDER BY created_at, rowid")
+        jobs = [_job_from_row(r) for r in rows]
+        if states is None:
+            return jobs
+        wanted = set(states)
+        return [j for j in jobs if j.state in wanted]
+
+    def set_state(self, job_id: str, state: JobState, error: str | None = None) -> Job:
+        """Move a job to `state` if that transition is allowed (read and write are atomic)."""
+        with self._write() as conn:
+            _transition(conn, job_id, JobState(state), error)
+        return self.get_job(job_id)
+
+    def set_job_info(self, job_id: str, *, device: str | None = None) -> None:
+        """Record what is learnt once the job runs: the device really used."""
+        with self._write() as conn:
+            current_state(conn, job_id)  # raises JobNotFound
+            conn.execute("UPDATE jobs SET device = coalesce(?, device), updated_at = ? "
+                         "WHERE id = ?", (device, time.time(), job_id))
+
+    def set_job_stage_times(self, job_id: str, stage_times: Mapping[str, float], *,
+                            add: bool = False) -> None:
+        """Record seconds spent in job-wide stages (reading, planning, speaking, encoding).
+
+        A stage measured again replaces the earlier figure (encoding after a resume), or with
+        `add` is added to it (speaking, which every run of the job does a part of).
+        """
+        with self._write() as conn:
+            current_state(conn, job_id)  # raises JobNotFound
+            (stored,) = conn.execute("SELECT stage_times_json FROM jobs WHERE id = ?",
+                                     (job_id,)).fetchone()
+            times = times_of(stored)
+            for name, seconds in stage_times.items():
+                times[name] = times.get(name, 0.0) + seconds if add else seconds
+            conn.execute("UPDATE jobs SET stage_times_json = ?, updated_at = ? WHERE id = ?",
+                         (times_json(times), time.time(), job_id))
+
+    def next_queued_job(self) -> Job | None:
+        """The job the worker would take next (oldest first), without taking it."""
+        row = self._connection().execute(_SELECT_OLDEST_QUEUED).fetchone()
+        return _job_from_row(row) if row else None
+
+    def claim_next_job(self) -> Job | None:
+        """Atomically take the oldest queued job (queued → running); None if the queue is empty.
+
+        Select and update share one write transaction, so two workers never get the same job.
+        """
+        with self._write() as conn:
+            row = conn.execute(_SELECT_OLDEST_QUEUED).fetchone()
+            if row is None:
+                return None
+            job_id = row[0]
+            _transition(conn, job_id, JobState.RUNNING, None)
+        return self.get_job(job_id)
+
+    def requeue_interrupted(self) -> list[str]:
+        """At start-up: jobs left `running` by a crash or restart go back in the queue.
+
+        Call it before the worker starts, and only from the one process that runs jobs.
+        """
+        with self._write() as conn:
+            ids = [r[0] for r in conn.execute(
+                "SELECT id FROM jobs WHERE state = 'running' ORDER BY created_at, rowid")]
+            for job_id in ids:
+                _transition(conn, job_id, JobState.QUEUED, None)
+        return ids
+
+    def update_settings(self, job_id: str, settings: JobSettings) -> None:
+        """Change how a (not running, not done) job is narrated, e.g. before resuming it.
+
+        Nothing else changes here: the worker plans the job again when it claims it, and only
+        chunks whose sound the change alters are made again.
+        """
+        with self._write() as conn:
+            require_state(conn, job_id, EDITABLE_STATES, "change the settings of")
+            conn.execute("UPDATE jobs SET settings_json = ?, updated_at = ? WHERE id = ?",
+                         (json.dumps(settings.to_dict()), time.time(), job_id))
+
+    def delete_job(self, job_id: str, *, remove_files: bool = True) -> None:
+        """Forget a job (and by default delete its folder). A running job must be stopped first."""
+        with self._write() as conn:
+            if current_state(conn, job_id) is JobState.RUNNING:
+                raise InvalidTransition("Cancel or pause the job before deleting it")
+            conn.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+        if remove_files:
+            shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
+
+
+# --- helpers the ledger shares ------------------------------------------------------------
+
+
+def current_state(conn: sqlite3.Connection, job_id: str) -> JobState:
+    row = conn.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    if row is None:
+        raise JobNotFound(f"No job with id {job_id}")
+    return JobState(row[0])
+
+
+def require_state(conn: sqlite3.Connection, job_id: str, allowed: frozenset[JobState],
+                  action: str) -> None:
+    state = current_state(conn, job_id)
+    if state not in allowed:
+        hint = ": pause it first" if state is JobState.RUNNING else ""
+        raise InvalidTransition(f"Cannot {action} a {state.value} job{hint}")
+
+
+def settings_of(conn: sqlite3.Connection, job_id: str) -> JobSettings:
+    return _job_from_row(conn.execute(_SELECT_JOB, (job_id,)).fetchone()).settings
+
+
+def touch(conn: sqlite3.Connection, job_id: str) -> None:
+    conn.execute("UPDATE jobs SET updated_at = ? WHERE id = ?", (time.time(), job_id))
+
+
+def times_json(stage_times: Mapping[str, float] | None) -> str | None:
+    """Seconds per stage as stored: JSON, or NULL when there are none."""
+    return json.dumps(dict(stage_times)) if stage_times else None
+
+
+def times_of(stored: str | None) -> dict[str, float]:
+    return json.loads(stored) if stored else {}
+
+
+# --- rows -----------------------------------------------------------------------------------
+
+
+def _insert_book(conn: sqlite3.Connection, job_id: str, book: Book) -> None:
+    cover = book.cover
+    conn.execute("INSERT INTO job_books (job_id, book_json, cover, cover_type) VALUES (?, ?, ?, ?)",
+                 (job_id, json.dumps(book.to_dict(), ensure_ascii=False),
+                  cover.data if cover else None, cover.media_type if cover else None))
+
+
+def _transition(conn: sqlite3.Connection, job_id: str, state: JobState,
+                error: str | None) -> None:
+    current = current_state(conn, job_id)
+    if not current.can_become(state):
+        raise InvalidTransition(f"A {current.value} job cannot become {state.value}")
+    conn.execute("""
+        UPDATE jobs SET state = :state, updated_at = :now, error = :error,
+            started_at = CASE WHEN :state = 'running' THEN coalesce(started_at, :now)
+                              ELSE started_at END,
+            finished_at = CASE WHEN :state IN ('done', 'failed', 'cancelled') THEN :now
+                               WHEN :state IN ('queued', 'running') THEN NULL
+                               ELSE finished_at END
+        WHERE id = :id
+    """, {"id": job_id, "state": state.value, "now": time.time(), "error": error})
+
+
+def _job_from_row(row: Sequence[Any]) -> Job:
+    (job_id, state, created_at, updated_at, started_at, finished_at, title, author,
+     epub_path, output_path, settings_json, error, device, stage_times_json) = row
+    return Job(
+        id=job_id, state=JobState(state), created_at=created_at, updated_at=updated_at,
+        started_at=started_at, finished_at=finished_at, title=title, author=author,
+        epub_path=Path(epub_path), output_path=Path(output_path),
+        settings=JobSettings.from_dict(json.loads(settings_json)), error=error, device=device,
+        stage_times=times_of(stage_times_json),
+    )
