@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from tiny_supertonic import build_tiny_model
 
+from audiopub.atomic import TEMP_MARK
 from audiopub.audio.mux import probe
 from audiopub.cli import main
 from audiopub.jobs.store import JobStore
@@ -31,7 +32,7 @@ def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Pa
     assert result.duration_s == pytest.approx(total, abs=0.15)
     for mark, chapter in zip(result.chapters, chapters):
         assert mark.end_s - mark.start_s == pytest.approx(chapter.duration_s, abs=0.01)
-    assert not list(out.parent.glob("*.part"))
+    assert not list(out.parent.glob(f"*{TEMP_MARK}*"))
     summary = capsys.readouterr().out
     assert "chapters: 3" in summary and "chars/s" in summary and "ran on: CPU" in summary
 

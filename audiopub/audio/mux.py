@@ -27,6 +27,7 @@ from typing import Final
 import imageio_ffmpeg
 import soundfile as sf
 
+from audiopub.atomic import atomic_write, remove_stale_temp_files
 from audiopub.book.models import Cover, sniff_image_type
 from audiopub.errors import MuxFailed
 from audiopub.settings import AAC_BITRATE
@@ -48,8 +49,6 @@ MEDIA_KIND_AUDIOBOOK: Final = "2"
 
 # How much of ffmpeg's stderr goes into an error message.
 STDERR_TAIL_LINES: Final = 15
-
-PART_SUFFIX: Final = ".part"
 
 # How far the written book's length may stray from the chapter WAVs' total: AAC works in
 # frames of 1024 samples and ffmpeg reports durations to 10 ms, so this is generous.
@@ -391,22 +390,25 @@ def _wav_seconds(path: Path) -> float:
 def _encode(
     cmd: list[str],
     folder: Path,
-    part_path: Path,
+    written: Path,
+    name: str,
     expected_s: float,
     progress: Callable[[float], None] | None,
 ) -> None:
-    """Run the mux command and check its result; MuxFailed unless `part_path` is complete."""
-    name = part_path.name.removesuffix(PART_SUFFIX)
+    """Run the mux command and check its result; MuxFailed unless `written` is complete.
+
+    `name` is the book's file name, for messages.
+    """
     try:
         returncode, stderr = _run_ffmpeg(cmd, folder / "stderr.txt", expected_s, progress)
     except OSError as error:
         raise MuxFailed(f"Could not start ffmpeg to write {name}: {error}") from error
     if returncode != 0:
         raise _mux_failed(name, f"ffmpeg exited with code {returncode}", stderr)
-    if not part_path.is_file():
+    if not written.is_file():
         raise _mux_failed(name, "ffmpeg wrote no file", stderr)
     # Belt and braces: a book that silently lost audio is worse than an error.
-    written_s = probe(part_path).duration_s
+    written_s = probe(written).duration_s
     if abs(written_s - expected_s) > DURATION_TOLERANCE_S:
         reason = f"it holds {written_s:.1f} s of audio instead of {expected_s:.1f} s"
         raise _mux_failed(name, reason, stderr)
@@ -424,9 +426,9 @@ def mux_m4b(
 ) -> None:
     """Encode the chapter WAVs (in order) into a chapterised, tagged .m4b at `out_path`.
 
-    `out_path` appears only once complete: ffmpeg writes `<out_path>.part`, which is renamed
-    on success and removed on failure. `progress`, if given, is called with the fraction
-    encoded so far (0..1); an exception it raises stops ffmpeg and propagates.
+    `out_path` appears only once complete: ffmpeg writes a temp file beside it (`atomic_write`),
+    which is renamed on success and removed on failure. `progress`, if given, is called with the
+    fraction encoded so far (0..1); an exception it raises stops ffmpeg and propagates.
     Raises MuxFailed if a chapter WAV is missing or unreadable, or ffmpeg fails.
     """
     if not chapter_wavs:
@@ -435,9 +437,9 @@ def mux_m4b(
     metadata_text = build_ffmetadata(tags, chapters)
 
     out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    part_path = out_path.with_name(out_path.name + PART_SUFFIX)
     ffmpeg = ffmpeg_exe()
+    # An attempt cut short by a crash may have left its temp file; this one replaces it.
+    remove_stale_temp_files(out_path.parent, out_path.name)
 
     with tempfile.TemporaryDirectory(prefix="audiopub-mux-") as tmp:
         folder = Path(tmp)
@@ -446,12 +448,10 @@ def mux_m4b(
         write_concat_list(chapter_wavs, concat_list)
         metadata.write_text(metadata_text, encoding="utf-8", newline="\n")
         cover_path = prepare_cover(ffmpeg, cover, folder) if cover is not None else None
-        cmd = build_mux_command(ffmpeg, concat_list, metadata, cover_path, part_path, bitrate)
-        try:
-            _encode(cmd, folder, part_path, expected_s, progress)
-            os.replace(part_path, out_path)
-        finally:
-            part_path.unlink(missing_ok=True)  # only still there if something failed
+        with atomic_write(out_path) as temp_path:
+            cmd = build_mux_command(ffmpeg, concat_list, metadata, cover_path, temp_path,
+                                    bitrate)
+            _encode(cmd, folder, temp_path, out_path.name, expected_s, progress)
 
 
 # ---------------------------------------------------------------------------------------------
