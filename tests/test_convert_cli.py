@@ -8,7 +8,7 @@ import pytest
 from tiny_supertonic import build_tiny_model
 
 from audiopub.atomic import TEMP_MARK
-from audiopub.audio.mux import probe
+from audiopub.audio.ffmpeg import probe
 from audiopub.cli import main
 from audiopub.jobs.store import JobStore
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from audiopub.atomic import TEMP_MARK
-from audiopub.audio.mux import probe
+from audiopub.audio.ffmpeg import probe
 from audiopub.jobs import executor, pipeline
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import ChunkState, JobSettings, JobState

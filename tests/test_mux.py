@@ -14,21 +14,20 @@ import pytest
 import soundfile as sf
 
 from audiopub.atomic import TEMP_MARK
-from audiopub.audio.mux import (
-    AAC_CODER,
+from audiopub.audio.ffmetadata import (
     BookTags,
     ChapterMark,
-    ProbeResult,
-    _parse_stream_info,
     build_ffmetadata,
+    escape_ffmetadata,
+    parse_ffmetadata,
+)
+from audiopub.audio.ffmpeg import ProbeResult, _parse_stream_info, ffmpeg_exe, probe
+from audiopub.audio.mux import (
+    AAC_CODER,
     build_mux_command,
     chapter_marks,
     concat_list_entry,
-    escape_ffmetadata,
-    ffmpeg_exe,
     mux_m4b,
-    parse_ffmetadata,
-    probe,
 )
 from audiopub.book.models import Cover
 from audiopub.errors import JobCancelled, MuxFailed
