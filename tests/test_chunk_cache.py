@@ -72,7 +72,7 @@ def test_failed_rename_leaves_no_file(tmp_path: Path, monkeypatch: pytest.Monkey
     def broken_replace(*_: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(chunk_cache.os, "replace", broken_replace)
+    monkeypatch.setattr(os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         write_chunk(tmp_path / "x.wav", tone(), RATE)
     assert list(tmp_path.iterdir()) == []

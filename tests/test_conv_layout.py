@@ -83,6 +83,25 @@ def _save(model: onnx.ModelProto, path: Path) -> Path:
     return path
 
 
+def test_the_rewrite_is_written_whole_or_not_at_all(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    source = _save(conv_model(), tmp_path / "voice.onnx")
+    target = tmp_path / "cache" / "voice.2d.onnx"
+    assert conv_layout.write_with_2d_convs(source, target)
+    assert [p.name for p in target.parent.iterdir()] == [target.name]
+    onnx.checker.check_model(onnx.load(str(target)))
+
+    def save_half(model: onnx.ModelProto, path: str) -> None:
+        Path(path).write_bytes(model.SerializeToString()[:100])
+        raise OSError("disk full")
+
+    target.unlink()
+    monkeypatch.setattr(conv_layout.onnx, "save", save_half)
+    with pytest.raises(OSError, match="disk full"):
+        conv_layout.write_with_2d_convs(source, target)
+    assert list(target.parent.iterdir()) == []
+
+
 def test_sessions_load_the_rewrite_from_the_cache(tmp_path: Path) -> None:
     source = _save(conv_model(), tmp_path / "voice.onnx")
     onnx_runtime.create_session(source, use_gpu=False, conv1d_as_2d=True)

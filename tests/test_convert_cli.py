@@ -11,7 +11,8 @@ from tiny_supertonic import build_tiny_model
 from voices import add_voice_with_rate
 
 from audiopub import cli
-from audiopub.audio.mux import probe
+from audiopub.atomic import TEMP_MARK
+from audiopub.audio.ffmpeg import probe
 from audiopub.cli import main
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import JobState
@@ -37,7 +38,7 @@ def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Pa
     assert result.duration_s == pytest.approx(total, abs=0.15)
     for mark, chapter in zip(result.chapters, chapters):
         assert mark.end_s - mark.start_s == pytest.approx(chapter.duration_s, abs=0.01)
-    assert not list(out.parent.glob("*.part"))
+    assert not list(out.parent.glob(f"*{TEMP_MARK}*"))
     summary = capsys.readouterr().out
     assert "chapters: 3" in summary and "ran on: CPU" in summary
     assert "this run: " in summary and "chars/s" in summary and "(wall clock)" in summary

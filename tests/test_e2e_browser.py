@@ -22,7 +22,7 @@ import pytest
 from epub_factory import build_epub, tiny_png
 from server_helper import ROOT, browser_context, free_port, require_chromium, server
 
-from audiopub.audio.mux import probe
+from audiopub.audio.ffmpeg import probe
 
 TESTS = Path(__file__).resolve().parent
 CHAPTERS = [

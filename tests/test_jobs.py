@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from audiopub.audio.mux import probe
+from audiopub.atomic import TEMP_MARK
+from audiopub.audio.ffmpeg import probe
 from audiopub.jobs import executor, pipeline
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import ChunkState, Job, JobSettings, JobState
@@ -270,7 +271,7 @@ def test_cancel_during_encoding_stops_ffmpeg_and_leaves_no_book(store, engine, t
 
     assert _run(store, job.id, engine, publish) is JobState.CANCELLED
     assert not (tmp_path / "b.m4b").exists()
-    assert not list(tmp_path.glob("*.part"))
+    assert not list(tmp_path.glob(f"*{TEMP_MARK}*"))
 
 
 def test_a_job_needing_more_disk_than_is_free_is_refused(store, engine, tmp_path,

@@ -13,21 +13,21 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from audiopub.audio.mux import (
-    AAC_CODER,
+from audiopub.atomic import TEMP_MARK
+from audiopub.audio.ffmetadata import (
     BookTags,
     ChapterMark,
-    ProbeResult,
-    _parse_stream_info,
     build_ffmetadata,
+    escape_ffmetadata,
+    parse_ffmetadata,
+)
+from audiopub.audio.ffmpeg import ProbeResult, _parse_stream_info, ffmpeg_exe, probe
+from audiopub.audio.mux import (
+    AAC_CODER,
     build_mux_command,
     chapter_marks,
     concat_list_entry,
-    escape_ffmetadata,
-    ffmpeg_exe,
     mux_m4b,
-    parse_ffmetadata,
-    probe,
 )
 from audiopub.book.models import Cover
 from audiopub.errors import JobCancelled, MuxFailed
@@ -274,7 +274,7 @@ def test_mux_writes_chapters_tags_and_cover(book: tuple[Path, ProbeResult]) -> N
     assert tags["comment"] == TAGS.comment
     assert tags["media_type"] == "2"
     assert tags["major_brand"] == "M4B "
-    assert leftovers(out.parent) == ["The Book.m4b"]  # no .part left behind
+    assert leftovers(out.parent) == ["The Book.m4b"]  # no temp file left behind
 
 
 def test_mux_reports_progress(tmp_path: Path, chapter_wavs: list[Path]) -> None:
@@ -296,6 +296,15 @@ def test_cancelling_from_progress_stops_and_cleans_up(
     with pytest.raises(JobCancelled):
         mux_m4b(chapter_wavs, marks, TAGS, None, tmp_path / "b.m4b", progress=cancel)
     assert leftovers(tmp_path) == []
+
+
+def test_a_crashed_attempts_temp_file_is_replaced(tmp_path: Path, chapter_wavs: list[Path]
+                                                  ) -> None:
+    out = tmp_path / "out" / "b.m4b"
+    out.parent.mkdir()
+    (out.parent / f"b.m4b{TEMP_MARK}999-abcd").write_bytes(b"half a book")  # a killed run's
+    mux_m4b(chapter_wavs, chapter_marks(TITLES, chapter_wavs), TAGS, None, out)
+    assert leftovers(out.parent) == ["b.m4b"]
 
 
 @pytest.mark.parametrize("kind", ["png", "gif"])
@@ -345,7 +354,7 @@ def test_unreadable_wav_fails_before_encoding(tmp_path: Path, chapter_wavs: list
         mux_m4b([tmp_path / "missing.wav"], marks[:1], TAGS, None, out)
     with pytest.raises(MuxFailed):
         mux_m4b([], [], TAGS, None, out)
-    assert not out.exists() and not out.with_name("b.m4b.part").exists()
+    assert not out.exists() and not list(out.parent.glob(f"*{TEMP_MARK}*"))
 
 
 def test_probe_of_a_non_media_file_raises_mux_failed(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from audiopub.audio.mux import probe
+from audiopub.audio.ffmpeg import probe
 from audiopub.jobs.store import JobStore
 
 from epub_factory import build_epub

@@ -46,11 +46,11 @@ def test_frames_and_duration_are_exact(tmp_path: Path) -> None:
     assert np.all(data[1000 : 1000 + round(0.25 * SR)] == 0)  # the pause is digital silence
 
 
-def test_writes_pcm16_mono_at_the_given_rate_and_renames_the_part_file(tmp_path: Path) -> None:
+def test_writes_pcm16_mono_at_the_given_rate_and_renames_the_temp_file(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "chapter.wav"
     with ChapterWriter(path, 24000) as writer:
         writer.add(tone(0.2, sr=24000))
-        assert writer.part_path.exists() and not path.exists()
+        assert writer.temp_path.exists() and not path.exists()
 
     info = sf.info(str(path))
     assert (info.format, info.subtype, info.channels, info.samplerate) == (
@@ -59,7 +59,7 @@ def test_writes_pcm16_mono_at_the_given_rate_and_renames_the_part_file(tmp_path:
         1,
         24000,
     )
-    assert not writer.part_path.exists()
+    assert not writer.temp_path.exists()
 
 
 def test_exception_inside_with_leaves_no_file(tmp_path: Path) -> None:
@@ -82,6 +82,17 @@ def test_failed_rewrite_keeps_the_previous_complete_chapter(tmp_path: Path) -> N
             writer.add(tone(1.0))
             raise RuntimeError("cancelled")
     assert path.read_bytes() == before
+
+
+def test_a_crashed_attempts_temp_file_is_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "0001.wav"
+    crashed = tmp_path / "0001.wav.tmp-999-abcd"  # a process killed while writing it
+    other = tmp_path / "0002.wav.tmp-999-abcd"
+    crashed.write_bytes(b"half a chapter")
+    other.write_bytes(b"another chapter")
+    with ChapterWriter(path, SR) as writer:
+        writer.add(tone(0.1))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0001.wav", other.name]
 
 
 def test_samples_are_clipped_and_cleaned(tmp_path: Path) -> None:

@@ -65,6 +65,7 @@ def test_preferences_survive_restarts_and_bad_files(tmp_path: Path) -> None:
     prefs = Preferences(path)
     assert prefs.get() == UiSettings()
     prefs.update(speed=1.5, steps=32, use_gpu=True, dark=False, voice="en_US-joe-medium")
+    assert [p.name for p in tmp_path.iterdir()] == ["ui-settings.json"]  # no temp file left
     again = Preferences(path).get()
     assert (again.speed, again.steps, again.use_gpu, again.dark) == (1.5, 32, True, False)
     path.write_text(json.dumps({"speed": 99, "steps": "many", "dark": "yes", "colour": "red"}))
@@ -73,6 +74,13 @@ def test_preferences_survive_restarts_and_bad_files(tmp_path: Path) -> None:
     assert odd.dark is None
     path.write_text("{not json")
     assert Preferences(path).get() == UiSettings()
+
+
+def test_preferences_clear_the_temp_file_of_a_crashed_write(tmp_path: Path) -> None:
+    stale = tmp_path / "ui-settings.json.tmp-999-abcd"
+    stale.write_text("{")
+    Preferences(tmp_path / "ui-settings.json")
+    assert not stale.exists()
 
 
 class _Upload:

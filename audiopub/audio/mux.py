@@ -1,8 +1,8 @@
 """Chapter WAVs in, one chapterised, tagged .m4b with cover art out (ffmpeg does the work).
 
-ffmpeg comes from imageio-ffmpeg (a static build), so nothing needs to be installed. One
-ffmpeg run encodes and muxes: the chapter WAVs arrive through the concat demuxer, tags and
-chapter marks through an ffmetadata file, and the cover as an attached picture.
+One ffmpeg run encodes and muxes: the chapter WAVs arrive through the concat demuxer, tags and
+chapter marks through an ffmetadata file (`ffmetadata`), and the cover as an attached picture.
+The book is read back (`ffmpeg.probe`) before it is put in place.
 
 Container: ffmpeg's `ipod` muxer with the major brand forced to `M4B `. It is the muxer
 ffmpeg itself uses for .m4a/.m4b, it writes chapters twice (a QuickTime chapter track and a
@@ -15,21 +15,23 @@ from __future__ import annotations
 import logging
 import mimetypes
 import os
-import re
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Final
 
-import imageio_ffmpeg
 import soundfile as sf
 
+from audiopub.atomic import atomic_write, remove_stale_temp_files
+from audiopub.audio.ffmetadata import BookTags, ChapterMark, build_ffmetadata
+from audiopub.audio.ffmpeg import ffmpeg_exe, probe, stderr_tail
 from audiopub.book.models import Cover, sniff_image_type
 from audiopub.errors import MuxFailed
 from audiopub.settings import AAC_BITRATE
+
+# The tags and chapter marks are what `mux_m4b` takes, so they are offered here too.
+__all__ = ["BookTags", "ChapterMark", "chapter_marks", "mux_m4b"]
 
 log = logging.getLogger(__name__)
 
@@ -43,62 +45,13 @@ M4B_BRAND: Final = "M4B "  # four characters; the space is part of the brand
 # book then encodes in about 3 minutes instead of up to 11.
 AAC_CODER: Final = "fast"
 
-# iTunes "stik" media kind 2 = Audiobook, so Apple software files the book correctly.
-MEDIA_KIND_AUDIOBOOK: Final = "2"
-
-# How much of ffmpeg's stderr goes into an error message.
-STDERR_TAIL_LINES: Final = 15
-
-PART_SUFFIX: Final = ".part"
-
 # How far the written book's length may stray from the chapter WAVs' total: AAC works in
 # frames of 1024 samples and ffmpeg reports durations to 10 ms, so this is generous.
 DURATION_TOLERANCE_S: Final = 0.5
 
 
-def ffmpeg_exe() -> str:
-    """Path of the ffmpeg binary bundled with imageio-ffmpeg."""
-    try:
-        return imageio_ffmpeg.get_ffmpeg_exe()
-    except RuntimeError as error:
-        raise MuxFailed(f"ffmpeg is not available: {error}") from error
-
-
 # ---------------------------------------------------------------------------------------------
-# Plain data
-
-
-@dataclass(frozen=True)
-class ChapterMark:
-    """Where a chapter sits in the finished book, in seconds."""
-
-    title: str
-    start_s: float
-    end_s: float
-
-
-@dataclass(frozen=True)
-class BookTags:
-    """Global tags of the audiobook."""
-
-    title: str
-    author: str
-    album: str | None = None  # defaults to the title
-    genre: str = "Audiobook"
-    year: str | None = None
-    comment: str | None = None
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    """What ffmpeg reads back from a finished file."""
-
-    duration_s: float
-    chapters: list[ChapterMark] = field(default_factory=list)
-    tags: dict[str, str] = field(default_factory=dict)
-    has_cover: bool = False
-    audio_codec: str = ""
-    sample_rate: int = 0
+# Chapter marks
 
 
 def chapter_marks(titles: Sequence[str], chapter_wavs: Sequence[Path]) -> list[ChapterMark]:
@@ -112,116 +65,6 @@ def chapter_marks(titles: Sequence[str], chapter_wavs: Sequence[Path]) -> list[C
         marks.append(ChapterMark(title, start, end))
         start = end
     return marks
-
-
-# ---------------------------------------------------------------------------------------------
-# ffmetadata
-
-
-def escape_ffmetadata(value: str) -> str:
-    r"""Escape a value for an ffmetadata file: a backslash before = ; # \ and newline.
-
-    Carriage returns are escaped too: ffmpeg's reader ends a line at an unescaped CR.
-    """
-    return "".join("\\" + ch if ch in "=;#\\\n\r" else ch for ch in value)
-
-
-def _metadata_line(key: str, value: str) -> str:
-    # ffmpeg's reader takes an escaped backslash right before the line end for an escaped
-    # newline and swallows the next line, so a value can't end in a backslash.
-    value = value.rstrip("\\")
-    return f"{key}={escape_ffmetadata(value)}"
-
-
-def _tag_items(tags: BookTags) -> list[tuple[str, str]]:
-    items = [
-        ("title", tags.title),
-        ("artist", tags.author),
-        ("album_artist", tags.author),
-        ("album", tags.album or tags.title),
-        ("genre", tags.genre),
-        ("date", tags.year),
-        ("comment", tags.comment),
-        ("media_type", MEDIA_KIND_AUDIOBOOK),
-    ]
-    return [(key, str(value)) for key, value in items if value]
-
-
-def _chapter_ms(chapters: Sequence[ChapterMark]) -> list[tuple[int, int]]:
-    """Integer-millisecond (start, end) pairs, each end equal to the next start."""
-    starts = [round(c.start_s * 1000) for c in chapters]
-    ends = (starts[1:] + [round(chapters[-1].end_s * 1000)]) if chapters else []
-    for number, (chapter, start, end) in enumerate(zip(chapters, starts, ends), start=1):
-        if end <= start:
-            raise ValueError(f"chapter {number} ({chapter.title!r}) has no length")
-    return list(zip(starts, ends))
-
-
-def build_ffmetadata(tags: BookTags, chapters: Sequence[ChapterMark]) -> str:
-    """The ffmetadata file carrying the book's tags and chapter marks."""
-    lines = [";FFMETADATA1"]
-    lines += [_metadata_line(key, value) for key, value in _tag_items(tags)]
-    for chapter, (start, end) in zip(chapters, _chapter_ms(chapters)):
-        lines += [
-            "[CHAPTER]",
-            "TIMEBASE=1/1000",
-            f"START={start}",
-            f"END={end}",
-            _metadata_line("title", chapter.title),
-        ]
-    return "\n".join(lines) + "\n"
-
-
-def _logical_lines(text: str) -> Iterable[list[tuple[str, bool]]]:
-    """Split ffmetadata into lines of (character, was_escaped), honouring backslash escapes."""
-    line: list[tuple[str, bool]] = []
-    chars = iter(text)
-    for ch in chars:
-        if ch == "\\":
-            line.append((next(chars, ""), True))
-        elif ch == "\n":
-            yield line
-            line = []
-        else:
-            line.append((ch, False))
-    if line:
-        yield line
-
-
-def _split_key_value(line: list[tuple[str, bool]]) -> tuple[str, str] | None:
-    for i, (ch, escaped) in enumerate(line):
-        if ch == "=" and not escaped:
-            key = "".join(c for c, _ in line[:i])
-            return key, "".join(c for c, _ in line[i + 1 :])
-    return None
-
-
-def _chapter_from_section(section: dict[str, str]) -> ChapterMark:
-    num, _, den = section.get("TIMEBASE", "1/1000").partition("/")
-    timebase = Fraction(int(num), int(den or 1))
-    start = float(int(section.get("START", "0")) * timebase)
-    end = float(int(section.get("END", "0")) * timebase)
-    return ChapterMark(section.get("title", ""), start, end)
-
-
-def parse_ffmetadata(text: str) -> tuple[dict[str, str], list[ChapterMark]]:
-    """Global tags and chapters from ffmetadata text (as `ffmpeg -f ffmetadata` writes it)."""
-    tags: dict[str, str] = {}
-    sections: list[dict[str, str]] = []
-    current = tags  # where key=value lines go
-    for line in _logical_lines(text):
-        if not line or (line[0][0] in ";#" and not line[0][1]):
-            continue  # blank line or comment
-        plain = "".join(ch for ch, _ in line)
-        is_header = not any(escaped for _, escaped in line) and plain.startswith("[")
-        if is_header and plain == "[CHAPTER]":
-            sections.append({})
-            current = sections[-1]
-        elif is_header:
-            current = {}  # [STREAM] or an unknown section: read and ignore
-        elif (pair := _split_key_value(line)) is not None:
-            current[pair[0]] = pair[1]
-    return tags, [_chapter_from_section(s) for s in sections]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -321,15 +164,10 @@ def prepare_cover(ffmpeg: str, cover: Cover, folder: Path) -> Path | None:
 # Running ffmpeg
 
 
-def _stderr_tail(stderr: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    return "\n".join(lines[-STDERR_TAIL_LINES:]) or "(ffmpeg printed nothing)"
-
-
 def _mux_failed(name: str, reason: str, stderr: str) -> MuxFailed:
     return MuxFailed(
         f"Could not write the audiobook {name}: {reason}.\n"
-        f"ffmpeg said:\n{_stderr_tail(stderr)}"
+        f"ffmpeg said:\n{stderr_tail(stderr)}"
     )
 
 
@@ -391,22 +229,25 @@ def _wav_seconds(path: Path) -> float:
 def _encode(
     cmd: list[str],
     folder: Path,
-    part_path: Path,
+    written: Path,
+    name: str,
     expected_s: float,
     progress: Callable[[float], None] | None,
 ) -> None:
-    """Run the mux command and check its result; MuxFailed unless `part_path` is complete."""
-    name = part_path.name.removesuffix(PART_SUFFIX)
+    """Run the mux command and check its result; MuxFailed unless `written` is complete.
+
+    `name` is the book's file name, for messages.
+    """
     try:
         returncode, stderr = _run_ffmpeg(cmd, folder / "stderr.txt", expected_s, progress)
     except OSError as error:
         raise MuxFailed(f"Could not start ffmpeg to write {name}: {error}") from error
     if returncode != 0:
         raise _mux_failed(name, f"ffmpeg exited with code {returncode}", stderr)
-    if not part_path.is_file():
+    if not written.is_file():
         raise _mux_failed(name, "ffmpeg wrote no file", stderr)
     # Belt and braces: a book that silently lost audio is worse than an error.
-    written_s = probe(part_path).duration_s
+    written_s = probe(written).duration_s
     if abs(written_s - expected_s) > DURATION_TOLERANCE_S:
         reason = f"it holds {written_s:.1f} s of audio instead of {expected_s:.1f} s"
         raise _mux_failed(name, reason, stderr)
@@ -424,9 +265,9 @@ def mux_m4b(
 ) -> None:
     """Encode the chapter WAVs (in order) into a chapterised, tagged .m4b at `out_path`.
 
-    `out_path` appears only once complete: ffmpeg writes `<out_path>.part`, which is renamed
-    on success and removed on failure. `progress`, if given, is called with the fraction
-    encoded so far (0..1); an exception it raises stops ffmpeg and propagates.
+    `out_path` appears only once complete: ffmpeg writes a temp file beside it (`atomic_write`),
+    which is renamed on success and removed on failure. `progress`, if given, is called with the
+    fraction encoded so far (0..1); an exception it raises stops ffmpeg and propagates.
     Raises MuxFailed if a chapter WAV is missing or unreadable, or ffmpeg fails.
     """
     if not chapter_wavs:
@@ -435,9 +276,9 @@ def mux_m4b(
     metadata_text = build_ffmetadata(tags, chapters)
 
     out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    part_path = out_path.with_name(out_path.name + PART_SUFFIX)
     ffmpeg = ffmpeg_exe()
+    # An attempt cut short by a crash may have left its temp file; this one replaces it.
+    remove_stale_temp_files(out_path.parent, out_path.name)
 
     with tempfile.TemporaryDirectory(prefix="audiopub-mux-") as tmp:
         folder = Path(tmp)
@@ -446,58 +287,7 @@ def mux_m4b(
         write_concat_list(chapter_wavs, concat_list)
         metadata.write_text(metadata_text, encoding="utf-8", newline="\n")
         cover_path = prepare_cover(ffmpeg, cover, folder) if cover is not None else None
-        cmd = build_mux_command(ffmpeg, concat_list, metadata, cover_path, part_path, bitrate)
-        try:
-            _encode(cmd, folder, part_path, expected_s, progress)
-            os.replace(part_path, out_path)
-        finally:
-            part_path.unlink(missing_ok=True)  # only still there if something failed
-
-
-# ---------------------------------------------------------------------------------------------
-# Reading a finished file back
-
-_DURATION_RE = re.compile(r"Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)")
-_AUDIO_RE = re.compile(r"Stream #\d+:\d+\S*: Audio: (\w+)(.*)")
-_SAMPLE_RATE_RE = re.compile(r"(\d+) Hz")
-_COVER_RE = re.compile(r"Stream #\d+:\d+\S*: Video: .*\(attached pic\)")
-
-
-def _input_section(stderr: str) -> str:
-    """The part of ffmpeg's stderr that describes the input file, not the output."""
-    return re.split(r"^(?:Output #0|Stream mapping:)", stderr, maxsplit=1, flags=re.M)[0]
-
-
-def _parse_stream_info(stderr: str) -> tuple[float, str, int, bool]:
-    """(duration_s, audio codec, sample rate, has attached picture) from `ffmpeg -i` output."""
-    info = _input_section(stderr)
-    duration = 0.0
-    if match := _DURATION_RE.search(info):
-        hours, minutes, seconds = match.groups()
-        duration = int(hours) * 3600 + int(minutes) * 60 + float(seconds)
-    codec, sample_rate = "", 0
-    if match := _AUDIO_RE.search(info):
-        codec = match.group(1)
-        if rate := _SAMPLE_RATE_RE.search(match.group(2)):
-            sample_rate = int(rate.group(1))
-    return duration, codec, sample_rate, bool(_COVER_RE.search(info))
-
-
-def probe(path: Path) -> ProbeResult:
-    """Duration, chapters, tags, cover and audio format of a media file, as ffmpeg sees it."""
-    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "info"]
-    cmd += ["-i", os.path.abspath(path), "-f", "ffmetadata", "-"]
-    try:
-        result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True)
-    except OSError as error:
-        raise MuxFailed(f"Could not run ffmpeg to read {Path(path).name}: {error}") from error
-    stdout = result.stdout.decode("utf-8", errors="replace")
-    stderr = result.stderr.decode("utf-8", errors="replace")
-    if result.returncode != 0:
-        raise MuxFailed(
-            f"ffmpeg could not read {Path(path).name} (exit code {result.returncode}).\n"
-            f"ffmpeg said:\n{_stderr_tail(stderr)}"
-        )
-    tags, chapters = parse_ffmetadata(stdout)
-    duration, codec, sample_rate, has_cover = _parse_stream_info(stderr)
-    return ProbeResult(duration, chapters, tags, has_cover, codec, sample_rate)
+        with atomic_write(out_path) as temp_path:
+            cmd = build_mux_command(ffmpeg, concat_list, metadata, cover_path, temp_path,
+                                    bitrate)
+            _encode(cmd, folder, temp_path, out_path.name, expected_s, progress)

@@ -5,13 +5,14 @@
             chapter.add(audio, pause_after(chunk.ends_paragraph))
         chapter.add_silence(CHAPTER_PAUSE_S)
 
-The WAV is written to `<path>.part` and renamed to `path` only when the `with` block ends
-without an exception, so a file at `path` is always a complete chapter.
+The WAV is written under a temporary name beside `path` (`atomic.atomic_write`) and renamed to
+`path` only when the `with` block ends without an exception, so a file at `path` is always a
+complete chapter.
 """
 
 from __future__ import annotations
 
-import os
+from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -19,6 +20,7 @@ from typing import Final
 import numpy as np
 import soundfile as sf
 
+from audiopub.atomic import atomic_write, remove_stale_temp_files
 from audiopub.settings import PARAGRAPH_PAUSE_S, SENTENCE_PAUSE_S
 
 # Engines leave varying amounts of near-silence around a chunk; cutting it back to a fixed
@@ -27,8 +29,6 @@ SILENCE_THRESHOLD_DBFS: Final = -50.0
 KEEP_SILENCE_S: Final = 0.02
 # A few milliseconds of fade hides the click where a trimmed chunk meets digital silence.
 FADE_S: Final = 0.005
-
-PART_SUFFIX: Final = ".part"
 
 
 def pause_after(ends_paragraph: bool) -> float:
@@ -92,11 +92,12 @@ class ChapterWriter:
         if sample_rate <= 0:
             raise ValueError(f"sample rate must be positive, got {sample_rate}")
         self.path = Path(path)
-        self.part_path = self.path.with_name(self.path.name + PART_SUFFIX)
+        self.temp_path: Path | None = None  # where the WAV is written inside the `with` block
         self.sample_rate = sample_rate
         self.trim = trim
         self._frames = 0
         self._file: sf.SoundFile | None = None
+        self._closing: ExitStack | None = None  # closes the WAV, then renames or removes it
 
     @property
     def frames(self) -> int:
@@ -109,15 +110,20 @@ class ChapterWriter:
         return self._frames / self.sample_rate
 
     def __enter__(self) -> ChapterWriter:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = sf.SoundFile(
-            self.part_path,
-            mode="w",
-            samplerate=self.sample_rate,
-            channels=1,
-            subtype="PCM_16",
-            format="WAV",
-        )
+        # An attempt cut short by a crash may have left its temp file; this writer replaces it.
+        remove_stale_temp_files(self.path.parent, self.path.name)
+        with ExitStack() as stack:
+            self.temp_path = stack.enter_context(atomic_write(self.path))
+            self._file = sf.SoundFile(
+                self.temp_path,
+                mode="w",
+                samplerate=self.sample_rate,
+                channels=1,
+                subtype="PCM_16",
+                format="WAV",
+            )
+            stack.callback(self._close_file)
+            self._closing = stack.pop_all()
         return self
 
     def __exit__(
@@ -126,15 +132,14 @@ class ChapterWriter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        if exc_type is not None:
-            self.part_path.unlink(missing_ok=True)
-            return
-        _fsync_file(self.part_path)
-        os.replace(self.part_path, self.path)
-        _fsync_dir(self.path.parent)
+        closing, self._closing = self._closing, None
+        if closing is not None:
+            closing.__exit__(exc_type, exc, tb)
+
+    def _close_file(self) -> None:
+        file, self._file = self._file, None
+        if file is not None:
+            file.close()
 
     def add(self, samples: np.ndarray, pause_after_s: float = 0.0) -> None:
         """Append one chunk of audio, then `pause_after_s` seconds of silence."""
@@ -157,24 +162,3 @@ class ChapterWriter:
             self._file.write(audio)
             self._frames += len(audio)
 
-
-def _fsync_file(path: Path) -> None:
-    # "rb+" because Windows only commits handles opened for writing.
-    with open(path, "rb+") as f:
-        os.fsync(f.fileno())
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make the rename itself durable where the OS allows it (POSIX only)."""
-    if os.name != "posix":
-        return
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems refuse fsync on directories; the data itself is safe
-    finally:
-        os.close(fd)

@@ -1,24 +1,22 @@
 """Chunk audio on disk: `<job dir>/chunks/<cache key>.wav`, written atomically, checked on trust.
 
 A chunk file is trusted only if the store marks its key done *and* the file reads back with the
-recorded number of frames. Files are written to a temporary name, fsynced and renamed, so a
-crash leaves either the old state or the complete new file, plus at worst a stray temp file.
+recorded number of frames. Files are written with `atomic.atomic_write`, so a crash leaves
+either the old state or the complete new file, plus at worst a stray temp file.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
 
+from audiopub import atomic
 from audiopub.jobs.models import ChapterRow, ChapterState, ChunkRow
 from audiopub.jobs.store import JobStore
 
 CHUNKS_DIR = "chunks"
-TEMP_MARK = ".tmp-"  # "<final name>.tmp-<pid>-<random>"
 # Chapter rows store seconds, not frames: allow rounding, catch truncation.
 CHAPTER_DURATION_TOLERANCE_S = 0.01
 
@@ -39,31 +37,9 @@ def write_chunk(path: Path, samples: np.ndarray, sample_rate: int) -> int:
         raise ValueError(f"Chunk audio must be mono (1-D), got shape {samples.shape}")
     # Float samples beyond ±1 would wrap around in PCM; clip them explicitly.
     samples = np.clip(samples, -1.0, 1.0)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f"{path.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
-    try:
-        with open(temp, "wb") as handle:
-            sf.write(handle, samples, sample_rate, subtype="PCM_16", format="WAV")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
+    with atomic.atomic_write(Path(path)) as temp:
+        sf.write(temp, samples, sample_rate, subtype="PCM_16", format="WAV")
     return len(samples)
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make the rename itself durable (POSIX only; Windows cannot open folders this way)."""
-    if os.name != "posix":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def chunk_is_valid(path: Path, expected_frames: int | None) -> bool:
@@ -80,13 +56,7 @@ def chunk_is_valid(path: Path, expected_frames: int | None) -> bool:
 
 def remove_stale_temp_files(folder: Path) -> list[Path]:
     """Delete temp files left by interrupted writes. Call before the worker starts writing."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        return []
-    stale = [p for p in folder.iterdir() if TEMP_MARK in p.name and p.is_file()]
-    for p in stale:
-        p.unlink(missing_ok=True)
-    return stale
+    return atomic.remove_stale_temp_files(folder)
 
 
 def verify_done_chunks(store: JobStore, job_id: str, job_dir: Path) -> list[ChunkRow]:

@@ -11,13 +11,14 @@ and its weight gains a height axis of 1 (the same bytes in the same order).
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
+
+from audiopub.atomic import atomic_write
 
 _ONNX_DOMAINS = ("", "ai.onnx")
 _HEIGHT_AXIS = "audiopub_conv_height_axis"  # the shared [2] that Unsqueeze/Squeeze take
@@ -64,10 +65,8 @@ def write_with_2d_convs(source: Path, target: Path) -> bool:
     model = onnx.load(str(source))
     if not conv1d_as_2d(model):
         return False
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.{os.getpid()}.part")
-    onnx.save(model, str(partial))
-    os.replace(partial, target)  # a process loading it never sees half a file
+    with atomic_write(target) as partial:  # a process loading it never sees half a file
+        onnx.save(model, str(partial))
     return True
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from audiopub import settings as defaults
+from audiopub.atomic import atomic_write, remove_stale_temp_files
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,7 @@ class Preferences:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        remove_stale_temp_files(self.path.parent, self.path.name)  # from a crash mid-write
         self._lock = threading.Lock()
         self._current = self._read()
 
@@ -90,7 +91,5 @@ class Preferences:
         return UiSettings.from_dict(data if isinstance(data, dict) else {})
 
     def _write(self, value: UiSettings) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temp = self.path.with_suffix(".tmp")
-        temp.write_text(json.dumps(asdict(value), indent=2), "utf-8")
-        os.replace(temp, self.path)
+        with atomic_write(self.path) as temp:
+            temp.write_text(json.dumps(asdict(value), indent=2), "utf-8")

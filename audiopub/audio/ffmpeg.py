@@ -1,0 +1,94 @@
+"""The bundled ffmpeg: where it is, how its errors read, and what it reads back from a file.
+
+ffmpeg comes from imageio-ffmpeg (a static build), so nothing needs to be installed. `probe`
+asks it for a media file's duration, chapters, tags, cover and audio format.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import imageio_ffmpeg
+
+from audiopub.audio.ffmetadata import ChapterMark, parse_ffmetadata
+from audiopub.errors import MuxFailed
+
+# How much of ffmpeg's stderr goes into an error message.
+STDERR_TAIL_LINES: Final = 15
+
+
+def ffmpeg_exe() -> str:
+    """Path of the ffmpeg binary bundled with imageio-ffmpeg."""
+    try:
+        return imageio_ffmpeg.get_ffmpeg_exe()
+    except RuntimeError as error:
+        raise MuxFailed(f"ffmpeg is not available: {error}") from error
+
+
+def stderr_tail(stderr: str) -> str:
+    """The last lines ffmpeg printed, for an error message."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return "\n".join(lines[-STDERR_TAIL_LINES:]) or "(ffmpeg printed nothing)"
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What ffmpeg reads back from a finished file."""
+
+    duration_s: float
+    chapters: list[ChapterMark] = field(default_factory=list)
+    tags: dict[str, str] = field(default_factory=dict)
+    has_cover: bool = False
+    audio_codec: str = ""
+    sample_rate: int = 0
+
+
+_DURATION_RE = re.compile(r"Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)")
+_AUDIO_RE = re.compile(r"Stream #\d+:\d+\S*: Audio: (\w+)(.*)")
+_SAMPLE_RATE_RE = re.compile(r"(\d+) Hz")
+_COVER_RE = re.compile(r"Stream #\d+:\d+\S*: Video: .*\(attached pic\)")
+
+
+def _input_section(stderr: str) -> str:
+    """The part of ffmpeg's stderr that describes the input file, not the output."""
+    return re.split(r"^(?:Output #0|Stream mapping:)", stderr, maxsplit=1, flags=re.M)[0]
+
+
+def _parse_stream_info(stderr: str) -> tuple[float, str, int, bool]:
+    """(duration_s, audio codec, sample rate, has attached picture) from `ffmpeg -i` output."""
+    info = _input_section(stderr)
+    duration = 0.0
+    if match := _DURATION_RE.search(info):
+        hours, minutes, seconds = match.groups()
+        duration = int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+    codec, sample_rate = "", 0
+    if match := _AUDIO_RE.search(info):
+        codec = match.group(1)
+        if rate := _SAMPLE_RATE_RE.search(match.group(2)):
+            sample_rate = int(rate.group(1))
+    return duration, codec, sample_rate, bool(_COVER_RE.search(info))
+
+
+def probe(path: Path) -> ProbeResult:
+    """Duration, chapters, tags, cover and audio format of a media file, as ffmpeg sees it."""
+    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "info"]
+    cmd += ["-i", os.path.abspath(path), "-f", "ffmetadata", "-"]
+    try:
+        result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True)
+    except OSError as error:
+        raise MuxFailed(f"Could not run ffmpeg to read {Path(path).name}: {error}") from error
+    stdout = result.stdout.decode("utf-8", errors="replace")
+    stderr = result.stderr.decode("utf-8", errors="replace")
+    if result.returncode != 0:
+        raise MuxFailed(
+            f"ffmpeg could not read {Path(path).name} (exit code {result.returncode}).\n"
+            f"ffmpeg said:\n{stderr_tail(stderr)}"
+        )
+    tags, chapters = parse_ffmetadata(stdout)
+    duration, codec, sample_rate, has_cover = _parse_stream_info(stderr)
+    return ProbeResult(duration, chapters, tags, has_cover, codec, sample_rate)

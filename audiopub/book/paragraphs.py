@@ -1,0 +1,279 @@
+"""The spine's XHTML documents as one stream of paragraphs, with marks where chapters start.
+
+Each document is walked into `Block`s, one per paragraph; where a TOC entry points, a `Mark`
+goes between them (`toc.cut_chapters` later cuts the stream there). Project Gutenberg's header
+and licence are marked skipped (`cut_gutenberg_boilerplate`).
+
+Never narrated: printed tables of contents, Standard Ebooks' imprint, colophon, uncopyright and
+endnotes, half-title pages, note references, page numbers, images, scripts. Kept: title pages
+(the book opens with its title and author), dedications, epigraphs, headings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from lxml import etree
+
+from audiopub.book import toc
+from audiopub.book.safe_xml import parse_markup
+from audiopub.book.toc import Block, Mark, clean_label, epub_types, local_name
+
+_BLOCK_TAGS = frozenset(
+    "address article aside blockquote body caption center dd details div dl dt figcaption "
+    "figure footer header hgroup h1 h2 h3 h4 h5 h6 hr li main nav ol p pre section summary table "
+    "tbody td tfoot th thead tr ul".split()
+)
+_HEADINGS = frozenset("h1 h2 h3 h4 h5 h6 hgroup".split())
+# Never spoken, and nothing inside them is either.
+_DROP_TAGS = frozenset(
+    "head script style svg img image rt rp object embed audio video iframe canvas map math "
+    "noscript template input button select textarea".split()
+)
+_DROP_TYPES = frozenset({"noteref", "pagebreak"})
+_DROP_ROLES = frozenset({"doc-noteref", "doc-pagebreak", "doc-backlink"})
+# Whole sections a listener does not want (front/back matter of Standard Ebooks and others).
+_SKIP_TYPES = frozenset(
+    "toc landmarks page-list loi lot index imprint colophon copyright-page endnotes footnotes "
+    "rearnotes footnote endnote rearnote halftitlepage".split()
+)
+_SKIP_ROLES = frozenset(
+    "doc-toc doc-index doc-pagelist doc-colophon doc-endnotes doc-footnote doc-endnote".split()
+)
+# PG's own markup: its header/licence boxes, and footnote bodies gathered at a chapter's end.
+_SKIP_CLASSES = frozenset({"pg-boilerplate", "footnote", "footnotes"})
+_PAGE_NUMBER_CLASS = re.compile(r"page-?num|pageno|page-?number", re.I)
+# Link text of a note reference: "12", "[3]", "(4)", "*", "†".
+_NOTE_MARKER = re.compile(r"^(?:\[[^\]]{1,6}\]|\(\d{1,3}\)|\d{1,3}|[*†‡§¶‖]{1,3})$")
+_CONTENTS_HEADING = re.compile(r"^(?:table of )?contents?\W*$", re.I)
+
+_PG_START = re.compile(r"\*\*\*\s*START OF (?:THE|THIS) PROJECT GUTENBERG", re.I)
+_PG_END = re.compile(
+    r"\*\*\*\s*END OF (?:THE|THIS) PROJECT GUTENBERG|^\W*End of (?:the |this )?Project Gutenberg",
+    re.I,
+)
+_PG_CREDITS = re.compile(r"^\W*(?:produced by|e-?text prepared by|transcribed (?:from|by))", re.I)
+
+_BR = "\x00"  # a <br/> while a paragraph is collected; two in a row end the paragraph
+_PART = "\x01"  # a boundary between the parts of an <hgroup>
+
+
+@dataclass
+class Document:
+    """A spine document: its manifest path and its bytes, not yet parsed."""
+
+    path: str
+    data: bytes  # parsed only when its turn comes, so one tree is in memory at a time
+
+
+def read_documents(docs: list[Document], targets: dict[str, dict[str, list[int]]],
+                   notes: list[str]) -> tuple[list[Block | Mark], int]:
+    """The paragraphs of all documents in order, with marks where chapters start; and how
+    many documents could be parsed."""
+    stream: list[Block | Mark] = []
+    parsed = 0
+    for doc in docs:
+        root = parse_markup(doc.data)
+        if root is None:
+            notes.append(f"{doc.path} could not be parsed; its text was left out.")
+            continue
+        parsed += 1
+        doc_targets = targets.get(doc.path, {})
+        begin = len(stream)
+        walker = _Walker(doc_targets, stream)
+        walker.walk(root)
+        walker.flush()
+        # Entries for the whole file, or whose id is missing, start at the top of the file.
+        unplaced = [Mark(i) for key, found in doc_targets.items() if key not in walker.hit
+                    for i in found]
+        stream[begin:begin] = sorted(unplaced, key=lambda mark: mark.entry)
+    return stream, parsed
+
+
+class _Walker:
+    """Turns one XHTML tree into blocks (one per paragraph) and marks where TOC targets sit."""
+
+    def __init__(self, targets: dict[str, list[int]], out: list[Block | Mark]) -> None:
+        self.targets = targets
+        self.out = out
+        self.hit: set[str] = set()
+        self._buf: list[str] = []
+        self._has_text = False
+        self._deferred: list[Mark] = []  # targets met mid-paragraph: placed after it
+        self._boilerplate = False  # the paragraph links to gutenberg.org
+        self._heading = 0
+        self._hgroup = 0
+        self._pre = 0
+
+    def walk(self, el: etree._Element) -> None:
+        name = local_name(el)
+        if not name:  # comment, processing instruction, unknown entity
+            self._add(el.tail)
+            return
+        if name == "br":
+            self._add(_BR)
+        block = name in _BLOCK_TAGS
+        if block:
+            self._boundary()
+        self._mark(el)
+        if block and _is_skipped_section(el, name):
+            self._skip(el)
+        elif _is_dropped(el, name):
+            for inner in el.iterdescendants():
+                self._mark(inner)  # a TOC target inside a page number still counts
+        else:
+            self._enter(el, name)
+        self._add(el.tail)
+
+    def _enter(self, el: etree._Element, name: str) -> None:
+        if name == "a" and "gutenberg.org" in (el.get("href") or ""):
+            self._boilerplate = True  # e.g. PG's "an illustrated edition is at gutenberg.org/…"
+        heading, hgroup, pre = int(name in _HEADINGS), int(name == "hgroup"), int(name == "pre")
+        self._heading += heading
+        self._hgroup += hgroup
+        self._pre += pre
+        self._add(el.text)
+        for child in el:
+            self.walk(child)
+        self._hgroup -= hgroup  # the hgroup ends here: its end is a real paragraph boundary
+        if name in _BLOCK_TAGS:
+            self._boundary()
+        self._heading -= heading
+        self._pre -= pre
+
+    def _skip(self, el: etree._Element) -> None:
+        for inner in el.iterdescendants():
+            self._mark(inner)
+        if _is_printed_toc(el):
+            # The "Contents" heading just above a printed TOC goes with it.
+            last = next((b for b in reversed(self.out) if isinstance(b, Block)), None)
+            if last and last.heading and _CONTENTS_HEADING.match(last.text):
+                last.skipped = True
+        self.out.append(Block("", skipped=True))
+
+    def _add(self, text: str | None) -> None:
+        if not text:
+            return
+        if self._pre:
+            text = text.replace("\n", _BR)
+        self._buf.append(text)
+        if not self._has_text and text.strip(_BR + " \t\r\n\xa0"):
+            self._has_text = True
+
+    def _boundary(self) -> None:
+        if self._hgroup:
+            self._buf.append(_PART)
+        else:
+            self.flush()
+
+    def _mark(self, el: etree._Element) -> None:
+        keys = (el.get("id"), el.get("name") if local_name(el) == "a" else None)
+        for key in keys:
+            if key and key in self.targets and key not in self.hit:
+                self.hit.add(key)
+                marks = [Mark(i) for i in self.targets[key]]
+                (self._deferred if self._has_text else self.out).extend(marks)
+
+    def flush(self) -> None:
+        text = "".join(self._buf)
+        for paragraph in _split_paragraphs(text):
+            self.out.append(Block(paragraph, self._heading > 0, self._boilerplate))
+        self.out.extend(self._deferred)
+        self._buf.clear()
+        self._deferred.clear()
+        self._has_text = self._boilerplate = False
+
+
+_PARAGRAPH_BREAK = re.compile(rf"{_BR}\s*{_BR}[\s{_BR}]*")
+# A line holding only a number ("1" above a section of Song of Myself) is a paragraph of its own.
+_NUMBER_LINE = re.compile(rf"(?:(?<={_BR})|^)\s*(\d{{1,3}}\.?)\s*(?={_BR}|$)")
+
+
+def _split_paragraphs(text: str) -> list[str]:
+    """Two or more <br/> in a row end a paragraph; one is a line break inside it (a verse line
+    in a stanza), read on with a space."""
+    if _BR in text:
+        text = _NUMBER_LINE.sub(rf"{_BR}{_BR}\1{_BR}{_BR}", text)
+    paragraphs = []
+    for part in _PARAGRAPH_BREAK.split(text):
+        pieces = [clean_label(piece.replace(_BR, " ")) for piece in part.split(_PART)]
+        joined: list[str] = []
+        for piece in filter(None, pieces):
+            if joined:
+                # hgroup parts ("I" + "The Eve of the War") read as "I: The Eve of the War".
+                joined.append(" " if joined[-1][-1] in ".:;!?" else ": ")
+            joined.append(piece)
+        if joined:
+            paragraphs.append("".join(joined))
+    return paragraphs
+
+
+def _attr_tokens(el: etree._Element, name: str) -> set[str]:
+    return set((el.get(name) or "").split())
+
+
+def _is_skipped_section(el: etree._Element, name: str) -> bool:
+    if name == "nav" or epub_types(el) & _SKIP_TYPES or _attr_tokens(el, "role") & _SKIP_ROLES:
+        return True
+    if _attr_tokens(el, "class") & _SKIP_CLASSES:
+        return True
+    return name not in _HEADINGS and _is_printed_toc(el)
+
+
+def _is_dropped(el: etree._Element, name: str) -> bool:
+    if name in _DROP_TAGS or epub_types(el) & _DROP_TYPES or _attr_tokens(el, "role") & _DROP_ROLES:
+        return True
+    if _PAGE_NUMBER_CLASS.search(el.get("class") or ""):
+        return True
+    if name in ("a", "sup"):
+        # A bare number or symbol linking elsewhere in the book is a note reference.
+        links = [el] if name == "a" else list(_links(el))
+        text = "".join("".join(el.itertext()).split())
+        return bool(_NOTE_MARKER.match(text)) and any(_is_internal(a) for a in links)
+    return False
+
+
+def _is_internal(a: etree._Element) -> bool:
+    href = (a.get("href") or "").strip()
+    return bool(href) and not toc.URL_SCHEME.match(href)
+
+
+def _is_printed_toc(el: etree._Element) -> bool:
+    """A block that is mostly links to other parts of the book (e.g. PG's "CONTENTS" table).
+
+    Most of its text must be link text, and nearly all its parts must hold a link: a page that
+    has a poem and then a contents list is not itself a contents list, only its list is.
+    """
+    links = [a for a in _links(el) if _is_internal(a)]
+    if len(links) < 3 or sum(map(_char_count, links)) < 0.5 * _char_count(el):
+        return False
+    parts = [child for child in el if _char_count(child)]
+    linked = [child for child in parts if any(_is_internal(a) for a in _links(child))]
+    return len(linked) >= 0.8 * len(parts)
+
+
+def _links(el: etree._Element) -> Iterator[etree._Element]:
+    return el.iter(f"{{{toc.XHTML_NS}}}a", "a")
+
+
+def _char_count(el: etree._Element) -> int:
+    return sum(len(word) for word in "".join(el.itertext()).split())
+
+
+def cut_gutenberg_boilerplate(stream: list[Block | Mark]) -> None:
+    """Mark Project Gutenberg's header (up to "*** START OF…", with the "Produced by" credit
+    after it) and everything from "*** END OF…" on as skipped."""
+    blocks = [b for b in stream if isinstance(b, Block) and b.text]
+    start = next((i for i, b in enumerate(blocks) if _PG_START.search(b.text)), None)
+    if start is not None:
+        for block in blocks[: start + 1]:
+            block.skipped = True
+        if start + 1 < len(blocks) and _PG_CREDITS.match(blocks[start + 1].text):
+            blocks[start + 1].skipped = True
+    first = 0 if start is None else start + 1
+    end = next((i for i in range(first, len(blocks)) if _PG_END.search(blocks[i].text)), None)
+    if end is not None:
+        for block in blocks[end:]:
+            block.skipped = True
