@@ -52,9 +52,9 @@ def synthesis_tables(result: Result) -> str:
              f"({_threads(result['device']['engine_threads'])})")
     note = f"median (min–max) of {runs} runs after {result['settings']['warmup']} warm-up; {where}"
     return "\n\n".join([
-        f"### Characters per second (higher is better)\n\n{note}\n\n"
+        f"### Characters per second, wall clock (higher is better)\n\n{note}\n\n"
         + _grid(result, "chars_per_s", 0),
-        "### Real-time factor: seconds of compute per second of audio (lower is better)\n\n"
+        "### Real-time factor: wall-clock seconds per second of audio (lower is better)\n\n"
         + _grid(result, "rtf", 4),
         "### Time per stage, ms (median per run)\n\n" + stage_table(result["synthesis"]),
     ])
@@ -95,7 +95,7 @@ def book_tables(book: Mapping[str, Any]) -> str:
     return (f"### Book: {book['title']} — {book['mode'].replace('_', ' ')}\n\n"
             f"{book['chars']:,} chars in {book['chunks']:,} chunks, {book['chapters']} chapters; "
             f"executor: {book['executor']} × {book['workers']}; planning took "
-            f"{book['plan_s']:.2f} s (once, not in the runs)."
+            f"{book['plan_s']:.2f} s (once, not in the runs). chars/s and RTF on the wall clock."
             + (" engine_busy = engine time summed over chunks and workers, not a phase."
                if "engine_busy" in names else "")
             + f"\n\n{runs}\n\n{summary}")
