@@ -93,11 +93,13 @@ def parse_chapter_selection(spec: str, count: int) -> list[int]:
 def plan_book(book: Book, max_chars: int,
               selection: Sequence[int] | None = None) -> list[tuple[str, list[Chunk]]]:
     """The chapters to narrate, each cut into chunks the engine reads well."""
-    picked: list[Chapter] = (
-        [book.chapters[i - 1] for i in selection] if selection else list(book.chapters)
-    )
     return [(ch.title, chunk_paragraphs(ch.paragraphs, max_chars, chapter_index=ch.index))
-            for ch in picked]
+            for ch in chosen_chapters(book, selection)]
+
+
+def chosen_chapters(book: Book, selection: Sequence[int] | None) -> list[Chapter]:
+    """The chapters a 1-based selection names, in book order; all of them without one."""
+    return [book.chapters[i - 1] for i in selection] if selection else list(book.chapters)
 
 
 def book_tags(book: Book) -> BookTags:
@@ -111,12 +113,6 @@ def resolve_settings(settings: JobSettings, engine: Engine, book: Book) -> JobSe
     return JobSettings.from_dict({**settings.to_dict(), "voice": voice,
                                   "language": settings.language or book.language,
                                   "model_id": engine.model_id(voice)})
-
-
-def _voice_language(engine: Engine, settings: JobSettings) -> str | None:
-    """The language the voice will speak: its own, or the book's for multilingual voices."""
-    language = next((v.language for v in engine.voices() if v.id == settings.voice), None)
-    return settings.language if language == "multi" else language
 
 
 def disk_needed(chars: int, sample_rate: int, speed: float) -> int:
@@ -148,11 +144,12 @@ def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: 
     if settings.chapters and max(settings.chapters) > len(book.chapters):
         raise AudiopubError(f"The book has only {len(book.chapters)} chapters")
     resolved = resolve_settings(settings, engine, book)
-    check_speakable(book, _voice_language(engine, resolved), resolved.voice)
-    chars = sum(ch.char_count for ch in (
-        [book.chapters[i - 1] for i in resolved.chapters] if resolved.chapters else book.chapters))
-    sample_rate = voice_of(engine, resolved.voice or "").sample_rate
-    check_disk_space(store.jobs_dir, disk_needed(chars, sample_rate, resolved.speed))
+    voice = voice_of(engine, resolved.voice or "")
+    # The language the voice will speak: its own, or the book's for multilingual voices.
+    check_speakable(book, resolved.language if voice.language == "multi" else voice.language,
+                    voice.id)
+    chars = sum(ch.char_count for ch in chosen_chapters(book, resolved.chapters))
+    check_disk_space(store.jobs_dir, disk_needed(chars, voice.sample_rate, resolved.speed))
     return store.create_job(epub, output.resolve(), resolved, book=book)
 
 
