@@ -344,3 +344,27 @@ def test_disk_full_mid_job_pauses_it_and_resume_continues(store, engine, tmp_pat
     store.set_state(job.id, JobState.QUEUED)
     assert _run(store, job.id, engine) is JobState.DONE
     assert all(c.attempts == 1 for c in store.all_chunks(job.id))
+
+
+def test_ctrl_c_reaching_the_engine_processes_leaves_the_pool_working(tmp_path: Path) -> None:
+    """Ctrl-C in a terminal signals every process of the group: the parent pauses the job,
+    and the engine processes must neither die nor wedge the pool's queue (which hung the
+    command at exit)."""
+    import os
+    import signal
+
+    from audiopub.jobs.executor import ChunkTask, ProcessExecutor
+    from audiopub.tts.engine import SynthesisOptions
+
+    pool = ProcessExecutor("piper", tmp_path / "no-extra-voices", workers=1)
+    try:
+        def task(name: str) -> ChunkTask:
+            return ChunkTask(name, "A short line.", "en_US-joe-medium", SynthesisOptions(seed=1),
+                             tmp_path / f"{name}.wav")
+
+        assert [r.error for r in pool.map([task("before")])] == [None]
+        for process in list(pool._pool._processes.values()):
+            os.kill(process.pid, signal.SIGINT)
+        assert [r.error for r in pool.map([task("after")])] == [None]
+    finally:
+        pool.close()

@@ -16,6 +16,7 @@ import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import signal
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -139,6 +140,10 @@ _worker_engine: Engine | None = None  # set in each worker process by _init_work
 
 def _init_worker(engine_name: str, model_dir: Path) -> None:
     global _worker_engine
+    # Ctrl-C in a terminal reaches every process of the foreground group. The parent pauses
+    # the job and shuts the pool down; a worker interrupted inside the pool's queue instead
+    # leaves its lock held, and the pool (and the command) hang at exit.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _exit_with_parent()
     _worker_engine = get_engine(engine_name, use_gpu=False, model_dir=model_dir, threads=1)
 
