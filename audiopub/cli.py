@@ -33,6 +33,8 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="audiopub", description="Turn EPUBs into audiobooks.")
     parser.add_argument("--version", action="version", version=f"audiopub {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    _add_serve_options(parser.add_argument_group("web UI (serving is the default command)"))
+    parser.set_defaults(host=SERVE_HOST, port=SERVE_PORT, no_browser=False)
     commands = parser.add_subparsers(dest="command")
 
     conv = commands.add_parser("convert", help="convert an EPUB into a chapterised .m4b "
@@ -64,13 +66,19 @@ def _build_parser() -> argparse.ArgumentParser:
                                 "tables, per-stage times, JSON results (docs/bench-schema.md)")
     bench_command.add_arguments(bench)
 
-    # --- web UI (also what a bare `audiopub` runs) ---
-    serve = commands.add_parser("serve", help="start the web UI (the default command)")
-    serve.add_argument("--host", default=SERVE_HOST,
-                       help="address to listen on (default 127.0.0.1: this computer only)")
-    serve.add_argument("--port", type=int, default=SERVE_PORT, help="default 8080")
-    serve.add_argument("--no-browser", action="store_true", help="don't open a browser tab")
+    # The same options after `serve`, with no defaults there: a subcommand's defaults would
+    # overwrite options given before it (`audiopub --port 9000 serve`).
+    serve = commands.add_parser("serve", help="start the web UI (the default command)",
+                                argument_default=argparse.SUPPRESS)
+    _add_serve_options(serve)
     return parser
+
+
+def _add_serve_options(group: argparse._ActionsContainer) -> None:
+    group.add_argument("--host",
+                       help="address to listen on (default 127.0.0.1: this computer only)")
+    group.add_argument("--port", type=int, help="default 8080")
+    group.add_argument("--no-browser", action="store_true", help="don't open a browser tab")
 
 
 # --- convert ---------------------------------------------------------------------------
@@ -276,8 +284,7 @@ def _bench(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from audiopub.ui.app import main as serve_ui  # NiceGUI is only imported for the web UI
 
-    serve_ui(host=getattr(args, "host", SERVE_HOST), port=getattr(args, "port", SERVE_PORT),
-             show=not getattr(args, "no_browser", False))
+    serve_ui(host=args.host, port=args.port, show=not args.no_browser)
     return 0
 
 

@@ -116,3 +116,21 @@ def test_voices_lists_supertonic_voices_when_present(tmp_path: Path,
     assert main(["voices"]) == 0
     out = capsys.readouterr().out
     assert "supertonic:" in out and "F1" in out and "M1" in out
+
+
+@pytest.mark.parametrize("argv, expected", [
+    ([], ("127.0.0.1", 8080, True)),
+    (["--port", "9000", "--no-browser"], ("127.0.0.1", 9000, False)),
+    (["--host", "0.0.0.0"], ("0.0.0.0", 8080, True)),
+    (["serve", "--port", "9000"], ("127.0.0.1", 9000, True)),
+    (["--port", "9000", "serve", "--no-browser"], ("127.0.0.1", 9000, False)),
+])
+def test_serve_options_work_with_and_without_the_serve_command(
+        argv: list[str], expected: tuple[str, int, bool], monkeypatch: pytest.MonkeyPatch) -> None:
+    import audiopub.ui.app
+
+    served: list[tuple[str, int, bool]] = []
+    monkeypatch.setattr(audiopub.ui.app, "main",
+                        lambda host, port, show: served.append((host, port, show)))
+    assert main(argv) == 0
+    assert served == [expected]
