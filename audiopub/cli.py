@@ -19,7 +19,7 @@ from audiopub.errors import AudiopubError
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import Job, JobSettings, JobState
 from audiopub.jobs.pipeline import parse_chapter_selection, resolve_settings, submit_job
-from audiopub.jobs.store import JobStore
+from audiopub.jobs.store import InvalidTransition, JobStore
 from audiopub.jobs.worker import become_runner, execute_job, runner_lock
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
 from audiopub.ui import format as fmt
@@ -155,23 +155,36 @@ def _run_in_foreground(store: JobStore, job_id: str) -> int:
         try:
             state = execute_job(store, job_id, bar.show)
         except KeyboardInterrupt:
-            store.set_state(job_id, JobState.PAUSED, error="Interrupted")
-            print("\nPaused. Run the same command again to continue.", file=sys.stderr)
-            return 130
+            return _pause_interrupted(store, job_id)
     return _report(store, job_id, state, time.perf_counter() - began)
 
 
 def _follow(store: JobStore, job_id: str) -> int:
     began = time.perf_counter()
     with _ProgressBar() as bar:
-        while True:
-            job = store.get_job(job_id)
-            progress = store.progress(job_id)
-            bar.show(JobEvent(job_id, job.state, progress.chars_done, progress.chars_total))
-            if job.state not in (JobState.QUEUED, JobState.RUNNING):
-                break
-            time.sleep(FOLLOW_INTERVAL_S)
+        try:
+            while True:
+                job = store.get_job(job_id)
+                progress = store.progress(job_id)
+                bar.show(JobEvent(job_id, job.state, progress.chars_done, progress.chars_total))
+                if job.state not in (JobState.QUEUED, JobState.RUNNING):
+                    break
+                time.sleep(FOLLOW_INTERVAL_S)
+        except KeyboardInterrupt:
+            # The other process's worker sees the pause in the store after its current chunk.
+            return _pause_interrupted(store, job_id)
     return _report(store, job_id, job.state, time.perf_counter() - began)
+
+
+def _pause_interrupted(store: JobStore, job_id: str) -> int:
+    """Ctrl-C pauses the job, which keeps its finished chunks for the next run."""
+    try:
+        store.set_state(job_id, JobState.PAUSED, error="Interrupted")
+    except InvalidTransition:  # it ended (or was cancelled elsewhere) meanwhile
+        print(f"\nThe job is {store.get_job(job_id).state.value}.", file=sys.stderr)
+        return 130
+    print("\nPaused. Run the same command again to continue.", file=sys.stderr)
+    return 130
 
 
 class _ProgressBar:

@@ -7,9 +7,12 @@ from pathlib import Path
 import pytest
 from tiny_supertonic import build_tiny_model
 
+from audiopub import cli
 from audiopub.audio.mux import probe
 from audiopub.cli import main
+from audiopub.jobs.models import JobState
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.worker import runner_lock
 
 
 def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Path,
@@ -134,3 +137,24 @@ def test_serve_options_work_with_and_without_the_serve_command(
                         lambda host, port, show: served.append((host, port, show)))
     assert main(argv) == 0
     assert served == [expected]
+
+
+def test_ctrl_c_while_following_another_runner_pauses_the_job(
+        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    def ctrl_c(seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    with JobStore.open_default() as store:
+        lock = runner_lock(store)
+        lock.acquire()  # as the web app's worker would: the CLI can only follow the job
+        try:
+            monkeypatch.setattr(cli.time, "sleep", ctrl_c)  # Ctrl-C while it waits
+            assert main(["convert", str(three_chapter_epub), "-o", str(tmp_path / "b.m4b")]) == 130
+        finally:
+            lock.release()
+        (job,) = store.list_jobs()
+    assert job.state is JobState.PAUSED  # the worker stops it after the current chunk
+    err = capsys.readouterr().err
+    assert "following this job there" in err
+    assert "Paused. Run the same command again to continue." in err
