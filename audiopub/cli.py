@@ -17,7 +17,7 @@ from audiopub import figures as fmt
 from audiopub.bench import command as bench_command
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book
-from audiopub.errors import AudiopubError
+from audiopub.errors import AudiopubError, InvalidTransition
 from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import Job, JobProgress, JobSettings, JobState
@@ -40,6 +40,8 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="audiopub", description="Turn EPUBs into audiobooks.")
     parser.add_argument("--version", action="version", version=f"audiopub {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    _add_serve_options(parser.add_argument_group("web UI (serving is the default command)"))
+    parser.set_defaults(host=SERVE_HOST, port=SERVE_PORT, no_browser=False)
     commands = parser.add_subparsers(dest="command")
 
     conv = commands.add_parser("convert", help="convert an EPUB into a chapterised .m4b "
@@ -71,13 +73,19 @@ def _build_parser() -> argparse.ArgumentParser:
                                 "tables, per-stage times, JSON results (docs/bench-schema.md)")
     bench_command.add_arguments(bench)
 
-    # --- web UI (also what a bare `audiopub` runs) ---
-    serve = commands.add_parser("serve", help="start the web UI (the default command)")
-    serve.add_argument("--host", default=SERVE_HOST,
-                       help="address to listen on (default 127.0.0.1: this computer only)")
-    serve.add_argument("--port", type=int, default=SERVE_PORT, help="default 8080")
-    serve.add_argument("--no-browser", action="store_true", help="don't open a browser tab")
+    # The same options after `serve`, with no defaults there: a subcommand's defaults would
+    # overwrite options given before it (`audiopub --port 9000 serve`).
+    serve = commands.add_parser("serve", help="start the web UI (the default command)",
+                                argument_default=argparse.SUPPRESS)
+    _add_serve_options(serve)
     return parser
+
+
+def _add_serve_options(group: argparse._ActionsContainer) -> None:
+    group.add_argument("--host",
+                       help="address to listen on (default 127.0.0.1: this computer only)")
+    group.add_argument("--port", type=int, help="default 8080")
+    group.add_argument("--no-browser", action="store_true", help="don't open a browser tab")
 
 
 # --- convert ---------------------------------------------------------------------------
@@ -156,23 +164,36 @@ def _run_in_foreground(store: JobStore, job_id: str) -> int:
         try:
             state = execute_job(store, job_id, bar.show)
         except KeyboardInterrupt:
-            store.set_state(job_id, JobState.PAUSED, error="Interrupted")
-            print("\nPaused. Run the same command again to continue.", file=sys.stderr)
-            return 130
+            return _pause_interrupted(store, job_id)
     return _report(store, job_id, state, time.perf_counter() - began, since)
 
 
 def _follow(store: JobStore, job_id: str) -> int:
     began, since = time.perf_counter(), time.time()
     with _ProgressBar() as bar:
-        while True:
-            job = store.get_job(job_id)
-            progress = store.progress(job_id)
-            bar.show(JobEvent(job_id, job.state, progress.chars_done, progress.chars_total))
-            if job.state not in (JobState.QUEUED, JobState.RUNNING):
-                break
-            time.sleep(FOLLOW_INTERVAL_S)
+        try:
+            while True:
+                job = store.get_job(job_id)
+                progress = store.progress(job_id)
+                bar.show(JobEvent(job_id, job.state, progress.chars_done, progress.chars_total))
+                if job.state not in (JobState.QUEUED, JobState.RUNNING):
+                    break
+                time.sleep(FOLLOW_INTERVAL_S)
+        except KeyboardInterrupt:
+            # The other process's worker sees the pause in the store after its current chunk.
+            return _pause_interrupted(store, job_id)
     return _report(store, job_id, job.state, time.perf_counter() - began, since)
+
+
+def _pause_interrupted(store: JobStore, job_id: str) -> int:
+    """Ctrl-C pauses the job, which keeps its finished chunks for the next run."""
+    try:
+        store.set_state(job_id, JobState.PAUSED, error="Interrupted")
+    except InvalidTransition:  # it ended (or was cancelled elsewhere) meanwhile
+        print(f"\nThe job is {store.get_job(job_id).state.value}.", file=sys.stderr)
+        return 130
+    print("\nPaused. Run the same command again to continue.", file=sys.stderr)
+    return 130
 
 
 class _ProgressBar:
@@ -303,8 +324,7 @@ def _bench(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from audiopub.ui.app import main as serve_ui  # NiceGUI is only imported for the web UI
 
-    serve_ui(host=getattr(args, "host", SERVE_HOST), port=getattr(args, "port", SERVE_PORT),
-             show=not getattr(args, "no_browser", False))
+    serve_ui(host=args.host, port=args.port, show=not args.no_browser)
     return 0
 
 

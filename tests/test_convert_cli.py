@@ -17,6 +17,7 @@ from audiopub.cli import main
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import JobState
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.worker import runner_lock
 
 
 def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Path,
@@ -218,3 +219,42 @@ def test_a_16_khz_voice_keeps_its_sample_rate_to_the_book(
     (joe_book, joe_speech), (low_book, low_speech) = durations.values()
     assert low_speech == pytest.approx(joe_speech * 22_050 / 16_000, rel=0.01)
     assert low_book - joe_book == pytest.approx(low_speech - joe_speech, rel=0.15)
+
+
+@pytest.mark.parametrize("argv, expected", [
+    ([], ("127.0.0.1", 8080, True)),
+    (["--port", "9000", "--no-browser"], ("127.0.0.1", 9000, False)),
+    (["--host", "0.0.0.0"], ("0.0.0.0", 8080, True)),
+    (["serve", "--port", "9000"], ("127.0.0.1", 9000, True)),
+    (["--port", "9000", "serve", "--no-browser"], ("127.0.0.1", 9000, False)),
+])
+def test_serve_options_work_with_and_without_the_serve_command(
+        argv: list[str], expected: tuple[str, int, bool], monkeypatch: pytest.MonkeyPatch) -> None:
+    import audiopub.ui.app
+
+    served: list[tuple[str, int, bool]] = []
+    monkeypatch.setattr(audiopub.ui.app, "main",
+                        lambda host, port, show: served.append((host, port, show)))
+    assert main(argv) == 0
+    assert served == [expected]
+
+
+def test_ctrl_c_while_following_another_runner_pauses_the_job(
+        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    def ctrl_c(seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    with JobStore.open_default() as store:
+        lock = runner_lock(store)
+        lock.acquire()  # as the web app's worker would: the CLI can only follow the job
+        try:
+            monkeypatch.setattr(cli.time, "sleep", ctrl_c)  # Ctrl-C while it waits
+            assert main(["convert", str(three_chapter_epub), "-o", str(tmp_path / "b.m4b")]) == 130
+        finally:
+            lock.release()
+        (job,) = store.list_jobs()
+    assert job.state is JobState.PAUSED  # the worker stops it after the current chunk
+    err = capsys.readouterr().err
+    assert "following this job there" in err
+    assert "Paused. Run the same command again to continue." in err

@@ -27,6 +27,7 @@ from tiny_supertonic import build_tiny_model
 
 from audiopub.book.epub_reader import read_epub
 from audiopub.jobs.models import JobSettings, JobState
+from audiopub.tts.piper import embedded_voice
 from audiopub.ui.services import GpuSupport, Services, set_current
 
 pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
@@ -238,6 +239,24 @@ async def test_engines_voices_and_unavailable_engines(user: User) -> None:
     await user.should_not_see(marker="steps")
 
 
+async def test_a_voice_dropped_into_the_models_folder_shows_without_a_restart(
+        user: User, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    models = tmp_path / "models"  # not the module's shared folder: this test adds a voice
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models))
+    await user.open("/")
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    assert list(element(user, "voice").options) == ["en_US-joe-medium"]  # type: ignore[attr-defined]
+
+    # A Piper voice is NAME.onnx + NAME.onnx.json; the embedded voice's files will do.
+    joe = embedded_voice()
+    (models / "piper").mkdir(parents=True)
+    (models / "piper" / "en_GB-dropped-medium.onnx").symlink_to(joe.model)
+    (models / "piper" / "en_GB-dropped-medium.onnx.json").symlink_to(joe.config)
+    await user.open("/")  # the same app, the page opened again
+    voice = element(user, "voice")
+    await eventually(lambda: "en_GB-dropped-medium" in voice.options, timeout=20)  # type: ignore[attr-defined]
+
+
 async def test_voice_preview_plays_in_the_page(user: User) -> None:
     await user.open("/")
     await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
@@ -271,7 +290,6 @@ def tiny_supertonic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
 
 async def test_steps_slider_only_for_engines_that_use_steps(
         user: User, tiny_supertonic: Path, services: Services) -> None:
-    services.engine_catalog(refresh=True)
     await user.open("/")
     await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
     await user.should_not_see(marker="steps")

@@ -14,8 +14,27 @@ from phonemizer.backend import EspeakBackend
 from phonemizer.backend.espeak.wrapper import EspeakWrapper
 from phonemizer.separator import Separator
 
-# phonemizer warns on every chunk about things it already handled (e.g. language switches).
-logging.getLogger("phonemizer").setLevel(logging.ERROR)
+
+class _AsDebug(logging.LoggerAdapter):
+    """phonemizer's warnings (and its "initializing backend" note), as debug messages of
+    Audiopub's own logger.
+
+    phonemizer only warns about things it has already handled: a "words count mismatch" when
+    espeak splits words differently from the text ("42" is "forty two", "--" is no word),
+    which matters only to callers that align words, and the language-switch flags we ask it
+    to remove. Its real failures are exceptions, which still reach the job. (Given no logger,
+    phonemizer resets its "phonemizer" logger to WARNING when a backend is made, and that
+    propagates to the root logger: setting a level on it beforehand does not last.)
+    """
+
+    def info(self, msg: object, *args: object, **kwargs: object) -> None:
+        self.debug(msg, *args, **kwargs)
+
+    def warning(self, msg: object, *args: object, **kwargs: object) -> None:
+        self.debug(msg, *args, **kwargs)
+
+
+_PHONEMIZER_LOG = _AsDebug(logging.getLogger(__name__).getChild("phonemizer"))
 
 _LOCK = threading.Lock()  # espeak-ng keeps global state: one phonemisation at a time
 _SEPARATOR = Separator(phone=None, word=" ", syllable=None)
@@ -47,6 +66,7 @@ def _backend(language: str) -> EspeakBackend:
         with_stress=True,
         language_switch="remove-flags",  # like piper: drop "(fr)" markers around foreign words
         words_mismatch="ignore",
+        logger=_PHONEMIZER_LOG,
     )
 
 

@@ -44,7 +44,7 @@ async def _startup() -> None:
     services = current()
     await run.io_bound(services.start)
     background_tasks.create(_drain_events(services), name="audiopub-events")
-    # Load the engines now, so the first page shows them without waiting.
+    # Load the engines now (the registry keeps them), so the first page shows them at once.
     background_tasks.create(run.io_bound(services.engine_catalog), name="audiopub-engines")
 
 

@@ -77,6 +77,10 @@ class EngineChoice:
         return self.reason is None
 
 
+# Engines are looked up at every page view: log why one is unavailable once, not every time.
+_logged_unavailable: set[tuple[str, str]] = set()
+
+
 def load_engine_choice(name: str) -> EngineChoice:
     """Load the engine (on the CPU, cached by the registry) to learn its voices."""
     label = ENGINE_LABELS.get(name, name.title())
@@ -85,8 +89,11 @@ def load_engine_choice(name: str) -> EngineChoice:
         voices = tuple(engine.voices())
     # Shown next to the engine list: a broken engine must not hide the working ones.
     except Exception as exc:  # noqa: BLE001
-        log.warning("engine %s is unavailable: %s", name, exc)
-        return EngineChoice(name, label, reason=str(exc) or type(exc).__name__)
+        reason = str(exc) or type(exc).__name__
+        if (name, reason) not in _logged_unavailable:
+            _logged_unavailable.add((name, reason))
+            log.warning("engine %s is unavailable: %s", name, reason)
+        return EngineChoice(name, label, reason=reason)
     if not voices:
         return EngineChoice(name, label, reason="no voices are installed")
     return EngineChoice(name, label, voices, engine.uses_steps)
@@ -107,8 +114,6 @@ class Services:
         self.library_dir = self.data_dir / "library"
         self.upload_limit_bytes = upload_limit_bytes or max_upload_bytes()
         self._gpu_support = gpu_support
-        self._catalog: tuple[EngineChoice, ...] | None = None
-        self._catalog_lock = threading.Lock()
         self._worker_started = False
         self._stopped = False
         # start() runs off the event loop and can still be starting when shutdown calls stop():
@@ -146,18 +151,18 @@ class Services:
             self.activity.close()
             self.store.close()
 
-    # --- what can run here (blocking, cached) -----------------------------------------------
+    # --- what can run here (blocking) ---------------------------------------------------------
 
     def gpu_support(self) -> GpuSupport:
         if self._gpu_support is None:
             self._gpu_support = GpuSupport.detect()
         return self._gpu_support
 
-    def engine_catalog(self, refresh: bool = False) -> tuple[EngineChoice, ...]:
-        with self._catalog_lock:
-            if self._catalog is None or refresh:
-                self._catalog = tuple(load_engine_choice(n) for n in registry.ENGINE_NAMES)
-            return self._catalog
+    def engine_catalog(self) -> tuple[EngineChoice, ...]:
+        """The engines and their voices as they are now: voices dropped into the models folder
+        show up without a restart. Cheap once the registry has loaded the engines; an engine
+        that failed to load is tried again (its model files may have been added since)."""
+        return tuple(load_engine_choice(n) for n in registry.ENGINE_NAMES)
 
     def preview(self, engine: str, voice: str, speed: float, steps: int, use_gpu: bool) -> bytes:
         """One sentence in `voice`, as WAV bytes."""

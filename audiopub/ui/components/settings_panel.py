@@ -1,8 +1,9 @@
 """Engine, voice (with a spoken preview), speed, inference steps and the GPU switch.
 
-Only engines that load here are offered; the others are listed with the reason. The GPU switch
-is enabled only when a CUDA provider can run; otherwise it stays off and says why. Every
-change is remembered (`Preferences`) for the next visit.
+Only engines that load here are offered; the others are listed with the reason. Engines and
+voices are looked up each time the page opens, so a voice added to the models folder shows
+without a restart. The GPU switch is enabled only when a CUDA provider can run; otherwise it
+stays off and says why. Every change is remembered (`Preferences`) for the next visit.
 """
 
 from __future__ import annotations
