@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from importlib import resources
 from pathlib import Path
 from typing import Final
 
@@ -19,20 +20,33 @@ from audiopub.ui.services import Services, current, current_or_none, set_current
 
 log = logging.getLogger(__name__)
 
-# CSS and the icon ship inside the package, so a wheel install looks the same as a checkout;
-# NiceGUI serves its own JS and fonts, so nothing is fetched from the internet.
-STATIC_DIR: Final = Path(__file__).resolve().parent / "static"
+# CSS and the icon: the repository's top-level `static/`, installed as this package (a wheel
+# copies it, an editable install maps it). NiceGUI serves its own JS and fonts, so nothing is
+# fetched from the internet.
+STATIC_PACKAGE: Final = "audiopub.static"
 DRAIN_INTERVAL_S: Final = 0.5  # the job log is gathered even while no tab is open
 LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
+
+
+def static_dir() -> Path | None:
+    """The folder the UI serves at /static, or None when the install lacks it."""
+    try:
+        folder = resources.files(STATIC_PACKAGE)
+    except ModuleNotFoundError:
+        return None
+    # NiceGUI serves a folder on disk; a package imported from a zip file has none.
+    return folder if isinstance(folder, Path) and folder.is_dir() else None
 
 
 def setup(services: Services) -> None:
     """Install the services and register routes, pages and lifecycle hooks (before ui.run)."""
     set_current(services)
-    if STATIC_DIR.is_dir():
-        app.add_static_files("/static", STATIC_DIR)
+    static = static_dir()
+    if static is not None:
+        app.add_static_files("/static", static)
     else:
-        log.warning("static files not found at %s; the UI will look plain", STATIC_DIR)
+        log.warning("static files (package %s) not found; the UI will look plain",
+                    STATIC_PACKAGE)
     routes.register()
     ui.page("/")(convert.page)
     ui.page("/library")(library.page)
@@ -67,7 +81,8 @@ def main(host: str = "127.0.0.1", port: int = 8080, show: bool = True) -> None:
         log.warning("Listening on %s: anyone who can reach port %d can use Audiopub "
                     "(there are no accounts)", host, port)
     setup(current_or_none() or Services.from_environment())
-    icon = STATIC_DIR / "icon.svg"
+    static = static_dir()
+    icon = static / "icon.svg" if static is not None else None
     ui.run(host=host, port=port, show=show, title="Audiopub", reload=False, dark=None,
-           favicon=icon if icon.is_file() else None,
+           favicon=icon if icon is not None and icon.is_file() else None,
            uvicorn_logging_level="warning")
