@@ -35,8 +35,10 @@ def test_the_installed_distribution_is_the_one_imported() -> None:
 
 
 def _build_wheel(tmp_path: Path) -> zipfile.ZipFile:
-    """Build the wheel as `pip install .` would, from a copy: setuptools leaves `build/` and
-    `*.egg-info` beside the sources, and a stale `build/` would leak into later wheels."""
+    """Build the wheel with the project's own build backend, from a copy: setuptools leaves
+    `build/` and `*.egg-info` beside the sources, and a stale `build/` would leak into later
+    wheels. No build isolation: the test extras install the setuptools that pyproject.toml's
+    build-system asks for, so the build needs no network."""
     src = tmp_path / "src"
     src.mkdir()
     for name in BUILD_INPUTS:
@@ -46,7 +48,8 @@ def _build_wheel(tmp_path: Path) -> zipfile.ZipFile:
             shutil.copy2(REPO / name, src / name)
     out = tmp_path / "wheel"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--wheel-dir", str(out), str(src)], check=True, timeout=240)
+                    "--no-build-isolation", "--no-index", "--wheel-dir", str(out), str(src)],
+                   check=True, timeout=240)
     (wheel,) = out.glob("audiopub-*.whl")
     return zipfile.ZipFile(wheel)
 

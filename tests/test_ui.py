@@ -494,3 +494,15 @@ async def test_books_are_found_by_job_id_only(user: User) -> None:
                  f"/library/{'0' * 32}/download", f"/library/{'0' * 32}/audio"):
         response = await user.http_client.get(path)
         assert response.status_code == 404, path
+
+
+async def test_the_pages_stylesheet_and_icon_are_served(user: User) -> None:
+    """They live in the repository's top-level static/ folder; the app serves them."""
+    await user.open("/")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(core.app),
+                                 base_url="http://test") as client:
+        css = await client.get("/static/audiopub.css")
+        icon = await client.get("/static/icon.svg")
+    root = Path(__file__).resolve().parents[1] / "static"
+    assert css.status_code == 200 and css.content == (root / "audiopub.css").read_bytes()
+    assert icon.status_code == 200 and icon.content == (root / "icon.svg").read_bytes()
