@@ -7,9 +7,15 @@ as a word, and prose with nothing to read differently.
 
 from __future__ import annotations
 
-import pytest
+import re
+from pathlib import Path
 
-from audiopub.book.spoken import spoken_form
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from audiopub.book.epub_reader import read_epub
+from audiopub.book.spoken import spoken_form, supported_languages
 
 # A chunk that starts with a Roman numeral and a full stop before a word in capitals ("I. A
 # SCANDAL IN BOHEMIA") or a colon ("I: The Eve of the War"), or is only a numeral ("I"), is a
@@ -179,6 +185,254 @@ ENGLISH = [
 ]
 
 
+GERMAN = [
+    ("Er hatte 3 Hunde.", "Er hatte drei Hunde."),
+    (
+        "Es waren 21 Männer und 1.250 Frauen.",
+        "Es waren einundzwanzig Männer und eintausendzweihundertfünfzig Frauen.",
+    ),
+    ("Es kostete 3,5 Millionen.", "Es kostete drei Komma fünf Millionen."),
+    ("Am 3. Mai 1850 kam er.", "Am dritten Mai achtzehnhundertfünfzig kam er."),
+    ("Der 12. März 1850 war kalt.", "Der zwölfte März achtzehnhundertfünfzig war kalt."),
+    ("Der 2. Band ist dünn.", "Der zweite Band ist dünn."),
+    ("Im 19. Jahrhundert.", "Im neunzehnten Jahrhundert."),
+    ("Er kam 1850. Dann ging er.", "Er kam achtzehnhundertfünfzig. Dann ging er."),
+    ("Es kostet 5 €.", "Es kostet fünf Euro."),
+    ("Es kostet 3,50 €.", "Es kostet drei Euro fünfzig."),
+    ("Es kostet €5.", "Es kostet fünf Euro."),
+    ("Es kostet 1 €.", "Es kostet ein Euro."),
+    ("Es kostet $10.", "Es kostet zehn Dollar."),
+    ("Es stieg um 50 %.", "Es stieg um fünfzig Prozent."),
+    ("Um 7:45 Uhr.", "Um sieben Uhr fünfundvierzig."),
+    ("Um 7 Uhr.", "Um sieben Uhr."),
+    ("Um 1 Uhr.", "Um ein Uhr."),
+    ("Kapitel IV", "Kapitel vier"),
+    ("KAPITEL IX", "Kapitel neun"),
+    ("Karl V. war Kaiser.", "Karl der Fünfte war Kaiser."),
+    ("Ludwig XIV war König.", "Ludwig der Vierzehnte war König."),
+    ("Äpfel, z. B. rote.", "Äpfel, zum Beispiel rote."),
+    ("Äpfel, z.B. rote.", "Äpfel, zum Beispiel rote."),
+    ("Siehe Nr. 5.", "Siehe Nummer fünf."),
+    ("Siehe S. 12.", "Siehe Seite zwölf."),
+    ("Dr. Müller kam.", "Doktor Müller kam."),
+    ("Es waren ca. 100 Leute.", "Es waren zirka einhundert Leute."),
+    ("Äpfel, Birnen usw. Dann gingen wir.", "Äpfel, Birnen und so weiter. Dann gingen wir."),
+    ("Äpfel, Birnen usw.", "Äpfel, Birnen und so weiter."),
+    ("Das ist bzw. war so.", "Das ist beziehungsweise war so."),
+    ("Von 1914–1918.", "Von neunzehnhundertvierzehn bis neunzehnhundertachtzehn."),
+    ("1 Mann kam.", "ein Mann kam."),
+    ("Es waren 2½ Kilo.", "Es waren zweieinhalb Kilo."),
+    ("Ich bin 1,5 km gelaufen.", "Ich bin eins Komma fünf Kilometer gelaufen."),
+    ("Das Haus Nr. 12 in St. Gallen.", "Das Haus Nummer zwölf in Sankt Gallen."),
+    ("Im Jahr 2005.", "Im Jahr zweitausendfünf."),
+    ("II. Die Reise", "Zwei. Die Reise"),
+    ("Das war im Jahr 1066.", "Das war im Jahr eintausendsechsundsechzig."),
+    ("Er wog 80 kg.", "Er wog achtzig Kilogramm."),
+    ("Ein ganz normaler Satz ohne Zahlen.", "Ein ganz normaler Satz ohne Zahlen."),
+]
+
+
+FRENCH = [
+    ("Il avait 3 chiens.", "Il avait trois chiens."),
+    (
+        "Il y avait 21 hommes et 10 000 femmes.",
+        "Il y avait vingt et un hommes et dix mille femmes.",
+    ),
+    ("Cela coûte 3,5 millions.", "Cela coûte trois virgule cinq millions."),
+    ("Le 1er mai 1850.", "Le premier mai mille huit cent cinquante."),
+    ("La 1re fois.", "La première fois."),
+    ("Le 2e jour et le 3ème.", "Le deuxième jour et le troisième."),
+    ("Au XIXe siècle.", "Au dix-neuvième siècle."),
+    ("Cela coûte 5 €.", "Cela coûte cinq euros."),
+    ("Cela coûte 3,50 €.", "Cela coûte trois euros cinquante."),
+    ("Cela coûte 1 €.", "Cela coûte un euro."),
+    ("Une hausse de 50 %.", "Une hausse de cinquante pour cent."),
+    ("À 7 h 45.", "À sept heures quarante-cinq."),
+    ("À 7h45.", "À sept heures quarante-cinq."),
+    ("À 1 h.", "À une heure."),
+    ("À 19:30.", "À dix-neuf heures trente."),
+    ("Chapitre IV", "Chapitre quatre"),
+    ("CHAPITRE IX", "Chapitre neuf"),
+    ("Louis XIV était roi.", "Louis quatorze était roi."),
+    ("François Ier était roi.", "François premier était roi."),
+    ("Henri IV était roi.", "Henri quatre était roi."),
+    ("M. Dupont est arrivé.", "Monsieur Dupont est arrivé."),
+    ("Mme Bovary pleurait.", "Madame Bovary pleurait."),
+    ("Mlle Dupont chantait.", "Mademoiselle Dupont chantait."),
+    ("Voir le n° 5.", "Voir le numéro cinq."),
+    ("Voir la p. 12.", "Voir la page douze."),
+    (
+        "Des pommes, des poires, etc. Puis nous partîmes.",
+        "Des pommes, des poires, et cetera. Puis nous partîmes.",
+    ),
+    ("Des pommes, des poires, etc.", "Des pommes, des poires, et cetera."),
+    ("Il me donne 2 pommes.", "Il me donne deux pommes."),
+    ("De 1914–1918.", "De mille neuf cent quatorze à mille neuf cent dix-huit."),
+    ("En 1066 ils vinrent.", "En mille soixante-six ils vinrent."),
+    ("Ce Xe siècle.", "Ce dixième siècle."),
+    ("Il me dit.", "Il me dit."),
+    ("Me Dupont plaide.", "Maître Dupont plaide."),
+    ("Au Ve siècle.", "Au cinquième siècle."),
+    ("Le chat dort. Ce soir.", "Le chat dort. Ce soir."),
+    ("Une phrase ordinaire, sans rien.", "Une phrase ordinaire, sans rien."),
+]
+
+
+SPANISH = [
+    ("Tenía 3 perros.", "Tenía tres perros."),
+    (
+        "Había 21 hombres y 1.250 mujeres.",
+        "Había veintiún hombres y mil doscientos cincuenta mujeres.",
+    ),
+    ("Cuesta 3,5 millones.", "Cuesta tres coma cinco millones."),
+    ("El 12 de marzo de 1850.", "El doce de marzo de mil ochocientos cincuenta."),
+    ("El 1.º de mayo.", "El primero de mayo."),
+    ("La 1.ª vez.", "La primera vez."),
+    ("El 2º piso.", "El segundo piso."),
+    ("Cuesta 5 €.", "Cuesta cinco euros."),
+    ("Cuesta 3,50 €.", "Cuesta tres euros con cincuenta."),
+    ("Cuesta 1 €.", "Cuesta un euro."),
+    ("Cuesta 21 €.", "Cuesta veintiún euros."),
+    ("Subió un 50 %.", "Subió un cincuenta por ciento."),
+    ("A las 7:45.", "A las siete y cuarenta y cinco."),
+    ("A la 1:30.", "A la una y treinta."),
+    ("Capítulo IV", "Capítulo cuatro"),
+    ("CAPÍTULO IX", "Capítulo nueve"),
+    ("Felipe II era rey.", "Felipe segundo era rey."),
+    ("Alfonso XIII era rey.", "Alfonso trece era rey."),
+    ("Isabel II era reina.", "Isabel segunda era reina."),
+    ("Carlos V era emperador.", "Carlos quinto era emperador."),
+    ("El Sr. García llegó.", "El señor García llegó."),
+    ("La Sra. López llegó.", "La señora López llegó."),
+    ("El Dr. Pérez llegó.", "El doctor Pérez llegó."),
+    ("Frutas, p. ej. manzanas.", "Frutas, por ejemplo manzanas."),
+    ("Véase el núm. 5.", "Véase el número cinco."),
+    ("Véase el n.º 5.", "Véase el número cinco."),
+    ("Véase la pág. 12.", "Véase la página doce."),
+    ("Manzanas, peras, etc. Luego nos fuimos.", "Manzanas, peras, etcétera. Luego nos fuimos."),
+    ("Manzanas, peras, etc.", "Manzanas, peras, etcétera."),
+    ("Tengo 1 libro.", "Tengo un libro."),
+    ("Tengo 21 libros.", "Tengo veintiún libros."),
+    ("En 1066 llegaron.", "En mil sesenta y seis llegaron."),
+    ("De 1914–1918.", "De mil novecientos catorce a mil novecientos dieciocho."),
+    ("D. Quijote habló.", "don Quijote habló."),
+    ("Una frase normal sin nada.", "Una frase normal sin nada."),
+]
+
+
 @pytest.mark.parametrize(("written", "spoken"), ENGLISH)
 def test_english(written: str, spoken: str) -> None:
     assert spoken_form(written, "en") == spoken
+
+
+@pytest.mark.parametrize(("written", "spoken"), GERMAN)
+def test_german(written: str, spoken: str) -> None:
+    assert spoken_form(written, "de") == spoken
+
+
+@pytest.mark.parametrize(("written", "spoken"), FRENCH)
+def test_french(written: str, spoken: str) -> None:
+    assert spoken_form(written, "fr") == spoken
+
+
+@pytest.mark.parametrize(("written", "spoken"), SPANISH)
+def test_spanish(written: str, spoken: str) -> None:
+    assert spoken_form(written, "es") == spoken
+
+
+@pytest.mark.parametrize("language", ["en", "en-US", "en-GB", "EN_gb", "de-CH", "fr-CA", "es-MX"])
+def test_language_tags_pick_the_primary_language(language: str) -> None:
+    assert spoken_form("3", language) != "3"
+
+
+def test_supported_languages() -> None:
+    assert supported_languages() == ("en", "de", "fr", "es")
+
+
+@pytest.mark.parametrize("language", [None, "", "ja", "zh-Hans", "ru", "xx-unknown"])
+def test_unknown_languages_get_no_english_words(language: str | None) -> None:
+    written = "Dr. Smith paid £5 for 3 books on 12 March 1850, CHAPTER IX, Henry VIII, 50%."
+    assert spoken_form(written, language) == written
+    # Only language-neutral cleanups: fractions as digits, primes as ASCII marks.
+    assert spoken_form("2½ cups, ¾ full, 6′ 2″", language) == "21/2 cups, 3/4 full, 6' 2\""
+
+
+def test_every_language_reads_fractions_as_words() -> None:
+    for language in supported_languages():
+        assert not set(spoken_form("Add ½ and ¾ and ⅓.", language)) & set("½¾⅓/")
+
+
+_TRICKY = st.sampled_from(
+    list("IVXLCDMivx0123456789 .,:;-–−/%&§#×°′″£$€½¾⅓ºª'\"()aAeEnNpmst")
+    + [
+        "Dr.",
+        "St.",
+        "No.",
+        "etc.",
+        "p.",
+        "pp.",
+        "z. B.",
+        "M.",
+        "Sr.",
+        "n°",
+        "CHAPTER ",
+        "Charles ",
+        "a.m.",
+        "Uhr",
+        " h ",
+        "March ",
+        "mai ",
+        "1er",
+        "XIXe",
+        "1.º",
+        "km",
+        "\u00a0",
+        "\n",
+    ]
+)
+_TEXT = st.one_of(st.text(), st.lists(_TRICKY, max_size=40).map("".join))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXT, st.sampled_from(["en", "de", "fr", "es", "ja", None]))
+def test_never_raises(text: str, language: str | None) -> None:
+    assert isinstance(spoken_form(text, language), str)
+
+
+@pytest.mark.parametrize("language", ["en", "de", "fr", "es"])
+def test_idempotent_on_spoken_text(language: str) -> None:
+    table = {"en": ENGLISH, "de": GERMAN, "fr": FRENCH, "es": SPANISH}[language]
+    for _written, spoken in table:
+        assert spoken_form(spoken, language) == spoken
+
+
+# --- real books --------------------------------------------------------------------------------
+
+_EPUBS = Path(__file__).parent / "data" / "epubs"
+# "CHAPTER IX", "BOOK I. INSCRIPTIONS", "I. A SCANDAL IN BOHEMIA", "IV: The Cylinder Opens";
+# not "L. of G.'s Purport" (an initial) or "I Sing the Body Electric" (the pronoun).
+_NUMERAL_HEADING = re.compile(
+    r"^(?:(?:BOOK|Book|CHAPTER|Chapter)\s+[IVXLC]+\b|[IVXLC]+(?:[.:](?:\s+[A-Z]|$)|$))"
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pg1661-adventures-of-sherlock-holmes.epub",
+        "se-war-of-the-worlds.epub",
+        "pg1322-leaves-of-grass-calibre.epub",
+    ],
+)
+def test_real_chapter_headings(name: str) -> None:
+    book = read_epub(_EPUBS / name)
+    numbered = 0
+    for chapter in book.chapters:
+        heading = chapter.paragraphs[0]
+        spoken = spoken_form(heading, book.language)
+        assert "Roman" not in spoken and "roman" not in spoken
+        if _NUMERAL_HEADING.match(heading):
+            numbered += 1
+            assert not re.search(r"\b[IVXLC]{2,}\b|^\W*I\b[.:]", spoken), (heading, spoken)
+            assert spoken != heading
+    assert numbered >= 3

@@ -21,12 +21,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from audiopub.book import spoken_en
+from audiopub.book import spoken_de, spoken_en, spoken_es, spoken_fr
 from audiopub.book.spoken_common import VULGAR_CLASS, VULGAR_FRACTIONS
 
 __all__ = ["spoken_form", "supported_languages"]
 
-_MODULES = {"en": spoken_en}
+_MODULES = {"en": spoken_en, "de": spoken_de, "fr": spoken_fr, "es": spoken_es}
 
 # Anything a rule of any language could change: digits, symbols, a capital-letter numeral of
 # two letters or more, a one-letter numeral after a name, or a numeral that starts the chunk.

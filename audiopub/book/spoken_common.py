@@ -108,3 +108,16 @@ def apply_rules(text: str, rules: Sequence[Rule]) -> str:
 def word_alternation(words: Sequence[str]) -> str:
     """A regex alternation of literal words, longest first so "Mrs" wins over "Mr"."""
     return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+
+
+def comma_decimal(text: str, lang: str, comma_word: str) -> str:
+    """A number written the continental way ("1.250", "10 000", "3,75") in words."""
+    whole, _, decimals = text.partition(",")
+    whole = whole.replace(".", "").replace(" ", "")
+    if len(whole) > 1 and whole.startswith("0"):
+        words = digit_words(whole, lang)
+    else:
+        words = number_words(int(whole or "0"), lang)
+    if decimals:
+        words += f" {comma_word} " + digit_words(decimals, lang)
+    return words
