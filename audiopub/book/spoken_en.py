@@ -187,20 +187,8 @@ def _say_time(match: re.Match[str]) -> str:
     return words
 
 
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")  # fmt: skip
 _MONTH = "|".join(_MONTHS)
 _DAY_MONTH = re.compile(
     rf"\b(?:(the|The)\s+)?([0-3]?\d)(?:st|nd|rd|th)?\s+({_MONTH})\b(?:,?\s+(\d{{3,4}})\b)?"
@@ -370,50 +358,16 @@ _SYMBOLS: list[Rule] = [
     (re.compile(r"\s*&\s*"), " and "),
 ]
 
+_HEADINGS = ("Chapter", "Book", "Part", "Volume", "Section", "Act", "Scene", "Canto", "Stave",
+             "Letter", "Appendix", "Lecture", "Psalm", "Article", "Plate")  # fmt: skip
+# After these a numeral is a cardinal: "World War II" is "World War two".
+_CARDINAL_AFTER = ("War", "Mark", "Type", "Class", "Phase", "Grade", "Level", "Stage", "Apollo",
+                   "Vatican", "Bowl")  # fmt: skip
 _ROMAN = spoken_roman.RomanWords(
-    heading_words=[
-        "Chapter",
-        "CHAPTER",
-        "Book",
-        "BOOK",
-        "Part",
-        "PART",
-        "Volume",
-        "VOLUME",
-        "Section",
-        "SECTION",
-        "Act",
-        "ACT",
-        "Scene",
-        "SCENE",
-        "Canto",
-        "CANTO",
-        "Stave",
-        "STAVE",
-        "Letter",
-        "LETTER",
-        "Appendix",
-        "APPENDIX",
-        "Lecture",
-        "Psalm",
-        "Article",
-        "Plate",
-    ],
+    heading_words=[*_HEADINGS, *(word.upper() for word in _HEADINGS)],
     cardinal=cardinal,
     regnal=lambda value, _name: "the " + ordinal(value).capitalize(),
-    cardinal_after=[
-        "War",
-        "Mark",
-        "Type",
-        "Class",
-        "Phase",
-        "Grade",
-        "Level",
-        "Stage",
-        "Apollo",
-        "Vatican",
-        "Bowl",
-    ],
+    cardinal_after=_CARDINAL_AFTER,
 )
 
 RULES: list[Rule] = [
