@@ -19,11 +19,29 @@ from audiopub.book.text import normalise_text, split_sentences
         ("“Don’t,” she said.", '"Don\'t," she said.'),
         ("„Ja“, sagte er.", '"Ja", sagte er.'),
         ("«Bonjour», dit-il.", '"Bonjour", dit-il.'),
-        ("A board 6′ long and 2″ wide.", "A board 6' long and 2\" wide."),
+        ("A board 6′ long and 2' wide.", "A board 6′ long and 2' wide."),  # only quotes change
     ],
 )
 def test_curly_quotes_become_ascii(raw: str, clean: str) -> None:
     assert normalise_text(raw) == clean
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "A board 6′ long and 2″ wide.",  # primes: feet and inches, minutes and seconds
+        "51° 30′ 15″ N.",
+        "½ ⅓ ⅔ ¼ ¾ ⅕ ⅖ ⅗ ⅘ ⅙ ⅚ ⅐ ⅛ ⅜ ⅝ ⅞ ⅑ ⅒",  # vulgar fractions: not "1/2"
+        "2½ miles, 3¾ pounds",
+    ],
+)
+def test_characters_read_as_words_later_survive(raw: str) -> None:
+    # The spoken-form stage turns these into words; NFKC would have split them up.
+    assert normalise_text(raw) == raw
+
+
+def test_fraction_slash_becomes_slash() -> None:
+    assert normalise_text("1\u20442 a cup") == "1/2 a cup"
 
 
 @pytest.mark.parametrize(
@@ -176,7 +194,7 @@ def test_real_paragraph() -> None:
 
 # Characters the rules care about, so random text exercises them often.
 _TRICKY = st.sampled_from(
-    list("ab Zé-—–‒―⸺.,;:!?'\"“”‘’«»[]12*†…′″´ \u00a0\u2009\u2060\u200b\u00ad\u0301\t\n()")
+    list("ab Zé-—–‒―⸺.,;:!?'\"“”‘’«»[]12*†…′″½¾´ \u00a0\u2009\u2060\u200b\u00ad\u0301\t\n()")
 )
 _ANY_TEXT = st.one_of(st.text(), st.text(_TRICKY), st.text(_TRICKY, min_size=20))
 

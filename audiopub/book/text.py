@@ -18,13 +18,18 @@ __all__ = ["ABBREVIATIONS", "NUMBER_ABBREVIATIONS", "normalise_text", "split_sen
 # --- character level -------------------------------------------------------------------------
 
 # Typographic quotes become ASCII: engines and espeak's lexicon know ' and " best, and an
-# apostrophe must be ' for contractions ("don’t") to be pronounced as words.
+# apostrophe must be ' for contractions ("don’t") to be pronounced as words. The primes ′ and ″
+# are not quotes: they stay, so the spoken-form stage can read "6′" as "six feet".
 _QUOTES = {
-    **dict.fromkeys("‘’‚‛′‵ʼ‹›`´", "'"),
-    **dict.fromkeys("“”„‟″‶‴«»〝〞〟", '"'),
+    **dict.fromkeys("‘’‚‛‵ʼ‹›`´", "'"),
+    **dict.fromkeys("“”„‟‶‴«»〝〞〟", '"'),
 }
+# Characters NFKC would take apart but the spoken-form stage reads as words: vulgar fractions
+# ("½" would become "1⁄2") and primes ("″" would become two "′").
+_KEEP_FROM_NFKC = frozenset("′″½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒↉")
+_KEPT = re.compile(f"[{''.join(sorted(_KEEP_FROM_NFKC))}]")
 # Hyphen look-alikes and the minus sign become "-", so "−5" is read as minus five and the dash
-# rules below see one character. The fraction slash (from NFKC of "½") becomes "/".
+# rules below see one character. The fraction slash ("1⁄2") becomes "/".
 _SYMBOLS = {
     **dict.fromkeys("\u2010\u2011\u2212", "-"),
     "\u2044": "/",
@@ -72,8 +77,20 @@ def _clean_characters(text: str) -> str:
     # NFKC folds compatibility forms into plain ones: ligatures ("ﬁ" → "fi"), full-width
     # letters, NBSP and thin spaces (→ " "), "…" (→ "..."). It composes accented letters, so
     # "é" stays "é".
-    text = unicodedata.normalize("NFKC", text)
+    text = _nfkc(text)
     return text.translate(_CHAR_MAP)
+
+
+def _nfkc(text: str) -> str:
+    """NFKC, except for the characters in `_KEEP_FROM_NFKC`, which stay as they are."""
+    if not _KEPT.search(text):
+        return unicodedata.normalize("NFKC", text)
+    pieces = _KEPT.split(text)
+    kept = _KEPT.findall(text)
+    out = [unicodedata.normalize("NFKC", pieces[0])]
+    for char, piece in zip(kept, pieces[1:]):
+        out += [char, unicodedata.normalize("NFKC", piece)]
+    return "".join(out)
 
 
 # --- marks that are not meant to be read ------------------------------------------------------
@@ -194,7 +211,7 @@ def normalise_text(text: str) -> str:
     text = _replace_dashes(text)
     text = _ELLIPSIS.sub("...", text)
     # Removals can put a combining accent next to its letter again; compose it.
-    text = unicodedata.normalize("NFKC", text)
+    text = _nfkc(text)
     # All whitespace (line breaks, NBSP, thin spaces...) becomes one space: a paragraph is
     # one line, and runs of spaces mean nothing to a speaker.
     text = " ".join(text.split())

@@ -1,0 +1,220 @@
+"""Spanish spoken forms: numbers, dates, money, times and common abbreviations.
+
+Covers cardinals with "." or spaces between thousands and "," before decimals ("3,5" → "tres
+coma cinco"), years (read as cardinals, as Spanish does), ordinals written "1.º", "1º", "1.ª",
+currency (€ $ £), per cent, clock times ("7:45" → "siete y cuarenta y cinco"), Roman numerals
+in headings ("Capítulo IV") and after rulers' names ("Felipe II" → "Felipe segundo"; ordinals
+up to ten, cardinals beyond: "Alfonso XIII" → "Alfonso trece"), and abbreviations ("Sr.",
+"Sra.", "Dr.", "p. ej.", "núm.", "n.º", "pág.", "etc.").
+
+Deliberately not covered: gender of number words beyond "un" before a noun and "segunda" after
+a queen's name, and "y cuarto"/"y media" readings of times.
+"""
+
+from __future__ import annotations
+
+import re
+
+from audiopub.book import spoken_roman
+from audiopub.book.spoken_common import (
+    VULGAR_CLASS,
+    VULGAR_FRACTIONS,
+    Rule,
+    apply_rules,
+    comma_decimal,
+    number_words,
+    sentence_stop,
+    spaced,
+    word_alternation,
+)
+
+LANG = "es"
+
+
+def cardinal(value: int) -> str:
+    return number_words(value, LANG)
+
+
+def ordinal(value: int, feminine: bool = False) -> str:
+    words = number_words(value, LANG, "ordinal")
+    return words[:-1] + "a" if feminine and words.endswith("o") else words
+
+
+def number(text: str) -> str:
+    return comma_decimal(text, LANG, "coma")
+
+
+_NUM = r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+(?:,\d+)?|\d+(?:,\d+)?)(?![\w]|[.,]\d)"
+
+# "1.º", "1º", "2.ª", "3.er" (primer), "1.os".
+_ORDINAL = re.compile(r"(?<![\w.,])(\d{1,2})\.?(º|ª|er|os|as)(?!\w)")
+
+
+def _say_ordinal(match: re.Match[str]) -> str:
+    value, mark = int(match.group(1)), match.group(2)
+    if value > 10:
+        return cardinal(value)
+    if mark == "er":
+        return "primer" if value == 1 else "tercer" if value == 3 else ordinal(value)
+    words = ordinal(value, feminine=mark in ("ª", "as"))
+    return words + "s" if mark in ("os", "as") else words
+
+
+_CURRENCIES = {"€": ("euro", "euros"), "$": ("dólar", "dólares"), "£": ("libra", "libras")}
+_MONEY_BEFORE = re.compile(rf"([€$£])\s?{_NUM}")
+_MONEY_AFTER = re.compile(rf"{_NUM}\s?([€$£])")
+
+
+def _money(amount: str, symbol: str) -> str:
+    whole, _, cents = amount.partition(",")
+    one, many = _CURRENCIES[symbol]
+    words = number(whole)
+    if words.endswith("uno"):
+        words = words[:-1]  # "un euro", "veintiún euros"
+        words = words[:-2] + "ún" if words.endswith("iun") else words
+    words += f" {one if words == 'un' else many}"
+    if cents and int(cents):
+        words += " con " + cardinal(int(cents))
+    return words
+
+
+_TIME = re.compile(r"(?<![\d.,:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
+
+
+def _say_time(match: re.Match[str]) -> str:
+    hour, minutes = int(match.group(1)), int(match.group(2))
+    words = "una" if hour == 1 else cardinal(hour)  # "la una"
+    return words if minutes == 0 else f"{words} y {cardinal(minutes)}"
+
+
+_NUMBERED = {
+    "núm.": "número",
+    "n.º": "número",
+    "nº": "número",
+    "pág.": "página",
+    "págs.": "páginas",
+    "p.": "página",
+    "vol.": "volumen",
+    "cap.": "capítulo",
+}
+_NUMBERED_ABBREVIATION = re.compile(rf"(?<![\w.])({word_alternation(list(_NUMBERED))})(?=\s*\d)")
+_ABBREVIATIONS = {
+    "Sr.": "señor",
+    "Sra.": "señora",
+    "Srta.": "señorita",
+    "Sres.": "señores",
+    "Dr.": "doctor",
+    "Dra.": "doctora",
+    "Dña.": "doña",
+    "D.": "don",
+    "Ud.": "usted",
+    "Uds.": "ustedes",
+    "Vd.": "usted",
+    "p. ej.": "por ejemplo",
+    "etc.": "etcétera",
+    "aprox.": "aproximadamente",
+    "a. C.": "antes de Cristo",
+    "d. C.": "después de Cristo",
+    "Sto.": "santo",
+    "Sta.": "santa",
+}
+_MAY_END = {"etc.", "a. C.", "d. C.", "aprox."}
+_ABBREVIATION = re.compile(rf"(?<![\w.])({word_alternation(list(_ABBREVIATIONS))})(?!\w)")
+_NAME_FOLLOWS = re.compile(r"\s+[A-ZÁÉÍÓÚÑ][a-záéíóúñ]")
+
+
+def _say_abbreviation(match: re.Match[str]) -> str:
+    written = match.group(1)
+    if written == "D." and not _NAME_FOLLOWS.match(match.string, match.end()):
+        return written  # "D." is "don" only before a name; otherwise an initial
+    words = _ABBREVIATIONS[written]
+    return words + sentence_stop(match) if written in _MAY_END else words
+
+
+_QUEENS = {"Isabel", "Juana", "María", "Catalina"}
+_ROMAN = spoken_roman.RomanWords(
+    heading_words=(
+        "Capítulo",
+        "CAPÍTULO",
+        "Libro",
+        "LIBRO",
+        "Parte",
+        "PARTE",
+        "Tomo",
+        "TOMO",
+        "Acto",
+        "ACTO",
+        "Escena",
+        "ESCENA",
+        "Canto",
+        "Volumen",
+        "Carta",
+    ),
+    cardinal=cardinal,
+    regnal=lambda value, name: ordinal(value, name in _QUEENS) if value <= 10 else cardinal(value),
+    cardinal_after=("Guerra",),
+)
+
+_VULGAR_WORDS = {
+    (1, 2): "un medio",
+    (1, 3): "un tercio",
+    (2, 3): "dos tercios",
+    (1, 4): "un cuarto",
+    (3, 4): "tres cuartos",
+}
+
+
+def _fraction(char: str) -> str:
+    numerator, denominator = VULGAR_FRACTIONS[char]
+    if (numerator, denominator) in _VULGAR_WORDS:
+        return _VULGAR_WORDS[numerator, denominator]
+    return f"{cardinal(numerator)} {ordinal(denominator)}{'s' if numerator > 1 else ''}"
+
+
+def _mixed(match: re.Match[str]) -> str:
+    whole, char = int(match.group(1)), match.group(2)
+    if char == "½":
+        return f"{cardinal(whole)} y medio"
+    return f"{cardinal(whole)} y {_fraction(char)}"
+
+
+def _say_number(match: re.Match[str]) -> str:
+    words = number(match.group(1))
+    rest = match.string[match.end() :]
+    if words.endswith("uno") and _NOUN_FOLLOWS.match(rest):
+        words = words[:-1]  # "1 libro" → "un libro", "21 libros" → "veintiún libros"
+        words = words[:-2] + "ún" if words.endswith("iun") else words
+    return spaced(match, words)
+
+
+# A noun after the number ("1 libro"), not "1 de mayo" or "1 y 2".
+_NOUN_FOLLOWS = re.compile(r" (?!(?:de|del|y|o|a|en|por|para|que)\b)[a-záéíóúñ]")
+
+RULES: list[Rule] = [
+    (_ABBREVIATION, _say_abbreviation),
+    (_NUMBERED_ABBREVIATION, lambda m: _NUMBERED[m.group(1)]),
+    *spoken_roman.roman_rules(_ROMAN),
+    (_ORDINAL, lambda m: spaced(m, _say_ordinal(m))),
+    (_MONEY_BEFORE, lambda m: _money(m.group(2), m.group(1))),
+    (_MONEY_AFTER, lambda m: _money(m.group(1), m.group(2))),
+    (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " por ciento"),
+    (_TIME, _say_time),
+    (re.compile(rf"(?<![\w.,])(\d+)\s?([{VULGAR_CLASS}])"), _mixed),
+    (re.compile(f"[{VULGAR_CLASS}]"), lambda m: spaced(m, _fraction(m.group()))),
+    (re.compile(r"(?<=\d)\s*–\s*(?=\d)"), " a "),
+    (re.compile(r"(?<![\w-])[-−](?=\d)"), "menos "),
+    (re.compile(r"\s*&\s*"), " y "),
+    (re.compile(r"§\s*"), "párrafo "),
+    (re.compile(_NUM), _say_number),
+    (re.compile(r"\d+"), lambda m: spaced(m, cardinal(int(m.group())))),
+]
+
+# Words that send a chunk through the rules (see `spoken`).
+TRIGGER = (
+    rf"(?<![\w.])(?:{word_alternation([*_ABBREVIATIONS, *_NUMBERED])})"
+    rf"|{spoken_roman.trigger(_ROMAN)}"
+)
+
+
+def say(text: str) -> str:
+    return apply_rules(text, RULES)
