@@ -271,3 +271,19 @@ def test_sentences_that_fit_are_packed_whole_and_greedily(
         assert sentences == []
         for chunk, next_first in zip(group, first_sentences[1:]):
             assert len(chunk.text) + 1 + len(next_first) > max_chars
+
+
+def test_the_limit_applies_to_the_spoken_form() -> None:
+    """"1850" is fourteen characters once spoken ("eighteen fifty"): the engine's limit counts
+    what it reads, and each chunk keeps its written text beside it."""
+    from audiopub.book.spoken import spoken_form
+
+    paragraph = "In 1850 he paid £5. In 1851 he paid £6. In 1852 he paid £7."
+    chunks = chunk_paragraphs([paragraph], 45, speak=lambda text: spoken_form(text, "en"))
+    assert [c.text for c in chunks] == ["In 1850 he paid £5.", "In 1851 he paid £6.",
+                                        "In 1852 he paid £7."]
+    assert chunks[0].spoken == "In eighteen fifty he paid five pounds."
+    assert all(len(c.spoken) <= 45 for c in chunks)
+    # Written, the three fit in 60 characters: without the spoken form they would be packed.
+    assert len(chunk_paragraphs([paragraph], 60)) == 1
+    assert chunk_paragraphs([paragraph], 60)[0].spoken == paragraph

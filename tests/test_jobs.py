@@ -12,7 +12,7 @@ from audiopub.atomic import TEMP_MARK
 from audiopub.audio.ffmpeg import probe
 from audiopub.jobs import executor, pipeline
 from audiopub.jobs.events import EventBus, JobEvent
-from audiopub.jobs.models import ChunkState, Job, JobSettings, JobState
+from audiopub.jobs.models import ChunkState, Job, JobSettings, JobState, chunk_cache_key
 from audiopub.book.epub_reader import read_epub
 from audiopub.jobs.pipeline import submit_job
 from audiopub.jobs.store import JobStore
@@ -225,8 +225,9 @@ def test_engine_failure_fails_the_job_with_the_text(store, engine, tmp_path,
     monkeypatch.setattr(engine, "synthesize", broken)
     assert _run(store, job.id, engine) is JobState.FAILED
     error = store.get_job(job.id).error
-    assert "onnx exploded" in error and "'Part 1'" in error  # the heading is the first chunk
-    assert calls == ["Part 1", "Part 1"]  # tried, then retried once
+    # The heading is the first chunk; the engine was given its spoken form.
+    assert "onnx exploded" in error and "'Part one'" in error
+    assert calls == ["Part one", "Part one"]  # tried, then retried once
     (first, *_) = store.all_chunks(job.id)
     assert first.state is ChunkState.FAILED and first.error == error
 
@@ -368,3 +369,28 @@ def test_ctrl_c_reaching_the_engine_processes_leaves_the_pool_working(tmp_path: 
         assert [r.error for r in pool.map([task("after")])] == [None]
     finally:
         pool.close()
+
+
+def test_the_engine_is_given_the_spoken_form_and_the_book_keeps_its_spelling(
+        store, engine, tmp_path, monkeypatch) -> None:
+    epub = build_epub(tmp_path / "b.epub", [
+        ("CHAPTER IX", ["In 1850 Dr. Watson paid £5 for 3 lb. of tea."]),
+    ], language="en")
+    job = submit(store, epub, tmp_path / "b.m4b", JobSettings(), engine)
+    given: list[str] = []
+    real = engine.synthesize
+
+    def spy(texts, *args, **kwargs):  # type: ignore[no-untyped-def]
+        given.extend(texts)
+        return real(texts, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "synthesize", spy)
+    assert _run(store, job.id, engine) is JobState.DONE
+    assert given == ["Chapter nine", "In eighteen fifty Doctor Watson paid five pounds for "
+                                     "three pounds of tea."]
+    heading, sentence = store.all_chunks(job.id)
+    assert (heading.text, sentence.text) == ("CHAPTER IX", "In 1850 Dr. Watson paid £5 for "
+                                                           "3 lb. of tea.")
+    settings = store.get_job(job.id).settings
+    assert sentence.cache_key == chunk_cache_key(given[1], settings)  # keyed on what is said
+    assert [c.title for c in store.chapters(job.id)] == ["CHAPTER IX"]

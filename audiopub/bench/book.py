@@ -60,7 +60,7 @@ def plan(epub: Path, engine: Engine) -> BookPlan:
     book = read_epub(epub)
     chapters = plan_book(book, engine.max_chunk_chars)
     plan_s = time.perf_counter() - began
-    texts = tuple(chunk.text for _, chunks in chapters for chunk in chunks)
+    texts = tuple(chunk.spoken for _, chunks in chapters for chunk in chunks)
     return BookPlan(book.title, len(chapters), Workload("book", texts), plan_s)
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from audiopub.bench.results import Timing
 from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.models import Chunk
+from audiopub.book.spoken import spoken_form
 from audiopub.errors import SynthesisFailed
 from audiopub.jobs.executor import ChunkExecutor, ChunkTask
 from audiopub.tts.engine import Engine, SynthesisOptions, SynthesisResult
@@ -36,11 +37,13 @@ class Workload:
 
 
 def plan_text(text: str, max_chars: int) -> list[Chunk]:
-    return chunk_paragraphs([text], max_chars)
+    """`text` (English, like every benchmark text) chunked as the pipeline does, spoken form
+    included: its time is part of text preparation."""
+    return chunk_paragraphs([text], max_chars, speak=lambda chunk: spoken_form(chunk, "en"))
 
 
 def text_workload(name: str, text: str, engine: Engine) -> Workload:
-    return Workload(name, tuple(c.text for c in plan_text(text, engine.max_chunk_chars)))
+    return Workload(name, tuple(c.spoken for c in plan_text(text, engine.max_chunk_chars)))
 
 
 def _totals(results: Sequence[SynthesisResult]) -> tuple[float, dict[str, float]]:
@@ -54,7 +57,7 @@ def _totals(results: Sequence[SynthesisResult]) -> tuple[float, dict[str, float]
 def run_inline(engine: Engine, text: str, voice: str, options: SynthesisOptions) -> Timing:
     """Chunk `text` as the pipeline does and speak it in engine-sized batches, in memory."""
     began = time.perf_counter()
-    chunks = [c.text for c in plan_text(text, engine.max_chunk_chars)]
+    chunks = [c.spoken for c in plan_text(text, engine.max_chunk_chars)]
     prepared = time.perf_counter()
     results: list[SynthesisResult] = []
     for start in range(0, len(chunks), engine.batch_size):

@@ -1,7 +1,9 @@
 """Cut a chapter's paragraphs into chunks short enough for a TTS engine to speak in one go.
 
 Engines read best given whole sentences, so sentences are packed greedily into chunks of at
-most `max_chars` characters. Only a sentence that is longer than the limit on its own is cut
+most `max_chars` characters — characters of the spoken form when a `speak` function is given
+(see `book.spoken`: "1850" is spoken as "eighteen fifty", so the limit applies to what the
+engine reads). Only a sentence that is longer than the limit on its own is cut
 smaller: at clause boundaries first, then between words, and as a last resort inside a word.
 A chunk never spans two paragraphs, because the stitcher puts a paragraph pause after the last
 chunk of each paragraph.
@@ -36,6 +38,7 @@ _CLAUSE_BREAK = re.compile(
 )
 
 _Splitter = Callable[[str], list[str]]
+_Length = Callable[[str], int]
 
 
 def split_clauses(sentence: str) -> list[str]:
@@ -58,14 +61,16 @@ def _hard_split(word: str, max_chars: int) -> list[str]:
 _SPLITTERS: tuple[_Splitter, ...] = (split_sentences, split_clauses, _split_words)
 
 
-def _fit(text: str, max_chars: int, splitters: Sequence[_Splitter]) -> list[str]:
-    """Cut `text` into pieces of at most `max_chars`, packing parts greedily.
+def _fit(text: str, max_chars: int, splitters: Sequence[_Splitter],
+         length: _Length = len) -> list[str]:
+    """Cut `text` into pieces of at most `max_chars` (as `length` counts), packing parts
+    greedily.
 
     A part that fits is packed with its neighbours; a part that does not is cut by the next,
     finer splitter into pieces of its own, so (for example) the tail of a long sentence is not
     glued to the start of the next one.
     """
-    if len(text) <= max_chars:
+    if length(text) <= max_chars:
         return [text]
     if not splitters:
         return _hard_split(text, max_chars)
@@ -73,14 +78,14 @@ def _fit(text: str, max_chars: int, splitters: Sequence[_Splitter]) -> list[str]
     pieces: list[str] = []
     current = ""
     for part in split(text):
-        if len(part) > max_chars:
+        if length(part) > max_chars:
             if current:
                 pieces.append(current)
-            pieces.extend(_fit(part, max_chars, finer))
+            pieces.extend(_fit(part, max_chars, finer, length))
             current = ""
         elif not current:
             current = part
-        elif len(current) + 1 + len(part) <= max_chars:
+        elif length(f"{current} {part}") <= max_chars:
             current = f"{current} {part}"
         else:
             pieces.append(current)
@@ -91,19 +96,25 @@ def _fit(text: str, max_chars: int, splitters: Sequence[_Splitter]) -> list[str]
 
 
 def chunk_paragraphs(
-    paragraphs: Sequence[str], max_chars: int, chapter_index: int = 0
+    paragraphs: Sequence[str], max_chars: int, chapter_index: int = 0,
+    speak: Callable[[str], str] | None = None,
 ) -> list[Chunk]:
     """Chunk one chapter: each chunk has 1..max_chars characters and stays inside a paragraph.
 
-    Empty (or whitespace-only) paragraphs are skipped. The last chunk of each paragraph has
-    `ends_paragraph=True`. Chunk indices run 0..n-1 within the chapter.
+    With `speak` (written text → the words said, e.g. `spoken_form` in the book's language),
+    each chunk carries its spoken form and the limit counts its characters; a word that is
+    longer than the limit on its own is cut as written. Empty (or whitespace-only) paragraphs
+    are skipped. The last chunk of each paragraph has `ends_paragraph=True`. Chunk indices run
+    0..n-1 within the chapter.
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
+    say = speak or (lambda text: text)
     chunks: list[Chunk] = []
     for paragraph in paragraphs:
         # One space between words: the cuts (and the length limit) assume it.
-        pieces = _fit(" ".join(paragraph.split()), max_chars, _SPLITTERS)
+        pieces = _fit(" ".join(paragraph.split()), max_chars, _SPLITTERS,
+                      (lambda text: len(say(text))) if speak else len)
         pieces = [piece for piece in pieces if piece]  # "" comes back for an empty paragraph
         for number, piece in enumerate(pieces):
             chunks.append(
@@ -112,6 +123,7 @@ def chunk_paragraphs(
                     index=len(chunks),
                     text=piece,
                     ends_paragraph=number == len(pieces) - 1,
+                    spoken=say(piece),
                 )
             )
     return chunks

@@ -88,9 +88,19 @@ class Book:
 
 @dataclass(frozen=True)
 class Chunk:
-    """A piece of a chapter short enough for the engine to speak in one go."""
+    """A piece of a chapter short enough for the engine to speak in one go.
+
+    `text` is as the book writes it (what titles, subtitles and read-along show); `spoken` is
+    what the engine is given: the words a narrator says for it ("Dr. Watson paid £5" → "Doctor
+    Watson paid five pounds"), the text itself when nothing needs saying differently.
+    """
 
     chapter_index: int
     index: int  # position within the chapter
     text: str
     ends_paragraph: bool  # the stitcher follows it with a paragraph pause, else a sentence pause
+    spoken: str = ""  # "" until the chunker sets it: then the text as written
+
+    def __post_init__(self) -> None:
+        if not self.spoken:
+            object.__setattr__(self, "spoken", self.text)

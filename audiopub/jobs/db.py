@@ -86,7 +86,8 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE chunks ADD COLUMN stage_times_json TEXT",
         "ALTER TABLE jobs ADD COLUMN stage_times_json TEXT",
     ),
-    (  # 3: the book as read once at submission; each chunk's sample rate, wall time, finish
+    (  # 3: the book as read once at submission; each chunk's spoken form, sample rate, wall
+       # time and finish time
         """
         CREATE TABLE job_books (
             job_id     TEXT PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
@@ -95,6 +96,7 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
             cover_type TEXT
         )
         """,
+        "ALTER TABLE chunks ADD COLUMN spoken TEXT",  # what the engine reads; NULL: the text
         "ALTER TABLE chunks ADD COLUMN sample_rate INTEGER",
         "ALTER TABLE chunks ADD COLUMN wall_s REAL",  # wall seconds of the run it cost
         "ALTER TABLE chunks ADD COLUMN done_at REAL",  # Unix seconds, when its audio was marked

@@ -44,7 +44,8 @@ _CHAPTER_COLUMNS = (
 )
 _CHUNK_COLUMNS = (
     "job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames, "
-    "duration_s, synth_s, provider, attempts, error, stage_times_json, sample_rate, wall_s, done_at"
+    "duration_s, synth_s, provider, attempts, error, stage_times_json, sample_rate, wall_s, "
+    "done_at, spoken"
 )
 _SELECT_CHUNKS = f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE job_id = ?"
 _SELECT_CHAPTERS = f"SELECT {_CHAPTER_COLUMNS} FROM chapters WHERE job_id = ?"
@@ -76,14 +77,14 @@ class JobLedger(StoreDatabase):
             done_chapters = _done_chapter_signatures(conn, job_id)
             conn.execute("DELETE FROM chapters WHERE job_id = ?", (job_id,))  # and its chunks
             for idx, (title, chunks) in enumerate(chapters):
-                keys = [chunk_cache_key(chunk.text, settings) for chunk in chunks]
+                keys = [chunk_cache_key(chunk.spoken, settings) for chunk in chunks]
                 old = done_chapters.get(idx)
                 kept = old[1] if old and old[0] == _signature(title, keys, chunks) else None
                 conn.execute(
                     f"INSERT INTO chapters ({_CHAPTER_COLUMNS}) VALUES ({', '.join('?' * 12)})",
                     _new_chapter_row(job_id, idx, title, chunks, kept))
                 conn.executemany(
-                    f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 18)})",
+                    f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 19)})",
                     [_new_chunk_row(job_id, idx, position, chunk, key, done_audio.get(key))
                      for position, (chunk, key) in enumerate(zip(chunks, keys))])
             touch_job(conn, job_id)
@@ -275,14 +276,14 @@ def _chapter_from_row(row: Sequence[Any]) -> ChapterRow:
 def _chunk_from_row(row: Sequence[Any]) -> ChunkRow:
     (job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames,
      duration_s, synth_s, provider, attempts, error, stage_times_json, sample_rate,
-     wall_s, done_at) = row
+     wall_s, done_at, spoken) = row
     return ChunkRow(
         job_id=job_id, chapter_idx=chapter_idx, idx=idx, text=text,
         ends_paragraph=bool(ends_paragraph), cache_key=cache_key, state=ChunkState(state),
         audio_path=audio_path, frames=frames, duration_s=duration_s, synth_s=synth_s,
         provider=provider, attempts=attempts, error=error,
         stage_times=times_of(stage_times_json), sample_rate=sample_rate, wall_s=wall_s,
-        done_at=done_at,
+        done_at=done_at, spoken=spoken or text,
     )
 
 
@@ -328,8 +329,8 @@ def _new_chunk_row(job_id: str, chapter_idx: int, idx: int, chunk: Chunk, key: s
     if done is None:
         return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
                 ChunkState.PENDING.value, None, None, None, None, None, 0, None, None, None,
-                None, None)
+                None, None, chunk.spoken)
     return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
             ChunkState.DONE.value, done.audio_path, done.frames, done.duration_s, done.synth_s,
             done.provider, done.attempts, None, times_json(done.stage_times), done.sample_rate,
-            done.wall_s, done.done_at)
+            done.wall_s, done.done_at, chunk.spoken)

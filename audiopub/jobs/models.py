@@ -133,8 +133,8 @@ class JobSettings:
 def chunk_cache_key(text: str, settings: JobSettings) -> str:
     """32 hex chars naming a chunk's audio: sha256 of canonical JSON of text + settings.
 
-    The text is hashed exactly as the engine receives it (it is already normalised by the book
-    reader); normalising it again here could make two different inputs share audio.
+    The text is hashed exactly as the engine receives it (the chunk's spoken form); normalising
+    it again here could make two different inputs share audio.
     """
     if settings.voice is None:
         raise ValueError("Resolve the voice before computing cache keys: None is ambiguous")
@@ -197,6 +197,7 @@ class ChunkRow:
     sample_rate: int | None = None  # of its audio file, as the engine spoke it
     wall_s: float | None = None  # wall seconds its run spent on it (figures.Clock.WALL)
     done_at: float | None = None  # Unix seconds, when its audio was marked done
+    spoken: str = ""  # what the engine reads (book.spoken); the cache key is made from it
 
 
 @dataclass(frozen=True)

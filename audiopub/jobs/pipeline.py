@@ -31,6 +31,7 @@ from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book, Chapter, Chunk
 from audiopub.book.scripts import check_speakable
+from audiopub.book.spoken import spoken_form
 from audiopub.errors import (
     AudiopubError,
     DiskFull,
@@ -90,10 +91,17 @@ def parse_chapter_selection(spec: str, count: int) -> list[int]:
     return sorted(chosen)
 
 
-def plan_book(book: Book, max_chars: int,
-              selection: Sequence[int] | None = None) -> list[tuple[str, list[Chunk]]]:
-    """The chapters to narrate, each cut into chunks the engine reads well."""
-    return [(ch.title, chunk_paragraphs(ch.paragraphs, max_chars, chapter_index=ch.index))
+def plan_book(book: Book, max_chars: int, selection: Sequence[int] | None = None,
+              language: str | None = None) -> list[tuple[str, list[Chunk]]]:
+    """The chapters to narrate, each cut into chunks the engine reads well, with the words a
+    narrator says for each (numbers, numerals, abbreviations, units) by the rules of the
+    text's `language` (default: the book's)."""
+    text_language = language or book.language
+
+    def speak(text: str) -> str:
+        return spoken_form(text, text_language)
+
+    return [(ch.title, chunk_paragraphs(ch.paragraphs, max_chars, ch.index, speak))
             for ch in chosen_chapters(book, selection)]
 
 
@@ -193,8 +201,9 @@ class JobRun:
         resume redoes exactly what a change altered, and nothing else.
         """
         began = time.perf_counter()
+        settings = self.job.settings
         self.store.write_plan(self.job.id, plan_book(
-            self.book, self.engine.max_chunk_chars, self.job.settings.chapters))
+            self.book, self.engine.max_chunk_chars, settings.chapters, settings.language))
         # Text preparation: cutting the chapters into chunks and writing the plan.
         self.store.set_job_stage_times(self.job.id, {"prepare": time.perf_counter() - began})
         (self.dir / CHUNKS_DIR).mkdir(parents=True, exist_ok=True)
@@ -242,7 +251,7 @@ class JobRun:
         assert settings.voice is not None  # resolved when the job was submitted
         self._check_still_running()
         pending = self.store.pending_chunks(self.job.id, chapter_idx)
-        tasks = [ChunkTask(c.cache_key, c.text, settings.voice, settings.synthesis_options(),
+        tasks = [ChunkTask(c.cache_key, c.spoken, settings.voice, settings.synthesis_options(),
                            chunk_path(self.dir, c.cache_key)) for c in pending]
         results = self.executor.map(tasks)
         try:
