@@ -22,13 +22,16 @@ from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import Job, JobProgress, JobSettings, JobState
 from audiopub.jobs.pipeline import (
+    language_note,
     parse_chapter_selection,
+    plan_book,
     resolve_settings,
     stored_book,
     submit_job,
 )
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.worker import become_runner, execute_job, runner_lock
+from audiopub.tts.engine import voice_of
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
 
 FOLLOW_INTERVAL_S = 1.0  # how often a CLI waiting on another runner reads the store
@@ -57,6 +60,9 @@ def _build_parser() -> argparse.ArgumentParser:
                            f"({settings.MIN_STEPS}-{settings.MAX_STEPS})")
     conv.add_argument("--seed", type=int, help="fix the noise so every chunk can be reproduced")
     conv.add_argument("--chapters", help="chapters to narrate, e.g. 1-3,7 (default: all)")
+    conv.add_argument("--show-spoken", action="store_true",
+                      help="print what will be said where it differs from the written text "
+                           "(numbers, numerals, abbreviations, units)")
     device = conv.add_mutually_exclusive_group()
     device.add_argument("--gpu", dest="gpu", action="store_true", help="use CUDA when available")
     device.add_argument("--cpu", dest="gpu", action="store_false", help="use the CPU (default)")
@@ -128,7 +134,22 @@ def _convert(args: argparse.Namespace) -> int:
             job = submit_job(store, args.book, book, output, wanted, engine)
         else:
             job = _prepare_resume(store, job, resolve_settings(wanted, engine, book))
+        note = language_note(job.settings.language, voice_of(engine, job.settings.voice or ""))
+        if note:
+            print(note, file=sys.stderr)
+        if args.show_spoken:
+            _show_spoken(book, engine.max_chunk_chars, job.settings)
         return _run_or_follow(store, job.id)
+
+
+def _show_spoken(book: Book, max_chars: int, settings: JobSettings) -> None:
+    """Each chunk whose spoken form differs from its text, as the job will plan it."""
+    for title, chunks in plan_book(book, max_chars, settings.chapters, settings.language):
+        changed = [chunk for chunk in chunks if chunk.spoken != chunk.text]
+        if changed:
+            print(f"{title}:")
+        for chunk in changed:
+            print(f"  {chunk.text}\n  → {chunk.spoken}")
 
 
 def _prepare_resume(store: JobStore, job: Job, wanted: JobSettings) -> Job:

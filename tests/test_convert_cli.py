@@ -258,3 +258,29 @@ def test_ctrl_c_while_following_another_runner_pauses_the_job(
     err = capsys.readouterr().err
     assert "following this job there" in err
     assert "Paused. Run the same command again to continue." in err
+
+
+def test_show_spoken_prints_what_will_be_said(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from epub_factory import build_epub
+
+    epub = build_epub(tmp_path / "n.epub", [
+        ("CHAPTER IX", ["It was 1850 and Dr. Watson was out.", "Nothing to change here."]),
+    ])
+    assert main(["convert", str(epub), "--show-spoken", "-o", str(tmp_path / "n.m4b")]) == 0
+    out = capsys.readouterr().out
+    assert "CHAPTER IX\n  → Chapter nine" in out
+    assert ("It was 1850 and Dr. Watson was out.\n"
+            "  → It was eighteen fifty and Doctor Watson was out.") in out
+    assert "Nothing to change" not in out
+
+
+def test_a_book_in_another_language_than_the_voice_is_said(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from epub_factory import build_epub
+
+    epub = build_epub(tmp_path / "de.epub", [("Eins", ["Es war 1850."])], language="de")
+    assert main(["convert", str(epub), "-o", str(tmp_path / "de.m4b")]) == 0
+    err = capsys.readouterr().err
+    assert "The book is in de, the voice en_US-joe-medium speaks en-US" in err
+    assert "read by de rules" in err

@@ -31,7 +31,7 @@ from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book, Chapter, Chunk
 from audiopub.book.scripts import check_speakable
-from audiopub.book.spoken import spoken_form
+from audiopub.book.spoken import spoken_form, supported_languages
 from audiopub.errors import (
     AudiopubError,
     DiskFull,
@@ -60,7 +60,7 @@ from audiopub.jobs.executor import (
 )
 from audiopub.jobs.models import ChapterState, ChunkRow, Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.tts.engine import Engine, voice_of
+from audiopub.tts.engine import Engine, Voice, voice_of
 from audiopub.tts.registry import get_engine
 
 log = logging.getLogger(__name__)
@@ -121,6 +121,24 @@ def resolve_settings(settings: JobSettings, engine: Engine, book: Book) -> JobSe
     return JobSettings.from_dict({**settings.to_dict(), "voice": voice,
                                   "language": settings.language or book.language,
                                   "model_id": engine.model_id(voice)})
+
+
+def language_note(text_language: str | None, voice: Voice) -> str | None:
+    """A line for the user when the book's language is not the voice's: its numbers and
+    abbreviations are said by the book's language's rules, its words in the voice's accent."""
+    if not text_language or voice.language == "multi":
+        return None
+    if _primary(text_language) == _primary(voice.language):
+        return None
+    rules = (f"{text_language} rules" if _primary(text_language) in supported_languages()
+             else "no language's rules (digits are left to the voice)")
+    return (f"The book is in {text_language}, the voice {voice.id} speaks {voice.language}: "
+            f"numbers and abbreviations are read by {rules}; choose a voice in the book's "
+            "language for the best result.")
+
+
+def _primary(language: str) -> str:
+    return language.replace("_", "-").split("-", 1)[0].lower()
 
 
 def disk_needed(chars: int, sample_rate: int, speed: float) -> int:
@@ -219,6 +237,9 @@ class JobRun:
         self._progress = self.store.progress(self.job.id)
         self._run_began = self._last_chunk_at = time.perf_counter()
         self._run = Speed(0, 0.0, 0.0, Clock.WALL)  # what this run has made so far
+        note = language_note(settings.language, voice_of(self.engine, settings.voice or ""))
+        if note:
+            self._emit(JobState.RUNNING, message=note)  # into the job's log
         try:
             self._speak_and_stitch()
             self._check_still_running()

@@ -27,6 +27,7 @@ import soundfile as sf
 
 from audiopub import settings as defaults
 from audiopub.book.models import Book, Cover
+from audiopub.book.spoken import spoken_form
 from audiopub.gpu.monitor import DEFAULT_INTERVAL_S, GpuMonitor
 from audiopub.jobs.events import EventBus
 from audiopub.jobs.models import Job, JobSettings, JobState
@@ -34,7 +35,7 @@ from audiopub.jobs.pipeline import submit_job
 from audiopub.jobs.store import JobStore, default_store_path
 from audiopub.jobs.worker import Worker
 from audiopub.tts import onnx_runtime, registry
-from audiopub.tts.engine import SynthesisOptions, Voice
+from audiopub.tts.engine import SynthesisOptions, Voice, voice_of
 from audiopub.ui.activity import JobActivity
 from audiopub.ui.preferences import Preferences
 from audiopub.ui.uploads import max_upload_bytes, remove_stale_uploads
@@ -168,7 +169,9 @@ class Services:
         """One sentence in `voice`, as WAV bytes."""
         tts = registry.get_engine(engine, use_gpu=use_gpu)
         options = SynthesisOptions(speed=speed, steps=steps)
-        (spoken,) = tts.synthesize([PREVIEW_TEXT], voice, options)
+        # Said as a job would say it: numbers and abbreviations as words (see book.spoken).
+        text = spoken_form(PREVIEW_TEXT, voice_of(tts, voice).language)
+        (spoken,) = tts.synthesize([text], voice, options)
         buffer = io.BytesIO()
         sf.write(buffer, spoken.audio, spoken.sample_rate, format="WAV", subtype="PCM_16")
         return buffer.getvalue()
