@@ -170,7 +170,7 @@ def test_verify_resets_chunks_whose_file_is_missing_or_truncated(
 
     assert {(r.chapter_idx, r.idx) for r in reset} == {(1, 0), (0, 2)}
     assert [(r.chapter_idx, r.idx) for r in store.pending_chunks(job_id)] == [(0, 2), (1, 0)]
-    assert store.chapter(job_id, 1).state is ChapterState.PENDING  # its audio used a bad chunk
+    assert store.chapters(job_id)[1].state is ChapterState.PENDING  # its audio used a bad chunk
     assert verify_done_chunks(store, job_id, job_dir) == []  # the rest is sound
 
 

@@ -236,10 +236,6 @@ class EpubArchive:
 
     # --- reading ------------------------------------------------------------------------
 
-    @property
-    def names(self) -> frozenset[str]:
-        return frozenset(self._entries)
-
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and safe_name(name) in self._entries
 

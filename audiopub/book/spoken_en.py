@@ -1,5 +1,8 @@
 """English spoken forms: what a narrator says for numbers, symbols and abbreviations.
 
+One job, English's rules; a little over 400 lines because English gets the most of them (units,
+coordinates, regnal names, clock times), most of it tables and patterns read side by side.
+
 Covers cardinals, ordinals ("21st", old "3d"), years ("1999" → "nineteen ninety-nine", a plain
 four-digit number from 1000 to 2099 is read as a year), decades ("1880s"), ranges, decimals,
 fractions ("3/4", "½", "2½"), percentages, currency (£ $ € with pence/cents), clock times

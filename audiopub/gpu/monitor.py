@@ -168,14 +168,9 @@ class GpuMonitor:
             return [list(tick) for tick in self._ticks if tick[-1].timestamp > cutoff]
 
     def peak_vram_mb(self) -> dict[int, float]:
-        """Highest VRAM use per GPU index since start() or reset_peak()."""
+        """Highest VRAM use per GPU index since start()."""
         with self._lock:
             return dict(self._peak)
-
-    def reset_peak(self) -> None:
-        """Forget the peaks, e.g. before one benchmark run."""
-        with self._lock:
-            self._peak.clear()
 
     def __enter__(self) -> GpuMonitor:
         self.start()

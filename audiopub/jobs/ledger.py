@@ -20,7 +20,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from audiopub.book.models import Chunk
-from audiopub.errors import JobStoreError
 from audiopub.jobs.db import StoreDatabase
 from audiopub.jobs.models import (
     ChapterProgress,
@@ -92,13 +91,6 @@ class JobLedger(StoreDatabase):
     def chapters(self, job_id: str) -> list[ChapterRow]:
         rows = self._connection().execute(f"{_SELECT_CHAPTERS} ORDER BY idx", (job_id,))
         return [_chapter_from_row(r) for r in rows]
-
-    def chapter(self, job_id: str, idx: int) -> ChapterRow:
-        row = self._connection().execute(f"{_SELECT_CHAPTERS} AND idx = ?",
-                                         (job_id, idx)).fetchone()
-        if row is None:
-            raise JobStoreError(f"Job {job_id} has no chapter {idx}")
-        return _chapter_from_row(row)
 
     def chapter_chunks(self, job_id: str, chapter_idx: int) -> list[ChunkRow]:
         """Every chunk of a chapter in order (what the stitcher reads)."""

@@ -30,11 +30,6 @@ class JobState(str, Enum):
     CANCELLED = "cancelled"
 
     @property
-    def is_terminal(self) -> bool:
-        """The worker has finished with the job (for good or until someone resumes it)."""
-        return self in (JobState.DONE, JobState.FAILED, JobState.CANCELLED)
-
-    @property
     def is_resumable(self) -> bool:
         """The job can be put back in the queue; finished chunks will be reused."""
         return self in (JobState.PAUSED, JobState.FAILED, JobState.CANCELLED)

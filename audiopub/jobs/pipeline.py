@@ -25,7 +25,7 @@ from pathlib import Path
 import soundfile as sf
 
 from audiopub import settings as defaults
-from audiopub.audio.mux import BookTags, ChapterMark, mux_m4b
+from audiopub.audio.mux import BookTags, chapter_marks, mux_m4b
 from audiopub.audio.stitch import ChapterWriter, pause_after
 from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
@@ -332,14 +332,10 @@ class JobRun:
         )
 
     def _mux(self) -> None:
-        marks: list[ChapterMark] = []
-        wavs: list[Path] = []
-        position = 0.0
-        for chapter in self.store.chapters(self.job.id):
-            assert chapter.audio_path is not None and chapter.duration_s is not None
-            wavs.append(self.dir / chapter.audio_path)
-            marks.append(ChapterMark(chapter.title, position, position + chapter.duration_s))
-            position += chapter.duration_s
+        chapters = self.store.chapters(self.job.id)
+        wavs = [self.dir / chapter.audio_path for chapter in chapters if chapter.audio_path]
+        # Marks from each chapter file's exact length: back to back, as ffmpeg joins them.
+        marks = chapter_marks([chapter.title for chapter in chapters], wavs)
         self._emit(JobState.RUNNING, message="Encoding the audiobook")
         self.job.output_path.parent.mkdir(parents=True, exist_ok=True)
         # Checked while ffmpeg runs too: a cancel or pause during encoding stops it at once.

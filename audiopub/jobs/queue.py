@@ -131,11 +131,6 @@ class JobQueue(StoreDatabase):
             conn.execute("UPDATE jobs SET stage_times_json = ?, updated_at = ? WHERE id = ?",
                          (times_json(times), time.time(), job_id))
 
-    def next_queued_job(self) -> Job | None:
-        """The job the worker would take next (oldest first), without taking it."""
-        row = self._connection().execute(_SELECT_OLDEST_QUEUED).fetchone()
-        return _job_from_row(row) if row else None
-
     def claim_next_job(self) -> Job | None:
         """Atomically take the oldest queued job (queued → running); None if the queue is empty.
 

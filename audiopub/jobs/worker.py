@@ -100,10 +100,6 @@ class Worker:
         self._thread = threading.Thread(target=self._loop, name="audiopub-worker", daemon=True)
         self.current_job: str | None = None
 
-    @property
-    def holds_lock(self) -> bool:
-        return self._lock.is_locked
-
     def start(self) -> None:
         self._thread.start()
 

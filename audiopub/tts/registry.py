@@ -56,7 +56,3 @@ def get_engine(name: str, use_gpu: bool = False, model_dir: Path | None = None,
             _cache[key] = _load(key)
         return _cache[key]
 
-
-def clear_cache() -> None:
-    with _lock:
-        _cache.clear()
