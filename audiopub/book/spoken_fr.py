@@ -18,10 +18,11 @@ import re
 from audiopub.book import spoken_roman
 from audiopub.book.spoken_common import (
     VULGAR_CLASS,
-    VULGAR_FRACTIONS,
     Rule,
     apply_rules,
     comma_decimal,
+    fraction_words,
+    mixed_number_words,
     number_words,
     roman_value,
     sentence_stop,
@@ -175,17 +176,12 @@ _VULGAR_WORDS = {
 
 
 def _fraction(char: str) -> str:
-    numerator, denominator = VULGAR_FRACTIONS[char]
-    if (numerator, denominator) in _VULGAR_WORDS:
-        return _VULGAR_WORDS[numerator, denominator]
-    return f"{cardinal(numerator)} {ordinal(denominator)}{'s' if numerator > 1 else ''}"
+    return fraction_words(char, _VULGAR_WORDS, cardinal, ordinal)
 
 
 def _mixed(match: re.Match[str]) -> str:
-    whole, char = int(match.group(1)), match.group(2)
-    if char == "½":
-        return f"{cardinal(whole)} et demi"
-    return f"{cardinal(whole)} et {_fraction(char)}"
+    return mixed_number_words(match.group(1), match.group(2), "et", "demi", _fraction,
+                              cardinal)
 
 
 RULES: list[Rule] = [
