@@ -186,3 +186,12 @@ def test_activity_keeps_a_bounded_log_per_job() -> None:
     activity.forget("j")
     assert activity.log("j") == (0, []) and activity.latest("j") is None
     activity.close()
+
+
+def test_the_settings_line_counts_chapters_in_words_that_agree() -> None:
+    from audiopub.ui.components.job_card import settings_summary
+
+    one = replace(_job(JobState.QUEUED), settings=JobSettings(voice="v", chapters=(2,)))
+    two = replace(one, settings=JobSettings(voice="v", chapters=(2, 3)))
+    assert settings_summary(one).endswith("1 chapter chosen")
+    assert settings_summary(two).endswith("2 chapters chosen")

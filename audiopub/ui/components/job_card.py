@@ -36,7 +36,8 @@ def settings_summary(job: Job) -> str:
         parts.append(f"{s.steps} steps")
     parts.append("GPU requested" if s.use_gpu else "CPU")
     if s.chapters:
-        parts.append(f"{len(s.chapters)} chapters chosen")
+        count = len(s.chapters)
+        parts.append(f"{count} chapter{'' if count == 1 else 's'} chosen")
     return " · ".join(parts)
 
 
