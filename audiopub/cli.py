@@ -350,7 +350,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _build_parser().parse_args(argv)
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    serving = args.command in (None, "serve")
+    if not serving and (args.host, args.port, args.no_browser) != (SERVE_HOST, SERVE_PORT, False):
+        parser.error(f"--host, --port and --no-browser are for serving the web UI, "
+                     f"not for {args.command}")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:

@@ -284,3 +284,11 @@ def test_a_book_in_another_language_than_the_voice_is_said(
     err = capsys.readouterr().err
     assert "The book is in de, the voice en_US-joe-medium speaks en-US" in err
     assert "read by de rules" in err
+
+
+def test_serve_options_with_another_command_are_an_error(
+        three_chapter_epub: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--port", "9000", "convert", str(three_chapter_epub)])
+    assert exit_info.value.code == 2
+    assert "are for serving the web UI, not for convert" in capsys.readouterr().err
