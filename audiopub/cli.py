@@ -16,12 +16,15 @@ from audiopub import __version__, settings
 from audiopub import figures as fmt
 from audiopub.bench import command as bench_command
 from audiopub.book.epub_reader import read_epub
+from audiopub.book.lexicon import Lexicon
+from audiopub.book.lexicon import read as read_lexicon
 from audiopub.book.models import Book
 from audiopub.errors import AudiopubError, InvalidTransition
 from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import Job, JobProgress, JobSettings, JobState
 from audiopub.jobs.pipeline import (
+    job_lexicon,
     language_note,
     parse_chapter_selection,
     plan_book,
@@ -60,6 +63,9 @@ def _build_parser() -> argparse.ArgumentParser:
                            f"({settings.MIN_STEPS}-{settings.MAX_STEPS})")
     conv.add_argument("--seed", type=int, help="fix the noise so every chunk can be reproduced")
     conv.add_argument("--chapters", help="chapters to narrate, e.g. 1-3,7 (default: all)")
+    conv.add_argument("--lexicon", type=Path, action="append", default=[], metavar="FILE",
+                      help="pronunciation entries for this job, first of every scope "
+                           "(repeatable; format: README, 'Pronunciation lexicons')")
     conv.add_argument("--show-spoken", action="store_true",
                       help="print what will be said where it differs from the written text "
                            "(numbers, numerals, abbreviations, units)")
@@ -101,9 +107,11 @@ def _settings_from(args: argparse.Namespace, book: Book) -> JobSettings:
     chapters = None
     if args.chapters:
         chapters = tuple(parse_chapter_selection(args.chapters, len(book.chapters)))
+    entries = tuple(entry for path in args.lexicon for entry in read_lexicon(path))
     try:
         return JobSettings(engine=args.engine, voice=args.voice, speed=args.speed,
-                           steps=args.steps, seed=args.seed, use_gpu=args.gpu, chapters=chapters)
+                           steps=args.steps, seed=args.seed, use_gpu=args.gpu, chapters=chapters,
+                           lexicon=entries)
     except ValueError as exc:
         raise AudiopubError(str(exc)) from exc
 
@@ -138,13 +146,15 @@ def _convert(args: argparse.Namespace) -> int:
         if note:
             print(note, file=sys.stderr)
         if args.show_spoken:
-            _show_spoken(book, engine.max_chunk_chars, job.settings)
+            _show_spoken(book, engine.max_chunk_chars, job.settings,
+                         job_lexicon(store, job.epub_path, job.settings, engine))
         return _run_or_follow(store, job.id)
 
 
-def _show_spoken(book: Book, max_chars: int, settings: JobSettings) -> None:
+def _show_spoken(book: Book, max_chars: int, settings: JobSettings, lexicon: Lexicon) -> None:
     """Each chunk whose spoken form differs from its text, as the job will plan it."""
-    for title, chunks in plan_book(book, max_chars, settings.chapters, settings.language):
+    for title, chunks in plan_book(book, max_chars, settings.chapters, settings.language,
+                                   lexicon):
         changed = [chunk for chunk in chunks if chunk.spoken != chunk.text]
         if changed:
             print(f"{title}:")

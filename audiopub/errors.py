@@ -4,6 +4,7 @@
      ├── BadEpub              the file is not a readable EPUB (or has nothing to narrate)
      │    └── DamagedEntry    one entry of the archive can't be unpacked
      ├── UploadRejected       an upload is too large or empty
+     ├── LexiconError         a pronunciation lexicon is malformed or can't be honoured
      ├── EngineUnavailable    an engine or voice can't be used here (missing package, unknown voice)
      │    └── ModelMissing    model files are missing or incomplete; the message names the fix
      ├── SynthesisFailed      the engine raised while speaking a chunk
@@ -39,6 +40,10 @@ class DamagedEntry(BadEpub):
 
 class UploadRejected(AudiopubError):
     """The upload is too large or empty."""
+
+
+class LexiconError(AudiopubError):
+    """A pronunciation lexicon line is malformed, or the voice cannot say it as written."""
 
 
 class EngineUnavailable(AudiopubError):

@@ -10,8 +10,9 @@ from tiny_supertonic import build_tiny_model
 
 from voices import add_voice_with_rate
 
-from audiopub import cli
+from audiopub import cli, settings
 from audiopub.atomic import TEMP_MARK
+from audiopub.audio.stitch import pause_after
 from audiopub.audio.ffmpeg import probe
 from audiopub.cli import main
 from audiopub.jobs.events import JobEvent
@@ -198,27 +199,26 @@ def test_the_progress_bar_rate_counts_only_this_run() -> None:
 def test_a_16_khz_voice_keeps_its_sample_rate_to_the_book(
         three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Piper's x_low and low voices speak at 16 kHz: their audio must last as long in the
-    book as the voice made it, not be played at the default voice's 22.05 kHz."""
+    book as the voice made it, not be played at the default voice's 22.05 kHz (which made it
+    last 16/22.05 as long, and sound high and fast)."""
     models = tmp_path / "models"
     add_voice_with_rate(models / "piper", "en_US-test-x_low", 16_000)
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models))
-    durations = {}
-    for voice in ("en_US-joe-medium", "en_US-test-x_low"):
-        out = tmp_path / f"{voice}.m4b"
-        assert main(["convert", str(three_chapter_epub), "--voice", voice, "--seed", "1",
-                     "-o", str(out)]) == 0
-        with JobStore.open_default() as store:
-            job = next(j for j in store.list_jobs() if j.settings.voice == voice)
-            chunks = store.all_chunks(job.id)
-            assert {c.sample_rate for c in chunks} == {22_050 if "joe" in voice else 16_000}
-            speech_s = sum(c.duration_s for c in chunks)
-        durations[voice] = (probe(out).duration_s, speech_s)
-    # The same graph made the same samples (same seed): at 16 kHz they last 22.05/16 as long,
-    # and the book grows by the speech's growth (the pauses are the same; the edge silence
-    # the stitcher trims lasts longer too, hence the tolerance).
-    (joe_book, joe_speech), (low_book, low_speech) = durations.values()
-    assert low_speech == pytest.approx(joe_speech * 22_050 / 16_000, rel=0.01)
-    assert low_book - joe_book == pytest.approx(low_speech - joe_speech, rel=0.15)
+    out = tmp_path / "low.m4b"
+    assert main(["convert", str(three_chapter_epub), "--voice", "en_US-test-x_low",
+                 "-o", str(out)]) == 0
+    with JobStore.open_default() as store:
+        (job,) = store.list_jobs()
+        chunks = store.all_chunks(job.id)
+        chapters = store.chapters(job.id)
+    assert {c.sample_rate for c in chunks} == {16_000}
+    speech_s = sum(c.duration_s for c in chunks)  # frames / 16,000, as the voice made them
+    pauses_s = (sum(pause_after(c.ends_paragraph) for c in chunks)
+                + settings.CHAPTER_PAUSE_S * len(chapters))
+    book_s = probe(out).duration_s
+    # The stitcher only trims near-silence at each chunk's edges (a few per cent of speech);
+    # played at 22.05 kHz the speech would have lasted 73 % as long.
+    assert pauses_s + 0.85 * speech_s < book_s <= pauses_s + speech_s + 0.1
 
 
 @pytest.mark.parametrize("argv, expected", [

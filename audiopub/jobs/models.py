@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from audiopub import settings as defaults
+from audiopub.book.lexicon import Entry, entries_from_data, entries_to_data
 from audiopub.tts.engine import SynthesisOptions
 
 
@@ -79,11 +80,18 @@ class JobSettings:
     # Identity of the model files (engine + file digest), computed by the caller: new model
     # files must never reuse audio made by the old ones.
     model_id: str = ""
+    # The job's own pronunciation entries (`convert --lexicon`), first of every scope. They
+    # change what is said, which the cache key covers; the key needs nothing more from them.
+    lexicon: tuple[Entry, ...] = ()
 
     def __post_init__(self) -> None:
         self.synthesis_options()  # validates speed and steps with the engine contract's rules
         if self.chapters is not None:
             object.__setattr__(self, "chapters", tuple(int(c) for c in self.chapters))
+        # Read from JSON: a list of dicts.
+        object.__setattr__(self, "lexicon", tuple(
+            entry if isinstance(entry, Entry) else entries_from_data([entry])[0]
+            for entry in self.lexicon))
 
     def synthesis_options(self) -> SynthesisOptions:
         return SynthesisOptions(speed=self.speed, steps=self.steps, seed=self.seed,
@@ -100,6 +108,7 @@ class JobSettings:
             "use_gpu": self.use_gpu,
             "chapters": list(self.chapters) if self.chapters is not None else None,
             "model_id": self.model_id,
+            "lexicon": entries_to_data(self.lexicon),
         }
 
     @classmethod

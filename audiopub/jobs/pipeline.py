@@ -29,6 +29,7 @@ from audiopub.audio.mux import BookTags, chapter_marks, mux_m4b
 from audiopub.audio.stitch import ChapterWriter, pause_after
 from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
+from audiopub.book.lexicon import Lexicon, book_lexicon_path, read_if_present, user_lexicon_path
 from audiopub.book.models import Book, Chapter, Chunk
 from audiopub.book.scripts import check_speakable
 from audiopub.book.spoken import spoken_form, supported_languages
@@ -92,14 +93,19 @@ def parse_chapter_selection(spec: str, count: int) -> list[int]:
 
 
 def plan_book(book: Book, max_chars: int, selection: Sequence[int] | None = None,
-              language: str | None = None) -> list[tuple[str, list[Chunk]]]:
+              language: str | None = None,
+              lexicon: Lexicon | None = None) -> list[tuple[str, list[Chunk]]]:
     """The chapters to narrate, each cut into chunks the engine reads well, with the words a
-    narrator says for each (numbers, numerals, abbreviations, units) by the rules of the
-    text's `language` (default: the book's)."""
+    narrator says for each: as the `lexicon` says for what its entries claim, else numbers,
+    numerals, abbreviations and units by the rules of the text's `language` (default: the
+    book's)."""
     text_language = language or book.language
 
-    def speak(text: str) -> str:
+    def plain(text: str) -> str:
         return spoken_form(text, text_language)
+
+    def speak(text: str) -> str:
+        return lexicon.speak(text, plain) if lexicon else plain(text)
 
     return [(ch.title, chunk_paragraphs(ch.paragraphs, max_chars, ch.index, speak))
             for ch in chosen_chapters(book, selection)]
@@ -174,9 +180,21 @@ def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: 
     # The language the voice will speak: its own, or the book's for multilingual voices.
     check_speakable(book, resolved.language if voice.language == "multi" else voice.language,
                     voice.id)
+    job_lexicon(store, epub, resolved, engine)  # a bad entry fails here, before a job exists
     chars = sum(ch.char_count for ch in chosen_chapters(book, resolved.chapters))
     check_disk_space(store.jobs_dir, disk_needed(chars, voice.sample_rate, resolved.speed))
     return store.create_job(epub, output.resolve(), resolved, book=book)
+
+
+def job_lexicon(store: JobStore, epub: Path, settings: JobSettings,
+                engine: Engine) -> Lexicon:
+    """The entries of every scope for a job, first wins: its own, its book's, the user's —
+    read now, so an edited file counts at the next run — checked against the voice."""
+    data_dir = store.path.parent
+    entries = [*settings.lexicon,
+               *read_if_present(book_lexicon_path(data_dir, epub)),
+               *read_if_present(user_lexicon_path(data_dir))]
+    return Lexicon(entries, engine.phoneme_symbols(settings.voice or ""))
 
 
 def stored_book(store: JobStore, job: Job) -> Book:
@@ -221,7 +239,8 @@ class JobRun:
         began = time.perf_counter()
         settings = self.job.settings
         self.store.write_plan(self.job.id, plan_book(
-            self.book, self.engine.max_chunk_chars, settings.chapters, settings.language))
+            self.book, self.engine.max_chunk_chars, settings.chapters, settings.language,
+            job_lexicon(self.store, self.job.epub_path, settings, self.engine)))
         # Text preparation: cutting the chapters into chunks and writing the plan.
         self.store.set_job_stage_times(self.job.id, {"prepare": time.perf_counter() - began})
         (self.dir / CHUNKS_DIR).mkdir(parents=True, exist_ok=True)

@@ -117,6 +117,11 @@ class Engine(Protocol):
         cached audio made by other files is never reused."""
         ...
 
+    def phoneme_symbols(self, voice: str) -> frozenset[str] | None:
+        """The phoneme symbols `voice` takes inside a chunk's text (between the marks of
+        `book.lexicon`), or None when it takes no phonemes."""
+        ...
+
     def synthesize(
         self, texts: Sequence[str], voice: str, options: SynthesisOptions
     ) -> list[SynthesisResult]:

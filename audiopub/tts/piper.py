@@ -21,6 +21,7 @@ import numpy as np
 import onnxruntime as ort
 
 from audiopub import settings
+from audiopub.book.lexicon import PHONEME_SPAN, PHONEMES_OPEN
 from audiopub.errors import EngineUnavailable, ModelMissing
 from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import DeviceReport, StageClock, SynthesisOptions, SynthesisResult, Voice
@@ -173,6 +174,10 @@ class PiperEngine:
         cpu = [r for r in reports if not r.on_gpu]
         return (cpu or reports)[0]
 
+    def phoneme_symbols(self, voice: str) -> frozenset[str]:
+        """The voice's phoneme ids' symbols: lexicon IPA is read as exactly these."""
+        return frozenset(self._voice(voice).config.phoneme_id_map) - {BOS, EOS, PAD}
+
     def model_id(self, voice: str) -> str:
         files = find_voices(self._voices_dir).get(voice)
         if files is None:
@@ -214,7 +219,7 @@ class PiperEngine:
         config = loaded.config
         clock = StageClock()
         began = time.perf_counter()
-        ids = phoneme_ids(phonemize(text, config.espeak_voice), config.phoneme_id_map)
+        ids = phoneme_ids(_phonemes(text, config.espeak_voice), config.phoneme_id_map)
         inputs: dict[str, np.ndarray] = {
             "input": np.array([ids], dtype=np.int64),
             "input_lengths": np.array([len(ids)], dtype=np.int64),
@@ -230,6 +235,33 @@ class PiperEngine:
         wave = np.clip(audio.reshape(-1), -1.0, 1.0).astype(np.float32)
         clock.lap("model", began)
         return SynthesisResult(wave, config.sample_rate, clock.seconds)
+
+
+def _phonemes(text: str, espeak_voice: str) -> list[str]:
+    """espeak-ng's phonemes of the text, and a lexicon's IPA (between its marks) as it is."""
+    if PHONEMES_OPEN not in text:
+        return phonemize(text, espeak_voice)
+    phonemes: list[str] = []
+    position = 0
+    for match in PHONEME_SPAN.finditer(text):
+        before = text[position:match.start()]
+        if before.strip():
+            _join(phonemes, phonemize(before, espeak_voice))
+        _join(phonemes, list(match.group(1)))
+        position = match.end()
+    if text[position:].strip():
+        _join(phonemes, phonemize(text[position:], espeak_voice))
+    return phonemes
+
+
+def _join(phonemes: list[str], piece: list[str]) -> None:
+    """Append `piece` after a word boundary, as espeak's own output has them between words
+    (none before punctuation, which espeak keeps glued to the word before)."""
+    if not piece:
+        return
+    if phonemes and phonemes[-1] != " " and piece[0] not in ",.;:!?":
+        phonemes.append(" ")
+    phonemes.extend(piece)
 
 
 def _language_of(voice_id: str) -> str:

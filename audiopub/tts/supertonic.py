@@ -211,6 +211,9 @@ class SupertonicEngine:
         return [Voice(path.stem, _voice_name(path.stem), language, self.sample_rate)
                 for path in self.files.voice_paths()]
 
+    def phoneme_symbols(self, voice: str) -> frozenset[str] | None:
+        return None  # it reads characters: lexicon entries reach it as respellings
+
     def model_id(self, voice: str) -> str:
         """Changes when any graph, the config, the indexer or the voice's style file changes
         (size or modification time), or the language tag, which changes the audio too."""

@@ -1,0 +1,207 @@
+"""Pronunciation lexicons: the file format, matching, scopes, and what reaches the engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from epub_factory import build_epub
+
+from audiopub.book.epub_reader import read_epub
+from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, parse, user_lexicon_path
+from audiopub.book.spoken import spoken_form
+from audiopub.cli import main
+from audiopub.errors import LexiconError
+from audiopub.jobs.models import JobSettings, JobState
+from audiopub.jobs.pipeline import job_lexicon, submit_job
+from audiopub.jobs.store import JobStore
+from audiopub.jobs.worker import execute_job
+from audiopub.tts.engine import SynthesisOptions
+from audiopub.tts.piper import PiperEngine, phoneme_ids
+from audiopub.tts.registry import get_engine
+
+VOICE = "en_US-joe-medium"
+
+
+def english(text: str) -> str:
+    return spoken_form(text, "en")
+
+
+def said(text: str, lines: str, symbols: frozenset[str] | None = None) -> str:
+    return Lexicon(parse(lines, "test.tsv"), symbols).speak(text, english)
+
+
+# --- the file ---------------------------------------------------------------------------
+
+
+def test_a_file_with_comments_respellings_phonemes_and_options() -> None:
+    entries = parse("# names\n\nHermione\ther-MY-oh-nee\nGandalf\t/ˈɡændɑlf/\n"
+                    "colou?r\tcolor\tregex\nNASA\tnasa\tcase regex\n", "my.tsv")
+    assert [(e.written, e.phonemes, e.case, e.regex, e.source) for e in entries] == [
+        ("Hermione", False, False, False, "my.tsv:3"),
+        ("Gandalf", True, False, False, "my.tsv:4"),
+        ("colou?r", False, False, True, "my.tsv:5"),
+        ("NASA", False, True, True, "my.tsv:6"),
+    ]
+    assert entries[1].say == "ˈɡændɑlf"
+
+
+@pytest.mark.parametrize("line, message", [
+    ("Hermione her-MY-oh-nee", "my.tsv:2: expected 'written form<TAB>how to say it"),
+    ("Hermione\t", "my.tsv:2: expected"),
+    ("Hermione\ther\tloud", "my.tsv:2: unknown option 'loud'"),
+    ("colo(u\tcolor\tregex", "my.tsv:2: 'colo(u' is not a regular expression"),
+])
+def test_a_malformed_line_names_the_file_and_line(line: str, message: str) -> None:
+    with pytest.raises(LexiconError, match=message.replace("(", r"\(").replace("?", r"\?")):
+        parse(f"# ok\n{line}\n", "my.tsv")
+
+
+# --- matching ---------------------------------------------------------------------------
+
+
+def test_whole_words_ignoring_case_by_default() -> None:
+    lines = "Ron\tRonn\n"
+    assert said("Ron and ron met Ronald.", lines) == "Ronn and Ronn met Ronald."
+
+
+def test_case_and_regular_expressions_when_asked() -> None:
+    assert said("NASA and nasa", "NASA\tnah-sah\tcase\n") == "nah-sah and nasa"
+    assert said("colour and color", "colou?r\tkuller\tregex\n") == "kuller and kuller"
+    assert said("Ronald", "Ron\tRonn\tregex\n") == "Ronnald"  # a regex may match part of a word
+
+
+def test_entries_match_the_written_text_before_numbers_and_abbreviations() -> None:
+    assert english("Charles II met Dr. Watson in 1850.") == (
+        "Charles the Second met Doctor Watson in eighteen fifty.")
+    lines = "Charles II\tCharles the Deuce\nDr.\tDoc\n"
+    assert said("Charles II met Dr. Watson in 1850.", lines) == (
+        "Charles the Deuce met Doc Watson in eighteen fifty.")
+
+
+def test_the_first_scope_wins() -> None:
+    job, book, user = (Entry("Hermione", say, source=scope)
+                       for scope, say in (("job", "one"), ("book", "two"), ("user", "three")))
+    assert Lexicon([job, book, user], None).speak("Hermione", english) == "one"
+    assert Lexicon([book, user], None).speak("Hermione", english) == "two"
+    assert Lexicon([user], None).speak("Hermione", english) == "three"
+
+
+# --- phonemes ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def piper() -> PiperEngine:
+    return PiperEngine(threads=1)
+
+
+def test_phonemes_go_to_voices_that_take_them_and_respellings_to_the_rest(
+        piper: PiperEngine) -> None:
+    lines = "Hermione\ther-MY-oh-nee\nHermione\t/həmˈaɪəni/\n"
+    symbols = piper.phoneme_symbols(VOICE)
+    assert said("Hi Hermione.", lines, symbols) == "Hi ⟦həmˈaɪəni⟧."
+    assert said("Hi Hermione.", lines, None) == "Hi her-MY-oh-nee."
+
+
+def test_phonemes_a_voice_cannot_take_are_refused_with_the_entry_named(
+        piper: PiperEngine) -> None:
+    with pytest.raises(LexiconError, match=r"test.tsv:1: 'Gandalf' → '/ˈɡændɑlf/': this voice "
+                                           r"takes no phonemes; add a line with a respelling"):
+        Lexicon(parse("Gandalf\t/ˈɡændɑlf/\n", "test.tsv"), None)
+    with pytest.raises(LexiconError, match="test.tsv:1: 'Zorg' .*no phoneme '₮'"):
+        Lexicon(parse("Zorg\t/zɔːɹ₮/\n", "test.tsv"), piper.phoneme_symbols(VOICE))
+
+
+def test_an_ipa_entry_reaches_the_voice_as_the_ids_of_exactly_its_symbols(
+        piper: PiperEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = piper._voice(VOICE)
+    session = loaded.load()
+    given: list[list[int]] = []
+    real_run = session.inference.run
+
+    class Recording:
+        def run(self, names, inputs):  # type: ignore[no-untyped-def]
+            given.append(inputs["input"][0].tolist())
+            return real_run(names, inputs)
+
+        def __getattr__(self, name):  # type: ignore[no-untyped-def]
+            return getattr(session.inference, name)
+
+    monkeypatch.setattr(loaded, "_session", type(session)(Recording(), session.device))
+    (result,) = piper.synthesize(["⟦həmˈaɪəni⟧"], VOICE, SynthesisOptions(seed=1))
+    assert given == [phoneme_ids(list("həmˈaɪəni"), loaded.config.phoneme_id_map)]
+    assert result.frames > 0
+
+
+# --- jobs -------------------------------------------------------------------------------
+
+
+def _book(path: Path) -> Path:
+    return build_epub(path, [("The Harbour", [
+        "Hermione walked to the harbour.", "The boats were out.",
+        "Nobody saw Hermione leave.", "The rain began at noon.",
+    ])])
+
+
+def test_scopes_come_from_the_job_the_book_and_the_user(tmp_path: Path, data_dir: Path) -> None:
+    epub = _book(tmp_path / "b.epub")
+    engine = get_engine("piper")
+    with JobStore.open_default() as store:
+        book_file = book_lexicon_path(data_dir, epub)
+        book_file.parent.mkdir(parents=True)
+        book_file.write_text("Hermione\tbook-her\nharbour\tbook-harbour\n", "utf-8")
+        user_lexicon_path(data_dir).write_text(
+            "Hermione\tuser-her\nharbour\tuser-harbour\nboats\tuser-boats\n", "utf-8")
+        settings = JobSettings(voice=VOICE, lexicon=tuple(parse("Hermione\tjob-her\n", "j")))
+        lexicon = job_lexicon(store, epub, settings, engine)
+    assert lexicon.speak("Hermione saw boats in the harbour.", english) == (
+        "job-her saw user-boats in the book-harbour.")
+
+
+def test_the_engine_gets_the_entry_and_only_chunks_with_the_word_are_made_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    epub = _book(tmp_path / "b.epub")
+    engine = get_engine("piper")
+    given: list[str] = []
+    real = engine.synthesize
+    monkeypatch.setattr(engine, "synthesize", lambda texts, *a, **k: (
+        given.extend(texts), real(texts, *a, **k))[1])
+
+    def lexicon(say: str) -> tuple[Entry, ...]:
+        return tuple(parse(f"Hermione\t{say}\n", "job.tsv"))
+
+    with JobStore.open_default() as store:
+        first = JobSettings(voice=VOICE, lexicon=lexicon("Her-my-oh-nee"))
+        job = submit_job(store, epub, read_epub(epub), tmp_path / "b.m4b", first, engine)
+
+        def pause_when_spoken(event) -> None:  # type: ignore[no-untyped-def]
+            if event.chunks_total and event.chunks_done == event.chunks_total and \
+                    store.get_job(job.id).state is JobState.RUNNING:
+                store.set_state(job.id, JobState.PAUSED)  # before stitching: stays resumable
+
+        store.set_state(job.id, JobState.RUNNING)
+        assert execute_job(store, job.id, pause_when_spoken, engine) is JobState.PAUSED
+        assert "Her-my-oh-nee walked to the harbour." in given
+        assert [c.text for c in store.all_chunks(job.id)][1] == "Hermione walked to the harbour."
+        assert [c.title for c in store.chapters(job.id)] == ["The Harbour"]
+
+        given.clear()
+        store.update_settings(job.id, JobSettings.from_dict(
+            {**store.get_job(job.id).settings.to_dict(), "lexicon": lexicon("Hair-mee-own")}))
+        store.set_state(job.id, JobState.QUEUED)
+        store.set_state(job.id, JobState.RUNNING)
+        assert execute_job(store, job.id, None, engine) is JobState.DONE
+    # Exactly the two chunks that say the name, and no others.
+    assert given == ["Hair-mee-own walked to the harbour.", "Nobody saw Hair-mee-own leave."]
+
+
+def test_a_malformed_lexicon_converts_nothing(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    epub = _book(tmp_path / "b.epub")
+    bad = tmp_path / "names.tsv"
+    bad.write_text("# my names\nHermione her-MY-oh-nee\n", "utf-8")
+    assert main(["convert", str(epub), "--lexicon", str(bad), "-o", str(tmp_path / "b.m4b")]) == 1
+    assert f"{bad}:2: expected" in capsys.readouterr().err
+    with JobStore.open_default() as store:
+        assert store.list_jobs() == []
+    assert not (tmp_path / "b.m4b").exists()
