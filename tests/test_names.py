@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from epub_factory import build_epub
 
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book, Chapter
 from audiopub.book.names import NameCandidate, likely_names
+from audiopub.cli import main
 
 EPUBS = Path(__file__).parent / "data" / "epubs"
 
@@ -97,3 +99,21 @@ def test_just_so_stories() -> None:
                  "Baviaan", "Parsee", "Kolokolo"):
         assert name in words
     assert not {"The", "And", "Then", "Best", "Beloved", "I"} & set(words)
+
+
+def test_names_command_prints_a_ranked_table(capsys: pytest.CaptureFixture[str]) -> None:
+    path = EPUBS / "pg2781-just-so-stories.epub"
+    assert main(["names", str(path), "--limit", "5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 5
+    rank, word, count, *example = lines[0].split()
+    assert (rank, word, count) == ("1", "Taffy", "94")
+    assert "Taffy" in " ".join(example)
+
+
+def test_names_command_reports_a_bad_file(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.epub"
+    bad.write_text("not a zip")
+    assert main(["names", str(bad)]) == 1
+    assert "not an EPUB" in capsys.readouterr().err
