@@ -6,10 +6,12 @@ words a reader would want to check first, with how often each occurs and a sente
 How a word becomes a candidate (word forms are compared case-insensitively; "Mowgli's" counts
 as "Mowgli"):
 
-- **Names**: it is written capitalised in the middle of a sentence (not its first word, nor
-  the first word after an opening quote, colon or dash), mostly so (lower-case mid-sentence
-  uses are fewer than a third of the capitalised ones: "Street" in a title is not a name), and
-  it is not in the language's common vocabulary.
+- **Names**: it is written capitalised in the middle of a sentence, mostly so (lower-case
+  mid-sentence uses are fewer than a third of the capitalised ones: "Street" in a title is
+  not a name), and it is not in the language's common vocabulary. Mid-sentence means only
+  spaces, commas, semicolons, closing brackets or an abbreviation's full stop ("Mr. Holmes")
+  stand between it and the word before: after an opening quote, colon or dash capitals are
+  ordinary.
 - **Unusual words**: written in lower case at least `_RARE_MIN_COUNT` times and absent even
   from the language's rare vocabulary (coinages, dialect: Kipling's "'satiable"). Kept
   conservative: only with a word list, only words of `_RARE_MIN_LENGTH` letters or more.
@@ -138,7 +140,7 @@ def _strip_possessive(word: str) -> str:
 
 def _is_word(word: str) -> bool:
     """Could this be a name or an unusual word at all?"""
-    if len(word) < 2 or not word.isalpha() and not _hyphenated_letters(word):
+    if len(word) < 2 or (not word.isalpha() and not _hyphenated_letters(word)):
         return False  # single letters, "I", digits
     if word.isupper():
         return False  # headings and shouting; an acronym is not a name to pronounce
