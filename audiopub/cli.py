@@ -1,11 +1,12 @@
 """The `audiopub` command line: serve (the web UI; the default), convert, jobs, resume, pause,
-cancel, voices, bench."""
+cancel, voices, names, bench."""
 
 from __future__ import annotations
 
 import argparse
 import filecmp
 import logging
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -81,6 +82,11 @@ def _build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=text)
         sub.add_argument("job_id", help="the job's id (a unique prefix is enough)")
     commands.add_parser("voices", help="list engines and their voices")
+    names = commands.add_parser("names", help="list a book's likely names and unusual words, "
+                                "to check how they are pronounced before converting")
+    names.add_argument("book", type=Path, help="the .epub file")
+    names.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    names.add_argument("--language", help="e.g. en, fr (default: the book's language)")
     bench = commands.add_parser("bench", help="measure speed: chars/sec and real-time factor "
                                 "tables, per-stage times, JSON results (docs/bench-schema.md)")
     bench_command.add_arguments(bench)
@@ -348,6 +354,19 @@ def _voices() -> int:
     return 0
 
 
+def _names(args: argparse.Namespace) -> int:
+    from audiopub.book.names import likely_names  # loads word lists: only for this command
+
+    if not args.book.is_file():
+        raise AudiopubError(f"No such file: {args.book}")
+    candidates = likely_names(read_epub(args.book), args.language, args.limit)
+    word_width = max((len(c.word) for c in candidates), default=4)
+    example_width = max(shutil.get_terminal_size((100, 24)).columns - word_width - 15, 30)
+    for rank, c in enumerate(candidates, 1):
+        print(f"{rank:4}  {c.word:{word_width}}  {c.count:5}  {c.excerpt(example_width)}")
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     return bench_command.main(args)  # it imports what each mode needs when it runs
 
@@ -379,6 +398,8 @@ def main(argv: list[str] | None = None) -> int:
             return _voices()
         if args.command == "bench":
             return _bench(args)
+        if args.command == "names":
+            return _names(args)
         return _serve(args)  # `audiopub` alone, or `audiopub serve`
     except AudiopubError as exc:
         print(f"audiopub: error: {exc}", file=sys.stderr)
