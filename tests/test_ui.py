@@ -506,3 +506,17 @@ async def test_the_pages_stylesheet_and_icon_are_served(user: User) -> None:
     root = Path(__file__).resolve().parents[1] / "static"
     assert css.status_code == 200 and css.content == (root / "audiopub.css").read_bytes()
     assert icon.status_code == 200 and icon.content == (root / "icon.svg").read_bytes()
+
+
+async def test_the_books_names_to_check_are_listed_under_it(user: User, tmp_path: Path) -> None:
+    book = build_epub(tmp_path / "names.epub", [
+        ("One", ["The ship left port with Captain Quillfeather aboard.",
+                 "Nobody doubted Quillfeather, and the crew trusted Quillfeather.",
+                 "Then the storm came."]),
+    ], title="Names Book")
+    await open_with_book(user, book)
+    await see(user, marker="book-names", content="Names to check: Quillfeather")
+    with user.scope(marker="book-names"):
+        await user.should_see("Quillfeather")
+        await user.should_see("3×")  # as often as the book says it
+        await user.should_see("The ship left port with Captain Quillfeather aboard.")  # example

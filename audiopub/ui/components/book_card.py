@@ -16,12 +16,15 @@ from nicegui import events, run, ui
 from audiopub import figures as fmt
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book
+from audiopub.book.names import NameCandidate, likely_names
 from audiopub.errors import AudiopubError
 from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
 from audiopub.ui.uploads import display_name, save_upload
 
 log = logging.getLogger(__name__)
+
+NAMES_SHOWN = 30  # the book's likeliest names and unusual words listed under it
 
 
 class BookPanel:
@@ -87,6 +90,7 @@ class BookPanel:
             return
         try:
             book = await run.io_bound(read_epub, path)
+            names = await run.io_bound(likely_names, book, None, NAMES_SHOWN)
         except AudiopubError as exc:
             # The reader names the file it opened (a random name); show the user's name instead.
             self._fail(path, str(exc).replace(path.name, name))
@@ -101,7 +105,7 @@ class BookPanel:
         self.busy.set_visibility(False)
         self._discard_upload()
         self.book, self.path, self.file_name = book, path, name
-        self._show_book(book)
+        self._show_book(book, names)
         self.on_change()
 
     def _handle_rejected(self) -> None:
@@ -134,7 +138,7 @@ class BookPanel:
 
     # --- the card --------------------------------------------------------------------------
 
-    def _show_book(self, book: Book) -> None:
+    def _show_book(self, book: Book, names: list[NameCandidate]) -> None:
         self.upload.set_visibility(False)
         self.details.clear()
         self.checkboxes, self.durations = [], []
@@ -165,6 +169,8 @@ class BookPanel:
                             .props("flat dense no-caps").mark("another-book")
             if book.warnings:  # read anyway, but the user should know what was left out
                 _warnings(book.warnings)
+            if names:  # to check before hours of synthesis (see README, lexicons)
+                _names(names)
             with ui.column().classes("ap-chapters gap-0").mark("chapter-list"):
                 for number, chapter in enumerate(book.chapters, start=1):
                     with ui.row().classes("ap-chapter-row items-center no-wrap gap-2"):
@@ -200,6 +206,19 @@ class BookPanel:
             f"{len(chosen)} of {total} chapters · {fmt.count(chars)} characters · "
             f"{fmt.approx_duration(fmt.estimate_speech_s(chars, self.speed))} of audio"
             if chosen else f"No chapters selected (of {total})")
+
+
+def _names(names: list[NameCandidate]) -> None:
+    with ui.expansion(f"Names to check: {', '.join(n.word for n in names[:5])}"
+                      + (" …" if len(names) > 5 else ""), icon="record_voice_over",
+                      caption="Words the voice may not know, most frequent first; a lexicon "
+                              "entry says how to pronounce one") \
+            .classes("w-full ap-expansion text-sm").mark("book-names"):
+        for name in names:
+            with ui.row().classes("w-full no-wrap gap-3 items-baseline").mark("book-name"):
+                ui.label(name.word).classes("font-semibold w-40 shrink-0 truncate")
+                ui.label(f"{name.count}×").classes("ap-muted ap-figure w-10 shrink-0")
+                ui.label(name.example).classes("ap-muted text-xs min-w-0")
 
 
 def _warnings(warnings: tuple[str, ...]) -> None:
