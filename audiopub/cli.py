@@ -157,7 +157,7 @@ def _convert(args: argparse.Namespace) -> int:
             print(note, file=sys.stderr)
         if args.show_spoken:
             _show_spoken(book, engine.max_chunk_chars, job.settings,
-                         job_lexicon(store, job.epub_path, job.settings, engine))
+                         job_lexicon(store, job.epub_path, book, job.settings, engine))
         return _run_or_follow(store, job.id)
 
 

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
 from epub_factory import build_epub
 
 from audiopub.book.epub_reader import read_epub
-from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, parse, user_lexicon_path
+from audiopub.book.lexicon import (
+    Entry,
+    Lexicon,
+    book_lexicon_path,
+    from_book,
+    parse,
+    user_lexicon_path,
+)
 from audiopub.book.spoken import spoken_form
 from audiopub.cli import main
 from audiopub.errors import LexiconError
@@ -153,7 +161,7 @@ def test_scopes_come_from_the_job_the_book_and_the_user(tmp_path: Path, data_dir
         user_lexicon_path(data_dir).write_text(
             "Hermione\tuser-her\nharbour\tuser-harbour\nboats\tuser-boats\n", "utf-8")
         settings = JobSettings(voice=VOICE, lexicon=tuple(parse("Hermione\tjob-her\n", "j")))
-        lexicon = job_lexicon(store, epub, settings, engine)
+        lexicon = job_lexicon(store, epub, read_epub(epub), settings, engine)
     assert lexicon.speak("Hermione saw boats in the harbour.", english) == (
         "job-her saw user-boats in the book-harbour.")
 
@@ -205,3 +213,72 @@ def test_a_malformed_lexicon_converts_nothing(tmp_path: Path,
     with JobStore.open_default() as store:
         assert store.list_jobs() == []
     assert not (tmp_path / "b.m4b").exists()
+
+
+# --- the book's own hints (EPUB 3 text-to-speech features) ------------------------------
+
+PLS = """<?xml version="1.0" encoding="UTF-8"?>
+<lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon"
+         alphabet="ipa" xml:lang="en">
+  <lexeme><grapheme>Quillfeather</grapheme><phoneme>kwˈɪlfɛðɚ</phoneme></lexeme>
+  <lexeme><grapheme>Zorb</grapheme><phoneme alphabet="x-sampa">zO:b</phoneme></lexeme>
+  <lexeme><grapheme>Tegumai</grapheme><alias>teg-oo-my</alias></lexeme>
+</lexicon>
+"""
+
+
+def _book_with_hints(path: Path) -> Path:
+    """A generated EPUB 3 with a PLS lexicon in its manifest and an ssml:ph attribute."""
+    plain = build_epub(path.with_name("plain.epub"), [("One", [
+        "Quillfeather met Tegumai and Hermione at the harbour.", "Zorb waved."])])
+    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(path, "w") as out:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename.endswith("content.opf"):
+                data = data.replace(b"<manifest>", b'<manifest>\n    <item href="names.pls" '
+                                    b'id="pls" media-type="application/pls+xml"/>')
+            if info.filename.endswith("chapter1.xhtml"):
+                data = data.replace(b'xmlns:epub=', b'xmlns:ssml="http://www.w3.org/2001/10/'
+                                    b'synthesis" xmlns:epub=')
+                data = data.replace(b"Hermione",
+                                    '<span ssml:ph="həmˈaɪəni">Hermione</span>'.encode())
+            out.writestr(info, data)
+        out.writestr("EPUB/names.pls", PLS)
+    return path
+
+
+def test_the_books_pls_lexicon_and_ssml_ph_reach_the_engine_as_phonemes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    epub = _book_with_hints(tmp_path / "hints.epub")
+    book = read_epub(epub)
+    assert [(h.written, h.phonemes) for h in book.pronunciations] == [
+        ("Hermione", True), ("Quillfeather", True), ("Tegumai", False)]
+    assert any("alphabet other than IPA" in note for note in book.warnings)  # Zorb's x-sampa
+    engine = get_engine("piper")
+    given: list[str] = []
+    real = engine.synthesize
+    monkeypatch.setattr(engine, "synthesize", lambda texts, *a, **k: (
+        given.extend(texts), real(texts, *a, **k))[1])
+    with JobStore.open_default() as store:
+        job = submit_job(store, epub, book, tmp_path / "b.m4b", JobSettings(voice=VOICE), engine)
+        store.set_state(job.id, JobState.RUNNING)
+        assert execute_job(store, job.id, None, engine) is JobState.DONE
+        texts = [c.text for c in store.all_chunks(job.id)]
+    assert "⟦kwˈɪlfɛðɚ⟧ met teg-oo-my and ⟦həmˈaɪəni⟧ at the harbour." in given
+    assert "Quillfeather met Tegumai and Hermione at the harbour." in texts  # as written
+
+
+def test_the_users_entries_come_before_the_books_hints_and_voices_without_phonemes_skip_them(
+        tmp_path: Path, data_dir: Path) -> None:
+    epub = _book_with_hints(tmp_path / "hints.epub")
+    book = read_epub(epub)
+    engine = get_engine("piper")
+    with JobStore.open_default() as store:
+        book_file = book_lexicon_path(data_dir, epub)
+        book_file.parent.mkdir(parents=True)
+        book_file.write_text("Quillfeather\tquill-feather\n", "utf-8")
+        lexicon = job_lexicon(store, epub, book, JobSettings(voice=VOICE), engine)
+    assert lexicon.speak("Quillfeather and Hermione", english) == "quill-feather and ⟦həmˈaɪəni⟧"
+    # A voice that takes no phonemes reads the book's IPA hints its own way (no error).
+    no_phonemes = Lexicon(from_book(book.pronunciations), None)
+    assert no_phonemes.speak("Quillfeather and Tegumai", english) == "Quillfeather and teg-oo-my"

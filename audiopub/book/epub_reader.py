@@ -31,6 +31,7 @@ from audiopub.book.archive import EpubArchive, human_size
 from audiopub.book.models import Book, Cover, sniff_image_type
 from audiopub.book.package import NCX_TYPE, OPF_NS, Item, Package, read_package
 from audiopub.book.paragraphs import Document, cut_gutenberg_boilerplate, read_documents
+from audiopub.book.pronunciation import PLS_TYPE, Pronunciation, from_pls
 from audiopub.book.safe_xml import parse_markup
 from audiopub.book.text import normalise_text
 from audiopub.book.toc import Block, TocEntry, clean_label
@@ -70,7 +71,13 @@ def _read_book(archive: EpubArchive, path: Path) -> Book:
     entries = _toc_entries(package, files, notes)
     known = {item.name for item in package.items.values()}
     entries, targets = toc.chapter_targets(entries, [doc.path for doc in docs], known, notes)
-    stream, parsed = read_documents(docs, targets, notes)
+    hints: list[Pronunciation] = []
+    stream, parsed = read_documents(docs, targets, notes, hints)
+    for item in package.items.values():  # the book's own pronunciation lexicons
+        if item.media_type == PLS_TYPE:
+            data = files.read(item, "its pronunciations were left out")
+            if data is not None:
+                hints.extend(from_pls(data, item.name, notes))
     cut_gutenberg_boilerplate(stream)
     for block in stream:
         if isinstance(block, Block) and not block.skipped:
@@ -90,6 +97,7 @@ def _read_book(archive: EpubArchive, path: Path) -> Book:
         chapters=tuple(chapters),
         cover=_cover(package, files),
         warnings=tuple(notes),
+        pronunciations=tuple(hints),
     )
 
 

@@ -22,7 +22,8 @@ claims is said as the entry says, and the rest of the text gets the usual spoken
 what the engine is given changes: titles and the book's text keep their spelling.
 
 Scopes, first wins: the job's own entries (`convert --lexicon FILE`), the book's
-(`<data dir>/books/<book key>/lexicon.tsv`), the user's (`<data dir>/lexicon.tsv`).
+(`<data dir>/books/<book key>/lexicon.tsv`), the EPUB's own hints (PLS lexicons and `ssml:ph`
+attributes, see `book.pronunciation`), the user's (`<data dir>/lexicon.tsv`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from audiopub.book.pronunciation import Pronunciation
 from audiopub.errors import LexiconError
 
 FILE_NAME: Final = "lexicon.tsv"
@@ -53,6 +55,9 @@ class Entry:
     case: bool = False  # match the case exactly
     regex: bool = False
     source: str = ""  # "file:line", for messages
+    # A user's entry must be honoured or refused; a hint from the book itself (its PLS
+    # lexicon, ssml:ph) is left to the engine's default where the voice cannot say it.
+    strict: bool = True
 
     def describe(self) -> str:
         said = f"/{self.say}/" if self.phonemes else self.say
@@ -127,6 +132,12 @@ def user_lexicon_path(data_dir: Path) -> Path:
     return Path(data_dir) / FILE_NAME
 
 
+def from_book(hints: Iterable[Pronunciation]) -> list[Entry]:
+    """Entries for the book's own hints: as written (case and all), honoured where they can be."""
+    return [Entry(hint.written, hint.say, hint.phonemes, case=True, source=hint.origin,
+                  strict=False) for hint in hints]
+
+
 def entries_to_data(entries: Iterable[Entry]) -> list[dict[str, Any]]:
     """Plain data for a job's settings (JSON)."""
     return [asdict(entry) for entry in entries]
@@ -156,6 +167,9 @@ class Lexicon:
                         other.phonemes and other.written == entry.written
                         and _file(other) == _file(entry) for other in entries):
                     usable.append(entry)
+            elif not entry.strict and (phoneme_symbols is None
+                                       or not set(entry.say) - {" "} <= phoneme_symbols):
+                continue  # the book's hint, which this voice cannot say: its own reading
             elif phoneme_symbols is None:
                 if not any(not other.phonemes and other.written == entry.written
                            for other in entries):

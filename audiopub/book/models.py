@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from audiopub.book.pronunciation import Pronunciation
+
 
 def sniff_image_type(data: bytes) -> str | None:
     """The raster media type from the file's first bytes (EPUB manifests sometimes declare it
@@ -58,6 +60,8 @@ class Book:
     chapters: tuple[Chapter, ...]
     cover: Cover | None = None
     warnings: tuple[str, ...] = field(default=())
+    # How the book itself says to pronounce words (EPUB 3 PLS lexicons, ssml:ph attributes).
+    pronunciations: tuple[Pronunciation, ...] = field(default=())
 
     @property
     def author(self) -> str:
@@ -74,6 +78,7 @@ class Book:
             "chapters": [{"index": c.index, "title": c.title, "paragraphs": list(c.paragraphs)}
                          for c in self.chapters],
             "warnings": list(self.warnings),
+            "pronunciations": [hint.to_dict() for hint in self.pronunciations],
         }
 
     @staticmethod
@@ -83,6 +88,8 @@ class Book:
             chapters=tuple(Chapter(c["index"], c["title"], tuple(c["paragraphs"]))
                            for c in data["chapters"]),
             cover=cover, warnings=tuple(data.get("warnings", ())),
+            pronunciations=tuple(Pronunciation(**hint)
+                                 for hint in data.get("pronunciations", ())),
         )
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from audiopub.book import toc
+from audiopub.book.pronunciation import Pronunciation, from_markup
 from audiopub.book.safe_xml import parse_markup
 from audiopub.book.toc import Block, Mark, clean_label, epub_types, local_name
 
@@ -69,9 +70,10 @@ class Document:
 
 
 def read_documents(docs: list[Document], targets: dict[str, dict[str, list[int]]],
-                   notes: list[str]) -> tuple[list[Block | Mark], int]:
+                   notes: list[str], hints: list[Pronunciation] | None = None
+                   ) -> tuple[list[Block | Mark], int]:
     """The paragraphs of all documents in order, with marks where chapters start; and how
-    many documents could be parsed."""
+    many documents could be parsed. The pages' `ssml:ph` hints go into `hints`."""
     stream: list[Block | Mark] = []
     parsed = 0
     for doc in docs:
@@ -80,6 +82,8 @@ def read_documents(docs: list[Document], targets: dict[str, dict[str, list[int]]
             notes.append(f"{doc.path} could not be parsed; its text was left out.")
             continue
         parsed += 1
+        if hints is not None:
+            hints.extend(from_markup(root, doc.path, notes))
         doc_targets = targets.get(doc.path, {})
         begin = len(stream)
         walker = _Walker(doc_targets, stream)

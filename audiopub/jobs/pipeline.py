@@ -29,7 +29,13 @@ from audiopub.audio.mux import BookTags, chapter_marks, mux_m4b
 from audiopub.audio.stitch import ChapterWriter, pause_after
 from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
-from audiopub.book.lexicon import Lexicon, book_lexicon_path, read_if_present, user_lexicon_path
+from audiopub.book.lexicon import (
+    Lexicon,
+    book_lexicon_path,
+    from_book,
+    read_if_present,
+    user_lexicon_path,
+)
 from audiopub.book.models import Book, Chapter, Chunk
 from audiopub.book.scripts import check_speakable
 from audiopub.book.spoken import spoken_form, supported_languages
@@ -180,19 +186,21 @@ def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: 
     # The language the voice will speak: its own, or the book's for multilingual voices.
     check_speakable(book, resolved.language if voice.language == "multi" else voice.language,
                     voice.id)
-    job_lexicon(store, epub, resolved, engine)  # a bad entry fails here, before a job exists
+    job_lexicon(store, epub, book, resolved, engine)  # a bad entry fails here, before a job
     chars = sum(ch.char_count for ch in chosen_chapters(book, resolved.chapters))
     check_disk_space(store.jobs_dir, disk_needed(chars, voice.sample_rate, resolved.speed))
     return store.create_job(epub, output.resolve(), resolved, book=book)
 
 
-def job_lexicon(store: JobStore, epub: Path, settings: JobSettings,
+def job_lexicon(store: JobStore, epub: Path, book: Book, settings: JobSettings,
                 engine: Engine) -> Lexicon:
-    """The entries of every scope for a job, first wins: its own, its book's, the user's —
-    read now, so an edited file counts at the next run — checked against the voice."""
+    """The entries of every scope for a job, first wins: its own, its book's, the EPUB's own
+    hints, the user's — files read now, so an edit counts at the next run — checked against
+    the voice."""
     data_dir = store.path.parent
     entries = [*settings.lexicon,
                *read_if_present(book_lexicon_path(data_dir, epub)),
+               *from_book(book.pronunciations),
                *read_if_present(user_lexicon_path(data_dir))]
     return Lexicon(entries, engine.phoneme_symbols(settings.voice or ""))
 
@@ -240,7 +248,7 @@ class JobRun:
         settings = self.job.settings
         self.store.write_plan(self.job.id, plan_book(
             self.book, self.engine.max_chunk_chars, settings.chapters, settings.language,
-            job_lexicon(self.store, self.job.epub_path, settings, self.engine)))
+            job_lexicon(self.store, self.job.epub_path, self.book, settings, self.engine)))
         # Text preparation: cutting the chapters into chunks and writing the plan.
         self.store.set_job_stage_times(self.job.id, {"prepare": time.perf_counter() - began})
         (self.dir / CHUNKS_DIR).mkdir(parents=True, exist_ok=True)
