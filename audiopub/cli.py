@@ -2,7 +2,7 @@
 cancel, voices, names, bench.
 
 One job: the parser and a short handler per command, read side by side, which is why it runs a
-little past 400 lines; what a command does lives in the modules it calls (`jobs.pipeline`,
+little past 400 lines; what a command does lives in the modules it calls (`jobs.submission`,
 `bench.command`, `book.names`, `ui.app`)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from audiopub.errors import AudiopubError, InvalidTransition
 from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import Job, JobProgress, JobSettings, JobState
-from audiopub.jobs.pipeline import (
+from audiopub.jobs.submission import (
     job_lexicon,
     language_note,
     parse_chapter_selection,

@@ -14,7 +14,7 @@ from audiopub.jobs import executor, pipeline
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import ChunkState, Job, JobSettings, JobState, chunk_cache_key
 from audiopub.book.epub_reader import read_epub
-from audiopub.jobs.pipeline import submit_job
+from audiopub.jobs.submission import submit_job
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.worker import Worker, execute_job
 from audiopub.tts.engine import Engine
@@ -279,18 +279,19 @@ def test_a_job_needing_more_disk_than_is_free_is_refused(store, engine, tmp_path
                                                          monkeypatch) -> None:
     from collections import namedtuple
 
-    from audiopub.jobs import pipeline
+    from audiopub.errors import DiskFull
+    from audiopub.jobs import submission
 
     usage = namedtuple("usage", "total used free")
-    monkeypatch.setattr(pipeline.shutil, "disk_usage", lambda path: usage(10**9, 10**9, 1000))
-    with pytest.raises(pipeline.DiskFull, match="needs about .* GB free"):
+    monkeypatch.setattr(submission.shutil, "disk_usage", lambda path: usage(10**9, 10**9, 1000))
+    with pytest.raises(DiskFull, match="needs about .* GB free"):
         submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
                    JobSettings(), engine)
     assert store.list_jobs() == []
 
 
 def test_disk_estimate_covers_what_a_job_really_writes() -> None:
-    from audiopub.jobs.pipeline import disk_needed
+    from audiopub.jobs.submission import disk_needed
 
     # 20,001 chars of Wells made 1,060 s of speech with the joe voice (22.05 kHz, 16-bit):
     # chunk WAVs + chapter WAVs = 2 x 46.7 MB.

@@ -21,7 +21,7 @@ from audiopub.book.spoken import spoken_form
 from audiopub.cli import main
 from audiopub.errors import LexiconError
 from audiopub.jobs.models import JobSettings, JobState
-from audiopub.jobs.pipeline import job_lexicon, submit_job
+from audiopub.jobs.submission import job_lexicon, submit_job
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import SynthesisOptions

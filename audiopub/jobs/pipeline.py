@@ -18,7 +18,7 @@ import logging
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,18 +27,7 @@ import soundfile as sf
 from audiopub import settings as defaults
 from audiopub.audio.mux import BookTags, chapter_marks, mux_m4b
 from audiopub.audio.stitch import ChapterWriter, pause_after
-from audiopub.book.chunking import chunk_paragraphs
-from audiopub.book.epub_reader import read_epub
-from audiopub.book.lexicon import (
-    Lexicon,
-    book_lexicon_path,
-    from_book,
-    read_if_present,
-    user_lexicon_path,
-)
-from audiopub.book.models import Book, Chapter, Chunk
-from audiopub.book.scripts import check_speakable
-from audiopub.book.spoken import spoken_form, supported_languages
+from audiopub.book.models import Book
 from audiopub.errors import (
     AudiopubError,
     DiskFull,
@@ -65,9 +54,10 @@ from audiopub.jobs.executor import (
     executor_for,
     release,
 )
-from audiopub.jobs.models import ChapterState, ChunkRow, Job, JobSettings, JobState
+from audiopub.jobs.models import ChapterState, ChunkRow, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.tts.engine import Engine, Voice, voice_of
+from audiopub.jobs.submission import job_lexicon, language_note, plan_book, stored_book
+from audiopub.tts.engine import Engine, voice_of
 from audiopub.tts.registry import get_engine
 
 log = logging.getLogger(__name__)
@@ -78,141 +68,8 @@ CHUNKS_DIR = "chunks"  # chunk WAVs inside the job's folder
 Publish = Callable[[JobEvent], None]
 
 
-def parse_chapter_selection(spec: str, count: int) -> list[int]:
-    """"1-3,7" → [1, 2, 3, 7] (1-based, in book order, each once); errors name the bad part."""
-    chosen: set[int] = set()
-    for part in spec.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        first, _, last = part.partition("-")
-        try:
-            start, end = int(first), int(last or first)
-        except ValueError:
-            raise AudiopubError(f"Bad chapter selection {part!r}: use numbers like 1-3,7") from None
-        if not 1 <= start <= end <= count:
-            raise AudiopubError(f"Chapter selection {part!r} is outside 1-{count}")
-        chosen.update(range(start, end + 1))
-    if not chosen:
-        raise AudiopubError("The chapter selection is empty")
-    return sorted(chosen)
-
-
-def plan_book(book: Book, max_chars: int, selection: Sequence[int] | None = None,
-              language: str | None = None,
-              lexicon: Lexicon | None = None) -> list[tuple[str, list[Chunk]]]:
-    """The chapters to narrate, each cut into chunks the engine reads well, with the words a
-    narrator says for each: as the `lexicon` says for what its entries claim, else numbers,
-    numerals, abbreviations and units by the rules of the text's `language` (default: the
-    book's)."""
-    text_language = language or book.language
-
-    def plain(text: str) -> str:
-        return spoken_form(text, text_language)
-
-    def speak(text: str) -> str:
-        return lexicon.speak(text, plain) if lexicon else plain(text)
-
-    return [(ch.title, chunk_paragraphs(ch.paragraphs, max_chars, ch.index, speak))
-            for ch in chosen_chapters(book, selection)]
-
-
-def chosen_chapters(book: Book, selection: Sequence[int] | None) -> list[Chapter]:
-    """The chapters a 1-based selection names, in book order; all of them without one."""
-    return [book.chapters[i - 1] for i in selection] if selection else list(book.chapters)
-
-
 def book_tags(book: Book) -> BookTags:
     return BookTags(title=book.title, author=book.author, album=book.title)
-
-
-def resolve_settings(settings: JobSettings, engine: Engine, book: Book) -> JobSettings:
-    """Fill in what the user left open: the voice (the engine's first), the language (the
-    book's) and the model identity, so that cache keys are the same on every run."""
-    voice = settings.voice or engine.voices()[0].id
-    return JobSettings.from_dict({**settings.to_dict(), "voice": voice,
-                                  "language": settings.language or book.language,
-                                  "model_id": engine.model_id(voice)})
-
-
-def language_note(text_language: str | None, voice: Voice) -> str | None:
-    """A line for the user when the book's language is not the voice's: its numbers and
-    abbreviations are said by the book's language's rules, its words in the voice's accent."""
-    if not text_language or voice.language == "multi":
-        return None
-    if _primary(text_language) == _primary(voice.language):
-        return None
-    rules = (f"{text_language} rules" if _primary(text_language) in supported_languages()
-             else "no language's rules (digits are left to the voice)")
-    return (f"The book is in {text_language}, the voice {voice.id} speaks {voice.language}: "
-            f"numbers and abbreviations are read by {rules}; choose a voice in the book's "
-            "language for the best result.")
-
-
-def _primary(language: str) -> str:
-    return language.replace("_", "-").split("-", 1)[0].lower()
-
-
-def disk_needed(chars: int, sample_rate: int, speed: float) -> int:
-    """Bytes a job writes at its peak: 16-bit chunk WAVs, chapter WAVs, then the .m4b."""
-    audio_s = chars / (defaults.CHARS_PER_AUDIO_SECOND * speed)
-    return int(audio_s * sample_rate * 2 * 2 + audio_s * 8_000)  # 64 kb/s AAC = 8 kB/s
-
-
-def check_disk_space(folder: Path, needed: int) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(folder).free
-    if free < needed:
-        raise DiskFull(f"This book needs about {needed / 1e9:.1f} GB free in {folder} while it "
-                       f"is made; only {free / 1e9:.1f} GB are free.")
-
-
-def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: JobSettings,
-               engine: Engine) -> Job:
-    """Check the book, the settings and the room for it, then queue a job.
-
-    `book` is `read_epub(epub)`, read by the caller (who needed it already: the page shows it,
-    the CLI checks the chapter selection against it). The job keeps it, with a copy of the
-    EPUB, so nothing reads the book again.
-    """
-    active = store.list_jobs([JobState.QUEUED, JobState.RUNNING])
-    if len(active) >= defaults.MAX_ACTIVE_JOBS:
-        raise AudiopubError(f"{len(active)} jobs are already waiting or running; let some "
-                            "finish (or cancel them) before adding more.")
-    if settings.chapters and max(settings.chapters) > len(book.chapters):
-        raise AudiopubError(f"The book has only {len(book.chapters)} chapters")
-    resolved = resolve_settings(settings, engine, book)
-    voice = voice_of(engine, resolved.voice or "")
-    # The language the voice will speak: its own, or the book's for multilingual voices.
-    check_speakable(book, resolved.language if voice.language == "multi" else voice.language,
-                    voice.id)
-    job_lexicon(store, epub, book, resolved, engine)  # a bad entry fails here, before a job
-    chars = sum(ch.char_count for ch in chosen_chapters(book, resolved.chapters))
-    check_disk_space(store.jobs_dir, disk_needed(chars, voice.sample_rate, resolved.speed))
-    return store.create_job(epub, output.resolve(), resolved, book=book)
-
-
-def job_lexicon(store: JobStore, epub: Path, book: Book, settings: JobSettings,
-                engine: Engine) -> Lexicon:
-    """The entries of every scope for a job, first wins: its own, its book's, the EPUB's own
-    hints, the user's — files read now, so an edit counts at the next run — checked against
-    the voice."""
-    data_dir = store.path.parent
-    entries = [*settings.lexicon,
-               *read_if_present(book_lexicon_path(data_dir, epub)),
-               *from_book(book.pronunciations),
-               *read_if_present(user_lexicon_path(data_dir))]
-    return Lexicon(entries, engine.phoneme_symbols(settings.voice or ""))
-
-
-def stored_book(store: JobStore, job: Job) -> Book:
-    """The book the job was submitted with; a job from before books were kept with their
-    jobs reads its EPUB copy once, and keeps what it read."""
-    book = store.book(job.id)
-    if book is None:
-        book = read_epub(job.epub_path)
-        store.keep_book(job.id, book)
-    return book
 
 
 class JobRun:
