@@ -28,6 +28,7 @@ from audiopub.errors import AudiopubError, InvalidTransition
 from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import Job, JobProgress, JobSettings, JobState
+from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
     job_lexicon,
     language_note,
@@ -37,7 +38,6 @@ from audiopub.jobs.submission import (
     stored_book,
     submit_job,
 )
-from audiopub.jobs.store import JobStore
 from audiopub.jobs.worker import become_runner, execute_job, runner_lock
 from audiopub.tts.engine import voice_of
 from audiopub.tts.registry import ENGINE_NAMES, get_engine

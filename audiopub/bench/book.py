@@ -26,8 +26,8 @@ from audiopub.book.epub_reader import read_epub
 from audiopub.errors import AudiopubError
 from audiopub.jobs.executor import ChunkExecutor, ProcessExecutor, executor_for, release
 from audiopub.jobs.models import JobSettings, JobState
-from audiopub.jobs.submission import plan_book, submit_job
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.submission import plan_book, submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import Engine, SynthesisOptions
 

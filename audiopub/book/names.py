@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from audiopub.book.models import Book
+from audiopub.book.scripts import primary_subtag
 from audiopub.book.text import ABBREVIATIONS, split_sentences
 
 __all__ = ["COMMON_ZIPF", "NameCandidate", "likely_names"]
@@ -191,7 +192,7 @@ def _base_language(language: str | None) -> str | None:
     """"en-GB" → "en"; wordfreq knows Norwegian Bokmål as "nb"."""
     if not language:
         return None
-    base = language.replace("_", "-").split("-")[0].lower()
+    base = primary_subtag(language)
     return {"no": "nb"}.get(base, base)
 
 

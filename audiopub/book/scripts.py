@@ -20,7 +20,8 @@ from audiopub import settings
 from audiopub.book.models import Book
 from audiopub.errors import BadEpub
 
-__all__ = ["check_speakable", "language_scripts", "script_of", "unsupported_script_share"]
+__all__ = ["check_speakable", "language_scripts", "primary_subtag", "script_of",
+           "unsupported_script_share"]
 
 # The first word of a letter's Unicode name, when it isn't the script's name itself.
 _NAME_WORDS = {
@@ -108,6 +109,11 @@ def script_of(char: str) -> str | None:
     if first in ("OLD", "NEW") and len(words) > 1:  # "OLD ITALIC", "NEW TAI LUE"
         first = f"{first} {words[1]}"
     return _NAME_WORDS.get(first, first.title())
+
+
+def primary_subtag(language: str) -> str:
+    """A language tag's primary subtag: "en-GB", "EN_gb" → "en"."""
+    return language.strip().replace("_", "-").split("-", 1)[0].lower()
 
 
 def language_scripts(language: str | None) -> frozenset[str] | None:

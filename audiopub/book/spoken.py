@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 
 from audiopub.book import spoken_de, spoken_en, spoken_es, spoken_fr
+from audiopub.book.scripts import primary_subtag
 from audiopub.book.spoken_common import VULGAR_CLASS, VULGAR_FRACTIONS
 
 __all__ = ["spoken_form", "supported_languages"]
@@ -52,7 +53,7 @@ def _language_key(language: str | None) -> str | None:
     """ "en-US", "EN_gb", "fr" → the primary subtag, if its rules exist."""
     if not language:
         return None
-    primary = language.strip().replace("_", "-").split("-", 1)[0].lower()
+    primary = primary_subtag(language)
     return primary if primary in _SAY else None
 
 

@@ -22,7 +22,7 @@ from audiopub.book.lexicon import (
     user_lexicon_path,
 )
 from audiopub.book.models import Book, Chapter, Chunk
-from audiopub.book.scripts import check_speakable
+from audiopub.book.scripts import check_speakable, primary_subtag
 from audiopub.book.spoken import spoken_form, supported_languages
 from audiopub.errors import AudiopubError, DiskFull
 from audiopub.jobs.models import Job, JobSettings, JobState
@@ -88,17 +88,13 @@ def language_note(text_language: str | None, voice: Voice) -> str | None:
     abbreviations are said by the book's language's rules, its words in the voice's accent."""
     if not text_language or voice.language == "multi":
         return None
-    if _primary(text_language) == _primary(voice.language):
+    if primary_subtag(text_language) == primary_subtag(voice.language):
         return None
-    rules = (f"{text_language} rules" if _primary(text_language) in supported_languages()
+    rules = (f"{text_language} rules" if primary_subtag(text_language) in supported_languages()
              else "no language's rules (digits are left to the voice)")
     return (f"The book is in {text_language}, the voice {voice.id} speaks {voice.language}: "
             f"numbers and abbreviations are read by {rules}; choose a voice in the book's "
             "language for the best result.")
-
-
-def _primary(language: str) -> str:
-    return language.replace("_", "-").split("-", 1)[0].lower()
 
 
 def disk_needed(chars: int, sample_rate: int, speed: float) -> int:

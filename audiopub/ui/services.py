@@ -31,8 +31,8 @@ from audiopub.book.spoken import spoken_form
 from audiopub.gpu.monitor import DEFAULT_INTERVAL_S, GpuMonitor
 from audiopub.jobs.events import EventBus
 from audiopub.jobs.models import Job, JobSettings, JobState
-from audiopub.jobs.submission import submit_job
 from audiopub.jobs.store import JobStore, default_store_path
+from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import Worker
 from audiopub.tts import onnx_runtime, registry
 from audiopub.tts.engine import SynthesisOptions, Voice, voice_of
