@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,6 +43,19 @@ def atomic_write(path: Path) -> Iterator[Path]:
         temp.unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
+
+
+def link_or_copy(source: Path, path: Path) -> None:
+    """Make `path` a hard link to `source` (one copy on disk, and the file survives the
+    deletion of either name), or a copy where links are impossible (another filesystem, a
+    filesystem without them); atomically either way."""
+    with atomic_write(path) as temp:
+        try:
+            os.link(source, temp)
+        except OSError:
+            if not Path(source).is_file():
+                raise  # gone: nothing to copy either
+            shutil.copyfile(source, temp)
 
 
 def remove_stale_temp_files(folder: Path, name: str | None = None) -> list[Path]:

@@ -1,9 +1,9 @@
 """The `audiopub` command line: serve (the web UI; the default), convert, jobs, resume, pause,
 cancel, voices, names, bench.
 
-One job: the parser and a short handler per command, read side by side, which is why it runs a
-little past 400 lines; what a command does lives in the modules it calls (`jobs.submission`,
-`bench.command`, `book.names`, `ui.app`)."""
+One job: the parser and a short handler per command, read side by side; what a command does
+lives in the modules it calls (`jobs.submission`, `jobs.report`, `bench.command`, `book.names`,
+`ui.app`)."""
 
 from __future__ import annotations
 
@@ -18,16 +18,15 @@ from pathlib import Path
 from tqdm import tqdm
 
 from audiopub import __version__, settings
-from audiopub import figures as fmt
 from audiopub.bench import command as bench_command
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
 from audiopub.book.models import Book
 from audiopub.errors import AudiopubError, InvalidTransition
-from audiopub.figures import Clock, Speed
+from audiopub.jobs import report
 from audiopub.jobs.events import JobEvent
-from audiopub.jobs.models import Job, JobProgress, JobSettings, JobState
+from audiopub.jobs.models import Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
     job_lexicon,
@@ -266,29 +265,13 @@ class _ProgressBar:
 
 def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float,
             since: float) -> int:
-    """The summary of this run: what it made in `elapsed_s` (the command's wall time, since
-    `since`), and what the job as a whole took. See `figures` for the definitions."""
     job = store.get_job(job_id)
     if state is not JobState.DONE:
         print(f"audiopub: job {job_id[:8]} is {state.value}: {job.error or ''}".rstrip(": "),
               file=sys.stderr)
         return 1
-    chapters = store.chapters(job_id)
-    progress = store.progress(job_id, since=since)
-    audio_s = sum(c.duration_s or 0.0 for c in chapters)
-    print(f"Wrote {job.output_path}")
-    print(f"  chapters: {len(chapters)}   duration: {fmt.clock(audio_s)}")
-    run = Speed(progress.made_chars, elapsed_s, progress.made_audio_s, Clock.WALL)
-    print(f"  this run: {run.describe()}")
-    if progress.made_chars < progress.chars_done:  # resumed: part of the book was made before
-        whole = Speed(progress.chars_done, progress.wall_s, progress.audio_s, Clock.WALL)
-        print(f"  whole job: {whole.describe()}, speaking only")
-    print(f"  ran on: {job.device or _providers(store.all_chunks(job_id))}")
+    print("\n".join(report.run_summary(store, job, elapsed_s, since)))
     return 0
-
-
-def _providers(chunks: list) -> str:
-    return ", ".join(sorted({c.provider for c in chunks if c.provider})) or "unknown"
 
 
 # --- jobs, resume, pause, cancel, voices ------------------------------------------------
@@ -310,25 +293,9 @@ def _jobs(details: bool) -> int:
             if job.error:
                 print(f"          {job.error}")
             if details:
-                _job_details(store, job, progress)
+                print("\n".join(f"          {line}"
+                                for line in report.job_details(store, job, progress)))
     return 0
-
-
-def _job_details(store: JobStore, job: Job, progress: JobProgress) -> None:
-    """The job's speed on the wall clock, its stages; each chapter's on engine time (summed
-    over the engine processes, so it compares across machines). See `figures`."""
-    if progress.chars_done:
-        speed = Speed(progress.chars_done, progress.wall_s, progress.audio_s, Clock.WALL)
-        print(f"          speaking: {speed.describe()}")
-    if job.stage_times:
-        print(f"          stages: {fmt.stage_times(job.stage_times)}")
-    print(f"          chapters ({Clock.ENGINE.value}):")
-    for ch in store.chapters(job.id):
-        figures = (f"{fmt.rate(ch.chars_per_s)}, RTF {fmt.factor(ch.rtf)}"
-                   if ch.chars_per_s else "")
-        print(f"          {ch.idx + 1:3}. {ch.title[:40]:40} {ch.state.value:7} {figures}")
-        if ch.stage_times:
-            print(f"               {fmt.stage_times(ch.stage_times)}")
 
 
 def _control(command: str, prefix: str) -> int:

@@ -61,8 +61,21 @@ MAX_UNSPEAKABLE_SHARE: Final = 0.3
 
 
 def keep_intermediate_files() -> bool:
-    """Keep chunk and chapter WAVs after the book is written (AUDIOPUB_KEEP_INTERMEDIATE=1)."""
-    return os.environ.get("AUDIOPUB_KEEP_INTERMEDIATE", "") not in ("", "0", "false", "no")
+    """Keep chapter WAVs after the book is written (AUDIOPUB_KEEP_INTERMEDIATE=1)."""
+    return _flag("AUDIOPUB_KEEP_INTERMEDIATE", default=False)
+
+
+def keep_chunk_audio() -> bool:
+    """Keep a finished job's chunk audio, so converting the book again (after a lexicon edit,
+    say) speaks only what changed (AUDIOPUB_KEEP_CHUNK_AUDIO=0 removes it instead)."""
+    return _flag("AUDIOPUB_KEEP_CHUNK_AUDIO", default=True)
+
+
+def _flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return default
+    return value not in ("0", "false", "no", "off")
 
 
 def data_dir() -> Path:

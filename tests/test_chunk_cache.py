@@ -19,6 +19,7 @@ from audiopub.jobs.chunk_cache import (
     chunk_relpath,
     remove_stale_temp_files,
     remove_unused_chunk_files,
+    reuse_other_jobs_audio,
     verify_done_chapters,
     verify_done_chunks,
     write_chunk,
@@ -189,7 +190,7 @@ def test_verify_done_chapters(store: JobStore, tmp_path: Path) -> None:
     job_id = planned_job(store, tmp_path)
     job_dir = synthesise_all(store, job_id)
     for idx in (0, 1):
-        write_chunk(job_dir / f"chapter-{idx}.wav", tone(RATE), RATE)
+        sf.write(job_dir / f"chapter-{idx}.wav", tone(RATE), RATE, subtype="PCM_16")
         store.mark_chapter_done(job_id, idx, audio_path=f"chapter-{idx}.wav", duration_s=1.0,
                                 synth_s=0.5)
     chapter_file = job_dir / "chapter-1.wav"
@@ -205,9 +206,78 @@ def test_remove_unused_chunk_files(store: JobStore, tmp_path: Path) -> None:
     job_dir = synthesise_all(store, job_id)
     stale = write_chunk(chunk_path(job_dir, "0" * 32), tone(10), RATE)
     assert stale == 10
+    # A chunk from before chunk audio was FLAC, which no done chunk uses any more.
+    sf.write(job_dir / "chunks" / ("1" * 32 + ".wav"), tone(10), RATE, subtype="PCM_16")
 
     removed = remove_unused_chunk_files(store, job_id, job_dir)
 
-    assert [p.name for p in removed] == ["0" * 32 + ".wav"]
+    assert sorted(p.name for p in removed) == ["0" * 32 + ".flac", "1" * 32 + ".wav"]
     assert len(os.listdir(job_dir / "chunks")) == 6
     assert verify_done_chunks(store, job_id, job_dir) == []
+
+
+# --- audio shared between jobs --------------------------------------------------------------
+
+
+def test_a_second_job_of_the_same_text_shares_the_audio_and_outlives_the_first(
+        store: JobStore, tmp_path: Path) -> None:
+    first = planned_job(store, tmp_path)
+    first_dir = synthesise_all(store, first)
+    second = planned_job(store, tmp_path)
+    second_dir = store.job_dir(second)
+
+    assert reuse_other_jobs_audio(store, second, second_dir) == 6
+
+    assert store.pending_chunks(second) == []
+    assert verify_done_chunks(store, second, second_dir) == []
+    made = {r.cache_key: r for r in store.done_chunks(first)}
+    for row in store.done_chunks(second):
+        assert row.reused_from == first
+        assert (row.frames, row.synth_s) == (made[row.cache_key].frames, 0.01)
+        assert (second_dir / row.audio_path).samefile(first_dir / row.audio_path)  # a link
+    progress = store.progress(second, since=0)
+    assert (progress.reused_chunks, progress.chars_done, progress.reused_chars) == (
+        6, progress.chars_total, progress.chars_total)
+    assert (progress.spoken_chars, progress.made_chars, progress.wall_s) == (0, 0, 0.0)
+
+    store.delete_job(first)  # the second job's audio stays whole
+    assert verify_done_chunks(store, second, second_dir) == []
+
+
+def test_missing_or_damaged_audio_of_another_job_is_not_shared(
+        store: JobStore, tmp_path: Path) -> None:
+    first = planned_job(store, tmp_path)
+    first_dir = synthesise_all(store, first)
+    damaged, missing = store.chapter_chunks(first, 0)[:2]
+    path = first_dir / damaged.audio_path  # type: ignore[operator]
+    path.write_bytes(path.read_bytes()[:-50])
+    (first_dir / missing.audio_path).unlink()  # type: ignore[operator]
+    second = planned_job(store, tmp_path)
+
+    assert reuse_other_jobs_audio(store, second, store.job_dir(second)) == 4
+    assert [(r.chapter_idx, r.idx) for r in store.pending_chunks(second)] == [(0, 0), (0, 1)]
+
+
+def test_other_settings_share_nothing(store: JobStore, tmp_path: Path) -> None:
+    synthesise_all(store, planned_job(store, tmp_path))
+    second = planned_job(store, tmp_path)
+    store.update_settings(second, JobSettings.from_dict({**SETTINGS.to_dict(), "speed": 1.2}))
+    store.write_plan(second, [(c.title, [Chunk(c.idx, r.idx, r.text, r.ends_paragraph)
+                                         for r in store.chapter_chunks(second, c.idx)])
+                              for c in store.chapters(second)])
+
+    assert reuse_other_jobs_audio(store, second, store.job_dir(second)) == 0
+    assert len(store.pending_chunks(second)) == 6
+
+
+def test_audio_is_copied_where_it_cannot_be_linked(
+        store: JobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synthesise_all(store, planned_job(store, tmp_path))
+    second = planned_job(store, tmp_path)
+
+    def no_links(source: Any, target: Any) -> None:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", no_links)
+    assert reuse_other_jobs_audio(store, second, store.job_dir(second)) == 6
+    assert verify_done_chunks(store, second, store.job_dir(second)) == []

@@ -159,8 +159,9 @@ def test_resume_with_another_chapter_selection_narrates_the_new_one(
     with JobStore.open_default() as store:
         (job,) = store.list_jobs()
         assert [c.title for c in store.chapters(job.id)] == ["Departure"]
-        # The chapter the first run started on left no audio behind.
-        assert len(list((store.job_dir(job.id) / "chunks").glob("*.wav"))) == 0
+        # The chapter the first run started on left no audio behind; the one made is kept.
+        kept = {p.name for p in (store.job_dir(job.id) / "chunks").iterdir()}
+        assert kept == {Path(c.audio_path).name for c in store.all_chunks(job.id)}
 
 
 def test_the_summary_after_a_resume_counts_only_this_run(

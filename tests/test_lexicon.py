@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from epub_factory import build_epub
 
+from audiopub.audio.ffmpeg import probe
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import (
     Entry,
@@ -201,6 +202,41 @@ def test_the_engine_gets_the_entry_and_only_chunks_with_the_word_are_made_again(
         assert execute_job(store, job.id, None, engine) is JobState.DONE
     # Exactly the two chunks that say the name, and no others.
     assert given == ["Hair-mee-own walked to the harbour.", "Nobody saw Hair-mee-own leave."]
+
+
+def test_converting_the_book_again_after_an_edit_speaks_only_the_chunks_with_the_word(
+        tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The book's lexicon is edited between two conversions of the book: the second job
+    shares the first one's audio and speaks just the chunks that say the name."""
+    epub = _book(tmp_path / "b.epub")
+    given: list[str] = []
+    real = PiperEngine.synthesize
+    monkeypatch.setattr(PiperEngine, "synthesize", lambda self, texts, *a, **k: (
+        given.extend(texts), real(self, texts, *a, **k))[1])
+    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")  # speak in this process, where `given` is
+    assert main(["convert", str(epub), "-o", str(tmp_path / "first.m4b")]) == 0
+    with JobStore.open_default() as store:
+        (first,) = store.list_jobs()
+        chunks = store.all_chunks(first.id)
+    with_name = [c for c in chunks if "Hermione" in c.text]
+    assert len(with_name) == 2 and len(chunks) > 2
+
+    book_file = book_lexicon_path(data_dir, epub)
+    book_file.parent.mkdir(parents=True)
+    book_file.write_text("Hermione\ther-MY-oh-nee\n", "utf-8")
+    given.clear()
+    capsys.readouterr()
+    assert main(["convert", str(epub), "-o", str(tmp_path / "second.m4b")]) == 0
+
+    assert given == ["her-MY-oh-nee walked to the harbour.", "Nobody saw her-MY-oh-nee leave."]
+    reused = len(chunks) - len(with_name)
+    assert f"reused: {reused} of {len(chunks)} chunks" in capsys.readouterr().out
+    assert main(["jobs", "--details"]) == 0
+    details = capsys.readouterr().out
+    assert f"2 spoken by this job, {reused} reused from earlier jobs" in details
+    assert f"0 spoken by this job, {len(chunks)} reused" not in details  # the first made all
+    assert probe(tmp_path / "second.m4b").duration_s > 1.0
 
 
 def test_a_malformed_lexicon_converts_nothing(tmp_path: Path,

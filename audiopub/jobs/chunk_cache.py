@@ -1,8 +1,16 @@
-"""Chunk audio on disk: `<job dir>/chunks/<cache key>.wav`, written atomically, checked on trust.
+"""Chunk audio on disk: `<job dir>/chunks/<cache key>.flac`, written atomically, checked on trust.
 
 A chunk file is trusted only if the store marks its key done *and* the file reads back with the
 recorded number of frames. Files are written with `atomic.atomic_write`, so a crash leaves
 either the old state or the complete new file, plus at worst a stray temp file.
+
+Chunk audio outlives its job's run: a finished job keeps it (unless
+`settings.keep_chunk_audio()` says otherwise), and a job whose chunk has the key of a done
+chunk of another job shares that audio through a hard link instead of speaking it again
+(`reuse_other_jobs_audio`): the key covers the words said and every setting that shapes the
+sound, so converting a book again after editing one lexicon entry speaks only the chunks with
+that word. 16-bit FLAC: lossless, and less than half the size of WAV for speech, which matters
+for audio that is kept.
 """
 
 from __future__ import annotations
@@ -17,13 +25,15 @@ from audiopub.jobs.models import ChapterRow, ChapterState, ChunkRow
 from audiopub.jobs.store import JobStore
 
 CHUNKS_DIR = "chunks"
+CHUNK_SUFFIX = ".flac"
 # Chapter rows store seconds, not frames: allow rounding, catch truncation.
 CHAPTER_DURATION_TOLERANCE_S = 0.01
+_TAIL_FRAMES = 64  # decoded at the end of a chunk file to tell it is whole
 
 
 def chunk_relpath(cache_key: str) -> str:
     """Where a chunk's audio lives, relative to the job's folder (what the store records)."""
-    return f"{CHUNKS_DIR}/{cache_key}.wav"
+    return f"{CHUNKS_DIR}/{cache_key}{CHUNK_SUFFIX}"
 
 
 def chunk_path(job_dir: Path, cache_key: str) -> Path:
@@ -31,27 +41,32 @@ def chunk_path(job_dir: Path, cache_key: str) -> Path:
 
 
 def write_chunk(path: Path, samples: np.ndarray, sample_rate: int) -> int:
-    """Write mono audio as 16-bit WAV at `path`, atomically; returns the frame count."""
+    """Write mono audio as 16-bit FLAC at `path`, atomically; returns the frame count."""
     samples = np.asarray(samples, dtype=np.float32)
     if samples.ndim != 1:
         raise ValueError(f"Chunk audio must be mono (1-D), got shape {samples.shape}")
     # Float samples beyond ±1 would wrap around in PCM; clip them explicitly.
     samples = np.clip(samples, -1.0, 1.0)
     with atomic.atomic_write(Path(path)) as temp:
-        sf.write(temp, samples, sample_rate, subtype="PCM_16", format="WAV")
+        sf.write(temp, samples, sample_rate, subtype="PCM_16", format="FLAC")
     return len(samples)
 
 
 def chunk_is_valid(path: Path, expected_frames: int | None) -> bool:
-    """The file exists, has a readable WAV header and exactly the expected frames."""
+    """The file exists, reads as audio and has exactly the expected frames, to its end."""
     if expected_frames is None:
         return False
     try:
-        info = sf.info(str(path))
-    except (OSError, sf.SoundFileError):
+        with sf.SoundFile(str(path)) as audio:
+            if audio.frames != expected_frames:
+                return False
+            # A WAV's frame count comes from its size, a FLAC's from its header: a FLAC cut
+            # short still claims every frame, and only decoding its last ones tells.
+            tail = min(_TAIL_FRAMES, expected_frames)
+            audio.seek(expected_frames - tail)
+            return len(audio.read(tail)) == tail
+    except (OSError, RuntimeError, sf.SoundFileError):
         return False
-    # libsndfile counts the frames actually present, so a truncated file comes up short.
-    return info.frames == expected_frames
 
 
 def remove_stale_temp_files(folder: Path) -> list[Path]:
@@ -103,7 +118,33 @@ def remove_unused_chunk_files(store: JobStore, job_id: str, job_dir: Path) -> li
         return []
     used = {(Path(job_dir) / row.audio_path).resolve()
             for row in store.done_chunks(job_id) if row.audio_path}
-    unused = [p for p in folder.glob("*.wav") if p.resolve() not in used]
+    # Any audio file: jobs from before chunks were FLAC recorded WAV files.
+    unused = [p for p in folder.iterdir()
+              if p.suffix in (".wav", CHUNK_SUFFIX) and p.resolve() not in used]
     for p in unused:
         p.unlink(missing_ok=True)
     return unused
+
+
+def reuse_other_jobs_audio(store: JobStore, job_id: str, job_dir: Path) -> int:
+    """Mark done every pending chunk whose key another job has made, sharing its audio file
+    (a hard link, or a copy across filesystems); returns how many chunks were marked.
+
+    Run when a job starts, after its own done chunks are verified. A file that is gone or
+    damaged in the other job is simply not reused.
+    """
+    pending = store.pending_chunks(job_id)
+    reused = []
+    for key, source in store.done_elsewhere(job_id, (c.cache_key for c in pending)).items():
+        assert source.audio_path is not None  # done chunks have audio
+        origin = store.job_dir(source.job_id) / source.audio_path
+        if not chunk_is_valid(origin, source.frames):
+            continue
+        # Same name as a chunk this job makes, keeping the origin's format (WAV or FLAC).
+        relpath = f"{CHUNKS_DIR}/{key}{origin.suffix}"
+        try:
+            atomic.link_or_copy(origin, Path(job_dir) / relpath)
+        except FileNotFoundError:
+            continue  # the other job was deleted meanwhile
+        reused.append((source, relpath))
+    return store.mark_chunks_reused(job_id, reused) if reused else 0

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from audiopub.errors import JobStoreError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 10_000  # how long a writer waits for another writer before giving up
 
 SCHEMA_V1: tuple[str, ...] = (
@@ -100,6 +100,10 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE chunks ADD COLUMN sample_rate INTEGER",
         "ALTER TABLE chunks ADD COLUMN wall_s REAL",  # wall seconds of the run it cost
         "ALTER TABLE chunks ADD COLUMN done_at REAL",  # Unix seconds, when its audio was marked
+    ),
+    (  # 4: chunk audio shared between jobs: which job made a chunk's audio, found by its key
+        "ALTER TABLE chunks ADD COLUMN reused_from TEXT",  # NULL: this job's engine made it
+        "CREATE INDEX chunks_by_cache_key ON chunks (cache_key, state)",
     ),
 )
 

@@ -44,7 +44,7 @@ _CHAPTER_COLUMNS = (
 _CHUNK_COLUMNS = (
     "job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames, "
     "duration_s, synth_s, provider, attempts, error, stage_times_json, sample_rate, wall_s, "
-    "done_at, spoken"
+    "done_at, spoken, reused_from"
 )
 _SELECT_CHUNKS = f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE job_id = ?"
 _SELECT_CHAPTERS = f"SELECT {_CHAPTER_COLUMNS} FROM chapters WHERE job_id = ?"
@@ -52,7 +52,8 @@ _SELECT_CHAPTERS = f"SELECT {_CHAPTER_COLUMNS} FROM chapters WHERE job_id = ?"
 _CHAPTER_NOT_DONE = ("state = 'pending', audio_path = NULL, duration_s = NULL, synth_s = NULL, "
                      "chars_per_s = NULL, rtf = NULL, stage_times_json = NULL")
 
-ChapterPlanInput = tuple[str, Sequence[Chunk]]  # (title, chunks) as the chunker makes them
+ChapterPlanInput = tuple[str, Sequence[Chunk]]
+_KEYS_PER_QUERY = 500  # cache keys per IN (...) list, well under SQLite's variable limit  # (title, chunks) as the chunker makes them
 
 
 class JobLedger(StoreDatabase):
@@ -83,7 +84,7 @@ class JobLedger(StoreDatabase):
                     f"INSERT INTO chapters ({_CHAPTER_COLUMNS}) VALUES ({', '.join('?' * 12)})",
                     _new_chapter_row(job_id, idx, title, chunks, kept))
                 conn.executemany(
-                    f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 19)})",
+                    f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 20)})",
                     [_new_chunk_row(job_id, idx, position, chunk, key, done_audio.get(key))
                      for position, (chunk, key) in enumerate(zip(chunks, keys))])
             touch_job(conn, job_id)
@@ -149,12 +150,48 @@ class JobLedger(StoreDatabase):
             cursor = conn.execute("""
                 UPDATE chunks SET state = 'done', audio_path = ?, frames = ?, sample_rate = ?,
                     duration_s = ?, synth_s = ?, provider = ?, stage_times_json = ?,
-                    wall_s = ?, done_at = ?, attempts = attempts + 1, error = NULL
+                    wall_s = ?, done_at = ?, attempts = attempts + 1, error = NULL,
+                    reused_from = NULL
                 WHERE job_id = ? AND cache_key = ?
             """, (audio_path, frames, sample_rate, frames / sample_rate, synth_s, provider,
                   times_json(stage_times), wall_s, time.time(), job_id, cache_key))
             touch_job(conn, job_id)
         return cursor.rowcount
+
+    def done_elsewhere(self, job_id: str, cache_keys: Iterable[str]) -> dict[str, ChunkRow]:
+        """key → a done chunk of *another* job with that key: the same words said with the
+        same settings, whose audio this job may share (`chunk_cache.reuse_other_jobs_audio`)."""
+        conn, found = self._connection(), {}
+        keys = sorted(set(cache_keys))
+        for start in range(0, len(keys), _KEYS_PER_QUERY):
+            batch = keys[start:start + _KEYS_PER_QUERY]
+            rows = conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE state = 'done' AND job_id != ? "
+                f"AND cache_key IN ({', '.join('?' * len(batch))}) ORDER BY done_at DESC",
+                (job_id, *batch))
+            for row in map(_chunk_from_row, rows):
+                found.setdefault(row.cache_key, row)  # the latest made, most likely still there
+        return found
+
+    def mark_chunks_reused(self, job_id: str, reused: Iterable[tuple[ChunkRow, str]]) -> int:
+        """Mark chunks done with audio another job made: (that job's chunk row, where this
+        job's copy of the file is). Its engine figures come along, since they describe the
+        audio; wall time does not, since this job spent none. Returns the chunks marked."""
+        marked = 0
+        with self._write() as conn:
+            for source, audio_path in reused:
+                marked += conn.execute("""
+                    UPDATE chunks SET state = 'done', audio_path = ?, frames = ?,
+                        sample_rate = ?, duration_s = ?, synth_s = ?, provider = ?,
+                        stage_times_json = ?, wall_s = NULL, done_at = ?, error = NULL,
+                        reused_from = ?
+                    WHERE job_id = ? AND cache_key = ? AND state != 'done'
+                """, (audio_path, source.frames, source.sample_rate, source.duration_s,
+                      source.synth_s, source.provider, times_json(source.stage_times),
+                      time.time(), source.reused_from or source.job_id, job_id,
+                      source.cache_key)).rowcount
+            touch_job(conn, job_id)
+        return marked
 
     def mark_chunk_failed(self, job_id: str, cache_key: str, error: str) -> int:
         """Record a failed attempt; the chunk is retried when the job next runs."""
@@ -178,7 +215,8 @@ class JobLedger(StoreDatabase):
                 conn.execute("""
                     UPDATE chunks SET state = 'pending', audio_path = NULL, frames = NULL,
                         sample_rate = NULL, duration_s = NULL, synth_s = NULL, provider = NULL,
-                        stage_times_json = NULL, wall_s = NULL, done_at = NULL, error = NULL
+                        stage_times_json = NULL, wall_s = NULL, done_at = NULL, error = NULL,
+                        reused_from = NULL
                     WHERE job_id = ? AND cache_key = ?
                 """, (job_id, key))
 
@@ -224,9 +262,16 @@ class JobLedger(StoreDatabase):
                    coalesce(sum(CASE WHEN k.state = 'done' THEN k.duration_s END), 0.0),
                    coalesce(sum(CASE WHEN k.state = 'done' THEN k.synth_s END), 0.0),
                    c.chars_per_s, c.rtf, c.stage_times_json,
-                   coalesce(sum(CASE WHEN k.done_at >= :since THEN length(k.text) END), 0),
-                   coalesce(sum(CASE WHEN k.done_at >= :since THEN k.duration_s END), 0.0),
-                   coalesce(sum(CASE WHEN k.state = 'done' THEN k.wall_s END), 0.0)
+                   coalesce(sum(CASE WHEN k.done_at >= :since AND k.reused_from IS NULL
+                                     THEN length(k.text) END), 0),
+                   coalesce(sum(CASE WHEN k.done_at >= :since AND k.reused_from IS NULL
+                                     THEN k.duration_s END), 0.0),
+                   coalesce(sum(CASE WHEN k.state = 'done' THEN k.wall_s END), 0.0),
+                   coalesce(sum(k.state = 'done' AND k.reused_from IS NOT NULL), 0),
+                   coalesce(sum(CASE WHEN k.state = 'done' AND k.reused_from IS NOT NULL
+                                     THEN length(k.text) END), 0),
+                   coalesce(sum(CASE WHEN k.state = 'done' AND k.reused_from IS NOT NULL
+                                     THEN k.duration_s END), 0.0)
             FROM chapters c LEFT JOIN chunks k ON k.job_id = c.job_id AND k.chapter_idx = c.idx
             WHERE c.job_id = :job_id
             GROUP BY c.idx ORDER BY c.idx
@@ -248,6 +293,9 @@ class JobLedger(StoreDatabase):
             made_chars=sum(r[12] for r in rows),
             made_audio_s=sum(r[13] for r in rows),
             wall_s=sum(r[14] for r in rows),
+            reused_chunks=sum(r[15] for r in rows),
+            reused_chars=sum(r[16] for r in rows),
+            reused_audio_s=sum(r[17] for r in rows),
         )
 
 
@@ -268,14 +316,14 @@ def _chapter_from_row(row: Sequence[Any]) -> ChapterRow:
 def _chunk_from_row(row: Sequence[Any]) -> ChunkRow:
     (job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames,
      duration_s, synth_s, provider, attempts, error, stage_times_json, sample_rate,
-     wall_s, done_at, spoken) = row
+     wall_s, done_at, spoken, reused_from) = row
     return ChunkRow(
         job_id=job_id, chapter_idx=chapter_idx, idx=idx, text=text,
         ends_paragraph=bool(ends_paragraph), cache_key=cache_key, state=ChunkState(state),
         audio_path=audio_path, frames=frames, duration_s=duration_s, synth_s=synth_s,
         provider=provider, attempts=attempts, error=error,
         stage_times=times_of(stage_times_json), sample_rate=sample_rate, wall_s=wall_s,
-        done_at=done_at, spoken=spoken or text,
+        done_at=done_at, spoken=spoken or text, reused_from=reused_from,
     )
 
 
@@ -321,8 +369,8 @@ def _new_chunk_row(job_id: str, chapter_idx: int, idx: int, chunk: Chunk, key: s
     if done is None:
         return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
                 ChunkState.PENDING.value, None, None, None, None, None, 0, None, None, None,
-                None, None, chunk.spoken)
+                None, None, chunk.spoken, None)
     return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
             ChunkState.DONE.value, done.audio_path, done.frames, done.duration_s, done.synth_s,
             done.provider, done.attempts, None, times_json(done.stage_times), done.sample_rate,
-            done.wall_s, done.done_at, chunk.spoken)
+            done.wall_s, done.done_at, chunk.spoken, done.reused_from)

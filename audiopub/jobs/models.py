@@ -190,7 +190,7 @@ class ChunkRow:
     ends_paragraph: bool
     cache_key: str
     state: ChunkState
-    audio_path: str | None  # relative to the job's folder, e.g. "chunks/<cache_key>.wav"
+    audio_path: str | None  # relative to the job's folder, e.g. "chunks/<cache_key>.flac"
     frames: int | None
     duration_s: float | None
     synth_s: float | None
@@ -202,6 +202,7 @@ class ChunkRow:
     wall_s: float | None = None  # wall seconds its run spent on it (figures.Clock.WALL)
     done_at: float | None = None  # Unix seconds, when its audio was marked done
     spoken: str = ""  # what the engine reads (book.spoken); the cache key is made from it
+    reused_from: str | None = None  # the job whose engine made this audio, if not this one
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,20 @@ class JobProgress:
     made_chars: int = 0
     made_audio_s: float = 0.0
     wall_s: float = 0.0  # wall time the job's runs spent on the finished chunks (Clock.WALL)
+    # Finished chunks whose audio another job had made (same text, same settings): they cost
+    # this job no synthesis, so its speed counts only the rest (`spoken_chars`).
+    reused_chunks: int = 0
+    reused_chars: int = 0
+    reused_audio_s: float = 0.0
+
+    @property
+    def spoken_chars(self) -> int:
+        """Characters this job's own runs spoke (what `wall_s` was spent on)."""
+        return self.chars_done - self.reused_chars
+
+    @property
+    def spoken_audio_s(self) -> float:
+        return self.audio_s - self.reused_audio_s
 
     @property
     def fraction(self) -> float:

@@ -42,6 +42,7 @@ from audiopub.jobs.chunk_cache import (
     chunk_relpath,
     remove_stale_temp_files,
     remove_unused_chunk_files,
+    reuse_other_jobs_audio,
     verify_done_chapters,
     verify_done_chunks,
 )
@@ -90,7 +91,8 @@ class JobRun:
         self._publish = publish or (lambda event: None)
         self._stop_requested = stop_requested
         self.book = stored_book(store, self.job)
-        self.synthesised = 0  # chunks made in this run (the rest were reused)
+        self.synthesised = 0  # chunks made in this run
+        self.reused = 0  # chunks whose audio this run took from other jobs
 
     # --- the steps -------------------------------------------------------------------
 
@@ -114,6 +116,9 @@ class JobRun:
         remove_stale_temp_files(self.dir / CHUNKS_DIR)
         verify_done_chunks(self.store, self.job.id, self.dir)
         verify_done_chapters(self.store, self.job.id, self.dir)
+        self.reused = reuse_other_jobs_audio(self.store, self.job.id, self.dir)
+        if self.reused:
+            log.info("job %s: %d chunk(s) share audio other jobs made", self.job.id, self.reused)
         # Audio of an earlier plan or settings that this plan no longer uses.
         remove_unused_chunk_files(self.store, self.job.id, self.dir)
         # Counted once, then kept up to date per chunk: a store-wide count after every chunk
@@ -137,8 +142,7 @@ class JobRun:
             raise
         self.store.set_job_info(self.job.id, device=self.engine.device.describe())
         self.store.set_state(self.job.id, JobState.DONE)
-        if not defaults.keep_intermediate_files():
-            self._remove_intermediate_files()
+        self._remove_intermediate_files()
         self._emit(JobState.DONE, message=f"Finished: {self.job.output_path}")
         return self.job.output_path
 
@@ -229,8 +233,12 @@ class JobRun:
         self.store.set_job_stage_times(self.job.id, {"encode": time.perf_counter() - began})
 
     def _remove_intermediate_files(self) -> None:
-        for folder in (CHUNKS_DIR, CHAPTERS_DIR):
-            shutil.rmtree(self.dir / folder, ignore_errors=True)
+        """Chapter WAVs are remade from chunk audio in seconds; chunk audio is kept unless the
+        user says otherwise, for later jobs of the same text (see `chunk_cache`)."""
+        if not defaults.keep_intermediate_files():
+            shutil.rmtree(self.dir / CHAPTERS_DIR, ignore_errors=True)
+        if not defaults.keep_chunk_audio():
+            shutil.rmtree(self.dir / CHUNKS_DIR, ignore_errors=True)
 
     # --- control and reporting -------------------------------------------------------
 

@@ -98,7 +98,8 @@ def language_note(text_language: str | None, voice: Voice) -> str | None:
 
 
 def disk_needed(chars: int, sample_rate: int, speed: float) -> int:
-    """Bytes a job writes at its peak: 16-bit chunk WAVs, chapter WAVs, then the .m4b."""
+    """Bytes a job writes at its peak: chunk audio (counted as 16-bit PCM, which its FLAC
+    files stay under), chapter WAVs, then the .m4b."""
     audio_s = chars / (defaults.CHARS_PER_AUDIO_SECOND * speed)
     return int(audio_s * sample_rate * 2 * 2 + audio_s * 8_000)  # 64 kb/s AAC = 8 kB/s
 

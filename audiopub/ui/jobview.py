@@ -58,12 +58,13 @@ class JobView:
 def metrics(job: Job, progress: JobProgress, event: JobEvent | None, now: float) -> Metrics:
     """The job's speed and real-time factor, elapsed time and ETA.
 
-    Speed is the job's characters over the wall-clock time its runs spent speaking them (see
-    `figures`), from the store, so it means the same while the job runs and once it is done.
+    Speed is the characters the job spoke over the wall-clock time its runs spent speaking them
+    (see `figures`; chunks whose audio came from other jobs cost it nothing and are not
+    counted), from the store, so it means the same while the job runs and once it is done.
     The ETA uses this run's speed, from the worker's latest event, when there is one.
     """
     running = job.state is JobState.RUNNING
-    speed = Speed(progress.chars_done, progress.wall_s, progress.audio_s, Clock.WALL)
+    speed = Speed(progress.spoken_chars, progress.wall_s, progress.spoken_audio_s, Clock.WALL)
     elapsed = None
     if job.started_at is not None:
         end = now if running else (job.finished_at or job.updated_at)

@@ -118,6 +118,8 @@ class JobCard:
         self.chars.set_text(
             f"{fmt.count(progress.chars_done)} of {fmt.count(progress.chars_total)} characters · "
             f"{progress.chunks_done} of {progress.chunks_total} chunks"
+            + (f" ({progress.reused_chunks} reused from earlier jobs)"
+               if progress.reused_chunks else "")
             + (" · encoding the audiobook" if encoding else "")
             if progress.chunks_total else "Planned when the job starts")
         self.rate.set_text(fmt.rate(m.chars_per_s))

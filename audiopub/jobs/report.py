@@ -1,0 +1,72 @@
+"""What the command line says about a job: the summary after a run, and `jobs --details`.
+
+Lines of text, so the CLI prints them and tests read them. Every speed is defined in `figures`:
+a run's on the command's wall clock, a job's on the wall time its runs spent speaking, a
+chapter's on engine time. Chunks whose audio came from another job (`chunk_cache`) cost this
+job no synthesis: they are counted apart and left out of its speeds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from audiopub import figures as fmt
+from audiopub.figures import Clock, Speed
+from audiopub.jobs.chunk_cache import CHUNKS_DIR
+from audiopub.jobs.models import ChunkRow, Job, JobProgress
+from audiopub.jobs.store import JobStore
+
+
+def run_summary(store: JobStore, job: Job, elapsed_s: float, since: float) -> list[str]:
+    """After a finished run: what it made in `elapsed_s` (the command's wall time, since the
+    Unix time `since`), what it reused, and what the job as a whole took."""
+    chapters = store.chapters(job.id)
+    progress = store.progress(job.id, since=since)
+    audio_s = sum(c.duration_s or 0.0 for c in chapters)
+    run = Speed(progress.made_chars, elapsed_s, progress.made_audio_s, Clock.WALL)
+    lines = [f"Wrote {job.output_path}",
+             f"  chapters: {len(chapters)}   duration: {fmt.clock(audio_s)}",
+             f"  this run: {run.describe()}"]
+    if progress.reused_chunks:
+        lines.append(f"  reused: {progress.reused_chunks:,} of {progress.chunks_total:,} chunks "
+                     f"({progress.reused_chars:,} chars) had the audio of an earlier job with "
+                     "the same text and settings")
+    if progress.made_chars < progress.spoken_chars:  # resumed: part was made by earlier runs
+        whole = Speed(progress.spoken_chars, progress.wall_s, progress.spoken_audio_s, Clock.WALL)
+        lines.append(f"  whole job: {whole.describe()}, speaking only")
+    lines.append(f"  ran on: {job.device or _providers(store.all_chunks(job.id))}")
+    return lines
+
+
+def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
+    """How many chunks the job spoke and reused, its speed on the wall clock and its stages,
+    the chunk audio it keeps; each chapter's figures on engine time (summed over the engine
+    processes, so they compare across machines)."""
+    spoken = progress.chunks_done - progress.reused_chunks
+    lines = [f"chunks: {progress.chunks_done:,} of {progress.chunks_total:,} done; "
+             f"{spoken:,} spoken by this job, {progress.reused_chunks:,} reused from earlier jobs"]
+    if progress.spoken_chars:
+        speed = Speed(progress.spoken_chars, progress.wall_s, progress.spoken_audio_s, Clock.WALL)
+        lines.append(f"speaking: {speed.describe()}")
+    if job.stage_times:
+        lines.append(f"stages: {fmt.stage_times(job.stage_times)}")
+    kept = _folder_bytes(store.job_dir(job.id) / CHUNKS_DIR)
+    if kept:
+        lines.append(f"chunk audio kept: {fmt.size(kept)} (shared with later jobs of the same "
+                     "text; AUDIOPUB_KEEP_CHUNK_AUDIO=0 removes it when a job finishes)")
+    lines.append(f"chapters ({Clock.ENGINE.value}):")
+    for ch in store.chapters(job.id):
+        figures = f"{fmt.rate(ch.chars_per_s)}, RTF {fmt.factor(ch.rtf)}" if ch.chars_per_s else ""
+        lines.append(f"{ch.idx + 1:3}. {ch.title[:40]:40} {ch.state.value:7} {figures}")
+        if ch.stage_times:
+            lines.append(f"     {fmt.stage_times(ch.stage_times)}")
+    return lines
+
+
+def _providers(chunks: list[ChunkRow]) -> str:
+    return ", ".join(sorted({c.provider for c in chunks if c.provider})) or "unknown"
+
+
+def _folder_bytes(folder: Path) -> int:
+    """Bytes of the files in `folder` (a file linked from other jobs counts in each)."""
+    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file()) if folder.is_dir() else 0
