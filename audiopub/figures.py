@@ -21,7 +21,6 @@ Pure functions and plain data: no UI imports.
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -146,10 +145,3 @@ def when(timestamp: float | None) -> str:
     if timestamp is None:
         return "—"
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
-
-
-def download_name(title: str, suffix: str = ".m4b") -> str:
-    """A file name for the browser's save dialog, made from the book title (never a path)."""
-    name = re.sub(r"[^\w\s.,'()-]+", " ", title, flags=re.UNICODE)
-    name = re.sub(r"\s+", " ", name).strip(" .")[:80].strip()
-    return f"{name or 'audiobook'}{suffix}"

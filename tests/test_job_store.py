@@ -134,7 +134,7 @@ def test_schema_version_is_set_and_reopening_keeps_data(db_path: Path, epub: Pat
     with JobStore(db_path) as store:
         assert store.get_job(job_id).id == job_id
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
@@ -484,6 +484,27 @@ def test_chapter_done_only_after_all_its_chunks(store: JobStore, epub: Path) -> 
     assert (progress[0].chars_per_s, progress[0].rtf, progress[0].stage_times) == (
         100.0, 0.5, {"synth": 1.5, "stitch": 0.1})
     assert (progress[1].chars_per_s, progress[1].stage_times) == (None, {})
+
+
+def test_a_chapter_keeps_its_timings_while_its_audio_stands(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.write_plan(job_id, make_plan(2, 2))
+    finish_all(store, job_id)
+    for idx in (0, 1):
+        assert store.mark_chapter_done(job_id, idx, audio_path=f"chapters/{idx}.wav",
+                                       duration_s=0.5, synth_s=0.1, frames=500,
+                                       sample_rate=1000, clips=[(0, 90), (300, 95)])
+
+    changed = make_plan(2, 2)
+    changed[1] = (changed[1][0], [*changed[1][1][:1], Chunk(1, 1, "Another line.", False)])
+    store.write_plan(job_id, changed)  # the first chapter is as it was, the second is not
+
+    first, second = store.chapters(job_id)
+    assert (first.state, first.frames, first.sample_rate) == (ChapterState.DONE, 500, 1000)
+    assert [(c.clip_start, c.clip_frames) for c in store.chapter_chunks(job_id, 0)] == [
+        (0, 90), (300, 95)]
+    assert (second.state, second.frames) == (ChapterState.PENDING, None)
+    assert [c.clip_start for c in store.chapter_chunks(job_id, 1)] == [None, None]
 
 
 def test_replanning_keeps_finished_chunks_with_unchanged_keys(store: JobStore, epub: Path) -> None:

@@ -383,6 +383,14 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     await user.should_see(marker="book-audio")
     assert element(user, "book-audio").props["src"] == f"/library/{job_id}/audio"
     user.find(marker="book-chapter-2").click()  # seeks the player to the chapter's start
+    # Read along: the sentence heard at the player's time shows under it.
+    cues = services.book_cues(job_id)
+    second = cues[1]
+    user.find(marker="book-audio").trigger("timeupdate", (second.start_s + second.end_s) / 2)
+    assert text(user, "book-sentence") == second.text.replace("\n", " ")
+    user.find(marker="book-subtitles-srt").click()
+    subtitles = await user.download.next(timeout=10)
+    assert subtitles.content.decode("utf-8").startswith("1\n00:00:00,000 --> ")
     played = await user.http_client.get(f"/library/{job_id}/audio",
                                         headers={"Range": "bytes=0-99"})
     assert played.status_code == 206 and len(played.content) == 100

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from audiopub import figures as fmt
 from audiopub import settings
 from audiopub.errors import AudiopubError, UploadRejected
+from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import (
     ChapterProgress,
@@ -22,8 +24,6 @@ from audiopub.jobs.models import (
     JobSettings,
     JobState,
 )
-from audiopub import figures as fmt
-from audiopub.figures import Clock, Speed
 from audiopub.ui.activity import LOG_LINES, JobActivity
 from audiopub.ui.jobview import is_listed_as_active, metrics
 from audiopub.ui.preferences import Preferences, UiSettings
@@ -48,16 +48,6 @@ def test_stage_times_read_in_the_order_a_job_runs() -> None:
                                       "phonemes 0.05 s · model 12.1 s · stitch 0.10 s · "
                                       "encode 130 s")
     assert fmt.stage_times({}) == "—"
-
-
-@pytest.mark.parametrize(("title", "name"), [
-    ("A Small Book", "A Small Book.m4b"),
-    ("../../etc/passwd", "etc passwd.m4b"),
-    ("Ærø: «Fjord»/Sky?", "Ærø Fjord Sky.m4b"),
-    ("", "audiobook.m4b"),
-])
-def test_download_names_are_never_paths(title: str, name: str) -> None:
-    assert fmt.download_name(title) == name
 
 
 def test_preferences_survive_restarts_and_bad_files(tmp_path: Path) -> None:

@@ -141,13 +141,17 @@ class ChapterWriter:
         if file is not None:
             file.close()
 
-    def add(self, samples: np.ndarray, pause_after_s: float = 0.0) -> None:
-        """Append one chunk of audio, then `pause_after_s` seconds of silence."""
+    def add(self, samples: np.ndarray, pause_after_s: float = 0.0) -> tuple[int, int]:
+        """Append one chunk of audio, then `pause_after_s` seconds of silence; returns where
+        the chunk's audio lies in the chapter, exactly: (first frame, frames), silence
+        trimmed and pause excluded."""
         audio = _as_mono_float32(samples)
         if self.trim:
             audio = fade_edges(trim_silence(audio, self.sample_rate), self.sample_rate)
+        start = self._frames
         self._write(audio)
         self.add_silence(pause_after_s)
+        return start, len(audio)
 
     def add_silence(self, seconds: float) -> None:
         """Append `seconds` of digital silence (rounded to the nearest sample)."""

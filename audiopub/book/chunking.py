@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from audiopub.book.models import Chunk
 from audiopub.book.text import split_sentences
 
-__all__ = ["chunk_paragraphs", "split_clauses"]
+__all__ = ["chunk_paragraphs", "cut_sentence", "split_clauses"]
 
 # A clause ends where a space follows a comma, semicolon, colon, ellipsis, "!", "?" or a
 # closing bracket (optionally with a closing quote: '"Well," said he'), or a dash glued to its
@@ -93,6 +93,12 @@ def _fit(text: str, max_chars: int, splitters: Sequence[_Splitter],
     if current:
         pieces.append(current)
     return pieces
+
+
+def cut_sentence(sentence: str, max_chars: int) -> list[str]:
+    """A sentence in pieces of at most `max_chars`, cut as chunks are: at clause boundaries
+    first, then between words (e.g. for subtitle cues a player shows comfortably)."""
+    return _fit(sentence, max_chars, _SPLITTERS[1:])
 
 
 def chunk_paragraphs(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from audiopub.errors import JobStoreError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 10_000  # how long a writer waits for another writer before giving up
 
 SCHEMA_V1: tuple[str, ...] = (
@@ -104,6 +104,13 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
     (  # 4: chunk audio shared between jobs: which job made a chunk's audio, found by its key
         "ALTER TABLE chunks ADD COLUMN reused_from TEXT",  # NULL: this job's engine made it
         "CREATE INDEX chunks_by_cache_key ON chunks (cache_key, state)",
+    ),
+    (  # 5: where each chunk's speech lies in its chapter's audio, and each chapter's length,
+       # in frames, as the stitcher wrote them (what subtitles and read-along books are made of)
+        "ALTER TABLE chunks ADD COLUMN clip_start INTEGER",
+        "ALTER TABLE chunks ADD COLUMN clip_frames INTEGER",
+        "ALTER TABLE chapters ADD COLUMN frames INTEGER",
+        "ALTER TABLE chapters ADD COLUMN sample_rate INTEGER",
     ),
 )
 

@@ -14,19 +14,30 @@ length) is checked by `chunk_cache.verify_done_chunks`.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from audiopub.book.models import Chunk
 from audiopub.jobs.db import StoreDatabase
+from audiopub.jobs.ledger_rows import (
+    CHAPTER_NOT_DONE,
+    CHUNK_COLUMNS,
+    INSERT_CHAPTER,
+    INSERT_CHUNK,
+    SELECT_CHAPTERS,
+    SELECT_CHUNKS,
+    chapter_from_row,
+    chunk_from_row,
+    done_chapters,
+    new_chapter_row,
+    new_chunk_row,
+    signature,
+)
 from audiopub.jobs.models import (
     ChapterProgress,
     ChapterRow,
     ChapterState,
     ChunkRow,
-    ChunkState,
     JobProgress,
     JobState,
     chunk_cache_key,
@@ -37,23 +48,8 @@ from audiopub.jobs.queue import touch as touch_job
 # The worker plans the job it has claimed; anyone may plan a job no worker runs.
 _PLANNABLE_STATES = EDITABLE_STATES | {JobState.RUNNING}
 
-_CHAPTER_COLUMNS = (
-    "job_id, idx, book_index, title, chars, state, audio_path, duration_s, synth_s, "
-    "chars_per_s, rtf, stage_times_json"
-)
-_CHUNK_COLUMNS = (
-    "job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames, "
-    "duration_s, synth_s, provider, attempts, error, stage_times_json, sample_rate, wall_s, "
-    "done_at, spoken, reused_from"
-)
-_SELECT_CHUNKS = f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE job_id = ?"
-_SELECT_CHAPTERS = f"SELECT {_CHAPTER_COLUMNS} FROM chapters WHERE job_id = ?"
-# What a chapter's figures and audio are when it is not (or no longer) stitched.
-_CHAPTER_NOT_DONE = ("state = 'pending', audio_path = NULL, duration_s = NULL, synth_s = NULL, "
-                     "chars_per_s = NULL, rtf = NULL, stage_times_json = NULL")
-
-ChapterPlanInput = tuple[str, Sequence[Chunk]]
-_KEYS_PER_QUERY = 500  # cache keys per IN (...) list, well under SQLite's variable limit  # (title, chunks) as the chunker makes them
+ChapterPlanInput = tuple[str, Sequence[Chunk]]  # (title, chunks) as the chunker makes them
+_KEYS_PER_QUERY = 500  # cache keys per IN (...) list, well under SQLite's variable limit
 
 
 class JobLedger(StoreDatabase):
@@ -72,42 +68,41 @@ class JobLedger(StoreDatabase):
         with self._write() as conn:
             require_state(conn, job_id, _PLANNABLE_STATES, "plan")
             settings = settings_of(conn, job_id)
-            done_audio = {row.cache_key: row for row in map(_chunk_from_row, conn.execute(
-                f"{_SELECT_CHUNKS} AND state = 'done'", (job_id,)))}
-            done_chapters = _done_chapter_signatures(conn, job_id)
+            done_audio = {row.cache_key: row for row in map(chunk_from_row, conn.execute(
+                f"{SELECT_CHUNKS} AND state = 'done'", (job_id,)))}
+            finished = done_chapters(conn, job_id)
             conn.execute("DELETE FROM chapters WHERE job_id = ?", (job_id,))  # and its chunks
             for idx, (title, chunks) in enumerate(chapters):
                 keys = [chunk_cache_key(chunk.spoken, settings) for chunk in chunks]
-                old = done_chapters.get(idx)
-                kept = old[1] if old and old[0] == _signature(title, keys, chunks) else None
-                conn.execute(
-                    f"INSERT INTO chapters ({_CHAPTER_COLUMNS}) VALUES ({', '.join('?' * 12)})",
-                    _new_chapter_row(job_id, idx, title, chunks, kept))
-                conn.executemany(
-                    f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 20)})",
-                    [_new_chunk_row(job_id, idx, position, chunk, key, done_audio.get(key))
-                     for position, (chunk, key) in enumerate(zip(chunks, keys))])
+                old = finished.get(idx)
+                kept = old if old and old.signature == signature(title, keys, chunks) else None
+                conn.execute(INSERT_CHAPTER, new_chapter_row(job_id, idx, title, chunks,
+                                                             kept.row if kept else None))
+                conn.executemany(INSERT_CHUNK, [
+                    new_chunk_row(job_id, idx, position, chunk, key, done_audio.get(key),
+                                  kept.chunks[position] if kept else None)
+                    for position, (chunk, key) in enumerate(zip(chunks, keys))])
             touch_job(conn, job_id)
 
     def chapters(self, job_id: str) -> list[ChapterRow]:
-        rows = self._connection().execute(f"{_SELECT_CHAPTERS} ORDER BY idx", (job_id,))
-        return [_chapter_from_row(r) for r in rows]
+        rows = self._connection().execute(f"{SELECT_CHAPTERS} ORDER BY idx", (job_id,))
+        return [chapter_from_row(r) for r in rows]
 
     def chapter_chunks(self, job_id: str, chapter_idx: int) -> list[ChunkRow]:
         """Every chunk of a chapter in order (what the stitcher reads)."""
-        rows = self._connection().execute(f"{_SELECT_CHUNKS} AND chapter_idx = ? ORDER BY idx",
+        rows = self._connection().execute(f"{SELECT_CHUNKS} AND chapter_idx = ? ORDER BY idx",
                                           (job_id, chapter_idx))
-        return [_chunk_from_row(r) for r in rows]
+        return [chunk_from_row(r) for r in rows]
 
     def all_chunks(self, job_id: str) -> list[ChunkRow]:
-        rows = self._connection().execute(f"{_SELECT_CHUNKS} ORDER BY chapter_idx, idx",
+        rows = self._connection().execute(f"{SELECT_CHUNKS} ORDER BY chapter_idx, idx",
                                           (job_id,))
-        return [_chunk_from_row(r) for r in rows]
+        return [chunk_from_row(r) for r in rows]
 
     def done_chunks(self, job_id: str) -> list[ChunkRow]:
         rows = self._connection().execute(
-            f"{_SELECT_CHUNKS} AND state = 'done' ORDER BY chapter_idx, idx", (job_id,))
-        return [_chunk_from_row(r) for r in rows]
+            f"{SELECT_CHUNKS} AND state = 'done' ORDER BY chapter_idx, idx", (job_id,))
+        return [chunk_from_row(r) for r in rows]
 
     def pending_chunks(self, job_id: str, chapter_idx: int | None = None) -> list[ChunkRow]:
         """Chunks still to synthesise (pending or failed), in order, one per cache key.
@@ -118,14 +113,14 @@ class JobLedger(StoreDatabase):
         conn = self._connection()
         if chapter_idx is None:
             rows = conn.execute(
-                f"{_SELECT_CHUNKS} AND state != 'done' ORDER BY chapter_idx, idx", (job_id,))
+                f"{SELECT_CHUNKS} AND state != 'done' ORDER BY chapter_idx, idx", (job_id,))
         else:
             rows = conn.execute(
-                f"{_SELECT_CHUNKS} AND chapter_idx = ? AND state != 'done' ORDER BY idx",
+                f"{SELECT_CHUNKS} AND chapter_idx = ? AND state != 'done' ORDER BY idx",
                 (job_id, chapter_idx))
         seen: set[str] = set()
         pending = []
-        for row in map(_chunk_from_row, rows):
+        for row in map(chunk_from_row, rows):
             if row.cache_key not in seen:
                 seen.add(row.cache_key)
                 pending.append(row)
@@ -166,10 +161,10 @@ class JobLedger(StoreDatabase):
         for start in range(0, len(keys), _KEYS_PER_QUERY):
             batch = keys[start:start + _KEYS_PER_QUERY]
             rows = conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE state = 'done' AND job_id != ? "
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE state = 'done' AND job_id != ? "
                 f"AND cache_key IN ({', '.join('?' * len(batch))}) ORDER BY done_at DESC",
                 (job_id, *batch))
-            for row in map(_chunk_from_row, rows):
+            for row in map(chunk_from_row, rows):
                 found.setdefault(row.cache_key, row)  # the latest made, most likely still there
         return found
 
@@ -208,7 +203,7 @@ class JobLedger(StoreDatabase):
         with self._write() as conn:
             for key in set(cache_keys):
                 conn.execute(f"""
-                    UPDATE chapters SET {_CHAPTER_NOT_DONE}
+                    UPDATE chapters SET {CHAPTER_NOT_DONE}
                     WHERE job_id = ? AND idx IN (
                         SELECT chapter_idx FROM chunks WHERE job_id = ? AND cache_key = ?)
                 """, (job_id, job_id, key))
@@ -223,8 +218,13 @@ class JobLedger(StoreDatabase):
     def mark_chapter_done(self, job_id: str, idx: int, *, audio_path: str, duration_s: float,
                           synth_s: float, chars_per_s: float | None = None,
                           rtf: float | None = None,
-                          stage_times: Mapping[str, float] | None = None) -> bool:
+                          stage_times: Mapping[str, float] | None = None,
+                          frames: int | None = None, sample_rate: int | None = None,
+                          clips: Sequence[tuple[int, int]] = ()) -> bool:
         """Record a chapter's stitched audio and telemetry (engine figures, see `figures`).
+
+        `frames` and `sample_rate` are the chapter audio's exact length; `clips` gives, for
+        each chunk in order, where its speech lies in that audio: (first frame, frames).
 
         Refused (False) unless every chunk of the chapter is done: if a chunk was reset while
         the chapter was being stitched, the chapter audio is stale.
@@ -235,17 +235,22 @@ class JobLedger(StoreDatabase):
                 return False
             cursor = conn.execute("""
                 UPDATE chapters SET state = 'done', audio_path = ?, duration_s = ?, synth_s = ?,
-                    chars_per_s = ?, rtf = ?, stage_times_json = ?
+                    chars_per_s = ?, rtf = ?, stage_times_json = ?, frames = ?, sample_rate = ?
                 WHERE job_id = ? AND idx = ?
             """, (audio_path, duration_s, synth_s, chars_per_s, rtf, times_json(stage_times),
-                  job_id, idx))
+                  frames, sample_rate, job_id, idx))
+            conn.executemany(
+                "UPDATE chunks SET clip_start = ?, clip_frames = ? "
+                "WHERE job_id = ? AND chapter_idx = ? AND idx = ?",
+                [(start, length, job_id, idx, position)
+                 for position, (start, length) in enumerate(clips)])
             touch_job(conn, job_id)
         return cursor.rowcount == 1
 
     def reset_chapter(self, job_id: str, idx: int) -> None:
         """Forget a chapter's audio (e.g. its file is gone); its chunks are kept."""
         with self._write() as conn:
-            conn.execute(f"UPDATE chapters SET {_CHAPTER_NOT_DONE} WHERE job_id = ? AND idx = ?",
+            conn.execute(f"UPDATE chapters SET {CHAPTER_NOT_DONE} WHERE job_id = ? AND idx = ?",
                          (job_id, idx))
 
     # --- progress ------------------------------------------------------------------------
@@ -297,80 +302,3 @@ class JobLedger(StoreDatabase):
             reused_chars=sum(r[16] for r in rows),
             reused_audio_s=sum(r[17] for r in rows),
         )
-
-
-# --- rows -----------------------------------------------------------------------------------
-
-
-def _chapter_from_row(row: Sequence[Any]) -> ChapterRow:
-    (job_id, idx, book_index, title, chars, state, audio_path, duration_s, synth_s,
-     chars_per_s, rtf, stage_times_json) = row
-    return ChapterRow(
-        job_id=job_id, idx=idx, book_index=book_index, title=title, chars=chars,
-        state=ChapterState(state), audio_path=audio_path, duration_s=duration_s,
-        synth_s=synth_s, chars_per_s=chars_per_s, rtf=rtf,
-        stage_times=times_of(stage_times_json),
-    )
-
-
-def _chunk_from_row(row: Sequence[Any]) -> ChunkRow:
-    (job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames,
-     duration_s, synth_s, provider, attempts, error, stage_times_json, sample_rate,
-     wall_s, done_at, spoken, reused_from) = row
-    return ChunkRow(
-        job_id=job_id, chapter_idx=chapter_idx, idx=idx, text=text,
-        ends_paragraph=bool(ends_paragraph), cache_key=cache_key, state=ChunkState(state),
-        audio_path=audio_path, frames=frames, duration_s=duration_s, synth_s=synth_s,
-        provider=provider, attempts=attempts, error=error,
-        stage_times=times_of(stage_times_json), sample_rate=sample_rate, wall_s=wall_s,
-        done_at=done_at, spoken=spoken or text, reused_from=reused_from,
-    )
-
-
-_Signature = tuple[str, tuple[tuple[str, bool], ...]]
-
-
-def _signature(title: str, keys: Sequence[str], chunks: Sequence[Chunk | ChunkRow]) -> _Signature:
-    """What a chapter's audio depends on: its title, chunk audio and pauses, in order."""
-    return title, tuple(zip(keys, (bool(c.ends_paragraph) for c in chunks)))
-
-
-def _done_chapter_signatures(conn: sqlite3.Connection, job_id: str
-                             ) -> dict[int, tuple[_Signature, ChapterRow]]:
-    """idx → (signature, row) for the job's done chapters (every chunk of which is done)."""
-    chunks: dict[int, list[ChunkRow]] = {}
-    for row in map(_chunk_from_row,
-                   conn.execute(f"{_SELECT_CHUNKS} ORDER BY chapter_idx, idx", (job_id,))):
-        chunks.setdefault(row.chapter_idx, []).append(row)
-    done = {}
-    for chapter in map(_chapter_from_row,
-                       conn.execute(f"{_SELECT_CHAPTERS} AND state = 'done'", (job_id,))):
-        rows = chunks.get(chapter.idx, [])
-        done[chapter.idx] = (_signature(chapter.title, [r.cache_key for r in rows], rows), chapter)
-    return done
-
-
-def _new_chapter_row(job_id: str, idx: int, title: str, chunks: Sequence[Chunk],
-                     done: ChapterRow | None) -> tuple[Any, ...]:
-    """A plan row; `done` is the old plan's finished chapter with the same signature, if any."""
-    book_index = chunks[0].chapter_index if chunks else None
-    chars = sum(len(c.text) for c in chunks)
-    if done is None:
-        return (job_id, idx, book_index, title, chars, ChapterState.PENDING.value,
-                None, None, None, None, None, None)
-    return (job_id, idx, book_index, title, chars, ChapterState.DONE.value, done.audio_path,
-            done.duration_s, done.synth_s, done.chars_per_s, done.rtf,
-            times_json(done.stage_times))
-
-
-def _new_chunk_row(job_id: str, chapter_idx: int, idx: int, chunk: Chunk, key: str,
-                   done: ChunkRow | None) -> tuple[Any, ...]:
-    """A plan row; `done` is a finished chunk of the old plan with the same key, if any."""
-    if done is None:
-        return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
-                ChunkState.PENDING.value, None, None, None, None, None, 0, None, None, None,
-                None, None, chunk.spoken, None)
-    return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
-            ChunkState.DONE.value, done.audio_path, done.frames, done.duration_s, done.synth_s,
-            done.provider, done.attempts, None, times_json(done.stage_times), done.sample_rate,
-            done.wall_s, done.done_at, chunk.spoken, done.reused_from)

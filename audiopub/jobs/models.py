@@ -179,6 +179,8 @@ class ChapterRow:
     chars_per_s: float | None
     rtf: float | None
     stage_times: dict[str, float] = field(default_factory=dict)
+    frames: int | None = None  # of its stitched audio, exactly
+    sample_rate: int | None = None
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,10 @@ class ChunkRow:
     done_at: float | None = None  # Unix seconds, when its audio was marked done
     spoken: str = ""  # what the engine reads (book.spoken); the cache key is made from it
     reused_from: str | None = None  # the job whose engine made this audio, if not this one
+    # Where its speech lies in the chapter's stitched audio (frames at the chapter's rate,
+    # silence trimmed, pauses excluded), once the chapter is stitched.
+    clip_start: int | None = None
+    clip_frames: int | None = None
 
 
 @dataclass(frozen=True)

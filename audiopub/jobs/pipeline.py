@@ -198,6 +198,7 @@ class JobRun:
         # each chunk file records it (16 kHz and 22.05 kHz Piper voices both exist).
         sample_rate = (sf.info(str(self.dir / chunks[0].audio_path)).samplerate if chunks
                        else voice_of(self.engine, self.job.settings.voice or "").sample_rate)
+        clips = []  # where each chunk's speech lies in the chapter audio (see `export`)
         with ChapterWriter(self.dir / relpath, sample_rate) as writer:
             for chunk in chunks:
                 assert chunk.audio_path is not None  # every chunk of the chapter is done
@@ -205,7 +206,7 @@ class JobRun:
                 if rate != sample_rate:  # one voice per job: only damaged files get here
                     raise AudiopubError(f"{chunk.audio_path} is at {rate} Hz, the rest of its "
                                         f"chapter at {sample_rate} Hz")
-                writer.add(samples, pause_after(chunk.ends_paragraph))
+                clips.append(writer.add(samples, pause_after(chunk.ends_paragraph)))
             writer.add_silence(defaults.CHAPTER_PAUSE_S)
         synth_s = sum(c.synth_s or 0.0 for c in chunks)
         engine_stages: Counter[str] = Counter()
@@ -217,6 +218,7 @@ class JobRun:
             synth_s=synth_s, chars_per_s=speed.chars_per_s, rtf=speed.rtf,
             stage_times={"synthesis": synth_s, "stitch": time.perf_counter() - began,
                          **{f"engine.{name}": seconds for name, seconds in engine_stages.items()}},
+            frames=writer.frames, sample_rate=sample_rate, clips=clips,
         )
 
     def _mux(self) -> None:

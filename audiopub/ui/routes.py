@@ -10,8 +10,8 @@ from fastapi import HTTPException
 from fastapi.responses import FileResponse
 from nicegui import app
 
-from audiopub import figures as fmt
 from audiopub.errors import JobNotFound
+from audiopub.export.names import safe_name
 from audiopub.jobs.models import Job
 from audiopub.ui.services import current
 
@@ -31,7 +31,7 @@ def register() -> None:
     def download(job_id: str) -> FileResponse:
         job = _finished(job_id)
         return FileResponse(job.output_path, media_type="audio/mp4",
-                            filename=fmt.download_name(job.title))
+                            filename=f"{safe_name(job.title, 'audiobook')}.m4b")
 
     @app.get("/library/{job_id}/cover")
     def cover(job_id: str) -> FileResponse:

@@ -28,6 +28,10 @@ import soundfile as sf
 from audiopub import settings as defaults
 from audiopub.book.models import Book, Cover
 from audiopub.book.spoken import spoken_form
+from audiopub.errors import AudiopubError
+from audiopub.export.files import SUBTITLE_FORMATS
+from audiopub.export.subtitles import Cue, book_cues
+from audiopub.export.timeline import book_timeline
 from audiopub.gpu.monitor import DEFAULT_INTERVAL_S, GpuMonitor
 from audiopub.jobs.events import EventBus
 from audiopub.jobs.models import Job, JobSettings, JobState
@@ -218,6 +222,19 @@ class Services:
         if job.state is not JobState.DONE or not job.output_path.is_file():
             raise FileNotFoundError(f"Job {job_id} has no finished book")
         return job
+
+    def book_cues(self, job_id: str) -> list[Cue]:
+        """The finished book's sentences and when each is heard (for reading along); empty
+        for a book finished before Audiopub kept timings."""
+        try:
+            return book_cues(book_timeline(self.store, job_id))
+        except AudiopubError:
+            return []
+
+    def subtitles(self, job_id: str, fmt: str) -> str:
+        """The finished book's subtitles as SRT or WebVTT text (AudiopubError if it has no
+        timings)."""
+        return SUBTITLE_FORMATS[fmt](book_cues(book_timeline(self.store, job_id)))
 
     def cover_of(self, job: Job) -> Path | None:
         if not self._in_library(job.output_path):

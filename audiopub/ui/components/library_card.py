@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Awaitable, Callable
 
-from nicegui import ui
+from nicegui import events, run, ui
 
 from audiopub import figures as fmt
+from audiopub.errors import AudiopubError
+from audiopub.export.names import safe_name
+from audiopub.export.subtitles import Cue
 from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.components.job_card import settings_summary
 from audiopub.ui.jobview import JobView, chapter_starts
@@ -49,14 +53,20 @@ class LibraryCard:
                 ui.button("Download .m4b", icon="download",
                           on_click=lambda: ui.download.from_url(f"/library/{job.id}/download")) \
                     .props("unelevated no-caps").mark("book-download")
+                with ui.button("Subtitles", icon="subtitles").props("flat no-caps") \
+                        .mark("book-subtitles"):
+                    with ui.menu():
+                        for fmt_name, label in (("srt", "SubRip (.srt)"), ("vtt", "WebVTT (.vtt)")):
+                            ui.menu_item(label, on_click=lambda f=fmt_name: self._subtitles(f)) \
+                                .mark(f"book-subtitles-{fmt_name}")
                 ui.button("Delete", icon="delete_outline", on_click=self._confirm_delete) \
                     .props("flat no-caps").mark("book-delete")
             self.player_box = ui.column().classes("w-full gap-2").mark("book-player")
             self.player_box.set_visibility(False)
 
-    def _toggle(self) -> None:
+    async def _toggle(self) -> None:
         if self.player is None:
-            self._build_player()
+            self._build_player(await run.io_bound(self.services.book_cues, self.job_id))
         showing = not self.player_box.visible
         self.player_box.set_visibility(showing)
         if showing and self.player is not None:
@@ -64,10 +74,16 @@ class LibraryCard:
         elif self.player is not None:
             self.player.pause()
 
-    def _build_player(self) -> None:
+    def _build_player(self, cues: list[Cue]) -> None:
         with self.player_box:
             self.player = ui.audio(f"/library/{self.job_id}/audio").classes("w-full") \
                 .mark("book-audio")
+            # Read along: the sentence being heard, under the progress bar.
+            self.cues, self.cue_starts = cues, [cue.start_s for cue in cues]
+            self.sentence = ui.label().classes("ap-read-along w-full").mark("book-sentence")
+            self.sentence.set_visibility(bool(cues))
+            self.player.on("timeupdate", self._show_sentence, throttle=0.2,
+                           js_handler="(event) => emit(event.target.currentTime)")
             with ui.column().classes("w-full gap-0"):
                 for number, (title, start) in enumerate(chapter_starts(self.view.chapters), 1):
                     button = ui.button(on_click=lambda s=start: self._seek(s), color=None) \
@@ -77,6 +93,19 @@ class LibraryCard:
                         ui.label(f"{number}.").classes("ap-muted w-8 text-left ap-figure")
                         ui.label(title).classes("flex-1 text-left truncate")
                         ui.label(fmt.clock(start)).classes("ap-muted ap-figure")
+
+    def _show_sentence(self, event: events.GenericEventArguments) -> None:
+        self.sentence.set_text(sentence_at(self.cues, self.cue_starts, float(event.args)))
+
+    async def _subtitles(self, fmt_name: str) -> None:
+        try:
+            text = await run.io_bound(self.services.subtitles, self.job_id, fmt_name)
+        except AudiopubError as exc:
+            ui.notify(str(exc), type="warning", multi_line=True)
+            return
+        ui.download.content(text.encode("utf-8"),
+                            f"{safe_name(self.view.job.title, 'audiobook')}.{fmt_name}",
+                            SUBTITLE_MEDIA_TYPES[fmt_name])
 
     def _seek(self, seconds: float) -> None:
         if self.player is not None:
@@ -94,3 +123,13 @@ class LibraryCard:
 
     def delete(self) -> None:
         self.card.delete()
+
+
+SUBTITLE_MEDIA_TYPES = {"srt": "application/x-subrip", "vtt": "text/vtt"}
+
+
+def sentence_at(cues: list[Cue], starts: list[float], seconds: float) -> str:
+    """The sentence heard at `seconds`, or the last one heard during the pause after it, so the
+    line does not blink between sentences (`starts`: the cues' starts, in order)."""
+    index = bisect.bisect_right(starts, seconds) - 1
+    return cues[index].text.replace("\n", " ") if index >= 0 else ""

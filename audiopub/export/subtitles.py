@@ -1,0 +1,101 @@
+"""Subtitles from a book's timeline: SRT and WebVTT, one cue per sentence, in the book's text.
+
+A cue is one sentence, or a piece of one: a sentence longer than a player shows comfortably
+(two lines of 42 characters, the usual broadcast limit) is cut at clause boundaries, then
+between words, as chunks are cut (`book.chunking.cut_sentence`).
+
+Timing: a chunk's start and end are exact (`export.timeline`). Inside a chunk of several
+sentences the boundaries are *estimated*: the chunk's time is shared among its cues in
+proportion to their characters, which tracks speech closely within one voice and one speed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from audiopub.book.chunking import cut_sentence
+from audiopub.book.text import split_sentences
+from audiopub.export.timeline import ChapterTimeline
+
+LINE_CHARS: Final = 42
+CUE_CHARS: Final = 2 * LINE_CHARS
+
+
+@dataclass(frozen=True)
+class Cue:
+    start_s: float
+    end_s: float
+    text: str  # one or two lines, joined by "\n"
+
+
+def chapter_cues(chapter: ChapterTimeline, offset_s: float = 0.0) -> list[Cue]:
+    """The chapter's cues, on its own clock plus `offset_s` (its start, for a whole book)."""
+    cues = []
+    for passage in chapter.passages:
+        pieces = [piece for sentence in split_sentences(passage.text)
+                  for piece in cut_sentence(sentence, CUE_CHARS)]
+        weights = [len(piece) for piece in pieces]
+        total = sum(weights) or 1
+        start, done = passage.start_s, 0
+        span = passage.end_s - passage.start_s
+        for piece, weight in zip(pieces, weights):
+            done += weight
+            end = passage.start_s + span * done / total
+            cues.append(Cue(offset_s + start, offset_s + end, _two_lines(piece)))
+            start = end
+    return cues
+
+
+def book_cues(chapters: Sequence[ChapterTimeline]) -> list[Cue]:
+    return [cue for chapter in chapters for cue in chapter_cues(chapter, chapter.start_s)]
+
+
+def to_srt(cues: Iterable[Cue]) -> str:
+    """SubRip: numbered from 1, `HH:MM:SS,mmm`, hours past 99 as they come, blank-line separated."""
+    blocks = []
+    for number, cue in enumerate(_in_milliseconds(cues), start=1):
+        start, end, text = cue
+        # A blank line ends a cue in SRT, and an arrow in the text would read as a timing line.
+        text = "\n".join(line for line in text.splitlines() if line.strip()).replace("-->", "->")
+        blocks.append(f"{number}\n{_clock(start, ',')} --> {_clock(end, ',')}\n{text}\n")
+    return "\n".join(blocks)
+
+
+def to_webvtt(cues: Iterable[Cue]) -> str:
+    """WebVTT: the header, then cues with `HH:MM:SS.mmm`; text escaped as the format asks."""
+    blocks = ["WEBVTT\n"]
+    for start, end, text in _in_milliseconds(cues):
+        escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        blocks.append(f"{_clock(start, '.')} --> {_clock(end, '.')}\n{escaped}\n")
+    return "\n".join(blocks)
+
+
+def _in_milliseconds(cues: Iterable[Cue]) -> Iterable[tuple[int, int, str]]:
+    """Cues with whole-millisecond times that never overlap and never run backwards."""
+    previous_end = 0
+    for cue in cues:
+        start = max(round(cue.start_s * 1000), previous_end)
+        end = max(round(cue.end_s * 1000), start)
+        previous_end = end
+        yield start, end, cue.text
+
+
+def _clock(milliseconds: int, separator: str) -> str:
+    """`HH:MM:SS,mmm`: hours are not bounded (10:00:00,000, 123:04:05,678)."""
+    seconds, millis = divmod(milliseconds, 1000)
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours:02d}:{minutes:02d}:{seconds:02d}{separator}{millis:03d}"
+
+
+def _two_lines(text: str) -> str:
+    """At most two lines, split at the space nearest the middle when the cue is long."""
+    text = " ".join(text.split())
+    if len(text) <= LINE_CHARS or " " not in text:
+        return text
+    middle = len(text) // 2
+    spaces = [i for i, char in enumerate(text) if char == " "]
+    cut = min(spaces, key=lambda i: abs(i - middle))
+    return f"{text[:cut]}\n{text[cut + 1:]}"

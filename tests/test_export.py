@@ -1,0 +1,164 @@
+"""Timings kept with a job, and the subtitles made from them (`audiopub.export`)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from epub_factory import build_epub
+
+from audiopub.audio.ffmpeg import ffmpeg_exe, probe
+from audiopub.cli import main
+from audiopub.errors import AudiopubError
+from audiopub.export.names import numbered, safe_name
+from audiopub.export.subtitles import (
+    CUE_CHARS,
+    LINE_CHARS,
+    Cue,
+    chapter_cues,
+    to_srt,
+    to_webvtt,
+)
+from audiopub.export.timeline import ChapterTimeline, Passage, book_timeline
+from audiopub.jobs.store import JobStore
+
+# --- formats ----------------------------------------------------------------------------------
+
+
+def test_srt_numbers_from_one_and_counts_hours_past_ten() -> None:
+    cues = [Cue(0.0, 1.2345, "First."), Cue(36_000.5, 36_001.0, "Ten hours in."),
+            Cue(450_000.0, 450_002.0, "Past a hundred.")]
+    assert to_srt(cues) == (
+        "1\n00:00:00,000 --> 00:00:01,234\nFirst.\n\n"
+        "2\n10:00:00,500 --> 10:00:01,000\nTen hours in.\n\n"
+        "3\n125:00:00,000 --> 125:00:02,000\nPast a hundred.\n")
+
+
+def test_webvtt_has_its_header_dots_and_escapes() -> None:
+    text = to_webvtt([Cue(3723.004, 3724.0, "Fish & chips <cheap> --> here")])
+    assert text == ("WEBVTT\n\n01:02:03.004 --> 01:02:04.000\n"
+                    "Fish &amp; chips &lt;cheap&gt; --&gt; here\n")
+
+
+def test_cues_never_overlap_or_run_backwards_after_rounding() -> None:
+    srt = to_srt([Cue(0.0, 1.0004, "a"), Cue(1.0001, 1.0003, "b"), Cue(0.5, 2.0, "c")])
+    times = re.findall(r"(\S+) --> (\S+)", srt)
+    assert times == [("00:00:00,000", "00:00:01,000"), ("00:00:01,000", "00:00:01,000"),
+                     ("00:00:01,000", "00:00:02,000")]
+
+
+def test_a_chunk_is_cued_by_sentence_with_its_time_shared_by_characters() -> None:
+    long = ("He ate the starfish and the garfish, and the crab and the dab, and the plaice "
+            "and the dace, and the skate and his mate.")
+    chapter = ChapterTimeline(1, "One", 100.0, 30.0, (
+        Passage(f"Short one. {long}", 2.0, 12.0), Passage("Last.", 13.0, 14.0)))
+
+    cues = chapter_cues(chapter)
+
+    assert [c.text.replace("\n", " ") for c in cues][:1] == ["Short one."]
+    assert " ".join(c.text.replace("\n", " ") for c in cues[1:-1]) == long
+    assert all(len(c.text) <= CUE_CHARS + 1 for c in cues)  # the line break is one more
+    assert all(len(line) <= LINE_CHARS for c in cues for line in c.text.split("\n")
+               if " " in line)
+    # Exact at the chunk's ends; in between, in proportion to the characters.
+    assert (cues[0].start_s, cues[-2].end_s, cues[-1].start_s, cues[-1].end_s) == (
+        2.0, 12.0, 13.0, 14.0)
+    assert cues[0].end_s == pytest.approx(2.0 + 10.0 * len("Short one.") / (
+        len("Short one.") + sum(len(c.text) - c.text.count("\n") for c in cues[1:-1])), abs=0.02)
+    assert chapter_cues(chapter, offset_s=100.0)[0].start_s == 102.0
+
+
+@pytest.mark.parametrize(("title", "name"), [
+    ('What? A "Tale": Part 1/2', "What A Tale Part 1 2"),
+    ("CON", "_CON"), ("aux.txt", "_aux.txt"), ("...", "Untitled"), ("  Loomings. ", "Loomings"),
+    ("x" * 300, "x" * 100), ("../../etc/passwd", "etc passwd"), ("", "Untitled"),
+    ("Ærø: «Fjord»/Sky?", "Ærø «Fjord» Sky"),
+])
+def test_file_names_are_safe_everywhere(title: str, name: str) -> None:
+    assert safe_name(title) == name
+
+
+def test_numbered_names_sort_in_reading_order() -> None:
+    names = [numbered(n, 120, f"Chapter {n}") for n in (2, 10, 100)]
+    assert names == ["002 - Chapter 2", "010 - Chapter 10", "100 - Chapter 100"]
+    assert sorted(names) == names
+    assert numbered(1, 3, "Loomings") == "01 - Loomings"
+
+
+# --- from a real conversion -------------------------------------------------------------------
+
+
+@pytest.fixture
+def finished_book(tmp_path: Path) -> tuple[str, Path]:
+    epub = build_epub(tmp_path / "b.epub", [
+        ("Arrival", ["Dr. Smith paid £5 in 1850. The train was late.",
+                     "A dog slept in the shade of the ticket office."]),
+        ("Departure", ["Somewhere a radio was playing an old dance tune."]),
+    ], title="Coastline")
+    out = tmp_path / "Coastline.m4b"
+    assert main(["convert", str(epub), "-o", str(out)]) == 0
+    with JobStore.open_default() as store:
+        (job,) = store.list_jobs()
+    return job.id, out
+
+
+def test_subtitles_follow_the_audio_to_the_sample(finished_book: tuple[str, Path],
+                                                  tmp_path: Path) -> None:
+    job_id, book = finished_book
+    assert main(["export", job_id[:8], "--per-chapter"]) == 0
+
+    srt = (tmp_path / "Coastline.srt").read_text("utf-8")
+    texts = [block.split("\n", 2)[2] for block in srt.strip().split("\n\n")]
+    # The book's own text, as written, one sentence a cue.
+    assert [t.replace("\n", " ") for t in texts] == [
+        "Arrival", "Dr. Smith paid £5 in 1850.", "The train was late.",
+        "A dog slept in the shade of the ticket office.", "Departure",
+        "Somewhere a radio was playing an old dance tune."]
+    assert (tmp_path / "Coastline.vtt").read_text("utf-8").startswith("WEBVTT\n")
+    chapter_two = (tmp_path / "Coastline chapters" / "02 - Departure.srt").read_text("utf-8")
+    assert chapter_two.startswith("1\n00:00:00,000 --> ")
+
+    # Heard in the finished .m4b: speech inside every cue, silence between chunks.
+    wav = tmp_path / "decoded.wav"
+    subprocess.run([ffmpeg_exe(), "-v", "error", "-i", str(book), "-ac", "1", str(wav)],
+                   check=True)
+    audio, rate = sf.read(wav, dtype="float32")
+    cues = [(_seconds(a), _seconds(b)) for a, b in re.findall(r"(\S+) --> (\S+)", srt)]
+    assert cues[-1][1] <= probe(book).duration_s
+    for start, end in cues:
+        assert _rms(audio, rate, start, end) > 0.01, (start, end)
+    chunk_ends = [(end, start) for (_, end), (start, _) in zip(cues, cues[1:]) if start > end]
+    assert len(chunk_ends) == 4  # a pause between every two of the five chunks
+    for end, start in chunk_ends:
+        assert _rms(audio, rate, end + 0.01, start - 0.01) < 1e-3, (end, start)
+
+
+def test_only_finished_books_with_timings_export(finished_book: tuple[str, Path],
+                                                 data_dir: Path) -> None:
+    job_id, _ = finished_book
+    database = data_dir / "jobs.sqlite3"
+    with sqlite3.connect(database) as conn:  # as a job finished before timings were kept
+        conn.execute("UPDATE chunks SET clip_start = NULL WHERE job_id = ?", (job_id,))
+    with JobStore.open_default() as store, \
+            pytest.raises(AudiopubError, match="convert the book again"):
+        book_timeline(store, job_id)
+
+    with sqlite3.connect(database) as conn:
+        conn.execute("UPDATE jobs SET state = 'paused' WHERE id = ?", (job_id,))
+    with JobStore.open_default() as store, pytest.raises(AudiopubError, match="is paused"):
+        book_timeline(store, job_id)
+
+
+def _seconds(stamp: str) -> float:
+    hours, minutes, rest = stamp.split(":")
+    return int(hours) * 3600 + int(minutes) * 60 + float(rest.replace(",", "."))
+
+
+def _rms(audio: np.ndarray, rate: int, start: float, end: float) -> float:
+    part = audio[int(start * rate):int(end * rate)]
+    return float(np.sqrt(np.mean(part ** 2))) if len(part) else 0.0
