@@ -24,7 +24,7 @@ from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
 from audiopub.book.models import Book
 from audiopub.errors import AudiopubError, InvalidTransition
-from audiopub.export.files import SUBTITLE_FORMATS, export_subtitles
+from audiopub.export import command as export_command
 from audiopub.jobs import report
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import Job, JobSettings, JobState
@@ -85,16 +85,9 @@ def _build_parser() -> argparse.ArgumentParser:
                        ("cancel", "cancel a job")):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("job_id", help="the job's id (a unique prefix is enough)")
-    export = commands.add_parser("export", help="make subtitles of a finished book, without "
-                                 "speaking it again")
-    export.add_argument("job_id", help="the job's id (a unique prefix is enough)")
-    export.add_argument("--format", dest="formats", action="append",
-                        choices=sorted(SUBTITLE_FORMATS),
-                        help="srt or vtt (repeatable; default: both)")
-    export.add_argument("--per-chapter", action="store_true",
-                        help="also one file per chapter, each timed from its chapter's start")
-    export.add_argument("-o", "--output-dir", type=Path,
-                        help="where to write (default: beside the audiobook, with its name)")
+    export_command.add_arguments(commands.add_parser(
+        "export", help="subtitles and per-chapter audio files of a finished book, without "
+        "speaking it again"))
     commands.add_parser("voices", help="list engines and their voices")
     names = commands.add_parser("names", help="list a book's likely names and unusual words, "
                                 "to check how they are pronounced before converting")
@@ -323,16 +316,6 @@ def _control(command: str, prefix: str) -> int:
     return 0
 
 
-def _export(args: argparse.Namespace) -> int:
-    with JobStore.open_default() as store:
-        job = _find_job(store, args.job_id)
-        folder = args.output_dir or job.output_path.parent
-        for path in export_subtitles(store, job.id, args.formats or ["srt", "vtt"], folder,
-                                     job.output_path.stem, args.per_chapter):
-            print(path)
-    return 0
-
-
 def _voices() -> int:
     for name in ENGINE_NAMES:
         try:
@@ -387,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("resume", "pause", "cancel"):
             return _control(args.command, args.job_id)
         if args.command == "export":
-            return _export(args)
+            return export_command.main(args)
         if args.command == "voices":
             return _voices()
         if args.command == "bench":

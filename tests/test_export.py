@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from epub_factory import build_epub
+from epub_factory import build_epub, tiny_png
 
 from audiopub.audio.ffmpeg import ffmpeg_exe, probe
 from audiopub.cli import main
@@ -99,7 +99,7 @@ def finished_book(tmp_path: Path) -> tuple[str, Path]:
         ("Arrival", ["Dr. Smith paid £5 in 1850. The train was late.",
                      "A dog slept in the shade of the ticket office."]),
         ("Departure", ["Somewhere a radio was playing an old dance tune."]),
-    ], title="Coastline")
+    ], title="Coastline", author="Ann Author", cover=tiny_png())
     out = tmp_path / "Coastline.m4b"
     assert main(["convert", str(epub), "-o", str(out)]) == 0
     with JobStore.open_default() as store:
@@ -152,6 +152,47 @@ def test_only_finished_books_with_timings_export(finished_book: tuple[str, Path]
         conn.execute("UPDATE jobs SET state = 'paused' WHERE id = ?", (job_id,))
     with JobStore.open_default() as store, pytest.raises(AudiopubError, match="is paused"):
         book_timeline(store, job_id)
+
+
+@pytest.mark.parametrize(("format_name", "suffix", "codec"), [
+    ("mp3", ".mp3", "mp3"), ("mp3-cbr", ".mp3", "mp3"), ("opus", ".opus", "opus"),
+    ("m4a", ".m4a", "aac"),
+])
+def test_a_file_per_chapter_tagged_with_its_cover(finished_book: tuple[str, Path], tmp_path: Path,
+                                                  format_name: str, suffix: str,
+                                                  codec: str) -> None:
+    job_id, book = finished_book
+    assert main(["export", job_id, "--format", format_name, "-o", str(tmp_path / "out")]) == 0
+
+    folder = tmp_path / "out" / "Coastline chapters"
+    assert sorted(p.name for p in folder.iterdir()) == [f"01 - Arrival{suffix}",
+                                                        f"02 - Departure{suffix}"]
+    chapters = probe(book).chapters
+    for number, (path, chapter) in enumerate(zip(sorted(folder.iterdir()), chapters), start=1):
+        written = probe(path)
+        assert written.audio_codec == codec and written.has_cover
+        assert written.duration_s == pytest.approx(chapter.end_s - chapter.start_s, abs=0.06)
+        if format_name == "mp3-cbr":
+            assert written.sample_rate == 44_100
+        if format_name != "opus":  # Ogg keeps its comments with the stream, not the file
+            assert {k: written.tags.get(k) for k in ("title", "album", "artist", "track")} == {
+                "title": chapter.title, "album": "Coastline", "artist": "Ann Author",
+                "track": f"{number}/2"}
+
+
+def test_chapters_are_made_again_from_the_kept_chunks(finished_book: tuple[str, Path],
+                                                      tmp_path: Path, data_dir: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    job_id, _ = finished_book
+    with JobStore.open_default() as store:  # the finished job kept no chapter WAVs
+        assert not (store.job_dir(job_id) / "chapters").exists()
+        first_chunk = store.job_dir(job_id) / store.all_chunks(job_id)[0].audio_path
+    first_chunk.unlink()  # as AUDIOPUB_KEEP_CHUNK_AUDIO=0 would have
+    assert main(["export", job_id, "--format", "mp3", "-o", str(tmp_path / "out")]) == 1
+    assert "chapter 1 (“Arrival”) was not kept" in capsys.readouterr().err
+    assert not list((tmp_path / "out").rglob("*.mp3"))
+    assert main(["export", job_id, "--format", "mp3", "--format", "mp3-cbr"]) == 1
+    assert "choose one" in capsys.readouterr().err
 
 
 def _seconds(stamp: str) -> float:

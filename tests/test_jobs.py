@@ -299,12 +299,13 @@ def test_disk_estimate_covers_what_a_job_really_writes() -> None:
 
 
 def test_too_many_active_jobs_are_refused(store, engine, tmp_path, monkeypatch) -> None:
-    from audiopub.jobs import pipeline
+    from audiopub import settings
+    from audiopub.errors import AudiopubError
 
-    monkeypatch.setattr(pipeline.defaults, "MAX_ACTIVE_JOBS", 1)
+    monkeypatch.setattr(settings, "MAX_ACTIVE_JOBS", 1)
     submit(store, _long_epub(tmp_path / "a.epub", 1, 1), tmp_path / "a.m4b",
                JobSettings(), engine)
-    with pytest.raises(pipeline.AudiopubError, match="already waiting or running"):
+    with pytest.raises(AudiopubError, match="already waiting or running"):
         submit(store, _long_epub(tmp_path / "b.epub", 1, 1), tmp_path / "b.m4b",
                    JobSettings(), engine)
 

@@ -35,6 +35,11 @@ class BookTags:
     genre: str = "Audiobook"
     year: str | None = None
     comment: str | None = None
+    track: str | None = None  # "3/12": a chapter file's place in the book
+    language: str | None = None
+    # The iTunes media kind "Audiobook": an MP4 atom; other containers would keep it as an
+    # odd custom tag.
+    itunes_audiobook: bool = True
 
 
 def escape_ffmetadata(value: str) -> str:
@@ -61,7 +66,9 @@ def _tag_items(tags: BookTags) -> list[tuple[str, str]]:
         ("genre", tags.genre),
         ("date", tags.year),
         ("comment", tags.comment),
-        ("media_type", MEDIA_KIND_AUDIOBOOK),
+        ("track", tags.track),
+        ("language", tags.language),
+        ("media_type", MEDIA_KIND_AUDIOBOOK if tags.itunes_audiobook else None),
     ]
     return [(key, str(value)) for key, value in items if value]
 

@@ -5,6 +5,8 @@
             chapter.add(audio, pause_after(chunk.ends_paragraph))
         chapter.add_silence(CHAPTER_PAUSE_S)
 
+or, from chunk files, `stitch_chapter`.
+
 The WAV is written under a temporary name beside `path` (`atomic.atomic_write`) and renamed to
 `path` only when the `with` block ends without an exception, so a file at `path` is always a
 complete chapter.
@@ -12,7 +14,9 @@ complete chapter.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -21,7 +25,8 @@ import numpy as np
 import soundfile as sf
 
 from audiopub.atomic import atomic_write, remove_stale_temp_files
-from audiopub.settings import PARAGRAPH_PAUSE_S, SENTENCE_PAUSE_S
+from audiopub.errors import AudiopubError
+from audiopub.settings import CHAPTER_PAUSE_S, PARAGRAPH_PAUSE_S, SENTENCE_PAUSE_S
 
 # Engines leave varying amounts of near-silence around a chunk; cutting it back to a fixed
 # margin makes the pauses we insert the only pauses the listener hears.
@@ -34,6 +39,34 @@ FADE_S: Final = 0.005
 def pause_after(ends_paragraph: bool) -> float:
     """Seconds of silence to follow a chunk: longer at the end of a paragraph."""
     return PARAGRAPH_PAUSE_S if ends_paragraph else SENTENCE_PAUSE_S
+
+
+@dataclass(frozen=True)
+class StitchedChapter:
+    frames: int  # the whole chapter file's, pauses included
+    sample_rate: int
+    clips: tuple[tuple[int, int], ...]  # each chunk's speech in it: (first frame, frames)
+
+    @property
+    def duration_s(self) -> float:
+        return self.frames / self.sample_rate
+
+
+def stitch_chapter(chunks: Sequence[tuple[Path, bool]], sample_rate: int,
+                   path: Path) -> StitchedChapter:
+    """Write a chapter WAV at `path` from its chunk audio files in order, each with whether it
+    ends a paragraph: trimmed, paused, and the chapter pause at the end. The same chunks give
+    the same chapter, to the sample, so a chapter can be made again from kept chunk audio."""
+    clips = []
+    with ChapterWriter(path, sample_rate) as writer:
+        for chunk_path, ends_paragraph in chunks:
+            samples, rate = sf.read(chunk_path, dtype="float32")
+            if rate != sample_rate:  # one voice per job: only damaged files get here
+                raise AudiopubError(f"{chunk_path.name} is at {rate} Hz, the rest of its "
+                                    f"chapter at {sample_rate} Hz")
+            clips.append(writer.add(samples, pause_after(ends_paragraph)))
+        writer.add_silence(CHAPTER_PAUSE_S)
+    return StitchedChapter(writer.frames, sample_rate, tuple(clips))
 
 
 def trim_silence(

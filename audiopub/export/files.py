@@ -1,16 +1,25 @@
-"""Exports written to disk: each file atomically, so a file that exists is complete."""
+"""Exports written to disk: each file atomically, so a file that exists is complete.
+
+Beside the audiobook, with its name, so players find them: `<stem>.srt`; per chapter, in
+`<stem> chapters/`, named to sort in reading order: `01 - Loomings.mp3`, `01 - Loomings.srt`.
+"""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
 from audiopub.atomic import atomic_write
+from audiopub.audio.ffmetadata import BookTags
+from audiopub.export.chapter_audio import chapter_wavs
+from audiopub.export.encode import AUDIO_FORMATS, encode_chapter
 from audiopub.export.names import numbered
 from audiopub.export.subtitles import Cue, book_cues, chapter_cues, to_srt, to_webvtt
 from audiopub.export.timeline import book_timeline
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.submission import stored_book
 
 SUBTITLE_FORMATS: Final[dict[str, Callable[[Sequence[Cue]], str]]] = {
     "srt": to_srt, "vtt": to_webvtt}
@@ -31,6 +40,29 @@ def export_subtitles(store: JobStore, job_id: str, formats: Sequence[str], folde
                 name = numbered(chapter.number, len(chapters), chapter.title)
                 written.append(_write(Path(folder) / f"{stem} chapters" / f"{name}.{fmt}",
                                       render(chapter_cues(chapter))))
+    return written
+
+
+def export_audio(store: JobStore, job_id: str, format_name: str, folder: Path, stem: str,
+                 progress: Callable[[int, int], None] = lambda done, total: None) -> list[Path]:
+    """One audio file per chapter in `folder/<stem> chapters/`, tagged, with the cover; from
+    the chapter audio, kept or made again from the chunks (nothing is spoken again).
+    `progress(done, total)` after each file. Returns the paths."""
+    job = store.get_job(job_id)
+    book = stored_book(store, job)
+    chapters = store.chapters(job_id)
+    suffix = AUDIO_FORMATS[format_name].suffix
+    written = []
+    with tempfile.TemporaryDirectory(prefix="audiopub-chapters-") as tmp:
+        wavs = chapter_wavs(store, job_id, Path(tmp))
+        for number, (chapter, wav) in enumerate(zip(chapters, wavs), start=1):
+            tags = BookTags(title=chapter.title, author=book.author, album=book.title,
+                            track=f"{number}/{len(chapters)}", language=book.language)
+            path = (Path(folder) / f"{stem} chapters"
+                    / f"{numbered(number, len(chapters), chapter.title)}{suffix}")
+            encode_chapter(wav, path, format_name, tags, book.cover)
+            written.append(path)
+            progress(number, len(chapters))
     return written
 
 

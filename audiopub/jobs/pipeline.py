@@ -26,10 +26,9 @@ import soundfile as sf
 
 from audiopub import settings as defaults
 from audiopub.audio.mux import BookTags, chapter_marks, mux_m4b
-from audiopub.audio.stitch import ChapterWriter, pause_after
+from audiopub.audio.stitch import stitch_chapter
 from audiopub.book.models import Book
 from audiopub.errors import (
-    AudiopubError,
     DiskFull,
     JobCancelled,
     JobPaused,
@@ -198,27 +197,21 @@ class JobRun:
         # each chunk file records it (16 kHz and 22.05 kHz Piper voices both exist).
         sample_rate = (sf.info(str(self.dir / chunks[0].audio_path)).samplerate if chunks
                        else voice_of(self.engine, self.job.settings.voice or "").sample_rate)
-        clips = []  # where each chunk's speech lies in the chapter audio (see `export`)
-        with ChapterWriter(self.dir / relpath, sample_rate) as writer:
-            for chunk in chunks:
-                assert chunk.audio_path is not None  # every chunk of the chapter is done
-                samples, rate = sf.read(self.dir / chunk.audio_path, dtype="float32")
-                if rate != sample_rate:  # one voice per job: only damaged files get here
-                    raise AudiopubError(f"{chunk.audio_path} is at {rate} Hz, the rest of its "
-                                        f"chapter at {sample_rate} Hz")
-                clips.append(writer.add(samples, pause_after(chunk.ends_paragraph)))
-            writer.add_silence(defaults.CHAPTER_PAUSE_S)
+        # Where each chunk's speech lies in the chapter audio is kept for exports (`export`).
+        stitched = stitch_chapter([(self.dir / c.audio_path, c.ends_paragraph)  # type: ignore[operator]
+                                   for c in chunks], sample_rate, self.dir / relpath)
         synth_s = sum(c.synth_s or 0.0 for c in chunks)
         engine_stages: Counter[str] = Counter()
         for chunk in chunks:
             engine_stages.update(chunk.stage_times)
-        speed = Speed(sum(len(c.text) for c in chunks), synth_s, writer.duration_s, Clock.ENGINE)
+        speed = Speed(sum(len(c.text) for c in chunks), synth_s, stitched.duration_s,
+                      Clock.ENGINE)
         self.store.mark_chapter_done(
-            self.job.id, chapter_idx, audio_path=relpath, duration_s=writer.duration_s,
+            self.job.id, chapter_idx, audio_path=relpath, duration_s=stitched.duration_s,
             synth_s=synth_s, chars_per_s=speed.chars_per_s, rtf=speed.rtf,
             stage_times={"synthesis": synth_s, "stitch": time.perf_counter() - began,
                          **{f"engine.{name}": seconds for name, seconds in engine_stages.items()}},
-            frames=writer.frames, sample_rate=sample_rate, clips=clips,
+            frames=stitched.frames, sample_rate=sample_rate, clips=stitched.clips,
         )
 
     def _mux(self) -> None:

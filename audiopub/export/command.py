@@ -1,0 +1,54 @@
+"""`audiopub export JOB`: subtitles and per-chapter audio files of a finished book."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from audiopub.errors import AudiopubError
+from audiopub.export.encode import AUDIO_FORMATS
+from audiopub.export.files import SUBTITLE_FORMATS, export_audio, export_subtitles
+from audiopub.jobs.store import JobStore
+
+DEFAULT_FORMATS = ("srt", "vtt")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("job_id", help="the job's id (a unique prefix is enough)")
+    parser.add_argument(
+        "--format", dest="formats", action="append",
+        choices=sorted([*SUBTITLE_FORMATS, *AUDIO_FORMATS]),
+        help="repeatable. Subtitles: srt, vtt (the default: both). One audio file per chapter: "
+             "mp3 (VBR), mp3-cbr (192 kb/s, 44.1 kHz, as distributors ask), opus, m4a")
+    parser.add_argument("--per-chapter", action="store_true",
+                        help="subtitles for each chapter file too, timed from its start")
+    parser.add_argument("-o", "--output-dir", type=Path,
+                        help="where to write (default: beside the audiobook, with its name)")
+
+
+def main(args: argparse.Namespace) -> int:
+    with JobStore.open_default() as store:
+        matches = [j for j in store.list_jobs() if j.id.startswith(args.job_id)]
+        if len(matches) != 1:
+            raise AudiopubError(f"{'No' if not matches else 'More than one'} job matches "
+                                f"{args.job_id!r}")
+        job = matches[0]
+        folder = args.output_dir or job.output_path.parent
+        stem = job.output_path.stem
+        formats = list(dict.fromkeys(args.formats or DEFAULT_FORMATS))  # each once, in order
+        if {"mp3", "mp3-cbr"} <= set(formats):
+            raise AudiopubError("mp3 and mp3-cbr write the same files: choose one")
+        subtitles = [f for f in formats if f in SUBTITLE_FORMATS]
+        if subtitles:
+            for path in export_subtitles(store, job.id, subtitles, folder, stem,
+                                         args.per_chapter):
+                print(path)
+        for format_name in (f for f in formats if f in AUDIO_FORMATS):
+            for path in export_audio(store, job.id, format_name, folder, stem, _progress):
+                print(path)
+    return 0
+
+
+def _progress(done: int, total: int) -> None:
+    print(f"  {done}/{total} chapters", end="\n" if done == total else "\r", file=sys.stderr)

@@ -1,0 +1,118 @@
+"""One chapter WAV → one tagged audio file with its cover, in the format a person asked for.
+
+Formats, each chosen for audiobooks of speech in one voice:
+
+    mp3       MP3, VBR quality 5 (LAME's -V5, about 65 kb/s for mono speech): small, and
+              plays everywhere
+    mp3-cbr   MP3 at 192 kb/s constant bit rate and 44.1 kHz: what audiobook distributors
+              ask for
+    opus      Opus at 48 kb/s in Ogg: the best quality for its size, for players that have it
+    m4a       AAC in MP4 at the .m4b's bit rate, one file per chapter
+
+Tags players use: title = the chapter's, album = the book's title, artist and album artist =
+the author, track = n/N, genre, language; the cover as an attached picture (a
+METADATA_BLOCK_PICTURE comment in Opus, whose container has no picture streams). Tags travel in
+an ffmetadata file, so a long value (the cover, in Opus) never meets the command line's limits.
+Each file is written under a temporary name and read back before it is put in place.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import struct
+import subprocess
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Final
+
+import soundfile as sf
+
+from audiopub.atomic import atomic_write
+from audiopub.audio.ffmetadata import BookTags, build_ffmetadata, escape_ffmetadata
+from audiopub.audio.ffmpeg import ffmpeg_exe, probe, stderr_tail
+from audiopub.audio.mux import AAC_CODER, prepare_cover
+from audiopub.book.models import Cover, sniff_image_type
+from audiopub.errors import MuxFailed
+from audiopub.settings import AAC_BITRATE
+
+# A file read back may differ from its WAV by encoder padding (MP3 frames of 1152 samples,
+# Opus pre-skip), which players hide; more than this means audio was lost.
+DURATION_TOLERANCE_S: Final = 0.1
+
+
+@dataclass(frozen=True)
+class AudioFormat:
+    suffix: str
+    codec: tuple[str, ...]
+    container: tuple[str, ...]
+    picture_stream: bool  # the cover as an attached picture stream (else a Vorbis comment)
+    itunes_tags: bool = False
+
+
+AUDIO_FORMATS: Final = {
+    "mp3": AudioFormat(".mp3", ("-c:a", "libmp3lame", "-q:a", "5"),
+                       ("-f", "mp3", "-id3v2_version", "3"), picture_stream=True),
+    "mp3-cbr": AudioFormat(".mp3", ("-c:a", "libmp3lame", "-b:a", "192k", "-ar", "44100"),
+                           ("-f", "mp3", "-id3v2_version", "3"), picture_stream=True),
+    "opus": AudioFormat(".opus", ("-c:a", "libopus", "-b:a", "48k"), ("-f", "ogg"),
+                        picture_stream=False),
+    "m4a": AudioFormat(".m4a", ("-c:a", "aac", "-aac_coder", AAC_CODER, "-b:a", AAC_BITRATE),
+                       ("-movflags", "+faststart", "-f", "ipod"), picture_stream=True,
+                       itunes_tags=True),
+}
+
+
+def encode_chapter(wav: Path, out: Path, format_name: str, tags: BookTags,
+                   cover: Cover | None) -> None:
+    """Encode `wav` into `out` in the named format with `tags` and `cover`; MuxFailed if
+    ffmpeg fails or the file comes out short. `out` appears only once complete."""
+    audio_format = AUDIO_FORMATS[format_name]
+    tags = replace(tags, itunes_audiobook=audio_format.itunes_tags)
+    ffmpeg = ffmpeg_exe()
+    with tempfile.TemporaryDirectory(prefix="audiopub-export-") as tmp:
+        folder = Path(tmp)
+        picture = prepare_cover(ffmpeg, cover, folder) if cover is not None else None
+        metadata = build_ffmetadata(tags, [])
+        if picture is not None and not audio_format.picture_stream:
+            metadata += f"METADATA_BLOCK_PICTURE={escape_ffmetadata(_flac_picture(picture))}\n"
+            picture = None
+        (folder / "metadata.txt").write_text(metadata, encoding="utf-8", newline="\n")
+        with atomic_write(out) as temp:
+            cmd = _command(ffmpeg, wav, folder / "metadata.txt", picture, temp, audio_format)
+            result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
+                                    text=True, errors="replace")
+            if result.returncode != 0 or not temp.is_file():
+                raise MuxFailed(f"Could not write {out.name}: ffmpeg exited with code "
+                                f"{result.returncode}.\nffmpeg said:\n"
+                                f"{stderr_tail(result.stderr)}")
+            expected = sf.info(str(wav)).duration
+            written = probe(temp).duration_s
+            if abs(written - expected) > DURATION_TOLERANCE_S:
+                raise MuxFailed(f"Could not write {out.name}: it holds {written:.2f} s of "
+                                f"audio instead of {expected:.2f} s")
+
+
+def _command(ffmpeg: str, wav: Path, metadata: Path, picture: Path | None, out: Path,
+             audio_format: AudioFormat) -> list[str]:
+    cmd = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-xerror",
+           "-i", os.path.abspath(wav), "-f", "ffmetadata", "-i", os.path.abspath(metadata)]
+    if picture is not None:
+        cmd += ["-i", os.path.abspath(picture)]
+    cmd += ["-map", "0:a", "-map_metadata", "1"]
+    if picture is not None:
+        # "Cover (front)" is how ffmpeg's MP3 muxer is told the APIC picture type.
+        cmd += ["-map", "2:v", "-c:v", "copy", "-disposition:v:0", "attached_pic",
+                "-metadata:s:v", "title=Cover", "-metadata:s:v", "comment=Cover (front)"]
+    return cmd + [*audio_format.codec, *audio_format.container, os.path.abspath(out)]
+
+
+def _flac_picture(path: Path) -> str:
+    """A FLAC picture block, base64, as Ogg files carry their cover (type 3: front cover).
+    Width, height and depth are left 0 ("unknown"), which the format allows."""
+    data = path.read_bytes()
+    mime = (sniff_image_type(data) or "image/png").encode("ascii")
+    block = (struct.pack(">II", 3, len(mime)) + mime + struct.pack(">I", 0)
+             + struct.pack(">IIIII", 0, 0, 0, 0, len(data)) + data)
+    return base64.b64encode(block).decode("ascii")
