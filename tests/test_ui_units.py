@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import time
@@ -10,9 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import soundfile as sf
 
 from audiopub import settings
-from audiopub.errors import AudiopubError, UploadRejected
+from audiopub.book.lexicon import Entry
+from audiopub.errors import AudiopubError, LexiconError, UploadRejected
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import (
     ChapterProgress,
@@ -27,6 +30,7 @@ from audiopub.figures import Clock, Speed
 from audiopub.ui.activity import LOG_LINES, JobActivity
 from audiopub.ui.jobview import is_listed_as_active, metrics
 from audiopub.ui.preferences import Preferences, UiSettings
+from audiopub.ui.services import SAY_PAUSE_S, Services
 from audiopub.ui.uploads import display_name, remove_stale_uploads, save_upload
 
 
@@ -195,3 +199,26 @@ def test_the_settings_line_counts_chapters_in_words_that_agree() -> None:
     two = replace(one, settings=JobSettings(voice="v", chapters=(2, 3)))
     assert settings_summary(one).endswith("1 chapter chosen")
     assert settings_summary(two).endswith("2 chapters chosen")
+
+
+def test_say_speaks_each_piece_with_a_pause_and_the_lexicon(data_dir: Path) -> None:
+    services = Services(data_dir)
+
+    def seconds(texts: list[str], entries: tuple[Entry, ...] = ()) -> float:
+        wav = services.say(texts, "piper", "en_US-joe-medium", 1.0, settings.DEFAULT_STEPS,
+                           False, entries)
+        return float(sf.info(io.BytesIO(wav)).duration)
+
+    try:
+        name = seconds(["Quillfeather"])
+        assert seconds(["Quillfeather", "Quillfeather"]) == pytest.approx(
+            2 * name + SAY_PAUSE_S, abs=0.1)
+        # The entry is what is said: a long respelling takes longer than the name.
+        long = Entry("Quillfeather", "Bartholomew Montgomery Fitzwilliam of Quillfeather")
+        assert seconds(["Quillfeather"], (long,)) > name + 1.0
+        with pytest.raises(LexiconError, match="'Quillfeather' → '/₮/': the voice has no "):
+            seconds(["Quillfeather"], (Entry("Quillfeather", "₮", phonemes=True),))
+        with pytest.raises(AudiopubError, match="nothing to say"):
+            seconds(["  "])
+    finally:
+        services.stop()
