@@ -18,7 +18,8 @@ def page() -> None:
     services = current()
     with frame("Convert", "/"), ui.element("div").classes("ap-layout"):
         with ui.column().classes("w-full gap-5 min-w-0"):
-            book = BookPanel(services, on_change=lambda: update())
+            book = BookPanel(services, on_change=lambda: update(),
+                             voice=lambda: voice.job_settings(None) if voice.ready else None)
             voice = SettingsPanel(services, on_change=lambda: update())
             with ui.row().classes("w-full items-center gap-4"):
                 generate = ui.button("Generate audiobook", icon="graphic_eq") \
