@@ -11,8 +11,8 @@ import asyncio
 import json
 import time
 import zipfile
-from collections.abc import Callable, Iterator
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -26,7 +26,7 @@ from test_gpu_monitor import FakeNvml
 from tiny_supertonic import build_tiny_model
 
 from audiopub.book.epub_reader import read_epub
-from audiopub.book.lexicon import Lexicon, book_lexicon_path, user_lexicon_path
+from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, user_lexicon_path
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.tts.piper import embedded_voice
 from audiopub.ui.services import GpuSupport, Services, set_current
@@ -536,15 +536,24 @@ def names_book(tmp_path: Path) -> Path:
     return build_epub(tmp_path / "names.epub", NAMES_CHAPTERS, title="Names Book")
 
 
+@dataclass(frozen=True)
+class Said:
+    texts: list[str]
+    entries: list[Entry]
+    language: str | None
+
+
 @pytest.fixture
-def said(services: Services, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
+def said(services: Services, monkeypatch: pytest.MonkeyPatch) -> list[Said]:
     """What the page asked `Services.say` to speak, which still speaks it for real."""
-    calls: list[dict[str, object]] = []
+    calls: list[Said] = []
     real = services.say
 
-    def say(texts: list[str], *args: object) -> bytes:
-        calls.append({"texts": list(texts), "entries": list(args[5]), "language": args[6]})  # type: ignore[call-overload]
-        return real(texts, *args)  # type: ignore[arg-type]
+    def say(texts: Sequence[str], engine: str, voice: str, speed: float, steps: int,
+            use_gpu: bool, lexicon_entries: Sequence[Entry] = (),
+            language: str | None = None) -> bytes:
+        calls.append(Said(list(texts), list(lexicon_entries), language))
+        return real(texts, engine, voice, speed, steps, use_gpu, lexicon_entries, language)
 
     monkeypatch.setattr(services, "say", say)
     return calls
@@ -641,8 +650,7 @@ async def test_a_file_the_editor_cannot_show_is_left_alone(user: User, names_boo
 
 
 async def test_hear_it_speaks_the_word_and_its_sentence_with_the_unsaved_entry(
-        user: User, names_book: Path, services: Services,
-        said: list[dict[str, object]]) -> None:
+        user: User, names_book: Path, services: Services, said: list[Said]) -> None:
     user_file = user_lexicon_path(services.data_dir)
     user_file.parent.mkdir(parents=True, exist_ok=True)
     user_file.write_text("Quillfeather\tQuill\nCaptain\tCap'n\n", "utf-8")
@@ -656,13 +664,11 @@ async def test_hear_it_speaks_the_word_and_its_sentence_with_the_unsaved_entry(
     source = element(user, "lexicon-audio").props["src"]
     assert source.startswith("data:audio/wav;base64,") and len(source) > 10_000
     (call,) = said
-    assert call["texts"] == ["Quillfeather", NAME_EXAMPLE]
-    assert call["language"] == "en"
+    assert call.texts == ["Quillfeather", NAME_EXAMPLE] and call.language == "en"
     # Layered as a job would: the editor's rows (the book's scope) before the user's file.
-    entries = call["entries"]
-    assert [(e.written, e.say) for e in entries] == [  # type: ignore[attr-defined]
+    assert [(e.written, e.say) for e in call.entries] == [
         ("Quillfeather", "Kwill-feather"), ("Quillfeather", "Quill"), ("Captain", "Cap'n")]
-    spoken = Lexicon(entries, None).speak(NAME_EXAMPLE, str)  # type: ignore[arg-type]
+    spoken = Lexicon(call.entries, None).speak(NAME_EXAMPLE, str)
     assert spoken == "The ship left port with Cap'n Kwill-feather aboard."
     assert not book_lexicon_path(services.data_dir, names_book).exists()  # heard, not saved
 
@@ -684,12 +690,12 @@ async def test_hear_it_with_a_bad_entry_says_why(user: User, names_book: Path) -
 
 
 async def test_the_names_list_hears_a_name_and_fixes_it_in_the_editor(
-        user: User, names_book: Path, said: list[dict[str, object]]) -> None:
+        user: User, names_book: Path, said: list[Said]) -> None:
     await open_lexicon(user, names_book)
     await see(user, marker="lexicon-empty")
     user.find(marker="name-hear-Quillfeather").click()
     await see(user, marker="lexicon-audio", timeout=20)
-    assert said[0]["texts"] == ["Quillfeather", NAME_EXAMPLE] and said[0]["entries"] == []
+    assert said[0].texts == ["Quillfeather", NAME_EXAMPLE] and said[0].entries == []
     user.find(marker="name-fix-Quillfeather").click()
     user.find(marker="name-fix-Quillfeather").click()  # a word has one row to fix
     assert len(user.find(marker="lexicon-row").elements) == 1

@@ -263,8 +263,8 @@ def _names(names: list[NameCandidate], hear: Callable[[NameCandidate], Awaitable
                 ui.label(name.word).classes("font-semibold w-40 shrink-0 truncate")
                 ui.label(f"{name.count}×").classes("ap-muted ap-figure w-10 shrink-0")
                 ui.button(icon="volume_up", on_click=lambda n=name: hear(n)) \
-                    .props("flat dense round size=sm").classes("shrink-0") \
-                    .tooltip("Hear it: the name, then this sentence") \
+                    .props('flat dense round size=sm aria-label="Hear it"') \
+                    .classes("shrink-0").tooltip("Hear it: the name, then this sentence") \
                     .mark(f"name-hear-{name.word}")
                 ui.button("Fix", icon="edit", on_click=lambda n=name: fix(n)) \
                     .props("flat dense no-caps size=sm").classes("shrink-0") \

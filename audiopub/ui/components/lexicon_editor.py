@@ -59,7 +59,8 @@ class LexiconEditor:
                 self.add_button.props("flat dense no-caps").mark("lexicon-add")
                 self.save_button = ui.button("Save", icon="save", on_click=self._save)
                 self.save_button.props("outline dense no-caps").mark("lexicon-save")
-                ui.button(icon="refresh", on_click=self._load).props("flat dense round") \
+                ui.button(icon="refresh", on_click=self._load) \
+                    .props('flat dense round aria-label="Reload"') \
                     .tooltip("Reload the file (changes not saved are dropped)") \
                     .mark("lexicon-reload")
                 self.unsaved = ui.label("Not saved yet").classes("ap-muted text-sm") \
@@ -140,12 +141,13 @@ class LexiconEditor:
                         on_change=lambda e: set_field("regex", e.value)) \
                 .tooltip("The written form is a regular expression") \
                 .mark(f"lexicon-regex-{number}")
-            hear = ui.button(icon="volume_up").props("flat dense round") \
+            # Icon buttons: the label is what a screen reader (and a browser test) finds.
+            hear = ui.button(icon="volume_up").props('flat dense round aria-label="Hear it"') \
                 .tooltip("Hear it: the word, then its first sentence in the book") \
                 .mark(f"lexicon-hear-{number}")
             hear.on_click(lambda: self._hear_row(number - 1, hear))
             ui.button(icon="delete_outline", on_click=lambda: self._delete(number - 1)) \
-                .props("flat dense round").tooltip("Delete this row") \
+                .props('flat dense round aria-label="Delete"').tooltip("Delete this row") \
                 .mark(f"lexicon-delete-{number}")
 
     def _delete(self, index: int) -> None:
