@@ -591,11 +591,15 @@ async def test_the_book_lexicon_editor_loads_edits_and_saves_the_file(
     user.find(marker="lexicon-case-2").click()
     user.find(marker="lexicon-add").click()  # left empty: not written
     await user.should_see(marker="lexicon-unsaved")
+    # A job reads the file, not the page: Generate says so, and still works.
+    assert "lexicon has changes not saved yet" in text(user, "generate-hint")
+    assert element(user, "generate").enabled
     user.find(marker="lexicon-save").click()
     await notified(user, "Saved 2 entries")
     assert path.read_text("utf-8") == (
         "# the captain\nQuillfeather\tKwill-fether\nNASA\tnasa\tcase\n\n# the end\n")
     await user.should_not_see(marker="lexicon-unsaved")
+    assert text(user, "generate-hint") == ""
 
     user.find(marker="lexicon-delete-1").click()  # its comment stays, over the next entry
     user.find(marker="lexicon-save").click()
@@ -701,3 +705,4 @@ async def test_the_names_list_hears_a_name_and_fixes_it_in_the_editor(
     assert len(user.find(marker="lexicon-row").elements) == 1
     assert element(user, "lexicon-written-1").value == "Quillfeather"  # type: ignore[attr-defined]
     assert element(user, "book-lexicon").value is True  # type: ignore[attr-defined]  # opened
+

@@ -75,6 +75,11 @@ class BookPanel:
 
     # --- what the rest of the page asks --------------------------------------------------
 
+    @property
+    def lexicon_unsaved(self) -> bool:
+        """The book's lexicon has edits a conversion would not use yet."""
+        return self.lexicon is not None and self.lexicon.unsaved
+
     def selected(self) -> list[int]:
         """1-based numbers of the ticked chapters, in book order."""
         return [n for n, box in enumerate(self.checkboxes, start=1) if box.value]
@@ -219,7 +224,8 @@ class BookPanel:
                 .classes("w-full ap-expansion text-sm").mark("book-lexicon") as self.expansion:
             self.lexicon = LexiconEditor(
                 self.services, path, self.voice, layers, book,
-                empty_text="No entries yet: add a word, or press Fix beside a name above.")
+                empty_text="No entries yet: add a word, or press Fix beside a name above.",
+                on_change=self.on_change)
 
     async def _hear_name(self, name: NameCandidate) -> None:
         if self.lexicon is not None:

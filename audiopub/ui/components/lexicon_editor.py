@@ -33,17 +33,20 @@ log = logging.getLogger(__name__)
 class LexiconEditor:
     """`voice()` gives the settings to speak and check with (None: no voice is chosen yet);
     `layers(rows' entries)` gives every scope's entries in order (blocking: it may read
-    files); `book` is where examples are found and whose language the rules follow."""
+    files); `book` is where examples are found and whose language the rules follow;
+    `on_change()` is called when `unsaved` changes."""
 
     def __init__(self, services: Services, path: Path, voice: Callable[[], JobSettings | None],
                  layers: Callable[[list[Entry]], list[Entry]], book: Book | None = None,
-                 empty_text: str = "No entries yet.") -> None:
+                 empty_text: str = "No entries yet.",
+                 on_change: Callable[[], None] = lambda: None) -> None:
         self.services = services
         self.path = path
         self.voice = voice
         self.layers = layers
         self.book = book
         self.empty_text = empty_text
+        self.on_change = on_change
         self.file: LexiconFile | None = None  # None until loaded, or when it can't be
         self.says: list[ui.input] = []
 
@@ -63,9 +66,9 @@ class LexiconEditor:
                     .props('flat dense round aria-label="Reload"') \
                     .tooltip("Reload the file (changes not saved are dropped)") \
                     .mark("lexicon-reload")
-                self.unsaved = ui.label("Not saved yet").classes("ap-muted text-sm") \
+                self.unsaved_label = ui.label("Not saved yet").classes("ap-muted text-sm") \
                     .mark("lexicon-unsaved")
-                self.unsaved.set_visibility(False)
+                self.unsaved_label.set_visibility(False)
                 ui.label(str(path)).classes("ap-muted text-xs truncate").mark("lexicon-path")
         self._enable(False)
         ui.timer(0.01, self._load, once=True)
@@ -105,7 +108,7 @@ class LexiconEditor:
         if loaded is None:  # the app is shutting down
             return
         self.file = loaded
-        self.unsaved.set_visibility(False)
+        self._set_unsaved(False)
         self._enable(True)
         self._show_rows()
 
@@ -156,8 +159,18 @@ class LexiconEditor:
             self._changed()
             self._show_rows()
 
+    @property
+    def unsaved(self) -> bool:
+        """Rows changed since the file was loaded or saved (a job would not see them yet)."""
+        return self.unsaved_label.visible
+
     def _changed(self) -> None:
-        self.unsaved.set_visibility(True)
+        self._set_unsaved(True)
+
+    def _set_unsaved(self, unsaved: bool) -> None:
+        if unsaved != self.unsaved:
+            self.unsaved_label.set_visibility(unsaved)
+            self.on_change()
 
     def _enable(self, enabled: bool) -> None:
         self.add_button.set_enabled(enabled)
@@ -253,7 +266,7 @@ class LexiconEditor:
         if entries is None:  # the app is shutting down
             return
         self.file.loaded_text = rows.loaded_text  # what is on disk now
-        self.unsaved.set_visibility(self.file.text() != rows.text())  # typed while it saved
+        self._set_unsaved(self.file.text() != rows.text())  # typed on while it saved
         count = len(entries)
         ui.notify(f"Saved {count} entr{'y' if count == 1 else 'ies'}", type="positive")
 

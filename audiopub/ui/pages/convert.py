@@ -44,7 +44,10 @@ def page() -> None:
         else:
             reason = ""
         generate.set_enabled(not reason)
-        hint.set_text(reason)
+        # Not a reason to wait: a note, since a job reads the lexicon file, not the page.
+        note = ("The book's lexicon has changes not saved yet: a conversion uses them once "
+                "they are saved." if book.lexicon_unsaved else "")
+        hint.set_text(reason or note)
 
     async def start() -> None:
         if book.book is None or book.path is None or not voice.ready:
