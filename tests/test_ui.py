@@ -706,3 +706,31 @@ async def test_the_names_list_hears_a_name_and_fixes_it_in_the_editor(
     assert element(user, "lexicon-written-1").value == "Quillfeather"  # type: ignore[attr-defined]
     assert element(user, "book-lexicon").value is True  # type: ignore[attr-defined]  # opened
 
+
+async def test_your_own_lexicon_has_its_page(user: User, services: Services,
+                                             said: list[Said]) -> None:
+    path = user_lexicon_path(services.data_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# mine\nNASA\tnasa\tcase\n", "utf-8")
+    await user.open("/")
+    user.find(marker="nav-lexicon").click()
+    await see(user, marker="lexicon-voice", content="Piper · en_US-joe-medium", timeout=20)
+    await eventually(lambda: element(user, "lexicon-save").enabled)
+    assert text(user, "lexicon-path") == str(path)
+    assert element(user, "lexicon-written-1").value == "NASA"  # type: ignore[attr-defined]
+    user.find(marker="lexicon-add").click()
+    set_value(user, "lexicon-written-2", "Quillfeather")
+    set_value(user, "lexicon-say-2", "Kwill-feather")
+    user.find(marker="lexicon-hear-2").click()
+    await see(user, marker="lexicon-audio", timeout=20)
+    (call,) = said  # no book here: the word alone, with the page's rows as they are
+    assert call.texts == ["Quillfeather"] and call.language is None
+    assert [(e.written, e.say) for e in call.entries] == [("NASA", "nasa"),
+                                                          ("Quillfeather", "Kwill-feather")]
+    user.find(marker="lexicon-save").click()
+    await notified(user, "Saved 2 entries")
+    assert path.read_text("utf-8") == "# mine\nNASA\tnasa\tcase\nQuillfeather\tKwill-feather\n"
+    set_value(user, "lexicon-regex-1", True)
+    user.find(marker="lexicon-hear-1").click()
+    await see(user, marker="lexicon-error",
+              content="there is no book to find what it matches in")
