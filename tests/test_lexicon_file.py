@@ -160,3 +160,12 @@ def test_nothing_to_save_writes_no_file(tmp_path: Path) -> None:
     lexicon.add()  # an empty row
     assert save(path, lexicon) == []
     assert not path.exists()
+
+
+def test_a_file_that_cannot_be_written_is_a_lexicon_error(tmp_path: Path) -> None:
+    (tmp_path / "books").write_text("not a folder")
+    path = tmp_path / "books" / "lexicon.tsv"
+    lexicon = load(path)
+    lexicon.add("Ron", "Ronn")
+    with pytest.raises(LexiconError, match=f"{path}: cannot write this lexicon"):
+        save(path, lexicon)

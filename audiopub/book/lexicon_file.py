@@ -158,8 +158,11 @@ def save(path: Path, lexicon: LexiconFile,
     text = lexicon.text()
     if on_disk is None and not text:
         return entries  # nothing to keep: no need for an empty file
-    with atomic_write(path) as temp:
-        temp.write_text(text, "utf-8")
+    try:
+        with atomic_write(path) as temp:
+            temp.write_text(text, "utf-8")
+    except OSError as exc:  # a read-only folder, a full disk: the old file stays as it was
+        raise LexiconError(f"{path}: cannot write this lexicon ({exc})") from exc
     lexicon.loaded_text = text
     return entries
 
@@ -167,7 +170,7 @@ def save(path: Path, lexicon: LexiconFile,
 def _current_text(path: Path) -> str | None:
     try:
         return path.read_text("utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no such file (yet)
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise LexiconError(f"{path}: cannot read this lexicon ({exc})") from exc

@@ -48,6 +48,7 @@ class LexiconEditor:
         self.empty_text = empty_text
         self.on_change = on_change
         self.file: LexiconFile | None = None  # None until loaded, or when it can't be
+        self.unsaved = False  # rows changed since loaded or saved: a job would not see them yet
         self.says: list[ui.input] = []
 
         with ui.column().classes("w-full gap-2").mark("lexicon-editor"):
@@ -90,9 +91,7 @@ class LexiconEditor:
 
     async def hear(self, word: str, example: str = "") -> None:
         """`word` alone, then `example`, said with the rows as they are now."""
-        if self.file is None:
-            return
-        await self._speak(lambda rows: [word, example], rows=self._snapshot())
+        await self._speak(lambda: [word, example], self._snapshot())
 
     # --- loading and the rows ------------------------------------------------------------------
 
@@ -101,7 +100,9 @@ class LexiconEditor:
         try:
             loaded = await run.io_bound(load, self.path)
         except LexiconError as exc:
-            self.file = None
+            self.file = None  # nothing to edit, nothing to save over the file
+            self._enable(False)
+            self._set_unsaved(False)
             self._show_rows()
             self._show_error(f"{exc}\nThis file can't be edited here until it is fixed.")
             return
@@ -159,16 +160,12 @@ class LexiconEditor:
             self._changed()
             self._show_rows()
 
-    @property
-    def unsaved(self) -> bool:
-        """Rows changed since the file was loaded or saved (a job would not see them yet)."""
-        return self.unsaved_label.visible
-
     def _changed(self) -> None:
         self._set_unsaved(True)
 
     def _set_unsaved(self, unsaved: bool) -> None:
         if unsaved != self.unsaved:
+            self.unsaved = unsaved
             self.unsaved_label.set_visibility(unsaved)
             self.on_change()
 
@@ -177,7 +174,8 @@ class LexiconEditor:
         self.save_button.set_enabled(enabled)
 
     def _snapshot(self) -> LexiconFile:
-        """The rows as they are now, for a worker thread (typing goes on meanwhile)."""
+        """The rows as they are now, for a worker thread (typing goes on meanwhile); none
+        when the file could not be loaded."""
         return copy.deepcopy(self.file) or LexiconFile()
 
     # --- hearing -------------------------------------------------------------------------------
@@ -188,7 +186,7 @@ class LexiconEditor:
         row = copy.deepcopy(self.file.rows[index])
         button.props("loading")
         try:
-            await self._speak(lambda rows: self._row_texts(row), rows=self._snapshot())
+            await self._speak(lambda: self._row_texts(row), self._snapshot())
         finally:
             button.props(remove="loading")
 
@@ -210,8 +208,8 @@ class LexiconEditor:
             return list(found)
         return [written, found[1]] if found else [written]
 
-    async def _speak(self, texts: Callable[[LexiconFile], list[str]],
-                     rows: LexiconFile) -> None:
+    async def _speak(self, texts: Callable[[], list[str]], rows: LexiconFile) -> None:
+        """Say `texts()` (blocking: may search the book) with `rows` among the scopes."""
         settings = self.voice()
         if settings is None:
             self._show_error("Choose an engine and a voice first")
@@ -222,7 +220,7 @@ class LexiconEditor:
             # Rows still being typed don't count yet; a complete row must be right.
             entries = rows.entries(str(self.path), complete_only=True)
             return self.services.say(
-                texts(rows), settings.engine, settings.voice or "", settings.speed,
+                texts(), settings.engine, settings.voice or "", settings.speed,
                 settings.steps, settings.use_gpu, self.layers(entries),
                 self.book.language if self.book is not None else None)
 
@@ -261,9 +259,13 @@ class LexiconEditor:
         except AudiopubError as exc:
             self._show_error(str(exc))
             return
+        except Exception as exc:  # an engine bug: say so in the page, keep the details in the log
+            log.exception("saving %s failed", self.path)
+            self._show_error(f"Saving failed ({type(exc).__name__}: {exc})")
+            return
         finally:
             self.save_button.props(remove="loading")
-        if entries is None:  # the app is shutting down
+        if entries is None or self.file is None:  # shutting down, or reloaded meanwhile
             return
         self.file.loaded_text = rows.loaded_text  # what is on disk now
         self._set_unsaved(self.file.text() != rows.text())  # typed on while it saved
