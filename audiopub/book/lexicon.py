@@ -23,7 +23,9 @@ what the engine is given changes: titles and the book's text keep their spelling
 
 Scopes, first wins: the job's own entries (`convert --lexicon FILE`), the book's
 (`<data dir>/books/<book key>/lexicon.tsv`), the EPUB's own hints (PLS lexicons and `ssml:ph`
-attributes, see `book.pronunciation`), the user's (`<data dir>/lexicon.tsv`).
+attributes, see `book.pronunciation`), the user's (`<data dir>/lexicon.tsv`); `layered` puts
+them in that order. The web app edits the book's and the user's files with
+`book.lexicon_file`, which keeps their comments.
 """
 
 from __future__ import annotations
