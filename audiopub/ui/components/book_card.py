@@ -47,7 +47,8 @@ class BookPanel:
         self.on_change = on_change
         self.voice = voice
         self.book: Book | None = None
-        self.lexicon: LexiconEditor | None = None
+        self.lexicon: LexiconEditor | None = None  # the book's, once a book is shown
+        self.lexicon_expansion: ui.expansion | None = None
         self.path: Path | None = None
         self.file_name = ""
         self.speed = 1.0
@@ -150,7 +151,7 @@ class BookPanel:
 
     def clear(self) -> None:
         self._discard_upload()
-        self.book, self.lexicon = None, None
+        self.book, self.lexicon, self.lexicon_expansion = None, None, None
         self.checkboxes, self.durations = [], []
         self.details.clear()
         self.details.set_visibility(False)
@@ -221,20 +222,21 @@ class BookPanel:
         with ui.expansion("How to say words in this book", icon="spellcheck",
                           caption="This book's lexicon: every conversion of it says these "
                                   "words so, before your own lexicon's") \
-                .classes("w-full ap-expansion text-sm").mark("book-lexicon") as self.expansion:
+                .classes("w-full ap-expansion text-sm").mark("book-lexicon") as expansion:
             self.lexicon = LexiconEditor(
                 self.services, path, self.voice, layers, book,
                 empty_text="No entries yet: add a word, or press Fix beside a name above.",
                 on_change=self.on_change)
+        self.lexicon_expansion = expansion
 
     async def _hear_name(self, name: NameCandidate) -> None:
-        if self.lexicon is not None:
-            self.expansion.open()  # where the player and any message are
+        if self.lexicon is not None and self.lexicon_expansion is not None:
+            self.lexicon_expansion.open()  # where the player and any message are
             await self.lexicon.hear(name.word, name.example)
 
     def _fix_name(self, name: NameCandidate) -> None:
-        if self.lexicon is not None:
-            self.expansion.open()
+        if self.lexicon is not None and self.lexicon_expansion is not None:
+            self.lexicon_expansion.open()
             self.lexicon.add(name.word)
 
     def _tick_all(self, value: bool) -> None:
