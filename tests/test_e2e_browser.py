@@ -3,7 +3,8 @@
 Upload a small real EPUB, generate it with the embedded Piper voice, download the .m4b, check
 its chapters with ffmpeg, and keep screenshots of the finished page (and of the GPU panel on a
 fake NVML) in the test's folder. With AUDIOPUB_UPDATE_SCREENSHOT=1 they are also copied to
-docs/ for the README.
+docs/ for the README. And a name fixed in the book's lexicon: heard in the page (the audio
+element really plays), saved, and said so by the next conversion of the book.
 
 Chromium comes from the system (scripts/install_browser.sh installs Debian's package);
 Playwright only brings its driver and never downloads a browser. No Chromium → the test fails
