@@ -3,7 +3,8 @@
 Upload a small real EPUB, generate it with the embedded Piper voice, download the .m4b, check
 its chapters with ffmpeg, and keep screenshots of the finished page (and of the GPU panel on a
 fake NVML) in the test's folder. With AUDIOPUB_UPDATE_SCREENSHOT=1 they are also copied to
-docs/ for the README.
+docs/ for the README. And a name fixed in the book's lexicon: heard in the page (the audio
+element really plays), saved, and said so by the next conversion of the book.
 
 Chromium comes from the system (scripts/install_browser.sh installs Debian's package);
 Playwright only brings its driver and never downloads a browser. No Chromium → the test fails
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,8 @@ from epub_factory import build_epub, tiny_png
 from server_helper import ROOT, browser_context, free_port, require_chromium, server
 
 from audiopub.audio.ffmpeg import probe
+from audiopub.book.lexicon import book_lexicon_path, read
+from audiopub.jobs.store import JobStore
 
 TESTS = Path(__file__).resolve().parent
 CHAPTERS = [
@@ -107,6 +111,49 @@ def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path)
     assert [c.title for c in result.chapters] == [title for title, _ in CHAPTERS]
     assert result.audio_codec == "aac" and result.duration_s > 3 and result.has_cover
     _publish(tmp_path / "finished.png", "screenshot.png")
+
+
+def test_a_lexicon_entry_is_heard_then_used_by_the_next_conversion(chromium: Path,
+                                                                   tmp_path: Path) -> None:
+    """Convert once, fix a name in the book's lexicon (hearing it first), convert again."""
+    book = build_epub(tmp_path / "captain.epub", [("The Voyage", [
+        "The ship left port with Captain Quillfeather aboard.",
+        "Nobody doubted Quillfeather."])], title="The Captain")
+    port = free_port()
+    command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
+    with server(command, tmp_path, port) as url, browser_context(chromium, tmp_path) as context:
+        page = context.new_page()
+        page.goto(url)
+        page.get_by_text("en_US-joe-medium").first.wait_for(timeout=30_000)
+        page.locator("input[type=file]").set_input_files(book)
+        page.get_by_text("Names to check: Quillfeather").wait_for(timeout=30_000)
+        generate = page.get_by_role("button", name="Generate audiobook")
+        done = page.locator(".ap-chip", has_text="Done")
+        generate.click()
+        done.first.wait_for(timeout=GENERATE_TIMEOUT_MS)
+
+        page.get_by_text("Names to check: Quillfeather").click()
+        page.get_by_role("button", name="Fix").click()  # a row for the name, in the editor
+        editor = page.locator(".q-expansion-item", has_text="How to say words in this book")
+        editor.get_by_label("How to say it").fill("Kwillfayther")
+        editor.get_by_role("button", name="Hear it").click()
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('audio')].some(a => "
+            "a.src.startsWith('data:audio/wav') && !a.paused && a.currentTime > 0)",
+            timeout=30_000)
+        editor.get_by_role("button", name="Save").click()
+        page.get_by_text("Saved 1 entry").wait_for(timeout=10_000)
+        generate.click()
+        done.nth(1).wait_for(timeout=GENERATE_TIMEOUT_MS)
+
+    data = tmp_path / "data"
+    assert read(book_lexicon_path(data, book))[0].say == "Kwillfayther"
+    with closing(JobStore(data / "jobs.sqlite3")) as store:
+        first, second = sorted(store.list_jobs(), key=lambda job: job.created_at)
+        before = " ".join(chunk.spoken for chunk in store.all_chunks(first.id))
+        after = " ".join(chunk.spoken for chunk in store.all_chunks(second.id))
+    assert "Quillfeather" in before and "Kwillfayther" not in before
+    assert "Kwillfayther" in after and "Quillfeather" not in after
 
 
 def test_gpu_panel_with_a_fake_gpu(chromium: Path, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from epub_factory import build_epub
 
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book, Chapter
-from audiopub.book.names import NameCandidate, likely_names
+from audiopub.book.names import NameCandidate, first_use, likely_names
 from audiopub.cli import main
 
 EPUBS = Path(__file__).parent / "data" / "epubs"
@@ -117,3 +118,14 @@ def test_names_command_reports_a_bad_file(tmp_path: Path,
     bad.write_text("not a zip")
     assert main(["names", str(bad)]) == 1
     assert "not an EPUB" in capsys.readouterr().err
+
+
+def test_first_use_finds_the_first_sentence_with_a_word_or_pattern() -> None:
+    book = _book("Nobody came. The ship left with Captain Quillfeather aboard.",
+                 "Then quillfeather laughed.", title="Quillfeather")
+    assert first_use(book, re.compile(r"(?<!\w)quillfeather(?!\w)", re.IGNORECASE)) == (
+        "Quillfeather", "The ship left with Captain Quillfeather aboard.")  # not the heading
+    assert first_use(book, re.compile(r"q\w+r laughed")) == (
+        "quillfeather laughed", "Then quillfeather laughed.")
+    assert first_use(book, re.compile("x*")) is None  # matches nothing but empty text
+    assert first_use(book, re.compile("Bagheera")) is None

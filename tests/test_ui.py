@@ -11,8 +11,8 @@ import asyncio
 import json
 import time
 import zipfile
-from collections.abc import Callable, Iterator
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -26,6 +26,7 @@ from test_gpu_monitor import FakeNvml
 from tiny_supertonic import build_tiny_model
 
 from audiopub.book.epub_reader import read_epub
+from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, user_lexicon_path
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.tts.piper import embedded_voice
 from audiopub.ui.services import GpuSupport, Services, set_current
@@ -528,3 +529,216 @@ async def test_the_books_names_to_check_are_listed_under_it(user: User, tmp_path
         await user.should_see("Quillfeather")
         await user.should_see("3×")  # as often as the book says it
         await user.should_see("The ship left port with Captain Quillfeather aboard.")  # example
+
+
+# --- the book's lexicon: editor, Hear it -----------------------------------------------------
+
+NAMES_CHAPTERS = [("One", ["The ship left port with Captain Quillfeather aboard.",
+                           "Nobody doubted Quillfeather, and the crew trusted Quillfeather.",
+                           "Then the storm came."])]
+NAME_EXAMPLE = "The ship left port with Captain Quillfeather aboard."
+
+
+@pytest.fixture
+def names_book(tmp_path: Path) -> Path:
+    return build_epub(tmp_path / "names.epub", NAMES_CHAPTERS, title="Names Book")
+
+
+@dataclass(frozen=True)
+class Said:
+    texts: list[str]
+    entries: list[Entry]
+    language: str | None
+
+
+@pytest.fixture
+def said(services: Services, monkeypatch: pytest.MonkeyPatch) -> list[Said]:
+    """What the page asked `Services.say` to speak, which still speaks it for real."""
+    calls: list[Said] = []
+    real = services.say
+
+    def say(texts: Sequence[str], engine: str, voice: str, speed: float, steps: int,
+            use_gpu: bool, lexicon_entries: Sequence[Entry] = (),
+            language: str | None = None) -> bytes:
+        calls.append(Said(list(texts), list(lexicon_entries), language))
+        return real(texts, engine, voice, speed, steps, use_gpu, lexicon_entries, language)
+
+    monkeypatch.setattr(services, "say", say)
+    return calls
+
+
+async def notified(user: User, message: str) -> None:
+    await eventually(lambda: user.notify.contains(message))
+    user.notify.messages.clear()  # the next save must say so again
+
+
+def set_value(user: User, marker: str, value: object) -> None:
+    element(user, marker).value = value  # type: ignore[attr-defined]
+
+
+async def open_lexicon(user: User, book: Path) -> None:
+    await open_with_book(user, book)
+    await eventually(lambda: element(user, "lexicon-save").enabled)  # the file is loaded
+
+
+async def test_the_book_lexicon_editor_loads_edits_and_saves_the_file(
+        user: User, names_book: Path, services: Services) -> None:
+    path = book_lexicon_path(services.data_dir, names_book)
+    path.parent.mkdir(parents=True)
+    path.write_text("# the captain\nQuillfeather\tKwill-feather\n\n# the end\n", "utf-8")
+    await open_lexicon(user, names_book)
+    assert element(user, "lexicon-written-1").value == "Quillfeather"  # type: ignore[attr-defined]
+    assert element(user, "lexicon-say-1").value == "Kwill-feather"  # type: ignore[attr-defined]
+    assert text(user, "lexicon-path") == str(path)
+    await user.should_not_see(marker="lexicon-unsaved")
+
+    set_value(user, "lexicon-say-1", "Kwill-fether")
+    user.find(marker="lexicon-add").click()
+    set_value(user, "lexicon-written-2", "NASA")
+    set_value(user, "lexicon-say-2", "nasa")
+    user.find(marker="lexicon-case-2").click()
+    user.find(marker="lexicon-add").click()  # left empty: not written
+    await user.should_see(marker="lexicon-unsaved")
+    # A job reads the file, not the page: Generate says so, and still works.
+    assert "lexicon has changes not saved yet" in text(user, "generate-hint")
+    assert element(user, "generate").enabled
+    user.find(marker="lexicon-save").click()
+    await notified(user, "Saved 2 entries")
+    assert path.read_text("utf-8") == (
+        "# the captain\nQuillfeather\tKwill-fether\nNASA\tnasa\tcase\n\n# the end\n")
+    await user.should_not_see(marker="lexicon-unsaved")
+    assert text(user, "generate-hint") == ""
+
+    user.find(marker="lexicon-delete-1").click()  # its comment stays, over the next entry
+    user.find(marker="lexicon-save").click()
+    await notified(user, "Saved 1 entry")
+    assert path.read_text("utf-8") == "# the captain\nNASA\tnasa\tcase\n\n# the end\n"
+
+
+@pytest.mark.parametrize(("written", "say", "regex", "message"), [
+    ("Zorg", "/zɔːɹ₮/", False, "row 1: 'Zorg' → '/zɔːɹ₮/': the voice has no phoneme '₮'"),
+    ("colo(u", "color", True, "row 1: 'colo(u' is not a regular expression"),
+    ("Quillfeather", "", False, "row 1: say how 'Quillfeather' is said"),
+    ("#tag", "hashtag", False, "row 1: a written form cannot start with '#'"),
+])
+async def test_a_bad_entry_shows_its_message_and_nothing_is_written(
+        user: User, names_book: Path, services: Services, written: str, say: str, regex: bool,
+        message: str) -> None:
+    await open_lexicon(user, names_book)
+    user.find(marker="lexicon-add").click()
+    set_value(user, "lexicon-written-1", written)
+    set_value(user, "lexicon-say-1", say)
+    set_value(user, "lexicon-regex-1", regex)
+    user.find(marker="lexicon-save").click()
+    await see(user, marker="lexicon-error")
+    path = book_lexicon_path(services.data_dir, names_book)
+    assert text(user, "lexicon-error").startswith(f"{path}:{message}")
+    assert not path.exists()
+    await user.should_see(marker="lexicon-unsaved")
+    # Fixed, it saves, and the message goes.
+    set_value(user, "lexicon-written-1", "Zorg")
+    set_value(user, "lexicon-say-1", "zorg")
+    set_value(user, "lexicon-regex-1", False)
+    user.find(marker="lexicon-save").click()
+    await notified(user, "Saved 1 entry")
+    await user.should_not_see(marker="lexicon-error")
+    assert path.read_text("utf-8") == "Zorg\tzorg\n"
+
+
+async def test_a_file_the_editor_cannot_show_is_left_alone(user: User, names_book: Path,
+                                                           services: Services) -> None:
+    path = book_lexicon_path(services.data_dir, names_book)
+    path.parent.mkdir(parents=True)
+    path.write_text("Zorg\tzorg\tloud\n", "utf-8")
+    await open_with_book(user, names_book)
+    await see(user, marker="lexicon-error", content="unknown option 'loud'")
+    assert "can't be edited here until it is fixed" in text(user, "lexicon-error")
+    assert not element(user, "lexicon-save").enabled
+    path.write_text("Zorg\tzorg\n", "utf-8")  # fixed by hand: Reload picks it up
+    user.find(marker="lexicon-reload").click()
+    await eventually(lambda: element(user, "lexicon-save").enabled)
+    assert element(user, "lexicon-say-1").value == "zorg"  # type: ignore[attr-defined]
+    await user.should_not_see(marker="lexicon-error")
+
+
+async def test_hear_it_speaks_the_word_and_its_sentence_with_the_unsaved_entry(
+        user: User, names_book: Path, services: Services, said: list[Said]) -> None:
+    user_file = user_lexicon_path(services.data_dir)
+    user_file.parent.mkdir(parents=True, exist_ok=True)
+    user_file.write_text("Quillfeather\tQuill\nCaptain\tCap'n\n", "utf-8")
+    await open_lexicon(user, names_book)
+    await user.should_not_see(marker="lexicon-audio")
+    user.find(marker="name-fix-Quillfeather").click()  # a row for it, to fill in
+    assert element(user, "lexicon-written-1").value == "Quillfeather"  # type: ignore[attr-defined]
+    set_value(user, "lexicon-say-1", "Kwill-feather")
+    user.find(marker="lexicon-hear-1").click()
+    await see(user, marker="lexicon-audio", timeout=20)
+    source = element(user, "lexicon-audio").props["src"]
+    assert source.startswith("data:audio/wav;base64,") and len(source) > 10_000
+    (call,) = said
+    assert call.texts == ["Quillfeather", NAME_EXAMPLE] and call.language == "en"
+    # Layered as a job would: the editor's rows (the book's scope) before the user's file.
+    assert [(e.written, e.say) for e in call.entries] == [
+        ("Quillfeather", "Kwill-feather"), ("Quillfeather", "Quill"), ("Captain", "Cap'n")]
+    spoken = Lexicon(call.entries, None).speak(NAME_EXAMPLE, str)
+    assert spoken == "The ship left port with Cap'n Kwill-feather aboard."
+    assert not book_lexicon_path(services.data_dir, names_book).exists()  # heard, not saved
+
+
+async def test_hear_it_with_a_bad_entry_says_why(user: User, names_book: Path) -> None:
+    await open_lexicon(user, names_book)
+    user.find(marker="lexicon-add").click()
+    set_value(user, "lexicon-written-1", "Quillfeather")
+    set_value(user, "lexicon-say-1", "/kwɪl₮/")
+    user.find(marker="lexicon-hear-1").click()
+    await see(user, marker="lexicon-error", content="the voice has no phoneme '₮'")
+    await user.should_not_see(marker="lexicon-audio")
+    set_value(user, "lexicon-say-1", "kwill")  # the page goes on working
+    set_value(user, "lexicon-written-1", "colou?r")
+    set_value(user, "lexicon-regex-1", True)
+    user.find(marker="lexicon-hear-1").click()
+    await see(user, marker="lexicon-error",
+              content="'colou?r' is a regular expression, and nothing in the book matches it")
+
+
+async def test_the_names_list_hears_a_name_and_fixes_it_in_the_editor(
+        user: User, names_book: Path, said: list[Said]) -> None:
+    await open_lexicon(user, names_book)
+    await see(user, marker="lexicon-empty")
+    user.find(marker="name-hear-Quillfeather").click()
+    await see(user, marker="lexicon-audio", timeout=20)
+    assert said[0].texts == ["Quillfeather", NAME_EXAMPLE] and said[0].entries == []
+    user.find(marker="name-fix-Quillfeather").click()
+    user.find(marker="name-fix-Quillfeather").click()  # a word has one row to fix
+    assert len(user.find(marker="lexicon-row").elements) == 1
+    assert element(user, "lexicon-written-1").value == "Quillfeather"  # type: ignore[attr-defined]
+    assert element(user, "book-lexicon").value is True  # type: ignore[attr-defined]  # opened
+
+
+async def test_your_own_lexicon_has_its_page(user: User, services: Services,
+                                             said: list[Said]) -> None:
+    path = user_lexicon_path(services.data_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# mine\nNASA\tnasa\tcase\n", "utf-8")
+    await user.open("/")
+    user.find(marker="nav-lexicon").click()
+    await see(user, marker="lexicon-voice", content="Piper · en_US-joe-medium", timeout=20)
+    await eventually(lambda: element(user, "lexicon-save").enabled)
+    assert text(user, "lexicon-path") == str(path)
+    assert element(user, "lexicon-written-1").value == "NASA"  # type: ignore[attr-defined]
+    user.find(marker="lexicon-add").click()
+    set_value(user, "lexicon-written-2", "Quillfeather")
+    set_value(user, "lexicon-say-2", "Kwill-feather")
+    user.find(marker="lexicon-hear-2").click()
+    await see(user, marker="lexicon-audio", timeout=20)
+    (call,) = said  # no book here: the word alone, with the page's rows as they are
+    assert call.texts == ["Quillfeather"] and call.language is None
+    assert [(e.written, e.say) for e in call.entries] == [("NASA", "nasa"),
+                                                          ("Quillfeather", "Kwill-feather")]
+    user.find(marker="lexicon-save").click()
+    await notified(user, "Saved 2 entries")
+    assert path.read_text("utf-8") == "# mine\nNASA\tnasa\tcase\nQuillfeather\tKwill-feather\n"
+    set_value(user, "lexicon-regex-1", True)
+    user.find(marker="lexicon-hear-1").click()
+    await see(user, marker="lexicon-error",
+              content="there is no book to find what it matches in")

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import time
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile as sf
 
 from audiopub import figures as fmt
 from audiopub import settings
-from audiopub.errors import AudiopubError, UploadRejected
+from audiopub.book.lexicon import Entry
+from audiopub.errors import AudiopubError, LexiconError, UploadRejected
 from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import (
@@ -27,6 +31,7 @@ from audiopub.jobs.models import (
 from audiopub.ui.activity import LOG_LINES, JobActivity
 from audiopub.ui.jobview import is_listed_as_active, metrics
 from audiopub.ui.preferences import Preferences, UiSettings
+from audiopub.ui.services import SAY_PAUSE_S, Services
 from audiopub.ui.uploads import display_name, remove_stale_uploads, save_upload
 
 
@@ -185,3 +190,35 @@ def test_the_settings_line_counts_chapters_in_words_that_agree() -> None:
     two = replace(one, settings=JobSettings(voice="v", chapters=(2, 3)))
     assert settings_summary(one).endswith("1 chapter chosen")
     assert settings_summary(two).endswith("2 chapters chosen")
+
+
+def test_say_speaks_each_piece_with_a_pause_and_the_lexicon(data_dir: Path) -> None:
+    services = Services(data_dir)
+
+    def said(texts: list[str], entries: tuple[Entry, ...] = ()) -> tuple[np.ndarray, int]:
+        wav = services.say(texts, "piper", "en_US-joe-medium", 1.0, settings.DEFAULT_STEPS,
+                           False, entries)
+        audio, rate = sf.read(io.BytesIO(wav), dtype="int16")
+        return audio, rate
+
+    def longest_silence_s(texts: list[str]) -> float:
+        audio, rate = said(texts)
+        edges = np.diff(np.concatenate(([0], audio == 0, [0])).astype(np.int8))
+        runs = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+        return float(runs.max(initial=0)) / rate
+
+    try:
+        # The pause between pieces is digital silence, which the voice itself never makes.
+        assert longest_silence_s(["Quillfeather"]) < 0.1
+        assert longest_silence_s(["Quillfeather", "Quillfeather"]) == pytest.approx(
+            SAY_PAUSE_S, abs=0.01)
+        # The entry is what is said: a long respelling takes far longer than the name.
+        name, rate = said(["Quillfeather"])
+        long = Entry("Quillfeather", "Bartholomew Montgomery Fitzwilliam of Quillfeather")
+        assert len(said(["Quillfeather"], (long,))[0]) > len(name) + rate
+        with pytest.raises(LexiconError, match="'Quillfeather' → '/₮/': the voice has no "):
+            said(["Quillfeather"], (Entry("Quillfeather", "₮", phonemes=True),))
+        with pytest.raises(AudiopubError, match="nothing to say"):
+            said(["  "])
+    finally:
+        services.stop()

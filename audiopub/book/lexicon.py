@@ -23,7 +23,9 @@ what the engine is given changes: titles and the book's text keep their spelling
 
 Scopes, first wins: the job's own entries (`convert --lexicon FILE`), the book's
 (`<data dir>/books/<book key>/lexicon.tsv`), the EPUB's own hints (PLS lexicons and `ssml:ph`
-attributes, see `book.pronunciation`), the user's (`<data dir>/lexicon.tsv`).
+attributes, see `book.pronunciation`), the user's (`<data dir>/lexicon.tsv`); `layered` puts
+them in that order. The web app edits the book's and the user's files with
+`book.lexicon_file`, which keeps their comments.
 """
 
 from __future__ import annotations
@@ -77,11 +79,12 @@ def parse(text: str, source: str) -> list[Entry]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        entries.append(_parse_line(line, f"{source}:{number}"))
+        entries.append(parse_line(line, f"{source}:{number}"))
     return entries
 
 
-def _parse_line(line: str, where: str) -> Entry:
+def parse_line(line: str, where: str) -> Entry:
+    """One entry line; `where` ("file:line") names it in the entry and in error messages."""
     columns = line.rstrip("\r\n").split("\t")
     if len(columns) not in (2, 3) or not columns[0].strip() or not columns[1].strip():
         raise LexiconError(f"{where}: expected 'written form<TAB>how to say it<TAB>options', "
@@ -136,6 +139,13 @@ def from_book(hints: Iterable[Pronunciation]) -> list[Entry]:
     """Entries for the book's own hints: as written (case and all), honoured where they can be."""
     return [Entry(hint.written, hint.say, hint.phonemes, case=True, source=hint.origin,
                   strict=False) for hint in hints]
+
+
+def layered(book: Sequence[Entry], hints: Iterable[Pronunciation], user: Sequence[Entry],
+            own: Sequence[Entry] = ()) -> list[Entry]:
+    """Every scope's entries in the order they count, first wins: the job's own, the book's,
+    the EPUB's own hints, the user's."""
+    return [*own, *book, *from_book(hints), *user]
 
 
 def entries_to_data(entries: Iterable[Entry]) -> list[dict[str, Any]]:

@@ -43,7 +43,7 @@ from audiopub.book.models import Book
 from audiopub.book.scripts import primary_subtag
 from audiopub.book.text import ABBREVIATIONS, split_sentences
 
-__all__ = ["COMMON_ZIPF", "NameCandidate", "likely_names"]
+__all__ = ["COMMON_ZIPF", "NameCandidate", "first_use", "likely_names"]
 
 COMMON_ZIPF = 3.0  # about one in a million words: "alas" is common, "Mowgli" (2.5) is not
 _RARE_ZIPF = 1.5  # below this a lower-case word is unusual enough to list
@@ -96,6 +96,21 @@ def likely_names(book: Book, language: str | None = None, limit: int = 50) -> li
     chosen.sort(key=lambda t: (-t.count, t.first_seen))
     return [NameCandidate(t.forms.most_common(1)[0][0], t.count, t.example)
             for t in chosen[:max(limit, 0)]]
+
+
+def first_use(book: Book, pattern: re.Pattern[str]) -> tuple[str, str] | None:
+    """Where the book first says what `pattern` matches: the words matched and the sentence
+    they are in (trimmed like a candidate's example), or None; headings are no example. Only
+    a paragraph that has a match is cut into sentences, so a long book is searched quickly."""
+    for chapter in book.chapters:
+        for paragraph in chapter.paragraphs:
+            if paragraph.strip() == chapter.title.strip() or pattern.search(paragraph) is None:
+                continue
+            for sentence in split_sentences(paragraph):
+                for match in pattern.finditer(sentence):
+                    if match.group().strip():
+                        return match.group(), _trim(sentence, match.start())
+    return None
 
 
 def _tally(book: Book) -> dict[str, _Tally]:

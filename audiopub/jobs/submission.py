@@ -17,7 +17,7 @@ from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import (
     Lexicon,
     book_lexicon_path,
-    from_book,
+    layered,
     read_if_present,
     user_lexicon_path,
 )
@@ -143,10 +143,8 @@ def job_lexicon(store: JobStore, epub: Path, book: Book, settings: JobSettings,
     hints, the user's — files read now, so an edit counts at the next run — checked against
     the voice."""
     data_dir = store.path.parent
-    entries = [*settings.lexicon,
-               *read_if_present(book_lexicon_path(data_dir, epub)),
-               *from_book(book.pronunciations),
-               *read_if_present(user_lexicon_path(data_dir))]
+    entries = layered(read_if_present(book_lexicon_path(data_dir, epub)), book.pronunciations,
+                      read_if_present(user_lexicon_path(data_dir)), own=settings.lexicon)
     return Lexicon(entries, engine.phoneme_symbols(settings.voice or ""))
 
 

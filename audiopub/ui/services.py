@@ -19,13 +19,16 @@ import io
 import logging
 import threading
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
 import soundfile as sf
 
 from audiopub import settings as defaults
+from audiopub.book.lexicon import Entry, Lexicon
 from audiopub.book.models import Book, Cover
 from audiopub.book.spoken import spoken_form
 from audiopub.errors import AudiopubError
@@ -48,6 +51,7 @@ log = logging.getLogger(__name__)
 
 ENGINE_LABELS: Final = {"piper": "Piper", "supertonic": "Supertonic"}
 PREVIEW_TEXT: Final = "Hello! This is how I will sound when I read your book."
+SAY_PAUSE_S: Final = 0.5  # between the pieces `say` speaks (a word, then its sentence)
 COVER_SUFFIXES: Final = {"image/jpeg": ".jpg", "image/png": ".png", "image/gif": ".gif",
                          "image/webp": ".webp", "image/svg+xml": ".svg"}
 
@@ -171,14 +175,42 @@ class Services:
 
     def preview(self, engine: str, voice: str, speed: float, steps: int, use_gpu: bool) -> bytes:
         """One sentence in `voice`, as WAV bytes."""
+        return self.say([PREVIEW_TEXT], engine, voice, speed, steps, use_gpu)
+
+    def say(self, texts: Sequence[str], engine: str, voice: str, speed: float, steps: int,
+            use_gpu: bool, lexicon_entries: Sequence[Entry] = (),
+            language: str | None = None) -> bytes:
+        """`texts` one after the other, a short pause between, in `voice`, as WAV bytes.
+
+        Said as a job would say them: what the lexicon's entries claim as they say it, the rest
+        with numbers and abbreviations as words by the rules of `language` (default: the
+        voice's). An entry the voice cannot say is a LexiconError, nothing is spoken then.
+        """
         tts = registry.get_engine(engine, use_gpu=use_gpu)
-        options = SynthesisOptions(speed=speed, steps=steps)
-        # Said as a job would say it: numbers and abbreviations as words (see book.spoken).
-        text = spoken_form(PREVIEW_TEXT, voice_of(tts, voice).language)
-        (spoken,) = tts.synthesize([text], voice, options)
+        lexicon = Lexicon(lexicon_entries, tts.phoneme_symbols(voice))
+        rules = language or voice_of(tts, voice).language
+
+        def plain(text: str) -> str:
+            return spoken_form(text, rules)
+
+        spoken = [lexicon.speak(text, plain) for text in texts if text.strip()]
+        if not spoken:
+            raise AudiopubError("There is nothing to say")
+        results = tts.synthesize(spoken, voice, SynthesisOptions(speed=speed, steps=steps,
+                                                                 language=language))
+        rate = results[0].sample_rate
+        pause = np.zeros(int(SAY_PAUSE_S * rate), dtype=np.float32)
+        audio = np.concatenate([part for result in results for part in (pause, result.audio)][1:])
         buffer = io.BytesIO()
-        sf.write(buffer, spoken.audio, spoken.sample_rate, format="WAV", subtype="PCM_16")
+        sf.write(buffer, audio, rate, format="WAV", subtype="PCM_16")
         return buffer.getvalue()
+
+    def check_lexicon(self, entries: Sequence[Entry], engine: str, voice: str,
+                      use_gpu: bool) -> Lexicon:
+        """`entries` checked as a job would check them: a LexiconError names one the voice
+        cannot say (an IPA symbol it lacks, IPA for a voice that takes none)."""
+        tts = registry.get_engine(engine, use_gpu=use_gpu)
+        return Lexicon(entries, tts.phoneme_symbols(voice))
 
     # --- jobs (blocking) ------------------------------------------------------------------
 

@@ -14,7 +14,8 @@ from nicegui import ui
 
 from audiopub.ui.services import current
 
-PAGES: Final = (("/", "Convert", "auto_stories"), ("/library", "Library", "library_music"))
+PAGES: Final = (("/", "Convert", "auto_stories"), ("/library", "Library", "library_music"),
+                 ("/lexicon", "Lexicon", "spellcheck"))
 # Dark mode cycles: follow the system → dark → light → follow the system.
 DARK_MODES: Final = ((None, "brightness_auto", "Theme: follows the system"),
                      (True, "dark_mode", "Theme: dark"),

@@ -1,4 +1,5 @@
-"""Upload an EPUB and see what will be narrated: cover, title, author, language, chapters.
+"""Upload an EPUB and see what will be narrated: cover, title, author, language, chapters,
+the names to check (each to hear, and to fix in the book's lexicon) and that lexicon's editor.
 
 The upload is saved under a random name (`uploads.save_upload`) and parsed off the event loop;
 a file that is not a readable EPUB gets its reason in the page, never a traceback.
@@ -8,16 +9,25 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from nicegui import events, run, ui
 
 from audiopub import figures as fmt
 from audiopub.book.epub_reader import read_epub
+from audiopub.book.lexicon import (
+    Entry,
+    book_lexicon_path,
+    layered,
+    read_if_present,
+    user_lexicon_path,
+)
 from audiopub.book.models import Book
 from audiopub.book.names import NameCandidate, likely_names
 from audiopub.errors import AudiopubError
+from audiopub.jobs.models import JobSettings
+from audiopub.ui.components.lexicon_editor import LexiconEditor
 from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
 from audiopub.ui.uploads import display_name, save_upload
@@ -28,12 +38,17 @@ NAMES_SHOWN = 30  # the book's likeliest names and unusual words listed under it
 
 
 class BookPanel:
-    """The book to convert, and which of its chapters to narrate."""
+    """The book to convert, and which of its chapters to narrate; `voice()` gives the voice
+    chosen in the settings panel (None: none yet), to hear names and check the lexicon with."""
 
-    def __init__(self, services: Services, on_change: Callable[[], None]) -> None:
+    def __init__(self, services: Services, on_change: Callable[[], None],
+                 voice: Callable[[], JobSettings | None] = lambda: None) -> None:
         self.services = services
         self.on_change = on_change
+        self.voice = voice
         self.book: Book | None = None
+        self.lexicon: LexiconEditor | None = None  # the book's, once a book is shown
+        self.lexicon_expansion: ui.expansion | None = None
         self.path: Path | None = None
         self.file_name = ""
         self.speed = 1.0
@@ -60,6 +75,11 @@ class BookPanel:
         ui.context.client.on_delete(self._discard_upload)
 
     # --- what the rest of the page asks --------------------------------------------------
+
+    @property
+    def lexicon_unsaved(self) -> bool:
+        """The book's lexicon has edits a conversion would not use yet."""
+        return self.lexicon is not None and self.lexicon.unsaved
 
     def selected(self) -> list[int]:
         """1-based numbers of the ticked chapters, in book order."""
@@ -91,6 +111,8 @@ class BookPanel:
         try:
             book = await run.io_bound(read_epub, path)
             names = await run.io_bound(likely_names, book, None, NAMES_SHOWN)
+            # A job copies the upload byte for byte: its book key, so its lexicon, is the same.
+            lexicon_path = await run.io_bound(book_lexicon_path, self.services.data_dir, path)
         except AudiopubError as exc:
             # The reader names the file it opened (a random name); show the user's name instead.
             self._fail(path, str(exc).replace(path.name, name))
@@ -105,7 +127,7 @@ class BookPanel:
         self.busy.set_visibility(False)
         self._discard_upload()
         self.book, self.path, self.file_name = book, path, name
-        self._show_book(book, names)
+        self._show_book(book, names, lexicon_path)
         self.on_change()
 
     def _handle_rejected(self) -> None:
@@ -129,7 +151,7 @@ class BookPanel:
 
     def clear(self) -> None:
         self._discard_upload()
-        self.book = None
+        self.book, self.lexicon, self.lexicon_expansion = None, None, None
         self.checkboxes, self.durations = [], []
         self.details.clear()
         self.details.set_visibility(False)
@@ -138,7 +160,7 @@ class BookPanel:
 
     # --- the card --------------------------------------------------------------------------
 
-    def _show_book(self, book: Book, names: list[NameCandidate]) -> None:
+    def _show_book(self, book: Book, names: list[NameCandidate], lexicon_path: Path) -> None:
         self.upload.set_visibility(False)
         self.details.clear()
         self.checkboxes, self.durations = [], []
@@ -170,7 +192,8 @@ class BookPanel:
             if book.warnings:  # read anyway, but the user should know what was left out
                 _warnings(book.warnings)
             if names:  # to check before hours of synthesis (see README, lexicons)
-                _names(names)
+                _names(names, self._hear_name, self._fix_name)
+            self._lexicon_editor(book, lexicon_path)
             with ui.column().classes("ap-chapters gap-0").mark("chapter-list"):
                 for number, chapter in enumerate(book.chapters, start=1):
                     with ui.row().classes("ap-chapter-row items-center no-wrap gap-2"):
@@ -187,6 +210,34 @@ class BookPanel:
                     self.durations.append(duration)
         self.details.set_visibility(True)
         self._update_summary()
+
+    def _lexicon_editor(self, book: Book, path: Path) -> None:
+        data_dir = self.services.data_dir
+
+        def layers(edited: list[Entry]) -> list[Entry]:
+            # As a job of this book would have them: the rows are the book's file.
+            return layered(edited, book.pronunciations,
+                           read_if_present(user_lexicon_path(data_dir)))
+
+        with ui.expansion("How to say words in this book", icon="spellcheck",
+                          caption="This book's lexicon: every conversion of it says these "
+                                  "words so, before your own lexicon's") \
+                .classes("w-full ap-expansion text-sm").mark("book-lexicon") as expansion:
+            self.lexicon = LexiconEditor(
+                self.services, path, self.voice, layers, book,
+                empty_text="No entries yet: add a word, or press Fix beside a name above.",
+                on_change=self.on_change)
+        self.lexicon_expansion = expansion
+
+    async def _hear_name(self, name: NameCandidate) -> None:
+        if self.lexicon is not None and self.lexicon_expansion is not None:
+            self.lexicon_expansion.open()  # where the player and any message are
+            await self.lexicon.hear(name.word, name.example)
+
+    def _fix_name(self, name: NameCandidate) -> None:
+        if self.lexicon is not None and self.lexicon_expansion is not None:
+            self.lexicon_expansion.open()
+            self.lexicon.add(name.word)
 
     def _tick_all(self, value: bool) -> None:
         for box in self.checkboxes:
@@ -208,7 +259,8 @@ class BookPanel:
             if chosen else f"No chapters selected (of {total})")
 
 
-def _names(names: list[NameCandidate]) -> None:
+def _names(names: list[NameCandidate], hear: Callable[[NameCandidate], Awaitable[None]],
+           fix: Callable[[NameCandidate], None]) -> None:
     with ui.expansion(f"Names to check: {', '.join(n.word for n in names[:5])}"
                       + (" …" if len(names) > 5 else ""), icon="record_voice_over",
                       caption="Words the voice may not know, most frequent first; a lexicon "
@@ -218,6 +270,14 @@ def _names(names: list[NameCandidate]) -> None:
             with ui.row().classes("w-full no-wrap gap-3 items-baseline").mark("book-name"):
                 ui.label(name.word).classes("font-semibold w-40 shrink-0 truncate")
                 ui.label(f"{name.count}×").classes("ap-muted ap-figure w-10 shrink-0")
+                ui.button(icon="volume_up", on_click=lambda n=name: hear(n)) \
+                    .props('flat dense round size=sm aria-label="Hear it"') \
+                    .classes("shrink-0").tooltip("Hear it: the name, then this sentence") \
+                    .mark(f"name-hear-{name.word}")
+                ui.button("Fix", icon="edit", on_click=lambda n=name: fix(n)) \
+                    .props("flat dense no-caps size=sm").classes("shrink-0") \
+                    .tooltip("Add it to this book's lexicon") \
+                    .mark(f"name-fix-{name.word}")
                 ui.label(name.example).classes("ap-muted text-xs min-w-0")
 
 

@@ -18,7 +18,8 @@ def page() -> None:
     services = current()
     with frame("Convert", "/"), ui.element("div").classes("ap-layout"):
         with ui.column().classes("w-full gap-5 min-w-0"):
-            book = BookPanel(services, on_change=lambda: update())
+            book = BookPanel(services, on_change=lambda: update(),
+                             voice=lambda: voice.job_settings(None) if voice.ready else None)
             voice = SettingsPanel(services, on_change=lambda: update())
             with ui.row().classes("w-full items-center gap-4"):
                 generate = ui.button("Generate audiobook", icon="graphic_eq") \
@@ -43,7 +44,10 @@ def page() -> None:
         else:
             reason = ""
         generate.set_enabled(not reason)
-        hint.set_text(reason)
+        # Not a reason to wait: a note, since a job reads the lexicon file, not the page.
+        note = ("The book's lexicon has changes not saved yet: a conversion uses them once "
+                "they are saved." if book.lexicon_unsaved else "")
+        hint.set_text(reason or note)
 
     async def start() -> None:
         if book.book is None or book.path is None or not voice.ready:
