@@ -414,8 +414,13 @@ def _voices_download(voice_id: str, revision: str | None) -> int:
     from audiopub import figures
     from audiopub.voices.install import install
 
-    with _DownloadBar() as bar:
-        result = install(voice_id, revision, on_progress=bar.show)
+    try:
+        with _DownloadBar() as bar:
+            result = install(voice_id, revision, on_progress=bar.show)
+    except KeyboardInterrupt:
+        print("\nInterrupted: nothing was installed. The files already complete are kept; "
+              "run the same command to continue.", file=sys.stderr)
+        return 130
     if result.already:
         print(f"{result.id} is already installed ({result.path}).")
         return 0

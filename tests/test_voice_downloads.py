@@ -159,6 +159,10 @@ def test_an_unknown_voice_names_near_misses(hub: HubServer) -> None:
     serve_tiny(hub)
     with pytest.raises(VoiceNotFound, match=f"Did you mean piper:{KEY}"):
         install("piper:de_DE-tiny-meduim")
+    asked = len(hub.requests)
+    with pytest.raises(VoiceNotFound, match="Unknown engine 'kokoro'"):
+        install("kokoro:af_heart")
+    assert len(hub.requests) == asked  # known to be wrong without asking the Hub
 
 
 def test_a_dropped_connection_resumes_where_it_stopped(
@@ -203,6 +207,25 @@ def test_a_cancelled_download_keeps_finished_files_and_continues(
     assert len(hub.transfers(MODEL)) == 1
     assert KEY in find_voices(models() / "piper")
     assert unfinished_downloads() == [] and not (models() / "piper" / ".downloads").exists()
+
+
+def test_progress_counts_a_xet_download_once() -> None:
+    """Xet downloads report written and network bytes to the bars huggingface_hub makes from
+    our class: the file's bytes must count once, whatever crossed the network."""
+    from types import SimpleNamespace
+
+    from huggingface_hub.utils._xet_progress_reporting import XetDownloadProgressReporter
+
+    seen: list[hub_module.Progress] = []
+    transfer = hub_module.Transfer(1000, seen.append)
+    with XetDownloadProgressReporter(reconstruction_desc="x", total=1000, log_level=30,
+                                     tqdm_class=transfer.bar_class) as reporter:
+        for written, received in ((400, 300), (1000, 600)):
+            reporter.update_progress(SimpleNamespace(
+                total_bytes_completed=written, total_transfer_bytes_completed=received,
+                total_bytes_completion_rate=None, total_transfer_bytes_completion_rate=None,
+                total_bytes=1000))
+    assert [p.done_bytes for p in seen] == [400, 1000]
 
 
 def test_disk_space_is_checked_before_anything_is_fetched(

@@ -97,10 +97,11 @@ class Progress:
 class Transfer:
     """Progress over all the files of one download, and its cancel switch.
 
-    `huggingface_hub` reports each file's bytes to a tqdm-like bar it makes through
-    `tqdm_class`; `bar` makes those, and every update lands here. A cancel is noticed at the
-    next update (huggingface_hub reads in 10 MB pieces) and raises DownloadCancelled, which
-    stops the transfer and removes the partial file.
+    `huggingface_hub` reports each file's bytes to tqdm-like bars it makes from `tqdm_class`;
+    `bar_class` is that class, and every update lands here. A cancel is noticed at the next
+    update (plain HTTP reads in 10 MB pieces) or the next file (a Xet download reports from
+    its own threads), and raises DownloadCancelled, which stops the transfer and removes the
+    partial file.
     """
 
     def __init__(self, total_bytes: int, on_progress: Callable[[Progress], None] | None = None,
@@ -110,8 +111,9 @@ class Transfer:
         self.file = ""
         self._on_progress = on_progress
         self._cancel = cancel
-        self._moved = 0  # bytes that crossed the network in this run, for the rate
+        self._moved = 0  # bytes that arrived in this run, for the rate
         self._began: float | None = None
+        self.bar_class = type("TransferBar", (_FileBar,), {"transfer": self})
 
     def check_cancelled(self) -> None:
         if self._cancel is not None and self._cancel.is_set():
@@ -126,9 +128,6 @@ class Transfer:
         """Count a file as complete (it may have needed no transfer at all)."""
         self.done_bytes = done_bytes
         self._report()
-
-    def bar(self, *args: Any, **kwargs: Any) -> _FileBar:
-        return _FileBar(self)
 
     def advance(self, n: int) -> None:
         self.check_cancelled()
@@ -152,10 +151,18 @@ class Transfer:
 
 
 class _FileBar:
-    """What `huggingface_hub.http_get` needs of a tqdm bar; its counts go to the Transfer."""
+    """What `huggingface_hub` uses of a tqdm bar, for plain HTTP and Xet downloads alike.
 
-    def __init__(self, transfer: Transfer) -> None:
-        self._transfer = transfer
+    Bytes written (`update`) are what counts. Having `update_transfer` makes a Xet download
+    use one bar per file, not a second one for network bytes, which Xet's deduplication and
+    compression make differ from the file's size; those are ignored here.
+    """
+
+    transfer: Transfer  # set on the subclass each Transfer makes
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.n = 0
+        self.total = kwargs.get("total")
 
     def __enter__(self) -> _FileBar:
         return self
@@ -165,7 +172,20 @@ class _FileBar:
 
     def update(self, n: float | None = 1) -> None:
         # Negative when a server ignored a Range request and the file starts over.
-        self._transfer.advance(int(n or 0))
+        self.n += int(n or 0)
+        self.transfer.advance(int(n or 0))
+
+    def update_transfer(self, n: float | None = 1) -> None:
+        pass
+
+    def set_postfix_str(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def set_transfer_postfix_str(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def refresh(self) -> None:
+        pass
 
     def close(self) -> None:
         pass
@@ -269,10 +289,14 @@ def fetch(file: HubFile, repo: str, staging: Path, transfer: Transfer) -> Path:
     """Download one file at its commit into `staging` (resuming a dropped connection);
     a file already complete there is not fetched again."""
     transfer.start_file(file.path)
-    with hub_errors(file.path, repo, file.commit):
-        local = hf_hub_download(repo, file.path, revision=file.commit, local_dir=staging,
-                                endpoint=endpoint(), etag_timeout=METADATA_TIMEOUT_S,
-                                tqdm_class=transfer.bar)  # type: ignore[arg-type]
+    try:
+        with hub_errors(file.path, repo, file.commit):
+            local = hf_hub_download(repo, file.path, revision=file.commit, local_dir=staging,
+                                    endpoint=endpoint(), etag_timeout=METADATA_TIMEOUT_S,
+                                    tqdm_class=transfer.bar_class)  # type: ignore[arg-type]
+    except DownloadFailed:
+        transfer.check_cancelled()  # a cancel seen in a Xet thread surfaces as another error
+        raise
     return Path(local)
 
 

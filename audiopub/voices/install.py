@@ -95,6 +95,8 @@ def install(voice_id: str, revision: str | None = None,
     try:
         entry: PiperEntry | SupertonicRelease | None = local_catalogue().find(voice_id)
     except VoiceNotFound:
+        if voice_id.partition(":")[0] not in ("piper", voice_id):
+            raise  # another engine's prefix: no index can have it
         entry = None  # perhaps a voice newer than the local index: the Hub's index decides
     if isinstance(entry, SupertonicRelease):
         return install_supertonic(entry, revision, on_progress, cancel)
