@@ -404,7 +404,9 @@ def _voices_available(language: str | None) -> int:
         print("Supertonic models:")
     for release in supertonic:
         mark = "installed" if release.id in have else ""
-        print(f"  {release.id:40} {release.description:45} {mark}".rstrip())
+        size = catalogue.supertonic_sizes.get(release.id)
+        print(f"  {release.id:40} {release.description:37} "
+              f"{figures.size(size) if size else '':>8}  {mark}".rstrip())
     example = piper[0].id if piper else supertonic[0].id
     print(f"Download one with `audiopub voices download ID`, e.g. {example}.")
     return 0

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hub_repos import local_hub, piper_voice_files, serve_piper_voices
+from hub_repos import local_hub, piper_voice_files, serve_piper_voices, serve_supertonic
 from hub_server import HubServer
 
+from audiopub import figures
 from audiopub.cli import main
 from audiopub.errors import VoiceNotFound
 from audiopub.voices import catalogue
@@ -44,8 +45,8 @@ def test_the_shipped_snapshot_is_the_published_index() -> None:
 
 @pytest.mark.skipif(not SHARED_INDEX.is_file(), reason="the reference copy is not here")
 def test_the_snapshot_is_the_reference_copy_unchanged() -> None:
-    shipped = Path(catalogue.__file__).with_name(catalogue.SNAPSHOT)
-    assert json.loads(shipped.read_text("utf-8")) == json.loads(SHARED_INDEX.read_text("utf-8"))
+    shipped = json.loads(snapshot_path().read_text("utf-8"))
+    assert shipped == json.loads(SHARED_INDEX.read_text("utf-8"))
 
 
 def test_ids_are_found_by_engine_prefix_bare_key_alias_and_release() -> None:
@@ -100,6 +101,28 @@ def test_voices_all_falls_back_to_the_snapshot_when_the_hub_is_unreachable(
     assert "Piper voices (9, from the voice index shipped with Audiopub)" in captured.out
 
 
+def test_supertonic_sizes_come_from_the_hub_when_it_answers(
+        hub: HubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    serve_piper_voices(hub, {"de_DE-newvoice-low": piper_voice_files("de_DE-newvoice-low")})
+    served = serve_supertonic(hub, SUPERTONIC_DEFAULT.repo, SUPERTONIC_DEFAULT.revision,
+                              tmp_path / "built")
+    found = refresh_catalogue()
+    wanted = sum(len(data) for path, data in served.items() if SUPERTONIC_DEFAULT.wants(path))
+    assert found.supertonic_sizes == {"supertonic-3": wanted}  # the others are not served
+    assert wanted < sum(len(data) for data in served.values())  # samples are left out
+    assert main(["voices", "--all", "--language", "de"]) == 0
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if "supertonic-3" in ln]
+    assert line.rstrip().endswith(figures.size(wanted))
+
+
+def test_index_keys_that_are_not_file_names_are_skipped() -> None:
+    entry = json.loads(snapshot_path().read_text("utf-8"))["de_DE-thorsten-medium"]
+    index = {"../../evil": entry, "de_DE-thorsten-medium": entry, ".hidden": entry,
+             "a\\b": entry, "pt_PT-tugão-medium": entry}
+    assert list(catalogue.parse_piper_index(index)) == ["de_DE-thorsten-medium",
+                                                        "pt_PT-tugão-medium"]
+
+
 def test_a_hub_index_that_is_not_an_index_falls_back_too(hub: HubServer) -> None:
     hub.add_repo(catalogue.PIPER_REPO, {"voices.json": b'{"x": {"key": 1}}'})
     found = refresh_catalogue()
@@ -127,6 +150,10 @@ def test_voices_lists_where_each_installed_voice_came_from(
     assert main(["voices", "--language", "fr"]) == 0
     out = capsys.readouterr().out
     assert "fr_FR-mine-low" in out and "en_US-joe-medium" not in out
+
+
+def snapshot_path() -> Path:
+    return Path(catalogue.__file__).with_name(catalogue.SNAPSHOT)
 
 
 @pytest.fixture

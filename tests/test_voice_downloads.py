@@ -103,6 +103,17 @@ def test_a_downloaded_voice_is_installed_listed_and_speaks(
     assert len(hub.transfers(f"{voice_folder(key)}{key}.onnx")) == fetched
 
 
+def test_an_installed_voice_of_the_index_needs_no_network(
+        hub: HubServer, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    key = "de_DE-thorsten-medium"  # in the shipped index
+    serve_piper_voices(hub, {key: piper_voice_files(key)})
+    install(key)
+    hub.stop()
+    assert main(["voices", "download", f"piper:{key}"]) == 0
+    assert "already installed" in capsys.readouterr().out
+
+
 def test_a_checksum_mismatch_installs_nothing(hub: HubServer) -> None:
     files = piper_voice_files(KEY)
     entry_files = {voice_folder(KEY) + name: {"size_bytes": len(data), "md5_digest": "0" * 32}

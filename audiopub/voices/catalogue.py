@@ -16,14 +16,16 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
 from audiopub import settings
 from audiopub.errors import AudiopubError, HubUnreachable, VoiceNotFound
+from audiopub.tts.supertonic_files import CONFIG_FILE, GRAPHS, INDEXER_FILE
 from audiopub.tts.supertonic_text import SUPPORTED_LANGUAGES
 
 log = logging.getLogger(__name__)
@@ -34,6 +36,12 @@ SNAPSHOT: Final = "piper-voices.json"  # package data: the index as it was when 
 QUALITIES: Final = ("x_low", "low", "medium", "high")  # Piper's names, worst to best
 # Seconds to wait for the Hub before listing from the local index instead: a person is waiting.
 REFRESH_TIMEOUT_S: Final = 5.0
+# A voice key becomes a file name: an index (or a mirror's) must not name a path.
+_SAFE_KEY: Final = re.compile(r"\w[\w.-]*")  # letters of any script: pt_PT-tugão-medium
+# What Audiopub needs of a Supertonic release, plus its licence and model card.
+SUPERTONIC_FILES: Final = (*(f"onnx/{name}.onnx" for name in GRAPHS), f"onnx/{CONFIG_FILE}",
+                           f"onnx/{INDEXER_FILE}")
+_SUPERTONIC_EXTRAS: Final = ("LICENSE", "LICENSE.md", "LICENSE.txt", "README.md")
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,9 @@ class PiperEntry:
         return self.language_code.replace("_", "-")
 
     def describe_language(self) -> str:
-        return f"{self.language_english} ({self.country})" if self.country else self.language_english
+        if not self.country:
+            return self.language_english
+        return f"{self.language_english} ({self.country})"
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,15 @@ class SupertonicRelease:
     @property
     def language(self) -> str:
         return "multi" if len(self.languages) > 1 else self.languages[0]
+
+    @staticmethod
+    def wants(path: str) -> bool:
+        """Whether a file of the repository is downloaded: the graphs, config, indexer, voice
+        styles and licence; not samples or other formats."""
+        if path in SUPERTONIC_FILES or path in _SUPERTONIC_EXTRAS:
+            return True
+        folder, _, name = path.partition("/")
+        return folder == "voice_styles" and "/" not in name and name.endswith(".json")
 
 
 # Revisions: the commits `supertonic` 1.3.1 (PyPI) pins in its config.MODEL_CONFIGS, which is
@@ -120,6 +139,7 @@ class Catalogue:
     piper: Mapping[str, PiperEntry]
     source: str  # "the Hub", "the index refreshed on …", "the snapshot shipped with Audiopub"
     note: str | None = None  # one line for the person when the Hub could not be asked
+    supertonic_sizes: Mapping[str, int] = field(default_factory=dict)  # known after a refresh
 
     @property
     def supertonic(self) -> tuple[SupertonicRelease, ...]:
@@ -160,6 +180,9 @@ def parse_piper_index(data: Any) -> dict[str, PiperEntry]:
     entries = {}
     try:
         for key, voice in data.items():
+            if not _SAFE_KEY.fullmatch(key):
+                log.warning("skipping voice %r of the index: not a file name", key)
+                continue
             language = voice["language"]
             files = tuple(RemoteFile(path, int(facts["size_bytes"]), str(facts["md5_digest"]))
                           for path, facts in voice["files"].items())
@@ -215,7 +238,23 @@ def refresh_catalogue(timeout_s: float = REFRESH_TIMEOUT_S) -> Catalogue:
         return Catalogue(local.piper, local.source,
                          note=f"Voice list not refreshed ({why}); showing {local.source}.")
     _keep(data)
-    return Catalogue(entries, "the Hub's voice index")
+    return Catalogue(entries, "the Hub's voice index",
+                     supertonic_sizes=_supertonic_sizes(timeout_s))
+
+
+def _supertonic_sizes(timeout_s: float) -> dict[str, int]:
+    """Each release's download size at its pinned revision, as far as the Hub tells."""
+    from audiopub.voices import hub
+
+    sizes = {}
+    for release in SUPERTONIC_RELEASES:
+        try:
+            _, files = hub.repo_files(release.repo, release.revision, timeout_s)
+        except AudiopubError as exc:  # a size is a nicety: the list shows without it
+            log.info("no size for %s: %s", release.id, exc)
+            continue
+        sizes[release.id] = sum(file.size for file in files if release.wants(file.path))
+    return sizes
 
 
 def _keep(data: Any) -> None:

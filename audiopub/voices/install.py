@@ -47,11 +47,12 @@ from audiopub.errors import (
     VoiceNotFound,
 )
 from audiopub.tts.piper import find_voices
-from audiopub.tts.supertonic_files import CONFIG_FILE, GRAPHS, INDEXER_FILE, ModelFiles
+from audiopub.tts.supertonic_files import ModelFiles
 from audiopub.voices import hub
 from audiopub.voices.catalogue import (
     PIPER_INDEX,
     PIPER_REPO,
+    SUPERTONIC_FILES,
     Catalogue,
     PiperEntry,
     SupertonicRelease,
@@ -62,10 +63,6 @@ from audiopub.voices.catalogue import (
 STAGING: Final = ".downloads"
 PIPER_RECORD: Final = ".download.json"  # <key>.download.json beside a downloaded Piper voice
 SUPERTONIC_RECORD: Final = "audiopub-download.json"  # inside a downloaded Supertonic folder
-# What Audiopub needs of a Supertonic release, plus its licence and model card.
-SUPERTONIC_FILES: Final = (*(f"onnx/{name}.onnx" for name in GRAPHS), f"onnx/{CONFIG_FILE}",
-                           f"onnx/{INDEXER_FILE}")
-_SUPERTONIC_EXTRAS: Final = ("LICENSE", "LICENSE.md", "LICENSE.txt", "README.md")
 
 
 @dataclass(frozen=True)
@@ -100,6 +97,8 @@ def install(voice_id: str, revision: str | None = None,
         entry = None  # perhaps a voice newer than the local index: the Hub's index decides
     if isinstance(entry, SupertonicRelease):
         return install_supertonic(entry, revision, on_progress, cancel)
+    if entry is not None and (piper_dir() / f"{entry.key}.onnx").is_file():
+        return Installed(entry.id, piper_dir() / f"{entry.key}.onnx", entry.size, already=True)
     return install_piper(voice_id, revision or "main", on_progress, cancel)
 
 
@@ -150,7 +149,7 @@ def install_supertonic(release: SupertonicRelease, revision: str | None = None,
                                  ) from exc
         return Installed(release.id, target, _folder_size(target), already=True)
     commit, listing = hub.repo_files(release.repo, revision)
-    files = [f for f in listing if _wanted_supertonic(f.path)]
+    files = [f for f in listing if release.wants(f.path)]
     missing = [name for name in SUPERTONIC_FILES if name not in {f.path for f in files}]
     if missing or not any(f.path.startswith("voice_styles/") for f in files):
         raise DownloadFailed(f"{release.repo} at {revision} is not a Supertonic model Audiopub "
@@ -167,13 +166,6 @@ def install_supertonic(release: SupertonicRelease, revision: str | None = None,
                                        indent=1), "utf-8")
         os.rename(staging, target)  # one rename: the model appears whole or not at all
     return Installed(release.id, target, sum(f.size for f in files))
-
-
-def _wanted_supertonic(path: str) -> bool:
-    if path in SUPERTONIC_FILES or path in _SUPERTONIC_EXTRAS:
-        return True
-    folder, _, name = path.partition("/")
-    return folder == "voice_styles" and "/" not in name and name.endswith(".json")
 
 
 def _download(repo: str, files: list[hub.HubFile], staging: Path, what: str,
