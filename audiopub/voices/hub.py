@@ -2,11 +2,12 @@
 
 `huggingface_hub` does the transfer: `HF_ENDPOINT` (a mirror), `HTTPS_PROXY`/`HTTP_PROXY`,
 `HF_TOKEN`, `HF_HUB_OFFLINE`, `HF_HUB_DOWNLOAD_TIMEOUT` and `HF_HUB_ETAG_TIMEOUT` work as for any
-Hub client. A dropped connection is resumed where it stopped (a Range request), up to five
-times. Files are fetched with `local_dir=` into a staging folder that the caller chooses, so
-a finished file is kept there (with the Hub's metadata beside it) and a second attempt after
-an interruption fetches only what is missing; a file already in the user's Hub cache at the
-same commit is copied from there instead of downloaded.
+Hub client. A dropped connection is resumed with a Range request from the last piece written
+(huggingface_hub writes 10 MB at a time), up to five times in a row. Files are fetched with
+`local_dir=` into a staging folder that the caller chooses, so a finished file is kept there
+(with the Hub's metadata beside it) and a second attempt after an interruption fetches only
+what is missing; a file already in the user's Hub cache at the same commit is copied from
+there instead of downloaded.
 
 Every failure a person can meet — no network, a mirror that is not a Hub, a missing repository,
 revision or file, a file that does not match its checksum, a full disk, a cancel — is raised

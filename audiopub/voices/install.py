@@ -148,7 +148,7 @@ def install_supertonic(release: SupertonicRelease, revision: str | None = None,
                                  f"{release.id}` if Audiopub downloaded it) and try again."
                                  ) from exc
         return Installed(release.id, target, _folder_size(target), already=True)
-    commit, listing = hub.repo_files(release.repo, revision)
+    _, listing = hub.repo_files(release.repo, revision)
     files = [f for f in listing if release.wants(f.path)]
     missing = [name for name in SUPERTONIC_FILES if name not in {f.path for f in files}]
     if missing or not any(f.path.startswith("voice_styles/") for f in files):
