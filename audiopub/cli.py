@@ -41,6 +41,7 @@ from audiopub.jobs.submission import (
 from audiopub.jobs.worker import become_runner, execute_job, runner_lock
 from audiopub.tts.engine import voice_of
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
+from audiopub.voices import command as voices_command
 
 FOLLOW_INTERVAL_S = 1.0  # how often a CLI waiting on another runner reads the store
 SERVE_HOST = "127.0.0.1"  # the web UI has no accounts: only this computer, unless --host
@@ -88,7 +89,9 @@ def _build_parser() -> argparse.ArgumentParser:
     export_command.add_arguments(commands.add_parser(
         "export", help="subtitles and per-chapter audio files of a finished book, without "
         "speaking it again"))
-    commands.add_parser("voices", help="list engines and their voices")
+    voices_command.add_arguments(commands.add_parser(
+        "voices", help="list installed voices (--all: downloadable ones too); "
+        "download or remove voices and models", argument_default=argparse.SUPPRESS))
     names = commands.add_parser("names", help="list a book's likely names and unusual words, "
                                 "to check how they are pronounced before converting")
     names.add_argument("book", type=Path, help="the .epub file")
@@ -316,19 +319,6 @@ def _control(command: str, prefix: str) -> int:
     return 0
 
 
-def _voices() -> int:
-    for name in ENGINE_NAMES:
-        try:
-            voices = get_engine(name).voices()
-        except AudiopubError as exc:
-            print(f"{name}: unavailable — {exc}")
-            continue
-        print(f"{name}:")
-        for voice in voices:
-            print(f"  {voice.id:24} {voice.language}")
-    return 0
-
-
 def _names(args: argparse.Namespace) -> int:
     from audiopub.book.names import likely_names  # loads word lists: only for this command
 
@@ -372,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "export":
             return export_command.main(args)
         if args.command == "voices":
-            return _voices()
+            return voices_command.main(args)
         if args.command == "bench":
             return _bench(args)
         if args.command == "names":

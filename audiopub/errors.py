@@ -10,6 +10,12 @@
      ├── SynthesisFailed      the engine raised while speaking a chunk
      ├── MuxFailed            ffmpeg could not write the audiobook
      ├── DiskFull             no room to write audio; the job pauses and can resume
+     ├── VoiceNotFound        no voice or model has that id (in the catalogue, or installed)
+     ├── DownloadFailed       a voice or model could not be downloaded; nothing was installed
+     │    ├── HubUnreachable    no network, or the Hub (or mirror) does not answer
+     │    ├── ChecksumMismatch  a downloaded file is not the one the publisher listed
+     │    ├── NotEnoughSpace    the disk has no room for the download (checked first)
+     │    └── DownloadCancelled the person cancelled it
      ├── JobStoreError        the job store refused an operation
      │    ├── JobNotFound     no job has that id
      │    └── InvalidTransition  the job can't move from its state to the one asked for
@@ -64,6 +70,31 @@ class MuxFailed(AudiopubError):
 
 class DiskFull(AudiopubError):
     """No space left while writing audio; the job is paused and can resume."""
+
+
+class VoiceNotFound(AudiopubError):
+    """No voice or model has that id in the catalogue, or none is installed under it."""
+
+
+class DownloadFailed(AudiopubError):
+    """A download could not finish: no network, not on the Hub, a bad file. Nothing was
+    installed; files already complete may be kept for the next attempt."""
+
+
+class HubUnreachable(DownloadFailed):
+    """The Hub could not be reached; running the command again continues the download."""
+
+
+class ChecksumMismatch(DownloadFailed):
+    """A downloaded file's MD5 or SHA-256 differs from the published one."""
+
+
+class NotEnoughSpace(DownloadFailed):
+    """The download would not fit on the disk."""
+
+
+class DownloadCancelled(DownloadFailed):
+    """The person cancelled the download."""
 
 
 class JobStoreError(AudiopubError):

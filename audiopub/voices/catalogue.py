@@ -1,0 +1,290 @@
+"""Everything Audiopub can download to speak with: Piper voices and Supertonic releases.
+
+Piper's voices are listed by the `rhasspy/piper-voices` repository on the Hugging Face Hub in
+its `voices.json` (per voice: key, language, quality, speakers, and per file its size and
+MD5). A snapshot of that index ships inside the package, so the list shows offline; it is
+refreshed from the Hub only when a person asks for downloadable voices, and the refreshed
+copy is kept in the data directory as the newest known index until the next refresh.
+
+Supertonic's releases are three Hub repositories, each pinned to the commit the reference
+`supertonic` package (1.3.1) downloads, so a download is reproducible; another revision can
+be asked for explicitly.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final
+
+from audiopub import settings
+from audiopub.errors import AudiopubError, HubUnreachable, VoiceNotFound
+from audiopub.tts.supertonic_files import CONFIG_FILE, GRAPHS, INDEXER_FILE
+from audiopub.tts.supertonic_text import SUPPORTED_LANGUAGES
+
+log = logging.getLogger(__name__)
+
+PIPER_REPO: Final = "rhasspy/piper-voices"
+PIPER_INDEX: Final = "voices.json"
+SNAPSHOT: Final = "piper-voices.json"  # package data: the index as it was when shipped
+QUALITIES: Final = ("x_low", "low", "medium", "high")  # Piper's names, worst to best
+# Seconds to wait for the Hub before listing from the local index instead: a person is waiting.
+REFRESH_TIMEOUT_S: Final = 5.0
+# A voice key becomes a file name: an index (or a mirror's) must not name a path.
+_SAFE_KEY: Final = re.compile(r"\w[\w.-]*")  # letters of any script: pt_PT-tugão-medium
+# What Audiopub needs of a Supertonic release, plus its licence and model card.
+SUPERTONIC_FILES: Final = (*(f"onnx/{name}.onnx" for name in GRAPHS), f"onnx/{CONFIG_FILE}",
+                           f"onnx/{INDEXER_FILE}")
+_SUPERTONIC_EXTRAS: Final = ("LICENSE", "LICENSE.md", "LICENSE.txt", "README.md")
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A file of a voice as the index lists it: its path in the repository, size and MD5."""
+
+    path: str
+    size: int
+    md5: str
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class PiperEntry:
+    """One Piper voice of the index."""
+
+    key: str  # e.g. de_DE-thorsten-medium: also its file name and its voice id once installed
+    name: str
+    language_code: str  # de_DE
+    language_family: str  # de
+    language_english: str  # German
+    language_native: str  # Deutsch
+    country: str  # Germany
+    quality: str
+    num_speakers: int
+    files: tuple[RemoteFile, ...]
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return f"piper:{self.key}"
+
+    @property
+    def size(self) -> int:
+        return sum(file.size for file in self.files)
+
+    @property
+    def language(self) -> str:
+        """The BCP 47 tag Audiopub uses for voices: de-DE."""
+        return self.language_code.replace("_", "-")
+
+    def describe_language(self) -> str:
+        if not self.country:
+            return self.language_english
+        return f"{self.language_english} ({self.country})"
+
+
+@dataclass(frozen=True)
+class SupertonicRelease:
+    """A Supertonic model repository on the Hub."""
+
+    id: str  # also the folder it is installed into, under the models directory
+    repo: str
+    revision: str  # the commit downloaded unless another is asked for
+    languages: tuple[str, ...]
+    description: str
+
+    @property
+    def language(self) -> str:
+        return "multi" if len(self.languages) > 1 else self.languages[0]
+
+    @staticmethod
+    def wants(path: str) -> bool:
+        """Whether a file of the repository is downloaded: the graphs, config, indexer, voice
+        styles and licence; not samples or other formats."""
+        if path in SUPERTONIC_FILES or path in _SUPERTONIC_EXTRAS:
+            return True
+        folder, _, name = path.partition("/")
+        return folder == "voice_styles" and "/" not in name and name.endswith(".json")
+
+
+# Revisions: the commits `supertonic` 1.3.1 (PyPI) pins in its config.MODEL_CONFIGS, which is
+# what Audiopub's Supertonic engine and tests are checked against.
+SUPERTONIC_RELEASES: Final = (
+    SupertonicRelease("supertonic-3", "Supertone/supertonic-3",
+                      "724fb5abbf5502583fb520898d45929e62f02c0b", SUPPORTED_LANGUAGES,
+                      f"multilingual, {len(SUPPORTED_LANGUAGES)} languages"),
+    SupertonicRelease("supertonic-2", "Supertone/supertonic-2",
+                      "75e6727618a02f323c720cba9478152d4bc16ca4", ("en", "ko", "es", "pt", "fr"),
+                      "5 languages (older release)"),
+    SupertonicRelease("supertonic-1", "Supertone/supertonic",
+                      "b6856d033f622c63ea29441795be266a1133e227", ("en",),
+                      "English only (first release)"),
+)
+SUPERTONIC_DEFAULT: Final = SUPERTONIC_RELEASES[0]
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """The Piper voices of one index, where that index came from, and the Supertonic releases."""
+
+    piper: Mapping[str, PiperEntry]
+    source: str  # "the Hub", "the index refreshed on …", "the snapshot shipped with Audiopub"
+    note: str | None = None  # one line for the person when the Hub could not be asked
+    supertonic_sizes: Mapping[str, int] = field(default_factory=dict)  # known after a refresh
+
+    @property
+    def supertonic(self) -> tuple[SupertonicRelease, ...]:
+        return SUPERTONIC_RELEASES
+
+    def find(self, voice_id: str) -> PiperEntry | SupertonicRelease:
+        """The entry for `piper:KEY`, a bare Piper key (or an old alias), `supertonic` (the
+        newest release) or a release's id; VoiceNotFound with near misses otherwise."""
+        wanted = voice_id.strip()
+        engine, _, name = wanted.partition(":") if ":" in wanted else ("", "", wanted)
+        if engine in ("", "supertonic"):
+            if name == "supertonic":
+                return SUPERTONIC_DEFAULT
+            for release in SUPERTONIC_RELEASES:
+                if name == release.id:
+                    return release
+        if engine in ("", "piper"):
+            if name in self.piper:
+                return self.piper[name]
+            for entry in self.piper.values():
+                if name in entry.aliases:
+                    return entry
+        if engine not in ("", "piper", "supertonic"):
+            raise VoiceNotFound(f"Unknown engine {engine!r} in {voice_id!r}: "
+                                "use piper:VOICE or supertonic")
+        known = {key: f"piper:{key}" for key in self.piper}
+        known |= {release.id: release.id for release in SUPERTONIC_RELEASES}
+        close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
+        hint = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""
+        raise VoiceNotFound(f"No voice {voice_id!r} in {self.source}.{hint} "
+                            "`audiopub voices --all` lists them.")
+
+
+def parse_piper_index(data: Any) -> dict[str, PiperEntry]:
+    """The voices of a `voices.json`, by key; ValueError if it is not in that format."""
+    if not isinstance(data, Mapping):
+        raise ValueError("the index is not a JSON object")
+    entries = {}
+    try:
+        for key, voice in data.items():
+            if not _SAFE_KEY.fullmatch(key):
+                log.warning("skipping voice %r of the index: not a file name", key)
+                continue
+            language = voice["language"]
+            files = tuple(RemoteFile(path, int(facts["size_bytes"]), str(facts["md5_digest"]))
+                          for path, facts in voice["files"].items())
+            entries[key] = PiperEntry(
+                key=key, name=voice["name"], language_code=language["code"],
+                language_family=language["family"],
+                language_english=language.get("name_english", language["code"]),
+                language_native=language.get("name_native", ""),
+                country=language.get("country_english", ""), quality=voice["quality"],
+                num_speakers=int(voice.get("num_speakers", 1)), files=files,
+                aliases=tuple(voice.get("aliases", ())))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"a voice entry is not in the voices.json format ({exc!r})") from exc
+    return entries
+
+
+def snapshot_index() -> dict[str, PiperEntry]:
+    """The index shipped inside the package."""
+    text = resources.files("audiopub.voices").joinpath(SNAPSHOT).read_text("utf-8")
+    return parse_piper_index(json.loads(text))
+
+
+def refreshed_index_path() -> Path:
+    """Where the index last fetched from the Hub is kept (data directory)."""
+    return settings.data_dir() / "voices" / SNAPSHOT
+
+
+def local_catalogue() -> Catalogue:
+    """The newest index on this computer: the last one refreshed from the Hub, else the
+    shipped snapshot. No network."""
+    path = refreshed_index_path()
+    if path.is_file():
+        try:
+            entries = parse_piper_index(json.loads(path.read_text("utf-8")))
+            return Catalogue(entries, "the voice index last fetched from the Hub")
+        except (OSError, ValueError) as exc:  # a damaged copy: the snapshot still works
+            log.warning("ignoring %s: %s", path, exc)
+    return Catalogue(snapshot_index(), "the voice index shipped with Audiopub")
+
+
+def refresh_catalogue(timeout_s: float = REFRESH_TIMEOUT_S) -> Catalogue:
+    """The Hub's current index (kept for next time), or the local one with a note saying why
+    not. Only for a person who asked for downloadable voices: this is a network call."""
+    from audiopub.voices import hub  # huggingface_hub is imported only when it is needed
+
+    try:
+        _, data = hub.fetch_json(PIPER_REPO, PIPER_INDEX, timeout_s=timeout_s)
+        entries = parse_piper_index(data)
+    except (AudiopubError, ValueError) as exc:
+        local = local_catalogue()
+        why = (f"could not reach the Hub at {hub.endpoint()}: {hub.reason(exc)}"
+               if isinstance(exc, HubUnreachable) else str(exc).splitlines()[0])
+        return Catalogue(local.piper, local.source,
+                         note=f"Voice list not refreshed ({why}); showing {local.source}.")
+    _keep(data)
+    return Catalogue(entries, "the Hub's voice index",
+                     supertonic_sizes=_supertonic_sizes(timeout_s))
+
+
+def _supertonic_sizes(timeout_s: float) -> dict[str, int]:
+    """Each release's download size at its pinned revision, as far as the Hub tells."""
+    from audiopub.voices import hub
+
+    sizes = {}
+    for release in SUPERTONIC_RELEASES:
+        try:
+            _, files = hub.repo_files(release.repo, release.revision, timeout_s)
+        except AudiopubError as exc:  # a size is a nicety: the list shows without it
+            log.info("no size for %s: %s", release.id, exc)
+            continue
+        sizes[release.id] = sum(file.size for file in files if release.wants(file.path))
+    return sizes
+
+
+def _keep(data: Any) -> None:
+    from audiopub.atomic import atomic_write
+
+    try:
+        with atomic_write(refreshed_index_path()) as temp:
+            temp.write_text(json.dumps(data), "utf-8")
+    except OSError as exc:  # listing still works; only the offline copy is older
+        log.warning("could not keep the refreshed voice index: %s", exc)
+
+
+def matches_language(wanted: str, codes: Iterable[str], names: Iterable[str] = ()) -> bool:
+    """Whether `wanted` (de, de_DE, de-DE, German, Deutsch) names one of the languages."""
+    want = wanted.strip().lower().replace("-", "_")
+    for code in codes:
+        code = code.lower().replace("-", "_")
+        if want == code or want == code.split("_")[0]:
+            return True
+    return any(want == name.lower() for name in names if name)
+
+
+def entry_matches(entry: PiperEntry | SupertonicRelease, language: str | None) -> bool:
+    if language is None:
+        return True
+    if isinstance(entry, SupertonicRelease):
+        return matches_language(language, entry.languages)
+    return matches_language(language, [entry.language_code],
+                            [entry.language_english, entry.language_native])
+
+
+def quality_rank(quality: str) -> int:
+    return QUALITIES.index(quality) if quality in QUALITIES else len(QUALITIES)

@@ -1,0 +1,169 @@
+"""`audiopub voices`: list installed and downloadable voices, download and remove them.
+
+The voice library (and huggingface_hub) is imported by each command when it runs, so the
+other commands start without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tqdm import tqdm
+
+from audiopub.errors import AudiopubError
+from audiopub.tts.registry import ENGINE_NAMES, get_engine
+
+
+def add_arguments(voices: argparse.ArgumentParser) -> None:
+    """`voices [list] [--all] [--language X]`, `voices download ID`, `voices remove ID`.
+
+    No defaults on the parsers (SUPPRESS): `voices --all list` must keep its --all, and a
+    subcommand's defaults would overwrite it; `main` reads them with getattr."""
+    def listing(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--all", action="store_true",
+                            help="also voices and models to download (asks the Hub for its "
+                                 "current list; the shipped one if it can't be reached)")
+        parser.add_argument("--language", help="only this language: de, de_DE, German…")
+
+    listing(voices)
+    actions = voices.add_subparsers(dest="voices_command", metavar="{list,download,remove}")
+    listing(actions.add_parser("list", help="the default: list voices",
+                               argument_default=argparse.SUPPRESS))
+    download = actions.add_parser("download", help="download and install a voice or model, "
+                                  "e.g. piper:de_DE-thorsten-medium or supertonic")
+    download.add_argument("voice_id", help="piper:VOICE (see `voices --all`), supertonic "
+                          "(the newest release), supertonic-2 or supertonic-1")
+    download.add_argument("--revision", help="a branch, tag or commit of its Hub repository "
+                          "(default: Supertonic's tested commit, Piper's main)")
+    remove = actions.add_parser("remove", help="remove a downloaded voice or model")
+    remove.add_argument("voice_id", help="as given to `voices download`")
+
+
+def main(args: argparse.Namespace) -> int:
+    # The voice library (and huggingface_hub) is only imported for these commands.
+    command = getattr(args, "voices_command", None) or "list"
+    if command == "download":
+        return _voices_download(args.voice_id, getattr(args, "revision", None))
+    if command == "remove":
+        return _voices_remove(args.voice_id)
+    if getattr(args, "all", False):
+        return _voices_available(getattr(args, "language", None))
+    return _voices_installed(getattr(args, "language", None))
+
+
+def _voices_installed(language: str | None) -> int:
+    from audiopub.voices import installed
+    from audiopub.voices.catalogue import matches_language
+    from audiopub.voices.install import unfinished_downloads
+
+    origins = {voice.id: voice.origin for voice in installed.piper_voices()}
+    for name in ENGINE_NAMES:
+        try:
+            voices = get_engine(name).voices()
+        except AudiopubError as exc:
+            print(f"{name}: unavailable — {exc}")
+            continue
+        print(f"{name}:")
+        for voice in voices:
+            if language is None or voice.language == "multi" \
+                    or matches_language(language, [voice.language]):
+                print(f"  {voice.id:28} {voice.language:8} {origins.get(voice.id, '')}".rstrip())
+    for model in installed.supertonic_models():
+        if not model.active:
+            print(f"also installed: {model.id} in {model.path} (to speak with it, "
+                  f"set AUDIOPUB_SUPERTONIC_DIR={model.path})")
+    for name in unfinished_downloads():
+        print(f"unfinished download: {name} (`audiopub voices download` continues it, "
+              "`audiopub voices remove` discards it)")
+    print("More voices: `audiopub voices --all` lists those you can download.")
+    return 0
+
+
+def _voices_available(language: str | None) -> int:
+    from audiopub import figures
+    from audiopub.voices.catalogue import entry_matches, quality_rank, refresh_catalogue
+    from audiopub.voices.installed import installed_ids
+
+    catalogue = refresh_catalogue()
+    if catalogue.note:
+        print(catalogue.note, file=sys.stderr)
+    have = installed_ids()
+    piper = sorted((e for e in catalogue.piper.values() if entry_matches(e, language)),
+                   key=lambda e: (e.language_code, e.name, quality_rank(e.quality)))
+    supertonic = [r for r in catalogue.supertonic if entry_matches(r, language)]
+    if not piper and not supertonic:
+        raise AudiopubError(f"No voice for language {language!r} in {catalogue.source}.")
+    print(f"Piper voices ({len(piper)}, from {catalogue.source}):")
+    for e in piper:
+        speakers = f"{e.num_speakers} speakers" if e.num_speakers > 1 else ""
+        mark = "installed" if e.id in have else ""
+        print(f"  {e.id:40} {e.describe_language()[:28]:28} {e.quality:7} "
+              f"{figures.size(e.size):>8}  {speakers:12} {mark}".rstrip())
+    if supertonic:
+        print("Supertonic models:")
+    for release in supertonic:
+        mark = "installed" if release.id in have else ""
+        size = catalogue.supertonic_sizes.get(release.id)
+        print(f"  {release.id:40} {release.description:37} "
+              f"{figures.size(size) if size else '':>8}  {mark}".rstrip())
+    example = piper[0].id if piper else supertonic[0].id
+    print(f"Download one with `audiopub voices download ID`, e.g. {example}.")
+    return 0
+
+
+def _voices_download(voice_id: str, revision: str | None) -> int:
+    from audiopub import figures
+    from audiopub.voices.install import install
+
+    try:
+        with _DownloadBar() as bar:
+            result = install(voice_id, revision, on_progress=bar.show)
+    except KeyboardInterrupt:
+        print("\nInterrupted: nothing was installed. The files already complete are kept; "
+              "run the same command to continue.", file=sys.stderr)
+        return 130
+    if result.already:
+        print(f"{result.id} is already installed ({result.path}).")
+        return 0
+    print(f"Installed {result.id} ({figures.size(result.size)}) in {result.path}.")
+    if result.id.startswith("piper:"):
+        print(f"Speak with it: audiopub convert BOOK.epub --voice {result.id.split(':', 1)[1]}")
+    else:
+        from audiopub.tts.registry import default_model_dir
+
+        if default_model_dir("supertonic").resolve() != result.path.resolve():
+            print(f"Supertonic reads {default_model_dir('supertonic')}: set "
+                  f"AUDIOPUB_SUPERTONIC_DIR={result.path} to speak with this one.")
+        else:
+            print("Speak with it: audiopub convert BOOK.epub --engine supertonic")
+    return 0
+
+
+def _voices_remove(voice_id: str) -> int:
+    from audiopub.voices.install import remove
+
+    for path in remove(voice_id):
+        print(f"removed {path}")
+    return 0
+
+
+class _DownloadBar:
+    """Bytes, rate and ETA of a download on stderr (tqdm's own rate and ETA)."""
+
+    def __enter__(self) -> _DownloadBar:
+        self._bar: tqdm | None = None
+        return self
+
+    def show(self, progress: Any) -> None:  # a voices.hub.Progress
+        if self._bar is None:
+            self._bar = tqdm(total=progress.total_bytes, initial=progress.done_bytes, unit="B",
+                             unit_scale=True, dynamic_ncols=True, file=sys.stderr)
+        self._bar.total = progress.total_bytes
+        self._bar.update(progress.done_bytes - self._bar.n)
+        self._bar.set_postfix_str(progress.file.rsplit("/", 1)[-1][:40], refresh=False)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
