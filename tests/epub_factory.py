@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import zipfile
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,3 +30,18 @@ def build_epub(path: Path, chapters: Sequence[tuple[str, Sequence[str]]], *,
     (paragraphs are markup, so tests can put noterefs, spans and the like inside)."""
     return write_simple_epub(path, chapters, identifier=f"test-{title}", title=title,
                              author=author, language=language, cover=cover)
+
+
+def with_metadata(epub: Path, lines: str) -> Path:
+    """The EPUB rewritten in place with `lines` (OPF markup) added to its package metadata."""
+    entries = []
+    with zipfile.ZipFile(epub) as source:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename.endswith(".opf"):
+                data = data.replace(b"</metadata>", lines.encode("utf-8") + b"\n</metadata>")
+            entries.append((info, data))
+    with zipfile.ZipFile(epub, "w") as out:
+        for info, data in entries:
+            out.writestr(info, data)
+    return epub

@@ -8,9 +8,10 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from epub_factory import build_epub, with_metadata
 
 from audiopub.book.epub_reader import read_epub
-from audiopub.book.models import Book, Cover
+from audiopub.book.models import Book, BookDetails, Cover
 from audiopub.errors import BadEpub
 
 DATA = Path(__file__).parent / "data" / "epubs"
@@ -629,3 +630,17 @@ def test_nothing_to_narrate(tmp_path: Path) -> None:
     files = {"cover.xhtml": xhtml('<img src="c.jpg" alt=""/>'), "c.jpg": JPEG}
     with pytest.raises(BadEpub, match=r"pics\.epub has no text to narrate \(.+\)"):
         read_epub(make_epub(tmp_path / "pics.epub", files, ["cover.xhtml"]))
+
+
+def test_description_year_and_series_from_the_package(tmp_path: Path) -> None:
+    book = build_epub(tmp_path / "b.epub", [("One", ["Hello there."])])
+    with_metadata(book, """
+    <dc:date opf:event="conversion" xmlns:opf="http://www.idpf.org/2007/opf">2020-01-01</dc:date>
+    <dc:date opf:event="publication" xmlns:opf="http://www.idpf.org/2007/opf">1851</dc:date>
+    <dc:description>Call me   Ishmael.</dc:description>
+    <meta name="calibre:series" content="Sea Stories"/>
+    <meta name="calibre:series_index" content="3"/>""")
+    assert read_epub(book).details == BookDetails("Call me Ishmael.", "1851", "Sea Stories", "3")
+    plain = read_epub(build_epub(tmp_path / "plain.epub", [("One", ["Hello there."])]))
+    assert plain.details == BookDetails()
+    assert Book.from_dict(plain.to_dict()).details == BookDetails()

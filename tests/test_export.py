@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import struct
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
-from epub_factory import build_epub, tiny_png
+from lxml import etree
+from epub_factory import build_epub, tiny_png, with_metadata
 
 from audiopub.audio.ffmpeg import ffmpeg_exe, probe
 from audiopub.cli import main
@@ -180,6 +182,22 @@ def test_a_file_per_chapter_tagged_with_its_cover(finished_book: tuple[str, Path
                 "track": f"{number}/2"}
 
 
+def test_the_whole_book_in_one_mp3_with_its_chapters(finished_book: tuple[str, Path],
+                                                     tmp_path: Path) -> None:
+    job_id, book = finished_book
+    assert main(["export", job_id, "--format", "mp3-book", "-o", str(tmp_path / "out")]) == 0
+
+    mp3, m4b = probe(tmp_path / "out" / "Coastline.mp3"), probe(book)
+    assert mp3.audio_codec == "mp3" and mp3.has_cover and mp3.tags["album"] == "Coastline"
+    assert mp3.duration_s == pytest.approx(m4b.duration_s, abs=0.1)
+    assert [c.title for c in mp3.chapters] == [c.title for c in m4b.chapters] == [
+        "Arrival", "Departure"]
+    # The ID3v2 CHAP frames (what players read) hold the chapters' own times; ffmpeg reading
+    # them back shifts them by the MP3 encoder's delay, so read the frames themselves.
+    frames = _chap_frames((tmp_path / "out" / "Coastline.mp3").read_bytes())
+    assert frames == [(round(c.start_s * 1000), round(c.end_s * 1000)) for c in m4b.chapters]
+
+
 def test_chapters_are_made_again_from_the_kept_chunks(finished_book: tuple[str, Path],
                                                       tmp_path: Path, data_dir: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
@@ -195,6 +213,18 @@ def test_chapters_are_made_again_from_the_kept_chunks(finished_book: tuple[str, 
     assert "choose one" in capsys.readouterr().err
 
 
+def _chap_frames(data: bytes) -> list[tuple[int, int]]:
+    """(start ms, end ms) of each ID3v2 CHAP frame, in order."""
+    found, position = [], data.find(b"CHAP")
+    while position >= 0:
+        size = struct.unpack(">I", data[position + 4:position + 8])[0]
+        body = data[position + 10:position + 10 + size]
+        element_id_end = body.index(b"\0")
+        found.append(struct.unpack(">II", body[element_id_end + 1:element_id_end + 9]))
+        position = data.find(b"CHAP", position + 10 + size)
+    return found
+
+
 def _seconds(stamp: str) -> float:
     hours, minutes, rest = stamp.split(":")
     return int(hours) * 3600 + int(minutes) * 60 + float(rest.replace(",", "."))
@@ -203,3 +233,50 @@ def _seconds(stamp: str) -> float:
 def _rms(audio: np.ndarray, rate: int, start: float, end: float) -> float:
     part = audio[int(start * rate):int(end * rate)]
     return float(np.sqrt(np.mean(part ** 2))) if len(part) else 0.0
+
+
+# --- Audiobookshelf ---------------------------------------------------------------------------
+
+SERIES = """
+    <dc:description>&lt;p&gt;A &lt;em&gt;short&lt;/em&gt; voyage.&lt;/p&gt;</dc:description>
+    <dc:date>1907-05-01</dc:date>
+    <meta property="belongs-to-collection" id="set">Great Voyages</meta>
+    <meta refines="#set" property="collection-type">set</meta>
+    <meta property="belongs-to-collection" id="c1">Coast Tales</meta>
+    <meta refines="#c1" property="collection-type">series</meta>
+    <meta refines="#c1" property="group-position">2</meta>"""
+
+
+def test_a_book_folder_audiobookshelf_files_rightly(tmp_path: Path) -> None:
+    epub = with_metadata(build_epub(tmp_path / "b.epub", [("Arrival", ["The train was late."])],
+                                    title="Coastline", author="Ann Author", cover=tiny_png()),
+                         SERIES)
+    assert main(["convert", str(epub), "-o", str(tmp_path / "Coastline.m4b")]) == 0
+    with JobStore.open_default() as store:
+        (job,) = store.list_jobs()
+    library = tmp_path / "library"
+
+    assert main(["export", job.id, "--audiobookshelf", str(library)]) == 0
+
+    folder = library / "Ann Author" / "Coast Tales" / "Vol 2 - Coastline"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "Coastline.m4b", "cover.jpg", "desc.txt", "metadata.opf", "reader.txt"]
+    assert (folder / "Coastline.m4b").samefile(tmp_path / "Coastline.m4b")  # no second copy
+    assert (folder / "cover.jpg").read_bytes().startswith(b"\xff\xd8\xff")
+    assert (folder / "desc.txt").read_text("utf-8") == "A short voyage.\n"
+    assert (folder / "reader.txt").read_text("utf-8") == "Audiopub (Piper, en_US-joe-medium)\n"
+    opf = etree.parse(str(folder / "metadata.opf"))
+    ns = {"dc": "http://purl.org/dc/elements/1.1/", "opf": "http://www.idpf.org/2007/opf"}
+    assert opf.xpath("//dc:title/text()", namespaces=ns) == ["Coastline"]
+    assert opf.xpath("//dc:creator[@opf:role='aut']/text()", namespaces=ns) == ["Ann Author"]
+    assert opf.xpath("//dc:creator[@opf:role='nrt']/text()", namespaces=ns) == [
+        "Audiopub (Piper, en_US-joe-medium)"]
+    assert opf.xpath("//dc:date/text()", namespaces=ns) == ["1907"]
+    assert opf.xpath("//opf:meta[@name='calibre:series']/@content", namespaces=ns) == [
+        "Coast Tales"]
+    assert opf.xpath("//opf:meta[@name='calibre:series_index']/@content", namespaces=ns) == ["2"]
+    assert probe(folder / "Coastline.m4b").tags["date"] == "1907"
+
+    assert main(["export", job.id, "--audiobookshelf", str(library)]) == 0  # again: replaced
+    assert [p.name for p in (library / "Ann Author" / "Coast Tales").iterdir()] == [
+        "Vol 2 - Coastline"]

@@ -28,6 +28,7 @@ from urllib.parse import unquote_to_bytes
 from audiopub import settings
 from audiopub.book import toc
 from audiopub.book.archive import EpubArchive, human_size
+from audiopub.book.metadata import book_details
 from audiopub.book.models import Book, Cover, sniff_image_type
 from audiopub.book.package import NCX_TYPE, OPF_NS, Item, Package, read_package
 from audiopub.book.paragraphs import Document, cut_gutenberg_boilerplate, read_documents
@@ -98,6 +99,7 @@ def _read_book(archive: EpubArchive, path: Path) -> Book:
         cover=_cover(package, files),
         warnings=tuple(notes),
         pronunciations=tuple(hints),
+        details=book_details(package),
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from audiopub.book.pronunciation import Pronunciation
@@ -53,6 +53,16 @@ class Chapter:
 
 
 @dataclass(frozen=True)
+class BookDetails:
+    """What the package says beyond title, authors and language (see `book.metadata`)."""
+
+    description: str | None = None
+    year: str | None = None
+    series: str | None = None
+    series_index: str | None = None  # as the book writes it: "2", "2.5"
+
+
+@dataclass(frozen=True)
 class Book:
     title: str
     authors: tuple[str, ...]
@@ -62,6 +72,7 @@ class Book:
     warnings: tuple[str, ...] = field(default=())
     # How the book itself says to pronounce words (EPUB 3 PLS lexicons, ssml:ph attributes).
     pronunciations: tuple[Pronunciation, ...] = field(default=())
+    details: BookDetails = field(default=BookDetails())
 
     @property
     def author(self) -> str:
@@ -79,6 +90,7 @@ class Book:
                          for c in self.chapters],
             "warnings": list(self.warnings),
             "pronunciations": [hint.to_dict() for hint in self.pronunciations],
+            "details": asdict(self.details),
         }
 
     @staticmethod
@@ -90,6 +102,7 @@ class Book:
             cover=cover, warnings=tuple(data.get("warnings", ())),
             pronunciations=tuple(Pronunciation(**hint)
                                  for hint in data.get("pronunciations", ())),
+            details=BookDetails(**data.get("details", {})),
         )
 
 

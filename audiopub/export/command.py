@@ -7,24 +7,35 @@ import sys
 from pathlib import Path
 
 from audiopub.errors import AudiopubError
+from audiopub.export.audiobookshelf import export_audiobookshelf
 from audiopub.export.encode import AUDIO_FORMATS
-from audiopub.export.files import SUBTITLE_FORMATS, export_audio, export_subtitles
+from audiopub.export.files import (
+    SUBTITLE_FORMATS,
+    export_audio,
+    export_book_mp3,
+    export_subtitles,
+)
 from audiopub.jobs.store import JobStore
 
 DEFAULT_FORMATS = ("srt", "vtt")
+BOOK_MP3 = "mp3-book"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("job_id", help="the job's id (a unique prefix is enough)")
     parser.add_argument(
         "--format", dest="formats", action="append",
-        choices=sorted([*SUBTITLE_FORMATS, *AUDIO_FORMATS]),
+        choices=sorted([*SUBTITLE_FORMATS, *AUDIO_FORMATS, BOOK_MP3]),
         help="repeatable. Subtitles: srt, vtt (the default: both). One audio file per chapter: "
-             "mp3 (VBR), mp3-cbr (192 kb/s, 44.1 kHz, as distributors ask), opus, m4a")
+             "mp3 (VBR), mp3-cbr (192 kb/s, 44.1 kHz, as distributors ask), opus, m4a. The "
+             "whole book in one MP3 with chapters: mp3-book")
     parser.add_argument("--per-chapter", action="store_true",
                         help="subtitles for each chapter file too, timed from its start")
     parser.add_argument("-o", "--output-dir", type=Path,
                         help="where to write (default: beside the audiobook, with its name)")
+    parser.add_argument("--audiobookshelf", type=Path, metavar="LIBRARY",
+                        help="put the book in this Audiobookshelf library folder, as "
+                             "Author/[Series/]Title/ with its cover and metadata")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -36,7 +47,8 @@ def main(args: argparse.Namespace) -> int:
         job = matches[0]
         folder = args.output_dir or job.output_path.parent
         stem = job.output_path.stem
-        formats = list(dict.fromkeys(args.formats or DEFAULT_FORMATS))  # each once, in order
+        asked = args.formats or ([] if args.audiobookshelf else DEFAULT_FORMATS)
+        formats = list(dict.fromkeys(asked))  # each once, in order
         if {"mp3", "mp3-cbr"} <= set(formats):
             raise AudiopubError("mp3 and mp3-cbr write the same files: choose one")
         subtitles = [f for f in formats if f in SUBTITLE_FORMATS]
@@ -47,6 +59,10 @@ def main(args: argparse.Namespace) -> int:
         for format_name in (f for f in formats if f in AUDIO_FORMATS):
             for path in export_audio(store, job.id, format_name, folder, stem, _progress):
                 print(path)
+        if BOOK_MP3 in formats:
+            print(export_book_mp3(store, job.id, folder, stem))
+        if args.audiobookshelf:
+            print(export_audiobookshelf(store, job.id, args.audiobookshelf))
     return 0
 
 

@@ -1,4 +1,5 @@
-"""One chapter WAV → one tagged audio file with its cover, in the format a person asked for.
+"""Chapter WAVs → one tagged audio file with its cover, in the format a person asked for: a
+chapter's file, or the whole book in one MP3 with chapters.
 
 Formats, each chosen for audiobooks of speech in one voice:
 
@@ -23,6 +24,7 @@ import os
 import struct
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
@@ -30,9 +32,9 @@ from typing import Final
 import soundfile as sf
 
 from audiopub.atomic import atomic_write
-from audiopub.audio.ffmetadata import BookTags, build_ffmetadata, escape_ffmetadata
+from audiopub.audio.ffmetadata import BookTags, ChapterMark, build_ffmetadata, escape_ffmetadata
 from audiopub.audio.ffmpeg import ffmpeg_exe, probe, stderr_tail
-from audiopub.audio.mux import AAC_CODER, prepare_cover
+from audiopub.audio.mux import AAC_CODER, prepare_cover, write_concat_list
 from audiopub.book.models import Cover, sniff_image_type
 from audiopub.errors import MuxFailed
 from audiopub.settings import AAC_BITRATE
@@ -64,43 +66,47 @@ AUDIO_FORMATS: Final = {
 }
 
 
-def encode_chapter(wav: Path, out: Path, format_name: str, tags: BookTags,
-                   cover: Cover | None) -> None:
-    """Encode `wav` into `out` in the named format with `tags` and `cover`; MuxFailed if
-    ffmpeg fails or the file comes out short. `out` appears only once complete."""
+def encode_audio(wavs: Sequence[Path], out: Path, format_name: str, tags: BookTags,
+                 cover: Cover | None, chapters: Sequence[ChapterMark] = ()) -> None:
+    """Encode `wavs`, back to back, into `out` in the named format with `tags`, `cover` and
+    chapter marks (an MP3's are ID3v2 CHAP frames); MuxFailed if ffmpeg fails or the file
+    comes out short. `out` appears only once complete."""
     audio_format = AUDIO_FORMATS[format_name]
     tags = replace(tags, itunes_audiobook=audio_format.itunes_tags)
     ffmpeg = ffmpeg_exe()
     with tempfile.TemporaryDirectory(prefix="audiopub-export-") as tmp:
         folder = Path(tmp)
         picture = prepare_cover(ffmpeg, cover, folder) if cover is not None else None
-        metadata = build_ffmetadata(tags, [])
+        metadata = build_ffmetadata(tags, chapters)
         if picture is not None and not audio_format.picture_stream:
             metadata += f"METADATA_BLOCK_PICTURE={escape_ffmetadata(_flac_picture(picture))}\n"
             picture = None
         (folder / "metadata.txt").write_text(metadata, encoding="utf-8", newline="\n")
         with atomic_write(out) as temp:
-            cmd = _command(ffmpeg, wav, folder / "metadata.txt", picture, temp, audio_format)
+            write_concat_list(wavs, folder / "audio.ffconcat")
+            cmd = _command(ffmpeg, folder / "audio.ffconcat", folder / "metadata.txt", picture,
+                           temp, audio_format)
             result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
                                     text=True, errors="replace")
             if result.returncode != 0 or not temp.is_file():
                 raise MuxFailed(f"Could not write {out.name}: ffmpeg exited with code "
                                 f"{result.returncode}.\nffmpeg said:\n"
                                 f"{stderr_tail(result.stderr)}")
-            expected = sf.info(str(wav)).duration
+            expected = sum(sf.info(str(wav)).duration for wav in wavs)
             written = probe(temp).duration_s
             if abs(written - expected) > DURATION_TOLERANCE_S:
                 raise MuxFailed(f"Could not write {out.name}: it holds {written:.2f} s of "
                                 f"audio instead of {expected:.2f} s")
 
 
-def _command(ffmpeg: str, wav: Path, metadata: Path, picture: Path | None, out: Path,
+def _command(ffmpeg: str, concat_list: Path, metadata: Path, picture: Path | None, out: Path,
              audio_format: AudioFormat) -> list[str]:
     cmd = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-xerror",
-           "-i", os.path.abspath(wav), "-f", "ffmetadata", "-i", os.path.abspath(metadata)]
+           "-f", "concat", "-safe", "0", "-i", os.path.abspath(concat_list),
+           "-f", "ffmetadata", "-i", os.path.abspath(metadata)]
     if picture is not None:
         cmd += ["-i", os.path.abspath(picture)]
-    cmd += ["-map", "0:a", "-map_metadata", "1"]
+    cmd += ["-map", "0:a", "-map_metadata", "1", "-map_chapters", "1"]
     if picture is not None:
         # "Cover (front)" is how ffmpeg's MP3 muxer is told the APIC picture type.
         cmd += ["-map", "2:v", "-c:v", "copy", "-disposition:v:0", "attached_pic",

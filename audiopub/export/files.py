@@ -13,8 +13,9 @@ from typing import Final
 
 from audiopub.atomic import atomic_write
 from audiopub.audio.ffmetadata import BookTags
+from audiopub.audio.mux import chapter_marks
 from audiopub.export.chapter_audio import chapter_wavs
-from audiopub.export.encode import AUDIO_FORMATS, encode_chapter
+from audiopub.export.encode import AUDIO_FORMATS, encode_audio
 from audiopub.export.names import numbered
 from audiopub.export.subtitles import Cue, book_cues, chapter_cues, to_srt, to_webvtt
 from audiopub.export.timeline import book_timeline
@@ -57,13 +58,29 @@ def export_audio(store: JobStore, job_id: str, format_name: str, folder: Path, s
         wavs = chapter_wavs(store, job_id, Path(tmp))
         for number, (chapter, wav) in enumerate(zip(chapters, wavs), start=1):
             tags = BookTags(title=chapter.title, author=book.author, album=book.title,
-                            track=f"{number}/{len(chapters)}", language=book.language)
+                            track=f"{number}/{len(chapters)}", language=book.language,
+                            year=book.details.year)
             path = (Path(folder) / f"{stem} chapters"
                     / f"{numbered(number, len(chapters), chapter.title)}{suffix}")
-            encode_chapter(wav, path, format_name, tags, book.cover)
+            encode_audio([wav], path, format_name, tags, book.cover)
             written.append(path)
             progress(number, len(chapters))
     return written
+
+
+def export_book_mp3(store: JobStore, job_id: str, folder: Path, stem: str) -> Path:
+    """The whole book as `folder/<stem>.mp3` (VBR), with ID3v2 chapters, tags and cover, for
+    players that take no .m4b."""
+    job = store.get_job(job_id)
+    book = stored_book(store, job)
+    titles = [chapter.title for chapter in store.chapters(job_id)]
+    path = Path(folder) / f"{stem}.mp3"
+    with tempfile.TemporaryDirectory(prefix="audiopub-book-") as tmp:
+        wavs = chapter_wavs(store, job_id, Path(tmp))
+        tags = BookTags(title=book.title, author=book.author, album=book.title,
+                        language=book.language, year=book.details.year)
+        encode_audio(wavs, path, "mp3", tags, book.cover, chapter_marks(titles, wavs))
+    return path
 
 
 def _write(path: Path, text: str) -> Path:

@@ -69,7 +69,8 @@ Publish = Callable[[JobEvent], None]
 
 
 def book_tags(book: Book) -> BookTags:
-    return BookTags(title=book.title, author=book.author, album=book.title)
+    return BookTags(title=book.title, author=book.author, album=book.title,
+                    year=book.details.year, language=book.language)
 
 
 class JobRun:
