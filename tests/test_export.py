@@ -15,6 +15,7 @@ from lxml import etree
 from epub_factory import build_epub, tiny_png, with_metadata
 
 from audiopub.audio.ffmpeg import ffmpeg_exe, probe
+from audiopub.audio.loudness import Measured, normalise_filter
 from audiopub.cli import main
 from audiopub.errors import AudiopubError
 from audiopub.export.names import numbered, safe_name
@@ -169,17 +170,40 @@ def test_a_file_per_chapter_tagged_with_its_cover(finished_book: tuple[str, Path
     folder = tmp_path / "out" / "Coastline chapters"
     assert sorted(p.name for p in folder.iterdir()) == [f"01 - Arrival{suffix}",
                                                         f"02 - Departure{suffix}"]
-    chapters = probe(book).chapters
+    with JobStore.open_default() as store:
+        chapters = store.chapters(job_id)
     for number, (path, chapter) in enumerate(zip(sorted(folder.iterdir()), chapters), start=1):
         written = probe(path)
         assert written.audio_codec == codec and written.has_cover
-        assert written.duration_s == pytest.approx(chapter.end_s - chapter.start_s, abs=0.06)
+        # As long as the chapter, decoded (containers' durations count encoder padding).
+        assert _decoded_seconds(path) == pytest.approx(chapter.frames / chapter.sample_rate,
+                                                       abs=0.03)
         if format_name == "mp3-cbr":
             assert written.sample_rate == 44_100
         if format_name != "opus":  # Ogg keeps its comments with the stream, not the file
             assert {k: written.tags.get(k) for k in ("title", "album", "artist", "track")} == {
                 "title": chapter.title, "album": "Coastline", "artist": "Ann Author",
                 "track": f"{number}/2"}
+
+
+def test_exported_files_meet_the_audiobook_loudness_standard(finished_book: tuple[str, Path],
+                                                            tmp_path: Path) -> None:
+    """What distributors check: RMS between -23 and -18 dB, peaks no higher than -3 dB."""
+    job_id, _ = finished_book
+    assert main(["export", job_id, "--format", "mp3-cbr", "-o", str(tmp_path / "on")]) == 0
+    assert main(["export", job_id, "--format", "mp3-cbr", "--loudness", "off",
+                 "-o", str(tmp_path / "off")]) == 0
+
+    for path in (tmp_path / "on").rglob("*.mp3"):
+        rms, peak = _levels(path)
+        assert -23.0 <= rms <= -18.0 and peak <= -3.0, (path.name, rms, peak)
+    quiet = [_levels(path)[0] for path in (tmp_path / "off").rglob("*.mp3")]
+    assert all(rms < -23.0 for rms in quiet), quiet  # as the voice made it: too quiet
+
+
+def test_silence_is_left_as_it_is() -> None:
+    silent = Measured(float("-inf"), float("-inf"), 0.0, -70.0, 0.0)
+    assert normalise_filter(silent, 22_050) == "aresample=22050"
 
 
 def test_the_whole_book_in_one_mp3_with_its_chapters(finished_book: tuple[str, Path],
@@ -211,6 +235,23 @@ def test_chapters_are_made_again_from_the_kept_chunks(finished_book: tuple[str, 
     assert not list((tmp_path / "out").rglob("*.mp3"))
     assert main(["export", job_id, "--format", "mp3", "--format", "mp3-cbr"]) == 1
     assert "choose one" in capsys.readouterr().err
+
+
+def _decoded_seconds(path: Path) -> float:
+    result = subprocess.run([ffmpeg_exe(), "-v", "error", "-i", str(path), "-f", "s16le",
+                             "-ac", "1", "-ar", "48000", "-"], capture_output=True, check=True)
+    return len(result.stdout) / 2 / 48_000
+
+
+def _levels(path: Path) -> tuple[float, float]:
+    """(RMS level, peak level) in dB of a file, as ffmpeg's astats measures them."""
+    result = subprocess.run([ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path), "-af",
+                             "astats=measure_overall=RMS_level+Peak_level:measure_perchannel=none",
+                             "-f", "null", "-"], capture_output=True, text=True, check=True)
+    rms = re.search(r"RMS level dB: (\S+)", result.stderr)
+    peak = re.search(r"Peak level dB: (\S+)", result.stderr)
+    assert rms and peak, result.stderr[-500:]
+    return float(rms.group(1)), float(peak.group(1))
 
 
 def _chap_frames(data: bytes) -> list[tuple[int, int]]:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from audiopub.audio.loudness import AUDIOBOOK
 from audiopub.errors import AudiopubError
 from audiopub.export.audiobookshelf import export_audiobookshelf
 from audiopub.export.encode import AUDIO_FORMATS
@@ -33,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="subtitles for each chapter file too, timed from its start")
     parser.add_argument("-o", "--output-dir", type=Path,
                         help="where to write (default: beside the audiobook, with its name)")
+    parser.add_argument("--loudness", choices=("audiobook", "off"), default="audiobook",
+                        help="audio files at -20 LUFS with peaks under -3 dB, as audiobook "
+                             "distributors ask (the default), or as the voice made them")
     parser.add_argument("--audiobookshelf", type=Path, metavar="LIBRARY",
                         help="put the book in this Audiobookshelf library folder, as "
                              "Author/[Series/]Title/ with its cover and metadata")
@@ -47,6 +51,7 @@ def main(args: argparse.Namespace) -> int:
         job = matches[0]
         folder = args.output_dir or job.output_path.parent
         stem = job.output_path.stem
+        loudness = AUDIOBOOK if args.loudness == "audiobook" else None
         asked = args.formats or ([] if args.audiobookshelf else DEFAULT_FORMATS)
         formats = list(dict.fromkeys(asked))  # each once, in order
         if {"mp3", "mp3-cbr"} <= set(formats):
@@ -57,10 +62,11 @@ def main(args: argparse.Namespace) -> int:
                                          args.per_chapter):
                 print(path)
         for format_name in (f for f in formats if f in AUDIO_FORMATS):
-            for path in export_audio(store, job.id, format_name, folder, stem, _progress):
+            for path in export_audio(store, job.id, format_name, folder, stem, _progress,
+                                     loudness):
                 print(path)
         if BOOK_MP3 in formats:
-            print(export_book_mp3(store, job.id, folder, stem))
+            print(export_book_mp3(store, job.id, folder, stem, loudness))
         if args.audiobookshelf:
             print(export_audiobookshelf(store, job.id, args.audiobookshelf))
     return 0

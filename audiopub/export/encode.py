@@ -14,7 +14,8 @@ Tags players use: title = the chapter's, album = the book's title, artist and al
 the author, track = n/N, genre, language; the cover as an attached picture (a
 METADATA_BLOCK_PICTURE comment in Opus, whose container has no picture streams). Tags travel in
 an ffmetadata file, so a long value (the cover, in Opus) never meets the command line's limits.
-Each file is written under a temporary name and read back before it is put in place.
+Loudness: brought to the audiobook standard by default (`audio.loudness`). Each file is
+written under a temporary name and read back before it is put in place.
 """
 
 from __future__ import annotations
@@ -34,14 +35,16 @@ import soundfile as sf
 from audiopub.atomic import atomic_write
 from audiopub.audio.ffmetadata import BookTags, ChapterMark, build_ffmetadata, escape_ffmetadata
 from audiopub.audio.ffmpeg import ffmpeg_exe, probe, stderr_tail
+from audiopub.audio.loudness import AUDIOBOOK, LoudnessTarget, measure, normalise_filter
 from audiopub.audio.mux import AAC_CODER, prepare_cover, write_concat_list
 from audiopub.book.models import Cover, sniff_image_type
 from audiopub.errors import MuxFailed
 from audiopub.settings import AAC_BITRATE
 
-# A file read back may differ from its WAV by encoder padding (MP3 frames of 1152 samples,
-# Opus pre-skip), which players hide; more than this means audio was lost.
-DURATION_TOLERANCE_S: Final = 0.1
+# A file read back is never shorter than its WAVs by more than rounding: that would be lost
+# audio. It may be longer by encoder padding (MP3 and AAC frames, priming), which players hide.
+SHORTER_TOLERANCE_S: Final = 0.1
+LONGER_TOLERANCE_S: Final = 0.5
 
 
 @dataclass(frozen=True)
@@ -51,15 +54,18 @@ class AudioFormat:
     container: tuple[str, ...]
     picture_stream: bool  # the cover as an attached picture stream (else a Vorbis comment)
     itunes_tags: bool = False
+    sample_rate: int | None = None  # None: the voice's own
 
 
 AUDIO_FORMATS: Final = {
     "mp3": AudioFormat(".mp3", ("-c:a", "libmp3lame", "-q:a", "5"),
                        ("-f", "mp3", "-id3v2_version", "3"), picture_stream=True),
-    "mp3-cbr": AudioFormat(".mp3", ("-c:a", "libmp3lame", "-b:a", "192k", "-ar", "44100"),
-                           ("-f", "mp3", "-id3v2_version", "3"), picture_stream=True),
+    "mp3-cbr": AudioFormat(".mp3", ("-c:a", "libmp3lame", "-b:a", "192k"),
+                           ("-f", "mp3", "-id3v2_version", "3"), picture_stream=True,
+                           sample_rate=44_100),
+    # Opus runs at 48 kHz inside whatever it is given: resample once, on our terms.
     "opus": AudioFormat(".opus", ("-c:a", "libopus", "-b:a", "48k"), ("-f", "ogg"),
-                        picture_stream=False),
+                        picture_stream=False, sample_rate=48_000),
     "m4a": AudioFormat(".m4a", ("-c:a", "aac", "-aac_coder", AAC_CODER, "-b:a", AAC_BITRATE),
                        ("-movflags", "+faststart", "-f", "ipod"), picture_stream=True,
                        itunes_tags=True),
@@ -67,10 +73,12 @@ AUDIO_FORMATS: Final = {
 
 
 def encode_audio(wavs: Sequence[Path], out: Path, format_name: str, tags: BookTags,
-                 cover: Cover | None, chapters: Sequence[ChapterMark] = ()) -> None:
+                 cover: Cover | None, chapters: Sequence[ChapterMark] = (),
+                 loudness: LoudnessTarget | None = AUDIOBOOK) -> None:
     """Encode `wavs`, back to back, into `out` in the named format with `tags`, `cover` and
-    chapter marks (an MP3's are ID3v2 CHAP frames); MuxFailed if ffmpeg fails or the file
-    comes out short. `out` appears only once complete."""
+    chapter marks (an MP3's are ID3v2 CHAP frames), brought to `loudness` (None: as they
+    are); MuxFailed if ffmpeg fails or the file comes out short. `out` appears only once
+    complete."""
     audio_format = AUDIO_FORMATS[format_name]
     tags = replace(tags, itunes_audiobook=audio_format.itunes_tags)
     ffmpeg = ffmpeg_exe()
@@ -84,8 +92,12 @@ def encode_audio(wavs: Sequence[Path], out: Path, format_name: str, tags: BookTa
         (folder / "metadata.txt").write_text(metadata, encoding="utf-8", newline="\n")
         with atomic_write(out) as temp:
             write_concat_list(wavs, folder / "audio.ffconcat")
-            cmd = _command(ffmpeg, folder / "audio.ffconcat", folder / "metadata.txt", picture,
-                           temp, audio_format)
+            source = ["-f", "concat", "-safe", "0", "-i", str(folder / "audio.ffconcat")]
+            rate = audio_format.sample_rate or sf.info(str(wavs[0])).samplerate
+            audio_filter = (normalise_filter(measure(source, loudness), rate, loudness)
+                            if loudness else f"aresample={rate}")
+            cmd = _command(ffmpeg, source, folder / "metadata.txt", picture, temp,
+                           audio_format, audio_filter)
             result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
                                     text=True, errors="replace")
             if result.returncode != 0 or not temp.is_file():
@@ -94,15 +106,14 @@ def encode_audio(wavs: Sequence[Path], out: Path, format_name: str, tags: BookTa
                                 f"{stderr_tail(result.stderr)}")
             expected = sum(sf.info(str(wav)).duration for wav in wavs)
             written = probe(temp).duration_s
-            if abs(written - expected) > DURATION_TOLERANCE_S:
+            if not -SHORTER_TOLERANCE_S <= written - expected <= LONGER_TOLERANCE_S:
                 raise MuxFailed(f"Could not write {out.name}: it holds {written:.2f} s of "
                                 f"audio instead of {expected:.2f} s")
 
 
-def _command(ffmpeg: str, concat_list: Path, metadata: Path, picture: Path | None, out: Path,
-             audio_format: AudioFormat) -> list[str]:
-    cmd = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-xerror",
-           "-f", "concat", "-safe", "0", "-i", os.path.abspath(concat_list),
+def _command(ffmpeg: str, source: list[str], metadata: Path, picture: Path | None, out: Path,
+             audio_format: AudioFormat, audio_filter: str) -> list[str]:
+    cmd = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-xerror", *source,
            "-f", "ffmetadata", "-i", os.path.abspath(metadata)]
     if picture is not None:
         cmd += ["-i", os.path.abspath(picture)]
@@ -111,7 +122,8 @@ def _command(ffmpeg: str, concat_list: Path, metadata: Path, picture: Path | Non
         # "Cover (front)" is how ffmpeg's MP3 muxer is told the APIC picture type.
         cmd += ["-map", "2:v", "-c:v", "copy", "-disposition:v:0", "attached_pic",
                 "-metadata:s:v", "title=Cover", "-metadata:s:v", "comment=Cover (front)"]
-    return cmd + [*audio_format.codec, *audio_format.container, os.path.abspath(out)]
+    return cmd + ["-af", audio_filter, *audio_format.codec, *audio_format.container,
+                  os.path.abspath(out)]
 
 
 def _flac_picture(path: Path) -> str:

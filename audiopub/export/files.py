@@ -13,6 +13,7 @@ from typing import Final
 
 from audiopub.atomic import atomic_write
 from audiopub.audio.ffmetadata import BookTags
+from audiopub.audio.loudness import AUDIOBOOK, LoudnessTarget
 from audiopub.audio.mux import chapter_marks
 from audiopub.export.chapter_audio import chapter_wavs
 from audiopub.export.encode import AUDIO_FORMATS, encode_audio
@@ -45,7 +46,8 @@ def export_subtitles(store: JobStore, job_id: str, formats: Sequence[str], folde
 
 
 def export_audio(store: JobStore, job_id: str, format_name: str, folder: Path, stem: str,
-                 progress: Callable[[int, int], None] = lambda done, total: None) -> list[Path]:
+                 progress: Callable[[int, int], None] = lambda done, total: None,
+                 loudness: LoudnessTarget | None = AUDIOBOOK) -> list[Path]:
     """One audio file per chapter in `folder/<stem> chapters/`, tagged, with the cover; from
     the chapter audio, kept or made again from the chunks (nothing is spoken again).
     `progress(done, total)` after each file. Returns the paths."""
@@ -62,13 +64,14 @@ def export_audio(store: JobStore, job_id: str, format_name: str, folder: Path, s
                             year=book.details.year)
             path = (Path(folder) / f"{stem} chapters"
                     / f"{numbered(number, len(chapters), chapter.title)}{suffix}")
-            encode_audio([wav], path, format_name, tags, book.cover)
+            encode_audio([wav], path, format_name, tags, book.cover, loudness=loudness)
             written.append(path)
             progress(number, len(chapters))
     return written
 
 
-def export_book_mp3(store: JobStore, job_id: str, folder: Path, stem: str) -> Path:
+def export_book_mp3(store: JobStore, job_id: str, folder: Path, stem: str,
+                    loudness: LoudnessTarget | None = AUDIOBOOK) -> Path:
     """The whole book as `folder/<stem>.mp3` (VBR), with ID3v2 chapters, tags and cover, for
     players that take no .m4b."""
     job = store.get_job(job_id)
@@ -79,7 +82,7 @@ def export_book_mp3(store: JobStore, job_id: str, folder: Path, stem: str) -> Pa
         wavs = chapter_wavs(store, job_id, Path(tmp))
         tags = BookTags(title=book.title, author=book.author, album=book.title,
                         language=book.language, year=book.details.year)
-        encode_audio(wavs, path, "mp3", tags, book.cover, chapter_marks(titles, wavs))
+        encode_audio(wavs, path, "mp3", tags, book.cover, chapter_marks(titles, wavs), loudness)
     return path
 
 
