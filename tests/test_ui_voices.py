@@ -1,4 +1,4 @@
-"""The Voices page, through NiceGUI's simulated browser.
+"""The Voices page and the Convert page's voice suggestions, through NiceGUI's simulated browser.
 
 Every test has a local server that speaks the Hugging Face Hub's protocol at HF_ENDPOINT
 (`hub_server`), serving voices in the real formats (`hub_repos`), and a private models folder;
@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 import soundfile as sf
+from epub_factory import build_epub
 from hub_repos import local_hub, piper_voice_files, serve_piper_voices, voice_folder
 from hub_server import HubServer
 from nicegui.testing import User
 from test_gpu_monitor import FakeNvml
-from test_ui import NO_CUDA, element, eventually, see, text
+from test_ui import NO_CUDA, element, eventually, see, text, upload
 
 from audiopub.errors import AudiopubError
 from audiopub.tts.piper import embedded_voice, find_voices
@@ -172,9 +173,10 @@ async def test_a_download_shows_progress_goes_on_without_the_tab_and_is_offered(
         await user.open("/")  # the Voices tab is gone; the download is not
     finally:
         hub.release(card_path(TINY_DE))
-    voice = element(user, "voice")
-    await eventually(lambda: TINY_DE in voice.options, timeout=20)  # type: ignore[attr-defined]
-    assert TINY_DE in find_voices(models() / "piper")
+    await eventually(lambda: TINY_DE in find_voices(models() / "piper"), timeout=20)
+    await user.open("/")  # the Convert page lists voices as they are when it opens
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    assert TINY_DE in element(user, "voice").options  # type: ignore[attr-defined]
 
 
 async def test_cancel_installs_nothing_and_discard_removes_what_was_kept(
@@ -249,6 +251,59 @@ async def test_a_downloaded_voice_previews_in_its_language_and_is_removed(
     await see(user, marker="download-message", content=f"Removed piper:{key}.")
     assert key not in find_voices(models() / "piper")
     await user.should_see(marker=f"download-piper:{key}")
+
+
+# --- the Convert page's suggestions ----------------------------------------------------------
+
+
+def german_book(tmp_path: Path, name: str = "buch.epub") -> Path:
+    return build_epub(tmp_path / name, [("Erstes Kapitel", ["Es war ein heller, kalter Tag."])],
+                      title="Ein Buch", language="de-DE")
+
+
+async def open_convert_with(user: User, book: Path) -> None:
+    await user.open("/")
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    await upload(user, book)
+    await see(user, marker="book-title", timeout=20)
+
+
+async def test_a_german_book_without_a_german_voice_links_to_german_voices(
+        user: User, tmp_path: Path) -> None:
+    await open_convert_with(user, german_book(tmp_path))
+    await see(user, marker="voice-suggestion")
+    # The shipped index: nine German Piper voices and Supertonic-3.
+    assert text(user, "voice-suggestion") == ("No installed Piper voice speaks German "
+                                              "(Deutsch); 10 voices can be downloaded.")
+    link = element(user, "voice-suggestion-link")
+    assert link.props["href"] == "/voices?language=de"
+    assert element(user, "voice").value == "en_US-joe-medium"  # nothing better to choose
+
+    await user.open("/")  # an English book needs no suggestion
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    await upload(user, build_epub(tmp_path / "en.epub", [("One", ["A day."])], language="en"))
+    await see(user, marker="book-title", timeout=20)
+    await user.should_not_see(marker="voice-suggestion")
+
+
+async def test_an_installed_german_voice_is_chosen_for_a_german_book(
+        user: User, tmp_path: Path) -> None:
+    from voices import add_voice_with_rate
+
+    for key in ("de_DE-low-low", "de_DE-good-high"):
+        add_voice_with_rate(models() / "piper", key, 22050)
+    await open_convert_with(user, german_book(tmp_path))
+    voice = element(user, "voice")
+    await eventually(lambda: voice.value == "de_DE-good-high")  # the best of the two
+    assert list(voice.options)[:2] == ["de_DE-good-high", "de_DE-low-low"]  # type: ignore[attr-defined]
+    await user.should_not_see(marker="voice-suggestion")
+
+    # A voice the person chose is theirs: another German book does not change it.
+    voice.value = "en_US-joe-medium"
+    user.find(marker="another-book").click()
+    await upload(user, german_book(tmp_path, "zweites.epub"))
+    await see(user, marker="book-title", timeout=20)
+    assert voice.value == "en_US-joe-medium"
 
 
 # --- what the page computes ----------------------------------------------------------------
