@@ -207,9 +207,9 @@ async def test_cancel_installs_nothing_and_discard_removes_what_was_kept(
     await user.should_see(marker=f"download-piper:{TINY_DE}", content="Download")
 
 
-async def test_a_checksum_mismatch_says_so_and_installs_nothing(user: User,
-                                                               hub: HubServer) -> None:
-    serve_three(hub)
+async def test_a_checksum_mismatch_or_a_404_says_so_and_installs_nothing(
+        user: User, hub: HubServer) -> None:
+    serve_three(hub, leave_out=(card_path(SMALL_DE),))
     # The config: the tiny voices share their model, which the "CDN" serves by its SHA-256.
     hub.damage(PIPER_REPO, voice_folder(TINY_FR) + f"{TINY_FR}.onnx.json")
     await open_voices(user)
@@ -218,6 +218,11 @@ async def test_a_checksum_mismatch_says_so_and_installs_nothing(user: User,
     message = text(user, "download-error")
     assert f"{TINY_FR}.onnx.json does not match its published MD5" in message, message
     assert "Traceback" not in message
+
+    user.find(marker=f"download-piper:{SMALL_DE}").click()
+    await see(user, marker="download-error", content="(404)", timeout=20)
+    assert text(user, "download-error").startswith(
+        f"The Hugging Face Hub at {hub.url} has no {card_path(SMALL_DE)} in {PIPER_REPO}")
     assert not models().exists() or not any(models().rglob("*.onnx"))
     assert unfinished_downloads() == []
     await user.should_see(marker=f"download-piper:{TINY_FR}")
