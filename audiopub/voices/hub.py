@@ -123,6 +123,8 @@ class Transfer:
     def start_file(self, name: str) -> None:
         self.check_cancelled()
         self.file = name
+        if self._moved == 0:  # the clock starts with the first file that is really fetched
+            self._began = time.monotonic()
         self._report()
 
     def finish_file(self, done_bytes: int) -> None:
@@ -131,6 +133,8 @@ class Transfer:
         self._report()
 
     def advance(self, n: int) -> None:
+        # huggingface_hub reports every 10 MB: a clock started here, not when the file was
+        # asked for, would leave the rate unknown for the first 20 MB.
         self.check_cancelled()
         if self._began is None:
             self._began = time.monotonic()

@@ -68,7 +68,7 @@ def _status(row: VoiceRow, downloading: str | None) -> None:
 
 
 def _buttons(row: VoiceRow, actions: RowActions, downloading: str | None) -> None:
-    if row.status in (AVAILABLE, UNFINISHED):
+    if row.status in (AVAILABLE, UNFINISHED) and row.id != downloading:
         label = "Continue" if row.status == UNFINISHED else "Download"
         button = ui.button(label, icon="download", on_click=lambda: actions.download(row)) \
             .props("outline dense no-caps").mark(f"download-{row.id}")
