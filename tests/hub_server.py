@@ -14,7 +14,9 @@ instead of 127.0.0.1, a different origin, as the Hub's LFS storage is.
 
 Faults for tests: `damage(repo, path)` sends a file unlike its advertised hashes,
 `drop_after(path, n)` cuts the connection after n bytes of the next transfer
-of that file (once); `requests` records what was asked (method, path, Range header).
+of that file (once), `hold(path)` makes transfers of that file wait until `release(path)` (a
+download caught half-way, to cancel or watch); `requests` records what was asked (method,
+path, Range header).
 """
 
 from __future__ import annotations
@@ -58,7 +60,9 @@ class HubServer:
     def __init__(self) -> None:
         self.repos: dict[str, HubRepo] = {}
         self.requests: list[tuple[str, str, str | None]] = []
+        self.waiting: list[str] = []  # repo paths whose transfers are held at a gate now
         self._drops: dict[str, int] = {}
+        self._gates: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
@@ -99,6 +103,20 @@ class HubServer:
     def drop_after(self, path: str, n_bytes: int) -> None:
         """Cut the next transfer of `path` (a repo path) after `n_bytes`, once."""
         self._drops[path] = n_bytes
+
+    def hold(self, path: str) -> None:
+        """Make every transfer of `path` (a repo path) wait, before its first byte, until
+        `release(path)`: the download is then caught with the files before it complete."""
+        self._gates[path] = threading.Event()
+
+    def release(self, path: str) -> None:
+        gate = self._gates.pop(path, None)
+        if gate is not None:
+            gate.set()
+
+    def held(self, path: str) -> bool:
+        """Whether a transfer of `path` is waiting at its gate now."""
+        return path in self.waiting
 
     def transfers(self, repo_path: str) -> list[str | None]:
         """The Range header (None: the whole file) of each GET of a file's content, through
@@ -200,6 +218,11 @@ def _handler_for(hub: HubServer) -> type[BaseHTTPRequestHandler]:
 
         def _content(self, path: str, file: HubFile, headers: dict[str, str],
                      body: bool) -> None:
+            gate = hub._gates.get(path) if body else None
+            if gate is not None:  # before any answer: the client waits as for a slow server
+                hub.waiting.append(path)
+                gate.wait(timeout=60)  # a test that forgets to release still ends
+                hub.waiting.remove(path)
             data = file.content if file.served is None else file.served
             start = 0
             ranged = self.headers.get("Range")

@@ -15,7 +15,7 @@ from typing import Final
 from nicegui import app, background_tasks, run, ui
 
 from audiopub.ui import routes
-from audiopub.ui.pages import convert, lexicon, library
+from audiopub.ui.pages import convert, lexicon, library, voices
 from audiopub.ui.services import Services, current, current_or_none, set_current
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,7 @@ def setup(services: Services) -> None:
     ui.page("/")(convert.page)
     ui.page("/library")(library.page)
     ui.page("/lexicon")(lexicon.page)
+    ui.page("/voices")(voices.page)
     app.on_startup(_startup)
     app.on_shutdown(_shutdown)
 

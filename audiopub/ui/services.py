@@ -6,6 +6,7 @@
      ├── worker       ONE background thread running queued jobs, whatever the number of tabs
      ├── activity     the bus drained into a per-job log and the latest figures
      ├── gpu          GpuMonitor: NVML sampled on its own thread
+     ├── downloads    VoiceDownloads: one voice download at a time, on its own thread
      └── preferences  the UI's remembered settings
 
 Pages call `current()`; `app.setup()` installs it (tests install one built on a temporary data
@@ -46,6 +47,7 @@ from audiopub.tts.engine import SynthesisOptions, Voice, voice_of
 from audiopub.ui.activity import JobActivity
 from audiopub.ui.preferences import Preferences
 from audiopub.ui.uploads import max_upload_bytes, remove_stale_uploads
+from audiopub.ui.voice_downloads import VoiceDownloads
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +120,7 @@ class Services:
         self.activity = JobActivity(self.bus)
         self.worker = Worker(self.store, self.bus)
         self.gpu = GpuMonitor(nvml, interval_s=gpu_interval_s)
+        self.downloads = VoiceDownloads()
         self.preferences = Preferences(self.data_dir / "ui-settings.json")
         self.uploads_dir = self.data_dir / "uploads"
         self.library_dir = self.data_dir / "library"
@@ -153,6 +156,7 @@ class Services:
         """Stop after the current chunk; a running job goes back to the queue for next time."""
         with self._lifecycle:
             self._stopped = True
+            self.downloads.stop()  # what it fetched stays staged; nothing half-installed
             if self._worker_started:
                 self.worker.stop()
                 self._worker_started = False

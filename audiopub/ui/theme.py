@@ -15,6 +15,7 @@ from nicegui import ui
 from audiopub.ui.services import current
 
 PAGES: Final = (("/", "Convert", "auto_stories"), ("/library", "Library", "library_music"),
+                 ("/voices", "Voices", "record_voice_over"),
                  ("/lexicon", "Lexicon", "spellcheck"))
 # Dark mode cycles: follow the system → dark → light → follow the system.
 DARK_MODES: Final = ((None, "brightness_auto", "Theme: follows the system"),

@@ -123,6 +123,8 @@ class Transfer:
     def start_file(self, name: str) -> None:
         self.check_cancelled()
         self.file = name
+        if self._moved == 0:  # the clock starts with the first file that is really fetched
+            self._began = time.monotonic()
         self._report()
 
     def finish_file(self, done_bytes: int) -> None:
@@ -131,6 +133,8 @@ class Transfer:
         self._report()
 
     def advance(self, n: int) -> None:
+        # huggingface_hub reports every 10 MB: a clock started here, not when the file was
+        # asked for, would leave the rate unknown for the first 20 MB.
         self.check_cancelled()
         if self._began is None:
             self._began = time.monotonic()
@@ -196,6 +200,7 @@ class _FileBar:
 def hub_errors(what: str, repo: str, revision: str) -> Iterator[None]:
     """Translate what `huggingface_hub` and the network raise into DownloadFailed."""
     where = f"the Hugging Face Hub at {endpoint()}"
+    first = f"The Hugging Face Hub at {endpoint()}"  # where a message starts with it
     try:
         yield
     except (DownloadFailed, KeyboardInterrupt):
@@ -214,17 +219,17 @@ def hub_errors(what: str, repo: str, revision: str) -> Iterator[None]:
         raise DownloadFailed(f"{repo} on {where} needs you to accept its terms and log in "
                              "(HF_TOKEN) before downloading.") from exc
     except RepositoryNotFoundError as exc:
-        raise DownloadFailed(f"{where} has no repository {repo} (or it is private); is "
+        raise DownloadFailed(f"{first} has no repository {repo} (or it is private); is "
                              "HF_ENDPOINT a Hub mirror that carries it?") from exc
     except RevisionNotFoundError as exc:
         raise DownloadFailed(f"{repo} has no revision {revision!r} on {where}.") from exc
     except EntryNotFoundError as exc:
-        raise DownloadFailed(f"{where} has no {what} in {repo} at revision {revision!r} "
+        raise DownloadFailed(f"{first} has no {what} in {repo} at revision {revision!r} "
                              "(404). The voice index may be out of date: "
                              "`audiopub voices --all` refreshes it.") from exc
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "?"
-        raise DownloadFailed(f"{where} answered HTTP {status} for {what}; try again later."
+        raise DownloadFailed(f"{first} answered HTTP {status} for {what}; try again later."
                              ) from exc
     except OSError as exc:
         if exc.errno == errno.ENOSPC:

@@ -4,23 +4,37 @@ Only engines that load here are offered; the others are listed with the reason. 
 voices are looked up each time the page opens, so a voice added to the models folder shows
 without a restart. The GPU switch is enabled only when a CUDA provider can run; otherwise it
 stays off and says why. Every change is remembered (`Preferences`) for the next visit.
+
+Once a book is uploaded, voices in its language come first, and the best of them is chosen
+unless the person chose a voice here themselves; when none is installed, a banner says how many
+can be downloaded and links to the Voices page filtered to that language.
 """
 
 from __future__ import annotations
 
 import base64
 import logging
+import re
 from collections.abc import Callable
+from urllib.parse import quote
 
 from nicegui import run, ui
 
 from audiopub import settings as defaults
+from audiopub.book.scripts import primary_subtag
 from audiopub.errors import AudiopubError
 from audiopub.jobs.models import JobSettings
+from audiopub.tts.engine import Voice
+from audiopub.tts.supertonic_text import SUPPORTED_LANGUAGES
 from audiopub.ui.services import EngineChoice, GpuSupport, Services
 from audiopub.ui.theme import section_title
+from audiopub.ui.voice_list import Offers, describe, offers
+from audiopub.voices.catalogue import QUALITIES
 
 log = logging.getLogger(__name__)
+
+_LANGUAGE = re.compile(r"[a-z]{2,3}")  # an ISO 639 code, as a book's primary subtag should be
+_NO_LANGUAGE = frozenset({"und", "mul", "zxx", "mis"})  # undetermined, several, none, other
 
 
 class SettingsPanel:
@@ -29,6 +43,10 @@ class SettingsPanel:
         self.on_change = on_change
         self.engines: dict[str, EngineChoice] = {}
         self.gpu: GpuSupport | None = None
+        self.offers: Offers | None = None
+        self.book_language: str | None = None  # primary subtag of the book's language
+        self.voice_chosen = False  # the person picked a voice on this page: never override it
+        self._choosing = False  # the panel itself is setting the voice
         saved = services.preferences.get()
 
         with ui.card().classes("ap-card w-full gap-4").mark("settings-panel"):
@@ -48,6 +66,12 @@ class SettingsPanel:
             self.preview_audio.set_visibility(False)
             self.preview_error = ui.label().classes("ap-banner ap-error").mark("preview-error")
             self.preview_error.set_visibility(False)
+            with ui.row().classes("ap-banner ap-warn items-center gap-3 no-wrap") \
+                    as self.suggestion:
+                self.suggestion_text = ui.label().classes("flex-1").mark("voice-suggestion")
+                self.suggestion_link = ui.link("Show them", "/voices").classes("ap-link") \
+                    .mark("voice-suggestion-link")
+            self.suggestion.set_visibility(False)
             self.unavailable = ui.column().classes("w-full gap-2").mark("engines-unavailable")
 
             with ui.grid(columns="auto 1fr auto").classes("w-full items-center gap-x-4 gap-y-1"):
@@ -97,6 +121,7 @@ class SettingsPanel:
     async def _load(self) -> None:
         catalog = await run.io_bound(self.services.engine_catalog)
         gpu = await run.io_bound(self.services.gpu_support)
+        self.offers = await run.io_bound(_known_offers)
         if catalog is None or gpu is None:  # io_bound gives None once the app is shutting down
             return
         self._apply(catalog, gpu)
@@ -138,20 +163,86 @@ class SettingsPanel:
             self._show_steps(False)
             self.on_change()
             return
-        self.voice.set_options({v.id: f"{v.name} · {v.language}" for v in choice.voices})
         saved = self.services.preferences.get()
         voices = [v.id for v in choice.voices]
         wanted = saved.voice if saved.voice in voices else voices[0]
-        if self.voice.value != wanted:
-            self.voice.value = wanted
+        self._set_voice(wanted, choice)
         self._show_steps(choice.uses_steps)
         self.services.preferences.update(engine=choice.name, voice=wanted)
+        self._suggest()
         self.on_change()
 
+    def _set_voice(self, voice: str, choice: EngineChoice) -> None:
+        """Offer the engine's voices, the book's language first, and select `voice`."""
+        ordered = sorted(choice.voices, key=lambda v: not self._speaks_book(v))
+        self._choosing = True
+        try:
+            self.voice.set_options({v.id: f"{v.name} · {v.language}" for v in ordered},
+                                   value=voice)
+        finally:
+            self._choosing = False
+
     def _voice_changed(self) -> None:
+        if not self._choosing:
+            self.voice_chosen = True
         if self.voice.value:
             self.services.preferences.update(voice=self.voice.value)
         self.on_change()
+
+    # --- the book's language -------------------------------------------------------------------
+
+    def set_book_language(self, language: str | None) -> None:
+        """The uploaded book's language (None: no book): suggest voices that speak it."""
+        code = primary_subtag(language) if language else None
+        if code is not None and (not _LANGUAGE.fullmatch(code) or code in _NO_LANGUAGE):
+            code = None  # nothing to suggest for "und" or a malformed tag
+        if code != self.book_language:
+            self.book_language = code
+            self._suggest()
+
+    def _speaks_book(self, voice: Voice) -> bool:
+        if self.book_language is None:
+            return False
+        if voice.language == "multi":  # Supertonic's multilingual releases
+            return self.book_language in SUPPORTED_LANGUAGES
+        return primary_subtag(voice.language) == self.book_language
+
+    def _suggest(self) -> None:
+        """Voices in the book's language first; choose the best unless the person chose one;
+        none installed: say how many can be downloaded."""
+        choice = self.engines.get(self.engine.value)
+        if choice is None or self.book_language is None:
+            self.suggestion.set_visibility(False)
+            return
+        speaking = [v for v in choice.voices if self._speaks_book(v)]
+        current = next((v for v in choice.voices if v.id == self.voice.value), None)
+        if speaking and not self.voice_chosen and (current is None
+                                                   or not self._speaks_book(current)):
+            best = max(speaking, key=lambda v: _quality(v.id))
+            self._set_voice(best.id, choice)
+            self.services.preferences.update(voice=best.id)
+        else:
+            self._set_voice(self.voice.value, choice)  # the same voice, options reordered
+        self.suggestion.set_visibility(not speaking)
+        if not speaking:
+            self._show_downloadable(choice)
+
+    def _show_downloadable(self, choice: EngineChoice) -> None:
+        code = self.book_language or ""
+        names = self.offers.names if self.offers is not None else {}
+        said = f"No installed {choice.label} voice speaks {describe(code, names, '(')}"
+        if self.offers is None:  # the index could not be read: the Voices page will say why
+            count = None
+            self.suggestion_text.set_text(f"{said}.")
+        elif count := self.offers.downloadable.get(code, 0):
+            self.suggestion_text.set_text(f"{said}; {count} voice{'s' if count > 1 else ''} "
+                                          "can be downloaded.")
+        else:
+            self.suggestion_text.set_text(f"{said}, and none of the voices Audiopub knows "
+                                          "does.")
+        self.suggestion_link.props["href"] = f"/voices?language={quote(code)}"
+        self.suggestion_link.update()
+        self.suggestion_link.set_visibility(count != 0)
 
     def _speed_changed(self) -> None:
         self.services.preferences.update(speed=round(self.speed.value, 2))
@@ -195,6 +286,22 @@ class SettingsPanel:
     def _preview_failed(self, message: str) -> None:
         self.preview_error.set_text(message)
         self.preview_error.set_visibility(True)
+
+
+def _known_offers() -> Offers | None:
+    """What can be downloaded, per language; None (logged) if the index can't be read: the
+    voices still load."""
+    try:
+        return offers()
+    except Exception:  # noqa: BLE001 — a suggestion must never keep the engines from showing
+        log.exception("reading the voice index for suggestions failed")
+        return None
+
+
+def _quality(voice_id: str) -> int:
+    """Piper's quality from a voice's name (…-medium), worst to best; -1 when it has none."""
+    last = voice_id.rsplit("-", 1)[-1]
+    return QUALITIES.index(last) if last in QUALITIES else -1
 
 
 def _unavailable(choice: EngineChoice) -> None:

@@ -35,6 +35,7 @@ def page() -> None:
 
     def update() -> None:
         book.set_speed(voice.speed.value)
+        voice.set_book_language(book.book.language if book.book is not None else None)
         if book.book is None:
             reason = "Upload an EPUB to begin."
         elif not book.selected():
