@@ -66,6 +66,8 @@ class LiveList:
             views = await run.io_bound(self.views)
         finally:
             self._busy = False
+        if views is None:  # the app is shutting down: run.io_bound no longer runs anything
+            return
         self._version, self._refreshed_at = version, time.monotonic()
         if not self.container.is_deleted:  # the tab may have closed meanwhile
             self._render(views)
