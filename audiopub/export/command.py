@@ -9,6 +9,7 @@ from pathlib import Path
 from audiopub.errors import AudiopubError
 from audiopub.export.encode import AUDIO_FORMATS
 from audiopub.export.files import SUBTITLE_FORMATS, export_audio, export_subtitles
+from audiopub.export.read_aloud import export_read_aloud
 from audiopub.jobs.store import JobStore
 
 DEFAULT_FORMATS = ("srt", "vtt")
@@ -18,11 +19,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("job_id", help="the job's id (a unique prefix is enough)")
     parser.add_argument(
         "--format", dest="formats", action="append",
-        choices=sorted([*SUBTITLE_FORMATS, *AUDIO_FORMATS]),
+        choices=sorted([*SUBTITLE_FORMATS, *AUDIO_FORMATS, "epub"]),
         help="repeatable. Subtitles: srt, vtt (the default: both). One audio file per chapter: "
-             "mp3 (VBR), mp3-cbr (192 kb/s, 44.1 kHz, as distributors ask), opus, m4a")
+             "mp3 (VBR), mp3-cbr (192 kb/s, 44.1 kHz, as distributors ask), opus, m4a. "
+             "epub: the book read aloud (EPUB 3 Media Overlays), sentences highlighted")
     parser.add_argument("--per-chapter", action="store_true",
                         help="subtitles for each chapter file too, timed from its start")
+    parser.add_argument("--epub-audio", choices=["m4a", "mp3"], default="m4a",
+                        help="the audio inside the read-aloud EPUB: m4a (AAC, the default) or mp3")
     parser.add_argument("-o", "--output-dir", type=Path,
                         help="where to write (default: beside the audiobook, with its name)")
 
@@ -47,6 +51,14 @@ def main(args: argparse.Namespace) -> int:
         for format_name in (f for f in formats if f in AUDIO_FORMATS):
             for path in export_audio(store, job.id, format_name, folder, stem, _progress):
                 print(path)
+        if "epub" in formats:
+            made = export_read_aloud(store, job.id, Path(folder) / f"{stem} (read-aloud).epub",
+                                     args.epub_audio, _progress)
+            print(made.path)
+            if made.placed < made.sentences:
+                print(f"  {made.sentences - made.placed} of {made.sentences} sentences were not "
+                      "found in the pages: each plays with the sentence before it",
+                      file=sys.stderr)
     return 0
 
 
