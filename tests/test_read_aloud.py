@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import random
 import re
 import shutil
 import subprocess
@@ -18,6 +19,8 @@ from urllib.parse import unquote
 
 import pytest
 from epub_factory import build_epub, build_epub2
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from audiopub.audio.ffmpeg import probe
@@ -25,7 +28,7 @@ from audiopub.book.text import normalise_text
 from audiopub.cli import main
 from audiopub.errors import AudiopubError
 from audiopub.export.overlay_align import align
-from audiopub.export.overlay_text import Page
+from audiopub.export.overlay_text import Page, skeleton
 from audiopub.export.read_aloud import export_read_aloud
 from audiopub.export.subtitles import chapter_cues
 from audiopub.export.timeline import book_timeline
@@ -108,6 +111,61 @@ def test_a_short_sentence_is_found_where_its_neighbours_are_not_in_a_contents_li
                    "Not in the book at all, anywhere."], page.skeleton)
     assert spans[0] == (page.skeleton.index("chapterone", 12), page.skeleton.index("itbegins"))
     assert spans[2] is None
+
+
+def test_a_chapters_last_words_are_found_before_text_nobody_hears() -> None:
+    imprint = "This ebook was produced by volunteers and is free to copy. " * 60
+    text = skeleton(f"The War of the Worlds. By H. G. Wells. {imprint} To my brother Frank "
+                    "Wells, this rendering of his idea.")
+    spans = align(["The War of the Worlds.", "By H. G. Wells.", "...",
+                   "To my brother Frank Wells, this rendering of his idea."], text, [0, 0, 0, 1])
+    assert spans[1] == (text.index("byhgwells"), text.index("byhgwells") + 9)
+    assert spans[2] is None and spans[3] is not None
+
+
+_WORDS = "rain fell on the old harbour while a dog slept near ships".split()
+
+
+def _markup(rng: random.Random, words: list[str]) -> str:
+    """The words, some runs of them inside nested inline elements."""
+    out, i = [], 0
+    while i < len(words):
+        size = rng.randint(1, len(words) - i)
+        run = words[i:i + size]
+        tag = rng.choice(["", "", "em", "b", "a"])
+        inner = _markup(rng, run) if tag and len(run) > 1 and rng.random() < 0.5 else " ".join(run)
+        out.append(f"<{tag}>{inner}</{tag}>" if tag else inner)
+        i += size
+    return " ".join(out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32))
+def test_any_inline_markup_is_split_so_each_sentence_is_one_span(seed: int) -> None:
+    rng = random.Random(seed)
+    words = [rng.choice(_WORDS) for _ in range(rng.randint(3, 24))]
+    ends = sorted(rng.sample(range(1, len(words)), rng.randint(0, min(4, len(words) - 1))))
+    for end in [*ends, len(words)]:
+        words[end - 1] += "."
+    root = etree.fromstring(f'<html xmlns="http://www.w3.org/1999/xhtml"><body><p>'
+                            f"{_markup(rng, words)}</p></body></html>")
+    before = "".join(root.itertext())
+    sentences = [" ".join(words[a:b]) for a, b in zip([0, *ends], [*ends, len(words)])]
+    page = Page(root)
+    spans = align(sentences, page.skeleton)
+    assert all(spans)
+    fragments = [f for i, span in enumerate(spans)
+                 for f in page.fragments(span[0], span[1], f"s{i}")]  # type: ignore[index]
+    assert len(fragments) == len(sentences)
+    page.wrap(page.widen(fragments), f"{XHTML}span")
+
+    assert "".join(root.itertext()) == before
+    found = {el.get("id"): el for el in root.iter(f"{XHTML}span")}
+    assert [normalise_text("".join(found[f"s{i}"].itertext())) for i in range(len(sentences))] \
+        == sentences
+    # A sentence inside one element is wrapped there; no sentence is inside another.
+    assert not any(ancestor.tag == f"{XHTML}span" for span in found.values()
+                   for ancestor in span.iterancestors())
 
 
 # --- from a real conversion -------------------------------------------------------------------
@@ -233,13 +291,16 @@ def test_an_epub2_book_comes_out_as_epub3_with_a_nav_document(tmp_path: Path) ->
         ("ch2.xhtml", '<h2 id="c2">Departure</h2><p>Somewhere a radio was playing an old '
                       'dance tune.</p><h3 id="letter">A letter</h3><p>She read it '
                       "<i>twice</i> on the platform.</p>"),
-        ("ch3.xhtml", "<p>Then she folded it away.</p>"),
+        # XHTML 1.1 that HTML5 dropped: EPUBCheck fails the book unless it is rewritten.
+        ("ch3.xhtml", '<p><big>Then</big> she folded it away.</p><table summary="Fares" '
+                      'width="80%" cellpadding="2"><tr><td align="right" valign="top">Ten</td>'
+                      "<td>Eleven</td></tr></table>"),
     ], [("Arrival", "ch1.xhtml#c1", 1), ("Departure", "ch2.xhtml#c2", 1),
         ("A letter", "ch2.xhtml#letter", 2)])
     job_id = _convert(epub)
     with JobStore.open_default() as store:
         made = export_read_aloud(store, job_id, tmp_path / "read-aloud.epub")
-    assert (made.placed, made.sentences) == (7, 7)
+    assert (made.placed, made.sentences) == (9, 9)
 
     with zipfile.ZipFile(made.path) as book:
         opf_path, opf = _opf(book)
@@ -249,6 +310,7 @@ def test_an_epub2_book_comes_out_as_epub3_with_a_nav_document(tmp_path: Path) ->
         nav_path = posixpath.join(posixpath.dirname(opf_path), nav_item.get("href"))
         nav = etree.fromstring(book.read(nav_path))
         page = book.read("OEBPS/ch2.xhtml")
+        table = etree.fromstring(book.read("OEBPS/ch3.xhtml")).find(f".//{XHTML}table")
     assert opf.get("version") == "3.0"
     assert b"opf:" not in etree.tostring(opf)
     (role,) = [m for m in opf.iter(f"{OPF}meta") if m.get("property") == "role"]
@@ -265,7 +327,9 @@ def test_an_epub2_book_comes_out_as_epub3_with_a_nav_document(tmp_path: Path) ->
     audio = {page: [p[2].rsplit("/", 1)[1] for p in pars] for page, pars in overlays.items()}
     assert audio == {"OEBPS/ch1.xhtml": ["01.m4a"] * 2,
                      "OEBPS/ch2.xhtml": ["02.m4a"] * 2 + ["03.m4a"] * 2,
-                     "OEBPS/ch3.xhtml": ["03.m4a"]}
+                     "OEBPS/ch3.xhtml": ["03.m4a"] * 3}
+    assert dict(table.attrib) == {"style": "width: 80%"}
+    assert table.find(f".//{XHTML}td").get("style") == "text-align: right; vertical-align: top"
     assert epubcheck_errors(made.path) == []
 
 

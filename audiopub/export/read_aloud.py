@@ -52,6 +52,7 @@ from audiopub.export.overlay_docs import (
     nav_document,
     smil_document,
 )
+from audiopub.export.overlay_html5 import make_html5
 from audiopub.export.overlay_package import (
     Addition,
     ids_in,
@@ -60,7 +61,7 @@ from audiopub.export.overlay_package import (
     rewrite_package,
     unique_id,
 )
-from audiopub.export.overlay_text import Fragment, Page
+from audiopub.export.overlay_text import Fragment, Page, skeleton
 from audiopub.export.subtitles import Cue, chapter_cues
 from audiopub.export.timeline import ChapterTimeline, book_timeline
 from audiopub.jobs.store import JobStore
@@ -173,11 +174,13 @@ def _parsed(archive: EpubArchive, item: Item) -> etree._Element | None:
 def _place(chapters: list[ChapterTimeline], pages: list[_Page],
            audio_paths: list[str]) -> tuple[int, int]:
     """Find every sentence in the pages; give each page its fragments and their clips.
-    Returns (sentences placed, sentences)."""
-    cues: list[tuple[int, Cue]] = [(number, cue) for number, chapter in enumerate(chapters)
-                                   for cue in chapter_cues(chapter)]
-    spans = align([" ".join(cue.text.split()) for _, cue in cues],
-                  "".join(page.text.skeleton for page in pages))
+    Returns (sentences placed, sentences with words: "..." has no place and needs none)."""
+    by_chapter = [chapter_cues(chapter) for chapter in chapters]
+    cues = [(number, cue) for number, in_chapter in enumerate(by_chapter)
+            for cue in in_chapter]
+    texts = [" ".join(cue.text.split()) for _, cue in cues]
+    spans = align(texts, "".join(page.text.skeleton for page in pages),
+                  [number for number, _ in cues])
     starts = [page.base for page in pages]
     prefix = _id_prefix(pages)
     found: list[tuple[int, Cue, _Page, list[Fragment]]] = []
@@ -188,19 +191,20 @@ def _place(chapters: list[ChapterTimeline], pages: list[_Page],
         end = min(span[1], page.base + len(page.text.skeleton))
         fragments = page.text.fragments(span[0] - page.base, end - page.base,
                                         f"{prefix}{index + 1}")
-        found.append((chapter, cue, page, fragments))
+        if fragments:
+            found.append((chapter, cue, page, fragments))
     for i, (chapter, cue, page, fragments) in enumerate(found):
         following = found[i + 1] if i + 1 < len(found) else None
         first_of_chapter = i == 0 or found[i - 1][0] != chapter
         # The first clip of a chapter starts with its first sentence, found or not; every clip
         # runs on to the next found sentence (the pause after it, and any sentence not found).
-        begin = chapter_cues(chapters[chapter])[0].start_s if first_of_chapter else cue.start_s
+        begin = by_chapter[chapter][0].start_s if first_of_chapter else cue.start_s
         end_s = (following[1].start_s if following and following[0] == chapter
                  else chapters[chapter].duration_s)
         page.fragments.extend(fragments)
         page.pars.extend(_pars(fragments, audio_paths[chapter], round(begin * 1000),
                                round(end_s * 1000)))
-    return len(found), len(cues)
+    return len(found), sum(1 for text in texts if skeleton(text))
 
 
 def _pars(fragments: list[Fragment], audio: str, begin_ms: int, end_ms: int) -> list[Par]:
@@ -312,9 +316,8 @@ def _upgrade_pages(archive: EpubArchive, package: Package, pages: list[_Page],
             root = _parsed(archive, item)
             if root is None:
                 continue
-            replaced[item.path] = XHTML_HEADER + etree.tostring(root, encoding="utf-8")
-        elif item.path not in replaced:
-            replaced[item.path] = XHTML_HEADER + etree.tostring(root, encoding="utf-8")
+        make_html5(root)
+        replaced[item.path] = XHTML_HEADER + etree.tostring(root, encoding="utf-8")
         properties[item.id] = page_properties(root)
     return properties
 
