@@ -19,6 +19,7 @@ from audiopub.book.package import DC_NS, OPF_NS
 from audiopub.book.toc import local_name
 from audiopub.export.overlay_docs import ACTIVE_CLASS, XML_HEADER, clock
 
+SMIL_TYPE = "application/smil+xml"
 _OPF_ATTRIBUTE = f"{{{OPF_NS}}}"
 _XSI_TYPE = "{http://www.w3.org/2001/XMLSchema-instance}type"  # EPUB 2's dcterms types
 
@@ -64,14 +65,21 @@ def rewrite_package(root: etree._Element, additions: Iterable[Addition],
     root.set("version", "3.0")
     _drop_opf_prefix(root)
     items = {el.get("id"): el for el in manifest if local_name(el) == "item"}
+    for item in list(items.values()):  # overlays the book had: these replace them
+        item.attrib.pop("media-overlay", None)
+        if (item.get("media-type") or "").strip().lower() == SMIL_TYPE:
+            manifest.remove(item)
     for item_id, names in properties.items():
-        item = items[item_id]
+        item = items.get(item_id)
+        if item is None:
+            continue
         present = (item.get("properties") or "").split()
         merged = present + [name for name in sorted(set(names)) if name not in present]
         if merged:
             item.set("properties", " ".join(merged))
     for page, smil in overlays.items():
-        items[page].set("media-overlay", smil)
+        if page in items:  # else the item has no id (an invalid book): it plays no overlay
+            items[page].set("media-overlay", smil)
     for addition in additions:
         attrs = {"id": addition.id, "href": addition.href, "media-type": addition.media_type}
         if addition.properties:

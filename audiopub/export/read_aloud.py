@@ -4,7 +4,7 @@ The book is the job's copy of the EPUB with, added: every narrated sentence of i
 `<span>` with an id; one SMIL file per page, a `<par>` per sentence pointing at its span and at
 its clip of the chapter's audio; the chapters' audio (AAC in .m4a, or MP3), made from the
 job's kept audio; the metadata and CSS that reading systems with Media Overlays (Thorium
-Reader, Apple Books, BookFusion…) play it with, highlighting the sentence being read.
+Reader, Apple Books) play it with, highlighting the sentence being read.
 
 Timing, as in the subtitles (`export.subtitles`, whose cues the sentences are):
   exact      where each chunk's speech starts and ends in its chapter's audio;
@@ -54,6 +54,7 @@ from audiopub.export.overlay_docs import (
 )
 from audiopub.export.overlay_html5 import make_html5
 from audiopub.export.overlay_package import (
+    SMIL_TYPE,
     Addition,
     ids_in,
     is_epub2,
@@ -147,11 +148,13 @@ def _free_folder(archive: EpubArchive, opf_dir: str) -> str:
 
 def _pages(archive: EpubArchive, package: Package) -> list[_Page]:
     """The reading order's pages that can be read, parsed (the nav document is not one)."""
-    pages, base = [], 0
+    pages, base, seen = [], 0, set()
     for idref, linear in package.spine:
         item = package.items.get(idref)
-        if item is None or not linear or item.is_nav or not item.is_html or item.path is None:
+        if item is None or not linear or item.is_nav or not item.is_html or item.path is None \
+                or idref in seen:
             continue
+        seen.add(idref)
         root = _parsed(archive, item)
         if root is None:
             continue
@@ -253,7 +256,7 @@ def _write(out: Path, archive: EpubArchive, package: Package, folder: str,
         smil_id = unique_id(taken, f"overlay-{number:03d}")
         added[smil] = smil_document(page.item.name, smil, [
             Par(p.fragment, p.audio, p.begin_ms, p.end_ms) for p in page.pars])
-        additions.append(Addition(smil_id, smil, "application/smil+xml"))
+        additions.append(Addition(smil_id, smil, SMIL_TYPE))
         overlays[page.item.id] = smil_id
         durations[smil_id] = sum(p.end_ms - p.begin_ms for p in page.pars)
     for number, (path, file) in enumerate(audio, start=1):
@@ -270,11 +273,13 @@ def _write(out: Path, archive: EpubArchive, package: Package, folder: str,
                                   frozenset({"nav"})))
     replaced[package.opf_path] = rewrite_package(opf_root, additions, overlays, durations,
                                                  properties)
+    # A book that has overlays already gets these instead: its own SMIL files are left out.
+    dropped = {item.path for item in package.items.values() if item.media_type == SMIL_TYPE}
     with atomic_write(out) as temp, zipfile.ZipFile(temp, "w") as zf:
         # The mimetype first and stored, so the file is recognised by its first bytes.
         zf.writestr(zipfile.ZipInfo("mimetype"), MIMETYPE, compress_type=zipfile.ZIP_STORED)
         for name in archive.names():
-            if name != "mimetype":
+            if name != "mimetype" and name not in dropped:
                 data = replaced[name] if name in replaced else archive.read(name)
                 zf.writestr(name, data, compress_type=zipfile.ZIP_DEFLATED)
         for path, content in added.items():
