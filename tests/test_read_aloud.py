@@ -30,7 +30,6 @@ from audiopub.errors import AudiopubError
 from audiopub.export.overlay_align import align
 from audiopub.export.overlay_text import Page, skeleton
 from audiopub.export.read_aloud import export_read_aloud
-from audiopub.export.subtitles import chapter_cues
 from audiopub.export.timeline import book_timeline
 from audiopub.jobs.store import JobStore
 
@@ -220,10 +219,14 @@ def _srt_times(path: Path) -> list[tuple[int, int]]:
                                                   path.read_text("utf-8"))]
 
 
+LONG = ("A dog slept in the shade of the ticket office, dreaming of rabbits, of bones and of "
+        "the long summer evenings by the sea.")
+
+
 def test_a_finished_book_becomes_a_read_aloud_epub(tmp_path: Path) -> None:
     epub = build_epub(tmp_path / "Coastline.epub", [
         ("Arrival", ["“It was <em>very</em> late,” she said. The train <em>was late. It</em> "
-                     "came at last.", "A dog slept in the shade of the ticket office."]),
+                     "came at last.", LONG]),
         ("Departure", ["Somewhere a radio was playing an old dance tune."]),
     ], title="Coastline")
     job_id = _convert(epub)
@@ -237,7 +240,7 @@ def test_a_finished_book_becomes_a_read_aloud_epub(tmp_path: Path) -> None:
         first = book.infolist()[0]
         assert (first.filename, first.compress_type, book.read(first)) == (
             "mimetype", zipfile.ZIP_STORED, b"application/epub+zip")
-        opf_path, opf = _opf(book)
+        opf = _opf(book)[1]
         overlays = _overlays(book)
         pages = {path: etree.fromstring(book.read(path)) for path in overlays}
         audio = {par[2]: book.read(par[2]) for pars in overlays.values() for par in pars}
@@ -248,34 +251,38 @@ def test_a_finished_book_becomes_a_read_aloud_epub(tmp_path: Path) -> None:
     pars = [par for page in sorted(overlays) for par in overlays[page]]
     assert metas[("media:duration", None)] == _clock(sum(p[4] - p[3] for p in pars))
 
-    # Every sentence, in order, is a span of its page holding that sentence as the book has it.
-    cues = [(number, cue) for number, chapter in enumerate(chapters)
-            for cue in chapter_cues(chapter)]
-    assert len(pars) == len(cues) == 7
-    for (page, fragment, _, _, _), (_, cue) in zip(pars, cues):
+    # Every sentence, in order, is a span of its page holding that sentence as the book has it;
+    # one that crosses the edge of an <em> too, and one long enough for two subtitle cues.
+    texts = []
+    for page, fragment, *_ in pars:
         (span,) = [el for el in pages[page].iter() if el.get("id") == fragment]
         assert span.tag == f"{XHTML}span"
-        assert normalise_text("".join(span.itertext())) == " ".join(cue.text.split())
+        texts.append(normalise_text("".join(span.itertext())))
+    assert texts == ["Arrival", '"It was very late," she said.', "The train was late.",
+                     "It came at last.", LONG, "Departure",
+                     "Somewhere a radio was playing an old dance tune."]
 
-    # The clips are the subtitles' cues: each starts with its cue and runs to the next one
-    # (the pause after a chunk is heard with it), the last to the end of its chapter's audio.
-    for number, chapter in enumerate(chapters):
-        srt = tmp_path / "Coastline chapters" / f"{number + 1:02d} - {chapter.title}.srt"
-        times = _srt_times(srt)
-        clips = [(p[3], p[4]) for p, (n, _) in zip(pars, cues) if n == number]
-        assert [begin for begin, _ in clips] == [start for start, _ in times]
-        assert [end for _, end in clips] == [start for start, _ in times[1:]] + [
+    # The clips are made of the subtitles' cues: a clip starts where its sentence's first cue
+    # does and runs on to the next clip (the pause after a chunk is heard with it), the last
+    # to the end of its chapter's audio; every cue is heard inside one clip.
+    in_chapter = {1: pars[:5], 2: pars[5:]}
+    for chapter in chapters:
+        times = _srt_times(tmp_path / "Coastline chapters"
+                           / f"{chapter.number:02d} - {chapter.title}.srt")
+        clips = [(p[3], p[4]) for p in in_chapter[chapter.number]]
+        assert {begin for begin, _ in clips} <= {start for start, _ in times}
+        assert [end for _, end in clips] == [begin for begin, _ in clips[1:]] + [
             round(chapter.duration_s * 1000)]
-        assert all(end >= cue_end for (_, end), (_, cue_end) in zip(clips, times))
-    assert any(p[4] == t[1] for p, t in zip(pars, _srt_times(tmp_path / "Coastline.srt")))
+        assert all(any(begin <= start and end <= stop for begin, stop in clips)
+                   for start, end in times)
+    assert len(_srt_times(tmp_path / "Coastline chapters" / "01 - Arrival.srt")) == 6
     # Each chapter's audio, as long as the chapter.
     assert len(audio) == 2
     for (path, data), chapter in zip(sorted(audio.items()), chapters):
         file = tmp_path / Path(path).name
         file.write_bytes(data)
         assert probe(file).duration_s == pytest.approx(chapter.duration_s, abs=0.1)
-        assert {p[2] for p in pars if p[0].endswith(f"chapter{chapter.number}.xhtml")} == {path}
-    assert opf_path.endswith(".opf")
+        assert {p[2] for p in in_chapter[chapter.number]} == {path}
     assert epubcheck_errors(out) == []
 
 

@@ -6,12 +6,14 @@ its clip of the chapter's audio; the chapters' audio (AAC in .m4a, or MP3), made
 job's kept audio; the metadata and CSS that reading systems with Media Overlays (Thorium
 Reader, Apple Books) play it with, highlighting the sentence being read.
 
-Timing, as in the subtitles (`export.subtitles`, whose cues the sentences are):
+Timing, as in the subtitles (`export.subtitles`), whose cues the sentences are made of (a
+long sentence has several cues, and is highlighted whole):
   exact      where each chunk's speech starts and ends in its chapter's audio;
   estimated  where a sentence starts and ends inside a chunk of several sentences: the chunk's
              time shared among them in proportion to their characters.
 Word timings are not known, so there is no word-level highlighting. A clip runs on to where the
-next sentence starts, so the pauses between sentences and paragraphs are heard as recorded.
+next sentence starts, so the pauses between sentences and paragraphs are heard as recorded
+(reading systems skip what lies between two clips).
 
 A chapter may cover several pages, or a page several chapters: each clip names its chapter's
 audio file and is timed from that file's start. The sentences are found in the pages by
@@ -63,7 +65,7 @@ from audiopub.export.overlay_package import (
     unique_id,
 )
 from audiopub.export.overlay_text import Fragment, Page, skeleton
-from audiopub.export.subtitles import Cue, chapter_cues
+from audiopub.export.subtitles import sentence_cues
 from audiopub.export.timeline import ChapterTimeline, book_timeline
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import stored_book
@@ -178,16 +180,18 @@ def _place(chapters: list[ChapterTimeline], pages: list[_Page],
            audio_paths: list[str]) -> tuple[int, int]:
     """Find every sentence in the pages; give each page its fragments and their clips.
     Returns (sentences placed, sentences with words: "..." has no place and needs none)."""
-    by_chapter = [chapter_cues(chapter) for chapter in chapters]
-    cues = [(number, cue) for number, in_chapter in enumerate(by_chapter)
-            for cue in in_chapter]
-    texts = [" ".join(cue.text.split()) for _, cue in cues]
-    spans = align(texts, "".join(page.text.skeleton for page in pages),
-                  [number for number, _ in cues])
+    # A sentence is highlighted whole, from its first cue's start: a long one has several
+    # subtitle cues (the lines a player shows), but it is one thing to follow while reading.
+    sentences = [(number, cues[0].start_s, " ".join(" ".join(cue.text.split()) for cue in cues))
+                 for number, chapter in enumerate(chapters)
+                 for cues in sentence_cues(chapter)]
+    spans = align([text for _, _, text in sentences],
+                  "".join(page.text.skeleton for page in pages),
+                  [number for number, _, _ in sentences])
     starts = [page.base for page in pages]
     prefix = _id_prefix(pages)
-    found: list[tuple[int, Cue, _Page, list[Fragment]]] = []
-    for index, ((chapter, cue), span) in enumerate(zip(cues, spans)):
+    found: list[tuple[int, float, list[Fragment], _Page]] = []
+    for index, ((chapter, start_s, _), span) in enumerate(zip(sentences, spans)):
         if span is None:
             continue
         page = pages[bisect.bisect_right(starts, span[0]) - 1]
@@ -195,19 +199,22 @@ def _place(chapters: list[ChapterTimeline], pages: list[_Page],
         fragments = page.text.fragments(span[0] - page.base, end - page.base,
                                         f"{prefix}{index + 1}")
         if fragments:
-            found.append((chapter, cue, page, fragments))
-    for i, (chapter, cue, page, fragments) in enumerate(found):
+            found.append((chapter, start_s, fragments, page))
+    first_start = {}
+    for chapter, start_s, _ in reversed(sentences):
+        first_start[chapter] = start_s
+    for i, (chapter, start_s, fragments, page) in enumerate(found):
         following = found[i + 1] if i + 1 < len(found) else None
         first_of_chapter = i == 0 or found[i - 1][0] != chapter
         # The first clip of a chapter starts with its first sentence, found or not; every clip
         # runs on to the next found sentence (the pause after it, and any sentence not found).
-        begin = by_chapter[chapter][0].start_s if first_of_chapter else cue.start_s
-        end_s = (following[1].start_s if following and following[0] == chapter
+        begin = first_start[chapter] if first_of_chapter else start_s
+        end_s = (following[1] if following and following[0] == chapter
                  else chapters[chapter].duration_s)
         page.fragments.extend(fragments)
         page.pars.extend(_pars(fragments, audio_paths[chapter], round(begin * 1000),
                                round(end_s * 1000)))
-    return len(found), sum(1 for text in texts if skeleton(text))
+    return len(found), sum(1 for _, _, text in sentences if skeleton(text))
 
 
 def _pars(fragments: list[Fragment], audio: str, begin_ms: int, end_ms: int) -> list[Par]:
