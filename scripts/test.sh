@@ -17,5 +17,7 @@ python -m pip install --quiet --no-deps supertonic==1.3.1
 
 # Debian's chromium for the real-browser end-to-end test (no browser download).
 scripts/install_browser.sh
+# Debian's Java runtime for EPUBCheck, which validates the read-aloud EPUBs.
+scripts/install_java.sh
 
 exec python -m pytest "$@"

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from lxml import etree
 from epub_factory import build_epub, tiny_png, with_metadata
+from lxml import etree
 
 from audiopub.audio.ffmpeg import ffmpeg_exe, probe
 from audiopub.audio.loudness import Measured, normalise_filter

@@ -236,6 +236,10 @@ class EpubArchive:
 
     # --- reading ------------------------------------------------------------------------
 
+    def names(self) -> list[str]:
+        """The safe names of the archive's files, in the archive's order."""
+        return list(self._entries)
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and safe_name(name) in self._entries
 

@@ -16,6 +16,7 @@ from audiopub.export.files import (
     export_book_mp3,
     export_subtitles,
 )
+from audiopub.export.read_aloud import export_read_aloud
 from audiopub.jobs.store import JobStore
 
 DEFAULT_FORMATS = ("srt", "vtt")
@@ -26,12 +27,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("job_id", help="the job's id (a unique prefix is enough)")
     parser.add_argument(
         "--format", dest="formats", action="append",
-        choices=sorted([*SUBTITLE_FORMATS, *AUDIO_FORMATS, BOOK_MP3]),
+        choices=sorted([*SUBTITLE_FORMATS, *AUDIO_FORMATS, BOOK_MP3, "epub"]),
         help="repeatable. Subtitles: srt, vtt (the default: both). One audio file per chapter: "
              "mp3 (VBR), mp3-cbr (192 kb/s, 44.1 kHz, as distributors ask), opus, m4a. The "
-             "whole book in one MP3 with chapters: mp3-book")
+             "whole book in one MP3 with chapters: mp3-book. epub: the book read aloud "
+             "(EPUB 3 Media Overlays), sentences highlighted")
     parser.add_argument("--per-chapter", action="store_true",
                         help="subtitles for each chapter file too, timed from its start")
+    parser.add_argument("--epub-audio", choices=["m4a", "mp3"], default="m4a",
+                        help="the audio inside the read-aloud EPUB: m4a (AAC, the default) or mp3")
     parser.add_argument("-o", "--output-dir", type=Path,
                         help="where to write (default: beside the audiobook, with its name)")
     parser.add_argument("--loudness", choices=("audiobook", "off"), default="audiobook",
@@ -69,6 +73,14 @@ def main(args: argparse.Namespace) -> int:
             print(export_book_mp3(store, job.id, folder, stem, loudness))
         if args.audiobookshelf:
             print(export_audiobookshelf(store, job.id, args.audiobookshelf))
+        if "epub" in formats:
+            made = export_read_aloud(store, job.id, Path(folder) / f"{stem} (read-aloud).epub",
+                                     args.epub_audio, _progress)
+            print(made.path)
+            if made.placed < made.sentences:
+                print(f"  {made.sentences - made.placed} of {made.sentences} sentences were not "
+                      "found in the pages: each plays with the sentence before it",
+                      file=sys.stderr)
     return 0
 
 

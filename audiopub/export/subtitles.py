@@ -32,20 +32,26 @@ class Cue:
 
 def chapter_cues(chapter: ChapterTimeline, offset_s: float = 0.0) -> list[Cue]:
     """The chapter's cues, on its own clock plus `offset_s` (its start, for a whole book)."""
-    cues = []
+    return [cue for sentence in sentence_cues(chapter, offset_s) for cue in sentence]
+
+
+def sentence_cues(chapter: ChapterTimeline, offset_s: float = 0.0) -> list[list[Cue]]:
+    """The chapter's cues grouped by sentence: one cue each, or the pieces of a long one."""
+    sentences = []
     for passage in chapter.passages:
-        pieces = [piece for sentence in split_sentences(passage.text)
-                  for piece in cut_sentence(sentence, CUE_CHARS)]
-        weights = [len(piece) for piece in pieces]
-        total = sum(weights) or 1
+        pieces = [cut_sentence(sentence, CUE_CHARS) for sentence in split_sentences(passage.text)]
+        total = sum(len(piece) for sentence in pieces for piece in sentence) or 1
         start, done = passage.start_s, 0
         span = passage.end_s - passage.start_s
-        for piece, weight in zip(pieces, weights):
-            done += weight
-            end = passage.start_s + span * done / total
-            cues.append(Cue(offset_s + start, offset_s + end, _two_lines(piece)))
-            start = end
-    return cues
+        for sentence in pieces:
+            cues = []
+            for piece in sentence:
+                done += len(piece)
+                end = passage.start_s + span * done / total
+                cues.append(Cue(offset_s + start, offset_s + end, _two_lines(piece)))
+                start = end
+            sentences.append(cues)
+    return sentences
 
 
 def book_cues(chapters: Sequence[ChapterTimeline]) -> list[Cue]:
