@@ -44,7 +44,7 @@ from audiopub.book.package import NCX_TYPE, Item, Package, read_package
 from audiopub.book.safe_xml import parse_markup, parse_xml
 from audiopub.errors import AudiopubError
 from audiopub.export.chapter_audio import chapter_wavs
-from audiopub.export.encode import encode_chapter
+from audiopub.export.encode import encode_audio
 from audiopub.export.overlay_align import align
 from audiopub.export.overlay_docs import (
     HIGHLIGHT_CSS,
@@ -130,7 +130,7 @@ def export_read_aloud(store: JobStore, job_id: str, out: Path, audio_format: str
                 tags = BookTags(title=chapter.title, author=book.author, album=book.title,
                                 track=f"{chapter.number}/{len(chapters)}",
                                 language=book.language)
-                encode_chapter(wav, path, audio_format, tags, None)
+                encode_audio([wav], path, audio_format, tags, None)
                 encoded.append(path)
                 progress(chapter.number, len(chapters))
             _write(out, archive, package, folder, pages, book.language,
