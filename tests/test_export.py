@@ -141,6 +141,22 @@ def test_subtitles_follow_the_audio_to_the_sample(finished_book: tuple[str, Path
         assert _rms(audio, rate, end + 0.01, start - 0.01) < 1e-3, (end, start)
 
 
+def test_subtitles_keep_the_books_spelling_whatever_the_lexicon_says(tmp_path: Path) -> None:
+    epub = build_epub(tmp_path / "b.epub", [("Arrival", ["Hermione took the train."])])
+    names = tmp_path / "names.tsv"
+    names.write_text("Hermione\ther-MY-oh-nee\n", "utf-8")
+    out = tmp_path / "b.m4b"
+    assert main(["convert", str(epub), "--lexicon", str(names), "-o", str(out)]) == 0
+    with JobStore.open_default() as store:
+        (job,) = store.list_jobs()
+        spoken = [chunk.spoken for chunk in store.all_chunks(job.id)]
+    assert "her-MY-oh-nee took the train." in spoken  # what the voice said
+
+    assert main(["export", job.id, "--format", "srt"]) == 0
+    srt = (tmp_path / "b.srt").read_text("utf-8")
+    assert "Hermione took the train." in srt and "her-MY-oh-nee" not in srt
+
+
 def test_only_finished_books_with_timings_export(finished_book: tuple[str, Path],
                                                  data_dir: Path) -> None:
     job_id, _ = finished_book
