@@ -8,6 +8,7 @@ on a fake NVML), installed before the app's main file runs. Books are generated 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import time
 import zipfile
@@ -392,6 +393,21 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     user.find(marker="book-subtitles-srt").click()
     subtitles = await user.download.next(timeout=10)
     assert subtitles.content.decode("utf-8").startswith("1\n00:00:00,000 --> ")
+    # Exports made from the kept audio, then downloaded.
+    user.find(marker="book-export-epub").click()
+    epub = await user.download.next(timeout=60)
+    assert epub.status_code == 200 and epub.content[30:38] == b"mimetype"
+    with zipfile.ZipFile(io.BytesIO(epub.content)) as book:
+        assert any(name.endswith(".smil") for name in book.namelist())
+    user.find(marker="book-export-mp3").click()
+    chapters = await user.download.next(timeout=60)
+    with zipfile.ZipFile(io.BytesIO(chapters.content)) as archive:
+        assert archive.namelist() == [
+            "A Small Book/01 - Chapter One.mp3", "A Small Book/02 - Chapter Two.mp3",
+            "A Small Book/03 - Appendix.mp3"]
+    exports = [services.export_path(services.store.get_job(job_id), kind)
+               for kind in ("epub", "mp3")]
+    assert all(path.is_file() for path in exports)
     played = await user.http_client.get(f"/library/{job_id}/audio",
                                         headers={"Range": "bytes=0-99"})
     assert played.status_code == 206 and len(played.content) == 100
@@ -403,6 +419,7 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     await eventually(lambda: not services.store.list_jobs())
     await see(user, marker="library-empty")
     assert not output.exists()
+    assert not any(path.exists() for path in exports)
 
 
 async def test_cancel_a_running_job(user: User, long_book: Path, services: Services) -> None:

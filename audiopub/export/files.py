@@ -7,6 +7,7 @@ Beside the audiobook, with its name, so players find them: `<stem>.srt`; per cha
 from __future__ import annotations
 
 import tempfile
+import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
@@ -17,7 +18,7 @@ from audiopub.audio.loudness import AUDIOBOOK, LoudnessTarget
 from audiopub.audio.mux import chapter_marks
 from audiopub.export.chapter_audio import chapter_wavs
 from audiopub.export.encode import AUDIO_FORMATS, encode_audio
-from audiopub.export.names import numbered
+from audiopub.export.names import numbered, safe_name
 from audiopub.export.subtitles import Cue, book_cues, chapter_cues, to_srt, to_webvtt
 from audiopub.export.timeline import book_timeline
 from audiopub.jobs.store import JobStore
@@ -68,6 +69,19 @@ def export_audio(store: JobStore, job_id: str, format_name: str, folder: Path, s
             written.append(path)
             progress(number, len(chapters))
     return written
+
+
+def export_chapters_zip(store: JobStore, job_id: str, format_name: str, path: Path) -> Path:
+    """The per-chapter files of `export_audio` in one zip at `path` (atomically), in a folder
+    named after the book: one download for a browser."""
+    job = store.get_job(job_id)
+    folder = safe_name(job.title, "Audiobook")
+    with tempfile.TemporaryDirectory(prefix="audiopub-zip-") as tmp:
+        files = export_audio(store, job_id, format_name, Path(tmp), folder)
+        with atomic_write(path) as temp, zipfile.ZipFile(temp, "w", zipfile.ZIP_STORED) as out:
+            for file in files:  # already compressed audio: stored, not deflated again
+                out.write(file, f"{folder}/{file.name}")
+    return path
 
 
 def export_book_mp3(store: JobStore, job_id: str, folder: Path, stem: str,

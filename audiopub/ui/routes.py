@@ -13,7 +13,7 @@ from nicegui import app
 from audiopub.errors import JobNotFound
 from audiopub.export.names import safe_name
 from audiopub.jobs.models import Job
-from audiopub.ui.services import current
+from audiopub.ui.services import LIBRARY_EXPORTS, current
 
 _JOB_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -32,6 +32,17 @@ def register() -> None:
         job = _finished(job_id)
         return FileResponse(job.output_path, media_type="audio/mp4",
                             filename=f"{safe_name(job.title, 'audiobook')}.m4b")
+
+    @app.get("/library/{job_id}/export/{kind}")
+    def export(job_id: str, kind: str) -> FileResponse:
+        if kind not in LIBRARY_EXPORTS:
+            raise HTTPException(404, "No such export")
+        job = _finished(job_id)
+        path = current().export_path(job, kind)
+        if not path.is_file():  # made by the page's Export menu first
+            raise HTTPException(404, "This export has not been made")
+        return FileResponse(path, filename=safe_name(job.title, "audiobook")
+                            + LIBRARY_EXPORTS[kind].replace(" chapters", " - chapters"))
 
     @app.get("/library/{job_id}/cover")
     def cover(job_id: str) -> FileResponse:

@@ -33,7 +33,8 @@ from audiopub.book.lexicon import Entry, Lexicon
 from audiopub.book.models import Book, Cover
 from audiopub.book.spoken import spoken_form
 from audiopub.errors import AudiopubError
-from audiopub.export.files import SUBTITLE_FORMATS
+from audiopub.export.files import SUBTITLE_FORMATS, export_chapters_zip
+from audiopub.export.read_aloud import export_read_aloud
 from audiopub.export.subtitles import Cue, book_cues
 from audiopub.export.timeline import book_timeline
 from audiopub.gpu.monitor import DEFAULT_INTERVAL_S, GpuMonitor
@@ -54,6 +55,8 @@ log = logging.getLogger(__name__)
 ENGINE_LABELS: Final = {"piper": "Piper", "supertonic": "Supertonic"}
 PREVIEW_TEXT: Final = "Hello! This is how I will sound when I read your book."
 SAY_PAUSE_S: Final = 0.5  # between the pieces `say` speaks (a word, then its sentence)
+# Exports a library book offers in the page, kept beside its .m4b: kind → name suffix.
+LIBRARY_EXPORTS: Final = {"epub": " (read-aloud).epub", "mp3": " chapters.zip"}
 COVER_SUFFIXES: Final = {"image/jpeg": ".jpg", "image/png": ".png", "image/gif": ".gif",
                          "image/webp": ".webp", "image/svg+xml": ".svg"}
 
@@ -249,6 +252,8 @@ class Services:
             job.output_path.unlink(missing_ok=True)
             for cover in self._covers(job.output_path):
                 cover.unlink(missing_ok=True)
+            for kind in LIBRARY_EXPORTS:
+                self.export_path(job, kind).unlink(missing_ok=True)
             return f"Deleted “{job.title}”"
         return f"Removed “{job.title}” from the list; {job.output_path} was kept"
 
@@ -271,6 +276,22 @@ class Services:
         """The finished book's subtitles as SRT or WebVTT text (AudiopubError if it has no
         timings)."""
         return SUBTITLE_FORMATS[fmt](book_cues(book_timeline(self.store, job_id)))
+
+    def export_path(self, job: Job, kind: str) -> Path:
+        """Where a library book's export of `kind` ("epub", "mp3") lives: beside its .m4b."""
+        return job.output_path.with_name(job.output_path.stem + LIBRARY_EXPORTS[kind])
+
+    def export_file(self, job_id: str, kind: str) -> Path:
+        """The finished book's read-aloud EPUB ("epub") or per-chapter MP3s in a zip ("mp3"),
+        made the first time it is asked for; AudiopubError if it can't be made."""
+        job = self.finished_book(job_id)
+        path = self.export_path(job, kind)
+        if not path.is_file():
+            if kind == "epub":
+                export_read_aloud(self.store, job.id, path)
+            else:
+                export_chapters_zip(self.store, job.id, "mp3", path)
+        return path
 
     def cover_of(self, job: Job) -> Path | None:
         if not self._in_library(job.output_path):

@@ -59,6 +59,13 @@ class LibraryCard:
                         for fmt_name, label in (("srt", "SubRip (.srt)"), ("vtt", "WebVTT (.vtt)")):
                             ui.menu_item(label, on_click=lambda f=fmt_name: self._subtitles(f)) \
                                 .mark(f"book-subtitles-{fmt_name}")
+                with ui.button("Export", icon="ios_share").props("flat no-caps") \
+                        .mark("book-export") as self.export_button:
+                    with ui.menu():
+                        for kind, label in (("epub", "Read-aloud EPUB (highlights as it reads)"),
+                                            ("mp3", "MP3, a file per chapter (.zip)")):
+                            ui.menu_item(label, on_click=lambda k=kind: self._export(k)) \
+                                .mark(f"book-export-{kind}")
                 ui.button("Delete", icon="delete_outline", on_click=self._confirm_delete) \
                     .props("flat no-caps").mark("book-delete")
             self.player_box = ui.column().classes("w-full gap-2").mark("book-player")
@@ -106,6 +113,18 @@ class LibraryCard:
         ui.download.content(text.encode("utf-8"),
                             f"{safe_name(self.view.job.title, 'audiobook')}.{fmt_name}",
                             SUBTITLE_MEDIA_TYPES[fmt_name])
+
+    async def _export(self, kind: str) -> None:
+        """Made once (seconds to minutes: nothing is spoken again), then downloaded."""
+        self.export_button.props("loading")
+        try:
+            await run.io_bound(self.services.export_file, self.job_id, kind)
+        except AudiopubError as exc:
+            ui.notify(str(exc), type="warning", multi_line=True)
+            return
+        finally:
+            self.export_button.props(remove="loading")
+        ui.download.from_url(f"/library/{self.job_id}/export/{kind}")
 
     def _seek(self, seconds: float) -> None:
         if self.player is not None:
