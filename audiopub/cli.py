@@ -284,13 +284,6 @@ def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float,
 # --- jobs, resume, pause, cancel, voices ------------------------------------------------
 
 
-def _find_job(store: JobStore, prefix: str) -> Job:
-    matches = [j for j in store.list_jobs() if j.id.startswith(prefix)]
-    if len(matches) != 1:
-        raise AudiopubError(f"{'No' if not matches else 'More than one'} job matches {prefix!r}")
-    return matches[0]
-
-
 def _jobs(details: bool) -> int:
     with JobStore.open_default() as store:
         for job in store.list_jobs():
@@ -307,7 +300,7 @@ def _jobs(details: bool) -> int:
 
 def _control(command: str, prefix: str) -> int:
     with JobStore.open_default() as store:
-        job = _find_job(store, prefix)
+        job = store.find_job(prefix)
         if command == "cancel":
             store.set_state(job.id, JobState.CANCELLED)
         elif command == "pause":

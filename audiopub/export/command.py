@@ -48,11 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     with JobStore.open_default() as store:
-        matches = [j for j in store.list_jobs() if j.id.startswith(args.job_id)]
-        if len(matches) != 1:
-            raise AudiopubError(f"{'No' if not matches else 'More than one'} job matches "
-                                f"{args.job_id!r}")
-        job = matches[0]
+        job = store.find_job(args.job_id)
         folder = args.output_dir or job.output_path.parent
         stem = job.output_path.stem
         loudness = AUDIOBOOK if args.loudness == "audiobook" else None

@@ -91,6 +91,14 @@ class JobQueue(StoreDatabase):
             raise JobNotFound(f"No job with id {job_id}")
         return _job_from_row(row)
 
+    def find_job(self, prefix: str) -> Job:
+        """The one job whose id starts with `prefix` (what people type); JobNotFound if none
+        or several do."""
+        matches = [job for job in self.list_jobs() if job.id.startswith(prefix)]
+        if len(matches) != 1:
+            raise JobNotFound(f"{'No' if not matches else 'More than one'} job matches {prefix!r}")
+        return matches[0]
+
     def list_jobs(self, states: Iterable[JobState] | None = None) -> list[Job]:
         """Jobs oldest first (queue order), optionally only those in `states`."""
         rows = self._connection().execute(
