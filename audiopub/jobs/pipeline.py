@@ -91,8 +91,6 @@ class JobRun:
         self._publish = publish or (lambda event: None)
         self._stop_requested = stop_requested
         self.book = stored_book(store, self.job)
-        self.synthesised = 0  # chunks made in this run
-        self.reused = 0  # chunks whose audio this run took from other jobs
 
     # --- the steps -------------------------------------------------------------------
 
@@ -116,9 +114,9 @@ class JobRun:
         remove_stale_temp_files(self.dir / CHUNKS_DIR)
         verify_done_chunks(self.store, self.job.id, self.dir)
         verify_done_chapters(self.store, self.job.id, self.dir)
-        self.reused = reuse_other_jobs_audio(self.store, self.job.id, self.dir)
-        if self.reused:
-            log.info("job %s: %d chunk(s) share audio other jobs made", self.job.id, self.reused)
+        reused = reuse_other_jobs_audio(self.store, self.job.id, self.dir)
+        if reused:
+            log.info("job %s: %d chunk(s) share audio other jobs made", self.job.id, reused)
         # Audio of an earlier plan or settings that this plan no longer uses.
         remove_unused_chunk_files(self.store, self.job.id, self.dir)
         # Counted once, then kept up to date per chunk: a store-wide count after every chunk
@@ -185,7 +183,6 @@ class JobRun:
         self._progress = replace(self._progress,
                                  chunks_done=self._progress.chunks_done + marked,
                                  chars_done=self._progress.chars_done + marked * len(chunk.text))
-        self.synthesised += 1
         self._run = Speed(self._run.chars + len(chunk.text), now - self._run_began,
                           self._run.audio_s + result.frames / result.sample_rate, Clock.WALL)
         self._emit(JobState.RUNNING, chapter_title=chapter_title)
