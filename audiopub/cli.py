@@ -78,6 +78,8 @@ def _build_parser() -> argparse.ArgumentParser:
     device = conv.add_mutually_exclusive_group()
     device.add_argument("--gpu", dest="gpu", action="store_true", help="use CUDA when available")
     device.add_argument("--cpu", dest="gpu", action="store_false", help="use the CPU (default)")
+    conv.add_argument("--batch-size", type=settings.batch_size_argument, metavar="N",
+                      help="chunks per padded batch (default: the fastest for the device)")
 
     jobs = commands.add_parser("jobs", help="list jobs")
     jobs.add_argument("--details", action="store_true", help="per-chapter figures too")
@@ -127,7 +129,7 @@ def _settings_from(args: argparse.Namespace, book: Book) -> JobSettings:
     try:
         return JobSettings(engine=args.engine, voice=args.voice, speed=args.speed,
                            steps=args.steps, seed=args.seed, use_gpu=args.gpu, chapters=chapters,
-                           lexicon=entries)
+                           lexicon=entries, batch_size=args.batch_size)
     except ValueError as exc:
         raise AudiopubError(str(exc)) from exc
 

@@ -60,6 +60,10 @@ class ModelMissing(EngineUnavailable):
     """Model files are missing or incomplete."""
 
 
+class SettingInvalid(AudiopubError):
+    """An AUDIOPUB_* environment variable holds a value Audiopub can't use."""
+
+
 class SynthesisFailed(AudiopubError):
     """The engine raised while synthesising a chunk."""
 

@@ -11,7 +11,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from audiopub import settings
-from audiopub.tts import conv_layout, onnx_runtime
+from audiopub.tts import conv_layout, graph_rewrite, onnx_runtime
+from audiopub.tts.conv_layout import CONV2D_STEP
 
 RNG = np.random.default_rng(7)
 
@@ -87,7 +88,7 @@ def test_the_rewrite_is_written_whole_or_not_at_all(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     source = _save(conv_model(), tmp_path / "voice.onnx")
     target = tmp_path / "cache" / "voice.2d.onnx"
-    assert conv_layout.write_with_2d_convs(source, target)
+    assert graph_rewrite.write_rewritten(source, target, [CONV2D_STEP])
     assert [p.name for p in target.parent.iterdir()] == [target.name]
     onnx.checker.check_model(onnx.load(str(target)))
 
@@ -98,16 +99,16 @@ def test_the_rewrite_is_written_whole_or_not_at_all(tmp_path: Path,
     target.unlink()
     monkeypatch.setattr(conv_layout.onnx, "save", save_half)
     with pytest.raises(OSError, match="disk full"):
-        conv_layout.write_with_2d_convs(source, target)
+        graph_rewrite.write_rewritten(source, target, [CONV2D_STEP])
     assert list(target.parent.iterdir()) == []
 
 
 def test_sessions_load_the_rewrite_from_the_cache(tmp_path: Path) -> None:
     source = _save(conv_model(), tmp_path / "voice.onnx")
-    onnx_runtime.create_session(source, use_gpu=False, conv1d_as_2d=True)
+    onnx_runtime.create_session(source, use_gpu=False, rewrite=[CONV2D_STEP])
     (cached,) = settings.model_cache_dir().glob("voice.*.onnx")
     made = cached.stat().st_mtime_ns
-    session = onnx_runtime.create_session(source, use_gpu=False, conv1d_as_2d=True)
+    session = onnx_runtime.create_session(source, use_gpu=False, rewrite=[CONV2D_STEP])
     assert cached.stat().st_mtime_ns == made  # reused, not made again
     x = RNG.standard_normal((1, 4, 50)).astype(np.float32)
     np.testing.assert_allclose(session.inference.run(None, {"x": x})[0],
@@ -115,7 +116,7 @@ def test_sessions_load_the_rewrite_from_the_cache(tmp_path: Path) -> None:
 
     # A changed model file is a new cache entry, and the stale one goes.
     _save(conv_model(), source)
-    onnx_runtime.create_session(source, use_gpu=False, conv1d_as_2d=True)
+    onnx_runtime.create_session(source, use_gpu=False, rewrite=[CONV2D_STEP])
     (fresh,) = settings.model_cache_dir().glob("voice.*.onnx")
     assert fresh != cached
 
@@ -128,15 +129,15 @@ def test_a_failed_rewrite_falls_back_to_the_model_as_it_is(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch,
                                                            caplog: pytest.LogCaptureFixture
                                                            ) -> None:
-    def fail(source: Path, target: Path) -> bool:
+    def fail(source: Path, target: Path, steps: object) -> bool:
         raise OSError("read-only file system")
 
-    monkeypatch.setattr(conv_layout, "write_with_2d_convs", fail)
+    monkeypatch.setattr(graph_rewrite, "write_rewritten", fail)
     source = _save(conv_model(), tmp_path / "voice.onnx")
-    session = onnx_runtime.create_session(source, use_gpu=False, conv1d_as_2d=True)
+    session = onnx_runtime.create_session(source, use_gpu=False, rewrite=[CONV2D_STEP])
     x = RNG.standard_normal((1, 4, 20)).astype(np.float32)
     assert session.inference.run(None, {"x": x})[0].shape[:2] == (1, 8)
-    assert "left as they are (read-only file system)" in caplog.text
+    assert "not rewritten (conv2d-v1): read-only file system" in caplog.text
     assert not list(settings.model_cache_dir().glob("*.onnx"))
 
 
@@ -145,17 +146,17 @@ def test_engine_processes_starting_together_share_one_rewrite(
     """Two processes both saw no cached file; the one writing second must not delete the
     first one's file, which that process is about to load."""
     source = _save(conv_model(), tmp_path / "voice.onnx")
-    cached = onnx_runtime._with_2d_convs(source)  # the first process made it
+    cached = graph_rewrite.rewritten(source, [CONV2D_STEP])  # the first process made it
     real_is_file = Path.is_file
     monkeypatch.setattr(Path, "is_file",  # the second one looked before it was there
                         lambda self: False if self == cached else real_is_file(self))
     still_there: list[bool] = []
-    real_write = conv_layout.write_with_2d_convs
+    real_write = graph_rewrite.write_rewritten
 
-    def write(model: Path, target: Path) -> bool:
+    def write(model: Path, target: Path, steps: object) -> bool:
         still_there.append(target.exists())
-        return real_write(model, target)
+        return real_write(model, target, steps)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(conv_layout, "write_with_2d_convs", write)
-    assert onnx_runtime._with_2d_convs(source) == cached
+    monkeypatch.setattr(graph_rewrite, "write_rewritten", write)
+    assert graph_rewrite.rewritten(source, [CONV2D_STEP]) == cached
     assert still_there == [True] and real_is_file(cached)

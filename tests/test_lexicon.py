@@ -172,8 +172,8 @@ def test_the_engine_gets_the_entry_and_only_chunks_with_the_word_are_made_again(
     epub = _book(tmp_path / "b.epub")
     engine = get_engine("piper")
     given: list[str] = []
-    real = engine.synthesize
-    monkeypatch.setattr(engine, "synthesize", lambda texts, *a, **k: (
+    real = engine.prepare
+    monkeypatch.setattr(engine, "prepare", lambda texts, *a, **k: (
         given.extend(texts), real(texts, *a, **k))[1])
 
     def lexicon(say: str) -> tuple[Entry, ...]:
@@ -211,8 +211,8 @@ def test_converting_the_book_again_after_an_edit_speaks_only_the_chunks_with_the
     shares the first one's audio and speaks just the chunks that say the name."""
     epub = _book(tmp_path / "b.epub")
     given: list[str] = []
-    real = PiperEngine.synthesize
-    monkeypatch.setattr(PiperEngine, "synthesize", lambda self, texts, *a, **k: (
+    real = PiperEngine.prepare
+    monkeypatch.setattr(PiperEngine, "prepare", lambda self, texts, *a, **k: (
         given.extend(texts), real(self, texts, *a, **k))[1])
     monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")  # speak in this process, where `given` is
     assert main(["convert", str(epub), "-o", str(tmp_path / "first.m4b")]) == 0
@@ -292,8 +292,8 @@ def test_the_books_pls_lexicon_and_ssml_ph_reach_the_engine_as_phonemes(
     assert any("alphabet other than IPA" in note for note in book.warnings)  # Zorb's x-sampa
     engine = get_engine("piper")
     given: list[str] = []
-    real = engine.synthesize
-    monkeypatch.setattr(engine, "synthesize", lambda texts, *a, **k: (
+    real = engine.prepare
+    monkeypatch.setattr(engine, "prepare", lambda texts, *a, **k: (
         given.extend(texts), real(texts, *a, **k))[1])
     with JobStore.open_default() as store:
         job = submit_job(store, epub, book, tmp_path / "b.m4b", JobSettings(voice=VOICE), engine)

@@ -23,12 +23,11 @@ from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
 from audiopub.tts import onnx_runtime, supertonic
 from audiopub.tts.engine import DeviceReport, Engine, SynthesisOptions
 from audiopub.tts.onnx_runtime import CPU, CUDA
+from audiopub.tts.batching import BatchLimits
 from audiopub.tts.supertonic import (
-    Batching,
     SupertonicEngine,
     combine_reports,
     default_model_dir,
-    group_by_length,
 )
 from audiopub.tts.supertonic_text import TextFrontEnd, language_code
 
@@ -108,7 +107,7 @@ def test_single_chunk_matches_official(engine: SupertonicEngine, tiny_model: Pat
 
 def test_a_batchs_stage_times_are_shared_out_by_length(engine: SupertonicEngine,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine, "batching", Batching(max_size=16, max_length_ratio=100))
+    monkeypatch.setattr(engine, "batching", BatchLimits(max_items=16, max_length_ratio=100))
     texts = [TEXTS["short"], TEXTS["long"]]
     short, long_ = engine.synthesize(texts, "F1", SynthesisOptions(steps=2, seed=1))
     stages = {"text", "duration", "encoder", "step_loop", "vocoder"}
@@ -124,7 +123,7 @@ def test_mixed_length_batch_matches_official_solo(engine: SupertonicEngine, tiny
                                                   official: ModuleType,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     batch_sizes = _spy_on_denoise(monkeypatch)
-    monkeypatch.setattr(engine, "batching", Batching(max_size=16, max_length_ratio=100))
+    monkeypatch.setattr(engine, "batching", BatchLimits(max_items=16, max_length_ratio=100))
     texts = list(TEXTS.values())
     ours = waves(engine, texts, "M1", SynthesisOptions(steps=4, seed=3))
     assert batch_sizes == [len(texts)]  # one padded batch, not four solo runs
@@ -204,7 +203,7 @@ def test_io_binding_gives_the_same_waveform(engine: SupertonicEngine, steps: int
     estimator = engine.sessions["vector_estimator"].inference
     plain_runs = _count_calls(monkeypatch, estimator, "run")
     bound_runs = _count_calls(monkeypatch, estimator, "run_with_iobinding")
-    monkeypatch.setattr(engine, "batching", Batching(max_length_ratio=100))
+    monkeypatch.setattr(engine, "batching", BatchLimits(16, max_length_ratio=100))
 
     monkeypatch.setattr(engine, "io_binding", False)
     plain = waves(engine, texts, "F1", options)
@@ -221,15 +220,6 @@ def test_io_binding_is_off_on_cpu(engine: SupertonicEngine) -> None:
 
 
 # --- batching, seeds, speed -------------------------------------------------------------------
-
-def test_group_by_length_sorts_and_caps() -> None:
-    lengths = [70, 10, 12, 69, 40, 11]
-    assert group_by_length(lengths, Batching(max_size=16, max_length_ratio=1.5)) == [
-        [1, 5, 2], [4], [3, 0]]
-    assert group_by_length(lengths, Batching(max_size=2, max_length_ratio=100)) == [
-        [1, 5], [2, 4], [3, 0]]
-    assert group_by_length([], Batching()) == []
-
 
 def test_results_keep_input_order(engine: SupertonicEngine) -> None:
     texts = [TEXTS["long"], TEXTS["short"], TEXTS["medium"]]

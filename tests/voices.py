@@ -21,3 +21,17 @@ def add_voice_with_rate(folder: Path, name: str, sample_rate: int) -> Path:
     config["audio"]["sample_rate"] = sample_rate
     model.with_suffix(".onnx.json").write_text(json.dumps(config), "utf-8")
     return model
+
+
+def add_still_voice(folder: Path, name: str) -> Path:
+    """`folder/name.onnx` + `.onnx.json`: the embedded voice with its noise scales at 0, so it
+    says a text the same way every time (alone or in any batch). The model is a link to the
+    embedded one's file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    joe = embedded_voice()
+    model = folder / f"{name}.onnx"
+    model.symlink_to(joe.model)
+    config = json.loads(joe.config.read_text("utf-8"))
+    config["inference"] = {**config.get("inference", {}), "noise_scale": 0.0, "noise_w": 0.0}
+    model.with_suffix(".onnx.json").write_text(json.dumps(config), "utf-8")
+    return model

@@ -24,6 +24,7 @@ from audiopub.bench.measure import Workload, interleaved, run_executor, run_plai
 from audiopub.bench.results import BookResult, BookRun, Timing
 from audiopub.book.epub_reader import read_epub
 from audiopub.errors import AudiopubError
+from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.jobs.executor import ChunkExecutor, ProcessExecutor, executor_for, release
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
@@ -45,6 +46,7 @@ class BookJob:
     use_gpu: bool
     seed: int | None
     scratch: Path  # each run gets a fresh folder here, removed afterwards
+    batch_size: int | None = None  # forced chunks per batch; None: the fastest for the device
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,8 @@ def end_to_end(job: BookJob, steps: int | None) -> Timing:
     records (its stitching and encoding times), not from its messages."""
     folder = job.scratch / f"run-{uuid.uuid4().hex[:8]}"
     settings = JobSettings(engine=job.engine_name, voice=job.voice, seed=job.seed,
-                           use_gpu=job.use_gpu, steps=steps or defaults.DEFAULT_STEPS)
+                           use_gpu=job.use_gpu, steps=steps or defaults.DEFAULT_STEPS,
+                           batch_size=job.batch_size)
     try:
         with JobStore(folder / "jobs.sqlite3") as store:
             began = time.perf_counter()
@@ -109,8 +112,11 @@ def synthesis_only(executor: ChunkExecutor, workload: Workload, job: BookJob,
 
 
 def executor_label(executor: ChunkExecutor) -> tuple[str, int]:
+    """How the executor runs its engines, and how many it runs."""
     if isinstance(executor, ProcessExecutor):
         return "process", executor.workers
+    if isinstance(executor, DeviceExecutor):  # in this process, one engine per device
+        return "inline", len(executor.engines)
     return "inline", 1
 
 
@@ -135,7 +141,7 @@ def run_book(job: BookJob, book: BookPlan, mode: str, steps_list: list[int | Non
     for the comparison, (steps, pipeline timings, plain timings) per steps value."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    executor = executor_for(job.engine_name, job.engine)
+    executor = executor_for(job.engine_name, job.engine, job.batch_size, job.voice)
     label, workers = executor_label(executor)
     book_runs: list[BookRun] = []
     pairs = []

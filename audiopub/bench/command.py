@@ -49,6 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--runs", type=int, default=DEFAULT_RUNS, help=f"timed runs per cell (default {DEFAULT_RUNS})")
     what.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
                       help=f"untimed runs before them (default {DEFAULT_WARMUP})")
+    what.add_argument("--batch-size", type=settings.batch_size_argument, metavar="N",
+                      help="chunks per padded batch (default: the fastest for the device)")
     what.add_argument("--threads", type=int,
                       help="intra-op threads of the in-process engine (default: ORT's choice)")
     what.add_argument("--seed", type=int, default=0, help="noise seed, so runs are alike")

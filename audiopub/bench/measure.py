@@ -1,7 +1,7 @@
 """Ways to speak a list of chunks, each timed the same way.
 
-    inline     Audiopub's in-process path: chunks in batches of `engine.batch_size`, one engine
-               call per batch (what InlineExecutor does), audio kept in memory. Engine stage
+    inline     Audiopub's in-process path: chunks in padded batches by length, one engine call
+               per batch (as the device executor runs them), audio kept in memory. Engine stage
                times are summed from the results, so the tables run here.
     plain      the engine's plain loop: one chunk per call, in this process.
     executor   the production path without stitching: ChunkTasks through the executor Audiopub
@@ -23,7 +23,8 @@ from audiopub.book.models import Chunk
 from audiopub.book.spoken import spoken_form
 from audiopub.errors import SynthesisFailed
 from audiopub.jobs.executor import ChunkExecutor, ChunkTask
-from audiopub.tts.engine import Engine, SynthesisOptions, SynthesisResult
+from audiopub.tts.batching import BatchLimits
+from audiopub.tts.engine import Engine, SynthesisOptions, SynthesisResult, synthesize_in_batches
 
 
 @dataclass(frozen=True)
@@ -54,14 +55,14 @@ def _totals(results: Sequence[SynthesisResult]) -> tuple[float, dict[str, float]
     return sum(r.duration_s for r in results), dict(stages)
 
 
-def run_inline(engine: Engine, text: str, voice: str, options: SynthesisOptions) -> Timing:
-    """Chunk `text` as the pipeline does and speak it in engine-sized batches, in memory."""
+def run_inline(engine: Engine, text: str, voice: str, options: SynthesisOptions,
+               batch_size: int) -> Timing:
+    """Chunk `text` as the pipeline does and speak it in padded batches of up to `batch_size`
+    chunks, in memory."""
     began = time.perf_counter()
     chunks = [c.spoken for c in plan_text(text, engine.max_chunk_chars)]
     prepared = time.perf_counter()
-    results: list[SynthesisResult] = []
-    for start in range(0, len(chunks), engine.batch_size):
-        results += engine.synthesize(chunks[start:start + engine.batch_size], voice, options)
+    results = synthesize_in_batches(engine, chunks, voice, options, BatchLimits(batch_size))
     seconds = time.perf_counter() - began
     audio_s, stages = _totals(results)
     return Timing(seconds, audio_s, {"text_prep": prepared - began, **stages})

@@ -29,7 +29,7 @@ from audiopub.bench.results import (
 )
 from audiopub.bench.texts import TEXTS
 from audiopub.gpu.monitor import GpuMonitor
-from audiopub.jobs.executor import cpu_workers, executor_for, release
+from audiopub.jobs.executor import cpu_workers, default_batch_size, executor_for, release
 from audiopub.tts.engine import Engine, SynthesisOptions, voice_of
 from audiopub.tts.registry import get_engine
 
@@ -93,7 +93,8 @@ def _sizes(args: argparse.Namespace, result: BenchResult, engine: Engine, voice:
             text = TEXTS[size]
             _log(f"bench: {engine.name} steps={steps} {size} "
                  f"({args.warmup} warm-up + {args.runs} runs)")
-            runner = partial(run_inline, engine, text, voice, options)
+            runner = partial(run_inline, engine, text, voice, options,
+                             default_batch_size(engine, args.batch_size))
             (timings,) = interleaved([runner], args.runs, args.warmup)
             chunks = len(text_workload(size, text, engine).chunks)
             result.synthesis.append(SynthesisCell.of(steps, size, len(text), chunks, timings))
@@ -103,7 +104,7 @@ def _sizes(args: argparse.Namespace, result: BenchResult, engine: Engine, voice:
 def _compare(args: argparse.Namespace, result: BenchResult, engine: Engine,
              pipeline_engine: Engine, voice: str, steps_list: list[int | None],
              scratch: Path) -> None:
-    executor = executor_for(args.engine, pipeline_engine)
+    executor = executor_for(args.engine, pipeline_engine, args.batch_size, voice)
     label, workers = executor_label(executor)
     result.compare_executor = (f"Audiopub's production executor ({label} × {workers}), "
                                "chunk WAVs written")
@@ -123,7 +124,8 @@ def _compare(args: argparse.Namespace, result: BenchResult, engine: Engine,
 def _book(args: argparse.Namespace, result: BenchResult, pipeline_engine: Engine,
           plain_engine: Engine | None, voice: str, steps_list: list[int | None],
           scratch: Path) -> None:
-    job = BookJob(args.book, args.engine, pipeline_engine, voice, args.gpu, args.seed, scratch)
+    job = BookJob(args.book, args.engine, pipeline_engine, voice, args.gpu, args.seed, scratch,
+                  args.batch_size)
     mode = "synthesis_only" if args.synthesis_only else "end_to_end"
     _log(f"bench: {args.book.name}, {mode.replace('_', ' ')}, {args.runs} run(s)")
 

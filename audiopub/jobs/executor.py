@@ -1,8 +1,11 @@
-"""Where chunks become audio files: in the calling thread, or in one process per CPU core.
+"""Where chunks become audio files: in this process (`device_executor`: one worker thread per
+GPU), or in one process per CPU core.
 
 On a CPU, ONNX Runtime spreads one small VITS/flow graph over several cores poorly; one worker
 process per core, each with a single intra-op thread, fed chunks in reading order, keeps every
-core busy instead. On a GPU one in-process engine is the right shape.
+core busy instead. On a GPU, one in-process engine per device, fed padded batches, is the right
+shape. Either way chunks go in batches planned by length (`tts.batching`), and results come
+back in task order.
 
 A task is plain data (text, voice, options, where to write), so a later executor can hand the
 same tasks to a distributed engine instead of local processes.
@@ -19,22 +22,26 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from audiopub import settings
 from audiopub.errors import AudiopubError, SynthesisFailed
 from audiopub.jobs.chunk_cache import write_chunk
-from audiopub.tts.engine import Engine, SynthesisOptions, SynthesisResult
+from audiopub.tts.batching import BatchLimits, padded_chars_for_vram, plan_batches
+from audiopub.tts.engine import Engine, SynthesisOptions, SynthesisResult, voice_of
 from audiopub.tts.registry import default_model_dir, get_engine
 
 log = logging.getLogger(__name__)
 
 RETRIES = 1  # a chunk the engine fails on is tried once more before the job fails
-WINDOW_PER_WORKER = 2  # chunks queued ahead per process: enough to never leave a core idle
+WINDOW_PER_WORKER = 2  # batches queued ahead per process: enough to never leave a core idle
+WINDOW_BATCHES = 4  # a planning window holds this many batches' worth of upcoming chunks
 
 
 @dataclass(frozen=True)
@@ -61,22 +68,29 @@ class ChunkResult:
 
 
 class ChunkExecutor(Protocol):
-    def map(self, tasks: Iterable[ChunkTask]) -> Iterator[ChunkResult]:
-        """Results in task order; stopping the iteration abandons the rest."""
+    batch_sizes: Counter[int]  # batch size → how many batches of it ran
+    peak_vram_mb: dict[int, float]  # MiB per GPU this process held at most (none on a CPU)
+
+    def map(self, tasks: Iterable[ChunkTask],
+            notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:
+        """Results in task order; stopping the iteration abandons the rest. `notify` gets
+        lines for the job's log (a batch halved after running out of memory)."""
         ...
 
 
-def _written(engine: Engine, task: ChunkTask, result: SynthesisResult,
+def written(engine: Engine, task: ChunkTask, result: SynthesisResult,
              synth_s: float) -> ChunkResult:
     frames = write_chunk(task.out_path, result.audio, result.sample_rate)
     return ChunkResult(task.key, frames, result.sample_rate, synth_s, engine.device.provider,
                        stages=result.stage_seconds)
 
 
-def synthesize_to_file(engine: Engine, task: ChunkTask) -> ChunkResult:
-    """Speak one chunk and write it atomically; engine errors come back as text, retried once."""
+def synthesize_to_file(engine: Engine, task: ChunkTask,
+                       attempts: int = RETRIES + 1) -> ChunkResult:
+    """Speak one chunk and write it atomically; engine errors come back as text, after
+    `attempts` tries (the first one and RETRIES more)."""
     error = ""
-    for attempt in range(RETRIES + 1):
+    for attempt in range(attempts):
         began = time.perf_counter()
         try:
             (result,) = engine.synthesize([task.text], task.voice, task.options)
@@ -84,53 +98,62 @@ def synthesize_to_file(engine: Engine, task: ChunkTask) -> ChunkResult:
             raise
         except Exception as exc:  # engine internals (ORT, espeak): report with the chunk's text
             error = f"The engine failed on this text: {task.text!r} ({exc})"
-            log.warning("attempt %d of %d: %s", attempt + 1, RETRIES + 1, error)
+            log.warning("attempt %d of %d: %s", attempt + 1, attempts, error)
             continue
-        return _written(engine, task, result, time.perf_counter() - began)
+        return written(engine, task, result, time.perf_counter() - began)
     return ChunkResult(task.key, 0, 0, 0.0, engine.device.provider, error)
 
 
 def synthesize_batch(engine: Engine, tasks: Sequence[ChunkTask]) -> list[ChunkResult]:
-    """Speak chunks of one job in one engine call; if the batch fails, each chunk is tried on
+    """Speak chunks of one job as one padded batch; if the batch fails, each chunk is tried on
     its own so that a bad chunk names itself and the good ones are kept."""
     if len(tasks) > 1:
-        began = time.perf_counter()
         try:
-            results = engine.synthesize([t.text for t in tasks], tasks[0].voice,
-                                        tasks[0].options)
+            prepared = engine.prepare([t.text for t in tasks], tasks[0].voice, tasks[0].options)
+            results = engine.speak(prepared, tasks[0].voice, tasks[0].options)
         except AudiopubError:
             raise
         except Exception as exc:  # engine internals: fall back to one chunk at a time
             log.warning("a batch of %d chunks failed (%s); trying them one by one", len(tasks), exc)
         else:
-            # The call's time, shared out by length: what each chunk cost, near enough.
-            seconds = time.perf_counter() - began
-            chars = sum(len(t.text) for t in tasks) or 1
-            return [_written(engine, t, result, seconds * len(t.text) / chars)
+            return [written(engine, t, result, result.engine_s)
                     for t, result in zip(tasks, results, strict=True)]
     return [synthesize_to_file(engine, t) for t in tasks]
 
 
-def batches(tasks: Iterable[ChunkTask], size: int) -> Iterator[list[ChunkTask]]:
-    batch: list[ChunkTask] = []
-    for task in tasks:
-        batch.append(task)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+def planned_batches(tasks: Iterable[ChunkTask], limits: Callable[[], BatchLimits]
+                    ) -> Iterator[list[tuple[int, ChunkTask]]]:
+    """Batches of (position, task): windows of upcoming tasks grouped by text length within
+    the limits of the moment (they shrink after an out-of-memory error). A batch holds one
+    voice and one set of options; with at most one chunk a batch, tasks stay in order."""
+    window: list[tuple[int, ChunkTask]] = []
+    for position, task in enumerate(tasks):
+        if window and (task.voice, task.options) != (window[0][1].voice, window[0][1].options):
+            yield from _plan_window(window, limits())
+            window = []
+        window.append((position, task))
+        if len(window) >= limits().max_items * WINDOW_BATCHES:
+            yield from _plan_window(window, limits())
+            window = []
+    if window:
+        yield from _plan_window(window, limits())
 
 
-class InlineExecutor:
-    """Synthesises in the calling thread (GPU engines, tests, one-core machines)."""
+def _plan_window(window: list[tuple[int, ChunkTask]],
+                 limits: BatchLimits) -> Iterator[list[tuple[int, ChunkTask]]]:
+    for batch in plan_batches([len(task.text) for _, task in window], limits):
+        yield [window[index] for index in batch]
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
 
-    def map(self, tasks: Iterable[ChunkTask]) -> Iterator[ChunkResult]:
-        for batch in batches(tasks, self.engine.batch_size):
-            yield from synthesize_batch(self.engine, batch)
+def in_task_order(batches: Iterable[list[tuple[int, ChunkResult]]]) -> Iterator[ChunkResult]:
+    """Results of batches that finish out of order, handed on in task order."""
+    ready: dict[int, ChunkResult] = {}
+    next_position = 0
+    for batch in batches:
+        ready.update(batch)
+        while next_position in ready:
+            yield ready.pop(next_position)
+            next_position += 1
 
 
 # --- one process per core ------------------------------------------------------------------
@@ -168,22 +191,26 @@ def _run_in_worker(tasks: list[ChunkTask]) -> list[ChunkResult]:
 
 
 class ProcessExecutor:
-    """A pool of single-threaded engine processes, fed in reading order."""
+    """A pool of single-threaded engine processes, fed batches in reading order."""
 
     def __init__(self, engine_name: str, model_dir: Path, workers: int,
                  batch_size: int = 1) -> None:
         # spawn, not fork: ONNX Runtime's thread pools do not survive a fork.
         context = multiprocessing.get_context("spawn")
         self.workers = workers
-        self.batch_size = batch_size
+        self.limits = BatchLimits(batch_size)
         self.broken = False
+        self.batch_sizes: Counter[int] = Counter()
+        self.peak_vram_mb: dict[int, float] = {}  # CPU processes hold none
         self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
                                          initargs=(engine_name, model_dir))
 
-    def map(self, tasks: Iterable[ChunkTask]) -> Iterator[ChunkResult]:
-        pending: collections.deque[Future[list[ChunkResult]]] = collections.deque()
+    def map(self, tasks: Iterable[ChunkTask],
+            notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:
+        pending: collections.deque[tuple[list[int], Future[list[ChunkResult]]]] = (
+            collections.deque())
         try:
-            yield from self._map(pending, tasks)
+            yield from in_task_order(self._map(pending, tasks))
         except BrokenProcessPool as exc:
             self.broken = True  # executor_for starts a fresh pool next time
             raise SynthesisFailed(
@@ -191,17 +218,25 @@ class ProcessExecutor:
                 "continue from its last finished chunk."
             ) from exc
         finally:  # stopped early (cancel, pause): drop what has not started
-            for future in pending:
+            for _, future in pending:
                 future.cancel()
 
-    def _map(self, pending: collections.deque[Future[list[ChunkResult]]],
-             tasks: Iterable[ChunkTask]) -> Iterator[ChunkResult]:
-        for batch in batches(tasks, self.batch_size):
-            pending.append(self._pool.submit(_run_in_worker, batch))
+    def _map(self, pending: collections.deque[tuple[list[int], Future[list[ChunkResult]]]],
+             tasks: Iterable[ChunkTask]) -> Iterator[list[tuple[int, ChunkResult]]]:
+        for batch in planned_batches(tasks, lambda: self.limits):
+            positions = [position for position, _ in batch]
+            pending.append((positions, self._pool.submit(_run_in_worker,
+                                                         [task for _, task in batch])))
+            self.batch_sizes[len(batch)] += 1
             if len(pending) >= self.workers * WINDOW_PER_WORKER:
-                yield from pending.popleft().result()
+                yield self._collect(*pending.popleft())
         while pending:
-            yield from pending.popleft().result()
+            yield self._collect(*pending.popleft())
+
+    @staticmethod
+    def _collect(positions: list[int],
+                 future: Future[list[ChunkResult]]) -> list[tuple[int, ChunkResult]]:
+        return list(zip(positions, future.result(), strict=True))
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -220,19 +255,62 @@ def cpu_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def executor_for(engine_name: str, engine: Engine) -> ChunkExecutor:
-    """The executor for a loaded engine: its own thread on a GPU, a process pool on a CPU."""
+def executor_for(engine_name: str, engine: Engine, batch_size: int | None = None,
+                 voice: str | None = None) -> ChunkExecutor:
+    """The executor for a loaded engine: one thread per GPU, or a process pool on a CPU.
+
+    `batch_size` forces chunks per batch (else AUDIOPUB_BATCH_SIZE, else what is fastest on
+    the device: the engine's own choice on a CPU, up to GPU_MAX_BATCH within the free VRAM on a
+    GPU); `voice` sizes GPU batches by the audio it makes (its sample rate)."""
+    forced = batch_size or settings.batch_size_override()
+    if engine.device.on_gpu:
+        return _gpu_executor(engine_name, engine, forced, voice)
     workers = cpu_workers()
-    if engine.device.on_gpu or workers == 1:
-        return InlineExecutor(engine)
+    if workers == 1:
+        return in_process_executor(engine, forced)
+    size = default_batch_size(engine, forced)
     model_dir = default_model_dir(engine_name)
     with _pools_lock:
-        key = (engine_name, model_dir, workers)
+        key = (engine_name, model_dir, workers, size)
         if key in _pools and _pools[key].broken:
             _pools.pop(key).close()
         if key not in _pools:
-            _pools[key] = ProcessExecutor(engine_name, model_dir, workers, engine.batch_size)
+            _pools[key] = ProcessExecutor(engine_name, model_dir, workers, size)
         return _pools[key]
+
+
+def default_batch_size(engine: Engine, forced: int | None = None) -> int:
+    """`forced`, else AUDIOPUB_BATCH_SIZE, else the fastest for the engine's device: its own
+    choice on a CPU, GPU_MAX_BATCH on a GPU (where the free VRAM may allow fewer)."""
+    forced = forced or settings.batch_size_override()
+    if forced:
+        return forced
+    return settings.GPU_MAX_BATCH if engine.device.on_gpu else engine.batch_size
+
+
+def in_process_executor(engine: Engine, batch_size: int | None = None) -> ChunkExecutor:
+    """Synthesis in this process, on this one engine (injected engines, one-core machines)."""
+    from audiopub.jobs.device_executor import DeviceExecutor
+
+    return DeviceExecutor([engine], BatchLimits(default_batch_size(engine, batch_size)))
+
+
+def _gpu_executor(engine_name: str, engine: Engine, forced: int | None,
+                  voice: str | None) -> ChunkExecutor:
+    """One engine per visible GPU, all fed from one queue; batches bounded by the free VRAM of
+    the emptiest device, unless the size was forced."""
+    from audiopub.gpu.devices import cuda_device_ids, free_vram_bytes
+    from audiopub.gpu.monitor import process_vram_mb
+    from audiopub.jobs.device_executor import DeviceExecutor
+
+    engines = [engine] + [get_engine(engine_name, use_gpu=True, device_id=device)
+                          for device in cuda_device_ids()[1:]]
+    limits = BatchLimits(default_batch_size(engine, forced))
+    free = free_vram_bytes()
+    if free and not forced:
+        rate = voice_of(engine, voice).sample_rate if voice else 48_000  # the highest there is
+        limits = BatchLimits(limits.max_items, padded_chars_for_vram(min(free.values()), rate))
+    return DeviceExecutor(engines, limits, vram_probe=process_vram_mb)
 
 
 def release(executor: ChunkExecutor) -> None:

@@ -76,6 +76,8 @@ class JobSettings:
     seed: int | None = None
     language: str | None = None  # the book's language, for multilingual engines
     use_gpu: bool = False
+    # Chunks per padded batch; None: AUDIOPUB_BATCH_SIZE, else the fastest for the device.
+    batch_size: int | None = None
     chapters: tuple[int, ...] | None = None  # 1-based selection; None = every chapter
     # Identity of the model files (engine + file digest), computed by the caller: new model
     # files must never reuse audio made by the old ones.
@@ -86,6 +88,9 @@ class JobSettings:
 
     def __post_init__(self) -> None:
         self.synthesis_options()  # validates speed and steps with the engine contract's rules
+        if self.batch_size is not None and not 1 <= self.batch_size <= defaults.MAX_BATCH_SIZE:
+            raise ValueError(f"batch size must be 1-{defaults.MAX_BATCH_SIZE}, "
+                             f"not {self.batch_size}")
         if self.chapters is not None:
             object.__setattr__(self, "chapters", tuple(int(c) for c in self.chapters))
         # Read from JSON: a list of dicts.
@@ -106,6 +111,7 @@ class JobSettings:
             "seed": self.seed,
             "language": self.language,
             "use_gpu": self.use_gpu,
+            "batch_size": self.batch_size,
             "chapters": list(self.chapters) if self.chapters is not None else None,
             "model_id": self.model_id,
             "lexicon": entries_to_data(self.lexicon),
@@ -120,8 +126,9 @@ class JobSettings:
     def cache_namespace(self) -> dict[str, Any]:
         """The settings part of a chunk's cache key: everything that changes the audio.
 
-        use_gpu and the chapter selection are left out: they change where and what is spoken,
-        not how a given chunk sounds.
+        use_gpu, the batch size and the chapter selection are left out: they change where, how
+        fast and what is spoken, not how a given chunk sounds (a batched chunk matches its
+        solo audio within float rounding).
         """
         return {
             "engine": self.engine,

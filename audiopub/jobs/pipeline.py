@@ -50,8 +50,8 @@ from audiopub.jobs.executor import (
     ChunkExecutor,
     ChunkResult,
     ChunkTask,
-    InlineExecutor,
     executor_for,
+    in_process_executor,
     release,
 )
 from audiopub.jobs.models import ChapterState, ChunkRow, JobState
@@ -82,11 +82,13 @@ class JobRun:
         self.store = store
         self.job = store.get_job(job_id)
         self.dir = store.job_dir(job_id)
+        settings = self.job.settings
         if engine is None:
-            engine = get_engine(self.job.settings.engine, use_gpu=self.job.settings.use_gpu)
-            self.executor: ChunkExecutor = executor_for(self.job.settings.engine, engine)
-        else:  # an injected engine (tests, benchmarks) runs in this thread
-            self.executor = InlineExecutor(engine)
+            engine = get_engine(settings.engine, use_gpu=settings.use_gpu)
+            self.executor: ChunkExecutor = executor_for(settings.engine, engine,
+                                                        settings.batch_size, settings.voice)
+        else:  # an injected engine (tests, benchmarks) runs in this process
+            self.executor = in_process_executor(engine, settings.batch_size)
         self.engine = engine
         self._publish = publish or (lambda event: None)
         self._stop_requested = stop_requested
@@ -151,6 +153,8 @@ class JobRun:
                     self._speak_chapter(chapter.idx, chapter.title)
                     self._stitch_chapter(chapter.idx)
         finally:  # spoken, or stopped: either way the engine processes are no longer needed
+            if self.executor.peak_vram_mb:
+                self.store.record_peak_vram(self.job.id, self.executor.peak_vram_mb)
             release(self.executor)
 
     def _speak_chapter(self, chapter_idx: int, title: str) -> None:
@@ -160,7 +164,8 @@ class JobRun:
         pending = self.store.pending_chunks(self.job.id, chapter_idx)
         tasks = [ChunkTask(c.cache_key, c.spoken, settings.voice, settings.synthesis_options(),
                            chunk_path(self.dir, c.cache_key)) for c in pending]
-        results = self.executor.map(tasks)
+        results = self.executor.map(
+            tasks, notify=lambda line: self._emit(JobState.RUNNING, message=line))
         try:
             for chunk, result in zip(pending, results):
                 self._record(chunk, result, title)

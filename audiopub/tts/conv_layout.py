@@ -12,13 +12,12 @@ and its weight gains a height axis of 1 (the same bytes in the same order).
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from audiopub.atomic import atomic_write
+from audiopub.tts.graph_rewrite import RewriteStep
 
 _ONNX_DOMAINS = ("", "ai.onnx")
 _HEIGHT_AXIS = "audiopub_conv_height_axis"  # the shared [2] that Unsqueeze/Squeeze take
@@ -59,15 +58,8 @@ def conv1d_as_2d(model: onnx.ModelProto) -> int:
     return rewritten
 
 
-def write_with_2d_convs(source: Path, target: Path) -> bool:
-    """Write `source` rewritten to `target` (atomically); False, and nothing written, when it
-    has no 1-D convolution to rewrite."""
-    model = onnx.load(str(source))
-    if not conv1d_as_2d(model):
-        return False
-    with atomic_write(target) as partial:  # a process loading it never sees half a file
-        onnx.save(model, str(partial))
-    return True
+# On a GPU, cuDNN picks its own algorithms for either shape: the rewrite is for the CPU only.
+CONV2D_STEP = RewriteStep("conv2d-v1", conv1d_as_2d, cpu_only=True)
 
 
 def _own_1d_weight(node: onnx.NodeProto, weights: dict[str, onnx.TensorProto],

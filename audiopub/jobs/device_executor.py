@@ -1,0 +1,226 @@
+"""In-process synthesis in padded batches: one worker thread per engine (one per GPU), fed
+from one queue, with the text front end running ahead.
+
+    tasks ─▶ planner thread: window of chunks → batches by length → engine.prepare (phonemes)
+          ─▶ bounded queue ─▶ one worker per device: engine.speak → chunk files written
+          ─▶ results, handed back in reading order
+
+The planner prepares the next batches while the devices speak the current ones, so a GPU
+never waits for espeak. The pipeline sees results in task order, as from any executor, so
+chunk marks, progress, stitching and resume never see a batch. When a device runs out of
+memory, the batch is halved and the same chunks tried again; batches stay at most that size
+for the rest of the map, and the job's log says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from audiopub.errors import AudiopubError
+from audiopub.jobs.executor import (
+    RETRIES,
+    ChunkResult,
+    ChunkTask,
+    in_task_order,
+    planned_batches,
+    synthesize_to_file,
+    written,
+)
+from audiopub.tts.batching import BatchLimits, is_out_of_memory
+from audiopub.tts.engine import Engine, PreparedText, SynthesisResult
+
+log = logging.getLogger(__name__)
+
+BATCHES_AHEAD: Final = 2  # prepared batches queued per device: the next one is always ready
+_JOIN_TIMEOUT_S: Final = 600.0  # a stopped map waits for the batch a device is speaking
+_POLL_S: Final = 0.1  # how often a blocked thread looks at the stop flag
+
+VramProbe = Callable[[], dict[int, float]]  # MiB this process holds per GPU
+
+
+@dataclass
+class _Work:
+    tasks: list[tuple[int, ChunkTask]]  # (position in the map, task)
+    prepared: list[PreparedText] | None  # None: the front end failed; each chunk on its own
+
+
+_DONE: Final = object()  # a thread has nothing more to give
+
+
+class DeviceExecutor:
+    """Chunks → audio files on in-process engines, one worker thread per engine."""
+
+    def __init__(self, engines: Sequence[Engine], limits: BatchLimits,
+                 vram_probe: VramProbe | None = None) -> None:
+        if not engines:
+            raise ValueError("a device executor needs at least one engine")
+        self.engines = list(engines)
+        self.limits = limits
+        self._vram_probe = vram_probe
+        self._lock = threading.Lock()  # guards limits and the figures below
+        self.batch_sizes: Counter[int] = Counter()  # batch size → batches run
+        self.device_chunks: Counter[str] = Counter()  # device → chunks it spoke
+        self.peak_vram_mb: dict[int, float] = {}
+        self._notes: queue.SimpleQueue[str] = queue.SimpleQueue()
+
+    def map(self, tasks: Iterable[ChunkTask],
+            notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:
+        """Results in task order; stopping the iteration stops after the batches in flight."""
+        todo: queue.Queue[object] = queue.Queue(maxsize=BATCHES_AHEAD * len(self.engines))
+        done: queue.Queue[object] = queue.Queue()
+        stop = threading.Event()
+        threads = [threading.Thread(target=self._plan, args=(tasks, todo, done, stop),
+                                    name="audiopub-planner", daemon=True)]
+        threads += [threading.Thread(target=self._work, args=(engine, todo, done, stop),
+                                     name=f"audiopub-device-{number}", daemon=True)
+                    for number, engine in enumerate(self.engines)]
+        for thread in threads:
+            thread.start()
+        try:
+            yield from in_task_order(self._finished(done, len(threads), notify or log.info))
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(_JOIN_TIMEOUT_S)
+
+    def _finished(self, done: queue.Queue[object], threads: int,
+                  notify: Callable[[str], None]) -> Iterator[list[tuple[int, ChunkResult]]]:
+        """Batches of results as devices finish them, until every thread is done."""
+        while threads:
+            item = done.get()
+            while not self._notes.empty():  # told in the caller's thread, where its log is
+                notify(self._notes.get())
+            if item is _DONE:
+                threads -= 1
+            elif isinstance(item, BaseException):
+                raise item
+            else:
+                yield item  # type: ignore[misc]
+
+    # --- the planner thread -------------------------------------------------------------
+
+    def _plan(self, tasks: Iterable[ChunkTask], todo: queue.Queue[object],
+              done: queue.Queue[object], stop: threading.Event) -> None:
+        try:
+            for batch in planned_batches(tasks, lambda: self.current_limits):
+                if stop.is_set():
+                    return
+                if not _put(todo, _Work(batch, self._prepare(batch)), stop):
+                    return
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            done.put(exc)
+        finally:
+            for _ in self.engines:
+                _put(todo, _DONE, stop)
+            done.put(_DONE)
+
+    def _prepare(self, batch: list[tuple[int, ChunkTask]]) -> list[PreparedText] | None:
+        first = batch[0][1]
+        try:
+            return self.engines[0].prepare([task.text for _, task in batch], first.voice,
+                                           first.options)
+        except AudiopubError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - each chunk is tried alone and names itself
+            log.warning("preparing a batch of %d chunks failed (%s)", len(batch), exc)
+            return None
+
+    # --- the device threads -------------------------------------------------------------
+
+    def _work(self, engine: Engine, todo: queue.Queue[object], done: queue.Queue[object],
+              stop: threading.Event) -> None:
+        try:
+            while not stop.is_set():
+                try:
+                    work = todo.get(timeout=_POLL_S)
+                except queue.Empty:
+                    continue
+                if work is _DONE:
+                    return
+                assert isinstance(work, _Work)
+                done.put(self._speak_work(engine, work))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            done.put(exc)
+        finally:
+            done.put(_DONE)
+
+    def _speak_work(self, engine: Engine, work: _Work) -> list[tuple[int, ChunkResult]]:
+        positions = [position for position, _ in work.tasks]
+        tasks = [task for _, task in work.tasks]
+        if work.prepared is None:
+            return list(zip(positions, [synthesize_to_file(engine, t) for t in tasks]))
+        results: list[ChunkResult] = []
+        size = self.current_limits.max_items  # smaller since it was planned, after an OOM
+        for start in range(0, len(tasks), size):
+            results += self._speak_batch(engine, tasks[start:start + size],
+                                         work.prepared[start:start + size])
+        self._record(engine, len(tasks))
+        return list(zip(positions, results, strict=True))
+
+    def _speak_batch(self, engine: Engine, tasks: list[ChunkTask],
+                     prepared: list[PreparedText]) -> list[ChunkResult]:
+        try:
+            spoken = self._speak_halving(engine, tasks, prepared)
+        except Exception as exc:  # noqa: BLE001 - see below
+            if is_out_of_memory(exc):  # even one chunk alone does not fit
+                return [ChunkResult(task.key, 0, 0, 0.0, engine.device.provider,
+                                    f"Out of GPU memory for this chunk alone: {task.text!r} "
+                                    f"({exc})") for task in tasks]
+            if isinstance(exc, AudiopubError):
+                raise
+            if len(tasks) == 1:  # that was its first attempt
+                return [synthesize_to_file(engine, tasks[0], attempts=RETRIES)]
+            log.warning("a batch of %d chunks failed (%s); trying them one by one",
+                        len(tasks), exc)
+            return [synthesize_to_file(engine, task) for task in tasks]
+        with self._lock:
+            self.batch_sizes[len(tasks)] += 1
+        return [written(engine, task, result, result.engine_s)
+                for task, result in zip(tasks, spoken, strict=True)]
+
+    def _speak_halving(self, engine: Engine, tasks: list[ChunkTask],
+                       prepared: list[PreparedText]) -> list[SynthesisResult]:
+        """One padded batch; on running out of device memory, the same chunks as two."""
+        try:
+            return engine.speak(prepared, tasks[0].voice, tasks[0].options)
+        except Exception as exc:
+            if len(tasks) == 1 or not is_out_of_memory(exc):
+                raise
+        half = len(tasks) // 2
+        with self._lock:
+            self.limits = self.limits.halved(len(tasks))
+            limit = self.limits.max_items
+        self._notes.put(f"{engine.device.describe()} ran out of memory on a batch of "
+                        f"{len(tasks)} chunks: trying them again as {half} + {len(tasks) - half}"
+                        f"; batches are at most {limit} chunks from now on")
+        return (self._speak_halving(engine, tasks[:half], prepared[:half])
+                + self._speak_halving(engine, tasks[half:], prepared[half:]))
+
+    def _record(self, engine: Engine, chunks: int) -> None:
+        vram = self._vram_probe() if self._vram_probe and engine.device.on_gpu else {}
+        with self._lock:
+            self.device_chunks[engine.device.describe()] += chunks
+            for device, mib in vram.items():
+                self.peak_vram_mb[device] = max(mib, self.peak_vram_mb.get(device, 0.0))
+
+    @property
+    def current_limits(self) -> BatchLimits:
+        with self._lock:
+            return self.limits
+
+
+def _put(target: queue.Queue[object], item: object, stop: threading.Event) -> bool:
+    """Put `item` once there is room; False if the map stopped first."""
+    while not stop.is_set():
+        try:
+            target.put(item, timeout=_POLL_S)
+            return True
+        except queue.Full:
+            continue
+    return False

@@ -1,0 +1,54 @@
+"""Piper's graph, rewritten to say how long each item of a padded batch really is.
+
+A VITS graph predicts each phoneme's duration in frames, rounds it up (its one `Ceil`), and
+decodes `hop` audio samples per frame. Run as a padded batch it returns every item padded to
+the longest, and the padding is not silence (|x| up to 3.3e-2 measured with the joe voice):
+each item must be cut at its own length. The rounded durations are that length, exactly, and
+also where each phoneme's sound lies (for word timings). This step exposes them as a second
+output, `PHONEME_FRAMES` [batch, 1, phonemes]; the audio output is untouched.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+from audiopub.tts.graph_rewrite import RewriteStep
+
+if TYPE_CHECKING:
+    import onnx
+
+PHONEME_FRAMES: Final = "audiopub_phoneme_frames"
+
+
+def expose_phoneme_frames(model: onnx.ModelProto) -> int:
+    """Add the rounded phoneme durations as the output PHONEME_FRAMES; 1 if added, 0 when the
+    graph has it already or is not shaped as expected (exactly one Ceil)."""
+    from onnx import TensorProto, helper
+
+    graph = model.graph
+    if any(output.name == PHONEME_FRAMES for output in graph.output):
+        return 0
+    ceils = [node for node in graph.node if node.op_type == "Ceil"]
+    if len(ceils) != 1:
+        return 0
+    graph.node.append(helper.make_node("Identity", [ceils[0].output[0]], [PHONEME_FRAMES],
+                                       name="audiopub/phoneme_frames"))
+    graph.output.append(helper.make_tensor_value_info(
+        PHONEME_FRAMES, TensorProto.FLOAT, ["batch_size", 1, "phonemes"]))
+    return 1
+
+
+PHONEME_FRAMES_STEP = RewriteStep("frames-v1", expose_phoneme_frames)
+
+
+def item_lengths(phoneme_frames: np.ndarray, padded_samples: int) -> list[int]:
+    """Each item's exact length in samples, from the graph's rounded durations and the padded
+    audio's length (the longest item's frames times the hop, which this derives)."""
+    frames = np.maximum(1, np.rint(phoneme_frames.reshape(len(phoneme_frames), -1).sum(axis=1)))
+    hop, rest = divmod(padded_samples, int(frames.max()))
+    if rest:
+        raise ValueError(f"{padded_samples} samples are not a whole number of "
+                         f"{int(frames.max())} frames")
+    return [int(count) * hop for count in frames]
