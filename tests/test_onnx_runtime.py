@@ -1,7 +1,8 @@
 """The session factory reports the provider a session really runs on.
 
-There is no GPU here: the boundary (ORT's provider list) is faked, the real code runs, and ORT
-itself falls back to the CPU — exactly what a user without working CUDA libraries sees.
+The boundary is faked (ORT's provider list, the driver probe, and, through the
+`cuda_fails_to_load` fixture, which providers ORT keeps), the real code runs, and the outcome is
+what a user without working CUDA libraries sees, on any machine.
 """
 
 from pathlib import Path
@@ -29,6 +30,7 @@ def test_gpu_request_without_cuda_build_says_so(monkeypatch: pytest.MonkeyPatch)
     assert "GPU requested but unavailable" in session.device.describe()
 
 
+@pytest.mark.usefixtures("cuda_fails_to_load")
 def test_gpu_request_falling_back_is_reported_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
     # The build offers CUDA, but no driver/libraries load: ORT quietly runs on the CPU.
     monkeypatch.setattr(onnx_runtime, "available_providers",
