@@ -179,7 +179,7 @@ class SupertonicEngine:
     batch_size = MAX_BATCH_SIZE
 
     def __init__(self, model_dir: Path, use_gpu: bool, threads: int | None = None,
-                 language: str | None = None) -> None:
+                 language: str | None = None, device_id: int = 0) -> None:
         self.files = ModelFiles.locate(model_dir)
         try:
             self.config = SupertonicConfig.from_dict(self.files.read_json(CONFIG_FILE))
@@ -196,7 +196,8 @@ class SupertonicEngine:
         if not self.text.multilingual and language_code(wanted) != DEFAULT_LANGUAGE:
             log.info("This Supertonic model reads English only; language %r is ignored", wanted)
         self.sessions: dict[str, Session] = {
-            name: create_session(self.files.graph(name), use_gpu, threads) for name in GRAPHS}
+            name: create_session(self.files.graph(name), use_gpu, threads, device_id=device_id)
+            for name in GRAPHS}
         self.batching = Batching()
         # Keep the latent on the device across steps when the loop runs on a GPU.
         self.io_binding = self.sessions["vector_estimator"].device.on_gpu
