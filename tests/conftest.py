@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import onnxruntime as ort
 import pytest
 
 from epub_factory import build_epub, tiny_png
@@ -40,3 +42,21 @@ def three_chapter_epub(tmp_path: Path) -> Path:
     ]
     return build_epub(tmp_path / "book.epub", chapters, title="Coastline",
                       author="Ann Author", cover=tiny_png())
+
+
+class _CudaWontLoad(ort.InferenceSession):
+    """An ONNX Runtime session that drops CUDA from the providers it is asked for: what ORT
+    itself does, quietly, when the CUDA libraries do not load."""
+
+    def __init__(self, path: Any, sess_options: Any = None, providers: Any = None,
+                 **kwargs: Any) -> None:
+        kept = [p for p in providers or []
+                if (p[0] if isinstance(p, tuple) else p) != "CUDAExecutionProvider"]
+        super().__init__(path, sess_options, providers=kept or None, **kwargs)
+
+
+@pytest.fixture
+def cuda_fails_to_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions that ask for CUDA run on the CPU, on a machine with a working GPU too: the
+    session factory and everything above it run for real; only ORT's provider choice is faked."""
+    monkeypatch.setattr(ort, "InferenceSession", _CudaWontLoad)

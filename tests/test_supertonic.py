@@ -413,6 +413,21 @@ def test_all_graphs_on_cuda_report_gpu(tiny_model: Path, monkeypatch: pytest.Mon
     assert device.on_gpu and device.describe() == "GPU (CUDA)"
 
 
+@pytest.mark.usefixtures("cuda_fails_to_load")
+def test_every_graph_is_made_for_the_chosen_gpu(tiny_model: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: dict[str, int] = {}
+    real = supertonic.create_session
+
+    def create_session(model: Path, *args: Any, **kwargs: Any) -> onnx_runtime.Session:
+        asked[model.stem] = kwargs["device_id"]
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(supertonic, "create_session", create_session)
+    SupertonicEngine(tiny_model, use_gpu=True, device_id=1)
+    assert asked == dict.fromkeys(supertonic.GRAPHS, 1)
+
+
 def test_combine_reports_without_gpu_request() -> None:
     cpu = DeviceReport(requested_gpu=False, provider=CPU)
     assert combine_reports({"a": cpu, "b": cpu}) == cpu

@@ -96,6 +96,7 @@ class DeviceReport:
     requested_gpu: bool
     provider: str  # e.g. "CUDAExecutionProvider" or "CPUExecutionProvider"
     fallback_reason: str | None = None  # set when a GPU was asked for but the CPU runs
+    device_id: int | None = None  # the CUDA device index when on a GPU; None on the CPU
 
     @property
     def on_gpu(self) -> bool:
@@ -103,7 +104,10 @@ class DeviceReport:
 
     def describe(self) -> str:
         """One line for people: what runs, and why not the GPU if one was asked for."""
-        where = "GPU (CUDA)" if self.on_gpu else "CPU"
+        where = "CPU"
+        if self.on_gpu:
+            # Device 0 is the only one most machines have: naming it would only add noise.
+            where = f"GPU {self.device_id} (CUDA)" if self.device_id else "GPU (CUDA)"
         if self.requested_gpu and not self.on_gpu:
             return f"{where} — GPU requested but unavailable: {self.fallback_reason or 'unknown reason'}"
         return where

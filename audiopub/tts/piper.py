@@ -116,7 +116,8 @@ class _LoadedVoice:
     """A voice's config at once, its ONNX session on first use: a process that only plans a
     job and hands the synthesis to engine processes never pays for one (~2 s, ~150 MB)."""
 
-    def __init__(self, files: PiperVoiceFiles, use_gpu: bool, threads: int | None) -> None:
+    def __init__(self, files: PiperVoiceFiles, use_gpu: bool, threads: int | None,
+                 device_id: int = 0) -> None:
         try:
             self.config = PiperVoiceConfig.from_dict(json.loads(files.config.read_text("utf-8")))
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -124,6 +125,7 @@ class _LoadedVoice:
         if not files.model.is_file():
             raise ModelMissing(f"Model file not found: {files.model}")
         self._files, self._use_gpu, self._threads = files, use_gpu, threads
+        self._device_id = device_id
         self._session: onnx_runtime.Session | None = None
         self._lock = threading.Lock()
         self.takes_speaker_id = False  # multi-speaker voices have a "sid" input; known on load
@@ -135,7 +137,8 @@ class _LoadedVoice:
         with self._lock:
             if self._session is None:
                 session = onnx_runtime.create_session(
-                    self._files.model, self._use_gpu, self._threads, rewrite=REWRITE)
+                    self._files.model, self._use_gpu, self._threads, rewrite=REWRITE,
+                    device_id=self._device_id)
                 self.takes_speaker_id = any(i.name == "sid"
                                             for i in session.inference.get_inputs())
                 outputs = [o.name for o in session.inference.get_outputs()]
@@ -168,9 +171,10 @@ class PiperEngine:
     max_chunk_chars = settings.PIPER_MAX_CHUNK_CHARS
 
     def __init__(self, use_gpu: bool = False, threads: int | None = None,
-                 voices_dir: Path | None = None) -> None:
+                 voices_dir: Path | None = None, device_id: int = 0) -> None:
         self._use_gpu = use_gpu
         self._threads = threads
+        self._device_id = device_id  # the CUDA device, when use_gpu
         self._voices_dir = voices_dir
         self._loaded: dict[str, _LoadedVoice] = {}
         self._lock = threading.Lock()
@@ -212,7 +216,8 @@ class PiperEngine:
                     raise EngineUnavailable(
                         f"Unknown Piper voice {voice_id!r}; available: {', '.join(found)}"
                     )
-                self._loaded[voice_id] = _LoadedVoice(found[voice_id], self._use_gpu, self._threads)
+                self._loaded[voice_id] = _LoadedVoice(found[voice_id], self._use_gpu,
+                                                      self._threads, self._device_id)
             return self._loaded[voice_id]
 
     def prepare(self, texts: Sequence[str], voice: str,

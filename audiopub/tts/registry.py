@@ -19,6 +19,7 @@ class EngineKey:
     model_dir: Path  # resolved, so a changed setting never finds an engine loaded elsewhere
     use_gpu: bool
     threads: int | None = None
+    device_id: int = 0  # the CUDA device, when use_gpu: one engine per GPU
 
 
 _cache: dict[EngineKey, Engine] = {}
@@ -30,11 +31,13 @@ def _load(key: EngineKey) -> Engine:
     if key.name == "piper":
         from audiopub.tts.piper import PiperEngine
 
-        return PiperEngine(use_gpu=key.use_gpu, threads=key.threads, voices_dir=key.model_dir)
+        return PiperEngine(use_gpu=key.use_gpu, threads=key.threads, voices_dir=key.model_dir,
+                           device_id=key.device_id)
     if key.name == "supertonic":
         from audiopub.tts.supertonic import SupertonicEngine
 
-        return SupertonicEngine(key.model_dir, use_gpu=key.use_gpu, threads=key.threads)
+        return SupertonicEngine(key.model_dir, use_gpu=key.use_gpu, threads=key.threads,
+                                device_id=key.device_id)
     raise EngineUnavailable(f"Unknown engine {key.name!r}; choose one of {', '.join(ENGINE_NAMES)}")
 
 
@@ -48,9 +51,9 @@ def default_model_dir(name: str) -> Path:
 
 
 def get_engine(name: str, use_gpu: bool = False, model_dir: Path | None = None,
-               threads: int | None = None) -> Engine:
-    """The engine, loaded once per (name, model dir, device request, threads)."""
-    key = EngineKey(name, model_dir or default_model_dir(name), use_gpu, threads)
+               threads: int | None = None, device_id: int = 0) -> Engine:
+    """The engine, loaded once per (name, model dir, device request, threads, CUDA device)."""
+    key = EngineKey(name, model_dir or default_model_dir(name), use_gpu, threads, device_id)
     with _lock:
         if key not in _cache:
             _cache[key] = _load(key)

@@ -90,11 +90,11 @@ def combine_reports(reports: Mapping[str, DeviceReport]) -> DeviceReport:
 
 
 def denoise(session: ort.InferenceSession, latent: np.ndarray, conditions: Mapping[str, np.ndarray],
-            steps: int, io_binding_device: str | None = None) -> np.ndarray:
+            steps: int, io_binding_device: str | None = None, device_id: int = 0) -> np.ndarray:
     """Run the vector estimator `steps` times, as the official loop does.
 
-    With `io_binding_device` ("cuda" or "cpu") the latent stays in that device's memory for the
-    whole loop and only the result is copied back; without it each step goes through
+    With `io_binding_device` ("cuda" or "cpu", and the CUDA device's `device_id`) the latent
+    stays in that device's memory for the whole loop and only the result is copied back; without it each step goes through
     `session.run`, which on CUDA copies the latent to the GPU and back on every step.
     """
     batch = latent.shape[0]
@@ -105,14 +105,14 @@ def denoise(session: ort.InferenceSession, latent: np.ndarray, conditions: Mappi
             feeds["noisy_latent"], feeds["current_step"] = latent, current
             latent = session.run(["denoised_latent"], feeds)[0]
         return latent
-    return _denoise_on_device(session, latent, feeds, step_inputs, io_binding_device)
+    return _denoise_on_device(session, latent, feeds, step_inputs, io_binding_device, device_id)
 
 
 def _denoise_on_device(session: ort.InferenceSession, latent: np.ndarray,
                        feeds: Mapping[str, np.ndarray], step_inputs: list[np.ndarray],
-                       device: str) -> np.ndarray:
+                       device: str, device_id: int) -> np.ndarray:
     def on_device(array: np.ndarray) -> ort.OrtValue:
-        return ort.OrtValue.ortvalue_from_numpy(array, device, 0)
+        return ort.OrtValue.ortvalue_from_numpy(array, device, device_id)
 
     # Kept in variables: on the CPU these values borrow the arrays' memory.
     fixed = {name: on_device(value) for name, value in feeds.items()}
@@ -120,7 +120,7 @@ def _denoise_on_device(session: ort.InferenceSession, latent: np.ndarray,
     # The two latent buffers belong to ORT and swap roles each step. (A value made from a
     # NumPy array would be written into that array, and its .numpy() view outlive it.)
     source, target = (ort.OrtValue.ortvalue_from_shape_and_type(
-        list(latent.shape), np.float32, device, 0) for _ in range(2))
+        list(latent.shape), np.float32, device, device_id) for _ in range(2))
     source.update_inplace(np.ascontiguousarray(latent))
     binding = session.io_binding()
     for name, value in fixed.items():
@@ -159,7 +159,7 @@ class SupertonicEngine:
     batch_size = MAX_BATCH_SIZE
 
     def __init__(self, model_dir: Path, use_gpu: bool, threads: int | None = None,
-                 language: str | None = None) -> None:
+                 language: str | None = None, device_id: int = 0) -> None:
         self.files = ModelFiles.locate(model_dir)
         try:
             self.config = SupertonicConfig.from_dict(self.files.read_json(CONFIG_FILE))
@@ -176,7 +176,8 @@ class SupertonicEngine:
         if not self.text.multilingual and language_code(wanted) != DEFAULT_LANGUAGE:
             log.info("This Supertonic model reads English only; language %r is ignored", wanted)
         self.sessions: dict[str, Session] = {
-            name: create_session(self.files.graph(name), use_gpu, threads) for name in GRAPHS}
+            name: create_session(self.files.graph(name), use_gpu, threads, device_id=device_id)
+            for name in GRAPHS}
         self.batching = BatchLimits(MAX_BATCH_SIZE)  # what `synthesize` groups by
         # Keep the latent on the device across steps when the loop runs on a GPU.
         self.io_binding = self.sessions["vector_estimator"].device.on_gpu
@@ -261,7 +262,8 @@ class SupertonicEngine:
             conditions = {"text_emb": text_emb, "style_ttl": styles.ttl,
                           "latent_mask": latent_mask, "text_mask": text_mask}
             latent = denoise(self.sessions["vector_estimator"].inference, latent, conditions,
-                             options.steps, self._binding_device())
+                             options.steps, self._binding_device(),
+                             self.sessions["vector_estimator"].device.device_id or 0)
             began = clock.lap("step_loop", began)
             wav = self._run("vocoder", {"latent": latent})
             clock.lap("vocoder", began)
