@@ -22,7 +22,8 @@ NAME = "NVIDIA GeForce RTX 4090"
 
 
 class FakeNvml:
-    """One RTX 4090. Tests flip the attributes below to change what it reports."""
+    """RTX 4090s (one unless `device_count` says). Tests flip the attributes below to change
+    what they report."""
 
     NVMLError = pynvml.NVMLError
     NVMLError_NotSupported = pynvml.NVMLError_NotSupported
@@ -37,8 +38,17 @@ class FakeNvml:
     def __init__(self) -> None:
         self.init_error: type[pynvml.NVMLError] | None = None
         self.power_error: type[pynvml.NVMLError] | None = None
+        self.utilisation_error: type[pynvml.NVMLError] | None = None
         self.lost = False
         self.used_mb = 1024
+        self.utilisation_pct = 37
+        self.device_count = 1
+        self.count_error: type[pynvml.NVMLError] | None = None
+        # Per device index, the compute processes NVML lists: objects with .pid and
+        # .usedGpuMemory (bytes, or None when the driver won't say).
+        self.processes: dict[int, list[SimpleNamespace]] = {}
+        self.lost_indices: set[int] = set()  # devices whose process list fails
+        self.utilisation_reads: list[int] = []
         self.init_calls = 0
         self.shutdown_calls = 0
         self.handle_calls = 0
@@ -59,7 +69,9 @@ class FakeNvml:
         return 12040
 
     def nvmlDeviceGetCount(self) -> int:
-        return 1
+        if self.count_error is not None:
+            raise self.count_error()
+        return self.device_count
 
     def nvmlDeviceGetHandleByIndex(self, index: int) -> tuple[str, int]:
         self.handle_calls += 1
@@ -88,13 +100,23 @@ class FakeNvml:
 
     def nvmlDeviceGetUtilizationRates(self, handle: object) -> SimpleNamespace:
         self._check()
-        return SimpleNamespace(gpu=37, memory=12)
+        if self.utilisation_error is not None:
+            raise self.utilisation_error()
+        self.utilisation_reads.append(self.utilisation_pct)
+        return SimpleNamespace(gpu=self.utilisation_pct, memory=12)
 
     def nvmlDeviceGetPowerUsage(self, handle: object) -> int:
         self._check()
         if self.power_error is not None:
             raise self.power_error()
         return 120_000  # milliwatts
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: tuple[str, int]
+                                             ) -> list[SimpleNamespace]:
+        self._check()
+        if handle[1] in self.lost_indices:
+            raise pynvml.NVMLError_GpuIsLost()
+        return list(self.processes.get(handle[1], []))
 
     def _check(self) -> None:
         if self.lost:

@@ -75,7 +75,7 @@ def query_gpu_info(nvml: Any = None) -> GpuStatus:
 
     `nvml` is the pynvml module (imported when None) or a stand-in with the same names.
     """
-    nvml, reason = _open(nvml)
+    nvml, reason = open_nvml(nvml)
     if reason is not None:
         return GpuStatus(False, reason)
     try:
@@ -115,7 +115,7 @@ class GpuMonitor:
         """
         if self._thread is not None:
             return
-        nvml, reason = _open(self._nvml_arg)
+        nvml, reason = open_nvml(self._nvml_arg)
         status = GpuStatus(False, reason) if reason is not None else _read_status(nvml)
         if reason is None and not status.available:
             _shutdown(nvml)  # initialised, but nothing to watch
@@ -214,7 +214,7 @@ class GpuMonitor:
                 log.info("GPU monitoring recovered")
 
 
-def _open(nvml: Any) -> tuple[Any, str | None]:
+def open_nvml(nvml: Any) -> tuple[Any, str | None]:
     """Load (if None) and initialise NVML: (module, None), or (whatever, why not) for people."""
     if nvml is None:
         try:
