@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pynvml
 import pytest
 
-from audiopub.gpu.monitor import GpuMonitor, GpuSample, query_gpu_info
+from audiopub.gpu.monitor import GpuMonitor, GpuSample, UtilisationSummary, query_gpu_info
 
 MIB = 1024 * 1024
 NAME = "NVIDIA GeForce RTX 4090"
@@ -182,6 +182,35 @@ def test_peak_vram_is_the_maximum_since_start_or_reset() -> None:
         assert monitor.peak_vram_mb() == {0: 5000}
 
 
+def test_utilisation_covers_every_sample_not_just_the_ring_buffer() -> None:
+    fake = FakeNvml()
+    monitor = GpuMonitor(fake, interval_s=0.005, max_samples=3)
+    with monitor:
+        fake.utilisation_pct = 100
+        wait_for(lambda: [s.utilisation_pct for s in monitor.latest()] == [100])
+        fake.utilisation_pct = 20
+        wait_for(lambda: fake.utilisation_reads.count(20) > 10)
+    reads = fake.utilisation_reads  # every reading the monitor took, all of them kept
+    summary = monitor.utilisation()[0]
+    assert summary.samples == len(reads) > 3
+    assert summary.mean_pct == pytest.approx(sum(reads) / len(reads))
+    assert summary.max_pct == 100
+    assert all(s.utilisation_pct == 20 for tick in monitor.history(60) for s in tick)
+
+    with monitor:  # a new start() starts the figures afresh
+        wait_for(lambda: monitor.utilisation().get(0, UtilisationSummary(0, None, None)).samples)
+    assert monitor.utilisation()[0].max_pct == 20
+
+
+def test_utilisation_a_board_does_not_report_has_no_figures() -> None:
+    fake = FakeNvml()
+    fake.utilisation_error = pynvml.NVMLError_NotSupported
+    with GpuMonitor(fake, interval_s=0.01) as monitor:
+        wait_for(lambda: len(monitor.history()) >= 2)
+    assert monitor.utilisation() == {0: UtilisationSummary(0, None, None)}
+    assert monitor.peak_vram_mb() == {0: 1024}
+
+
 def test_unsupported_metric_is_none_and_the_others_still_report() -> None:
     fake = FakeNvml()
     fake.power_error = pynvml.NVMLError_NotSupported
@@ -209,6 +238,7 @@ def test_init_failure_means_unavailable_with_a_reason_and_no_thread(
         assert words in status.reason
         assert not monitor.running and threading.active_count() == threads_before
         assert (monitor.latest(), monitor.history(), monitor.peak_vram_mb()) == ([], [], {})
+        assert monitor.utilisation() == {}
     assert fake.shutdown_calls == 0  # nothing was initialised, so nothing to shut down
     assert query_gpu_info(fake).reason == status.reason
 
