@@ -15,15 +15,18 @@ from typing import Any
 import jsonschema
 import pytest
 from epub_factory import build_epub
+from test_gpu_monitor import FakeNvml, wait_for
 from tiny_supertonic import build_tiny_model
 
-from audiopub.bench import memory, rss, tables
+from audiopub.bench import memory, rss, run, tables
 from audiopub.bench.flops import compute_bound, count_flops
+from audiopub.bench.machine import GpuUsage, gpu_usage
 from audiopub.bench.results import SCHEMA_ID, Stats, Timing, median_stages, summary_line
 from audiopub.bench.texts import TEXTS, synthetic_paragraphs
 from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
 from audiopub.cli import main
+from audiopub.gpu.monitor import GpuMonitor
 from audiopub.jobs import pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,6 +103,8 @@ def test_supertonic_tables_stages_and_json(supertonic: Path, tmp_path: Path,
     assert stages["step_loop"] > 0
     assert data["device"]["provider"] == "CPUExecutionProvider"
     assert data["device"]["gpu"]["available"] is False or data["device"]["gpu"]["devices"]
+    if not data["device"]["gpu"]["available"]:  # CI: the device section says so
+        assert data["gpu_usage"] == [] and "- GPU use: no NVIDIA GPU sampled" in out
     assert data["memory"]["peak_rss_mb"] > 0
     assert data["compute"]["share"] is None  # no FLOP count for Supertonic
     assert report.read_text("utf-8").startswith("## audiopub bench")
@@ -158,6 +163,78 @@ def test_book_end_to_end_and_synthesis_only(supertonic: Path, tmp_path: Path,
     assert [run["run"] for run in data["book"]["runs"]] == [1, 2]
     assert data["compare"][0]["workload"] == "book" and data["compare"][0]["ratio"] > 0
     assert "plain ÷ pipeline" in out
+
+
+class _SampledMonitor(GpuMonitor):
+    """The monitor on the fake NVML; start() waits for a first sample, so that a run shorter
+    than one interval still has one."""
+
+    fake: FakeNvml
+
+    def __init__(self, interval_s: float) -> None:
+        super().__init__(self.fake, interval_s=interval_s)
+
+    def start(self) -> None:
+        super().start()
+        wait_for(self.latest)
+
+
+def test_the_device_section_states_gpu_utilisation(supertonic: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    _SampledMonitor.fake = fake = FakeNvml()
+    fake.utilisation_pct, fake.used_mb = 64, 3000
+    monkeypatch.setattr(run, "GpuMonitor", _SampledMonitor)
+    output = tmp_path / "r.json"
+    out = _bench(["--engine", "supertonic", "--steps", "2", "--sizes", "short", "--runs", "1",
+                  "--warmup", "0", "--matmul-seconds", "0", "--output", str(output)], capsys)
+    (usage,) = _valid(output)["gpu_usage"]
+    samples = len(fake.utilisation_reads)
+    assert usage == {"index": 0, "name": "NVIDIA GeForce RTX 4090", "samples": samples,
+                     "mean_utilisation_pct": 64.0, "max_utilisation_pct": 64,
+                     "peak_vram_mb": 3000.0}
+    assert (f"- GPU 0 NVIDIA GeForce RTX 4090: utilisation mean 64 % (max 64 %, {samples:,} "
+            "samples every 0.1 s), peak VRAM 3,000 MiB (the device's, every process)") in out
+
+
+def test_gpu_usage_covers_the_whole_run_from_the_monitor() -> None:
+    fake = FakeNvml()
+    with GpuMonitor(fake, interval_s=0.002, max_samples=2) as monitor:
+        fake.utilisation_pct, fake.used_mb = 100, 9000
+        wait_for(lambda: [s.utilisation_pct for s in monitor.latest()] == [100])
+        fake.utilisation_pct, fake.used_mb = 10, 1000
+        wait_for(lambda: fake.utilisation_reads.count(10) > 5)
+    reads = fake.utilisation_reads
+    (usage,) = gpu_usage(monitor)
+    assert usage == GpuUsage(0, "NVIDIA GeForce RTX 4090", len(reads),
+                             round(sum(reads) / len(reads), 1), 100, 9000.0)
+    assert gpu_usage(GpuMonitor(fake)) == []  # never started: nothing sampled
+
+
+def _device_section(**extra: Any) -> str:
+    return tables.facts({"engine": {"name": "piper", "voice": "v", "model_id": "m"},
+                         "device": {"gpu": {"devices": [], "reason": "none"}, "provider": "CPU",
+                                    "description": "CPU", "cpu_model": "x", "cpu_threads": 2,
+                                    "cpu_workers": 2, "onnxruntime": "1", "python": "3",
+                                    "platform": "linux"},
+                         "memory": MEMORY | {"peak_vram_mb": {"0": 5432.0}}, **extra})
+
+
+def test_gpu_usage_lines() -> None:
+    busy = {"index": 0, "name": "NVIDIA H100", "samples": 1234, "mean_utilisation_pct": 87.4,
+            "max_utilisation_pct": 100, "peak_vram_mb": 5432.0}
+    quiet = {"index": 1, "name": "NVIDIA T4", "samples": 0, "mean_utilisation_pct": None,
+             "max_utilisation_pct": None, "peak_vram_mb": None}
+    lines = _device_section(gpu_usage=[busy, quiet]).splitlines()
+    assert ("- GPU 0 NVIDIA H100: utilisation mean 87 % (max 100 %, 1,234 samples every 0.1 s), "
+            "peak VRAM 5,432 MiB (the device's, every process)") in lines
+    assert ("- GPU 1 NVIDIA T4: utilisation not reported by the board, peak VRAM n/a "
+            "(the device's, every process)") in lines
+    assert not any("peak VRAM" in line for line in lines if line.startswith("- peak RSS"))
+    assert "- GPU use: no NVIDIA GPU sampled" in _device_section(gpu_usage=[])
+    # A file from before GPU usage was kept renders as it did.
+    old = _device_section()
+    assert "GPU use" not in old and "; peak VRAM: GPU 0: 5,432 MiB" in old
 
 
 def test_report_aggregates_result_files(supertonic: Path, tmp_path: Path,

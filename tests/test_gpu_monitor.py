@@ -15,14 +15,15 @@ from types import SimpleNamespace
 import pynvml
 import pytest
 
-from audiopub.gpu.monitor import GpuMonitor, GpuSample, query_gpu_info
+from audiopub.gpu.monitor import GpuMonitor, GpuSample, UtilisationSummary, query_gpu_info
 
 MIB = 1024 * 1024
 NAME = "NVIDIA GeForce RTX 4090"
 
 
 class FakeNvml:
-    """One RTX 4090. Tests flip the attributes below to change what it reports."""
+    """RTX 4090s (one unless `device_count` says). Tests flip the attributes below to change
+    what they report."""
 
     NVMLError = pynvml.NVMLError
     NVMLError_NotSupported = pynvml.NVMLError_NotSupported
@@ -37,8 +38,17 @@ class FakeNvml:
     def __init__(self) -> None:
         self.init_error: type[pynvml.NVMLError] | None = None
         self.power_error: type[pynvml.NVMLError] | None = None
+        self.utilisation_error: type[pynvml.NVMLError] | None = None
         self.lost = False
         self.used_mb = 1024
+        self.utilisation_pct = 37
+        self.device_count = 1
+        self.count_error: type[pynvml.NVMLError] | None = None
+        # Per device index, the compute processes NVML lists: objects with .pid and
+        # .usedGpuMemory (bytes, or None when the driver won't say).
+        self.processes: dict[int, list[SimpleNamespace]] = {}
+        self.lost_indices: set[int] = set()  # devices whose process list fails
+        self.utilisation_reads: list[int] = []
         self.init_calls = 0
         self.shutdown_calls = 0
         self.handle_calls = 0
@@ -59,7 +69,9 @@ class FakeNvml:
         return 12040
 
     def nvmlDeviceGetCount(self) -> int:
-        return 1
+        if self.count_error is not None:
+            raise self.count_error()
+        return self.device_count
 
     def nvmlDeviceGetHandleByIndex(self, index: int) -> tuple[str, int]:
         self.handle_calls += 1
@@ -88,13 +100,23 @@ class FakeNvml:
 
     def nvmlDeviceGetUtilizationRates(self, handle: object) -> SimpleNamespace:
         self._check()
-        return SimpleNamespace(gpu=37, memory=12)
+        if self.utilisation_error is not None:
+            raise self.utilisation_error()
+        self.utilisation_reads.append(self.utilisation_pct)
+        return SimpleNamespace(gpu=self.utilisation_pct, memory=12)
 
     def nvmlDeviceGetPowerUsage(self, handle: object) -> int:
         self._check()
         if self.power_error is not None:
             raise self.power_error()
         return 120_000  # milliwatts
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: tuple[str, int]
+                                             ) -> list[SimpleNamespace]:
+        self._check()
+        if handle[1] in self.lost_indices:
+            raise pynvml.NVMLError_GpuIsLost()
+        return list(self.processes.get(handle[1], []))
 
     def _check(self) -> None:
         if self.lost:
@@ -160,6 +182,35 @@ def test_peak_vram_is_the_maximum_since_start_or_reset() -> None:
         assert monitor.peak_vram_mb() == {0: 5000}
 
 
+def test_utilisation_covers_every_sample_not_just_the_ring_buffer() -> None:
+    fake = FakeNvml()
+    monitor = GpuMonitor(fake, interval_s=0.005, max_samples=3)
+    with monitor:
+        fake.utilisation_pct = 100
+        wait_for(lambda: [s.utilisation_pct for s in monitor.latest()] == [100])
+        fake.utilisation_pct = 20
+        wait_for(lambda: fake.utilisation_reads.count(20) > 10)
+    reads = fake.utilisation_reads  # every reading the monitor took, all of them kept
+    summary = monitor.utilisation()[0]
+    assert summary.samples == len(reads) > 3
+    assert summary.mean_pct == pytest.approx(sum(reads) / len(reads))
+    assert summary.max_pct == 100
+    assert all(s.utilisation_pct == 20 for tick in monitor.history(60) for s in tick)
+
+    with monitor:  # a new start() starts the figures afresh
+        wait_for(lambda: monitor.utilisation().get(0, UtilisationSummary(0, None, None)).samples)
+    assert monitor.utilisation()[0].max_pct == 20
+
+
+def test_utilisation_a_board_does_not_report_has_no_figures() -> None:
+    fake = FakeNvml()
+    fake.utilisation_error = pynvml.NVMLError_NotSupported
+    with GpuMonitor(fake, interval_s=0.01) as monitor:
+        wait_for(lambda: len(monitor.history()) >= 2)
+    assert monitor.utilisation() == {0: UtilisationSummary(0, None, None)}
+    assert monitor.peak_vram_mb() == {0: 1024}
+
+
 def test_unsupported_metric_is_none_and_the_others_still_report() -> None:
     fake = FakeNvml()
     fake.power_error = pynvml.NVMLError_NotSupported
@@ -187,6 +238,7 @@ def test_init_failure_means_unavailable_with_a_reason_and_no_thread(
         assert words in status.reason
         assert not monitor.running and threading.active_count() == threads_before
         assert (monitor.latest(), monitor.history(), monitor.peak_vram_mb()) == ([], [], {})
+        assert monitor.utilisation() == {}
     assert fake.shutdown_calls == 0  # nothing was initialised, so nothing to shut down
     assert query_gpu_info(fake).reason == status.reason
 

@@ -14,7 +14,8 @@ import pytest
 
 from audiopub.book.models import Book, Chapter, Chunk, Cover
 from audiopub.errors import InvalidTransition, JobNotFound, JobStoreError
-from audiopub.jobs.db import SCHEMA_V1, SCHEMA_VERSION
+from audiopub.jobs import report
+from audiopub.jobs.db import SCHEMA_V1, SCHEMA_VERSION, UPGRADES
 from audiopub.jobs.models import (
     ChapterState,
     ChunkState,
@@ -134,7 +135,7 @@ def test_schema_version_is_set_and_reopening_keeps_data(db_path: Path, epub: Pat
     with JobStore(db_path) as store:
         assert store.get_job(job_id).id == job_id
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
@@ -164,6 +165,62 @@ def test_a_version_1_store_is_upgraded_in_place(db_path: Path, epub: Path) -> No
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     conn.close()
+
+
+def test_a_version_5_store_keeps_its_jobs_and_gains_peak_vram(db_path: Path,
+                                                              epub: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db_path)
+    for statement in (*SCHEMA_V1, *(s for upgrade in UPGRADES[:4] for s in upgrade)):
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO jobs (id, state, created_at, updated_at, title, epub_path, output_path, "
+        "settings_json, device, stage_times_json) VALUES ('old', 'done', 1, 2, 'Old', "
+        "'b.epub', 'b.m4b', ?, 'GPU (CUDA)', '{\"encode\": 1.5}')",
+        (json.dumps(SETTINGS.to_dict()),))
+    conn.execute("PRAGMA user_version = 5")
+    conn.commit()
+    conn.close()
+
+    with JobStore(db_path) as store:
+        job = store.get_job("old")
+        assert (job.title, job.state, job.device) == ("Old", JobState.DONE, "GPU (CUDA)")
+        assert (job.stage_times, job.peak_vram_mb) == ({"encode": 1.5}, {})
+        store.record_peak_vram("old", {0: 812.5})
+        assert store.get_job("old").peak_vram_mb == {0: 812.5}
+        assert new_job(store, epub) in [j.id for j in store.list_jobs()]
+
+
+def test_peak_vram_keeps_the_maximum_per_device(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    assert store.get_job(job_id).peak_vram_mb == {}
+    store.record_peak_vram(job_id, {0: 1000.0, 1: 300.0})
+    store.record_peak_vram(job_id, {0: 800.0, 1: 450.5, 2: 10.0})  # e.g. a resumed run
+    job = store.get_job(job_id)
+    assert job.peak_vram_mb == {0: 1000.0, 1: 450.5, 2: 10.0}
+    store.record_peak_vram(job_id, {})
+    store.record_peak_vram(job_id, {0: 900})  # no new peak: nothing written
+    assert store.get_job(job_id) == job
+    with sqlite3.connect(store.path) as conn:
+        (stored,) = conn.execute("SELECT peak_vram_json FROM jobs WHERE id = ?",
+                                 (job_id,)).fetchone()
+    conn.close()
+    assert json.loads(stored) == {"0": 1000.0, "1": 450.5, "2": 10.0}
+    with pytest.raises(JobNotFound):
+        store.record_peak_vram("missing", {0: 1.0})
+    with pytest.raises(ValueError, match="GPU 0"):
+        store.record_peak_vram(job_id, {0: float("nan")})
+
+
+def test_job_details_state_peak_vram_only_when_known(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+
+    def details() -> list[str]:
+        return report.job_details(store, store.get_job(job_id), store.progress(job_id))
+
+    assert not [line for line in details() if "VRAM" in line]
+    store.record_peak_vram(job_id, {1: 512.0, 0: 1234.4})
+    assert "peak VRAM: GPU 0 1,234 MiB, GPU 1 512 MiB" in details()
 
 
 def test_stage_times_of_chunks_and_jobs(store: JobStore, epub: Path) -> None:

@@ -1,4 +1,5 @@
-"""Facts about the machine a benchmark ran on: CPU, GPU, provider, raw float32 speed."""
+"""Facts about the machine a benchmark ran on: CPU, GPU, provider, how busy the GPU was, raw
+float32 speed."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from audiopub.gpu.monitor import query_gpu_info
+from audiopub.gpu.monitor import GpuMonitor, UtilisationSummary, query_gpu_info
 from audiopub.tts.engine import Engine
 
 MATMUL_SIZE = 2048  # big enough for BLAS to reach its peak, small enough to take ~0.1 s a go
@@ -60,6 +61,33 @@ def gpu_facts() -> GpuFacts:
         for g in status.gpus
     ]
     return GpuFacts(status.available, status.reason, devices)
+
+
+@dataclass(frozen=True)
+class GpuUsage:
+    """How busy one GPU was over the whole run, from the monitor's samples."""
+
+    index: int
+    name: str
+    samples: int  # utilisation readings (0 when the board reports none)
+    mean_utilisation_pct: float | None
+    max_utilisation_pct: int | None
+    peak_vram_mb: float | None  # the device's used memory, every process on it
+
+
+def gpu_usage(monitor: GpuMonitor) -> list[GpuUsage]:
+    """Per GPU the monitor found at start, its utilisation and peak VRAM since; [] if none."""
+    busy, peaks = monitor.utilisation(), monitor.peak_vram_mb()
+    usage = []
+    for gpu in monitor.status().gpus:
+        summary = busy.get(gpu.index, UtilisationSummary(0, None, None))
+        usage.append(GpuUsage(gpu.index, gpu.name, summary.samples, _round(summary.mean_pct),
+                              summary.max_pct, _round(peaks.get(gpu.index))))
+    return usage
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
 
 
 def device_facts(engine: Engine, requested_gpu: bool, engine_threads: int | None,

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 from audiopub.bench.flops import ComputeBound
-from audiopub.bench.machine import DeviceFacts
+from audiopub.bench.machine import DeviceFacts, GpuUsage
 from audiopub.bench.memory import MemoryFacts
 
 SCHEMA_ID: Final = "audiopub-bench/1"
@@ -179,6 +179,7 @@ class BenchResult:
     book: BookResult | None = None
     compute: ComputeBound | None = None
     memory: MemoryFacts | None = None
+    gpu_usage: list[GpuUsage] = field(default_factory=list)  # per GPU sampled during the run
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA_ID, **asdict(self)}

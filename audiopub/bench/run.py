@@ -15,7 +15,7 @@ from audiopub import __version__, settings
 from audiopub.bench import tables
 from audiopub.bench.book import BookJob, executor_label, plan, run_book
 from audiopub.bench.flops import ComputeBound, compute_bound, model_cost
-from audiopub.bench.machine import MATMUL_SIZE, device_facts, matmul_gflops
+from audiopub.bench.machine import MATMUL_SIZE, device_facts, gpu_usage, matmul_gflops
 from audiopub.bench.measure import interleaved, run_executor, run_inline, run_plain, text_workload
 from audiopub.bench.memory import sampling_memory
 from audiopub.bench.results import (
@@ -73,8 +73,9 @@ def measure(args: argparse.Namespace) -> dict:
                 _compare(args, result, engine, pipeline_engine, voice, steps_list,
                          Path(scratch))
         # Read while the workers live, and before the matmul test, whose buffers would count
-        # towards this process's peak.
+        # towards this process's peak (and whose NumPy work is no GPU's).
         result.memory = memory.facts(monitor.peak_vram_mb())
+        result.gpu_usage = gpu_usage(monitor)
     result.compute = _compute(args, result, voice)
     return result.to_dict()
 

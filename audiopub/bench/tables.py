@@ -113,22 +113,41 @@ def facts(result: Result) -> str:
         (f"- CPU: {device['cpu_model']}, {device['cpu_threads']} threads; "
          f"production executor: {device['cpu_workers']} engine process(es)"),
         f"- GPU: {gpus}",
+        *gpu_usage_lines(result),
         f"- onnxruntime {device['onnxruntime']}, Python {device['python']}, {device['platform']}",
     ]
     memory = result.get("memory")
     if memory:
-        vram = ", ".join(f"GPU {i}: {mb:,.0f} MiB" for i, mb in memory["peak_vram_mb"].items())
+        # Files with GPU usage state peak VRAM on its lines above, device by device.
+        vram = "" if "gpu_usage" in result else "; peak VRAM: " + (", ".join(
+            f"GPU {i}: {mb:,.0f} MiB" for i, mb in memory["peak_vram_mb"].items()) or "n/a")
         lines.append(f"- peak RSS: {_mb(_peak_rss(memory))} (this process and its children at "
                      f"once, sampled every 0.1 s); upper bound "
                      f"{_mb(memory['total_peak_rss_mb'])}, the sum of per-process peaks "
                      f"(this process {_mb(memory['peak_rss_mb'])}, "
                      f"engine workers {_mb(memory['workers_peak_rss_mb'])}, "
-                     f"largest other child {_mb(memory['other_children_peak_rss_mb'])}); "
-                     f"peak VRAM: {vram or 'n/a'}")
+                     f"largest other child {_mb(memory['other_children_peak_rss_mb'])}){vram}")
     compute = result.get("compute")
     if compute:
         lines.append(compute_line(compute))
     return "### Device\n\n" + "\n".join(lines)
+
+
+def gpu_usage_lines(result: Result) -> list[str]:
+    """One line per GPU sampled during the run: how busy it was and its peak VRAM. Nothing for
+    files written before these figures were kept."""
+    if "gpu_usage" not in result:
+        return []
+    if not result["gpu_usage"]:
+        return ["- GPU use: no NVIDIA GPU sampled"]
+    lines = []
+    for gpu in result["gpu_usage"]:
+        busy = ("utilisation not reported by the board" if not gpu["samples"] else
+                f"utilisation mean {gpu['mean_utilisation_pct']:.0f} % "
+                f"(max {gpu['max_utilisation_pct']} %, {gpu['samples']:,} samples every 0.1 s)")
+        lines.append(f"- GPU {gpu['index']} {gpu['name']}: {busy}, "
+                     f"peak VRAM {_mb(gpu['peak_vram_mb'])} (the device's, every process)")
+    return lines
 
 
 def _peak_rss(memory: Mapping[str, Any]) -> float | None:

@@ -49,6 +49,20 @@ class GpuSample:
 
 
 @dataclass(frozen=True)
+class UtilisationSummary:
+    """One GPU's utilisation over every sample since start(), not just the ring buffer's.
+
+    NVML's figure is the share of the driver's own last sample period (1/6 s to 1 s, by board)
+    in which a kernel ran; ticks shorter than that read one period more than once, so the mean
+    is a time average and `samples` counts readings, not independent measurements.
+    """
+
+    samples: int  # readings that had a utilisation figure
+    mean_pct: float | None  # None when the board never reported one
+    max_pct: int | None
+
+
+@dataclass(frozen=True)
 class GpuInfo:
     """Facts about one device that don't change while the program runs."""
 
@@ -75,7 +89,7 @@ def query_gpu_info(nvml: Any = None) -> GpuStatus:
 
     `nvml` is the pynvml module (imported when None) or a stand-in with the same names.
     """
-    nvml, reason = _open(nvml)
+    nvml, reason = open_nvml(nvml)
     if reason is not None:
         return GpuStatus(False, reason)
     try:
@@ -99,10 +113,12 @@ class GpuMonitor:
         self._nvml_arg = nvml
         self._nvml: Any = None  # the module while we hold an nvmlInit
         self._interval_s = interval_s
-        self._lock = threading.Lock()  # guards _status, _ticks and _peak
+        self._lock = threading.Lock()  # guards _status, _ticks, _peak and _busy
         self._status = GpuStatus(False, "GPU monitor not started")
         self._ticks: deque[tuple[GpuSample, ...]] = deque(maxlen=max_samples)
+        # Whole-run figures, kept as samples arrive: the ring buffer forgets the start of a run.
         self._peak: dict[int, float] = {}
+        self._busy: dict[int, _Busy] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -115,13 +131,14 @@ class GpuMonitor:
         """
         if self._thread is not None:
             return
-        nvml, reason = _open(self._nvml_arg)
+        nvml, reason = open_nvml(self._nvml_arg)
         status = GpuStatus(False, reason) if reason is not None else _read_status(nvml)
         if reason is None and not status.available:
             _shutdown(nvml)  # initialised, but nothing to watch
         with self._lock:
             self._status = status
             self._peak.clear()
+            self._busy.clear()
         if not status.available:
             return
         self._nvml = nvml
@@ -172,6 +189,12 @@ class GpuMonitor:
         with self._lock:
             return dict(self._peak)
 
+    def utilisation(self) -> dict[int, UtilisationSummary]:
+        """Per GPU index, utilisation over every sample since start() (see UtilisationSummary);
+        a GPU whose board reports none has `samples == 0`."""
+        with self._lock:
+            return {index: busy.summary() for index, busy in self._busy.items()}
+
     def __enter__(self) -> GpuMonitor:
         self.start()
         return self
@@ -205,6 +228,7 @@ class GpuMonitor:
                 if sample.vram_used_mb is not None:
                     peak = self._peak.get(sample.index, 0.0)
                     self._peak[sample.index] = max(peak, sample.vram_used_mb)
+                self._busy.setdefault(sample.index, _Busy()).add(sample.utilisation_pct)
             changed = reason != self._status.reason
             self._status = replace(self._status, available=bool(samples), reason=reason)
         if changed:  # log transitions only, not every failing tick
@@ -214,7 +238,27 @@ class GpuMonitor:
                 log.info("GPU monitoring recovered")
 
 
-def _open(nvml: Any) -> tuple[Any, str | None]:
+@dataclass
+class _Busy:
+    """Running count, sum and maximum of one GPU's utilisation readings."""
+
+    samples: int = 0
+    total: int = 0
+    max_pct: int | None = None
+
+    def add(self, pct: int | None) -> None:
+        if pct is None:
+            return
+        self.samples += 1
+        self.total += pct
+        self.max_pct = pct if self.max_pct is None else max(self.max_pct, pct)
+
+    def summary(self) -> UtilisationSummary:
+        mean = self.total / self.samples if self.samples else None
+        return UtilisationSummary(self.samples, mean, self.max_pct)
+
+
+def open_nvml(nvml: Any) -> tuple[Any, str | None]:
     """Load (if None) and initialise NVML: (module, None), or (whatever, why not) for people."""
     if nvml is None:
         try:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from audiopub.errors import JobStoreError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 10_000  # how long a writer waits for another writer before giving up
 
 SCHEMA_V1: tuple[str, ...] = (
@@ -111,6 +111,9 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE chunks ADD COLUMN clip_frames INTEGER",
         "ALTER TABLE chapters ADD COLUMN frames INTEGER",
         "ALTER TABLE chapters ADD COLUMN sample_rate INTEGER",
+    ),
+    (  # 6: the most GPU memory the job's engine held, per device: {"0": MiB}
+        "ALTER TABLE jobs ADD COLUMN peak_vram_json TEXT",
     ),
 )
 

@@ -170,6 +170,8 @@ class Job:
     error: str | None
     device: str | None  # what the engine really ran on, e.g. "CPU" or "GPU (CUDA)"
     stage_times: dict[str, float] = field(default_factory=dict)  # job-wide stages, seconds
+    # The most GPU memory its engine process held, MiB per device index, over all its runs.
+    peak_vram_mb: dict[int, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ chunks (see `JobState` for the transitions).
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import sqlite3
 import time
@@ -26,7 +27,7 @@ EPUB_NAME = "book.epub"  # the job's own copy of the uploaded book
 
 _JOB_COLUMNS = (
     "id, state, created_at, updated_at, started_at, finished_at, title, author, "
-    "epub_path, output_path, settings_json, error, device, stage_times_json"
+    "epub_path, output_path, settings_json, error, device, stage_times_json, peak_vram_json"
 )
 _SELECT_JOB = f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?"
 _SELECT_OLDEST_QUEUED = (
@@ -51,13 +52,14 @@ class JobQueue(StoreDatabase):
         now = time.time()
         row = (job_id, JobState.QUEUED.value, now, now, None, None,
                book.title if book else "", book.author if book else "",
-               str(epub_path), str(output_path), json.dumps(settings.to_dict()), None, None, None)
+               str(epub_path), str(output_path), json.dumps(settings.to_dict()), None, None, None,
+               None)
         try:
             if copy_epub:
                 epub_path.parent.mkdir(parents=True)
                 shutil.copyfile(epub, epub_path)
             with self._write() as conn:
-                conn.execute(f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES ({', '.join('?' * 14)})",
+                conn.execute(f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES ({', '.join('?' * 15)})",
                              row)
                 if book is not None:
                     _insert_book(conn, job_id, book)
@@ -138,6 +140,24 @@ class JobQueue(StoreDatabase):
                 times[name] = times.get(name, 0.0) + seconds if add else seconds
             conn.execute("UPDATE jobs SET stage_times_json = ?, updated_at = ? WHERE id = ?",
                          (times_json(times), time.time(), job_id))
+
+    def record_peak_vram(self, job_id: str, peak_mb: Mapping[int, float]) -> None:
+        """Keep, per device index, the larger of the stored peak VRAM (MiB) and `peak_mb`'s,
+        so a resumed job keeps the peak of its earlier runs."""
+        for index, mb in peak_mb.items():
+            if not math.isfinite(mb) or mb < 0:
+                raise ValueError(f"Peak VRAM of GPU {index} must be finite and >= 0, got {mb}")
+        with self._write() as conn:
+            current_state(conn, job_id)  # raises JobNotFound
+            (stored,) = conn.execute("SELECT peak_vram_json FROM jobs WHERE id = ?",
+                                     (job_id,)).fetchone()
+            peaks = _vram_of(stored)
+            merged = peaks | {i: max(peaks.get(i, 0.0), float(mb)) for i, mb in peak_mb.items()}
+            if merged == peaks:
+                return  # no new peak: called after every batch, most calls change nothing
+            conn.execute("UPDATE jobs SET peak_vram_json = ?, updated_at = ? WHERE id = ?",
+                         (json.dumps({str(i): mb for i, mb in sorted(merged.items())}),
+                          time.time(), job_id))
 
     def claim_next_job(self) -> Job | None:
         """Atomically take the oldest queued job (queued → running); None if the queue is empty.
@@ -220,6 +240,11 @@ def times_of(stored: str | None) -> dict[str, float]:
     return json.loads(stored) if stored else {}
 
 
+def _vram_of(stored: str | None) -> dict[int, float]:
+    """Peak VRAM as stored, {"0": MiB}, with its device indices as ints again."""
+    return {int(index): mb for index, mb in json.loads(stored).items()} if stored else {}
+
+
 # --- rows -----------------------------------------------------------------------------------
 
 
@@ -248,11 +273,12 @@ def _transition(conn: sqlite3.Connection, job_id: str, state: JobState,
 
 def _job_from_row(row: Sequence[Any]) -> Job:
     (job_id, state, created_at, updated_at, started_at, finished_at, title, author,
-     epub_path, output_path, settings_json, error, device, stage_times_json) = row
+     epub_path, output_path, settings_json, error, device, stage_times_json,
+     peak_vram_json) = row
     return Job(
         id=job_id, state=JobState(state), created_at=created_at, updated_at=updated_at,
         started_at=started_at, finished_at=finished_at, title=title, author=author,
         epub_path=Path(epub_path), output_path=Path(output_path),
         settings=JobSettings.from_dict(json.loads(settings_json)), error=error, device=device,
-        stage_times=times_of(stage_times_json),
+        stage_times=times_of(stage_times_json), peak_vram_mb=_vram_of(peak_vram_json),
     )

@@ -40,8 +40,8 @@ def run_summary(store: JobStore, job: Job, elapsed_s: float, since: float) -> li
 
 def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
     """How many chunks the job spoke and reused, its speed on the wall clock and its stages,
-    the chunk audio it keeps; each chapter's figures on engine time (summed over the engine
-    processes, so they compare across machines)."""
+    its engine's peak VRAM (once recorded), the chunk audio it keeps; each chapter's figures on
+    engine time (summed over the engine processes, so they compare across machines)."""
     spoken = progress.chunks_done - progress.reused_chunks
     lines = [f"chunks: {progress.chunks_done:,} of {progress.chunks_total:,} done; "
              f"{spoken:,} spoken by this job, {progress.reused_chunks:,} reused from earlier jobs"]
@@ -50,6 +50,9 @@ def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
         lines.append(f"speaking: {speed.describe()}")
     if job.stage_times:
         lines.append(f"stages: {fmt.stage_times(job.stage_times)}")
+    if job.peak_vram_mb:
+        lines.append("peak VRAM: " + ", ".join(f"GPU {index} {mb:,.0f} MiB"
+                                               for index, mb in sorted(job.peak_vram_mb.items())))
     kept = _folder_bytes(store.job_dir(job.id) / CHUNKS_DIR)
     if kept:
         lines.append(f"chunk audio kept: {fmt.size(kept)} (shared with later jobs of the same "
