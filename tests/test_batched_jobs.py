@@ -157,3 +157,30 @@ def test_out_of_memory_for_one_chunk_alone_fails_the_job_clearly(
     error = store.get_job(job_id).error or ""
     assert "Out of GPU memory for this chunk alone" in error and "'Part one'" in error
     assert not (tmp_path / "b.m4b").exists()
+
+
+def test_engine_processes_take_batches_and_hand_results_back_in_order(
+        tmp_path: Path, engine: PiperEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a CPU with several cores, batches by length go to engine processes and come back
+    out of order; the caller still gets them in task order, with each chunk's own audio."""
+    from audiopub.jobs.executor import ChunkTask, ProcessExecutor, executor_for, release
+    from audiopub.tts.engine import SynthesisOptions
+
+    add_still_voice(tmp_path / "models" / "piper", STILL)
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "2")
+    texts = ["Yes.", "The rain fell in torrents, except at occasional intervals.", "No.",
+             "It was a dark and stormy night.", "Maybe.", "The wind was cold and wet.",
+             "So.", "For it is in London that our scene lies, rattling along the housetops."]
+    tasks = [ChunkTask(f"k{i}", text, STILL, SynthesisOptions(), tmp_path / f"k{i}.flac")
+             for i, text in enumerate(texts)]
+    pool = executor_for("piper", engine, batch_size=3)
+    assert isinstance(pool, ProcessExecutor)
+    try:
+        results = list(pool.map(tasks))
+    finally:
+        release(pool)
+    assert [r.key for r in results] == [t.key for t in tasks]
+    alone = [engine.synthesize([t.text], STILL, SynthesisOptions())[0] for t in tasks]
+    assert [r.frames for r in results] == [a.frames for a in alone]
+    assert max(pool.batch_sizes) > 1  # some chunks really went together

@@ -15,17 +15,23 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
 from audiopub import settings as defaults
 from audiopub.bench.measure import Workload, interleaved, run_executor, run_plain
-from audiopub.bench.results import BookResult, BookRun, Timing
+from audiopub.bench.results import BatchingFacts, BookResult, BookRun, Timing
 from audiopub.book.epub_reader import read_epub
 from audiopub.errors import AudiopubError
 from audiopub.jobs.device_executor import DeviceExecutor
-from audiopub.jobs.executor import ChunkExecutor, ProcessExecutor, executor_for, release
+from audiopub.jobs.executor import (
+    ChunkExecutor,
+    ProcessExecutor,
+    default_batch_size,
+    executor_for,
+    release,
+)
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import plan_book, submit_job
@@ -135,10 +141,11 @@ def warm_up(executor: ChunkExecutor, workload: Workload, job: BookJob,
 def run_book(job: BookJob, book: BookPlan, mode: str, steps_list: list[int | None], runs: int,
              warmup: int, plain_engine: Engine | None,
              on_run: Callable[[BookRun], None]) -> tuple[BookResult, list[tuple[
-                 int | None, list[Timing], list[Timing]]]]:
+                 int | None, list[Timing], list[Timing]]], BatchingFacts]:
     """Time `runs` runs of the book per steps value; with `plain_engine`, each run is paired
-    with the engine's plain loop over the same chunks, interleaved. Returns the result and,
-    for the comparison, (steps, pipeline timings, plain timings) per steps value."""
+    with the engine's plain loop over the same chunks, interleaved. Returns the result, for
+    the comparison (steps, pipeline timings, plain timings) per steps value, and how the
+    synthesis-only runs were batched (end-to-end runs batch inside their jobs, unseen)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     executor = executor_for(job.engine_name, job.engine, job.batch_size, job.voice)
@@ -167,13 +174,27 @@ def run_book(job: BookJob, book: BookPlan, mode: str, steps_list: list[int | Non
             runners.append(partial(run_plain, plain_engine, book.workload, job.voice, options))
         timings = interleaved(runners, runs, warmup=0)
         pairs.append((steps, timings[0], timings[1] if plain_engine is not None else []))
+    batching = batching_facts(executor, job.engine, job.batch_size)
     release(executor)  # as a job does once its audio is spoken
     result = BookResult(
         path=str(job.epub), title=book.title, chapters=book.chapters,
         chunks=len(book.workload.chunks), chars=book.workload.chars,
         plan_s=round(book.plan_s, 4), mode=mode, executor=label, workers=workers,
         runs=book_runs, summary=BookResult.summarise(book_runs))
-    return result, pairs
+    return result, pairs, batching
+
+
+def batching_facts(executor: ChunkExecutor | None, engine: Engine,
+                   forced: int | None) -> BatchingFacts:
+    """The batch size allowed and, from `executor`, the batches it ran and each device's share."""
+    facts = BatchingFacts(default_batch_size(engine, forced),
+                          bool(forced or defaults.batch_size_override()))
+    if executor is None:
+        return facts
+    shares = executor.device_chunks if isinstance(executor, DeviceExecutor) else {}
+    return replace(facts, batches={str(size): count for size, count
+                                   in sorted(executor.batch_sizes.items())},
+                   device_chunks=dict(shares))
 
 
 def _options(job: BookJob, steps: int | None) -> SynthesisOptions:

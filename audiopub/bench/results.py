@@ -162,6 +162,16 @@ class RunSettings:
     compare: bool
 
 
+@dataclass(frozen=True)
+class BatchingFacts:
+    """How chunks were batched: the size allowed, and what the production executor ran."""
+
+    max_items: int  # chunks per batch allowed (forced, or the device's default)
+    forced: bool  # --batch-size (or AUDIOPUB_BATCH_SIZE) set it
+    batches: dict[str, int] = field(default_factory=dict)  # batch size → batches run
+    device_chunks: dict[str, int] = field(default_factory=dict)  # device → chunks it spoke
+
+
 @dataclass
 class BenchResult:
     created: str  # ISO 8601, UTC
@@ -180,6 +190,7 @@ class BenchResult:
     compute: ComputeBound | None = None
     memory: MemoryFacts | None = None
     gpu_usage: list[GpuUsage] = field(default_factory=list)  # per GPU sampled during the run
+    batching: BatchingFacts | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA_ID, **asdict(self)}

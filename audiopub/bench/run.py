@@ -13,7 +13,7 @@ from pathlib import Path
 
 from audiopub import __version__, settings
 from audiopub.bench import tables
-from audiopub.bench.book import BookJob, executor_label, plan, run_book
+from audiopub.bench.book import BookJob, batching_facts, executor_label, plan, run_book
 from audiopub.bench.flops import ComputeBound, compute_bound, model_cost
 from audiopub.bench.machine import MATMUL_SIZE, device_facts, gpu_usage, matmul_gflops
 from audiopub.bench.measure import interleaved, run_executor, run_inline, run_plain, text_workload
@@ -69,6 +69,7 @@ def measure(args: argparse.Namespace) -> dict:
                   steps_list, Path(scratch))
         else:
             _sizes(args, result, engine, voice, steps_list)
+            result.batching = batching_facts(None, engine, args.batch_size)
             if args.compare:
                 _compare(args, result, engine, pipeline_engine, voice, steps_list,
                          Path(scratch))
@@ -119,6 +120,7 @@ def _compare(args: argparse.Namespace, result: BenchResult, engine: Engine,
             plain = partial(run_plain, engine, workload, voice, options)
             timings = interleaved([pipeline, plain], args.runs, args.warmup)
             result.compare.append(CompareCell.of(steps, size, workload.chars, *timings))
+    result.batching = batching_facts(executor, pipeline_engine, args.batch_size)
     release(executor)
 
 
@@ -138,8 +140,8 @@ def _book(args: argparse.Namespace, result: BenchResult, pipeline_engine: Engine
                           "seconds": run.wall_s, "chars_per_s": run.chars_per_s,
                           "audio_s": run.audio_s, "rtf": run.rtf}), flush=True)
 
-    book, pairs = run_book(job, planned, mode, steps_list, args.runs, args.warmup,
-                           plain_engine, on_run)
+    book, pairs, result.batching = run_book(job, planned, mode, steps_list, args.runs,
+                                            args.warmup, plain_engine, on_run)
     result.book = book
     if plain_engine is not None:
         label = f"{mode.replace('_', ' ')} ({book.executor} × {book.workers})"

@@ -114,6 +114,7 @@ def facts(result: Result) -> str:
          f"production executor: {device['cpu_workers']} engine process(es)"),
         f"- GPU: {gpus}",
         *gpu_usage_lines(result),
+        *batching_lines(result),
         f"- onnxruntime {device['onnxruntime']}, Python {device['python']}, {device['platform']}",
     ]
     memory = result.get("memory")
@@ -147,6 +148,24 @@ def gpu_usage_lines(result: Result) -> list[str]:
                 f"(max {gpu['max_utilisation_pct']} %, {gpu['samples']:,} samples every 0.1 s)")
         lines.append(f"- GPU {gpu['index']} {gpu['name']}: {busy}, "
                      f"peak VRAM {_mb(gpu['peak_vram_mb'])} (the device's, every process)")
+    return lines
+
+
+def batching_lines(result: Result) -> list[str]:
+    """The batch size allowed, the batches the production executor ran, each device's share."""
+    batching = result.get("batching")
+    if not batching:
+        return []
+    how = "forced" if batching["forced"] else "the device's default"
+    ran = ", ".join(f"{count:,} × {size}" for size, count in sorted(
+        batching["batches"].items(), key=lambda item: -int(item[0])))
+    lines = [f"- batches: up to {batching['max_items']} chunks ({how})"
+             + (f"; ran {ran}" if ran else "")]
+    shares = batching["device_chunks"]
+    if shares:
+        total = sum(shares.values()) or 1
+        lines.append("- chunks per device: " + ", ".join(
+            f"{device} {count:,} ({count / total:.0%})" for device, count in shares.items()))
     return lines
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from audiopub.gpu.monitor import _open, _shutdown, query_gpu_info
+from audiopub.gpu.monitor import _shutdown, open_nvml, query_gpu_info
 
 
 def cuda_device_ids(nvml: Any = None) -> list[int]:
@@ -26,7 +26,7 @@ def cuda_device_ids(nvml: Any = None) -> list[int]:
 
 def free_vram_bytes(nvml: Any = None) -> dict[int, int]:
     """Free memory per NVML device index; {} when NVML can't say (no driver, no GPU)."""
-    nvml, reason = _open(nvml)
+    nvml, reason = open_nvml(nvml)
     if reason is not None:
         return {}
     try:

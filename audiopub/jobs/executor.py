@@ -346,7 +346,7 @@ def _gpu_executor(engine_name: str, engine: Engine, forced: int | None,
     """One engine per visible GPU, all fed from one queue; batches bounded by the free VRAM of
     the emptiest device, unless the size was forced."""
     from audiopub.gpu.devices import cuda_device_ids, free_vram_bytes
-    from audiopub.gpu.monitor import process_vram_mb
+    from audiopub.gpu.usage import process_vram_mb
     from audiopub.jobs.device_executor import DeviceExecutor
 
     engines = [engine] + [get_engine(engine_name, use_gpu=True, device_id=device)
