@@ -51,3 +51,12 @@ def test_without_an_override_cores_and_memory_decide(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(executor, "usable_cores", lambda: 16)
     monkeypatch.setattr(executor, "available_memory_bytes", lambda: 6 * GIB)
     assert cpu_workers() == 5
+
+
+def test_bigger_batches_mean_fewer_engine_processes_for_the_same_memory() -> None:
+    from audiopub.jobs.executor import ENGINE_PROCESS_BYTES, process_bytes_for
+
+    assert process_bytes_for(1) == ENGINE_PROCESS_BYTES
+    assert process_bytes_for(16) == 6 * ENGINE_PROCESS_BYTES
+    assert cpu_workers_for(16, 64 * GIB, process_bytes_for(1)) == 16
+    assert cpu_workers_for(16, 64 * GIB, process_bytes_for(16)) == 10

@@ -293,12 +293,20 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def cpu_workers() -> int:
+def process_bytes_for(batch_size: int) -> int:
+    """Memory one engine process needs for padded batches of `batch_size` chunks: activations
+    grow with the batch. Two joe-voice processes at batch 8 peaked at 7.1 GB together
+    (3.5 GB each) over a whole book: a third of ENGINE_PROCESS_BYTES more per extra chunk."""
+    return int(ENGINE_PROCESS_BYTES * (1 + (batch_size - 1) / 3))
+
+
+def cpu_workers(batch_size: int = 1) -> int:
     """Worker processes for CPU synthesis (AUDIOPUB_CPU_WORKERS overrides; 1 = in-process)."""
     override = os.environ.get("AUDIOPUB_CPU_WORKERS")
     if override:
         return max(1, int(override))
-    return cpu_workers_for(usable_cores(), available_memory_bytes())
+    return cpu_workers_for(usable_cores(), available_memory_bytes(),
+                           process_bytes_for(batch_size))
 
 
 def executor_for(engine_name: str, engine: Engine, batch_size: int | None = None,
@@ -311,10 +319,10 @@ def executor_for(engine_name: str, engine: Engine, batch_size: int | None = None
     forced = batch_size or settings.batch_size_override()
     if engine.device.on_gpu:
         return _gpu_executor(engine_name, engine, forced, voice)
-    workers = cpu_workers()
+    size = default_batch_size(engine, forced)
+    workers = cpu_workers(size)
     if workers == 1:
         return in_process_executor(engine, forced)
-    size = default_batch_size(engine, forced)
     model_dir = default_model_dir(engine_name)
     with _pools_lock:
         key = (engine_name, model_dir, workers, size)
