@@ -79,6 +79,12 @@ def keep_chunk_audio() -> bool:
     return _flag("AUDIOPUB_KEEP_CHUNK_AUDIO", default=True)
 
 
+def level_chapters() -> bool:
+    """Bring each chapter to the audiobook standard's levels (AUDIOPUB_LEVEL_CHAPTERS=0: keep
+    the voice's own, measured all the same)."""
+    return _flag("AUDIOPUB_LEVEL_CHAPTERS", default=True)
+
+
 def batch_size_override() -> int | None:
     """Chunks per batch for every job that sets none (AUDIOPUB_BATCH_SIZE); None: the fastest
     for the device."""

@@ -135,7 +135,7 @@ def test_schema_version_is_set_and_reopening_keeps_data(db_path: Path, epub: Pat
     with JobStore(db_path) as store:
         assert store.get_job(job_id).id == job_id
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 

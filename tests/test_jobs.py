@@ -94,7 +94,7 @@ def test_telemetry_per_chapter_and_stage_survives_a_pause(store, engine, tmp_pat
     for chapter in store.chapters(job.id):
         chunks = store.chapter_chunks(job.id, chapter.idx)
         times = chapter.stage_times
-        stages = {"synthesis", "stitch", "engine.phonemes", "engine.model"}
+        stages = {"synthesis", "stitch", "level", "engine.phonemes", "engine.model"}
         assert stages <= set(times) <= stages | {"engine.load"}  # loading: once per process
         # Every chunk's engine stages count, those made before the pause too.
         assert times["engine.model"] == pytest.approx(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from audiopub.errors import JobStoreError
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_MS = 10_000  # how long a writer waits for another writer before giving up
 
 SCHEMA_V1: tuple[str, ...] = (
@@ -114,6 +114,9 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
     ),
     (  # 6: the most GPU memory the job's engine held, per device: {"0": MiB}
         "ALTER TABLE jobs ADD COLUMN peak_vram_json TEXT",
+    ),
+    (  # 7: each chapter's levels before and after it was brought to the audiobook standard
+        "ALTER TABLE chapters ADD COLUMN levels_json TEXT",
     ),
 )
 

@@ -14,6 +14,7 @@ length) is checked by `chunk_cache.verify_done_chunks`.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -220,11 +221,14 @@ class JobLedger(StoreDatabase):
                           rtf: float | None = None,
                           stage_times: Mapping[str, float] | None = None,
                           frames: int | None = None, sample_rate: int | None = None,
-                          clips: Sequence[tuple[int, int]] = ()) -> bool:
+                          clips: Sequence[tuple[int, int]] = (),
+                          levels: Mapping[str, Mapping[str, float | None]] | None = None
+                          ) -> bool:
         """Record a chapter's stitched audio and telemetry (engine figures, see `figures`).
 
         `frames` and `sample_rate` are the chapter audio's exact length; `clips` gives, for
-        each chunk in order, where its speech lies in that audio: (first frame, frames).
+        each chunk in order, where its speech lies in that audio: (first frame, frames);
+        `levels` its levels before and after leveling ({"before": {...}, "after": {...}}).
 
         Refused (False) unless every chunk of the chapter is done: if a chunk was reset while
         the chapter was being stitched, the chapter audio is stale.
@@ -235,10 +239,11 @@ class JobLedger(StoreDatabase):
                 return False
             cursor = conn.execute("""
                 UPDATE chapters SET state = 'done', audio_path = ?, duration_s = ?, synth_s = ?,
-                    chars_per_s = ?, rtf = ?, stage_times_json = ?, frames = ?, sample_rate = ?
+                    chars_per_s = ?, rtf = ?, stage_times_json = ?, frames = ?, sample_rate = ?,
+                    levels_json = ?
                 WHERE job_id = ? AND idx = ?
             """, (audio_path, duration_s, synth_s, chars_per_s, rtf, times_json(stage_times),
-                  frames, sample_rate, job_id, idx))
+                  frames, sample_rate, json.dumps(levels) if levels else None, job_id, idx))
             conn.executemany(
                 "UPDATE chunks SET clip_start = ?, clip_frames = ? "
                 "WHERE job_id = ? AND chapter_idx = ? AND idx = ?",

@@ -3,6 +3,7 @@ new plan, which keep what the old plan had finished (see `JobLedger.write_plan`)
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -13,7 +14,7 @@ from audiopub.jobs.queue import times_json, times_of
 
 CHAPTER_COLUMNS = (
     "job_id, idx, book_index, title, chars, state, audio_path, duration_s, synth_s, "
-    "chars_per_s, rtf, stage_times_json, frames, sample_rate"
+    "chars_per_s, rtf, stage_times_json, frames, sample_rate, levels_json"
 )
 CHUNK_COLUMNS = (
     "job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames, "
@@ -29,17 +30,18 @@ SELECT_CHAPTERS = f"SELECT {CHAPTER_COLUMNS} FROM chapters WHERE job_id = ?"
 # What a chapter's figures and audio are when it is not (or no longer) stitched.
 CHAPTER_NOT_DONE = ("state = 'pending', audio_path = NULL, duration_s = NULL, synth_s = NULL, "
                     "chars_per_s = NULL, rtf = NULL, stage_times_json = NULL, frames = NULL, "
-                    "sample_rate = NULL")
+                    "sample_rate = NULL, levels_json = NULL")
 
 
 def chapter_from_row(row: Sequence[Any]) -> ChapterRow:
     (job_id, idx, book_index, title, chars, state, audio_path, duration_s, synth_s,
-     chars_per_s, rtf, stage_times_json, frames, sample_rate) = row
+     chars_per_s, rtf, stage_times_json, frames, sample_rate, levels_json) = row
     return ChapterRow(
         job_id=job_id, idx=idx, book_index=book_index, title=title, chars=chars,
         state=ChapterState(state), audio_path=audio_path, duration_s=duration_s,
         synth_s=synth_s, chars_per_s=chars_per_s, rtf=rtf,
         stage_times=times_of(stage_times_json), frames=frames, sample_rate=sample_rate,
+        levels=json.loads(levels_json) if levels_json else {},
     )
 
 
@@ -95,10 +97,11 @@ def new_chapter_row(job_id: str, idx: int, title: str, chunks: Sequence[Chunk],
     chars = sum(len(c.text) for c in chunks)
     if done is None:
         return (job_id, idx, book_index, title, chars, ChapterState.PENDING.value,
-                None, None, None, None, None, None, None, None)
+                None, None, None, None, None, None, None, None, None)
     return (job_id, idx, book_index, title, chars, ChapterState.DONE.value, done.audio_path,
             done.duration_s, done.synth_s, done.chars_per_s, done.rtf,
-            times_json(done.stage_times), done.frames, done.sample_rate)
+            times_json(done.stage_times), done.frames, done.sample_rate,
+            json.dumps(done.levels) if done.levels else None)
 
 
 def new_chunk_row(job_id: str, chapter_idx: int, idx: int, chunk: Chunk, key: str,

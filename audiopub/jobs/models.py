@@ -190,6 +190,9 @@ class ChapterRow:
     stage_times: dict[str, float] = field(default_factory=dict)
     frames: int | None = None  # of its stitched audio, exactly
     sample_rate: int | None = None
+    # Its audio's levels, "before" and "after" it was brought to the audiobook standard
+    # (`audio.levels.Levels.to_dict()`); empty until stitched.
+    levels: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

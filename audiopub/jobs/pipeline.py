@@ -25,6 +25,7 @@ from pathlib import Path
 import soundfile as sf
 
 from audiopub import settings as defaults
+from audiopub.audio.levels import master_chapter, measure_levels
 from audiopub.audio.mux import BookTags, chapter_marks, mux_m4b
 from audiopub.audio.stitch import stitch_chapter
 from audiopub.book.models import Book
@@ -151,7 +152,7 @@ class JobRun:
             for chapter in self.store.chapters(self.job.id):
                 if chapter.state is not ChapterState.DONE:
                     self._speak_chapter(chapter.idx, chapter.title)
-                    self._stitch_chapter(chapter.idx)
+                    self._stitch_chapter(chapter.idx, chapter.title)
         finally:  # spoken, or stopped: either way the engine processes are no longer needed
             if self.executor.peak_vram_mb:
                 self.store.record_peak_vram(self.job.id, self.executor.peak_vram_mb)
@@ -192,7 +193,7 @@ class JobRun:
                           self._run.audio_s + result.frames / result.sample_rate, Clock.WALL)
         self._emit(JobState.RUNNING, chapter_title=chapter_title)
 
-    def _stitch_chapter(self, chapter_idx: int) -> None:
+    def _stitch_chapter(self, chapter_idx: int, title: str) -> None:
         chunks = self.store.chapter_chunks(self.job.id, chapter_idx)
         relpath = f"{CHAPTERS_DIR}/{chapter_idx:04d}.wav"
         began = time.perf_counter()
@@ -207,15 +208,32 @@ class JobRun:
         engine_stages: Counter[str] = Counter()
         for chunk in chunks:
             engine_stages.update(chunk.stage_times)
+        stitched_at = time.perf_counter()
+        levels = self._level(self.dir / relpath, title)
         speed = Speed(sum(len(c.text) for c in chunks), synth_s, stitched.duration_s,
                       Clock.ENGINE)
         self.store.mark_chapter_done(
             self.job.id, chapter_idx, audio_path=relpath, duration_s=stitched.duration_s,
             synth_s=synth_s, chars_per_s=speed.chars_per_s, rtf=speed.rtf,
-            stage_times={"synthesis": synth_s, "stitch": time.perf_counter() - began,
+            stage_times={"synthesis": synth_s, "stitch": stitched_at - began,
+                         "level": time.perf_counter() - stitched_at,
                          **{f"engine.{name}": seconds for name, seconds in engine_stages.items()}},
             frames=stitched.frames, sample_rate=sample_rate, clips=stitched.clips,
+            levels=levels,
         )
+
+    def _level(self, wav: Path, title: str) -> dict[str, dict[str, float | None]]:
+        """Measure the chapter's levels and bring them to the audiobook standard (in place:
+        gain and limiter change no sample's position); the job's log names a chapter that is
+        still out of range."""
+        before = measure_levels(wav)
+        after = (measure_levels(wav) if defaults.level_chapters() and master_chapter(wav, before)
+                 else before)
+        problems = after.problems()
+        if problems:
+            self._emit(JobState.RUNNING, message=f"Chapter {title!r} is outside the audiobook "
+                                                 f"levels: {'; '.join(problems)}")
+        return {"before": before.to_dict(), "after": after.to_dict()}
 
     def _mux(self) -> None:
         chapters = self.store.chapters(self.job.id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from audiopub import figures as fmt
+from audiopub.audio.levels import Levels
 from audiopub.figures import Clock, Speed
 from audiopub.jobs.chunk_cache import CHUNKS_DIR
 from audiopub.jobs.models import ChunkRow, Job, JobProgress
@@ -63,7 +64,21 @@ def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
         lines.append(f"{ch.idx + 1:3}. {ch.title[:40]:40} {ch.state.value:7} {figures}")
         if ch.stage_times:
             lines.append(f"     {fmt.stage_times(ch.stage_times)}")
+        lines += _levels_lines(ch.levels)
     return lines
+
+
+def _levels_lines(levels: dict[str, dict[str, float | None]]) -> list[str]:
+    """A chapter's levels as it is now (and as the voice made it), and what is out of range."""
+    if "after" not in levels:
+        return []
+    after, before = Levels.from_dict(levels["after"]), Levels.from_dict(levels["before"])
+    line = f"     levels: {after.describe()}"
+    if after != before:
+        line += f" (spoken at {before.describe()})"
+    problems = after.problems()
+    return [line] + ([f"     outside the audiobook levels: {'; '.join(problems)}"]
+                     if problems else [])
 
 
 def _providers(chunks: list[ChunkRow]) -> str:
