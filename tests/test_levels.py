@@ -111,3 +111,20 @@ def test_levelling_can_be_switched_off(tmp_path: Path, monkeypatch: pytest.Monke
     store, job_id = _finished_job(tmp_path)
     chapter = store.chapters(job_id)[0]
     assert chapter.levels["after"] == chapter.levels["before"]  # measured all the same
+
+
+def test_a_chapter_that_is_mostly_pause_still_reaches_the_rms_window(tmp_path: Path) -> None:
+    """Loudness gates the pauses out, RMS counts them: a title page needs more gain than its
+    loudness asks for."""
+    from audiopub.tts.engine import SynthesisOptions
+
+    (spoken,) = get_engine("piper").synthesize(["Poetry, by Edgar Allan Poe."],
+                                               "en_US-joe-medium", SynthesisOptions(seed=1))
+    wav = tmp_path / "title.wav"
+    audio = np.concatenate([spoken.audio, np.zeros(3 * spoken.sample_rate, np.float32)])
+    sf.write(str(wav), audio, spoken.sample_rate, subtype="PCM_16")
+    before = measure_levels(wav)
+    assert before.rms_db is not None and before.rms_db < RMS_RANGE_DB[0] - 3
+    assert master_chapter(wav, before)
+    after = measure_levels(wav)
+    assert after.problems() == [], after.describe()

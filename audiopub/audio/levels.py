@@ -6,7 +6,7 @@ sample peaks near -5 dB (joe measured -25.5 LUFS, RMS -25.8 dB, true peak -5.2 d
 quiet, and with a peak-to-loudness ratio too wide for a gain alone to land in the window.
 
 So each chapter WAV gets, in one ffmpeg pass, the gain that puts its integrated loudness
-(EBU R128) at the target and a look-ahead limiter at -4 dBFS for the peaks that gain lifts too
+(EBU R128) at the target (or its RMS at -21 dB, if that needs more) and a look-ahead limiter at -4 dBFS for the peaks that gain lifts too
 far: 2,000 times real time, where a two-pass `loudnorm` (192 kHz) ran at ~100. The result is
 measured again, and the figures before and after are kept with the chapter: they are what
 the job's details show, and a chapter still out of range is named in the job's log.
@@ -28,6 +28,7 @@ from audiopub.errors import MuxFailed
 
 RMS_RANGE_DB: Final = (-23.0, -18.0)
 MAX_PEAK_DB: Final = -3.0
+RMS_TARGET_DB: Final = -21.0  # the least RMS a chapter is raised to, 2 dB inside the window
 MAX_NOISE_FLOOR_DB: Final = -60.0
 # Sample peaks; true peaks (between samples) measured 0.2 dB above the limit on speech.
 LIMIT_DB: Final = -4.0
@@ -98,9 +99,11 @@ def measure_levels(wav: Path) -> Levels:
 def master_chapter(wav: Path, before: Levels, target: LoudnessTarget = AUDIOBOOK) -> bool:
     """Bring `wav` (measured as `before`) to `target` loudness, peaks limited, in place and
     atomically; False, and the file left as it is, when it is silent."""
-    if before.integrated_lufs is None:
+    if before.integrated_lufs is None or before.rms_db is None:
         return False
-    gain = target.integrated_lufs - before.integrated_lufs
+    # Loudness gates out pauses, RMS does not: a short chapter that is mostly pause (a title
+    # page) reaches -20 LUFS with its RMS still under the window, so the larger gain wins.
+    gain = max(target.integrated_lufs - before.integrated_lufs, RMS_TARGET_DB - before.rms_db)
     audio_filter = f"volume={gain:.2f}dB," + _LIMITER.format(limit=10 ** (LIMIT_DB / 20))
     with atomic_write(wav) as partial:
         _ffmpeg(["-i", str(wav), "-af", audio_filter, "-c:a", "pcm_s16le", "-f", "wav",
