@@ -25,6 +25,7 @@ from audiopub.book.lexicon import read as read_lexicon
 from audiopub.book.models import Book
 from audiopub.errors import AudiopubError, InvalidTransition
 from audiopub.export import command as export_command
+from audiopub.export import on_convert
 from audiopub.jobs import report
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import Job, JobSettings, JobState
@@ -80,6 +81,7 @@ def _build_parser() -> argparse.ArgumentParser:
     device.add_argument("--cpu", dest="gpu", action="store_false", help="use the CPU (default)")
     conv.add_argument("--batch-size", type=settings.batch_size_argument, metavar="N",
                       help="chunks per padded batch (default: the fastest for the device)")
+    on_convert.add_arguments(conv)
 
     jobs = commands.add_parser("jobs", help="list jobs")
     jobs.add_argument("--details", action="store_true", help="per-chapter figures too")
@@ -150,6 +152,7 @@ def _convert(args: argparse.Namespace) -> int:
     if not args.book.is_file():
         raise AudiopubError(f"No such file: {args.book}")
     output = (args.output or args.book.with_suffix(".m4b")).resolve()
+    outputs = on_convert.ConvertOutputs.from_args(args)  # a bad combination fails before audio
     with JobStore.open_default() as store:
         job = _find_unfinished(store, args.book, output)
         # The book is read once per job: now for a new one, at submission for a resumed one.
@@ -166,7 +169,11 @@ def _convert(args: argparse.Namespace) -> int:
         if args.show_spoken:
             _show_spoken(book, engine.max_chunk_chars, job.settings,
                          job_lexicon(store, job.epub_path, book, job.settings, engine))
-        return _run_or_follow(store, job.id)
+        status = _run_or_follow(store, job.id)
+        if status == 0 and store.get_job(job.id).state is JobState.DONE:
+            for path in on_convert.make_outputs(store, job.id, outputs):
+                print(path)
+        return status
 
 
 def _show_spoken(book: Book, max_chars: int, settings: JobSettings, lexicon: Lexicon) -> None:

@@ -74,6 +74,9 @@ def test_chapter_selection(three_chapter_epub: Path, tmp_path: Path) -> None:
     (["--chapters", "x"], "Bad chapter selection"),
     (["--speed", "9"], "speed must be between"),
     (["--voice", "nobody"], "Unknown Piper voice"),
+    (["--split", "chapters"], "An .m4b is one file with chapters"),
+    (["--format", "opus"], "One opus file for the whole book is not supported yet"),
+    (["--subtitles", "srt,ass"], "--subtitles takes srt, vtt, not ass"),
 ])
 def test_bad_options_are_clear_errors(three_chapter_epub: Path, tmp_path: Path, argv: list[str],
                                       message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -81,6 +84,33 @@ def test_bad_options_are_clear_errors(three_chapter_epub: Path, tmp_path: Path, 
     assert main(["convert", str(three_chapter_epub), "-o", str(out), *argv]) == 1
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_convert_makes_what_is_asked_beside_the_book_without_speaking_again(
+        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from audiopub.tts.piper import PiperEngine
+
+    spoken: list[str] = []
+    real = PiperEngine.prepare
+    monkeypatch.setattr(PiperEngine, "prepare", lambda self, texts, *a, **k: (
+        spoken.extend(texts), real(self, texts, *a, **k))[1])
+    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")  # speak in this process, where we count
+    out = tmp_path / "coastline.m4b"
+    assert main(["convert", str(three_chapter_epub), "-o", str(out), "--format", "mp3",
+                 "--split", "chapters", "--subtitles", "srt,vtt", "--read-along"]) == 0
+
+    with JobStore.open_default() as store:
+        (job,) = store.list_jobs()
+        assert len(spoken) == len(store.all_chunks(job.id))  # each chunk spoken once
+    printed = capsys.readouterr().out
+    chapters = sorted((tmp_path / "coastline chapters").glob("*.mp3"))
+    assert [p.name for p in chapters] == ["01 - Arrival.mp3", "02 - The Harbour; at dusk.mp3",
+                                          "03 - Departure.mp3"]
+    for made in [*chapters, tmp_path / "coastline.srt", tmp_path / "coastline.vtt",
+                 tmp_path / "coastline (read-aloud).epub"]:
+        assert made.is_file() and str(made) in printed
+    assert len(list((tmp_path / "coastline chapters").glob("*.srt"))) == 3  # per chapter too
 
 
 def test_not_an_epub_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -62,7 +62,7 @@ def main(args: argparse.Namespace) -> int:
                                          args.per_chapter):
                 print(path)
         for format_name in (f for f in formats if f in AUDIO_FORMATS):
-            for path in export_audio(store, job.id, format_name, folder, stem, _progress,
+            for path in export_audio(store, job.id, format_name, folder, stem, print_progress,
                                      loudness):
                 print(path)
         if BOOK_MP3 in formats:
@@ -71,7 +71,7 @@ def main(args: argparse.Namespace) -> int:
             print(export_audiobookshelf(store, job.id, args.audiobookshelf))
         if "epub" in formats:
             made = export_read_aloud(store, job.id, Path(folder) / f"{stem} (read-aloud).epub",
-                                     args.epub_audio, _progress)
+                                     args.epub_audio, print_progress)
             print(made.path)
             if made.placed < made.sentences:
                 print(f"  {made.sentences - made.placed} of {made.sentences} sentences were not "
@@ -80,5 +80,6 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(done: int, total: int) -> None:
+def print_progress(done: int, total: int) -> None:
+    """Chapters encoded so far, on one line of standard error."""
     print(f"  {done}/{total} chapters", end="\n" if done == total else "\r", file=sys.stderr)

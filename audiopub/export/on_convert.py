@@ -1,0 +1,81 @@
+"""What `audiopub convert` makes beside the .m4b when asked: other audio forms, subtitles and
+the read-aloud EPUB, from the finished job's kept audio (no second synthesis).
+
+    audiopub convert book.epub --format mp3 --split chapters --subtitles srt,vtt --read-along
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from audiopub.audio.loudness import AUDIOBOOK
+from audiopub.errors import AudiopubError
+from audiopub.export.command import print_progress
+from audiopub.export.encode import AUDIO_FORMATS
+from audiopub.export.files import SUBTITLE_FORMATS, export_audio, export_book_mp3, export_subtitles
+from audiopub.export.read_aloud import export_read_aloud
+from audiopub.jobs.store import JobStore
+
+SPLITS = ("none", "chapters")
+
+
+@dataclass(frozen=True)
+class ConvertOutputs:
+    """The forms asked for on the command line, checked before any audio is made."""
+
+    audio_format: str  # "m4b" (the book alone) or one of export.encode.AUDIO_FORMATS
+    split: str  # "none" or "chapters"
+    subtitles: tuple[str, ...]
+    read_along: bool
+
+    @staticmethod
+    def from_args(args: argparse.Namespace) -> ConvertOutputs:
+        subtitles = tuple(dict.fromkeys(part.strip() for part in (args.subtitles or "").split(",")
+                                        if part.strip()))
+        unknown = [name for name in subtitles if name not in SUBTITLE_FORMATS]
+        if unknown:
+            raise AudiopubError(f"--subtitles takes {', '.join(SUBTITLE_FORMATS)}, "
+                                f"not {', '.join(unknown)}")
+        outputs = ConvertOutputs(args.format, args.split, subtitles, args.read_along)
+        if outputs.split == "chapters" and outputs.audio_format == "m4b":
+            raise AudiopubError("An .m4b is one file with chapters: for a file per chapter, "
+                                "choose --format m4a, mp3, mp3-cbr or opus")
+        if outputs.split == "none" and outputs.audio_format not in ("m4b", "mp3"):
+            raise AudiopubError(f"One {outputs.audio_format} file for the whole book is not "
+                                "supported yet: use --split chapters, or --format mp3 or m4b")
+        return outputs
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("what to make besides the .m4b (from its audio, no "
+                                      "second synthesis; `audiopub export` makes them later)")
+    group.add_argument("--format", choices=("m4b", *AUDIO_FORMATS), default="m4b",
+                       help="the audio form: m4b (the default, the book alone), mp3 (VBR), "
+                            "mp3-cbr (192 kb/s), opus or m4a")
+    group.add_argument("--split", choices=SPLITS, default="none",
+                       help="chapters: one file per chapter; none: one file (default)")
+    group.add_argument("--subtitles", metavar="srt,vtt",
+                       help="subtitles of the book (and of each chapter file with --split)")
+    group.add_argument("--read-along", action="store_true",
+                       help="an EPUB 3 that plays the audio and highlights each sentence")
+
+
+def make_outputs(store: JobStore, job_id: str, outputs: ConvertOutputs) -> list[Path]:
+    """The forms `outputs` asks for, beside the finished book, with its name."""
+    job = store.get_job(job_id)
+    folder, stem = job.output_path.parent, job.output_path.stem
+    made: list[Path] = []
+    if outputs.split == "chapters":
+        made += export_audio(store, job_id, outputs.audio_format, folder, stem, print_progress,
+                             AUDIOBOOK)
+    elif outputs.audio_format == "mp3":
+        made.append(export_book_mp3(store, job_id, folder, stem, AUDIOBOOK))
+    if outputs.subtitles:
+        made += export_subtitles(store, job_id, list(outputs.subtitles), folder, stem,
+                                 per_chapter=outputs.split == "chapters")
+    if outputs.read_along:
+        made.append(export_read_aloud(store, job_id, folder / f"{stem} (read-aloud).epub",
+                                      "m4a", print_progress).path)
+    return made
