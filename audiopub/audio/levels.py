@@ -29,6 +29,8 @@ from audiopub.errors import MuxFailed
 RMS_RANGE_DB: Final = (-23.0, -18.0)
 MAX_PEAK_DB: Final = -3.0
 RMS_TARGET_DB: Final = -21.0  # the least RMS a chapter is raised to, 2 dB inside the window
+_PASSES: Final = 2  # gain + limiter passes at most; the second one only for short, loud speech
+_RMS_MARGIN_DB: Final = 0.5  # what a first pass must leave above the window's floor
 MAX_NOISE_FLOOR_DB: Final = -60.0
 # Sample peaks; true peaks (between samples) measured 0.2 dB above the limit on speech.
 LIMIT_DB: Final = -4.0
@@ -109,6 +111,20 @@ def master_chapter(wav: Path, before: Levels, target: LoudnessTarget = AUDIOBOOK
         _ffmpeg(["-i", str(wav), "-af", audio_filter, "-c:a", "pcm_s16le", "-f", "wav",
                  str(partial)], "level the chapter")
     return True
+
+
+def level_chapter(wav: Path, target: LoudnessTarget = AUDIOBOOK) -> tuple[Levels, Levels]:
+    """Measure `wav`, bring it to `target` and measure it again: (before, after). Where the
+    limiter took back so much that the RMS is still under the window (short, loud speech in
+    long pauses), a second pass adds what is missing."""
+    before = after = measure_levels(wav)
+    for _ in range(_PASSES):
+        if not master_chapter(wav, after, target):
+            break
+        after = measure_levels(wav)
+        if after.rms_db is None or after.rms_db >= RMS_RANGE_DB[0] + _RMS_MARGIN_DB:
+            break
+    return before, after
 
 
 def _ffmpeg(args: list[str], what: str) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 import soundfile as sf
 
 from audiopub import settings as defaults
-from audiopub.audio.levels import master_chapter, measure_levels
+from audiopub.audio.levels import level_chapter, measure_levels
 from audiopub.audio.mux import BookTags, chapter_marks, mux_m4b
 from audiopub.audio.stitch import stitch_chapter
 from audiopub.book.models import Book
@@ -226,9 +226,10 @@ class JobRun:
         """Measure the chapter's levels and bring them to the audiobook standard (in place:
         gain and limiter change no sample's position); the job's log names a chapter that is
         still out of range."""
-        before = measure_levels(wav)
-        after = (measure_levels(wav) if defaults.level_chapters() and master_chapter(wav, before)
-                 else before)
+        if defaults.level_chapters():
+            before, after = level_chapter(wav)
+        else:
+            before = after = measure_levels(wav)
         problems = after.problems()
         if problems:
             self._emit(JobState.RUNNING, message=f"Chapter {title!r} is outside the audiobook "
