@@ -406,8 +406,15 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
         assert archive.namelist() == [
             "A Small Book/01 - Chapter One.mp3", "A Small Book/02 - Chapter Two.mp3",
             "A Small Book/03 - Appendix.mp3"]
+    user.find(marker="book-export-mp3-book").click()
+    whole = await user.download.next(timeout=60)
+    assert whole.status_code == 200 and whole.content[:3] == b"ID3"  # tags and chapters
+    user.find(marker="book-export-opus").click()
+    opus = await user.download.next(timeout=60)
+    with zipfile.ZipFile(io.BytesIO(opus.content)) as archive:
+        assert archive.namelist()[0] == "A Small Book/01 - Chapter One.opus"
     exports = [services.export_path(services.store.get_job(job_id), kind)
-               for kind in ("epub", "mp3")]
+               for kind in ("epub", "mp3", "mp3-book", "opus")]
     assert all(path.is_file() for path in exports)
     played = await user.http_client.get(f"/library/{job_id}/audio",
                                         headers={"Range": "bytes=0-99"})

@@ -33,7 +33,7 @@ from audiopub.book.lexicon import Entry, Lexicon
 from audiopub.book.models import Book, Cover
 from audiopub.book.spoken import spoken_form
 from audiopub.errors import AudiopubError
-from audiopub.export.files import SUBTITLE_FORMATS, export_chapters_zip
+from audiopub.export.files import SUBTITLE_FORMATS, export_book_mp3, export_chapters_zip
 from audiopub.export.read_aloud import export_read_aloud
 from audiopub.export.subtitles import Cue, book_cues
 from audiopub.export.timeline import book_timeline
@@ -56,7 +56,10 @@ ENGINE_LABELS: Final = {"piper": "Piper", "supertonic": "Supertonic"}
 PREVIEW_TEXT: Final = "Hello! This is how I will sound when I read your book."
 SAY_PAUSE_S: Final = 0.5  # between the pieces `say` speaks (a word, then its sentence)
 # Exports a library book offers in the page, kept beside its .m4b: kind → name suffix.
-LIBRARY_EXPORTS: Final = {"epub": " (read-aloud).epub", "mp3": " chapters.zip"}
+# What the library offers besides the .m4b, and the name each gets beside it.
+LIBRARY_EXPORTS: Final = {"epub": " (read-aloud).epub", "mp3": " chapters.zip",
+                          "m4a": " chapters (M4A).zip", "opus": " chapters (Opus).zip",
+                          "mp3-book": ".mp3"}
 COVER_SUFFIXES: Final = {"image/jpeg": ".jpg", "image/png": ".png", "image/gif": ".gif",
                          "image/webp": ".webp", "image/svg+xml": ".svg"}
 
@@ -278,19 +281,23 @@ class Services:
         return SUBTITLE_FORMATS[fmt](book_cues(book_timeline(self.store, job_id)))
 
     def export_path(self, job: Job, kind: str) -> Path:
-        """Where a library book's export of `kind` ("epub", "mp3") lives: beside its .m4b."""
+        """Where a library book's export of `kind` (see LIBRARY_EXPORTS) lives: beside its
+        .m4b."""
         return job.output_path.with_name(job.output_path.stem + LIBRARY_EXPORTS[kind])
 
     def export_file(self, job_id: str, kind: str) -> Path:
-        """The finished book's read-aloud EPUB ("epub") or per-chapter MP3s in a zip ("mp3"),
-        made the first time it is asked for; AudiopubError if it can't be made."""
+        """The finished book's read-aloud EPUB ("epub"), one MP3 with chapters ("mp3-book"),
+        or a file per chapter in a zip ("mp3", "m4a", "opus"), made the first time it is asked
+        for; AudiopubError if it can't be made."""
         job = self.finished_book(job_id)
         path = self.export_path(job, kind)
         if not path.is_file():
             if kind == "epub":
                 export_read_aloud(self.store, job.id, path)
+            elif kind == "mp3-book":
+                export_book_mp3(self.store, job.id, path.parent, job.output_path.stem)
             else:
-                export_chapters_zip(self.store, job.id, "mp3", path)
+                export_chapters_zip(self.store, job.id, kind, path)
         return path
 
     def cover_of(self, job: Job) -> Path | None:
