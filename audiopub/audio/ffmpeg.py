@@ -1,4 +1,5 @@
-"""The bundled ffmpeg: where it is, how its errors read, and what it reads back from a file.
+"""The bundled ffmpeg: where it is, how to run it, how its errors read, and what it reads back
+from a file.
 
 ffmpeg comes from imageio-ffmpeg (a static build), so nothing needs to be installed. `probe`
 asks it for a media file's duration, chapters, tags, cover and audio format.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -28,6 +30,18 @@ def ffmpeg_exe() -> str:
         return imageio_ffmpeg.get_ffmpeg_exe()
     except RuntimeError as error:
         raise MuxFailed(f"ffmpeg is not available: {error}") from error
+
+
+def run_ffmpeg(args: Sequence[str], what: str) -> str:
+    """Run the bundled ffmpeg with `args` (no banner, no prompt, no progress lines) and return
+    what it printed; MuxFailed("Could not <what> …", with its last lines) if it fails."""
+    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-nostats", *args]
+    result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                            errors="replace")
+    if result.returncode != 0:
+        raise MuxFailed(f"Could not {what} (ffmpeg exited with code {result.returncode})."
+                        f"\nffmpeg said:\n{stderr_tail(result.stderr)}")
+    return result.stderr
 
 
 def stderr_tail(stderr: str) -> str:

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from audiopub.atomic import atomic_write
-from audiopub.audio.ffmpeg import ffmpeg_exe, stderr_tail
+from audiopub.audio.ffmpeg import run_ffmpeg
 from audiopub.audio.loudness import AUDIOBOOK, LoudnessTarget
-from audiopub.errors import MuxFailed
 
 RMS_RANGE_DB: Final = (-23.0, -18.0)
 MAX_PEAK_DB: Final = -3.0
@@ -89,7 +87,8 @@ class Levels:
 
 def measure_levels(wav: Path) -> Levels:
     """One pass of ffmpeg's astats and ebur128 (true peak) over `wav`."""
-    result = _ffmpeg(["-i", str(wav), "-af", _MEASURE, "-f", "null", "-"], "measure the levels")
+    result = run_ffmpeg(["-i", str(wav), "-af", _MEASURE, "-f", "null", "-"],
+                        "measure the levels")
     figures = {name: _number(re.findall(pattern, result, re.S)) for name, pattern
                in _FIGURES.items()}
     loudness = figures["integrated_lufs"]
@@ -108,8 +107,8 @@ def master_chapter(wav: Path, before: Levels, target: LoudnessTarget = AUDIOBOOK
     gain = max(target.integrated_lufs - before.integrated_lufs, RMS_TARGET_DB - before.rms_db)
     audio_filter = f"volume={gain:.2f}dB," + _LIMITER.format(limit=10 ** (LIMIT_DB / 20))
     with atomic_write(wav) as partial:
-        _ffmpeg(["-i", str(wav), "-af", audio_filter, "-c:a", "pcm_s16le", "-f", "wav",
-                 str(partial)], "level the chapter")
+        run_ffmpeg(["-y", "-i", str(wav), "-af", audio_filter, "-c:a", "pcm_s16le", "-f", "wav",
+                    str(partial)], "level the chapter")
     return True
 
 
@@ -125,16 +124,6 @@ def level_chapter(wav: Path, target: LoudnessTarget = AUDIOBOOK) -> tuple[Levels
         if after.rms_db is None or after.rms_db >= RMS_RANGE_DB[0] + _RMS_MARGIN_DB:
             break
     return before, after
-
-
-def _ffmpeg(args: list[str], what: str) -> str:
-    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-nostats", "-y", *args]
-    result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                            errors="replace")
-    if result.returncode != 0:
-        raise MuxFailed(f"Could not {what} (ffmpeg exited with code {result.returncode})."
-                        f"\nffmpeg said:\n{stderr_tail(result.stderr)}")
-    return result.stderr
 
 
 def _number(found: list[str]) -> float | None:

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from audiopub.audio.ffmpeg import ffmpeg_exe, stderr_tail
+from audiopub.audio.ffmpeg import run_ffmpeg, stderr_tail
 from audiopub.errors import MuxFailed
 
 
@@ -46,14 +45,13 @@ class Measured:
 
 def measure(input_args: Sequence[str], target: LoudnessTarget = AUDIOBOOK) -> Measured:
     """Pass one over the audio ffmpeg reads with `input_args` (e.g. ["-i", "chapter.wav"])."""
-    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-nostats", *input_args, "-map", "0:a",
-           "-af", f"{_loudnorm(target)}:print_format=json", "-f", "null", "-"]
-    result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                            errors="replace")
-    found = _JSON.search(result.stderr)
-    if result.returncode != 0 or found is None:
-        raise MuxFailed(f"Could not measure the loudness (ffmpeg exited with code "
-                        f"{result.returncode}).\nffmpeg said:\n{stderr_tail(result.stderr)}")
+    stderr = run_ffmpeg([*input_args, "-map", "0:a", "-af",
+                         f"{_loudnorm(target)}:print_format=json", "-f", "null", "-"],
+                        "measure the loudness")
+    found = _JSON.search(stderr)
+    if found is None:
+        raise MuxFailed("Could not measure the loudness: ffmpeg printed no measurement."
+                        f"\nffmpeg said:\n{stderr_tail(stderr)}")
     values = json.loads(found.group(0))
     return Measured(float(values["input_i"]), float(values["input_tp"]),
                     float(values["input_lra"]), float(values["input_thresh"]),
