@@ -21,14 +21,15 @@ from tiny_supertonic import SCRIPT, build_tiny_model
 
 from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
 from audiopub.tts import onnx_runtime, supertonic
+from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import DeviceReport, Engine, SynthesisOptions
 from audiopub.tts.onnx_runtime import CPU, CUDA
-from audiopub.tts.batching import BatchLimits
 from audiopub.tts.supertonic import (
     SupertonicEngine,
     combine_reports,
     default_model_dir,
 )
+from audiopub.tts.supertonic_files import DIR_ENV
 from audiopub.tts.supertonic_text import TextFrontEnd, language_code
 
 OFFICIAL_INSTALL = "pip install --no-deps supertonic==1.3.1"
@@ -343,7 +344,7 @@ def test_missing_directory_names_every_expected_file(tmp_path: Path) -> None:
     for name in ("duration_predictor.onnx", "text_encoder.onnx", "vector_estimator.onnx",
                  "vocoder.onnx", "tts.json", "unicode_indexer.json", "voice_styles"):
         assert name in message
-    assert "models/README.md" in message and supertonic.DIR_ENV in message
+    assert "models/README.md" in message and DIR_ENV in message
 
 
 def test_incomplete_directory_names_what_is_missing(model_copy: Path) -> None:
@@ -353,10 +354,10 @@ def test_incomplete_directory_names_what_is_missing(model_copy: Path) -> None:
 
 
 def test_default_model_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv(supertonic.DIR_ENV, raising=False)
+    monkeypatch.delenv(DIR_ENV, raising=False)
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path))
     assert default_model_dir() == tmp_path / "supertonic-3"
-    monkeypatch.setenv(supertonic.DIR_ENV, str(tmp_path / "elsewhere"))
+    monkeypatch.setenv(DIR_ENV, str(tmp_path / "elsewhere"))
     assert default_model_dir() == tmp_path / "elsewhere"
 
 

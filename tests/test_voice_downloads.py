@@ -330,11 +330,12 @@ def test_supertonic_takes_another_revision_or_says_it_does_not_exist(
     assert f"{release.repo} has no revision '{release.revision}'" in capsys.readouterr().err
     assert main(["voices", "download", "supertonic-2", "--revision", "main"]) == 0
     out = capsys.readouterr().out
-    assert f"AUDIOPUB_SUPERTONIC_DIR={models() / 'supertonic-2'}" in out
+    assert "Speak with it: audiopub convert BOOK.epub --engine supertonic" in out  # the only one
     record = json.loads((models() / "supertonic-2" / "audiopub-download.json").read_text())
     assert (record["revision"], record["commit"]) == ("main", "1" * 40)
     assert main(["voices"]) == 0
-    assert "also installed: supertonic-2" in capsys.readouterr().out
+    assert f"supertonic (supertonic-2 in {models() / 'supertonic-2'}: en, ko, es, pt, fr):" \
+        in capsys.readouterr().out
 
 
 def test_a_damaged_supertonic_graph_installs_nothing(hub: HubServer,

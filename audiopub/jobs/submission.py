@@ -86,13 +86,11 @@ def resolve_settings(settings: JobSettings, engine: Engine, book: Book) -> JobSe
 def language_note(text_language: str | None, voice: Voice) -> str | None:
     """A line for the user when the book's language is not the voice's: its numbers and
     abbreviations are said by the book's language's rules, its words in the voice's accent."""
-    if not text_language or voice.language == "multi":
-        return None
-    if primary_subtag(text_language) == primary_subtag(voice.language):
+    if not text_language or voice.speaks(text_language):
         return None
     rules = (f"{text_language} rules" if primary_subtag(text_language) in supported_languages()
              else "no language's rules (digits are left to the voice)")
-    return (f"The book is in {text_language}, the voice {voice.id} speaks {voice.language}: "
+    return (f"The book is in {text_language}, the voice {voice.id} speaks {voice.describe_languages()}: "
             f"numbers and abbreviations are read by {rules}; choose a voice in the book's "
             "language for the best result.")
 

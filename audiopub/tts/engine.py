@@ -53,6 +53,23 @@ class Voice:
     name: str  # what a person reads in a list
     language: str  # BCP 47-ish tag, e.g. "en-US"; "multi" for multilingual voices
     sample_rate: int  # of the audio this voice speaks (Piper voices differ: 16 or 22.05 kHz)
+    # What a multilingual voice reads, as primary subtags ("en", "ko"); empty: `language` only.
+    languages: tuple[str, ...] = ()
+
+    def speaks(self, tag: str) -> bool:
+        """Whether it reads the language of this tag ("fr-CA", "pt_BR", "de")."""
+        code = _primary_subtag(tag)
+        if self.languages:
+            return code in self.languages
+        return code == _primary_subtag(self.language)
+
+    def describe_languages(self) -> str:
+        """"en-US", or a multilingual voice's list: "en, ko, es, pt, fr"."""
+        return ", ".join(self.languages) if self.languages else self.language
+
+
+def _primary_subtag(tag: str) -> str:
+    return tag.strip().replace("_", "-").split("-", 1)[0].lower()
 
 
 @dataclass(frozen=True)

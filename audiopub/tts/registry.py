@@ -1,4 +1,5 @@
-"""Engines by name, loaded lazily and cached per (engine, model dir, device request)."""
+"""Engines by name, loaded lazily and cached per (engine, model dir, device request), and
+loaded again when their model files change."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from audiopub import settings
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import Engine
+from audiopub.tts.supertonic_files import folder_stamp
 
 ENGINE_NAMES = ("piper", "supertonic")
 
@@ -22,7 +24,10 @@ class EngineKey:
     device_id: int = 0  # the CUDA device, when use_gpu: one engine per GPU
 
 
-_cache: dict[EngineKey, Engine] = {}
+Stamp = tuple[tuple[str, int, int], ...] | None
+
+# Each engine with the stamp of the files it loaded, to notice them removed or replaced.
+_cache: dict[EngineKey, tuple[Engine, Stamp]] = {}
 _lock = threading.Lock()
 
 
@@ -35,9 +40,10 @@ def _load(key: EngineKey) -> Engine:
                            device_id=key.device_id)
     if key.name == "supertonic":
         from audiopub.tts.supertonic import SupertonicEngine
+        from audiopub.voices.releases import languages_of
 
         return SupertonicEngine(key.model_dir, use_gpu=key.use_gpu, threads=key.threads,
-                                device_id=key.device_id)
+                                device_id=key.device_id, languages=languages_of(key.model_dir))
     raise EngineUnavailable(f"Unknown engine {key.name!r}; choose one of {', '.join(ENGINE_NAMES)}")
 
 
@@ -52,10 +58,28 @@ def default_model_dir(name: str) -> Path:
 
 def get_engine(name: str, use_gpu: bool = False, model_dir: Path | None = None,
                threads: int | None = None, device_id: int = 0) -> Engine:
-    """The engine, loaded once per (name, model dir, device request, threads, CUDA device)."""
+    """The engine, loaded once per (name, model dir, device request, threads, CUDA device), and
+    again when its model files changed: a removed or replaced model is never spoken with."""
     key = EngineKey(name, model_dir or default_model_dir(name), use_gpu, threads, device_id)
     with _lock:
+        _forget_changed(name)
         if key not in _cache:
-            _cache[key] = _load(key)
-        return _cache[key]
+            stamp = _stamp(key)  # before loading: files replaced meanwhile count as changed
+            _cache[key] = (_load(key), stamp)
+        return _cache[key][0]
 
+
+def _stamp(key: EngineKey) -> Stamp:
+    """What the engine's model files look like now. Piper rescans its folder on every call,
+    so only Supertonic, which holds one model's graphs, needs this."""
+    if key.name != "supertonic":
+        return None
+    return folder_stamp(key.model_dir)
+
+
+def _forget_changed(name: str) -> None:
+    """Drop `name`'s engines whose files are gone or changed (jobs already running keep
+    theirs); the next lookup loads the files as they are, or says what is missing."""
+    for key, (_, stamp) in list(_cache.items()):
+        if key.name == name and _stamp(key) != stamp:
+            del _cache[key]

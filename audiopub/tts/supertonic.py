@@ -23,7 +23,6 @@ import numpy as np
 import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
-from audiopub import settings
 from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import (
@@ -38,7 +37,6 @@ from audiopub.tts.engine import (
 from audiopub.tts.onnx_runtime import CPU, Session, create_session
 from audiopub.tts.supertonic_files import (
     CONFIG_FILE,
-    DIR_ENV,
     GRAPHS,
     INDEXER_FILE,
     ModelFiles,
@@ -47,13 +45,17 @@ from audiopub.tts.supertonic_files import (
     fits,
     read_style,
 )
-from audiopub.tts.supertonic_text import DEFAULT_LANGUAGE, TextFrontEnd, language_code
+from audiopub.tts.supertonic_text import (
+    DEFAULT_LANGUAGE,
+    SUPPORTED_LANGUAGES,
+    TextFrontEnd,
+    language_code,
+)
 
 log = logging.getLogger(__name__)
 
 LANGUAGE_ENV: Final = "AUDIOPUB_SUPERTONIC_LANGUAGE"  # language when the book names none
 MULTILINGUAL_ENV: Final = "AUDIOPUB_SUPERTONIC_MULTILINGUAL"  # "1"/"0" if detection guesses wrong
-DEFAULT_DIR_NAME: Final = "supertonic-3"
 _SILENCE: Final = np.zeros(0, dtype=np.float32)
 
 # Supertonic drops and slurs words as a chunk grows: FluidAudio measured Supertonic-3 at 0.0%
@@ -70,11 +72,11 @@ _RUN_ERRORS = (ort_errors.Fail, ort_errors.InvalidArgument, ort_errors.RuntimeEx
 
 
 def default_model_dir() -> Path:
-    """AUDIOPUB_SUPERTONIC_DIR, else models/supertonic-3 under the models directory."""
-    override = os.environ.get(DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    return settings.models_dir() / DEFAULT_DIR_NAME
+    """AUDIOPUB_SUPERTONIC_DIR, else the chosen release if installed, else the newest installed
+    (models/supertonic-3 when none is): `voices.releases` decides."""
+    from audiopub.voices.releases import active_model_dir  # the catalogue imports this package
+
+    return active_model_dir()
 
 
 def combine_reports(reports: Mapping[str, DeviceReport]) -> DeviceReport:
@@ -143,6 +145,16 @@ def _multilingual_override() -> bool | None:
     return None
 
 
+def _languages(listed: Sequence[str] | None, multilingual: bool) -> tuple[str, ...]:
+    """What the model reads. A release says (its catalogue entry); a folder of the person's own
+    can only be judged by its text front end: a multilingual one is taken to read what the
+    newest release, Supertonic-3, reads (the front end has no list of its own), an
+    English-only one English."""
+    if listed:
+        return tuple(listed)
+    return SUPPORTED_LANGUAGES if multilingual else (DEFAULT_LANGUAGE,)
+
+
 def _voice_name(voice_id: str) -> str:
     match = re.fullmatch(r"([FM])(\d+)", voice_id)
     if not match:
@@ -159,7 +171,10 @@ class SupertonicEngine:
     batch_size = MAX_BATCH_SIZE
 
     def __init__(self, model_dir: Path, use_gpu: bool, threads: int | None = None,
-                 language: str | None = None, device_id: int = 0) -> None:
+                 language: str | None = None, device_id: int = 0,
+                 languages: Sequence[str] | None = None) -> None:
+        """`languages`: what the model reads, as its release lists them; None for a folder
+        not from the catalogue, judged by its own files (see `_languages`)."""
         self.files = ModelFiles.locate(model_dir)
         try:
             self.config = SupertonicConfig.from_dict(self.files.read_json(CONFIG_FILE))
@@ -170,9 +185,10 @@ class SupertonicEngine:
                                f"this engine cannot use ({exc!r}); "
                                "see models/README.md for the official files") from exc
         self.sample_rate = self.config.sample_rate
+        self.languages = _languages(languages, self.text.multilingual)
         # The book's language wins over the setting; single-language models take no tag.
         wanted = language or os.environ.get(LANGUAGE_ENV) or DEFAULT_LANGUAGE
-        self.language = language_code(wanted) if self.text.multilingual else None
+        self.language = self._tag(wanted) if self.text.multilingual else None
         if not self.text.multilingual and language_code(wanted) != DEFAULT_LANGUAGE:
             log.info("This Supertonic model reads English only; language %r is ignored", wanted)
         self.sessions: dict[str, Session] = {
@@ -189,7 +205,8 @@ class SupertonicEngine:
 
     def voices(self) -> list[Voice]:
         language = "multi" if self.text.multilingual else DEFAULT_LANGUAGE
-        return [Voice(path.stem, _voice_name(path.stem), language, self.sample_rate)
+        languages = self.languages if self.text.multilingual else ()
+        return [Voice(path.stem, _voice_name(path.stem), language, self.sample_rate, languages)
                 for path in self.files.voice_paths()]
 
     def phoneme_symbols(self, voice: str) -> frozenset[str] | None:
@@ -240,8 +257,18 @@ class SupertonicEngine:
         # A per-call language (the book's) wins over the engine's own (constructor or setting).
         requested = options.language
         if requested and self.text.multilingual:
-            return language_code(requested)
+            return self._tag(requested)
         return self.language
+
+    def _tag(self, language: str) -> str:
+        """The tag the model reads `language` with. Only Supertonic-3 has a tag for a language
+        it does not know ("na"); an older release reads such a text as its first language."""
+        code = language_code(language)
+        if code in self.languages or set(self.languages) >= set(SUPPORTED_LANGUAGES):
+            return code
+        log.info("This Supertonic model does not read %r; it reads it as %r", language,
+                 self.languages[0])
+        return self.languages[0]
 
     def _synthesize_batch(self, texts: list[str], style: Style, language: str | None,
                           options: SynthesisOptions, seeds: list[int],

@@ -92,9 +92,8 @@ class ModelFiles:
     @classmethod
     def locate(cls, model_dir: Path) -> ModelFiles:
         """Find the files in either layout, or raise ModelMissing saying what is wrong."""
-        base = next((model_dir / layout for layout in LAYOUTS
-                     if (model_dir / layout / "onnx").is_dir()), model_dir)
-        files = cls(base / "onnx", base / "voice_styles")
+        files = cls.unchecked(model_dir)
+        base = files.onnx_dir.parent
         missing = [path for path in files.required() if not path.is_file()]
         pointers = [path for path in files.required() if path.is_file() and is_lfs_pointer(path)]
         if not files.voices_dir.is_dir() or not any(files.voices_dir.glob("*.json")):
@@ -102,6 +101,13 @@ class ModelFiles:
         if missing or pointers:
             raise ModelMissing(_missing_message(model_dir, base, missing, pointers))
         return files
+
+    @classmethod
+    def unchecked(cls, model_dir: Path) -> ModelFiles:
+        """Where the files would be: the layout whose onnx/ folder exists (else the plain one)."""
+        base = next((model_dir / layout for layout in LAYOUTS
+                     if (model_dir / layout / "onnx").is_dir()), model_dir)
+        return cls(base / "onnx", base / "voice_styles")
 
     def required(self) -> list[Path]:
         return [*(self.graph(name) for name in GRAPHS),
@@ -129,6 +135,20 @@ class ModelFiles:
             raise EngineUnavailable(f"Supertonic has no voice {voice!r} in {self.voices_dir}; "
                                     f"available: {available}")
         return path
+
+
+def folder_stamp(model_dir: Path) -> tuple[tuple[str, int, int], ...] | None:
+    """Size and modification time of the model's graphs, config and indexer, in whichever
+    layout they are; None when any is missing. A few stats: cheap enough for every lookup, so
+    an engine loaded from files since removed or replaced is noticed."""
+    stamps = []
+    for path in ModelFiles.unchecked(model_dir).required():
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        stamps.append((path.name, stat.st_size, stat.st_mtime_ns))
+    return tuple(stamps)
 
 
 def read_style(path: Path) -> Style:

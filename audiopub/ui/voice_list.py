@@ -73,6 +73,7 @@ class VoiceRow:
     origin: str | None = None  # built in, downloaded, added by you (installed only)
     voice: str | None = None  # the engine's voice id to preview with; None: can't be heard
     note: str | None = None  # why it can't be heard, what else to know
+    usable: bool = False  # an installed Supertonic release the engine could switch to
 
     @property
     def removable(self) -> bool:
@@ -90,6 +91,7 @@ class OnDisk:
     piper_origins: dict[str, str]  # piper:KEY → origin
     supertonic: dict[str, tuple[str, bool]]  # release id → (origin, active)
     unfinished: frozenset[str]  # catalogue ids with a stopped download
+    env_dir: str | None = None  # AUDIOPUB_SUPERTONIC_DIR, which wins over any chosen release
 
 
 def installed_now() -> OnDisk:
@@ -97,13 +99,15 @@ def installed_now() -> OnDisk:
     from audiopub.voices import installed
     from audiopub.voices.catalogue import SUPERTONIC_RELEASES
     from audiopub.voices.install import unfinished_downloads
+    from audiopub.voices.releases import env_dir
 
     origins = {f"piper:{voice.id}": voice.origin for voice in installed.piper_voices()}
     models = {model.id: (model.origin, model.active) for model in installed.supertonic_models()}
     releases = {release.id for release in SUPERTONIC_RELEASES}
     stopped = frozenset(name if name in releases else f"piper:{name}"
                         for name in unfinished_downloads())
-    return OnDisk(origins, models, stopped)
+    override = env_dir()
+    return OnDisk(origins, models, stopped, str(override) if override is not None else None)
 
 
 def hub_address() -> str:
@@ -154,14 +158,18 @@ def _supertonic_row(release: SupertonicRelease, catalogue: Catalogue, have: OnDi
                     endpoint: str) -> VoiceRow:
     origin, active = have.supertonic.get(release.id, (None, False))
     status = INSTALLED if origin else UNFINISHED if release.id in have.unfinished else AVAILABLE
-    note = None
-    if origin and not active:  # the engine reads one folder: AUDIOPUB_SUPERTONIC_DIR
-        note = ("Installed, but Supertonic speaks with another model folder: set "
-                "AUDIOPUB_SUPERTONIC_DIR to this one to use it.")
+    note, usable = None, False
+    if origin and active:
+        note = "In use: Supertonic speaks with this release."
+    elif origin and have.env_dir:  # the engine reads one folder, and the variable names it
+        note = (f"Installed, but AUDIOPUB_SUPERTONIC_DIR ({have.env_dir}) is set: unset it to "
+                "choose this one.")
+    elif origin:
+        note, usable = "Installed; Supertonic speaks with another release.", True
     return VoiceRow(release.id, "supertonic", release.id, release.languages,
                     release.description, size=catalogue.supertonic_sizes.get(release.id),
                     licence_url=f"{endpoint}/{release.repo}", status=status, origin=origin,
-                    voice="" if origin and active else None, note=note)
+                    voice="" if origin and active else None, note=note, usable=usable)
 
 
 def _quality_of(key: str) -> str | None:

@@ -1,4 +1,5 @@
-"""`audiopub voices`: list installed and downloadable voices, download and remove them.
+"""`audiopub voices`: list installed and downloadable voices, download and remove them, and
+choose the Supertonic release to speak with.
 
 The voice library (and huggingface_hub) is imported by each command when it runs, so the
 other commands start without it.
@@ -17,7 +18,8 @@ from audiopub.tts.registry import ENGINE_NAMES, get_engine
 
 
 def add_arguments(voices: argparse.ArgumentParser) -> None:
-    """`voices [list] [--all] [--language X]`, `voices download ID`, `voices remove ID`.
+    """`voices [list] [--all] [--language X]`, `voices download ID`, `voices remove ID`,
+    `voices use RELEASE`.
 
     No defaults on the parsers (SUPPRESS): `voices --all list` must keep its --all, and a
     subcommand's defaults would overwrite it; `main` reads them with getattr."""
@@ -28,7 +30,7 @@ def add_arguments(voices: argparse.ArgumentParser) -> None:
         parser.add_argument("--language", help="only this language: de, de_DE, German…")
 
     listing(voices)
-    actions = voices.add_subparsers(dest="voices_command", metavar="{list,download,remove}")
+    actions = voices.add_subparsers(dest="voices_command", metavar="{list,download,remove,use}")
     listing(actions.add_parser("list", help="the default: list voices",
                                argument_default=argparse.SUPPRESS))
     download = actions.add_parser("download", help="download and install a voice or model, "
@@ -39,6 +41,9 @@ def add_arguments(voices: argparse.ArgumentParser) -> None:
                           "(default: Supertonic's tested commit, Piper's main)")
     remove = actions.add_parser("remove", help="remove a downloaded voice or model")
     remove.add_argument("voice_id", help="as given to `voices download`")
+    use = actions.add_parser("use", help="speak with this installed Supertonic release "
+                             "(default: the newest installed)")
+    use.add_argument("release", help="supertonic-3, supertonic-2 or supertonic-1")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -48,6 +53,8 @@ def main(args: argparse.Namespace) -> int:
         return _voices_download(args.voice_id, getattr(args, "revision", None))
     if command == "remove":
         return _voices_remove(args.voice_id)
+    if command == "use":
+        return _voices_use(args.release)
     if getattr(args, "all", False):
         return _voices_available(getattr(args, "language", None))
     return _voices_installed(getattr(args, "language", None))
@@ -65,20 +72,29 @@ def _voices_installed(language: str | None) -> int:
         except AudiopubError as exc:
             print(f"{name}: unavailable — {exc}")
             continue
-        print(f"{name}:")
+        print(f"{name}:" if name != "supertonic" else _supertonic_heading(voices))
         for voice in voices:
-            if language is None or voice.language == "multi" \
-                    or matches_language(language, [voice.language]):
+            if language is None or matches_language(language,
+                                                    voice.languages or [voice.language]):
                 print(f"  {voice.id:28} {voice.language:8} {origins.get(voice.id, '')}".rstrip())
     for model in installed.supertonic_models():
         if not model.active:
-            print(f"also installed: {model.id} in {model.path} (to speak with it, "
-                  f"set AUDIOPUB_SUPERTONIC_DIR={model.path})")
+            print(f"also installed: {model.id} in {model.path} ({_how_to_use(model.id)})")
     for name in unfinished_downloads():
         print(f"unfinished download: {name} (`audiopub voices download` continues it, "
               "`audiopub voices remove` discards it)")
     print("More voices: `audiopub voices --all` lists those you can download.")
     return 0
+
+
+def _supertonic_heading(voices: list[Any]) -> str:
+    """"supertonic (supertonic-2 in models/supertonic-2: en, ko, es, pt, fr):"."""
+    from audiopub.voices.releases import active_model_dir, active_release
+
+    release = active_release()
+    what = release.id if release is not None else "your own model"
+    read = f": {voices[0].describe_languages()}" if voices else ""
+    return f"supertonic ({what} in {active_model_dir()}{read}):"
 
 
 def _voices_available(language: str | None) -> int:
@@ -131,11 +147,10 @@ def _voices_download(voice_id: str, revision: str | None) -> int:
     if result.id.startswith("piper:"):
         print(f"Speak with it: audiopub convert BOOK.epub --voice {result.id.split(':', 1)[1]}")
     else:
-        from audiopub.tts.registry import default_model_dir
+        from audiopub.voices.releases import active_model_dir
 
-        if default_model_dir("supertonic").resolve() != result.path.resolve():
-            print(f"Supertonic reads {default_model_dir('supertonic')}: set "
-                  f"AUDIOPUB_SUPERTONIC_DIR={result.path} to speak with this one.")
+        if active_model_dir().resolve() != result.path.resolve():
+            print(f"Supertonic speaks with {active_model_dir()}: {_how_to_use(result.id)}.")
         else:
             print("Speak with it: audiopub convert BOOK.epub --engine supertonic")
     return 0
@@ -147,6 +162,29 @@ def _voices_remove(voice_id: str) -> int:
     for path in remove(voice_id):
         print(f"removed {path}")
     return 0
+
+
+def _voices_use(name: str) -> int:
+    from audiopub.voices.releases import choose_release, env_dir
+
+    release = choose_release(name)
+    override = env_dir()
+    if override is not None:
+        print(f"{release.id} is chosen, but AUDIOPUB_SUPERTONIC_DIR={override} wins while it "
+              "is set: unset it to speak with the chosen release.")
+        return 0
+    print(f"Supertonic speaks with {release.id} from now on "
+          "(audiopub convert BOOK.epub --engine supertonic).")
+    return 0
+
+
+def _how_to_use(release_id: str) -> str:
+    from audiopub.voices.releases import env_dir
+
+    if env_dir() is not None:
+        return f"unset AUDIOPUB_SUPERTONIC_DIR and run `audiopub voices use {release_id}` to " \
+               "speak with it"
+    return f"`audiopub voices use {release_id}` speaks with it"
 
 
 class _DownloadBar:

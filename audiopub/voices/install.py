@@ -59,6 +59,7 @@ from audiopub.voices.catalogue import (
     local_catalogue,
     parse_piper_index,
 )
+from audiopub.voices.releases import release_dir
 
 STAGING: Final = ".downloads"
 PIPER_RECORD: Final = ".download.json"  # <key>.download.json beside a downloaded Piper voice
@@ -81,7 +82,7 @@ def piper_dir() -> Path:
 
 
 def supertonic_dir(release: SupertonicRelease) -> Path:
-    return settings.models_dir() / release.id
+    return release_dir(release)
 
 
 def install(voice_id: str, revision: str | None = None,

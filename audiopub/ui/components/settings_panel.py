@@ -25,7 +25,6 @@ from audiopub.book.scripts import primary_subtag
 from audiopub.errors import AudiopubError
 from audiopub.jobs.models import JobSettings
 from audiopub.tts.engine import Voice
-from audiopub.tts.supertonic_text import SUPPORTED_LANGUAGES
 from audiopub.ui.services import EngineChoice, GpuSupport, Services
 from audiopub.ui.theme import section_title
 from audiopub.ui.voice_list import Offers, describe, offers
@@ -203,9 +202,7 @@ class SettingsPanel:
     def _speaks_book(self, voice: Voice) -> bool:
         if self.book_language is None:
             return False
-        if voice.language == "multi":  # Supertonic's multilingual releases
-            return self.book_language in SUPPORTED_LANGUAGES
-        return primary_subtag(voice.language) == self.book_language
+        return voice.speaks(self.book_language)
 
     def _suggest(self) -> None:
         """Voices in the book's language first; choose the best unless the person chose one;

@@ -1,7 +1,7 @@
 """One line of the Voices page: a voice, its facts, its licence and what can be done with it.
 
 Markers (for tests) carry the voice's id: `voice-piper:de_DE-thorsten-medium`,
-`download-…`, `preview-…`, `remove-…`, `licence-…`, `status-…`.
+`download-…`, `preview-…`, `use-…`, `remove-…`, `licence-…`, `status-…`, `note-…`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ class RowActions:
     download: Action
     preview: Action
     remove: Action
+    use: Action  # make an installed Supertonic release the one that speaks
 
 
 def voice_row(row: VoiceRow, actions: RowActions, downloading: str | None) -> None:
@@ -35,7 +36,7 @@ def voice_row(row: VoiceRow, actions: RowActions, downloading: str | None) -> No
                     ui.label("Supertonic").classes("ap-chip")
             ui.label(row.language_label).classes("ap-muted text-sm truncate")
             if row.note:
-                ui.label(row.note).classes("ap-muted text-xs")
+                ui.label(row.note).classes("ap-muted text-xs").mark(f"note-{row.id}")
         ui.label(row.quality or "").classes("ap-muted text-sm w-16 shrink-0")
         ui.label(_speakers(row.speakers)).classes("ap-muted text-sm w-20 shrink-0")
         ui.label(figures.size(row.size) if row.size else "").classes(
@@ -78,6 +79,9 @@ def _buttons(row: VoiceRow, actions: RowActions, downloading: str | None) -> Non
     if row.status == INSTALLED and row.voice is not None:
         ui.button("Preview", icon="play_circle", on_click=lambda: actions.preview(row)) \
             .props("outline dense no-caps").mark(f"preview-{row.id}")
+    if row.usable:
+        ui.button("Use", icon="check_circle", on_click=lambda: actions.use(row)) \
+            .props("outline dense no-caps").mark(f"use-{row.id}")
     if row.removable and row.id != downloading:
         label = "Discard" if row.status == UNFINISHED else "Remove"
         ui.button(label, icon="delete_outline", on_click=lambda: actions.remove(row)) \

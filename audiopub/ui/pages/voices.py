@@ -4,7 +4,8 @@ Opening the page asks the Hugging Face Hub for its current list (a few seconds a
 copy on this computer otherwise, with a note). Filters by language and quality; a voice shows
 its size, speakers and licence. Download runs in the background with a progress bar (bytes,
 rate, time left) and can be cancelled; it goes on if the tab is closed. Remove removes what
-Audiopub downloaded; Preview speaks a sentence in the voice's language.
+Audiopub downloaded; Preview speaks a sentence in the voice's language; Use makes an installed
+Supertonic release the one Supertonic speaks with (as `audiopub voices use` does).
 
 `/voices?language=de&quality=medium` opens the page filtered (the Convert page links so).
 """
@@ -110,7 +111,7 @@ class VoicesPage:
             with ui.card().classes("ap-card w-full gap-0 p-0"):
                 self.list = ui.column().classes("w-full gap-0 px-4").mark("voice-list")
 
-        self.actions = RowActions(self._download, self._preview, self._remove)
+        self.actions = RowActions(self._download, self._preview, self._remove, self._use)
         ui.timer(0.01, self._load, once=True)
         ui.timer(POLL_S, self._poll)
 
@@ -246,6 +247,20 @@ class VoicesPage:
         if removed is not None:
             _show(self.message, f"Removed {row.id}." if row.status != UNFINISHED
                   else f"Discarded the unfinished download of {row.id}.")
+        await self._reload_installed()
+
+    async def _use(self, row: VoiceRow) -> None:
+        from audiopub.voices.releases import choose_release
+
+        _show(self.message, None)
+        _show(self.error, None)
+        try:
+            chosen = await run.io_bound(choose_release, row.id)
+        except AudiopubError as exc:
+            _show(self.error, str(exc))
+            return
+        if chosen is not None:
+            _show(self.message, f"Supertonic speaks with {chosen.id} from now on.")
         await self._reload_installed()
 
     async def _preview(self, row: VoiceRow) -> None:

@@ -1,0 +1,125 @@
+"""Which Supertonic release speaks, and which languages a Supertonic model folder reads.
+
+The engine reads one folder, decided on every lookup so a download, a removal or a choice made
+in another process (the CLI while the web app runs) counts at once:
+
+    1. AUDIOPUB_SUPERTONIC_DIR, if set: a folder of the person's own
+    2. the release chosen with `audiopub voices use` (or the Voices page), if it is installed
+    3. the newest installed release: supertonic-3, then supertonic-2, then supertonic-1
+    4. none installed: models/supertonic-3, so the engine's message says where files go
+
+The choice is one line in the data directory, read by the CLI and the web app alike. No network,
+and nothing heavier than the catalogue is imported: the engine's lookup comes through here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Final
+
+from audiopub import settings
+from audiopub.atomic import atomic_write
+from audiopub.errors import ModelMissing, VoiceNotFound
+from audiopub.tts.supertonic_files import DIR_ENV, ModelFiles
+from audiopub.voices.catalogue import SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES, SupertonicRelease
+
+log = logging.getLogger(__name__)
+
+CHOICE_FILE: Final = "supertonic-release"  # under <data dir>/voices/: a release id, one line
+
+
+def release_dir(release: SupertonicRelease) -> Path:
+    """Where a release is installed: models/<release id>/."""
+    return settings.models_dir() / release.id
+
+
+def is_installed(release: SupertonicRelease) -> bool:
+    """Its folder holds a complete model (the engine's own check, a few stats)."""
+    try:
+        ModelFiles.locate(release_dir(release))
+    except ModelMissing:
+        return False
+    return True
+
+
+def installed_releases() -> list[SupertonicRelease]:
+    """The installed releases, newest first."""
+    return [release for release in SUPERTONIC_RELEASES if is_installed(release)]
+
+
+def env_dir() -> Path | None:
+    """AUDIOPUB_SUPERTONIC_DIR, which wins over any choice."""
+    override = os.environ.get(DIR_ENV)
+    return Path(override).expanduser() if override else None
+
+
+def choice_path() -> Path:
+    return settings.data_dir() / "voices" / CHOICE_FILE
+
+
+def chosen_release() -> SupertonicRelease | None:
+    """The release last chosen, installed or not; None if none was (or the file is damaged)."""
+    try:
+        wanted = choice_path().read_text("utf-8").strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:  # the newest installed release still speaks
+        log.warning("ignoring %s: %s", choice_path(), exc)
+        return None
+    return next((release for release in SUPERTONIC_RELEASES if release.id == wanted), None)
+
+
+def choose_release(name: str) -> SupertonicRelease:
+    """Make an installed release the one Supertonic speaks with (kept in the data directory).
+    VoiceNotFound if there is no such release, or it is not installed (saying how to)."""
+    wanted = name.strip().split(":", 1)[-1]
+    release = next((r for r in SUPERTONIC_RELEASES if r.id == wanted), None)
+    if release is None:
+        known = ", ".join(r.id for r in SUPERTONIC_RELEASES)
+        raise VoiceNotFound(f"No Supertonic release {name!r}; the releases are {known}.")
+    if not is_installed(release):
+        raise VoiceNotFound(f"{release.id} is not installed in {release_dir(release)}: "
+                            f"`audiopub voices download {release.id}` (or Download on the "
+                            "Voices page) installs it, then choose it.")
+    with atomic_write(choice_path()) as temp:
+        temp.write_text(release.id + "\n", "utf-8")
+    return release
+
+
+def active_release() -> SupertonicRelease | None:
+    """The release the engine speaks with; None when AUDIOPUB_SUPERTONIC_DIR names a folder
+    of the person's own, or nothing is installed."""
+    override = env_dir()
+    if override is not None:
+        return release_of(override)
+    chosen = chosen_release()
+    if chosen is not None and is_installed(chosen):
+        return chosen
+    return next(iter(installed_releases()), None)
+
+
+def active_model_dir() -> Path:
+    """The folder the Supertonic engine reads (see the module's docstring for the order)."""
+    override = env_dir()
+    if override is not None:
+        return override
+    release = active_release()
+    return release_dir(release if release is not None else SUPERTONIC_DEFAULT)
+
+
+def release_of(model_dir: Path) -> SupertonicRelease | None:
+    """The catalogue's release installed in `model_dir`, if it is one of their folders."""
+    try:
+        resolved = model_dir.resolve()
+    except OSError:
+        return None
+    return next((r for r in SUPERTONIC_RELEASES if release_dir(r).resolve() == resolved), None)
+
+
+def languages_of(model_dir: Path) -> tuple[str, ...] | None:
+    """The languages the release in `model_dir` reads, as its catalogue entry lists them; None
+    for a folder not from the catalogue (the engine then judges by the model's own files)."""
+    release = release_of(model_dir)
+    return release.languages if release is not None else None
