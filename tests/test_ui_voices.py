@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 from epub_factory import build_epub
-from hub_repos import local_hub, piper_voice_files, serve_piper_voices, voice_folder
+from hub_repos import (
+    local_hub,
+    piper_voice_files,
+    serve_piper_voices,
+    serve_supertonic,
+    voice_folder,
+)
 from hub_server import HubServer
 from nicegui.testing import User
 from test_gpu_monitor import FakeNvml
@@ -25,8 +31,9 @@ from audiopub.errors import AudiopubError
 from audiopub.tts.piper import embedded_voice, find_voices
 from audiopub.ui.services import GpuSupport, Services, set_current
 from audiopub.ui.voice_list import VoiceRow, language_options, sample, visible
-from audiopub.voices.catalogue import PIPER_REPO
+from audiopub.voices.catalogue import PIPER_REPO, SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES
 from audiopub.voices.install import unfinished_downloads
+from audiopub.voices.releases import chosen_release
 
 pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
 
@@ -331,3 +338,73 @@ def test_a_quality_filter_leaves_out_supertonic_and_counts_follow_the_rows() -> 
     assert visible(rows, "fr", "") == []
     options = language_options(rows, {"de": ("German", "Deutsch"), "en": ("English", "English")})
     assert options == {"": "All languages (3)", "en": "English (1)", "de": "German · Deutsch (3)"}
+
+
+# --- Supertonic releases ---------------------------------------------------------------------
+
+
+async def download_in_page(user: User, release: str) -> None:
+    await open_voices(user)
+    user.find(marker=f"download-{release}").click()
+    await see(user, marker="download-message", content=f"{release} is installed", timeout=60)
+
+
+async def choose_supertonic(user: User) -> None:
+    await user.open("/")
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    user.find(marker="engine").click()
+    user.find("Supertonic").click()
+    await see(user, marker="steps")
+
+
+async def test_supertonic_downloaded_or_removed_in_the_page_needs_no_restart(
+        user: User, hub: HubServer, tmp_path: Path) -> None:
+    serve_supertonic(hub, SUPERTONIC_DEFAULT.repo, SUPERTONIC_DEFAULT.revision, tmp_path / "st")
+    await user.open("/")
+    await see(user, marker="engine-unavailable-supertonic", timeout=20)
+
+    await download_in_page(user, "supertonic-3")
+    await see(user, marker="note-supertonic-3",  # once the rows are read again
+              content="In use: Supertonic speaks with this release.")
+    await choose_supertonic(user)  # the same app: no restart
+    assert list(element(user, "voice").options) == ["F1", "M1"]  # type: ignore[attr-defined]
+    assert element(user, "steps").visible
+    await user.should_see(marker="gpu")
+    await user.should_not_see(marker="engine-unavailable-supertonic")
+
+    await open_voices(user)
+    user.find(marker="remove-supertonic-3").click()
+    await see(user, marker="confirm-delete")
+    user.find(marker="confirm-delete").click()
+    await see(user, marker="download-message", content="Removed supertonic-3.")
+    await user.open("/")
+    await see(user, marker="engine-unavailable-supertonic", timeout=20)
+    assert element(user, "engine").options == {"piper": "Piper"}  # type: ignore[attr-defined]
+    await user.should_not_see(marker="steps")
+
+
+async def test_use_switches_the_release_and_its_languages_follow(
+        user: User, hub: HubServer, tmp_path: Path) -> None:
+    for release in SUPERTONIC_RELEASES[:2]:
+        serve_supertonic(hub, release.repo, release.revision, tmp_path / release.id)
+    await download_in_page(user, "supertonic-2")
+    await download_in_page(user, "supertonic-3")  # the newest installed speaks
+    await see(user, marker="note-supertonic-2",
+              content="Installed; Supertonic speaks with another release.")
+    await user.should_not_see(marker="use-supertonic-3")
+    await user.should_not_see(marker="preview-supertonic-2")  # only the one in use is heard
+
+    user.find(marker="use-supertonic-2").click()
+    await see(user, marker="download-message",
+              content="Supertonic speaks with supertonic-2 from now on.")
+    await see(user, marker="note-supertonic-2",
+              content="In use: Supertonic speaks with this release.")
+    await user.should_see(marker="use-supertonic-3")
+    assert chosen_release() == SUPERTONIC_RELEASES[1]  # kept where the CLI reads it too
+
+    # supertonic-2 reads no German: a German book is offered what can be downloaded.
+    await open_convert_with(user, german_book(tmp_path))
+    user.find(marker="engine").click()
+    user.find("Supertonic").click()
+    await see(user, marker="voice-suggestion",
+              content="No installed Supertonic voice speaks German (Deutsch)")
