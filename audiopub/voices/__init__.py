@@ -6,6 +6,8 @@
                 progress and cancelling, checksums, its errors as Audiopub's
     install     downloading a voice or model into the models folder, atomically; removing it
     installed   what is on this computer: the built-in voice, downloads, the user's own files
+    releases    which Supertonic release speaks (chosen, else the newest installed) and the
+                languages a Supertonic model folder reads
 
 Nothing here touches the network unless a person asked for it (`audiopub voices --all`,
 `audiopub voices download`, the Voices page).
