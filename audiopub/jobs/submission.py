@@ -90,9 +90,9 @@ def language_note(text_language: str | None, voice: Voice) -> str | None:
         return None
     rules = (f"{text_language} rules" if primary_subtag(text_language) in supported_languages()
              else "no language's rules (digits are left to the voice)")
-    return (f"The book is in {text_language}, the voice {voice.id} speaks {voice.describe_languages()}: "
-            f"numbers and abbreviations are read by {rules}; choose a voice in the book's "
-            "language for the best result.")
+    return (f"The book is in {text_language}, the voice {voice.id} speaks "
+            f"{voice.describe_languages()}: numbers and abbreviations are read by {rules}; "
+            "choose a voice in the book's language for the best result.")
 
 
 def disk_needed(chars: int, sample_rate: int, speed: float) -> int:
