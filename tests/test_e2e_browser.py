@@ -1,10 +1,11 @@
 """One real-browser run: Debian's Chromium, driven by Playwright, against `audiopub serve`.
 
 Upload a small real EPUB, generate it with the embedded Piper voice, download the .m4b, check
-its chapters with ffmpeg, and keep screenshots of the finished page (and of the GPU panel on a
-fake NVML) in the test's folder. With AUDIOPUB_UPDATE_SCREENSHOT=1 they are also copied to
-docs/ for the README. And a name fixed in the book's lexicon: heard in the page (the audio
-element really plays), saved, and said so by the next conversion of the book.
+its chapters with ffmpeg, and keep screenshots of the finished page, of the library playing a
+book with the sentence being heard under the player, and of the GPU panel on a fake NVML in
+the test's folder. With AUDIOPUB_UPDATE_SCREENSHOT=1 they are also copied to docs/ for the
+README. And a name fixed in the book's lexicon: heard in the page (the audio element really
+plays), saved, and said so by the next conversion of the book.
 
 Chromium comes from the system (scripts/install_browser.sh installs Debian's package);
 Playwright only brings its driver and never downloads a browser. No Chromium → the test fails
@@ -73,12 +74,7 @@ def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path)
     with server(command, tmp_path, port) as url, browser_context(chromium, tmp_path) as context:
         page = context.new_page()
         outside = _record_outside_requests(page)
-        page.goto(url)
-        page.get_by_text("en_US-joe-medium").first.wait_for(timeout=30_000)
-        page.locator("input[type=file]").set_input_files(book)
-        page.get_by_text("The Harbour Book").first.wait_for(timeout=30_000)
-        page.get_by_role("button", name="Generate audiobook").click()
-        page.locator(".ap-chip", has_text="Done").wait_for(timeout=GENERATE_TIMEOUT_MS)
+        _generate(page, url, book, "The Harbour Book")
 
         with page.expect_download() as download:
             page.get_by_role("button", name="Download .m4b").click()
@@ -156,6 +152,43 @@ def test_a_lexicon_entry_is_heard_then_used_by_the_next_conversion(chromium: Pat
     assert "Kwillfayther" in after and "Quillfeather" not in after
 
 
+READ_ALONG = [
+    ("The Harbour", ["The rain had stopped by the time the train reached the coast.",
+                     "A dog slept in the shade of the ticket office.",
+                     "Somewhere a radio was playing an old dance tune."]),
+    ("The Lighthouse", ["She counted the lighthouses as they passed, one for every mile."]),
+]
+SENTENCE = ".ap-read-along"  # the line under the player
+
+
+def test_the_library_player_shows_the_sentence_being_heard(chromium: Path,
+                                                           tmp_path: Path) -> None:
+    """A finished book plays in the library; the line under the player follows it from one
+    sentence to the next. Its picture is the README's read-along screenshot."""
+    book = build_epub(tmp_path / "harbour.epub", READ_ALONG, title="The Harbour Book",
+                      author="Ann Author", cover=tiny_png(60, 90, (62, 110, 126)))
+    first, second = READ_ALONG[0][1][:2]
+    port = free_port()
+    command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
+    with server(command, tmp_path, port) as url, browser_context(chromium, tmp_path) as context:
+        page = context.new_page()
+        _generate(page, url, book, "The Harbour Book")
+        page.get_by_role("link", name="Listen in the library").click()
+        page.get_by_role("button", name="Play").click()
+        page.wait_for_function("() => { const a = document.querySelector('audio');"
+                               " return a && !a.paused && a.currentTime > 0 }", timeout=20_000)
+        sentence = page.locator(SENTENCE)
+        sentence.filter(has_text=first).wait_for(timeout=10_000)
+        sentence.filter(has_text=second).wait_for(timeout=15_000)  # it played on: the next one
+        assert page.locator("audio").evaluate("a => !a.paused")
+        card = page.locator(".ap-card", has_text="The Harbour Book").bounding_box()
+        assert card is not None
+        bottom = card["y"] + card["height"] + 24  # the header and the book, no empty page
+        page.screenshot(path=tmp_path / "read-along.png",
+                        clip={"x": 0, "y": 0, "width": 1400, "height": bottom})
+    _publish(tmp_path / "read-along.png", "read-along.png")
+
+
 def test_gpu_panel_with_a_fake_gpu(chromium: Path, tmp_path: Path) -> None:
     port = free_port()
     code = GPU_DEMO.format(tests=str(TESTS), data=str(tmp_path / "data"), port=port)
@@ -173,6 +206,16 @@ def test_gpu_panel_with_a_fake_gpu(chromium: Path, tmp_path: Path) -> None:
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
+
+def _generate(page: Any, url: str, book: Path, title: str) -> None:
+    """Upload `book` on the Convert page and generate it with the default voice, to the end."""
+    page.goto(url)
+    page.get_by_text("en_US-joe-medium").first.wait_for(timeout=30_000)
+    page.locator("input[type=file]").set_input_files(book)
+    page.get_by_text(title).first.wait_for(timeout=30_000)
+    page.get_by_role("button", name="Generate audiobook").click()
+    page.locator(".ap-chip", has_text="Done").wait_for(timeout=GENERATE_TIMEOUT_MS)
 
 
 def _screenshot(page: Any, path: Path) -> None:
