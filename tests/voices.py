@@ -95,14 +95,19 @@ def tiny_multi_speaker_model() -> bytes:
     return model.SerializeToString()
 
 
-def add_multi_speaker_voice(folder: Path, name: str) -> Path:
-    """`folder/name.onnx` + `.onnx.json`: the tiny multi-speaker graph under the embedded
-    voice's config with SPEAKERS in its `num_speakers` and `speaker_id_map`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    model = folder / f"{name}.onnx"
-    model.write_bytes(tiny_multi_speaker_model())
+def multi_speaker_config() -> bytes:
+    """The embedded voice's config with SPEAKERS in its `num_speakers` and
+    `speaker_id_map`, as a multi-speaker voice's `.onnx.json` has them."""
     config = json.loads(embedded_voice().config.read_text("utf-8"))
     config["num_speakers"] = len(SPEAKERS)
     config["speaker_id_map"] = {speaker: sid for sid, speaker in enumerate(SPEAKERS)}
-    model.with_suffix(".onnx.json").write_text(json.dumps(config), "utf-8")
+    return json.dumps(config).encode()
+
+
+def add_multi_speaker_voice(folder: Path, name: str) -> Path:
+    """`folder/name.onnx` + `.onnx.json`: the tiny multi-speaker graph and its config."""
+    folder.mkdir(parents=True, exist_ok=True)
+    model = folder / f"{name}.onnx"
+    model.write_bytes(tiny_multi_speaker_model())
+    model.with_suffix(".onnx.json").write_bytes(multi_speaker_config())
     return model
