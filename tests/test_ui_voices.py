@@ -311,6 +311,17 @@ async def test_an_installed_german_voice_is_chosen_for_a_german_book(
     assert voice.value == "en_US-joe-medium"
 
 
+async def test_a_multi_speaker_voice_is_ranked_by_its_models_quality(
+        user: User, tmp_path: Path) -> None:
+    from voices import add_multi_speaker_voice, add_voice_with_rate
+
+    add_voice_with_rate(models() / "piper", "de_DE-low-low", 22050)
+    add_multi_speaker_voice(models() / "piper", "de_DE-many-high")
+    await open_convert_with(user, german_book(tmp_path))
+    voice = element(user, "voice")
+    await eventually(lambda: voice.value == "de_DE-many-high#p239")  # high beats low
+
+
 # --- what the page computes ----------------------------------------------------------------
 
 
