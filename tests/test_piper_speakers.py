@@ -3,6 +3,7 @@ job and the chunk cache. On a tiny graph in Piper's format whose audio depends o
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -89,18 +90,18 @@ def test_a_batch_of_one_speaker_matches_its_chunks_alone(engine: PiperEngine,
 
 
 @pytest.mark.parametrize("voice, message", [
-    (f"{MODEL}#p999", rf"'{MODEL}' has no speaker 'p999'; its speakers include {FIRST}, "
-                      rf"{SECOND}, {THIRD}"),
-    (MODEL, rf"'{MODEL}' has 3 speakers: choose one, e.g. {FIRST}, {SECOND}, {THIRD}"),
-    ("en_US-joe-medium#p239", r"'en_US-joe-medium' has a single speaker: use --voice "
-                              r"en_US-joe-medium"),
-    ("en_GB-nobody-medium#p239", r"Unknown Piper voice 'en_GB-nobody-medium'; available: "
-                                 rf"en_US-joe-medium, {MODEL}"),
+    (f"{MODEL}#p999",
+     f"'{MODEL}' has no speaker 'p999'; its speakers include {FIRST}, {SECOND}, {THIRD}"),
+    (MODEL, f"'{MODEL}' has 3 speakers: choose one, e.g. {FIRST}, {SECOND}, {THIRD}"),
+    ("en_US-joe-medium#p239",
+     "'en_US-joe-medium' has a single speaker: use --voice en_US-joe-medium"),
+    ("en_GB-nobody-medium#p239",
+     f"Unknown Piper voice 'en_GB-nobody-medium'; available: en_US-joe-medium, {MODEL}"),
 ])
 def test_a_wrong_speaker_is_a_clear_error(engine: PiperEngine, voice: str, message: str) -> None:
-    with pytest.raises(EngineUnavailable, match=message):
+    with pytest.raises(EngineUnavailable, match=re.escape(message)):
         engine.model_id(voice)
-    with pytest.raises(EngineUnavailable, match=message):
+    with pytest.raises(EngineUnavailable, match=re.escape(message)):
         engine.prepare(TEXTS[:1], voice, SynthesisOptions())
 
 

@@ -258,6 +258,20 @@ async def test_a_downloaded_voice_previews_in_its_language_and_is_removed(
     await user.should_see(marker=f"download-piper:{key}")
 
 
+async def test_an_installed_multi_speaker_voice_previews_with_its_first_speaker(
+        user: User) -> None:
+    from voices import add_multi_speaker_voice
+
+    key = "en_GB-many-medium"
+    add_multi_speaker_voice(models() / "piper", key)
+    await open_voices(user)
+    await see(user, marker=f"status-piper:{key}", content="added by you")
+    user.find(marker=f"preview-piper:{key}").click()
+    await see(user, marker="voice-preview-audio", timeout=30)
+    await user.should_not_see(marker="voice-preview-error")
+    assert text(user, "voice-preview-note").startswith(f"{key}: “")
+
+
 # --- the Convert page's suggestions ----------------------------------------------------------
 
 
