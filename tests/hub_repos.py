@@ -59,15 +59,16 @@ def tiny_piper_model() -> bytes:
     return model.SerializeToString()
 
 
-def piper_voice_files(key: str, model: bytes | Path | None = None) -> dict[str, bytes]:
+def piper_voice_files(key: str, model: bytes | Path | None = None,
+                      config: bytes | None = None) -> dict[str, bytes]:
     """A voice's three files as the repository has them: model, config (the embedded
-    voice's), model card."""
+    voice's unless given), model card."""
     joe = embedded_voice()
     if model is None:
         data = tiny_piper_model()
     else:
         data = model if isinstance(model, bytes) else Path(model).read_bytes()
-    return {f"{key}.onnx": data, f"{key}.onnx.json": joe.config.read_bytes(),
+    return {f"{key}.onnx": data, f"{key}.onnx.json": config or joe.config.read_bytes(),
             "MODEL_CARD": MODEL_CARD}
 
 

@@ -19,12 +19,14 @@ from pathlib import Path
 import httpx
 import pynvml
 import pytest
+import soundfile as sf
 from epub_factory import build_epub, tiny_png
 from nicegui import core, ui
 from nicegui.testing import User
 from test_gpu_monitor import NAME as FAKE_GPU_NAME
 from test_gpu_monitor import FakeNvml
 from tiny_supertonic import build_tiny_model
+from voices import SPEAKERS, add_multi_speaker_voice
 
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, user_lexicon_path
@@ -257,6 +259,31 @@ async def test_a_voice_dropped_into_the_models_folder_shows_without_a_restart(
     await user.open("/")  # the same app, the page opened again
     voice = element(user, "voice")
     await eventually(lambda: "en_GB-dropped-medium" in voice.options, timeout=20)  # type: ignore[attr-defined]
+
+
+async def test_each_speaker_of_a_multi_speaker_voice_is_a_choice_and_speaks_the_job(
+        user: User, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_book: Path,
+        services: Services) -> None:
+    models = tmp_path / "models"  # not the module's shared folder: this test adds a voice
+    add_multi_speaker_voice(models / "piper", "en_GB-tiny-medium")
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models))
+    await open_with_book(user, small_book)
+    options = element(user, "voice").options  # type: ignore[attr-defined]
+    assert options == {"en_US-joe-medium": "en_US-joe-medium · en-US",
+                       **{f"en_GB-tiny-medium#{s}": f"en_GB-tiny-medium (speaker {s}) · en-GB"
+                          for s in SPEAKERS}}
+    user.find(marker="voice").click()
+    user.find("en_GB-tiny-medium (speaker p264) · en-GB").click()
+    assert services.preferences.get().voice == "en_GB-tiny-medium#p264"
+    user.find(marker="generate").click()
+    await eventually(lambda: len(services.store.list_jobs()) == 1)
+    job_id = only_job(services)
+    assert services.store.get_job(job_id).settings.voice == "en_GB-tiny-medium#p264"
+    await job_state(user, "Done")
+    chunk = services.store.all_chunks(job_id)[0]
+    assert chunk.audio_path is not None
+    audio, _ = sf.read(services.store.job_dir(job_id) / chunk.audio_path)
+    assert audio.mean() < -0.2  # p264's own offset in the tiny graph: that speaker spoke
 
 
 async def test_voice_preview_plays_in_the_page(user: User) -> None:

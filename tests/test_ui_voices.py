@@ -265,6 +265,20 @@ async def test_a_downloaded_voice_previews_in_its_language_and_is_removed(
     await user.should_see(marker=f"download-piper:{key}")
 
 
+async def test_an_installed_multi_speaker_voice_previews_with_its_first_speaker(
+        user: User) -> None:
+    from voices import add_multi_speaker_voice
+
+    key = "en_GB-many-medium"
+    add_multi_speaker_voice(models() / "piper", key)
+    await open_voices(user)
+    await see(user, marker=f"status-piper:{key}", content="added by you")
+    user.find(marker=f"preview-piper:{key}").click()
+    await see(user, marker="voice-preview-audio", timeout=30)
+    await user.should_not_see(marker="voice-preview-error")
+    assert text(user, "voice-preview-note").startswith(f"{key}: “")
+
+
 # --- the Convert page's suggestions ----------------------------------------------------------
 
 
@@ -316,6 +330,17 @@ async def test_an_installed_german_voice_is_chosen_for_a_german_book(
     await upload(user, german_book(tmp_path, "zweites.epub"))
     await see(user, marker="book-title", timeout=20)
     assert voice.value == "en_US-joe-medium"
+
+
+async def test_a_multi_speaker_voice_is_ranked_by_its_models_quality(
+        user: User, tmp_path: Path) -> None:
+    from voices import add_multi_speaker_voice, add_voice_with_rate
+
+    add_voice_with_rate(models() / "piper", "de_DE-low-low", 22050)
+    add_multi_speaker_voice(models() / "piper", "de_DE-many-high")
+    await open_convert_with(user, german_book(tmp_path))
+    voice = element(user, "voice")
+    await eventually(lambda: voice.value == "de_DE-many-high#p239")  # high beats low
 
 
 # --- what the page computes ----------------------------------------------------------------

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import threading
+import unicodedata
 from collections import namedtuple
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from hub_repos import (
     voice_folder,
 )
 from hub_server import HubServer
+from voices import SPEAKERS, multi_speaker_config, tiny_multi_speaker_model
 
 from audiopub.cli import main
 from audiopub.errors import (
@@ -33,7 +35,8 @@ from audiopub.errors import (
     VoiceNotFound,
 )
 from audiopub.tts.engine import SynthesisOptions
-from audiopub.tts.piper import embedded_voice, find_voices
+from audiopub.tts.phonemes import phonemize
+from audiopub.tts.piper import embedded_voice, find_voices, phoneme_ids
 from audiopub.tts.registry import get_engine
 from audiopub.voices import hub as hub_module
 from audiopub.voices.catalogue import PIPER_REPO, SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES
@@ -112,6 +115,53 @@ def test_an_installed_voice_of_the_index_needs_no_network(
     hub.stop()
     assert main(["voices", "download", f"piper:{key}"]) == 0
     assert "already installed" in capsys.readouterr().out
+
+
+def test_a_downloaded_multi_speaker_voice_lists_and_speaks_each_speaker(
+        hub: HubServer, capsys: pytest.CaptureFixture[str]) -> None:
+    key = "en_GB-tinyvctk-medium"
+    files = piper_voice_files(key, tiny_multi_speaker_model(), multi_speaker_config())
+    serve_piper_voices(hub, {key: files}, index_patch={key: {
+        "num_speakers": len(SPEAKERS),
+        "speaker_id_map": {speaker: sid for sid, speaker in enumerate(SPEAKERS)}}})
+    assert main(["voices", "download", f"piper:{key}"]) == 0
+    assert (f"--voice {key}#p239 (one of its 3 speakers; `audiopub voices` lists them)"
+            in capsys.readouterr().out)
+
+    assert main(["voices"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    at = listed.index(f"  {key}#SPEAKER".ljust(30) + " en-GB    downloaded, 3 speakers:")
+    assert listed[at + 1] == "      p239 p236 p264"
+    engine = get_engine("piper")
+    assert [v.id for v in engine.voices() if v.model == key] == [f"{key}#{s}" for s in SPEAKERS]
+    audio = {speaker: engine.synthesize(["Hello."], f"{key}#{speaker}", SynthesisOptions())[0]
+             .audio for speaker in SPEAKERS[1:]}
+    assert audio["p236"].mean() > 0.2 and audio["p264"].mean() < -0.2  # their own offsets
+
+
+GERMAN = "Ich heiße Thorsten und wohne in Köln."
+
+
+def test_a_german_voice_phonemises_in_german(hub: HubServer) -> None:
+    """The voice's config names espeak-ng's voice ("de", as thorsten's does): the engine's
+    front end reads German text with German rules, not the English default."""
+    config = json.loads(embedded_voice().config.read_text("utf-8"))
+    config["espeak"] = {"voice": "de"}
+    config["language"] = {"code": "de_DE", "family": "de", "region": "DE"}
+    serve_piper_voices(hub, {KEY: piper_voice_files(KEY, config=json.dumps(config).encode())})
+    install(KEY)
+    engine = get_engine("piper")
+    (prepared,) = engine.prepare([GERMAN], KEY, SynthesisOptions())
+
+    id_map = config["phoneme_id_map"]
+    german, english = (phonemize(GERMAN, language) for language in ("de", "en-us"))
+    assert prepared.data.ids == phoneme_ids(german, id_map)
+    assert phoneme_ids(german, id_map) != phoneme_ids(english, id_map)
+    # "Ich" with its ç, Köln with its œ, where English says "ick" and "kerln". (The phonemes
+    # come decomposed, as Piper's own front end gives them: ç is c and a cedilla.)
+    said_de, said_en = (unicodedata.normalize("NFC", "".join(p)) for p in (german, english))
+    assert said_de.startswith("ɪç hˈaɪsə") and "kˈœln" in said_de
+    assert "ç" not in said_en and "œ" not in said_en
 
 
 def test_a_checksum_mismatch_installs_nothing(hub: HubServer) -> None:

@@ -80,9 +80,10 @@ def model_cost(engine_name: str, voice: str, recount: bool) -> tuple[float | Non
     if voice == settings.DEFAULT_PIPER_VOICE and not recount:
         return JOE_GFLOP_PER_AUDIO_S, "constant JOE_GFLOP_PER_AUDIO_S (ORT profile count)"
     from audiopub.bench.texts import TEXTS
+    from audiopub.tts.engine import split_speaker
     from audiopub.tts.piper import find_voices
 
-    files = find_voices().get(voice)
+    files = find_voices().get(split_speaker(voice)[0])  # every speaker costs the same
     if files is None:
         return None, f"unknown Piper voice {voice!r}"
     value = piper_gflop_per_audio_s(files.model, files.config, list(TEXTS.values()))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -47,6 +47,14 @@ class SynthesisOptions:
             )
 
 
+# Between a multi-speaker model's name and its speaker's in a voice id: en_GB-vctk-medium#p239.
+# Piper's voice and speaker names never hold it (letters, digits, "_" and "-"). It needs no
+# quoting as a shell argument ("#" starts a comment only at the start of a word), in JSON, the
+# job store or an HTML select's value, and the chunk cache hashes the id, so it never reaches a
+# file name; ":" means an engine in the catalogue ("piper:KEY") and "/" a path.
+SPEAKER_SEPARATOR: Final = "#"
+
+
 @dataclass(frozen=True)
 class Voice:
     id: str  # what the user passes as --voice
@@ -55,6 +63,7 @@ class Voice:
     sample_rate: int  # of the audio this voice speaks (Piper voices differ: 16 or 22.05 kHz)
     # What a multilingual voice reads, as primary subtags ("en", "ko"); empty: `language` only.
     languages: tuple[str, ...] = ()
+    speaker: str | None = None  # one speaker of a multi-speaker model: id is MODEL#SPEAKER
 
     def speaks(self, tag: str) -> bool:
         """Whether it reads the language of this tag ("fr-CA", "pt_BR", "de")."""
@@ -67,9 +76,25 @@ class Voice:
         """"en-US", or a multilingual voice's list: "en, ko, es, pt, fr"."""
         return ", ".join(self.languages) if self.languages else self.language
 
+    @property
+    def model(self) -> str:
+        """The model's name: the id without its speaker."""
+        return split_speaker(self.id)[0]
+
 
 def _primary_subtag(tag: str) -> str:
     return tag.strip().replace("_", "-").split("-", 1)[0].lower()
+
+
+def speaker_voice_id(model: str, speaker: str) -> str:
+    """The voice id of one speaker of a multi-speaker model."""
+    return f"{model}{SPEAKER_SEPARATOR}{speaker}"
+
+
+def split_speaker(voice_id: str) -> tuple[str, str | None]:
+    """(model, speaker) of a voice id; the speaker is None for a single-speaker voice."""
+    model, separator, speaker = voice_id.partition(SPEAKER_SEPARATOR)
+    return model, speaker if separator else None
 
 
 @dataclass(frozen=True)

