@@ -36,7 +36,13 @@ from audiopub.tts.engine import (
     synthesize_in_batches,
 )
 from audiopub.tts.phonemes import phonemize
-from audiopub.tts.piper_graph import PHONEME_FRAMES, PHONEME_FRAMES_STEP, item_lengths
+from audiopub.tts.piper_graph import (
+    PHONEME_FRAMES,
+    PHONEME_FRAMES_STEP,
+    hop_of,
+    item_lengths,
+    phoneme_starts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +52,8 @@ REWRITE: Final = (PHONEME_FRAMES_STEP, CONV2D_STEP)
 BOS: Final = "^"  # start of utterance
 EOS: Final = "$"  # end of utterance
 PAD: Final = "_"  # interspersed between phonemes, as the voices were trained
+WORD_BOUNDARY: Final = " "  # between espeak's words
+PUNCTUATION: Final = frozenset(",.;:!?¡¿—…\"«»“”")  # phoneme symbols that are no word's sound
 
 
 @dataclass(frozen=True)
@@ -76,13 +84,38 @@ class PiperVoiceConfig:
 
 def phoneme_ids(phonemes: Sequence[str], id_map: Mapping[str, Sequence[int]]) -> list[int]:
     """Piper's id layout: BOS PAD (phoneme PAD)* EOS; phonemes the voice lacks are skipped."""
+    return encode(phonemes, id_map).ids
+
+
+@dataclass(frozen=True)
+class PiperInput:
+    """A text as the model takes it: its phoneme ids, and where each word starts among them."""
+
+    ids: list[int]
+    # Where each word starts among the ids: at the PAD before its first sounding phoneme, where
+    # the voice already moves into the word (its onset was measured there, 2-3 frames before
+    # the phoneme itself). A word is what espeak put between two word boundaries (" "), if it
+    # holds more than punctuation (",", "." stay glued to the word before).
+    word_positions: list[int]
+
+
+def encode(phonemes: Sequence[str], id_map: Mapping[str, Sequence[int]]) -> PiperInput:
+    """The ids in Piper's layout, and where the words start in them."""
     ids = [*id_map[BOS], *id_map[PAD]]
+    positions: list[int] = []
+    in_word = False  # a sounding phoneme of the current word has been seen
     for phoneme in phonemes:
-        if phoneme in id_map:
-            ids.extend(id_map[phoneme])
-            ids.extend(id_map[PAD])
+        if phoneme == WORD_BOUNDARY:
+            in_word = False
+        if phoneme not in id_map:
+            continue
+        if not in_word and phoneme != WORD_BOUNDARY and phoneme not in PUNCTUATION:
+            positions.append(len(ids) - len(id_map[PAD]))
+            in_word = True
+        ids.extend(id_map[phoneme])
+        ids.extend(id_map[PAD])
     ids.extend(id_map[EOS])
-    return ids
+    return PiperInput(ids, positions)
 
 
 @dataclass(frozen=True)
@@ -226,8 +259,9 @@ class PiperEngine:
         prepared = []
         for text in texts:
             began = time.perf_counter()
-            ids = phoneme_ids(_phonemes(text, config.espeak_voice), config.phoneme_id_map)
-            prepared.append(PreparedText(text, len(ids), ids, time.perf_counter() - began))
+            encoded = encode(_phonemes(text, config.espeak_voice), config.phoneme_id_map)
+            prepared.append(PreparedText(text, len(encoded.ids), encoded,
+                                         time.perf_counter() - began))
         return prepared
 
     def speak(self, prepared: Sequence[PreparedText], voice: str,
@@ -244,14 +278,15 @@ class PiperEngine:
             return [result for item in prepared
                     for result in self.speak([item], voice, options)]
         began = time.perf_counter()
-        waves = _run_padded(loaded, [item.data for item in prepared], options)
+        waves, word_starts = _run_padded(loaded, [item.data for item in prepared], options)
         model_s = time.perf_counter() - began
         total = sum(item.length for item in prepared) or 1
         results = []
-        for number, (item, wave) in enumerate(zip(prepared, waves, strict=True)):
+        for number, (item, wave, words) in enumerate(zip(prepared, waves, word_starts,
+                                                           strict=True)):
             stages = {"load": load_s} if number == 0 and load_s else {}
             stages.update(phonemes=item.seconds, model=model_s * item.length / total)
-            results.append(SynthesisResult(wave, loaded.config.sample_rate, stages))
+            results.append(SynthesisResult(wave, loaded.config.sample_rate, stages, words))
         return results
 
     def synthesize(
@@ -260,17 +295,18 @@ class PiperEngine:
         return synthesize_in_batches(self, texts, voice, options, BatchLimits(self.batch_size))
 
 
-def _run_padded(loaded: _LoadedVoice, batch: Sequence[Sequence[int]],
-                options: SynthesisOptions) -> list[np.ndarray]:
+def _run_padded(loaded: _LoadedVoice, batch: Sequence[PiperInput], options: SynthesisOptions
+                ) -> tuple[list[np.ndarray], list[tuple[int, ...] | None]]:
     """One ONNX run over phoneme id lists padded to the longest; each item's audio cut at its
-    own length (the padding past it is not silence)."""
+    own length (the padding past it is not silence), and where its words start in it (None
+    from a graph that does not expose its durations)."""
     config = loaded.config
-    ids = np.zeros((len(batch), max(len(item) for item in batch)), dtype=np.int64)
+    ids = np.zeros((len(batch), max(len(item.ids) for item in batch)), dtype=np.int64)
     for row, item in enumerate(batch):
-        ids[row, :len(item)] = item
+        ids[row, :len(item.ids)] = item.ids
     inputs: dict[str, np.ndarray] = {
         "input": ids,
-        "input_lengths": np.array([len(item) for item in batch], dtype=np.int64),
+        "input_lengths": np.array([len(item.ids) for item in batch], dtype=np.int64),
         "scales": np.array(
             [config.noise_scale, config.length_scale / options.speed, config.noise_w],
             dtype=np.float32,
@@ -281,12 +317,19 @@ def _run_padded(loaded: _LoadedVoice, batch: Sequence[Sequence[int]],
     wanted = [loaded.audio_output, *([PHONEME_FRAMES] if loaded.gives_lengths else [])]
     outputs = loaded.session.inference.run(wanted, inputs)
     audio = outputs[0].reshape(len(batch), -1)  # [B, 1, (1,) T] in Piper's exports
+    words: list[tuple[int, ...] | None] = [None] * len(batch)
     if loaded.gives_lengths:
         lengths = item_lengths(outputs[1], audio.shape[1])
+        hop = hop_of(outputs[1], audio.shape[1])
+        frames = outputs[1].reshape(len(batch), -1)
+        # Each row its own durations, up to its own length (the rest is the batch's padding).
+        words = [phoneme_starts(row[:len(item.ids)], item.word_positions, hop)
+                 for row, item in zip(frames, batch, strict=True)]
     else:  # a single item, not rewritten: the audio is exactly its length
         lengths = [audio.shape[1]]
-    return [np.clip(row[:length], -1.0, 1.0).astype(np.float32)
-            for row, length in zip(audio, lengths, strict=True)]
+    waves = [np.clip(row[:length], -1.0, 1.0).astype(np.float32)
+             for row, length in zip(audio, lengths, strict=True)]
+    return waves, words
 
 
 def _phonemes(text: str, espeak_voice: str) -> list[str]:
