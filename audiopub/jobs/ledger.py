@@ -176,7 +176,8 @@ class JobLedger(StoreDatabase):
     def mark_chunks_reused(self, job_id: str, reused: Iterable[tuple[ChunkRow, str]]) -> int:
         """Mark chunks done with audio another job made: (that job's chunk row, where this
         job's copy of the file is). Its engine figures and word starts come along, since they
-        describe the audio; wall time does not, since this job spent none. Returns the chunks marked."""
+        describe the audio; wall time does not, since this job spent none. Returns the chunks
+        marked."""
         marked = 0
         with self._write() as conn:
             for source, audio_path in reused:
