@@ -141,7 +141,7 @@ def synthesise_all(store: JobStore, job_id: str) -> Path:
         frames = write_chunk(chunk_path(job_dir, row.cache_key), tone(240 + row.idx), RATE)
         store.mark_chunk_done(job_id, row.cache_key, audio_path=chunk_relpath(row.cache_key),
                               frames=frames, sample_rate=RATE, synth_s=0.01,
-                              provider="CPU")
+                              provider="CPU", word_starts=(0, 100 + row.idx))
     return job_dir
 
 
@@ -234,6 +234,7 @@ def test_a_second_job_of_the_same_text_shares_the_audio_and_outlives_the_first(
     for row in store.done_chunks(second):
         assert row.reused_from == first
         assert (row.frames, row.synth_s) == (made[row.cache_key].frames, 0.01)
+        assert row.word_starts == made[row.cache_key].word_starts == (0, 100 + row.idx)
         assert (second_dir / row.audio_path).samefile(first_dir / row.audio_path)  # a link
     progress = store.progress(second, since=0)
     assert (progress.reused_chunks, progress.chars_done, progress.reused_chars) == (

@@ -76,6 +76,22 @@ def test_a_chunk_is_cued_by_sentence_with_its_time_shared_by_characters() -> Non
     assert chapter_cues(chapter, offset_s=100.0)[0].start_s == 102.0
 
 
+def test_a_cue_starts_at_its_first_words_time_where_the_words_are_known() -> None:
+    text = "Yes. Antidisestablishmentarianism is long. No."
+    exact = Passage(text, 1.0, 4.0, (1.02, 1.4, 2.9, 3.1, 3.6))
+    cues = chapter_cues(ChapterTimeline(1, "One", 0.0, 5.0, (exact,)))
+    assert [(c.start_s, c.end_s, c.text) for c in cues] == [
+        (1.0, 1.4, "Yes."), (1.4, 3.6, "Antidisestablishmentarianism is long."),
+        (3.6, 4.0, "No.")]
+    assert cues[1].word_starts_s == (1.4, 2.9, 3.1)
+    # Words that do not fit the passage's text: estimated by characters, as without words.
+    odd = Passage(text, 1.0, 4.0, (1.02, 1.4))
+    estimated = chapter_cues(ChapterTimeline(1, "One", 0.0, 5.0, (odd,)))
+    assert estimated == chapter_cues(ChapterTimeline(1, "One", 0.0, 5.0,
+                                                     (Passage(text, 1.0, 4.0),)))
+    assert estimated[1].start_s == pytest.approx(1.0 + 3.0 * 4 / (len(text) - 2))
+
+
 @pytest.mark.parametrize(("title", "name"), [
     ('What? A "Tale": Part 1/2', "What A Tale Part 1 2"),
     ("CON", "_CON"), ("aux.txt", "_aux.txt"), ("...", "Untitled"), ("  Loomings. ", "Loomings"),

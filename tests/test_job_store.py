@@ -135,7 +135,7 @@ def test_schema_version_is_set_and_reopening_keeps_data(db_path: Path, epub: Pat
     with JobStore(db_path) as store:
         assert store.get_job(job_id).id == job_id
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
@@ -189,6 +189,51 @@ def test_a_version_5_store_keeps_its_jobs_and_gains_peak_vram(db_path: Path,
         store.record_peak_vram("old", {0: 812.5})
         assert store.get_job("old").peak_vram_mb == {0: 812.5}
         assert new_job(store, epub) in [j.id for j in store.list_jobs()]
+
+
+def test_a_version_7_store_keeps_its_chunks_without_word_starts(db_path: Path,
+                                                                epub: Path) -> None:
+    with JobStore(db_path) as store:
+        job_id = new_job(store, epub)
+        store.write_plan(job_id, make_plan(1, 2))
+        finish_all(store, job_id)
+        store.mark_chapter_done(job_id, 0, audio_path="c.wav", duration_s=1.0, synth_s=0.1,
+                                frames=1000, sample_rate=1000, clips=[(0, 90), (95, 90)])
+    conn = sqlite3.connect(db_path)  # back to how version 7 wrote it
+    conn.execute("ALTER TABLE chunks DROP COLUMN word_starts_json")
+    conn.execute("ALTER TABLE chunks DROP COLUMN clip_lead")
+    conn.execute("PRAGMA user_version = 7")
+    conn.commit()
+    conn.close()
+
+    with JobStore(db_path) as store:
+        chunks = store.chapter_chunks(job_id, 0)
+        assert [(c.state, c.clip_start, c.word_starts, c.clip_word_starts) for c in chunks] == [
+            (ChunkState.DONE, 0, None, None), (ChunkState.DONE, 95, None, None)]
+
+
+def test_word_starts_are_kept_with_the_chunk_and_placed_in_its_clip(store: JobStore,
+                                                                    epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.write_plan(job_id, make_plan(1, 2))
+    first, second = store.pending_chunks(job_id)
+    for row, words in ((first, (40, 60, 95)), (second, None)):
+        store.mark_chunk_done(job_id, row.cache_key, audio_path="a.wav", frames=100,
+                              sample_rate=1000, synth_s=0.1, provider="CPU", word_starts=words)
+    assert [c.clip_word_starts for c in store.chapter_chunks(job_id, 0)] == [None, None]
+    # The stitcher cut 50 frames of silence before the first chunk's clip of 45 frames.
+    store.mark_chapter_done(job_id, 0, audio_path="c.wav", duration_s=1.0, synth_s=0.2,
+                            frames=1000, sample_rate=1000, clips=[(750, 45), (900, 100)],
+                            leads=[50, 0])
+    chunks = store.chapter_chunks(job_id, 0)
+    assert chunks[0].word_starts == (40, 60, 95)
+    assert chunks[0].clip_word_starts == (0, 10, 45)  # in the cut silence: the clip's start
+    assert (chunks[1].word_starts, chunks[1].clip_word_starts) == (None, None)
+    # A new plan of the same text keeps the audio, its words and the chapter's clips.
+    store.write_plan(job_id, make_plan(1, 2))
+    assert store.chapter_chunks(job_id, 0)[0].clip_word_starts == (0, 10, 45)
+    store.reset_chunks(job_id, [first.cache_key])  # its audio is gone: so are its words
+    assert store.chapter_chunks(job_id, 0)[0].word_starts is None
 
 
 def test_peak_vram_keeps_the_maximum_per_device(store: JobStore, epub: Path) -> None:

@@ -22,11 +22,12 @@ from audiopub.book.spoken import spoken_form
 from audiopub.cli import main
 from audiopub.errors import LexiconError
 from audiopub.jobs.models import JobSettings, JobState
-from audiopub.jobs.submission import job_lexicon, submit_job
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.submission import job_lexicon, submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import SynthesisOptions
-from audiopub.tts.piper import PiperEngine, phoneme_ids
+from audiopub.tts.piper import PiperEngine
+from audiopub.tts.piper_config import phoneme_ids
 from audiopub.tts.registry import get_engine
 
 VOICE = "en_US-joe-medium"

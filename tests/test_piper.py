@@ -5,14 +5,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from voices import add_voice_with_rate
 
 from audiopub import settings
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import Engine, SynthesisOptions
 from audiopub.tts.phonemes import expand_titles, phonemize
-from audiopub.tts.piper import PiperEngine, phoneme_ids
+from audiopub.tts.piper import PiperEngine
+from audiopub.tts.piper_config import phoneme_ids
 
 
 @pytest.fixture(scope="module")

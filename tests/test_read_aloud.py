@@ -6,6 +6,7 @@ package on PyPI): Java comes from scripts/install_java.sh (Debian's default-jre-
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import posixpath
@@ -24,7 +25,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from audiopub.audio.ffmpeg import probe
-from audiopub.book.text import normalise_text
+from audiopub.book.text import normalise_text, split_sentences
 from audiopub.cli import main
 from audiopub.errors import AudiopubError
 from audiopub.export.overlay_align import align
@@ -248,23 +249,38 @@ def test_a_finished_book_becomes_a_read_aloud_epub(tmp_path: Path) -> None:
 
     assert opf.get("version") == "3.0"
     assert metas[("media:active-class", None)] == "-epub-media-overlay-active"
-    pars = [par for page in sorted(overlays) for par in overlays[page]]
-    assert metas[("media:duration", None)] == _clock(sum(p[4] - p[3] for p in pars))
+    word_pars = [par for page in sorted(overlays) for par in overlays[page]]
+    assert metas[("media:duration", None)] == _clock(sum(p[4] - p[3] for p in word_pars))
 
-    # Every sentence, in order, is a span of its page holding that sentence as the book has it;
-    # one that crosses the edge of an <em> too, and one long enough for two subtitle cues.
-    texts = []
-    for page, fragment, *_ in pars:
+    # Every sentence, in order, is a span of its page holding that sentence as the book has it
+    # (one that crosses the edge of an <em> too, and one long enough for two subtitle cues), or
+    # a span per word, each with its own clip, where its chunk's word times are exact.
+    def text_of(page: str, fragment: str) -> str:
         (span,) = [el for el in pages[page].iter() if el.get("id") == fragment]
         assert span.tag == f"{XHTML}span"
-        texts.append(normalise_text("".join(span.itertext())))
+        return normalise_text("".join(span.itertext()))
+
+    pars, texts, by_word = [], [], []
+    for sentence, group in itertools.groupby(word_pars, lambda p: re.sub(r"w\d+$", "", p[1])):
+        group = list(group)
+        words = [text_of(page, fragment) for page, fragment, *_ in group]
+        if group[0][1] != sentence:  # word by word
+            by_word.append(" ".join(words))
+            assert [p[4] for p in group[:-1]] == [p[3] for p in group[1:]]
+            assert all(p[3] < p[4] for p in group)
+        texts.append(" ".join(words))
+        pars.append((*group[0][:4], group[-1][4]))
     assert texts == ["Arrival", '"It was very late," she said.', "The train was late.",
                      "It came at last.", LONG, "Departure",
                      "Somewhere a radio was playing an old dance tune."]
+    exact = [sentence for chapter in chapters for passage in chapter.passages
+             if passage.word_starts_s is not None for sentence in split_sentences(passage.text)]
+    assert by_word == [normalise_text(sentence) for sentence in exact]
+    assert "Somewhere a radio was playing an old dance tune." in by_word  # espeak's words, too
 
-    # The clips are made of the subtitles' cues: a clip starts where its sentence's first cue
-    # does and runs on to the next clip (the pause after a chunk is heard with it), the last
-    # to the end of its chapter's audio; every cue is heard inside one clip.
+    # The sentences' clips are made of the subtitles' cues: a clip starts where its sentence's
+    # first cue does and runs on to the next clip (the pause after a chunk is heard with it),
+    # the last to the end of its chapter's audio; every cue is heard inside one clip.
     in_chapter = {1: pars[:5], 2: pars[5:]}
     for chapter in chapters:
         times = _srt_times(tmp_path / "Coastline chapters"
@@ -330,8 +346,11 @@ def test_an_epub2_book_comes_out_as_epub3_with_a_nav_document(tmp_path: Path) ->
              for a in nav.iter(f"{XHTML}a")]
     assert links == [("Arrival", "OEBPS/ch1.xhtml#c1", 1), ("Departure", "OEBPS/ch2.xhtml#c2", 1),
                      ("A letter", "OEBPS/ch2.xhtml#letter", 2)]
-    # A page holding two chapters plays two audio files; a chapter over two pages, one.
-    audio = {page: [p[2].rsplit("/", 1)[1] for p in pars] for page, pars in overlays.items()}
+    # A page holding two chapters plays two audio files; a chapter over two pages, one. (Per
+    # sentence: one whose words are timed has a par per word, ids "<sentence>w1", "…w2".)
+    later_word = re.compile(r"w([2-9]|\d\d+)$")
+    audio = {page: [p[2].rsplit("/", 1)[1] for p in pars if not later_word.search(p[1])]
+             for page, pars in overlays.items()}
     assert audio == {"OEBPS/ch1.xhtml": ["01.m4a"] * 2,
                      "OEBPS/ch2.xhtml": ["02.m4a"] * 2 + ["03.m4a"] * 2,
                      "OEBPS/ch3.xhtml": ["03.m4a"] * 3}

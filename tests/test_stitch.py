@@ -13,6 +13,7 @@ from audiopub.audio.stitch import (
     ChapterWriter,
     fade_edges,
     pause_after,
+    stitch_chapter,
     trim_silence,
 )
 from audiopub.settings import PARAGRAPH_PAUSE_S, SENTENCE_PAUSE_S
@@ -176,3 +177,19 @@ def test_fade_edges_ramps_ends_and_leaves_the_middle() -> None:
     assert np.all(faded[200:800] == 1.0)
     assert np.all(samples == 1.0)  # input untouched
     assert len(fade_edges(np.ones(10, dtype=np.float32), SR)) == 10  # too short: unchanged
+
+
+def test_stitch_reports_the_silence_it_cut_before_each_clip(tmp_path: Path) -> None:
+    """A sample of a chunk's own audio is at clip start + (its index - lead) in the chapter."""
+    chunks = []
+    for number, silence in enumerate((3000, 0)):
+        audio = np.concatenate([np.zeros(silence, np.float32), tone(0.2)])
+        audio[silence + 2000] = 0.9  # a mark to find again
+        sf.write(tmp_path / f"{number}.wav", audio, SR)
+        chunks.append((tmp_path / f"{number}.wav", False))
+    stitched = stitch_chapter(chunks, SR, tmp_path / "chapter.wav")
+    # The sine's first sample is 0: the sound starts one later.
+    assert stitched.leads == (3001 - round(KEEP_SILENCE_S * SR), 0)
+    chapter, _ = sf.read(tmp_path / "chapter.wav", dtype="float32")
+    for (start, _), lead, silence in zip(stitched.clips, stitched.leads, (3000, 0)):
+        assert chapter[start + silence + 2000 - lead] == pytest.approx(0.9, abs=1e-4)

@@ -46,6 +46,9 @@ class StitchedChapter:
     frames: int  # the whole chapter file's, pauses included
     sample_rate: int
     clips: tuple[tuple[int, int], ...]  # each chunk's speech in it: (first frame, frames)
+    # Each chunk's frames cut before its clip (its leading near-silence): a sample at `n` in a
+    # chunk's own audio is at `clip start + n - lead` in the chapter's.
+    leads: tuple[int, ...] = ()
 
     @property
     def duration_s(self) -> float:
@@ -57,7 +60,7 @@ def stitch_chapter(chunks: Sequence[tuple[Path, bool]], sample_rate: int,
     """Write a chapter WAV at `path` from its chunk audio files in order, each with whether it
     ends a paragraph: trimmed, paused, and the chapter pause at the end. The same chunks give
     the same chapter, to the sample, so a chapter can be made again from kept chunk audio."""
-    clips = []
+    clips, leads = [], []
     with ChapterWriter(path, sample_rate) as writer:
         for chunk_path, ends_paragraph in chunks:
             samples, rate = sf.read(chunk_path, dtype="float32")
@@ -65,8 +68,9 @@ def stitch_chapter(chunks: Sequence[tuple[Path, bool]], sample_rate: int,
                 raise AudiopubError(f"{chunk_path.name} is at {rate} Hz, the rest of its "
                                     f"chapter at {sample_rate} Hz")
             clips.append(writer.add(samples, pause_after(ends_paragraph)))
+            leads.append(writer.last_lead)
         writer.add_silence(CHAPTER_PAUSE_S)
-    return StitchedChapter(writer.frames, sample_rate, tuple(clips))
+    return StitchedChapter(writer.frames, sample_rate, tuple(clips), tuple(leads))
 
 
 def trim_silence(
@@ -79,15 +83,25 @@ def trim_silence(
 
     Audio that never rises above the threshold comes back empty.
     """
+    start, end = speech_bounds(samples, sample_rate, threshold_dbfs, keep_s)
+    return np.asarray(samples)[start:end]
+
+
+def speech_bounds(
+    samples: np.ndarray,
+    sample_rate: int,
+    threshold_dbfs: float = SILENCE_THRESHOLD_DBFS,
+    keep_s: float = KEEP_SILENCE_S,
+) -> tuple[int, int]:
+    """Where `trim_silence` cuts: (first frame kept, frame after the last kept); (0, 0) for
+    audio that never rises above the threshold."""
     samples = np.asarray(samples)
     threshold = 10.0 ** (threshold_dbfs / 20.0)
     loud = np.flatnonzero(np.abs(samples) > threshold)
     if loud.size == 0:
-        return samples[:0]
+        return 0, 0
     keep = round(keep_s * sample_rate)
-    start = max(0, int(loud[0]) - keep)
-    end = min(len(samples), int(loud[-1]) + 1 + keep)
-    return samples[start:end]
+    return max(0, int(loud[0]) - keep), min(len(samples), int(loud[-1]) + 1 + keep)
 
 
 def fade_edges(samples: np.ndarray, sample_rate: int, fade_s: float = FADE_S) -> np.ndarray:
@@ -129,6 +143,7 @@ class ChapterWriter:
         self.sample_rate = sample_rate
         self.trim = trim
         self._frames = 0
+        self.last_lead = 0  # frames `add` cut from the head of the last chunk
         self._file: sf.SoundFile | None = None
         self._closing: ExitStack | None = None  # closes the WAV, then renames or removes it
 
@@ -179,8 +194,10 @@ class ChapterWriter:
         the chunk's audio lies in the chapter, exactly: (first frame, frames), silence
         trimmed and pause excluded."""
         audio = _as_mono_float32(samples)
+        self.last_lead = 0
         if self.trim:
-            audio = fade_edges(trim_silence(audio, self.sample_rate), self.sample_rate)
+            self.last_lead, end = speech_bounds(audio, self.sample_rate)
+            audio = fade_edges(audio[self.last_lead:end], self.sample_rate)
         start = self._frames
         self._write(audio)
         self.add_silence(pause_after_s)

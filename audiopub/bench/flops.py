@@ -95,7 +95,7 @@ def piper_gflop_per_audio_s(model: Path, config_path: Path, texts: Sequence[str]
     import onnxruntime as ort
 
     from audiopub.tts.phonemes import phonemize
-    from audiopub.tts.piper import PiperVoiceConfig, phoneme_ids
+    from audiopub.tts.piper_config import PiperVoiceConfig, phoneme_ids
 
     config = PiperVoiceConfig.from_dict(json.loads(config_path.read_text("utf-8")))
     with tempfile.TemporaryDirectory(prefix="audiopub-flops-") as folder:

@@ -73,6 +73,9 @@ def main(args: argparse.Namespace) -> int:
             made = export_read_aloud(store, job.id, Path(folder) / f"{stem} (read-aloud).epub",
                                      args.epub_audio, print_progress)
             print(made.path)
+            if made.word_by_word:
+                print(f"  {made.word_by_word} of {made.placed} sentences are highlighted word "
+                      "by word (the rest whole: their words' times are not known)")
             if made.placed < made.sentences:
                 print(f"  {made.sentences - made.placed} of {made.sentences} sentences were not "
                       "found in the pages: each plays with the sentence before it",

@@ -7,13 +7,14 @@ job's kept audio; the metadata and CSS that reading systems with Media Overlays 
 Reader, Apple Books) play it with, highlighting the sentence being read.
 
 Timing, as in the subtitles (`export.subtitles`), whose cues the sentences are made of (a
-long sentence has several cues, and is highlighted whole):
+long sentence has several cues, and is highlighted whole unless its words are timed):
   exact      where each chunk's speech starts and ends in its chapter's audio;
-  estimated  where a sentence starts and ends inside a chunk of several sentences: the chunk's
-             time shared among them in proportion to their characters.
-Word timings are not known, so there is no word-level highlighting. A clip runs on to where the
-next sentence starts, so the pauses between sentences and paragraphs are heard as recorded
-(reading systems skip what lies between two clips).
+  exact      where each word starts, in a chunk whose words' times are known: its sentences
+             start at their first word, and are highlighted word by word (`overlay_words`);
+  estimated  where a sentence starts and ends inside any other chunk of several sentences:
+             the chunk's time shared among them in proportion to their characters.
+A clip runs on to where the next sentence (or word) starts, so the pauses between sentences and
+paragraphs are heard as recorded (reading systems skip what lies between two clips).
 
 A chapter may cover several pages, or a page several chapters: each clip names its chapter's
 audio file and is timed from that file's start. The sentences are found in the pages by
@@ -65,7 +66,8 @@ from audiopub.export.overlay_package import (
     unique_id,
 )
 from audiopub.export.overlay_text import Fragment, Page, skeleton
-from audiopub.export.subtitles import sentence_cues
+from audiopub.export.overlay_words import word_fragments, word_pars
+from audiopub.export.subtitles import Cue, sentence_cues
 from audiopub.export.timeline import ChapterTimeline, book_timeline
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import stored_book
@@ -82,6 +84,7 @@ class ReadAloud:
     path: Path
     placed: int  # sentences found in the pages, highlighted as they are read
     sentences: int
+    word_by_word: int = 0  # of those placed, the sentences highlighted word by word
 
 
 @dataclass
@@ -115,7 +118,7 @@ def export_read_aloud(store: JobStore, job_id: str, out: Path, audio_format: str
         folder = _free_folder(archive, opf_dir)
         audio_paths = [path.replace(FOLDER, folder, 1) for path in audio_paths]
         pages = _pages(archive, package)
-        placed, total = _place(chapters, pages, audio_paths)
+        placed, total, word_by_word = _place(chapters, pages, audio_paths)
         if not placed:
             raise AudiopubError(f"None of the narrated text of “{job.title}” was found in the "
                                 "pages of its EPUB, so no sentence can be highlighted")
@@ -135,7 +138,7 @@ def export_read_aloud(store: JobStore, job_id: str, out: Path, audio_format: str
                 progress(chapter.number, len(chapters))
             _write(out, archive, package, folder, pages, book.language,
                    list(zip(audio_paths, encoded)), media_type)
-    return ReadAloud(Path(out), placed, total)
+    return ReadAloud(Path(out), placed, total, word_by_word)
 
 
 def _free_folder(archive: EpubArchive, opf_dir: str) -> str:
@@ -177,33 +180,43 @@ def _parsed(archive: EpubArchive, item: Item) -> etree._Element | None:
 
 
 def _place(chapters: list[ChapterTimeline], pages: list[_Page],
-           audio_paths: list[str]) -> tuple[int, int]:
+           audio_paths: list[str]) -> tuple[int, int, int]:
     """Find every sentence in the pages; give each page its fragments and their clips.
-    Returns (sentences placed, sentences with words: "..." has no place and needs none)."""
+    Returns (sentences placed, sentences with words: "..." has no place and needs none,
+    sentences placed word by word)."""
     # A sentence is highlighted whole, from its first cue's start: a long one has several
     # subtitle cues (the lines a player shows), but it is one thing to follow while reading.
-    sentences = [(number, cues[0].start_s, " ".join(" ".join(cue.text.split()) for cue in cues))
+    # Or word by word, where its words' times are exact (every cue of it has them).
+    sentences = [(number, cues[0].start_s, " ".join(" ".join(cue.text.split()) for cue in cues),
+                  _word_starts(cues))
                  for number, chapter in enumerate(chapters)
                  for cues in sentence_cues(chapter)]
-    spans = align([text for _, _, text in sentences],
-                  "".join(page.text.skeleton for page in pages),
-                  [number for number, _, _ in sentences])
+    book_skeleton = "".join(page.text.skeleton for page in pages)
+    spans = align([text for _, _, text, _ in sentences], book_skeleton,
+                  [number for number, _, _, _ in sentences])
     starts = [page.base for page in pages]
     prefix = _id_prefix(pages)
-    found: list[tuple[int, float, list[Fragment], _Page]] = []
-    for index, ((chapter, start_s, _), span) in enumerate(zip(sentences, spans)):
+    found: list[tuple[int, float, list[Fragment], _Page,
+                      tuple[list[list[Fragment]], tuple[float, ...]] | None]] = []
+    for index, ((chapter, start_s, text, words_s), span) in enumerate(zip(sentences, spans)):
         if span is None:
             continue
         page = pages[bisect.bisect_right(starts, span[0]) - 1]
+        words = word_fragments(page.text, page.base, span, text, words_s, book_skeleton,
+                               f"{prefix}{index + 1}")
+        if words is not None and words_s is not None:
+            found.append((chapter, start_s, [f for word in words for f in word], page,
+                          (words, words_s)))
+            continue
         end = min(span[1], page.base + len(page.text.skeleton))
         fragments = page.text.fragments(span[0] - page.base, end - page.base,
                                         f"{prefix}{index + 1}")
         if fragments:
-            found.append((chapter, start_s, fragments, page))
+            found.append((chapter, start_s, fragments, page, None))
     first_start = {}
-    for chapter, start_s, _ in reversed(sentences):
+    for chapter, start_s, _, _ in reversed(sentences):
         first_start[chapter] = start_s
-    for i, (chapter, start_s, fragments, page) in enumerate(found):
+    for i, (chapter, start_s, fragments, page, by_word) in enumerate(found):
         following = found[i + 1] if i + 1 < len(found) else None
         first_of_chapter = i == 0 or found[i - 1][0] != chapter
         # The first clip of a chapter starts with its first sentence, found or not; every clip
@@ -212,9 +225,21 @@ def _place(chapters: list[ChapterTimeline], pages: list[_Page],
         end_s = (following[1] if following and following[0] == chapter
                  else chapters[chapter].duration_s)
         page.fragments.extend(fragments)
-        page.pars.extend(_pars(fragments, audio_paths[chapter], round(begin * 1000),
-                               round(end_s * 1000)))
-    return len(found), sum(1 for _, _, text in sentences if skeleton(text))
+        if by_word is not None:
+            page.pars.extend(word_pars(by_word[0], by_word[1], audio_paths[chapter],
+                                       round(begin * 1000), round(end_s * 1000)))
+        else:
+            page.pars.extend(_pars(fragments, audio_paths[chapter], round(begin * 1000),
+                                   round(end_s * 1000)))
+    return (len(found), sum(1 for _, _, text, _ in sentences if skeleton(text)),
+            sum(1 for entry in found if entry[4] is not None))
+
+
+def _word_starts(cues: list[Cue]) -> tuple[float, ...] | None:
+    """The sentence's word times, where every cue of it has them."""
+    if any(cue.word_starts_s is None for cue in cues):
+        return None
+    return tuple(start for cue in cues for start in cue.word_starts_s or ())
 
 
 def _pars(fragments: list[Fragment], audio: str, begin_ms: int, end_ms: int) -> list[Par]:

@@ -5,8 +5,10 @@ A cue is one sentence, or a piece of one: a sentence longer than a player shows 
 between words, as chunks are cut (`book.chunking.cut_sentence`).
 
 Timing: a chunk's start and end are exact (`export.timeline`). Inside a chunk of several
-sentences the boundaries are *estimated*: the chunk's time is shared among its cues in
-proportion to their characters, which tracks speech closely within one voice and one speed.
+sentences a cue starts where its first word starts, *exactly*, where the chunk's word times are
+known (the engine's own durations); elsewhere the boundaries are *estimated*: the chunk's time
+is shared among its cues in proportion to their characters, which tracks speech closely within
+one voice and one speed. Either way a cue ends where the next one starts.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from typing import Final
 
 from audiopub.book.chunking import cut_sentence
 from audiopub.book.text import split_sentences
-from audiopub.export.timeline import ChapterTimeline
+from audiopub.book.words import text_words
+from audiopub.export.timeline import ChapterTimeline, Passage
 
 LINE_CHARS: Final = 42
 CUE_CHARS: Final = 2 * LINE_CHARS
@@ -28,6 +31,8 @@ class Cue:
     start_s: float
     end_s: float
     text: str  # one or two lines, joined by "\n"
+    # When each of its words (`book.words.text_words`) starts, on the cue's clock, where known.
+    word_starts_s: tuple[float, ...] | None = None
 
 
 def chapter_cues(chapter: ChapterTimeline, offset_s: float = 0.0) -> list[Cue]:
@@ -40,18 +45,44 @@ def sentence_cues(chapter: ChapterTimeline, offset_s: float = 0.0) -> list[list[
     sentences = []
     for passage in chapter.passages:
         pieces = [cut_sentence(sentence, CUE_CHARS) for sentence in split_sentences(passage.text)]
-        total = sum(len(piece) for sentence in pieces for piece in sentence) or 1
-        start, done = passage.start_s, 0
-        span = passage.end_s - passage.start_s
+        cues = _exact_cues(passage, pieces, offset_s) or _estimated_cues(passage, pieces,
+                                                                         offset_s)
         for sentence in pieces:
-            cues = []
-            for piece in sentence:
-                done += len(piece)
-                end = passage.start_s + span * done / total
-                cues.append(Cue(offset_s + start, offset_s + end, _two_lines(piece)))
-                start = end
-            sentences.append(cues)
+            sentences.append(cues[:len(sentence)])
+            cues = cues[len(sentence):]
     return sentences
+
+
+def _exact_cues(passage: Passage, pieces: list[list[str]], offset_s: float) -> list[Cue]:
+    """Cues that start at their first word's time; none where the passage's words are not
+    known, or its pieces do not hold exactly its words."""
+    starts = passage.word_starts_s
+    flat = [piece for sentence in pieces for piece in sentence]
+    counts = [len(text_words(piece)) for piece in flat]
+    if starts is None or sum(counts) != len(starts):
+        return []
+    firsts = [sum(counts[:i]) for i in range(len(flat))]
+    # The first cue starts with the passage's clip, a few milliseconds before its first word.
+    begins = [passage.start_s] + [starts[i] if i < len(starts) else passage.end_s
+                                  for i in firsts[1:]]
+    ends = begins[1:] + [passage.end_s]
+    return [Cue(offset_s + begin, offset_s + end, _two_lines(piece),
+                tuple(offset_s + s for s in starts[first:first + count]))
+            for piece, begin, end, first, count in zip(flat, begins, ends, firsts, counts)]
+
+
+def _estimated_cues(passage: Passage, pieces: list[list[str]], offset_s: float) -> list[Cue]:
+    """Cues sharing the passage's time in proportion to their characters."""
+    flat = [piece for sentence in pieces for piece in sentence]
+    total = sum(len(piece) for piece in flat) or 1
+    start, done, cues = passage.start_s, 0, []
+    span = passage.end_s - passage.start_s
+    for piece in flat:
+        done += len(piece)
+        end = passage.start_s + span * done / total
+        cues.append(Cue(offset_s + start, offset_s + end, _two_lines(piece)))
+        start = end
+    return cues
 
 
 def book_cues(chapters: Sequence[ChapterTimeline]) -> list[Cue]:

@@ -4,15 +4,18 @@ Exact: where each chunk's speech starts and ends in its chapter's audio. The sti
 it (in frames, silence trimmed, pauses excluded) as it writes the chapter, and a chapter's
 place in the book is the sum of the chapters before it, each its exact frame count: ffmpeg
 joins the chapter files back to back, and the book's chapter marks are made the same way.
-Estimated (in `subtitles`): where a sentence starts inside a chunk of several sentences.
+Exact too, where known: where each word of a chunk starts, from the engine's own durations
+(`book.words` says when the engine's words are the book's). Estimated (in `subtitles`): where
+a sentence starts inside a chunk of several sentences whose words are not known.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from audiopub.book.words import book_word_starts
 from audiopub.errors import AudiopubError
-from audiopub.jobs.models import JobState
+from audiopub.jobs.models import ChunkRow, JobState
 from audiopub.jobs.store import JobStore
 
 
@@ -24,6 +27,9 @@ class Passage:
     text: str
     start_s: float
     end_s: float
+    # When each word of `text` (`book.words.text_words`) starts, in seconds from the start of
+    # the chapter; None where the words' times are not known.
+    word_starts_s: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -50,11 +56,17 @@ def book_timeline(store: JobStore, job_id: str) -> list[ChapterTimeline]:
             raise AudiopubError(
                 f"“{job.title}” was made before Audiopub kept its timings: convert the book "
                 "again (the audio already made is reused, so it takes little time)")
-        passages = tuple(Passage(c.text, c.clip_start / rate,  # type: ignore[operator]
-                                 (c.clip_start + c.clip_frames) / rate)  # type: ignore[operator]
-                         for c in chunks)
+        passages = tuple(_passage(chunk, rate) for chunk in chunks)
         duration_s = chapter.frames / rate
         chapters.append(ChapterTimeline(chapter.idx + 1, chapter.title, book_s, duration_s,
                                         passages))
         book_s += duration_s
     return chapters
+
+
+def _passage(chunk: ChunkRow, rate: int) -> Passage:
+    assert chunk.clip_start is not None and chunk.clip_frames is not None  # checked above
+    words = book_word_starts(chunk.text, chunk.spoken, chunk.clip_word_starts)
+    return Passage(chunk.text, chunk.clip_start / rate,
+                   (chunk.clip_start + chunk.clip_frames) / rate,
+                   None if words is None else tuple((chunk.clip_start + w) / rate for w in words))

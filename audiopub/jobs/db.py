@@ -17,7 +17,7 @@ from pathlib import Path
 
 from audiopub.errors import JobStoreError
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 BUSY_TIMEOUT_MS = 10_000  # how long a writer waits for another writer before giving up
 
 SCHEMA_V1: tuple[str, ...] = (
@@ -117,6 +117,12 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
     ),
     (  # 7: each chapter's levels before and after it was brought to the audiobook standard
         "ALTER TABLE chapters ADD COLUMN levels_json TEXT",
+    ),
+    (  # 8: where each of the engine's words starts in a chunk's audio (JSON list of frames;
+       # NULL: not known, as for every chunk made before), and the frames the stitcher cut
+       # before the chunk's clip, which puts those words in the chapter's audio
+        "ALTER TABLE chunks ADD COLUMN word_starts_json TEXT",
+        "ALTER TABLE chunks ADD COLUMN clip_lead INTEGER",
     ),
 )
 

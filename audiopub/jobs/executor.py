@@ -72,6 +72,8 @@ class ChunkResult:
     error: str | None = None  # set when every attempt failed; no file was written
     # Engine seconds per stage for this chunk. Plain data, so it crosses process boundaries.
     stages: dict[str, float] = field(default_factory=dict)
+    # Where each of the engine's words starts in the chunk's audio (`SynthesisResult`).
+    word_starts: tuple[int, ...] | None = None
 
 
 class ChunkExecutor(Protocol):
@@ -89,7 +91,7 @@ def written(engine: Engine, task: ChunkTask, result: SynthesisResult,
              synth_s: float) -> ChunkResult:
     frames = write_chunk(task.out_path, result.audio, result.sample_rate)
     return ChunkResult(task.key, frames, result.sample_rate, synth_s, engine.device.provider,
-                       stages=result.stage_seconds)
+                       stages=result.stage_seconds, word_starts=result.word_starts)
 
 
 def synthesize_to_file(engine: Engine, task: ChunkTask,

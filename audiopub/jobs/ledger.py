@@ -33,6 +33,7 @@ from audiopub.jobs.ledger_rows import (
     new_chapter_row,
     new_chunk_row,
     signature,
+    words_json,
 )
 from audiopub.jobs.models import (
     ChapterProgress,
@@ -132,12 +133,14 @@ class JobLedger(StoreDatabase):
     def mark_chunk_done(self, job_id: str, cache_key: str, *, audio_path: str, frames: int,
                         sample_rate: int, synth_s: float, provider: str | None,
                         stage_times: Mapping[str, float] | None = None,
-                        wall_s: float | None = None) -> int:
+                        wall_s: float | None = None,
+                        word_starts: Sequence[int] | None = None) -> int:
         """Record a chunk's finished audio (call after the file is safely written).
 
         `synth_s` is the engine's time for this chunk and `stage_times` its seconds per stage
         (e.g. phonemes, model); `wall_s` is the wall-clock time the run spent on it (since the
         previous chunk was recorded), whose sum is how long the job took to speak.
+        `word_starts` are where the engine's words start in the audio, if it said.
 
         Marks every chunk of the job with this key; returns how many. 0 means the plan or the
         settings changed meanwhile and the audio must not be used.
@@ -147,10 +150,11 @@ class JobLedger(StoreDatabase):
                 UPDATE chunks SET state = 'done', audio_path = ?, frames = ?, sample_rate = ?,
                     duration_s = ?, synth_s = ?, provider = ?, stage_times_json = ?,
                     wall_s = ?, done_at = ?, attempts = attempts + 1, error = NULL,
-                    reused_from = NULL
+                    reused_from = NULL, word_starts_json = ?
                 WHERE job_id = ? AND cache_key = ?
             """, (audio_path, frames, sample_rate, frames / sample_rate, synth_s, provider,
-                  times_json(stage_times), wall_s, time.time(), job_id, cache_key))
+                  times_json(stage_times), wall_s, time.time(), words_json(word_starts),
+                  job_id, cache_key))
             touch_job(conn, job_id)
         return cursor.rowcount
 
@@ -171,8 +175,9 @@ class JobLedger(StoreDatabase):
 
     def mark_chunks_reused(self, job_id: str, reused: Iterable[tuple[ChunkRow, str]]) -> int:
         """Mark chunks done with audio another job made: (that job's chunk row, where this
-        job's copy of the file is). Its engine figures come along, since they describe the
-        audio; wall time does not, since this job spent none. Returns the chunks marked."""
+        job's copy of the file is). Its engine figures and word starts come along, since they
+        describe the audio; wall time does not, since this job spent none. Returns the chunks
+        marked."""
         marked = 0
         with self._write() as conn:
             for source, audio_path in reused:
@@ -180,12 +185,12 @@ class JobLedger(StoreDatabase):
                     UPDATE chunks SET state = 'done', audio_path = ?, frames = ?,
                         sample_rate = ?, duration_s = ?, synth_s = ?, provider = ?,
                         stage_times_json = ?, wall_s = NULL, done_at = ?, error = NULL,
-                        reused_from = ?
+                        reused_from = ?, word_starts_json = ?
                     WHERE job_id = ? AND cache_key = ? AND state != 'done'
                 """, (audio_path, source.frames, source.sample_rate, source.duration_s,
                       source.synth_s, source.provider, times_json(source.stage_times),
-                      time.time(), source.reused_from or source.job_id, job_id,
-                      source.cache_key)).rowcount
+                      time.time(), source.reused_from or source.job_id,
+                      words_json(source.word_starts), job_id, source.cache_key)).rowcount
             touch_job(conn, job_id)
         return marked
 
@@ -212,7 +217,7 @@ class JobLedger(StoreDatabase):
                     UPDATE chunks SET state = 'pending', audio_path = NULL, frames = NULL,
                         sample_rate = NULL, duration_s = NULL, synth_s = NULL, provider = NULL,
                         stage_times_json = NULL, wall_s = NULL, done_at = NULL, error = NULL,
-                        reused_from = NULL
+                        reused_from = NULL, word_starts_json = NULL
                     WHERE job_id = ? AND cache_key = ?
                 """, (job_id, key))
 
@@ -222,12 +227,14 @@ class JobLedger(StoreDatabase):
                           stage_times: Mapping[str, float] | None = None,
                           frames: int | None = None, sample_rate: int | None = None,
                           clips: Sequence[tuple[int, int]] = (),
+                          leads: Sequence[int] = (),
                           levels: Mapping[str, Mapping[str, float | None]] | None = None
                           ) -> bool:
         """Record a chapter's stitched audio and telemetry (engine figures, see `figures`).
 
         `frames` and `sample_rate` are the chapter audio's exact length; `clips` gives, for
-        each chunk in order, where its speech lies in that audio: (first frame, frames);
+        each chunk in order, where its speech lies in that audio: (first frame, frames), and
+        `leads` the frames of each chunk's own audio cut before that (none given: unknown);
         `levels` its levels before and after leveling ({"before": {...}, "after": {...}}).
 
         Refused (False) unless every chunk of the chapter is done: if a chunk was reset while
@@ -244,10 +251,11 @@ class JobLedger(StoreDatabase):
                 WHERE job_id = ? AND idx = ?
             """, (audio_path, duration_s, synth_s, chars_per_s, rtf, times_json(stage_times),
                   frames, sample_rate, json.dumps(levels) if levels else None, job_id, idx))
+            lead_of = list(leads) + [None] * (len(clips) - len(leads))
             conn.executemany(
-                "UPDATE chunks SET clip_start = ?, clip_frames = ? "
+                "UPDATE chunks SET clip_start = ?, clip_frames = ?, clip_lead = ? "
                 "WHERE job_id = ? AND chapter_idx = ? AND idx = ?",
-                [(start, length, job_id, idx, position)
+                [(start, length, lead_of[position], job_id, idx, position)
                  for position, (start, length) in enumerate(clips)])
             touch_job(conn, job_id)
         return cursor.rowcount == 1

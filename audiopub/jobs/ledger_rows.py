@@ -19,7 +19,7 @@ CHAPTER_COLUMNS = (
 CHUNK_COLUMNS = (
     "job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames, "
     "duration_s, synth_s, provider, attempts, error, stage_times_json, sample_rate, wall_s, "
-    "done_at, spoken, reused_from, clip_start, clip_frames"
+    "done_at, spoken, reused_from, clip_start, clip_frames, word_starts_json, clip_lead"
 )
 INSERT_CHAPTER = (f"INSERT INTO chapters ({CHAPTER_COLUMNS}) "
                   f"VALUES ({', '.join('?' * len(CHAPTER_COLUMNS.split(',')))})")
@@ -48,7 +48,8 @@ def chapter_from_row(row: Sequence[Any]) -> ChapterRow:
 def chunk_from_row(row: Sequence[Any]) -> ChunkRow:
     (job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames,
      duration_s, synth_s, provider, attempts, error, stage_times_json, sample_rate,
-     wall_s, done_at, spoken, reused_from, clip_start, clip_frames) = row
+     wall_s, done_at, spoken, reused_from, clip_start, clip_frames, word_starts_json,
+     clip_lead) = row
     return ChunkRow(
         job_id=job_id, chapter_idx=chapter_idx, idx=idx, text=text,
         ends_paragraph=bool(ends_paragraph), cache_key=cache_key, state=ChunkState(state),
@@ -57,7 +58,16 @@ def chunk_from_row(row: Sequence[Any]) -> ChunkRow:
         stage_times=times_of(stage_times_json), sample_rate=sample_rate, wall_s=wall_s,
         done_at=done_at, spoken=spoken or text, reused_from=reused_from,
         clip_start=clip_start, clip_frames=clip_frames,
+        word_starts=words_of(word_starts_json), clip_lead=clip_lead,
     )
+
+
+def words_json(word_starts: Sequence[int] | None) -> str | None:
+    return json.dumps(list(word_starts)) if word_starts is not None else None
+
+
+def words_of(text: str | None) -> tuple[int, ...] | None:
+    return tuple(json.loads(text)) if text is not None else None
 
 
 # --- a new plan, keeping what the old one finished -------------------------------------------
@@ -108,12 +118,14 @@ def new_chunk_row(job_id: str, chapter_idx: int, idx: int, chunk: Chunk, key: st
                   done: ChunkRow | None, clip: ChunkRow | None) -> tuple[Any, ...]:
     """A plan row; `done` is a finished chunk of the old plan with the same key, if any, and
     `clip` the same chunk of a kept chapter, whose place in the chapter's audio stands."""
-    clip_start, clip_frames = (clip.clip_start, clip.clip_frames) if clip else (None, None)
+    clip_start, clip_frames, clip_lead = ((clip.clip_start, clip.clip_frames, clip.clip_lead)
+                                          if clip else (None, None, None))
     if done is None:
         return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
                 ChunkState.PENDING.value, None, None, None, None, None, 0, None, None, None,
-                None, None, chunk.spoken, None, None, None)
+                None, None, chunk.spoken, None, None, None, None, None)
     return (job_id, chapter_idx, idx, chunk.text, chunk.ends_paragraph, key,
             ChunkState.DONE.value, done.audio_path, done.frames, done.duration_s, done.synth_s,
             done.provider, done.attempts, None, times_json(done.stage_times), done.sample_rate,
-            done.wall_s, done.done_at, chunk.spoken, done.reused_from, clip_start, clip_frames)
+            done.wall_s, done.done_at, chunk.spoken, done.reused_from, clip_start, clip_frames,
+            words_json(done.word_starts), clip_lead)

@@ -221,6 +221,20 @@ class ChunkRow:
     # silence trimmed, pauses excluded), once the chapter is stitched.
     clip_start: int | None = None
     clip_frames: int | None = None
+    # Where each of the engine's words starts in the chunk's own audio (frames; see
+    # `SynthesisResult.word_starts`), None where the engine did not say. They describe the
+    # audio, so they go wherever it is reused.
+    word_starts: tuple[int, ...] | None = None
+    clip_lead: int | None = None  # frames of its audio cut before its clip (leading silence)
+
+    @property
+    def clip_word_starts(self) -> tuple[int, ...] | None:
+        """The engine's word starts relative to the clip's first frame in the chapter (a word
+        that starts in the trimmed silence starts with the clip), or None where unknown."""
+        if self.word_starts is None or self.clip_lead is None or self.clip_frames is None:
+            return None
+        return tuple(min(max(0, start - self.clip_lead), self.clip_frames)
+                     for start in self.word_starts)
 
 
 @dataclass(frozen=True)

@@ -183,7 +183,7 @@ class JobRun:
             self.job.id, chunk.cache_key, audio_path=chunk_relpath(chunk.cache_key),
             frames=result.frames, sample_rate=result.sample_rate, synth_s=result.synth_s,
             provider=result.provider, stage_times=result.stages,
-            wall_s=now - self._last_chunk_at)
+            wall_s=now - self._last_chunk_at, word_starts=result.word_starts)
         self._last_chunk_at = now
         # Every chunk with this text shares the audio, so all of them are done now.
         self._progress = replace(self._progress,
@@ -219,7 +219,7 @@ class JobRun:
                          "level": time.perf_counter() - stitched_at,
                          **{f"engine.{name}": seconds for name, seconds in engine_stages.items()}},
             frames=stitched.frames, sample_rate=sample_rate, clips=stitched.clips,
-            levels=levels,
+            leads=stitched.leads, levels=levels,
         )
 
     def _level(self, wav: Path, title: str) -> dict[str, dict[str, float | None]]:

@@ -106,6 +106,11 @@ class SynthesisResult:
     # Engine seconds per stage ("load", "phonemes", "model", "step_loop", ...) spent on this
     # chunk; a batch's shared stages are shared out by text length. Stages in the engine's order.
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    # The sample in `audio` where each word of the text starts, as the engine's text front end
+    # split it into words (espeak's words, for Piper: "I am" may be one, "forty-two" is one),
+    # in order. Exact where known: the model's own durations, not an estimate. None where the
+    # engine does not say (Supertonic, a Piper graph that does not expose its durations).
+    word_starts: tuple[int, ...] | None = None
 
     @property
     def frames(self) -> int:

@@ -6,7 +6,8 @@ A multi-speaker voice is one voice per speaker, `MODEL#SPEAKER`, all sharing one
 row of a batch is fed its own speaker id. The graph runs through Audiopub's own session
 factory, so the GPU toggle and the provider report work as for every engine, loaded through
 `piper_graph`'s rewrite: with each item's exact length exposed, chunks run as padded batches
-and are cut where they end.
+and are cut where they end, and each result says where its words start (from the same
+durations).
 """
 
 from __future__ import annotations
@@ -40,8 +41,21 @@ from audiopub.tts.engine import (
     synthesize_in_batches,
 )
 from audiopub.tts.phonemes import phonemize
-from audiopub.tts.piper_config import BOS, EOS, PAD, PiperVoiceConfig, phoneme_ids
-from audiopub.tts.piper_graph import PHONEME_FRAMES, PHONEME_FRAMES_STEP, item_lengths
+from audiopub.tts.piper_config import (
+    BOS,
+    EOS,
+    PAD,
+    PiperInput,
+    PiperVoiceConfig,
+    encode,
+)
+from audiopub.tts.piper_graph import (
+    PHONEME_FRAMES,
+    PHONEME_FRAMES_STEP,
+    hop_of,
+    item_lengths,
+    phoneme_starts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -73,14 +87,6 @@ def find_voices(extra_dir: Path | None = None) -> dict[str, PiperVoiceFiles]:
             if config.is_file():
                 voices[model.stem] = PiperVoiceFiles(model.stem, model, config)
     return voices
-
-
-@dataclass(frozen=True)
-class _PiperInput:
-    """A text as `prepare` made it: phoneme ids, and the speaker that is to say them."""
-
-    ids: list[int]
-    speaker: int  # the graph's `sid`; 0 for a single-speaker voice
 
 
 class _LoadedVoice:
@@ -228,8 +234,9 @@ class PiperEngine:
         prepared = []
         for text in texts:
             began = time.perf_counter()
-            ids = phoneme_ids(_phonemes(text, config.espeak_voice), config.phoneme_id_map)
-            prepared.append(PreparedText(text, len(ids), _PiperInput(ids, speaker),
+            encoded = encode(_phonemes(text, config.espeak_voice), config.phoneme_id_map,
+                             speaker)
+            prepared.append(PreparedText(text, len(encoded.ids), encoded,
                                          time.perf_counter() - began))
         return prepared
 
@@ -248,14 +255,15 @@ class PiperEngine:
             return [result for item in prepared
                     for result in self.speak([item], voice, options)]
         began = time.perf_counter()
-        waves = _run_padded(loaded, [item.data for item in prepared], options)
+        waves, word_starts = _run_padded(loaded, [item.data for item in prepared], options)
         model_s = time.perf_counter() - began
         total = sum(item.length for item in prepared) or 1
         results = []
-        for number, (item, wave) in enumerate(zip(prepared, waves, strict=True)):
+        for number, (item, wave, words) in enumerate(zip(prepared, waves, word_starts,
+                                                           strict=True)):
             stages = {"load": load_s} if number == 0 and load_s else {}
             stages.update(phonemes=item.seconds, model=model_s * item.length / total)
-            results.append(SynthesisResult(wave, loaded.config.sample_rate, stages))
+            results.append(SynthesisResult(wave, loaded.config.sample_rate, stages, words))
         return results
 
     def synthesize(
@@ -264,10 +272,11 @@ class PiperEngine:
         return synthesize_in_batches(self, texts, voice, options, BatchLimits(self.batch_size))
 
 
-def _run_padded(loaded: _LoadedVoice, batch: Sequence[_PiperInput],
-                options: SynthesisOptions) -> list[np.ndarray]:
+def _run_padded(loaded: _LoadedVoice, batch: Sequence[PiperInput], options: SynthesisOptions
+                ) -> tuple[list[np.ndarray], list[tuple[int, ...] | None]]:
     """One ONNX run over phoneme id lists padded to the longest; each item's audio cut at its
-    own length (the padding past it is not silence)."""
+    own length (the padding past it is not silence), and where its words start in it (None
+    from a graph that does not expose its durations)."""
     config = loaded.config
     ids = np.zeros((len(batch), max(len(item.ids) for item in batch)), dtype=np.int64)
     for row, item in enumerate(batch):
@@ -285,12 +294,19 @@ def _run_padded(loaded: _LoadedVoice, batch: Sequence[_PiperInput],
     wanted = [loaded.audio_output, *([PHONEME_FRAMES] if loaded.gives_lengths else [])]
     outputs = loaded.session.inference.run(wanted, inputs)
     audio = outputs[0].reshape(len(batch), -1)  # [B, 1, (1,) T] in Piper's exports
+    words: list[tuple[int, ...] | None] = [None] * len(batch)
     if loaded.gives_lengths:
         lengths = item_lengths(outputs[1], audio.shape[1])
+        hop = hop_of(outputs[1], audio.shape[1])
+        frames = outputs[1].reshape(len(batch), -1)
+        # Each row its own durations, up to its own length (the rest is the batch's padding).
+        words = [phoneme_starts(row[:len(item.ids)], item.word_positions, hop)
+                 for row, item in zip(frames, batch, strict=True)]
     else:  # a single item, not rewritten: the audio is exactly its length
         lengths = [audio.shape[1]]
-    return [np.clip(row[:length], -1.0, 1.0).astype(np.float32)
-            for row, length in zip(audio, lengths, strict=True)]
+    waves = [np.clip(row[:length], -1.0, 1.0).astype(np.float32)
+             for row, length in zip(audio, lengths, strict=True)]
+    return waves, words
 
 
 def _phonemes(text: str, espeak_voice: str) -> list[str]:

@@ -60,12 +60,45 @@ def _speaker_names(count: int, id_map: Mapping[str, int]) -> tuple[str, ...]:
     return tuple(names)
 
 
+WORD_BOUNDARY: Final = " "  # between espeak's words
+PUNCTUATION: Final = frozenset(",.;:!?¡¿—…\"«»“”")  # phoneme symbols that are no word's sound
+
+
+@dataclass(frozen=True)
+class PiperInput:
+    """A text as the model takes it: its phoneme ids, where each word starts among them, and
+    the speaker that is to say it."""
+
+    ids: list[int]
+    # Where each word starts among the ids: at the PAD before its first sounding phoneme, where
+    # the voice already moves into the word (its onset was measured there, 2-3 frames before
+    # the phoneme itself). A word is what espeak put between two word boundaries (" "), if it
+    # holds more than punctuation (",", "." stay glued to the word before).
+    word_positions: list[int]
+    speaker: int = 0  # the graph's `sid`; 0 for a single-speaker voice
+
+
+def encode(phonemes: Sequence[str], id_map: Mapping[str, Sequence[int]],
+           speaker: int = 0) -> PiperInput:
+    """Piper's id layout, BOS PAD (phoneme PAD)* EOS (phonemes the voice lacks are skipped),
+    and where the words start in it."""
+    ids = [*id_map[BOS], *id_map[PAD]]
+    positions: list[int] = []
+    in_word = False  # a sounding phoneme of the current word has been seen
+    for phoneme in phonemes:
+        if phoneme == WORD_BOUNDARY:
+            in_word = False
+        if phoneme not in id_map:
+            continue
+        if not in_word and phoneme != WORD_BOUNDARY and phoneme not in PUNCTUATION:
+            positions.append(len(ids) - len(id_map[PAD]))
+            in_word = True
+        ids.extend(id_map[phoneme])
+        ids.extend(id_map[PAD])
+    ids.extend(id_map[EOS])
+    return PiperInput(ids, positions, speaker)
+
+
 def phoneme_ids(phonemes: Sequence[str], id_map: Mapping[str, Sequence[int]]) -> list[int]:
     """Piper's id layout: BOS PAD (phoneme PAD)* EOS; phonemes the voice lacks are skipped."""
-    ids = [*id_map[BOS], *id_map[PAD]]
-    for phoneme in phonemes:
-        if phoneme in id_map:
-            ids.extend(id_map[phoneme])
-            ids.extend(id_map[PAD])
-    ids.extend(id_map[EOS])
-    return ids
+    return encode(phonemes, id_map).ids

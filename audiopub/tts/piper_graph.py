@@ -10,6 +10,7 @@ output, `PHONEME_FRAMES` [batch, 1, phonemes]; the audio output is untouched.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -46,9 +47,27 @@ PHONEME_FRAMES_STEP = RewriteStep("frames-v1", expose_phoneme_frames)
 def item_lengths(phoneme_frames: np.ndarray, padded_samples: int) -> list[int]:
     """Each item's exact length in samples, from the graph's rounded durations and the padded
     audio's length (the longest item's frames times the hop, which this derives)."""
-    frames = np.maximum(1, np.rint(phoneme_frames.reshape(len(phoneme_frames), -1).sum(axis=1)))
-    hop, rest = divmod(padded_samples, int(frames.max()))
-    if rest:
-        raise ValueError(f"{padded_samples} samples are not a whole number of "
-                         f"{int(frames.max())} frames")
+    frames = _frames_per_item(phoneme_frames)
+    hop = hop_of(phoneme_frames, padded_samples)
     return [int(count) * hop for count in frames]
+
+
+def hop_of(phoneme_frames: np.ndarray, padded_samples: int) -> int:
+    """Audio samples per decoder frame: the padded audio is the longest item's frames long."""
+    longest = int(_frames_per_item(phoneme_frames).max())
+    hop, rest = divmod(padded_samples, longest)
+    if rest:
+        raise ValueError(f"{padded_samples} samples are not a whole number of {longest} frames")
+    return hop
+
+
+def phoneme_starts(item_frames: np.ndarray, positions: Sequence[int], hop: int) -> tuple[int, ...]:
+    """The sample where each phoneme id at `positions` starts sounding, in an item's audio:
+    the frames of every id before it (BOS and the PADs between phonemes take frames too),
+    times the hop. `item_frames` is one batch row's durations, one per input id."""
+    before = np.concatenate(([0], np.cumsum(np.rint(item_frames.reshape(-1)))))
+    return tuple(int(before[position]) * hop for position in positions)
+
+
+def _frames_per_item(phoneme_frames: np.ndarray) -> np.ndarray:
+    return np.maximum(1, np.rint(phoneme_frames.reshape(len(phoneme_frames), -1).sum(axis=1)))
