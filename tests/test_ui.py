@@ -28,6 +28,7 @@ from tiny_supertonic import build_tiny_model
 
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, user_lexicon_path
+from audiopub.export.audiobookshelf import export_audiobookshelf
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.tts.piper import embedded_voice
 from audiopub.ui.services import GpuSupport, Services, set_current
@@ -349,7 +350,8 @@ async def test_dark_mode_cycles_and_is_remembered(user: User, services: Services
 
 
 async def test_generate_progress_done_download_library(user: User, small_book: Path,
-                                                       services: Services) -> None:
+                                                       services: Services,
+                                                       tmp_path: Path) -> None:
     await open_with_book(user, small_book)
     user.find(marker="generate").click()
     await see(user, marker="job")
@@ -393,7 +395,8 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     assert text(user, "book-sentence") == second.text.replace("\n", " ")
     user.find(marker="book-subtitles-srt").click()
     subtitles = await user.download.next(timeout=10)
-    assert subtitles.content.decode("utf-8").startswith("1\n00:00:00,000 --> ")
+    # The first words come after the chapter's room tone at its head.
+    assert subtitles.content.decode("utf-8").startswith("1\n00:00:00,750 --> ")
     # Exports made from the kept audio, then downloaded.
     user.find(marker="book-export-epub").click()
     epub = await user.download.next(timeout=60)
@@ -413,8 +416,20 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     opus = await user.download.next(timeout=60)
     with zipfile.ZipFile(io.BytesIO(opus.content)) as archive:
         assert archive.namelist()[0] == "A Small Book/01 - Chapter One.opus"
+    # The Audiobookshelf folder, exactly as `audiopub export --audiobookshelf` writes it.
+    user.find(marker="book-export-audiobookshelf").click()
+    shelf = await user.download.next(timeout=60)
+    cli = export_audiobookshelf(services.store, job_id, tmp_path / "shelf")
+    written = sorted(p for p in cli.rglob("*") if p.is_file())
+    with zipfile.ZipFile(io.BytesIO(shelf.content)) as archive:
+        assert archive.namelist() == [p.relative_to(tmp_path / "shelf").as_posix()
+                                      for p in written]
+        assert archive.namelist()[:2] == ["Ann Author/A Small Book/A Small Book.m4b",
+                                          "Ann Author/A Small Book/cover.jpg"]
+        assert all(archive.read(p.relative_to(tmp_path / "shelf").as_posix()) == p.read_bytes()
+                   for p in written)
     exports = [services.export_path(services.store.get_job(job_id), kind)
-               for kind in ("epub", "mp3", "mp3-book", "opus")]
+               for kind in ("epub", "mp3", "mp3-book", "opus", "audiobookshelf")]
     assert all(path.is_file() for path in exports)
     played = await user.http_client.get(f"/library/{job_id}/audio",
                                         headers={"Range": "bytes=0-99"})

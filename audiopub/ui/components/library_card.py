@@ -66,7 +66,9 @@ class LibraryCard:
                                             ("mp3-book", "MP3, one file with chapters"),
                                             ("mp3", "MP3, a file per chapter (.zip)"),
                                             ("m4a", "M4A (AAC), a file per chapter (.zip)"),
-                                            ("opus", "Opus, a file per chapter (.zip)")):
+                                            ("opus", "Opus, a file per chapter (.zip)"),
+                                            ("audiobookshelf",
+                                             "Audiobookshelf folder: Author/Title (.zip)")):
                             ui.menu_item(label, on_click=lambda k=kind: self._export(k)) \
                                 .mark(f"book-export-{kind}")
                 ui.button("Delete", icon="delete_outline", on_click=self._confirm_delete) \
