@@ -47,6 +47,7 @@ from audiopub.jobs.worker import Worker
 from audiopub.tts import onnx_runtime, registry
 from audiopub.tts.engine import SynthesisOptions, Voice, voice_of
 from audiopub.ui.activity import JobActivity
+from audiopub.ui.chosen_forms import remove_made
 from audiopub.ui.preferences import Preferences
 from audiopub.ui.uploads import max_upload_bytes, remove_stale_uploads
 from audiopub.ui.voice_downloads import VoiceDownloads
@@ -250,9 +251,12 @@ class Services:
     def delete(self, job_id: str) -> str:
         """Forget a stopped job. Its book is deleted only if Audiopub's library holds it."""
         job = self.store.get_job(job_id)
+        in_library = self._in_library(job.output_path)
+        if in_library:  # their list is in the job's folder, which goes with the job
+            remove_made(self.store, job)
         self.store.delete_job(job_id)
         self.activity.forget(job_id)
-        if self._in_library(job.output_path):
+        if in_library:
             job.output_path.unlink(missing_ok=True)
             for cover in self._covers(job.output_path):
                 cover.unlink(missing_ok=True)
