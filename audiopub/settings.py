@@ -19,7 +19,9 @@ DEFAULT_SPEED: Final = 1.0
 MIN_SPEED: Final = 0.7
 MAX_SPEED: Final = 2.0
 
-# Silence inserted by the stitcher, in seconds.
+# Silence inserted by the stitcher, in seconds. Head and tail are the room tone audiobook
+# distributors (ACX) ask of every file: 0.5-1 s before the speech, 1-5 s after it.
+CHAPTER_HEAD_S: Final = 0.75  # at the start of every chapter, before its first words
 SENTENCE_PAUSE_S: Final = 0.25  # between chunks inside a paragraph
 PARAGRAPH_PAUSE_S: Final = 0.6  # after the last chunk of a paragraph
 CHAPTER_PAUSE_S: Final = 1.5  # at the end of every chapter, before the next one starts

@@ -245,7 +245,7 @@ def test_a_16_khz_voice_keeps_its_sample_rate_to_the_book(
     assert {c.sample_rate for c in chunks} == {16_000}
     speech_s = sum(c.duration_s for c in chunks)  # frames / 16,000, as the voice made them
     pauses_s = (sum(pause_after(c.ends_paragraph) for c in chunks)
-                + settings.CHAPTER_PAUSE_S * len(chapters))
+                + (settings.CHAPTER_HEAD_S + settings.CHAPTER_PAUSE_S) * len(chapters))
     book_s = probe(out).duration_s
     # The stitcher only trims near-silence at each chunk's edges (a few per cent of speech);
     # played at 22.05 kHz the speech would have lasted 73 % as long.

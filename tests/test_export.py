@@ -16,8 +16,10 @@ from lxml import etree
 
 from audiopub.audio.ffmpeg import ffmpeg_exe, probe
 from audiopub.audio.loudness import Measured, normalise_filter
+from audiopub.audio.stitch import head_frames
 from audiopub.cli import main
 from audiopub.errors import AudiopubError
+from audiopub.export.chapter_audio import chapter_wavs
 from audiopub.export.names import numbered, safe_name
 from audiopub.export.subtitles import (
     CUE_CHARS,
@@ -139,8 +141,9 @@ def test_subtitles_follow_the_audio_to_the_sample(finished_book: tuple[str, Path
         "A dog slept in the shade of the ticket office.", "Departure",
         "Somewhere a radio was playing an old dance tune."]
     assert (tmp_path / "Coastline.vtt").read_text("utf-8").startswith("WEBVTT\n")
+    # Each chapter's first words come after its room tone (0.75 s), on its own clock too.
     chapter_two = (tmp_path / "Coastline chapters" / "02 - Departure.srt").read_text("utf-8")
-    assert chapter_two.startswith("1\n00:00:00,000 --> ")
+    assert chapter_two.startswith("1\n00:00:00,750 --> ")
 
     # Heard in the finished .m4b: speech inside every cue, silence between chunks.
     wav = tmp_path / "decoded.wav"
@@ -153,6 +156,8 @@ def test_subtitles_follow_the_audio_to_the_sample(finished_book: tuple[str, Path
         assert _rms(audio, rate, start, end) > 0.01, (start, end)
     chunk_ends = [(end, start) for (_, end), (start, _) in zip(cues, cues[1:]) if start > end]
     assert len(chunk_ends) == 4  # a pause between every two of the five chunks
+    assert 0.5 <= cues[0][0] <= 1.0  # the book's first words, after the head's room tone
+    chunk_ends.insert(0, (0.0, cues[0][0]))
     for end, start in chunk_ends:
         assert _rms(audio, rate, end + 0.01, start - 0.01) < 1e-3, (end, start)
 
@@ -210,6 +215,10 @@ def test_a_file_per_chapter_tagged_with_its_cover(finished_book: tuple[str, Path
         # As long as the chapter, decoded (containers' durations count encoder padding).
         assert _decoded_seconds(path) == pytest.approx(chapter.frames / chapter.sample_rate,
                                                        abs=0.03)
+        # And as long as the chapter in the .m4b: the split adds nothing (the room tone at
+        # the head and tail is part of the chapter, in both).
+        mark = probe(book).chapters[number - 1]
+        assert _decoded_seconds(path) == pytest.approx(mark.end_s - mark.start_s, abs=0.1)
         if format_name == "mp3-cbr":
             assert written.sample_rate == 44_100
         if format_name != "opus":  # Ogg keeps its comments with the stream, not the file
@@ -236,6 +245,15 @@ def test_exported_files_meet_the_audiobook_loudness_standard(finished_book: tupl
 def test_silence_is_left_as_it_is() -> None:
     silent = Measured(float("-inf"), float("-inf"), 0.0, -70.0, 0.0)
     assert normalise_filter(silent, 22_050) == "aresample=22050"
+
+
+def test_a_chapter_mostly_pause_is_aimed_louder_for_its_rms() -> None:
+    """Loudness gates the room tone out, RMS does not: -20 LUFS would leave this one's RMS at
+    -23.5 dB, under the window, so it is aimed 2.5 dB louder; speech alone is aimed as usual."""
+    mostly_pause = Measured(-26.0, -8.0, 3.0, -36.0, 0.0, rms_db=-29.5)
+    assert "loudnorm=I=-17.5:" in normalise_filter(mostly_pause, 22_050)
+    speech = Measured(-26.0, -8.0, 3.0, -36.0, 0.0, rms_db=-26.5)
+    assert "loudnorm=I=-20.0:" in normalise_filter(speech, 22_050)
 
 
 def test_the_whole_book_in_one_mp3_with_its_chapters(finished_book: tuple[str, Path],
@@ -267,6 +285,47 @@ def test_chapters_are_made_again_from_the_kept_chunks(finished_book: tuple[str, 
     assert not list((tmp_path / "out").rglob("*.mp3"))
     assert main(["export", job_id, "--format", "mp3", "--format", "mp3-cbr"]) == 1
     assert "choose one" in capsys.readouterr().err
+
+
+def test_every_chapter_has_room_tone_at_its_head_and_tail(finished_book: tuple[str, Path],
+                                                          tmp_path: Path) -> None:
+    """What distributors (ACX) ask of each file: 0.5-1 s of room tone before the first words,
+    1-5 s after the last; heard in the .m4b, where its chapter marks say each chapter is."""
+    _, book = finished_book
+    wav = tmp_path / "decoded.wav"
+    subprocess.run([ffmpeg_exe(), "-v", "error", "-i", str(book), "-ac", "1", str(wav)],
+                   check=True)
+    audio, rate = sf.read(wav, dtype="float32")
+    for mark in probe(book).chapters:
+        chapter = audio[round(mark.start_s * rate):round(mark.end_s * rate)]
+        loud = np.flatnonzero(np.abs(chapter) > 10 ** (-50 / 20))  # the stitcher's threshold
+        head, tail = loud[0] / rate, (len(chapter) - loud[-1]) / rate
+        assert 0.5 <= head <= 1.0 and 1.0 <= tail <= 5.0, (mark.title, head, tail)
+
+
+def test_a_book_made_before_chapters_had_a_head_exports_as_it_was(
+        finished_book: tuple[str, Path], data_dir: Path) -> None:
+    """A chapter is made again as its stored timings say: without room tone at the head for
+    a book made before there was any, so exported audio and exported timings agree."""
+    job_id, _ = finished_book
+    with JobStore.open_default() as store:
+        chapter = store.chapters(job_id)[0]
+        head = store.chapter_chunks(job_id, 0)[0].clip_start
+    assert head == head_frames(chapter.sample_rate)
+    with sqlite3.connect(data_dir / "jobs.sqlite3") as conn:  # as such a book was stored
+        conn.execute("UPDATE chunks SET clip_start = clip_start - ? WHERE job_id = ?",
+                     (head, job_id))
+        conn.execute("UPDATE chapters SET frames = frames - ?, duration_s = duration_s - ? "
+                     "WHERE job_id = ?", (head, head / chapter.sample_rate, job_id))
+    with JobStore.open_default() as store:
+        wavs = chapter_wavs(store, job_id, data_dir)
+        chapters, timeline = store.chapters(job_id), book_timeline(store, job_id)
+    for wav, row, passages in zip(wavs, chapters, (c.passages for c in timeline)):
+        audio, rate = sf.read(wav, dtype="float32")
+        assert len(audio) == row.frames
+        assert passages[0].start_s == 0.0
+        loud = np.flatnonzero(np.abs(audio) > 0.01)
+        assert loud[0] / rate < 0.1  # the first words at once, as the book was made
 
 
 def _decoded_seconds(path: Path) -> float:

@@ -115,6 +115,18 @@ def test_settings_round_trip_through_json() -> None:
     assert JobSettings.from_dict({"voice": "F1", "future": 1}) == JobSettings(voice="F1")
 
 
+def test_forms_to_make_travel_with_the_job_but_not_into_the_cache_key() -> None:
+    """What to make besides the .m4b is made from the audio: choosing it changes no chunk."""
+    plain = JobSettings(voice="F1")
+    forms = {"audio_format": "mp3", "split": "chapters", "subtitles": ["srt"],
+             "read_along": True}
+    chosen = JobSettings(voice="F1", forms=forms)
+    assert JobSettings.from_dict(json.loads(json.dumps(chosen.to_dict()))).forms == forms
+    assert chunk_cache_key("Call me Ishmael.", chosen) == \
+        chunk_cache_key("Call me Ishmael.", plain)
+    assert JobSettings.from_dict(plain.to_dict()).forms is None
+
+
 def test_settings_are_validated() -> None:
     with pytest.raises(ValueError, match="speed"):
         JobSettings(speed=9.0)

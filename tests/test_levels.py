@@ -77,6 +77,7 @@ def test_levelling_moves_no_sample(finished: tuple[JobStore, str], tmp_path: Pat
     a, _ = sf.read(str(levelled), dtype="float32")
     b, _ = sf.read(str(plain), dtype="float32")
     assert len(a) == len(b) == stitched.frames
+    assert not np.any(a[:stitched.clips[0][0]])  # the room tone at the head stays silence
     for start, length in stitched.clips:  # the limiter reshapes a few peaks, nothing moves
         same = np.corrcoef(a[start:start + length], b[start:start + length])[0, 1]
         shifted = np.corrcoef(a[start + 110:start + length], b[start:start + length - 110])[0, 1]

@@ -286,6 +286,8 @@ def test_a_finished_book_becomes_a_read_aloud_epub(tmp_path: Path) -> None:
         times = _srt_times(tmp_path / "Coastline chapters"
                            / f"{chapter.number:02d} - {chapter.title}.srt")
         clips = [(p[3], p[4]) for p in in_chapter[chapter.number]]
+        # The first clip starts with the chapter's first words, after its room tone.
+        assert clips[0][0] == round(chapter.passages[0].start_s * 1000) == 750
         assert {begin for begin, _ in clips} <= {start for start, _ in times}
         assert [end for _, end in clips] == [begin for begin, _ in clips[1:]] + [
             round(chapter.duration_s * 1000)]

@@ -12,11 +12,17 @@ from audiopub.audio.stitch import (
     KEEP_SILENCE_S,
     ChapterWriter,
     fade_edges,
+    head_frames,
     pause_after,
     stitch_chapter,
     trim_silence,
 )
-from audiopub.settings import PARAGRAPH_PAUSE_S, SENTENCE_PAUSE_S
+from audiopub.settings import (
+    CHAPTER_HEAD_S,
+    CHAPTER_PAUSE_S,
+    PARAGRAPH_PAUSE_S,
+    SENTENCE_PAUSE_S,
+)
 
 SR = 22050
 
@@ -45,6 +51,39 @@ def test_frames_and_duration_are_exact(tmp_path: Path) -> None:
     assert info.frames == expected
     data, _ = sf.read(str(path), dtype="float32")
     assert np.all(data[1000 : 1000 + round(0.25 * SR)] == 0)  # the pause is digital silence
+
+
+def test_a_chapter_has_room_tone_before_its_first_words(tmp_path: Path) -> None:
+    """0.5-1 s of silence at the head, as distributors ask; every clip lies after it."""
+    chunks = []
+    for n, seconds in enumerate((0.4, 0.3)):
+        chunks.append((tmp_path / f"{n}.wav", n == 1))
+        sf.write(chunks[-1][0], tone(seconds), SR, subtype="PCM_16")
+    stitched = stitch_chapter(chunks, SR, tmp_path / "chapter.wav")
+
+    head = head_frames(SR)
+    assert head == round(CHAPTER_HEAD_S * SR) and 0.5 <= CHAPTER_HEAD_S <= 1.0
+    assert stitched.clips[0][0] == head
+    data, _ = sf.read(str(tmp_path / "chapter.wav"), dtype="float32")
+    assert len(data) == stitched.frames
+    assert not np.any(data[:head])  # digital silence: no noise floor to measure
+    loud = np.flatnonzero(np.abs(data) > 0.01)
+    assert head <= loud[0] <= head + round(KEEP_SILENCE_S * SR) + 2
+    tail = len(data) - 1 - loud[-1]
+    assert round((CHAPTER_PAUSE_S + PARAGRAPH_PAUSE_S) * SR) <= tail <= 5 * SR
+    for start, frames in stitched.clips:
+        assert np.any(data[start:start + frames])
+
+
+def test_a_chapter_is_made_again_with_the_head_it_was_made_with(tmp_path: Path) -> None:
+    sf.write(tmp_path / "0.wav", tone(0.4), SR, subtype="PCM_16")
+    now = stitch_chapter([(tmp_path / "0.wav", True)], SR, tmp_path / "now.wav")
+    before = stitch_chapter([(tmp_path / "0.wav", True)], SR, tmp_path / "before.wav", head=0)
+    assert now.frames - before.frames == head_frames(SR)
+    assert [(start + head_frames(SR), n) for start, n in before.clips] == list(now.clips)
+    a, _ = sf.read(str(tmp_path / "now.wav"), dtype="int16")
+    b, _ = sf.read(str(tmp_path / "before.wav"), dtype="int16")
+    assert np.array_equal(a[head_frames(SR):], b)
 
 
 def test_writes_pcm16_mono_at_the_given_rate_and_renames_the_temp_file(tmp_path: Path) -> None:
@@ -122,6 +161,8 @@ def test_negative_pause_is_rejected(tmp_path: Path) -> None:
     with ChapterWriter(tmp_path / "chapter.wav", SR) as writer:
         with pytest.raises(ValueError):
             writer.add_silence(-0.1)
+        with pytest.raises(ValueError):
+            writer.add_silence_frames(-1)
 
 
 def test_writer_trims_engine_silence_so_pauses_are_consistent(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from voices import SPEAKERS, add_multi_speaker_voice
 
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, user_lexicon_path
+from audiopub.export.audiobookshelf import export_audiobookshelf
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.tts.piper import embedded_voice
 from audiopub.ui.services import GpuSupport, Services, set_current
@@ -376,7 +377,8 @@ async def test_dark_mode_cycles_and_is_remembered(user: User, services: Services
 
 
 async def test_generate_progress_done_download_library(user: User, small_book: Path,
-                                                       services: Services) -> None:
+                                                       services: Services,
+                                                       tmp_path: Path) -> None:
     await open_with_book(user, small_book)
     user.find(marker="generate").click()
     await see(user, marker="job")
@@ -420,7 +422,8 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     assert text(user, "book-sentence") == second.text.replace("\n", " ")
     user.find(marker="book-subtitles-srt").click()
     subtitles = await user.download.next(timeout=10)
-    assert subtitles.content.decode("utf-8").startswith("1\n00:00:00,000 --> ")
+    # The first words come after the chapter's room tone at its head.
+    assert subtitles.content.decode("utf-8").startswith("1\n00:00:00,750 --> ")
     # Exports made from the kept audio, then downloaded.
     user.find(marker="book-export-epub").click()
     epub = await user.download.next(timeout=60)
@@ -440,8 +443,20 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     opus = await user.download.next(timeout=60)
     with zipfile.ZipFile(io.BytesIO(opus.content)) as archive:
         assert archive.namelist()[0] == "A Small Book/01 - Chapter One.opus"
+    # The Audiobookshelf folder, exactly as `audiopub export --audiobookshelf` writes it.
+    user.find(marker="book-export-audiobookshelf").click()
+    shelf = await user.download.next(timeout=60)
+    cli = export_audiobookshelf(services.store, job_id, tmp_path / "shelf")
+    written = sorted(p for p in cli.rglob("*") if p.is_file())
+    with zipfile.ZipFile(io.BytesIO(shelf.content)) as archive:
+        assert archive.namelist() == [p.relative_to(tmp_path / "shelf").as_posix()
+                                      for p in written]
+        assert archive.namelist()[:2] == ["Ann Author/A Small Book/A Small Book.m4b",
+                                          "Ann Author/A Small Book/cover.jpg"]
+        assert all(archive.read(p.relative_to(tmp_path / "shelf").as_posix()) == p.read_bytes()
+                   for p in written)
     exports = [services.export_path(services.store.get_job(job_id), kind)
-               for kind in ("epub", "mp3", "mp3-book", "opus")]
+               for kind in ("epub", "mp3", "mp3-book", "opus", "audiobookshelf")]
     assert all(path.is_file() for path in exports)
     played = await user.http_client.get(f"/library/{job_id}/audio",
                                         headers={"Range": "bytes=0-99"})
@@ -455,6 +470,65 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     await see(user, marker="library-empty")
     assert not output.exists()
     assert not any(path.exists() for path in exports)
+
+
+async def test_forms_chosen_before_converting_are_offered_in_the_library(
+        user: User, small_book: Path, services: Services) -> None:
+    await open_with_book(user, small_book)
+    # A combination the command line refuses is refused here, with its words.
+    set_value(user, "forms-split", "chapters")
+    refusal = "An .m4b is one file with chapters: for a file per chapter, choose --format"
+    assert text(user, "forms-error").startswith(refusal)
+    assert not element(user, "generate").enabled
+    assert text(user, "generate-hint").startswith(refusal)
+    set_value(user, "forms-audio", "opus")
+    set_value(user, "forms-split", "none")
+    assert text(user, "forms-error").startswith("One opus file for the whole book is not")
+    set_value(user, "forms-audio", "mp3")
+    set_value(user, "forms-split", "chapters")
+    set_value(user, "forms-srt", True)
+    assert element(user, "generate").enabled and text(user, "generate-hint") == ""
+
+    user.find(marker="generate").click()
+    await job_state(user, "Done")
+    job = services.store.get_job(only_job(services))
+    assert job.settings.forms == {"audio_format": "mp3", "split": "chapters",
+                                  "subtitles": ["srt"], "read_along": False}
+    spoken = [(c.cache_key, c.done_at) for c in services.store.all_chunks(job.id)]
+
+    # The library makes them from the book's audio on its first view, then offers each.
+    await user.open("/library")
+    await see(user, marker="book-form-1", timeout=60)
+    assert [e.text for e in user.find(marker="book-form-0").elements] == [
+        "A Small Book chapters.zip"]
+    user.find(marker="book-form-0").click()
+    chapters = await user.download.next(timeout=10)
+    assert "A%20Small%20Book%20chapters.zip" in chapters.headers["content-disposition"]
+    with zipfile.ZipFile(io.BytesIO(chapters.content)) as archive:
+        assert archive.namelist() == [
+            f"A Small Book chapters/{number:02d} - {title}.{suffix}"
+            for number, title in enumerate(("Chapter One", "Chapter Two", "Appendix"), 1)
+            for suffix in ("mp3", "srt")]
+        assert archive.read("A Small Book chapters/01 - Chapter One.mp3")[:3] == b"ID3"
+    user.find(marker="book-form-1").click()
+    subtitles = await user.download.next(timeout=10)
+    assert "A%20Small%20Book.srt" in subtitles.headers["content-disposition"]
+    assert subtitles.content.decode("utf-8") == services.subtitles(job.id, "srt")
+    # Nothing was spoken again, and a second view offers what the first one made.
+    assert [(c.cache_key, c.done_at) for c in services.store.all_chunks(job.id)] == spoken
+    made = sorted(p.name for p in job.output_path.parent.iterdir())
+    await user.open("/library")
+    await see(user, marker="book-form-1", timeout=10)
+    assert sorted(p.name for p in job.output_path.parent.iterdir()) == made
+    missing = await user.http_client.get(f"/library/{job.id}/forms/2")
+    assert missing.status_code == 404
+
+    user.find(marker="book-delete").click()
+    await see(user, marker="confirm-delete")
+    user.find(marker="confirm-delete").click()
+    await eventually(lambda: not services.store.list_jobs())
+    assert not any(p.name.startswith(job.output_path.stem)
+                   for p in job.output_path.parent.iterdir())
 
 
 async def test_cancel_a_running_job(user: User, long_book: Path, services: Services) -> None:

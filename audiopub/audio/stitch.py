@@ -1,6 +1,7 @@
 """Chunk audio in, one chapter WAV out, written as it goes so memory stays flat.
 
     with ChapterWriter(path, sample_rate) as chapter:
+        chapter.add_silence(CHAPTER_HEAD_S)
         for chunk, audio in spoken_chunks:
             chapter.add(audio, pause_after(chunk.ends_paragraph))
         chapter.add_silence(CHAPTER_PAUSE_S)
@@ -10,6 +11,10 @@ or, from chunk files, `stitch_chapter`.
 The WAV is written under a temporary name beside `path` (`atomic.atomic_write`) and renamed to
 `path` only when the `with` block ends without an exception, so a file at `path` is always a
 complete chapter.
+
+The room tone at a chapter's head and tail is digital silence, like every pause: synthetic
+speech has no room to record, and ACX's noise-floor limit (at most -60 dB) is met by silence,
+which `audio.levels` measures as no noise floor at all.
 """
 
 from __future__ import annotations
@@ -26,7 +31,12 @@ import soundfile as sf
 
 from audiopub.atomic import atomic_write, remove_stale_temp_files
 from audiopub.errors import AudiopubError
-from audiopub.settings import CHAPTER_PAUSE_S, PARAGRAPH_PAUSE_S, SENTENCE_PAUSE_S
+from audiopub.settings import (
+    CHAPTER_HEAD_S,
+    CHAPTER_PAUSE_S,
+    PARAGRAPH_PAUSE_S,
+    SENTENCE_PAUSE_S,
+)
 
 # Engines leave varying amounts of near-silence around a chunk; cutting it back to a fixed
 # margin makes the pauses we insert the only pauses the listener hears.
@@ -55,13 +65,20 @@ class StitchedChapter:
         return self.frames / self.sample_rate
 
 
-def stitch_chapter(chunks: Sequence[tuple[Path, bool]], sample_rate: int,
-                   path: Path) -> StitchedChapter:
+def head_frames(sample_rate: int) -> int:
+    """Frames of room tone before a chapter's first words, as chapters are made now."""
+    return round(CHAPTER_HEAD_S * sample_rate)
+
+
+def stitch_chapter(chunks: Sequence[tuple[Path, bool]], sample_rate: int, path: Path,
+                   head: int | None = None) -> StitchedChapter:
     """Write a chapter WAV at `path` from its chunk audio files in order, each with whether it
-    ends a paragraph: trimmed, paused, and the chapter pause at the end. The same chunks give
-    the same chapter, to the sample, so a chapter can be made again from kept chunk audio."""
+    ends a paragraph: room tone at the head (`head` frames; None: `head_frames`), each chunk
+    trimmed and paused, and the chapter pause at the end. The same chunks and head give the
+    same chapter, to the sample, so a chapter can be made again from kept chunk audio."""
     clips, leads = [], []
     with ChapterWriter(path, sample_rate) as writer:
+        writer.add_silence_frames(head_frames(sample_rate) if head is None else head)
         for chunk_path, ends_paragraph in chunks:
             samples, rate = sf.read(chunk_path, dtype="float32")
             if rate != sample_rate:  # one voice per job: only damaged files get here
@@ -207,7 +224,13 @@ class ChapterWriter:
         """Append `seconds` of digital silence (rounded to the nearest sample)."""
         if seconds < 0:
             raise ValueError(f"silence can't be negative, got {seconds}")
-        self._write(np.zeros(round(seconds * self.sample_rate), dtype=np.float32))
+        self.add_silence_frames(round(seconds * self.sample_rate))
+
+    def add_silence_frames(self, frames: int) -> None:
+        """Append exactly `frames` samples of digital silence."""
+        if frames < 0:
+            raise ValueError(f"silence can't be negative, got {frames} frames")
+        self._write(np.zeros(frames, dtype=np.float32))
 
     def _write(self, audio: np.ndarray) -> None:
         if self._file is None:

@@ -11,7 +11,8 @@
 Audiobookshelf reads the folder names ({Author}/{Series}/{Book}, "Vol N - " for a book's
 place in its series) and, above them in its default order of sources, the OPF file; the text
 files are what older versions and other tools read. The folder is made beside its final place
-and renamed into it, so a library scan never sees half an export.
+and renamed into it, so a library scan never sees half an export. For a browser, the same
+folder comes in a zip (`export_audiobookshelf_zip`), to unpack into a library folder.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from pathlib import Path
 
 from lxml import etree
 
-from audiopub.atomic import link_or_copy
+from audiopub.atomic import atomic_write, link_or_copy
 from audiopub.audio.ffmpeg import ffmpeg_exe
 from audiopub.audio.mux import prepare_cover
 from audiopub.book.models import Book
@@ -61,6 +63,19 @@ def export_audiobookshelf(store: JobStore, job_id: str, library: Path) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+def export_audiobookshelf_zip(store: JobStore, job_id: str, path: Path) -> Path:
+    """The book's folder, exactly as `export_audiobookshelf` writes it (`Author/Title/...`),
+    in one zip at `path` (atomically)."""
+    path = Path(path)
+    # Beside the zip: on one filesystem the .m4b is linked into the folder, not copied.
+    with tempfile.TemporaryDirectory(prefix=".audiopub-abs-", dir=path.parent) as tmp:
+        folder = export_audiobookshelf(store, job_id, Path(tmp))
+        with atomic_write(path) as temp, zipfile.ZipFile(temp, "w", zipfile.ZIP_STORED) as out:
+            for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+                out.write(file, file.relative_to(tmp).as_posix())
+    return path
 
 
 def book_folder(book: Book) -> Path:

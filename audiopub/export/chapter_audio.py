@@ -5,6 +5,10 @@ chapter (`export.timeline`); its chapter WAVs are removed when the book is writt
 `audio.stitch.stitch_chapter` makes exactly the same chapter again from the same chunks in
 seconds. Each chapter made again is checked against the frame count recorded when the book was
 made, so exported files and exported timings can never disagree.
+
+A chapter is made again with the room tone at its head that it was made with, which is where
+its first chunk's speech begins: books made before chapters had a head have none, and their
+stored timings say so.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ import soundfile as sf
 from audiopub.audio.stitch import stitch_chapter
 from audiopub.errors import AudiopubError
 from audiopub.jobs.chunk_cache import chunk_is_valid
-from audiopub.jobs.models import ChapterRow, JobState
+from audiopub.jobs.models import ChapterRow, ChunkRow, JobState
 from audiopub.jobs.store import JobStore
+from audiopub.settings import CHAPTER_PAUSE_S
 
 
 def chapter_wavs(store: JobStore, job_id: str, folder: Path) -> list[Path]:
@@ -41,7 +46,8 @@ def chapter_wavs(store: JobStore, job_id: str, folder: Path) -> list[Path]:
 def _stitch_again(store: JobStore, job_id: str, chapter: ChapterRow, folder: Path) -> Path:
     job_dir = store.job_dir(job_id)
     chunks = store.chapter_chunks(job_id, chapter.idx)
-    if chapter.frames is None or chapter.sample_rate is None:
+    if chapter.frames is None or chapter.sample_rate is None or \
+            any(c.clip_start is None for c in chunks):
         raise AudiopubError("This book was made before Audiopub kept its timings: convert it "
                             "again (the audio already made is reused)")
     if not all(c.audio_path and chunk_is_valid(job_dir / c.audio_path, c.frames) for c in chunks):
@@ -51,12 +57,22 @@ def _stitch_again(store: JobStore, job_id: str, chapter: ChapterRow, folder: Pat
             "again to export it")
     path = Path(folder) / f"{chapter.idx:04d}.wav"
     stitched = stitch_chapter([(job_dir / c.audio_path, c.ends_paragraph)  # type: ignore[operator]
-                               for c in chunks], chapter.sample_rate, path)
+                               for c in chunks], chapter.sample_rate, path,
+                              head=_head_made_with(chapter, chunks))
     if stitched.frames != chapter.frames:
         raise AudiopubError(
             f"Chapter {chapter.idx + 1} came out {stitched.frames} frames long made again, "
             f"not {chapter.frames} as in the book: convert the book again to export it")
     return path
+
+
+def _head_made_with(chapter: ChapterRow, chunks: list[ChunkRow]) -> int:
+    """Frames of room tone the chapter was made with before its first words: where its first
+    chunk's speech starts or, in a chapter with no words, what its tail pause leaves."""
+    if chunks:
+        return chunks[0].clip_start  # type: ignore[return-value]  # checked by the caller
+    tail = round(CHAPTER_PAUSE_S * chapter.sample_rate)  # type: ignore[operator]
+    return max(0, chapter.frames - tail)  # type: ignore[operator]
 
 
 def _has_frames(path: Path, frames: int | None) -> bool:

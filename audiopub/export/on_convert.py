@@ -7,8 +7,10 @@ the read-aloud EPUB, from the finished job's kept audio (no second synthesis).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from audiopub.audio.loudness import AUDIOBOOK
 from audiopub.errors import AudiopubError
@@ -19,6 +21,7 @@ from audiopub.export.read_aloud import export_read_aloud
 from audiopub.jobs.store import JobStore
 
 SPLITS = ("none", "chapters")
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -31,21 +34,46 @@ class ConvertOutputs:
     read_along: bool
 
     @staticmethod
-    def from_args(args: argparse.Namespace) -> ConvertOutputs:
-        subtitles = tuple(dict.fromkeys(part.strip() for part in (args.subtitles or "").split(",")
-                                        if part.strip()))
+    def checked(audio_format: str = "m4b", split: str = "none",
+                subtitles: Sequence[str] = (), read_along: bool = False) -> ConvertOutputs:
+        """The forms, or AudiopubError saying why they can't be made together (the command
+        line and the web page refuse a combination with the same words)."""
+        subtitles = tuple(dict.fromkeys(subtitles))
         unknown = [name for name in subtitles if name not in SUBTITLE_FORMATS]
         if unknown:
             raise AudiopubError(f"--subtitles takes {', '.join(SUBTITLE_FORMATS)}, "
                                 f"not {', '.join(unknown)}")
-        outputs = ConvertOutputs(args.format, args.split, subtitles, args.read_along)
-        if outputs.split == "chapters" and outputs.audio_format == "m4b":
+        if audio_format not in ("m4b", *AUDIO_FORMATS) or split not in SPLITS:
+            raise AudiopubError(f"No such form: {audio_format}, split {split}")
+        if split == "chapters" and audio_format == "m4b":
             raise AudiopubError("An .m4b is one file with chapters: for a file per chapter, "
                                 "choose --format m4a, mp3, mp3-cbr or opus")
-        if outputs.split == "none" and outputs.audio_format not in ("m4b", "mp3"):
-            raise AudiopubError(f"One {outputs.audio_format} file for the whole book is not "
+        if split == "none" and audio_format not in ("m4b", "mp3"):
+            raise AudiopubError(f"One {audio_format} file for the whole book is not "
                                 "supported yet: use --split chapters, or --format mp3 or m4b")
-        return outputs
+        return ConvertOutputs(audio_format, split, subtitles, read_along)
+
+    @staticmethod
+    def from_args(args: argparse.Namespace) -> ConvertOutputs:
+        subtitles = [part.strip() for part in (args.subtitles or "").split(",") if part.strip()]
+        return ConvertOutputs.checked(args.format, args.split, subtitles, args.read_along)
+
+    @property
+    def anything(self) -> bool:
+        """Whether anything is asked for besides the .m4b."""
+        return self != ConvertOutputs.checked()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"audio_format": self.audio_format, "split": self.split,
+                "subtitles": list(self.subtitles), "read_along": self.read_along}
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> ConvertOutputs:
+        """As stored with a job; checked again (AudiopubError if no longer possible)."""
+        return ConvertOutputs.checked(str(data.get("audio_format", "m4b")),
+                                      str(data.get("split", "none")),
+                                      tuple(data.get("subtitles", ())),
+                                      bool(data.get("read_along", False)))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,13 +90,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="an EPUB 3 that plays the audio and highlights each sentence")
 
 
-def make_outputs(store: JobStore, job_id: str, outputs: ConvertOutputs) -> list[Path]:
-    """The forms `outputs` asks for, beside the finished book, with its name."""
+def make_outputs(store: JobStore, job_id: str, outputs: ConvertOutputs,
+                 progress: Progress = print_progress) -> list[Path]:
+    """The forms `outputs` asks for, beside the finished book, with its name; every file
+    written (those per chapter in `<stem> chapters/`). `progress(done, total)` as files are
+    made."""
     job = store.get_job(job_id)
     folder, stem = job.output_path.parent, job.output_path.stem
     made: list[Path] = []
     if outputs.split == "chapters":
-        made += export_audio(store, job_id, outputs.audio_format, folder, stem, print_progress,
+        made += export_audio(store, job_id, outputs.audio_format, folder, stem, progress,
                              AUDIOBOOK)
     elif outputs.audio_format == "mp3":
         made.append(export_book_mp3(store, job_id, folder, stem, AUDIOBOOK))
@@ -77,5 +108,5 @@ def make_outputs(store: JobStore, job_id: str, outputs: ConvertOutputs) -> list[
                                  per_chapter=outputs.split == "chapters")
     if outputs.read_along:
         made.append(export_read_aloud(store, job_id, folder / f"{stem} (read-aloud).epub",
-                                      "m4a", print_progress).path)
+                                      "m4a", progress).path)
     return made

@@ -85,6 +85,9 @@ class JobSettings:
     # The job's own pronunciation entries (`convert --lexicon`), first of every scope. They
     # change what is said, which the cache key covers; the key needs nothing more from them.
     lexicon: tuple[Entry, ...] = ()
+    # Forms to make beside the book once it is finished (`export.on_convert.ConvertOutputs`
+    # as data), from its audio: they change nothing spoken, so the cache key leaves them out.
+    forms: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         self.synthesis_options()  # validates speed and steps with the engine contract's rules
@@ -115,6 +118,7 @@ class JobSettings:
             "chapters": list(self.chapters) if self.chapters is not None else None,
             "model_id": self.model_id,
             "lexicon": entries_to_data(self.lexicon),
+            "forms": dict(self.forms) if self.forms is not None else None,
         }
 
     @classmethod

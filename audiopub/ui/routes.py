@@ -13,6 +13,7 @@ from nicegui import app
 from audiopub.errors import JobNotFound
 from audiopub.export.names import safe_name
 from audiopub.jobs.models import Job
+from audiopub.ui.chosen_forms import made_downloads
 from audiopub.ui.services import LIBRARY_EXPORTS, current
 
 _JOB_ID = re.compile(r"[0-9a-f]{32}")
@@ -43,6 +44,14 @@ def register() -> None:
             raise HTTPException(404, "This export has not been made")
         return FileResponse(path, filename=safe_name(job.title, "audiobook")
                             + LIBRARY_EXPORTS[kind].replace(" chapters", " - chapters"))
+
+    @app.get("/library/{job_id}/forms/{number}")
+    def chosen_form(job_id: str, number: int) -> FileResponse:
+        job = _finished(job_id)
+        made = made_downloads(current().store, job) or []
+        if not 0 <= number < len(made) or not made[number].path.is_file():
+            raise HTTPException(404, "This form has not been made")  # the library makes it
+        return FileResponse(made[number].path, filename=made[number].name)
 
     @app.get("/library/{job_id}/cover")
     def cover(job_id: str) -> FileResponse:

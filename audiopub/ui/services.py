@@ -33,6 +33,7 @@ from audiopub.book.lexicon import Entry, Lexicon
 from audiopub.book.models import Book, Cover
 from audiopub.book.spoken import spoken_form
 from audiopub.errors import AudiopubError
+from audiopub.export.audiobookshelf import export_audiobookshelf_zip
 from audiopub.export.files import SUBTITLE_FORMATS, export_book_mp3, export_chapters_zip
 from audiopub.export.read_aloud import export_read_aloud
 from audiopub.export.subtitles import Cue, book_cues
@@ -46,6 +47,7 @@ from audiopub.jobs.worker import Worker
 from audiopub.tts import onnx_runtime, registry
 from audiopub.tts.engine import SynthesisOptions, Voice, voice_of
 from audiopub.ui.activity import JobActivity
+from audiopub.ui.chosen_forms import remove_made
 from audiopub.ui.preferences import Preferences
 from audiopub.ui.uploads import max_upload_bytes, remove_stale_uploads
 from audiopub.ui.voice_downloads import VoiceDownloads
@@ -59,7 +61,7 @@ SAY_PAUSE_S: Final = 0.5  # between the pieces `say` speaks (a word, then its se
 # What the library offers besides the .m4b, and the name each gets beside it.
 LIBRARY_EXPORTS: Final = {"epub": " (read-aloud).epub", "mp3": " chapters.zip",
                           "m4a": " chapters (M4A).zip", "opus": " chapters (Opus).zip",
-                          "mp3-book": ".mp3"}
+                          "mp3-book": ".mp3", "audiobookshelf": " (Audiobookshelf).zip"}
 COVER_SUFFIXES: Final = {"image/jpeg": ".jpg", "image/png": ".png", "image/gif": ".gif",
                          "image/webp": ".webp", "image/svg+xml": ".svg"}
 
@@ -249,9 +251,12 @@ class Services:
     def delete(self, job_id: str) -> str:
         """Forget a stopped job. Its book is deleted only if Audiopub's library holds it."""
         job = self.store.get_job(job_id)
+        in_library = self._in_library(job.output_path)
+        if in_library:  # their list is in the job's folder, which goes with the job
+            remove_made(self.store, job)
         self.store.delete_job(job_id)
         self.activity.forget(job_id)
-        if self._in_library(job.output_path):
+        if in_library:
             job.output_path.unlink(missing_ok=True)
             for cover in self._covers(job.output_path):
                 cover.unlink(missing_ok=True)
@@ -287,13 +292,16 @@ class Services:
 
     def export_file(self, job_id: str, kind: str) -> Path:
         """The finished book's read-aloud EPUB ("epub"), one MP3 with chapters ("mp3-book"),
-        or a file per chapter in a zip ("mp3", "m4a", "opus"), made the first time it is asked
-        for; AudiopubError if it can't be made."""
+        a file per chapter in a zip ("mp3", "m4a", "opus") or its Audiobookshelf folder in a
+        zip ("audiobookshelf"), made the first time it is asked for; AudiopubError if it can't
+        be made."""
         job = self.finished_book(job_id)
         path = self.export_path(job, kind)
         if not path.is_file():
             if kind == "epub":
                 export_read_aloud(self.store, job.id, path)
+            elif kind == "audiobookshelf":
+                export_audiobookshelf_zip(self.store, job.id, path)
             elif kind == "mp3-book":
                 export_book_mp3(self.store, job.id, path.parent, job.output_path.stem)
             else:

@@ -11,6 +11,7 @@ from audiopub import figures as fmt
 from audiopub.errors import AudiopubError
 from audiopub.export.names import safe_name
 from audiopub.export.subtitles import Cue
+from audiopub.ui.chosen_forms import chosen, make_downloads
 from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.components.job_card import settings_summary
 from audiopub.ui.jobview import JobView, chapter_starts
@@ -66,11 +67,19 @@ class LibraryCard:
                                             ("mp3-book", "MP3, one file with chapters"),
                                             ("mp3", "MP3, a file per chapter (.zip)"),
                                             ("m4a", "M4A (AAC), a file per chapter (.zip)"),
-                                            ("opus", "Opus, a file per chapter (.zip)")):
+                                            ("opus", "Opus, a file per chapter (.zip)"),
+                                            ("audiobookshelf",
+                                             "Audiobookshelf folder: Author/Title (.zip)")):
                             ui.menu_item(label, on_click=lambda k=kind: self._export(k)) \
                                 .mark(f"book-export-{kind}")
                 ui.button("Delete", icon="delete_outline", on_click=self._confirm_delete) \
                     .props("flat no-caps").mark("book-delete")
+            if chosen(job) is not None:
+                self.forms = ui.row().classes("items-center gap-2").mark("book-forms")
+                with self.forms:
+                    ui.spinner(size="1.2em")
+                    ui.label("Making the forms chosen for this book…").classes("ap-muted")
+                ui.timer(0.01, self._show_forms, once=True)
             self.player_box = ui.column().classes("w-full gap-2").mark("book-player")
             self.player_box.set_visibility(False)
 
@@ -103,6 +112,24 @@ class LibraryCard:
                         ui.label(f"{number}.").classes("ap-muted w-8 text-left ap-figure")
                         ui.label(title).classes("flex-1 text-left truncate")
                         ui.label(fmt.clock(start)).classes("ap-muted ap-figure")
+
+    async def _show_forms(self) -> None:
+        """The forms chosen when the book was converted: made on the first view (from its
+        audio), then a download each."""
+        try:
+            made = await run.io_bound(make_downloads, self.services.store, self.job_id)
+        except AudiopubError as exc:
+            self.forms.clear()
+            with self.forms:
+                ui.label(str(exc)).classes("ap-banner ap-error").mark("book-forms-error")
+            return
+        self.forms.clear()
+        with self.forms:
+            for number, download in enumerate(made):
+                url = f"/library/{self.job_id}/forms/{number}"
+                ui.button(download.name, icon="download",
+                          on_click=lambda u=url: ui.download.from_url(u)) \
+                    .props("outline no-caps").mark(f"book-form-{number}")
 
     def _show_sentence(self, event: events.GenericEventArguments) -> None:
         self.sentence.set_text(sentence_at(self.cues, self.cue_starts, float(event.args)))

@@ -1,11 +1,15 @@
-"""The start page: upload a book, choose chapters and a voice, generate; follow the jobs."""
+"""The start page: upload a book, choose chapters, a voice and the forms to make besides the
+.m4b, generate; follow the jobs."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from nicegui import run, ui
 
 from audiopub.errors import AudiopubError
 from audiopub.ui.components.book_card import BookPanel
+from audiopub.ui.components.forms_panel import FormsPanel
 from audiopub.ui.components.gpu_panel import GpuPanel
 from audiopub.ui.components.job_list import job_list
 from audiopub.ui.components.settings_panel import SettingsPanel
@@ -21,6 +25,7 @@ def page() -> None:
             book = BookPanel(services, on_change=lambda: update(),
                              voice=lambda: voice.job_settings(None) if voice.ready else None)
             voice = SettingsPanel(services, on_change=lambda: update())
+            forms = FormsPanel(on_change=lambda: update())
             with ui.row().classes("w-full items-center gap-4"):
                 generate = ui.button("Generate audiobook", icon="graphic_eq") \
                     .props("unelevated no-caps size=md").mark("generate")
@@ -42,6 +47,8 @@ def page() -> None:
             reason = "Tick at least one chapter."
         elif not voice.ready:
             reason = "Choose an engine and a voice."
+        elif forms.problem:
+            reason = forms.problem
         else:
             reason = ""
         generate.set_enabled(not reason)
@@ -59,6 +66,9 @@ def page() -> None:
         generate.props("loading")
         submit_error.set_visibility(False)
         try:
+            outputs = forms.outputs()
+            if outputs.anything:
+                settings = replace(settings, forms=outputs.to_dict())
             job = await run.io_bound(services.submit, book.path, book.book, settings)
         except (AudiopubError, ValueError) as exc:
             submit_error.set_text(str(exc))
