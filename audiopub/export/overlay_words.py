@@ -27,13 +27,22 @@ def word_fragments(page: Page, base: int, span: tuple[int, int], text: str,
     keys = [skeleton(word) for word in words]
     if starts_s is None or len(starts_s) != len(words) or not all(keys) \
             or book_skeleton[span[0]:span[1]] != "".join(keys) \
-            or span[1] > base + len(page.skeleton):
+            or span[1] > base + len(page.skeleton) or not _each_lasts_a_millisecond(starts_s):
         return None
     out, at = [], span[0] - base
     for number, key in enumerate(keys, start=1):
         out.append(page.fragments(at, at + len(key), f"{id_}w{number}"))
         at += len(key)
     return out
+
+
+def _each_lasts_a_millisecond(starts_s: Sequence[float]) -> bool:
+    """Whether every word starts on a later millisecond than the one before: SMIL clips are
+    written in milliseconds, and a clip that ends where it begins is invalid (EPUBCheck
+    MED-009). A voice's words last tens of milliseconds; only a model that is no voice (a
+    test's) gives words shorter than one."""
+    whole_ms = [round(start * 1000) for start in starts_s]
+    return all(a < b for a, b in zip(whole_ms, whole_ms[1:]))
 
 
 def word_pars(words: list[list[Fragment]], starts_s: Sequence[float], audio: str,

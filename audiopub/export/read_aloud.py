@@ -286,8 +286,11 @@ def _write(out: Path, archive: EpubArchive, package: Package, folder: str,
         replaced[page.item.path] = XHTML_HEADER + etree.tostring(page.root, encoding="utf-8")
         smil = f"{folder}/{number:03d}.smil"
         smil_id = unique_id(taken, f"overlay-{number:03d}")
+        # A clip must not end where it begins (EPUBCheck MED-009): a fragment whose share of
+        # its sentence's clip rounds to no millisecond is left without a highlight of its own.
         added[smil] = smil_document(page.item.name, smil, [
-            Par(p.fragment, p.audio, p.begin_ms, p.end_ms) for p in page.pars])
+            Par(p.fragment, p.audio, p.begin_ms, p.end_ms) for p in page.pars
+            if p.end_ms > p.begin_ms])
         additions.append(Addition(smil_id, smil, SMIL_TYPE))
         overlays[page.item.id] = smil_id
         durations[smil_id] = sum(p.end_ms - p.begin_ms for p in page.pars)
