@@ -51,13 +51,18 @@ def word_pars(words: list[list[Fragment]], starts_s: Sequence[float], audio: str
     `begin_ms`, the last to `end_ms`), shared among its fragments by their letters."""
     bounds = [begin_ms] + [min(max(round(s * 1000), begin_ms), end_ms) for s in starts_s[1:]]
     bounds.append(end_ms)
-    pars = []
-    for fragments, start, stop in zip(words, bounds, bounds[1:]):
-        total = sum(f.weight for f in fragments) or 1
-        done, begin = 0, start
-        for fragment in fragments:
-            done += fragment.weight
-            end = start + round((stop - start) * done / total)
-            pars.append(Par(fragment.id, audio, begin, end))
-            begin = end
+    return [par for fragments, start, stop in zip(words, bounds, bounds[1:])
+            for par in clip_pars(fragments, audio, start, stop)]
+
+
+def clip_pars(fragments: list[Fragment], audio: str, begin_ms: int, end_ms: int) -> list[Par]:
+    """A clip shared among the fragments of one sentence or word (one, unless it crosses
+    blocks or inline markup) by their letters."""
+    total = sum(f.weight for f in fragments) or 1
+    pars, done, start = [], 0, begin_ms
+    for fragment in fragments:
+        done += fragment.weight
+        stop = begin_ms + round((end_ms - begin_ms) * done / total)
+        pars.append(Par(fragment.id, audio, start, stop))
+        start = stop
     return pars

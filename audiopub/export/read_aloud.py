@@ -66,7 +66,7 @@ from audiopub.export.overlay_package import (
     unique_id,
 )
 from audiopub.export.overlay_text import Fragment, Page, skeleton
-from audiopub.export.overlay_words import word_fragments, word_pars
+from audiopub.export.overlay_words import clip_pars, word_fragments, word_pars
 from audiopub.export.subtitles import Cue, sentence_cues
 from audiopub.export.timeline import ChapterTimeline, book_timeline
 from audiopub.jobs.store import JobStore
@@ -229,7 +229,7 @@ def _place(chapters: list[ChapterTimeline], pages: list[_Page],
             page.pars.extend(word_pars(by_word[0], by_word[1], audio_paths[chapter],
                                        round(begin * 1000), round(end_s * 1000)))
         else:
-            page.pars.extend(_pars(fragments, audio_paths[chapter], round(begin * 1000),
+            page.pars.extend(clip_pars(fragments, audio_paths[chapter], round(begin * 1000),
                                    round(end_s * 1000)))
     return (len(found), sum(1 for _, _, text, _ in sentences if skeleton(text)),
             sum(1 for entry in found if entry[4] is not None))
@@ -240,19 +240,6 @@ def _word_starts(cues: list[Cue]) -> tuple[float, ...] | None:
     if any(cue.word_starts_s is None for cue in cues):
         return None
     return tuple(start for cue in cues for start in cue.word_starts_s or ())
-
-
-def _pars(fragments: list[Fragment], audio: str, begin_ms: int, end_ms: int) -> list[Par]:
-    """A sentence's clip, shared among its fragments (one, unless it crosses blocks) by their
-    letters."""
-    total = sum(f.weight for f in fragments) or 1
-    pars, done, start = [], 0, begin_ms
-    for fragment in fragments:
-        done += fragment.weight
-        stop = begin_ms + round((end_ms - begin_ms) * done / total)
-        pars.append(Par(fragment.id, audio, start, stop))
-        start = stop
-    return pars
 
 
 def _id_prefix(pages: list[_Page]) -> str:
