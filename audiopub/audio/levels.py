@@ -26,7 +26,6 @@ from audiopub.audio.loudness import AUDIOBOOK, LoudnessTarget
 
 RMS_RANGE_DB: Final = (-23.0, -18.0)
 MAX_PEAK_DB: Final = -3.0
-RMS_TARGET_DB: Final = -21.0  # the least RMS a chapter is raised to, 2 dB inside the window
 _PASSES: Final = 2  # gain + limiter passes at most; the second one only for short, loud speech
 _RMS_MARGIN_DB: Final = 0.5  # what a first pass must leave above the window's floor
 MAX_NOISE_FLOOR_DB: Final = -60.0
@@ -104,7 +103,9 @@ def master_chapter(wav: Path, before: Levels, target: LoudnessTarget = AUDIOBOOK
         return False
     # Loudness gates out pauses, RMS does not: a short chapter that is mostly pause (a title
     # page) reaches -20 LUFS with its RMS still under the window, so the larger gain wins.
-    gain = max(target.integrated_lufs - before.integrated_lufs, RMS_TARGET_DB - before.rms_db)
+    gain = target.integrated_lufs - before.integrated_lufs
+    if target.min_rms_db is not None:
+        gain = max(gain, target.min_rms_db - before.rms_db)
     audio_filter = f"volume={gain:.2f}dB," + _LIMITER.format(limit=10 ** (LIMIT_DB / 20))
     with atomic_write(wav) as partial:
         run_ffmpeg(["-y", "-i", str(wav), "-af", audio_filter, "-c:a", "pcm_s16le", "-f", "wav",
