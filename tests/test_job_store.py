@@ -152,19 +152,26 @@ def test_schema_version_is_set_and_reopening_keeps_data(db_path: Path, epub: Pat
     conn.close()
 
 
+def _write_as_version(db_path: Path, version: int,
+                      statements: list[str | tuple[str, tuple[object, ...]]]) -> None:
+    """Run `statements` (SQL, or SQL with its parameters) on the database at `db_path` and mark
+    it as schema `version`, as an older Audiopub left it."""
+    conn = sqlite3.connect(db_path)
+    for statement in statements:
+        sql, parameters = statement if isinstance(statement, tuple) else (statement, ())
+        conn.execute(sql, parameters)
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.commit()
+    conn.close()
+
+
 def test_a_version_1_store_is_upgraded_in_place(db_path: Path, epub: Path) -> None:
     """A store written before stage times were kept opens with its jobs intact."""
     db_path.parent.mkdir(parents=True)
-    conn = sqlite3.connect(db_path)
-    for statement in SCHEMA_V1:
-        conn.execute(statement)
-    conn.execute(
+    _write_as_version(db_path, 1, [*SCHEMA_V1, (
         "INSERT INTO jobs (id, state, created_at, updated_at, title, epub_path, output_path, "
         "settings_json) VALUES ('old', 'paused', 1, 1, 'Old', 'b.epub', 'b.m4b', ?)",
-        (json.dumps(SETTINGS.to_dict()),))
-    conn.execute("PRAGMA user_version = 1")
-    conn.commit()
-    conn.close()
+        (json.dumps(SETTINGS.to_dict()),))])
 
     with JobStore(db_path) as store:
         job = store.get_job("old")
@@ -182,17 +189,11 @@ def test_a_version_1_store_is_upgraded_in_place(db_path: Path, epub: Path) -> No
 def test_a_version_5_store_keeps_its_jobs_and_gains_peak_vram(db_path: Path,
                                                               epub: Path) -> None:
     db_path.parent.mkdir(parents=True)
-    conn = sqlite3.connect(db_path)
-    for statement in (*SCHEMA_V1, *(s for upgrade in UPGRADES[:4] for s in upgrade)):
-        conn.execute(statement)
-    conn.execute(
+    _write_as_version(db_path, 5, [*SCHEMA_V1, *(s for upgrade in UPGRADES[:4] for s in upgrade), (
         "INSERT INTO jobs (id, state, created_at, updated_at, title, epub_path, output_path, "
         "settings_json, device, stage_times_json) VALUES ('old', 'done', 1, 2, 'Old', "
         "'b.epub', 'b.m4b', ?, 'GPU (CUDA)', '{\"encode\": 1.5}')",
-        (json.dumps(SETTINGS.to_dict()),))
-    conn.execute("PRAGMA user_version = 5")
-    conn.commit()
-    conn.close()
+        (json.dumps(SETTINGS.to_dict()),))])
 
     with JobStore(db_path) as store:
         job = store.get_job("old")
@@ -211,12 +212,9 @@ def test_a_version_7_store_keeps_its_chunks_without_word_starts(db_path: Path,
         finish_all(store, job_id)
         store.mark_chapter_done(job_id, 0, audio_path="c.wav", duration_s=1.0, synth_s=0.1,
                                 frames=1000, sample_rate=1000, clips=[(0, 90), (95, 90)])
-    conn = sqlite3.connect(db_path)  # back to how version 7 wrote it
-    conn.execute("ALTER TABLE chunks DROP COLUMN word_starts_json")
-    conn.execute("ALTER TABLE chunks DROP COLUMN clip_lead")
-    conn.execute("PRAGMA user_version = 7")
-    conn.commit()
-    conn.close()
+    _write_as_version(db_path, 7, [  # back to how version 7 wrote it
+        "ALTER TABLE chunks DROP COLUMN word_starts_json",
+        "ALTER TABLE chunks DROP COLUMN clip_lead"])
 
     with JobStore(db_path) as store:
         chunks = store.chapter_chunks(job_id, 0)
