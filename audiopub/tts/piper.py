@@ -7,7 +7,8 @@ row of a batch is fed its own speaker id. The graph runs through Audiopub's own 
 factory, so the GPU toggle and the provider report work as for every engine, loaded through
 `piper_graph`'s rewrite: with each item's exact length exposed, chunks run as padded batches
 and are cut where they end, and each result says where its words start (from the same
-durations).
+durations). The graph's noise is drawn from each chunk's seed (`piper_noise`), so `--seed`
+makes a chunk sound the same on every run, in any batch.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from pathlib import Path
 from typing import Final
 
 import numpy as np
-import onnxruntime as ort
 
 from audiopub import settings
 from audiopub.book.lexicon import PHONEME_SPAN, PHONEMES_OPEN
@@ -56,11 +56,13 @@ from audiopub.tts.piper_graph import (
     item_lengths,
     phoneme_starts,
 )
+from audiopub.tts.piper_noise import SEEDED_NOISE_STEP, NoiseFeeds, row_seeds
 
 log = logging.getLogger(__name__)
 
-# The one rewrite every Piper session loads: exact lengths everywhere, 2-D convs on the CPU.
-REWRITE: Final = (PHONEME_FRAMES_STEP, CONV2D_STEP)
+# The one rewrite every Piper session loads: exact lengths and seeded noise everywhere, 2-D
+# convs on the CPU.
+REWRITE: Final = (PHONEME_FRAMES_STEP, SEEDED_NOISE_STEP, CONV2D_STEP)
 
 @dataclass(frozen=True)
 class PiperVoiceFiles:
@@ -108,6 +110,7 @@ class _LoadedVoice:
         self.takes_speaker_id = False  # multi-speaker graphs have a "sid" input; known on load
         self.gives_lengths = False  # the rewrite exposed each item's length; known on load
         self.audio_output = "output"
+        self.noise = NoiseFeeds(())  # the graph's noise inputs (see piper_noise); on load
 
     def load(self) -> onnx_runtime.Session:
         """The session, made now if it was not yet."""
@@ -116,8 +119,9 @@ class _LoadedVoice:
                 session = onnx_runtime.create_session(
                     self._files.model, self._use_gpu, self._threads, rewrite=REWRITE,
                     device_id=self._device_id)
-                self.takes_speaker_id = any(i.name == "sid"
-                                            for i in session.inference.get_inputs())
+                inputs = [i.name for i in session.inference.get_inputs()]
+                self.takes_speaker_id = "sid" in inputs
+                self.noise = NoiseFeeds(inputs)
                 outputs = [o.name for o in session.inference.get_outputs()]
                 self.audio_output = outputs[0]
                 self.gives_lengths = PHONEME_FRAMES in outputs
@@ -249,8 +253,6 @@ class PiperEngine:
             began = time.perf_counter()
             loaded.load()
             load_s = time.perf_counter() - began
-        if options.seed is not None:
-            ort.set_seed(options.seed)  # VITS samples noise inside the graph
         if len(prepared) > 1 and not loaded.gives_lengths:  # no exact cut: one at a time
             return [result for item in prepared
                     for result in self.speak([item], voice, options)]
@@ -292,7 +294,10 @@ def _run_padded(loaded: _LoadedVoice, batch: Sequence[PiperInput], options: Synt
     if loaded.takes_speaker_id:
         inputs["sid"] = np.array([item.speaker for item in batch], dtype=np.int64)
     wanted = [loaded.audio_output, *([PHONEME_FRAMES] if loaded.gives_lengths else [])]
-    outputs = loaded.session.inference.run(wanted, inputs)
+    session, noise = loaded.session.inference, loaded.noise
+    outputs = noise.run(lambda feeds: session.run([*wanted, *noise.used_outputs],
+                                                  {**inputs, **feeds}),
+                        row_seeds(options.seed, len(batch)), ids.shape[1])
     audio = outputs[0].reshape(len(batch), -1)  # [B, 1, (1,) T] in Piper's exports
     words: list[tuple[int, ...] | None] = [None] * len(batch)
     if loaded.gives_lengths:
