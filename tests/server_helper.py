@@ -9,6 +9,7 @@ never downloads a browser.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import time
@@ -142,3 +143,15 @@ def browser(chromium: Path) -> Iterator[Any]:
             yield launched
         finally:
             launched.close()
+
+
+def voice_field(page: Any) -> Any:
+    """The convert page's voice field: a select one can type into to filter its voices."""
+    return page.get_by_label("Voice", exact=True)
+
+
+def wait_for_voice(page: Any, voice: str, timeout_ms: int = 30_000) -> None:
+    """Until the convert page shows `voice` as the chosen voice (the engines load first)."""
+    from playwright.sync_api import expect
+
+    expect(voice_field(page)).to_have_value(re.compile(re.escape(voice)), timeout=timeout_ms)

@@ -23,7 +23,14 @@ from typing import Any
 
 import pytest
 from epub_factory import build_epub, tiny_png
-from server_helper import ROOT, browser_context, free_port, require_chromium, server
+from server_helper import (
+    ROOT,
+    browser_context,
+    free_port,
+    require_chromium,
+    server,
+    wait_for_voice,
+)
 
 from audiopub.audio.ffmpeg import probe
 from audiopub.book.lexicon import book_lexicon_path, read
@@ -120,7 +127,7 @@ def test_a_lexicon_entry_is_heard_then_used_by_the_next_conversion(chromium: Pat
     with server(command, tmp_path, port) as url, browser_context(chromium, tmp_path) as context:
         page = context.new_page()
         page.goto(url)
-        page.get_by_text("en_US-joe-medium").first.wait_for(timeout=30_000)
+        wait_for_voice(page, "en_US-joe-medium")
         page.locator("input[type=file]").set_input_files(book)
         page.get_by_text("Names to check: Quillfeather").wait_for(timeout=30_000)
         generate = page.get_by_role("button", name="Generate audiobook")
@@ -211,7 +218,7 @@ def test_gpu_panel_with_a_fake_gpu(chromium: Path, tmp_path: Path) -> None:
 def _generate(page: Any, url: str, book: Path, title: str) -> None:
     """Upload `book` on the Convert page and generate it with the default voice, to the end."""
     page.goto(url)
-    page.get_by_text("en_US-joe-medium").first.wait_for(timeout=30_000)
+    wait_for_voice(page, "en_US-joe-medium")
     page.locator("input[type=file]").set_input_files(book)
     page.get_by_text(title).first.wait_for(timeout=30_000)
     page.get_by_role("button", name="Generate audiobook").click()

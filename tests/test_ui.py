@@ -414,6 +414,7 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     user.find(marker="book-play").click()
     await user.should_see(marker="book-audio")
     assert element(user, "book-audio").props["src"] == f"/library/{job_id}/audio"
+    assert text(user, "book-play") == "Stop"  # it stops what it started
     user.find(marker="book-chapter-2").click()  # seeks the player to the chapter's start
     # Read along: the sentence heard at the player's time shows under it.
     cues = services.book_cues(job_id)

@@ -88,6 +88,8 @@ class LibraryCard:
             self._build_player(await run.io_bound(self.services.book_cues, self.job_id))
         showing = not self.player_box.visible
         self.player_box.set_visibility(showing)
+        self.play_button.set_text("Stop" if showing else "Play")
+        self.play_button.props(f"icon={'stop' if showing else 'play_arrow'}")
         if showing and self.player is not None:
             self.player.play()
         elif self.player is not None:

@@ -56,7 +56,9 @@ class SettingsPanel:
             with ui.row().classes("w-full items-center gap-4"):
                 self.engine = ui.select({}, label="Engine", on_change=self._engine_changed) \
                     .classes("w-40").props("outlined dense").mark("engine")
-                self.voice = ui.select({}, label="Voice", on_change=self._voice_changed) \
+                # Typing filters the list: a downloaded multi-speaker model alone adds hundreds.
+                self.voice = ui.select({}, label="Voice", with_input=True,
+                                       on_change=self._voice_changed) \
                     .classes("flex-1 min-w-[12rem]").props("outlined dense").mark("voice")
                 self.preview_button = ui.button("Preview", icon="play_circle",
                                                 on_click=self._preview)
