@@ -9,14 +9,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from voices import ID_SCALE, SPEAKER_OFFSETS, SPEAKERS, add_multi_speaker_voice
+from voices import (
+    ID_SCALE,
+    SPEAKER_OFFSETS,
+    SPEAKERS,
+    add_multi_speaker_voice,
+    add_voice_with_rate,
+)
 
 from audiopub.cli import main
 from audiopub.errors import EngineUnavailable
 from audiopub.jobs.models import JobSettings, chunk_cache_key
 from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import SynthesisOptions, voice_of
-from audiopub.tts.piper import PiperEngine
+from audiopub.tts.piper import PiperEngine, find_voices
 
 MODEL = "en_GB-tiny-medium"
 FIRST, SECOND, THIRD = (f"{MODEL}#{speaker}" for speaker in SPEAKERS)
@@ -103,6 +109,14 @@ def test_a_wrong_speaker_is_a_clear_error(engine: PiperEngine, voice: str, messa
         engine.model_id(voice)
     with pytest.raises(EngineUnavailable, match=re.escape(message)):
         engine.prepare(TEXTS[:1], voice, SynthesisOptions())
+
+
+def test_a_model_file_named_with_the_separator_is_not_taken_for_a_speaker(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    add_voice_with_rate(tmp_path, "en_GB-mine#2-medium", 22_050)
+    add_voice_with_rate(tmp_path, "en_GB-mine-medium", 22_050)
+    assert set(find_voices(tmp_path)) == {"en_US-joe-medium", "en_GB-mine-medium"}
+    assert "en_GB-mine#2-medium.onnx: not a voice while its name holds '#'" in caplog.text
 
 
 def test_two_speakers_never_share_a_cache_key(engine: PiperEngine) -> None:

@@ -31,6 +31,7 @@ from audiopub.tts import onnx_runtime
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.conv_layout import CONV2D_STEP
 from audiopub.tts.engine import (
+    SPEAKER_SEPARATOR,
     DeviceReport,
     PreparedText,
     SynthesisOptions,
@@ -86,7 +87,10 @@ def find_voices(extra_dir: Path | None = None) -> dict[str, PiperVoiceFiles]:
     if folder.is_dir():
         for model in sorted(folder.glob("*.onnx")):
             config = model.with_suffix(".onnx.json")
-            if config.is_file():
+            if SPEAKER_SEPARATOR in model.stem:  # its id would read as MODEL#SPEAKER
+                log.warning("%s: not a voice while its name holds %r; rename it (both files)",
+                            model, SPEAKER_SEPARATOR)
+            elif config.is_file():
                 voices[model.stem] = PiperVoiceFiles(model.stem, model, config)
     return voices
 
