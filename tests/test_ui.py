@@ -495,6 +495,9 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
     job = services.store.get_job(only_job(services))
     assert job.settings.forms == {"audio_format": "mp3", "split": "chapters",
                                   "subtitles": ["srt"], "read_along": False}
+    # The finished job says where they are.
+    assert text(user, "job-library") == ("Listen in the library (and get MP3 (VBR), a file per "
+                                         "chapter; .srt subtitles)")
     spoken = [(c.cache_key, c.done_at) for c in services.store.all_chunks(job.id)]
 
     # The library makes them from the book's audio on its first view, then offers each.

@@ -27,6 +27,10 @@ from audiopub.jobs.store import JobStore
 MADE_LIST: Final = "forms.json"
 ZIPS_DIR: Final = "forms"  # in the job's folder: the zips of folders made beside the book
 
+AUDIO_CHOICES: Final = {"m4b": "The .m4b alone", "mp3": "MP3 (VBR)",
+                        "mp3-cbr": "MP3, 192 kb/s CBR", "opus": "Opus", "m4a": "M4A (AAC)"}
+SPLIT_CHOICES: Final = {"none": "One file for the book", "chapters": "A file per chapter"}
+
 _making: dict[str, threading.Lock] = {}  # one maker per job, however many tabs show it
 _making_lock = threading.Lock()
 
@@ -43,6 +47,19 @@ def chosen(job: Job) -> ConvertOutputs | None:
         return None
     outputs = ConvertOutputs.from_dict(job.settings.forms)
     return outputs if outputs.anything else None
+
+
+def describe(outputs: ConvertOutputs) -> str:
+    """The chosen forms in a few words: "Opus, a file per chapter; .srt subtitles"."""
+    parts = []
+    if outputs.audio_format != "m4b":
+        parts.append(f"{AUDIO_CHOICES[outputs.audio_format]}, "
+                     f"{SPLIT_CHOICES[outputs.split].lower()}")
+    if outputs.subtitles:
+        parts.append(" and ".join(f".{name}" for name in outputs.subtitles) + " subtitles")
+    if outputs.read_along:
+        parts.append("read-aloud EPUB")
+    return "; ".join(parts)
 
 
 def made_downloads(store: JobStore, job: Job) -> list[Download] | None:

@@ -12,11 +12,8 @@ from nicegui import ui
 
 from audiopub.errors import AudiopubError
 from audiopub.export.on_convert import ConvertOutputs
+from audiopub.ui.chosen_forms import AUDIO_CHOICES, SPLIT_CHOICES
 from audiopub.ui.theme import section_title
-
-AUDIO_CHOICES = {"m4b": "The .m4b alone", "mp3": "MP3 (VBR)", "mp3-cbr": "MP3, 192 kb/s CBR",
-                 "opus": "Opus", "m4a": "M4A (AAC)"}
-SPLIT_CHOICES = {"none": "One file for the book", "chapters": "A file per chapter"}
 
 
 class FormsPanel:

@@ -14,6 +14,7 @@ from audiopub import figures as fmt
 from audiopub.errors import AudiopubError
 from audiopub.figures import Clock
 from audiopub.jobs.models import ChapterProgress, ChapterState, Job, JobState
+from audiopub.ui.chosen_forms import chosen, describe
 from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.jobview import JobView
 from audiopub.ui.services import ENGINE_LABELS, Services
@@ -97,7 +98,9 @@ class JobCard:
                     "Download .m4b", icon="download",
                     on_click=lambda: ui.download.from_url(f"/library/{self.job_id}/download"),
                 ).props("unelevated no-caps").mark("job-download")
-                self.library = ui.link("Listen in the library", "/library") \
+                forms = chosen(view.job)
+                also = f" (and get {describe(forms)})" if forms is not None else ""
+                self.library = ui.link(f"Listen in the library{also}", "/library") \
                     .classes("text-sm ap-link").mark("job-library")
                 self.delete_button = _button("Delete", "delete_outline", "job-delete",
                                              self._confirm_delete)
