@@ -13,6 +13,7 @@ padded batch of prepared texts. `synthesize` does both, grouping its texts by le
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ import numpy as np
 from audiopub import settings
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.batching import BatchLimits, plan_batches
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -219,6 +222,16 @@ def synthesize_in_batches(engine: Engine, texts: Sequence[str], voice: str,
         for index, result in zip(batch, spoken, strict=True):
             results[index] = result
     return [result for result in results if result is not None]
+
+
+def noise_seeds(seed: int | None, count: int) -> list[int]:
+    """The noise seed of each of `count` texts: the job's seed for every one, so a chunk sounds
+    the same in any batch, or a fresh one each (logged, so a chunk can be reproduced)."""
+    if seed is not None:
+        return [seed % 2**32] * count
+    fresh = [int(value) for value in np.random.default_rng().integers(0, 2**32, size=count)]
+    log.debug("noise seeds: %s", fresh)
+    return fresh
 
 
 def voice_of(engine: Engine, voice_id: str) -> Voice:

@@ -37,6 +37,7 @@ from audiopub.tts.engine import (
     SynthesisOptions,
     SynthesisResult,
     Voice,
+    noise_seeds,
     speaker_voice_id,
     split_speaker,
     synthesize_in_batches,
@@ -57,7 +58,7 @@ from audiopub.tts.piper_graph import (
     item_lengths,
     phoneme_starts,
 )
-from audiopub.tts.piper_noise import SEEDED_NOISE_STEP, NoiseFeeds, row_seeds
+from audiopub.tts.piper_noise import SEEDED_NOISE_STEP, NoiseFeeds
 
 log = logging.getLogger(__name__)
 
@@ -301,7 +302,7 @@ def _run_padded(loaded: _LoadedVoice, batch: Sequence[PiperInput], options: Synt
     session, noise = loaded.session.inference, loaded.noise
     outputs = noise.run(lambda feeds: session.run([*wanted, *noise.used_outputs],
                                                   {**inputs, **feeds}),
-                        row_seeds(options.seed, len(batch)), ids.shape[1])
+                        noise_seeds(options.seed, len(batch)), ids.shape[1])
     audio = outputs[0].reshape(len(batch), -1)  # [B, 1, (1,) T] in Piper's exports
     words: list[tuple[int, ...] | None] = [None] * len(batch)
     if loaded.gives_lengths:

@@ -17,12 +17,12 @@ values the run took; rows given too few are padded with zeros inside the graph, 
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
+from audiopub.errors import SynthesisFailed
 from audiopub.tts.graph_rewrite import RewriteStep
 
 if TYPE_CHECKING:
@@ -79,7 +79,8 @@ class NoiseFeeds:
             if all(used[name] <= sizes[name] for name in self.names):
                 return outputs[:len(outputs) - len(self.names)]
             sizes = used
-        raise RuntimeError(f"noise inputs still short after a second run: {used} > {sizes}")
+        raise SynthesisFailed(f"Piper's noise inputs were still short after a second run: "
+                              f"{used} values needed, {sizes} given")
 
     def _draw(self, seeds: Sequence[int], sizes: dict[str, int]) -> dict[str, np.ndarray]:
         feeds = {}
@@ -90,13 +91,6 @@ class NoiseFeeds:
                     sizes[name], dtype=np.float32)
             feeds[name] = feed
         return feeds
-
-
-def row_seeds(seed: int | None, count: int) -> list[int]:
-    """Every row the job's seed, so a chunk sounds the same in any batch; fresh ones without."""
-    if seed is not None:
-        return [seed % 2**32] * count
-    return [secrets.randbits(32) for _ in range(count)]
 
 
 def _ranks(model: onnx.ModelProto) -> dict[str, int]:

@@ -32,6 +32,7 @@ from audiopub.tts.engine import (
     SynthesisOptions,
     SynthesisResult,
     Voice,
+    noise_seeds,
     synthesize_in_batches,
 )
 from audiopub.tts.onnx_runtime import CPU, Session, create_session
@@ -225,7 +226,7 @@ class SupertonicEngine:
         self._style(voice)  # a bad voice fails here, before any batch runs
         prepared = []
         # Each text's noise comes from its own seed, so it sounds the same in any batch.
-        for text, seed in zip(texts, self._seeds(options.seed, len(texts)), strict=True):
+        for text, seed in zip(texts, noise_seeds(options.seed, len(texts)), strict=True):
             began = time.perf_counter()
             cleaned = self.text.normalise(text)
             prepared.append(PreparedText(text, len(cleaned), (cleaned, seed),
@@ -324,14 +325,6 @@ class SupertonicEngine:
             latent[row, :, :count] = generator.standard_normal((channels, count))
         mask = (np.arange(latent.shape[2]) < frames[:, None]).astype(np.float32)[:, None, :]
         return latent, mask
-
-    @staticmethod
-    def _seeds(seed: int | None, count: int) -> list[int]:
-        if seed is not None:
-            return [seed % 2**32] * count
-        fresh = np.random.default_rng().integers(0, 2**32, size=count)
-        log.debug("Supertonic noise seeds: %s", fresh.tolist())
-        return [int(value) for value in fresh]
 
     def _style(self, voice: str) -> Style:
         path = self.files.voice_path(voice)
