@@ -39,6 +39,7 @@ RECONNECT_TIMEOUT_S = 3.0  # NiceGUI deletes a closed tab's client this long aft
 TAB_TIMEOUT_MS = 30_000
 HTTP_TIMEOUT_S = 15.0
 CLEANUP_TIMEOUT_S = 12.0  # a closed tab's upload is gone by then (reconnect timeout + margin)
+BOUNDARY = uuid.uuid4().hex
 
 pytestmark = pytest.mark.timeout(120)  # each test takes well under a minute
 
@@ -333,12 +334,15 @@ def test_oversized_upload_is_refused(app: App, chrome: Any, tmp_path: Path) -> N
                            "accepted.")
         assert sent == []
 
-        # A client that ignores the page's limit is refused by the server.
+        # A client that ignores the page's limit is refused by the server: far past it, as
+        # the request arrives (413); just past it, once the file is in (the page says so).
         body, content_type = _multipart("huge.epub", os.urandom(1_500_000))
+        assert _request(app, "POST", _upload_path(page), body, content_type) == 413
+        body, content_type = _multipart("huge.epub", os.urandom(1_060_000))
         assert _request(app, "POST", _upload_path(page), body, content_type) == 200
-        _error_shown(page, f"huge.epub is 1.5 MB; the limit is {LIMIT_TEXT}.")
+        _error_shown(page, f"huge.epub is 1.1 MB; the limit is {LIMIT_TEXT}.")
         assert len(app.uploads_now()) == 1  # the bystander's book, nothing else
-        # NiceGUI spooled the 1.5 MB to a temporary file; it goes with the upload.
+        # NiceGUI spooled the 1.1 MB to a temporary file; it goes with the upload.
         _wait_until(lambda: not app.tmp_now() - tmp_before, CLEANUP_TIMEOUT_S,
                     lambda: f"temporary files kept: {sorted(app.tmp_now() - tmp_before)}")
 
@@ -348,7 +352,49 @@ def test_oversized_upload_is_refused(app: App, chrome: Any, tmp_path: Path) -> N
         _assert_tab_responds(bystander, chapters=1)
 
 
+def test_too_big_a_request_is_refused_before_its_body_is_stored(app: App, chrome: Any,
+                                                                 tmp_path: Path) -> None:
+    """A client announcing more than the limit (Content-Length) is answered 413 from its
+    headers alone; one that announces nothing (chunked) is cut off with 413 once it has sent
+    the limit. Neither leaves anything on disk, and the tab goes on."""
+    with _tab(chrome, app) as page:
+        path = _upload_path(page)
+        head, tail = _multipart_ends("huge.epub")
+        announced = len(head) + 300_000_000 + len(tail)
+        with _raw_request(app, path, f"Content-Length: {announced}") as sock:
+            sock.sendall(head)  # and not a byte of the 300 MB
+            assert _status_line(sock) == "HTTP/1.1 413 Request Entity Too Large"
+
+        with _raw_request(app, path, "Transfer-Encoding: chunked") as sock:
+            for piece in [head] + [os.urandom(100_000)] * 30:  # 3 MB, the limit is 1 MB
+                try:
+                    sock.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
+                except (BrokenPipeError, ConnectionResetError):
+                    break  # it answered and hung up
+            assert _status_line(sock) == "HTTP/1.1 413 Request Entity Too Large"
+        assert app.uploads_now() == set()
+        assert _errors(page) == []  # no upload arrived: nothing to say in the page
+
+        book = build_epub(tmp_path / "fits.epub", [("One", ["It fits."])], title="It Fits")
+        page.locator("input[type=file]").set_input_files(book)
+        _title(page, "It Fits").wait_for(timeout=TAB_TIMEOUT_MS)
+
+
 # --- helpers -------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _raw_request(app: App, path: str, framing: str) -> Iterator[socket.socket]:
+    """A socket that has sent the headers of a multipart POST to `path` and nothing more."""
+    with socket.create_connection(("127.0.0.1", app.port), timeout=HTTP_TIMEOUT_S) as sock:
+        sock.sendall((f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{app.port}\r\n"
+                      f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\n"
+                      f"{framing}\r\n\r\n").encode())
+        yield sock
+
+
+def _status_line(sock: socket.socket) -> str:
+    return sock.recv(4096).split(b"\r\n", 1)[0].decode(errors="replace")
 
 
 @contextmanager
@@ -406,11 +452,15 @@ def _assert_tab_responds(page: Any, chapters: int) -> None:
 
 def _multipart(filename: str, data: bytes) -> tuple[bytes, str]:
     """A multipart/form-data body with one file, as a browser sends it."""
-    boundary = uuid.uuid4().hex
-    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+    head, tail = _multipart_ends(filename)
+    return head + data + tail, f"multipart/form-data; boundary={BOUNDARY}"
+
+
+def _multipart_ends(filename: str) -> tuple[bytes, bytes]:
+    """What goes before and after the file in `_multipart`'s body."""
+    head = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; "
             f"filename=\"{filename}\"\r\nContent-Type: application/epub+zip\r\n\r\n").encode()
-    return head + data + f"\r\n--{boundary}--\r\n".encode(), \
-        f"multipart/form-data; boundary={boundary}"
+    return head, f"\r\n--{BOUNDARY}--\r\n".encode()
 
 
 def _request(app: App, method: str, path: str, body: bytes, content_type: str) -> int:

@@ -17,6 +17,7 @@ from nicegui import app, background_tasks, run, ui
 from audiopub.ui import routes
 from audiopub.ui.pages import convert, lexicon, library, voices
 from audiopub.ui.services import Services, current, current_or_none, set_current
+from audiopub.ui.uploads import max_request_bytes
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,9 @@ def static_dir() -> Path | None:
 def setup(services: Services) -> None:
     """Install the services and register routes, pages and lifecycle hooks (before ui.run)."""
     set_current(services)
+    # FastAPI counts every request body as it arrives (a too-big Content-Length is refused
+    # before a byte is read): an upload past the limit is cut off at 413, not spooled whole.
+    app.max_body_size = max_request_bytes(services.upload_limit_bytes)
     static = static_dir()
     if static is not None:
         app.add_static_files("/static", static)

@@ -17,6 +17,8 @@ from audiopub.figures import size
 
 STALE_AFTER_S: Final = 24 * 3600  # uploads nobody turned into a job are removed at start-up
 SUFFIX: Final = ".epub"
+# What a browser's multipart request adds around the file: boundaries, headers, its name.
+MULTIPART_FRAMING_BYTES: Final = 64 * 1024
 
 
 class FileUploadLike(Protocol):
@@ -31,6 +33,13 @@ class FileUploadLike(Protocol):
 
 def max_upload_bytes() -> int:
     return settings.MAX_UPLOAD_MB * 1_000_000
+
+
+def max_request_bytes(upload_limit: int) -> int:
+    """The most an HTTP request may send: the largest upload, in its multipart framing. The
+    server refuses more (413) while receiving, so a client that ignores the page's limit
+    never gets more than this onto the disk."""
+    return upload_limit + MULTIPART_FRAMING_BYTES
 
 
 async def save_upload(file: FileUploadLike, folder: Path, max_bytes: int) -> Path:
