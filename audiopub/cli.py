@@ -54,7 +54,7 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"audiopub {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     _add_serve_options(parser.add_argument_group("web UI (serving is the default command)"))
-    parser.set_defaults(host=SERVE_HOST, port=SERVE_PORT, no_browser=False)
+    parser.set_defaults(host=SERVE_HOST, port=SERVE_PORT, no_browser=False, allow_host=[])
     commands = parser.add_subparsers(dest="command")
 
     conv = commands.add_parser("convert", help="convert an EPUB into a chapterised .m4b "
@@ -118,6 +118,9 @@ def _add_serve_options(group: argparse._ActionsContainer) -> None:
                        help="address to listen on (default 127.0.0.1: this computer only)")
     group.add_argument("--port", type=int, help="default 8080")
     group.add_argument("--no-browser", action="store_true", help="don't open a browser tab")
+    group.add_argument("--allow-host", action="append", metavar="NAME",
+                       help="a name browsers may reach it by besides this computer's own "
+                            "(repeatable; also AUDIOPUB_ALLOWED_HOSTS)")
 
 
 # --- convert ---------------------------------------------------------------------------
@@ -341,7 +344,8 @@ def _bench(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from audiopub.ui.app import main as serve_ui  # NiceGUI is only imported for the web UI
 
-    serve_ui(host=args.host, port=args.port, show=not args.no_browser)
+    serve_ui(host=args.host, port=args.port, show=not args.no_browser,
+             allowed_hosts=args.allow_host)
     return 0
 
 
@@ -349,9 +353,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     serving = args.command in (None, "serve")
-    if not serving and (args.host, args.port, args.no_browser) != (SERVE_HOST, SERVE_PORT, False):
-        parser.error(f"--host, --port and --no-browser are for serving the web UI, "
-                     f"not for {args.command}")
+    if not serving and (args.host, args.port, args.no_browser, args.allow_host) != \
+            (SERVE_HOST, SERVE_PORT, False, []):
+        parser.error(f"--host, --port, --no-browser and --allow-host are for serving the web "
+                     f"UI, not for {args.command}")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:

@@ -67,8 +67,10 @@ def server(command: list[str], tmp_path: Path, port: int,
 
 @contextmanager
 def running_server(command: list[str], tmp_path: Path, port: int,
-                   extra_env: Mapping[str, str] | None = None) -> Iterator[RunningServer]:
-    """`server`, yielding the process and its log (`tmp_path/server-<port>.log`) too."""
+                   extra_env: Mapping[str, str] | None = None,
+                   ready_headers: Mapping[str, str] | None = None) -> Iterator[RunningServer]:
+    """`server`, yielding the process and its log (`tmp_path/server-<port>.log`) too.
+    `ready_headers` go with the requests that wait for it (a token, say)."""
     # The child must not think it runs under pytest (NiceGUI changes its behaviour then).
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NICEGUI_"))}
     env["AUDIOPUB_DATA_DIR"] = str(tmp_path / "data")
@@ -82,7 +84,7 @@ def running_server(command: list[str], tmp_path: Path, port: int,
         process = subprocess.Popen(command, cwd=workdir, env=env, stdout=log,
                                    stderr=subprocess.STDOUT)
         try:
-            wait_until_up(url, process, log_path)
+            wait_until_up(url, process, log_path, ready_headers)
             yield RunningServer(url, port, process, log_path)
         finally:
             process.terminate()  # uvicorn shuts down cleanly: the worker stops, NVML closes
@@ -93,13 +95,15 @@ def running_server(command: list[str], tmp_path: Path, port: int,
                 process.wait()
 
 
-def wait_until_up(url: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
+def wait_until_up(url: str, process: subprocess.Popen[bytes], log_path: Path,
+                  headers: Mapping[str, str] | None = None) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
             pytest.fail(f"the app exited with {process.returncode}:\n{log_path.read_text()}")
         try:
-            with urllib.request.urlopen(url, timeout=2) as response:
+            request = urllib.request.Request(url, headers=dict(headers or {}))
+            with urllib.request.urlopen(request, timeout=2) as response:
                 if response.status == 200:
                     return
         except (urllib.error.URLError, ConnectionError, TimeoutError):

@@ -253,19 +253,23 @@ def test_a_16_khz_voice_keeps_its_sample_rate_to_the_book(
 
 
 @pytest.mark.parametrize("argv, expected", [
-    ([], ("127.0.0.1", 8080, True)),
-    (["--port", "9000", "--no-browser"], ("127.0.0.1", 9000, False)),
-    (["--host", "0.0.0.0"], ("0.0.0.0", 8080, True)),
-    (["serve", "--port", "9000"], ("127.0.0.1", 9000, True)),
-    (["--port", "9000", "serve", "--no-browser"], ("127.0.0.1", 9000, False)),
+    ([], ("127.0.0.1", 8080, True, [])),
+    (["--port", "9000", "--no-browser"], ("127.0.0.1", 9000, False, [])),
+    (["--host", "0.0.0.0"], ("0.0.0.0", 8080, True, [])),
+    (["serve", "--port", "9000"], ("127.0.0.1", 9000, True, [])),
+    (["--port", "9000", "serve", "--no-browser"], ("127.0.0.1", 9000, False, [])),
+    (["--allow-host", "a.lan", "--allow-host", "b.lan"], ("127.0.0.1", 8080, True,
+                                                          ["a.lan", "b.lan"])),
+    (["serve", "--allow-host", "a.lan"], ("127.0.0.1", 8080, True, ["a.lan"])),
 ])
 def test_serve_options_work_with_and_without_the_serve_command(
-        argv: list[str], expected: tuple[str, int, bool], monkeypatch: pytest.MonkeyPatch) -> None:
+        argv: list[str], expected: tuple[str, int, bool, list[str]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     import audiopub.ui.app
 
-    served: list[tuple[str, int, bool]] = []
-    monkeypatch.setattr(audiopub.ui.app, "main",
-                        lambda host, port, show: served.append((host, port, show)))
+    served: list[tuple[str, int, bool, list[str]]] = []
+    monkeypatch.setattr(audiopub.ui.app, "main", lambda host, port, show, allowed_hosts:
+                        served.append((host, port, show, list(allowed_hosts))))
     assert main(argv) == 0
     assert served == [expected]
 

@@ -1,20 +1,23 @@
 """Start-up and shutdown of the web UI: services, routes, pages, `ui.run`.
 
-`main()` is what `audiopub` / `audiopub serve` call. It binds 127.0.0.1 unless told otherwise:
-the UI has no accounts, so anyone who can reach the port can use it.
+`main()` is what `audiopub` / `audiopub serve` call. It binds 127.0.0.1 unless told otherwise;
+the UI has no accounts, so `guard` decides who may use it (host names, origins, a token
+beyond loopback).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from nicegui import app, background_tasks, run, ui
+from nicegui import app, background_tasks, core, helpers, run, ui
 
-from audiopub.ui import routes
+from audiopub.ui import guard, routes
 from audiopub.ui.pages import convert, lexicon, library, voices
 from audiopub.ui.services import Services, current, current_or_none, set_current
 from audiopub.ui.uploads import max_request_bytes
@@ -26,7 +29,6 @@ log = logging.getLogger(__name__)
 # fetched from the internet.
 STATIC_PACKAGE: Final = "audiopub.static"
 DRAIN_INTERVAL_S: Final = 0.5  # the job log is gathered even while no tab is open
-LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
 
 
 def static_dir() -> Path | None:
@@ -45,6 +47,8 @@ def setup(services: Services) -> None:
     # FastAPI counts every request body as it arrives (a too-big Content-Length is refused
     # before a byte is read): an upload past the limit is cut off at 413, not spooled whole.
     app.max_body_size = max_request_bytes(services.upload_limit_bytes)
+    # NiceGUI's socket.io answers any Origin with CORS headers; only the UI's own pages now.
+    core.sio.eio.cors_allowed_origins = guard.socket_origin_check
     static = static_dir()
     if static is not None:
         app.add_static_files("/static", static)
@@ -81,14 +85,34 @@ async def _drain_events(services: Services) -> None:
         await asyncio.sleep(DRAIN_INTERVAL_S)
 
 
-def main(host: str = "127.0.0.1", port: int = 8080, show: bool = True) -> None:
-    """Run the web UI until interrupted. Uses the services a test installed, if any."""
-    if host not in LOOPBACK:
-        log.warning("Listening on %s: anyone who can reach port %d can use Audiopub "
-                    "(there are no accounts)", host, port)
+def main(host: str = "127.0.0.1", port: int = 8080, show: bool = True,
+         allowed_hosts: Sequence[str] = ()) -> None:
+    """Run the web UI until interrupted. Uses the services a test installed, if any.
+
+    `allowed_hosts`: names besides this computer's own that browsers may use to reach it.
+    """
+    policy = guard.policy_for(host, port, allowed_hosts)
+    # NiceGUI's simulated browser (the UI tests) calls the app in-process: no network to guard.
+    if not helpers.is_user_simulation():
+        app.add_middleware(guard.Guard, policy=policy)
+    if policy.token is not None:
+        _announce_token(policy, host, port)
     setup(current_or_none() or Services.from_environment())
     static = static_dir()
     icon = static / "icon.svg" if static is not None else None
-    ui.run(host=host, port=port, show=show, title="Audiopub", reload=False, dark=None,
+    opened = guard.start_address(policy, "/") if show else False
+    ui.run(host=host, port=port, show=opened, title="Audiopub", reload=False, dark=None,
            favicon=icon if icon is not None and icon.is_file() else None,
            uvicorn_logging_level="warning")
+
+
+def _announce_token(policy: guard.Policy, host: str, port: int) -> None:
+    shown = "localhost" if host in guard.WILDCARDS else (f"[{host}]" if ":" in host else host)
+    address = guard.start_address(policy, f"http://{shown}:{port}/")
+    if policy.token == os.environ.get(guard.TOKEN_ENV, "").strip():
+        address = address.replace(str(policy.token), f"<{guard.TOKEN_ENV}>")  # theirs: unsaid
+    elsewhere = " (from another computer, with this one's address)" \
+        if host in guard.WILDCARDS else ""
+    # Printed, not logged: the address must be seen whatever the log level.
+    print(f"Audiopub asks every browser for its token: open {address} once{elsewhere}",
+          flush=True)

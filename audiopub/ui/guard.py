@@ -1,0 +1,212 @@
+"""Who may use the web UI: requests for this server's own names, from its own pages, with its
+secret when it serves beyond this computer.
+
+The browser that shows Audiopub also runs other sites' scripts, and the UI has no accounts.
+A site whose name its owner points at 127.0.0.1 ("DNS rebinding") is same-origin with the UI
+as far as the browser knows: only the `Host` header tells them apart, so a request for a name
+this server does not answer to is refused (400). A page of another site may post an upload or
+open the UI's socket: any request that changes something, and every socket request, whose
+`Origin` is not this server's own is refused (403). No page may frame the UI (clickjacking).
+Serving beyond loopback, anyone on the network could connect: a secret is then required
+(401 without it), given once in the start-up address (`/?token=…`), which sets a cookie.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import urlencode, urlsplit
+
+from starlette.requests import HTTPConnection
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocketClose
+
+from audiopub.errors import SettingInvalid
+
+TOKEN_ENV: Final = "AUDIOPUB_TOKEN"
+HOSTS_ENV: Final = "AUDIOPUB_ALLOWED_HOSTS"  # more names, separated by commas or spaces
+LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
+WILDCARDS: Final = frozenset({"", "0.0.0.0", "::"})  # every interface of this computer
+SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
+SOCKET_PATH: Final = "/_nicegui_ws/"  # NiceGUI's socket.io: every request there acts
+TOKEN_PARAMETER: Final = "token"
+COOKIE_MAX_AGE_S: Final = 30 * 24 * 3600
+FRAME_HEADERS: Final = ((b"content-security-policy", b"frame-ancestors 'none'"),
+                        (b"x-frame-options", b"DENY"))
+POLICY_VIOLATION: Final = 1008  # WebSocket close code; a close before accept answers 403
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the guard lets through: host names, and the secret (None: none required)."""
+
+    names: frozenset[str]
+    any_address: bool  # listening on every interface: any IP address is one of ours
+    token: str | None
+    cookie: str  # the cookie that carries the token (one per port: cookies ignore ports)
+
+    def allows_host(self, header: str | None) -> bool:
+        name = host_name(header)
+        if name is None:
+            return False
+        return name in self.names or (self.any_address and _is_ip(name))
+
+    def has_token(self, connection: HTTPConnection) -> bool:
+        if self.token is None:
+            return True
+        scheme, _, credentials = connection.headers.get("authorization", "").partition(" ")
+        offered = [connection.cookies.get(self.cookie),
+                   connection.query_params.get(TOKEN_PARAMETER),
+                   credentials if scheme.lower() == "bearer" else None]
+        return any(value is not None and _equal(value, self.token) for value in offered)
+
+
+def policy_for(host: str, port: int, extra_names: Iterable[str] = (),
+               environ: Mapping[str, str] = os.environ) -> Policy:
+    """The policy for serving on `host`:`port`, with the names and secret the user gave."""
+    names = set(LOOPBACK_NAMES)
+    given = [*extra_names, *environ.get(HOSTS_ENV, "").replace(",", " ").split()]
+    if host not in WILDCARDS:
+        given.append(host)
+    for value in given:
+        name = host_name(value)
+        if name is None:
+            raise SettingInvalid(f"{value!r} is not a host name or address "
+                                 "(e.g. --allow-host books.example.lan)")
+        names.add(name)
+    token = environ.get(TOKEN_ENV, "").strip() or None
+    if token is None and not is_loopback(host):
+        token = secrets.token_urlsafe(24)
+    return Policy(frozenset(names), host in WILDCARDS, token, f"audiopub-token-{port}")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether listening on `host` keeps the UI to this computer."""
+    if host in WILDCARDS:
+        return False
+    bare = _unbracketed(host)
+    return bare.lower() == "localhost" or (_is_ip(bare) and ipaddress.ip_address(bare).is_loopback)
+
+
+def host_name(value: str | None) -> str | None:
+    """The name in a Host header or a user's host name, lower-case, without port or brackets
+    (`Books.Example:8080` → `books.example`, `[::1]:8080` → `::1`); None when malformed."""
+    if not value or any(c.isspace() or c in "/?#@\\" for c in value):
+        return None
+    bare = _unbracketed(value)
+    if _is_ip(bare):  # a bare IPv6 address has colons that are no port
+        return str(ipaddress.ip_address(bare))
+    try:
+        parts = urlsplit(f"//{value}")
+        parts.port  # noqa: B018 (raises ValueError on a bad port)
+    except ValueError:
+        return None
+    return parts.hostname.rstrip(".") if parts.hostname else None
+
+
+def same_origin(origin: str | None, host_header: str | None) -> bool:
+    """Whether `origin` (a browser's Origin header) is the site that `host_header` names."""
+    if not origin or not host_header:
+        return False
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and parts.netloc.lower() == host_header.lower()
+
+
+def socket_origin_check(origin: str | None, environ: Mapping[str, str]) -> bool:
+    """For python-engineio's `cors_allowed_origins`: only the UI's own pages get CORS headers."""
+    return same_origin(origin, environ.get("HTTP_HOST"))
+
+
+def start_address(policy: Policy, url: str) -> str:
+    """The address to open first: `url` with the token, which sets the cookie."""
+    return f"{url.rstrip('/')}/?{urlencode({TOKEN_PARAMETER: policy.token})}" \
+        if policy.token else url
+
+
+class Guard:
+    """ASGI middleware in front of the whole app (pages, routes, uploads, socket.io)."""
+
+    def __init__(self, app: ASGIApp, policy: Policy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        connection = HTTPConnection(scope)
+        refusal = self._refusal(scope, connection)
+        if refusal is not None:
+            if scope["type"] == "websocket":
+                await WebSocketClose(POLICY_VIOLATION)(scope, receive, send)
+            else:
+                await refusal(scope, receive, send_with_frame_headers(send))
+            return
+        if scope["type"] == "http" and self.policy.token is not None and \
+                scope["method"] in ("GET", "HEAD") and TOKEN_PARAMETER in connection.query_params:
+            # The start-up address: keep the token in a cookie, and out of the address bar.
+            await self._set_cookie(connection)(scope, receive, send_with_frame_headers(send))
+            return
+        await self.app(scope, receive, send_with_frame_headers(send)
+                       if scope["type"] == "http" else send)
+
+    def _refusal(self, scope: Scope, connection: HTTPConnection) -> Response | None:
+        host = connection.headers.get("host")
+        if not self.policy.allows_host(host):
+            name = host_name(host) or "(none)"
+            return PlainTextResponse(
+                f"Audiopub does not answer to the name {name}. If this is how you reach it, "
+                f"start it with --allow-host {name}.", status_code=400)
+        acts = scope["type"] == "websocket" or scope["method"] not in SAFE_METHODS or \
+            scope["path"].startswith(SOCKET_PATH)
+        origin = connection.headers.get("origin")
+        if acts and origin is not None and not same_origin(origin, host):
+            return PlainTextResponse("Refused: this request came from another site's page "
+                                     f"({origin}).", status_code=403)
+        if not self.policy.has_token(connection):
+            return PlainTextResponse(
+                "This Audiopub asks for its token: open the address it printed when it "
+                "started (ending in /?token=…), or add ?token= and the value of "
+                f"{TOKEN_ENV} to this address.", status_code=401)
+        return None
+
+    def _set_cookie(self, connection: HTTPConnection) -> Response:
+        rest = [(k, v) for k, v in connection.query_params.multi_items() if k != TOKEN_PARAMETER]
+        # One leading slash: `//other.example` would send the browser to another site.
+        target = "/" + connection.url.path.lstrip("/") + (f"?{urlencode(rest)}" if rest else "")
+        response = RedirectResponse(target, status_code=303)
+        assert self.policy.token is not None
+        response.set_cookie(self.policy.cookie, self.policy.token, max_age=COOKIE_MAX_AGE_S,
+                            httponly=True, samesite="lax")
+        return response
+
+
+def send_with_frame_headers(send: Send) -> Send:
+    """`send`, adding the headers that forbid framing to an HTTP response."""
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *FRAME_HEADERS]}
+        await send(message)
+    return sending
+
+
+def _unbracketed(value: str) -> str:
+    return value[1:-1] if value.startswith("[") and value.endswith("]") else value
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _equal(offered: str, token: str) -> bool:
+    return hmac.compare_digest(offered.encode(), token.encode())

@@ -1,0 +1,298 @@
+"""Other sites in the same browser: forged Host names (DNS rebinding), requests and socket
+handshakes from other sites' pages, framing, and the token asked for beyond loopback.
+
+Real `audiopub serve` processes on 127.0.0.1, spoken to over HTTP with hand-made headers:
+what a page of another site, or a name pointed at 127.0.0.1, would send. One server answers
+two extra names (`--allow-host`, `AUDIOPUB_ALLOWED_HOSTS`); another asks for a token
+(`AUDIOPUB_TOKEN`), as every server beyond loopback does, and is opened in Chromium too.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import os
+import re
+import socket
+import sys
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+from server_helper import RunningServer, browser_context, free_port, require_chromium, \
+    running_server
+
+from audiopub.errors import SettingInvalid
+from audiopub.ui import guard
+
+pytestmark = pytest.mark.timeout(120)
+
+TOKEN = "correct-horse-battery-staple"
+FRAME_HEADERS = {"content-security-policy": "frame-ancestors 'none'", "x-frame-options": "DENY"}
+
+
+@pytest.fixture(scope="module")
+def named(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """A server on loopback (no token) that also answers to two names the user gave."""
+    folder = tmp_path_factory.mktemp("named")
+    port = free_port()
+    command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser",
+               "--allow-host", "books.example"]
+    env = {guard.HOSTS_ENV: "shelf.example, Reader.Example"}
+    with running_server(command, folder, port, env) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def locked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """A server that asks for its token (AUDIOPUB_TOKEN)."""
+    folder = tmp_path_factory.mktemp("locked")
+    port = free_port()
+    command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
+    with running_server(command, folder, port, {guard.TOKEN_ENV: TOKEN},
+                        ready_headers={"Authorization": f"Bearer {TOKEN}"}) as server:
+        yield server
+
+
+# --- host names ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}",
+                                  "books.example:{port}", "shelf.example", "reader.example",
+                                  "BOOKS.example.:{port}"])
+def test_its_own_names_are_answered(named: RunningServer, host: str) -> None:
+    assert _get(named, "/", host=host.format(port=named.port)).status == 200
+
+
+@pytest.mark.parametrize("host", ["rebind.evil.example:{port}", "evil.example",
+                                  "127.0.0.1.evil.example:{port}", "books.example.evil:{port}",
+                                  "127.0.0.1:{port}@evil.example", "[::1", ""])
+def test_other_names_are_refused(named: RunningServer, host: str) -> None:
+    """A page at http://rebind.evil.example:PORT/, its name pointed at 127.0.0.1, gets no
+    page and no book, and its socket is refused even though it is same-origin."""
+    host = host.format(port=named.port)
+    page = _get(named, "/", host=host)
+    assert page.status == 400
+    if host == "rebind.evil.example:{port}".format(port=named.port):
+        assert "--allow-host rebind.evil.example" in page.text
+    # 400, not the 404 of a book that does not exist: the request is never routed.
+    assert _get(named, f"/library/{uuid.uuid4().hex}/download", host=host).status == 400
+    assert _get(named, "/static/icon.svg", host=host).status == 400
+    origin = f"http://{host}"
+    assert _get(named, "/_nicegui_ws/socket.io/?EIO=4&transport=polling", host=host,
+                origin=origin).status == 400
+    assert _websocket(named, host=host, origin=origin) == 403
+
+
+# --- other sites' pages --------------------------------------------------------------------------
+
+
+def test_uploads_from_other_sites_are_refused(named: RunningServer) -> None:
+    path = _upload_path(named)
+    own = f"http://127.0.0.1:{named.port}"
+    for origin in ("http://evil.example", "null", f"http://localhost:{named.port}",
+                   f"http://127.0.0.1:{named.port + 1}", f"ftp://127.0.0.1:{named.port}"):
+        reply = _post_file(named, path, b"PK\x03\x04 not a book", origin=origin)
+        assert reply.status == 403, origin
+        assert "another site" in reply.text
+    assert not _uploads(named)
+    # The page itself (same origin), and a program that sends no Origin, get through: an
+    # empty file reaches the upload handler, which refuses it in the page.
+    assert _post_file(named, path, b"", origin=own).status == 200
+    assert _post_file(named, path, b"", origin=None).status == 200
+
+
+def test_the_socket_answers_only_its_own_pages(named: RunningServer) -> None:
+    handshake = "/_nicegui_ws/socket.io/?EIO=4&transport=polling"
+    own = f"http://127.0.0.1:{named.port}"
+    foreign = _get(named, handshake, origin="http://evil.example")
+    assert foreign.status == 403
+    assert "access-control-allow-origin" not in foreign.headers
+    mine = _get(named, handshake, origin=own)
+    assert mine.status == 200
+    assert mine.headers["access-control-allow-origin"] == own  # echoed for its own page only
+    assert _websocket(named, origin="http://evil.example") == 403
+    assert _websocket(named, origin="null") == 403
+    assert _websocket(named, origin=own) == 101
+
+
+def test_no_page_may_frame_it(named: RunningServer) -> None:
+    for reply in (_get(named, "/"), _get(named, "/library"), _get(named, "/no/such/page"),
+                  _get(named, "/", host="evil.example")):
+        assert {key: reply.headers.get(key) for key in FRAME_HEADERS} == FRAME_HEADERS
+
+
+# --- the token -----------------------------------------------------------------------------------
+
+
+def test_without_the_token_nothing_is_served(locked: RunningServer) -> None:
+    for path in ("/", "/library", f"/library/{uuid.uuid4().hex}/download", "/static/icon.svg",
+                 "/?token=wrong", "/_nicegui_ws/socket.io/?EIO=4&transport=polling"):
+        reply = _get(locked, path)
+        assert reply.status == 401, path
+        assert "asks for its token" in reply.text
+    assert _get(locked, "/", cookie=f"{_cookie_name(locked)}=wrong").status == 401
+    assert _get(locked, "/", authorization="Bearer wrong").status == 401
+    assert _websocket(locked) == 403
+
+
+def test_the_start_up_address_is_printed_without_a_token_the_user_chose(
+        locked: RunningServer) -> None:
+    assert f"open http://127.0.0.1:{locked.port}/?token=<{guard.TOKEN_ENV}> once" in locked.log()
+    assert TOKEN not in locked.log()
+
+
+def test_the_start_up_address_sets_a_cookie(locked: RunningServer) -> None:
+    reply = _get(locked, f"/?token={TOKEN}")
+    assert reply.status == 303
+    assert reply.headers["location"] == "/"  # the token leaves the address bar
+    cookie = reply.headers["set-cookie"]
+    assert cookie.startswith(f"{_cookie_name(locked)}={TOKEN};")
+    assert "HttpOnly" in cookie and "SameSite=lax" in cookie
+    given = f"{_cookie_name(locked)}={TOKEN}"
+    assert _get(locked, "/", cookie=given).status == 200
+    assert _get(locked, "/library", cookie=given).status == 200
+    assert _websocket(locked, cookie=given) == 101
+    assert _get(locked, "/", authorization=f"Bearer {TOKEN}").status == 200  # for scripts
+    # Other paths and parameters are kept; a path can't make it send the browser elsewhere.
+    assert _get(locked, f"/library?view=1&token={TOKEN}").headers["location"] == "/library?view=1"
+    assert _get(locked, f"//evil.example/?token={TOKEN}").headers["location"] == "/evil.example/"
+
+
+def test_a_browser_opens_the_start_up_address(locked: RunningServer, tmp_path: Path) -> None:
+    chromium = require_chromium()
+    with browser_context(chromium, tmp_path) as context:
+        page = context.new_page()
+        page.goto(f"{locked.url}?token={TOKEN}")
+        page.wait_for_function("() => window.did_handshake === true", timeout=30_000)
+        assert page.url == locked.url
+        page.goto(f"{locked.url}library")
+        page.wait_for_function("() => window.did_handshake === true", timeout=30_000)
+    with browser_context(chromium, tmp_path) as fresh:  # a browser that never had the token
+        page = fresh.new_page()
+        reply = page.goto(locked.url)
+        assert reply is not None and reply.status == 401
+        assert "asks for its token" in page.content()
+
+
+# --- the policy ----------------------------------------------------------------------------------
+
+
+def test_loopback_needs_no_token_and_every_other_address_gets_one() -> None:
+    assert guard.policy_for("127.0.0.1", 8080, environ={}).token is None
+    assert guard.policy_for("localhost", 8080, environ={}).token is None
+    assert guard.policy_for("::1", 8080, environ={}).token is None
+    for host in ("0.0.0.0", "::", "192.168.1.20", "books.example.lan"):
+        first = guard.policy_for(host, 8080, environ={})
+        assert first.token and len(first.token) >= 32, host
+        assert first.token != guard.policy_for(host, 8080, environ={}).token  # random
+    given = guard.policy_for("0.0.0.0", 8080, environ={guard.TOKEN_ENV: " s3cret "})
+    assert given.token == "s3cret"
+    assert guard.policy_for("127.0.0.1", 8080, environ={guard.TOKEN_ENV: "s3cret"}).token \
+        == "s3cret"
+
+
+def test_the_names_it_answers_to() -> None:
+    policy = guard.policy_for("192.168.1.20", 9000, ["Books.Example.", "[fe80::1]"],
+                              environ={guard.HOSTS_ENV: "shelf.example,reader.example  x.lan"})
+    for host in ("localhost:9000", "127.0.0.1", "[::1]:9000", "192.168.1.20:9000",
+                 "books.example", "shelf.example:9000", "reader.example", "x.lan",
+                 "[fe80::1]:9000"):
+        assert policy.allows_host(host), host
+    for host in ("192.168.1.21:9000", "evil.example", "books.example.evil", None, "",
+                 "localhost:notaport", "a b"):
+        assert not policy.allows_host(host), host
+    # On every interface, any address of this computer is its own (no name can be rebound
+    # to an address); names still have to be given.
+    everywhere = guard.policy_for("0.0.0.0", 9000, environ={})
+    assert everywhere.allows_host("192.168.1.21:9000") and everywhere.allows_host("[fe80::2]")
+    assert not everywhere.allows_host("my-laptop.lan:9000")
+
+
+@pytest.mark.parametrize("name", ["http://books.example", "books.example/x", "a b", "x:y:z",
+                                  "user@books.example"])
+def test_a_name_that_is_no_host_name_is_refused(name: str) -> None:
+    with pytest.raises(SettingInvalid, match="is not a host name"):
+        guard.policy_for("127.0.0.1", 8080, [name], environ={})
+
+
+def test_the_socket_origin_check() -> None:
+    environ = {"HTTP_HOST": "127.0.0.1:8080"}
+    assert guard.socket_origin_check("http://127.0.0.1:8080", environ)
+    assert guard.socket_origin_check("https://127.0.0.1:8080", environ)  # behind a TLS proxy
+    for origin in ("http://evil.example", "null", "http://127.0.0.1:8081", None,
+                   "http://127.0.0.1:8080.evil.example"):
+        assert not guard.socket_origin_check(origin, environ), origin
+    assert not guard.socket_origin_check("http://127.0.0.1:8080", {})
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+class Reply:
+    def __init__(self, response: http.client.HTTPResponse) -> None:
+        self.status = int(response.status)
+        self.headers = {key.lower(): value for key, value in response.getheaders()}
+        self.text = response.read().decode(errors="replace")
+
+
+def _request(server: RunningServer, method: str, path: str, body: bytes = b"",
+             headers: Mapping[str, str] | None = None) -> Reply:
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=15)
+    try:
+        connection.request(method, path, body=body or None,
+                           headers={"Host": f"127.0.0.1:{server.port}", **(headers or {})})
+        return Reply(connection.getresponse())
+    finally:
+        connection.close()
+
+
+def _get(server: RunningServer, path: str, *, host: str | None = None, origin: str | None = None,
+         cookie: str | None = None, authorization: str | None = None) -> Reply:
+    headers = {"Host": host, "Origin": origin, "Cookie": cookie, "Authorization": authorization}
+    return _request(server, "GET", path,
+                    headers={key: value for key, value in headers.items() if value is not None})
+
+
+def _post_file(server: RunningServer, path: str, data: bytes, *, origin: str | None) -> Reply:
+    boundary = uuid.uuid4().hex
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+            f"filename=\"book.epub\"\r\nContent-Type: application/epub+zip\r\n\r\n").encode() \
+        + data + f"\r\n--{boundary}--\r\n".encode()
+    headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    if origin is not None:
+        headers["Origin"] = origin
+    return _request(server, "POST", path, body, headers)
+
+
+def _upload_path(server: RunningServer) -> str:
+    """A fresh page's upload route, as its q-uploader would post to it."""
+    match = re.search(r"/_nicegui/client/[0-9a-f-]+/upload/\d+", _get(server, "/").text)
+    assert match is not None
+    return match.group(0)
+
+
+def _uploads(server: RunningServer) -> list[str]:
+    folder = server.log_path.parent / "data" / "uploads"
+    return os.listdir(folder) if folder.is_dir() else []
+
+
+def _websocket(server: RunningServer, *, host: str | None = None, origin: str | None = None,
+               cookie: str | None = None) -> int:
+    """The status of a socket.io WebSocket handshake, as a browser page would open it."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    lines = [f"GET /_nicegui_ws/socket.io/?EIO=4&transport=websocket HTTP/1.1",
+             f"Host: {host if host is not None else f'127.0.0.1:{server.port}'}",
+             "Upgrade: websocket", "Connection: Upgrade", f"Sec-WebSocket-Key: {key}",
+             "Sec-WebSocket-Version: 13"]
+    lines += [f"Origin: {origin}"] if origin is not None else []
+    lines += [f"Cookie: {cookie}"] if cookie is not None else []
+    with socket.create_connection(("127.0.0.1", server.port), timeout=15) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        status_line = sock.recv(4096).split(b"\r\n", 1)[0].decode()
+    return int(status_line.split()[1])
+
+
+def _cookie_name(server: RunningServer) -> str:
+    return f"audiopub-token-{server.port}"
