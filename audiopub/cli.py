@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from filelock import FileLock
 from tqdm import tqdm
 
 from audiopub import __version__, settings
@@ -188,17 +189,16 @@ def _show_spoken(book: Book, max_chars: int, settings: JobSettings, lexicon: Lex
 
 
 def _prepare_resume(store: JobStore, job: Job, wanted: JobSettings) -> Job:
+    """The unfinished job back in the queue with the settings asked for now, whatever state an
+    interruption left it in: paused, failed, cancelled, queued, or still marked running (by a
+    run that was killed, or by another process that is making it now and lets it go after its
+    current chunk)."""
     done = store.progress(job.id).chunks_done
     print(f"Resuming job {job.id[:8]} ({done} chunks already made)", file=sys.stderr)
-    if job.state is JobState.RUNNING:
-        return job  # either another runner has it, or it was orphaned by a crash
     if wanted != job.settings:
-        # The worker plans the job again from these: only chunks whose sound changed are redone.
-        store.update_settings(job.id, wanted)
+        # The next run plans the job again from these: only chunks whose sound changed are redone.
         print("  settings changed: chunks they alter will be made again", file=sys.stderr)
-    if job.state is not JobState.QUEUED:
-        store.set_state(job.id, JobState.QUEUED)
-    return store.get_job(job.id)
+    return store.requeue_with(job.id, wanted)
 
 
 def _run_or_follow(store: JobStore, job_id: str) -> int:
@@ -206,8 +206,10 @@ def _run_or_follow(store: JobStore, job_id: str) -> int:
     if not become_runner(lock, store):  # a crashed run's job would now be queued for us
         print("Another Audiopub process (the web UI?) runs jobs now; following this job there.",
               file=sys.stderr)
-        return _follow(store, job_id)
-    try:
+        status = _follow(store, job_id, lock)
+        if status is not None:
+            return status
+    try:  # the runner lock is ours: run the job here
         store.set_state(job_id, JobState.RUNNING)
         return _run_in_foreground(store, job_id)
     finally:
@@ -224,7 +226,10 @@ def _run_in_foreground(store: JobStore, job_id: str) -> int:
     return _report(store, job_id, state, time.perf_counter() - began, since)
 
 
-def _follow(store: JobStore, job_id: str) -> int:
+def _follow(store: JobStore, job_id: str, lock: FileLock) -> int | None:
+    """Show the other runner's progress on the job until it ends; None (holding `lock`) when
+    that runner let the job go unfinished and stopped running jobs (a CLI conversion whose job
+    another command took over), so this command makes it instead."""
     began, since = time.perf_counter(), time.time()
     with _ProgressBar() as bar:
         try:
@@ -234,6 +239,11 @@ def _follow(store: JobStore, job_id: str) -> int:
                 bar.show(JobEvent(job_id, job.state, progress.chars_done, progress.chars_total))
                 if job.state not in (JobState.QUEUED, JobState.RUNNING):
                     break
+                # Free when the runner has stopped: it requeues a job the runner left running.
+                if become_runner(lock, store):
+                    if store.get_job(job_id).state is JobState.QUEUED:
+                        return None
+                    lock.release()
                 time.sleep(FOLLOW_INTERVAL_S)
         except KeyboardInterrupt:
             # The other process's worker sees the pause in the store after its current chunk.
@@ -282,6 +292,10 @@ class _ProgressBar:
 def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float,
             since: float) -> int:
     job = store.get_job(job_id)
+    if state is JobState.QUEUED:  # another command asked for it with other settings
+        print(f"audiopub: job {job_id[:8]} was taken over by another command, which makes it "
+              "now", file=sys.stderr)
+        return 1
     if state is not JobState.DONE:
         print(f"audiopub: job {job_id[:8]} is {state.value}: {job.error or ''}".rstrip(": "),
               file=sys.stderr)

@@ -679,6 +679,28 @@ def test_update_settings_is_refused_while_running(store: JobStore, epub: Path) -
         store.update_settings(job_id, dataclasses.replace(SETTINGS, speed=1.2))
 
 
+@pytest.mark.parametrize("states", [(JobState.RUNNING,), (JobState.PAUSED,),
+                                    (JobState.RUNNING, JobState.FAILED), (JobState.CANCELLED,),
+                                    ()])
+def test_requeue_with_settings_from_any_unfinished_state(
+        store: JobStore, epub: Path, states: tuple[JobState, ...]) -> None:
+    job_id = new_job(store, epub)
+    for state in states:
+        store.set_state(job_id, state, error="Interrupted")
+    wanted = dataclasses.replace(SETTINGS, chapters=(2,))
+    job = store.requeue_with(job_id, wanted)
+    assert (job.state, job.settings, job.error) == (JobState.QUEUED, wanted, None)
+
+
+def test_requeue_with_settings_refuses_a_finished_job(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.set_state(job_id, JobState.RUNNING)
+    store.set_state(job_id, JobState.DONE)
+    with pytest.raises(InvalidTransition, match="finished meanwhile"):
+        store.requeue_with(job_id, dataclasses.replace(SETTINGS, chapters=(2,)))
+    assert store.get_job(job_id).settings == SETTINGS
+
+
 def test_audio_made_under_old_settings_is_never_used(store: JobStore, epub: Path) -> None:
     """The worker finishes a chunk after the user paused and changed the voice: whether its
     mark lands before the job is planned again or after, the new plan never counts it."""
