@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import functools
 import logging
 import shutil
 import sys
@@ -61,7 +62,8 @@ def _build_parser() -> argparse.ArgumentParser:
     conv = commands.add_parser("convert", help="convert an EPUB into a chapterised .m4b "
                                "(run the same command again to resume)")
     conv.add_argument("book", type=Path, help="the .epub file")
-    conv.add_argument("-o", "--output", type=Path, help="output .m4b (default: next to the book)")
+    conv.add_argument("-o", "--output", help="output .m4b, or a folder to write <Title>.m4b in "
+                      "(default: next to the book)")
     conv.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
     conv.add_argument("--voice", help="voice id (see `audiopub voices`)")
     conv.add_argument("--speed", type=float, default=settings.DEFAULT_SPEED,
@@ -152,12 +154,13 @@ def _find_unfinished(store: JobStore, epub: Path, output: Path) -> Job | None:
 def _convert(args: argparse.Namespace) -> int:
     if not args.book.is_file():
         raise AudiopubError(f"No such file: {args.book}")
-    output = (args.output or args.book.with_suffix(".m4b")).resolve()
     outputs = on_convert.ConvertOutputs.from_args(args)  # a bad combination fails before audio
+    read_book = functools.cache(lambda: read_epub(args.book))
+    output = on_convert.book_path(args.output, args.book, lambda: read_book().title)
     with JobStore.open_default() as store:
         job = _find_unfinished(store, args.book, output)
         # The book is read once per job: now for a new one, at submission for a resumed one.
-        book = read_epub(args.book) if job is None else stored_book(store, job)
+        book = read_book() if job is None else stored_book(store, job)
         wanted = _settings_from(args, book)
         engine = get_engine(wanted.engine, use_gpu=wanted.use_gpu)
         if job is None:
