@@ -452,7 +452,7 @@ def test_write_plan_records_chapters_and_chunks(store: JobStore, epub: Path) -> 
     assert [c.idx for c in chunks] == [0, 1, 2, 3]
     assert chunks[2].ends_paragraph and not chunks[0].ends_paragraph
     assert chunks[0].cache_key == chunk_cache_key(chunks[0].text, SETTINGS)
-    assert chapters[1].chars == sum(len(c.text) for c in chunks)
+    assert chapters[1].chars == sum(c.char_count for c in chunks)
 
     progress = store.progress(job_id)
     assert (progress.chunks_done, progress.chunks_total) == (0, 12)
@@ -562,7 +562,7 @@ def test_mark_chunk_done_and_failed(store: JobStore, epub: Path) -> None:
     # Failed chunks are retried: they are still pending work.
     assert [r.idx for r in store.pending_chunks(job_id)] == [1, 2]
     progress = store.progress(job_id)
-    assert (progress.chunks_done, progress.chars_done) == (1, len(first.text))
+    assert (progress.chunks_done, progress.chars_done) == (1, first.char_count)
     assert progress.audio_s == pytest.approx(0.02)
 
 

@@ -1,0 +1,30 @@
+"""One book, one run: a figure shown in two places is the same figure, or is labelled so that
+it says why it differs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from audiopub.book.epub_reader import read_epub
+from audiopub.jobs.models import JobSettings
+from audiopub.jobs.store import JobStore
+from audiopub.jobs.submission import plan_book
+
+from epub_factory import build_epub
+
+LONG = ("The rain had stopped by the time the train reached the coast, and she counted the "
+        "lighthouses as they passed. Nobody on the platform seemed to expect anyone at all. "
+        "A dog slept in the shade of the ticket office; the harbour smelled of tar and salt.")
+
+
+def test_a_book_and_its_job_count_the_same_characters(tmp_path: Path) -> None:
+    """The page shows the book's count before the job exists, the job card the job's: chunks
+    are cut at spaces, and the spaces count in both."""
+    epub = build_epub(tmp_path / "b.epub", [("One", [LONG, LONG[:90]]), ("Two", [LONG] * 3)])
+    book = read_epub(epub)
+    with JobStore.open_default() as store:
+        job = store.create_job(epub, tmp_path / "b.m4b", JobSettings(voice="v"), book=book)
+        store.write_plan(job.id, plan_book(book, max_chars=40))  # many cuts inside paragraphs
+        progress = store.progress(job.id)
+    assert [c.chars_total for c in progress.chapters] == [c.char_count for c in book.chapters]
+    assert progress.chars_total == book.char_count
