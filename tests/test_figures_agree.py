@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from audiopub.book.epub_reader import read_epub
+from audiopub.cli import main
 from audiopub.jobs.models import JobSettings
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import plan_book
@@ -28,3 +31,23 @@ def test_a_book_and_its_job_count_the_same_characters(tmp_path: Path) -> None:
         progress = store.progress(job.id)
     assert [c.chars_total for c in progress.chapters] == [c.char_count for c in book.chapters]
     assert progress.chars_total == book.char_count
+
+
+def _line(lines: list[str], start: str) -> str:
+    (found,) = [line.strip() for line in lines if line.strip().startswith(start)]
+    return found
+
+
+def test_the_summary_and_jobs_details_agree_on_the_speed_or_label_their_clocks(
+        three_chapter_epub: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", str(three_chapter_epub), "-o", str(tmp_path / "b.m4b")]) == 0
+    summary = capsys.readouterr().out.splitlines()
+    assert main(["jobs", "--details"]) == 0
+    details = capsys.readouterr().out.splitlines()
+
+    # The job's speed on the time spent speaking: the same words in both places.
+    speaking = _line(details, "speaking: ")
+    assert speaking.endswith("(wall clock, speaking only)")
+    assert _line(summary, "speaking: ") == speaking
+    # The command's own time includes loading, planning, stitching and encoding: it says so.
+    assert _line(summary, "this run: ").endswith("(wall clock, start to finish)")
