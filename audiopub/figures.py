@@ -70,14 +70,16 @@ class Speed:
                 f"{rate(self.chars_per_s)}, real-time factor {factor(self.rtf)} "
                 f"({', '.join(filter(None, (self.clock.value, span)))})")
 
-# Narrated English runs at about 150 words a minute, i.e. ~15 characters a second at speed 1.0;
-# good enough for "how long will this chapter be" before anything is synthesised.
+# Narrated English runs at about 150 words a minute, i.e. ~15 characters a second at speed 1.0:
+# a rough guess at "how long will this chapter be" before a voice has read a book. Voices
+# differ (a Piper voice reads ~18 a second), so a voice's measured pace replaces it.
 CHARS_PER_SECOND_OF_SPEECH: Final = 15.0
 
 
-def estimate_speech_s(chars: int, speed: float = 1.0) -> float:
-    """Rough length of the narration of `chars` characters at `speed`."""
-    return chars / (CHARS_PER_SECOND_OF_SPEECH * max(speed, 0.1))
+def estimate_speech_s(chars: int, speed: float = 1.0, pace: float | None = None) -> float:
+    """Length of the narration of `chars` characters at `speed`, at `pace` characters a
+    second of audio at speed 1.0 (a voice's, measured), else at the rough guess above."""
+    return chars / ((pace or CHARS_PER_SECOND_OF_SPEECH) * max(speed, 0.1))
 
 
 def clock(seconds: float | None) -> str:

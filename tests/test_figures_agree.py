@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from audiopub.audio.ffmpeg import probe
 from audiopub.book.epub_reader import read_epub
 from audiopub.cli import main
+from audiopub.figures import estimate_speech_s
 from audiopub.jobs.models import JobSettings
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import plan_book
@@ -51,3 +53,15 @@ def test_the_summary_and_jobs_details_agree_on_the_speed_or_label_their_clocks(
     assert _line(summary, "speaking: ") == speaking
     # The command's own time includes loading, planning, stitching and encoding: it says so.
     assert _line(summary, "this run: ").endswith("(wall clock, start to finish)")
+
+
+def test_a_voice_that_finished_a_book_estimates_that_book_at_its_length(
+        three_chapter_epub: Path, tmp_path: Path) -> None:
+    out = tmp_path / "b.m4b"
+    assert main(["convert", str(three_chapter_epub), "--speed", "1.2", "-o", str(out)]) == 0
+    with JobStore.open_default() as store:
+        (job,) = store.list_jobs()
+        pace = store.speech_pace(job.settings.engine, job.settings.voice or "")
+        assert store.speech_pace(job.settings.engine, "another voice") is None
+    chars = read_epub(three_chapter_epub).char_count
+    assert estimate_speech_s(chars, 1.2, pace) == pytest.approx(probe(out).duration_s, abs=0.5)

@@ -41,6 +41,7 @@ from audiopub.jobs.models import (
     ChapterState,
     ChunkRow,
     JobProgress,
+    JobSettings,
     JobState,
     chunk_cache_key,
 )
@@ -270,6 +271,21 @@ class JobLedger(StoreDatabase):
                          (job_id, idx))
 
     # --- progress ------------------------------------------------------------------------
+
+    def speech_pace(self, engine: str, voice: str) -> float | None:
+        """Characters a second of finished audio holds at speed 1.0 with this voice, pauses
+        included, measured on every finished book it read; None before its first."""
+        chars = seconds = 0.0
+        for settings_json, job_chars, audio_s in self._connection().execute("""
+                SELECT j.settings_json, sum(c.chars), sum(c.duration_s)
+                FROM jobs j JOIN chapters c ON c.job_id = j.id
+                WHERE j.state = 'done' AND c.state = 'done' AND c.duration_s > 0
+                GROUP BY j.id"""):
+            settings = JobSettings.from_dict(json.loads(settings_json))
+            if (settings.engine, settings.voice) == (engine, voice):
+                chars += job_chars
+                seconds += audio_s * settings.speed  # at speed 1.0 it would last this long
+        return chars / seconds if chars and seconds else None
 
     def progress(self, job_id: str, since: float | None = None) -> JobProgress:
         """Totals and per-chapter counts from one snapshot; with `since` (Unix seconds) the
