@@ -55,7 +55,8 @@ def test_a_folder_that_cannot_be_made_is_refused_before_anything_is_spoken(
     assert main(["convert", str(_one_chapter_book(tmp_path)), "-o", str(out)]) == 1
 
     err = capsys.readouterr().err
-    assert f"Cannot write the book in {out.parent}" in err and "choose another -o" in err
+    assert f"Cannot write the book in {out.parent}: {tmp_path / 'notes.txt'} is a file, not a " \
+        "folder (choose another -o)" in err
     assert "Internal error" not in err
     with JobStore.open_default() as store:
         assert store.list_jobs() == []  # no job: nothing was spoken

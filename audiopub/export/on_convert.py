@@ -102,6 +102,10 @@ def book_path(requested: str | None, epub: Path, title: Callable[[], str]) -> Pa
 
 
 def _check_writable(folder: Path) -> None:
+    existing = next(path for path in (folder, *folder.parents) if path.exists())
+    if not existing.is_dir():
+        raise AudiopubError(f"Cannot write the book in {folder}: {existing} is a file, not a "
+                            "folder (choose another -o)")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
