@@ -2,8 +2,9 @@
 
 Lines of text, so the CLI prints them and tests read them. Every speed is defined in `figures`:
 a run's on the command's wall clock from start to finish, a job's on the wall time its runs
-spent speaking (labelled so: the two rightly differ), a chapter's on engine time. Chunks whose audio came from another job (`chunk_cache`) cost this
-job no synthesis: they are counted apart and left out of its speeds.
+spent speaking (labelled so: the two rightly differ), a chapter's on engine time. Chunks
+whose audio came from another job (`chunk_cache`) cost this job no synthesis: they are counted
+apart and left out of its speeds.
 """
 
 from __future__ import annotations
