@@ -198,7 +198,10 @@ def _prepare_resume(store: JobStore, job: Job, wanted: JobSettings) -> Job:
     current chunk)."""
     done = store.progress(job.id).chunks_done
     print(f"Resuming job {job.id[:8]} ({done} chunks already made)", file=sys.stderr)
-    if wanted != job.settings:
+    if wanted == job.settings:
+        if job.state in (JobState.QUEUED, JobState.RUNNING):
+            return job  # waiting, or being made (followed), or left by a crash (requeued)
+    else:
         # The next run plans the job again from these: only chunks whose sound changed are redone.
         print("  settings changed: chunks they alter will be made again", file=sys.stderr)
     return store.requeue_with(job.id, wanted)

@@ -113,3 +113,27 @@ def test_a_job_another_process_makes_is_taken_over_with_the_new_settings(
     assert status == 0, capsys.readouterr().err
     assert "following this job there" in capsys.readouterr().err
     assert _book_chapters(out) == ["Departure"]
+
+
+def test_the_same_command_again_follows_a_job_another_process_makes_without_stopping_it(
+        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "b.m4b"
+    job_id = _interrupted_job(three_chapter_epub, out, monkeypatch)
+    _move(job_id, Q, R)
+    seen: list[JobState] = []
+
+    with JobStore.open_default() as store:
+        other_runner = runner_lock(store)
+        other_runner.acquire()
+
+        def ctrl_c(seconds: float) -> None:
+            seen.append(store.get_job(job_id).state)
+            raise KeyboardInterrupt
+
+        try:
+            monkeypatch.setattr(cli.time, "sleep", ctrl_c)
+            assert main(["convert", str(three_chapter_epub), "--chapters", "2",
+                         "-o", str(out)]) == 130
+        finally:
+            other_runner.release()
+    assert seen == [R]  # still the other runner's, undisturbed
