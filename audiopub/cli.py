@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import functools
 import logging
 import shutil
 import sys
 import time
 from pathlib import Path
 
+from filelock import FileLock
 from tqdm import tqdm
 
 from audiopub import __version__, settings
@@ -60,7 +62,8 @@ def _build_parser() -> argparse.ArgumentParser:
     conv = commands.add_parser("convert", help="convert an EPUB into a chapterised .m4b "
                                "(run the same command again to resume)")
     conv.add_argument("book", type=Path, help="the .epub file")
-    conv.add_argument("-o", "--output", type=Path, help="output .m4b (default: next to the book)")
+    conv.add_argument("-o", "--output", help="output .m4b, or a folder to write <Title>.m4b in "
+                      "(default: next to the book)")
     conv.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
     conv.add_argument("--voice", help="voice id (see `audiopub voices`)")
     conv.add_argument("--speed", type=float, default=settings.DEFAULT_SPEED,
@@ -154,12 +157,13 @@ def _find_unfinished(store: JobStore, epub: Path, output: Path) -> Job | None:
 def _convert(args: argparse.Namespace) -> int:
     if not args.book.is_file():
         raise AudiopubError(f"No such file: {args.book}")
-    output = (args.output or args.book.with_suffix(".m4b")).resolve()
     outputs = on_convert.ConvertOutputs.from_args(args)  # a bad combination fails before audio
+    read_book = functools.cache(lambda: read_epub(args.book))
+    output = on_convert.book_path(args.output, args.book, lambda: read_book().title)
     with JobStore.open_default() as store:
         job = _find_unfinished(store, args.book, output)
         # The book is read once per job: now for a new one, at submission for a resumed one.
-        book = read_epub(args.book) if job is None else stored_book(store, job)
+        book = read_book() if job is None else stored_book(store, job)
         wanted = _settings_from(args, book)
         engine = get_engine(wanted.engine, use_gpu=wanted.use_gpu)
         if job is None:
@@ -191,17 +195,19 @@ def _show_spoken(book: Book, max_chars: int, settings: JobSettings, lexicon: Lex
 
 
 def _prepare_resume(store: JobStore, job: Job, wanted: JobSettings) -> Job:
+    """The unfinished job back in the queue with the settings asked for now, whatever state an
+    interruption left it in: paused, failed, cancelled, queued, or still marked running (by a
+    run that was killed, or by another process that is making it now and lets it go after its
+    current chunk)."""
     done = store.progress(job.id).chunks_done
     print(f"Resuming job {job.id[:8]} ({done} chunks already made)", file=sys.stderr)
-    if job.state is JobState.RUNNING:
-        return job  # either another runner has it, or it was orphaned by a crash
-    if wanted != job.settings:
-        # The worker plans the job again from these: only chunks whose sound changed are redone.
-        store.update_settings(job.id, wanted)
+    if wanted == job.settings:
+        if job.state in (JobState.QUEUED, JobState.RUNNING):
+            return job  # waiting, or being made (followed), or left by a crash (requeued)
+    else:
+        # The next run plans the job again from these: only chunks whose sound changed are redone.
         print("  settings changed: chunks they alter will be made again", file=sys.stderr)
-    if job.state is not JobState.QUEUED:
-        store.set_state(job.id, JobState.QUEUED)
-    return store.get_job(job.id)
+    return store.requeue_with(job.id, wanted)
 
 
 def _run_or_follow(store: JobStore, job_id: str) -> int:
@@ -209,8 +215,10 @@ def _run_or_follow(store: JobStore, job_id: str) -> int:
     if not become_runner(lock, store):  # a crashed run's job would now be queued for us
         print("Another Audiopub process (the web UI?) runs jobs now; following this job there.",
               file=sys.stderr)
-        return _follow(store, job_id)
-    try:
+        status = _follow(store, job_id, lock)
+        if status is not None:
+            return status
+    try:  # the runner lock is ours: run the job here
         store.set_state(job_id, JobState.RUNNING)
         return _run_in_foreground(store, job_id)
     finally:
@@ -227,7 +235,10 @@ def _run_in_foreground(store: JobStore, job_id: str) -> int:
     return _report(store, job_id, state, time.perf_counter() - began, since)
 
 
-def _follow(store: JobStore, job_id: str) -> int:
+def _follow(store: JobStore, job_id: str, lock: FileLock) -> int | None:
+    """Show the other runner's progress on the job until it ends; None (holding `lock`) when
+    that runner let the job go unfinished and stopped running jobs (a CLI conversion whose job
+    another command took over), so this command makes it instead."""
     began, since = time.perf_counter(), time.time()
     with _ProgressBar() as bar:
         try:
@@ -237,6 +248,11 @@ def _follow(store: JobStore, job_id: str) -> int:
                 bar.show(JobEvent(job_id, job.state, progress.chars_done, progress.chars_total))
                 if job.state not in (JobState.QUEUED, JobState.RUNNING):
                     break
+                # Free when the runner has stopped: it requeues a job the runner left running.
+                if become_runner(lock, store):
+                    if store.get_job(job_id).state is JobState.QUEUED:
+                        return None
+                    lock.release()
                 time.sleep(FOLLOW_INTERVAL_S)
         except KeyboardInterrupt:
             # The other process's worker sees the pause in the store after its current chunk.
@@ -285,6 +301,10 @@ class _ProgressBar:
 def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float,
             since: float) -> int:
     job = store.get_job(job_id)
+    if state is JobState.QUEUED:  # another command asked for it with other settings
+        print(f"audiopub: job {job_id[:8]} was taken over by another command, which makes it "
+              "now", file=sys.stderr)
+        return 1
     if state is not JobState.DONE:
         print(f"audiopub: job {job_id[:8]} is {state.value}: {job.error or ''}".rstrip(": "),
               file=sys.stderr)

@@ -11,6 +11,10 @@ Two clocks measure speed, and every figure says which it uses:
 and two spans: "this run" (since a conversion was started or resumed: what the CLI prints
 after a resume) and "job" (everything the job has made under its current plan).
 
+A command's wall time runs from start to finish (loading the model, planning, stitching and
+encoding included); a job's counts only the time spent speaking. Where both are shown they
+are labelled so (`START_TO_FINISH`, `SPEAKING_ONLY`), since they rightly differ.
+
     chars/s            characters spoken ÷ seconds (higher is faster)
     real-time factor   seconds ÷ seconds of audio made (below 1 is faster than real time)
 
@@ -31,6 +35,10 @@ from typing import Final
 class Clock(str, Enum):
     WALL = "wall clock"
     ENGINE = "engine time"
+
+
+START_TO_FINISH: Final = "start to finish"  # a command's wall time, everything included
+SPEAKING_ONLY: Final = "speaking only"  # the wall time a job's runs spent making its chunks
 
 
 @dataclass(frozen=True)
@@ -55,20 +63,23 @@ class Speed:
         rate = self.chars_per_s
         return chars_left / rate if rate else None
 
-    def describe(self) -> str:
-        """"1,234 chars in 9.6 s = 128 chars/s, real-time factor 0.268 (wall clock)"."""
+    def describe(self, span: str = "") -> str:
+        """"1,234 chars in 9.6 s = 128 chars/s, real-time factor 0.268 (wall clock)"; with a
+        `span`, "(wall clock, speaking only)"."""
         return (f"{count(self.chars)} chars in {seconds_short(self.seconds)} = "
                 f"{rate(self.chars_per_s)}, real-time factor {factor(self.rtf)} "
-                f"({self.clock.value})")
+                f"({', '.join(filter(None, (self.clock.value, span)))})")
 
-# Narrated English runs at about 150 words a minute, i.e. ~15 characters a second at speed 1.0;
-# good enough for "how long will this chapter be" before anything is synthesised.
+# Narrated English runs at about 150 words a minute, i.e. ~15 characters a second at speed 1.0:
+# a rough guess at "how long will this chapter be" before a voice has read a book. Voices
+# differ (a Piper voice reads ~18 a second), so a voice's measured pace replaces it.
 CHARS_PER_SECOND_OF_SPEECH: Final = 15.0
 
 
-def estimate_speech_s(chars: int, speed: float = 1.0) -> float:
-    """Rough length of the narration of `chars` characters at `speed`."""
-    return chars / (CHARS_PER_SECOND_OF_SPEECH * max(speed, 0.1))
+def estimate_speech_s(chars: int, speed: float = 1.0, pace: float | None = None) -> float:
+    """Length of the narration of `chars` characters at `speed`, at `pace` characters a
+    second of audio at speed 1.0 (a voice's, measured), else at the rough guess above."""
+    return chars / ((pace or CHARS_PER_SECOND_OF_SPEECH) * max(speed, 0.1))
 
 
 def clock(seconds: float | None) -> str:

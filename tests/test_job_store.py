@@ -452,7 +452,7 @@ def test_write_plan_records_chapters_and_chunks(store: JobStore, epub: Path) -> 
     assert [c.idx for c in chunks] == [0, 1, 2, 3]
     assert chunks[2].ends_paragraph and not chunks[0].ends_paragraph
     assert chunks[0].cache_key == chunk_cache_key(chunks[0].text, SETTINGS)
-    assert chapters[1].chars == sum(len(c.text) for c in chunks)
+    assert chapters[1].chars == sum(c.char_count for c in chunks)
 
     progress = store.progress(job_id)
     assert (progress.chunks_done, progress.chunks_total) == (0, 12)
@@ -562,7 +562,7 @@ def test_mark_chunk_done_and_failed(store: JobStore, epub: Path) -> None:
     # Failed chunks are retried: they are still pending work.
     assert [r.idx for r in store.pending_chunks(job_id)] == [1, 2]
     progress = store.progress(job_id)
-    assert (progress.chunks_done, progress.chars_done) == (1, len(first.text))
+    assert (progress.chunks_done, progress.chars_done) == (1, first.char_count)
     assert progress.audio_s == pytest.approx(0.02)
 
 
@@ -677,6 +677,28 @@ def test_update_settings_is_refused_while_running(store: JobStore, epub: Path) -
     store.set_state(job_id, JobState.RUNNING)
     with pytest.raises(InvalidTransition, match="pause it first"):
         store.update_settings(job_id, dataclasses.replace(SETTINGS, speed=1.2))
+
+
+@pytest.mark.parametrize("states", [(JobState.RUNNING,), (JobState.PAUSED,),
+                                    (JobState.RUNNING, JobState.FAILED), (JobState.CANCELLED,),
+                                    ()])
+def test_requeue_with_settings_from_any_unfinished_state(
+        store: JobStore, epub: Path, states: tuple[JobState, ...]) -> None:
+    job_id = new_job(store, epub)
+    for state in states:
+        store.set_state(job_id, state, error="Interrupted")
+    wanted = dataclasses.replace(SETTINGS, chapters=(2,))
+    job = store.requeue_with(job_id, wanted)
+    assert (job.state, job.settings, job.error) == (JobState.QUEUED, wanted, None)
+
+
+def test_requeue_with_settings_refuses_a_finished_job(store: JobStore, epub: Path) -> None:
+    job_id = new_job(store, epub)
+    store.set_state(job_id, JobState.RUNNING)
+    store.set_state(job_id, JobState.DONE)
+    with pytest.raises(InvalidTransition, match="finished meanwhile"):
+        store.requeue_with(job_id, dataclasses.replace(SETTINGS, chapters=(2,)))
+    assert store.get_job(job_id).settings == SETTINGS
 
 
 def test_audio_made_under_old_settings_is_never_used(store: JobStore, epub: Path) -> None:

@@ -36,9 +36,10 @@ def _done_in_first_chapter(db: Path) -> int:
     return row[0]
 
 
-def _convert(epub: Path, out: Path, data_dir: Path) -> subprocess.Popen[str]:
+def _convert(epub: Path, out: Path, data_dir: Path, *options: str) -> subprocess.Popen[str]:
     env = {**os.environ, "AUDIOPUB_DATA_DIR": str(data_dir)}
-    return subprocess.Popen([sys.executable, "-m", "audiopub", "convert", str(epub), "-o", str(out)],
+    return subprocess.Popen([sys.executable, "-m", "audiopub", "convert", str(epub), "-o", str(out),
+                             *options],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -85,3 +86,29 @@ def test_sigkill_mid_chapter_then_resume(tmp_path: Path, data_dir: Path) -> None
     assert book.duration_s == pytest.approx(sum(c.duration_s for c in chapters), abs=0.15)
     speech = sum(c.duration_s for c in chunks)
     assert speech < book.duration_s < speech + 2 * CHAPTER_CHUNKS * 1.0 + 2 * 1.5
+
+
+def test_killed_then_run_with_another_chapter_selection_makes_the_new_one(
+        tmp_path: Path, data_dir: Path) -> None:
+    """Killed mid-chapter, the job is still marked running; the next command's selection wins."""
+    epub = build_epub(tmp_path / "book.epub", [
+        (f"Chapter {c}", [f"Sentence number {p} of chapter {c} is spoken here." for p in range(11)])
+        for c in ("One", "Two")
+    ])
+    out = tmp_path / "book.m4b"
+    db = data_dir / "jobs.sqlite3"
+
+    first = _convert(epub, out, data_dir, "--chapters", "1")
+    deadline = time.monotonic() + 120
+    while _done_in_first_chapter(db) < 3:
+        assert first.poll() is None, first.communicate()
+        assert time.monotonic() < deadline, "no progress within 2 minutes"
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.communicate()
+
+    second = _convert(epub, out, data_dir, "--chapters", "2")
+    _, stderr = second.communicate(timeout=300)
+    assert second.returncode == 0, stderr
+    assert "settings changed" in stderr
+    assert [c.title for c in probe(out).chapters] == ["Chapter Two"]

@@ -31,6 +31,7 @@ from voices import SPEAKERS, add_multi_speaker_voice
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, user_lexicon_path
 from audiopub.export.audiobookshelf import export_audiobookshelf
+from audiopub.figures import approx_duration
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.tts.piper import embedded_voice
 from audiopub.ui.services import GpuSupport, Services, set_current
@@ -565,6 +566,21 @@ async def test_pause_and_resume(user: User, long_book: Path, services: Services)
     await job_state(user, "Running")
     user.find(marker="job-cancel").click()
     await job_state(user, "Cancelled")
+
+
+async def test_the_estimate_is_a_guess_until_the_voice_has_finished_a_book_then_its_pace(
+        user: User, small_book: Path, services: Services) -> None:
+    await open_with_book(user, small_book)
+    assert text(user, "book-summary").endswith(
+        "of audio (a rough guess, until this voice has finished a book)")
+    user.find(marker="generate").click()
+    await eventually(lambda: len(services.store.list_jobs()) == 1)
+    await job_state(user, "Done")
+    made_s = sum(c.duration_s or 0.0 for c in services.store.chapters(only_job(services)))
+
+    await open_with_book(user, small_book)  # the same book again: its estimate is what it made
+    assert text(user, "book-summary").endswith(
+        f"{approx_duration(made_s)} of audio (at this voice's pace in the books it finished)")
 
 
 async def test_closing_the_tab_never_stops_a_job_and_every_tab_sees_it(

@@ -106,6 +106,12 @@ class Book:
         )
 
 
+def chunk_chars(text: str, ends_paragraph: bool) -> int:
+    """A chunk's characters: its text, and the space the chunker cut at after it unless it ends
+    its paragraph (a word longer than a chunk, cut inside, counts one more per cut)."""
+    return len(text) + (not ends_paragraph)
+
+
 @dataclass(frozen=True)
 class Chunk:
     """A piece of a chapter short enough for the engine to speak in one go.
@@ -124,3 +130,9 @@ class Chunk:
     def __post_init__(self) -> None:
         if not self.spoken:
             object.__setattr__(self, "spoken", self.text)
+
+    @property
+    def char_count(self) -> int:
+        """Its characters as its chapter counts them (`Chapter.char_count`), so a book's count
+        and its job's agree: its text, and inside a paragraph the space it was cut at."""
+        return chunk_chars(self.text, self.ends_paragraph)

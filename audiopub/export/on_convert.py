@@ -1,12 +1,16 @@
-"""What `audiopub convert` makes beside the .m4b when asked: other audio forms, subtitles and
-the read-aloud EPUB, from the finished job's kept audio (no second synthesis).
+"""Where `audiopub convert` writes the .m4b, and what it makes beside it when asked: other
+audio forms, subtitles and the read-aloud EPUB, from the finished job's kept audio (no second
+synthesis).
 
     audiopub convert book.epub --format mp3 --split chapters --subtitles srt,vtt --read-along
+    audiopub convert book.epub -o books/        →  books/<Title>.m4b, the other forms beside it
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +21,7 @@ from audiopub.errors import AudiopubError
 from audiopub.export.command import print_progress
 from audiopub.export.encode import AUDIO_FORMATS
 from audiopub.export.files import SUBTITLE_FORMATS, export_audio, export_book_mp3, export_subtitles
+from audiopub.export.names import safe_name
 from audiopub.export.read_aloud import export_read_aloud
 from audiopub.jobs.store import JobStore
 
@@ -74,6 +79,40 @@ class ConvertOutputs:
                                       str(data.get("split", "none")),
                                       tuple(data.get("subtitles", ())),
                                       bool(data.get("read_along", False)))
+
+
+def book_path(requested: str | None, epub: Path, title: Callable[[], str]) -> Path:
+    """The .m4b to write: `-o` as given; `<Title>.m4b` inside it when it names a folder (one
+    that exists, or any path written with a trailing slash); next to the EPUB without `-o`.
+
+    Its folder is made now and must take files, so a bad `-o` fails before anything is
+    spoken (AudiopubError), not when the book is written.
+    """
+    if requested is None:
+        path = epub.with_suffix(".m4b")
+    elif requested.endswith(("/", os.sep)) or Path(requested).is_dir():
+        path = Path(requested) / f"{safe_name(title(), safe_name(epub.stem))}.m4b"
+    else:
+        path = Path(requested)
+    path = path.resolve()
+    if path.is_dir():  # <Title>.m4b is itself a folder
+        raise AudiopubError(f"{path} is a folder: name the .m4b to write with -o")
+    _check_writable(path.parent)
+    return path
+
+
+def _check_writable(folder: Path) -> None:
+    existing = next(path for path in (folder, *folder.parents) if path.exists())
+    if not existing.is_dir():
+        raise AudiopubError(f"Cannot write the book in {folder}: {existing} is a file, not a "
+                            "folder (choose another -o)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise AudiopubError(f"Cannot write the book in {folder}: "
+                            f"{exc.strerror or exc} (choose another -o)") from exc
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -41,11 +41,15 @@ from audiopub.jobs.models import (
     ChapterState,
     ChunkRow,
     JobProgress,
+    JobSettings,
     JobState,
     chunk_cache_key,
 )
 from audiopub.jobs.queue import EDITABLE_STATES, require_state, settings_of, times_json, times_of
 from audiopub.jobs.queue import touch as touch_job
+
+# A chunk's characters in SQL, as `Chunk.char_count` counts them: the same count as the book's.
+CHARS = "(length(k.text) + 1 - k.ends_paragraph)"
 
 # The worker plans the job it has claimed; anyone may plan a job no worker runs.
 _PLANNABLE_STATES = EDITABLE_STATES | {JobState.RUNNING}
@@ -268,26 +272,41 @@ class JobLedger(StoreDatabase):
 
     # --- progress ------------------------------------------------------------------------
 
+    def speech_pace(self, engine: str, voice: str) -> float | None:
+        """Characters a second of finished audio holds at speed 1.0 with this voice, pauses
+        included, measured on every finished book it read; None before its first."""
+        chars = seconds = 0.0
+        for settings_json, job_chars, audio_s in self._connection().execute("""
+                SELECT j.settings_json, sum(c.chars), sum(c.duration_s)
+                FROM jobs j JOIN chapters c ON c.job_id = j.id
+                WHERE j.state = 'done' AND c.state = 'done' AND c.duration_s > 0
+                GROUP BY j.id"""):
+            settings = JobSettings.from_dict(json.loads(settings_json))
+            if (settings.engine, settings.voice) == (engine, voice):
+                chars += job_chars
+                seconds += audio_s * settings.speed  # at speed 1.0 it would last this long
+        return chars / seconds if chars and seconds else None
+
     def progress(self, job_id: str, since: float | None = None) -> JobProgress:
         """Totals and per-chapter counts from one snapshot; with `since` (Unix seconds) the
         `made_*` figures count only chunks finished from then on, e.g. in this run."""
-        rows = self._connection().execute("""
+        rows = self._connection().execute(f"""
             SELECT c.idx, c.title, c.state,
                    count(k.idx),
                    coalesce(sum(k.state = 'done'), 0),
-                   coalesce(sum(length(k.text)), 0),
-                   coalesce(sum(CASE WHEN k.state = 'done' THEN length(k.text) END), 0),
+                   coalesce(sum({CHARS}), 0),
+                   coalesce(sum(CASE WHEN k.state = 'done' THEN {CHARS} END), 0),
                    coalesce(sum(CASE WHEN k.state = 'done' THEN k.duration_s END), 0.0),
                    coalesce(sum(CASE WHEN k.state = 'done' THEN k.synth_s END), 0.0),
                    c.chars_per_s, c.rtf, c.stage_times_json,
                    coalesce(sum(CASE WHEN k.done_at >= :since AND k.reused_from IS NULL
-                                     THEN length(k.text) END), 0),
+                                     THEN {CHARS} END), 0),
                    coalesce(sum(CASE WHEN k.done_at >= :since AND k.reused_from IS NULL
                                      THEN k.duration_s END), 0.0),
                    coalesce(sum(CASE WHEN k.state = 'done' THEN k.wall_s END), 0.0),
                    coalesce(sum(k.state = 'done' AND k.reused_from IS NOT NULL), 0),
                    coalesce(sum(CASE WHEN k.state = 'done' AND k.reused_from IS NOT NULL
-                                     THEN length(k.text) END), 0),
+                                     THEN {CHARS} END), 0),
                    coalesce(sum(CASE WHEN k.state = 'done' AND k.reused_from IS NOT NULL
                                      THEN k.duration_s END), 0.0)
             FROM chapters c LEFT JOIN chunks k ON k.job_id = c.job_id AND k.chapter_idx = c.idx

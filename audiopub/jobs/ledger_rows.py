@@ -104,7 +104,7 @@ def new_chapter_row(job_id: str, idx: int, title: str, chunks: Sequence[Chunk],
                     done: ChapterRow | None) -> tuple[Any, ...]:
     """A plan row; `done` is the old plan's finished chapter with the same signature, if any."""
     book_index = chunks[0].chapter_index if chunks else None
-    chars = sum(len(c.text) for c in chunks)
+    chars = sum(c.char_count for c in chunks)
     if done is None:
         return (job_id, idx, book_index, title, chars, ChapterState.PENDING.value,
                 None, None, None, None, None, None, None, None, None)

@@ -17,6 +17,7 @@ from typing import Any
 
 from audiopub import settings as defaults
 from audiopub.book.lexicon import Entry, entries_from_data, entries_to_data
+from audiopub.book.models import chunk_chars
 from audiopub.tts.engine import SynthesisOptions
 
 
@@ -230,6 +231,11 @@ class ChunkRow:
     # audio, so they go wherever it is reused.
     word_starts: tuple[int, ...] | None = None
     clip_lead: int | None = None  # frames of its audio cut before its clip (leading silence)
+
+    @property
+    def char_count(self) -> int:
+        """Its characters as the book counts them (`book.models.Chunk.char_count`)."""
+        return chunk_chars(self.text, self.ends_paragraph)
 
     @property
     def clip_word_starts(self) -> tuple[int, ...] | None:

@@ -188,8 +188,8 @@ class JobRun:
         # Every chunk with this text shares the audio, so all of them are done now.
         self._progress = replace(self._progress,
                                  chunks_done=self._progress.chunks_done + marked,
-                                 chars_done=self._progress.chars_done + marked * len(chunk.text))
-        self._run = Speed(self._run.chars + len(chunk.text), now - self._run_began,
+                                 chars_done=self._progress.chars_done + marked * chunk.char_count)
+        self._run = Speed(self._run.chars + chunk.char_count, now - self._run_began,
                           self._run.audio_s + result.frames / result.sample_rate, Clock.WALL)
         self._emit(JobState.RUNNING, chapter_title=chapter_title)
 
@@ -210,7 +210,7 @@ class JobRun:
             engine_stages.update(chunk.stage_times)
         stitched_at = time.perf_counter()
         levels = self._level(self.dir / relpath, title)
-        speed = Speed(sum(len(c.text) for c in chunks), synth_s, stitched.duration_s,
+        speed = Speed(sum(c.char_count for c in chunks), synth_s, stitched.duration_s,
                       Clock.ENGINE)
         self.store.mark_chapter_done(
             self.job.id, chapter_idx, audio_path=relpath, duration_s=stitched.duration_s,

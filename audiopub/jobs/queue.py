@@ -195,6 +195,26 @@ class JobQueue(StoreDatabase):
             conn.execute("UPDATE jobs SET settings_json = ?, updated_at = ? WHERE id = ?",
                          (json.dumps(settings.to_dict()), time.time(), job_id))
 
+    def requeue_with(self, job_id: str, settings: JobSettings) -> Job:
+        """Put an unfinished job back in the queue to be made with `settings`, from whatever
+        state it is in: what a command that takes over a job asks for wins.
+
+        A runner still making the job (running, or paused but not yet at its next chunk) sees
+        it queued after its current chunk and lets it go; whoever claims it next plans it from
+        these settings. Settings and state change in one transaction, so no claim comes
+        between them.
+        """
+        with self._write() as conn:
+            state = current_state(conn, job_id)
+            if state is JobState.DONE:
+                raise InvalidTransition("The job finished meanwhile; run the command again to "
+                                        "make the book with these settings")
+            conn.execute("UPDATE jobs SET settings_json = ?, updated_at = ? WHERE id = ?",
+                         (json.dumps(settings.to_dict()), time.time(), job_id))
+            if state is not JobState.QUEUED:
+                _transition(conn, job_id, JobState.QUEUED, None)
+        return self.get_job(job_id)
+
     def delete_job(self, job_id: str, *, remove_files: bool = True) -> None:
         """Forget a job (and by default delete its folder). A running job must be stopped first."""
         with self._write() as conn:

@@ -1,9 +1,10 @@
 """What the command line says about a job: the summary after a run, and `jobs --details`.
 
 Lines of text, so the CLI prints them and tests read them. Every speed is defined in `figures`:
-a run's on the command's wall clock, a job's on the wall time its runs spent speaking, a
-chapter's on engine time. Chunks whose audio came from another job (`chunk_cache`) cost this
-job no synthesis: they are counted apart and left out of its speeds.
+a run's on the command's wall clock from start to finish, a job's on the wall time its runs
+spent speaking (labelled so: the two rightly differ), a chapter's on engine time. Chunks
+whose audio came from another job (`chunk_cache`) cost this job no synthesis: they are counted
+apart and left out of its speeds.
 """
 
 from __future__ import annotations
@@ -27,14 +28,15 @@ def run_summary(store: JobStore, job: Job, elapsed_s: float, since: float) -> li
     run = Speed(progress.made_chars, elapsed_s, progress.made_audio_s, Clock.WALL)
     lines = [f"Wrote {job.output_path}",
              f"  chapters: {len(chapters)}   duration: {fmt.clock(audio_s)}",
-             f"  this run: {run.describe()}"]
+             f"  this run: {run.describe(fmt.START_TO_FINISH)}"]
     if progress.reused_chunks:
         lines.append(f"  reused: {progress.reused_chunks:,} of {progress.chunks_total:,} chunks "
                      f"({progress.reused_chars:,} chars) had the audio of an earlier job with "
                      "the same text and settings")
-    if progress.made_chars < progress.spoken_chars:  # resumed: part was made by earlier runs
-        whole = Speed(progress.spoken_chars, progress.wall_s, progress.spoken_audio_s, Clock.WALL)
-        lines.append(f"  whole job: {whole.describe()}, speaking only")
+    if progress.spoken_chars:  # the figure `jobs --details` shows, word for word
+        # Resumed, part of it was made by earlier runs: it is the whole job's.
+        label = "whole job" if progress.made_chars < progress.spoken_chars else "speaking"
+        lines.append(f"  {label}: {job_speed(progress).describe(fmt.SPEAKING_ONLY)}")
     lines.append(f"  ran on: {job.device or _providers(store.all_chunks(job.id))}")
     return lines
 
@@ -47,8 +49,7 @@ def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
     lines = [f"chunks: {progress.chunks_done:,} of {progress.chunks_total:,} done; "
              f"{spoken:,} spoken by this job, {progress.reused_chunks:,} reused from earlier jobs"]
     if progress.spoken_chars:
-        speed = Speed(progress.spoken_chars, progress.wall_s, progress.spoken_audio_s, Clock.WALL)
-        lines.append(f"speaking: {speed.describe()}")
+        lines.append(f"speaking: {job_speed(progress).describe(fmt.SPEAKING_ONLY)}")
     if job.stage_times:
         lines.append(f"stages: {fmt.stage_times(job.stage_times)}")
     if job.peak_vram_mb:
@@ -66,6 +67,11 @@ def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
             lines.append(f"     {fmt.stage_times(ch.stage_times)}")
         lines += _levels_lines(ch.levels)
     return lines
+
+
+def job_speed(progress: JobProgress) -> Speed:
+    """The job's own speed: what its runs spoke over the wall time they spent speaking it."""
+    return Speed(progress.spoken_chars, progress.wall_s, progress.spoken_audio_s, Clock.WALL)
 
 
 def _levels_lines(levels: dict[str, dict[str, float | None]]) -> list[str]:

@@ -52,6 +52,7 @@ class BookPanel:
         self.path: Path | None = None
         self.file_name = ""
         self.speed = 1.0
+        self.pace: float | None = None  # the voice's measured pace; None: a rough guess
         self.checkboxes: list[ui.checkbox] = []
         self.durations: list[ui.label] = []
         limit = services.upload_limit_bytes
@@ -86,11 +87,15 @@ class BookPanel:
         return [n for n, box in enumerate(self.checkboxes, start=1) if box.value]
 
     def set_speed(self, speed: float) -> None:
-        """Estimated durations follow the speed slider."""
+        """Estimated durations follow the speed slider, at the pace the chosen voice kept in
+        the books it finished (a rough guess until it has finished one)."""
         self.speed = speed
+        chosen = self.voice()
+        self.pace = (self.services.store.speech_pace(chosen.engine, chosen.voice)
+                     if chosen is not None and chosen.voice else None)
         if self.book is not None:
             for label, chapter in zip(self.durations, self.book.chapters):
-                seconds = fmt.estimate_speech_s(chapter.char_count, speed)
+                seconds = fmt.estimate_speech_s(chapter.char_count, speed, self.pace)
                 label.set_text(fmt.approx_duration(seconds))
             self._update_summary()
 
@@ -203,7 +208,7 @@ class BookPanel:
                         ui.label(f"{fmt.count(chapter.char_count)} chars") \
                             .classes("ap-muted text-sm ap-figure").mark(f"chapter-chars-{number}")
                         duration = ui.label(fmt.approx_duration(
-                            fmt.estimate_speech_s(chapter.char_count, self.speed)))
+                            fmt.estimate_speech_s(chapter.char_count, self.speed, self.pace)))
                         duration.classes("ap-muted text-sm ap-figure w-24 text-right")
                         duration.mark(f"chapter-duration-{number}")
                     self.checkboxes.append(box)
@@ -253,10 +258,12 @@ class BookPanel:
         chosen = [self.book.chapters[n - 1] for n in self.selected()]
         chars = sum(c.char_count for c in chosen)
         total = len(self.book.chapters)
+        source = ("at this voice's pace in the books it finished" if self.pace else
+                  "a rough guess, until this voice has finished a book")
         self.summary.set_text(
             f"{len(chosen)} of {total} chapters · {fmt.count(chars)} characters · "
-            f"{fmt.approx_duration(fmt.estimate_speech_s(chars, self.speed))} of audio"
-            if chosen else f"No chapters selected (of {total})")
+            f"{fmt.approx_duration(fmt.estimate_speech_s(chars, self.speed, self.pace))} of "
+            f"audio ({source})" if chosen else f"No chapters selected (of {total})")
 
 
 def _names(names: list[NameCandidate], hear: Callable[[NameCandidate], Awaitable[None]],

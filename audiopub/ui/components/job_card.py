@@ -77,8 +77,8 @@ class JobCard:
             self.chars = ui.label().classes("ap-muted text-sm ap-figure").mark("job-chars")
             with ui.row().classes("w-full gap-x-10 gap-y-2"):
                 # The job's figures on the wall clock, running or done (see audiopub.figures).
-                self.rate = stat("Speed (wall clock)", "job-rate")
-                self.rtf = stat("Real-time factor (wall clock)", "job-rtf")
+                self.rate = stat(f"Speed (wall clock, {fmt.SPEAKING_ONLY})", "job-rate")
+                self.rtf = stat(f"Real-time factor (wall clock, {fmt.SPEAKING_ONLY})", "job-rtf")
                 self.elapsed = stat("Elapsed", "job-elapsed")
                 self.eta = stat("Remaining", "job-eta")
             self.stages = ui.label().classes("ap-muted text-xs ap-figure").mark("job-stages")
