@@ -18,6 +18,7 @@ import threading
 import time
 import tracemalloc
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -788,6 +789,42 @@ def test_nesting_past_the_parser_limit_names_the_loss(tmp_path: Path) -> None:
     assert book.warnings == (
         "c2.xhtml: its markup is nested more than 2,048 elements deep, far beyond any real "
         "book; its text from there on was left out.",)
+
+
+# --- covers too large to use ------------------------------------------------------------------
+
+
+def png_header(width: int, height: int) -> bytes:
+    """A PNG's signature and IHDR claiming `width`×`height` (all the reader looks at)."""
+    ihdr = b"IHDR" + struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + ihdr
+            + struct.pack(">I", zlib.crc32(ihdr)))
+
+
+def test_a_cover_over_the_byte_limit_is_not_used(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(settings, "EPUB_MAX_COVER_BYTES", 10_000)
+    files = book_files(extra={"cover.png": png_header(64, 64) + os.urandom(20_000)})
+    book = read_epub(build(tmp_path, files))
+    assert book.cover is None and [c.title for c in book.chapters] == ["One", "Two"]
+    assert book.warnings == ("The cover cover.png is 20.0 kB, too large to use (the limit is "
+                             "10.0 kB); the book has no cover.",)
+
+
+def test_a_cover_of_too_many_pixels_is_not_used(tmp_path: Path) -> None:
+    """20000×20000 pixels (1.2 GB decoded) is refused from its header, and says so: ffmpeg
+    failed on it later and called it damaged."""
+    files = book_files(extra={"cover.png": png_header(20_000, 20_000) + b"\x00" * 64})
+    book = read_epub(build(tmp_path, files))
+    assert book.cover is None
+    assert book.warnings == ("The cover cover.png is 20,000×20,000 pixels, too large to use; "
+                             "the book has no cover.",)
+
+
+def test_a_cover_within_the_limits_is_used(tmp_path: Path) -> None:
+    files = book_files(extra={"cover.png": png_header(4000, 6000) + b"\x00" * 64})
+    book = read_epub(build(tmp_path, files))
+    assert book.cover is not None and book.warnings == ()
 
 
 # --- scripts a voice can't read -------------------------------------------------------------
