@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import subprocess
 import time
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
@@ -28,8 +29,10 @@ from test_gpu_monitor import FakeNvml
 from tiny_supertonic import build_tiny_model
 from voices import SPEAKERS, add_multi_speaker_voice
 
+from audiopub.audio.ffmpeg import ffmpeg_exe
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, user_lexicon_path
+from audiopub.book.pictures import image_size
 from audiopub.export.audiobookshelf import export_audiobookshelf
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.tts.piper import embedded_voice
@@ -168,6 +171,32 @@ async def test_good_upload_shows_the_book_card(user: User, small_book: Path,
     (saved,) = services.uploads_dir.iterdir()
     assert saved.name != "small.epub" and saved.suffix == ".epub" and len(saved.stem) == 32
     await user.should_not_see(marker="book-warnings")  # nothing to say about this one
+
+
+async def test_the_cover_is_a_thumbnail_served_by_url(user: User, tmp_path: Path,
+                                                     services: Services) -> None:
+    """The page gets a small picture by URL, never the cover itself as a data: URI (a 100 MB
+    one hung the page); the thumbnail goes when the book does."""
+    picture = tmp_path / "cover.png"
+    subprocess.run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-nostdin", "-f",
+                    "lavfi", "-i", "color=c=navy:s=2000x1500", "-frames:v", "1", str(picture)],
+                   check=True)
+    book = build_epub(tmp_path / "wide.epub", [("One", ["A line."])], title="Wide Cover",
+                      cover=picture.read_bytes())
+    await open_with_book(user, book)
+    with user.scope(marker="book-cover"):
+        (image,) = user.find(kind=ui.image).elements
+    source = image.source  # type: ignore[attr-defined]
+    assert source.startswith("/covers/"), source[:40]
+    response = await user.http_client.get(source)
+    assert response.status_code == 200 and response.headers["content-type"] == "image/png"
+    assert image_size(response.content) == (480, 360)
+    for wrong in ("/covers/..%2Fjobs.sqlite3", "/covers/" + "0" * 32 + ".png", "/covers/x.png"):
+        assert (await user.http_client.get(wrong)).status_code == 404, wrong
+
+    user.find(marker="another-book").click()
+    await eventually(lambda: not list((services.data_dir / "cover-thumbnails").iterdir()))
+    assert (await user.http_client.get(source)).status_code == 404
 
 
 async def test_what_reading_left_out_is_shown_with_the_book(user: User, small_book: Path,
