@@ -36,6 +36,7 @@ from audiopub.book.pictures import image_size
 from audiopub.export.audiobookshelf import export_audiobookshelf
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.tts.piper import embedded_voice
+from audiopub.ui.components.book_card import ROWS_PER_BATCH
 from audiopub.ui.services import GpuSupport, Services, set_current
 
 pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
@@ -171,6 +172,34 @@ async def test_good_upload_shows_the_book_card(user: User, small_book: Path,
     (saved,) = services.uploads_dir.iterdir()
     assert saved.name != "small.epub" and saved.suffix == ".epub" and len(saved.stem) == 32
     await user.should_not_see(marker="book-warnings")  # nothing to say about this one
+
+
+async def test_a_book_of_many_chapters_lists_them_all(user: User, tmp_path: Path) -> None:
+    """The rows are built in batches, the event loop free in between; all of them arrive, and
+    the book can be converted only once they have."""
+    count = 2 * ROWS_PER_BATCH + 50
+    book = build_epub(tmp_path / "many.epub", [(f"Part {n}", [f"Line {n}."])
+                                               for n in range(1, count + 1)], title="Many Parts")
+    await user.open("/")
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    rows_seen: set[int] = set()  # how many rows there were whenever the loop had a turn
+
+    async def watch() -> None:
+        while True:
+            rows_seen.add(sum(1 for el in user.find(kind=ui.checkbox).elements
+                              if any(m.startswith("chapter-") for m in el._markers)))
+            await asyncio.sleep(0)
+
+    watcher = asyncio.create_task(watch())
+    try:
+        await upload(user, book)
+        await see(user, marker="book-summary", content=f"{count} of {count} chapters",
+                  timeout=20)
+    finally:
+        watcher.cancel()
+    assert ROWS_PER_BATCH in rows_seen and 2 * ROWS_PER_BATCH in rows_seen, sorted(rows_seen)
+    assert text(user, f"chapter-chars-{count}").endswith(" chars")
+    assert len(user.find(kind=ui.checkbox, marker=f"chapter-{count}").elements) == 1
 
 
 async def test_the_cover_is_a_thumbnail_served_by_url(user: User, tmp_path: Path,

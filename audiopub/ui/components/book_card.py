@@ -8,6 +8,7 @@ readable EPUB gets its reason in the page, never a traceback.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -16,7 +17,7 @@ from nicegui import events, ui
 
 from audiopub import figures as fmt
 from audiopub.book.lexicon import Entry, layered, read_if_present, user_lexicon_path
-from audiopub.book.models import Book
+from audiopub.book.models import Book, Chapter
 from audiopub.book.names import NameCandidate
 from audiopub.errors import AudiopubError
 from audiopub.jobs.models import JobSettings
@@ -27,6 +28,8 @@ from audiopub.ui.theme import section_title
 from audiopub.ui.uploads import display_name, save_upload
 
 log = logging.getLogger(__name__)
+
+ROWS_PER_BATCH = 200  # chapter rows built before the event loop gets a turn
 
 
 class BookPanel:
@@ -117,10 +120,12 @@ class BookPanel:
             return
         self.busy.set_visibility(False)
         self._discard_upload()
-        self.book, self.path, self.file_name = read.book, path, name
-        self.thumbnail = read.thumbnail
-        self._show_book(read)
-        self.on_change()
+        self.path, self.file_name, self.thumbnail = path, name, read.thumbnail
+        if await self._show_book(read):
+            # Only now: a conversion started from half a chapter list would lose chapters.
+            self.book = read.book
+            self._update_summary()
+            self.on_change()
 
     def _handle_rejected(self) -> None:
         self._show_error("That file was refused: only .epub files up to "
@@ -155,7 +160,8 @@ class BookPanel:
 
     # --- the card --------------------------------------------------------------------------
 
-    def _show_book(self, read: UploadedBook) -> None:
+    async def _show_book(self, read: UploadedBook) -> bool:
+        """Build the card; False if it went away while its chapter list was being built."""
         book, names = read.book, read.names
         self.upload.set_visibility(False)
         self.details.clear()
@@ -189,22 +195,31 @@ class BookPanel:
             if names:  # to check before hours of synthesis (see README, lexicons)
                 _names(names, self._hear_name, self._fix_name)
             self._lexicon_editor(book, read.lexicon_path)
-            with ui.column().classes("ap-chapters gap-0").mark("chapter-list"):
-                for number, chapter in enumerate(book.chapters, start=1):
-                    with ui.row().classes("ap-chapter-row items-center no-wrap gap-2"):
-                        box = ui.checkbox(chapter.title, value=True,
-                                          on_change=self._chapters_changed)
-                        box.classes("flex-1 min-w-0").mark(f"chapter-{number}")
-                        ui.label(f"{fmt.count(chapter.char_count)} chars") \
-                            .classes("ap-muted text-sm ap-figure").mark(f"chapter-chars-{number}")
-                        duration = ui.label(fmt.approx_duration(
-                            fmt.estimate_speech_s(chapter.char_count, self.speed)))
-                        duration.classes("ap-muted text-sm ap-figure w-24 text-right")
-                        duration.mark(f"chapter-duration-{number}")
-                    self.checkboxes.append(box)
-                    self.durations.append(duration)
+            chapter_list = ui.column().classes("ap-chapters gap-0").mark("chapter-list")
         self.details.set_visibility(True)
-        self._update_summary()
+        # A row is four elements, and a book can have 9,000 chapters: the rows are built a
+        # batch at a time, and the event loop serves the other tabs in between.
+        for start in range(0, len(book.chapters), ROWS_PER_BATCH):
+            with chapter_list:
+                for number in range(start + 1, min(start + ROWS_PER_BATCH, len(book.chapters)) + 1):
+                    self._chapter_row(number, book.chapters[number - 1])
+            await asyncio.sleep(0)
+            if chapter_list.is_deleted:  # "Another book", or the tab closed
+                return False
+        return True
+
+    def _chapter_row(self, number: int, chapter: Chapter) -> None:
+        with ui.row().classes("ap-chapter-row items-center no-wrap gap-2"):
+            box = ui.checkbox(chapter.title, value=True, on_change=self._chapters_changed)
+            box.classes("flex-1 min-w-0").mark(f"chapter-{number}")
+            ui.label(f"{fmt.count(chapter.char_count)} chars") \
+                .classes("ap-muted text-sm ap-figure").mark(f"chapter-chars-{number}")
+            duration = ui.label(fmt.approx_duration(
+                fmt.estimate_speech_s(chapter.char_count, self.speed)))
+            duration.classes("ap-muted text-sm ap-figure w-24 text-right")
+            duration.mark(f"chapter-duration-{number}")
+        self.checkboxes.append(box)
+        self.durations.append(duration)
 
     def _lexicon_editor(self, book: Book, path: Path) -> None:
         data_dir = self.services.data_dir
