@@ -62,6 +62,11 @@ EPUB_MAX_READ_BYTES: Final = 128 << 20
 # One XHTML page, parsed whole into memory: real ones are well under 1 MiB, and 16 MiB of
 # dense markup already takes ~500 MB to parse.
 EPUB_MAX_DOCUMENT_BYTES: Final = 16 << 20
+# The cover picture: real ones are 0.1-5 MB and at most ~25 Mpx (a print cover at 300 dpi).
+# A bigger one is not used: it would travel into the page, the job and the .m4b, and decoding
+# 20000x20000 pixels alone takes 1.2 GB.
+EPUB_MAX_COVER_BYTES: Final = 20_000_000
+EPUB_MAX_COVER_PIXELS: Final = 50_000_000
 # Unpacked:packed size of one entry; real text deflates 3-16:1, zip bombs reach ~1000:1.
 EPUB_MAX_COMPRESSION_RATIO: Final = 100
 # Entries up to this size unpacked are harmless whatever their ratio (e.g. a page of spaces).

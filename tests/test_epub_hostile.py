@@ -18,6 +18,7 @@ import threading
 import time
 import tracemalloc
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -748,6 +749,82 @@ def test_deep_nesting_is_bounded(tmp_path: Path) -> None:
     files = book_files({"c1.xhtml": ONE, "c2.xhtml": deep})
     book = read_fast(build(tmp_path, files), 5)
     assert book.chapters[0].title == "One"
+    assert [w for w in book.warnings if "c2.xhtml" in w] == [
+        "c2.xhtml: its markup is nested more than 2,048 elements deep, far beyond any real "
+        "book; its text from there on was left out."]
+
+
+def nested(levels: int, text: str, tag: str = "span") -> str:
+    return f"<{tag}>" * levels + text + f"</{tag}>" * levels
+
+
+def test_paragraphs_nested_255_deep_are_read(tmp_path: Path) -> None:
+    """Spans in spans, 255 deep, in 200 paragraphs: past libxml2's default depth of 256,
+    which used to drop them all without a word."""
+    texts = [f"Paragraph {n} is here." for n in range(200)]
+    paragraphs = "".join(f"<p>{nested(255, text)}</p>" for text in texts)
+    files = book_files({"c1.xhtml": ONE, "c2.xhtml": "<h1>Two</h1>" + paragraphs})
+    book = read_epub(build(tmp_path, files))
+    assert book.chapters[1].paragraphs == ("Two", *texts)
+    assert book.warnings == ()
+
+
+@pytest.mark.parametrize("levels", [1000, 2000])
+def test_nesting_up_to_the_parser_limit_is_read(tmp_path: Path, levels: int) -> None:
+    """Deeper than Python's recursion limit: the page is walked without recursion."""
+    body = f"<h1>Two</h1><p>Before.</p>{nested(levels, 'Deep text.', 'div')}<p>After.</p>"
+    files = book_files({"c1.xhtml": ONE, "c2.xhtml": body})
+    book = read_epub(build(tmp_path, files))
+    assert book.chapters[1].paragraphs == ("Two", "Before.", "Deep text.", "After.")
+    assert book.warnings == ()
+
+
+def test_nesting_past_the_parser_limit_names_the_loss(tmp_path: Path) -> None:
+    """10,000 deep: what comes before is read, the rest is named as lost, nothing crashes."""
+    body = f"<h1>Two</h1><p>Before.</p>{nested(10_000, 'Deep text.')}<p>After.</p>"
+    files = book_files({"c1.xhtml": ONE, "c2.xhtml": body, "c3.xhtml": TWO.replace("Two", "3")})
+    book = read_epub(build(tmp_path, files))
+    assert book.chapters[1].paragraphs == ("Two", "Before.")
+    assert book.chapters[2].paragraphs == ("3", "The second chapter follows.")
+    assert book.warnings == (
+        "c2.xhtml: its markup is nested more than 2,048 elements deep, far beyond any real "
+        "book; its text from there on was left out.",)
+
+
+# --- covers too large to use ------------------------------------------------------------------
+
+
+def png_header(width: int, height: int) -> bytes:
+    """A PNG's signature and IHDR claiming `width`×`height` (all the reader looks at)."""
+    ihdr = b"IHDR" + struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + ihdr
+            + struct.pack(">I", zlib.crc32(ihdr)))
+
+
+def test_a_cover_over_the_byte_limit_is_not_used(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(settings, "EPUB_MAX_COVER_BYTES", 10_000)
+    files = book_files(extra={"cover.png": png_header(64, 64) + os.urandom(20_000)})
+    book = read_epub(build(tmp_path, files))
+    assert book.cover is None and [c.title for c in book.chapters] == ["One", "Two"]
+    assert book.warnings == ("The cover cover.png is 20.0 kB, too large to use (the limit is "
+                             "10.0 kB); the book has no cover.",)
+
+
+def test_a_cover_of_too_many_pixels_is_not_used(tmp_path: Path) -> None:
+    """20000×20000 pixels (1.2 GB decoded) is refused from its header, and says so: ffmpeg
+    failed on it later and called it damaged."""
+    files = book_files(extra={"cover.png": png_header(20_000, 20_000) + b"\x00" * 64})
+    book = read_epub(build(tmp_path, files))
+    assert book.cover is None
+    assert book.warnings == ("The cover cover.png is 20,000×20,000 pixels, too large to use; "
+                             "the book has no cover.",)
+
+
+def test_a_cover_within_the_limits_is_used(tmp_path: Path) -> None:
+    files = book_files(extra={"cover.png": png_header(4000, 6000) + b"\x00" * 64})
+    book = read_epub(build(tmp_path, files))
+    assert book.cover is not None and book.warnings == ()
 
 
 # --- scripts a voice can't read -------------------------------------------------------------

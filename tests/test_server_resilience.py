@@ -44,25 +44,15 @@ BOUNDARY = uuid.uuid4().hex
 pytestmark = pytest.mark.timeout(120)  # each test takes well under a minute
 
 SERVER = """
-import os, time
-from pathlib import Path
+import sys
+sys.path.insert(0, {tests!r})
 
 import audiopub.settings as settings
 settings.MAX_UPLOAD_MB = {limit}
 
-from audiopub.ui.components import book_card
-
-_read_epub = book_card.read_epub
-_flag = Path(os.environ["AUDIOPUB_TEST_SLOW_READ"])
-
-def slow_read_epub(path):
-    try:
-        time.sleep(float(_flag.read_text()))
-    except FileNotFoundError:
-        pass
-    return _read_epub(path)
-
-book_card.read_epub = slow_read_epub
+import held_reading
+from audiopub.ui import book_reading
+book_reading.read_upload = held_reading.read_upload
 
 from audiopub.cli import main
 main(["serve", "--host", "127.0.0.1", "--port", "{port}", "--no-browser"])
@@ -111,7 +101,8 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
     tmp.mkdir()
     flag = folder / "slow-reading"
     port = free_port()
-    command = [sys.executable, "-c", SERVER.format(limit=LIMIT_MB, port=port)]
+    command = [sys.executable, "-c", SERVER.format(limit=LIMIT_MB, port=port,
+                                                   tests=str(Path(__file__).parent))]
     env = {"TMPDIR": str(tmp), "AUDIOPUB_TEST_SLOW_READ": str(flag)}
     with running_server(command, folder, port, env) as server:
         yield App(server, folder / "data" / "uploads", tmp, flag)

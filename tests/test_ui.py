@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import subprocess
 import time
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
@@ -28,12 +29,15 @@ from test_gpu_monitor import FakeNvml
 from tiny_supertonic import build_tiny_model
 from voices import SPEAKERS, add_multi_speaker_voice
 
+from audiopub.audio.ffmpeg import ffmpeg_exe
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, user_lexicon_path
+from audiopub.book.pictures import image_size
 from audiopub.export.audiobookshelf import export_audiobookshelf
 from audiopub.figures import approx_duration
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.tts.piper import embedded_voice
+from audiopub.ui.components.book_card import ROWS_PER_BATCH
 from audiopub.ui.services import GpuSupport, Services, set_current
 
 pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
@@ -169,6 +173,60 @@ async def test_good_upload_shows_the_book_card(user: User, small_book: Path,
     (saved,) = services.uploads_dir.iterdir()
     assert saved.name != "small.epub" and saved.suffix == ".epub" and len(saved.stem) == 32
     await user.should_not_see(marker="book-warnings")  # nothing to say about this one
+
+
+async def test_a_book_of_many_chapters_lists_them_all(user: User, tmp_path: Path) -> None:
+    """The rows are built in batches, the event loop free in between; all of them arrive, and
+    the book can be converted only once they have."""
+    count = 2 * ROWS_PER_BATCH + 50
+    book = build_epub(tmp_path / "many.epub", [(f"Part {n}", [f"Line {n}."])
+                                               for n in range(1, count + 1)], title="Many Parts")
+    await user.open("/")
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    rows_seen: set[int] = set()  # how many rows there were whenever the loop had a turn
+
+    async def watch() -> None:
+        while True:
+            rows_seen.add(sum(1 for el in user.find(kind=ui.checkbox).elements
+                              if any(m.startswith("chapter-") for m in el._markers)))
+            await asyncio.sleep(0)
+
+    watcher = asyncio.create_task(watch())
+    try:
+        await upload(user, book)
+        await see(user, marker="book-summary", content=f"{count} of {count} chapters",
+                  timeout=20)
+    finally:
+        watcher.cancel()
+    assert ROWS_PER_BATCH in rows_seen and 2 * ROWS_PER_BATCH in rows_seen, sorted(rows_seen)
+    assert text(user, f"chapter-chars-{count}").endswith(" chars")
+    assert len(user.find(kind=ui.checkbox, marker=f"chapter-{count}").elements) == 1
+
+
+async def test_the_cover_is_a_thumbnail_served_by_url(user: User, tmp_path: Path,
+                                                     services: Services) -> None:
+    """The page gets a small picture by URL, never the cover itself as a data: URI (a 100 MB
+    one hung the page); the thumbnail goes when the book does."""
+    picture = tmp_path / "cover.png"
+    subprocess.run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-nostdin", "-f",
+                    "lavfi", "-i", "color=c=navy:s=2000x1500", "-frames:v", "1", str(picture)],
+                   check=True)
+    book = build_epub(tmp_path / "wide.epub", [("One", ["A line."])], title="Wide Cover",
+                      cover=picture.read_bytes())
+    await open_with_book(user, book)
+    with user.scope(marker="book-cover"):
+        (image,) = user.find(kind=ui.image).elements
+    source = image.source  # type: ignore[attr-defined]
+    assert source.startswith("/covers/"), source[:40]
+    response = await user.http_client.get(source)
+    assert response.status_code == 200 and response.headers["content-type"] == "image/png"
+    assert image_size(response.content) == (480, 360)
+    for wrong in ("/covers/..%2Fjobs.sqlite3", "/covers/" + "0" * 32 + ".png", "/covers/x.png"):
+        assert (await user.http_client.get(wrong)).status_code == 404, wrong
+
+    user.find(marker="another-book").click()
+    await eventually(lambda: not list((services.data_dir / "cover-thumbnails").iterdir()))
+    assert (await user.http_client.get(source)).status_code == 404
 
 
 async def test_what_reading_left_out_is_shown_with_the_book(user: User, small_book: Path,

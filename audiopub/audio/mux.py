@@ -13,7 +13,6 @@ atom; the `mp4` muxer does the same but brands the file `isom`.
 from __future__ import annotations
 
 import logging
-import mimetypes
 import os
 import subprocess
 import tempfile
@@ -24,6 +23,7 @@ from typing import Final
 import soundfile as sf
 
 from audiopub.atomic import atomic_write, remove_stale_temp_files
+from audiopub.audio.cover_art import EMBEDDED_SIDE, fit_cover, fits
 from audiopub.audio.ffmetadata import BookTags, ChapterMark, build_ffmetadata
 from audiopub.audio.ffmpeg import ffmpeg_exe, probe, stderr_tail
 from audiopub.book.models import Cover, sniff_image_type
@@ -125,38 +125,29 @@ def _ffmpeg_succeeds(cmd: list[str]) -> bool:
     return result.returncode == 0
 
 
-# Cover types the MP4 muxer attaches as they are; others are converted to PNG first.
-_ATTACHABLE = {"image/jpeg": "jpg", "image/png": "png"}
+_NO_COVER = "the audiobook will have no cover"
 
 
 def prepare_cover(ffmpeg: str, cover: Cover, folder: Path) -> Path | None:
     """Write the cover into `folder` as JPEG or PNG, ready to attach; None if unusable.
 
-    JPEG and PNG are copied as they are; anything else (GIF, WebP, SVG...) is converted to
-    PNG. An image ffmpeg can't decode is left out with a warning rather than failing the book.
+    A JPEG or PNG that fits `EMBEDDED_SIDE` is copied as it is; a larger one is scaled down to
+    fit, and anything else (GIF, WebP...) is converted to PNG, so no book carries a 100 MB
+    picture. An image too large to decode or that ffmpeg can't read is left out with a
+    warning rather than failing the book.
     """
     if not cover.data:
         return None
-    base = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y"]
-    kind = _ATTACHABLE.get(sniff_image_type(cover.data) or "")
-    if kind is not None:
-        path = folder / f"cover.{kind}"
-        path.write_bytes(cover.data)
-        if _ffmpeg_succeeds(base + ["-i", str(path), "-frames:v", "1", "-f", "null", "-"]):
-            return path
-        log.warning("The cover image (%s) is damaged; the audiobook will have no cover.", kind)
-        return None
-    suffix = mimetypes.guess_extension(cover.media_type) or ".img"
-    source = folder / f"cover-source{suffix}"
-    source.write_bytes(cover.data)
-    png = folder / "cover.png"
-    convert = ["-i", str(source), "-frames:v", "1", "-c:v", "png", "-f", "image2", str(png)]
-    if _ffmpeg_succeeds(base + convert):
-        return png
-    log.warning(
-        "Could not convert the %s cover to PNG; the audiobook will have no cover.",
-        cover.media_type,
-    )
+    if not fits(cover, EMBEDDED_SIDE):
+        return fit_cover(ffmpeg, cover, EMBEDDED_SIDE, folder / "cover", _NO_COVER)
+    kind = "jpg" if sniff_image_type(cover.data) == "image/jpeg" else "png"
+    path = folder / f"cover.{kind}"
+    path.write_bytes(cover.data)
+    check = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-i", str(path),
+             "-frames:v", "1", "-f", "null", "-"]
+    if _ffmpeg_succeeds(check):
+        return path
+    log.warning("The cover image (%s) is damaged; %s.", kind, _NO_COVER)
     return None
 
 

@@ -3,7 +3,8 @@
 Files may be hostile. The zip is read in memory, within limits, by `archive.EpubArchive`;
 container.xml and the OPF (and DRM) by `package.read_package`; every XML file with the parser of
 `safe_xml` (no entities, no DTDs, no network). A missing or damaged file that is not essential
-(a picture, a font, one chapter) only costs a warning in `Book.warnings`.
+(a picture, a font, one chapter) only costs a warning in `Book.warnings`, and so does a cover
+too large to use (`EPUB_MAX_COVER_BYTES`, `EPUB_MAX_COVER_PIXELS`, read from its header).
 
 How the text is found:
 1. The spine documents, in reading order (without the nav document and `linear="no"` items),
@@ -32,6 +33,7 @@ from audiopub.book.metadata import book_details
 from audiopub.book.models import Book, Cover, sniff_image_type
 from audiopub.book.package import NCX_TYPE, OPF_NS, Item, Package, read_package
 from audiopub.book.paragraphs import Document, cut_gutenberg_boilerplate, read_documents
+from audiopub.book.pictures import image_size
 from audiopub.book.pronunciation import PLS_TYPE, Pronunciation, from_pls
 from audiopub.book.safe_xml import parse_markup
 from audiopub.book.text import normalise_text
@@ -84,6 +86,7 @@ def _read_book(archive: EpubArchive, path: Path) -> Book:
         if isinstance(block, Block) and not block.skipped:
             block.spoken = normalise_text(block.text)
     chapters = toc.cut_chapters(stream, entries, title, notes)
+    cover = _cover(package, files) if chapters else None
     # Names in notes come from the file: no control characters may reach a log or a page.
     notes = [_CONTROL.sub("?", note) for note in notes]
     for note in notes:
@@ -96,7 +99,7 @@ def _read_book(archive: EpubArchive, path: Path) -> Book:
         authors=_authors(package),
         language=_language(package),
         chapters=tuple(chapters),
-        cover=_cover(package, files),
+        cover=cover,
         warnings=tuple(notes),
         pronunciations=tuple(hints),
         details=book_details(package),
@@ -210,22 +213,53 @@ def _cover(package: Package, files: _Files) -> Cover | None:
     candidates += [item for item in items.values()
                    if item.media_type.startswith("image/")
                    and "cover" in f"{item.id} {item.name}".lower()]
-    for item in candidates:
-        cover = _raster_cover(item, by_name, files) if item is not None else None
-        if cover:
-            return cover
+    try:
+        for item in candidates:
+            cover = _raster_cover(item, by_name, files) if item is not None else None
+            if cover:
+                return cover
+    except _CoverRefused:
+        pass
     return None
 
 
 def _raster_cover(item: Item, by_name: dict[str, Item], files: _Files) -> Cover | None:
-    limit = settings.EPUB_MAX_DOCUMENT_BYTES if item.media_type == "image/svg+xml" else None
-    data = files.read(item, "the cover was not used", limit) or b""
+    if item.media_type != "image/svg+xml":
+        return _usable_cover(item, files)
+    data = files.read(item, "the cover was not used", settings.EPUB_MAX_DOCUMENT_BYTES) or b""
+    if sniff_image_type(data):  # a picture the manifest calls an SVG
+        return _checked_cover(item.name, data, files)
+    return _cover_inside_svg(item, data, by_name, files) if data else None
+
+
+def _usable_cover(item: Item, files: _Files) -> Cover | None:
+    """The picture as a cover, unless it is not one or is too large to use (then a note)."""
+    try:
+        size = files.archive.size(item.path) if item.path else 0
+    except KeyError:
+        return None  # noted with the missing files
+    if size > settings.EPUB_MAX_COVER_BYTES:
+        files.notes.append(f"The cover {item.name} is {human_size(size)}, too large to use "
+                           f"(the limit is {human_size(settings.EPUB_MAX_COVER_BYTES)}); the "
+                           "book has no cover.")
+        raise _CoverRefused
+    return _checked_cover(item.name, files.read(item, "the cover was not used") or b"", files)
+
+
+def _checked_cover(name: str, data: bytes, files: _Files) -> Cover | None:
     media_type = sniff_image_type(data)
-    if media_type:
-        return Cover(data, media_type)
-    if item.media_type == "image/svg+xml":
-        return _cover_inside_svg(item, data, by_name, files)
-    return None
+    if media_type is None:
+        return None
+    width, height = image_size(data) or (0, 0)
+    if width * height > settings.EPUB_MAX_COVER_PIXELS:
+        files.notes.append(f"The cover {name} is {width:,}×{height:,} pixels, too large to use; "
+                           "the book has no cover.")
+        raise _CoverRefused
+    return Cover(data, media_type)
+
+
+class _CoverRefused(Exception):
+    """The book's cover is too large: no other picture stands in for it."""
 
 
 def _cover_inside_svg(item: Item, svg: bytes, by_name: dict[str, Item],
@@ -243,13 +277,13 @@ def _cover_inside_svg(item: Item, svg: bytes, by_name: dict[str, Item],
                         else unquote_to_bytes(payload))
             except (binascii.Error, ValueError):
                 continue
+            cover = _checked_cover(item.name, data, files)
         else:
             target = toc.resolve_href(href, posixpath.dirname(item.name))
             linked = by_name.get(target[0]) if target else None
-            data = (files.read(linked, "the cover was not used") if linked else None) or b""
-        media_type = sniff_image_type(data)
-        if media_type:
-            return Cover(data, media_type)
+            cover = _usable_cover(linked, files) if linked else None
+        if cover:
+            return cover
     return None
 
 

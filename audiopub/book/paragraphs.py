@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from lxml import etree
 
@@ -77,9 +78,14 @@ def read_documents(docs: list[Document], targets: dict[str, dict[str, list[int]]
     stream: list[Block | Mark] = []
     parsed = 0
     for doc in docs:
-        root = parse_markup(doc.data)
+        problems: list[str] = []
+        root = parse_markup(doc.data, deep=True, problems=problems)
+        for problem in problems:  # libxml2 gave up part-way: what came after is not in `root`
+            notes.append(f"{doc.path}: {problem}, far beyond any real book; its text from "
+                         "there on was left out.")
         if root is None:
-            notes.append(f"{doc.path} could not be parsed; its text was left out.")
+            if not problems:
+                notes.append(f"{doc.path} could not be parsed; its text was left out.")
             continue
         parsed += 1
         if hints is not None:
@@ -94,6 +100,15 @@ def read_documents(docs: list[Document], targets: dict[str, dict[str, list[int]]
                     for i in found]
         stream[begin:begin] = sorted(unplaced, key=lambda mark: mark.entry)
     return stream, parsed
+
+
+class _Open(NamedTuple):
+    """An element being read: what its end undoes."""
+
+    block: bool
+    heading: int
+    hgroup: int
+    pre: int
 
 
 class _Walker:
@@ -111,11 +126,28 @@ class _Walker:
         self._hgroup = 0
         self._pre = 0
 
-    def walk(self, el: etree._Element) -> None:
+    def walk(self, root: etree._Element) -> None:
+        """Walk the tree in document order. A stack, not recursion: pages may nest up to
+        `DEEP_MARKUP_LEVELS`, past Python's recursion limit."""
+        stack: list[tuple[etree._Element, _Open | None]] = [(root, None)]
+        while stack:
+            el, opened = stack.pop()
+            if opened is not None:  # all its children are done
+                self._leave(opened)
+                self._add(el.tail)
+                continue
+            opened = self._visit(el)
+            if opened is None:
+                self._add(el.tail)
+                continue
+            stack.append((el, opened))
+            stack.extend((child, None) for child in reversed(el))
+
+    def _visit(self, el: etree._Element) -> _Open | None:
+        """Take in the element itself; what to undo after its children, if they are read."""
         name = local_name(el)
         if not name:  # comment, processing instruction, unknown entity
-            self._add(el.tail)
-            return
+            return None
         if name == "br":
             self._add(_BR)
         block = name in _BLOCK_TAGS
@@ -128,24 +160,27 @@ class _Walker:
             for inner in el.iterdescendants():
                 self._mark(inner)  # a TOC target inside a page number still counts
         else:
-            self._enter(el, name)
-        self._add(el.tail)
+            return self._enter(el, name)
+        return None
 
-    def _enter(self, el: etree._Element, name: str) -> None:
+    def _enter(self, el: etree._Element, name: str) -> _Open:
         if name == "a" and "gutenberg.org" in (el.get("href") or ""):
             self._boilerplate = True  # e.g. PG's "an illustrated edition is at gutenberg.org/…"
-        heading, hgroup, pre = int(name in _HEADINGS), int(name == "hgroup"), int(name == "pre")
-        self._heading += heading
-        self._hgroup += hgroup
-        self._pre += pre
+        opened = _Open(name in _BLOCK_TAGS, int(name in _HEADINGS), int(name == "hgroup"),
+                       int(name == "pre"))
+        self._heading += opened.heading
+        self._hgroup += opened.hgroup
+        self._pre += opened.pre
         self._add(el.text)
-        for child in el:
-            self.walk(child)
-        self._hgroup -= hgroup  # the hgroup ends here: its end is a real paragraph boundary
-        if name in _BLOCK_TAGS:
+        return opened
+
+    def _leave(self, opened: _Open) -> None:
+        # The hgroup ends here: its end is a real paragraph boundary.
+        self._hgroup -= opened.hgroup
+        if opened.block:
             self._boundary()
-        self._heading -= heading
-        self._pre -= pre
+        self._heading -= opened.heading
+        self._pre -= opened.pre
 
     def _skip(self, el: etree._Element) -> None:
         for inner in el.iterdescendants():

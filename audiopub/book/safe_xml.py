@@ -3,8 +3,15 @@
 An EPUB's XML can declare entities that expand a billion times ("billion laughs"), or that name
 a file or URL to pull in (`<!ENTITY x SYSTEM "file:///etc/passwd">`, external DTDs). The parser
 here expands no entity (a reference is dropped from the tree), loads no DTD, never touches the
-network, and keeps libxml2's default limits (no `huge_tree`: text nodes, names and nesting
-depth stay bounded, which also keeps the recursive walkers well inside Python's stack).
+network, and keeps libxml2's default limits on text nodes and names.
+
+Nesting: libxml2 stops at 256 levels by default. Books' own pages (`deep=True`) may nest up to
+its other limit, 2,048 (`huge_tree`; the page itself is already capped at
+`EPUB_MAX_DOCUMENT_BYTES`, which bounds what that option lifts): calibre's span soup and
+hostile pages nest that deep, and the text inside must be read, not dropped. Past that limit
+libxml2 gives up on the rest of the page; `parse_markup` then says so in `problems`, so the
+reader can name the loss. Whatever walks these trees must not recurse per level (Python's
+recursion limit is 1,000).
 """
 
 from __future__ import annotations
@@ -14,40 +21,64 @@ import re
 
 from lxml import etree
 
-__all__ = ["describe_error", "parse_markup", "parse_xml"]
+__all__ = ["DEEP_MARKUP_LEVELS", "describe_error", "parse_markup", "parse_xml"]
+
+# How deep `deep=True` parsing goes: libxml2's limit with XML_PARSE_HUGE (256 without).
+DEEP_MARKUP_LEVELS = 2048
 
 
-def _parser(recover: bool) -> etree.XMLParser:
+def _parser(recover: bool, deep: bool = False) -> etree.XMLParser:
     return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                           dtd_validation=False, huge_tree=False, recover=recover)
+                           dtd_validation=False, huge_tree=deep, recover=recover)
 
 
-def parse_xml(data: bytes) -> etree._Element:
+def parse_xml(data: bytes, deep: bool = False) -> etree._Element:
     """Parse strictly; raises `etree.XMLSyntaxError` (also for an empty document)."""
-    root = etree.fromstring(data, _parser(recover=False))
+    root = etree.fromstring(data, _parser(recover=False, deep=deep))
     _drop_entity_references(root)
     return root
 
 
-def parse_markup(data: bytes) -> etree._Element | None:
+def parse_markup(data: bytes, deep: bool = False,
+                 problems: list[str] | None = None) -> etree._Element | None:
     """XHTML as books have it: HTML's named entities allowed; if strict parsing fails (e.g.
-    calibre's tag soup), libxml2 recovers what it can. None if nothing is left."""
+    calibre's tag soup), libxml2 recovers what it can. None if nothing is left.
+
+    `deep`: nesting up to `DEEP_MARKUP_LEVELS` is read (default 256). If recovery had to stop
+    at a limit (the rest of the page is then missing), `problems` gets a line saying which."""
     data = _numeric_entities(data)
     try:
-        return parse_xml(data)
+        return parse_xml(data, deep)
     except etree.XMLSyntaxError:
         pass
+    parser = _parser(recover=True, deep=deep)
     try:
-        root = etree.fromstring(data, _parser(recover=True))
+        root = etree.fromstring(data, parser)
     except (etree.XMLSyntaxError, ValueError):
         return None
+    if problems is not None:
+        problems.extend(_limits_hit(parser, deep))
     if root is None:
         return None
     _drop_entity_references(root)
-    return _decodable(root)
+    return _decodable(root, deep)
 
 
-def _decodable(root: etree._Element) -> etree._Element | None:
+def _limits_hit(parser: etree.XMLParser, deep: bool) -> list[str]:
+    """What made libxml2 stop early while recovering, in words."""
+    hit = []
+    for error in parser.error_log:
+        if error.type != etree.ErrorTypes.ERR_RESOURCE_LIMIT:
+            continue
+        if "depth" in error.message:
+            levels = DEEP_MARKUP_LEVELS if deep else 256
+            hit.append(f"its markup is nested more than {levels:,} elements deep")
+        else:
+            hit.append(f"it passes a limit of the XML parser ({error.message.strip()})")
+    return hit
+
+
+def _decodable(root: etree._Element, deep: bool = False) -> etree._Element | None:
     """Recovery lets character references to surrogates ("&#xD800;") into the tree as bytes
     that are not UTF-8, and lxml then raises UnicodeDecodeError on reading a tag, attribute or
     text that holds one. Such a tree is serialised, its bad bytes replaced, and parsed again."""
@@ -57,7 +88,7 @@ def _decodable(root: etree._Element) -> etree._Element | None:
     except UnicodeDecodeError:
         data = data.decode("utf-8", "replace").encode("utf-8")
         try:
-            return etree.fromstring(data, _parser(recover=True))
+            return etree.fromstring(data, _parser(recover=True, deep=deep))
         except (etree.XMLSyntaxError, ValueError):
             return None
     return root

@@ -1,5 +1,6 @@
-"""HTTP routes for finished books: play, download, cover. A book is found by its job id only;
-no path ever comes from the client."""
+"""HTTP routes for finished books (play, download, cover) and for the cover thumbnail of an
+uploaded book. A book is found by its job id only, a thumbnail by the random name the reader
+gave it; no path ever comes from the client."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from nicegui import app
 from audiopub.errors import JobNotFound
 from audiopub.export.names import safe_name
 from audiopub.jobs.models import Job
+from audiopub.ui.book_reading import thumbnail_path
 from audiopub.ui.chosen_forms import made_downloads
 from audiopub.ui.services import LIBRARY_EXPORTS, current
 
@@ -60,6 +62,13 @@ def register() -> None:
             raise HTTPException(404, "This book has no cover")
         media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         return FileResponse(path, media_type=media_type)
+
+    @app.get("/covers/{name}")
+    def upload_cover(name: str) -> FileResponse:
+        path = thumbnail_path(current().data_dir, name)
+        if path is None:  # a name the reader never gave, or its tab has let go of it
+            raise HTTPException(404, "No such cover")
+        return FileResponse(path, media_type=mimetypes.guess_type(path.name)[0])
 
 
 def _finished(job_id: str) -> Job:

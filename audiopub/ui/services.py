@@ -7,6 +7,7 @@
      ├── activity     the bus drained into a per-job log and the latest figures
      ├── gpu          GpuMonitor: NVML sampled on its own thread
      ├── downloads    VoiceDownloads: one voice download at a time, on its own thread
+     ├── reader       BookReader: uploads read in worker processes, a few at a time
      └── preferences  the UI's remembered settings
 
 Pages call `current()`; `app.setup()` installs it (tests install one built on a temporary data
@@ -47,6 +48,7 @@ from audiopub.jobs.worker import Worker
 from audiopub.tts import onnx_runtime, registry
 from audiopub.tts.engine import SynthesisOptions, Voice, voice_of
 from audiopub.ui.activity import JobActivity
+from audiopub.ui.book_reading import BookReader, remove_stale_thumbnails
 from audiopub.ui.chosen_forms import remove_made
 from audiopub.ui.preferences import Preferences
 from audiopub.ui.uploads import max_upload_bytes, remove_stale_uploads
@@ -129,6 +131,7 @@ class Services:
         self.worker = Worker(self.store, self.bus)
         self.gpu = GpuMonitor(nvml, interval_s=gpu_interval_s)
         self.downloads = VoiceDownloads()
+        self.reader = BookReader(self.data_dir)
         self.preferences = Preferences(self.data_dir / "ui-settings.json")
         self.uploads_dir = self.data_dir / "uploads"
         self.library_dir = self.data_dir / "library"
@@ -153,8 +156,9 @@ class Services:
             if self._worker_started or self._stopped:
                 return
             removed = remove_stale_uploads(self.uploads_dir)
+            removed += remove_stale_thumbnails(self.data_dir)
             if removed:
-                log.info("removed %d old upload(s)", removed)
+                log.info("removed %d old upload(s) and cover thumbnail(s)", removed)
             self.gpu.start()
             self.gpu_started = True
             self.worker.start()
@@ -165,6 +169,7 @@ class Services:
         with self._lifecycle:
             self._stopped = True
             self.downloads.stop()  # what it fetched stays staged; nothing half-installed
+            self.reader.close()
             if self._worker_started:
                 self.worker.stop()
                 self._worker_started = False

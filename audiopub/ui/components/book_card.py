@@ -1,32 +1,27 @@
 """Upload an EPUB and see what will be narrated: cover, title, author, language, chapters,
 the names to check (each to hear, and to fix in the book's lexicon) and that lexicon's editor.
 
-The upload is saved under a random name (`uploads.save_upload`) and parsed off the event loop;
-a file that is not a readable EPUB gets its reason in the page, never a traceback.
+The upload is saved under a random name (`uploads.save_upload`) and read in a worker process
+(`book_reading`), with the cover as a small thumbnail served by URL; a file that is not a
+readable EPUB gets its reason in the page, never a traceback.
 """
 
 from __future__ import annotations
 
-import base64
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from nicegui import events, run, ui
+from nicegui import events, ui
 
 from audiopub import figures as fmt
-from audiopub.book.epub_reader import read_epub
-from audiopub.book.lexicon import (
-    Entry,
-    book_lexicon_path,
-    layered,
-    read_if_present,
-    user_lexicon_path,
-)
-from audiopub.book.models import Book
-from audiopub.book.names import NameCandidate, likely_names
+from audiopub.book.lexicon import Entry, layered, read_if_present, user_lexicon_path
+from audiopub.book.models import Book, Chapter
+from audiopub.book.names import NameCandidate
 from audiopub.errors import AudiopubError
 from audiopub.jobs.models import JobSettings
+from audiopub.ui.book_reading import ReadFailed, UploadedBook, remove_thumbnail
 from audiopub.ui.components.lexicon_editor import LexiconEditor
 from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
@@ -34,7 +29,7 @@ from audiopub.ui.uploads import display_name, save_upload
 
 log = logging.getLogger(__name__)
 
-NAMES_SHOWN = 30  # the book's likeliest names and unusual words listed under it
+ROWS_PER_BATCH = 200  # chapter rows built before the event loop gets a turn
 
 
 class BookPanel:
@@ -50,6 +45,7 @@ class BookPanel:
         self.lexicon: LexiconEditor | None = None  # the book's, once a book is shown
         self.lexicon_expansion: ui.expansion | None = None
         self.path: Path | None = None
+        self.thumbnail: str | None = None  # the cover shown, in the reader's thumbnails folder
         self.file_name = ""
         self.speed = 1.0
         self.pace: float | None = None  # the voice's measured pace; None: a rough guess
@@ -114,26 +110,27 @@ class BookPanel:
             self._show_error(str(exc))
             return
         try:
-            book = await run.io_bound(read_epub, path)
-            names = await run.io_bound(likely_names, book, None, NAMES_SHOWN)
-            # A job copies the upload byte for byte: its book key, so its lexicon, is the same.
-            lexicon_path = await run.io_bound(book_lexicon_path, self.services.data_dir, path)
+            read = await self.services.reader.read(path)
         except AudiopubError as exc:
             # The reader names the file it opened (a random name); show the user's name instead.
             self._fail(path, str(exc).replace(path.name, name))
             return
-        except Exception as exc:  # a reader bug must still end in a message, not a dead page
-            log.exception("reading upload %s (%s) failed", path.name, name)
-            self._fail(path, f"{name} could not be read as an EPUB ({type(exc).__name__}: {exc})")
+        except ReadFailed as exc:  # a reader bug must still end in a message, not a dead page
+            log.error("reading upload %s (%s) failed:\n%s", path.name, name, exc.details)
+            self._fail(path, f"{name} could not be read as an EPUB ({exc})")
             return
         if self.upload.is_deleted:  # the tab closed while the book was read: nobody will use it
             path.unlink(missing_ok=True)
+            remove_thumbnail(self.services.data_dir, read.thumbnail)
             return
         self.busy.set_visibility(False)
         self._discard_upload()
-        self.book, self.path, self.file_name = book, path, name
-        self._show_book(book, names, lexicon_path)
-        self.on_change()
+        self.path, self.file_name, self.thumbnail = path, name, read.thumbnail
+        if await self._show_book(read):
+            # Only now: a conversion started from half a chapter list would lose chapters.
+            self.book = read.book
+            self._update_summary()
+            self.on_change()
 
     def _handle_rejected(self) -> None:
         self._show_error("That file was refused: only .epub files up to "
@@ -149,10 +146,13 @@ class BookPanel:
         self.error.set_visibility(bool(message))
 
     def _discard_upload(self) -> None:
-        """The upload is only needed until a job copies it; drop it when replaced or closed."""
+        """The upload is only needed until a job copies it; drop it, and its cover's
+        thumbnail, when replaced or closed."""
         if self.path is not None:
             self.path.unlink(missing_ok=True)
             self.path = None
+        remove_thumbnail(self.services.data_dir, self.thumbnail)
+        self.thumbnail = None
 
     def clear(self) -> None:
         self._discard_upload()
@@ -165,16 +165,17 @@ class BookPanel:
 
     # --- the card --------------------------------------------------------------------------
 
-    def _show_book(self, book: Book, names: list[NameCandidate], lexicon_path: Path) -> None:
+    async def _show_book(self, read: UploadedBook) -> bool:
+        """Build the card; False if it went away while its chapter list was being built."""
+        book, names = read.book, read.names
         self.upload.set_visibility(False)
         self.details.clear()
         self.checkboxes, self.durations = [], []
         with self.details:
             with ui.row().classes("w-full gap-5 no-wrap items-start"):
                 with ui.element("div").classes("ap-cover").mark("book-cover"):
-                    if book.cover is not None:
-                        data = base64.b64encode(book.cover.data).decode("ascii")
-                        ui.image(f"data:{book.cover.media_type};base64,{data}") \
+                    if read.thumbnail is not None:
+                        ui.image(f"/covers/{read.thumbnail}") \
                             .classes("w-full h-full").props("fit=cover no-spinner")
                     else:
                         ui.icon("menu_book").classes("text-5xl ap-muted")
@@ -198,23 +199,32 @@ class BookPanel:
                 _warnings(book.warnings)
             if names:  # to check before hours of synthesis (see README, lexicons)
                 _names(names, self._hear_name, self._fix_name)
-            self._lexicon_editor(book, lexicon_path)
-            with ui.column().classes("ap-chapters gap-0").mark("chapter-list"):
-                for number, chapter in enumerate(book.chapters, start=1):
-                    with ui.row().classes("ap-chapter-row items-center no-wrap gap-2"):
-                        box = ui.checkbox(chapter.title, value=True,
-                                          on_change=self._chapters_changed)
-                        box.classes("flex-1 min-w-0").mark(f"chapter-{number}")
-                        ui.label(f"{fmt.count(chapter.char_count)} chars") \
-                            .classes("ap-muted text-sm ap-figure").mark(f"chapter-chars-{number}")
-                        duration = ui.label(fmt.approx_duration(
-                            fmt.estimate_speech_s(chapter.char_count, self.speed, self.pace)))
-                        duration.classes("ap-muted text-sm ap-figure w-24 text-right")
-                        duration.mark(f"chapter-duration-{number}")
-                    self.checkboxes.append(box)
-                    self.durations.append(duration)
+            self._lexicon_editor(book, read.lexicon_path)
+            chapter_list = ui.column().classes("ap-chapters gap-0").mark("chapter-list")
         self.details.set_visibility(True)
-        self._update_summary()
+        # A row is four elements, and a book can have 9,000 chapters: the rows are built a
+        # batch at a time, and the event loop serves the other tabs in between.
+        for start in range(0, len(book.chapters), ROWS_PER_BATCH):
+            with chapter_list:
+                for number in range(start + 1, min(start + ROWS_PER_BATCH, len(book.chapters)) + 1):
+                    self._chapter_row(number, book.chapters[number - 1])
+            await asyncio.sleep(0)
+            if chapter_list.is_deleted:  # "Another book", or the tab closed
+                return False
+        return True
+
+    def _chapter_row(self, number: int, chapter: Chapter) -> None:
+        with ui.row().classes("ap-chapter-row items-center no-wrap gap-2"):
+            box = ui.checkbox(chapter.title, value=True, on_change=self._chapters_changed)
+            box.classes("flex-1 min-w-0").mark(f"chapter-{number}")
+            ui.label(f"{fmt.count(chapter.char_count)} chars") \
+                .classes("ap-muted text-sm ap-figure").mark(f"chapter-chars-{number}")
+            duration = ui.label(fmt.approx_duration(
+                fmt.estimate_speech_s(chapter.char_count, self.speed, self.pace)))
+            duration.classes("ap-muted text-sm ap-figure w-24 text-right")
+            duration.mark(f"chapter-duration-{number}")
+        self.checkboxes.append(box)
+        self.durations.append(duration)
 
     def _lexicon_editor(self, book: Book, path: Path) -> None:
         data_dir = self.services.data_dir
