@@ -1,0 +1,70 @@
+"""A full disk, told apart from other failures, and how much the person is asked to free.
+
+A job writes in four places, and each says "full" its own way: a chunk's audio (the file
+write raises OSError ENOSPC), a chapter WAV and ffmpeg's levelled chapter or book (`audio`
+raises DiskFull), and the job store (SQLite: "database or disk is full", or a disk I/O error
+where its shared-memory file can't grow on a full disk). Any of them pauses the job rather
+than failing it; the message names the folder and how many MB to free.
+"""
+
+from __future__ import annotations
+
+import errno
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Final
+
+from audiopub.errors import DiskFull
+
+# What a full disk is asked to free at least: room for the store, a chapter and some chunks.
+MIN_FREE_BYTES: Final = 100_000_000
+# Less free than this on the store's filesystem makes a disk I/O error a full disk.
+NO_ROOM_BYTES: Final = 1 << 20
+_FULL_ERRNOS: Final = (errno.ENOSPC, errno.EDQUOT)
+
+
+def is_disk_full(error: BaseException, folder: Path | None = None) -> bool:
+    """Whether `error`, or one it was raised from, is a write that found no room.
+
+    SQLite's disk I/O errors count only when `folder` (the store's) has almost nothing free.
+    """
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, DiskFull):
+            return True
+        if isinstance(seen, OSError) and seen.errno in _FULL_ERRNOS:
+            return True
+        if isinstance(seen, sqlite3.OperationalError) and _sqlite_full(seen, folder):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def free_bytes(folder: Path) -> int:
+    """Bytes free on `folder`'s filesystem (of its nearest existing parent); 0 if unknown."""
+    for candidate in (Path(folder), *Path(folder).parents):
+        try:
+            return shutil.disk_usage(candidate).free
+        except OSError:
+            continue
+    return 0
+
+
+def disk_full(folder: Path, needed_bytes: int = 0) -> DiskFull:
+    """The error that pauses a job: which folder is full, and how much to free there."""
+    short = max(needed_bytes - free_bytes(folder), MIN_FREE_BYTES)
+    return DiskFull(f"The disk is full ({folder}): free {-(-short // 1_000_000):,} MB and "
+                    "run the same command again (or resume the job); finished chunks are "
+                    "kept.", folder)
+
+
+def _sqlite_full(error: sqlite3.OperationalError, folder: Path | None) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)  # Python 3.11 and later
+    if code is not None and code & 0xFF == sqlite3.SQLITE_FULL:
+        return True
+    if "database or disk is full" in str(error):
+        return True
+    io_error = (code & 0xFF == sqlite3.SQLITE_IOERR if code is not None
+                else "disk I/O error" in str(error))
+    return io_error and folder is not None and free_bytes(folder) < NO_ROOM_BYTES
