@@ -263,6 +263,7 @@ def test_a_chapter_wav_that_finds_no_room_is_a_full_disk(small_disk: Path) -> No
 def test_the_web_worker_outlives_a_store_it_can_not_write_and_runs_the_job_once_it_can(
         data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         engine: Engine) -> None:
+    from audiopub.jobs import worker as worker_module
     from audiopub.jobs.events import EventBus
     from audiopub.jobs.worker import Worker
 
@@ -280,6 +281,7 @@ def test_the_web_worker_outlives_a_store_it_can_not_write_and_runs_the_job_once_
                 return real(*args, **kwargs)
             return write
 
+        monkeypatch.setattr(worker_module, "DISK_FULL_RETRY_S", 0.1)
         monkeypatch.setattr(store, "requeue_interrupted", full(real_requeue))
         monkeypatch.setattr(store, "claim_next_job", full(real_claim))
         bus = EventBus()

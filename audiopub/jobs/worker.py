@@ -24,6 +24,7 @@ from audiopub.tts.engine import Engine
 log = logging.getLogger(__name__)
 
 POLL_INTERVAL_S = 0.5  # how often an idle worker looks for queued jobs
+DISK_FULL_RETRY_S = 30.0  # how long it waits while the store can't be written for want of room
 
 
 def runner_lock(store: JobStore) -> FileLock:
@@ -131,12 +132,14 @@ class Worker:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
+            wait_s = POLL_INTERVAL_S
             try:
                 if self._run_next():
                     continue
-            except DiskFull as exc:  # the store can't be written: look again at the next poll
+            except DiskFull as exc:  # the store can't be written: try again in a while
                 log.warning("%s", exc)
-            self._wake.wait(POLL_INTERVAL_S)
+                wait_s = DISK_FULL_RETRY_S
+            self._wake.wait(wait_s)
             self._wake.clear()
 
     def _run_next(self) -> bool:
