@@ -23,7 +23,7 @@ from typing import Final
 
 import soundfile as sf
 
-from audiopub.atomic import atomic_write, remove_stale_temp_files
+from audiopub.atomic import atomic_write, remove_stale_temp_files, scratch_dir
 from audiopub.audio.ffmetadata import BookTags, ChapterMark, build_ffmetadata
 from audiopub.audio.ffmpeg import check_space, ffmpeg_exe, probe, stderr_tail
 from audiopub.book.models import Cover, sniff_image_type
@@ -282,7 +282,8 @@ def mux_m4b(
     # An attempt cut short by a crash may have left its temp file; this one replaces it.
     remove_stale_temp_files(out_path.parent, out_path.name)
 
-    with tempfile.TemporaryDirectory(prefix="audiopub-mux-") as tmp:
+    # In this process's scratch folder, which a crash does not leave behind for good.
+    with tempfile.TemporaryDirectory(prefix="mux-", dir=scratch_dir()) as tmp:
         folder = Path(tmp)
         concat_list = folder / "chapters.ffconcat"
         metadata = folder / "metadata.txt"
