@@ -105,7 +105,8 @@ def test_a_disk_that_fills_mid_job_pauses_it_and_the_same_command_finishes_the_b
     _fill(small_disk)
     assert cli.main(["jobs"]) == 0
     listed = capsys.readouterr().out
-    assert job.id[:8] in listed
+    assert f"{job.id[:8]}  paused" in listed  # the store had room to say so, and why
+    assert re.search(PAUSE_MESSAGE, listed), listed
     assert cli.main(["convert", str(epub), "-o", str(out)]) == 1
     said = capsys.readouterr().err
     assert "Traceback" not in said and re.search(PAUSE_MESSAGE, said), said

@@ -5,11 +5,16 @@ write raises OSError ENOSPC), a chapter WAV and ffmpeg's levelled chapter or boo
 raises DiskFull), and the job store (SQLite: "database or disk is full", or a disk I/O error
 where its shared-memory file can't grow on a full disk). Any of them pauses the job rather
 than failing it; the message names the folder and how many MB to free.
+
+Recording the pause is a write too. So a runner keeps a few MB taken in the data directory
+(`keep_room`) and gives them back when the disk fills (`give_room`): the store then has the
+room to say the job is paused, and why.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -22,6 +27,8 @@ MIN_FREE_BYTES: Final = 100_000_000
 # Less free than this on the store's filesystem makes a disk I/O error a full disk.
 NO_ROOM_BYTES: Final = 1 << 20
 _FULL_ERRNOS: Final = (errno.ENOSPC, errno.EDQUOT)
+ROOM_FILE: Final = ".room-for-the-store"  # in the data directory, beside the store
+ROOM_BYTES: Final = 4 << 20  # a state change needs a few pages of the store's log
 
 
 def is_disk_full(error: BaseException, folder: Path | None = None) -> bool:
@@ -57,6 +64,25 @@ def disk_full(folder: Path, needed_bytes: int = 0) -> DiskFull:
     return DiskFull(f"The disk is full ({folder}): free {-(-short // 1_000_000):,} MB and "
                     "run the same command again (or resume the job); finished chunks are "
                     "kept.", folder)
+
+
+def keep_room(folder: Path) -> None:
+    """Take ROOM_BYTES in `folder` for the store to record a pause in (as much of it as is
+    free, on a disk already nearly full). Random bytes, which no filesystem compresses away."""
+    room = Path(folder) / ROOM_FILE
+    try:
+        with open(room, "ab") as file:
+            while file.tell() < ROOM_BYTES:
+                file.write(os.urandom(min(1 << 20, ROOM_BYTES - file.tell())))
+                file.flush()
+            os.fsync(file.fileno())
+    except OSError:  # no room for all of it: what was written is kept
+        pass
+
+
+def give_room(folder: Path) -> None:
+    """Free what `keep_room` took, for the store's next writes."""
+    (Path(folder) / ROOM_FILE).unlink(missing_ok=True)
 
 
 def _sqlite_full(error: sqlite3.OperationalError, folder: Path | None) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from audiopub.errors import AudiopubError, DiskFull, InvalidTransition, JobStopped
+from audiopub.jobs.disk_full import give_room, keep_room
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import JobState
 from audiopub.jobs.pipeline import JobRun, Publish
@@ -62,6 +63,7 @@ def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
     """
     publish = publish or (lambda event: None)
     unrecorded: JobState | None = None  # how the run ended, where the store had no room to say
+    keep_room(store.path.parent)
     try:
         JobRun(store, job_id, engine, publish, stop_requested).run()
         return JobState.DONE
@@ -71,6 +73,7 @@ def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
             unrecorded = _settle(store, job_id, JobState.QUEUED)
     except DiskFull as exc:
         message = str(exc)
+        give_room(store.path.parent)  # so that the store can say why the job paused
         unrecorded = _settle(store, job_id, JobState.PAUSED, message)
     except AudiopubError as exc:
         message = str(exc)
