@@ -5,23 +5,40 @@
 
 A crash leaves either the old file or the complete new one, plus at worst a temp file named
 `<name>.tmp-<pid>-<random>`, which `remove_stale_temp_files` clears away.
+
+Working files that are no one's result (an upload not yet a job, ffmpeg's lists for one run)
+go in `scratch_dir()`: one folder per process under the data directory, removed when the
+process exits, and by the next process to start if it was killed. A lock file beside the
+folder, held while its process lives, says whether it is still in use; the OS lets go of it
+however the process ends, and a pid used again by another process can't fool it.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import secrets
 import shutil
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
+from filelock import FileLock, Timeout
+
+from audiopub import settings
+
 TEMP_MARK: Final = ".tmp-"
 # What follows the destination's name in a temp file's name: unique per write, so writers in
 # different processes never share a temp file.
 _TEMP_TAIL: Final = re.compile(re.escape(TEMP_MARK) + r"\d+-[0-9a-f]+\Z")
+SCRATCH_DIR: Final = "work"  # in the data directory: `<pid>-<random>/` and its `.lock`
+_LOCK_SUFFIX: Final = ".lock"
+# This process's scratch folder and the lock that marks it in use, per data directory.
+_scratch: dict[Path, tuple[Path, FileLock]] = {}
+_scratch_guard = threading.Lock()
 
 
 @contextmanager
@@ -98,3 +115,53 @@ def _fsync_dir(folder: Path) -> None:
         pass  # some filesystems refuse fsync on directories; the data itself is safe
     finally:
         os.close(fd)
+
+
+def scratch_dir(data_dir: Path | None = None) -> Path:
+    """This process's folder for working files in `data_dir` (default: the data directory),
+    made on first use, when the folders of processes that are gone are removed too."""
+    root = Path(data_dir if data_dir is not None else settings.data_dir()) / SCRATCH_DIR
+    with _scratch_guard:
+        own = _scratch.get(root)
+        if own is not None and own[0].is_dir():
+            return own[0]
+        root.mkdir(parents=True, exist_ok=True)
+        remove_orphaned_scratch(root.parent)
+        name = f"{os.getpid()}-{secrets.token_hex(4)}"
+        lock = FileLock(str(root / f"{name}{_LOCK_SUFFIX}"), thread_local=False)
+        lock.acquire()  # before the folder exists: no one sees it unclaimed
+        folder = root / name
+        folder.mkdir()
+        _scratch[root] = (folder, lock)
+        atexit.register(_remove_scratch, folder, lock)
+        return folder
+
+
+def remove_orphaned_scratch(data_dir: Path | None = None) -> list[Path]:
+    """Delete the scratch folders of processes that are gone (a crash, a kill); returns them.
+    Those of running processes, this one's included, are kept."""
+    root = Path(data_dir if data_dir is not None else settings.data_dir()) / SCRATCH_DIR
+    if not root.is_dir():
+        return []
+    removed = []
+    names = {p.name.removesuffix(_LOCK_SUFFIX) for p in root.iterdir()}
+    for name in sorted(names):
+        lock = FileLock(str(root / f"{name}{_LOCK_SUFFIX}"), thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            continue  # its process is alive
+        try:
+            if (root / name).is_dir():
+                shutil.rmtree(root / name, ignore_errors=True)
+                removed.append(root / name)
+            Path(lock.lock_file).unlink(missing_ok=True)
+        finally:
+            lock.release()
+    return removed
+
+
+def _remove_scratch(folder: Path, lock: FileLock) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    Path(lock.lock_file).unlink(missing_ok=True)
+    lock.release()

@@ -232,7 +232,7 @@ def _run_in_foreground(store: JobStore, job_id: str) -> int:
             state = execute_job(store, job_id, bar.show)
         except KeyboardInterrupt:
             return _pause_interrupted(store, job_id)
-    return _report(store, job_id, state, time.perf_counter() - began, since)
+    return _report(store, job_id, state, time.perf_counter() - began, since, bar.message)
 
 
 def _follow(store: JobStore, job_id: str, lock: FileLock) -> int | None:
@@ -280,9 +280,11 @@ class _ProgressBar:
 
     def __enter__(self) -> _ProgressBar:
         self._bar: tqdm | None = None
+        self.message = ""
         return self
 
     def show(self, event: JobEvent) -> None:
+        self.message = event.message  # the last one says how the run ended
         if not event.chars_total:
             return
         if self._bar is None:
@@ -299,14 +301,16 @@ class _ProgressBar:
 
 
 def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float,
-            since: float) -> int:
+            since: float, message: str = "") -> int:
     job = store.get_job(job_id)
     if state is JobState.QUEUED:  # another command asked for it with other settings
         print(f"audiopub: job {job_id[:8]} was taken over by another command, which makes it "
               "now", file=sys.stderr)
         return 1
     if state is not JobState.DONE:
-        print(f"audiopub: job {job_id[:8]} is {state.value}: {job.error or ''}".rstrip(": "),
+        # The run's own message where a full disk kept the store from recording its end.
+        error = job.error if job.state is state else message
+        print(f"audiopub: job {job_id[:8]} is {state.value}: {error or ''}".rstrip(": "),
               file=sys.stderr)
         return 1
     print("\n".join(report.run_summary(store, job, elapsed_s, since)))

@@ -75,6 +75,10 @@ class MuxFailed(AudiopubError):
 class DiskFull(AudiopubError):
     """No space left while writing audio; the job is paused and can resume."""
 
+    def __init__(self, message: str, path: object = None) -> None:
+        super().__init__(message)
+        self.path = path  # the file or folder that could not be written, where known
+
 
 class VoiceNotFound(AudiopubError):
     """No voice or model has that id in the catalogue, or none is installed under it."""

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import logging
+import multiprocessing
 import os
 from pathlib import Path
 from typing import Final
 
 from audiopub.errors import SettingInvalid
+
+log = logging.getLogger(__name__)
 
 # Flow-matching steps for engines that use them: 16 is Supertonic's quality/speed sweet spot.
 DEFAULT_STEPS: Final = 16
@@ -145,8 +149,48 @@ def model_cache_dir() -> Path:
 
 
 def models_dir() -> Path:
-    """Where users put model files such as Supertonic's (AUDIOPUB_MODELS_DIR overrides)."""
+    """Where downloaded and dropped-in models live, the same wherever Audiopub is started:
+    `models/` in the data directory (AUDIOPUB_MODELS_DIR overrides)."""
     override = os.environ.get("AUDIOPUB_MODELS_DIR")
     if override:
         return Path(override).expanduser()
-    return Path.cwd() / "models"
+    return data_dir() / "models"
+
+
+def old_models_dir() -> Path | None:
+    """`models/` of the current directory, where Audiopub used to look: still read while it
+    holds models and AUDIOPUB_MODELS_DIR is not set (the first time, a note says how to move
+    them). None otherwise."""
+    if os.environ.get("AUDIOPUB_MODELS_DIR"):
+        return None
+    try:
+        old = Path.cwd() / "models"
+        held = [p.name for p in old.iterdir()
+                if not p.name.startswith(".") and p.name != "README.md"]  # a checkout's own
+    except OSError:  # no such folder, or the current directory is gone
+        return None
+    if not held or old.resolve() == models_dir().resolve():
+        return None
+    # Once per command: not again in its engine processes (children of it).
+    if old not in _NOTED_OLD_MODELS and multiprocessing.parent_process() is None:
+        _NOTED_OLD_MODELS.add(old)
+        new = models_dir()
+        moves = " ".join(str(old / name) for name in sorted(held))
+        log.warning("Models are also read from %s, where Audiopub looked before; they belong "
+                    "in %s now: move them there (`mkdir -p %s && mv %s %s/`), or set "
+                    "AUDIOPUB_MODELS_DIR=%s to keep them where they are.",
+                    old, new, new, moves, new, old)
+    return old
+
+
+_NOTED_OLD_MODELS: set[Path] = set()  # old folders already noted in this process
+
+
+def model_folders(name: str) -> list[Path]:
+    """Where a folder of the models directory (`piper`, `supertonic-3`, …) is looked for, the
+    first found winning: the models directory, then the old `./models` while it is read."""
+    folders = [models_dir() / name]
+    old = old_models_dir()
+    if old is not None and (old / name).is_dir():
+        folders.append(old / name)
+    return folders

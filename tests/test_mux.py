@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from audiopub.atomic import TEMP_MARK
+from audiopub.atomic import TEMP_MARK, scratch_dir
 from audiopub.audio.ffmetadata import (
     BookTags,
     ChapterMark,
@@ -294,9 +294,12 @@ def test_cancelling_from_progress_stops_and_cleans_up(
         raise JobCancelled("cancelled")
 
     marks = chapter_marks(TITLES, chapter_wavs)
+    out = tmp_path / "out"
+    out.mkdir()
     with pytest.raises(JobCancelled):
-        mux_m4b(chapter_wavs, marks, TAGS, None, tmp_path / "b.m4b", progress=cancel)
-    assert leftovers(tmp_path) == []
+        mux_m4b(chapter_wavs, marks, TAGS, None, out / "b.m4b", progress=cancel)
+    assert leftovers(out) == []
+    assert leftovers(scratch_dir()) == []  # ffmpeg's working files too
 
 
 def test_a_crashed_attempts_temp_file_is_replaced(tmp_path: Path, chapter_wavs: list[Path]

@@ -33,6 +33,8 @@ import pytest
 from epub_factory import build_epub, tiny_png
 from server_helper import RunningServer, browser, free_port, require_chromium, running_server
 
+from audiopub.atomic import SCRATCH_DIR
+
 LIMIT_MB = 1
 LIMIT_TEXT = "1.0 MB"  # how the page writes the limit
 RECONNECT_TIMEOUT_S = 3.0  # NiceGUI deletes a closed tab's client this long after it went away
@@ -62,7 +64,7 @@ main(["serve", "--host", "127.0.0.1", "--port", "{port}", "--no-browser"])
 @dataclass(frozen=True)
 class App:
     server: RunningServer
-    uploads: Path  # the data dir's uploads folder
+    data: Path  # the server's data dir: its uploads are in its scratch folder there
     tmp: Path  # the server's TMPDIR
     slow_flag: Path  # holds a delay in seconds while it exists
 
@@ -75,7 +77,7 @@ class App:
         return self.server.url
 
     def uploads_now(self) -> set[str]:
-        return set(os.listdir(self.uploads)) if self.uploads.is_dir() else set()
+        return {p.name for p in self.data.glob(f"{SCRATCH_DIR}/*/uploads/*")}
 
     def tmp_now(self) -> set[str]:
         return set(os.listdir(self.tmp))
@@ -105,7 +107,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
                                                    tests=str(Path(__file__).parent))]
     env = {"TMPDIR": str(tmp), "AUDIOPUB_TEST_SLOW_READ": str(flag)}
     with running_server(command, folder, port, env) as server:
-        yield App(server, folder / "data" / "uploads", tmp, flag)
+        yield App(server, folder / "data", tmp, flag)
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ asks it for a media file's duration, chapters, tags, cover and audio format.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import subprocess
@@ -18,10 +19,12 @@ from typing import Final
 import imageio_ffmpeg
 
 from audiopub.audio.ffmetadata import ChapterMark, parse_ffmetadata
-from audiopub.errors import MuxFailed
+from audiopub.errors import DiskFull, MuxFailed
 
 # How much of ffmpeg's stderr goes into an error message.
 STDERR_TAIL_LINES: Final = 15
+# What ffmpeg prints (from strerror) when a write fails for want of space.
+NO_SPACE: Final = os.strerror(errno.ENOSPC)
 
 
 def ffmpeg_exe() -> str:
@@ -39,9 +42,17 @@ def run_ffmpeg(args: Sequence[str], what: str) -> str:
     result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                             errors="replace")
     if result.returncode != 0:
+        check_space(result.stderr, what)
         raise MuxFailed(f"Could not {what} (ffmpeg exited with code {result.returncode})."
                         f"\nffmpeg said:\n{stderr_tail(result.stderr)}")
     return result.stderr
+
+
+def check_space(stderr: str, what: str, path: Path | None = None) -> None:
+    """DiskFull if a failed ffmpeg run says the disk is full: that is no fault of the job's,
+    which pauses instead of failing."""
+    if NO_SPACE in stderr:
+        raise DiskFull(f"The disk filled up while ffmpeg tried to {what}.", path)
 
 
 def stderr_tail(stderr: str) -> str:

@@ -22,10 +22,10 @@ from typing import Final
 
 import soundfile as sf
 
-from audiopub.atomic import atomic_write, remove_stale_temp_files
+from audiopub.atomic import atomic_write, remove_stale_temp_files, scratch_dir
 from audiopub.audio.cover_art import EMBEDDED_SIDE, fit_cover, fits
 from audiopub.audio.ffmetadata import BookTags, ChapterMark, build_ffmetadata
-from audiopub.audio.ffmpeg import ffmpeg_exe, probe, stderr_tail
+from audiopub.audio.ffmpeg import check_space, ffmpeg_exe, probe, stderr_tail
 from audiopub.book.models import Cover, sniff_image_type
 from audiopub.errors import MuxFailed
 from audiopub.settings import AAC_BITRATE
@@ -234,6 +234,7 @@ def _encode(
     except OSError as error:
         raise MuxFailed(f"Could not start ffmpeg to write {name}: {error}") from error
     if returncode != 0:
+        check_space(stderr, f"write the audiobook {name}", written.parent)
         raise _mux_failed(name, f"ffmpeg exited with code {returncode}", stderr)
     if not written.is_file():
         raise _mux_failed(name, "ffmpeg wrote no file", stderr)
@@ -259,7 +260,8 @@ def mux_m4b(
     `out_path` appears only once complete: ffmpeg writes a temp file beside it (`atomic_write`),
     which is renamed on success and removed on failure. `progress`, if given, is called with the
     fraction encoded so far (0..1); an exception it raises stops ffmpeg and propagates.
-    Raises MuxFailed if a chapter WAV is missing or unreadable, or ffmpeg fails.
+    Raises MuxFailed if a chapter WAV is missing or unreadable, or ffmpeg fails; DiskFull
+    if it fails for want of space.
     """
     if not chapter_wavs:
         raise MuxFailed("There is no chapter audio to put in the audiobook.")
@@ -271,7 +273,8 @@ def mux_m4b(
     # An attempt cut short by a crash may have left its temp file; this one replaces it.
     remove_stale_temp_files(out_path.parent, out_path.name)
 
-    with tempfile.TemporaryDirectory(prefix="audiopub-mux-") as tmp:
+    # In this process's scratch folder, which a crash does not leave behind for good.
+    with tempfile.TemporaryDirectory(prefix="mux-", dir=scratch_dir()) as tmp:
         folder = Path(tmp)
         concat_list = folder / "chapters.ffconcat"
         metadata = folder / "metadata.txt"

@@ -19,6 +19,7 @@ which `audio.levels` measures as no noise floor at all.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ import numpy as np
 import soundfile as sf
 
 from audiopub.atomic import atomic_write, remove_stale_temp_files
-from audiopub.errors import AudiopubError
+from audiopub.errors import AudiopubError, DiskFull
 from audiopub.settings import (
     CHAPTER_HEAD_S,
     CHAPTER_PAUSE_S,
@@ -44,6 +45,9 @@ SILENCE_THRESHOLD_DBFS: Final = -50.0
 KEEP_SILENCE_S: Final = 0.02
 # A few milliseconds of fade hides the click where a trimmed chunk meets digital silence.
 FADE_S: Final = 0.005
+# libsndfile reports a failed write as "System error", without its errno: a filesystem left
+# with less free than this is taken to be full, which is what nearly always causes it.
+NO_ROOM_BYTES: Final = 1 << 20
 
 
 def pause_after(ends_paragraph: bool) -> float:
@@ -236,6 +240,13 @@ class ChapterWriter:
         if self._file is None:
             raise RuntimeError("ChapterWriter must be used inside a `with` block")
         if len(audio):
-            self._file.write(audio)
+            try:
+                self._file.write(audio)
+            except sf.LibsndfileError as error:
+                folder = self.path.parent
+                if shutil.disk_usage(folder).free < NO_ROOM_BYTES:
+                    raise DiskFull(f"The disk filled up while writing {self.path.name}.",
+                                   folder) from error
+                raise
             self._frames += len(audio)
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from audiopub.atomic import atomic_write, link_or_copy
+from audiopub.atomic import atomic_write, link_or_copy, scratch_dir
 from audiopub.audio.ffmpeg import ffmpeg_exe
 from audiopub.audio.mux import prepare_cover
 from audiopub.book.models import Book
@@ -133,7 +133,7 @@ def _write_cover(book: Book, folder: Path) -> None:
     if book.cover is None:
         return
     ffmpeg = ffmpeg_exe()
-    with tempfile.TemporaryDirectory(prefix="audiopub-cover-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="audiopub-cover-", dir=scratch_dir()) as tmp:
         picture = prepare_cover(ffmpeg, book.cover, Path(tmp))  # JPEG or PNG, or None
         if picture is None:
             return

@@ -32,7 +32,7 @@ from typing import Final
 
 import soundfile as sf
 
-from audiopub.atomic import atomic_write
+from audiopub.atomic import atomic_write, scratch_dir
 from audiopub.audio.ffmetadata import BookTags, ChapterMark, build_ffmetadata, escape_ffmetadata
 from audiopub.audio.ffmpeg import ffmpeg_exe, probe, stderr_tail
 from audiopub.audio.loudness import AUDIOBOOK, LoudnessTarget, measure, normalise_filter
@@ -82,7 +82,7 @@ def encode_audio(wavs: Sequence[Path], out: Path, format_name: str, tags: BookTa
     audio_format = AUDIO_FORMATS[format_name]
     tags = replace(tags, itunes_audiobook=audio_format.itunes_tags)
     ffmpeg = ffmpeg_exe()
-    with tempfile.TemporaryDirectory(prefix="audiopub-export-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="audiopub-export-", dir=scratch_dir()) as tmp:
         folder = Path(tmp)
         picture = prepare_cover(ffmpeg, cover, folder) if cover is not None else None
         metadata = build_ffmetadata(tags, chapters)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
-from audiopub.atomic import atomic_write
+from audiopub.atomic import atomic_write, scratch_dir
 from audiopub.audio.ffmetadata import BookTags
 from audiopub.audio.loudness import AUDIOBOOK, LoudnessTarget
 from audiopub.audio.mux import chapter_marks
@@ -57,7 +57,7 @@ def export_audio(store: JobStore, job_id: str, format_name: str, folder: Path, s
     chapters = store.chapters(job_id)
     suffix = AUDIO_FORMATS[format_name].suffix
     written = []
-    with tempfile.TemporaryDirectory(prefix="audiopub-chapters-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="audiopub-chapters-", dir=scratch_dir()) as tmp:
         wavs = chapter_wavs(store, job_id, Path(tmp))
         for number, (chapter, wav) in enumerate(zip(chapters, wavs), start=1):
             tags = BookTags(title=chapter.title, author=book.author, album=book.title,
@@ -76,7 +76,7 @@ def export_chapters_zip(store: JobStore, job_id: str, format_name: str, path: Pa
     named after the book: one download for a browser."""
     job = store.get_job(job_id)
     folder = safe_name(job.title, "Audiobook")
-    with tempfile.TemporaryDirectory(prefix="audiopub-zip-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="audiopub-zip-", dir=scratch_dir()) as tmp:
         files = export_audio(store, job_id, format_name, Path(tmp), folder)
         with atomic_write(path) as temp, zipfile.ZipFile(temp, "w", zipfile.ZIP_STORED) as out:
             for file in files:  # already compressed audio: stored, not deflated again
@@ -92,7 +92,7 @@ def export_book_mp3(store: JobStore, job_id: str, folder: Path, stem: str,
     book = stored_book(store, job)
     titles = [chapter.title for chapter in store.chapters(job_id)]
     path = Path(folder) / f"{stem}.mp3"
-    with tempfile.TemporaryDirectory(prefix="audiopub-book-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="audiopub-book-", dir=scratch_dir()) as tmp:
         wavs = chapter_wavs(store, job_id, Path(tmp))
         tags = BookTags(title=book.title, author=book.author, album=book.title,
                         language=book.language, year=book.details.year)

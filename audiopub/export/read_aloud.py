@@ -37,7 +37,7 @@ from typing import Final
 
 from lxml import etree
 
-from audiopub.atomic import atomic_write
+from audiopub.atomic import atomic_write, scratch_dir
 from audiopub.audio.ffmetadata import BookTags
 from audiopub.book import toc
 from audiopub.book.archive import MIMETYPE, EpubArchive
@@ -125,7 +125,7 @@ def export_read_aloud(store: JobStore, job_id: str, out: Path, audio_format: str
         if placed < total:
             log.warning("%s: %d of %d sentences were not found in the pages; they play with "
                         "the sentence before them", job.title, total - placed, total)
-        with tempfile.TemporaryDirectory(prefix="audiopub-read-aloud-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="audiopub-read-aloud-", dir=scratch_dir()) as tmp:
             wavs = chapter_wavs(store, job_id, Path(tmp))
             encoded = []
             for chapter, wav in zip(chapters, wavs):

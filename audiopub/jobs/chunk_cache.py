@@ -15,6 +15,7 @@ for audio that is kept.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +48,12 @@ def write_chunk(path: Path, samples: np.ndarray, sample_rate: int) -> int:
         raise ValueError(f"Chunk audio must be mono (1-D), got shape {samples.shape}")
     # Float samples beyond ±1 would wrap around in PCM; clip them explicitly.
     samples = np.clip(samples, -1.0, 1.0)
+    # Encoded in memory, then written by Python: a full disk is then an OSError that names
+    # its cause (ENOSPC), where libsndfile writing the file says only "System error".
+    encoded = io.BytesIO()
+    sf.write(encoded, samples, sample_rate, subtype="PCM_16", format="FLAC")
     with atomic.atomic_write(Path(path)) as temp:
-        sf.write(temp, samples, sample_rate, subtype="PCM_16", format="FLAC")
+        temp.write_bytes(encoded.getbuffer())
     return len(samples)
 
 

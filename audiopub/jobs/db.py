@@ -5,10 +5,15 @@ processes. SQLite in WAL mode lets readers see the last committed state without 
 writer. Every write runs in one `BEGIN IMMEDIATE` transaction (takes the write lock up front,
 waiting up to `busy_timeout`), so a reader never sees half a plan or half a state change.
 Each thread gets its own connection; `close()` closes them all.
+
+A full disk: a write raises DiskFull (the job pauses), and a store that can't even be opened
+for want of room (SQLite must make its shared-memory file) opens read-only, as last saved,
+so `audiopub jobs` still answers.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -16,6 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from audiopub.errors import JobStoreError
+from audiopub.jobs.disk_full import disk_full, is_disk_full
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 8
 BUSY_TIMEOUT_MS = 10_000  # how long a writer waits for another writer before giving up
@@ -142,9 +150,15 @@ class StoreDatabase:
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
+        self.read_only = False  # True while a full disk keeps the store from being opened
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._migrate()
+        except sqlite3.OperationalError as error:
+            if not is_disk_full(error, self.path.parent):
+                self.close()
+                raise
+            self._open_read_only()
         except BaseException:
             self.close()  # don't leak the connection of a store that never opened
             raise
@@ -168,11 +182,16 @@ class StoreDatabase:
         # isolation_level=None: no implicit transactions; we BEGIN/COMMIT explicitly.
         # check_same_thread=False only so close() may close other threads' connections;
         # each connection is otherwise used by the thread that opened it.
+        # Read-only: `immutable` reads the file alone, with no lock and no shared memory to
+        # make; a store closed cleanly holds everything there.
+        target = f"{self.path.resolve().as_uri()}?immutable=1" if self.read_only else self.path
         conn = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-            check_same_thread=False,
+            target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+            check_same_thread=False, uri=self.read_only,
         )
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if self.read_only:
+            return conn
         conn.execute("PRAGMA foreign_keys = ON")
         # NORMAL in WAL mode: a power cut may lose the last marks (those chunks are redone),
         # never corrupt the file; chunk files themselves are fsynced before they are marked.
@@ -195,20 +214,50 @@ class StoreDatabase:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; the lock is taken up front so it never fails half-way."""
+        """One write transaction; the lock is taken up front so it never fails half-way.
+
+        DiskFull when the disk has no room for it: nothing of it is kept.
+        """
+        if self.read_only:
+            raise disk_full(self.path.parent)
         conn = self._connection()
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            yield conn
-            conn.execute("COMMIT")
-        finally:
-            if conn.in_transaction:  # the body or the commit raised: undo all of it
-                conn.execute("ROLLBACK")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            finally:
+                if conn.in_transaction:  # the body or the commit raised: undo all of it
+                    conn.execute("ROLLBACK")
+        except sqlite3.OperationalError as error:
+            if is_disk_full(error, self.path.parent):
+                raise disk_full(self.path.parent) from error
+            raise
+
+    def _open_read_only(self) -> None:
+        """Open the store as last saved, for reading: the disk is too full to open it."""
+        self.close()
+        with self._lock:
+            self._closed = False
+        self.read_only = True
+        self._local = threading.local()
+        try:
+            version = self._connection().execute("PRAGMA user_version").fetchone()[0]
+        except BaseException:
+            self.close()
+            raise
+        if version != SCHEMA_VERSION:
+            self.close()
+            raise disk_full(self.path.parent)  # it must be upgraded, which writes
+        log.warning("The disk is full (%s): the job store is read-only until space is freed.",
+                    self.path.parent)
 
     def _migrate(self) -> None:
         conn = self._connection()
         # WAL is a property of the file; it must be set outside a transaction.
         conn.execute("PRAGMA journal_mode = WAL")
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return  # nothing to write, so a store on a full disk still opens
         with self._write() as conn:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:

@@ -13,7 +13,6 @@ a job through `jobs.worker.execute_job`, which runs a `JobRun`.
 
 from __future__ import annotations
 
-import errno
 import logging
 import shutil
 import time
@@ -46,6 +45,7 @@ from audiopub.jobs.chunk_cache import (
     verify_done_chapters,
     verify_done_chunks,
 )
+from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.executor import (
     ChunkExecutor,
@@ -57,7 +57,13 @@ from audiopub.jobs.executor import (
 )
 from audiopub.jobs.models import ChapterState, ChunkRow, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import job_lexicon, language_note, plan_book, stored_book
+from audiopub.jobs.submission import (
+    job_lexicon,
+    language_note,
+    plan_book,
+    space_to_finish,
+    stored_book,
+)
 from audiopub.tts.engine import Engine, voice_of
 from audiopub.tts.registry import get_engine
 
@@ -134,18 +140,24 @@ class JobRun:
             self._speak_and_stitch()
             self._check_still_running()
             self._mux()
-        except OSError as exc:
-            if exc.errno == errno.ENOSPC:
-                raise DiskFull(
-                    f"The disk is full ({exc.filename or self.dir}). Free some space and "
-                    "resume the job: finished chunks are kept."
-                ) from exc
+        except (OSError, DiskFull) as exc:
+            if is_disk_full(exc):
+                raise self._disk_full(exc) from exc
             raise
         self.store.set_job_info(self.job.id, device=self.engine.device.describe())
         self.store.set_state(self.job.id, JobState.DONE)
         self._remove_intermediate_files()
         self._emit(JobState.DONE, message=f"Finished: {self.job.output_path}")
         return self.job.output_path
+
+    def _disk_full(self, error: OSError | DiskFull) -> DiskFull:
+        """How much to free for the rest of the job, where the disk filled up."""
+        where = getattr(error, "filename", None) or getattr(error, "path", None) or self.dir
+        folder = Path(where) if Path(where).is_dir() else Path(where).parent
+        progress = self.store.progress(self.job.id)
+        voice = voice_of(self.engine, self.job.settings.voice or "")
+        return disk_full(folder, space_to_finish(progress.chars_done, progress.chars_total,
+                                                 voice.sample_rate, self.job.settings.speed))
 
     def _speak_and_stitch(self) -> None:
         try:

@@ -102,6 +102,14 @@ def disk_needed(chars: int, sample_rate: int, speed: float) -> int:
     return int(audio_s * sample_rate * 2 * 2 + audio_s * 8_000)  # 64 kb/s AAC = 8 kB/s
 
 
+def space_to_finish(chars_done: int, chars_total: int, sample_rate: int, speed: float) -> int:
+    """Bytes a job still writes: what `disk_needed` counts for the text not yet spoken, and
+    the .m4b's share of what was."""
+    audio_done_s = chars_done / (defaults.CHARS_PER_AUDIO_SECOND * speed)
+    return (disk_needed(max(chars_total - chars_done, 0), sample_rate, speed)
+            + int(audio_done_s * 8_000))
+
+
 def check_disk_space(folder: Path, needed: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(folder).free

@@ -15,6 +15,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from audiopub.errors import AudiopubError, DiskFull, InvalidTransition, JobStopped
+from audiopub.jobs.disk_full import give_room, keep_room
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import JobState
 from audiopub.jobs.pipeline import JobRun, Publish
@@ -24,6 +25,7 @@ from audiopub.tts.engine import Engine
 log = logging.getLogger(__name__)
 
 POLL_INTERVAL_S = 0.5  # how often an idle worker looks for queued jobs
+DISK_FULL_RETRY_S = 30.0  # how long it waits while the store can't be written for want of room
 
 
 def runner_lock(store: JobStore) -> FileLock:
@@ -41,7 +43,11 @@ def become_runner(lock: FileLock, store: JobStore) -> bool:
         lock.acquire(timeout=0)
     except Timeout:
         return False
-    requeued = store.requeue_interrupted()
+    try:
+        requeued = store.requeue_interrupted()
+    except BaseException:  # a full disk: the next attempt requeues them
+        lock.release()
+        raise
     if requeued:
         log.info("resuming %d interrupted job(s)", len(requeued))
     return True
@@ -56,34 +62,46 @@ def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
     outlive any book.
     """
     publish = publish or (lambda event: None)
+    unrecorded: JobState | None = None  # how the run ended, where the store had no room to say
+    keep_room(store.path.parent)
     try:
         JobRun(store, job_id, engine, publish, stop_requested).run()
         return JobState.DONE
     except JobStopped as exc:  # cancel/pause were set by whoever asked; shutdown requeues
         message = str(exc)
         if store.get_job(job_id).state is JobState.RUNNING:
-            _settle(store, job_id, JobState.QUEUED)
+            unrecorded = _settle(store, job_id, JobState.QUEUED)
     except DiskFull as exc:
         message = str(exc)
-        _settle(store, job_id, JobState.PAUSED, message)
+        give_room(store.path.parent)  # so that the store can say why the job paused
+        unrecorded = _settle(store, job_id, JobState.PAUSED, message)
     except AudiopubError as exc:
         message = str(exc)
-        _settle(store, job_id, JobState.FAILED, message)
+        unrecorded = _settle(store, job_id, JobState.FAILED, message)
     except Exception as exc:  # a bug must fail this job, not kill the worker for every job
         log.exception("job %s failed unexpectedly", job_id)
         message = f"Internal error: {exc!r}"
-        _settle(store, job_id, JobState.FAILED, message)
-    state = store.get_job(job_id).state
+        unrecorded = _settle(store, job_id, JobState.FAILED, message)
+    state = unrecorded or store.get_job(job_id).state
     publish(JobEvent(job_id=job_id, state=state, message=message))
     return state
 
 
-def _settle(store: JobStore, job_id: str, state: JobState, error: str | None = None) -> None:
-    """Record how a run ended, unless someone (a pause, a cancel) moved the job meanwhile."""
+def _settle(store: JobStore, job_id: str, state: JobState,
+            error: str | None = None) -> JobState | None:
+    """Record how a run ended, unless someone (a pause, a cancel) moved the job meanwhile.
+
+    Returns `state` if the disk is too full to record it: the job stays `running` in the
+    store, and the next runner puts it back in the queue (`become_runner`).
+    """
     try:
         store.set_state(job_id, state, error=error)
     except InvalidTransition as exc:
         log.info("job %s: not marked %s (%s)", job_id, state.value, exc)
+    except DiskFull:
+        log.warning("job %s: not marked %s: the disk is full", job_id, state.value)
+        return state
+    return None
 
 
 class Worker:
@@ -117,18 +135,28 @@ class Worker:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            if self._take_lock():
-                job = self.store.claim_next_job()
-                if job is not None:
-                    self.current_job = job.id
-                    self.bus.publish(JobEvent(job_id=job.id, state=JobState.RUNNING,
-                                              message="Started"))
-                    execute_job(self.store, job.id, self.bus.publish, self._engine,
-                                self._stop.is_set)
-                    self.current_job = None
+            wait_s = POLL_INTERVAL_S
+            try:
+                if self._run_next():
                     continue
-            self._wake.wait(POLL_INTERVAL_S)
+            except DiskFull as exc:  # the store can't be written: try again in a while
+                log.warning("%s", exc)
+                wait_s = DISK_FULL_RETRY_S
+            self._wake.wait(wait_s)
             self._wake.clear()
+
+    def _run_next(self) -> bool:
+        """Run the next queued job, if this process runs jobs; False when there is none."""
+        if not self._take_lock():
+            return False
+        job = self.store.claim_next_job()
+        if job is None:
+            return False
+        self.current_job = job.id
+        self.bus.publish(JobEvent(job_id=job.id, state=JobState.RUNNING, message="Started"))
+        execute_job(self.store, job.id, self.bus.publish, self._engine, self._stop.is_set)
+        self.current_job = None
+        return True
 
     def _take_lock(self) -> bool:
         # While a CLI conversion holds it, try again at the next poll.

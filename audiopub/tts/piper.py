@@ -82,11 +82,16 @@ def embedded_voice() -> PiperVoiceFiles:
 
 
 def find_voices(extra_dir: Path | None = None) -> dict[str, PiperVoiceFiles]:
-    """The embedded voice plus every complete voice in `extra_dir` (default models/piper)."""
+    """The embedded voice plus every complete voice in `extra_dir` (default models/piper, and
+    the old ./models/piper while it is read; a name in both is the models directory's)."""
     voices = {settings.DEFAULT_PIPER_VOICE: embedded_voice()}
     folder = extra_dir if extra_dir is not None else settings.models_dir() / "piper"
-    if folder.is_dir():
-        for model in sorted(folder.glob("*.onnx")):
+    folders = (settings.model_folders("piper") if folder == settings.models_dir() / "piper"
+               else [folder])
+    for place in reversed(folders):  # later ones replace a voice of the same name
+        if not place.is_dir():
+            continue
+        for model in sorted(place.glob("*.onnx")):
             config = model.with_suffix(".onnx.json")
             if SPEAKER_SEPARATOR in model.stem:  # its id would read as MODEL#SPEAKER
                 log.warning("%s: not a voice while its name holds %r; rename it (both files)",

@@ -30,6 +30,7 @@ import numpy as np
 import soundfile as sf
 
 from audiopub import settings as defaults
+from audiopub.atomic import scratch_dir
 from audiopub.book.lexicon import Entry, Lexicon
 from audiopub.book.models import Book, Cover
 from audiopub.book.spoken import spoken_form
@@ -133,7 +134,8 @@ class Services:
         self.downloads = VoiceDownloads()
         self.reader = BookReader(self.data_dir)
         self.preferences = Preferences(self.data_dir / "ui-settings.json")
-        self.uploads_dir = self.data_dir / "uploads"
+        # This process's: a killed server's uploads go at the next start (`atomic.scratch_dir`).
+        self.uploads_dir = scratch_dir(self.data_dir) / "uploads"
         self.library_dir = self.data_dir / "library"
         self.upload_limit_bytes = upload_limit_bytes or max_upload_bytes()
         self._gpu_support = gpu_support
@@ -155,7 +157,8 @@ class Services:
         with self._lifecycle:
             if self._worker_started or self._stopped:
                 return
-            removed = remove_stale_uploads(self.uploads_dir)
+            # Where uploads were kept before they went in the scratch folder.
+            removed = remove_stale_uploads(self.data_dir / "uploads")
             removed += remove_stale_thumbnails(self.data_dir)
             if removed:
                 log.info("removed %d old upload(s) and cover thumbnail(s)", removed)

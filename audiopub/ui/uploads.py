@@ -1,4 +1,5 @@
-"""Uploaded EPUBs: saved under a random name in the data dir, within the size limit.
+"""Uploaded EPUBs: saved under a random name in the server's scratch folder in the data dir
+(`atomic.scratch_dir`, so a killed server's uploads go at the next start), within the size limit.
 
 The client's file name is only ever shown, never used as a path: a name like
 `../../.bashrc` must not be able to choose where bytes land.
@@ -15,7 +16,9 @@ from audiopub import settings
 from audiopub.errors import UploadRejected
 from audiopub.figures import size
 
-STALE_AFTER_S: Final = 24 * 3600  # uploads nobody turned into a job are removed at start-up
+# Uploads nobody turned into a job in the data dir's uploads/, where they were kept before
+# the scratch folder, are removed at start-up after this long.
+STALE_AFTER_S: Final = 24 * 3600
 SUFFIX: Final = ".epub"
 # What a browser's multipart request adds around the file: boundaries, headers, its name.
 MULTIPART_FRAMING_BYTES: Final = 64 * 1024

@@ -43,6 +43,7 @@ from huggingface_hub.errors import (
 )
 
 from audiopub import figures
+from audiopub.atomic import scratch_dir
 from audiopub.errors import (
     ChecksumMismatch,
     DownloadCancelled,
@@ -334,7 +335,7 @@ def fetch_json(repo: str, path: str, revision: str = "main",
                timeout_s: float = METADATA_TIMEOUT_S) -> tuple[HubFile, Any]:
     """A small JSON file from the Hub, parsed, with its facts (nothing is kept on disk)."""
     facts = file_facts(repo, path, revision, timeout_s)
-    with tempfile.TemporaryDirectory(prefix="audiopub-hub-") as folder:
+    with tempfile.TemporaryDirectory(prefix="audiopub-hub-", dir=scratch_dir()) as folder:
         local = fetch(facts, repo, Path(folder), Transfer(facts.size))
         try:
             return facts, json.loads(local.read_text("utf-8"))

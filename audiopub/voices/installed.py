@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from audiopub import settings
 from audiopub.errors import ModelMissing
 from audiopub.tts.piper import find_voices
 from audiopub.tts.supertonic import default_model_dir as active_supertonic_dir
@@ -39,9 +40,10 @@ def piper_voices() -> list[PiperVoice]:
     folder = piper_dir()
     voices = []
     for files in find_voices(folder).values():
-        if files.model.parent != folder:
+        place = files.model.parent
+        if place not in settings.model_folders("piper"):
             origin = BUILT_IN
-        elif (folder / f"{files.id}{PIPER_RECORD}").is_file():
+        elif (place / f"{files.id}{PIPER_RECORD}").is_file():
             origin = DOWNLOADED
         else:
             origin = YOURS

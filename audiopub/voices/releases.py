@@ -31,14 +31,20 @@ CHOICE_FILE: Final = "supertonic-release"  # under <data dir>/voices/: a release
 
 
 def release_dir(release: SupertonicRelease) -> Path:
-    """Where a release is installed: models/<release id>/."""
-    return settings.models_dir() / release.id
+    """Where a release is installed: models/<release id>/ of the models directory, or of the
+    old ./models while it is read and holds the release (and the models directory doesn't)."""
+    folders = settings.model_folders(release.id)
+    return next((folder for folder in folders if _complete(folder)), folders[0])
 
 
 def is_installed(release: SupertonicRelease) -> bool:
     """Its folder holds a complete model (the engine's own check, a few stats)."""
+    return _complete(release_dir(release))
+
+
+def _complete(folder: Path) -> bool:
     try:
-        ModelFiles.locate(release_dir(release))
+        ModelFiles.locate(folder)
     except ModelMissing:
         return False
     return True
