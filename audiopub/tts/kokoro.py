@@ -6,7 +6,7 @@ it, else in the voice's, and mapped to tokens through the vocabulary of the repo
 tokenizer. Kokoro reads at most 510 tokens at once: a longer text is split at clause
 boundaries (at word boundaries only for a clause longer than that), each piece spoken with
 the style row of its own length, and the pieces joined, so nothing is cut off. The exports fix
-the batch size at 1 (a batch of 2 fails in the duration predictor), so every piece is one run.
+the batch size at 1 (the int8 export declares it in its inputs), so every piece is one run.
 The graph is loaded through `kokoro_graph`'s rewrite: each token's frames make the audio's
 length (600 samples a frame) and where each word starts.
 """
