@@ -158,3 +158,16 @@ def test_voices_say_their_language_and_gender(engine: KokoroEngine) -> None:
     assert set(voices) == {"jm_kumo", "jf_alpha"}
     assert voices["jm_kumo"].language == "ja" and "male" in voices["jm_kumo"].name
     assert "female" in voices["jf_alpha"].name
+
+
+def test_the_bench_reads_its_english_texts_as_english_with_any_voice(
+        engine: KokoroEngine) -> None:
+    import argparse
+
+    from audiopub.bench import run
+    from audiopub.bench.texts import TEXTS
+
+    options = run._options(argparse.Namespace(seed=None), None)
+    (prepared,) = engine.prepare([TEXTS["short"]], "jm_kumo", options)
+    english = tokenize(phonemize(TEXTS["short"], "en-us"), engine.vocab)[0]
+    assert [t for piece in prepared.data for t in piece.tokens] == english
