@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from epub_factory import build_epub
-from hub_repos import local_hub
+from hub_repos import local_hub, piper_voice_files, serve_piper_voices
 from hub_server import HubServer
 from kokoro_model import INT8, REPO, join_model, repo_files
 
@@ -23,6 +23,7 @@ from audiopub.tts.kokoro_graph import SAMPLES_PER_FRAME
 from audiopub.voices.kokoro_install import RECORD, device_variant, install_kokoro
 
 VOICE = "voices/jm_kumo.bin"
+PIPER_KEY = "ja_JP-tiny-medium"
 
 
 @pytest.fixture(scope="module")
@@ -106,9 +107,11 @@ def test_a_dropped_connection_resumes(hub: HubServer, monkeypatch: pytest.Monkey
 
 def test_voices_all_lists_kokoro_voices_with_language_and_gender(
         hub: HubServer, capsys: pytest.CaptureFixture[str]) -> None:
+    serve_piper_voices(hub, {PIPER_KEY: piper_voice_files(PIPER_KEY)})  # as the Hub has it
     assert main(["voices", "--all", "--language", "ja"]) == 0
     out = capsys.readouterr().out
-    assert "Kokoro voices (2" in out
+    assert "Kokoro voices (2, from onnx-community/Kokoro-82M-v1.0-ONNX" in out
+    assert f"piper:{PIPER_KEY}" in out
     lines = {line.split()[0]: line.split()[1:] for line in out.splitlines()
              if line.strip().startswith(("jm_", "jf_"))}
     assert lines == {"jf_alpha": ["ja", "female"], "jm_kumo": ["ja", "male"]}
@@ -135,3 +138,21 @@ def test_a_book_converted_with_kokoro_has_exact_chunks_and_word_starts(
         # One per word as espeak splits them ("in the" is one word to it).
         assert starts is not None and 0 < len(starts) <= len(chunk.spoken.split())
         assert list(starts) == sorted(set(starts)) and starts[-1] < chunk.frames
+
+
+def test_without_the_hub_voices_all_lists_the_installed_kokoro_voices(
+        hub: HubServer, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from audiopub.voices import hub as hub_module
+
+    install_kokoro(variant="int8")
+    hub.stop()  # its port is closed now
+    listed: list[str] = []
+    real = hub_module.repo_files
+    monkeypatch.setattr(hub_module, "repo_files",
+                        lambda repo, *a, **k: (listed.append(repo), real(repo, *a, **k))[1])
+    assert main(["voices", "--all", "--language", "ja"]) == 0
+    captured = capsys.readouterr()
+    assert "Kokoro voices (2, from the installed voices" in captured.out
+    assert len(captured.err.splitlines()) == 1  # Piper's note that the Hub did not answer
+    assert REPO not in listed  # a Hub that did not answer is not waited for twice

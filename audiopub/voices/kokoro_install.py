@@ -170,15 +170,18 @@ class KokoroListing:
     source: str
 
 
-def kokoro_voices(timeout_s: float = LIST_TIMEOUT_S) -> KokoroListing:
-    """The repository's voices (the installed ones when the Hub can't say: the Piper list
-    already says why the Hub did not answer)."""
+def kokoro_voices(ask_hub: bool = True, timeout_s: float = LIST_TIMEOUT_S) -> KokoroListing:
+    """The repository's voices; the installed ones when the Hub is not asked or can't say
+    (the Piper list already says why the Hub did not answer)."""
+    installed = KokoroListing(tuple(KokoroFiles(default_folder()).voice_names()),
+                              "the installed voices")
+    if not ask_hub:
+        return installed
     try:
         _, listing = hub.repo_files(KOKORO_REPO, "main", timeout_s)
     except AudiopubError as exc:
         log.info("Kokoro's voice list not refreshed: %s", hub.reason(exc))
-        return KokoroListing(tuple(KokoroFiles(default_folder()).voice_names()),
-                             "the installed voices")
+        return installed
     names = sorted(path.rsplit("/", 1)[-1].removesuffix(".bin") for path in
                    (file.path for file in listing) if wanted(path, "int8")
                    and path.startswith(f"{VOICES}/"))
