@@ -156,3 +156,13 @@ def test_without_the_hub_voices_all_lists_the_installed_kokoro_voices(
     assert "Kokoro voices (2, from the installed voices" in captured.out
     assert len(captured.err.splitlines()) == 1  # Piper's note that the Hub did not answer
     assert REPO not in listed  # a Hub that did not answer is not waited for twice
+
+
+def test_kokoro_dir_names_where_the_download_goes(
+        hub: HubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = tmp_path / "other-disk" / "kokoro"
+    monkeypatch.setenv("AUDIOPUB_KOKORO_DIR", str(elsewhere))
+    install_kokoro(variant="int8")
+    assert (elsewhere / INT8).is_file() and (elsewhere / VOICE).is_file()
+    assert not kokoro_dir().exists()
+    assert sorted(p.name for p in elsewhere.parent.iterdir()) == ["kokoro"]  # no staging left

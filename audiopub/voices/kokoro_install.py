@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from audiopub import settings
 from audiopub.atomic import atomic_write
 from audiopub.errors import AudiopubError, DownloadFailed
 from audiopub.tts.kokoro_files import (
@@ -35,7 +34,7 @@ from audiopub.tts.kokoro_files import (
     language_of,
 )
 from audiopub.voices import hub
-from audiopub.voices.install import Installed, _download, _durable_replace, _staging
+from audiopub.voices.install import STAGING, Installed, _download, _durable_replace, _staging
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +82,8 @@ def install_kokoro(revision: str | None = None, variant: str | None = None,
     fetch = [file for file in files if not _installed(target / file.path, file)]
     if not fetch:
         return Installed(KOKORO_ID, model, sum(file.size for file in files), already=True)
-    with _staging(settings.models_dir(), KOKORO_ID) as staging:
+    # Staged beside the folder, on its filesystem, so the files are moved in by renames.
+    with _staging(target.parent, KOKORO_ID) as staging:
         staged = _download(KOKORO_REPO, fetch, staging, f"Kokoro ({variant})", on_progress,
                            cancel)
         _place(target, staged, VARIANTS[variant])
@@ -144,11 +144,11 @@ def remove_kokoro() -> list[Path]:
     import shutil
 
     removed = []
-    staging = settings.models_dir() / ".downloads" / KOKORO_ID
+    target = default_folder()
+    staging = target.parent / STAGING / KOKORO_ID
     if staging.exists():
         shutil.rmtree(staging)
         removed.append(staging)
-    target = default_folder()
     if not target.exists():
         if removed:
             return removed
