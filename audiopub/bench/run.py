@@ -27,7 +27,7 @@ from audiopub.bench.results import (
     SynthesisCell,
     summary_line,
 )
-from audiopub.bench.texts import TEXTS
+from audiopub.bench.texts import TEXTS, TEXTS_LANGUAGE
 from audiopub.gpu.monitor import GpuMonitor
 from audiopub.jobs.executor import cpu_workers, default_batch_size, executor_for, release
 from audiopub.tts.engine import Engine, SynthesisOptions, voice_of
@@ -41,7 +41,10 @@ def _log(message: str) -> None:
 
 
 def _options(args: argparse.Namespace, steps: int | None) -> SynthesisOptions:
-    return SynthesisOptions(seed=args.seed, steps=steps or settings.DEFAULT_STEPS)
+    # The texts are English: an engine that phonemises by the text's language (Kokoro, whose
+    # voice may be another language's) must read them as English.
+    return SynthesisOptions(seed=args.seed, steps=steps or settings.DEFAULT_STEPS,
+                            language=TEXTS_LANGUAGE)
 
 
 def measure(args: argparse.Namespace) -> dict:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+TEXTS_LANGUAGE: Final = "en"  # of the texts below
 TEXTS: Final = {
     "short": "The lighthouse keeper climbed the stairs before the storm came.",
     "mid": ("Nobody in the village remembered a winter as long as that one, and the old men "

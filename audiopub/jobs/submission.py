@@ -134,9 +134,11 @@ def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: 
         raise AudiopubError(f"The book has only {len(book.chapters)} chapters")
     resolved = resolve_settings(settings, engine, book)
     voice = voice_of(engine, resolved.voice or "")
-    # The language the voice will speak: its own, or the book's for multilingual voices.
-    check_speakable(book, resolved.language if voice.language == "multi" else voice.language,
-                    voice.id)
+    # The language the voice will speak: its own, or the book's where the voice reads it
+    # (multilingual voices; Kokoro's voices read each of Kokoro's languages).
+    reads_book = voice.language == "multi" or (
+        bool(voice.languages) and bool(resolved.language) and voice.speaks(resolved.language or ""))
+    check_speakable(book, resolved.language if reads_book else voice.language, voice.id)
     job_lexicon(store, epub, book, resolved, engine)  # a bad entry fails here, before a job
     chars = sum(ch.char_count for ch in chosen_chapters(book, resolved.chapters))
     check_disk_space(store.jobs_dir, disk_needed(chars, voice.sample_rate, resolved.speed))

@@ -235,7 +235,11 @@ def noise_seeds(seed: int | None, count: int) -> list[int]:
 
 
 def voice_of(engine: Engine, voice_id: str) -> Voice:
-    """The engine's voice with this id; EngineUnavailable names the ones there are."""
+    """The engine's voice with this id; EngineUnavailable names the ones there are. An engine
+    that composes voices (Kokoro's mixes) says what a composed id is with its own `voice`."""
+    compose = getattr(engine, "voice", None)
+    if callable(compose):
+        return compose(voice_id)
     voices = engine.voices()
     for voice in voices:
         if voice.id == voice_id:

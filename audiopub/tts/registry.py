@@ -12,7 +12,7 @@ from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import Engine
 from audiopub.tts.supertonic_files import folder_stamp
 
-ENGINE_NAMES = ("piper", "supertonic")
+ENGINE_NAMES = ("piper", "supertonic", "kokoro")
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,11 @@ def _load(key: EngineKey) -> Engine:
 
         return SupertonicEngine(key.model_dir, use_gpu=key.use_gpu, threads=key.threads,
                                 device_id=key.device_id, languages=languages_of(key.model_dir))
+    if key.name == "kokoro":
+        from audiopub.tts.kokoro import KokoroEngine
+
+        return KokoroEngine(key.model_dir, use_gpu=key.use_gpu, threads=key.threads,
+                            device_id=key.device_id)
     raise EngineUnavailable(f"Unknown engine {key.name!r}; choose one of {', '.join(ENGINE_NAMES)}")
 
 
@@ -53,6 +58,10 @@ def default_model_dir(name: str) -> Path:
         from audiopub.tts.supertonic import default_model_dir as supertonic_dir
 
         return supertonic_dir()
+    if name == "kokoro":
+        from audiopub.tts.kokoro_files import default_folder
+
+        return default_folder()
     return settings.models_dir() / name  # piper: extra voices beside the embedded one
 
 
@@ -71,7 +80,11 @@ def get_engine(name: str, use_gpu: bool = False, model_dir: Path | None = None,
 
 def _stamp(key: EngineKey) -> Stamp:
     """What the engine's model files look like now. Piper rescans its folder on every call,
-    so only Supertonic, which holds one model's graphs, needs this."""
+    so only Supertonic and Kokoro, which hold one model's graphs, need this."""
+    if key.name == "kokoro":
+        from audiopub.tts.kokoro_files import KokoroFiles
+
+        return KokoroFiles(key.model_dir).stamp()
     if key.name != "supertonic":
         return None
     return folder_stamp(key.model_dir)

@@ -38,11 +38,14 @@ def add_arguments(voices: argparse.ArgumentParser) -> None:
     listing(actions.add_parser("list", help="the default: list voices",
                                argument_default=argparse.SUPPRESS))
     download = actions.add_parser("download", help="download and install a voice or model, "
-                                  "e.g. piper:de_DE-thorsten-medium or supertonic")
+                                  "e.g. piper:de_DE-thorsten-medium, supertonic or kokoro")
     download.add_argument("voice_id", help="piper:VOICE (see `voices --all`), supertonic "
-                          "(the newest release), supertonic-2 or supertonic-1")
+                          "(the newest release), supertonic-2, supertonic-1 or kokoro")
     download.add_argument("--revision", help="a branch, tag or commit of its Hub repository "
-                          "(default: Supertonic's tested commit, Piper's main)")
+                          "(default: Supertonic's tested commit, Piper's and Kokoro's main)")
+    download.add_argument("--variant", choices=("int8", "fp16", "fp32"),
+                          help="Kokoro's model: int8 (the CPU's default), fp32 (CUDA's "
+                               "default) or fp16")
     remove = actions.add_parser("remove", help="remove a downloaded voice or model")
     remove.add_argument("voice_id", help="as given to `voices download`")
     use = actions.add_parser("use", help="speak with this installed Supertonic release "
@@ -54,8 +57,11 @@ def main(args: argparse.Namespace) -> int:
     # The voice library (and huggingface_hub) is only imported for these commands.
     command = getattr(args, "voices_command", None) or "list"
     if command == "download":
-        return _voices_download(args.voice_id, getattr(args, "revision", None))
+        return _voices_download(args.voice_id, getattr(args, "revision", None),
+                                getattr(args, "variant", None))
     if command == "remove":
+        if args.voice_id.strip() == "kokoro":
+            return _voices_remove_kokoro()
         return _voices_remove(args.voice_id)
     if command == "use":
         return _voices_use(args.release)
@@ -122,8 +128,15 @@ def _by_model(voices: list[Voice]) -> list[tuple[str, list[Voice]]]:
 
 def _voices_available(language: str | None) -> int:
     from audiopub import figures
-    from audiopub.voices.catalogue import entry_matches, quality_rank, refresh_catalogue
+    from audiopub.tts.kokoro_files import KokoroFiles, default_folder, language_of
+    from audiopub.voices.catalogue import (
+        entry_matches,
+        matches_language,
+        quality_rank,
+        refresh_catalogue,
+    )
     from audiopub.voices.installed import installed_ids
+    from audiopub.voices.kokoro_install import describe_voice, kokoro_voices
 
     catalogue = refresh_catalogue()
     if catalogue.note:
@@ -132,7 +145,12 @@ def _voices_available(language: str | None) -> int:
     piper = sorted((e for e in catalogue.piper.values() if entry_matches(e, language)),
                    key=lambda e: (e.language_code, e.name, quality_rank(e.quality)))
     supertonic = [r for r in catalogue.supertonic if entry_matches(r, language)]
-    if not piper and not supertonic:
+    # The Hub's list, or the installed voices (its heading says which); a Hub that did not
+    # answer for Piper's index is not waited for a second time.
+    kokoro = kokoro_voices(ask_hub=catalogue.note is None)
+    kokoro_wanted = [name for name in kokoro.voices
+                     if language is None or matches_language(language, [language_of(name)[0]])]
+    if not piper and not supertonic and not kokoro_wanted:
         raise AudiopubError(f"No voice for language {language!r} in {catalogue.source}.")
     print(f"Piper voices ({len(piper)}, from {catalogue.source}):")
     for e in piper:
@@ -147,18 +165,32 @@ def _voices_available(language: str | None) -> int:
         size = catalogue.supertonic_sizes.get(release.id)
         print(f"  {release.id:40} {release.description:37} "
               f"{figures.size(size) if size else '':>8}  {mark}".rstrip())
-    example = piper[0].id if piper else supertonic[0].id
+    if kokoro_wanted:
+        print(f"Kokoro voices ({len(kokoro_wanted)}, from {kokoro.source}; "
+              "`audiopub voices download kokoro` installs them all):")
+    installed_kokoro = set(KokoroFiles(default_folder()).voice_names())
+    for name in kokoro_wanted:
+        tag, gender = describe_voice(name)
+        mark = "installed" if name in installed_kokoro else ""
+        print(f"  {name:40} {tag:8} {gender:7} {mark}".rstrip())
+    example = piper[0].id if piper else supertonic[0].id if supertonic else "kokoro"
     print(f"Download one with `audiopub voices download ID`, e.g. {example}.")
     return 0
 
 
-def _voices_download(voice_id: str, revision: str | None) -> int:
+def _voices_download(voice_id: str, revision: str | None, variant: str | None = None) -> int:
     from audiopub import figures
     from audiopub.voices.install import install
+    from audiopub.voices.kokoro_install import KOKORO_ID, install_kokoro
 
+    kokoro = voice_id.strip() == KOKORO_ID
+    if variant is not None and not kokoro:
+        raise AudiopubError("--variant chooses Kokoro's model: `audiopub voices download "
+                            f"kokoro --variant {variant}`.")
     try:
         with _DownloadBar() as bar:
-            result = install(voice_id, revision, on_progress=bar.show)
+            result = (install_kokoro(revision, variant, on_progress=bar.show) if kokoro
+                      else install(voice_id, revision, on_progress=bar.show))
     except KeyboardInterrupt:
         print("\nInterrupted: nothing was installed. The files already complete are kept; "
               "run the same command to continue.", file=sys.stderr)
@@ -167,7 +199,10 @@ def _voices_download(voice_id: str, revision: str | None) -> int:
         print(f"{result.id} is already installed ({result.path}).")
         return 0
     print(f"Installed {result.id} ({figures.size(result.size)}) in {result.path}.")
-    if result.id.startswith("piper:"):
+    if kokoro:
+        print("Speak with it: audiopub convert BOOK.epub --engine kokoro --voice VOICE "
+              "(`audiopub voices` lists them)")
+    elif result.id.startswith("piper:"):
         print(f"Speak with it: audiopub convert BOOK.epub --voice "
               f"{_first_voice(result.id.split(':', 1)[1], result.path)}")
     else:
@@ -199,6 +234,14 @@ def _voices_remove(voice_id: str) -> int:
     from audiopub.voices.install import remove
 
     for path in remove(voice_id):
+        print(f"removed {path}")
+    return 0
+
+
+def _voices_remove_kokoro() -> int:
+    from audiopub.voices.kokoro_install import remove_kokoro
+
+    for path in remove_kokoro():
         print(f"removed {path}")
     return 0
 

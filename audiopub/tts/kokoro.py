@@ -1,0 +1,298 @@
+"""Kokoro-82M on ONNX Runtime: espeak-ng phonemes, a style vector per voice (or a mix of them),
+exact lengths and word starts from the model's own durations.
+
+The text is phonemised by espeak-ng (as for Piper) in the book's language when Kokoro speaks
+it, else in the voice's, and mapped to tokens through the vocabulary of the repository's
+tokenizer. Kokoro reads at most 510 tokens at once: a longer text is split at clause
+boundaries (at word boundaries only for a clause longer than that), each piece spoken with
+the style row of its own length, and the pieces joined, so nothing is cut off. The exports fix
+the batch size at 1 (the int8 export declares it in its inputs), so every piece is one run.
+The graph is loaded through `kokoro_graph`'s rewrite: each token's frames make the audio's
+length (600 samples a frame) and where each word starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+
+from audiopub.tts import onnx_runtime
+from audiopub.tts.batching import BatchLimits
+from audiopub.tts.engine import (
+    DeviceReport,
+    PreparedText,
+    SynthesisOptions,
+    SynthesisResult,
+    Voice,
+    synthesize_in_batches,
+)
+from audiopub.tts.kokoro_files import (
+    LANGUAGES,
+    SAMPLE_RATE,
+    STYLE_ROWS,
+    KokoroFiles,
+    VoiceMix,
+    describe,
+    language_of,
+    parse_mix,
+    vocabulary_symbols,
+)
+from audiopub.tts.kokoro_graph import TOKEN_FRAMES, TOKEN_FRAMES_STEP, audio_length, frame_starts
+from audiopub.tts.piper import _phonemes
+
+log = logging.getLogger(__name__)
+
+MAX_CHUNK_CHARS: Final = 300  # about 300 phonemes: well inside the 510-token window
+PAD: Final = 0  # the token before and after every text ("$")
+WORD_BOUNDARY: Final = " "
+CLAUSE_ENDS: Final = frozenset(",;:.!?—…")
+_ID_INPUTS: Final = ("input_ids", "tokens")  # onnx-community's export, kokoro-onnx's
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Tokens the model reads in one run (pads not included), and where its words start."""
+
+    tokens: tuple[int, ...]
+    word_positions: tuple[int, ...]  # indexes into `tokens`
+
+
+def tokenize(phonemes: Sequence[str], vocab: dict[str, int]) -> tuple[list[int], list[int],
+                                                                      list[bool]]:
+    """Token ids of espeak's phonemes (composed where the vocabulary has the composed symbol,
+    "ç", else decomposed, "ɑ̃" as ɑ + ◌̃; symbols it lacks are skipped), the positions where
+    words start, and which tokens end a clause."""
+    tokens: list[int] = []
+    starts: list[int] = []
+    clause_end: list[bool] = []
+    in_word = False
+    for symbol in unicodedata.normalize("NFC", "".join(phonemes)):
+        if symbol == WORD_BOUNDARY:
+            in_word = False
+        for part in (symbol,) if symbol in vocab else unicodedata.normalize("NFD", symbol):
+            if part not in vocab or vocab[part] == PAD:
+                continue
+            sounding = part != WORD_BOUNDARY and part not in CLAUSE_ENDS
+            if sounding and not in_word:
+                starts.append(len(tokens))
+                in_word = True
+            tokens.append(vocab[part])
+            clause_end.append(part in CLAUSE_ENDS)
+    return tokens, starts, clause_end
+
+
+def split_window(tokens: Sequence[int], starts: Sequence[int], clause_end: Sequence[bool],
+                 boundary: int, window: int = STYLE_ROWS) -> list[Piece]:
+    """Tokens in pieces of at most `window`, cut after a clause's end where one lies in the
+    window, else before a word (token `boundary` is the space), else at the window."""
+    pieces = []
+    begin = 0
+    while begin < len(tokens):
+        end = min(begin + window, len(tokens))
+        if end < len(tokens):
+            clause = [i + 1 for i in range(begin, end) if clause_end[i]]
+            words = [i for i in range(begin + 1, end + 1) if tokens[i] == boundary]
+            end = (clause or words or [end])[-1]
+        pieces.append(Piece(tuple(tokens[begin:end]),
+                            tuple(s - begin for s in starts if begin <= s < end)))
+        begin = end
+    return pieces
+
+
+class KokoroEngine:
+    """Kokoro-82M voices and voice mixes, one text piece per run."""
+
+    name = "kokoro"
+    uses_steps = False
+    batch_size = 1  # the exports fix the batch at 1
+    max_chunk_chars = MAX_CHUNK_CHARS
+
+    def __init__(self, model_dir: Path, use_gpu: bool = False, threads: int | None = None,
+                 device_id: int = 0, variant: str | None = None) -> None:
+        self.files = KokoroFiles(model_dir)
+        self.variant, self.model_path = self.files.model(use_gpu, variant)
+        self.vocab = self.files.vocabulary()
+        self._boundary = self.vocab.get(WORD_BOUNDARY, -1)
+        self._use_gpu, self._threads, self._device_id = use_gpu, threads, device_id
+        self._session: onnx_runtime.Session | None = None
+        self._lock = threading.Lock()
+        self._inputs: dict[str, str] = {}
+
+    # --- what it offers -------------------------------------------------------------------
+
+    def voices(self) -> list[Voice]:
+        return [Voice(name, describe(name), language_of(name)[0], SAMPLE_RATE, _reads(name))
+                for name in self.files.voice_names()]
+
+    def voice(self, voice_id: str) -> Voice:
+        """A voice or a mix of voices (whose own language is its heaviest voice's)."""
+        mix = self._mix(voice_id)
+        name = describe(voice_id) if len(mix.parts) == 1 else f"mix of {voice_id}"
+        return Voice(voice_id, name, language_of(mix.first)[0], SAMPLE_RATE, _reads(mix.first))
+
+    @property
+    def device(self) -> DeviceReport:
+        if self._session is None and not self._use_gpu:
+            return DeviceReport(requested_gpu=False, provider=onnx_runtime.CPU)
+        return self._load().device
+
+    def model_id(self, voice: str) -> str:
+        """Changes with the model file, the vocabulary, the voices' files and their mix."""
+        mix = self._mix(voice)
+        paths = [self.model_path, *(self.files.folder / name for name in ("tokenizer.json",
+                                                                          "config.json")),
+                 *(self.files.voice_path(name) for name, _ in mix.parts)]
+        stamps = [f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}"
+                  for path in paths if path.is_file()]
+        parts = [f"{name}:{weight:g}" for name, weight in mix.parts]
+        digest = hashlib.sha256("|".join([*stamps, *parts]).encode()).hexdigest()
+        return f"kokoro:{self.variant}:{digest[:16]}"
+
+    def phoneme_symbols(self, voice: str) -> frozenset[str]:
+        return vocabulary_symbols(self.vocab)
+
+    # --- speaking -------------------------------------------------------------------------
+
+    def prepare(self, texts: Sequence[str], voice: str,
+                options: SynthesisOptions) -> list[PreparedText]:
+        mix = self._mix(voice)
+        espeak = espeak_language(options.language, mix.first)
+        prepared = []
+        for text in texts:
+            began = time.perf_counter()
+            tokens, starts, clause_end = tokenize(_phonemes(text, espeak), self.vocab)
+            pieces = split_window(tokens, starts, clause_end, self._boundary)
+            prepared.append(PreparedText(text, len(tokens), pieces, time.perf_counter() - began))
+        return prepared
+
+    def speak(self, prepared: Sequence[PreparedText], voice: str,
+              options: SynthesisOptions) -> list[SynthesisResult]:
+        """Each text's pieces one run at a time, joined: its audio and word starts."""
+        style = self._mix(voice).style(self.files)
+        load_s = 0.0
+        if self._session is None:  # made on first use: a stage of its own, once per process
+            began = time.perf_counter()
+            self._load()
+            load_s = time.perf_counter() - began
+        results = []
+        for number, item in enumerate(prepared):
+            began = time.perf_counter()
+            waves: list[np.ndarray] = []
+            words: list[int] | None = []
+            offset = 0
+            for piece in item.data:
+                wave, starts = self._run(piece, style, options.speed)
+                if words is not None and starts is not None:
+                    words.extend(offset + start for start in starts)
+                else:
+                    words = None
+                waves.append(wave)
+                offset += len(wave)
+            audio = np.concatenate(waves) if waves else np.zeros(0, dtype=np.float32)
+            stages = {"load": load_s} if number == 0 and load_s else {}
+            stages.update(phonemes=item.seconds, model=time.perf_counter() - began)
+            results.append(SynthesisResult(audio, SAMPLE_RATE, stages,
+                                           tuple(words) if words is not None else None))
+        return results
+
+    def synthesize(self, texts: Sequence[str], voice: str,
+                   options: SynthesisOptions) -> list[SynthesisResult]:
+        return synthesize_in_batches(self, texts, voice, options, BatchLimits(self.batch_size))
+
+    def _run(self, piece: Piece, style: np.ndarray, speed: float
+             ) -> tuple[np.ndarray, tuple[int, ...] | None]:
+        """One piece: its audio, cut at its exact length, and its words' start samples."""
+        if not piece.tokens:
+            return np.zeros(0, dtype=np.float32), ()
+        session = self._load().inference
+        feeds = {
+            self._inputs["ids"]: np.array([[PAD, *piece.tokens, PAD]], dtype=np.int64),
+            self._inputs["style"]: style[len(piece.tokens) - 1].reshape(1, -1),
+            self._inputs["speed"]: np.array([speed], dtype=np.float32),
+        }
+        wanted = [self._inputs["audio"], *([TOKEN_FRAMES] if "frames" in self._inputs else [])]
+        outputs = session.run(wanted, feeds)
+        audio = outputs[0].reshape(-1)
+        if len(outputs) == 1:  # a graph the rewrite did not recognise: no word times
+            return np.clip(audio, -1.0, 1.0).astype(np.float32), None
+        frames = outputs[1].reshape(-1)
+        length = audio_length(frames)
+        if length > len(audio):
+            raise ValueError(f"Kokoro's durations make {length} samples but it spoke "
+                             f"{len(audio)}")
+        # +1: the leading pad's frames come before the first token.
+        starts = frame_starts(frames, [position + 1 for position in piece.word_positions])
+        return np.clip(audio[:length], -1.0, 1.0).astype(np.float32), starts
+
+    def _load(self) -> onnx_runtime.Session:
+        with self._lock:
+            if self._session is None:
+                session = onnx_runtime.create_session(
+                    self.model_path, self._use_gpu, self._threads, rewrite=(TOKEN_FRAMES_STEP,),
+                    device_id=self._device_id)
+                self._inputs = _input_names(session)
+                self._session = session
+            return self._session
+
+    def _mix(self, voice: str) -> VoiceMix:
+        """The voice or mix, each of its voices checked to exist."""
+        mix = parse_mix(voice)
+        for name, _ in mix.parts:
+            self.files.style(name)  # EngineUnavailable names the voices there are
+        return mix
+
+
+def _reads(name: str) -> tuple[str, ...]:
+    """What a voice reads: every language Kokoro phonemises, its own first (a text is
+    phonemised in the book's language, and the voice lends it its sound)."""
+    own = language_of(name)[0].split("-", 1)[0].lower()
+    others = [tag.split("-", 1)[0].lower() for tag, _ in LANGUAGES.values()]
+    return tuple(dict.fromkeys([own, *others]))
+
+
+def _input_names(session: onnx_runtime.Session) -> dict[str, str]:
+    """The graph's inputs and outputs by role, read by name (the exports name the ids
+    differently)."""
+    from audiopub.errors import ModelMissing
+
+    inputs = [i.name for i in session.inference.get_inputs()]
+    outputs = [o.name for o in session.inference.get_outputs()]
+    ids = next((name for name in _ID_INPUTS if name in inputs), None)
+    if ids is None or "style" not in inputs or "speed" not in inputs:
+        raise ModelMissing(f"This is not a Kokoro graph: its inputs are {', '.join(inputs)} "
+                           f"(expected {' or '.join(_ID_INPUTS)}, style and speed)")
+    names = {"ids": ids, "style": "style", "speed": "speed",
+             "audio": next(name for name in outputs if name != TOKEN_FRAMES)}
+    if TOKEN_FRAMES in outputs:
+        names["frames"] = TOKEN_FRAMES
+    return names
+
+
+def espeak_language(book_language: str | None, voice: str) -> str:
+    """espeak-ng's language for a text: the book's where Kokoro speaks it (in the voice's
+    variety when they share a language: en with bf_emma is en-gb), else the voice's."""
+    voice_tag, voice_espeak = language_of(voice)
+    if not book_language:
+        return voice_espeak
+    tag = book_language.replace("_", "-").lower()
+    primary = tag.split("-", 1)[0]
+    if primary == voice_tag.split("-", 1)[0].lower():
+        return voice_espeak
+    varieties = {code.lower(): espeak for code, espeak in LANGUAGES.values()}
+    if tag in varieties:
+        return varieties[tag]
+    same = [espeak for code, espeak in LANGUAGES.values()
+            if code.split("-", 1)[0].lower() == primary]
+    if same:
+        return same[0]
+    log.info("Kokoro does not speak %r; phonemising as the voice's language", book_language)
+    return voice_espeak

@@ -1,0 +1,193 @@
+"""Kokoro-82M from the Hub repository `onnx-community/Kokoro-82M-v1.0-ONNX`: one model variant,
+its vocabulary and every voice, into the folder the Kokoro engine reads (<models>/kokoro/, in
+the repository's own layout).
+
+The variant fits the device unless asked for: int8 on the CPU (the fastest there, 88 MB), fp32
+on CUDA, where the int8 graph's ConvInteger/MatMulInteger/DynamicQuantizeLinear have no kernels
+and would run on the CPU. Files are fetched and checked (size, the Hub's SHA-256) in a staging
+folder as for every download, an interrupted download continues from the files already
+complete, and they are moved into place with the model file last: a variant is there for the
+engine once its model file is.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from audiopub.atomic import atomic_write
+from audiopub.errors import AudiopubError, DownloadFailed
+from audiopub.tts.kokoro_files import (
+    CONFIG,
+    GENDERS,
+    TOKENIZER,
+    VARIANTS,
+    VOICES,
+    KokoroFiles,
+    default_folder,
+    language_of,
+)
+from audiopub.voices import hub
+from audiopub.voices.install import STAGING, Installed, _download, _durable_replace, _staging
+
+log = logging.getLogger(__name__)
+
+KOKORO_ID: Final = "kokoro"
+KOKORO_REPO: Final = "onnx-community/Kokoro-82M-v1.0-ONNX"
+RECORD: Final = "audiopub-download.json"  # inside the folder: what Audiopub downloaded
+LIST_TIMEOUT_S: Final = 5.0  # a person is waiting for `voices --all`
+
+
+def device_variant() -> str:
+    """int8 where only the CPU runs it, fp32 where CUDA can."""
+    from audiopub.tts import onnx_runtime
+
+    on_cuda = (onnx_runtime.CUDA in onnx_runtime.available_providers()
+               and onnx_runtime.nvidia_driver_present())
+    return "fp32" if on_cuda else "int8"
+
+
+def wanted(path: str, variant: str) -> bool:
+    """Whether a file of the repository is downloaded for this variant."""
+    if path in (VARIANTS[variant], TOKENIZER, CONFIG):
+        return True
+    folder, _, name = path.partition("/")
+    return folder == VOICES and "/" not in name and name.endswith(".bin")
+
+
+def install_kokoro(revision: str | None = None, variant: str | None = None,
+                   on_progress: Callable[[hub.Progress], None] | None = None,
+                   cancel: threading.Event | None = None) -> Installed:
+    """The variant (default: the device's), the vocabulary and every voice."""
+    variant = variant or device_variant()
+    if variant not in VARIANTS:
+        raise AudiopubError(f"Kokoro has no variant {variant!r}; choose one of "
+                            f"{', '.join(VARIANTS)}.")
+    revision = revision or "main"
+    target = default_folder()
+    model = target / VARIANTS[variant]
+    _, listing = hub.repo_files(KOKORO_REPO, revision)
+    files = [file for file in listing if wanted(file.path, variant)]
+    have = {file.path for file in files}
+    missing = [path for path in (VARIANTS[variant], TOKENIZER) if path not in have]
+    if missing or not any(path.startswith(f"{VOICES}/") for path in have):
+        raise DownloadFailed(f"{KOKORO_REPO} at {revision} is not a Kokoro model Audiopub can "
+                             f"read (missing: {', '.join(missing) or 'voices/*.bin'}).")
+    fetch = [file for file in files if not _installed(target / file.path, file)]
+    if not fetch:
+        return Installed(KOKORO_ID, model, sum(file.size for file in files), already=True)
+    # Staged beside the folder, on its filesystem, so the files are moved in by renames.
+    with _staging(target.parent, KOKORO_ID) as staging:
+        staged = _download(KOKORO_REPO, fetch, staging, f"Kokoro ({variant})", on_progress,
+                           cancel)
+        _place(target, staged, VARIANTS[variant])
+        _note(target, variant, revision, files)
+    _check(target, variant)
+    return Installed(KOKORO_ID, model, sum(file.size for file in fetch))
+
+
+def _installed(path: Path, file: hub.HubFile) -> bool:
+    """Whether the folder holds this file already, as the Hub lists it."""
+    if not path.is_file() or path.stat().st_size != file.size:
+        return False
+    try:
+        hub.verify(path, file)
+    except AudiopubError:
+        return False
+    return True
+
+
+def _place(target: Path, staged: dict[str, Path], model_path: str) -> None:
+    """Move the verified files into the folder, the model file last."""
+    for path in sorted(staged, key=lambda p: p == model_path):
+        destination = target / path
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        _durable_replace(staged[path], destination)
+
+
+def _note(target: Path, variant: str, revision: str, files: list[hub.HubFile]) -> None:
+    """Add this download to the folder's record: `voices remove kokoro` removes only a
+    folder Audiopub downloaded."""
+    record_path = target / RECORD
+    try:
+        record = json.loads(record_path.read_text("utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    record.update(id=KOKORO_ID, repo=KOKORO_REPO, endpoint=hub.endpoint(), revision=revision,
+                  commit=files[0].commit if files else None,
+                  downloaded=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    record.setdefault("files", {}).update(
+        {f.path: {"size": f.size, "sha256": f.sha256} for f in files})
+    record["variants"] = sorted({*record.get("variants", []), variant})
+    with atomic_write(record_path) as temp:
+        temp.write_text(json.dumps(record, indent=1), "utf-8")
+
+
+def _check(target: Path, variant: str) -> None:
+    """The same checks the engine makes before it loads: the vocabulary reads, voices exist."""
+    files = KokoroFiles(target)
+    files.model(on_gpu=False, variant=variant)
+    files.vocabulary()
+    if not files.voice_names():
+        raise DownloadFailed(f"The downloaded Kokoro in {target} has no voices.")
+
+
+def remove_kokoro() -> list[Path]:
+    """Remove the Kokoro folder Audiopub downloaded (and any unfinished download of it)."""
+    import os
+    import shutil
+
+    removed = []
+    target = default_folder()
+    staging = target.parent / STAGING / KOKORO_ID
+    if staging.exists():
+        shutil.rmtree(staging)
+        removed.append(staging)
+    if not target.exists():
+        if removed:
+            return removed
+        raise AudiopubError(f"Kokoro is not installed in {target}.")
+    if not (target / RECORD).is_file():
+        raise AudiopubError(f"{target} was not downloaded by Audiopub (it has no {RECORD}); "
+                            "delete it yourself if you mean to.")
+    doomed = target.with_name(f".{target.name}.removing")  # gone for the engine at once
+    os.rename(target, doomed)
+    shutil.rmtree(doomed)
+    return [target, *removed]
+
+
+@dataclass(frozen=True)
+class KokoroListing:
+    """Kokoro's voices and where the list came from."""
+
+    voices: tuple[str, ...]
+    source: str
+
+
+def kokoro_voices(ask_hub: bool = True, timeout_s: float = LIST_TIMEOUT_S) -> KokoroListing:
+    """The repository's voices; the installed ones when the Hub is not asked or can't say
+    (the Piper list already says why the Hub did not answer)."""
+    installed = KokoroListing(tuple(KokoroFiles(default_folder()).voice_names()),
+                              "the installed voices")
+    if not ask_hub:
+        return installed
+    try:
+        _, listing = hub.repo_files(KOKORO_REPO, "main", timeout_s)
+    except AudiopubError as exc:
+        log.info("Kokoro's voice list not refreshed: %s", hub.reason(exc))
+        return installed
+    names = sorted(path.rsplit("/", 1)[-1].removesuffix(".bin") for path in
+                   (file.path for file in listing) if wanted(path, "int8")
+                   and path.startswith(f"{VOICES}/"))
+    return KokoroListing(tuple(names), KOKORO_REPO)
+
+
+def describe_voice(name: str) -> tuple[str, str]:
+    """(language tag, "female"/"male"/"") of a voice by its name."""
+    return language_of(name)[0], GENDERS.get(name[1:2].lower(), "")
