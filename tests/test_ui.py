@@ -688,10 +688,9 @@ def said(services: Services, monkeypatch: pytest.MonkeyPatch) -> list[Said]:
     real = services.say
 
     def say(texts: Sequence[str], engine: str, voice: str, speed: float, steps: int,
-            use_gpu: bool, lexicon_entries: Sequence[Entry] = (),
-            language: str | None = None) -> bytes:
+            lexicon_entries: Sequence[Entry] = (), language: str | None = None) -> bytes:
         calls.append(Said(list(texts), list(lexicon_entries), language))
-        return real(texts, engine, voice, speed, steps, use_gpu, lexicon_entries, language)
+        return real(texts, engine, voice, speed, steps, lexicon_entries, language)
 
     monkeypatch.setattr(services, "say", say)
     return calls

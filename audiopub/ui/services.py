@@ -140,6 +140,7 @@ class Services:
         # one lock orders them, so a worker is never started on a closed store.
         self._lifecycle = threading.Lock()
         self.gpu_started = False  # True once the monitor has tried NVML (found a GPU or not)
+        self.previews_warm = threading.Event()  # set once the preview voice is loaded (or not)
 
     @classmethod
     def from_environment(cls) -> Services:
@@ -159,6 +160,8 @@ class Services:
             self.gpu_started = True
             self.worker.start()
             self._worker_started = True
+            threading.Thread(target=self._warm_preview_engine, name="audiopub-preview-warmup",
+                             daemon=True).start()
 
     def stop(self) -> None:
         """Stop after the current chunk; a running job goes back to the queue for next time."""
@@ -174,6 +177,21 @@ class Services:
 
     # --- what can run here (blocking) ---------------------------------------------------------
 
+    def _warm_preview_engine(self) -> None:
+        """Load the remembered voice into the previews' engine and say a word with it (the
+        model's session and the phonemiser start on first use): the first Preview or Hear it
+        then starts in about a second, not after the voice loads."""
+        saved = self.preferences.get()
+        try:
+            tts = registry.get_preview_engine(saved.engine)
+            voices = [v.id for v in tts.voices()]
+            voice = saved.voice if saved.voice in voices else voices[0]
+            tts.synthesize(["Hello."], voice, SynthesisOptions())
+        except Exception as exc:  # noqa: BLE001 — the first preview will load it, and say why not
+            log.info("the preview voice was not loaded ahead: %s", exc)
+        finally:
+            self.previews_warm.set()
+
     def gpu_support(self) -> GpuSupport:
         if self._gpu_support is None:
             self._gpu_support = GpuSupport.detect()
@@ -185,20 +203,21 @@ class Services:
         that failed to load is tried again (its model files may have been added since)."""
         return tuple(load_engine_choice(n) for n in registry.ENGINE_NAMES)
 
-    def preview(self, engine: str, voice: str, speed: float, steps: int, use_gpu: bool) -> bytes:
+    def preview(self, engine: str, voice: str, speed: float, steps: int) -> bytes:
         """One sentence in `voice`, as WAV bytes."""
-        return self.say([PREVIEW_TEXT], engine, voice, speed, steps, use_gpu)
+        return self.say([PREVIEW_TEXT], engine, voice, speed, steps)
 
     def say(self, texts: Sequence[str], engine: str, voice: str, speed: float, steps: int,
-            use_gpu: bool, lexicon_entries: Sequence[Entry] = (),
-            language: str | None = None) -> bytes:
+            lexicon_entries: Sequence[Entry] = (), language: str | None = None) -> bytes:
         """`texts` one after the other, a short pause between, in `voice`, as WAV bytes.
 
         Said as a job would say them: what the lexicon's entries claim as they say it, the rest
         with numbers and abbreviations as words by the rules of `language` (default: the
         voice's). An entry the voice cannot say is a LexiconError, nothing is spoken then.
+        Spoken by the previews' own engine, on the CPU, whatever device jobs use: a preview
+        never waits for a running job's engine nor takes from it (the voice sounds the same).
         """
-        tts = registry.get_engine(engine, use_gpu=use_gpu)
+        tts = registry.get_preview_engine(engine)
         lexicon = Lexicon(lexicon_entries, tts.phoneme_symbols(voice))
         rules = language or voice_of(tts, voice).language
 
@@ -217,11 +236,10 @@ class Services:
         sf.write(buffer, audio, rate, format="WAV", subtype="PCM_16")
         return buffer.getvalue()
 
-    def check_lexicon(self, entries: Sequence[Entry], engine: str, voice: str,
-                      use_gpu: bool) -> Lexicon:
+    def check_lexicon(self, entries: Sequence[Entry], engine: str, voice: str) -> Lexicon:
         """`entries` checked as a job would check them: a LexiconError names one the voice
         cannot say (an IPA symbol it lacks, IPA for a voice that takes none)."""
-        tts = registry.get_engine(engine, use_gpu=use_gpu)
+        tts = registry.get_preview_engine(engine)
         return Lexicon(entries, tts.phoneme_symbols(voice))
 
     # --- jobs (blocking) ------------------------------------------------------------------

@@ -268,7 +268,7 @@ class SettingsPanel:
         try:
             settings = self.job_settings(None)
             wav = await run.io_bound(self.services.preview, settings.engine, settings.voice,
-                                     settings.speed, settings.steps, settings.use_gpu)
+                                     settings.speed, settings.steps)
         except AudiopubError as exc:
             self._preview_failed(str(exc))
             return
