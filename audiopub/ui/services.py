@@ -131,7 +131,7 @@ class Services:
         self.downloads = VoiceDownloads()
         self.preferences = Preferences(self.data_dir / "ui-settings.json")
         self.uploads_dir = self.data_dir / "uploads"
-        self.library_dir = self.data_dir / "library"
+        self.library_dir = self.store.library_dir
         self.upload_limit_bytes = upload_limit_bytes or max_upload_bytes()
         self._gpu_support = gpu_support
         self._worker_started = False
@@ -254,6 +254,19 @@ class Services:
             _save_cover(book.cover, output)
         self.worker.wake()
         return job
+
+    def submitted_text(self, job: Job) -> str:
+        """What is true of a job just submitted: it starts now, or waits for the jobs before it
+        (the worker runs one at a time, oldest first)."""
+        jobs = self.store.list_jobs((JobState.RUNNING, JobState.QUEUED))
+        ids = [other.id for other in jobs]
+        queued_before = ids[:ids.index(job.id)] if job.id in ids else ids
+        ahead = sum(1 for other in jobs if other.id != job.id
+                    and (other.state is JobState.RUNNING or other.id in queued_before))
+        if not ahead:  # the worker was woken for it, and may have taken it already
+            return f"Starting “{job.title}”…"
+        return (f"“{job.title}” is in the queue: it starts after "
+                f"{'the job' if ahead == 1 else f'the {ahead} jobs'} before it")
 
     def pause(self, job_id: str) -> Job:
         return self.store.set_state(job_id, JobState.PAUSED)
