@@ -32,7 +32,7 @@ from audiopub import settings as defaults
 from audiopub.book.lexicon import Entry, Lexicon
 from audiopub.book.models import Book, Cover
 from audiopub.book.spoken import spoken_form
-from audiopub.errors import AudiopubError
+from audiopub.errors import AudiopubError, ModelMissing
 from audiopub.export.audiobookshelf import export_audiobookshelf_zip
 from audiopub.export.files import SUBTITLE_FORMATS, export_book_mp3, export_chapters_zip
 from audiopub.export.read_aloud import export_read_aloud
@@ -90,6 +90,7 @@ class EngineChoice:
     voices: tuple[Voice, ...] = ()
     uses_steps: bool = False
     reason: str | None = None
+    missing: bool = False  # its model files are not installed: the Voices page gets them
 
     @property
     def available(self) -> bool:
@@ -112,7 +113,7 @@ def load_engine_choice(name: str) -> EngineChoice:
         if (name, reason) not in _logged_unavailable:
             _logged_unavailable.add((name, reason))
             log.warning("engine %s is unavailable: %s", name, reason)
-        return EngineChoice(name, label, reason=reason)
+        return EngineChoice(name, label, reason=reason, missing=isinstance(exc, ModelMissing))
     if not voices:
         return EngineChoice(name, label, reason="no voices are installed")
     return EngineChoice(name, label, voices, engine.uses_steps)

@@ -133,6 +133,7 @@ class VoicesPage:
         self.loading.set_visibility(False)
         _show(self.note, catalogue.note)
         self.source.set_text(f"Listed from {catalogue.source}.")
+        self.source.set_visibility(not catalogue.note)  # the note says where the list is from
         self._rebuild(have)
         self.language.set_options(language_options(self.rows, language_names(catalogue)))
         language, quality = self.wanted
