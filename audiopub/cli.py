@@ -12,6 +12,7 @@ import filecmp
 import logging
 import shutil
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -252,11 +253,26 @@ def _pause_interrupted(store: JobStore, job_id: str) -> int:
     return 130
 
 
-class _ProgressBar:
-    """Characters done, chars/sec and ETA on stderr.
+class _CountingBar(tqdm):  # type: ignore[type-arg]
+    """tqdm with whole numbers for counts: "68/12,345 chars", not "68.0/12.3k"."""
 
-    The bar starts at what the job had already made when it is resumed, so its rate counts
-    only what this run makes (tqdm's rate is progress since the bar's start over time).
+    @property
+    def format_dict(self) -> dict[str, object]:
+        meter = super().format_dict
+        total = meter["total"]
+        return {**meter, "done": f"{int(meter['n']):,}",
+                "whole": f"{int(total):,}" if total else "?"}
+
+
+BAR_FORMAT = "{l_bar}{bar}| {done}/{whole} chars [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
+
+
+class _ProgressBar:
+    """Characters done, chars/sec and ETA on stderr, and what the job is doing.
+
+    The bar starts once the job is planned, before its first chunk, at what the job had already
+    made (0, or more when it is resumed), so its rate counts only what this run makes (tqdm's
+    rate is progress since the bar's start over time).
     """
 
     def __enter__(self) -> _ProgressBar:
@@ -267,12 +283,14 @@ class _ProgressBar:
         if not event.chars_total:
             return
         if self._bar is None:
-            self._bar = tqdm(total=event.chars_total, initial=event.chars_done, unit="char",
-                             unit_scale=True, dynamic_ncols=True, file=sys.stderr)
+            self._bar = _CountingBar(total=event.chars_total, initial=event.chars_done,
+                                     unit=" chars", unit_scale=True, dynamic_ncols=True,
+                                     bar_format=BAR_FORMAT, file=sys.stderr)
+        doing = event.chapter_title or event.stage  # the chapter, or "Starting the engine…"
+        if doing:  # before the update, which draws the bar
+            self._bar.set_postfix_str(doing[:30], refresh=False)
         self._bar.total = event.chars_total
         self._bar.update(event.chars_done - self._bar.n)
-        if event.chapter_title:
-            self._bar.set_postfix_str(event.chapter_title[:30])
 
     def __exit__(self, *exc_info: object) -> None:
         if self._bar is not None:
@@ -295,16 +313,35 @@ def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float,
 
 def _jobs(details: bool) -> int:
     with JobStore.open_default() as store:
-        for job in store.list_jobs():
+        jobs = store.list_jobs()
+        title_width = _title_width(jobs)
+        for job in jobs:
             progress = store.progress(job.id)
+            # A title too long for the terminal goes on under itself, never cut.
+            title = textwrap.wrap(job.title, title_width) or [""]
             print(f"{job.id[:8]}  {job.state.value:9}  {100 * progress.fraction:5.1f}%  "
-                  f"{job.title[:40]:40}  {job.output_path}")
+                  f"{title[0]:{title_width}}  {job.output_path}")
+            for more in title[1:]:
+                print(f"{'':{JOBS_TITLE_COLUMN}}{more}")
             if job.error:
                 print(f"          {job.error}")
             if details:
                 print("\n".join(f"          {line}"
                                 for line in report.job_details(store, job, progress)))
     return 0
+
+
+JOBS_TITLE_COLUMN = 29  # where `jobs` prints the title: after id, state and percentage
+MIN_TITLE_WIDTH = 20
+
+
+def _title_width(jobs: list[Job]) -> int:
+    """The title column: as wide as the longest title where the terminal has room for it and
+    the longest output path, else what is left (titles wrap), but never narrower than 20."""
+    longest = max((len(job.title) for job in jobs), default=0)
+    path = max((len(str(job.output_path)) for job in jobs), default=0)
+    room = shutil.get_terminal_size((100, 24)).columns - JOBS_TITLE_COLUMN - 2 - path
+    return max(min(longest, room), MIN_TITLE_WIDTH)
 
 
 def _control(command: str, prefix: str) -> int:
