@@ -40,6 +40,7 @@ from audiopub.jobs.submission import (
     stored_book,
     submit_job,
 )
+from audiopub.jobs.terminal import BAR_FORMAT, JOBS_TITLE_COLUMN, CountingBar, title_width
 from audiopub.jobs.worker import become_runner, execute_job, runner_lock
 from audiopub.tts.engine import voice_of
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
@@ -253,20 +254,6 @@ def _pause_interrupted(store: JobStore, job_id: str) -> int:
     return 130
 
 
-class _CountingBar(tqdm):  # type: ignore[type-arg]
-    """tqdm with whole numbers for counts: "68/12,345 chars", not "68.0/12.3k"."""
-
-    @property
-    def format_dict(self) -> dict[str, object]:
-        meter = super().format_dict
-        total = meter["total"]
-        return {**meter, "done": f"{int(meter['n']):,}",
-                "whole": f"{int(total):,}" if total else "?"}
-
-
-BAR_FORMAT = "{l_bar}{bar}| {done}/{whole} chars [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
-
-
 class _ProgressBar:
     """Characters done, chars/sec and ETA on stderr, and what the job is doing.
 
@@ -283,9 +270,9 @@ class _ProgressBar:
         if not event.chars_total:
             return
         if self._bar is None:
-            self._bar = _CountingBar(total=event.chars_total, initial=event.chars_done,
-                                     unit=" chars", unit_scale=True, dynamic_ncols=True,
-                                     bar_format=BAR_FORMAT, file=sys.stderr)
+            self._bar = CountingBar(total=event.chars_total, initial=event.chars_done,
+                                    unit=" chars", unit_scale=True, dynamic_ncols=True,
+                                    bar_format=BAR_FORMAT, file=sys.stderr)
         doing = event.chapter_title or event.stage  # the chapter, or "Starting the engine…"
         if doing:  # before the update, which draws the bar
             self._bar.set_postfix_str(doing[:30], refresh=False)
@@ -314,13 +301,13 @@ def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float,
 def _jobs(details: bool) -> int:
     with JobStore.open_default() as store:
         jobs = store.list_jobs()
-        title_width = _title_width(jobs)
+        width = title_width(jobs, shutil.get_terminal_size((100, 24)).columns)
         for job in jobs:
             progress = store.progress(job.id)
             # A title too long for the terminal goes on under itself, never cut.
-            title = textwrap.wrap(job.title, title_width) or [""]
+            title = textwrap.wrap(job.title, width) or [""]
             print(f"{job.id[:8]}  {job.state.value:9}  {100 * progress.fraction:5.1f}%  "
-                  f"{title[0]:{title_width}}  {job.output_path}")
+                  f"{title[0]:{width}}  {job.output_path}")
             for more in title[1:]:
                 print(f"{'':{JOBS_TITLE_COLUMN}}{more}")
             if job.error:
@@ -329,19 +316,6 @@ def _jobs(details: bool) -> int:
                 print("\n".join(f"          {line}"
                                 for line in report.job_details(store, job, progress)))
     return 0
-
-
-JOBS_TITLE_COLUMN = 29  # where `jobs` prints the title: after id, state and percentage
-MIN_TITLE_WIDTH = 20
-
-
-def _title_width(jobs: list[Job]) -> int:
-    """The title column: as wide as the longest title where the terminal has room for it and
-    the longest output path, else what is left (titles wrap), but never narrower than 20."""
-    longest = max((len(job.title) for job in jobs), default=0)
-    path = max((len(str(job.output_path)) for job in jobs), default=0)
-    room = shutil.get_terminal_size((100, 24)).columns - JOBS_TITLE_COLUMN - 2 - path
-    return max(min(longest, room), MIN_TITLE_WIDTH)
 
 
 def _control(command: str, prefix: str) -> int:

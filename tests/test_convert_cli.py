@@ -22,6 +22,7 @@ from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import submit_job
+from audiopub.jobs.terminal import JOBS_TITLE_COLUMN
 from audiopub.jobs.worker import runner_lock
 from audiopub.tts import onnx_runtime
 from audiopub.tts.registry import get_engine
@@ -381,5 +382,5 @@ def test_jobs_lists_whole_titles_as_wide_as_the_terminal(
     assert main(["jobs"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) > 1 and str(tmp_path / "long.m4b") in lines[0]
-    assert " ".join(line[cli.JOBS_TITLE_COLUMN:].split("  ")[0].strip()
+    assert " ".join(line[JOBS_TITLE_COLUMN:].split("  ")[0].strip()
                     for line in lines) == title
