@@ -13,6 +13,7 @@ import functools
 import logging
 import shutil
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -41,6 +42,7 @@ from audiopub.jobs.submission import (
     stored_book,
     submit_job,
 )
+from audiopub.jobs.terminal import BAR_FORMAT, JOBS_TITLE_COLUMN, CountingBar, title_width
 from audiopub.jobs.worker import become_runner, execute_job, runner_lock
 from audiopub.tts.engine import voice_of
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
@@ -272,10 +274,11 @@ def _pause_interrupted(store: JobStore, job_id: str) -> int:
 
 
 class _ProgressBar:
-    """Characters done, chars/sec and ETA on stderr.
+    """Characters done, chars/sec and ETA on stderr, and what the job is doing.
 
-    The bar starts at what the job had already made when it is resumed, so its rate counts
-    only what this run makes (tqdm's rate is progress since the bar's start over time).
+    The bar starts once the job is planned, before its first chunk, at what the job had already
+    made (0, or more when it is resumed), so its rate counts only what this run makes (tqdm's
+    rate is progress since the bar's start over time).
     """
 
     def __enter__(self) -> _ProgressBar:
@@ -288,12 +291,14 @@ class _ProgressBar:
         if not event.chars_total:
             return
         if self._bar is None:
-            self._bar = tqdm(total=event.chars_total, initial=event.chars_done, unit="char",
-                             unit_scale=True, dynamic_ncols=True, file=sys.stderr)
+            self._bar = CountingBar(total=event.chars_total, initial=event.chars_done,
+                                    unit=" chars", unit_scale=True, dynamic_ncols=True,
+                                    bar_format=BAR_FORMAT, file=sys.stderr)
+        doing = event.chapter_title or event.stage  # the chapter, or "Starting the engine…"
+        if doing:  # before the update, which draws the bar
+            self._bar.set_postfix_str(doing[:30], refresh=False)
         self._bar.total = event.chars_total
         self._bar.update(event.chars_done - self._bar.n)
-        if event.chapter_title:
-            self._bar.set_postfix_str(event.chapter_title[:30])
 
     def __exit__(self, *exc_info: object) -> None:
         if self._bar is not None:
@@ -322,10 +327,16 @@ def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float,
 
 def _jobs(details: bool) -> int:
     with JobStore.open_default() as store:
-        for job in store.list_jobs():
+        jobs = store.list_jobs()
+        width = title_width(jobs, shutil.get_terminal_size((100, 24)).columns)
+        for job in jobs:
             progress = store.progress(job.id)
+            # A title too long for the terminal goes on under itself, never cut.
+            title = textwrap.wrap(job.title, width) or [""]
             print(f"{job.id[:8]}  {job.state.value:9}  {100 * progress.fraction:5.1f}%  "
-                  f"{job.title[:40]:40}  {job.output_path}")
+                  f"{title[0]:{width}}  {job.output_path}")
+            for more in title[1:]:
+                print(f"{'':{JOBS_TITLE_COLUMN}}{more}")
             if job.error:
                 print(f"          {job.error}")
             if details:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
 import pytest
+from epub_factory import build_epub
 from tiny_supertonic import build_tiny_model
 
 from voices import add_voice_with_rate
@@ -14,11 +16,16 @@ from audiopub import cli, settings
 from audiopub.atomic import TEMP_MARK
 from audiopub.audio.stitch import pause_after
 from audiopub.audio.ffmpeg import probe
+from audiopub.book.epub_reader import read_epub
 from audiopub.cli import main
 from audiopub.jobs.events import JobEvent
-from audiopub.jobs.models import JobState
+from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.submission import submit_job
+from audiopub.jobs.terminal import JOBS_TITLE_COLUMN
 from audiopub.jobs.worker import runner_lock
+from audiopub.tts import onnx_runtime
+from audiopub.tts.registry import get_engine
 
 
 def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Path,
@@ -328,3 +335,57 @@ def test_serve_options_with_another_command_are_an_error(
         main(["--port", "9000", "convert", str(three_chapter_epub)])
     assert exit_info.value.code == 2
     assert "are for serving the web UI, not for convert" in capsys.readouterr().err
+
+
+def test_a_gpu_that_is_not_there_is_said_once_in_the_summary(
+        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")  # its sessions in this process: logged here
+    monkeypatch.setattr(onnx_runtime, "available_providers", lambda: [onnx_runtime.CPU])
+    assert main(["convert", str(three_chapter_epub), "-o", str(tmp_path / "b.m4b"),
+                 "--gpu", "--chapters", "1"]) == 0
+    captured = capsys.readouterr()
+    # No logger line (WARNING audiopub.tts.onnx_runtime: …) before the summary says the same.
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.records
+    said = (captured.out + captured.err).count("GPU requested")
+    assert said == 1 and "ran on: CPU — GPU requested but unavailable" in captured.out
+
+
+def test_the_progress_bar_starts_before_the_first_chunk_and_says_why_it_waits() -> None:
+    with cli._ProgressBar() as bar:
+        # As a job sends it once planned: nothing spoken yet, the engine starting.
+        bar.show(JobEvent("j", JobState.RUNNING, chars_done=0, chars_total=12_345,
+                          stage="Starting the speech engine…"))
+        assert bar._bar is not None
+        first = str(bar._bar)
+    assert "| 0/12,345 chars" in first and "Starting the speech engine…" in first
+
+
+def test_the_progress_bar_counts_in_whole_numbers() -> None:
+    with cli._ProgressBar() as bar:
+        bar.show(JobEvent("j", JobState.RUNNING, chars_done=68, chars_total=12_345,
+                          chapter_title="Arrival"))
+        assert bar._bar is not None
+        shown = str(bar._bar)
+    assert "| 68/12,345 chars" in shown and "Arrival" in shown
+    assert "68.0" not in shown and "12.3k" not in shown
+
+
+def test_jobs_lists_whole_titles_as_wide_as_the_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    title = "The Remarkable Adventures of a Very Long Title Indeed, Volume Two"
+    book = build_epub(tmp_path / "long.epub", [("One", ["A short sentence."])], title=title)
+    with JobStore.open_default() as store:
+        submit_job(store, book, read_epub(book), tmp_path / "long.m4b", JobSettings(),
+                   get_engine("piper"))
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["jobs"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert f"  {title}  {tmp_path / 'long.m4b'}" in line
+    monkeypatch.setenv("COLUMNS", "60")  # too narrow: the title goes on under itself
+    assert main(["jobs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) > 1 and str(tmp_path / "long.m4b") in lines[0]
+    assert " ".join(line[JOBS_TITLE_COLUMN:].split("  ")[0].strip()
+                    for line in lines) == title

@@ -296,11 +296,21 @@ async def test_engines_voices_and_unavailable_engines(user: User) -> None:
     await user.open("/")
     await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
     engine = element(user, "engine")
-    assert engine.value == "piper" and engine.options == {"piper": "Piper"}  # type: ignore[attr-defined]
-    await user.should_see(marker="engine-unavailable-supertonic")
-    await user.should_see("Supertonic is not available")
+    assert engine.value == "piper" and engine.options == {  # type: ignore[attr-defined]
+        "piper": "Piper", "supertonic": "Supertonic (not installed)"}
     # Piper takes no inference steps: the slider is not offered.
     await user.should_not_see(marker="steps")
+    # Nothing is said of Supertonic while Piper is chosen; picked, it says where to get it.
+    await user.should_not_see(marker="engine-unavailable-supertonic")
+    engine.value = "supertonic"  # type: ignore[attr-defined]
+    await see(user, marker="engine-unavailable-supertonic")
+    with user.scope(marker="engine-unavailable-supertonic"):
+        await user.should_see("Supertonic is not installed.")
+        assert user.find("Get it on the Voices page").elements.pop().props["href"] == "/voices"
+    await user.should_not_see("supertonic-3")  # no folder path: the Voices page installs it
+    assert not element(user, "generate").enabled
+    engine.value = "piper"  # type: ignore[attr-defined]
+    await user.should_not_see(marker="engine-unavailable-supertonic")
 
 
 async def test_a_voice_dropped_into_the_models_folder_shows_without_a_restart(
@@ -762,10 +772,9 @@ def said(services: Services, monkeypatch: pytest.MonkeyPatch) -> list[Said]:
     real = services.say
 
     def say(texts: Sequence[str], engine: str, voice: str, speed: float, steps: int,
-            use_gpu: bool, lexicon_entries: Sequence[Entry] = (),
-            language: str | None = None) -> bytes:
+            lexicon_entries: Sequence[Entry] = (), language: str | None = None) -> bytes:
         calls.append(Said(list(texts), list(lexicon_entries), language))
-        return real(texts, engine, voice, speed, steps, use_gpu, lexicon_entries, language)
+        return real(texts, engine, voice, speed, steps, lexicon_entries, language)
 
     monkeypatch.setattr(services, "say", say)
     return calls

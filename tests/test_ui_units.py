@@ -197,7 +197,7 @@ def test_say_speaks_each_piece_with_a_pause_and_the_lexicon(data_dir: Path) -> N
 
     def said(texts: list[str], entries: tuple[Entry, ...] = ()) -> tuple[np.ndarray, int]:
         wav = services.say(texts, "piper", "en_US-joe-medium", 1.0, settings.DEFAULT_STEPS,
-                           False, entries)
+                           entries)
         audio, rate = sf.read(io.BytesIO(wav), dtype="int16")
         return audio, rate
 

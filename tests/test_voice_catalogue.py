@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 from hub_repos import local_hub, piper_voice_files, serve_piper_voices, serve_supertonic
 from hub_server import HubServer
@@ -21,6 +23,7 @@ from audiopub.voices.catalogue import (
     refresh_catalogue,
     snapshot_index,
 )
+from audiopub.voices.hub import reason as network_reason
 
 SHARED_INDEX = Path("/work/shared/catalogues/piper-voices.json")
 
@@ -94,9 +97,10 @@ def test_voices_all_falls_back_to_the_snapshot_when_the_hub_is_unreachable(
         unreachable_hub: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["voices", "list", "--all", "--language", "de"]) == 0
     captured = capsys.readouterr()
-    assert captured.err.startswith("Voice list not refreshed (could not reach the Hub at "
-                                   f"{unreachable_hub}")
+    assert captured.err.startswith(f"Offline: the Hugging Face Hub at {unreachable_hub} can't "
+                                   "be reached (Connection refused)")
     assert "shipped with Audiopub" in captured.err and len(captured.err.splitlines()) == 1
+    assert "[Errno" not in captured.err
     assert "piper:de_DE-thorsten-medium" in captured.out
     assert "Piper voices (9, from the voice index shipped with Audiopub)" in captured.out
 
@@ -167,3 +171,17 @@ def unreachable_hub(monkeypatch: pytest.MonkeyPatch) -> str:
     url = f"http://127.0.0.1:{port}"
     monkeypatch.setenv("HF_ENDPOINT", url)
     return url
+
+
+def test_a_failed_name_lookup_is_said_in_words() -> None:
+    """What an offline computer gets from the network stack: "[Errno -2] Name or service not
+    known", wrapped by httpx; a person is told the computer may be offline."""
+    try:
+        try:
+            raise socket.gaierror(-2, "Name or service not known")
+        except socket.gaierror as exc:
+            raise httpx2.ConnectError("[Errno -2] Name or service not known") from exc
+    except httpx2.ConnectError as exc:
+        said = network_reason(exc)
+    assert said == "its name could not be looked up: is this computer offline?"
+    assert network_reason(ConnectionRefusedError(111, "Connection refused")) == "Connection refused"

@@ -29,6 +29,7 @@ class JobEvent:
     chapter_title: str = ""
     provider: str = ""  # where the engine really runs, in words ("CPU", "GPU (CUDA)", …)
     message: str = ""  # a line for the job's log
+    stage: str = ""  # what the worker is doing now, in words ("Loading the voice…")
 
 
 class EventBus:

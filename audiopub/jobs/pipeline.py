@@ -55,7 +55,7 @@ from audiopub.jobs.executor import (
     in_process_executor,
     release,
 )
-from audiopub.jobs.models import ChapterState, ChunkRow, JobState
+from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
     job_lexicon,
@@ -74,6 +74,16 @@ CHUNKS_DIR = "chunks"  # chunk WAVs inside the job's folder
 
 Publish = Callable[[JobEvent], None]
 
+# What a run is doing, in words: published from its first second, so a job that loads a voice
+# or starts engine processes for half a minute says so instead of sitting at 0 %.
+LOADING_VOICE = "Loading the voice…"
+READING_BOOK = "Reading the book…"
+PREPARING_TEXT = "Preparing the text…"
+STARTING_ENGINE = "Starting the speech engine…"
+SPEAKING = "Speaking “{chapter}”"
+JOINING = "Joining the chapter’s audio…"
+ENCODING = "Encoding the audiobook…"
+
 
 def book_tags(book: Book) -> BookTags:
     return BookTags(title=book.title, author=book.author, album=book.title,
@@ -89,6 +99,11 @@ class JobRun:
         self.store = store
         self.job = store.get_job(job_id)
         self.dir = store.job_dir(job_id)
+        self._publish = publish or (lambda event: None)
+        self._stop_requested = stop_requested
+        self._progress: JobProgress | None = None  # counted once the job is planned
+        self._stage = ""
+        self._set_stage(LOADING_VOICE)
         settings = self.job.settings
         if engine is None:
             engine = get_engine(settings.engine, use_gpu=settings.use_gpu)
@@ -97,8 +112,7 @@ class JobRun:
         else:  # an injected engine (tests, benchmarks) runs in this process
             self.executor = in_process_executor(engine, settings.batch_size)
         self.engine = engine
-        self._publish = publish or (lambda event: None)
-        self._stop_requested = stop_requested
+        self._set_stage(READING_BOOK)
         self.book = stored_book(store, self.job)
 
     # --- the steps -------------------------------------------------------------------
@@ -112,6 +126,7 @@ class JobRun:
         """
         began = time.perf_counter()
         settings = self.job.settings
+        self._set_stage(PREPARING_TEXT)
         self.store.write_plan(self.job.id, plan_book(
             self.book, self.engine.max_chunk_chars, settings.chapters, settings.language,
             job_lexicon(self.store, self.job.epub_path, self.book, settings, self.engine)))
@@ -133,6 +148,8 @@ class JobRun:
         self._progress = self.store.progress(self.job.id)
         self._run_began = self._last_chunk_at = time.perf_counter()
         self._run = Speed(0, 0.0, 0.0, Clock.WALL)  # what this run has made so far
+        # Engine processes start and load the voice until the first chunk comes back.
+        self._set_stage(STARTING_ENGINE)
         note = language_note(settings.language, voice_of(self.engine, settings.voice or ""))
         if note:
             self._emit(JobState.RUNNING, message=note)  # into the job's log
@@ -147,7 +164,11 @@ class JobRun:
         self.store.set_job_info(self.job.id, device=self.engine.device.describe())
         self.store.set_state(self.job.id, JobState.DONE)
         self._remove_intermediate_files()
-        self._emit(JobState.DONE, message=f"Finished: {self.job.output_path}")
+        # The library's file names are ids: say the book's title, and where a person finds it.
+        where = ("in the Library" if self.job.output_path.parent == self.store.library_dir
+                 else str(self.job.output_path))
+        self._emit(JobState.DONE,
+                   message=f"Finished: {self.job.title or 'the audiobook'} — {where}")
         return self.job.output_path
 
     def _disk_full(self, error: OSError | DiskFull) -> DiskFull:
@@ -203,9 +224,11 @@ class JobRun:
                                  chars_done=self._progress.chars_done + marked * chunk.char_count)
         self._run = Speed(self._run.chars + chunk.char_count, now - self._run_began,
                           self._run.audio_s + result.frames / result.sample_rate, Clock.WALL)
+        self._stage = SPEAKING.format(chapter=chapter_title)
         self._emit(JobState.RUNNING, chapter_title=chapter_title)
 
     def _stitch_chapter(self, chapter_idx: int, title: str) -> None:
+        self._set_stage(JOINING)
         chunks = self.store.chapter_chunks(self.job.id, chapter_idx)
         relpath = f"{CHAPTERS_DIR}/{chapter_idx:04d}.wav"
         began = time.perf_counter()
@@ -253,6 +276,7 @@ class JobRun:
         wavs = [self.dir / chapter.audio_path for chapter in chapters if chapter.audio_path]
         # Marks from each chapter file's exact length: back to back, as ffmpeg joins them.
         marks = chapter_marks([chapter.title for chapter in chapters], wavs)
+        self._stage = ENCODING
         self._emit(JobState.RUNNING, message="Encoding the audiobook")
         self.job.output_path.parent.mkdir(parents=True, exist_ok=True)
         # Checked while ffmpeg runs too: a cancel or pause during encoding stops it at once.
@@ -283,13 +307,21 @@ class JobRun:
         if state is not JobState.RUNNING:  # e.g. paused and resumed between two checks
             raise JobStopped(f"The job was {state.value} meanwhile")
 
+    def _set_stage(self, stage: str) -> None:
+        self._stage = stage
+        self._emit(JobState.RUNNING)
+
     def _emit(self, state: JobState, chapter_title: str = "", message: str = "") -> None:
         progress = self._progress
+        if progress is None:  # before the plan: nothing counted yet, only what is happening
+            self._publish(JobEvent(job_id=self.job.id, state=state, message=message,
+                                   stage=self._stage))
+            return
         self._publish(JobEvent(
             job_id=self.job.id, state=state,
             chars_done=progress.chars_done, chars_total=progress.chars_total,
             chunks_done=progress.chunks_done, chunks_total=progress.chunks_total,
             run=self._run, eta_s=self._run.eta_s(progress.chars_total - progress.chars_done),
             chapter_title=chapter_title, provider=self.engine.device.describe(),
-            message=message,
+            message=message, stage=self._stage if state is JobState.RUNNING else "",
         ))

@@ -148,7 +148,9 @@ def create_session(model: Path, use_gpu: bool, threads: int | None = None,
     reason = None
     if use_gpu and actual == CPU:
         reason = explain_cpu_fallback(providers)
-        log.warning("GPU requested for %s, running on CPU: %s", model.name, reason)
+        # Not a warning on stderr: the job's device report says it, once, where people look
+        # (the summary after `convert`, the job's card).
+        log.info("GPU requested for %s, running on CPU: %s", model.name, reason)
     return Session(inference, DeviceReport(requested_gpu=use_gpu, provider=actual,
                                            fallback_reason=reason,
                                            device_id=device_id if actual == CUDA else None))

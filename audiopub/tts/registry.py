@@ -1,5 +1,6 @@
 """Engines by name, loaded lazily and cached per (engine, model dir, device request), and
-loaded again when their model files change."""
+loaded again when their model files change. Previews get engines of their own (one CPU thread
+each), so a preview never waits on, nor takes from, the engine a job speaks with."""
 
 from __future__ import annotations
 
@@ -22,13 +23,20 @@ class EngineKey:
     use_gpu: bool
     threads: int | None = None
     device_id: int = 0  # the CUDA device, when use_gpu: one engine per GPU
+    preview: bool = False  # the previews' own engine, never one a job speaks with
+
+
+# A preview is a sentence or two: one core says it in about a second, and a job running beside
+# it (engine processes on the other cores, or a GPU session) keeps everything it has.
+PREVIEW_THREADS = 1
 
 
 Stamp = tuple[tuple[str, int, int], ...] | None
 
 # Each engine with the stamp of the files it loaded, to notice them removed or replaced.
 _cache: dict[EngineKey, tuple[Engine, Stamp]] = {}
-_lock = threading.Lock()
+_lock = threading.Lock()  # guards _cache and _loading, never held while an engine loads
+_loading: dict[EngineKey, threading.Lock] = {}  # one per key, held while that engine loads
 
 
 def _load(key: EngineKey) -> Engine:
@@ -69,13 +77,34 @@ def get_engine(name: str, use_gpu: bool = False, model_dir: Path | None = None,
                threads: int | None = None, device_id: int = 0) -> Engine:
     """The engine, loaded once per (name, model dir, device request, threads, CUDA device), and
     again when its model files changed: a removed or replaced model is never spoken with."""
-    key = EngineKey(name, model_dir or default_model_dir(name), use_gpu, threads, device_id)
+    return _get(EngineKey(name, model_dir or default_model_dir(name), use_gpu, threads,
+                          device_id))
+
+
+def get_preview_engine(name: str) -> Engine:
+    """The engine previews speak with: on the CPU with `PREVIEW_THREADS`, loaded once (and
+    again when its model files change) and shared by nothing a job runs."""
+    return _get(EngineKey(name, default_model_dir(name), use_gpu=False,
+                          threads=PREVIEW_THREADS, preview=True))
+
+
+def _get(key: EngineKey) -> Engine:
     with _lock:
-        _forget_changed(name)
-        if key not in _cache:
-            stamp = _stamp(key)  # before loading: files replaced meanwhile count as changed
-            _cache[key] = (_load(key), stamp)
-        return _cache[key][0]
+        _forget_changed(key.name)
+        if key in _cache:
+            return _cache[key][0]
+        loading = _loading.setdefault(key, threading.Lock())
+    # Loaded under its own lock: a preview engine loading (seconds, for Supertonic) never keeps
+    # a job from getting its engine, and two callers of one key never load it twice.
+    with loading:
+        with _lock:
+            if key in _cache:
+                return _cache[key][0]
+        stamp = _stamp(key)  # before loading: files replaced meanwhile count as changed
+        engine = _load(key)
+        with _lock:
+            _cache[key] = (engine, stamp)
+            return engine
 
 
 def _stamp(key: EngineKey) -> Stamp:

@@ -49,6 +49,7 @@ class JobView:
     # The worker still has the job in hand (it stops between chunks): a paused or cancelled
     # job can't be resumed or deleted until it lets go.
     held: bool = False
+    stage: str = ""  # what the worker says it is doing for a running job ("Loading the voice…")
 
     @property
     def audio_s(self) -> float:
@@ -94,7 +95,16 @@ def job_view(store: JobStore, activity: JobActivity, job: Job, now: float | None
     event = activity.latest(job.id)
     total, lines = activity.log(job.id)
     return JobView(job, progress, metrics(job, progress, event, now), tuple(lines), total,
-                   chapters, size, cover, event.provider if event is not None else None, held)
+                   chapters, size, cover, event.provider if event is not None else None, held,
+                   stage_text(job, event))
+
+
+def stage_text(job: Job, event: JobEvent | None) -> str:
+    """What a running job is doing now, as its worker last said; empty for any other job (a
+    paused job's last event may still say what it was doing)."""
+    if job.state is not JobState.RUNNING or event is None or event.state is not JobState.RUNNING:
+        return ""
+    return event.stage
 
 
 def is_listed_as_active(job: Job, now: float) -> bool:

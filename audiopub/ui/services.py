@@ -34,7 +34,7 @@ from audiopub.atomic import scratch_dir
 from audiopub.book.lexicon import Entry, Lexicon
 from audiopub.book.models import Book, Cover
 from audiopub.book.spoken import spoken_form
-from audiopub.errors import AudiopubError
+from audiopub.errors import AudiopubError, ModelMissing
 from audiopub.export.audiobookshelf import export_audiobookshelf_zip
 from audiopub.export.files import SUBTITLE_FORMATS, export_book_mp3, export_chapters_zip
 from audiopub.export.read_aloud import export_read_aloud
@@ -93,6 +93,7 @@ class EngineChoice:
     voices: tuple[Voice, ...] = ()
     uses_steps: bool = False
     reason: str | None = None
+    missing: bool = False  # its model files are not installed: the Voices page gets them
 
     @property
     def available(self) -> bool:
@@ -115,7 +116,7 @@ def load_engine_choice(name: str) -> EngineChoice:
         if (name, reason) not in _logged_unavailable:
             _logged_unavailable.add((name, reason))
             log.warning("engine %s is unavailable: %s", name, reason)
-        return EngineChoice(name, label, reason=reason)
+        return EngineChoice(name, label, reason=reason, missing=isinstance(exc, ModelMissing))
     if not voices:
         return EngineChoice(name, label, reason="no voices are installed")
     return EngineChoice(name, label, voices, engine.uses_steps)
@@ -136,7 +137,7 @@ class Services:
         self.preferences = Preferences(self.data_dir / "ui-settings.json")
         # This process's: a killed server's uploads go at the next start (`atomic.scratch_dir`).
         self.uploads_dir = scratch_dir(self.data_dir) / "uploads"
-        self.library_dir = self.data_dir / "library"
+        self.library_dir = self.store.library_dir
         self.upload_limit_bytes = upload_limit_bytes or max_upload_bytes()
         self._gpu_support = gpu_support
         self._worker_started = False
@@ -145,6 +146,7 @@ class Services:
         # one lock orders them, so a worker is never started on a closed store.
         self._lifecycle = threading.Lock()
         self.gpu_started = False  # True once the monitor has tried NVML (found a GPU or not)
+        self.previews_warm = threading.Event()  # set once the preview voice is loaded (or not)
 
     @classmethod
     def from_environment(cls) -> Services:
@@ -166,6 +168,8 @@ class Services:
             self.gpu_started = True
             self.worker.start()
             self._worker_started = True
+            threading.Thread(target=self._warm_preview_engine, name="audiopub-preview-warmup",
+                             daemon=True).start()
 
     def stop(self) -> None:
         """Stop after the current chunk; a running job goes back to the queue for next time."""
@@ -182,6 +186,21 @@ class Services:
 
     # --- what can run here (blocking) ---------------------------------------------------------
 
+    def _warm_preview_engine(self) -> None:
+        """Load the remembered voice into the previews' engine and say a word with it (the
+        model's session and the phonemiser start on first use): the first Preview or Hear it
+        then starts in about a second, not after the voice loads."""
+        saved = self.preferences.get()
+        try:
+            tts = registry.get_preview_engine(saved.engine)
+            voices = [v.id for v in tts.voices()]
+            voice = saved.voice if saved.voice in voices else voices[0]
+            tts.synthesize(["Hello."], voice, SynthesisOptions())
+        except Exception as exc:  # noqa: BLE001 — the first preview will load it, and say why not
+            log.info("the preview voice was not loaded ahead: %s", exc)
+        finally:
+            self.previews_warm.set()
+
     def gpu_support(self) -> GpuSupport:
         if self._gpu_support is None:
             self._gpu_support = GpuSupport.detect()
@@ -193,20 +212,21 @@ class Services:
         that failed to load is tried again (its model files may have been added since)."""
         return tuple(load_engine_choice(n) for n in registry.ENGINE_NAMES)
 
-    def preview(self, engine: str, voice: str, speed: float, steps: int, use_gpu: bool) -> bytes:
+    def preview(self, engine: str, voice: str, speed: float, steps: int) -> bytes:
         """One sentence in `voice`, as WAV bytes."""
-        return self.say([PREVIEW_TEXT], engine, voice, speed, steps, use_gpu)
+        return self.say([PREVIEW_TEXT], engine, voice, speed, steps)
 
     def say(self, texts: Sequence[str], engine: str, voice: str, speed: float, steps: int,
-            use_gpu: bool, lexicon_entries: Sequence[Entry] = (),
-            language: str | None = None) -> bytes:
+            lexicon_entries: Sequence[Entry] = (), language: str | None = None) -> bytes:
         """`texts` one after the other, a short pause between, in `voice`, as WAV bytes.
 
         Said as a job would say them: what the lexicon's entries claim as they say it, the rest
         with numbers and abbreviations as words by the rules of `language` (default: the
         voice's). An entry the voice cannot say is a LexiconError, nothing is spoken then.
+        Spoken by the previews' own engine, on the CPU, whatever device jobs use: a preview
+        never waits for a running job's engine nor takes from it (the voice sounds the same).
         """
-        tts = registry.get_engine(engine, use_gpu=use_gpu)
+        tts = registry.get_preview_engine(engine)
         lexicon = Lexicon(lexicon_entries, tts.phoneme_symbols(voice))
         rules = language or voice_of(tts, voice).language
 
@@ -225,11 +245,10 @@ class Services:
         sf.write(buffer, audio, rate, format="WAV", subtype="PCM_16")
         return buffer.getvalue()
 
-    def check_lexicon(self, entries: Sequence[Entry], engine: str, voice: str,
-                      use_gpu: bool) -> Lexicon:
+    def check_lexicon(self, entries: Sequence[Entry], engine: str, voice: str) -> Lexicon:
         """`entries` checked as a job would check them: a LexiconError names one the voice
         cannot say (an IPA symbol it lacks, IPA for a voice that takes none)."""
-        tts = registry.get_engine(engine, use_gpu=use_gpu)
+        tts = registry.get_preview_engine(engine)
         return Lexicon(entries, tts.phoneme_symbols(voice))
 
     # --- jobs (blocking) ------------------------------------------------------------------
@@ -244,6 +263,19 @@ class Services:
             _save_cover(book.cover, output)
         self.worker.wake()
         return job
+
+    def submitted_text(self, job: Job) -> str:
+        """What is true of a job just submitted: it starts now, or waits for the jobs before it
+        (the worker runs one at a time, oldest first)."""
+        jobs = self.store.list_jobs((JobState.RUNNING, JobState.QUEUED))
+        ids = [other.id for other in jobs]
+        queued_before = ids[:ids.index(job.id)] if job.id in ids else ids
+        ahead = sum(1 for other in jobs if other.id != job.id
+                    and (other.state is JobState.RUNNING or other.id in queued_before))
+        if not ahead:  # the worker was woken for it, and may have taken it already
+            return f"Starting “{job.title}”…"
+        return (f"“{job.title}” is in the queue: it starts after "
+                f"{'the job' if ahead == 1 else f'the {ahead} jobs'} before it")
 
     def pause(self, job_id: str) -> Job:
         return self.store.set_state(job_id, JobState.PAUSED)

@@ -233,10 +233,14 @@ def refresh_catalogue(timeout_s: float = REFRESH_TIMEOUT_S) -> Catalogue:
         entries = parse_piper_index(data)
     except (AudiopubError, ValueError) as exc:
         local = local_catalogue()
-        why = (f"could not reach the Hub at {hub.endpoint()}: {hub.reason(exc)}"
-               if isinstance(exc, HubUnreachable) else str(exc).splitlines()[0])
-        return Catalogue(local.piper, local.source,
-                         note=f"Voice list not refreshed ({why}); showing {local.source}.")
+        if isinstance(exc, HubUnreachable):  # one note, in words: the list is still complete
+            note = (f"Offline: the Hugging Face Hub at {hub.endpoint()} can't be reached "
+                    f"({hub.reason(exc)}), so this is {local.source}. Downloads need a "
+                    "connection.")
+        else:
+            note = (f"Voice list not refreshed ({str(exc).splitlines()[0]}); showing "
+                    f"{local.source}.")
+        return Catalogue(local.piper, local.source, note=note)
     _keep(data)
     return Catalogue(entries, "the Hub's voice index",
                      supertonic_sizes=_supertonic_sizes(timeout_s))

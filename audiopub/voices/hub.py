@@ -20,7 +20,9 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -239,12 +241,28 @@ def hub_errors(what: str, repo: str, revision: str) -> Iterator[None]:
         raise DownloadFailed(f"Downloading {what} failed: {reason(exc)}") from exc
 
 
+_ERRNO: Final = re.compile(r"^\[Errno -?\d+\]\s*")
+
+
 def reason(exc: BaseException) -> str:
-    """The innermost cause's first line: what really went wrong."""
+    """The innermost cause's first line, in words: what really went wrong (an OS error's
+    "[Errno -2] …" number means nothing to a person)."""
+    if _name_lookup_failed(exc):
+        return "its name could not be looked up: is this computer offline?"
     while exc.__cause__ is not None:
         exc = exc.__cause__
     text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    return _ERRNO.sub("", text[0]) if text else type(exc).__name__
+
+
+def _name_lookup_failed(exc: BaseException | None) -> bool:
+    """Whether a DNS lookup failed somewhere in the chain (no network, or no such host)."""
+    seen = 0
+    while exc is not None and seen < 20:  # chains are short; never loop on a cycle
+        if isinstance(exc, socket.gaierror):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def _is_sha256(etag: str | None) -> bool:

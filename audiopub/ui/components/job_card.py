@@ -70,6 +70,7 @@ class JobCard:
                 self.state = ui.label().classes("ap-chip").mark("job-state")
             ui.label(settings_summary(job)).classes("ap-muted text-sm").mark("job-settings")
             self.device = ui.label().classes("text-sm").mark("job-device")
+            self.stage = ui.label().classes("text-sm").mark("job-stage")
             with ui.row().classes("w-full items-center no-wrap gap-3"):
                 self.bar = ui.linear_progress(value=0, show_value=False) \
                     .props("rounded size=8px").classes("flex-1").mark("job-progress")
@@ -116,6 +117,8 @@ class JobCard:
         self.state.set_text(STOPPING_TEXT[state] if stopping else STATE_TEXT[state])
         self.state.classes(replace=f"ap-chip ap-chip-{state.value}")
         self.device.set_text(device_text(view))
+        self.stage.set_text(view.stage)
+        self.stage.set_visibility(bool(view.stage))
         self.bar.set_value(round(progress.fraction, 4))
         self.percent.set_text(f"{100 * progress.fraction:.0f}%")
         self.chars.set_text(

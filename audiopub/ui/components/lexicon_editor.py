@@ -221,7 +221,7 @@ class LexiconEditor:
             entries = rows.entries(str(self.path), complete_only=True)
             return self.services.say(
                 texts(), settings.engine, settings.voice or "", settings.speed,
-                settings.steps, settings.use_gpu, self.layers(entries),
+                settings.steps, self.layers(entries),
                 self.book.language if self.book is not None else None)
 
         try:
@@ -249,8 +249,7 @@ class LexiconEditor:
 
         def check(entries: list[Entry]) -> None:
             if settings is not None:  # else only the file's own rules: no voice to ask
-                self.services.check_lexicon(entries, settings.engine, settings.voice or "",
-                                            settings.use_gpu)
+                self.services.check_lexicon(entries, settings.engine, settings.voice or "")
 
         self._show_error(None)
         self.save_button.props("loading")

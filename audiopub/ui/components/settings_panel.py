@@ -1,6 +1,7 @@
 """Engine, voice (with a spoken preview), speed, inference steps and the GPU switch.
 
-Only engines that load here are offered; the others are listed with the reason. Engines and
+Every engine is offered; one that can't run here says why when it is picked (one whose files
+are not installed points to the Voices page). Engines and
 voices are looked up each time the page opens, so a voice added to the models folder shows
 without a restart. The GPU switch is enabled only when a CUDA provider can run; otherwise it
 stays off and says why. Every change is remembered (`Preferences`) for the next visit.
@@ -40,7 +41,8 @@ class SettingsPanel:
     def __init__(self, services: Services, on_change: Callable[[], None]) -> None:
         self.services = services
         self.on_change = on_change
-        self.engines: dict[str, EngineChoice] = {}
+        self.engines: dict[str, EngineChoice] = {}  # those that can run here
+        self.catalog: dict[str, EngineChoice] = {}  # every engine, to say why one can't
         self.gpu: GpuSupport | None = None
         self.offers: Offers | None = None
         self.book_language: str | None = None  # primary subtag of the book's language
@@ -130,15 +132,13 @@ class SettingsPanel:
     def _apply(self, catalog: tuple[EngineChoice, ...], gpu: GpuSupport) -> None:
         saved = self.services.preferences.get()
         self.engines = {c.name: c for c in catalog if c.available}
-        self.engine.set_options({name: c.label for name, c in self.engines.items()})
+        self.catalog = {c.name: c for c in catalog}
+        self.engine.set_options({c.name: _engine_label(c) for c in catalog})
         self.unavailable.clear()
-        with self.unavailable:
-            if not self.engines:
+        if not self.engines:
+            with self.unavailable:
                 ui.label("No speech engine can run on this machine.") \
                     .classes("ap-banner ap-error")
-            for choice in catalog:
-                if not choice.available:
-                    _unavailable(choice)
         self.gpu = gpu
         if gpu.usable:
             self.gpu_switch.enable()
@@ -158,10 +158,16 @@ class SettingsPanel:
 
     def _engine_changed(self) -> None:
         choice = self.engines.get(self.engine.value)
+        if self.engines:  # said only of the engine picked, and only while it is picked
+            self.unavailable.clear()
         if choice is None:
             self.voice.set_options({})
             self.voice.value = None
             self._show_steps(False)
+            picked = self.catalog.get(self.engine.value)
+            if picked is not None:
+                with self.unavailable:
+                    _unavailable(picked)
             self.on_change()
             return
         saved = self.services.preferences.get()
@@ -268,7 +274,7 @@ class SettingsPanel:
         try:
             settings = self.job_settings(None)
             wav = await run.io_bound(self.services.preview, settings.engine, settings.voice,
-                                     settings.speed, settings.steps, settings.use_gpu)
+                                     settings.speed, settings.steps)
         except AudiopubError as exc:
             self._preview_failed(str(exc))
             return
@@ -303,8 +309,21 @@ def _quality(model: str) -> int:
     return QUALITIES.index(last) if last in QUALITIES else -1
 
 
+def _engine_label(choice: EngineChoice) -> str:
+    if choice.available:
+        return choice.label
+    return f"{choice.label} ({'not installed' if choice.missing else 'unavailable'})"
+
+
 def _unavailable(choice: EngineChoice) -> None:
-    """One line saying which engine can't run; the full reason (often how to fix it) inside."""
+    """Why the picked engine can't run: not installed (the Voices page installs it), or the
+    reason in full (often how to fix it) inside."""
+    if choice.missing:
+        with ui.row().classes("w-full ap-banner ap-warn items-center gap-3 no-wrap text-sm") \
+                .mark(f"engine-unavailable-{choice.name}"):
+            ui.label(f"{choice.label} is not installed.").classes("flex-1")
+            ui.link("Get it on the Voices page", "/voices").classes("ap-link")
+        return
     reason = choice.reason or ""
     with ui.expansion(f"{choice.label} is not available", icon="info_outline",
                       caption=reason.splitlines()[0] if reason else None) \

@@ -70,13 +70,14 @@ def page() -> None:
             if outputs.anything:
                 settings = replace(settings, forms=outputs.to_dict())
             job = await run.io_bound(services.submit, book.path, book.book, settings)
+            said = await run.io_bound(services.submitted_text, job)
         except (AudiopubError, ValueError) as exc:
             submit_error.set_text(str(exc))
             submit_error.set_visibility(True)
             return
         finally:
             generate.props(remove="loading")
-        ui.notify(f"“{job.title}” is in the queue", type="positive")
+        ui.notify(said, type="positive")
         await jobs.refresh_now()
 
     generate.on_click(start)

@@ -133,6 +133,7 @@ class VoicesPage:
         self.loading.set_visibility(False)
         _show(self.note, catalogue.note)
         self.source.set_text(f"Listed from {catalogue.source}.")
+        self.source.set_visibility(not catalogue.note)  # the note says where the list is from
         self._rebuild(have)
         self.language.set_options(language_options(self.rows, language_names(catalogue)))
         language, quality = self.wanted
@@ -287,14 +288,14 @@ class VoicesPage:
 
 def _speak(services: Services, row: VoiceRow, text: str, language: str) -> bytes:
     """`text` in the row's voice (blocking); a multilingual engine speaks it as `language`."""
-    from audiopub.tts.registry import get_engine
+    from audiopub.tts.registry import get_preview_engine
 
     # Supertonic: its first style; a multi-speaker Piper model: its first speaker.
-    voices = get_engine(row.engine).voices()
+    voices = get_preview_engine(row.engine).voices()
     voice = next((v.id for v in voices if not row.voice or v.model == row.voice), row.voice or "")
     spoken_as = None if row.engine == "piper" else language
     return services.say([text], row.engine, voice, defaults.DEFAULT_SPEED,
-                        defaults.DEFAULT_STEPS, False, language=spoken_as)
+                        defaults.DEFAULT_STEPS, language=spoken_as)
 
 
 def _banner(kind: str, marker: str) -> ui.label:

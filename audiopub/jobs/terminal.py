@@ -1,0 +1,39 @@
+"""How the command line lays a job out on a terminal: the progress bar's counts, the `jobs`
+listing's title column.
+
+Counts are whole numbers ("68/12,345 chars"; tqdm's own scaling reads "68.0/12.3k"), and a
+title is as wide as the terminal leaves room for, wrapping rather than cut.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from tqdm import tqdm
+
+from audiopub.jobs.models import Job
+
+BAR_FORMAT: Final = ("{l_bar}{bar}| {done}/{whole} chars "
+                     "[{elapsed}<{remaining}, {rate_fmt}{postfix}]")
+JOBS_TITLE_COLUMN: Final = 29  # where `jobs` prints a title: after id, state and percentage
+MIN_TITLE_WIDTH: Final = 20
+
+
+class CountingBar(tqdm):  # type: ignore[type-arg]
+    """tqdm with whole numbers for the counts in `BAR_FORMAT` (`done`, `whole`)."""
+
+    @property
+    def format_dict(self) -> dict[str, object]:
+        meter = super().format_dict
+        total = meter["total"]
+        return {**meter, "done": f"{int(meter['n']):,}",
+                "whole": f"{int(total):,}" if total else "?"}
+
+
+def title_width(jobs: list[Job], columns: int) -> int:
+    """The title column: as wide as the longest title where the terminal has room for it and
+    the longest output path, else what is left (titles wrap), but never narrower than 20."""
+    longest = max((len(job.title) for job in jobs), default=0)
+    path = max((len(str(job.output_path)) for job in jobs), default=0)
+    room = columns - JOBS_TITLE_COLUMN - 2 - path
+    return max(min(longest, room), MIN_TITLE_WIDTH)
