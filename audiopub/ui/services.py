@@ -8,7 +8,8 @@
      ├── gpu          GpuMonitor: NVML sampled on its own thread
      ├── downloads    VoiceDownloads: one voice download at a time, on its own thread
      ├── reader       BookReader: uploads read in worker processes, a few at a time
-     └── preferences  the UI's remembered settings
+     ├── preferences  the UI's remembered settings
+     └── mixes        Kokoro voice mixes saved under a name
 
 Pages call `current()`; `app.setup()` installs it (tests install one built on a temporary data
 dir, with a fake NVML). Methods that touch disks, engines or drivers block: call them through
@@ -22,7 +23,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -54,6 +55,8 @@ from audiopub.ui.chosen_forms import remove_made
 from audiopub.ui.preferences import Preferences
 from audiopub.ui.uploads import max_upload_bytes, remove_stale_uploads
 from audiopub.ui.voice_downloads import VoiceDownloads
+from audiopub.ui.voice_mixes import FILE_NAME as MIXES_FILE
+from audiopub.ui.voice_mixes import KOKORO, VoiceMixes, with_saved_mixes
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +138,7 @@ class Services:
         self.downloads = VoiceDownloads()
         self.reader = BookReader(self.data_dir)
         self.preferences = Preferences(self.data_dir / "ui-settings.json")
+        self.mixes = VoiceMixes(self.data_dir / MIXES_FILE)
         # This process's: a killed server's uploads go at the next start (`atomic.scratch_dir`).
         self.uploads_dir = scratch_dir(self.data_dir) / "uploads"
         self.library_dir = self.store.library_dir
@@ -210,7 +214,9 @@ class Services:
         """The engines and their voices as they are now: voices dropped into the models folder
         show up without a restart. Cheap once the registry has loaded the engines; an engine
         that failed to load is tried again (its model files may have been added since)."""
-        return tuple(load_engine_choice(n) for n in registry.ENGINE_NAMES)
+        choices = [load_engine_choice(n) for n in registry.ENGINE_NAMES]
+        return tuple(replace(c, voices=with_saved_mixes(c.voices, self.mixes))
+                     if c.name == KOKORO and c.available else c for c in choices)
 
     def preview(self, engine: str, voice: str, speed: float, steps: int) -> bytes:
         """One sentence in `voice`, as WAV bytes."""

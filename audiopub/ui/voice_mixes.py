@@ -1,0 +1,110 @@
+"""Kokoro voice mixes a person saved under a name, kept in `kokoro-mixes.json` in the data dir.
+
+A name is only a label for the page: the voice a job is given is the mix itself,
+"jf_alpha:0.6+jm_kumo:0.4", as the command line takes it. So the chunk cache keys on the mix's
+voices and weights (the engine's `model_id`), a name saved again with other weights never
+reuses audio spoken by the old ones, renaming or deleting a mix touches no job, and nothing
+but this page needs to know names exist.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Final
+
+from audiopub.atomic import atomic_write
+from audiopub.errors import AudiopubError
+from audiopub.tts import registry
+from audiopub.tts.engine import Voice
+from audiopub.tts.kokoro_files import MIX_SEPARATOR, WEIGHT_SEPARATOR, parse_mix
+
+log = logging.getLogger(__name__)
+
+KOKORO: Final = "kokoro"
+FILE_NAME: Final = "kokoro-mixes.json"
+MAX_NAME: Final = 60
+SHARE_DIGITS: Final = 4  # 1/3 is 0.3333: three of them add up to 1 within the parser's 1e-3
+
+
+def mix_string(parts: Sequence[tuple[str, float]]) -> str:
+    """The mix of `parts` (voice, weight ≥ 0), weights turned into shares of 1:
+    [("jf_alpha", 3), ("jm_kumo", 1)] → "jf_alpha:0.75+jm_kumo:0.25". An AudiopubError says
+    what is wrong: fewer than two voices, one twice, or no weight."""
+    chosen = [(name, weight) for name, weight in parts if name and weight > 0]
+    names = [name for name, _ in chosen]
+    if len(set(names)) < 2:
+        raise AudiopubError("A mix needs at least two different voices with a weight above 0.")
+    if len(set(names)) != len(names):
+        raise AudiopubError("A mix names a voice twice: choose each voice once.")
+    total = sum(weight for _, weight in chosen)
+    mix = MIX_SEPARATOR.join(f"{name}{WEIGHT_SEPARATOR}{round(weight / total, SHARE_DIGITS):g}"
+                             for name, weight in chosen)
+    parse_mix(mix)  # the engine's own check of what it will be given
+    return mix
+
+
+class VoiceMixes:
+    """Saved mixes, name → mix string, in the order they were saved."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def all(self) -> dict[str, str]:
+        """The saved mixes; a file that can't be read counts as none (logged), so the page
+        always opens."""
+        try:
+            data = json.loads(self.path.read_text("utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("ignoring the saved voice mixes in %s: %s", self.path, exc)
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {name: mix for name, mix in data.items()
+                if isinstance(name, str) and isinstance(mix, str)}
+
+    def save(self, name: str, mix: str) -> str:
+        """Keep `mix` under `name` (replacing a mix of that name); the name, tidied."""
+        name = " ".join(name.split())
+        if not name:
+            raise AudiopubError("Give the mix a name.")
+        if len(name) > MAX_NAME:
+            raise AudiopubError(f"A mix's name is at most {MAX_NAME} characters.")
+        parse_mix(mix)
+        with self._lock:
+            mixes = self.all()
+            mixes[name] = mix
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_write(self.path) as temp:
+                temp.write_text(json.dumps(mixes, ensure_ascii=False, indent=2), "utf-8")
+        return name
+
+
+def mixed_voice(name: str, mix: str) -> Voice:
+    """The saved mix as Kokoro's voice list shows it: the mix as its id, the name to read
+    (blocking: the engine checks its voices are installed)."""
+    return replace(registry.get_engine(KOKORO).voice(mix), name=f"{name} (mix)")
+
+
+def with_saved_mixes(voices: Sequence[Voice], mixes: VoiceMixes) -> tuple[Voice, ...]:
+    """Kokoro's voices with the saved mixes after them; a mix whose voices are no longer
+    installed is left out (logged), the others stay."""
+    known = {voice.id for voice in voices}
+    listed = list(voices)
+    for name, mix in mixes.all().items():
+        if mix in known:
+            continue
+        try:
+            listed.append(mixed_voice(name, mix))
+        except AudiopubError as exc:
+            log.info("the voice mix %r is not offered: %s", name, exc)
+            continue
+        known.add(mix)
+    return tuple(listed)
