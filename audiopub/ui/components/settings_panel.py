@@ -17,6 +17,7 @@ import base64
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from urllib.parse import quote
 
 from nicegui import run, ui
@@ -26,9 +27,11 @@ from audiopub.book.scripts import primary_subtag
 from audiopub.errors import AudiopubError
 from audiopub.jobs.models import JobSettings
 from audiopub.tts.engine import Voice
+from audiopub.ui.components.voice_mixer import VoiceMixer
 from audiopub.ui.services import EngineChoice, GpuSupport, Services
 from audiopub.ui.theme import section_title
 from audiopub.ui.voice_list import Offers, describe, offers
+from audiopub.ui.voice_mixes import KOKORO
 from audiopub.voices.catalogue import QUALITIES
 
 log = logging.getLogger(__name__)
@@ -69,6 +72,8 @@ class SettingsPanel:
             self.preview_audio.set_visibility(False)
             self.preview_error = ui.label().classes("ap-banner ap-error").mark("preview-error")
             self.preview_error.set_visibility(False)
+            self.mixer = VoiceMixer(services, lambda: round(self.speed.value, 2),
+                                    self._mix_saved)
             with ui.row().classes("ap-banner ap-warn items-center gap-3 no-wrap") \
                     as self.suggestion:
                 self.suggestion_text = ui.label().classes("flex-1").mark("voice-suggestion")
@@ -163,6 +168,7 @@ class SettingsPanel:
         if choice is None:
             self.voice.set_options({})
             self.voice.value = None
+            self.mixer.show(None)
             self._show_steps(False)
             picked = self.catalog.get(self.engine.value)
             if picked is not None:
@@ -174,6 +180,7 @@ class SettingsPanel:
         voices = [v.id for v in choice.voices]
         wanted = saved.voice if saved.voice in voices else voices[0]
         self._set_voice(wanted, choice)
+        self.mixer.show(choice.voices if choice.name == KOKORO else None, wanted)
         self._show_steps(choice.uses_steps)
         self.services.preferences.update(engine=choice.name, voice=wanted)
         self._suggest()
@@ -181,13 +188,27 @@ class SettingsPanel:
 
     def _set_voice(self, voice: str, choice: EngineChoice) -> None:
         """Offer the engine's voices, the book's language first, and select `voice`."""
-        ordered = sorted(choice.voices, key=lambda v: not self._speaks_book(v))
+        ordered = sorted(choice.voices, key=self._book_rank)
         self._choosing = True
         try:
             self.voice.set_options({v.id: f"{v.name} · {v.language}" for v in ordered},
                                    value=voice)
         finally:
             self._choosing = False
+
+    def _mix_saved(self, voice: Voice) -> None:
+        """A mix saved in the mixer joins Kokoro's voices (replacing one of its name) and is
+        chosen."""
+        choice = self.engines.get(KOKORO)
+        if choice is None:
+            return
+        others = [v for v in choice.voices if v.id != voice.id and v.name != voice.name]
+        self.engines[KOKORO] = replace(choice, voices=(*others, voice))
+        if self.engine.value == KOKORO:
+            self._set_voice(voice.id, self.engines[KOKORO])
+            self.voice_chosen = True
+            self.services.preferences.update(voice=voice.id)
+            self.on_change()
 
     def _voice_changed(self) -> None:
         if not self._choosing:
@@ -212,6 +233,13 @@ class SettingsPanel:
             return False
         return voice.speaks(self.book_language)
 
+    def _book_rank(self, voice: Voice) -> int:
+        """0: the book's language is the voice's own; 1: the voice reads it (a Kokoro voice
+        reads all nine of Kokoro's languages); 2: it doesn't."""
+        if not self._speaks_book(voice):
+            return 2
+        return 0 if primary_subtag(voice.language) == self.book_language else 1
+
     def _suggest(self) -> None:
         """Voices in the book's language first; choose the best unless the person chose one;
         none installed: say how many can be downloaded."""
@@ -221,9 +249,10 @@ class SettingsPanel:
             return
         speaking = [v for v in choice.voices if self._speaks_book(v)]
         current = next((v for v in choice.voices if v.id == self.voice.value), None)
-        if speaking and not self.voice_chosen and (current is None
-                                                   or not self._speaks_book(current)):
-            best = max(speaking, key=lambda v: _quality(v.model))
+        best = min(speaking, key=lambda v: (self._book_rank(v), -_quality(v.model)),
+                   default=None)
+        if best is not None and not self.voice_chosen and (
+                current is None or self._book_rank(current) > self._book_rank(best)):
             self._set_voice(best.id, choice)
             self.services.preferences.update(voice=best.id)
         else:

@@ -1,0 +1,159 @@
+"""Kokoro's voice mixer: two or more voices with weights, heard, then saved under a name.
+
+Shown only while Kokoro is the engine. Each voice has a weight from 0 to 100; the mix gives
+each voice its share of the total (a weight of 0 leaves the voice out). "Hear the mix" speaks
+it through the previews' engine; "Save the mix" keeps it under a name (`VoiceMixes`) and hands
+it to the voice list, where it is chosen. The job's voice is the mix itself
+("jf_alpha:0.6+jm_kumo:0.4"), so its cache key follows its voices and weights.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from nicegui import run, ui
+
+from audiopub.errors import AudiopubError
+from audiopub.settings import DEFAULT_STEPS
+from audiopub.tts.engine import Voice
+from audiopub.tts.kokoro_files import MIX_SEPARATOR
+from audiopub.ui.services import Services
+from audiopub.ui.voice_mixes import KOKORO, mix_string, mixed_voice
+
+log = logging.getLogger(__name__)
+
+FIRST_WEIGHT: Final = 50  # two voices start as equal halves
+
+
+@dataclass
+class _Part:
+    voice: ui.select
+    weight: ui.slider
+    share: ui.label
+
+
+class VoiceMixer:
+    def __init__(self, services: Services, speed: Callable[[], float],
+                 on_saved: Callable[[Voice], None]) -> None:
+        self.services = services
+        self.speed = speed
+        self.on_saved = on_saved
+        self.options: dict[str, str] = {}
+        self.parts: list[_Part] = []
+        with ui.expansion("Mix Kokoro voices", icon="tune") \
+                .classes("w-full ap-expansion").mark("voice-mixer") as self.box:
+            ui.label("Blend two or more voices; each speaks its share of the weights.") \
+                .classes("ap-muted text-sm")
+            self.rows = ui.column().classes("w-full gap-1")
+            with ui.row().classes("w-full items-center gap-3"):
+                ui.button("Add a voice", icon="add", on_click=lambda: self._add_part(None)) \
+                    .props("flat no-caps").mark("mix-add")
+                self.hear_button = ui.button("Hear the mix", icon="play_circle",
+                                             on_click=self._hear)
+                self.hear_button.props("outline no-caps").mark("mix-hear")
+            with ui.row().classes("w-full items-center gap-3"):
+                self.name = ui.input("Name of the mix").props("outlined dense") \
+                    .classes("flex-1").mark("mix-name")
+                self.save_button = ui.button("Save the mix", icon="save", on_click=self._save)
+                self.save_button.props("unelevated no-caps").mark("mix-save")
+            self.audio = ui.audio("").classes("w-full").mark("mix-audio")
+            self.audio.set_visibility(False)
+            self.error = ui.label().classes("ap-banner ap-error").mark("mix-error")
+            self.error.set_visibility(False)
+        self.box.set_visibility(False)
+
+    def show(self, voices: Sequence[Voice] | None, current: str | None = None) -> None:
+        """Offer Kokoro's own voices (mixes are not mixed again), the current one first;
+        None hides the mixer."""
+        if voices is None:
+            self.box.set_visibility(False)
+            return
+        singles = [voice for voice in voices if MIX_SEPARATOR not in voice.id]
+        options = {voice.id: voice.name for voice in singles}
+        if options != self.options:
+            self.options = options
+            self.rows.clear()
+            self.parts = []
+            first = current if current in options else next(iter(options), None)
+            second = next((name for name in options if name != first), None)
+            self._add_part(first)
+            self._add_part(second)
+        self.box.set_visibility(len(options) >= 2)
+
+    def mix(self) -> str:
+        """The mix string of the rows as they are; AudiopubError says what is wrong."""
+        return mix_string([(part.voice.value, float(part.weight.value)) for part in self.parts])
+
+    # --- rows -----------------------------------------------------------------------------
+
+    def _add_part(self, voice: str | None) -> None:
+        if voice is None:  # the first voice not in the mix yet
+            used = {part.voice.value for part in self.parts}
+            voice = next((name for name in self.options if name not in used), None)
+        number = len(self.parts)
+        with self.rows, ui.row().classes("w-full items-center gap-3 no-wrap"):
+            select = ui.select(self.options, value=voice, with_input=True,
+                               on_change=self._shares).props("outlined dense") \
+                .classes("flex-1 min-w-[10rem]").mark(f"mix-voice-{number}")
+            weight = ui.slider(min=0, max=100, step=5, value=FIRST_WEIGHT,
+                               on_change=self._shares)
+            weight.classes("flex-1").mark(f"mix-weight-{number}")
+            share = ui.label().classes("ap-figure w-14 text-right").mark(f"mix-share-{number}")
+        self.parts.append(_Part(select, weight, share))
+        self._shares()
+
+    def _shares(self) -> None:
+        """Each voice's share of the mix, as it will be spoken."""
+        total = sum(float(part.weight.value) for part in self.parts if part.voice.value)
+        for part in self.parts:
+            weight = float(part.weight.value) if part.voice.value else 0.0
+            part.share.set_text(f"{weight / total:.0%}" if total else "–")
+
+    # --- hearing and saving ---------------------------------------------------------------
+
+    async def _hear(self) -> None:
+        self.error.set_visibility(False)
+        self.hear_button.props("loading")
+        try:
+            wav = await run.io_bound(self.services.preview, KOKORO, self.mix(),
+                                     self.speed(), DEFAULT_STEPS)  # Kokoro takes no steps
+        except AudiopubError as exc:
+            self._failed(str(exc))
+            return
+        except Exception as exc:  # an engine bug: say so in the page, keep the details in the log
+            log.exception("hearing a voice mix failed")
+            self._failed(f"The mix could not be heard ({type(exc).__name__}: {exc})")
+            return
+        finally:
+            self.hear_button.props(remove="loading")
+        if wav is None:  # the app is shutting down
+            return
+        self.audio.set_source("data:audio/wav;base64," + base64.b64encode(wav).decode())
+        self.audio.set_visibility(True)
+        self.audio.play()
+
+    async def _save(self) -> None:
+        self.error.set_visibility(False)
+        try:
+            mix = self.mix()
+            voice = await run.io_bound(self._keep, self.name.value or "", mix)
+        except AudiopubError as exc:
+            self._failed(str(exc))
+            return
+        if voice is None:
+            return
+        ui.notify(f"Saved the mix “{voice.name}”", type="positive")
+        self.on_saved(voice)
+
+    def _keep(self, name: str, mix: str) -> Voice:
+        """Save the mix once its voices are known to be installed (blocking)."""
+        mixed_voice(name, mix)  # EngineUnavailable names a voice that is not installed
+        return mixed_voice(self.services.mixes.save(name, mix), mix)
+
+    def _failed(self, message: str) -> None:
+        self.error.set_text(message)
+        self.error.set_visibility(True)

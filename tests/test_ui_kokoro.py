@@ -1,0 +1,131 @@
+"""Kokoro on the Convert page, with the real int8 model and voices (`kokoro_model`): the voice
+mixer (hear a mix, save it under a name, convert with it) and which voices the page puts first
+for a book's language. Loading the model is slow on a small machine: the module shares one
+models folder, so the registry loads each engine once, and keeps to two tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import soundfile as sf
+from epub_factory import build_epub
+from kokoro_model import install_folder, join_model, voice_vectors
+from nicegui.testing import User
+from test_gpu_monitor import FakeNvml
+from test_ui import NO_CUDA, element, eventually, only_job, see, text, upload
+
+from audiopub.jobs.models import JobState
+from audiopub.ui.services import GpuSupport, Services, set_current
+
+pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
+
+MIX = "af_heart:0.7+jf_alpha:0.3"
+
+
+@pytest.fixture(scope="module")
+def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Kokoro with two Japanese voices and one named as American English (af_heart: another
+    Japanese voice's vectors, as a voice of another language in the same folder)."""
+    models = tmp_path_factory.mktemp("models")
+    model = join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
+    folder = install_folder(models / "kokoro", model, voices=("jf_alpha", "jm_kumo"))
+    vectors = voice_vectors()["jf_nezumi"].astype("<f4").tobytes()
+    (folder / "voices" / "af_heart.bin").write_bytes(vectors)
+    return models
+
+
+@pytest.fixture(autouse=True)
+def services(data_dir: Path, models_dir: Path, monkeypatch: pytest.MonkeyPatch
+             ) -> Iterator[Services]:
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models_dir))
+    monkeypatch.delenv("AUDIOPUB_SUPERTONIC_DIR", raising=False)
+    monkeypatch.delenv("AUDIOPUB_KOKORO_DIR", raising=False)
+    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
+    installed = Services(data_dir, nvml=FakeNvml(), gpu_support=GpuSupport(False, NO_CUDA),
+                         gpu_interval_s=0.05)
+    set_current(installed)
+    yield installed
+    set_current(None)
+
+
+async def choose_kokoro(user: User) -> None:
+    await user.open("/")
+    await see(user, marker="voice", content="en_US-joe-medium", timeout=60)
+    await user.should_not_see(marker="voice-mixer")  # Piper's voices are not mixed
+    element(user, "engine").value = "kokoro"  # type: ignore[attr-defined]
+    await see(user, marker="voice-mixer", timeout=30)
+
+
+async def test_a_mix_is_heard_saved_under_a_name_and_speaks_the_book(
+        user: User, services: Services, tmp_path: Path) -> None:
+    await choose_kokoro(user)
+    assert element(user, "voice").value == "af_heart"  # type: ignore[attr-defined]
+    # The mixer starts from the chosen voice and the next one, half and half.
+    assert element(user, "mix-voice-0").value == "af_heart"  # type: ignore[attr-defined]
+    assert element(user, "mix-voice-1").value == "jf_alpha"  # type: ignore[attr-defined]
+    assert text(user, "mix-share-0") == "50%"
+    element(user, "mix-weight-0").value = 70  # type: ignore[attr-defined]
+    element(user, "mix-weight-1").value = 30  # type: ignore[attr-defined]
+    assert (text(user, "mix-share-0"), text(user, "mix-share-1")) == ("70%", "30%")
+
+    await user.should_not_see(marker="mix-audio")
+    user.find(marker="mix-hear").click()
+    await see(user, marker="mix-audio", timeout=120)
+    source = element(user, "mix-audio").props["src"]
+    assert source.startswith("data:audio/wav;base64,") and len(source) > 10_000
+
+    user.find(marker="mix-save").click()  # no name yet: refused, nothing saved
+    await see(user, marker="mix-error", content="Give the mix a name.")
+    assert services.mixes.all() == {}
+    element(user, "mix-name").value = "Warm narrator"  # type: ignore[attr-defined]
+    user.find(marker="mix-save").click()
+    voice = element(user, "voice")
+    await eventually(lambda: voice.value == MIX)  # type: ignore[attr-defined]
+    assert voice.options[MIX] == "Warm narrator (mix) · en-US"  # type: ignore[attr-defined]
+    assert services.mixes.all() == {"Warm narrator": MIX}
+    assert services.preferences.get().voice == MIX
+
+    book = build_epub(tmp_path / "morning.epub", [("Morning", ["Good morning."])],
+                      title="Morning", language="en")
+    await upload(user, book)
+    await see(user, marker="book-title", timeout=60)
+    assert element(user, "voice").value == MIX  # type: ignore[attr-defined]
+    await eventually(lambda: element(user, "generate").enabled, 60)
+    user.find(marker="generate").click()
+    await eventually(lambda: len(services.store.list_jobs()) == 1)
+    job_id = only_job(services)
+    # The job's voice is the mix itself: its cache key follows the voices and their weights.
+    assert services.store.get_job(job_id).settings.voice == MIX
+    await eventually(lambda: services.store.get_job(job_id).state == JobState.DONE, 180)
+    chunk = services.store.all_chunks(job_id)[0]
+    assert chunk.audio_path is not None
+    audio, rate = sf.read(services.store.job_dir(job_id) / chunk.audio_path)
+    assert rate == 24_000 and len(audio) > rate // 4
+
+    # Opened again, the saved mix is among Kokoro's voices and still chosen.
+    await user.open("/")
+    await see(user, marker="voice-mixer", timeout=60)
+    again = element(user, "voice")
+    assert again.value == MIX and MIX in again.options  # type: ignore[attr-defined]
+
+
+async def test_kokoro_puts_the_voices_of_the_books_own_language_first(
+        user: User, services: Services, tmp_path: Path) -> None:
+    """Every Kokoro voice reads all nine of its languages; a voice whose own language is the
+    book's comes first, and is chosen over one that merely reads it."""
+    services.mixes.save("Blend", "af_heart+jm_kumo")
+    services.preferences.update(engine="kokoro", voice="af_heart")
+    await user.open("/")
+    await see(user, marker="voice-mixer", timeout=60)
+    voice = element(user, "voice")
+    options = list(voice.options)  # type: ignore[attr-defined]
+    assert options == ["af_heart", "jf_alpha", "jm_kumo", "af_heart+jm_kumo"]
+    book = build_epub(tmp_path / "ja.epub", [("一", ["おはようございます。"])], title="朝",
+                      language="ja")
+    await upload(user, book)
+    await see(user, marker="book-title", timeout=60)
+    await eventually(lambda: voice.value == "jf_alpha")  # type: ignore[attr-defined]
+    assert list(voice.options)[:2] == ["jf_alpha", "jm_kumo"]  # type: ignore[attr-defined]
+    await user.should_not_see(marker="voice-suggestion")
