@@ -8,10 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import base64
+import io
+import os
+
 import pytest
 import soundfile as sf
 from epub_factory import build_epub
-from kokoro_model import install_folder, join_model, voice_vectors
+from hub_repos import local_hub
+from hub_server import HubServer
+from kokoro_model import REPO, install_folder, join_model, repo_files, voice_vectors
 from nicegui.testing import User
 from test_gpu_monitor import FakeNvml
 from test_ui import NO_CUDA, element, eventually, only_job, see, text, upload
@@ -25,12 +31,16 @@ MIX = "af_heart:0.7+jf_alpha:0.3"
 
 
 @pytest.fixture(scope="module")
-def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
+
+
+@pytest.fixture(scope="module")
+def models_dir(tmp_path_factory: pytest.TempPathFactory, model_file: Path) -> Path:
     """Kokoro with two Japanese voices and one named as American English (af_heart: another
     Japanese voice's vectors, as a voice of another language in the same folder)."""
     models = tmp_path_factory.mktemp("models")
-    model = join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
-    folder = install_folder(models / "kokoro", model, voices=("jf_alpha", "jm_kumo"))
+    folder = install_folder(models / "kokoro", model_file, voices=("jf_alpha", "jm_kumo"))
     vectors = voice_vectors()["jf_nezumi"].astype("<f4").tobytes()
     (folder / "voices" / "af_heart.bin").write_bytes(vectors)
     return models
@@ -129,3 +139,54 @@ async def test_kokoro_puts_the_voices_of_the_books_own_language_first(
     await eventually(lambda: voice.value == "jf_alpha")  # type: ignore[attr-defined]
     assert list(voice.options)[:2] == ["jf_alpha", "jm_kumo"]  # type: ignore[attr-defined]
     await user.should_not_see(marker="voice-suggestion")
+
+
+@pytest.fixture
+def hub(services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        model_file: Path) -> Iterator[HubServer]:
+    """After `services`: a Hub with Kokoro's repository, and an empty models folder."""
+    for server in local_hub(tmp_path, monkeypatch):
+        server.add_repo(REPO, repo_files(model_file))
+        yield server
+
+
+async def test_the_voices_page_downloads_previews_and_removes_kokoro(user: User,
+                                                                     hub: HubServer) -> None:
+    folder = Path(os.environ["AUDIOPUB_MODELS_DIR"]) / "kokoro"
+    await user.open("/voices")
+    await see(user, marker="voice-list-loaded", timeout=30)
+    await see(user, marker="voice-kokoro")
+    await user.should_not_see(marker="status-kokoro")
+    await user.should_not_see(marker="preview-kokoro")
+    user.find(marker="download-kokoro").click()
+    await see(user, marker="download-message", content="kokoro is installed (", timeout=120)
+    await see(user, marker="status-kokoro", content="downloaded")
+    assert text(user, "note-kokoro") == "Its voices can be mixed on the Convert page."
+    assert sorted(p.stem for p in (folder / "voices").glob("*.bin")) == ["jf_alpha", "jm_kumo"]
+
+    user.find(marker="preview-kokoro").click()
+    await see(user, marker="voice-preview-audio", timeout=120)
+    source = element(user, "voice-preview-audio").props["src"]
+    audio, rate = sf.read(io.BytesIO(base64.b64decode(source.split(",", 1)[1])))
+    assert rate == 24_000 and len(audio) / rate > 1.0
+
+    user.find(marker="remove-kokoro").click()
+    await see(user, marker="confirm-delete")
+    user.find(marker="confirm-delete").click()
+    await see(user, marker="download-message", content="Removed kokoro.")
+    assert not folder.exists()
+    await see(user, marker="download-kokoro")
+
+
+def test_a_stopped_kokoro_download_is_kokoros_to_continue_or_discard(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from audiopub.ui.voice_list import UNFINISHED, build_rows, installed_now
+    from audiopub.voices.catalogue import local_catalogue
+    from audiopub.voices.install import STAGING
+
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
+    (tmp_path / "models" / STAGING / "kokoro").mkdir(parents=True)
+    have = installed_now()
+    assert have.unfinished == {"kokoro"} and have.kokoro is None
+    (row,) = [row for row in build_rows(local_catalogue(), have, "") if row.engine == "kokoro"]
+    assert row.status == UNFINISHED and row.removable

@@ -100,8 +100,8 @@ async def test_the_hubs_voices_are_listed_with_facts_and_filtered(user: User,
     await user.should_not_see(marker="catalogue-note")  # the Hub answered
     assert text(user, "catalogue-source") == "Listed from the Hub's voice index."
     ids = shown(user)
-    assert ids[:3] == ["supertonic-3", "supertonic-2", "supertonic-1"]
-    assert set(ids[3:]) == {f"piper:{k}" for k in (TINY_DE, SMALL_DE, TINY_FR,
+    assert ids[:4] == ["supertonic-3", "supertonic-2", "supertonic-1", "kokoro"]
+    assert set(ids[4:]) == {f"piper:{k}" for k in (TINY_DE, SMALL_DE, TINY_FR,
                                                    "en_US-joe-medium")}
     size = sum(len(data) for data in piper_voice_files(TINY_DE).values())
     assert text(user, f"size-piper:{TINY_DE}") == f"{size / 1000:.1f} kB"
@@ -118,7 +118,7 @@ async def test_the_hubs_voices_are_listed_with_facts_and_filtered(user: User,
     assert shown(user) == ["supertonic-3", f"piper:{SMALL_DE}", f"piper:{TINY_DE}"]
     element(user, "voice-quality").value = "low"
     assert shown(user) == [f"piper:{SMALL_DE}"]
-    assert text(user, "voice-count") == "1 of 7 voices"
+    assert text(user, "voice-count") == "1 of 8 voices"
     language.value = "fr"
     await see(user, marker="voice-list-empty")
 
@@ -408,7 +408,8 @@ async def test_supertonic_downloaded_or_removed_in_the_page_needs_no_restart(
     await user.open("/")
     await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
     assert element(user, "engine").options == {  # type: ignore[attr-defined]
-        "piper": "Piper", "supertonic": "Supertonic (not installed)"}
+        "piper": "Piper", "supertonic": "Supertonic (not installed)",
+        "kokoro": "Kokoro (not installed)"}
     await user.should_not_see(marker="steps")
 
 

@@ -84,9 +84,13 @@ class VoiceDownloads:
 
     def _run(self, voice_id: str, cancel: threading.Event) -> None:
         from audiopub.voices.install import install  # huggingface_hub, only when needed
+        from audiopub.voices.kokoro_install import KOKORO_ID, install_kokoro
 
         try:
-            installed = install(voice_id, on_progress=self._progress, cancel=cancel)
+            if voice_id == KOKORO_ID:  # the variant for this device, as the CLI chooses it
+                installed = install_kokoro(on_progress=self._progress, cancel=cancel)
+            else:
+                installed = install(voice_id, on_progress=self._progress, cancel=cancel)
         except DownloadCancelled:
             self._finish(cancelled=True, error="Cancelled: nothing was installed. The files "
                          "already complete are kept, so Download continues from them; "

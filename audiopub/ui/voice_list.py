@@ -92,22 +92,32 @@ class OnDisk:
     supertonic: dict[str, tuple[str, bool]]  # release id → (origin, active)
     unfinished: frozenset[str]  # catalogue ids with a stopped download
     env_dir: str | None = None  # AUDIOPUB_SUPERTONIC_DIR, which wins over any chosen release
+    kokoro: str | None = None  # Kokoro's origin when a model and voices are installed
 
 
 def installed_now() -> OnDisk:
     """Installed voices and stopped downloads, read from the models folder (blocking)."""
+    from audiopub.tts.kokoro_files import KokoroFiles, default_folder
     from audiopub.voices import installed
     from audiopub.voices.catalogue import SUPERTONIC_RELEASES
-    from audiopub.voices.install import unfinished_downloads
+    from audiopub.voices.install import STAGING, unfinished_downloads
+    from audiopub.voices.kokoro_install import KOKORO_ID, RECORD
     from audiopub.voices.releases import env_dir
 
     origins = {f"piper:{voice.id}": voice.origin for voice in installed.piper_voices()}
     models = {model.id: (model.origin, model.active) for model in installed.supertonic_models()}
-    releases = {release.id for release in SUPERTONIC_RELEASES}
-    stopped = frozenset(name if name in releases else f"piper:{name}"
-                        for name in unfinished_downloads())
+    own_ids = {release.id for release in SUPERTONIC_RELEASES} | {KOKORO_ID}
+    stopped = {name if name in own_ids else f"piper:{name}" for name in unfinished_downloads()}
+    kokoro_dir = default_folder()  # AUDIOPUB_KOKORO_DIR may put it beside another staging
+    if (kokoro_dir.parent / STAGING / KOKORO_ID).is_dir():
+        stopped.add(KOKORO_ID)
+    files = KokoroFiles(kokoro_dir)
+    kokoro = None
+    if files.variants() and files.voice_names():
+        kokoro = installed.DOWNLOADED if (kokoro_dir / RECORD).is_file() else installed.YOURS
     override = env_dir()
-    return OnDisk(origins, models, stopped, str(override) if override is not None else None)
+    return OnDisk(origins, models, frozenset(stopped),
+                  str(override) if override is not None else None, kokoro)
 
 
 def hub_address() -> str:
@@ -117,12 +127,13 @@ def hub_address() -> str:
 
 
 def build_rows(catalogue: Catalogue, have: OnDisk, endpoint: str) -> list[VoiceRow]:
-    """Supertonic's releases, then every Piper voice by language and quality, then installed
+    """Supertonic's releases, Kokoro, then every Piper voice by language and quality, then installed
     Piper voices the index does not list (the user's own)."""
     from audiopub.voices.catalogue import quality_rank
 
     rows = [_supertonic_row(release, catalogue, have, endpoint)
             for release in catalogue.supertonic]
+    rows.append(_kokoro_row(have, endpoint))
     piper = sorted(catalogue.piper.values(),
                    key=lambda e: (e.language_english, e.country, e.name, quality_rank(e.quality)))
     rows += [_piper_row(entry, have, endpoint) for entry in piper]
@@ -170,6 +181,21 @@ def _supertonic_row(release: SupertonicRelease, catalogue: Catalogue, have: OnDi
                     release.description, size=catalogue.supertonic_sizes.get(release.id),
                     licence_url=f"{endpoint}/{release.repo}", status=status, origin=origin,
                     voice="" if origin and active else None, note=note, usable=usable)
+
+
+def _kokoro_row(have: OnDisk, endpoint: str) -> VoiceRow:
+    """Kokoro-82M: one download, every voice in its nine languages (their primary subtags)."""
+    from audiopub.tts.kokoro_files import LANGUAGES
+    from audiopub.voices.kokoro_install import KOKORO_ID, KOKORO_REPO
+
+    languages = tuple(dict.fromkeys(primary_subtag(tag) for tag, _ in LANGUAGES.values()))
+    status = (INSTALLED if have.kokoro else UNFINISHED if KOKORO_ID in have.unfinished
+              else AVAILABLE)
+    note = "Its voices can be mixed on the Convert page." if have.kokoro else None
+    return VoiceRow(KOKORO_ID, "kokoro", "Kokoro-82M", languages,
+                    "Every voice, each reading " + ", ".join(languages),
+                    licence_url=f"{endpoint}/{KOKORO_REPO}", status=status, origin=have.kokoro,
+                    voice="" if have.kokoro else None, note=note)
 
 
 def _quality_of(key: str) -> str | None:

@@ -32,8 +32,8 @@ def voice_row(row: VoiceRow, actions: RowActions, downloading: str | None) -> No
         with ui.column().classes("gap-0 min-w-0 flex-1"):
             with ui.row().classes("items-baseline gap-2 no-wrap min-w-0"):
                 ui.label(row.name).classes("font-semibold truncate")
-                if row.engine == "supertonic":
-                    ui.label("Supertonic").classes("ap-chip")
+                if row.engine != "piper":
+                    ui.label(row.engine.title()).classes("ap-chip")
             ui.label(row.language_label).classes("ap-muted text-sm truncate")
             if row.note:
                 ui.label(row.note).classes("ap-muted text-xs").mark(f"note-{row.id}")

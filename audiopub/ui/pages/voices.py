@@ -1,4 +1,5 @@
-"""Voices: every Piper voice and Supertonic release there is to download, and those installed.
+"""Voices: every Piper voice, Supertonic release and Kokoro there is to download, and those
+installed.
 
 Opening the page asks the Hugging Face Hub for its current list (a few seconds at most; the
 copy on this computer otherwise, with a note). Filters by language and quality; a voice shows
@@ -15,6 +16,7 @@ from __future__ import annotations
 import base64
 import logging
 import time
+from pathlib import Path
 
 from nicegui import run, ui
 
@@ -232,8 +234,6 @@ class VoicesPage:
     # --- remove and preview --------------------------------------------------------------
 
     async def _remove(self, row: VoiceRow) -> None:
-        from audiopub.voices.install import remove
-
         question = (f"Discard the files of the unfinished download of {row.id}?"
                     if row.status == UNFINISHED else f"Remove {row.id} from this computer?")
         if not await confirm(question, "Discard" if row.status == UNFINISHED else "Remove"):
@@ -241,7 +241,7 @@ class VoicesPage:
         _show(self.message, None)
         _show(self.error, None)
         try:
-            removed = await run.io_bound(remove, row.id)
+            removed = await run.io_bound(_remove_files, row.id)
         except AudiopubError as exc:
             _show(self.error, str(exc))
             return
@@ -284,6 +284,14 @@ class VoicesPage:
         self.preview_audio.set_source("data:audio/wav;base64," + base64.b64encode(wav).decode())
         self.preview_audio.set_visibility(True)
         self.preview_audio.play()
+
+
+def _remove_files(voice_id: str) -> list[Path]:
+    """What `audiopub voices remove` removes for this row (blocking)."""
+    from audiopub.voices.install import remove
+    from audiopub.voices.kokoro_install import KOKORO_ID, remove_kokoro
+
+    return remove_kokoro() if voice_id == KOKORO_ID else remove(voice_id)
 
 
 def _speak(services: Services, row: VoiceRow, text: str, language: str) -> bytes:
