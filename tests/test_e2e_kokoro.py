@@ -52,10 +52,13 @@ def test_a_kokoro_mix_is_heard_saved_and_speaks_the_book(chromium: Path,
 
         mixer = page.locator(".q-expansion-item", has_text="Mix Kokoro voices")
         mixer.get_by_text("Mix Kokoro voices").click()
+        sliders = mixer.get_by_role("slider")
+        expect(sliders).to_have_count(2, timeout=10_000)
         # A click along a slider's track sets it there: 70 and 30 of 100.
-        for slider, share in zip(mixer.get_by_role("slider").all(), (0.7, 0.3), strict=True):
+        for slider, share in zip(sliders.all(), (0.7, 0.3), strict=True):
+            slider.click(trial=True)  # waits until the opening mixer has stopped moving
             box = slider.bounding_box()
-            page.mouse.click(box["x"] + share * box["width"], box["y"] + box["height"] / 2)
+            slider.click(position={"x": share * box["width"], "y": box["height"] / 2})
         mixer.get_by_text("70%").wait_for(timeout=10_000)
         mixer.get_by_text("30%").wait_for(timeout=10_000)
         mixer.get_by_role("button", name="Hear the mix").click()
