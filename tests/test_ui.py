@@ -297,7 +297,8 @@ async def test_engines_voices_and_unavailable_engines(user: User) -> None:
     await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
     engine = element(user, "engine")
     assert engine.value == "piper" and engine.options == {  # type: ignore[attr-defined]
-        "piper": "Piper", "supertonic": "Supertonic (not installed)"}
+        "piper": "Piper", "supertonic": "Supertonic (not installed)",
+        "kokoro": "Kokoro (not installed)"}
     # Piper takes no inference steps: the slider is not offered.
     await user.should_not_see(marker="steps")
     # Nothing is said of Supertonic while Piper is chosen; picked, it says where to get it.

@@ -408,7 +408,8 @@ async def test_supertonic_downloaded_or_removed_in_the_page_needs_no_restart(
     await user.open("/")
     await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
     assert element(user, "engine").options == {  # type: ignore[attr-defined]
-        "piper": "Piper", "supertonic": "Supertonic (not installed)"}
+        "piper": "Piper", "supertonic": "Supertonic (not installed)",
+        "kokoro": "Kokoro (not installed)"}
     await user.should_not_see(marker="steps")
 
 
