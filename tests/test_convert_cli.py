@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 from pathlib import Path
@@ -274,10 +275,11 @@ def test_a_16_khz_voice_keeps_its_sample_rate_to_the_book(
 def test_serve_options_work_with_and_without_the_serve_command(
         argv: list[str], expected: tuple[str, int, bool, list[str]],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import audiopub.ui.app
+    # By module name: after the web UI tests, the `audiopub` package may lack its `ui` attribute.
+    app_module = importlib.import_module("audiopub.ui.app")
 
     served: list[tuple[str, int, bool, list[str]]] = []
-    monkeypatch.setattr(audiopub.ui.app, "main", lambda host, port, show, allowed_hosts:
+    monkeypatch.setattr(app_module, "main", lambda host, port, show, allowed_hosts:
                         served.append((host, port, show, list(allowed_hosts))))
     assert main(argv) == 0
     assert served == [expected]
