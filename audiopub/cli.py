@@ -2,8 +2,8 @@
 cancel, export, voices, names, bench.
 
 One job: the parser and a short handler per command, read side by side; what a command does
-lives in the modules it calls (`jobs.submission`, `jobs.report`, `bench.command`, `book.names`,
-`ui.app`)."""
+lives in the modules it calls (`jobs.submission`, `jobs.foreground`, `jobs.report`,
+`bench.command`, `book.names`, `ui.app`)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,8 @@ import logging
 import shutil
 import sys
 import textwrap
-import time
 from pathlib import Path
 
-from filelock import FileLock
-from tqdm import tqdm
 
 from audiopub import __version__, settings
 from audiopub.bench import command as bench_command
@@ -26,11 +23,10 @@ from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
 from audiopub.book.models import Book
-from audiopub.errors import AudiopubError, InvalidTransition
+from audiopub.errors import AudiopubError
 from audiopub.export import command as export_command
 from audiopub.export import on_convert
-from audiopub.jobs import report
-from audiopub.jobs.events import JobEvent
+from audiopub.jobs import foreground, report
 from audiopub.jobs.models import Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
@@ -42,13 +38,11 @@ from audiopub.jobs.submission import (
     stored_book,
     submit_job,
 )
-from audiopub.jobs.terminal import BAR_FORMAT, JOBS_TITLE_COLUMN, CountingBar, title_width
-from audiopub.jobs.worker import become_runner, execute_job, runner_lock
+from audiopub.jobs.terminal import JOBS_TITLE_COLUMN, title_width
 from audiopub.tts.engine import voice_of
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
 from audiopub.voices import command as voices_command
 
-FOLLOW_INTERVAL_S = 1.0  # how often a CLI waiting on another runner reads the store
 SERVE_HOST = "127.0.0.1"  # the web UI has no accounts: only this computer, unless --host
 SERVE_PORT = 8080
 
@@ -178,7 +172,7 @@ def _convert(args: argparse.Namespace) -> int:
         if args.show_spoken:
             _show_spoken(book, engine.max_chunk_chars, job.settings,
                          job_lexicon(store, job.epub_path, book, job.settings, engine))
-        status = _run_or_follow(store, job.id)
+        status = foreground.run_or_follow(store, job.id)
         if status == 0 and store.get_job(job.id).state is JobState.DONE:
             for path in on_convert.make_outputs(store, job.id, outputs):
                 print(path)
@@ -210,116 +204,6 @@ def _prepare_resume(store: JobStore, job: Job, wanted: JobSettings) -> Job:
         # The next run plans the job again from these: only chunks whose sound changed are redone.
         print("  settings changed: chunks they alter will be made again", file=sys.stderr)
     return store.requeue_with(job.id, wanted)
-
-
-def _run_or_follow(store: JobStore, job_id: str) -> int:
-    lock = runner_lock(store)
-    if not become_runner(lock, store):  # a crashed run's job would now be queued for us
-        print("Another Audiopub process (the web UI?) runs jobs now; following this job there.",
-              file=sys.stderr)
-        status = _follow(store, job_id, lock)
-        if status is not None:
-            return status
-    try:  # the runner lock is ours: run the job here
-        store.set_state(job_id, JobState.RUNNING)
-        return _run_in_foreground(store, job_id)
-    finally:
-        lock.release()
-
-
-def _run_in_foreground(store: JobStore, job_id: str) -> int:
-    began, since = time.perf_counter(), time.time()
-    with _ProgressBar() as bar:
-        try:
-            state = execute_job(store, job_id, bar.show)
-        except KeyboardInterrupt:
-            return _pause_interrupted(store, job_id)
-    return _report(store, job_id, state, time.perf_counter() - began, since, bar.message)
-
-
-def _follow(store: JobStore, job_id: str, lock: FileLock) -> int | None:
-    """Show the other runner's progress on the job until it ends; None (holding `lock`) when
-    that runner let the job go unfinished and stopped running jobs (a CLI conversion whose job
-    another command took over), so this command makes it instead."""
-    began, since = time.perf_counter(), time.time()
-    with _ProgressBar() as bar:
-        try:
-            while True:
-                job = store.get_job(job_id)
-                progress = store.progress(job_id)
-                bar.show(JobEvent(job_id, job.state, progress.chars_done, progress.chars_total))
-                if job.state not in (JobState.QUEUED, JobState.RUNNING):
-                    break
-                # Free when the runner has stopped: it requeues a job the runner left running.
-                if become_runner(lock, store):
-                    if store.get_job(job_id).state is JobState.QUEUED:
-                        return None
-                    lock.release()
-                time.sleep(FOLLOW_INTERVAL_S)
-        except KeyboardInterrupt:
-            # The other process's worker sees the pause in the store after its current chunk.
-            return _pause_interrupted(store, job_id)
-    return _report(store, job_id, job.state, time.perf_counter() - began, since)
-
-
-def _pause_interrupted(store: JobStore, job_id: str) -> int:
-    """Ctrl-C pauses the job, which keeps its finished chunks for the next run."""
-    try:
-        store.set_state(job_id, JobState.PAUSED, error="Interrupted")
-    except InvalidTransition:  # it ended (or was cancelled elsewhere) meanwhile
-        print(f"\nThe job is {store.get_job(job_id).state.value}.", file=sys.stderr)
-        return 130
-    print("\nPaused. Run the same command again to continue.", file=sys.stderr)
-    return 130
-
-
-class _ProgressBar:
-    """Characters done, chars/sec and ETA on stderr, and what the job is doing.
-
-    The bar starts once the job is planned, before its first chunk, at what the job had already
-    made (0, or more when it is resumed), so its rate counts only what this run makes (tqdm's
-    rate is progress since the bar's start over time).
-    """
-
-    def __enter__(self) -> _ProgressBar:
-        self._bar: tqdm | None = None
-        self.message = ""
-        return self
-
-    def show(self, event: JobEvent) -> None:
-        self.message = event.message  # the last one says how the run ended
-        if not event.chars_total:
-            return
-        if self._bar is None:
-            self._bar = CountingBar(total=event.chars_total, initial=event.chars_done,
-                                    unit=" chars", unit_scale=True, dynamic_ncols=True,
-                                    bar_format=BAR_FORMAT, file=sys.stderr)
-        doing = event.chapter_title or event.stage  # the chapter, or "Starting the engine…"
-        if doing:  # before the update, which draws the bar
-            self._bar.set_postfix_str(doing[:30], refresh=False)
-        self._bar.total = event.chars_total
-        self._bar.update(event.chars_done - self._bar.n)
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-
-def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float,
-            since: float, message: str = "") -> int:
-    job = store.get_job(job_id)
-    if state is JobState.QUEUED:  # another command asked for it with other settings
-        print(f"audiopub: job {job_id[:8]} was taken over by another command, which makes it "
-              "now", file=sys.stderr)
-        return 1
-    if state is not JobState.DONE:
-        # The run's own message where a full disk kept the store from recording its end.
-        error = job.error if job.state is state else message
-        print(f"audiopub: job {job_id[:8]} is {state.value}: {error or ''}".rstrip(": "),
-              file=sys.stderr)
-        return 1
-    print("\n".join(report.run_summary(store, job, elapsed_s, since)))
-    return 0
 
 
 # --- jobs, resume, pause, cancel, voices ------------------------------------------------
@@ -354,7 +238,7 @@ def _control(command: str, prefix: str) -> int:
             store.set_state(job.id, JobState.PAUSED)
         else:
             store.set_state(job.id, JobState.QUEUED)
-            return _run_or_follow(store, job.id)
+            return foreground.run_or_follow(store, job.id)
         print(f"Job {job.id[:8]} is now {store.get_job(job.id).state.value}")
     return 0
 

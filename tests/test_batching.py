@@ -6,7 +6,7 @@ import pytest
 
 from audiopub import settings
 from audiopub.errors import SettingInvalid, SynthesisFailed
-from audiopub.jobs.executor import ChunkResult, ChunkTask, in_task_order, planned_batches
+from audiopub.jobs.chunk_work import ChunkResult, ChunkTask, in_task_order, planned_batches
 from audiopub.tts.batching import (
     BYTES_PER_OUTPUT_SAMPLE,
     BatchLimits,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from audiopub import cli
+from audiopub.jobs import foreground
 from audiopub.audio.ffmpeg import probe
 from audiopub.cli import main
 from audiopub.jobs.events import JobEvent
@@ -21,15 +21,15 @@ Q, R, P, F, C = (JobState.QUEUED, JobState.RUNNING, JobState.PAUSED, JobState.FA
 
 def _interrupted_job(epub: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A job of chapter 2 with one chunk made, paused by a Ctrl-C; its id."""
-    real_show = cli._ProgressBar.show
+    real_show = foreground.ProgressBar.show
 
-    def show(bar: cli._ProgressBar, event: JobEvent) -> None:
+    def show(bar: foreground.ProgressBar, event: JobEvent) -> None:
         real_show(bar, event)
         if event.chunks_done and event.state is JobState.RUNNING:
             raise KeyboardInterrupt
 
     with monkeypatch.context() as patch:
-        patch.setattr(cli._ProgressBar, "show", show)
+        patch.setattr(foreground.ProgressBar, "show", show)
         assert main(["convert", str(epub), "--chapters", "2", "-o", str(out)]) == 130
     with JobStore.open_default() as store:
         (job,) = store.list_jobs()
@@ -103,7 +103,7 @@ def test_a_job_another_process_makes_is_taken_over_with_the_new_settings(
                 other_runner.release()  # it saw the job queued and let it go
 
         try:
-            monkeypatch.setattr(cli.time, "sleep", other_runner_lets_go)
+            monkeypatch.setattr(foreground.time, "sleep", other_runner_lets_go)
             status = main(["convert", str(three_chapter_epub), "--chapters", "3", "-o", str(out)])
         finally:
             if other_runner.is_locked:
@@ -131,7 +131,7 @@ def test_the_same_command_again_follows_a_job_another_process_makes_without_stop
             raise KeyboardInterrupt
 
         try:
-            monkeypatch.setattr(cli.time, "sleep", ctrl_c)
+            monkeypatch.setattr(foreground.time, "sleep", ctrl_c)
             assert main(["convert", str(three_chapter_epub), "--chapters", "2",
                          "-o", str(out)]) == 130
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 from pathlib import Path
@@ -12,12 +13,13 @@ from tiny_supertonic import build_tiny_model
 
 from voices import add_voice_with_rate
 
-from audiopub import cli, settings
+from audiopub import settings
 from audiopub.atomic import TEMP_MARK
 from audiopub.audio.stitch import pause_after
 from audiopub.audio.ffmpeg import probe
 from audiopub.book.epub_reader import read_epub
 from audiopub.cli import main
+from audiopub.jobs import foreground
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
@@ -174,16 +176,16 @@ def test_voices_lists_supertonic_voices_when_present(tmp_path: Path,
 def _interrupt_after(monkeypatch: pytest.MonkeyPatch, chunks: int) -> None:
     """Ctrl-C once `chunks` chunks of this run are done, as a person would press it."""
     shown: list[JobEvent] = []
-    real_show = cli._ProgressBar.show
+    real_show = foreground.ProgressBar.show
 
-    def show(bar: cli._ProgressBar, event: JobEvent) -> None:
+    def show(bar: foreground.ProgressBar, event: JobEvent) -> None:
         real_show(bar, event)
         if event.chunks_done and event.state is JobState.RUNNING:
             shown.append(event)
             if len(shown) == chunks:
                 raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli._ProgressBar, "show", show)
+    monkeypatch.setattr(foreground.ProgressBar, "show", show)
 
 
 def test_resume_with_another_chapter_selection_narrates_the_new_one(
@@ -225,7 +227,7 @@ def test_the_summary_after_a_resume_counts_only_this_run(
 def test_the_progress_bar_rate_counts_only_this_run() -> None:
     """tqdm's rate is progress since the bar started over time: a resumed job's bar starts at
     what was already made, or the first update would count all of it as made now."""
-    with cli._ProgressBar() as bar:
+    with foreground.ProgressBar() as bar:
         bar.show(JobEvent("j", JobState.RUNNING, chars_done=900, chars_total=1000))
         assert bar._bar is not None
         meter = bar._bar.format_dict
@@ -273,10 +275,11 @@ def test_a_16_khz_voice_keeps_its_sample_rate_to_the_book(
 def test_serve_options_work_with_and_without_the_serve_command(
         argv: list[str], expected: tuple[str, int, bool, list[str]],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import audiopub.ui.app
+    # By module name: after the web UI tests, the `audiopub` package may lack its `ui` attribute.
+    app_module = importlib.import_module("audiopub.ui.app")
 
     served: list[tuple[str, int, bool, list[str]]] = []
-    monkeypatch.setattr(audiopub.ui.app, "main", lambda host, port, show, allowed_hosts:
+    monkeypatch.setattr(app_module, "main", lambda host, port, show, allowed_hosts:
                         served.append((host, port, show, list(allowed_hosts))))
     assert main(argv) == 0
     assert served == [expected]
@@ -292,7 +295,7 @@ def test_ctrl_c_while_following_another_runner_pauses_the_job(
         lock = runner_lock(store)
         lock.acquire()  # as the web app's worker would: the CLI can only follow the job
         try:
-            monkeypatch.setattr(cli.time, "sleep", ctrl_c)  # Ctrl-C while it waits
+            monkeypatch.setattr(foreground.time, "sleep", ctrl_c)  # Ctrl-C while it waits
             assert main(["convert", str(three_chapter_epub), "-o", str(tmp_path / "b.m4b")]) == 130
         finally:
             lock.release()
@@ -352,7 +355,7 @@ def test_a_gpu_that_is_not_there_is_said_once_in_the_summary(
 
 
 def test_the_progress_bar_starts_before_the_first_chunk_and_says_why_it_waits() -> None:
-    with cli._ProgressBar() as bar:
+    with foreground.ProgressBar() as bar:
         # As a job sends it once planned: nothing spoken yet, the engine starting.
         bar.show(JobEvent("j", JobState.RUNNING, chars_done=0, chars_total=12_345,
                           stage="Starting the speech engine…"))
@@ -362,7 +365,7 @@ def test_the_progress_bar_starts_before_the_first_chunk_and_says_why_it_waits() 
 
 
 def test_the_progress_bar_counts_in_whole_numbers() -> None:
-    with cli._ProgressBar() as bar:
+    with foreground.ProgressBar() as bar:
         bar.show(JobEvent("j", JobState.RUNNING, chars_done=68, chars_total=12_345,
                           chapter_title="Arrival"))
         assert bar._bar is not None

@@ -21,7 +21,7 @@ from audiopub.audio import mux
 from audiopub.audio.ffmpeg import probe, run_ffmpeg
 from audiopub.book.epub_reader import read_epub
 from audiopub.errors import DiskFull, MuxFailed
-from audiopub.jobs import db, pipeline
+from audiopub.jobs import db
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import submit_job

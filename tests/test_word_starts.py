@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from voices import add_still_voice
 
-from audiopub.jobs.executor import ChunkTask, synthesize_batch
+from audiopub.jobs.chunk_work import ChunkTask, synthesize_batch
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.piper import PiperEngine
 from audiopub.tts.piper_config import encode

@@ -25,8 +25,8 @@ from audiopub.bench.results import BatchingFacts, BookResult, BookRun, Timing
 from audiopub.book.epub_reader import read_epub
 from audiopub.errors import AudiopubError
 from audiopub.jobs.device_executor import DeviceExecutor
+from audiopub.jobs.chunk_work import ChunkExecutor
 from audiopub.jobs.executor import (
-    ChunkExecutor,
     ProcessExecutor,
     default_batch_size,
     executor_for,

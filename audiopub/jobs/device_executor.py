@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from audiopub.errors import AudiopubError
-from audiopub.jobs.executor import (
+from audiopub.jobs.chunk_work import (
     RETRIES,
     ChunkResult,
     ChunkTask,

@@ -47,14 +47,8 @@ from audiopub.jobs.chunk_cache import (
 )
 from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
-from audiopub.jobs.executor import (
-    ChunkExecutor,
-    ChunkResult,
-    ChunkTask,
-    executor_for,
-    in_process_executor,
-    release,
-)
+from audiopub.jobs.chunk_work import ChunkExecutor, ChunkResult, ChunkTask
+from audiopub.jobs.executor import executor_for, in_process_executor, release
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (

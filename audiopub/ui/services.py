@@ -116,10 +116,13 @@ def load_engine_choice(name: str) -> EngineChoice:
     # Shown next to the engine list: a broken engine must not hide the working ones.
     except Exception as exc:  # noqa: BLE001
         reason = str(exc) or type(exc).__name__
+        missing = isinstance(exc, ModelMissing)
         if (name, reason) not in _logged_unavailable:
             _logged_unavailable.add((name, reason))
-            log.warning("engine %s is unavailable: %s", name, reason)
-        return EngineChoice(name, label, reason=reason, missing=isinstance(exc, ModelMissing))
+            # An engine whose files nobody installed is the normal state of a first start.
+            log.log(logging.INFO if missing else logging.WARNING,
+                    "engine %s is unavailable: %s", name, reason)
+        return EngineChoice(name, label, reason=reason, missing=missing)
     if not voices:
         return EngineChoice(name, label, reason="no voices are installed")
     return EngineChoice(name, label, voices, engine.uses_steps)
