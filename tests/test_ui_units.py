@@ -110,6 +110,20 @@ def test_stale_uploads_are_removed(tmp_path: Path) -> None:
     assert not old.exists() and new.exists()
 
 
+def test_stale_cover_thumbnails_are_removed(tmp_path: Path) -> None:
+    from audiopub.ui.book_reading import THUMBNAILS, remove_stale_thumbnails
+
+    folder = tmp_path / THUMBNAILS
+    folder.mkdir()
+    old, new = folder / f"{'a' * 32}.jpg", folder / f"{'b' * 32}.jpg"
+    old.write_bytes(b"1")
+    new.write_bytes(b"2")
+    os.utime(old, (time.time() - 3 * 86400,) * 2)
+    assert remove_stale_thumbnails(tmp_path) == 1
+    assert not old.exists() and new.exists()
+    assert remove_stale_thumbnails(tmp_path / "no such folder") == 0
+
+
 def _job(state: JobState, started: float | None = 100.0, finished: float | None = None) -> Job:
     return Job(id="a" * 32, state=state, created_at=90.0, updated_at=150.0, started_at=started,
                finished_at=finished, title="T", author="A", epub_path=Path("b.epub"),

@@ -21,7 +21,6 @@ import os
 import re
 import signal
 import threading
-import time
 import traceback
 import uuid
 from concurrent.futures import ProcessPoolExecutor
@@ -37,6 +36,7 @@ from audiopub.book.lexicon import book_lexicon_path
 from audiopub.book.models import Book
 from audiopub.book.names import NameCandidate, likely_names
 from audiopub.errors import AudiopubError, BadEpub
+from audiopub.ui.uploads import remove_older_than
 
 __all__ = ["READERS", "BookReader", "ReadFailed", "UploadedBook", "read_upload",
            "remove_stale_thumbnails", "remove_thumbnail", "thumbnail_path"]
@@ -160,16 +160,4 @@ def remove_thumbnail(data_dir: Path, name: str | None) -> None:
 
 def remove_stale_thumbnails(data_dir: Path, max_age_s: float = STALE_AFTER_S) -> int:
     """Delete thumbnails older than `max_age_s` (a server stopped while tabs showed them)."""
-    folder = Path(data_dir) / THUMBNAILS
-    if not folder.is_dir():
-        return 0
-    cutoff = time.time() - max_age_s
-    removed = 0
-    for path in folder.iterdir():
-        try:
-            if path.stat().st_mtime < cutoff:
-                path.unlink()
-                removed += 1
-        except FileNotFoundError:
-            continue
-    return removed
+    return remove_older_than(Path(data_dir) / THUMBNAILS, "*", max_age_s)

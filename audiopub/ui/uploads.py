@@ -68,11 +68,17 @@ def display_name(name: str | None) -> str:
 
 def remove_stale_uploads(folder: Path, max_age_s: float = STALE_AFTER_S) -> int:
     """Delete uploads older than `max_age_s`; returns how many."""
+    return remove_older_than(folder, f"*{SUFFIX}", max_age_s)
+
+
+def remove_older_than(folder: Path, pattern: str, max_age_s: float) -> int:
+    """Delete the files in `folder` matching `pattern` last changed over `max_age_s` ago;
+    returns how many (a file removed meanwhile by someone else is not counted)."""
     if not folder.is_dir():
         return 0
     cutoff = time.time() - max_age_s
     removed = 0
-    for path in folder.glob(f"*{SUFFIX}"):
+    for path in folder.glob(pattern):
         try:
             if path.stat().st_mtime < cutoff:
                 path.unlink()
