@@ -451,7 +451,8 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
                                                        tmp_path: Path) -> None:
     await open_with_book(user, small_book)
     user.find(marker="generate").click()
-    await see(user, marker="job")
+    # Submitting loads the job's engine (its graph rewrite is made anew in a fresh data folder).
+    await see(user, marker="job", timeout=90)
     await job_state(user, "Done")
     job_id = only_job(services)
     assert text(user, "job-percent") == "100%"
