@@ -70,12 +70,15 @@ def test_judge_says_numbers_as_words_on_both_sides() -> None:
 
 def test_judge_counts_the_longest_run_of_words_not_heard() -> None:
     said = ("The rain had stopped by the time the train reached the coast, and she counted "
-            "the lighthouses as they passed.")
+            "the lighthouses one by one as they passed.")
     heard = "The rain had stopped by the time the train reached the coast as they passed."
     verdict = judge(said, heard, "en")
-    assert verdict.missing_run == 5  # "and she counted the lighthouses"
-    assert verdict.flagged and verdict.reason == "5 words in a row not heard"
-    assert verdict.wer == pytest.approx(5 / 20)
+    assert verdict.missing_run == 8  # "and she counted the lighthouses one by one"
+    assert verdict.flagged and verdict.reason == "8 words in a row not heard"
+    assert verdict.wer == pytest.approx(8 / 23)
+    shorter = judge(said.replace(" one by one", ""), heard, "en")
+    assert (shorter.missing_run, shorter.flagged) == (5, False)  # under the default 6 and WER
+    assert judge(said.replace(" one by one", ""), heard, "en", Thresholds(5)).flagged
     # Garble between the words does not break the run of words not heard.
     assert judge("one two three four five six", "one uh two five six", "en").missing_run == 2
     assert judge("one two three four five six", "one two zzz yyy five six", "en").missing_run == 2
