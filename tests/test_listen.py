@@ -17,6 +17,7 @@ from tiny_supertonic import build_tiny_model
 from audiopub.errors import ListeningUnavailable
 from audiopub.listen import Clip, Listener, Thresholds, installed_listening_models, judge
 from audiopub.listen.features import log_mel, to_16k
+from audiopub.listen.listener import split_windows
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.piper import PiperEngine
 from audiopub.tts.supertonic import SupertonicEngine
@@ -57,6 +58,17 @@ def test_resampling_to_16k_keeps_a_tone() -> None:
     assert resampled.size == 16_000
     np.testing.assert_allclose(resampled, np.sin(2 * np.pi * hz * np.arange(16_000) / 16_000),
                                atol=1e-3)
+
+
+def test_a_long_clip_is_cut_in_its_quiet_moments_into_windows_of_30_s() -> None:
+    rng = np.random.default_rng(1)
+    audio = (0.2 * rng.standard_normal(16_000 * 70)).astype(np.float32)
+    audio[16_000 * 27:16_000 * 27 + 800] = 0.0  # a pause 27 s in: the first cut
+    windows = split_windows(audio)
+    assert [w.size <= 480_000 for w in windows] == [True, True, True]
+    assert 16_000 * 27 < windows[0].size < 16_000 * 27 + 800
+    assert sum(w.size for w in windows) == audio.size  # nothing left out
+    np.testing.assert_array_equal(np.concatenate(windows), audio)
 
 
 def test_judge_says_numbers_as_words_on_both_sides() -> None:
