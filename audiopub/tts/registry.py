@@ -48,7 +48,7 @@ def _load(key: EngineKey) -> Engine:
                            device_id=key.device_id)
     if key.name == "supertonic":
         from audiopub.tts.supertonic import SupertonicEngine
-        from audiopub.voices.releases import languages_of
+        from audiopub.tts.supertonic_releases import languages_of
 
         return SupertonicEngine(key.model_dir, use_gpu=key.use_gpu, threads=key.threads,
                                 device_id=key.device_id, languages=languages_of(key.model_dir))
