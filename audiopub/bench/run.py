@@ -29,7 +29,8 @@ from audiopub.bench.results import (
 )
 from audiopub.bench.texts import TEXTS, TEXTS_LANGUAGE
 from audiopub.gpu.monitor import GpuMonitor
-from audiopub.jobs.executor import cpu_workers, default_batch_size, executor_for, release
+from audiopub.jobs.cpu_sizing import cpu_workers
+from audiopub.jobs.executor import default_batch_size, executor_for, release
 from audiopub.tts.engine import Engine, SynthesisOptions, voice_of
 from audiopub.tts.registry import get_engine
 

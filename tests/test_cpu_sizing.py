@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from audiopub.jobs import executor
-from audiopub.jobs.executor import available_memory_bytes, cpu_workers, cpu_workers_for
+from audiopub.jobs import cpu_sizing
+from audiopub.jobs.cpu_sizing import available_memory_bytes, cpu_workers, cpu_workers_for
 
 GIB = 1 << 30
 
@@ -48,13 +48,13 @@ def test_the_override_wins(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_without_an_override_cores_and_memory_decide(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AUDIOPUB_CPU_WORKERS", raising=False)
-    monkeypatch.setattr(executor, "usable_cores", lambda: 16)
-    monkeypatch.setattr(executor, "available_memory_bytes", lambda: 6 * GIB)
+    monkeypatch.setattr(cpu_sizing, "usable_cores", lambda: 16)
+    monkeypatch.setattr(cpu_sizing, "available_memory_bytes", lambda: 6 * GIB)
     assert cpu_workers() == 5
 
 
 def test_bigger_batches_mean_fewer_engine_processes_for_the_same_memory() -> None:
-    from audiopub.jobs.executor import ENGINE_PROCESS_BYTES, process_bytes_for
+    from audiopub.jobs.cpu_sizing import ENGINE_PROCESS_BYTES, process_bytes_for
 
     assert process_bytes_for(1) == ENGINE_PROCESS_BYTES
     assert process_bytes_for(16) == 6 * ENGINE_PROCESS_BYTES
