@@ -1,11 +1,18 @@
-"""How many engine processes the CPU executor starts, from cores and memory."""
+"""How many engine processes the CPU executor starts, from cores and memory: psutil's
+figures for the machine, within a container's cgroup limits (fake cgroup trees here)."""
 
 from pathlib import Path
 
+import psutil
 import pytest
 
 from audiopub.jobs import cpu_sizing
-from audiopub.jobs.cpu_sizing import available_memory_bytes, cpu_workers, cpu_workers_for
+from audiopub.jobs.cpu_sizing import (
+    available_memory_bytes,
+    cpu_workers,
+    cpu_workers_for,
+    usable_cores,
+)
 
 GIB = 1 << 30
 
@@ -27,18 +34,98 @@ def test_a_larger_budget_per_process_means_fewer_processes() -> None:
     assert cpu_workers_for(16, 9 * GIB, per_process_bytes=2 * GIB) == 4
 
 
-def test_memavailable_is_read_from_meminfo(tmp_path: Path) -> None:
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal:       32000000 kB\nMemFree:         1000000 kB\n"
-                       "MemAvailable:   12000000 kB\nBuffers:          200000 kB\n")
-    assert available_memory_bytes(meminfo) == 12_000_000 * 1024
+class FakeVirtualMemory:
+    def __init__(self, available: int) -> None:
+        self.available = available
 
 
-def test_no_memory_reading_without_memavailable(tmp_path: Path) -> None:
-    old_kernel = tmp_path / "meminfo"
-    old_kernel.write_text("MemTotal:       32000000 kB\nMemFree:         1000000 kB\n")
-    assert available_memory_bytes(old_kernel) is None
-    assert available_memory_bytes(tmp_path / "absent") is None  # not Linux
+def _machine(monkeypatch: pytest.MonkeyPatch, available: int, cores: int,
+             affinity: list[int] | None = None) -> None:
+    """psutil's figures for a machine with `available` bytes free and `cores` cores, of which
+    this process may run on `affinity` (all of them unless said)."""
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: FakeVirtualMemory(available))
+    monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: cores)
+    monkeypatch.setattr(psutil.Process, "cpu_affinity",
+                        lambda self, cpus=None: list(range(cores)) if affinity is None
+                        else affinity, raising=False)
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+
+
+def test_without_cgroups_psutil_alone_decides(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS, Windows, or a Linux without cgroup limits: the machine's own figures."""
+    _machine(monkeypatch, available=12 * GIB, cores=16, affinity=[0, 1, 2, 3])
+    no_cgroup = tmp_path / "proc-self-cgroup"  # absent
+    assert available_memory_bytes(tmp_path / "none", no_cgroup) == 12 * GIB
+    assert usable_cores(tmp_path / "none", no_cgroup) == 4  # taskset allows four of sixteen
+
+
+def test_a_cgroup_v2_memory_limit_and_cpu_quota_hold_inside_a_container(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _machine(monkeypatch, available=200 * GIB, cores=64)
+    root = tmp_path / "cgroup"
+    _write(root, {"memory.max": str(8 * GIB), "memory.current": str(5 * GIB),
+                  # 2 GiB of it is page cache the kernel drops before it kills anything
+                  "memory.stat": f"anon 3000\ninactive_file {2 * GIB}\nactive_file 7\n",
+                  "cpu.max": "250000 100000"})
+    proc = tmp_path / "cgroup-line"
+    proc.write_text("0::/\n")
+
+    assert available_memory_bytes(root, proc) == 5 * GIB  # 8 less the 3 in use
+    assert usable_cores(root, proc) == 3  # 2.5 CPUs of quota: the third process shares
+    assert cpu_workers_for(usable_cores(root, proc), available_memory_bytes(root, proc)) == 3
+
+
+def test_the_tightest_limit_above_a_nested_v2_cgroup_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _machine(monkeypatch, available=200 * GIB, cores=64)
+    root = tmp_path / "cgroup"
+    _write(root, {"user.slice/memory.max": str(4 * GIB), "user.slice/memory.current": "0",
+                  "user.slice/cpu.max": "200000 100000",
+                  "user.slice/app.scope/memory.max": "max",
+                  "user.slice/app.scope/cpu.max": "max 100000"})
+    proc = tmp_path / "cgroup-line"
+    proc.write_text("0::/user.slice/app.scope\n")
+
+    assert available_memory_bytes(root, proc) == 4 * GIB
+    assert usable_cores(root, proc) == 2
+
+
+def test_cgroup_v1_limits_and_their_no_limit_values(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    _machine(monkeypatch, available=100 * GIB, cores=32)
+    root = tmp_path / "cgroup"
+    proc = tmp_path / "cgroup-lines"
+    proc.write_text("4:memory:/docker/abc\n2:cpu,cpuacct:/docker/abc\n0::/\n")
+    unlimited = {"memory/memory.limit_in_bytes": "9223372036854771712",
+                 "cpu/cpu.cfs_quota_us": "-1", "cpu/cpu.cfs_period_us": "100000"}
+    _write(root, unlimited)  # the container's view: its cgroup is the hierarchy's root
+    assert available_memory_bytes(root, proc) == 100 * GIB
+    assert usable_cores(root, proc) == 32
+
+    _write(root, {"memory/memory.limit_in_bytes": str(6 * GIB),
+                  "memory/memory.usage_in_bytes": str(2 * GIB),
+                  "memory/memory.stat": f"cache 1\ntotal_inactive_file {GIB}\n",
+                  "cpu/cpu.cfs_quota_us": "400000"})
+    assert available_memory_bytes(root, proc) == 5 * GIB  # 6 less the 1 GiB not reclaimable
+    assert usable_cores(root, proc) == 4
+
+
+def test_unreadable_or_damaged_cgroup_files_mean_no_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _machine(monkeypatch, available=10 * GIB, cores=8)
+    root = tmp_path / "cgroup"
+    _write(root, {"memory.max": "lots", "cpu.max": "100000", "cpu/cpu.cfs_quota_us": "0",
+                  "cpu/cpu.cfs_period_us": "100000"})
+    proc = tmp_path / "cgroup-line"
+    proc.write_text("0::/\n1:cpu:/\n")
+    assert available_memory_bytes(root, proc) == 10 * GIB
+    assert usable_cores(root, proc) == 8
 
 
 def test_the_override_wins(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,13 +1,21 @@
 """How many engine processes a CPU job starts: one per usable core, as far as memory allows.
 
 Each engine process holds a model and its activations (`ENGINE_PROCESS_BYTES`, more for
-bigger batches); too many for the memory and the pool dies of it mid-book.
+bigger batches); too many for the memory and the pool dies of it mid-book. The machine's
+figures come from psutil (Linux, macOS, Windows alike); in a container, its cgroup's memory
+limit and CPU quota (`cgroup_limits`) count too, since the kernel kills a container that goes
+past its limit however much memory the machine has free.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
+
+import psutil
+
+from audiopub.jobs.cgroup_limits import CGROUP_ROOT, PROC_CGROUP, cgroup_cpu_quota, cgroup_memory_left
 
 # Memory budgeted per engine process: one with the embedded Piper joe voice measured 0.5 GB in
 # a short benchmark and up to 0.83 GB through a whole 1.2 M-character novel; 1 GiB covers that.
@@ -15,7 +23,6 @@ ENGINE_PROCESS_BYTES = 1 << 30
 # Kept free beside the engine processes: the app itself (web UI, job planning, ffmpeg) and the
 # rest of the machine.
 APP_RESERVE_BYTES = 1 << 30
-MEMINFO = Path("/proc/meminfo")  # Linux's memory figures; psutil is not a dependency
 
 
 def cpu_workers_for(cores: int, available_bytes: int | None,
@@ -34,28 +41,25 @@ def cpu_workers_for(cores: int, available_bytes: int | None,
     return max(1, workers)
 
 
-def available_memory_bytes(meminfo: Path = MEMINFO) -> int | None:
-    """Memory the kernel can give new processes without swapping (MemAvailable), or None
-    where it does not say (not Linux, or a kernel older than 3.14)."""
-    try:
-        text = meminfo.read_text()
-    except OSError:
-        return None
-    for line in text.splitlines():
-        name, _, value = line.partition(":")
-        fields = value.split()  # e.g. ["12345678", "kB"]
-        if name == "MemAvailable" and fields and fields[0].isdigit():
-            return int(fields[0]) * (1024 if fields[1:] == ["kB"] else 1)
-    return None
+def available_memory_bytes(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP) -> int:
+    """Memory new processes can have without swapping: what the machine has available, or what
+    this container's cgroup limit leaves, whichever is less."""
+    available = int(psutil.virtual_memory().available)
+    left = cgroup_memory_left(root, proc_cgroup)
+    return available if left is None else min(available, left)
 
 
-def usable_cores() -> int:
-    """Cores this process may run on: a container or `taskset` may allow fewer than the
-    machine has, and os.cpu_count() counts the machine's."""
+def usable_cores(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP) -> int:
+    """Cores this process may keep busy: those it may run on (a container or `taskset` may
+    allow fewer than the machine has), within its cgroup's CPU quota (2.5 CPUs: 3 processes,
+    the last one sharing)."""
     try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # sched_getaffinity exists on Linux only
-        return os.cpu_count() or 1
+        cores = len(psutil.Process().cpu_affinity() or ())  # type: ignore[attr-defined]
+    except (AttributeError, psutil.Error):  # macOS has no CPU affinity
+        cores = 0
+    cores = cores or psutil.cpu_count() or os.cpu_count() or 1
+    quota = cgroup_cpu_quota(root, proc_cgroup)
+    return max(1, min(cores, math.ceil(quota))) if quota is not None else cores
 
 
 def process_bytes_for(batch_size: int) -> int:
