@@ -81,6 +81,12 @@ def get_engine(name: str, use_gpu: bool = False, model_dir: Path | None = None,
                           device_id))
 
 
+def load_engine(name: str, use_gpu: bool = False, threads: int | None = None) -> Engine:
+    """A new engine of its own, never cached nor shared: for measuring an engine whose sessions
+    are made under other settings (`audiopub bench --cuda-tuning`, node placement)."""
+    return _load(EngineKey(name, default_model_dir(name), use_gpu, threads))
+
+
 def get_preview_engine(name: str) -> Engine:
     """The engine previews speak with: on the CPU with `PREVIEW_THREADS`, loaded once (and
     again when its model files change) and shared by nothing a job runs."""
