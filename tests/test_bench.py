@@ -400,9 +400,10 @@ class _ClaimsCuda(ort.InferenceSession):
 def test_gpu_run_compares_cuda_settings_and_counts_node_placement(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from audiopub.tts import onnx_runtime
+    from audiopub.tts import onnx_runtime, registry
 
     _ClaimsCuda.cuda_options = []
+    monkeypatch.setattr(registry, "_cache", {})  # its engines claim CUDA: none kept after
     monkeypatch.setattr(onnx_runtime, "available_providers",
                         lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"])
     monkeypatch.setattr(onnx_runtime.ort, "InferenceSession", _ClaimsCuda)

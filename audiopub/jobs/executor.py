@@ -85,6 +85,15 @@ def _gpu_executor(engine_name: str, engine: Engine, forced: int | None,
     return DeviceExecutor(engines, limits, vram_probe=process_vram_mb)
 
 
+def executor_devices(engine: Engine, executor: ChunkExecutor) -> tuple[str, ...]:
+    """What speaks, one line per device (or per pool of processes), for logs and reports."""
+    if isinstance(executor, DeviceExecutor):
+        return tuple(each.device.describe() for each in executor.engines)
+    if isinstance(executor, ProcessExecutor):
+        return (f"{engine.device.describe()} × {executor.workers} processes",)
+    return (engine.device.describe(),)
+
+
 def release(executor: ChunkExecutor) -> None:
     """Stop an executor's engine processes, if it has any. Each holds its own model and
     activation memory (hundreds of MB for a Piper voice): a job lets them go once its audio is

@@ -11,10 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from audiopub.jobs.chunk_work import ChunkExecutor
-from audiopub.jobs.device_executor import DeviceExecutor
-from audiopub.jobs.executor import executor_for, in_process_executor
+from audiopub.jobs.executor import executor_devices, executor_for, in_process_executor
 from audiopub.jobs.models import JobSettings
-from audiopub.jobs.process_pool import ProcessExecutor
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import Engine, SynthesisOptions, Voice, voice_of
 from audiopub.tts.registry import get_engine
@@ -58,13 +56,5 @@ def plan_synthesis(settings: JobSettings, engine: Engine | None = None) -> Synth
         voice = voice_of(engine, settings.voice)
         executor = in_process_executor(engine, settings.batch_size)
     return SynthesisPlan(engine, voice, settings.synthesis_options(), executor,
-                         _devices(engine, executor), executor.limits)
-
-
-def _devices(engine: Engine, executor: ChunkExecutor) -> tuple[str, ...]:
-    if isinstance(executor, DeviceExecutor):
-        return tuple(each.device.describe() for each in executor.engines)
-    if isinstance(executor, ProcessExecutor):
-        return (f"{engine.device.describe()} × {executor.workers} processes",)
-    return (engine.device.describe(),)
+                         executor_devices(engine, executor), executor.limits)
 

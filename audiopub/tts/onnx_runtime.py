@@ -60,7 +60,7 @@ def available_providers() -> list[str]:
     return ort.get_available_providers()
 
 
-def _preload_cuda_libraries() -> None:
+def preload_cuda_libraries() -> None:
     # With `audiopub[cuda]`, the CUDA and cuDNN runtimes come as NVIDIA's PyPI wheels; ORT can
     # load them from site-packages so no system CUDA toolkit is needed.
     preload = getattr(ort, "preload_dlls", None)
@@ -159,7 +159,7 @@ def create_session(model: Path, use_gpu: bool, threads: int | None = None,
     providers = available_providers()
     requested: list[str | tuple[str, dict[str, str]]] = [CPU]
     if use_gpu:
-        _preload_cuda_libraries()
+        preload_cuda_libraries()
         if CUDA in providers:
             requested = [(CUDA, {**cuda_provider_options(device_id),
                                  **cuda_tuning_options(settings.cuda_tuning())}), CPU]
