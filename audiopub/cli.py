@@ -1,5 +1,5 @@
 """The `audiopub` command line: serve (the web UI; the default), convert, jobs, resume, pause,
-cancel, export, voices, names, bench.
+cancel, export, voices, names, bench, doctor.
 
 One job: the parser and a short handler per command, read side by side; what a command does
 lives in the modules it calls (`jobs.submission`, `jobs.foreground`, `jobs.report`,
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from audiopub import __version__, settings
 from audiopub.bench import command as bench_command
+from audiopub.bench import doctor_command
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
@@ -103,6 +104,9 @@ def _build_parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="measure speed: chars/sec and real-time factor "
                                 "tables, per-stage times, JSON results (docs/bench-schema.md)")
     bench_command.add_arguments(bench)
+    doctor = commands.add_parser("doctor", help="check the GPU and time it against the CPU; "
+                                 "writes a report folder to send back")
+    doctor_command.add_arguments(doctor)
 
     # The same options after `serve`, with no defaults there: a subcommand's defaults would
     # overwrite options given before it (`audiopub --port 9000 serve`).
@@ -291,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
             return voices_command.main(args)
         if args.command == "bench":
             return _bench(args)
+        if args.command == "doctor":
+            return doctor_command.main(args)  # it imports what it measures when it runs
         if args.command == "names":
             return _names(args)
         return _serve(args)  # `audiopub` alone, or `audiopub serve`

@@ -108,6 +108,30 @@ def batch_size_override() -> int | None:
         raise SettingInvalid(f"AUDIOPUB_BATCH_SIZE: {exc}") from None
 
 
+# Optional CUDA settings that `audiopub bench --cuda-tuning` compares; none is on by default
+# until a GPU measures it faster (AUDIOPUB_CUDA_TUNING=max_workspace,pad_nc1d turns them on).
+CUDA_TUNINGS: Final = ("max_workspace", "pad_nc1d")
+
+
+def cuda_tuning() -> frozenset[str]:
+    """The CUDA settings turned on for every GPU session (AUDIOPUB_CUDA_TUNING)."""
+    try:
+        return parse_cuda_tuning(os.environ.get("AUDIOPUB_CUDA_TUNING", ""))
+    except ValueError as exc:
+        raise SettingInvalid(f"AUDIOPUB_CUDA_TUNING: {exc}") from None
+
+
+def parse_cuda_tuning(text: str) -> frozenset[str]:
+    """Comma-separated names of CUDA_TUNINGS ("" or "default": none); ValueError names the
+    unknown ones."""
+    names = {name.strip() for name in text.split(",") if name.strip()} - {"default"}
+    unknown = sorted(names - set(CUDA_TUNINGS))
+    if unknown:
+        raise ValueError(f"unknown {', '.join(unknown)}; the settings are "
+                         f"{', '.join(CUDA_TUNINGS)}")
+    return frozenset(names)
+
+
 def parse_batch_size(text: str) -> int:
     """A batch size as a person typed it (option, variable); ValueError says what is wrong."""
     try:

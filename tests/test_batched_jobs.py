@@ -164,7 +164,8 @@ def test_engine_processes_take_batches_and_hand_results_back_in_order(
     """On a CPU with several cores, batches by length go to engine processes and come back
     out of order; the caller still gets them in task order, with each chunk's own audio."""
     from audiopub.jobs.chunk_work import ChunkTask
-    from audiopub.jobs.executor import ProcessExecutor, executor_for, release
+    from audiopub.jobs.executor import executor_for, release
+    from audiopub.jobs.process_pool import ProcessExecutor
     from audiopub.tts.engine import SynthesisOptions
 
     add_still_voice(tmp_path / "models" / "piper", STILL)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import re
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import onnxruntime as ort
 import pytest
 from epub_factory import build_epub
 from test_gpu_monitor import FakeNvml, wait_for
@@ -127,6 +129,9 @@ def test_piper_short_text_with_compare(tmp_path: Path, monkeypatch: pytest.Monke
     assert "share of compute bound" in out
     assert 0 < data["compute"]["share"]
     assert _summary(out)["compare_ratio"] == compare["ratio"]
+    assert data["cuda_tuning"] == "default"
+    assert data["node_placement"]["CPUExecutionProvider"] > 100  # every node of joe's graph
+    assert re.search(r"- nodes: [\d,]+ on CPU; CUDA settings: default", out)
 
 
 def test_book_end_to_end_and_synthesis_only(supertonic: Path, tmp_path: Path,
@@ -373,3 +378,61 @@ def test_report_skips_foreign_files(tmp_path: Path) -> None:
     notes: list[str] = []
     assert tables.load_results(tmp_path, notes.append) == []
     assert len(notes) == 2
+
+
+class _ClaimsCuda(ort.InferenceSession):
+    """ORT's session as on a GPU machine, as far as Audiopub can tell: it was asked for CUDA
+    and names CUDA first; the real work runs on the CPU. Records the CUDA options it got."""
+
+    cuda_options: list[dict[str, str]] = []
+
+    def __init__(self, path: Any, sess_options: Any = None, providers: Any = None,
+                 **kwargs: Any) -> None:
+        asked = [p for p in providers or [] if isinstance(p, tuple)]
+        _ClaimsCuda.cuda_options += [options for name, options in asked
+                                     if name == "CUDAExecutionProvider"]
+        super().__init__(path, sess_options, providers=["CPUExecutionProvider"], **kwargs)
+
+    def get_providers(self) -> list[str]:
+        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+
+
+def test_gpu_run_compares_cuda_settings_and_counts_node_placement(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from audiopub.tts import onnx_runtime, registry
+
+    _ClaimsCuda.cuda_options = []
+    monkeypatch.setattr(registry, "_cache", {})  # its engines claim CUDA: none kept after
+    monkeypatch.setattr(onnx_runtime, "available_providers",
+                        lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"])
+    monkeypatch.setattr(onnx_runtime.ort, "InferenceSession", _ClaimsCuda)
+    monkeypatch.setenv("AUDIOPUB_CUDA_TUNING", "pad_nc1d")
+    output = tmp_path / "gpu.json"
+    out = _bench(["--gpu", "--sizes", "short", "--runs", "1", "--warmup", "0",
+                  "--batch-size", "4", "--cuda-tuning", "default,max_workspace+pad_nc1d",
+                  "--matmul-seconds", "0", "--output", str(output)], capsys)
+
+    data = _valid(output)
+    assert data["device"]["provider"] == "CUDAExecutionProvider"
+    assert data["cuda_tuning"] == "pad_nc1d"  # what the run itself was made with
+    assert set(data["node_placement"]) == {"CPUExecutionProvider"}  # what really ran: the CPU
+    assert [cell["tuning"] for cell in data["tuning"]] == ["default", "max_workspace+pad_nc1d"]
+    assert all(cell["chars"] == len(TEXTS["long"]) and cell["chars_per_s"]["median"] > 0
+               and cell["node_placement"] == data["node_placement"] for cell in data["tuning"])
+    # Each setting's engine was made under it; the environment is as it was after.
+    tuned = [{key for key in options if key.startswith("cudnn_conv_use") or "nc1d" in key}
+             for options in _ClaimsCuda.cuda_options]
+    assert set() in tuned and {"cudnn_conv_use_max_workspace", "cudnn_conv1d_pad_to_nc1d"} in tuned
+    assert os.environ["AUDIOPUB_CUDA_TUNING"] == "pad_nc1d"
+    assert "### Optional CUDA settings, interleaved on the long text" in out
+    assert re.search(r"\| max_workspace\+pad_nc1d \| GPU \(CUDA\) \| [\d,]+ on CPU \| [\d,]+ ",
+                     out)
+    assert re.search(r"- nodes: [\d,]+ on CPU; CUDA settings: pad_nc1d", out)
+
+
+def test_an_unknown_cuda_setting_is_refused_by_the_arguments(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["bench", "--cuda-tuning", "default,fast"])
+    assert "unknown fast; the settings are max_workspace, pad_nc1d" in capsys.readouterr().err

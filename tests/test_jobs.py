@@ -358,7 +358,7 @@ def test_ctrl_c_reaching_the_engine_processes_leaves_the_pool_working(tmp_path: 
     import signal
 
     from audiopub.jobs.chunk_work import ChunkTask
-    from audiopub.jobs.executor import ProcessExecutor
+    from audiopub.jobs.process_pool import ProcessExecutor
     from audiopub.tts.engine import SynthesisOptions
 
     pool = ProcessExecutor("piper", tmp_path / "no-extra-voices", workers=1)

@@ -18,7 +18,7 @@ from audiopub.tts.supertonic import default_model_dir
 from audiopub.tts.supertonic_files import DIR_ENV
 from audiopub.voices.install import piper_dir, supertonic_dir
 from audiopub.voices.installed import YOURS, piper_voices
-from audiopub.voices.releases import active_release
+from audiopub.tts.supertonic_releases import active_release
 from audiopub.voices.catalogue import SUPERTONIC_DEFAULT
 
 

@@ -18,7 +18,7 @@ from audiopub.tts.registry import get_engine
 from audiopub.tts.supertonic import SupertonicEngine, default_model_dir
 from audiopub.tts.supertonic_files import DIR_ENV, folder_stamp
 from audiopub.tts.supertonic_text import SUPPORTED_LANGUAGES
-from audiopub.voices.releases import (
+from audiopub.tts.supertonic_releases import (
     active_release,
     choice_path,
     choose_release,

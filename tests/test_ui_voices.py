@@ -33,7 +33,7 @@ from audiopub.ui.services import GpuSupport, Services, set_current
 from audiopub.ui.voice_list import VoiceRow, language_options, sample, visible
 from audiopub.voices.catalogue import PIPER_REPO, SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES
 from audiopub.voices.install import unfinished_downloads
-from audiopub.voices.releases import chosen_release
+from audiopub.tts.supertonic_releases import chosen_release
 
 pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
 

@@ -26,12 +26,8 @@ from audiopub.book.epub_reader import read_epub
 from audiopub.errors import AudiopubError
 from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.jobs.chunk_work import ChunkExecutor
-from audiopub.jobs.executor import (
-    ProcessExecutor,
-    default_batch_size,
-    executor_for,
-    release,
-)
+from audiopub.jobs.executor import default_batch_size, executor_for, release
+from audiopub.jobs.process_pool import ProcessExecutor
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import plan_book, submit_job

@@ -35,6 +35,12 @@ def _sizes(text: str) -> list[str]:
     return sizes
 
 
+def _tunings(text: str) -> list[frozenset[str]]:
+    from audiopub.bench.tuning import tuning_variants
+
+    return tuning_variants(text)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     what = parser.add_argument_group("what to measure")
     what.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
@@ -57,6 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--compare", action="store_true",
                       help="also time the engine's plain one-chunk loop, interleaved with "
                            "Audiopub's pipeline, and print the ratio")
+    what.add_argument("--cuda-tuning", type=_tunings, metavar="SETTINGS",
+                      help="with --gpu: also time the long text under each of these optional "
+                           "CUDA settings, interleaved, e.g. default,max_workspace,pad_nc1d,"
+                           "max_workspace+pad_nc1d")
     what.add_argument("--book", type=Path, metavar="EPUB",
                       help="time a whole book instead of the text sizes (EPUB → .m4b)")
     what.add_argument("--synthesis-only", action="store_true",

@@ -172,6 +172,18 @@ class BatchingFacts:
     device_chunks: dict[str, int] = field(default_factory=dict)  # device → chunks it spoke
 
 
+@dataclass(frozen=True)
+class TuningCell:
+    """One CUDA setting: where the engine ran, its nodes by provider, and its speed."""
+
+    tuning: str  # "default", "max_workspace", "max_workspace+pad_nc1d"
+    device: str  # DeviceReport.describe() of its engine
+    node_placement: dict[str, int]
+    chars: int
+    seconds: Stats
+    chars_per_s: Stats
+
+
 @dataclass
 class BenchResult:
     created: str  # ISO 8601, UTC
@@ -191,6 +203,10 @@ class BenchResult:
     memory: MemoryFacts | None = None
     gpu_usage: list[GpuUsage] = field(default_factory=list)  # per GPU sampled during the run
     batching: BatchingFacts | None = None
+    cuda_tuning: str = "default"  # the optional CUDA settings in force (AUDIOPUB_CUDA_TUNING)
+    # Provider → nodes the engine ran on it, counted on an engine of its own (`node_placement`)
+    node_placement: dict[str, int] = field(default_factory=dict)
+    tuning: list[TuningCell] = field(default_factory=list)  # --cuda-tuning, compared
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA_ID, **asdict(self)}

@@ -28,8 +28,10 @@ from audiopub.bench.results import (
     summary_line,
 )
 from audiopub.bench.texts import TEXTS, TEXTS_LANGUAGE
+from audiopub.bench.tuning import compare_tunings, placed_engine, tuning_name
 from audiopub.gpu.monitor import GpuMonitor
-from audiopub.jobs.executor import cpu_workers, default_batch_size, executor_for, release
+from audiopub.jobs.cpu_sizing import cpu_workers
+from audiopub.jobs.executor import default_batch_size, executor_for, release
 from audiopub.tts.engine import Engine, SynthesisOptions, voice_of
 from audiopub.tts.registry import get_engine
 
@@ -66,6 +68,7 @@ def measure(args: argparse.Namespace) -> dict:
                              [] if args.book else list(args.sizes), settings.DEFAULT_SPEED,
                              args.seed, args.compare),
     )
+    result.cuda_tuning = tuning_name(settings.cuda_tuning())
     with GpuMonitor(interval_s=VRAM_INTERVAL_S) as monitor, sampling_memory() as memory, \
             tempfile.TemporaryDirectory(prefix="audiopub-bench-") as scratch:
         if args.book:
@@ -81,6 +84,16 @@ def measure(args: argparse.Namespace) -> dict:
         # towards this process's peak (and whose NumPy work is no GPU's).
         result.memory = memory.facts(monitor.peak_vram_mb())
         result.gpu_usage = gpu_usage(monitor)
+    # After the memory figures: each loads an engine of its own, which they would count.
+    _log("bench: node placement")
+    _, result.node_placement = placed_engine(args.engine, args.gpu, voice,
+                                             _options(args, steps_list[0]))
+    if args.cuda_tuning and args.gpu:
+        _log(f"bench: CUDA settings {', '.join(map(tuning_name, args.cuda_tuning))}")
+        result.tuning = compare_tunings(
+            args.engine, args.cuda_tuning, voice, _options(args, steps_list[0]),
+            TEXTS["long"], default_batch_size(pipeline_engine, args.batch_size), args.runs,
+            args.warmup)
     result.compute = _compute(args, result, voice)
     return result.to_dict()
 

@@ -115,6 +115,7 @@ def facts(result: Result) -> str:
         f"- GPU: {gpus}",
         *gpu_usage_lines(result),
         *batching_lines(result),
+        *placement_lines(result),
         f"- onnxruntime {device['onnxruntime']}, Python {device['python']}, {device['platform']}",
     ]
     memory = result.get("memory")
@@ -149,6 +150,28 @@ def gpu_usage_lines(result: Result) -> list[str]:
         lines.append(f"- GPU {gpu['index']} {gpu['name']}: {busy}, "
                      f"peak VRAM {_mb(gpu['peak_vram_mb'])} (the device's, every process)")
     return lines
+
+
+def placement_lines(result: Result) -> list[str]:
+    """Where the model's nodes ran, and the optional CUDA settings in force."""
+    if "node_placement" not in result:  # files written before it was counted
+        return []
+    return [f"- nodes: {placement(result['node_placement'])}; CUDA settings: "
+            f"{result['cuda_tuning']}"]
+
+
+def placement(nodes: Mapping[str, int]) -> str:
+    """"1,890 on CUDA, 12 on CPU" from {"CUDAExecutionProvider": 1890, ...}."""
+    return ", ".join(f"{count:,} on {provider.removesuffix('ExecutionProvider')}"
+                     for provider, count in sorted(nodes.items(), key=lambda item: -item[1])
+                     ) or "none counted"
+
+
+def tuning_table(result: Result) -> str:
+    rows = [[cell["tuning"], cell["device"], placement(cell["node_placement"]),
+             _spread(cell["chars_per_s"], 0)] for cell in result["tuning"]]
+    return ("### Optional CUDA settings, interleaved on the long text\n\n"
+            + _table(["settings", "device", "nodes", "chars/s"], rows))
 
 
 def batching_lines(result: Result) -> list[str]:
@@ -203,6 +226,8 @@ def render(result: Result) -> str:
         parts.append(book_tables(result["book"]))
     if result["compare"]:
         parts.append(compare_table(result))
+    if result.get("tuning"):
+        parts.append(tuning_table(result))
     parts.append(facts(result))
     return "\n\n".join(parts) + "\n"
 

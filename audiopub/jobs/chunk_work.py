@@ -53,6 +53,7 @@ class ChunkResult:
 
 
 class ChunkExecutor(Protocol):
+    limits: BatchLimits  # of the batches planned now
     batch_sizes: Counter[int]  # batch size → how many batches of it ran
     peak_vram_mb: dict[int, float]  # MiB per GPU this process held at most (none on a CPU)
 

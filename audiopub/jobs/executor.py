@@ -1,203 +1,28 @@
-"""Where chunks become audio files: in this process (`device_executor`: one worker thread per
-GPU), or in one process per CPU core.
+"""Which executor speaks a job's chunks: one worker thread per GPU in this process
+(`device_executor`), or a pool of engine processes on the CPU (`process_pool`, as many as
+`cpu_sizing` says), kept between jobs of the same engine until `release`.
 
-On a CPU, ONNX Runtime spreads one small VITS/flow graph over several cores poorly; one worker
-process per core, each with a single intra-op thread, fed chunks in reading order, keeps every
-core busy instead. On a GPU, one in-process engine per device, fed padded batches, is the right
-shape. Either way chunks go in batches planned by length (`tts.batching`), and results come
-back in task order.
-
-A task is plain data (`chunk_work`), so a later executor can hand the same tasks to a
-distributed engine instead of local processes.
+Every executor takes the same plain-data tasks (`chunk_work`) and hands results back in task
+order, so choosing another kind of executor is one more branch in `executor_for`.
 """
 
 from __future__ import annotations
 
 import atexit
-import collections
-import logging
-import multiprocessing
-import multiprocessing.connection
-import os
-import signal
 import threading
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from audiopub import settings
-from audiopub.errors import SynthesisFailed
-from audiopub.jobs.chunk_work import (
-    ChunkExecutor,
-    ChunkResult,
-    ChunkTask,
-    in_task_order,
-    planned_batches,
-    synthesize_batch,
-)
+from audiopub.jobs.chunk_work import ChunkExecutor
+from audiopub.jobs.cpu_sizing import cpu_workers
 from audiopub.jobs.device_executor import DeviceExecutor
+from audiopub.jobs.process_pool import ProcessExecutor
 from audiopub.tts.batching import BatchLimits, padded_chars_for_vram
 from audiopub.tts.engine import Engine, voice_of
 from audiopub.tts.registry import default_model_dir, get_engine
 
-log = logging.getLogger(__name__)
-
-WINDOW_PER_WORKER = 2  # batches queued ahead per process: enough to never leave a core idle
-# Memory budgeted per engine process: one with the embedded Piper joe voice measured 0.5 GB in
-# a short benchmark and up to 0.83 GB through a whole 1.2 M-character novel; 1 GiB covers that.
-ENGINE_PROCESS_BYTES = 1 << 30
-# Kept free beside the engine processes: the app itself (web UI, job planning, ffmpeg) and the
-# rest of the machine.
-APP_RESERVE_BYTES = 1 << 30
-MEMINFO = Path("/proc/meminfo")  # Linux's memory figures; psutil is not a dependency
-
-
-# --- one process per core ------------------------------------------------------------------
-
-_worker_engine: Engine | None = None  # set in each worker process by _init_worker
-
-
-def _init_worker(engine_name: str, model_dir: Path) -> None:
-    global _worker_engine
-    # Ctrl-C in a terminal reaches every process of the foreground group. The parent pauses
-    # the job and shuts the pool down; a worker interrupted inside the pool's queue instead
-    # leaves its lock held, and the pool (and the command) hang at exit.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _exit_with_parent()
-    _worker_engine = get_engine(engine_name, use_gpu=False, model_dir=model_dir, threads=1)
-
-
-def _exit_with_parent() -> None:
-    """End this worker the moment its parent dies (even by SIGKILL), instead of finishing its
-    queue as an orphan that still holds the terminal and a core."""
-    parent = multiprocessing.parent_process()
-    if parent is None:
-        return
-
-    def watch() -> None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os._exit(1)
-
-    threading.Thread(target=watch, name="audiopub-parent-watch", daemon=True).start()
-
-
-def _run_in_worker(tasks: list[ChunkTask]) -> list[ChunkResult]:
-    assert _worker_engine is not None
-    return synthesize_batch(_worker_engine, tasks)
-
-
-class ProcessExecutor:
-    """A pool of single-threaded engine processes, fed batches in reading order."""
-
-    def __init__(self, engine_name: str, model_dir: Path, workers: int,
-                 batch_size: int = 1) -> None:
-        # spawn, not fork: ONNX Runtime's thread pools do not survive a fork.
-        context = multiprocessing.get_context("spawn")
-        self.workers = workers
-        self.limits = BatchLimits(batch_size)
-        self.broken = False
-        self.batch_sizes: Counter[int] = Counter()
-        self.peak_vram_mb: dict[int, float] = {}  # CPU processes hold none
-        self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                         initargs=(engine_name, model_dir))
-
-    def map(self, tasks: Iterable[ChunkTask],
-            notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:
-        pending: collections.deque[tuple[list[int], Future[list[ChunkResult]]]] = (
-            collections.deque())
-        try:
-            yield from in_task_order(self._map(pending, tasks))
-        except BrokenProcessPool as exc:
-            self.broken = True  # executor_for starts a fresh pool next time
-            raise SynthesisFailed(
-                "An engine process stopped unexpectedly (out of memory?). Resume the job to "
-                "continue from its last finished chunk."
-            ) from exc
-        finally:  # stopped early (cancel, pause): drop what has not started
-            for _, future in pending:
-                future.cancel()
-
-    def _map(self, pending: collections.deque[tuple[list[int], Future[list[ChunkResult]]]],
-             tasks: Iterable[ChunkTask]) -> Iterator[list[tuple[int, ChunkResult]]]:
-        for batch in planned_batches(tasks, lambda: self.limits):
-            positions = [position for position, _ in batch]
-            pending.append((positions, self._pool.submit(_run_in_worker,
-                                                         [task for _, task in batch])))
-            self.batch_sizes[len(batch)] += 1
-            if len(pending) >= self.workers * WINDOW_PER_WORKER:
-                yield self._collect(*pending.popleft())
-        while pending:
-            yield self._collect(*pending.popleft())
-
-    @staticmethod
-    def _collect(positions: list[int],
-                 future: Future[list[ChunkResult]]) -> list[tuple[int, ChunkResult]]:
-        return list(zip(positions, future.result(), strict=True))
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-
-_pools: dict[tuple[str, Path, int], ProcessExecutor] = {}
+_pools: dict[tuple[str, Path, int, int], ProcessExecutor] = {}
 _pools_lock = threading.Lock()
-
-
-def cpu_workers_for(cores: int, available_bytes: int | None,
-                    per_process_bytes: int = ENGINE_PROCESS_BYTES,
-                    reserve_bytes: int = APP_RESERVE_BYTES) -> int:
-    """Engine processes for CPU synthesis: one per core, no more than the available memory
-    holds after `reserve_bytes` for the app, and at least one.
-
-    `available_bytes` None (memory unknown) lets the cores alone decide: any fixed guess would
-    starve a large machine, and a pool that runs out of memory stops with a message that says
-    so, and the job resumes from its last chunk.
-    """
-    workers = cores
-    if available_bytes is not None:
-        workers = min(workers, (available_bytes - reserve_bytes) // per_process_bytes)
-    return max(1, workers)
-
-
-def available_memory_bytes(meminfo: Path = MEMINFO) -> int | None:
-    """Memory the kernel can give new processes without swapping (MemAvailable), or None
-    where it does not say (not Linux, or a kernel older than 3.14)."""
-    try:
-        text = meminfo.read_text()
-    except OSError:
-        return None
-    for line in text.splitlines():
-        name, _, value = line.partition(":")
-        fields = value.split()  # e.g. ["12345678", "kB"]
-        if name == "MemAvailable" and fields and fields[0].isdigit():
-            return int(fields[0]) * (1024 if fields[1:] == ["kB"] else 1)
-    return None
-
-
-def usable_cores() -> int:
-    """Cores this process may run on: a container or `taskset` may allow fewer than the
-    machine has, and os.cpu_count() counts the machine's."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # sched_getaffinity exists on Linux only
-        return os.cpu_count() or 1
-
-
-def process_bytes_for(batch_size: int) -> int:
-    """Memory one engine process needs for padded batches of `batch_size` chunks: activations
-    grow with the batch. Two joe-voice processes at batch 8 peaked at 7.1 GB together
-    (3.5 GB each) over a whole book: a third of ENGINE_PROCESS_BYTES more per extra chunk."""
-    return int(ENGINE_PROCESS_BYTES * (1 + (batch_size - 1) / 3))
-
-
-def cpu_workers(batch_size: int = 1) -> int:
-    """Worker processes for CPU synthesis (AUDIOPUB_CPU_WORKERS overrides; 1 = in-process)."""
-    override = os.environ.get("AUDIOPUB_CPU_WORKERS")
-    if override:
-        return max(1, int(override))
-    return cpu_workers_for(usable_cores(), available_memory_bytes(),
-                           process_bytes_for(batch_size))
 
 
 def executor_for(engine_name: str, engine: Engine, batch_size: int | None = None,
@@ -210,6 +35,12 @@ def executor_for(engine_name: str, engine: Engine, batch_size: int | None = None
     forced = batch_size or settings.batch_size_override()
     if engine.device.on_gpu:
         return _gpu_executor(engine_name, engine, forced, voice)
+    return _cpu_executor(engine_name, engine, forced)
+
+
+def _cpu_executor(engine_name: str, engine: Engine, forced: int | None) -> ChunkExecutor:
+    """A pool of engine processes, one per core as far as memory allows, kept for the next job
+    of the same engine; on one core, the engine already loaded, in this process."""
     size = default_batch_size(engine, forced)
     workers = cpu_workers(size)
     if workers == 1:
@@ -252,6 +83,15 @@ def _gpu_executor(engine_name: str, engine: Engine, forced: int | None,
         rate = voice_of(engine, voice).sample_rate if voice else 48_000  # the highest there is
         limits = BatchLimits(limits.max_items, padded_chars_for_vram(min(free.values()), rate))
     return DeviceExecutor(engines, limits, vram_probe=process_vram_mb)
+
+
+def executor_devices(engine: Engine, executor: ChunkExecutor) -> tuple[str, ...]:
+    """What speaks, one line per device (or per pool of processes), for logs and reports."""
+    if isinstance(executor, DeviceExecutor):
+        return tuple(each.device.describe() for each in executor.engines)
+    if isinstance(executor, ProcessExecutor):
+        return (f"{engine.device.describe()} × {executor.workers} processes",)
+    return (engine.device.describe(),)
 
 
 def release(executor: ChunkExecutor) -> None:

@@ -47,8 +47,8 @@ from audiopub.jobs.chunk_cache import (
 )
 from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
-from audiopub.jobs.chunk_work import ChunkExecutor, ChunkResult, ChunkTask
-from audiopub.jobs.executor import executor_for, in_process_executor, release
+from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
+from audiopub.jobs.executor import release
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
@@ -58,8 +58,8 @@ from audiopub.jobs.submission import (
     space_to_finish,
     stored_book,
 )
-from audiopub.tts.engine import Engine, voice_of
-from audiopub.tts.registry import get_engine
+from audiopub.jobs.synthesis_plan import plan_synthesis
+from audiopub.tts.engine import Engine
 
 log = logging.getLogger(__name__)
 
@@ -98,14 +98,10 @@ class JobRun:
         self._progress: JobProgress | None = None  # counted once the job is planned
         self._stage = ""
         self._set_stage(LOADING_VOICE)
-        settings = self.job.settings
-        if engine is None:
-            engine = get_engine(settings.engine, use_gpu=settings.use_gpu)
-            self.executor: ChunkExecutor = executor_for(settings.engine, engine,
-                                                        settings.batch_size, settings.voice)
-        else:  # an injected engine (tests, benchmarks) runs in this process
-            self.executor = in_process_executor(engine, settings.batch_size)
-        self.engine = engine
+        # An injected engine (tests, benchmarks) runs in this process.
+        self.plan = plan_synthesis(self.job.settings, engine)
+        self.engine = self.plan.engine
+        self.executor = self.plan.executor
         self._set_stage(READING_BOOK)
         self.book = stored_book(store, self.job)
 
@@ -144,7 +140,8 @@ class JobRun:
         self._run = Speed(0, 0.0, 0.0, Clock.WALL)  # what this run has made so far
         # Engine processes start and load the voice until the first chunk comes back.
         self._set_stage(STARTING_ENGINE)
-        note = language_note(settings.language, voice_of(self.engine, settings.voice or ""))
+        log.info("job %s: %s", self.job.id, self.plan.describe())
+        note = language_note(settings.language, self.plan.voice)
         if note:
             self._emit(JobState.RUNNING, message=note)  # into the job's log
         try:
@@ -170,9 +167,8 @@ class JobRun:
         where = getattr(error, "filename", None) or getattr(error, "path", None) or self.dir
         folder = Path(where) if Path(where).is_dir() else Path(where).parent
         progress = self.store.progress(self.job.id)
-        voice = voice_of(self.engine, self.job.settings.voice or "")
         return disk_full(folder, space_to_finish(progress.chars_done, progress.chars_total,
-                                                 voice.sample_rate, self.job.settings.speed))
+                                                 self.plan.sample_rate, self.plan.speed))
 
     def _speak_and_stitch(self) -> None:
         try:
@@ -186,11 +182,9 @@ class JobRun:
             release(self.executor)
 
     def _speak_chapter(self, chapter_idx: int, title: str) -> None:
-        settings = self.job.settings
-        assert settings.voice is not None  # resolved when the job was submitted
         self._check_still_running()
         pending = self.store.pending_chunks(self.job.id, chapter_idx)
-        tasks = [ChunkTask(c.cache_key, c.spoken, settings.voice, settings.synthesis_options(),
+        tasks = [ChunkTask(c.cache_key, c.spoken, self.plan.voice.id, self.plan.options,
                            chunk_path(self.dir, c.cache_key)) for c in pending]
         results = self.executor.map(
             tasks, notify=lambda line: self._emit(JobState.RUNNING, message=line))
@@ -229,7 +223,7 @@ class JobRun:
         # The chapter is written at the rate its chunks were spoken at: the voice's own, as
         # each chunk file records it (16 kHz and 22.05 kHz Piper voices both exist).
         sample_rate = (sf.info(str(self.dir / chunks[0].audio_path)).samplerate if chunks
-                       else voice_of(self.engine, self.job.settings.voice or "").sample_rate)
+                       else self.plan.sample_rate)
         # Where each chunk's speech lies in the chapter audio is kept for exports (`export`).
         stitched = stitch_chapter([(self.dir / c.audio_path, c.ends_paragraph)  # type: ignore[operator]
                                    for c in chunks], sample_rate, self.dir / relpath)

@@ -18,9 +18,11 @@ from pathlib import Path
 import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
+from audiopub import settings
 from audiopub.errors import ModelMissing
 from audiopub.tts.engine import DeviceReport
 from audiopub.tts.graph_rewrite import RewriteStep, rewritten, steps_for
+from audiopub.tts.node_placement import active_recording
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,11 @@ CPU = "CPUExecutionProvider"
 # one clear line ourselves instead. Level 3 = errors only, 4 = fatal only.
 _QUIET = 3
 _SILENT = 4
+
+# A GPU session's CPU threads only run the few nodes CUDA leaves on the CPU (shape arithmetic)
+# and launch kernels. ORT's default is a pool of every core, spinning while it waits, which
+# takes the cores the planner thread needs to phonemise the next batch.
+GPU_INTRA_OP_THREADS = 2
 
 
 # What ORT raises for a file that is not a usable model (e.g. a Git LFS pointer).
@@ -53,7 +60,7 @@ def available_providers() -> list[str]:
     return ort.get_available_providers()
 
 
-def _preload_cuda_libraries() -> None:
+def preload_cuda_libraries() -> None:
     # With `audiopub[cuda]`, the CUDA and cuDNN runtimes come as NVIDIA's PyPI wheels; ORT can
     # load them from site-packages so no system CUDA toolkit is needed.
     preload = getattr(ort, "preload_dlls", None)
@@ -105,11 +112,29 @@ def cuda_provider_options(device_id: int = 0) -> dict[str, str]:
     }
 
 
-def session_options(threads: int | None) -> ort.SessionOptions:
+def cuda_tuning_options(tuning: frozenset[str]) -> dict[str, str]:
+    """The optional cuDNN settings `tuning` turns on (`settings.CUDA_TUNINGS`), as provider
+    options: the largest workspace cuDNN's convolution search may use (faster algorithms, more
+    VRAM), and 1-D convolutions padded to 2-D NC1D layout (Piper's are 1-D)."""
+    options = {}
+    if "max_workspace" in tuning:
+        options["cudnn_conv_use_max_workspace"] = "1"
+    if "pad_nc1d" in tuning:
+        options["cudnn_conv1d_pad_to_nc1d"] = "1"
+    return options
+
+
+def session_options(threads: int | None, on_gpu: bool = False) -> ort.SessionOptions:
+    """Options for every session; `on_gpu` for one that asks for CUDA: `threads` (else
+    GPU_INTRA_OP_THREADS) threads that sleep while they wait instead of spinning."""
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = _QUIET
-    if threads:
+    if on_gpu:
+        options.intra_op_num_threads = threads or GPU_INTRA_OP_THREADS
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    elif threads:
         options.intra_op_num_threads = threads
     # The graphs here are sequential; a second pool would only compete for the same cores.
     options.inter_op_num_threads = 1
@@ -134,21 +159,28 @@ def create_session(model: Path, use_gpu: bool, threads: int | None = None,
     providers = available_providers()
     requested: list[str | tuple[str, dict[str, str]]] = [CPU]
     if use_gpu:
-        _preload_cuda_libraries()
+        preload_cuda_libraries()
         if CUDA in providers:
-            requested = [(CUDA, cuda_provider_options(device_id)), CPU]
-    source = rewritten(model, steps_for(rewrite, cpu_only_session=requested == [CPU]))
+            requested = [(CUDA, {**cuda_provider_options(device_id),
+                                 **cuda_tuning_options(settings.cuda_tuning())}), CPU]
+    on_gpu = requested != [CPU]
+    source = rewritten(model, steps_for(rewrite, cpu_only_session=not on_gpu))
+    options = session_options(threads, on_gpu)
+    placement = active_recording()
+    if placement is not None:  # measuring where the nodes run (`node_placement`)
+        options.enable_profiling = True
+        options.profile_file_prefix = placement.profile_prefix()
 
     ort.set_default_logger_severity(_SILENT)
     try:
-        inference = ort.InferenceSession(
-            str(source), sess_options=session_options(threads), providers=requested
-        )
+        inference = ort.InferenceSession(str(source), sess_options=options, providers=requested)
     except _LOAD_ERRORS as exc:
         raise ModelMissing(f"{model} is not a loadable ONNX model ({exc})") from exc
     finally:
         ort.set_default_logger_severity(_QUIET)
 
+    if placement is not None:
+        placement.add(inference)
     actual = inference.get_providers()[0]
     reason = None
     if use_gpu and actual == CPU:

@@ -48,7 +48,7 @@ def _load(key: EngineKey) -> Engine:
                            device_id=key.device_id)
     if key.name == "supertonic":
         from audiopub.tts.supertonic import SupertonicEngine
-        from audiopub.voices.releases import languages_of
+        from audiopub.tts.supertonic_releases import languages_of
 
         return SupertonicEngine(key.model_dir, use_gpu=key.use_gpu, threads=key.threads,
                                 device_id=key.device_id, languages=languages_of(key.model_dir))
@@ -79,6 +79,12 @@ def get_engine(name: str, use_gpu: bool = False, model_dir: Path | None = None,
     again when its model files changed: a removed or replaced model is never spoken with."""
     return _get(EngineKey(name, model_dir or default_model_dir(name), use_gpu, threads,
                           device_id))
+
+
+def load_engine(name: str, use_gpu: bool = False, threads: int | None = None) -> Engine:
+    """A new engine of its own, never cached nor shared: for measuring an engine whose sessions
+    are made under other settings (`audiopub bench --cuda-tuning`, node placement)."""
+    return _load(EngineKey(name, default_model_dir(name), use_gpu, threads))
 
 
 def get_preview_engine(name: str) -> Engine:

@@ -46,6 +46,7 @@ from audiopub.tts.supertonic_files import (
     fits,
     read_style,
 )
+from audiopub.tts.supertonic_releases import active_model_dir
 from audiopub.tts.supertonic_text import (
     DEFAULT_LANGUAGE,
     SUPPORTED_LANGUAGES,
@@ -74,9 +75,7 @@ _RUN_ERRORS = (ort_errors.Fail, ort_errors.InvalidArgument, ort_errors.RuntimeEx
 
 def default_model_dir() -> Path:
     """AUDIOPUB_SUPERTONIC_DIR, else the chosen release if installed, else the newest installed
-    (models/supertonic-3 when none is): `voices.releases` decides."""
-    from audiopub.voices.releases import active_model_dir  # the catalogue imports this package
-
+    (models/supertonic-3 when none is): `supertonic_releases` decides."""
     return active_model_dir()
 
 

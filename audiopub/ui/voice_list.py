@@ -102,7 +102,7 @@ def installed_now() -> OnDisk:
     from audiopub.voices.catalogue import SUPERTONIC_RELEASES
     from audiopub.voices.install import STAGING, unfinished_downloads
     from audiopub.voices.kokoro_install import KOKORO_ID, RECORD
-    from audiopub.voices.releases import env_dir
+    from audiopub.tts.supertonic_releases import env_dir
 
     origins = {f"piper:{voice.id}": voice.origin for voice in installed.piper_voices()}
     models = {model.id: (model.origin, model.active) for model in installed.supertonic_models()}

@@ -2,12 +2,11 @@
 
     catalogue   every Piper voice on the Hub (a shipped snapshot of its index, refreshed on
                 request) and the Supertonic releases
+                (`tts.supertonic_releases`: which one speaks, chosen or the newest installed)
     hub         the Hugging Face Hub through `huggingface_hub`: file facts, downloads with
                 progress and cancelling, checksums, its errors as Audiopub's
     install     downloading a voice or model into the models folder, atomically; removing it
     installed   what is on this computer: the built-in voice, downloads, the user's own files
-    releases    which Supertonic release speaks (chosen, else the newest installed) and the
-                languages a Supertonic model folder reads
     whisper_files, whisper_install
                 the listening models (`whisper:<size>`): their folder and files; download
 

@@ -25,8 +25,12 @@ from typing import Any, Final
 
 from audiopub import settings
 from audiopub.errors import AudiopubError, HubUnreachable, VoiceNotFound
-from audiopub.tts.supertonic_files import CONFIG_FILE, GRAPHS, INDEXER_FILE
-from audiopub.tts.supertonic_text import SUPPORTED_LANGUAGES
+from audiopub.tts.supertonic_releases import (
+    SUPERTONIC_DEFAULT,
+    SUPERTONIC_FILES,
+    SUPERTONIC_RELEASES,
+    SupertonicRelease,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +42,6 @@ QUALITIES: Final = ("x_low", "low", "medium", "high")  # Piper's names, worst to
 REFRESH_TIMEOUT_S: Final = 5.0
 # A voice key becomes a file name: an index (or a mirror's) must not name a path.
 _SAFE_KEY: Final = re.compile(r"\w[\w.-]*")  # letters of any script: pt_PT-tugão-medium
-# What Audiopub needs of a Supertonic release, plus its licence and model card.
-SUPERTONIC_FILES: Final = (*(f"onnx/{name}.onnx" for name in GRAPHS), f"onnx/{CONFIG_FILE}",
-                           f"onnx/{INDEXER_FILE}")
-_SUPERTONIC_EXTRAS: Final = ("LICENSE", "LICENSE.md", "LICENSE.txt", "README.md")
 
 
 @dataclass(frozen=True)
@@ -90,46 +90,6 @@ class PiperEntry:
         if not self.country:
             return self.language_english
         return f"{self.language_english} ({self.country})"
-
-
-@dataclass(frozen=True)
-class SupertonicRelease:
-    """A Supertonic model repository on the Hub."""
-
-    id: str  # also the folder it is installed into, under the models directory
-    repo: str
-    revision: str  # the commit downloaded unless another is asked for
-    languages: tuple[str, ...]
-    description: str
-
-    @property
-    def language(self) -> str:
-        return "multi" if len(self.languages) > 1 else self.languages[0]
-
-    @staticmethod
-    def wants(path: str) -> bool:
-        """Whether a file of the repository is downloaded: the graphs, config, indexer, voice
-        styles and licence; not samples or other formats."""
-        if path in SUPERTONIC_FILES or path in _SUPERTONIC_EXTRAS:
-            return True
-        folder, _, name = path.partition("/")
-        return folder == "voice_styles" and "/" not in name and name.endswith(".json")
-
-
-# Revisions: the commits `supertonic` 1.3.1 (PyPI) pins in its config.MODEL_CONFIGS, which is
-# what Audiopub's Supertonic engine and tests are checked against.
-SUPERTONIC_RELEASES: Final = (
-    SupertonicRelease("supertonic-3", "Supertone/supertonic-3",
-                      "724fb5abbf5502583fb520898d45929e62f02c0b", SUPPORTED_LANGUAGES,
-                      f"multilingual, {len(SUPPORTED_LANGUAGES)} languages"),
-    SupertonicRelease("supertonic-2", "Supertone/supertonic-2",
-                      "75e6727618a02f323c720cba9478152d4bc16ca4", ("en", "ko", "es", "pt", "fr"),
-                      "5 languages (older release)"),
-    SupertonicRelease("supertonic-1", "Supertone/supertonic",
-                      "b6856d033f622c63ea29441795be266a1133e227", ("en",),
-                      "English only (first release)"),
-)
-SUPERTONIC_DEFAULT: Final = SUPERTONIC_RELEASES[0]
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,7 @@ def _voices_installed(language: str | None) -> int:
 
 def _supertonic_heading(voices: list[Any]) -> str:
     """"supertonic (supertonic-2 in models/supertonic-2: en, ko, es, pt, fr):"."""
-    from audiopub.voices.releases import active_model_dir, active_release
+    from audiopub.tts.supertonic_releases import active_model_dir, active_release
 
     release = active_release()
     what = release.id if release is not None else "your own model"
@@ -214,7 +214,7 @@ def _voices_download(voice_id: str, revision: str | None, variant: str | None = 
         print(f"Speak with it: audiopub convert BOOK.epub --voice "
               f"{_first_voice(result.id.split(':', 1)[1], result.path)}")
     else:
-        from audiopub.voices.releases import active_model_dir
+        from audiopub.tts.supertonic_releases import active_model_dir
 
         if active_model_dir().resolve() != result.path.resolve():
             print(f"Supertonic speaks with {active_model_dir()}: {_how_to_use(result.id)}.")
@@ -305,7 +305,7 @@ def _voices_remove_kokoro() -> int:
 
 
 def _voices_use(name: str) -> int:
-    from audiopub.voices.releases import choose_release, env_dir
+    from audiopub.tts.supertonic_releases import choose_release, env_dir
 
     release = choose_release(name)
     override = env_dir()
@@ -319,7 +319,7 @@ def _voices_use(name: str) -> int:
 
 
 def _how_to_use(release_id: str) -> str:
-    from audiopub.voices.releases import env_dir
+    from audiopub.tts.supertonic_releases import env_dir
 
     if env_dir() is not None:
         return f"unset AUDIOPUB_SUPERTONIC_DIR and run `audiopub voices use {release_id}` to " \

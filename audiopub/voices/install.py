@@ -59,7 +59,7 @@ from audiopub.voices.catalogue import (
     local_catalogue,
     parse_piper_index,
 )
-from audiopub.voices.releases import release_dir
+from audiopub.tts.supertonic_releases import release_dir
 
 STAGING: Final = ".downloads"
 PIPER_RECORD: Final = ".download.json"  # <key>.download.json beside a downloaded Piper voice

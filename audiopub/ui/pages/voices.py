@@ -251,7 +251,7 @@ class VoicesPage:
         await self._reload_installed()
 
     async def _use(self, row: VoiceRow) -> None:
-        from audiopub.voices.releases import choose_release
+        from audiopub.tts.supertonic_releases import choose_release
 
         _show(self.message, None)
         _show(self.error, None)

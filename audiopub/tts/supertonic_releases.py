@@ -1,4 +1,6 @@
-"""Which Supertonic release speaks, and which languages a Supertonic model folder reads.
+"""The Supertonic releases (Hub repositories, pinned), which one speaks, and which languages a
+Supertonic model folder reads. Here, beside the engine, because the engine asks which folder to
+read; the voice library (`voices`) lists, downloads and removes these releases.
 
 The engine reads one folder, decided on every lookup so a download, a removal or a choice made
 in another process (the CLI while the web app runs) counts at once:
@@ -9,25 +11,72 @@ in another process (the CLI while the web app runs) counts at once:
     4. none installed: models/supertonic-3, so the engine's message says where files go
 
 The choice is one line in the data directory, read by the CLI and the web app alike. No network,
-and nothing heavier than the catalogue is imported: the engine's lookup comes through here.
+and nothing heavier than the engine's file names is imported: the engine's lookup comes through
+here.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from audiopub import settings
 from audiopub.atomic import atomic_write
 from audiopub.errors import ModelMissing, VoiceNotFound
-from audiopub.tts.supertonic_files import DIR_ENV, ModelFiles
-from audiopub.voices.catalogue import SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES, SupertonicRelease
+from audiopub.tts.supertonic_files import CONFIG_FILE, DIR_ENV, GRAPHS, INDEXER_FILE, ModelFiles
+from audiopub.tts.supertonic_text import SUPPORTED_LANGUAGES
 
 log = logging.getLogger(__name__)
 
 CHOICE_FILE: Final = "supertonic-release"  # under <data dir>/voices/: a release id, one line
+
+# What Audiopub needs of a Supertonic release, plus its licence and model card.
+SUPERTONIC_FILES: Final = (*(f"onnx/{name}.onnx" for name in GRAPHS), f"onnx/{CONFIG_FILE}",
+                           f"onnx/{INDEXER_FILE}")
+_SUPERTONIC_EXTRAS: Final = ("LICENSE", "LICENSE.md", "LICENSE.txt", "README.md")
+
+
+@dataclass(frozen=True)
+class SupertonicRelease:
+    """A Supertonic model repository on the Hub."""
+
+    id: str  # also the folder it is installed into, under the models directory
+    repo: str
+    revision: str  # the commit downloaded unless another is asked for
+    languages: tuple[str, ...]
+    description: str
+
+    @property
+    def language(self) -> str:
+        return "multi" if len(self.languages) > 1 else self.languages[0]
+
+    @staticmethod
+    def wants(path: str) -> bool:
+        """Whether a file of the repository is downloaded: the graphs, config, indexer, voice
+        styles and licence; not samples or other formats."""
+        if path in SUPERTONIC_FILES or path in _SUPERTONIC_EXTRAS:
+            return True
+        folder, _, name = path.partition("/")
+        return folder == "voice_styles" and "/" not in name and name.endswith(".json")
+
+
+# Revisions: the commits `supertonic` 1.3.1 (PyPI) pins in its config.MODEL_CONFIGS, which is
+# what Audiopub's Supertonic engine and tests are checked against.
+SUPERTONIC_RELEASES: Final = (
+    SupertonicRelease("supertonic-3", "Supertone/supertonic-3",
+                      "724fb5abbf5502583fb520898d45929e62f02c0b", SUPPORTED_LANGUAGES,
+                      f"multilingual, {len(SUPPORTED_LANGUAGES)} languages"),
+    SupertonicRelease("supertonic-2", "Supertone/supertonic-2",
+                      "75e6727618a02f323c720cba9478152d4bc16ca4", ("en", "ko", "es", "pt", "fr"),
+                      "5 languages (older release)"),
+    SupertonicRelease("supertonic-1", "Supertone/supertonic",
+                      "b6856d033f622c63ea29441795be266a1133e227", ("en",),
+                      "English only (first release)"),
+)
+SUPERTONIC_DEFAULT: Final = SUPERTONIC_RELEASES[0]
 
 
 def release_dir(release: SupertonicRelease) -> Path:

@@ -1,0 +1,78 @@
+"""Where a model's nodes run, and the optional CUDA settings compared on one text.
+
+Each setting (`settings.CUDA_TUNINGS`, alone or joined with "+") gets an engine of its own,
+loaded while AUDIOPUB_CUDA_TUNING says that setting, since ORT takes provider options when a
+session is made; its first synthesis is profiled to count its nodes by provider
+(`tts.node_placement`). Then every engine speaks the same text in padded batches, interleaved,
+as `measure.interleaved` alternates any comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+
+from audiopub import settings
+from audiopub.bench.measure import interleaved, run_inline
+from audiopub.bench.results import Stats, TuningCell
+from audiopub.tts.engine import Engine, SynthesisOptions
+from audiopub.tts.node_placement import recording_node_placement
+from audiopub.tts.registry import load_engine
+
+TUNING_ENV = "AUDIOPUB_CUDA_TUNING"
+PROBE_TEXT = "A short sentence, to run every node of the model once."
+
+
+def tuning_name(tuning: frozenset[str]) -> str:
+    return "+".join(sorted(tuning)) or "default"
+
+
+def tuning_variants(text: str) -> list[frozenset[str]]:
+    """`--cuda-tuning default,max_workspace,max_workspace+pad_nc1d` for argparse."""
+    try:
+        return [settings.parse_cuda_tuning(part.replace("+", ","))
+                for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+@contextmanager
+def tuned(tuning: frozenset[str]) -> Iterator[None]:
+    """AUDIOPUB_CUDA_TUNING set to `tuning` inside the block, as it was after it."""
+    before = os.environ.get(TUNING_ENV)
+    os.environ[TUNING_ENV] = ",".join(sorted(tuning))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(TUNING_ENV, None)
+        else:
+            os.environ[TUNING_ENV] = before
+
+
+def placed_engine(name: str, use_gpu: bool, voice: str, options: SynthesisOptions,
+                  tuning: frozenset[str] | None = None) -> tuple[Engine, dict[str, int]]:
+    """A new engine (under `tuning`, else the settings in force) and its nodes per provider,
+    counted over one short synthesis."""
+    with tuned(settings.cuda_tuning() if tuning is None else tuning), \
+            recording_node_placement() as placement:
+        engine = load_engine(name, use_gpu)
+        engine.synthesize([PROBE_TEXT], voice, options)
+    return engine, placement.nodes
+
+
+def compare_tunings(name: str, variants: list[frozenset[str]], voice: str,
+                    options: SynthesisOptions, text: str, batch_size: int, runs: int,
+                    warmup: int) -> list[TuningCell]:
+    """Each setting's engine speaks `text` in batches of up to `batch_size`, interleaved."""
+    placed = [placed_engine(name, True, voice, options, tuning) for tuning in variants]
+    runners = [partial(run_inline, engine, text, voice, options, batch_size)
+               for engine, _ in placed]
+    timings = interleaved(runners, runs, warmup)
+    return [TuningCell(tuning_name(tuning), engine.device.describe(), nodes, len(text),
+                       Stats.of([t.seconds for t in cell]),
+                       Stats.of([len(text) / t.seconds for t in cell]))
+            for tuning, (engine, nodes), cell in zip(variants, placed, timings, strict=True)]

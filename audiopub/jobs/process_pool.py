@@ -1,0 +1,118 @@
+"""The CPU executor: a pool of engine processes, one per core, each with a single intra-op
+thread, fed batches in reading order.
+
+On a CPU, ONNX Runtime spreads one small VITS/flow graph over several cores poorly; one worker
+process per core keeps every core busy instead (`cpu_sizing` says how many the machine holds).
+A task is plain data (`chunk_work`), so it crosses the process boundary as it is.
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from audiopub.errors import SynthesisFailed
+from audiopub.jobs.chunk_work import (
+    ChunkResult,
+    ChunkTask,
+    in_task_order,
+    planned_batches,
+    synthesize_batch,
+)
+from audiopub.tts.batching import BatchLimits
+from audiopub.tts.engine import Engine
+from audiopub.tts.registry import get_engine
+
+WINDOW_PER_WORKER = 2  # batches queued ahead per process: enough to never leave a core idle
+
+_worker_engine: Engine | None = None  # set in each worker process by _init_worker
+
+
+def _init_worker(engine_name: str, model_dir: Path) -> None:
+    global _worker_engine
+    # Ctrl-C in a terminal reaches every process of the foreground group. The parent pauses
+    # the job and shuts the pool down; a worker interrupted inside the pool's queue instead
+    # leaves its lock held, and the pool (and the command) hang at exit.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent()
+    _worker_engine = get_engine(engine_name, use_gpu=False, model_dir=model_dir, threads=1)
+
+
+def _exit_with_parent() -> None:
+    """End this worker the moment its parent dies (even by SIGKILL), instead of finishing its
+    queue as an orphan that still holds the terminal and a core."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="audiopub-parent-watch", daemon=True).start()
+
+
+def _run_in_worker(tasks: list[ChunkTask]) -> list[ChunkResult]:
+    assert _worker_engine is not None
+    return synthesize_batch(_worker_engine, tasks)
+
+
+class ProcessExecutor:
+    """A pool of single-threaded engine processes, fed batches in reading order."""
+
+    def __init__(self, engine_name: str, model_dir: Path, workers: int,
+                 batch_size: int = 1) -> None:
+        # spawn, not fork: ONNX Runtime's thread pools do not survive a fork.
+        context = multiprocessing.get_context("spawn")
+        self.workers = workers
+        self.limits = BatchLimits(batch_size)
+        self.broken = False
+        self.batch_sizes: Counter[int] = Counter()
+        self.peak_vram_mb: dict[int, float] = {}  # CPU processes hold none
+        self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                         initargs=(engine_name, model_dir))
+
+    def map(self, tasks: Iterable[ChunkTask],
+            notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:
+        pending: collections.deque[tuple[list[int], Future[list[ChunkResult]]]] = (
+            collections.deque())
+        try:
+            yield from in_task_order(self._map(pending, tasks))
+        except BrokenProcessPool as exc:
+            self.broken = True  # executor_for starts a fresh pool next time
+            raise SynthesisFailed(
+                "An engine process stopped unexpectedly (out of memory?). Resume the job to "
+                "continue from its last finished chunk."
+            ) from exc
+        finally:  # stopped early (cancel, pause): drop what has not started
+            for _, future in pending:
+                future.cancel()
+
+    def _map(self, pending: collections.deque[tuple[list[int], Future[list[ChunkResult]]]],
+             tasks: Iterable[ChunkTask]) -> Iterator[list[tuple[int, ChunkResult]]]:
+        for batch in planned_batches(tasks, lambda: self.limits):
+            positions = [position for position, _ in batch]
+            pending.append((positions, self._pool.submit(_run_in_worker,
+                                                         [task for _, task in batch])))
+            self.batch_sizes[len(batch)] += 1
+            if len(pending) >= self.workers * WINDOW_PER_WORKER:
+                yield self._collect(*pending.popleft())
+        while pending:
+            yield self._collect(*pending.popleft())
+
+    @staticmethod
+    def _collect(positions: list[int],
+                 future: Future[list[ChunkResult]]) -> list[tuple[int, ChunkResult]]:
+        return list(zip(positions, future.result(), strict=True))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,60 @@
+"""What a job speaks with, decided once per run before any audio: the engine, the voice (and so
+the sample rate), the synthesis options (speed, steps, seed), and the executor that runs them
+(its devices and batch limits).
+
+Every step of a run reads this one plan, instead of asking the engine registry, the executor
+factory and the engine's voice list again at each step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from audiopub.jobs.chunk_work import ChunkExecutor
+from audiopub.jobs.executor import executor_devices, executor_for, in_process_executor
+from audiopub.jobs.models import JobSettings
+from audiopub.tts.batching import BatchLimits
+from audiopub.tts.engine import Engine, SynthesisOptions, Voice, voice_of
+from audiopub.tts.registry import get_engine
+
+
+@dataclass(frozen=True)
+class SynthesisPlan:
+    engine: Engine  # loaded in this process: the voice list, the text limits, the device report
+    voice: Voice
+    options: SynthesisOptions
+    executor: ChunkExecutor
+    devices: tuple[str, ...]  # what speaks, one line per device (or per pool of processes)
+    limits: BatchLimits  # at the start: an out-of-memory error halves them on the way
+
+    @property
+    def sample_rate(self) -> int:
+        return self.voice.sample_rate
+
+    @property
+    def speed(self) -> float:
+        return self.options.speed
+
+    def describe(self) -> str:
+        """One line for the job's log: voice, rate, speed, where it runs and in what batches."""
+        return (f"{self.voice.id} at {self.sample_rate} Hz, speed {self.speed:g}, on "
+                f"{' + '.join(self.devices)}, batches of up to {self.limits.max_items} chunks")
+
+
+def plan_synthesis(settings: JobSettings, engine: Engine | None = None) -> SynthesisPlan:
+    """The plan for a job's settings: its engine from the registry (on the GPU if asked) with
+    the executor the factory picks, or `engine` as given (tests, benchmarks) in this process.
+
+    The voice is looked up before any executor starts, so an unknown voice starts no engine
+    processes."""
+    assert settings.voice is not None  # resolved when the job was submitted
+    if engine is None:
+        engine = get_engine(settings.engine, use_gpu=settings.use_gpu)
+        voice = voice_of(engine, settings.voice)
+        executor = executor_for(settings.engine, engine, settings.batch_size, settings.voice)
+    else:
+        voice = voice_of(engine, settings.voice)
+        executor = in_process_executor(engine, settings.batch_size)
+    return SynthesisPlan(engine, voice, settings.synthesis_options(), executor,
+                         executor_devices(engine, executor), executor.limits)
+

@@ -1,0 +1,125 @@
+"""`audiopub doctor`: a report folder per device, the GPU against the CPU, one table of them all.
+
+The CPU path runs for real on a tiny text. The GPU path runs with fakes at the boundary only:
+NVML is test_gpu_monitor's fake RTX 4090 (put where `import pynvml` finds it), and ORT's session
+class claims CUDA while the CPU does the work; the executors, the measurement and the report
+are the real ones.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import onnxruntime as ort
+import pytest
+from test_gpu_monitor import FakeNvml
+
+from audiopub.bench.doctor import device_folder
+from audiopub.cli import main
+from audiopub.tts import onnx_runtime, registry
+
+TINY = ["--chars", "150", "--runs", "1", "--warmup", "0"]
+
+
+class _ClaimsCuda(ort.InferenceSession):
+    """Asked for CUDA, names CUDA first, runs on the CPU: what Audiopub sees on a GPU machine."""
+
+    def __init__(self, path: Any, sess_options: Any = None, providers: Any = None,
+                 **kwargs: Any) -> None:
+        self.cuda = any(isinstance(p, tuple) and p[0] == onnx_runtime.CUDA for p in providers)
+        super().__init__(path, sess_options, providers=[onnx_runtime.CPU], **kwargs)
+
+    def get_providers(self) -> list[str]:
+        return [onnx_runtime.CUDA, onnx_runtime.CPU] if self.cuda else [onnx_runtime.CPU]
+
+
+@pytest.fixture
+def nvml(monkeypatch: pytest.MonkeyPatch) -> FakeNvml:
+    fake = FakeNvml()
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")  # the CPU side in this process: no pool
+    monkeypatch.setattr(registry, "_cache", {})  # engines made here are nobody else's
+    return fake
+
+
+def _doctor(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["doctor", *argv]) == 0
+    return capsys.readouterr().out
+
+
+def _folder(path: Path) -> tuple[dict[str, Any], dict[str, Any], str]:
+    return (json.loads((path / "gpu_info.json").read_text("utf-8")),
+            json.loads((path / "benchmark_summary.json").read_text("utf-8")),
+            (path / "report.md").read_text("utf-8"))
+
+
+def test_without_a_gpu_it_says_so_and_measures_the_cpu(
+        nvml: FakeNvml, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nvml.init_error = FakeNvml.NVMLError_DriverNotLoaded
+    out = _doctor([*TINY, "--output", str(tmp_path / "reports")], capsys)
+
+    (folder,) = (tmp_path / "reports").iterdir()
+    assert folder.name.startswith("cpu-")
+    info, summary, report = _folder(folder)
+    assert info["gpu"]["available"] is False and info["gpu"]["devices"] == []
+    assert info["onnxruntime"] == ort.__version__ and "CPUExecutionProvider" in info["providers"]
+    assert set(info["cuda_libraries"]) == {"cudart", "cublas", "cublasLt", "cufft", "cudnn"}
+    assert summary["gpu"] is None and summary["gpu_over_cpu"] is None
+    assert "NVIDIA driver" in summary["no_gpu"] or "NVML" in summary["no_gpu"]
+    cpu = summary["cpu"]
+    assert cpu["device"] == "CPU" and cpu["chars_per_s"]["median"] > 0
+    assert cpu["node_placement"]["CPUExecutionProvider"] > 100
+    assert summary["chars"] >= 150 and summary["chunks"] >= 1
+    assert f"**{summary['no_gpu']}.** Only the CPU was measured." in report
+    assert report in out and f"Wrote {folder}/" in out
+
+
+def test_on_a_gpu_it_times_both_interleaved_and_reports_compare_in_one_table(
+        nvml: FakeNvml, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(onnx_runtime, "available_providers",
+                        lambda: [onnx_runtime.CUDA, onnx_runtime.CPU])
+    monkeypatch.setattr(onnx_runtime.ort, "InferenceSession", _ClaimsCuda)
+    reports = tmp_path / "reports"
+    out = _doctor([*TINY, "--output", str(reports), "--label", "rig"], capsys)
+
+    folder = reports / "NVIDIA-GeForce-RTX-4090"
+    info, summary, report = _folder(folder)
+    assert info["gpu"]["available"] and info["gpu"]["devices"][0]["vram_total_mb"] == 24564
+    assert summary["no_gpu"] is None and summary["label"] == "rig"
+    gpu, cpu = summary["gpu"], summary["cpu"]
+    assert gpu["device"] == "GPU (CUDA)" and gpu["provider"] == onnx_runtime.CUDA
+    assert cpu["device"] == "CPU" and cpu["provider"] == onnx_runtime.CPU
+    assert gpu["batches"] and gpu["chars_per_s"]["median"] > 0
+    assert gpu["device_peak_vram_mb"] == {"0": 1024.0}  # what NVML said the card held
+    assert summary["gpu_over_cpu"] == round(gpu["chars_per_s"]["median"]
+                                            / cpu["chars_per_s"]["median"], 2)
+    # What really ran were CPU kernels; on a real card this line shows the CUDA share.
+    assert set(gpu["node_placement"]) == {onnx_runtime.CPU}
+    assert f"- GPU ÷ CPU: {summary['gpu_over_cpu']}×" in report
+    assert "| GPU | GPU (CUDA) |" in report and "| CPU | CPU |" in report
+    assert "NVIDIA GeForce RTX 4090 (driver" in report and report in out
+
+    # A second machine's folder beside it (here: this one without its GPU): one table.
+    nvml.init_error = FakeNvml.NVMLError_DriverNotLoaded
+    _doctor([*TINY, "--output", str(reports)], capsys)
+    table = _doctor(["--report", str(reports)], capsys)
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 3  # the header and one row per device folder
+    assert rows[1].startswith("| NVIDIA-GeForce-RTX-4090 | NVIDIA GeForce RTX 4090 |")
+    assert rows[2].startswith("| cpu-") and "| none |" in rows[2]
+
+
+def test_a_report_of_an_empty_folder_says_so(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor", "--report", str(tmp_path)]) == 1
+    assert "no doctor reports in" in capsys.readouterr().err
+
+
+def test_device_folders_are_named_for_any_file_system() -> None:
+    assert device_folder([{"name": "NVIDIA H100 80GB HBM3"}], "x") == "NVIDIA-H100-80GB-HBM3"
+    assert device_folder([], "Intel(R) Core(TM) i7-8550U CPU @ 1.80GHz") == (
+        "cpu-Intel-R-Core-TM-i7-8550U-CPU-1.80GHz")

@@ -1,0 +1,68 @@
+"""One plan per job run: voice, sample rate, speed, devices and batch limits, decided once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from voices import add_voice_with_rate
+
+from audiopub.errors import EngineUnavailable
+from audiopub.jobs import executor, synthesis_plan
+from audiopub.jobs.device_executor import DeviceExecutor
+from audiopub.jobs.models import JobSettings
+from audiopub.jobs.synthesis_plan import plan_synthesis
+from audiopub.tts.batching import BatchLimits
+from audiopub.tts.piper import PiperEngine
+
+SLOW = "en_US-slow-low"
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> PiperEngine:
+    add_voice_with_rate(tmp_path / "voices", SLOW, 16_000)
+    return PiperEngine(threads=1, voices_dir=tmp_path / "voices")
+
+
+def test_an_injected_engine_is_planned_in_this_process(engine: PiperEngine) -> None:
+    plan = plan_synthesis(JobSettings(voice=SLOW, speed=0.8, batch_size=3), engine)
+
+    assert plan.engine is engine
+    assert plan.sample_rate == 16_000  # the voice's own, not the engine's usual 22.05 kHz
+    assert plan.speed == 0.8 and plan.options.speed == 0.8
+    assert isinstance(plan.executor, DeviceExecutor) and plan.executor.engines == [engine]
+    assert plan.limits == BatchLimits(3)
+    assert plan.devices == ("CPU",)
+    assert plan.describe() == (f"{SLOW} at 16000 Hz, speed 0.8, on CPU, "
+                               "batches of up to 3 chunks")
+
+
+def test_the_registry_engine_and_the_factory_executor_are_asked_once(
+        engine: PiperEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[tuple[str, ...]] = []
+
+    def get_engine(name: str, use_gpu: bool) -> PiperEngine:
+        asked.append(("engine", name, str(use_gpu)))
+        return engine
+
+    def executor_for(name: str, loaded: PiperEngine, batch_size: int | None,
+                     voice: str | None) -> DeviceExecutor:
+        asked.append(("executor", name, str(batch_size), str(voice)))
+        return executor.in_process_executor(loaded, batch_size)
+
+    monkeypatch.setattr(synthesis_plan, "get_engine", get_engine)
+    monkeypatch.setattr(synthesis_plan, "executor_for", executor_for)
+
+    plan = plan_synthesis(JobSettings(engine="piper", voice=SLOW, use_gpu=True, batch_size=2))
+
+    assert asked == [("engine", "piper", "True"), ("executor", "piper", "2", SLOW)]
+    assert plan.sample_rate == 16_000 and plan.limits == BatchLimits(2)
+
+
+def test_an_unknown_voice_starts_no_executor(engine: PiperEngine,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(synthesis_plan, "get_engine", lambda name, use_gpu: engine)
+    monkeypatch.setattr(synthesis_plan, "executor_for", lambda *args: pytest.fail("started"))
+
+    with pytest.raises(EngineUnavailable, match="Unknown piper voice 'nobody'"):
+        plan_synthesis(JobSettings(voice="nobody"))
