@@ -24,6 +24,7 @@ from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
 from audiopub.book.models import Book
+from audiopub.cluster import connection as cluster_connection
 from audiopub.errors import AudiopubError
 from audiopub.export import command as export_command
 from audiopub.export import library, on_convert
@@ -54,7 +55,8 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"audiopub {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     _add_serve_options(parser.add_argument_group("web UI (serving is the default command)"))
-    parser.set_defaults(host=SERVE_HOST, port=SERVE_PORT, no_browser=False, allow_host=[])
+    parser.set_defaults(host=SERVE_HOST, port=SERVE_PORT, no_browser=False, allow_host=[],
+                        ray=None)
     commands = parser.add_subparsers(dest="command")
 
     conv = commands.add_parser("convert", help="convert EPUBs into chapterised .m4b files "
@@ -83,6 +85,7 @@ def _build_parser() -> argparse.ArgumentParser:
     device.add_argument("--cpu", dest="gpu", action="store_false", help="use the CPU (default)")
     conv.add_argument("--batch-size", type=settings.batch_size_argument, metavar="N",
                       help="chunks per padded batch (default: the fastest for the device)")
+    _add_ray_option(conv)
     on_convert.add_arguments(conv)
 
     jobs = commands.add_parser("jobs", help="list jobs")
@@ -115,6 +118,13 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_ray_option(group: argparse._ActionsContainer) -> None:
+    # No default here: one given before the command (`audiopub --ray auto serve`) stays.
+    group.add_argument("--ray", metavar="ADDRESS", default=argparse.SUPPRESS,
+                       help="speak the chunks on this Ray cluster (auto, HOST:PORT, "
+                            "ray://HOST:10001; needs audiopub[cluster])")
+
+
 def _add_serve_options(group: argparse._ActionsContainer) -> None:
     group.add_argument("--host",
                        help="address to listen on (default 127.0.0.1: this computer only)")
@@ -123,6 +133,7 @@ def _add_serve_options(group: argparse._ActionsContainer) -> None:
     group.add_argument("--allow-host", action="append", metavar="NAME",
                        help="a name browsers may reach it by besides this computer's own "
                             "(repeatable; also AUDIOPUB_ALLOWED_HOSTS)")
+    _add_ray_option(group)
 
 
 # --- convert ---------------------------------------------------------------------------
@@ -340,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
+        if args.ray:  # for this process's jobs: checked now, connected by the first job
+            cluster_connection.ray_module()
+            settings.use_ray(args.ray)
         if args.command == "convert":
             return _convert(args)
         if args.command == "jobs":
