@@ -55,12 +55,16 @@ def shipped(ray: Any, engine_name: str, model_id: str, voice: str) -> Any:
 def unpack(files: ModelFiles) -> Path:
     """The files written to a fresh temp folder of this machine; `remove` when done."""
     folder = Path(tempfile.mkdtemp(prefix="audiopub-model-"))
-    for name, data in files.items():
-        path = folder / name
-        if folder not in path.resolve().parents:  # a name that climbs out: not ours
-            raise ValueError(f"model file name outside its folder: {name!r}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+    try:
+        for name, data in files.items():
+            path = folder / name
+            if folder.resolve() not in path.resolve().parents:  # climbs out: not ours
+                raise ValueError(f"model file name outside its folder: {name!r}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    except BaseException:
+        remove(folder)
+        raise
     return folder
 
 
