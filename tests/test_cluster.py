@@ -17,6 +17,7 @@ import pytest
 from epub_factory import build_epub
 from ray_cluster import ADDRESS, Cluster, audiopub, end_cluster, start_cluster
 
+from audiopub import settings
 from audiopub.audio.ffmpeg import probe
 from audiopub.cli import main
 from audiopub.jobs.models import JobState
@@ -138,3 +139,19 @@ def test_the_cluster_gone_pauses_the_job_and_this_machine_finishes_it(
     state, done_after, total, _ = _job("Stopped")
     assert state is JobState.DONE and done_after == total
     assert len(probe(out).chapters) == 3
+
+
+@pytest.mark.parametrize("argv", [["--ray", "10.0.0.7:6379"], ["serve", "--ray", "10.0.0.7:6379"],
+                                  ["--ray", "10.0.0.7:6379", "serve"]])
+def test_the_web_app_speaks_on_the_cluster_it_is_given(
+        argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("Ray is not installed (pip install 'audiopub[cluster]')")
+    monkeypatch.delenv(settings.RAY_ADDRESS_ENV, raising=False)  # and restored after
+    # By module name: after the web UI tests, the `audiopub` package may lack its `ui` attribute.
+    app_module = importlib.import_module("audiopub.ui.app")
+    served: list[str | None] = []
+    monkeypatch.setattr(app_module, "main",
+                        lambda **options: served.append(settings.ray_address()))
+    assert main(argv) == 0
+    assert served == ["10.0.0.7:6379"]
