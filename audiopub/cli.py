@@ -14,6 +14,7 @@ import logging
 import shutil
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 
@@ -24,9 +25,11 @@ from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
 from audiopub.book.models import Book
+from audiopub.cluster import connection as cluster_connection
 from audiopub.errors import AudiopubError
 from audiopub.export import command as export_command
-from audiopub.export import on_convert
+from audiopub.export import library, on_convert
+from audiopub.export.names import safe_name
 from audiopub.jobs import foreground, report
 from audiopub.jobs.models import Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
@@ -53,14 +56,16 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"audiopub {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     _add_serve_options(parser.add_argument_group("web UI (serving is the default command)"))
-    parser.set_defaults(host=SERVE_HOST, port=SERVE_PORT, no_browser=False, allow_host=[])
+    parser.set_defaults(host=SERVE_HOST, port=SERVE_PORT, no_browser=False, allow_host=[],
+                        ray=None)
     commands = parser.add_subparsers(dest="command")
 
-    conv = commands.add_parser("convert", help="convert an EPUB into a chapterised .m4b "
+    conv = commands.add_parser("convert", help="convert EPUBs into chapterised .m4b files "
                                "(run the same command again to resume)")
-    conv.add_argument("book", type=Path, help="the .epub file")
+    conv.add_argument("book", type=Path, nargs="+",
+                      help="the .epub file; several, or folders of them, make one job per book")
     conv.add_argument("-o", "--output", help="output .m4b, or a folder to write <Title>.m4b in "
-                      "(default: next to the book)")
+                      "(default: next to the book; with several books, a folder)")
     conv.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
     conv.add_argument("--voice", help="voice id (see `audiopub voices`)")
     conv.add_argument("--speed", type=float, default=settings.DEFAULT_SPEED,
@@ -81,6 +86,7 @@ def _build_parser() -> argparse.ArgumentParser:
     device.add_argument("--cpu", dest="gpu", action="store_false", help="use the CPU (default)")
     conv.add_argument("--batch-size", type=settings.batch_size_argument, metavar="N",
                       help="chunks per padded batch (default: the fastest for the device)")
+    _add_ray_option(conv)
     on_convert.add_arguments(conv)
 
     jobs = commands.add_parser("jobs", help="list jobs")
@@ -116,6 +122,13 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_ray_option(group: argparse._ActionsContainer) -> None:
+    # No default here: one given before the command (`audiopub --ray auto serve`) stays.
+    group.add_argument("--ray", metavar="ADDRESS", default=argparse.SUPPRESS,
+                       help="speak the chunks on this Ray cluster (auto, HOST:PORT, "
+                            "ray://HOST:10001; needs audiopub[cluster])")
+
+
 def _add_serve_options(group: argparse._ActionsContainer) -> None:
     group.add_argument("--host",
                        help="address to listen on (default 127.0.0.1: this computer only)")
@@ -124,6 +137,7 @@ def _add_serve_options(group: argparse._ActionsContainer) -> None:
     group.add_argument("--allow-host", action="append", metavar="NAME",
                        help="a name browsers may reach it by besides this computer's own "
                             "(repeatable; also AUDIOPUB_ALLOWED_HOSTS)")
+    _add_ray_option(group)
 
 
 # --- convert ---------------------------------------------------------------------------
@@ -154,20 +168,47 @@ def _find_unfinished(store: JobStore, epub: Path, output: Path) -> Job | None:
     return None
 
 
+def _find_done(store: JobStore, epub: Path, output: Path) -> Job | None:
+    """The finished job that made this book to this output, while the output is there."""
+    for job in reversed(store.list_jobs()):
+        if job.state is JobState.DONE and job.output_path == output and output.is_file() \
+                and _same_book(job, epub):
+            return job
+    return None
+
+
 def _convert(args: argparse.Namespace) -> int:
-    if not args.book.is_file():
-        raise AudiopubError(f"No such file: {args.book}")
     outputs = on_convert.ConvertOutputs.from_args(args)  # a bad combination fails before audio
-    read_book = functools.cache(lambda: read_epub(args.book))
-    output = on_convert.book_path(args.output, args.book, lambda: read_book().title)
+    if len(args.book) == 1 and not args.book[0].is_dir():
+        return _convert_book(args, args.book[0], args.output, outputs)[0]
+    return _convert_library(args, outputs)
+
+
+def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
+                  outputs: on_convert.ConvertOutputs,
+                  taken: frozenset[Path] = frozenset(),
+                  skip_done: bool = False) -> tuple[int, str]:
+    """Convert one book (or resume it); the exit status and the job's id. `taken`: outputs
+    of earlier books of the same command, which this one must not overwrite; `skip_done`: a
+    book already made to its output is left as it is (a library command run again)."""
+    if not epub.is_file():
+        raise AudiopubError(f"No such file: {epub}")
+    read_book = functools.cache(lambda: read_epub(epub))
+    output = on_convert.book_path(requested, epub, lambda: read_book().title)
+    if output in taken:  # two books of one title in one folder
+        output = output.with_name(f"{output.stem} ({safe_name(epub.stem)}).m4b")
     with JobStore.open_default() as store:
-        job = _find_unfinished(store, args.book, output)
+        done = _find_done(store, epub, output) if skip_done else None
+        if done is not None:
+            print(f"Already made: {output}", file=sys.stderr)
+            return 0, done.id
+        job = _find_unfinished(store, epub, output)
         # The book is read once per job: now for a new one, at submission for a resumed one.
         book = read_book() if job is None else stored_book(store, job)
         wanted = _settings_from(args, book)
         engine = get_engine(wanted.engine, use_gpu=wanted.use_gpu)
         if job is None:
-            job = submit_job(store, args.book, book, output, wanted, engine)
+            job = submit_job(store, epub, book, output, wanted, engine)
         else:
             job = _prepare_resume(store, job, resolve_settings(wanted, engine, book))
         note = language_note(job.settings.language, voice_of(engine, job.settings.voice or ""))
@@ -180,7 +221,38 @@ def _convert(args: argparse.Namespace) -> int:
         if status == 0 and store.get_job(job.id).state is JobState.DONE:
             for path in on_convert.make_outputs(store, job.id, outputs):
                 print(path)
-        return status
+        return status, job.id
+
+
+def _convert_library(args: argparse.Namespace, outputs: on_convert.ConvertOutputs) -> int:
+    """Several books, or folders of them: one job each, made one after another, each to its
+    own output. A book that fails says why and the others still run; the last lines are one
+    per book and the total. Ctrl-C pauses the book being made and stops there."""
+    epubs = library.books_in(args.book)
+    folder = library.output_folder(args.output)
+    began, since = time.perf_counter(), time.time()
+    lines: list[library.BookLine] = []
+    status = 0
+    for epub in epubs:
+        print(f"\n{epub}", file=sys.stderr)
+        started = time.perf_counter()
+        try:
+            status, job_id = _convert_book(args, epub, folder, outputs,
+                                           frozenset(line.output for line in lines if line.output),
+                                           skip_done=True)
+        except AudiopubError as exc:
+            print(f"audiopub: error: {exc}", file=sys.stderr)
+            lines.append(library.BookLine(epub, None, "failed", str(exc)))
+            continue
+        with JobStore.open_default() as store:
+            lines.append(library.book_line(store, epub, job_id, time.perf_counter() - started,
+                                           since))
+        if status == 130:  # interrupted: that book is paused, the rest wait for next time
+            break
+    print("\n".join(library.summary(lines, len(epubs), time.perf_counter() - began)))
+    if status == 130:
+        return 130
+    return 0 if all(line.state == JobState.DONE.value for line in lines) else 1
 
 
 def _show_spoken(book: Book, max_chars: int, settings: JobSettings, lexicon: Lexicon) -> None:
@@ -283,6 +355,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
+        if args.ray:  # for this process's jobs: checked now, connected by the first job
+            cluster_connection.ray_module()
+            settings.use_ray(args.ray)
         if args.command == "convert":
             return _convert(args)
         if args.command == "jobs":

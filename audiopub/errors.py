@@ -12,6 +12,7 @@
      │                        listening model is missing); the message names the fix
      ├── MuxFailed            ffmpeg could not write the audiobook
      ├── DiskFull             no room to write audio; the job pauses and can resume
+ ├── ClusterLost          the Ray cluster can't be reached; the job pauses and can resume
      ├── VoiceNotFound        no voice or model has that id (in the catalogue, or installed)
      ├── DownloadFailed       a voice or model could not be downloaded; nothing was installed
      │    ├── HubUnreachable    no network, or the Hub (or mirror) does not answer
@@ -84,6 +85,11 @@ class DiskFull(AudiopubError):
     def __init__(self, message: str, path: object = None) -> None:
         super().__init__(message)
         self.path = path  # the file or folder that could not be written, where known
+
+
+class ClusterLost(AudiopubError):
+    """The Ray cluster (`--ray`) went away or never answered; the job is paused, and the same
+    command resumes it, on the cluster or on this machine."""
 
 
 class VoiceNotFound(AudiopubError):

@@ -52,6 +52,8 @@ CHARS_PER_AUDIO_SECOND: Final = 15
 # AAC bitrate for the .m4b: speech at 64 kb/s mono is transparent for audiobooks.
 AAC_BITRATE: Final = "64k"
 
+RAY_ADDRESS_ENV: Final = "AUDIOPUB_RAY_ADDRESS"  # see ray_address()
+
 # Default engine and voice: the Piper voice shipped on PyPI, so a fresh install speaks.
 DEFAULT_ENGINE: Final = "piper"
 DEFAULT_PIPER_VOICE: Final = "en_US-joe-medium"
@@ -156,6 +158,17 @@ def _flag(name: str, default: bool) -> bool:
     if not value:
         return default
     return value not in ("0", "false", "no", "off")
+
+
+def ray_address() -> str | None:
+    """The Ray cluster that speaks jobs' chunks (`--ray`, AUDIOPUB_RAY_ADDRESS: what
+    `ray.init` takes, e.g. `auto`, `host:6379`, `ray://host:10001`); None: this machine."""
+    return os.environ.get(RAY_ADDRESS_ENV, "").strip() or None
+
+
+def use_ray(address: str) -> None:
+    """Jobs run from now on in this process speak their chunks on this Ray cluster."""
+    os.environ[RAY_ADDRESS_ENV] = address
 
 
 def data_dir() -> Path:

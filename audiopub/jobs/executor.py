@@ -32,6 +32,9 @@ def executor_for(engine_name: str, engine: Engine, batch_size: int | None = None
     `batch_size` forces chunks per batch (else AUDIOPUB_BATCH_SIZE, else what is fastest on
     the device: the engine's own choice on a CPU, up to GPU_MAX_BATCH within the free VRAM on a
     GPU); `voice` sizes GPU batches by the audio it makes (its sample rate)."""
+    if settings.ray_address():  # `--ray`: a cluster speaks the chunks (audiopub.cluster)
+        from audiopub.cluster.executor import cluster_executor
+        return cluster_executor(engine_name, engine, batch_size, voice)
     forced = batch_size or settings.batch_size_override()
     if engine.device.on_gpu:
         return _gpu_executor(engine_name, engine, forced, voice)
@@ -98,6 +101,9 @@ def release(executor: ChunkExecutor) -> None:
     """Stop an executor's engine processes, if it has any. Each holds its own model and
     activation memory (hundreds of MB for a Piper voice): a job lets them go once its audio is
     spoken, so encoding and an idle app don't carry them; the next job starts fresh ones."""
+    stop_workers = getattr(executor, "stop_workers", None)
+    if stop_workers is not None:  # a cluster's actors (audiopub.cluster)
+        stop_workers()
     if not isinstance(executor, ProcessExecutor):
         return
     with _pools_lock:

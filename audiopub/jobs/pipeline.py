@@ -124,7 +124,7 @@ class JobRun:
         self.store.set_job_stage_times(self.job.id, {"prepare": time.perf_counter() - began})
         (self.dir / CHUNKS_DIR).mkdir(parents=True, exist_ok=True)
         (self.dir / CHAPTERS_DIR).mkdir(parents=True, exist_ok=True)
-        self.store.set_job_info(self.job.id, device=self.engine.device.describe())
+        self.store.set_job_info(self.job.id, device=self._device())
         remove_stale_temp_files(self.dir / CHUNKS_DIR)
         verify_done_chunks(self.store, self.job.id, self.dir)
         verify_done_chapters(self.store, self.job.id, self.dir)
@@ -152,7 +152,7 @@ class JobRun:
             if is_disk_full(exc):
                 raise self._disk_full(exc) from exc
             raise
-        self.store.set_job_info(self.job.id, device=self.engine.device.describe())
+        self.store.set_job_info(self.job.id, device=self._device())
         self.store.set_state(self.job.id, JobState.DONE)
         self._remove_intermediate_files()
         # The library's file names are ids: say the book's title, and where a person finds it.
@@ -161,6 +161,11 @@ class JobRun:
         self._emit(JobState.DONE,
                    message=f"Finished: {self.job.title or 'the audiobook'} — {where}")
         return self.job.output_path
+
+    def _device(self) -> str:
+        """Where the chunks are spoken: the engine's device, or the executor's own words for
+        one that speaks elsewhere (a Ray cluster)."""
+        return getattr(self.executor, "device", None) or self.engine.device.describe()
 
     def _disk_full(self, error: OSError | DiskFull) -> DiskFull:
         """How much to free for the rest of the job, where the disk filled up."""

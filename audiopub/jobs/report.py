@@ -15,8 +15,11 @@ from audiopub import figures as fmt
 from audiopub.audio.levels import Levels
 from audiopub.figures import Clock, Speed
 from audiopub.jobs.chunk_cache import CHUNKS_DIR
-from audiopub.jobs.models import ChunkRow, Job, JobProgress
+from audiopub.jobs.models import ChunkRow, ChunkState, Job, JobProgress
 from audiopub.jobs.store import JobStore
+
+# A chunk spoken on a cluster records its provider as "PROVIDER on NODE" (audiopub.cluster).
+NODE_MARK = " on "
 
 
 def run_summary(store: JobStore, job: Job, elapsed_s: float, since: float) -> list[str]:
@@ -38,6 +41,8 @@ def run_summary(store: JobStore, job: Job, elapsed_s: float, since: float) -> li
         label = "whole job" if progress.made_chars < progress.spoken_chars else "speaking"
         lines.append(f"  {label}: {job_speed(progress).describe(fmt.SPEAKING_ONLY)}")
     lines.append(f"  ran on: {job.device or _providers(store.all_chunks(job.id))}")
+    lines += [f"    {line}" for line in node_lines(store.all_chunks(job.id), elapsed_s,
+                                                   fmt.START_TO_FINISH, since)]
     return lines
 
 
@@ -50,6 +55,8 @@ def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
              f"{spoken:,} spoken by this job, {progress.reused_chunks:,} reused from earlier jobs"]
     if progress.spoken_chars:
         lines.append(f"speaking: {job_speed(progress).describe(fmt.SPEAKING_ONLY)}")
+        lines += [f"  {line}" for line in node_lines(store.all_chunks(job.id), progress.wall_s,
+                                                     fmt.SPEAKING_ONLY)]
     if job.stage_times:
         lines.append(f"stages: {fmt.stage_times(job.stage_times)}")
     if job.peak_vram_mb:
@@ -72,6 +79,24 @@ def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
 def job_speed(progress: JobProgress) -> Speed:
     """The job's own speed: what its runs spoke over the wall time they spent speaking it."""
     return Speed(progress.spoken_chars, progress.wall_s, progress.spoken_audio_s, Clock.WALL)
+
+
+def node_lines(chunks: list[ChunkRow], seconds: float, span: str,
+               since: float | None = None) -> list[str]:
+    """Per machine of a cluster that spoke the job (`--ray`): the chunks it spoke and its
+    share of the speed over `seconds` of wall time (the shares add up to the whole); with
+    `since`, only chunks finished from then on. None for a job spoken on one machine."""
+    spoken: dict[str, list[int]] = {}
+    for chunk in chunks:
+        if (chunk.state is ChunkState.DONE and chunk.reused_from is None and chunk.provider
+                and NODE_MARK in chunk.provider
+                and (since is None or (chunk.done_at or 0.0) >= since)):
+            counts = spoken.setdefault(chunk.provider.rpartition(NODE_MARK)[2], [0, 0])
+            counts[0] += 1
+            counts[1] += chunk.char_count
+    return [f"node {node}: {fmt.count(count)} chunks, {fmt.count(chars)} chars, "
+            f"{fmt.rate(chars / seconds if seconds > 0 else None)} ({Clock.WALL.value}, {span})"
+            for node, (count, chars) in sorted(spoken.items())]
 
 
 def _levels_lines(levels: dict[str, dict[str, float | None]]) -> list[str]:

@@ -14,7 +14,13 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from audiopub.errors import AudiopubError, DiskFull, InvalidTransition, JobStopped
+from audiopub.errors import (
+    AudiopubError,
+    ClusterLost,
+    DiskFull,
+    InvalidTransition,
+    JobStopped,
+)
 from audiopub.jobs.disk_full import give_room, keep_room
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import JobState
@@ -74,6 +80,9 @@ def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
     except DiskFull as exc:
         message = str(exc)
         give_room(store.path.parent)  # so that the store can say why the job paused
+        unrecorded = _settle(store, job_id, JobState.PAUSED, message)
+    except ClusterLost as exc:  # the same command resumes it, on a cluster or here
+        message = str(exc)
         unrecorded = _settle(store, job_id, JobState.PAUSED, message)
     except AudiopubError as exc:
         message = str(exc)

@@ -1,0 +1,107 @@
+"""A real Ray cluster for tests: 2 CPUs, started in network and PID namespaces of its own.
+
+Ray binds the machine's own address even when told 127.0.0.1; in a network namespace with only
+loopback it has no other. The PID namespace keeps `ray stop` (which ends Ray's processes by
+name) to this cluster's processes, so it never touches another Ray on the machine. Commands
+under test run inside both namespaces (`Cluster.run`, `Cluster.start`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RAY = Path(sys.executable).with_name("ray")
+PORT = 6379  # free: the namespace has its own network
+ADDRESS = f"127.0.0.1:{PORT}"
+ACTOR_TITLE = "ray::SpeechWorker"  # Ray's process title for an actor of this class
+
+
+@dataclass
+class Cluster:
+    holder: subprocess.Popen[bytes]  # `unshare`: its child is the namespaces' first process
+    first: int  # that child's pid, as this machine sees it
+    temp_dir: Path
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        return ["nsenter", "-t", str(self.first), "-n", "-p", "-m", *argv]
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
+
+    def run(self, argv: Sequence[str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self.command(argv), env=self.env(), capture_output=True,
+                              text=True, timeout=timeout, check=False)
+
+    def start(self, argv: Sequence[str]) -> subprocess.Popen[str]:
+        return subprocess.Popen(self.command(argv), env=self.env(), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    def actor_pids(self) -> list[int]:
+        """The speech actors' processes of this cluster."""
+        ours = os.readlink(f"/proc/{self.first}/ns/pid")
+        pids = []
+        for folder in Path("/proc").iterdir():
+            try:
+                if (folder.name.isdigit()
+                        and (folder / "cmdline").read_bytes().startswith(ACTOR_TITLE.encode())
+                        and os.readlink(folder / "ns" / "pid") == ours):
+                    pids.append(int(folder.name))
+            except OSError:  # ended meanwhile
+                continue
+        return pids
+
+    def stop(self) -> None:
+        """Ray's own `ray stop`, inside the namespaces: the cluster goes away."""
+        self.run([str(RAY), "stop", "--force"], timeout=60)
+
+
+def audiopub(*args: str) -> list[str]:
+    return [sys.executable, "-m", "audiopub", *args]
+
+
+def start_cluster() -> Cluster:
+    if shutil.which("unshare") is None or shutil.which("nsenter") is None:
+        pytest.skip("needs unshare and nsenter (util-linux) for a loopback-only Ray cluster")
+    probe = subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", "true"],
+                           capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"unshare is not allowed here (as root, or in CI): {probe.stderr!r}")
+    holder = subprocess.Popen(["unshare", "-n", "-p", "-f", "--mount-proc", "sleep", "3600"])
+    deadline = time.monotonic() + 10
+    children_file = Path(f"/proc/{holder.pid}/task/{holder.pid}/children")
+    while not (children := children_file.read_text().split()):
+        if time.monotonic() > deadline:
+            holder.kill()
+            raise RuntimeError("the namespace's first process did not start")
+        time.sleep(0.05)
+    temp_dir = Path(tempfile.mkdtemp(prefix="aprt", dir="/tmp"))  # short: Ray's socket paths
+    cluster = Cluster(holder, int(children[0]), temp_dir)
+    up = cluster.run(["ip", "link", "set", "lo", "up"], timeout=30)
+    assert up.returncode == 0, up.stderr
+    started = cluster.run([str(RAY), "start", "--head", "--num-cpus", "2",
+                           "--node-ip-address", "127.0.0.1", "--port", str(PORT),
+                           "--include-dashboard=false", "--disable-usage-stats",
+                           "--temp-dir", str(temp_dir)], timeout=120)
+    if started.returncode != 0:
+        end_cluster(cluster)
+        raise RuntimeError(f"ray start failed: {started.stdout}\n{started.stderr}")
+    return cluster
+
+
+def end_cluster(cluster: Cluster) -> None:
+    cluster.stop()
+    os.kill(cluster.first, signal.SIGKILL)  # the namespace's first process: all of it ends
+    cluster.holder.wait(timeout=30)
+    shutil.rmtree(cluster.temp_dir, ignore_errors=True)
