@@ -147,7 +147,7 @@ def test_schema_version_is_set_and_reopening_keeps_data(db_path: Path, epub: Pat
     with JobStore(db_path) as store:
         assert store.get_job(job_id).id == job_id
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
@@ -214,7 +214,8 @@ def test_a_version_7_store_keeps_its_chunks_without_word_starts(db_path: Path,
                                 frames=1000, sample_rate=1000, clips=[(0, 90), (95, 90)])
     _write_as_version(db_path, 7, [  # back to how version 7 wrote it
         "ALTER TABLE chunks DROP COLUMN word_starts_json",
-        "ALTER TABLE chunks DROP COLUMN clip_lead"])
+        "ALTER TABLE chunks DROP COLUMN clip_lead",
+        "DROP TABLE chunk_hearings"])
 
     with JobStore(db_path) as store:
         chunks = store.chapter_chunks(job_id, 0)
