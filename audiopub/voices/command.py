@@ -38,9 +38,11 @@ def add_arguments(voices: argparse.ArgumentParser) -> None:
     listing(actions.add_parser("list", help="the default: list voices",
                                argument_default=argparse.SUPPRESS))
     download = actions.add_parser("download", help="download and install a voice or model, "
-                                  "e.g. piper:de_DE-thorsten-medium, supertonic or kokoro")
+                                  "e.g. piper:de_DE-thorsten-medium, supertonic, kokoro or "
+                                  "whisper:base")
     download.add_argument("voice_id", help="piper:VOICE (see `voices --all`), supertonic "
-                          "(the newest release), supertonic-2, supertonic-1 or kokoro")
+                          "(the newest release), supertonic-2, supertonic-1, kokoro, or a "
+                          "listening model: whisper:tiny|base|small|medium|large-v3")
     download.add_argument("--revision", help="a branch, tag or commit of its Hub repository "
                           "(default: Supertonic's tested commit, Piper's and Kokoro's main)")
     download.add_argument("--variant", choices=("int8", "fp16", "fp32"),
@@ -62,6 +64,8 @@ def main(args: argparse.Namespace) -> int:
     if command == "remove":
         if args.voice_id.strip() == "kokoro":
             return _voices_remove_kokoro()
+        if args.voice_id.strip().startswith("whisper:"):
+            return _voices_remove_whisper(args.voice_id.strip())
         return _voices_remove(args.voice_id)
     if command == "use":
         return _voices_use(args.release)
@@ -100,6 +104,7 @@ def _voices_installed(language: str | None) -> int:
     for model in installed.supertonic_models():
         if not model.active:
             print(f"also installed: {model.id} in {model.path} ({_how_to_use(model.id)})")
+    _print_listening_models(installed_only=True)
     for name in unfinished_downloads():
         print(f"unfinished download: {name} (`audiopub voices download` continues it, "
               "`audiopub voices remove` discards it)")
@@ -173,6 +178,7 @@ def _voices_available(language: str | None) -> int:
         tag, gender = describe_voice(name)
         mark = "installed" if name in installed_kokoro else ""
         print(f"  {name:40} {tag:8} {gender:7} {mark}".rstrip())
+    _print_listening_models(installed_only=False)
     example = piper[0].id if piper else supertonic[0].id if supertonic else "kokoro"
     print(f"Download one with `audiopub voices download ID`, e.g. {example}.")
     return 0
@@ -184,6 +190,8 @@ def _voices_download(voice_id: str, revision: str | None, variant: str | None = 
     from audiopub.voices.kokoro_install import KOKORO_ID, install_kokoro
 
     kokoro = voice_id.strip() == KOKORO_ID
+    if voice_id.strip().startswith("whisper:"):
+        return _voices_download_whisper(voice_id.strip(), revision, variant)
     if variant is not None and not kokoro:
         raise AudiopubError("--variant chooses Kokoro's model: `audiopub voices download "
                             f"kokoro --variant {variant}`.")
@@ -234,6 +242,56 @@ def _voices_remove(voice_id: str) -> int:
     from audiopub.voices.install import remove
 
     for path in remove(voice_id):
+        print(f"removed {path}")
+    return 0
+
+
+def _print_listening_models(installed_only: bool) -> None:
+    """The listening models for proof-listening: those installed, or every size."""
+    from audiopub.voices.whisper_files import (
+        PREFIX,
+        SIZES,
+        installed_sizes,
+        model_folder,
+        repo_of,
+    )
+
+    have = installed_sizes()
+    if installed_only:
+        for size in have:
+            print(f"listening model: {PREFIX}{size} in {model_folder(size)}")
+        return
+    print("Listening models (proof-listening; `audiopub voices download whisper:base`):")
+    for size in SIZES:
+        mark = "installed" if size in have else ""
+        print(f"  {PREFIX + size:40} {repo_of(size):37} {mark}".rstrip())
+
+
+def _voices_download_whisper(model_id: str, revision: str | None, variant: str | None) -> int:
+    from audiopub import figures
+    from audiopub.voices.whisper_install import install_whisper
+
+    if variant is not None:
+        raise AudiopubError("--variant chooses Kokoro's model; a listening model has one "
+                            "file, run int8 on the CPU and float16 on CUDA.")
+    try:
+        with _DownloadBar() as bar:
+            result = install_whisper(model_id, revision, on_progress=bar.show)
+    except KeyboardInterrupt:
+        print("\nInterrupted: nothing was installed. The files already complete are kept; "
+              "run the same command to continue.", file=sys.stderr)
+        return 130
+    if result.already:
+        print(f"{result.id} is already installed ({result.path}).")
+    else:
+        print(f"Installed {result.id} ({figures.size(result.size)}) in {result.path}.")
+    return 0
+
+
+def _voices_remove_whisper(model_id: str) -> int:
+    from audiopub.voices.whisper_install import remove_whisper
+
+    for path in remove_whisper(model_id):
         print(f"removed {path}")
     return 0
 

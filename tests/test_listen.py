@@ -1,0 +1,173 @@
+"""Proof-listening's ears and judgement: Whisper base (the real weights, see whisper_model)
+hears joe, the log-mel input agrees with faster-whisper's, and `judge` flags what was not said.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from conftest import SENTENCES
+from tiny_supertonic import build_tiny_model
+
+from audiopub.errors import ListeningUnavailable
+from audiopub.listen import Clip, Listener, Thresholds, installed_listening_models, judge
+from audiopub.listen.features import log_mel, to_16k
+from audiopub.tts.engine import SynthesisOptions
+from audiopub.tts.piper import PiperEngine
+from audiopub.tts.supertonic import SupertonicEngine
+
+
+def faster_whisper_features() -> ModuleType:
+    """faster-whisper's feature extractor, loaded from its file (its package would import
+    PyAV and the rest; scripts/test.sh installs it without dependencies)."""
+    spec = importlib.util.find_spec("faster_whisper")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.fail("faster-whisper is the oracle of the log-mel input: "
+                    "pip install --no-deps faster-whisper==1.2.1")
+    path = Path(next(iter(spec.submodule_search_locations))) / "feature_extractor.py"
+    module_spec = importlib.util.spec_from_file_location("fw_feature_extractor", path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("n_mels", [80, 128])
+def test_log_mel_agrees_with_faster_whisper(n_mels: int) -> None:
+    rng = np.random.default_rng(7)
+    seconds = np.arange(16_000 * 7) / 16_000
+    audio = (0.3 * np.sin(2 * np.pi * 440 * seconds) * np.exp(-seconds)
+             + 0.05 * rng.standard_normal(seconds.size)).astype(np.float32)
+    extractor = faster_whisper_features().FeatureExtractor(feature_size=n_mels)
+    # Whisper's window: the clip padded with silence to 30 s, then transformed.
+    expected = extractor(np.pad(audio, (0, 480_000 - audio.size)), padding=0)
+    assert expected.shape == (n_mels, 3000)
+    np.testing.assert_allclose(log_mel(audio, n_mels), expected, atol=1e-5)
+
+
+def test_resampling_to_16k_keeps_a_tone() -> None:
+    rate, hz = 22_050, 1000.0
+    tone = np.sin(2 * np.pi * hz * np.arange(rate) / rate).astype(np.float32)
+    resampled = to_16k(tone, rate)
+    assert resampled.size == 16_000
+    np.testing.assert_allclose(resampled, np.sin(2 * np.pi * hz * np.arange(16_000) / 16_000),
+                               atol=1e-3)
+
+
+def test_judge_says_numbers_as_words_on_both_sides() -> None:
+    verdict = judge("In 1886 it cost 2 shillings, on the 21st of May.",
+                    "In eighteen eighty-six it cost two shillings on the twenty-first of may",
+                    "en-US")
+    assert (verdict.flagged, verdict.wer, verdict.missing_run) == (False, 0.0, 0)
+    assert judge("Il avait 21 ans.", "Il avait vingt et un ans.", "fr").wer == 0.0
+    assert judge("Don't go — it's late!", "dont go, its LATE", "en").wer == 0.0
+
+
+def test_judge_counts_the_longest_run_of_words_not_heard() -> None:
+    said = ("The rain had stopped by the time the train reached the coast, and she counted "
+            "the lighthouses as they passed.")
+    heard = "The rain had stopped by the time the train reached the coast as they passed."
+    verdict = judge(said, heard, "en")
+    assert verdict.missing_run == 5  # "and she counted the lighthouses"
+    assert verdict.flagged and verdict.reason == "5 words in a row not heard"
+    assert verdict.wer == pytest.approx(5 / 20)
+    # Garble between the words does not break the run of words not heard.
+    assert judge("one two three four five six", "one uh two five six", "en").missing_run == 2
+    assert judge("one two three four five six", "one two zzz yyy five six", "en").missing_run == 2
+    # A spelling of the same word is heard; a different short word is not.
+    assert judge("The harbour smelled of tar", "the harbor smell of tar", "en").wer == 0.0
+    assert judge("then the end", "the the end", "en").wer == pytest.approx(1 / 3)
+
+
+def test_judge_flags_spread_errors_by_word_error_rate_only_in_longer_chunks() -> None:
+    said = "the quick brown fox jumps over the lazy dog again today"
+    heard = "the quick bow fix jumps over a lady dig again today"
+    verdict = judge(said, heard, "en")
+    assert verdict.missing_run == 3 and verdict.flagged
+    assert verdict.reason == "word error rate 45% (flagged above 35%)"
+    lenient = judge(said, heard, "en", Thresholds(max_wer=0.5))
+    assert not lenient.flagged and lenient.reason == ""
+
+
+def test_judge_is_lenient_with_a_short_chunk_unless_nothing_of_it_was_heard() -> None:
+    assert not judge("Chapter III.", "Chapter 3", "en").flagged
+    assert not judge("Yes, sir.", "Yes, Sarah.", "en").flagged  # one word of two misheard
+    assert judge("Yes, sir.", "", "en").reason == "no words heard"
+    assert judge("Yes.", "Thank you.", "en").reason == "none of its words heard"
+    assert not judge("…", "", "en").flagged  # nothing to say, nothing heard
+
+
+@pytest.fixture(scope="module")
+def listener(whisper_base: Path) -> Listener:
+    return Listener.load("base", models_dir=whisper_base, threads=2)
+
+
+@pytest.fixture(scope="module")
+def joe_speech() -> list[Clip]:
+    engine = PiperEngine(threads=2)
+    voice = engine.voices()[0].id
+    spoken = engine.synthesize(SENTENCES, voice, SynthesisOptions(seed=1))
+    return [Clip(result.audio, result.sample_rate, "en-US") for result in spoken]
+
+
+def test_the_listener_hears_joe_and_batches_hear_what_single_clips_do(
+        listener: Listener, joe_speech: list[Clip]) -> None:
+    assert (listener.size, listener.device) == ("base", "cpu")
+    heard = listener.hear(joe_speech)
+    for sentence, text in zip(SENTENCES, heard, strict=True):
+        verdict = judge(sentence, text, "en-US")
+        assert verdict.wer <= 0.1 and not verdict.flagged, (sentence, text)
+    assert [listener.hear([clip])[0] for clip in joe_speech[:3]] == heard[:3]
+
+
+def test_a_clip_over_30_seconds_is_heard_to_its_end(listener: Listener,
+                                                    joe_speech: list[Clip]) -> None:
+    rate = joe_speech[0].sample_rate
+    pause = np.zeros(rate // 3, dtype=np.float32)
+    order = [*range(len(SENTENCES)), 0, 1, 2, 3, 4]
+    audio = np.concatenate([part for i in order for part in (joe_speech[i].audio, pause)])
+    assert audio.size / rate > 35
+    text = " ".join(SENTENCES[i] for i in order)
+    heard = listener.hear([Clip(audio, rate, "en")])[0]
+    verdict = judge(text, heard, "en")
+    assert verdict.wer <= 0.1 and verdict.missing_run <= 2, heard
+    assert "old dance tune" in heard.lower() and heard.lower().rstrip(".").endswith("fresh bread")
+
+
+def test_a_chunk_whose_audio_lost_its_words_is_flagged(listener: Listener,
+                                                       joe_speech: list[Clip]) -> None:
+    rate = joe_speech[0].sample_rate
+    silence = Clip(np.zeros(rate * 3, dtype=np.float32), rate, "en")
+    other = joe_speech[1]  # the audio of another sentence
+    heard = listener.hear([silence, other, joe_speech[0]])
+    assert judge(SENTENCES[0], heard[0], "en").flagged
+    assert judge(SENTENCES[0], heard[1], "en").flagged
+    assert not judge(SENTENCES[0], heard[2], "en").flagged
+
+
+def test_tones_are_flagged(listener: Listener, tmp_path: Path) -> None:
+    engine = SupertonicEngine(build_tiny_model(tmp_path / "tiny"), use_gpu=False)
+    voice = engine.voices()[0].id
+    spoken = engine.synthesize(SENTENCES[:2], voice, SynthesisOptions(steps=2, seed=3))
+    heard = listener.hear([Clip(r.audio, r.sample_rate, "en") for r in spoken])
+    for sentence, text in zip(SENTENCES[:2], heard, strict=True):
+        assert judge(sentence, text, "en").flagged, text
+
+
+def test_without_the_listen_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch,
+                                                     whisper_base: Path) -> None:
+    monkeypatch.setitem(sys.modules, "ctranslate2", None)  # import fails as if not installed
+    with pytest.raises(ListeningUnavailable, match=r"pip install 'audiopub\[listen\]'"):
+        Listener.load("base", models_dir=whisper_base)
+
+
+def test_a_model_not_installed_names_the_download(tmp_path: Path, whisper_base: Path) -> None:
+    assert installed_listening_models(whisper_base) == ["base"]
+    assert installed_listening_models(tmp_path) == []
+    with pytest.raises(ListeningUnavailable, match="audiopub voices download whisper:small"):
+        Listener.load("small", models_dir=whisper_base)
