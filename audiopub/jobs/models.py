@@ -89,6 +89,10 @@ class JobSettings:
     # Forms to make beside the book once it is finished (`export.on_convert.ConvertOutputs`
     # as data), from its audio: they change nothing spoken, so the cache key leaves them out.
     forms: Mapping[str, Any] | None = field(default=None, hash=False)
+    # Hear every chunk made and speak again what came out wrong (`jobs.proof_listening`).
+    # None: not decided yet; `submission.resolve_settings` decides it once, at submission,
+    # and the job keeps the decision for every run. It changes no audio the cache keeps.
+    proof_listen: bool | None = None
 
     def __post_init__(self) -> None:
         self.synthesis_options()  # validates speed and steps with the engine contract's rules
@@ -120,6 +124,7 @@ class JobSettings:
             "model_id": self.model_id,
             "lexicon": entries_to_data(self.lexicon),
             "forms": dict(self.forms) if self.forms is not None else None,
+            "proof_listen": self.proof_listen,
         }
 
     @classmethod
