@@ -12,13 +12,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from epub_factory import build_epub
+
+from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book, Chapter, Chunk
-from audiopub.errors import JobPaused
+from audiopub.cli import main
+from audiopub.errors import JobPaused, ListeningUnavailable
+from audiopub.gpu.monitor import GpuInfo, GpuStatus
+from audiopub.jobs import pipeline, submission
 from audiopub.jobs.chunk_cache import chunk_path, chunk_relpath, write_chunk
-from audiopub.jobs.models import ChunkRow, JobSettings
+from audiopub.jobs.models import ChunkRow, JobSettings, JobState
 from audiopub.jobs.proof_listening import ProofListening
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.submission import listening_decision, submit_job
+from audiopub.jobs.worker import execute_job
 from audiopub.listen import Clip
+from audiopub.tts.registry import get_engine
 
 RATE = 16_000
 
@@ -165,3 +174,62 @@ def test_listening_that_breaks_says_so_and_stops_without_failing_the_run(
     assert log == ["Proof-listening stopped (RuntimeError('model file damaged')); the rest "
                    "of the book is made without it"]
     assert store.hearings(job_id) == {}
+
+
+# --- when a job listens, and a job whose listening breaks --------------------------------------
+
+
+def test_the_decision_is_made_at_submission_and_kept(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "no-models"))
+    # The CPU: off unless asked for; asked for without a model: what to install, at once.
+    assert listening_decision(JobSettings()) is False
+    with pytest.raises(ListeningUnavailable, match="audiopub voices download whisper:base"):
+        listening_decision(JobSettings(proof_listen=True))
+    # A resumed job keeps its decision unless the person says otherwise.
+    assert listening_decision(JobSettings(), JobSettings(proof_listen=True)) is True
+    assert listening_decision(JobSettings(proof_listen=False),
+                              JobSettings(proof_listen=True)) is False
+    # A GPU job: on where a GPU is there and a listening model is installed.
+    one_gpu = GpuStatus(True, gpus=(GpuInfo(0, "Test GPU", "550.54", "12.4", "8.6", 8192.0),))
+    monkeypatch.setattr(submission, "query_gpu_info", lambda: one_gpu)
+    assert listening_decision(JobSettings(use_gpu=True)) is False  # no model
+    (tmp_path / "no-models" / "whisper-base").mkdir(parents=True)
+    for name in ("model.bin", "config.json", "tokenizer.json", "vocabulary.txt"):
+        (tmp_path / "no-models" / "whisper-base" / name).write_text("{}")
+    assert listening_decision(JobSettings(use_gpu=True)) is True
+    assert listening_decision(JobSettings(use_gpu=False)) is False
+    monkeypatch.setattr(submission, "query_gpu_info", lambda: GpuStatus(False, "no driver"))
+    assert listening_decision(JobSettings(use_gpu=True)) is False
+
+
+def test_convert_asked_to_listen_without_a_model_says_so_before_any_speech(
+        tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "no-models"))
+    epub = build_epub(tmp_path / "b.epub", [("One", ["A line to say."])])
+    assert main(["convert", "--proof-listen", str(epub), "-o", str(tmp_path / "b.m4b")]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith("audiopub: error: Proof-listening needs a listening model")
+    assert "Traceback" not in error
+    with JobStore.open_default() as store:
+        assert store.list_jobs() == []  # no job, nothing spoken
+
+
+def test_a_job_whose_listening_breaks_is_still_made(tmp_path: Path, data_dir: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "load_ears", lambda use_gpu: StandInEars({}, broken=True))
+    engine = get_engine("piper")
+    epub = build_epub(tmp_path / "b.epub", [("One", ["A line to say."]), ("Two", ["Another."])])
+    log: list[str] = []
+    with JobStore.open_default() as store:
+        job = submit_job(store, epub, read_epub(epub), tmp_path / "b.m4b",
+                         JobSettings(proof_listen=False), engine)
+        store.update_settings(job.id, JobSettings.from_dict(
+            {**job.settings.to_dict(), "proof_listen": True}))  # as decided on a GPU machine
+        store.set_state(job.id, JobState.RUNNING)
+        state = execute_job(store, job.id, lambda event: log.append(event.message), engine)
+        assert state is JobState.DONE, store.get_job(job.id).error
+        assert store.hearings(job.id) == {}
+    assert any(line.startswith("Proof-listening stopped (RuntimeError('model file damaged'))")
+               for line in log), log
