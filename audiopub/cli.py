@@ -170,7 +170,8 @@ def _convert(args: argparse.Namespace) -> int:
         if job is None:
             job = submit_job(store, args.book, book, output, wanted, engine)
         else:
-            job = _prepare_resume(store, job, resolve_settings(wanted, engine, book, job.settings))
+            job = _prepare_resume(store, job,
+                                  resolve_settings(wanted, engine, book, job.settings))
         note = language_note(job.settings.language, voice_of(engine, job.settings.voice or ""))
         if note:
             print(note, file=sys.stderr)
