@@ -112,7 +112,9 @@ def test_settings_round_trip_through_json() -> None:
                            use_gpu=True, chapters=(1, 3), model_id="st:1")
     assert JobSettings.from_dict(settings.to_dict()) == settings
     # Old or newer rows: unknown keys are ignored, missing ones take defaults.
-    assert JobSettings.from_dict({"voice": "F1", "future": 1}) == JobSettings(voice="F1")
+    # A row from before proof-listening: its job never listened.
+    assert JobSettings.from_dict({"voice": "F1", "future": 1}) == JobSettings(
+        voice="F1", proof_listen=False)
 
 
 def test_forms_to_make_travel_with_the_job_but_not_into_the_cache_key() -> None:

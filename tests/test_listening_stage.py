@@ -203,6 +203,14 @@ def test_the_decision_is_made_at_submission_and_kept(tmp_path: Path,
     assert listening_decision(JobSettings(use_gpu=True)) is False
 
 
+def test_a_job_stored_before_proof_listening_never_listened_and_resumes_so() -> None:
+    stored = {k: v for k, v in JobSettings(voice="v").to_dict().items() if k != "proof_listen"}
+    settings = JobSettings.from_dict(stored)
+    assert settings.proof_listen is False
+    # Resumed without saying: the same settings, so no "settings changed" and no new plan.
+    assert listening_decision(JobSettings(voice="v"), settings) is False
+
+
 def test_convert_asked_to_listen_without_a_model_says_so_before_any_speech(
         tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

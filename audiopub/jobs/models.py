@@ -129,8 +129,10 @@ class JobSettings:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> JobSettings:
-        """Unknown keys are ignored and missing ones take defaults, so old rows still load."""
+        """Unknown keys are ignored and missing ones take defaults, so old rows still load;
+        a job stored before proof-listening existed never listened."""
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known.setdefault("proof_listen", False)
         return cls(**known)  # __post_init__ turns the JSON list of chapters into a tuple
 
     def cache_namespace(self) -> dict[str, Any]:
