@@ -17,6 +17,7 @@ from tiny_supertonic import build_tiny_model
 from audiopub.errors import ListeningUnavailable
 from audiopub.listen import Clip, Listener, Thresholds, installed_listening_models, judge
 from audiopub.listen.features import log_mel, to_16k
+from audiopub.listen.listener import split_windows
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.piper import PiperEngine
 from audiopub.tts.supertonic import SupertonicEngine
@@ -59,6 +60,17 @@ def test_resampling_to_16k_keeps_a_tone() -> None:
                                atol=1e-3)
 
 
+def test_a_long_clip_is_cut_in_its_quiet_moments_into_windows_of_30_s() -> None:
+    rng = np.random.default_rng(1)
+    audio = (0.2 * rng.standard_normal(16_000 * 70)).astype(np.float32)
+    audio[16_000 * 27:16_000 * 27 + 800] = 0.0  # a pause 27 s in: the first cut
+    windows = split_windows(audio)
+    assert [w.size <= 480_000 for w in windows] == [True, True, True]
+    assert 16_000 * 27 < windows[0].size < 16_000 * 27 + 800
+    assert sum(w.size for w in windows) == audio.size  # nothing left out
+    np.testing.assert_array_equal(np.concatenate(windows), audio)
+
+
 def test_judge_says_numbers_as_words_on_both_sides() -> None:
     verdict = judge("In 1886 it cost 2 shillings, on the 21st of May.",
                     "In eighteen eighty-six it cost two shillings on the twenty-first of may",
@@ -70,12 +82,15 @@ def test_judge_says_numbers_as_words_on_both_sides() -> None:
 
 def test_judge_counts_the_longest_run_of_words_not_heard() -> None:
     said = ("The rain had stopped by the time the train reached the coast, and she counted "
-            "the lighthouses as they passed.")
+            "the lighthouses one by one as they passed.")
     heard = "The rain had stopped by the time the train reached the coast as they passed."
     verdict = judge(said, heard, "en")
-    assert verdict.missing_run == 5  # "and she counted the lighthouses"
-    assert verdict.flagged and verdict.reason == "5 words in a row not heard"
-    assert verdict.wer == pytest.approx(5 / 20)
+    assert verdict.missing_run == 8  # "and she counted the lighthouses one by one"
+    assert verdict.flagged and verdict.reason == "8 words in a row not heard"
+    assert verdict.wer == pytest.approx(8 / 23)
+    shorter = judge(said.replace(" one by one", ""), heard, "en")
+    assert (shorter.missing_run, shorter.flagged) == (5, False)  # under the default 6 and WER
+    assert judge(said.replace(" one by one", ""), heard, "en", Thresholds(5)).flagged
     # Garble between the words does not break the run of words not heard.
     assert judge("one two three four five six", "one uh two five six", "en").missing_run == 2
     assert judge("one two three four five six", "one two zzz yyy five six", "en").missing_run == 2

@@ -35,7 +35,7 @@ from audiopub.book.spoken_common import number_words
 class Thresholds:
     """When a chunk is flagged."""
 
-    max_missing_run: int = 4  # flagged at a run of this many expected words unheard
+    max_missing_run: int = 6  # flagged at a run of this many expected words unheard
     max_wer: float = 0.35  # flagged above this WER …
     min_words_for_wer: int = 8  # … in chunks of at least this many words
 

@@ -8,6 +8,8 @@
     installed   what is on this computer: the built-in voice, downloads, the user's own files
     releases    which Supertonic release speaks (chosen, else the newest installed) and the
                 languages a Supertonic model folder reads
+    whisper_files, whisper_install
+                the listening models (`whisper:<size>`): their folder and files; download
 
 Nothing here touches the network unless a person asked for it (`audiopub voices --all`,
 `audiopub voices download`, the Voices page).
