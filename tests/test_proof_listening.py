@@ -110,7 +110,9 @@ def misspoken(environment: Path, joe: Engine) -> Iterator[tuple[Job, Misspeaks]]
     ], title="Coastline")
     engine = Misspeaks(joe)
     with JobStore.open_default() as store:
-        yield convert(store, epub, engine, JobSettings(proof_listen=True)), engine  # type: ignore[arg-type]
+        # A fixed seed: every take, the repairs' too, is the same on every run of the test.
+        settings = JobSettings(seed=11, proof_listen=True)
+        yield convert(store, epub, engine, settings), engine  # type: ignore[arg-type]
 
 
 def test_a_chunk_said_wrong_is_flagged_spoken_again_and_fixed_and_only_it(
@@ -124,7 +126,7 @@ def test_a_chunk_said_wrong_is_flagged_spoken_again_and_fixed_and_only_it(
     assert (once.first_flagged, once.takes, once.flagged) == (True, 2, False)
     assert "nobody on the platform" in once.heard.lower()
     assert (whole.first_flagged, whole.takes, whole.flagged) == (True, 3, False)
-    assert "radio" in whole.heard.lower()
+    assert "dance tune" in whole.heard.lower()
     assert all(not h.first_flagged and h.takes == 1 for h in by_text.values()), by_text
     assert engine.takes[ONCE] == engine.takes[WHOLE] == 2  # whole; then WHOLE's pieces
     assert store.listening_summary(job.id).describe() == (
