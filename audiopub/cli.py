@@ -87,6 +87,10 @@ def _build_parser() -> argparse.ArgumentParser:
     conv.add_argument("--batch-size", type=settings.batch_size_argument, metavar="N",
                       help="chunks per padded batch (default: the fastest for the device)")
     _add_ray_option(conv)
+    conv.add_argument("--proof-listen", action=argparse.BooleanOptionalAction,
+                      help="hear every chunk made and speak again what came out wrong "
+                           "(default: on with --gpu where a listening model is installed, "
+                           "else off; README, 'Proof-listening')")
     on_convert.add_arguments(conv)
 
     jobs = commands.add_parser("jobs", help="list jobs")
@@ -151,7 +155,8 @@ def _settings_from(args: argparse.Namespace, book: Book) -> JobSettings:
     try:
         return JobSettings(engine=args.engine, voice=args.voice, speed=args.speed,
                            steps=args.steps, seed=args.seed, use_gpu=args.gpu, chapters=chapters,
-                           lexicon=entries, batch_size=args.batch_size)
+                           lexicon=entries, batch_size=args.batch_size,
+                           proof_listen=args.proof_listen)
     except ValueError as exc:
         raise AudiopubError(str(exc)) from exc
 
@@ -210,7 +215,8 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
         if job is None:
             job = submit_job(store, epub, book, output, wanted, engine)
         else:
-            job = _prepare_resume(store, job, resolve_settings(wanted, engine, book))
+            job = _prepare_resume(store, job,
+                                  resolve_settings(wanted, engine, book, job.settings))
         note = language_note(job.settings.language, voice_of(engine, job.settings.voice or ""))
         if note:
             print(note, file=sys.stderr)

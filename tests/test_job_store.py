@@ -112,7 +112,9 @@ def test_settings_round_trip_through_json() -> None:
                            use_gpu=True, chapters=(1, 3), model_id="st:1")
     assert JobSettings.from_dict(settings.to_dict()) == settings
     # Old or newer rows: unknown keys are ignored, missing ones take defaults.
-    assert JobSettings.from_dict({"voice": "F1", "future": 1}) == JobSettings(voice="F1")
+    # A row from before proof-listening: its job never listened.
+    assert JobSettings.from_dict({"voice": "F1", "future": 1}) == JobSettings(
+        voice="F1", proof_listen=False)
 
 
 def test_forms_to_make_travel_with_the_job_but_not_into_the_cache_key() -> None:
@@ -147,7 +149,7 @@ def test_schema_version_is_set_and_reopening_keeps_data(db_path: Path, epub: Pat
     with JobStore(db_path) as store:
         assert store.get_job(job_id).id == job_id
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
@@ -214,7 +216,8 @@ def test_a_version_7_store_keeps_its_chunks_without_word_starts(db_path: Path,
                                 frames=1000, sample_rate=1000, clips=[(0, 90), (95, 90)])
     _write_as_version(db_path, 7, [  # back to how version 7 wrote it
         "ALTER TABLE chunks DROP COLUMN word_starts_json",
-        "ALTER TABLE chunks DROP COLUMN clip_lead"])
+        "ALTER TABLE chunks DROP COLUMN clip_lead",
+        "DROP TABLE chunk_hearings"])
 
     with JobStore(db_path) as store:
         chunks = store.chapter_chunks(job_id, 0)

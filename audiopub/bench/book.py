@@ -75,7 +75,8 @@ def end_to_end(job: BookJob, steps: int | None) -> Timing:
     folder = job.scratch / f"run-{uuid.uuid4().hex[:8]}"
     settings = JobSettings(engine=job.engine_name, voice=job.voice, seed=job.seed,
                            use_gpu=job.use_gpu, steps=steps or defaults.DEFAULT_STEPS,
-                           batch_size=job.batch_size)
+                           batch_size=job.batch_size,
+                           proof_listen=False)  # speech alone: listening has its own figures
     try:
         with JobStore(folder / "jobs.sqlite3") as store:
             began = time.perf_counter()

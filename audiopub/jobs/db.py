@@ -25,7 +25,7 @@ from audiopub.jobs.disk_full import disk_full, is_disk_full
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_MS = 10_000  # how long a writer waits for another writer before giving up
 
 SCHEMA_V1: tuple[str, ...] = (
@@ -131,6 +131,25 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
        # before the chunk's clip, which puts those words in the chapter's audio
         "ALTER TABLE chunks ADD COLUMN word_starts_json TEXT",
         "ALTER TABLE chunks ADD COLUMN clip_lead INTEGER",
+    ),
+    (  # 9: what proof-listening heard in each chunk's audio, by key (the audio's name), and
+       # the verdict on the take that was kept; deleted whenever that audio is made again
+        """
+        CREATE TABLE chunk_hearings (
+            job_id        TEXT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+            cache_key     TEXT NOT NULL,
+            heard         TEXT NOT NULL,            -- the transcript of the kept take
+            wer           REAL NOT NULL,
+            missing_run   INTEGER NOT NULL,         -- longest run of expected words not heard
+            flagged       INTEGER NOT NULL,         -- the kept take is still wrong
+            reason        TEXT NOT NULL DEFAULT '',
+            first_flagged INTEGER NOT NULL,         -- the first take was wrong
+            takes         INTEGER NOT NULL DEFAULT 1,  -- takes heard; more than 1: spoken again
+            model         TEXT NOT NULL DEFAULT '', -- the listening model, e.g. "base"
+            heard_at      REAL NOT NULL,            -- Unix seconds
+            PRIMARY KEY (job_id, cache_key)
+        )
+        """,
     ),
 )
 

@@ -15,6 +15,7 @@ length) is checked by `chunk_cache.verify_done_chunks`.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -159,6 +160,7 @@ class JobLedger(StoreDatabase):
             """, (audio_path, frames, sample_rate, frames / sample_rate, synth_s, provider,
                   times_json(stage_times), wall_s, time.time(), words_json(word_starts),
                   job_id, cache_key))
+            _forget_hearing(conn, job_id, cache_key)  # it heard other audio
             touch_job(conn, job_id)
         return cursor.rowcount
 
@@ -224,6 +226,7 @@ class JobLedger(StoreDatabase):
                         reused_from = NULL, word_starts_json = NULL
                     WHERE job_id = ? AND cache_key = ?
                 """, (job_id, key))
+                _forget_hearing(conn, job_id, key)
 
     def mark_chapter_done(self, job_id: str, idx: int, *, audio_path: str, duration_s: float,
                           synth_s: float, chars_per_s: float | None = None,
@@ -334,3 +337,9 @@ class JobLedger(StoreDatabase):
             reused_chars=sum(r[16] for r in rows),
             reused_audio_s=sum(r[17] for r in rows),
         )
+
+
+def _forget_hearing(conn: sqlite3.Connection, job_id: str, cache_key: str) -> None:
+    """A key's audio is made again or gone: what proof-listening heard no longer describes it."""
+    conn.execute("DELETE FROM chunk_hearings WHERE job_id = ? AND cache_key = ?",
+                 (job_id, cache_key))

@@ -89,6 +89,10 @@ class JobSettings:
     # Forms to make beside the book once it is finished (`export.on_convert.ConvertOutputs`
     # as data), from its audio: they change nothing spoken, so the cache key leaves them out.
     forms: Mapping[str, Any] | None = field(default=None, hash=False)
+    # Hear every chunk made and speak again what came out wrong (`jobs.proof_listening`).
+    # None: not decided yet; `submission.resolve_settings` decides it once, at submission,
+    # and the job keeps the decision for every run. It changes no audio the cache keeps.
+    proof_listen: bool | None = None
 
     def __post_init__(self) -> None:
         self.synthesis_options()  # validates speed and steps with the engine contract's rules
@@ -120,12 +124,15 @@ class JobSettings:
             "model_id": self.model_id,
             "lexicon": entries_to_data(self.lexicon),
             "forms": dict(self.forms) if self.forms is not None else None,
+            "proof_listen": self.proof_listen,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> JobSettings:
-        """Unknown keys are ignored and missing ones take defaults, so old rows still load."""
+        """Unknown keys are ignored and missing ones take defaults, so old rows still load;
+        a job stored before proof-listening existed never listened."""
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known.setdefault("proof_listen", False)
         return cls(**known)  # __post_init__ turns the JSON list of chapters into a tuple
 
     def cache_namespace(self) -> dict[str, Any]:

@@ -3,6 +3,9 @@
     plan      the book (read once, when the job was submitted, and kept with it) cut into
               chunks from the job's current settings, on every run, before any audio
     speak     each pending chunk → engine → chunk WAV (atomic) → marked done in the store
+    listen    with proof-listening on, each chunk made is heard meanwhile on a thread of its
+              own (`proof_listening`); before a chapter is stitched its flagged chunks are
+              spoken again (`retakes`)
     stitch    a chapter's chunk WAVs, in order, with pauses → chapter WAV → chapter done
     mux       chapter WAVs → AAC .m4b with chapters, tags and cover (atomic) → job done
 
@@ -50,6 +53,8 @@ from audiopub.jobs.events import JobEvent
 from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
 from audiopub.jobs.executor import release
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
+from audiopub.jobs.proof_listening import ProofListening, load_ears
+from audiopub.jobs.retakes import Retakes
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
     job_lexicon,
@@ -76,6 +81,8 @@ PREPARING_TEXT = "Preparing the text…"
 STARTING_ENGINE = "Starting the speech engine…"
 SPEAKING = "Speaking “{chapter}”"
 JOINING = "Joining the chapter’s audio…"
+LOADING_EARS = "Loading the listening model…"
+LISTENING = "Listening to “{chapter}”…"
 ENCODING = "Encoding the audiobook…"
 
 
@@ -104,6 +111,7 @@ class JobRun:
         self.executor = self.plan.executor
         self._set_stage(READING_BOOK)
         self.book = stored_book(store, self.job)
+        self._listening: ProofListening | None = None  # started by `run` when the job listens
 
     # --- the steps -------------------------------------------------------------------
 
@@ -144,6 +152,8 @@ class JobRun:
         note = language_note(settings.language, self.plan.voice)
         if note:
             self._emit(JobState.RUNNING, message=note)  # into the job's log
+        if settings.proof_listen:  # a model that can't load fails the job before any speech
+            self._start_listening()
         try:
             self._speak_and_stitch()
             self._check_still_running()
@@ -180,8 +190,10 @@ class JobRun:
             for chapter in self.store.chapters(self.job.id):
                 if chapter.state is not ChapterState.DONE:
                     self._speak_chapter(chapter.idx, chapter.title)
+                    self._proofread_chapter(chapter.idx, chapter.title)
                     self._stitch_chapter(chapter.idx, chapter.title)
         finally:  # spoken, or stopped: either way the engine processes are no longer needed
+            self._stop_listening()
             if self.executor.peak_vram_mb:
                 self.store.record_peak_vram(self.job.id, self.executor.peak_vram_mb)
             release(self.executor)
@@ -211,6 +223,8 @@ class JobRun:
             provider=result.provider, stage_times=result.stages,
             wall_s=now - self._last_chunk_at, word_starts=result.word_starts)
         self._last_chunk_at = now
+        if self._listening is not None and marked:
+            self._listening.chunk_done(chunk, self.dir / chunk_relpath(chunk.cache_key))
         # Every chunk with this text shares the audio, so all of them are done now.
         self._progress = replace(self._progress,
                                  chunks_done=self._progress.chunks_done + marked,
@@ -219,6 +233,41 @@ class JobRun:
                           self._run.audio_s + result.frames / result.sample_rate, Clock.WALL)
         self._stage = SPEAKING.format(chapter=chapter_title)
         self._emit(JobState.RUNNING, chapter_title=chapter_title)
+
+    def _start_listening(self) -> None:
+        self._set_stage(LOADING_EARS)
+        began = time.perf_counter()
+        ears = load_ears(self.job.settings.use_gpu)
+        self.store.set_job_stage_times(self.job.id, {"listen": time.perf_counter() - began},
+                                       add=True)
+        self._listening = ProofListening(
+            self.store, self.job.id, self.dir, self.job.settings.language or self.book.language,
+            ears, notify=lambda line: self._emit(JobState.RUNNING, message=line))
+        self._listening.start()
+
+    def _proofread_chapter(self, chapter_idx: int, title: str) -> None:
+        """Wait until the chapter's chunks are heard, then speak again those flagged."""
+        listening = self._listening
+        if listening is None or not listening.working:
+            return
+        self._set_stage(LISTENING.format(chapter=title))
+        listening.finish_chapter(chapter_idx, self._check_still_running)
+        began = time.perf_counter()
+        repairs = Retakes(self.job, self.dir, self.executor, listening,
+                          self._check_still_running,
+                          lambda line: self._emit(JobState.RUNNING, message=line)
+                          ).repair_chapter(chapter_idx)
+        if repairs.spoken_again:
+            self.store.set_job_stage_times(
+                self.job.id, {"retakes": time.perf_counter() - began}, add=True)
+            self._emit(JobState.RUNNING, message=repairs.describe(title))
+
+    def _stop_listening(self) -> None:
+        if self._listening is not None:
+            self._listening.close()
+            self.store.set_job_stage_times(self.job.id, {"listen": self._listening.heard_s},
+                                           add=True)
+            self._listening = None
 
     def _stitch_chapter(self, chapter_idx: int, title: str) -> None:
         self._set_stage(JOINING)

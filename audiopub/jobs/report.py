@@ -43,6 +43,8 @@ def run_summary(store: JobStore, job: Job, elapsed_s: float, since: float) -> li
     lines.append(f"  ran on: {job.device or _providers(store.all_chunks(job.id))}")
     lines += [f"    {line}" for line in node_lines(store.all_chunks(job.id), elapsed_s,
                                                    fmt.START_TO_FINISH, since)]
+    if job.settings.proof_listen:
+        lines.append(store.listening_summary(job.id).describe())
     return lines
 
 
@@ -66,6 +68,8 @@ def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
     if kept:
         lines.append(f"chunk audio kept: {fmt.size(kept)} (shared with later jobs of the same "
                      "text; AUDIOPUB_KEEP_CHUNK_AUDIO=0 removes it when a job finishes)")
+    if job.settings.proof_listen:
+        lines += listening_lines(store, job)
     lines.append(f"chapters ({Clock.ENGINE.value}):")
     for ch in store.chapters(job.id):
         figures = f"{fmt.rate(ch.chars_per_s)}, RTF {fmt.factor(ch.rtf)}" if ch.chars_per_s else ""
@@ -73,6 +77,20 @@ def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
         if ch.stage_times:
             lines.append(f"     {fmt.stage_times(ch.stage_times)}")
         lines += _levels_lines(ch.levels)
+    return lines
+
+
+def listening_lines(store: JobStore, job: Job) -> list[str]:
+    """How many chunks proof-listening flagged and repaired, and each still flagged: where it
+    is in the book, its text and what was heard."""
+    lines = [store.listening_summary(job.id).describe()]
+    for flagged in store.still_flagged(job.id):
+        where = (f"at {fmt.clock(flagged.book_s)}" if flagged.book_s is not None
+                 else "not stitched yet")
+        lines.append(f"  chapter {flagged.chapter_idx + 1} “{flagged.chapter_title}”, {where}, "
+                     f"chunk {flagged.chunk_idx + 1}: {flagged.reason or 'flagged'}")
+        lines.append(f"    text:  {flagged.text}")
+        lines.append(f"    heard: {flagged.heard or '(nothing)'}")
     return lines
 
 

@@ -2,6 +2,7 @@
 
     JobStore
      ├── JobQueue    (queue.py)   jobs, states, settings, the book each reads, claiming
+     ├── JobHearings (hearings.py) what proof-listening heard in each chunk's audio
      ├── JobLedger   (ledger.py)  the plan: chapters and chunks, their marks, progress
      └── StoreDatabase (db.py)    the file, connections, transactions, schema upgrades
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from audiopub.jobs.ledger import JobLedger
+from audiopub.jobs.hearings import JobHearings
 from audiopub.jobs.queue import JobQueue
 from audiopub.settings import data_dir
 
@@ -21,7 +22,7 @@ def default_store_path() -> Path:
     return data_dir() / "jobs.sqlite3"
 
 
-class JobStore(JobQueue, JobLedger):
+class JobStore(JobQueue, JobHearings):
     """All job state, safe to share between threads; open one per process (or per thread).
 
     `JobStore(path)` creates the file and schema if needed. Job folders live next to it in

@@ -25,7 +25,9 @@ from audiopub.book.models import Book, Chapter, Chunk
 from audiopub.book.scripts import check_speakable, primary_subtag
 from audiopub.book.spoken import spoken_form, supported_languages
 from audiopub.errors import AudiopubError, DiskFull
+from audiopub.gpu.monitor import query_gpu_info
 from audiopub.jobs.models import Job, JobSettings, JobState
+from audiopub.jobs.proof_listening import listening_ready, require_listening
 from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import Engine, Voice, voice_of
 
@@ -74,13 +76,34 @@ def chosen_chapters(book: Book, selection: Sequence[int] | None) -> list[Chapter
     return [book.chapters[i - 1] for i in selection] if selection else list(book.chapters)
 
 
-def resolve_settings(settings: JobSettings, engine: Engine, book: Book) -> JobSettings:
+def resolve_settings(settings: JobSettings, engine: Engine, book: Book,
+                     earlier: JobSettings | None = None) -> JobSettings:
     """Fill in what the user left open: the voice (the engine's first), the language (the
-    book's) and the model identity, so that cache keys are the same on every run."""
+    book's) and the model identity, so that cache keys are the same on every run; and whether
+    the job proof-listens (`listening_decision`; `earlier`: the settings of the job resumed)."""
     voice = settings.voice or engine.voices()[0].id
     return JobSettings.from_dict({**settings.to_dict(), "voice": voice,
                                   "language": settings.language or book.language,
-                                  "model_id": engine.model_id(voice)})
+                                  "model_id": engine.model_id(voice),
+                                  "proof_listen": listening_decision(settings, earlier)})
+
+
+def listening_decision(settings: JobSettings, earlier: JobSettings | None = None) -> bool:
+    """Asked for: on, once the extra and a listening model are found (ListeningUnavailable
+    says what is missing, before anything is spoken). Not said: what the job decided when it
+    was submitted, for a job resumed; for a new one, on where the job asks for a GPU that is
+    there and listening is ready, off on the CPU (it costs CPU seconds per audio minute)."""
+    if settings.proof_listen:
+        require_listening()
+        return True
+    if settings.proof_listen is False:
+        return False
+    if earlier is not None and earlier.proof_listen is not None:
+        return earlier.proof_listen
+    if not settings.use_gpu:
+        return False
+    gpus = query_gpu_info()
+    return gpus.available and bool(gpus.gpus) and listening_ready()
 
 
 def language_note(text_language: str | None, voice: Voice) -> str | None:

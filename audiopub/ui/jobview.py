@@ -12,6 +12,7 @@ from typing import Final
 
 from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import JobEvent
+from audiopub.jobs.hearings import FlaggedChunk, ListeningSummary
 from audiopub.jobs.models import ChapterRow, Job, JobProgress, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.ui.activity import JobActivity
@@ -50,6 +51,10 @@ class JobView:
     # job can't be resumed or deleted until it lets go.
     held: bool = False
     stage: str = ""  # what the worker says it is doing for a running job ("Loading the voice…")
+    # What proof-listening found, for a job that listens (None for one that doesn't), and the
+    # chunks still wrong after their repairs, where they are in the book.
+    listening: ListeningSummary | None = None
+    flagged: tuple[FlaggedChunk, ...] = ()
 
     @property
     def audio_s(self) -> float:
@@ -94,9 +99,11 @@ def job_view(store: JobStore, activity: JobActivity, job: Job, now: float | None
             size = None
     event = activity.latest(job.id)
     total, lines = activity.log(job.id)
+    listening = store.listening_summary(job.id) if job.settings.proof_listen else None
+    flagged = tuple(store.still_flagged(job.id)) if listening and listening.still_flagged else ()
     return JobView(job, progress, metrics(job, progress, event, now), tuple(lines), total,
                    chapters, size, cover, event.provider if event is not None else None, held,
-                   stage_text(job, event))
+                   stage_text(job, event), listening, flagged)
 
 
 def stage_text(job: Job, event: JobEvent | None) -> str:

@@ -16,6 +16,7 @@ from audiopub.figures import Clock
 from audiopub.jobs.models import ChapterProgress, ChapterState, Job, JobState
 from audiopub.ui.chosen_forms import chosen, describe
 from audiopub.ui.components.dialogs import confirm_delete
+from audiopub.ui.components.flagged_list import flagged_rows, flagged_title
 from audiopub.ui.jobview import JobView
 from audiopub.ui.services import ENGINE_LABELS, Services
 from audiopub.ui.theme import stat
@@ -59,6 +60,7 @@ class JobCard:
         self._log_seen = 0
         self._chapter_rows: list[_ChapterRow] = []
         self._chapter_titles: tuple[str, ...] = ()
+        self._flagged: tuple[object, ...] = ()
         job = view.job
 
         with ui.card().classes("ap-card w-full gap-3").mark("job", f"job-{job.id}") as self.card:
@@ -76,6 +78,11 @@ class JobCard:
                     .props("rounded size=8px").classes("flex-1").mark("job-progress")
                 self.percent = ui.label().classes("ap-figure w-12 text-right").mark("job-percent")
             self.chars = ui.label().classes("ap-muted text-sm ap-figure").mark("job-chars")
+            self.listening = ui.label().classes("ap-muted text-sm ap-figure") \
+                .mark("job-listening")
+            with ui.expansion().classes("w-full ap-expansion").mark("job-flagged") \
+                    as self.flagged:
+                self.flagged_box = ui.column().classes("w-full gap-2")
             with ui.row().classes("w-full gap-x-10 gap-y-2"):
                 # The job's figures on the wall clock, running or done (see audiopub.figures).
                 self.rate = stat(f"Speed (wall clock, {fmt.SPEAKING_ONLY})", "job-rate")
@@ -136,6 +143,7 @@ class JobCard:
         self.stages.set_visibility(bool(job.stage_times))
         self.error.set_text(job.error or "")
         self.error.set_visibility(bool(job.error) and state is not JobState.DONE)
+        self._update_listening(view)
         self._update_chapters(view)
         self._update_log(view)
         self.pause.set_visibility(state is JobState.QUEUED
@@ -148,6 +156,17 @@ class JobCard:
         self.download.set_visibility(state is JobState.DONE)
         self.library.set_visibility(state is JobState.DONE)
         self.delete_button.set_visibility(state in (JobState.FAILED, JobState.CANCELLED))
+
+    def _update_listening(self, view: JobView) -> None:
+        self.listening.set_text(view.listening.describe() if view.listening else "")
+        self.listening.set_visibility(view.listening is not None)
+        self.flagged.set_visibility(bool(view.flagged))
+        if view.flagged != self._flagged:
+            self._flagged = view.flagged
+            self.flagged.set_text(flagged_title(len(view.flagged)))
+            self.flagged_box.clear()
+            with self.flagged_box:
+                flagged_rows(view.flagged, marker="job-flagged")
 
     def _update_chapters(self, view: JobView) -> None:
         chapters = view.progress.chapters

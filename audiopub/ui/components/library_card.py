@@ -13,6 +13,7 @@ from audiopub.export.names import safe_name
 from audiopub.export.subtitles import Cue
 from audiopub.ui.chosen_forms import chosen, make_downloads
 from audiopub.ui.components.dialogs import confirm_delete
+from audiopub.ui.components.flagged_list import flagged_rows, flagged_title
 from audiopub.ui.components.job_card import settings_summary
 from audiopub.ui.jobview import JobView, chapter_starts
 from audiopub.ui.services import Services
@@ -82,6 +83,13 @@ class LibraryCard:
                 ui.timer(0.01, self._show_forms, once=True)
             self.player_box = ui.column().classes("w-full gap-2").mark("book-player")
             self.player_box.set_visibility(False)
+            if view.listening is not None:
+                ui.label(view.listening.describe()).classes("ap-muted text-sm ap-figure") \
+                    .mark("book-listening")
+            if view.flagged:
+                with ui.expansion(flagged_title(len(view.flagged))) \
+                        .classes("w-full ap-expansion").mark("book-flagged"):
+                    flagged_rows(view.flagged, self._play_at, marker="book-flagged")
 
     async def _toggle(self) -> None:
         if self.player is None:
@@ -157,6 +165,12 @@ class LibraryCard:
         finally:
             self.export_button.props(remove="loading")
         ui.download.from_url(f"/library/{self.job_id}/export/{kind}")
+
+    async def _play_at(self, seconds: float) -> None:
+        """Open the player (if it is closed) and play from `seconds` into the book."""
+        if not self.player_box.visible:
+            await self._toggle()
+        self._seek(seconds)
 
     def _seek(self, seconds: float) -> None:
         if self.player is not None:

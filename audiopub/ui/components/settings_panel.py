@@ -27,6 +27,7 @@ from audiopub.book.scripts import primary_subtag
 from audiopub.errors import AudiopubError
 from audiopub.jobs.models import JobSettings
 from audiopub.tts.engine import Voice
+from audiopub.ui.components.listen_switch import ListenSwitch
 from audiopub.ui.components.voice_mixer import VoiceMixer
 from audiopub.ui.services import EngineChoice, GpuSupport, Services
 from audiopub.ui.theme import section_title
@@ -103,6 +104,7 @@ class SettingsPanel:
                                             on_change=self._gpu_changed).mark("gpu")
                 self.gpu_switch.disable()
                 self.gpu_reason = ui.label().classes("ap-muted text-sm pl-2").mark("gpu-reason")
+            self.listening = ListenSwitch()  # follows the GPU switch until it is set
 
         ui.timer(0.01, self._load, once=True)
 
@@ -122,6 +124,7 @@ class SettingsPanel:
             engine=self.engine.value, voice=self.voice.value, speed=round(self.speed.value, 2),
             steps=int(self.steps.value) if self.uses_steps else defaults.DEFAULT_STEPS,
             use_gpu=bool(self.gpu_switch.value), chapters=chapters,
+            proof_listen=self.listening.value,
         )
 
     # --- loading -------------------------------------------------------------------------------
@@ -133,6 +136,7 @@ class SettingsPanel:
         if catalog is None or gpu is None:  # io_bound gives None once the app is shutting down
             return
         self._apply(catalog, gpu)
+        await self.listening.load()
 
     def _apply(self, catalog: tuple[EngineChoice, ...], gpu: GpuSupport) -> None:
         saved = self.services.preferences.get()
@@ -288,6 +292,7 @@ class SettingsPanel:
     def _gpu_changed(self) -> None:
         if self.gpu is not None and self.gpu.usable:
             self.services.preferences.update(use_gpu=bool(self.gpu_switch.value))
+        self.listening.follow_gpu(bool(self.gpu_switch.value))
 
     def _show_steps(self, visible: bool) -> None:
         for element in (self.steps_label, self.steps, self.steps_value):
