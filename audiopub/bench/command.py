@@ -35,6 +35,16 @@ def _sizes(text: str) -> list[str]:
     return sizes
 
 
+def _engine_voice(text: str) -> tuple[str, str | None]:
+    """ENGINE or ENGINE:VOICE (a Kokoro mix keeps its own colons: kokoro:jf_alpha:0.6+…)."""
+    engine, _, voice = text.partition(":")
+    if engine not in ENGINE_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"expected ENGINE or ENGINE:VOICE with ENGINE one of {', '.join(ENGINE_NAMES)}, "
+            f"not {text!r}")
+    return engine, voice or None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     what = parser.add_argument_group("what to measure")
     what.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
@@ -57,6 +67,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--compare", action="store_true",
                       help="also time the engine's plain one-chunk loop, interleaved with "
                            "Audiopub's pipeline, and print the ratio")
+    what.add_argument("--beside", type=_engine_voice, metavar="ENGINE[:VOICE]",
+                      help="time this engine too, on the same texts in the same run: rounds "
+                           "alternate the two engines, and a table gives each one's chars/s and "
+                           "real-time factor and their ratio (medians), e.g. --engine kokoro "
+                           "--voice jm_kumo --beside piper:en_US-joe-medium")
     what.add_argument("--book", type=Path, metavar="EPUB",
                       help="time a whole book instead of the text sizes (EPUB → .m4b)")
     what.add_argument("--synthesis-only", action="store_true",
@@ -111,6 +126,9 @@ def main(args: argparse.Namespace) -> int:
         return rss_check(args)
     if args.runs < 1 or args.warmup < 0:
         print("audiopub: --runs must be at least 1 and --warmup at least 0", file=sys.stderr)
+        return 2
+    if args.book and args.beside:
+        print("audiopub: --beside compares the text sizes, not a book", file=sys.stderr)
         return 2
     if args.book and not args.book.is_file():
         print(f"audiopub: no such file: {args.book}", file=sys.stderr)
