@@ -104,15 +104,17 @@ class EngineSide:
     engine: str
     voice: str
     model_id: str
+    provider: str  # what its sessions actually ran on
     steps: int | None
     audio_s: float  # of the median run
     chars_per_s: Stats
     rtf: Stats
 
     @staticmethod
-    def of(engine: str, voice: str, model_id: str, cell: SynthesisCell) -> EngineSide:
-        return EngineSide(engine, voice, model_id, cell.steps, cell.audio_s, cell.chars_per_s,
-                          cell.rtf)
+    def of(engine: str, voice: str, model_id: str, provider: str,
+           cell: SynthesisCell) -> EngineSide:
+        return EngineSide(engine, voice, model_id, provider, cell.steps, cell.audio_s,
+                          cell.chars_per_s, cell.rtf)
 
 
 @dataclass(frozen=True)

@@ -139,7 +139,8 @@ def _sizes(args: argparse.Namespace, result: BenchResult, side: Side,
             result.texts[size] = text
             if beside is not None:
                 first, second = (EngineSide.of(s.engine.name, s.voice,
-                                               s.engine.model_id(s.voice), cell)
+                                               s.engine.model_id(s.voice),
+                                               s.engine.device.provider, cell)
                                  for s, cell in zip(sides, cells))
                 result.beside.append(BesideCell.of(size, len(text), first, second))
 

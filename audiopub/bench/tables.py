@@ -93,9 +93,10 @@ def beside_table(result: Result) -> str:
         for side in cell["engines"]:
             steps = "" if side["steps"] is None else f", {side['steps']} steps"
             rows.append([text, f"{side['engine']} ({side['voice']}{steps})",
+                         side["provider"].removesuffix("ExecutionProvider"),
                          _spread(side["chars_per_s"], 1), _spread(side["rtf"], 4)])
             text = ""
-        rows.append(["", f"ratio {first} ÷ {second}", f"{cell['time_per_char_ratio']:.2f}×",
+        rows.append(["", f"ratio {first} ÷ {second}", "", f"{cell['time_per_char_ratio']:.2f}×",
                      f"{cell['rtf_ratio']:.2f}×"])
     settings = result["settings"]
     return (f"### {first} beside {second}: the same text, interleaved in one run\n\n"
@@ -104,8 +105,8 @@ def beside_table(result: Result) -> str:
             f"{result['device']['description']}. Ratios are of the medians: {first}'s time "
             f"per character (its chars/s column: {second}'s ÷ {first}'s) and real-time factor "
             f"÷ {second}'s; above 1, {first} is the slower.\n\n"
-            + _table(["text", "engine", "chars/s", "RTF"], rows,
-                     ["---", "---", "---:", "---:"]))
+            + _table(["text", "engine", "provider", "chars/s", "RTF"], rows,
+                     ["---", "---", "---", "---:", "---:"]))
 
 
 def book_tables(book: Mapping[str, Any]) -> str:
