@@ -14,6 +14,27 @@ from epub_factory import build_epub, tiny_png
 pytest_plugins = ["nicegui.testing.user_plugin"]
 
 
+ENGINE_PROCESSES = "engine_processes"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{ENGINE_PROCESSES}: speak with as many engine "
+                            "processes as the machine allows, as a conversion does by default")
+
+
+@pytest.fixture(autouse=True)
+def one_engine_in_process(request: pytest.FixtureRequest,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests speak in their own process (AUDIOPUB_CPU_WORKERS=1; a test may set its own), unless
+    marked `engine_processes`: starting a process per core, each importing Audiopub and loading
+    its voice, took most of a short conversion's time on a small machine. The engine processes
+    are tested where they matter: tests/test_executor.py, the tests of test_jobs.py and
+    test_batched_jobs.py that ask for two, and the marked ones (a killed conversion resumed,
+    the browser's conversion, the bench's production executor)."""
+    if request.node.get_closest_marker(ENGINE_PROCESSES) is None:
+        monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
+
+
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own job store and job folders."""

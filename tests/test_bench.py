@@ -197,6 +197,7 @@ def test_beside_names_an_engine_and_compares_texts_not_a_book(
     assert "--beside compares the text sizes, not a book" in capsys.readouterr().err
 
 
+@pytest.mark.engine_processes  # its comparison is of the production executor's processes
 def test_book_end_to_end_and_synthesis_only(supertonic: Path, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
