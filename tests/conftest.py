@@ -9,6 +9,7 @@ import onnxruntime as ort
 import pytest
 
 from epub_factory import build_epub, tiny_png
+from kokoro_model import join_model
 
 # NiceGUI's `user` fixture for the web UI tests (tests/test_ui.py): a simulated browser.
 pytest_plugins = ["nicegui.testing.user_plugin"]
@@ -51,6 +52,12 @@ SENTENCES = [
     "The harbour smelled of tar, salt and fresh bread.",
     "Somewhere a radio was playing an old dance tune.",
 ]
+
+
+@pytest.fixture(scope="session")
+def kokoro_model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real Kokoro int8 model, joined from its four parts once for the whole run."""
+    return join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 from epub_factory import build_epub
-from kokoro_model import install_folder, join_model
+from kokoro_model import install_folder
 from test_gpu_monitor import FakeNvml, wait_for
 from tiny_supertonic import build_tiny_model
 
@@ -132,11 +132,10 @@ def test_piper_short_text_with_compare(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 @pytest.fixture(scope="module")
-def kokoro_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def kokoro_models(tmp_path_factory: pytest.TempPathFactory, kokoro_model_file: Path) -> Path:
     """A models folder with the real Kokoro int8 and its jm_kumo and jf_alpha voices."""
     models = tmp_path_factory.mktemp("models")
-    model = join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
-    install_folder(models / "kokoro", model)
+    install_folder(models / "kokoro", kokoro_model_file)
     return models
 
 

@@ -14,7 +14,7 @@ import pytest
 from epub_factory import build_epub
 from hub_repos import local_hub, piper_voice_files, serve_piper_voices
 from hub_server import HubServer
-from kokoro_model import INT8, REPO, join_model, repo_files
+from kokoro_model import INT8, REPO, repo_files
 
 from audiopub.cli import main
 from audiopub.errors import ChecksumMismatch, DownloadFailed, ModelMissing
@@ -29,8 +29,8 @@ PIPER_KEY = "ja_JP-tiny-medium"
 
 
 @pytest.fixture(scope="module")
-def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
+def model_file(kokoro_model_file: Path) -> Path:
+    return kokoro_model_file
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import soundfile as sf
 from epub_factory import build_epub
 from hub_repos import local_hub
 from hub_server import HubServer
-from kokoro_model import REPO, install_folder, join_model, repo_files, voice_vectors
+from kokoro_model import REPO, install_folder, repo_files, voice_vectors
 from nicegui.testing import User
 from test_gpu_monitor import FakeNvml
 from test_ui import NO_CUDA, element, eventually, only_job, see, text, upload
@@ -31,8 +31,8 @@ MIX = "af_heart:0.7+jf_alpha:0.3"
 
 
 @pytest.fixture(scope="module")
-def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
+def model_file(kokoro_model_file: Path) -> Path:
+    return kokoro_model_file
 
 
 @pytest.fixture(scope="module")
