@@ -1,9 +1,11 @@
 """What one CPU engine process holds as it speaks a book: its memory every N chunks.
 
-    python scripts/engine_memory.py BOOK.epub [--every 50] [--limit 600] [--mem-pattern]
+    python scripts/engine_memory.py BOOK.epub [--engine kokoro] [--voice V] [--every 50]
+                                    [--limit 600] [--chars 5000] [--mem-pattern]
 
-It speaks the book's planned chunks in reading order on one single-threaded Piper engine, as
-each engine process of a conversion does, and prints a line every N chunks: the resident size
+It speaks the book's planned chunks in reading order on one single-threaded engine (Piper's
+joe unless told), as each engine process of a conversion does, and prints a line every N
+chunks: the resident size
 (VmRSS), glibc's heap in use (`mallinfo2`: ONNX Runtime's own bookkeeping lives there) and the
 memory glibc has mapped for large blocks (ONNX Runtime's arena regions). `--mem-pattern` makes
 the session as it was made before: with ORT's memory patterns, one kept per input shape.
@@ -13,15 +15,18 @@ Linux only. `bench --rss-check` gives the end-to-end peak; this shows where a pr
 from __future__ import annotations
 
 import argparse
+import bisect
 import ctypes
+import itertools
 import time
 from pathlib import Path
 
 from audiopub import settings
 from audiopub.bench.book import plan
+from audiopub.book.epub_reader import read_epub
 from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import SynthesisOptions
-from audiopub.tts.piper import PiperEngine
+from audiopub.tts.registry import ENGINE_NAMES, get_engine
 
 _MALLINFO2_FIELDS = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
                      "uordblks", "fordblks", "keepcost")
@@ -49,8 +54,13 @@ def _rss_mib() -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("book", type=Path)
+    parser.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
+    parser.add_argument("--voice", help="voice id (default: the engine's first)")
     parser.add_argument("--every", type=int, default=50, help="chunks between lines")
     parser.add_argument("--limit", type=int, help="stop after this many chunks")
+    parser.add_argument("--chars", type=int,
+                        help="stop once this many characters are spoken: the same text for "
+                             "engines whose chunks differ in size")
     parser.add_argument("--mem-pattern", action="store_true",
                         help="make the session with ORT's memory patterns (as before)")
     args = parser.parse_args()
@@ -63,10 +73,16 @@ def main() -> None:
             return options
 
         onnx_runtime.session_options = with_patterns
-    engine = PiperEngine(threads=1)
-    chunks = plan(args.book, engine).workload.chunks[:args.limit]
-    voice, options = settings.DEFAULT_PIPER_VOICE, SynthesisOptions(seed=0)
-    print(f"{len(chunks)} chunks, memory patterns {'on' if args.mem_pattern else 'off'}")
+    engine = get_engine(args.engine, threads=1)
+    chunks = list(plan(args.book, engine).workload.chunks[:args.limit])
+    if args.chars is not None:  # the chunks up to the one that reaches --chars
+        ends = list(itertools.accumulate(map(len, chunks)))
+        chunks = chunks[:bisect.bisect_left(ends, args.chars) + 1]
+    voice = args.voice or engine.voices()[0].id
+    # In the book's language, as a conversion speaks it (Kokoro phonemises by it).
+    options = SynthesisOptions(seed=0, language=read_epub(args.book).language)
+    print(f"{engine.name} {voice}: {len(chunks)} chunks, "
+          f"memory patterns {'on' if args.mem_pattern else 'off'}")
     print("chunks  chars  seconds  rss_mib  peak_mib  heap_in_use_mib  mapped_blocks_mib")
     began, chars = time.perf_counter(), 0
     for number, text in enumerate(chunks, 1):

@@ -9,9 +9,31 @@ import onnxruntime as ort
 import pytest
 
 from epub_factory import build_epub, tiny_png
+from kokoro_model import join_model
 
 # NiceGUI's `user` fixture for the web UI tests (tests/test_ui.py): a simulated browser.
 pytest_plugins = ["nicegui.testing.user_plugin"]
+
+
+ENGINE_PROCESSES = "engine_processes"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{ENGINE_PROCESSES}: speak with as many engine "
+                            "processes as the machine allows, as a conversion does by default")
+
+
+@pytest.fixture(autouse=True)
+def one_engine_in_process(request: pytest.FixtureRequest,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests speak in their own process (AUDIOPUB_CPU_WORKERS=1; a test may set its own), unless
+    marked `engine_processes`: starting a process per core, each importing Audiopub and loading
+    its voice, took most of a short conversion's time on a small machine. The engine processes
+    are tested where they matter: tests/test_executor.py, the tests of test_jobs.py and
+    test_batched_jobs.py that ask for two, and the marked ones (a killed conversion resumed,
+    the browser's conversion, the bench's production executor)."""
+    if request.node.get_closest_marker(ENGINE_PROCESSES) is None:
+        monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
 
 
 @pytest.fixture(autouse=True)
@@ -30,6 +52,12 @@ SENTENCES = [
     "The harbour smelled of tar, salt and fresh bread.",
     "Somewhere a radio was playing an old dance tune.",
 ]
+
+
+@pytest.fixture(scope="session")
+def kokoro_model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real Kokoro int8 model, joined from its four parts once for the whole run."""
+    return join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
 
 
 @pytest.fixture

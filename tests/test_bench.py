@@ -134,6 +134,7 @@ def test_piper_short_text_with_compare(tmp_path: Path, monkeypatch: pytest.Monke
     assert re.search(r"- nodes: [\d,]+ on CPU; CUDA settings: default", out)
 
 
+@pytest.mark.engine_processes  # its comparison is of the production executor's processes
 def test_book_end_to_end_and_synthesis_only(supertonic: Path, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:

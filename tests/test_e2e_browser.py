@@ -73,6 +73,7 @@ def chromium() -> Path:
     return require_chromium()
 
 
+@pytest.mark.engine_processes  # the app as it is run: a job speaks in engine processes
 def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path) -> None:
     book = build_epub(tmp_path / "harbour.epub", CHAPTERS, title="The Harbour Book",
                       author="Ann Author", cover=tiny_png(60, 90, (62, 110, 126)))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from epub_factory import build_epub
-from kokoro_model import install_folder, join_model
+from kokoro_model import install_folder
 from server_helper import browser_context, free_port, require_chromium, server, wait_for_voice
 
 from audiopub.audio.ffmpeg import probe
@@ -29,13 +29,12 @@ def chromium() -> Path:
     return require_chromium()
 
 
-def test_a_kokoro_mix_is_heard_saved_and_speaks_the_book(chromium: Path,
-                                                          tmp_path: Path) -> None:
+def test_a_kokoro_mix_is_heard_saved_and_speaks_the_book(chromium: Path, tmp_path: Path,
+                                                          kokoro_model_file: Path) -> None:
     from playwright.sync_api import expect
 
     models = tmp_path / "models"
-    model = join_model(tmp_path / "model_quantized.onnx")
-    install_folder(models / "kokoro", model, voices=("jf_alpha", "jm_kumo"))
+    install_folder(models / "kokoro", kokoro_model_file, voices=("jf_alpha", "jm_kumo"))
     book = build_epub(tmp_path / "dawn.epub", [("Dawn", ["The sun rose over the quiet bay."])],
                       title="Dawn", language="en")
     port = free_port()

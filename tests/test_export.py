@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import shutil
 import sqlite3
 import struct
 import subprocess
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -114,18 +116,37 @@ def test_numbered_names_sort_in_reading_order() -> None:
 # --- from a real conversion -------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def converted_book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
+    """The book converted once for the module: its data dir, its job and its .m4b."""
+    folder = tmp_path_factory.mktemp("converted")
+    data = folder / "audiopub-data"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AUDIOPUB_DATA_DIR", str(data))
+        patch.setenv("AUDIOPUB_CPU_WORKERS", "1")
+        epub = build_epub(folder / "b.epub", [
+            ("Arrival", ["Dr. Smith paid £5 in 1850. The train was late.",
+                         "A dog slept in the shade of the ticket office."]),
+            ("Departure", ["Somewhere a radio was playing an old dance tune."]),
+        ], title="Coastline", author="Ann Author", cover=tiny_png())
+        out = folder / "Coastline.m4b"
+        assert main(["convert", str(epub), "-o", str(out)]) == 0
+        with JobStore.open_default() as store:
+            (job,) = store.list_jobs()
+    return data, job.id, out
+
+
 @pytest.fixture
-def finished_book(tmp_path: Path) -> tuple[str, Path]:
-    epub = build_epub(tmp_path / "b.epub", [
-        ("Arrival", ["Dr. Smith paid £5 in 1850. The train was late.",
-                     "A dog slept in the shade of the ticket office."]),
-        ("Departure", ["Somewhere a radio was playing an old dance tune."]),
-    ], title="Coastline", author="Ann Author", cover=tiny_png())
-    out = tmp_path / "Coastline.m4b"
-    assert main(["convert", str(epub), "-o", str(out)]) == 0
-    with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
-    return job.id, out
+def finished_book(converted_book: tuple[Path, str, Path], data_dir: Path,
+                  tmp_path: Path) -> tuple[str, Path]:
+    """The converted book's job and .m4b, copied into this test's data dir and folder, where
+    the test may change them (the job names the copy as its book)."""
+    data, job_id, out = converted_book
+    shutil.copytree(data, data_dir)
+    book = shutil.copy2(out, tmp_path / out.name)
+    with closing(sqlite3.connect(data_dir / "jobs.sqlite3")) as conn, conn:
+        conn.execute("UPDATE jobs SET output_path = ? WHERE id = ?", (str(book), job_id))
+    return job_id, book
 
 
 def test_subtitles_follow_the_audio_to_the_sample(finished_book: tuple[str, Path],

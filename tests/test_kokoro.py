@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 import pytest
-from kokoro_model import install_folder, join_model, voice_vectors
+from kokoro_model import install_folder, voice_vectors
 
 from audiopub.book.lexicon import PHONEMES_CLOSE, PHONEMES_OPEN
 from audiopub.errors import EngineUnavailable
@@ -24,8 +24,8 @@ ENGLISH = SynthesisOptions(language="en")
 
 
 @pytest.fixture(scope="module")
-def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
+def model_file(kokoro_model_file: Path) -> Path:
+    return kokoro_model_file
 
 
 @pytest.fixture(scope="module")

@@ -9,16 +9,18 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import onnxruntime as ort
 import pytest
 from epub_factory import build_epub
 from hub_repos import local_hub, piper_voice_files, serve_piper_voices
 from hub_server import HubServer
-from kokoro_model import INT8, REPO, join_model, repo_files
+from kokoro_model import INT8, REPO, repo_files
 
 from audiopub.cli import main
-from audiopub.errors import ChecksumMismatch, DownloadFailed
+from audiopub.errors import ChecksumMismatch, DownloadFailed, ModelMissing
 from audiopub.jobs.store import JobStore
 from audiopub.tts import onnx_runtime
+from audiopub.tts.kokoro_files import VARIANTS, KokoroFiles
 from audiopub.tts.kokoro_graph import SAMPLES_PER_FRAME
 from audiopub.voices.kokoro_install import RECORD, device_variant, install_kokoro
 
@@ -27,8 +29,8 @@ PIPER_KEY = "ja_JP-tiny-medium"
 
 
 @pytest.fixture(scope="module")
-def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
+def model_file(kokoro_model_file: Path) -> Path:
+    return kokoro_model_file
 
 
 @pytest.fixture(scope="module")
@@ -73,10 +75,38 @@ def test_download_installs_the_cpu_variant_in_the_repository_layout_once(
     assert not kokoro_dir().exists()
 
 
+@pytest.mark.parametrize(("providers", "driver", "variant"), [
+    ([onnx_runtime.CPU], True, "int8"),  # the CPU onnxruntime, whatever the machine has
+    ([onnx_runtime.CUDA, onnx_runtime.CPU], False, "int8"),  # onnxruntime-gpu, no NVIDIA driver
+    ([onnx_runtime.CUDA, onnx_runtime.CPU], True, "fp32"),  # CUDA can run it
+])
+def test_the_variant_fits_the_providers_onnx_runtime_offers(
+        monkeypatch: pytest.MonkeyPatch, providers: list[str], driver: bool,
+        variant: str) -> None:
+    monkeypatch.setattr(ort, "get_available_providers", lambda: providers)
+    monkeypatch.setattr(onnx_runtime, "nvidia_driver_present", lambda: driver)
+    assert device_variant() == variant
+
+
+def test_the_engine_loads_the_variant_present_that_fits_its_device(tmp_path: Path) -> None:
+    # Only which file is chosen: empty files stand for the variants, none is loaded.
+    files = KokoroFiles(tmp_path)
+    for name in ("int8", "fp16"):
+        (tmp_path / VARIANTS[name]).parent.mkdir(exist_ok=True)
+        (tmp_path / VARIANTS[name]).touch()
+    assert files.model(on_gpu=False) == ("int8", tmp_path / VARIANTS["int8"])
+    assert files.model(on_gpu=True) == ("fp16", tmp_path / VARIANTS["fp16"])
+    (tmp_path / VARIANTS["fp32"]).touch()
+    assert files.model(on_gpu=True) == ("fp32", tmp_path / VARIANTS["fp32"])
+    assert files.model(on_gpu=True, variant="int8")[0] == "int8"
+    (tmp_path / VARIANTS["fp16"]).unlink()
+    with pytest.raises(ModelMissing, match="voices download kokoro --variant fp16"):
+        files.model(on_gpu=True, variant="fp16")
+
+
 def test_on_cuda_the_float_model_is_asked_for(hub: HubServer,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    assert device_variant() == "int8"
-    monkeypatch.setattr(onnx_runtime, "available_providers",
+    monkeypatch.setattr(ort, "get_available_providers",
                         lambda: [onnx_runtime.CUDA, onnx_runtime.CPU])
     monkeypatch.setattr(onnx_runtime, "nvidia_driver_present", lambda: True)
     assert device_variant() == "fp32"

@@ -18,7 +18,8 @@ from audiopub.jobs.store import JobStore
 
 from epub_factory import build_epub
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX")
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX"),
+              pytest.mark.engine_processes]  # killed as a conversion runs by default
 
 CHAPTER_CHUNKS = 12  # one heading + 11 one-sentence paragraphs per chapter
 

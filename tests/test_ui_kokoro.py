@@ -17,7 +17,7 @@ import soundfile as sf
 from epub_factory import build_epub
 from hub_repos import local_hub
 from hub_server import HubServer
-from kokoro_model import REPO, install_folder, join_model, repo_files, voice_vectors
+from kokoro_model import REPO, install_folder, repo_files, voice_vectors
 from nicegui.testing import User
 from test_gpu_monitor import FakeNvml
 from test_ui import NO_CUDA, element, eventually, only_job, see, text, upload
@@ -31,8 +31,8 @@ MIX = "af_heart:0.7+jf_alpha:0.3"
 
 
 @pytest.fixture(scope="module")
-def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
+def model_file(kokoro_model_file: Path) -> Path:
+    return kokoro_model_file
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +96,13 @@ async def test_a_mix_is_heard_saved_under_a_name_and_speaks_the_book(
     assert voice.options[MIX] == "Warm narrator (mix) · en-US"  # type: ignore[attr-defined]
     assert services.mixes.all() == {"Warm narrator": MIX}
     assert services.preferences.get().voice == MIX
+    assert text(user, "saved-mix-0") == "Warm narrator (mix)"
+
+    # Opened again, the saved mix is among Kokoro's voices and still chosen.
+    await user.open("/")
+    await see(user, marker="voice-mixer", timeout=60)
+    voice = element(user, "voice")
+    assert voice.value == MIX and MIX in voice.options  # type: ignore[attr-defined]
 
     book = build_epub(tmp_path / "morning.epub", [("Morning", ["Good morning."])],
                       title="Morning", language="en")
@@ -106,19 +113,24 @@ async def test_a_mix_is_heard_saved_under_a_name_and_speaks_the_book(
     user.find(marker="generate").click()
     await eventually(lambda: len(services.store.list_jobs()) == 1)
     job_id = only_job(services)
-    # The job's voice is the mix itself: its cache key follows the voices and their weights.
+    # The job's voice is the mix itself: its cache key follows the voices and their weights,
+    # and removing the saved mix, even while the job runs, leaves the job its voice.
     assert services.store.get_job(job_id).settings.voice == MIX
+
+    user.find(marker="mix-remove-0").click()
+    await see(user, marker="confirm-delete")
+    user.find(marker="confirm-delete").click()
+    await eventually(lambda: MIX not in voice.options)  # type: ignore[attr-defined]
+    assert voice.value == "af_heart"  # type: ignore[attr-defined]
+    assert services.mixes.all() == {} and services.preferences.get().voice == "af_heart"
+    await user.should_not_see(marker="saved-mix-0")
+
     await eventually(lambda: services.store.get_job(job_id).state == JobState.DONE, 180)
+    assert services.store.get_job(job_id).settings.voice == MIX
     chunk = services.store.all_chunks(job_id)[0]
     assert chunk.audio_path is not None
     audio, rate = sf.read(services.store.job_dir(job_id) / chunk.audio_path)
     assert rate == 24_000 and len(audio) > rate // 4
-
-    # Opened again, the saved mix is among Kokoro's voices and still chosen.
-    await user.open("/")
-    await see(user, marker="voice-mixer", timeout=60)
-    again = element(user, "voice")
-    assert again.value == MIX and MIX in again.options  # type: ignore[attr-defined]
 
 
 async def test_kokoro_puts_the_voices_of_the_books_own_language_first(

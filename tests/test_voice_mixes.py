@@ -43,6 +43,18 @@ def test_saved_mixes_are_kept_by_name_and_replaced(tmp_path: Path) -> None:
                                             "Bright": "jf_alpha+jm_kumo"}
 
 
+def test_a_removed_mix_is_gone_under_every_name_and_the_others_stay(tmp_path: Path) -> None:
+    mixes = VoiceMixes(tmp_path / "kokoro-mixes.json")
+    mixes.save("Warm", "jf_alpha:0.6+jm_kumo:0.4")
+    mixes.save("Bright", "jf_alpha+jm_kumo")
+    mixes.save("Also warm", "jf_alpha:0.6+jm_kumo:0.4")
+    assert mixes.remove("jf_alpha:0.6+jm_kumo:0.4") == ["Warm", "Also warm"]
+    assert VoiceMixes(mixes.path).all() == {"Bright": "jf_alpha+jm_kumo"}
+    # Removed already (by another page): nothing to do, nothing else touched.
+    assert mixes.remove("jf_alpha:0.6+jm_kumo:0.4") == []
+    assert VoiceMixes(mixes.path).all() == {"Bright": "jf_alpha+jm_kumo"}
+
+
 @pytest.mark.parametrize(("name", "mix", "message"), [
     ("  ", "jf_alpha+jm_kumo", "Give the mix a name"),
     ("x" * 61, "jf_alpha+jm_kumo", "at most 60 characters"),

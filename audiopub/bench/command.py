@@ -41,6 +41,16 @@ def _tunings(text: str) -> list[frozenset[str]]:
     return tuning_variants(text)
 
 
+def _engine_voice(text: str) -> tuple[str, str | None]:
+    """ENGINE or ENGINE:VOICE (a Kokoro mix keeps its own colons: kokoro:jf_alpha:0.6+…)."""
+    engine, _, voice = text.partition(":")
+    if engine not in ENGINE_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"expected ENGINE or ENGINE:VOICE with ENGINE one of {', '.join(ENGINE_NAMES)}, "
+            f"not {text!r}")
+    return engine, voice or None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     what = parser.add_argument_group("what to measure")
     what.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
@@ -67,6 +77,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="with --gpu: also time the long text under each of these optional "
                            "CUDA settings, interleaved, e.g. default,max_workspace,pad_nc1d,"
                            "max_workspace+pad_nc1d")
+    what.add_argument("--beside", type=_engine_voice, metavar="ENGINE[:VOICE]",
+                      help="time this engine too, on the same texts in the same run: rounds "
+                           "alternate the two engines, and a table gives each one's chars/s and "
+                           "real-time factor and their ratio (medians), e.g. --engine kokoro "
+                           "--voice jm_kumo --beside piper:en_US-joe-medium")
     what.add_argument("--book", type=Path, metavar="EPUB",
                       help="time a whole book instead of the text sizes (EPUB → .m4b)")
     what.add_argument("--synthesis-only", action="store_true",
@@ -121,6 +136,9 @@ def main(args: argparse.Namespace) -> int:
         return rss_check(args)
     if args.runs < 1 or args.warmup < 0:
         print("audiopub: --runs must be at least 1 and --warmup at least 0", file=sys.stderr)
+        return 2
+    if args.book and args.beside:
+        print("audiopub: --beside compares the text sizes, not a book", file=sys.stderr)
         return 2
     if args.book and not args.book.is_file():
         print(f"audiopub: no such file: {args.book}", file=sys.stderr)

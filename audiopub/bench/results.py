@@ -98,6 +98,45 @@ class CompareCell:
 
 
 @dataclass(frozen=True)
+class EngineSide:
+    """One engine's figures in a `--beside` comparison."""
+
+    engine: str
+    voice: str
+    model_id: str
+    provider: str  # what its sessions actually ran on
+    steps: int | None
+    audio_s: float  # of the median run
+    chars_per_s: Stats
+    rtf: Stats
+
+    @staticmethod
+    def of(engine: str, voice: str, model_id: str, provider: str,
+           cell: SynthesisCell) -> EngineSide:
+        return EngineSide(engine, voice, model_id, provider, cell.steps, cell.audio_s,
+                          cell.chars_per_s, cell.rtf)
+
+
+@dataclass(frozen=True)
+class BesideCell:
+    """`--engine` and `--beside` on the same text, rounds alternating between them. The ratios
+    are of medians, `--engine`'s cost ÷ `--beside`'s: above 1, `--engine` is the slower."""
+
+    size: str
+    chars: int
+    engines: list[EngineSide]  # --engine, then --beside
+    time_per_char_ratio: float  # --beside's chars/s ÷ --engine's
+    rtf_ratio: float  # --engine's real-time factor ÷ --beside's
+
+    @staticmethod
+    def of(size: str, chars: int, first: EngineSide, second: EngineSide) -> BesideCell:
+        return BesideCell(size, chars, [first, second],
+                          round(second.chars_per_s.median / first.chars_per_s.median, 4),
+                          round(first.rtf.median / second.rtf.median, 4)
+                          if second.rtf.median else 0.0)
+
+
+@dataclass(frozen=True)
 class BookRun:
     """One timed run over a whole book."""
 
@@ -198,6 +237,7 @@ class BenchResult:
     synthesis_executor: str = "inline"  # the tables run the engine in this process
     compare: list[CompareCell] = field(default_factory=list)
     compare_executor: str | None = None  # what "pipeline" meant in the comparison
+    beside: list[BesideCell] = field(default_factory=list)  # --beside, per (steps, size)
     book: BookResult | None = None
     compute: ComputeBound | None = None
     memory: MemoryFacts | None = None
@@ -230,6 +270,8 @@ def summary_line(result: Mapping[str, Any]) -> dict[str, Any]:
                  "audio_s": cell["audio_s"], "rtf": round(cell["rtf"]["median"], 4)}
     if result.get("compare"):
         line["compare_ratio"] = result["compare"][-1]["ratio"]
+    if result.get("beside"):
+        line["beside_time_per_char_ratio"] = result["beside"][-1]["time_per_char_ratio"]
     memory = result.get("memory") or {}
     sampled = memory.get("sampled_peak_rss_mb")
     line["peak_rss_mb"] = sampled if sampled is not None else memory.get("peak_rss_mb")

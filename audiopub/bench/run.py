@@ -1,4 +1,4 @@
-"""One benchmark run: the text-size tables (or a book), the comparison, device facts, JSON."""
+"""One benchmark run: the text-size tables (or a book), the comparisons, device facts, JSON."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import platform
 import sys
 import tempfile
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -20,11 +21,14 @@ from audiopub.bench.measure import interleaved, run_executor, run_inline, run_pl
 from audiopub.bench.memory import sampling_memory
 from audiopub.bench.results import (
     BenchResult,
+    BesideCell,
     BookRun,
     CompareCell,
     EngineFacts,
+    EngineSide,
     RunSettings,
     SynthesisCell,
+    Timing,
     summary_line,
 )
 from audiopub.bench.texts import TEXTS, TEXTS_LANGUAGE
@@ -47,6 +51,26 @@ def _options(args: argparse.Namespace, steps: int | None) -> SynthesisOptions:
     # voice may be another language's) must read them as English.
     return SynthesisOptions(seed=args.seed, steps=steps or settings.DEFAULT_STEPS,
                             language=TEXTS_LANGUAGE)
+
+
+@dataclass(frozen=True)
+class Side:
+    """An engine timed in the text-size tables, with its voice."""
+
+    engine: Engine
+    voice: str
+
+    def steps(self, wanted: int | None, first: list[int]) -> int | None:
+        """The steps this engine runs at in a row for `wanted` steps: its own (the first
+        --steps value) if `wanted` is None, none if it takes no steps."""
+        if not self.engine.uses_steps:
+            return None
+        return wanted if wanted is not None else first[0]
+
+    def runner(self, args: argparse.Namespace, text: str, steps: int | None
+               ) -> partial[Timing]:
+        return partial(run_inline, self.engine, text, self.voice, _options(args, steps),
+                       default_batch_size(self.engine, args.batch_size))
 
 
 def measure(args: argparse.Namespace) -> dict:
@@ -75,7 +99,11 @@ def measure(args: argparse.Namespace) -> dict:
             _book(args, result, pipeline_engine, engine if args.compare else None, voice,
                   steps_list, Path(scratch))
         else:
-            _sizes(args, result, engine, voice, steps_list)
+            beside = None
+            if args.beside:
+                other = get_engine(args.beside[0], use_gpu=args.gpu, threads=args.threads)
+                beside = Side(other, args.beside[1] or other.voices()[0].id)
+            _sizes(args, result, Side(engine, voice), steps_list, beside)
             result.batching = batching_facts(None, engine, args.batch_size)
             if args.compare:
                 _compare(args, result, engine, pipeline_engine, voice, steps_list,
@@ -104,20 +132,30 @@ def _engine_facts(engine: Engine, voice: str) -> EngineFacts:
                        engine.uses_steps, engine.max_chunk_chars, engine.batch_size)
 
 
-def _sizes(args: argparse.Namespace, result: BenchResult, engine: Engine, voice: str,
-           steps_list: list[int | None]) -> None:
+def _sizes(args: argparse.Namespace, result: BenchResult, side: Side,
+           steps_list: list[int | None], beside: Side | None) -> None:
+    """The tables' cells; with `beside`, its engine speaks each text too, the two alternating
+    round by round (`interleaved`), so both meet the machine's load alike."""
     for steps in steps_list:
-        options = _options(args, steps)
         for size in args.sizes:
             text = TEXTS[size]
-            _log(f"bench: {engine.name} steps={steps} {size} "
+            sides = [side] if beside is None else [side, beside]
+            _log(f"bench: {' and '.join(s.engine.name for s in sides)} steps={steps} {size} "
                  f"({args.warmup} warm-up + {args.runs} runs)")
-            runner = partial(run_inline, engine, text, voice, options,
-                             default_batch_size(engine, args.batch_size))
-            (timings,) = interleaved([runner], args.runs, args.warmup)
-            chunks = len(text_workload(size, text, engine).chunks)
-            result.synthesis.append(SynthesisCell.of(steps, size, len(text), chunks, timings))
+            wanted = [s.steps(steps, args.steps) for s in sides]
+            timings = interleaved([s.runner(args, text, w) for s, w in zip(sides, wanted)],
+                                  args.runs, args.warmup)
+            cells = [SynthesisCell.of(w, size, len(text),
+                                      len(text_workload(size, text, s.engine).chunks), t)
+                     for s, w, t in zip(sides, wanted, timings)]
+            result.synthesis.append(cells[0])
             result.texts[size] = text
+            if beside is not None:
+                first, second = (EngineSide.of(s.engine.name, s.voice,
+                                               s.engine.model_id(s.voice),
+                                               s.engine.device.provider, cell)
+                                 for s, cell in zip(sides, cells))
+                result.beside.append(BesideCell.of(size, len(text), first, second))
 
 
 def _compare(args: argparse.Namespace, result: BenchResult, engine: Engine,

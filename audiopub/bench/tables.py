@@ -83,6 +83,32 @@ def compare_table(result: Result) -> str:
                      ["---:", "---", "---:", "---:", "---:"]))
 
 
+def beside_table(result: Result) -> str:
+    """--engine and --beside, interleaved: each engine's figures per text, then their ratio."""
+    cells = result["beside"]
+    first, second = (side["engine"] for side in cells[0]["engines"])
+    rows = []
+    for cell in cells:
+        text = f"{cell['size']} ({cell['chars']} chars)"
+        for side in cell["engines"]:
+            steps = "" if side["steps"] is None else f", {side['steps']} steps"
+            rows.append([text, f"{side['engine']} ({side['voice']}{steps})",
+                         side["provider"].removesuffix("ExecutionProvider"),
+                         _spread(side["chars_per_s"], 1), _spread(side["rtf"], 4)])
+            text = ""
+        rows.append(["", f"ratio {first} ÷ {second}", "", f"{cell['time_per_char_ratio']:.2f}×",
+                     f"{cell['rtf_ratio']:.2f}×"])
+    settings = result["settings"]
+    return (f"### {first} beside {second}: the same text, interleaved in one run\n\n"
+            f"Rounds alternate the engines, the order reversed every other round; median "
+            f"(min–max) of {settings['runs']} runs after {settings['warmup']} warm-up; "
+            f"{result['device']['description']}. Ratios are of the medians: {first}'s time "
+            f"per character (its chars/s column: {second}'s ÷ {first}'s) and real-time factor "
+            f"÷ {second}'s; above 1, {first} is the slower.\n\n"
+            + _table(["text", "engine", "provider", "chars/s", "RTF"], rows,
+                     ["---", "---", "---", "---:", "---:"]))
+
+
 def book_tables(book: Mapping[str, Any]) -> str:
     names = list(dict.fromkeys(n for run in book["runs"] for n in run["stages"]))
     rows = [[run["run"], _steps(run["steps"]), f"{run['wall_s']:.2f}",
@@ -224,6 +250,8 @@ def render(result: Result) -> str:
         parts.append(synthesis_tables(result))
     if result["book"]:
         parts.append(book_tables(result["book"]))
+    if result.get("beside"):
+        parts.append(beside_table(result))
     if result["compare"]:
         parts.append(compare_table(result))
     if result.get("tuning"):

@@ -86,6 +86,19 @@ class VoiceMixes:
                 temp.write_text(json.dumps(mixes, ensure_ascii=False, indent=2), "utf-8")
         return name
 
+    def remove(self, mix: str) -> list[str]:
+        """Forget the saved mix `mix` under every name it was saved as; those names (none if
+        another page removed it first). A job that speaks the mix keeps its voice: the job
+        holds the mix itself, not its name."""
+        with self._lock:
+            mixes = self.all()
+            names = [name for name, saved in mixes.items() if saved == mix]
+            if names:
+                kept = {name: saved for name, saved in mixes.items() if saved != mix}
+                with atomic_write(self.path) as temp:
+                    temp.write_text(json.dumps(kept, ensure_ascii=False, indent=2), "utf-8")
+        return names
+
 
 def mixed_voice(name: str, mix: str) -> Voice:
     """The saved mix as Kokoro's voice list shows it: the mix as its id, the name to read

@@ -74,7 +74,7 @@ class SettingsPanel:
             self.preview_error = ui.label().classes("ap-banner ap-error").mark("preview-error")
             self.preview_error.set_visibility(False)
             self.mixer = VoiceMixer(services, lambda: round(self.speed.value, 2),
-                                    self._mix_saved)
+                                    self._mix_saved, self._mix_removed)
             with ui.row().classes("ap-banner ap-warn items-center gap-3 no-wrap") \
                     as self.suggestion:
                 self.suggestion_text = ui.label().classes("flex-1").mark("voice-suggestion")
@@ -210,9 +210,26 @@ class SettingsPanel:
         self.engines[KOKORO] = replace(choice, voices=(*others, voice))
         if self.engine.value == KOKORO:
             self._set_voice(voice.id, self.engines[KOKORO])
+            self.mixer.show(self.engines[KOKORO].voices, voice.id)
             self.voice_chosen = True
             self.services.preferences.update(voice=voice.id)
             self.on_change()
+
+    def _mix_removed(self, mix: str) -> None:
+        """A mix removed in the mixer leaves Kokoro's voices; if it was the voice chosen, the
+        first voice is chosen instead, as when a remembered voice is gone."""
+        choice = self.engines.get(KOKORO)
+        if choice is None:
+            return
+        choice = self.engines[KOKORO] = replace(
+            choice, voices=tuple(v for v in choice.voices if v.id != mix))
+        if self.engine.value != KOKORO:
+            return
+        current = self.voice.value if self.voice.value != mix else choice.voices[0].id
+        self._set_voice(current, choice)
+        self.mixer.show(choice.voices, current)
+        self.services.preferences.update(voice=current)
+        self.on_change()
 
     def _voice_changed(self) -> None:
         if not self._choosing:

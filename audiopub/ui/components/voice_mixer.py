@@ -4,7 +4,8 @@ Shown only while Kokoro is the engine. Each voice has a weight from 0 to 100; th
 each voice its share of the total (a weight of 0 leaves the voice out). "Hear the mix" speaks
 it through the previews' engine; "Save the mix" keeps it under a name (`VoiceMixes`) and hands
 it to the voice list, where it is chosen. The job's voice is the mix itself
-("jf_alpha:0.6+jm_kumo:0.4"), so its cache key follows its voices and weights.
+("jf_alpha:0.6+jm_kumo:0.4"), so its cache key follows its voices and weights, and removing a
+saved mix (listed under the mixer, each with a remove button) leaves every job's voice as it was.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import base64
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Final
 
 from nicegui import run, ui
@@ -21,6 +23,7 @@ from audiopub.errors import AudiopubError
 from audiopub.settings import DEFAULT_STEPS
 from audiopub.tts.engine import Voice
 from audiopub.tts.kokoro_files import MIX_SEPARATOR
+from audiopub.ui.components.dialogs import confirm
 from audiopub.ui.services import Services
 from audiopub.ui.voice_mixes import KOKORO, mix_string, mixed_voice
 
@@ -38,10 +41,11 @@ class _Part:
 
 class VoiceMixer:
     def __init__(self, services: Services, speed: Callable[[], float],
-                 on_saved: Callable[[Voice], None]) -> None:
+                 on_saved: Callable[[Voice], None], on_removed: Callable[[str], None]) -> None:
         self.services = services
         self.speed = speed
         self.on_saved = on_saved
+        self.on_removed = on_removed  # given the mix string of a removed mix
         self.options: dict[str, str] = {}
         self.parts: list[_Part] = []
         with ui.expansion("Mix Kokoro voices", icon="tune") \
@@ -64,6 +68,7 @@ class VoiceMixer:
             self.audio.set_visibility(False)
             self.error = ui.label().classes("ap-banner ap-error").mark("mix-error")
             self.error.set_visibility(False)
+            self.saved = ui.column().classes("w-full gap-0").mark("saved-mixes")
         self.box.set_visibility(False)
 
     def show(self, voices: Sequence[Voice] | None, current: str | None = None) -> None:
@@ -72,6 +77,7 @@ class VoiceMixer:
         if voices is None:
             self.box.set_visibility(False)
             return
+        self._list_saved([voice for voice in voices if MIX_SEPARATOR in voice.id])
         singles = [voice for voice in voices if MIX_SEPARATOR not in voice.id]
         options = {voice.id: voice.name for voice in singles}
         if options != self.options:
@@ -148,6 +154,33 @@ class VoiceMixer:
             return
         ui.notify(f"Saved the mix “{voice.name}”", type="positive")
         self.on_saved(voice)
+
+    def _list_saved(self, mixes: Sequence[Voice]) -> None:
+        """The saved mixes, each with a button that removes it."""
+        self.saved.clear()
+        with self.saved:
+            if mixes:
+                ui.label("Saved mixes").classes("ap-muted text-sm")
+            for number, voice in enumerate(mixes):
+                with ui.row().classes("w-full items-center gap-2 no-wrap"):
+                    ui.label(voice.name).classes("flex-1").mark(f"saved-mix-{number}")
+                    ui.label(voice.id).classes("ap-muted text-sm")
+                    ui.button(icon="delete", on_click=partial(self._remove, voice)) \
+                        .props("flat round dense").tooltip("Remove this mix") \
+                        .mark(f"mix-remove-{number}")
+
+    async def _remove(self, voice: Voice) -> None:
+        self.error.set_visibility(False)
+        if not await confirm(f"Remove the saved mix {voice.name}? Jobs that speak it keep "
+                             "their voice.", "Remove"):
+            return
+        try:
+            await run.io_bound(self.services.mixes.remove, voice.id)
+        except OSError as exc:  # the data dir is read-only or full: the mix stays listed
+            self._failed(f"The mix could not be removed: {exc}")
+            return
+        ui.notify(f"Removed the mix {voice.name}")
+        self.on_removed(voice.id)
 
     def _keep(self, name: str, mix: str) -> Voice:
         """Save the mix once its voices are known to be installed (blocking)."""

@@ -1,0 +1,85 @@
+"""`audiopub bench --beside`: a second engine timed on the same texts in the same run, with
+the real Kokoro int8 beside Piper's joe. Speed itself is never asserted: only the order of the
+rounds and the arithmetic of the figures."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+from epub_factory import build_epub
+from kokoro_model import install_folder
+from test_bench import _bench, _summary, _valid
+
+from audiopub.bench import run
+from audiopub.bench.results import Timing
+from audiopub.bench.texts import TEXTS
+from audiopub.cli import main
+
+
+@pytest.fixture(scope="module")
+def kokoro_models(tmp_path_factory: pytest.TempPathFactory, kokoro_model_file: Path) -> Path:
+    """A models folder with the real Kokoro int8 and its jm_kumo and jf_alpha voices."""
+    models = tmp_path_factory.mktemp("models")
+    install_folder(models / "kokoro", kokoro_model_file)
+    return models
+
+
+def test_kokoro_beside_piper_alternates_rounds_and_divides_the_medians(
+        kokoro_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(kokoro_models))
+    spoken: list[tuple[str, Timing]] = []  # every timed or warm-up run, in the order run
+    real_run_inline = run.run_inline
+
+    def recorded(engine: Any, *args: Any) -> Timing:
+        timing = real_run_inline(engine, *args)
+        spoken.append((engine.name, timing))
+        return timing
+
+    monkeypatch.setattr(run, "run_inline", recorded)
+    output = tmp_path / "beside.json"
+    out = _bench(["--engine", "kokoro", "--voice", "jm_kumo", "--beside",
+                  "piper:en_US-joe-medium", "--sizes", "short", "--runs", "2", "--warmup", "0",
+                  "--output", str(output), "--matmul-seconds", "0"], capsys)
+    # Rounds of both, the order reversed every other round (no warm-up: the runs stay few).
+    assert [name for name, _ in spoken] == ["kokoro", "piper", "piper", "kokoro"]
+    data = _valid(output)
+    (cell,) = data["beside"]
+    kokoro, piper = cell["engines"]
+    assert (kokoro["engine"], kokoro["voice"]) == ("kokoro", "jm_kumo")
+    assert (piper["engine"], piper["voice"]) == ("piper", "en_US-joe-medium")
+    assert kokoro["provider"] == piper["provider"] == "CPUExecutionProvider"
+    assert cell["size"] == "short" and cell["chars"] == len(TEXTS["short"])
+
+    def medians(name: str) -> tuple[float, float]:
+        runs = [timing for engine, timing in spoken if engine == name]
+        return (statistics.median(cell["chars"] / t.seconds for t in runs),
+                statistics.median(t.seconds / t.audio_s for t in runs))
+
+    kokoro_cps, kokoro_rtf = medians("kokoro")
+    piper_cps, piper_rtf = medians("piper")
+    assert kokoro["chars_per_s"]["median"] == pytest.approx(kokoro_cps, abs=1e-6)
+    assert piper["rtf"]["median"] == pytest.approx(piper_rtf, abs=1e-6)
+    assert cell["time_per_char_ratio"] == pytest.approx(piper_cps / kokoro_cps, abs=1e-4)
+    assert cell["rtf_ratio"] == pytest.approx(kokoro_rtf / piper_rtf, abs=1e-4)
+    # The tables are --engine's, from the same runs.
+    (synthesis,) = data["synthesis"]
+    assert synthesis["chars_per_s"] == kokoro["chars_per_s"] and synthesis["rtf"] == kokoro["rtf"]
+    assert "### kokoro beside piper: the same text, interleaved in one run" in out
+    assert re.search(rf"\| ratio kokoro ÷ piper \|  \| {cell['time_per_char_ratio']:.2f}× \| "
+                     rf"{cell['rtf_ratio']:.2f}× \|", out)
+    assert _summary(out)["beside_time_per_char_ratio"] == cell["time_per_char_ratio"]
+
+
+def test_beside_names_an_engine_and_compares_texts_not_a_book(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["bench", "--beside", "espeak"])
+    assert "expected ENGINE or ENGINE:VOICE" in capsys.readouterr().err
+    book = build_epub(tmp_path / "b.epub", [("One", ["A line."])])
+    assert main(["bench", "--book", str(book), "--beside", "piper"]) == 2
+    assert "--beside compares the text sizes, not a book" in capsys.readouterr().err
