@@ -117,6 +117,14 @@ def test_judge_is_lenient_with_a_short_chunk_unless_nothing_of_it_was_heard() ->
     assert not judge("…", "", "en").flagged  # nothing to say, nothing heard
 
 
+def test_judge_flags_a_short_chunk_heard_as_another_sentence() -> None:
+    wrong = judge("Nobody seemed to mind it at all.", "I'm going to cut it.", "en")
+    assert wrong.flagged
+    assert wrong.reason == "word error rate 71% (flagged above 60% in a chunk of 7 words)"
+    # one word of five misheard stays below the short chunks' threshold
+    assert not judge("He went down the hill.", "He went down the hall.", "en").flagged
+
+
 @pytest.fixture(scope="module")
 def listener(whisper_base: Path) -> Listener:
     return Listener.load("base", models_dir=whisper_base, threads=2)
