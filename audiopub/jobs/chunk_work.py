@@ -133,7 +133,8 @@ def planned_batches(tasks: Iterable[ChunkTask], limits: Callable[[], BatchLimits
                     ) -> Iterator[list[tuple[int, ChunkTask]]]:
     """Batches of (position, task): windows of upcoming tasks grouped by text length within
     the limits of the moment (they shrink after an out-of-memory error). A batch holds one
-    voice and one set of options; with at most one chunk a batch, tasks stay in order."""
+    voice and one set of options; with at most one chunk a batch, tasks stay in order. The
+    padded-characters bound is the one for the window's speed."""
     window: list[tuple[int, ChunkTask]] = []
     for position, task in enumerate(tasks):
         if window and (task.voice, task.options) != (window[0][1].voice, window[0][1].options):
@@ -149,6 +150,7 @@ def planned_batches(tasks: Iterable[ChunkTask], limits: Callable[[], BatchLimits
 
 def _plan_window(window: list[tuple[int, ChunkTask]],
                  limits: BatchLimits) -> Iterator[list[tuple[int, ChunkTask]]]:
+    limits = limits.at_speed(window[0][1].options.speed)  # one window, one set of options
     for batch in plan_batches([len(task.text) for _, task in window], limits):
         yield [window[index] for index in batch]
 

@@ -13,8 +13,11 @@ for the disk either. A result is handed on only once its file is written: a cras
 failed write leaves no chunk that counts as done without its whole file.
 The pipeline sees results in task order, as from any executor, so
 chunk marks, progress, stitching and resume never see a batch. When a device runs out of
-memory, the batch is halved and the same chunks tried again; batches stay at most that size
-for the rest of the map, and the job's log says so.
+memory, the batch is halved and the same chunks tried again, and the job's log says so;
+batches stay at most that size until GROW_AFTER_BATCHES have run cleanly, then may double
+again, up to the size the map began with (a brief squeeze, another program's or this job's
+longest chunks, does not keep a job small to its end). A size that fails again after growing
+waits twice as long before the next try.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ BATCHES_AHEAD: Final = 2  # prepared batches queued per device: the next one is 
 # Threads writing chunk files: FLAC encoding and fsync release the GIL, and two let one fsync
 # wait on the disk while the other encodes.
 WRITERS: Final = 2
+GROW_AFTER_BATCHES: Final = 16  # clean batches after a halving before batches may double
 _JOIN_TIMEOUT_S: Final = 600.0  # a stopped map waits for the batch a device is speaking
 _POLL_S: Final = 0.1  # how often a blocked thread looks at the stop flag
 
@@ -70,11 +74,16 @@ class DeviceExecutor:
     """Chunks → audio files on in-process engines, one worker thread per engine."""
 
     def __init__(self, engines: Sequence[Engine], limits: BatchLimits,
-                 vram_probe: VramProbe | None = None) -> None:
+                 vram_probe: VramProbe | None = None,
+                 grow_after: int = GROW_AFTER_BATCHES) -> None:
         if not engines:
             raise ValueError("a device executor needs at least one engine")
         self.engines = list(engines)
         self.limits = limits
+        self._ceiling = limits.max_items  # what batches grow back to after a halving
+        self._grow_after = grow_after
+        self._clean = 0  # batches run without running out of memory since the last change
+        self._grown = False  # the limit grew since the last halving
         self._vram_probe = vram_probe
         self._lock = threading.Lock()  # guards limits and the figures below
         self.batch_sizes: Counter[int] = Counter()  # batch size → batches run
@@ -204,8 +213,7 @@ class DeviceExecutor:
             log.warning("a batch of %d chunks failed (%s); trying them one by one",
                         len(tasks), exc)
             return [speak_alone(engine, task) for task in tasks]
-        with self._lock:
-            self.batch_sizes[len(tasks)] += 1
+        self._ran_cleanly(engine, len(tasks))
         provider = engine.device.provider
         return [Spoken(task, result, result.engine_s, provider)
                 for task, result in zip(tasks, spoken, strict=True)]
@@ -222,11 +230,27 @@ class DeviceExecutor:
         with self._lock:
             self.limits = self.limits.halved(len(tasks))
             limit = self.limits.max_items
+            if self._grown:  # grown too far again: wait longer before the next try
+                self._grow_after *= 2
+            self._clean, self._grown = 0, False
         self._notes.put(f"{engine.device.describe()} ran out of memory on a batch of "
                         f"{len(tasks)} chunks: trying them again as {half} + {len(tasks) - half}"
-                        f"; batches are at most {limit} chunks from now on")
+                        f"; batches are at most {limit} chunks until they run cleanly")
         return (self._speak_halving(engine, tasks[:half], prepared[:half])
                 + self._speak_halving(engine, tasks[half:], prepared[half:]))
+
+    def _ran_cleanly(self, engine: Engine, size: int) -> None:
+        """Count a batch that fitted; after enough of them since a halving, let batches grow."""
+        with self._lock:
+            self.batch_sizes[size] += 1
+            self._clean += 1
+            if self._clean < self._grow_after or self.limits.max_items >= self._ceiling:
+                return
+            self.limits = self.limits.grown(self._ceiling)
+            self._clean, self._grown = 0, True
+            limit, after = self.limits.max_items, self._grow_after
+        self._notes.put(f"{engine.device.describe()} ran {after} batches without "
+                        f"running out of memory: batches may again be {limit} chunks")
 
     def _record(self, engine: Engine, chunks: int) -> None:
         vram = self._vram_probe() if self._vram_probe and engine.device.on_gpu else {}

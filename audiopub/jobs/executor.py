@@ -240,17 +240,18 @@ def in_process_executor(engine: Engine, batch_size: int | None = None) -> ChunkE
 
 def _gpu_executor(engine_name: str, engine: Engine, forced: int | None,
                   voice: str | None) -> ChunkExecutor:
-    """One engine per visible GPU, all fed from one queue; batches bounded by the free VRAM of
-    the emptiest device, unless the size was forced."""
-    from audiopub.gpu.devices import cuda_device_ids, free_vram_bytes
+    """One engine per visible GPU, all fed from one queue; batches bounded by the VRAM budget
+    (free + this process's own) of the tightest visible device, unless the size was forced."""
+    from audiopub.gpu.devices import cuda_device_ids
     from audiopub.gpu.usage import process_vram_mb
+    from audiopub.gpu.vram_budget import vram_budget_bytes
     engines = [engine] + [get_engine(engine_name, use_gpu=True, device_id=device)
                           for device in cuda_device_ids()[1:]]
     limits = BatchLimits(default_batch_size(engine, forced))
-    free = free_vram_bytes()
-    if free and not forced:
+    budget = vram_budget_bytes()
+    if budget and not forced:
         rate = voice_of(engine, voice).sample_rate if voice else 48_000  # the highest there is
-        limits = BatchLimits(limits.max_items, padded_chars_for_vram(min(free.values()), rate))
+        limits = BatchLimits(limits.max_items, padded_chars_for_vram(min(budget.values()), rate))
     return DeviceExecutor(engines, limits, vram_probe=process_vram_mb)
 
 

@@ -322,7 +322,7 @@ def _run_padded(loaded: _LoadedVoice, batch: Sequence[PiperInput], options: Synt
     if loaded.takes_speaker_id:
         inputs["sid"] = np.array([item.speaker for item in batch], dtype=np.int64)
     wanted = [loaded.audio_output, *([PHONEME_FRAMES] if loaded.gives_lengths else [])]
-    session, noise = loaded.session.inference, loaded.noise
+    session, noise = loaded.session, loaded.noise  # session.run: shrinks after an OOM
     seeds, drawn = _noise_of(batch, options)
     outputs = noise.run(lambda feeds: session.run([*wanted, *noise.used_outputs],
                                                   {**inputs, **feeds}),
