@@ -35,6 +35,9 @@ class OnGpu(PiperEngine):
     def device(self) -> DeviceReport:
         return self._report
 
+    def device_for(self, voice: str) -> DeviceReport:
+        return self._report
+
 
 @pytest.fixture(scope="module")
 def voices(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -39,7 +39,7 @@ from audiopub.jobs.chunk_work import (
 )
 from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.tts.batching import BatchLimits, padded_chars_for_vram
-from audiopub.tts.engine import Engine, voice_of
+from audiopub.tts.engine import Engine, device_for, voice_of
 from audiopub.tts.registry import default_model_dir, get_engine
 
 log = logging.getLogger(__name__)
@@ -208,7 +208,7 @@ def executor_for(engine_name: str, engine: Engine, batch_size: int | None = None
     the device: the engine's own choice on a CPU, up to GPU_MAX_BATCH within the free VRAM on a
     GPU); `voice` sizes GPU batches by the audio it makes (its sample rate)."""
     forced = batch_size or settings.batch_size_override()
-    if engine.device.on_gpu:
+    if device_for(engine, voice).on_gpu:  # the job's voice: no other is loaded to tell
         return _gpu_executor(engine_name, engine, forced, voice)
     size = default_batch_size(engine, forced)
     workers = cpu_workers(size)

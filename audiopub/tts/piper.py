@@ -202,9 +202,19 @@ class PiperEngine:
 
     @property
     def device(self) -> DeviceReport:
-        reports = [v.device for v in self._loaded.values()]
+        """Where the voices spoken so far run (the CPU, if any of them fell back to it). Asked
+        before any is loaded, it loads the default voice: ask `device_for` the voice a job
+        speaks with instead, so no other voice is put on the GPU only to answer."""
+        loaded = [v for v in self._loaded.values() if v.has_session]
+        if not loaded:
+            return self.device_for(settings.DEFAULT_PIPER_VOICE)
+        reports = [v.device for v in loaded]
         cpu = [r for r in reports if not r.on_gpu]
         return (cpu or reports)[0]
+
+    def device_for(self, voice: str) -> DeviceReport:
+        """Where `voice` runs: its session is loaded to tell (a job is about to speak with it)."""
+        return self._speaker(voice)[0].device
 
     def phoneme_symbols(self, voice: str) -> frozenset[str]:
         """The voice's phoneme ids' symbols: lexicon IPA is read as exactly these."""
