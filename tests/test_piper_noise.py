@@ -3,6 +3,8 @@ without a seed it varies as VITS means it to."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -12,7 +14,7 @@ from audiopub.tts import piper_noise
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.piper import PiperEngine
 from audiopub.tts.piper_graph import PHONEME_FRAMES, item_lengths
-from audiopub.tts.piper_noise import NoiseFeeds, seeded_noise_inputs
+from audiopub.tts.piper_noise import MARGIN, NoiseFeeds, seeded_noise_inputs
 
 VOICE = "en_US-joe-medium"  # the embedded voice, its noise scales as shipped
 TEXT = "Yes. Antidisestablishmentarianism is long. No."
@@ -167,3 +169,35 @@ def test_noise_of_another_form_is_left_to_the_graph(shape: list[object],
     model = _graph_with_noise(shape, **attributes)
     assert seeded_noise_inputs(model) == 0
     assert [node.op_type for node in model.graph.node] == ["RandomNormalLike"]
+
+
+def test_what_runs_on_two_threads_learn_is_never_lost() -> None:
+    """A job's device thread and another thread both learn how many values a phoneme takes;
+    the one that learnt more is never overwritten by the other (paused mid-update here)."""
+    name = "audiopub_noise_0"
+    feeds = NoiseFeeds([name])
+    first_paused, second_done = threading.Event(), threading.Event()
+
+    class PausingDict(dict):  # type: ignore[type-arg]
+        def __setitem__(self, key: str, value: float | None) -> None:
+            if threading.current_thread().name == "first" and not first_paused.is_set():
+                first_paused.set()
+                second_done.wait(2.0)  # the second thread learns meanwhile, if it may
+            super().__setitem__(key, value)
+
+    feeds._per_id = PausingDict(feeds._per_id)
+
+    def learn(used: int) -> None:
+        drawn = feeds.draw([1], phoneme_ids=10)
+        feeds.run(lambda given: [np.zeros(1), np.array([used])], [1], 10, drawn)
+
+    first = threading.Thread(target=learn, args=(100,), name="first")
+    first.start()
+    assert first_paused.wait(60)
+    second = threading.Thread(target=lambda: (learn(1000), second_done.set()), name="second")
+    second.start()
+    first.join(60)
+    second.join(60)
+
+    # 1000 values for 10 ids, with the margin: the second thread's lesson is kept.
+    assert feeds.draw([1], phoneme_ids=10).feeds[name].shape[1] == int(MARGIN * 1000) + 1
