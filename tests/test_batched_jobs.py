@@ -186,3 +186,38 @@ def test_engine_processes_take_batches_and_hand_results_back_in_order(
     alone = [engine.synthesize([t.text], STILL, SynthesisOptions())[0] for t in tasks]
     assert [r.frames for r in results] == [a.frames for a in alone]
     assert max(pool.batch_sizes) > 1  # some chunks really went together
+
+
+def test_a_chunk_write_that_fails_mid_batch_resumes_to_the_same_audio(
+        tmp_path: Path, epub: Path, engine: PiperEngine, monkeypatch: pytest.MonkeyPatch,
+        one_at_a_time: dict[str, np.ndarray]) -> None:
+    """The disk fills while a writer flushes the fourth chunk: the job pauses with the chunks
+    before it done and that one not, and resumes to the same audio."""
+    import errno
+
+    from audiopub import atomic
+
+    real_fsync = atomic._fsync_file
+    flushed: list[Path] = []
+
+    def fsync_file(path: Path) -> None:
+        if path.parent.name == "chunks":
+            flushed.append(path)
+            if len(flushed) == 4:
+                raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(path)
+
+    monkeypatch.setattr(atomic, "_fsync_file", fsync_file)
+    store, job_id, state = _convert(tmp_path, epub, engine, 4)
+    assert state is JobState.PAUSED
+    folder = store.job_dir(job_id) / "chunks"
+    failed = folder / flushed[3].name.split(atomic.TEMP_MARK)[0]
+    assert not failed.exists() and not list(folder.glob(f"*{atomic.TEMP_MARK}*"))
+    done = [c for c in store.all_chunks(job_id) if c.state is ChunkState.DONE]
+    assert failed.stem not in {c.cache_key for c in done}
+
+    monkeypatch.setattr(atomic, "_fsync_file", real_fsync)
+    store.set_state(job_id, JobState.QUEUED)
+    _, _, state = _convert(tmp_path, epub, engine, 4, None, store, job_id)
+    assert state is JobState.DONE
+    _assert_same_audio(_chunk_audio(store, job_id), one_at_a_time)

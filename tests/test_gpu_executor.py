@@ -12,7 +12,7 @@ import pytest
 from test_gpu_monitor import MIB, FakeNvml
 from voices import add_still_voice
 
-from audiopub.gpu import devices
+from audiopub.gpu import devices, vram_budget
 from audiopub.jobs import executor
 from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.jobs.chunk_work import ChunkTask
@@ -33,6 +33,9 @@ class OnGpu(PiperEngine):
 
     @property
     def device(self) -> DeviceReport:
+        return self._report
+
+    def device_for(self, voice: str) -> DeviceReport:
         return self._report
 
 
@@ -70,7 +73,7 @@ def test_every_device_speaks_from_the_same_queue(tmp_path: Path, voices: Path) -
 def test_a_gpu_job_gets_one_engine_per_device_and_a_vram_budget(
         voices: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(devices, "cuda_device_ids", lambda: [0, 1])
-    monkeypatch.setattr(devices, "free_vram_bytes", lambda: {0: 8 << 30, 1: 2 << 30})
+    monkeypatch.setattr(vram_budget, "vram_budget_bytes", lambda: {0: 8 << 30, 1: 2 << 30})
     made: list[int] = []
 
     def get_engine(name: str, use_gpu: bool, device_id: int) -> OnGpu:
@@ -84,7 +87,7 @@ def test_a_gpu_job_gets_one_engine_per_device_and_a_vram_budget(
     pool = executor.executor_for("piper", first, voice=STILL)
     assert isinstance(pool, DeviceExecutor)
     assert made == [1] and pool.engines[0] is first
-    # Sized by the device with the least free memory, at the voice's 22.05 kHz.
+    # Sized by the device with the smallest budget, at the voice's 22.05 kHz.
     assert pool.limits == BatchLimits(64, padded_chars_for_vram(2 << 30, 22_050))
 
     forced = executor.executor_for("piper", first, batch_size=16, voice=STILL)

@@ -64,16 +64,32 @@ class ChunkExecutor(Protocol):
         ...
 
 
-def written(engine: Engine, task: ChunkTask, result: SynthesisResult,
-             synth_s: float) -> ChunkResult:
+@dataclass(frozen=True)
+class Spoken:
+    """A chunk's audio, not yet on disk: what a device thread hands to a writer."""
+
+    task: ChunkTask
+    result: SynthesisResult
+    synth_s: float  # engine time, not counting the file write
+    provider: str
+
+
+def write_spoken(spoken: Spoken) -> ChunkResult:
+    """Write a spoken chunk atomically; its result, which only then may count as done."""
+    task, result = spoken.task, spoken.result
     frames = write_chunk(task.out_path, result.audio, result.sample_rate)
-    return ChunkResult(task.key, frames, result.sample_rate, synth_s, engine.device.provider,
+    return ChunkResult(task.key, frames, result.sample_rate, spoken.synth_s, spoken.provider,
                        stages=result.stage_seconds, word_starts=result.word_starts)
 
 
-def synthesize_to_file(engine: Engine, task: ChunkTask,
-                       attempts: int = RETRIES + 1) -> ChunkResult:
-    """Speak one chunk and write it atomically; engine errors come back as text, after
+def written(engine: Engine, task: ChunkTask, result: SynthesisResult,
+             synth_s: float) -> ChunkResult:
+    return write_spoken(Spoken(task, result, synth_s, engine.device.provider))
+
+
+def speak_alone(engine: Engine, task: ChunkTask,
+                attempts: int = RETRIES + 1) -> Spoken | ChunkResult:
+    """Speak one chunk on its own; engine errors come back as a failed result (text), after
     `attempts` tries (the first one and RETRIES more)."""
     error = ""
     for attempt in range(attempts):
@@ -86,8 +102,15 @@ def synthesize_to_file(engine: Engine, task: ChunkTask,
             error = f"The engine failed on this text: {task.text!r} ({exc})"
             log.warning("attempt %d of %d: %s", attempt + 1, attempts, error)
             continue
-        return written(engine, task, result, time.perf_counter() - began)
+        return Spoken(task, result, time.perf_counter() - began, engine.device.provider)
     return ChunkResult(task.key, 0, 0, 0.0, engine.device.provider, error)
+
+
+def synthesize_to_file(engine: Engine, task: ChunkTask,
+                       attempts: int = RETRIES + 1) -> ChunkResult:
+    """Speak one chunk and write it atomically (`speak_alone`, then `write_spoken`)."""
+    outcome = speak_alone(engine, task, attempts)
+    return write_spoken(outcome) if isinstance(outcome, Spoken) else outcome
 
 
 def synthesize_batch(engine: Engine, tasks: Sequence[ChunkTask]) -> list[ChunkResult]:
@@ -111,7 +134,8 @@ def planned_batches(tasks: Iterable[ChunkTask], limits: Callable[[], BatchLimits
                     ) -> Iterator[list[tuple[int, ChunkTask]]]:
     """Batches of (position, task): windows of upcoming tasks grouped by text length within
     the limits of the moment (they shrink after an out-of-memory error). A batch holds one
-    voice and one set of options; with at most one chunk a batch, tasks stay in order."""
+    voice and one set of options; with at most one chunk a batch, tasks stay in order. The
+    padded-characters bound is the one for the window's speed."""
     window: list[tuple[int, ChunkTask]] = []
     for position, task in enumerate(tasks):
         if window and (task.voice, task.options) != (window[0][1].voice, window[0][1].options):
@@ -127,6 +151,7 @@ def planned_batches(tasks: Iterable[ChunkTask], limits: Callable[[], BatchLimits
 
 def _plan_window(window: list[tuple[int, ChunkTask]],
                  limits: BatchLimits) -> Iterator[list[tuple[int, ChunkTask]]]:
+    limits = limits.at_speed(window[0][1].options.speed)  # one window, one set of options
     for batch in plan_batches([len(task.text) for _, task in window], limits):
         yield [window[index] for index in batch]
 

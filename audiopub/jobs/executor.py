@@ -18,7 +18,7 @@ from audiopub.jobs.cpu_sizing import cpu_workers
 from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.jobs.process_pool import ProcessExecutor
 from audiopub.tts.batching import BatchLimits, padded_chars_for_vram
-from audiopub.tts.engine import Engine, voice_of
+from audiopub.tts.engine import Engine, device_for, voice_of
 from audiopub.tts.registry import default_model_dir, get_engine
 
 _pools: dict[tuple[str, Path, int, int], ProcessExecutor] = {}
@@ -36,7 +36,7 @@ def executor_for(engine_name: str, engine: Engine, batch_size: int | None = None
         from audiopub.cluster.executor import cluster_executor
         return cluster_executor(engine_name, engine, batch_size, voice)
     forced = batch_size or settings.batch_size_override()
-    if engine.device.on_gpu:
+    if device_for(engine, voice).on_gpu:  # the job's voice: no other is loaded to tell
         return _gpu_executor(engine_name, engine, forced, voice)
     return _cpu_executor(engine_name, engine, forced)
 
@@ -74,17 +74,18 @@ def in_process_executor(engine: Engine, batch_size: int | None = None) -> ChunkE
 
 def _gpu_executor(engine_name: str, engine: Engine, forced: int | None,
                   voice: str | None) -> ChunkExecutor:
-    """One engine per visible GPU, all fed from one queue; batches bounded by the free VRAM of
-    the emptiest device, unless the size was forced."""
-    from audiopub.gpu.devices import cuda_device_ids, free_vram_bytes
+    """One engine per visible GPU, all fed from one queue; batches bounded by the VRAM budget
+    (free + this process's own) of the tightest visible device, unless the size was forced."""
+    from audiopub.gpu.devices import cuda_device_ids
     from audiopub.gpu.usage import process_vram_mb
+    from audiopub.gpu.vram_budget import vram_budget_bytes
     engines = [engine] + [get_engine(engine_name, use_gpu=True, device_id=device)
                           for device in cuda_device_ids()[1:]]
     limits = BatchLimits(default_batch_size(engine, forced))
-    free = free_vram_bytes()
-    if free and not forced:
+    budget = vram_budget_bytes()
+    if budget and not forced:
         rate = voice_of(engine, voice).sample_rate if voice else 48_000  # the highest there is
-        limits = BatchLimits(limits.max_items, padded_chars_for_vram(min(free.values()), rate))
+        limits = BatchLimits(limits.max_items, padded_chars_for_vram(min(budget.values()), rate))
     return DeviceExecutor(engines, limits, vram_probe=process_vram_mb)
 
 

@@ -5,7 +5,9 @@ go together ("batching by length") and the padding stays small. A batch is bound
 and, on a GPU, by the size of what it produces: memory grows with the padded audio, not with
 the number of chunks (a batch of 128 Piper chunks asked for one 4.4 GB convolution buffer on
 an 80 GB card). When the device still runs out of memory, the caller halves the batch
-(`is_out_of_memory`) and plans smaller ones from then on (`BatchLimits.halved`).
+(`is_out_of_memory`) and plans smaller ones until batches have run cleanly for a while
+(`BatchLimits.halved`, `BatchLimits.grown`). The padded-characters bound is for speech at
+normal speed: slower speech makes more audio of each character (`BatchLimits.at_speed`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,18 @@ class BatchLimits:
     def halved(self, failed_size: int) -> BatchLimits:
         """Limits after a batch of `failed_size` items ran out of memory."""
         return replace(self, max_items=max(1, min(self.max_items, failed_size // 2)))
+
+    def grown(self, ceiling: int) -> BatchLimits:
+        """Limits after batches ran cleanly since a halving: twice the items, up to `ceiling`."""
+        return replace(self, max_items=max(self.max_items, min(ceiling, self.max_items * 2)))
+
+    def at_speed(self, speed: float) -> BatchLimits:
+        """The limits for speech at `speed` (those given are for DEFAULT_SPEED): 0.7x makes
+        1/0.7 the audio of each character, so a batch takes 0.7 the padded characters."""
+        if self.max_padded_chars is None or speed == settings.DEFAULT_SPEED:
+            return self
+        scaled = self.max_padded_chars * speed / settings.DEFAULT_SPEED
+        return replace(self, max_padded_chars=max(1, int(scaled)))
 
 
 def plan_batches(lengths: Sequence[int], limits: BatchLimits) -> list[list[int]]:

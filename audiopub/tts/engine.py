@@ -224,6 +224,14 @@ def synthesize_in_batches(engine: Engine, texts: Sequence[str], voice: str,
     return [result for result in results if result is not None]
 
 
+def device_for(engine: Engine, voice: str | None) -> DeviceReport:
+    """Where `engine` speaks `voice`: asked of the voice itself where the engine can say
+    (Piper loads one session per voice, and loading another to tell would put it on the GPU
+    for nothing), else the engine's device."""
+    probe = getattr(engine, "device_for", None)
+    return probe(voice) if voice is not None and callable(probe) else engine.device
+
+
 def noise_seeds(seed: int | None, count: int) -> list[int]:
     """The noise seed of each of `count` texts: the job's seed for every one, so a chunk sounds
     the same in any batch, or a fresh one each (logged, so a chunk can be reproduced)."""

@@ -3,6 +3,10 @@
 It asks for CUDA then CPU (or CPU only), sets threads, and reports the provider the session
 *actually* uses: ONNX Runtime silently falls back to the CPU when CUDA libraries are missing,
 and a UI that trusts the request would claim "GPU" while the CPU does the work.
+
+On a GPU, the session's CUDA arena may grow to the device's VRAM budget (`gpu.vram_budget`:
+free + this process's own) and no further, and after a run that ran out of memory the next
+run hands what the arena holds unused back to the device (`Session.run`).
 """
 
 from __future__ import annotations
@@ -11,15 +15,19 @@ import ctypes
 import importlib.util
 import logging
 import os
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
 from audiopub import settings
 from audiopub.errors import ModelMissing
+from audiopub.gpu.vram_budget import device_budget_bytes
+from audiopub.tts.batching import is_out_of_memory
 from audiopub.tts.engine import DeviceReport
 from audiopub.tts.graph_rewrite import RewriteStep, rewritten, steps_for
 from audiopub.tts.node_placement import active_recording
@@ -33,6 +41,8 @@ CPU = "CPUExecutionProvider"
 # one clear line ourselves instead. Level 3 = errors only, 4 = fatal only.
 _QUIET = 3
 _SILENT = 4
+# The run option that frees an arena's unused memory at the end of a run, and the device.
+ARENA_SHRINKAGE = "memory.enable_memory_arena_shrinkage"
 
 # A GPU session's CPU threads only run the few nodes CUDA leaves on the CPU (shape arithmetic)
 # and launch kernels. ORT's default is a pool of every core, spinning while it waits, which
@@ -53,6 +63,30 @@ class Session:
 
     inference: ort.InferenceSession
     device: DeviceReport
+    # Set by a run that ran out of device memory: the next run shrinks the arena at its end.
+    shrink_next_run: threading.Event = field(default_factory=threading.Event, compare=False)
+
+    def run(self, outputs: Sequence[str], feeds: dict[str, Any]) -> list[Any]:
+        """`inference.run`. After a run on a GPU ran out of memory, the next one frees the
+        arena's unused memory when it ends: the failed batch's peak, which the halved batches
+        don't need and other programs (or other sessions) may."""
+        options = None
+        if self.device.on_gpu and self.shrink_next_run.is_set():
+            self.shrink_next_run.clear()
+            options = arena_shrinkage_options(self.device.device_id or 0)
+        try:
+            return self.inference.run(list(outputs), feeds, options)
+        except Exception as exc:
+            if self.device.on_gpu and is_out_of_memory(exc):
+                self.shrink_next_run.set()
+            raise
+
+
+def arena_shrinkage_options(device_id: int) -> ort.RunOptions:
+    """Run options that shrink CUDA device `device_id`'s arena when the run ends."""
+    options = ort.RunOptions()
+    options.add_run_config_entry(ARENA_SHRINKAGE, f"gpu:{device_id}")
+    return options
 
 
 def available_providers() -> list[str]:
@@ -97,13 +131,16 @@ def explain_cpu_fallback(providers: list[str]) -> str:
     )
 
 
-def cuda_provider_options(device_id: int = 0) -> dict[str, str]:
+def cuda_provider_options(device_id: int = 0,
+                          gpu_mem_limit: int | None = None) -> dict[str, str]:
     """The CUDA provider options every GPU session is made with (ORT takes them as strings).
 
     The search setting matters most: with the joe voice on an H100, EXHAUSTIVE read 74 chars/s
     at batch 1 and 8,074 at batch 48; HEURISTIC 376-454 and ~24,500.
+    `gpu_mem_limit`: bytes the arena may grow to (the device's VRAM budget); None: no bound.
     """
-    return {
+    limit = {"gpu_mem_limit": str(gpu_mem_limit)} if gpu_mem_limit else {}
+    return {**limit,
         "device_id": str(device_id),  # which GPU, so a machine with several can use each one
         # Chunk shapes change every call; EXHAUSTIVE re-benchmarks each convolution per shape.
         "cudnn_conv_algo_search": "HEURISTIC",
@@ -161,7 +198,8 @@ def create_session(model: Path, use_gpu: bool, threads: int | None = None,
     if use_gpu:
         preload_cuda_libraries()
         if CUDA in providers:
-            requested = [(CUDA, {**cuda_provider_options(device_id),
+            requested = [(CUDA, {**cuda_provider_options(device_id,
+                                                         device_budget_bytes(device_id)),
                                  **cuda_tuning_options(settings.cuda_tuning())}), CPU]
     on_gpu = requested != [CPU]
     source = rewritten(model, steps_for(rewrite, cpu_only_session=not on_gpu))

@@ -8,7 +8,8 @@ factory, so the GPU toggle and the provider report work as for every engine, loa
 `piper_graph`'s rewrite: with each item's exact length exposed, chunks run as padded batches
 and are cut where they end, and each result says where its words start (from the same
 durations). The graph's noise is drawn from each chunk's seed (`piper_noise`), so `--seed`
-makes a chunk sound the same on every run, in any batch.
+makes a chunk sound the same on every run, in any batch; it is drawn in `prepare`, so the
+thread that feeds a GPU (`speak`) only runs the model.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -58,13 +59,23 @@ from audiopub.tts.piper_graph import (
     item_lengths,
     phoneme_starts,
 )
-from audiopub.tts.piper_noise import SEEDED_NOISE_STEP, NoiseFeeds
+from audiopub.tts.piper_noise import SEEDED_NOISE_STEP, DrawnNoise, NoiseFeeds
 
 log = logging.getLogger(__name__)
 
 # The one rewrite every Piper session loads: exact lengths and seeded noise everywhere, 2-D
 # convs on the CPU.
 REWRITE: Final = (PHONEME_FRAMES_STEP, SEEDED_NOISE_STEP, CONV2D_STEP)
+
+@dataclass(frozen=True)
+class SeededInput(PiperInput):
+    """A prepared text, with its noise seed and its row of its batch's noise, drawn when it was
+    prepared (None: the voice had no session yet; drawn when it is spoken)."""
+
+    seed: int = 0
+    noise: DrawnNoise | None = field(default=None, compare=False, repr=False)
+    row: int = 0  # this text's row in `noise`
+
 
 @dataclass(frozen=True)
 class PiperVoiceFiles:
@@ -191,9 +202,19 @@ class PiperEngine:
 
     @property
     def device(self) -> DeviceReport:
-        reports = [v.device for v in self._loaded.values()]
+        """Where the voices spoken so far run (the CPU, if any of them fell back to it). Asked
+        before any is loaded, it loads the default voice: ask `device_for` the voice a job
+        speaks with instead, so no other voice is put on the GPU only to answer."""
+        loaded = [v for v in self._loaded.values() if v.has_session]
+        if not loaded:
+            return self.device_for(settings.DEFAULT_PIPER_VOICE)
+        reports = [v.device for v in loaded]
         cpu = [r for r in reports if not r.on_gpu]
         return (cpu or reports)[0]
+
+    def device_for(self, voice: str) -> DeviceReport:
+        """Where `voice` runs: its session is loaded to tell (a job is about to speak with it)."""
+        return self._speaker(voice)[0].device
 
     def phoneme_symbols(self, voice: str) -> frozenset[str]:
         """The voice's phoneme ids' symbols: lexicon IPA is read as exactly these."""
@@ -245,14 +266,21 @@ class PiperEngine:
                 options: SynthesisOptions) -> list[PreparedText]:
         loaded, speaker = self._speaker(voice)
         config = loaded.config
-        prepared = []
+        encoded, seconds = [], []
         for text in texts:
             began = time.perf_counter()
-            encoded = encode(_phonemes(text, config.espeak_voice), config.phoneme_id_map,
-                             speaker)
-            prepared.append(PreparedText(text, len(encoded.ids), encoded,
-                                         time.perf_counter() - began))
-        return prepared
+            encoded.append(encode(_phonemes(text, config.espeak_voice), config.phoneme_id_map,
+                                  speaker))
+            seconds.append(time.perf_counter() - began)
+        seeds = noise_seeds(options.seed, len(texts))
+        noise = None
+        if texts and loaded.has_session and loaded.noise.names:  # its inputs known on load
+            noise = loaded.noise.draw(seeds, max(len(item.ids) for item in encoded))
+        return [PreparedText(text, len(item.ids),
+                             SeededInput(item.ids, item.word_positions, item.speaker, seed,
+                                         noise, row), took)
+                for row, (text, item, seed, took)
+                in enumerate(zip(texts, encoded, seeds, seconds, strict=True))]
 
     def speak(self, prepared: Sequence[PreparedText], voice: str,
               options: SynthesisOptions) -> list[SynthesisResult]:
@@ -304,10 +332,11 @@ def _run_padded(loaded: _LoadedVoice, batch: Sequence[PiperInput], options: Synt
     if loaded.takes_speaker_id:
         inputs["sid"] = np.array([item.speaker for item in batch], dtype=np.int64)
     wanted = [loaded.audio_output, *([PHONEME_FRAMES] if loaded.gives_lengths else [])]
-    session, noise = loaded.session.inference, loaded.noise
+    session, noise = loaded.session, loaded.noise  # session.run: shrinks after an OOM
+    seeds, drawn = _noise_of(batch, options)
     outputs = noise.run(lambda feeds: session.run([*wanted, *noise.used_outputs],
                                                   {**inputs, **feeds}),
-                        noise_seeds(options.seed, len(batch)), ids.shape[1])
+                        seeds, ids.shape[1], drawn)
     audio = outputs[0].reshape(len(batch), -1)  # [B, 1, (1,) T] in Piper's exports
     words: list[tuple[int, ...] | None] = [None] * len(batch)
     if loaded.gives_lengths:
@@ -322,6 +351,32 @@ def _run_padded(loaded: _LoadedVoice, batch: Sequence[PiperInput], options: Synt
     waves = [np.clip(row[:length], -1.0, 1.0).astype(np.float32)
              for row, length in zip(audio, lengths, strict=True)]
     return waves, words
+
+
+def _noise_of(batch: Sequence[PiperInput], options: SynthesisOptions
+              ) -> tuple[list[int], DrawnNoise | None]:
+    """The batch's noise seeds, and its noise if it was drawn when it was prepared: a view of
+    the rows drawn together when the batch is (a run of) the batch prepared, else a copy."""
+    if not all(isinstance(item, SeededInput) for item in batch):
+        return noise_seeds(options.seed, len(batch)), None  # made by hand, not by `prepare`
+    items = [item for item in batch if isinstance(item, SeededInput)]
+    seeds = [item.seed for item in items]
+    first = items[0].noise
+    if first is None or any(item.noise is None for item in items):
+        return seeds, None
+    if all(item.noise is first and item.row == items[0].row + number
+           for number, item in enumerate(items)):
+        return seeds, first.rows(items[0].row, items[0].row + len(items))
+    return seeds, DrawnNoise(tuple(seeds), {  # rows of several batches: padded, copied once
+        name: _stacked([item.noise.feeds[name][item.row] for item in items if item.noise])
+        for name in first.feeds})
+
+
+def _stacked(rows: list[np.ndarray]) -> np.ndarray:
+    """Rows of different lengths as one array, each cut to the shortest (enough for every
+    row: each was drawn for its own batch, and `NoiseFeeds.run` draws more if not)."""
+    width = min(len(row) for row in rows)
+    return np.stack([row[:width] for row in rows])
 
 
 def _phonemes(text: str, espeak_voice: str) -> list[str]:

@@ -13,11 +13,18 @@ at channel c, time t whatever T is: what an item hears depends on its seed alone
 long the batch was padded. A second output per input, `audiopub_noise_K_used`, says how many
 values the run took; rows given too few are padded with zeros inside the graph, and
 `NoiseFeeds` runs such a batch again with enough.
+
+The values are drawn when a batch is prepared (`NoiseFeeds.draw`, on the thread that runs the
+text front end), not when it is spoken: a GPU's thread then only runs the model. A row's
+values are the start of its seed's stream however many are drawn, so drawing ahead, for a
+batch later split in two, or again after a short guess gives the same audio.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -55,40 +62,72 @@ def seeded_noise_inputs(model: onnx.ModelProto) -> int:
 SEEDED_NOISE_STEP: Final = RewriteStep("noise-v1", seeded_noise_inputs)
 
 
+@dataclass(frozen=True)
+class DrawnNoise:
+    """A prepared batch's noise: per input, one row of values per item, from its seed."""
+
+    seeds: tuple[int, ...]
+    feeds: dict[str, np.ndarray]  # input name → [rows, values]
+
+    def rows(self, start: int, stop: int) -> DrawnNoise:
+        """Items start..stop of the batch (views: nothing is copied)."""
+        return DrawnNoise(self.seeds[start:stop],
+                          {name: feed[start:stop] for name, feed in self.feeds.items()})
+
+
 class NoiseFeeds:
-    """The noise inputs of a rewritten session, and how many values each is given."""
+    """The noise inputs of a rewritten session, and how many values each is given.
+
+    Drawn on one thread (preparing) while runs on another learn how many values a phoneme
+    takes: what is learnt is kept under a lock.
+    """
 
     def __init__(self, input_names: Sequence[str]) -> None:
         self.names = tuple(sorted(n for n in input_names if n.startswith(NOISE_PREFIX)))
         self.used_outputs = [name + USED_SUFFIX for name in self.names]
         self._per_id: dict[str, float | None] = dict.fromkeys(self.names)  # most seen
+        self._lock = threading.Lock()  # guards _per_id
+
+    def draw(self, seeds: Sequence[int], phoneme_ids: int) -> DrawnNoise:
+        """Noise for a batch of `seeds` padded to `phoneme_ids`, as many values as the runs so
+        far say it takes (with a margin); `run` draws again, exactly, if that falls short."""
+        with self._lock:
+            sizes = {name: int((self._per_id[name] or FIRST_GUESS_PER_ID) * phoneme_ids) + 1
+                     for name in self.names}
+        return DrawnNoise(tuple(seeds), self._draw(seeds, sizes))
 
     def run(self, run: Callable[[dict[str, np.ndarray]], list[np.ndarray]],
-            seeds: Sequence[int], phoneme_ids: int) -> list[np.ndarray]:
+            seeds: Sequence[int], phoneme_ids: int,
+            drawn: DrawnNoise | None = None) -> list[np.ndarray]:
         """`run(noise feeds)` → its outputs, the `used_outputs` last; run again, once, with
-        exactly enough values when a guess fell short. The outputs without `used_outputs`."""
-        sizes = {name: int((self._per_id[name] or FIRST_GUESS_PER_ID) * phoneme_ids) + 1
-                 for name in self.names}
+        exactly enough values when what was drawn fell short. The outputs without
+        `used_outputs`. `drawn`: the batch's noise drawn ahead for these seeds (else drawn
+        now)."""
+        if drawn is None:
+            drawn = self.draw(seeds, phoneme_ids)
+        feeds = drawn.feeds
         for _ in range(2):
-            outputs = run(self._draw(seeds, sizes))
+            outputs = run(feeds)
             used = {name: int(value.reshape(-1)[0]) for name, value
                     in zip(self.names, outputs[len(outputs) - len(self.names):], strict=True)}
-            for name, count in used.items():
-                seen = MARGIN * count / max(phoneme_ids, 1)
-                self._per_id[name] = max(self._per_id[name] or 0.0, seen)
-            if all(used[name] <= sizes[name] for name in self.names):
+            with self._lock:
+                for name, count in used.items():
+                    seen = MARGIN * count / max(phoneme_ids, 1)
+                    self._per_id[name] = max(self._per_id[name] or 0.0, seen)
+            if all(used[name] <= feeds[name].shape[1] for name in self.names):
                 return outputs[:len(outputs) - len(self.names)]
-            sizes = used
+            feeds = self._draw(seeds, used)
         raise SynthesisFailed(f"Piper's noise inputs were still short after a second run: "
-                              f"{used} values needed, {sizes} given")
+                              f"{used} values needed, "
+                              f"{ {name: feed.shape[1] for name, feed in feeds.items()} } given")
 
     def _draw(self, seeds: Sequence[int], sizes: dict[str, int]) -> dict[str, np.ndarray]:
         feeds = {}
         for number, name in enumerate(self.names):
             feed = np.empty((len(seeds), sizes[name]), dtype=np.float32)
             for row, seed in enumerate(seeds):  # each input its own stream of each row's seed
-                feed[row] = np.random.default_rng([seed, number]).standard_normal(
-                    sizes[name], dtype=np.float32)
+                np.random.default_rng([seed, number]).standard_normal(dtype=np.float32,
+                                                                      out=feed[row])
             feeds[name] = feed
         return feeds
 
