@@ -87,6 +87,9 @@ class FakeNvml:
     def nvmlDeviceGetCudaComputeCapability(self, handle: object) -> tuple[int, int]:
         return (8, 9)
 
+    def nvmlDeviceGetPciInfo(self, handle: tuple[str, int]) -> SimpleNamespace:
+        return SimpleNamespace(busId=f"00000000:{handle[1] + 1:02X}:00.0".encode())
+
     def nvmlDeviceGetMemoryInfo(self, handle: object) -> SimpleNamespace:
         self._check()
         used, total = self.used_mb * MIB, 24564 * MIB
