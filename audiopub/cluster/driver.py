@@ -25,6 +25,7 @@ from audiopub import settings
 from audiopub.cluster import connection, models
 from audiopub.cluster.actor import SpeechWorker
 from audiopub.errors import AudiopubError, ClusterLost
+from audiopub.jobs.process_pool import exit_with_parent
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def main(pipe: Connection, address: str, engine_name: str, model_id: str, voice:
     # Ray's own C++ log lines (a lost worker's retries) would cut through the progress bar;
     # what matters reaches the job's log and its pause message.
     os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
-    _exit_with_parent()
+    exit_with_parent()  # its actors go with it
     send_lock = threading.Lock()
 
     def send(*message: Any) -> None:
@@ -153,16 +154,3 @@ class _Pool:
 
 def first_line(error: BaseException) -> str:
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
-
-
-def _exit_with_parent() -> None:
-    """End the moment the job's process dies (even by SIGKILL): its actors go with it."""
-    parent = multiprocessing.parent_process()
-    if parent is None:
-        return
-
-    def watch() -> None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os._exit(1)
-
-    threading.Thread(target=watch, name="audiopub-parent-watch", daemon=True).start()

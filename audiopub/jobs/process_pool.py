@@ -43,11 +43,11 @@ def _init_worker(engine_name: str, model_dir: Path) -> None:
     # the job and shuts the pool down; a worker interrupted inside the pool's queue instead
     # leaves its lock held, and the pool (and the command) hang at exit.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _exit_with_parent()
+    exit_with_parent()
     _worker_engine = get_engine(engine_name, use_gpu=False, model_dir=model_dir, threads=1)
 
 
-def _exit_with_parent() -> None:
+def exit_with_parent() -> None:
     """End this worker the moment its parent dies (even by SIGKILL), instead of finishing its
     queue as an orphan that still holds the terminal and a core."""
     parent = multiprocessing.parent_process()

@@ -48,6 +48,7 @@ from audiopub.errors import (
 )
 from audiopub.tts.piper import find_voices
 from audiopub.tts.supertonic_files import ModelFiles
+from audiopub.tts.supertonic_releases import release_dir
 from audiopub.voices import hub
 from audiopub.voices.catalogue import (
     PIPER_INDEX,
@@ -59,7 +60,6 @@ from audiopub.voices.catalogue import (
     local_catalogue,
     parse_piper_index,
 )
-from audiopub.tts.supertonic_releases import release_dir
 
 STAGING: Final = ".downloads"
 PIPER_RECORD: Final = ".download.json"  # <key>.download.json beside a downloaded Piper voice
@@ -303,18 +303,26 @@ def _release_named(name: str) -> SupertonicRelease | None:
 def _remove_supertonic(release: SupertonicRelease) -> list[Path]:
     removed = _discard_staging(settings.models_dir(), release.id)
     target = supertonic_dir(release)
+    return remove_downloaded_folder(target, SUPERTONIC_RECORD, removed, VoiceNotFound(
+        f"{release.id} is not installed in {target}."))
+
+
+def remove_downloaded_folder(target: Path, record: str, staged: list[Path],
+                             not_installed: AudiopubError) -> list[Path]:
+    """Remove a model folder Audiopub downloaded (one that holds its `record` file); `staged`:
+    unfinished downloads already removed, which are enough when the folder is not there."""
     if not target.exists():
-        if removed:
-            return removed
-        raise VoiceNotFound(f"{release.id} is not installed in {target}.")
-    if not (target / SUPERTONIC_RECORD).is_file():
-        raise AudiopubError(f"{target} was not downloaded by Audiopub (it has no "
-                            f"{SUPERTONIC_RECORD}); delete it yourself if you mean to.")
-    # Renamed away first, so the engine never finds half a model while it is deleted.
+        if staged:
+            return staged
+        raise not_installed
+    if not (target / record).is_file():
+        raise AudiopubError(f"{target} was not downloaded by Audiopub (it has no {record}); "
+                            "delete it yourself if you mean to.")
+    # Renamed away first, so an engine never finds half a model while it is deleted.
     doomed = target.with_name(f".{target.name}.removing")
     os.rename(target, doomed)
     shutil.rmtree(doomed)
-    return [target, *removed]
+    return [target, *staged]
 
 
 def _discard_staging(folder: Path, name: str) -> list[Path]:

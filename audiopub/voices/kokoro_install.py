@@ -34,7 +34,14 @@ from audiopub.tts.kokoro_files import (
     language_of,
 )
 from audiopub.voices import hub
-from audiopub.voices.install import STAGING, Installed, _download, _durable_replace, _staging
+from audiopub.voices.install import (
+    STAGING,
+    Installed,
+    _download,
+    _durable_replace,
+    _staging,
+    remove_downloaded_folder,
+)
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +147,6 @@ def _check(target: Path, variant: str) -> None:
 
 def remove_kokoro() -> list[Path]:
     """Remove the Kokoro folder Audiopub downloaded (and any unfinished download of it)."""
-    import os
     import shutil
 
     removed = []
@@ -149,17 +155,8 @@ def remove_kokoro() -> list[Path]:
     if staging.exists():
         shutil.rmtree(staging)
         removed.append(staging)
-    if not target.exists():
-        if removed:
-            return removed
-        raise AudiopubError(f"Kokoro is not installed in {target}.")
-    if not (target / RECORD).is_file():
-        raise AudiopubError(f"{target} was not downloaded by Audiopub (it has no {RECORD}); "
-                            "delete it yourself if you mean to.")
-    doomed = target.with_name(f".{target.name}.removing")  # gone for the engine at once
-    os.rename(target, doomed)
-    shutil.rmtree(doomed)
-    return [target, *removed]
+    return remove_downloaded_folder(target, RECORD, removed, AudiopubError(
+        f"Kokoro is not installed in {target}."))
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,16 @@ from pathlib import Path
 
 from audiopub import settings
 from audiopub.atomic import atomic_write
-from audiopub.errors import AudiopubError, DownloadFailed, VoiceNotFound
+from audiopub.errors import DownloadFailed, VoiceNotFound
 from audiopub.voices import hub
-from audiopub.voices.install import STAGING, Installed, _download, _record, _staging
+from audiopub.voices.install import (
+    STAGING,
+    Installed,
+    _download,
+    _record,
+    _staging,
+    remove_downloaded_folder,
+)
 from audiopub.voices.whisper_files import (
     OPTIONAL,
     PREFIX,
@@ -93,17 +100,8 @@ def remove_whisper(model_id: str) -> list[Path]:
     if staging.exists():
         shutil.rmtree(staging)
         removed.append(staging)
-    if not target.exists():
-        if removed:
-            return removed
-        raise VoiceNotFound(f"{PREFIX}{size} is not installed in {target}.")
-    if not (target / RECORD).is_file():
-        raise AudiopubError(f"{target} was not downloaded by Audiopub (it has no {RECORD}); "
-                            "delete it yourself if you mean to.")
-    doomed = target.with_name(f".{target.name}.removing")  # gone for a listener at once
-    os.rename(target, doomed)
-    shutil.rmtree(doomed)
-    return [target, *removed]
+    return remove_downloaded_folder(target, RECORD, removed, VoiceNotFound(
+        f"{PREFIX}{size} is not installed in {target}."))
 
 
 def _folder_size(folder: Path) -> int:
