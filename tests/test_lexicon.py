@@ -130,9 +130,9 @@ def test_an_ipa_entry_reaches_the_voice_as_the_ids_of_exactly_its_symbols(
     real_run = session.inference.run
 
     class Recording:
-        def run(self, names, inputs):  # type: ignore[no-untyped-def]
+        def run(self, names, inputs, options=None):  # type: ignore[no-untyped-def]
             given.append(inputs["input"][0].tolist())
-            return real_run(names, inputs)
+            return real_run(names, inputs, options)
 
         def __getattr__(self, name):  # type: ignore[no-untyped-def]
             return getattr(session.inference, name)

@@ -22,7 +22,7 @@ from test_ui import (  # noqa: F401 — fixtures this module's tests use
     text,
 )
 
-from audiopub.jobs import pipeline
+from audiopub.jobs import synthesis_plan
 from audiopub.tts.engine import Engine
 from audiopub.ui.services import Services
 
@@ -33,13 +33,13 @@ pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
 def slow_voice(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     """Jobs load their voice only once the test sets the event: the first stage lasts."""
     loaded = threading.Event()
-    real = pipeline.get_engine
+    real = synthesis_plan.get_engine
 
     def get_engine(*args: object, **kwargs: object) -> Engine:
         loaded.wait(60)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "get_engine", get_engine)
+    monkeypatch.setattr(synthesis_plan, "get_engine", get_engine)
     yield loaded
     loaded.set()  # never leave the worker waiting
 
