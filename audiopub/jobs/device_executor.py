@@ -167,13 +167,7 @@ class DeviceExecutor:
               done: queue.Queue[object], stop: threading.Event,
               devices_left: _Countdown) -> None:
         try:
-            while not stop.is_set():
-                try:
-                    work = todo.get(timeout=_POLL_S)
-                except queue.Empty:
-                    continue
-                if work is _DONE:
-                    return
+            for work in _taken(todo, stop):
                 assert isinstance(work, _Work)
                 if not _put(to_write, self._speak_work(engine, work), stop):
                     return
@@ -265,19 +259,25 @@ class DeviceExecutor:
             return self.limits
 
 
+def _taken(items: queue.Queue[object], stop: threading.Event) -> Iterator[object]:
+    """What a thread's queue hands it, until `_DONE` or the executor stops."""
+    while not stop.is_set():
+        try:
+            item = items.get(timeout=_POLL_S)
+        except queue.Empty:
+            continue
+        if item is _DONE:
+            return
+        yield item
+
+
 # --- the writer threads ----------------------------------------------------------------------
 
 def _write(to_write: queue.Queue[object], done: queue.Queue[object],
            stop: threading.Event) -> None:
     """Write spoken batches' files, each atomically, and hand on their results once written."""
     try:
-        while not stop.is_set():
-            try:
-                batch = to_write.get(timeout=_POLL_S)
-            except queue.Empty:
-                continue
-            if batch is _DONE:
-                return
+        for batch in _taken(to_write, stop):
             assert isinstance(batch, list)
             done.put([(position, write_spoken(outcome) if isinstance(outcome, Spoken)
                        else outcome)

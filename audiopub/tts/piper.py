@@ -10,6 +10,9 @@ and are cut where they end, and each result says where its words start (from the
 durations). The graph's noise is drawn from each chunk's seed (`piper_noise`), so `--seed`
 makes a chunk sound the same on every run, in any batch; it is drawn in `prepare`, so the
 thread that feeds a GPU (`speak`) only runs the model.
+
+One job, running Piper's graph; a little over 400 lines because voices, speakers, batches and
+their noise meet here; the graph rewrite, config and noise rules live in modules of their own.
 """
 
 from __future__ import annotations
