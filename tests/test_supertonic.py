@@ -176,7 +176,7 @@ def _spy_on_denoise(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     batch_sizes: list[int] = []
     real = supertonic.denoise
 
-    def spy(session: ort.InferenceSession, latent: np.ndarray, *args: Any) -> np.ndarray:
+    def spy(session: onnx_runtime.Session, latent: np.ndarray, *args: Any) -> np.ndarray:
         batch_sizes.append(latent.shape[0])
         return real(session, latent, *args)
 

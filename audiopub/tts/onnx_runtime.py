@@ -6,7 +6,8 @@ and a UI that trusts the request would claim "GPU" while the CPU does the work.
 
 On a GPU, the session's CUDA arena may grow to the device's VRAM budget (`gpu.vram_budget`:
 free + this process's own) and no further, and after a run that ran out of memory the next
-run hands what the arena holds unused back to the device (`Session.run`).
+run hands what the arena holds unused back to the device (`Session.run`,
+`Session.run_with_iobinding`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import importlib.util
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
@@ -43,6 +44,7 @@ _QUIET = 3
 _SILENT = 4
 # The run option that frees an arena's unused memory at the end of a run, and the device.
 ARENA_SHRINKAGE = "memory.enable_memory_arena_shrinkage"
+_Result = TypeVar("_Result")
 
 # A GPU session's CPU threads only run the few nodes CUDA leaves on the CPU (shape arithmetic)
 # and launch kernels. ORT's default is a pool of every core, spinning while it waits, which
@@ -66,16 +68,27 @@ class Session:
     # Set by a run that ran out of device memory: the next run shrinks the arena at its end.
     shrink_next_run: threading.Event = field(default_factory=threading.Event, compare=False)
 
-    def run(self, outputs: Sequence[str], feeds: dict[str, Any]) -> list[Any]:
-        """`inference.run`. After a run on a GPU ran out of memory, the next one frees the
-        arena's unused memory when it ends: the failed batch's peak, which the halved batches
-        don't need and other programs (or other sessions) may."""
+    def run(self, outputs: Sequence[str] | None, feeds: dict[str, Any]) -> list[Any]:
+        """`inference.run` (`outputs` None: every output). After a run on a GPU ran out of
+        memory, the next one frees the arena's unused memory when it ends: the failed batch's
+        peak, which the halved batches don't need and other programs (or other sessions) may."""
+        names = None if outputs is None else list(outputs)
+        return self._watched(lambda options: self.inference.run(names, feeds, options))
+
+    def run_with_iobinding(self, binding: ort.IOBinding) -> None:
+        """`inference.run_with_iobinding`, with `run`'s care for the arena after running out
+        of memory: a loop whose values stay on the device runs this way."""
+        self._watched(lambda options: self.inference.run_with_iobinding(binding, options))
+
+    def _watched(self, run: Callable[[ort.RunOptions | None], _Result]) -> _Result:
+        """`run` with the options that shrink the arena if the run before ran out of memory;
+        a run that runs out of memory marks the next one."""
         options = None
         if self.device.on_gpu and self.shrink_next_run.is_set():
             self.shrink_next_run.clear()
             options = arena_shrinkage_options(self.device.device_id or 0)
         try:
-            return self.inference.run(list(outputs), feeds, options)
+            return run(options)
         except Exception as exc:
             if self.device.on_gpu and is_out_of_memory(exc):
                 self.shrink_next_run.set()

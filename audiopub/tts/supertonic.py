@@ -91,13 +91,15 @@ def combine_reports(reports: Mapping[str, DeviceReport]) -> DeviceReport:
                         fallback_reason=reason)
 
 
-def denoise(session: ort.InferenceSession, latent: np.ndarray, conditions: Mapping[str, np.ndarray],
-            steps: int, io_binding_device: str | None = None, device_id: int = 0) -> np.ndarray:
+def denoise(session: Session, latent: np.ndarray, conditions: Mapping[str, np.ndarray],
+            steps: int, io_binding_device: str | None = None) -> np.ndarray:
     """Run the vector estimator `steps` times, as the official loop does.
 
-    With `io_binding_device` ("cuda" or "cpu", and the CUDA device's `device_id`) the latent
-    stays in that device's memory for the whole loop and only the result is copied back; without it each step goes through
-    `session.run`, which on CUDA copies the latent to the GPU and back on every step.
+    With `io_binding_device` ("cuda" or "cpu"; CUDA: the session's device) the latent stays in
+    that device's memory for the whole loop and only the result is copied back; without it each
+    step goes through `session.run`, which on CUDA copies the latent to the GPU and back on
+    every step. Either way each step runs through `session`, which frees the arena's unused
+    memory after a step that ran out of it.
     """
     batch = latent.shape[0]
     feeds = dict(conditions, total_step=np.full(batch, steps, dtype=np.float32))
@@ -107,12 +109,13 @@ def denoise(session: ort.InferenceSession, latent: np.ndarray, conditions: Mappi
             feeds["noisy_latent"], feeds["current_step"] = latent, current
             latent = session.run(["denoised_latent"], feeds)[0]
         return latent
-    return _denoise_on_device(session, latent, feeds, step_inputs, io_binding_device, device_id)
+    return _denoise_on_device(session, latent, feeds, step_inputs, io_binding_device)
 
 
-def _denoise_on_device(session: ort.InferenceSession, latent: np.ndarray,
-                       feeds: Mapping[str, np.ndarray], step_inputs: list[np.ndarray],
-                       device: str, device_id: int) -> np.ndarray:
+def _denoise_on_device(session: Session, latent: np.ndarray, feeds: Mapping[str, np.ndarray],
+                       step_inputs: list[np.ndarray], device: str) -> np.ndarray:
+    device_id = session.device.device_id or 0
+
     def on_device(array: np.ndarray) -> ort.OrtValue:
         return ort.OrtValue.ortvalue_from_numpy(array, device, device_id)
 
@@ -124,7 +127,7 @@ def _denoise_on_device(session: ort.InferenceSession, latent: np.ndarray,
     source, target = (ort.OrtValue.ortvalue_from_shape_and_type(
         list(latent.shape), np.float32, device, device_id) for _ in range(2))
     source.update_inplace(np.ascontiguousarray(latent))
-    binding = session.io_binding()
+    binding = session.inference.io_binding()
     for name, value in fixed.items():
         binding.bind_ortvalue_input(name, value)
     for current in steps:
@@ -288,9 +291,8 @@ class SupertonicEngine:
             latent, latent_mask = self._noise(wav_lengths, seeds)
             conditions = {"text_emb": text_emb, "style_ttl": styles.ttl,
                           "latent_mask": latent_mask, "text_mask": text_mask}
-            latent = denoise(self.sessions["vector_estimator"].inference, latent, conditions,
-                             options.steps, self._binding_device(),
-                             self.sessions["vector_estimator"].device.device_id or 0)
+            latent = denoise(self.sessions["vector_estimator"], latent, conditions,
+                             options.steps, self._binding_device())
             began = clock.lap("step_loop", began)
             wav = self._run("vocoder", {"latent": latent})
             clock.lap("vocoder", began)
@@ -305,7 +307,7 @@ class SupertonicEngine:
         return "cuda" if self.sessions["vector_estimator"].device.on_gpu else "cpu"
 
     def _run(self, graph: str, feeds: dict[str, np.ndarray]) -> np.ndarray:
-        output: np.ndarray = self.sessions[graph].inference.run(None, feeds)[0]
+        output: np.ndarray = self.sessions[graph].run(None, feeds)[0]
         return output
 
     def _noise(self, wav_lengths: np.ndarray, seeds: list[int]) -> tuple[np.ndarray, np.ndarray]:
