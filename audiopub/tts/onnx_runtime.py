@@ -65,7 +65,8 @@ class Session:
 
     inference: ort.InferenceSession
     device: DeviceReport
-    # Set by a run that ran out of device memory: the next run shrinks the arena at its end.
+    # Set by a run that ran out of device memory (or by an engine, when another of its
+    # sessions did): the next run shrinks the arena at its end.
     shrink_next_run: threading.Event = field(default_factory=threading.Event, compare=False)
 
     def run(self, outputs: Sequence[str] | None, feeds: dict[str, Any]) -> list[Any]:

@@ -24,7 +24,7 @@ import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
 from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
-from audiopub.tts.batching import BatchLimits
+from audiopub.tts.batching import BatchLimits, is_out_of_memory
 from audiopub.tts.engine import (
     DeviceReport,
     PreparedText,
@@ -297,6 +297,11 @@ class SupertonicEngine:
             wav = self._run("vocoder", {"latent": latent})
             clock.lap("vocoder", began)
         except _RUN_ERRORS as exc:
+            if is_out_of_memory(exc):
+                # Each graph has an arena of its own, and the failed batch's peak also sits in
+                # those of the graphs that ran before: every graph's next run frees its own.
+                for session in self.sessions.values():
+                    session.shrink_next_run.set()
             raise SynthesisFailed(f"Supertonic failed on {len(texts)} chunk(s): {exc}") from exc
         # Views into the vocoder's output: copying every waveform cost more than a graph.
         return [wav[row, :length] for row, length in enumerate(wav_lengths)]
