@@ -3,8 +3,8 @@
 A rewrite is a list of named steps, each changing an `onnx.ModelProto` in place: exposing a
 value the graph computes anyway (Piper's phoneme durations, see `piper_graph`), or running the
 same arithmetic a faster way on one kind of device (1-D convolutions as 2-D, see
-`conv_layout`; a half-precision decoder on a GPU, see `half_precision`). The rewritten file is made once per (model file, steps) and reused by every
-session and engine process after it.
+`conv_layout`; a half-precision decoder on a GPU, see `half_precision`). The rewritten file is
+made once per (model file, steps) and reused by every session and engine process after it.
 
 A file rather than bytes in memory, and `onnx` imported only to make it: parsing a model with
 `onnx` leaves ~100 MB in the process, more than every engine process should carry.
