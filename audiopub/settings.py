@@ -111,8 +111,9 @@ def batch_size_override() -> int | None:
 
 
 # Optional CUDA settings that `audiopub bench --cuda-tuning` compares; none is on by default
-# until a GPU measures it faster (AUDIOPUB_CUDA_TUNING=max_workspace,pad_nc1d turns them on).
-CUDA_TUNINGS: Final = ("max_workspace", "pad_nc1d")
+# until a GPU measures it faster (AUDIOPUB_CUDA_TUNING=max_workspace,pad_nc1d turns them on):
+# two cuDNN settings, and Piper's decoder in half precision (`tts.half_precision`).
+CUDA_TUNINGS: Final = ("max_workspace", "pad_nc1d", "fp16_decoder")
 
 
 def cuda_tuning() -> frozenset[str]:

@@ -411,24 +411,35 @@ def test_gpu_run_compares_cuda_settings_and_counts_node_placement(
     monkeypatch.setenv("AUDIOPUB_CUDA_TUNING", "pad_nc1d")
     output = tmp_path / "gpu.json"
     out = _bench(["--gpu", "--sizes", "short", "--runs", "1", "--warmup", "0",
-                  "--batch-size", "4", "--cuda-tuning", "default,max_workspace+pad_nc1d",
+                  "--batch-size", "4",
+                  "--cuda-tuning", "default,max_workspace+pad_nc1d,fp16_decoder",
                   "--matmul-seconds", "0", "--output", str(output)], capsys)
 
     data = _valid(output)
     assert data["device"]["provider"] == "CUDAExecutionProvider"
     assert data["cuda_tuning"] == "pad_nc1d"  # what the run itself was made with
     assert set(data["node_placement"]) == {"CPUExecutionProvider"}  # what really ran: the CPU
-    assert [cell["tuning"] for cell in data["tuning"]] == ["default", "max_workspace+pad_nc1d"]
+    assert [cell["tuning"] for cell in data["tuning"]] == ["default", "max_workspace+pad_nc1d",
+                                                           "fp16_decoder"]
     assert all(cell["chars"] == len(TEXTS["long"]) and cell["chars_per_s"]["median"] > 0
-               and cell["node_placement"] == data["node_placement"] for cell in data["tuning"])
+               for cell in data["tuning"])
+    placed = [cell["node_placement"]["CPUExecutionProvider"] for cell in data["tuning"]]
+    cpu_nodes = data["node_placement"]["CPUExecutionProvider"]
+    # The half-precision graph runs Casts at the decoder's edges (ORT's optimiser may fold one).
+    assert placed[:2] == [cpu_nodes, cpu_nodes] and cpu_nodes < placed[2] <= cpu_nodes + 2
     # Each setting's engine was made under it; the environment is as it was after.
     tuned = [{key for key in options if key.startswith("cudnn_conv_use") or "nc1d" in key}
              for options in _ClaimsCuda.cuda_options]
     assert set() in tuned and {"cudnn_conv_use_max_workspace", "cudnn_conv1d_pad_to_nc1d"} in tuned
     assert os.environ["AUDIOPUB_CUDA_TUNING"] == "pad_nc1d"
     assert "### Optional CUDA settings, interleaved on the long text" in out
-    assert re.search(r"\| max_workspace\+pad_nc1d \| GPU \(CUDA\) \| [\d,]+ on CPU \| [\d,]+ ",
-                     out)
+    assert re.search(r"\| max_workspace\+pad_nc1d \| GPU \(CUDA\) \| [\d,]+ on CPU \| [\d,]+ "
+                     r".* \| identical \|", out)
+    # The half-precision decoder really ran (the CPU runs float16 too): its audio differs from
+    # the default's by rounding alone; the cuDNN settings, which the CPU ignores, not at all.
+    default, cudnn, half = (cell["difference"] for cell in data["tuning"])
+    assert default == cudnn == 0.0 and 0 < half < 1e-3
+    assert re.search(r"\| fp16_decoder \| GPU \(CUDA\) \| .* \| -\d\d dB \|", out)
     assert re.search(r"- nodes: [\d,]+ on CPU; CUDA settings: pad_nc1d", out)
 
 
@@ -436,4 +447,5 @@ def test_an_unknown_cuda_setting_is_refused_by_the_arguments(
         capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["bench", "--cuda-tuning", "default,fast"])
-    assert "unknown fast; the settings are max_workspace, pad_nc1d" in capsys.readouterr().err
+    assert ("unknown fast; the settings are max_workspace, pad_nc1d, fp16_decoder"
+            in capsys.readouterr().err)

@@ -9,6 +9,7 @@ are the real ones.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,15 @@ def test_on_a_gpu_it_times_both_interleaved_and_reports_compare_in_one_table(
     assert f"- GPU ÷ CPU: {summary['gpu_over_cpu']}×" in report
     assert "| GPU | GPU (CUDA) |" in report and "| CPU | CPU |" in report
     assert "NVIDIA GeForce RTX 4090 (driver" in report and report in out
+    # Each optional CUDA setting against none, on the GPU: the half-precision decoder ran (the
+    # CPU runs float16 too) and its audio differs by rounding; the cuDNN settings not at all.
+    compared = {cell["tuning"]: cell for cell in summary["cuda_settings"]}
+    assert list(compared) == ["default", "max_workspace", "pad_nc1d", "fp16_decoder"]
+    assert all(cell["device"] == "GPU (CUDA)" for cell in compared.values())
+    assert [compared[name]["difference"] for name in ("max_workspace", "pad_nc1d")] == [0, 0]
+    assert 0 < compared["fp16_decoder"]["difference"] < 1e-3
+    assert "### Optional CUDA settings, interleaved on the same text" in report
+    assert re.search(r"\| fp16_decoder \| GPU \(CUDA\) \| .* \| -\d\d dB \|", report)
 
     # A second machine's folder beside it (here: this one without its GPU): one table.
     nvml.init_error = FakeNvml.NVMLError_DriverNotLoaded

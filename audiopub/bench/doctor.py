@@ -38,16 +38,19 @@ from audiopub.bench.machine import cpu_model, gpu_facts
 from audiopub.bench.measure import Workload, interleaved, plan_text, run_executor
 from audiopub.bench.results import Stats, Timing
 from audiopub.bench.texts import TEXTS_LANGUAGE, synthetic_paragraphs
-from audiopub.bench.tuning import placed_engine, tuning_name
+from audiopub.bench.tuning import compare_tunings, placed_engine, tuning_name
 from audiopub.gpu.monitor import GpuMonitor
 from audiopub.jobs.chunk_work import ChunkExecutor
 from audiopub.jobs.cpu_sizing import available_memory_bytes, usable_cores
-from audiopub.jobs.executor import executor_devices, executor_for, release
+from audiopub.jobs.executor import default_batch_size, executor_devices, executor_for, release
 from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import Engine, SynthesisOptions
 from audiopub.tts.registry import get_engine
 
 SCHEMA_ID: Final = "audiopub-doctor/1"
+# On a GPU, the optional CUDA settings are timed one by one against none: what a report needs to
+# say whether one should be on by default.
+SETTINGS_COMPARED: Final = [frozenset(), *(frozenset({name}) for name in settings.CUDA_TUNINGS)]
 GPU_INFO, SUMMARY, REPORT = "gpu_info.json", "benchmark_summary.json", "report.md"
 
 
@@ -127,7 +130,7 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
         measured = {}
         for (name, engine, executor), side in zip(sides, timings, strict=True):
             _log(f"doctor: node placement on the {name.upper()}")
-            _, nodes = placed_engine(args.engine, name == "gpu", voice, options)
+            nodes = placed_engine(args.engine, name == "gpu", voice, options).nodes
             label = " + ".join(executor_devices(engine, executor))
             measured[name] = _side(label, engine, executor, side, work.chars, nodes)
             if name == "gpu":
@@ -141,12 +144,19 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
     gpu, cpu = measured.get("gpu"), measured["cpu"]
     ratio = (round(gpu["chars_per_s"]["median"] / cpu["chars_per_s"]["median"], 2)
              if gpu else None)
+    cuda_settings = []
+    if gpu_engine is not None:
+        _log(f"doctor: the CUDA settings {', '.join(map(tuning_name, SETTINGS_COMPARED))}, "
+             "interleaved on the GPU")
+        cuda_settings = [asdict(cell) for cell in compare_tunings(
+            args.engine, SETTINGS_COMPARED, voice, options, " ".join(work.chunks),
+            default_batch_size(gpu_engine), args.runs, args.warmup)]
     return {"schema": SCHEMA_ID,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "label": args.label or platform.node() or "unknown", "engine": args.engine,
             "voice": voice, "chars": work.chars, "chunks": len(work.chunks), "runs": args.runs,
             "warmup": args.warmup, "no_gpu": no_gpu, "gpu": gpu, "cpu": cpu,
-            "gpu_over_cpu": ratio}
+            "gpu_over_cpu": ratio, "cuda_settings": cuda_settings}
 
 
 def _write(path: Path, text: str) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from audiopub.bench.tables import placement
+from audiopub.bench.tables import placement, tuning_table
 
 Facts = Mapping[str, Any]
 
@@ -60,6 +60,8 @@ def render_report(info: Facts, summary: Facts) -> str:
         lines += [f"- GPU ÷ CPU: {summary['gpu_over_cpu']}×",
                   f"- peak VRAM: this process {_vram(gpu['peak_vram_mb'])}; the device "
                   f"{_vram(gpu['device_peak_vram_mb'])}"]
+    if summary.get("cuda_settings"):
+        lines += ["", tuning_table(summary["cuda_settings"], "the same text").rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 

@@ -221,6 +221,9 @@ class TuningCell:
     chars: int
     seconds: Stats
     chars_per_s: Stats
+    # How far its audio of one seeded sentence is from the first setting's: RMS of the
+    # difference over RMS of the signal (0.0: the same samples; None: different lengths).
+    difference: float | None = None
 
 
 @dataclass

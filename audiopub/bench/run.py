@@ -114,8 +114,8 @@ def measure(args: argparse.Namespace) -> dict:
         result.gpu_usage = gpu_usage(monitor)
     # After the memory figures: each loads an engine of its own, which they would count.
     _log("bench: node placement")
-    _, result.node_placement = placed_engine(args.engine, args.gpu, voice,
-                                             _options(args, steps_list[0]))
+    result.node_placement = placed_engine(args.engine, args.gpu, voice,
+                                          _options(args, steps_list[0])).nodes
     if args.cuda_tuning and args.gpu:
         _log(f"bench: CUDA settings {', '.join(map(tuning_name, args.cuda_tuning))}")
         result.tuning = compare_tunings(

@@ -7,6 +7,7 @@ on one machine renders the same from files written on others.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -193,11 +194,20 @@ def placement(nodes: Mapping[str, int]) -> str:
                      ) or "none counted"
 
 
-def tuning_table(result: Result) -> str:
+def tuning_table(cells: Sequence[Mapping[str, Any]], text: str = "the long text") -> str:
+    """The optional CUDA settings compared (tuning cells), as a table under a heading."""
     rows = [[cell["tuning"], cell["device"], placement(cell["node_placement"]),
-             _spread(cell["chars_per_s"], 0)] for cell in result["tuning"]]
-    return ("### Optional CUDA settings, interleaved on the long text\n\n"
-            + _table(["settings", "device", "nodes", "chars/s"], rows))
+             _spread(cell["chars_per_s"], 0), _difference(cell.get("difference"))]
+            for cell in cells]
+    return (f"### Optional CUDA settings, interleaved on {text}\n\n"
+            + _table(["settings", "device", "nodes", "chars/s", "audio vs the first"], rows))
+
+
+def _difference(relative: float | None) -> str:
+    """"identical", or the difference's level below the signal: "-66 dB"."""
+    if relative is None:
+        return "other length"
+    return "identical" if relative == 0 else f"{20 * math.log10(relative):.0f} dB"
 
 
 def batching_lines(result: Result) -> list[str]:
@@ -255,7 +265,7 @@ def render(result: Result) -> str:
     if result["compare"]:
         parts.append(compare_table(result))
     if result.get("tuning"):
-        parts.append(tuning_table(result))
+        parts.append(tuning_table(result["tuning"]))
     parts.append(facts(result))
     return "\n\n".join(parts) + "\n"
 

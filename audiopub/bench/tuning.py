@@ -3,8 +3,10 @@
 Each setting (`settings.CUDA_TUNINGS`, alone or joined with "+") gets an engine of its own,
 loaded while AUDIOPUB_CUDA_TUNING says that setting, since ORT takes provider options when a
 session is made; its first synthesis is profiled to count its nodes by provider
-(`tts.node_placement`). Then every engine speaks the same text in padded batches, interleaved,
-as `measure.interleaved` alternates any comparison.
+(`tts.node_placement`) and kept, with a fixed seed, to say how far each setting's audio is from
+the first's (`fp16_decoder` changes the samples; the cuDNN settings should not). Then every
+engine speaks the same text in padded batches, interleaved, as `measure.interleaved`
+alternates any comparison.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import argparse
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from functools import partial
+
+import numpy as np
 
 from audiopub import settings
 from audiopub.bench.measure import interleaved, run_inline
@@ -53,15 +58,32 @@ def tuned(tuning: frozenset[str]) -> Iterator[None]:
             os.environ[TUNING_ENV] = before
 
 
+@dataclass(frozen=True)
+class PlacedEngine:
+    engine: Engine
+    nodes: dict[str, int]  # its nodes per provider, counted over one short synthesis
+    probe: np.ndarray  # that synthesis's audio (seed 0 unless the options had one)
+
+
 def placed_engine(name: str, use_gpu: bool, voice: str, options: SynthesisOptions,
-                  tuning: frozenset[str] | None = None) -> tuple[Engine, dict[str, int]]:
-    """A new engine (under `tuning`, else the settings in force) and its nodes per provider,
-    counted over one short synthesis."""
+                  tuning: frozenset[str] | None = None) -> PlacedEngine:
+    """A new engine, under `tuning` (else the settings in force), after one short synthesis."""
+    seeded = options if options.seed is not None else replace(options, seed=0)
     with tuned(settings.cuda_tuning() if tuning is None else tuning), \
             recording_node_placement() as placement:
         engine = load_engine(name, use_gpu)
-        engine.synthesize([PROBE_TEXT], voice, options)
-    return engine, placement.nodes
+        (probe,) = engine.synthesize([PROBE_TEXT], voice, seeded)
+    return PlacedEngine(engine, placement.nodes, probe.audio)
+
+
+def relative_difference(audio: np.ndarray, reference: np.ndarray) -> float | None:
+    """RMS of `audio - reference` over the RMS of `reference` (0.0: the same samples); None
+    when their lengths differ."""
+    if audio.shape != reference.shape:
+        return None
+    signal = float(np.sqrt(np.mean(np.square(reference, dtype=np.float64))))
+    difference = float(np.sqrt(np.mean(np.square(audio - reference, dtype=np.float64))))
+    return difference / signal if signal else None
 
 
 def compare_tunings(name: str, variants: list[frozenset[str]], voice: str,
@@ -69,10 +91,11 @@ def compare_tunings(name: str, variants: list[frozenset[str]], voice: str,
                     warmup: int) -> list[TuningCell]:
     """Each setting's engine speaks `text` in batches of up to `batch_size`, interleaved."""
     placed = [placed_engine(name, True, voice, options, tuning) for tuning in variants]
-    runners = [partial(run_inline, engine, text, voice, options, batch_size)
-               for engine, _ in placed]
+    runners = [partial(run_inline, side.engine, text, voice, options, batch_size)
+               for side in placed]
     timings = interleaved(runners, runs, warmup)
-    return [TuningCell(tuning_name(tuning), engine.device.describe(), nodes, len(text),
+    return [TuningCell(tuning_name(tuning), side.engine.device.describe(), side.nodes, len(text),
                        Stats.of([t.seconds for t in cell]),
-                       Stats.of([len(text) / t.seconds for t in cell]))
-            for tuning, (engine, nodes), cell in zip(variants, placed, timings, strict=True)]
+                       Stats.of([len(text) / t.seconds for t in cell]),
+                       relative_difference(side.probe, placed[0].probe))
+            for tuning, side, cell in zip(variants, placed, timings, strict=True)]

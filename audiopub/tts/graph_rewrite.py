@@ -3,8 +3,8 @@
 A rewrite is a list of named steps, each changing an `onnx.ModelProto` in place: exposing a
 value the graph computes anyway (Piper's phoneme durations, see `piper_graph`), or running the
 same arithmetic a faster way on one kind of device (1-D convolutions as 2-D, see
-`conv_layout`). The rewritten file is made once per (model file, steps) and reused by every
-session and engine process after it.
+`conv_layout`; a half-precision decoder on a GPU, see `half_precision`). The rewritten file is
+made once per (model file, steps) and reused by every session and engine process after it.
 
 A file rather than bytes in memory, and `onnx` imported only to make it: parsing a model with
 `onnx` leaves ~100 MB in the process, more than every engine process should carry.
@@ -33,11 +33,18 @@ class RewriteStep:
     tag: str  # in the cached file's name: change it whenever `apply` changes what it writes
     apply: Callable[[onnx.ModelProto], int]  # in place; how many changes it made (0: none)
     cpu_only: bool = False  # a speed-up for the CPU provider only
+    # For GPU sessions only, and only while this CUDA setting (`settings.CUDA_TUNINGS`) is on.
+    tuning: str | None = None
 
 
-def steps_for(steps: Sequence[RewriteStep], cpu_only_session: bool) -> tuple[RewriteStep, ...]:
-    """The steps that apply to a session on the CPU alone, or one that may run on a GPU."""
-    return tuple(step for step in steps if cpu_only_session or not step.cpu_only)
+def steps_for(steps: Sequence[RewriteStep], cpu_only_session: bool,
+              tuning: frozenset[str] = frozenset()) -> tuple[RewriteStep, ...]:
+    """The steps that apply to a session on the CPU alone, or to one that may run on a GPU
+    with the CUDA settings `tuning` on."""
+    if cpu_only_session:
+        return tuple(step for step in steps if step.tuning is None)
+    return tuple(step for step in steps
+                 if not step.cpu_only and (step.tuning is None or step.tuning in tuning))
 
 
 def write_rewritten(source: Path, target: Path, steps: Sequence[RewriteStep]) -> bool:

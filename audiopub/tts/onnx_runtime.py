@@ -164,9 +164,10 @@ def cuda_provider_options(device_id: int = 0,
 
 
 def cuda_tuning_options(tuning: frozenset[str]) -> dict[str, str]:
-    """The optional cuDNN settings `tuning` turns on (`settings.CUDA_TUNINGS`), as provider
-    options: the largest workspace cuDNN's convolution search may use (faster algorithms, more
-    VRAM), and 1-D convolutions padded to 2-D NC1D layout (Piper's are 1-D)."""
+    """The optional cuDNN settings `tuning` turns on (`settings.CUDA_TUNINGS`; the others are
+    graph rewrites), as provider options: the largest workspace cuDNN's convolution search may
+    use (faster algorithms, more VRAM), and 1-D convolutions padded to 2-D NC1D layout (Piper's
+    are 1-D)."""
     options = {}
     if "max_workspace" in tuning:
         options["cudnn_conv_use_max_workspace"] = "1"
@@ -209,14 +210,15 @@ def create_session(model: Path, use_gpu: bool, threads: int | None = None,
         raise ModelMissing(f"Model file not found: {model}")
     providers = available_providers()
     requested: list[str | tuple[str, dict[str, str]]] = [CPU]
+    tuning = settings.cuda_tuning() if use_gpu else frozenset()
     if use_gpu:
         preload_cuda_libraries()
         if CUDA in providers:
             requested = [(CUDA, {**cuda_provider_options(device_id,
                                                          device_budget_bytes(device_id)),
-                                 **cuda_tuning_options(settings.cuda_tuning())}), CPU]
+                                 **cuda_tuning_options(tuning)}), CPU]
     on_gpu = requested != [CPU]
-    source = rewritten(model, steps_for(rewrite, cpu_only_session=not on_gpu))
+    source = rewritten(model, steps_for(rewrite, cpu_only_session=not on_gpu, tuning=tuning))
     options = session_options(threads, on_gpu)
     placement = active_recording()
     if placement is not None:  # measuring where the nodes run (`node_placement`)

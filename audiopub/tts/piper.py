@@ -46,6 +46,7 @@ from audiopub.tts.engine import (
     split_speaker,
     synthesize_in_batches,
 )
+from audiopub.tts.half_precision import FP16_DECODER_STEP
 from audiopub.tts.phonemes import phonemize
 from audiopub.tts.piper_config import (
     BOS,
@@ -67,8 +68,8 @@ from audiopub.tts.piper_noise import SEEDED_NOISE_STEP, DrawnNoise, NoiseFeeds
 log = logging.getLogger(__name__)
 
 # The one rewrite every Piper session loads: exact lengths and seeded noise everywhere, 2-D
-# convs on the CPU.
-REWRITE: Final = (PHONEME_FRAMES_STEP, SEEDED_NOISE_STEP, CONV2D_STEP)
+# convs on the CPU, a half-precision decoder on a GPU when that setting is on.
+REWRITE: Final = (PHONEME_FRAMES_STEP, SEEDED_NOISE_STEP, CONV2D_STEP, FP16_DECODER_STEP)
 
 @dataclass(frozen=True)
 class SeededInput(PiperInput):
