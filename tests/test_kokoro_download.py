@@ -14,12 +14,13 @@ import pytest
 from epub_factory import build_epub
 from hub_repos import local_hub, piper_voice_files, serve_piper_voices
 from hub_server import HubServer
-from kokoro_model import INT8, REPO, repo_files
+from kokoro_model import INT8, REPO, repo_files, tokenizer_json
 
 from audiopub.cli import main
 from audiopub.errors import ChecksumMismatch, DownloadFailed, ModelMissing
 from audiopub.jobs.store import JobStore
 from audiopub.tts import onnx_runtime
+from audiopub.tts.kokoro import KokoroEngine
 from audiopub.tts.kokoro_files import VARIANTS, KokoroFiles
 from audiopub.tts.kokoro_graph import SAMPLES_PER_FRAME
 from audiopub.voices.kokoro_install import RECORD, device_variant, install_kokoro
@@ -102,6 +103,24 @@ def test_the_engine_loads_the_variant_present_that_fits_its_device(tmp_path: Pat
     (tmp_path / VARIANTS["fp16"]).unlink()
     with pytest.raises(ModelMissing, match="voices download kokoro --variant fp16"):
         files.model(on_gpu=True, variant="fp16")
+
+
+@pytest.mark.parametrize(("providers", "driver", "variant"), [
+    ([onnx_runtime.CUDA, onnx_runtime.CPU], False, "int8"),  # GPU asked for, none to be had
+    ([onnx_runtime.CUDA, onnx_runtime.CPU], True, "fp32"),
+])
+def test_an_engine_asked_for_the_gpu_loads_the_variant_for_where_it_will_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, providers: list[str], driver: bool,
+        variant: str) -> None:
+    # Only which file is chosen: empty model files stand for the variants, none is loaded.
+    (tmp_path / "tokenizer.json").write_bytes(tokenizer_json())
+    for name in ("int8", "fp32"):
+        (tmp_path / VARIANTS[name]).parent.mkdir(exist_ok=True)
+        (tmp_path / VARIANTS[name]).touch()
+    monkeypatch.setattr(ort, "get_available_providers", lambda: providers)
+    monkeypatch.setattr(onnx_runtime, "nvidia_driver_present", lambda: driver)
+    engine = KokoroEngine(tmp_path, use_gpu=True)
+    assert (engine.variant, engine.model_path) == (variant, tmp_path / VARIANTS[variant])
 
 
 def test_on_cuda_the_float_model_is_asked_for(hub: HubServer,

@@ -119,7 +119,10 @@ class KokoroEngine:
     def __init__(self, model_dir: Path, use_gpu: bool = False, threads: int | None = None,
                  device_id: int = 0, variant: str | None = None) -> None:
         self.files = KokoroFiles(model_dir)
-        self.variant, self.model_path = self.files.model(use_gpu, variant)
+        # The variant for where it will run: asked for the GPU on a machine without CUDA, the
+        # session falls back to the CPU, where int8 is the fast one.
+        on_gpu = use_gpu and onnx_runtime.cuda_can_run()
+        self.variant, self.model_path = self.files.model(on_gpu, variant)
         self.vocab = self.files.vocabulary()
         self._boundary = self.vocab.get(WORD_BOUNDARY, -1)
         self._use_gpu, self._threads, self._device_id = use_gpu, threads, device_id

@@ -130,6 +130,12 @@ def nvidia_driver_present() -> bool:
     return True
 
 
+def cuda_can_run() -> bool:
+    """Whether a CUDA session may be had here: this onnxruntime build offers CUDA and the
+    NVIDIA driver loads (the CUDA/cuDNN libraries are only known once a session tries)."""
+    return CUDA in available_providers() and nvidia_driver_present()
+
+
 def explain_cpu_fallback(providers: list[str]) -> str:
     """Why a GPU request ended on the CPU, in words a user can act on."""
     if CUDA not in providers:

@@ -81,10 +81,9 @@ class GpuSupport:
 
     @classmethod
     def detect(cls) -> GpuSupport:
-        providers = onnx_runtime.available_providers()
-        if onnx_runtime.CUDA in providers and onnx_runtime.nvidia_driver_present():
+        if onnx_runtime.cuda_can_run():
             return cls(True)
-        return cls(False, onnx_runtime.explain_cpu_fallback(providers))
+        return cls(False, onnx_runtime.explain_cpu_fallback(onnx_runtime.available_providers()))
 
 
 @dataclass(frozen=True)

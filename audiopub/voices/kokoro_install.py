@@ -55,9 +55,7 @@ def device_variant() -> str:
     """int8 where only the CPU runs it, fp32 where CUDA can."""
     from audiopub.tts import onnx_runtime
 
-    on_cuda = (onnx_runtime.CUDA in onnx_runtime.available_providers()
-               and onnx_runtime.nvidia_driver_present())
-    return "fp32" if on_cuda else "int8"
+    return "fp32" if onnx_runtime.cuda_can_run() else "int8"
 
 
 def wanted(path: str, variant: str) -> bool:
