@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,30 @@ def test_the_preview_voice_is_loaded_when_the_app_starts(data_dir: Path,
         assert "load" not in result.stage_seconds  # the model was loaded before anyone asked
     finally:
         services.stop()
+
+
+def test_stopping_waits_for_the_warm_up_to_leave_onnx_runtime(
+        data_dir: Path, fresh_models: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that exits while a thread is inside an ORT run aborts (C++'s terminate): an
+    app stopped just after it started must not leave its warm-up speaking."""
+    preview = registry.get_preview_engine("piper")
+    speaking, spoken = threading.Event(), threading.Event()
+    real_synthesize = preview.synthesize
+
+    def slow_synthesize(*args: object) -> object:
+        speaking.set()
+        time.sleep(0.5)  # a slow disk's voice, still loading when the app is stopped
+        result = real_synthesize(*args)  # type: ignore[arg-type]
+        spoken.set()
+        return result
+
+    monkeypatch.setattr(preview, "synthesize", slow_synthesize)
+    services = Services(data_dir, nvml=FakeNvml())
+    services.start()
+    assert speaking.wait(120)
+    services.stop()
+    assert spoken.is_set()
+    assert not any(thread.name == "audiopub-preview-warmup" for thread in threading.enumerate())
 
 
 class _Recorder:

@@ -153,6 +153,7 @@ class Services:
         self._lifecycle = threading.Lock()
         self.gpu_started = False  # True once the monitor has tried NVML (found a GPU or not)
         self.previews_warm = threading.Event()  # set once the preview voice is loaded (or not)
+        self._warmup: threading.Thread | None = None
 
     @classmethod
     def from_environment(cls) -> Services:
@@ -174,8 +175,11 @@ class Services:
             self.gpu_started = True
             self.worker.start()
             self._worker_started = True
-            threading.Thread(target=self._warm_preview_engine, name="audiopub-preview-warmup",
-                             daemon=True).start()
+            # Not a daemon, and `stop` waits for it: a thread still inside ONNX Runtime when the
+            # interpreter exits is ended by it mid-call, and C++ aborts the process (exit 134).
+            self._warmup = threading.Thread(target=self._warm_preview_engine,
+                                            name="audiopub-preview-warmup")
+            self._warmup.start()
 
     def stop(self) -> None:
         """Stop after the current chunk; a running job goes back to the queue for next time."""
@@ -187,6 +191,8 @@ class Services:
                 self.worker.stop()
                 self._worker_started = False
             self.gpu.stop()
+            if self._warmup is not None:
+                self._warmup.join()  # one word, spoken; a second or two after a start
             self.activity.close()
             self.store.close()
 
