@@ -133,6 +133,29 @@ async def test_a_mix_is_heard_saved_under_a_name_and_speaks_the_book(
     assert rate == 24_000 and len(audio) > rate // 4
 
 
+async def test_a_mix_that_cannot_be_heard_says_why(
+        user: User, services: Services, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    await choose_kokoro(user)
+    element(user, "mix-weight-1").value = 0  # type: ignore[attr-defined]
+    user.find(marker="mix-hear").click()
+    await see(user, marker="mix-error",
+              content="A mix needs at least two different voices with a weight above 0.")
+    element(user, "mix-weight-1").value = 30  # type: ignore[attr-defined]
+
+    def engine_bug(*_: object) -> bytes:
+        raise RuntimeError("the engine tripped")
+
+    monkeypatch.setattr(services, "preview", engine_bug)
+    user.find(marker="mix-hear").click()
+    await see(user, marker="mix-error",
+              content="The mix could not be heard (RuntimeError: the engine tripped)")
+    assert "loading" not in element(user, "mix-hear").props
+    await user.should_not_see(marker="mix-audio")
+    assert [r.levelname for r in caplog.records if r.exc_info] == ["ERROR"]  # logged whole
+    caplog.clear()  # expected: the `user` fixture fails a test that leaves an ERROR log
+
+
 async def test_kokoro_puts_the_voices_of_the_books_own_language_first(
         user: User, services: Services, tmp_path: Path) -> None:
     """Every Kokoro voice reads all nine of its languages; a voice whose own language is the
