@@ -14,15 +14,15 @@ from epub_factory import build_epub
 from hub_repos import local_hub
 from hub_server import HubServer
 from nicegui.testing import User
-from test_gpu_monitor import FakeNvml
-from test_ui import NO_CUDA, element, open_lexicon, see, text
+from test_ui import element, open_lexicon, see, text
+from ui_services import installed_services
 from voices import add_multi_speaker_voice
 
 from audiopub.errors import AudiopubError, SynthesisFailed
 from audiopub.ui import blocking
 from audiopub.ui.blocking import run_blocking
 from audiopub.ui.components import lexicon_editor
-from audiopub.ui.services import GpuSupport, Services, set_current
+from audiopub.ui.services import Services
 
 pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
 
@@ -75,12 +75,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubServer]:
 @pytest.fixture(autouse=True)
 def services(data_dir: Path, hub: HubServer, monkeypatch: pytest.MonkeyPatch
              ) -> Iterator[Services]:
-    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
-    installed = Services(data_dir, nvml=FakeNvml(), gpu_support=GpuSupport(False, NO_CUDA),
-                         gpu_interval_s=0.05)
-    set_current(installed)
-    yield installed
-    set_current(None)
+    yield from installed_services(data_dir, monkeypatch)
 
 
 def spinning(user: User, marker: str) -> bool:
