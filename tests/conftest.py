@@ -60,6 +60,15 @@ def kokoro_model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
 
 
+@pytest.fixture(scope="module")
+def kokoro_repo(kokoro_model_file: Path) -> dict[str, bytes]:
+    """`onnx-community/Kokoro-82M-v1.0-ONNX` as a local Hub serves it (see kokoro_model)."""
+    from hub_repos import in_memory
+    from kokoro_model import repo_files
+
+    return in_memory(repo_files(kokoro_model_file))
+
+
 @pytest.fixture
 def three_chapter_epub(tmp_path: Path) -> Path:
     """A real EPUB 3 book: three chapters, several paragraphs each, a cover."""
@@ -98,3 +107,12 @@ def whisper_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     models = tmp_path_factory.mktemp("listening-models")
     assemble(models / "whisper-base")
     return models
+
+
+@pytest.fixture(scope="module")
+def whisper_repo(whisper_base: Path) -> dict[str, bytes]:
+    """`Systran/faster-whisper-base` as a local Hub serves it (see whisper_model)."""
+    from hub_repos import in_memory
+    from whisper_model import repo_files
+
+    return in_memory(repo_files(whisper_base / "whisper-base"))

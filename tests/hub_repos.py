@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -20,9 +20,12 @@ from audiopub.voices.catalogue import PIPER_REPO
 MODEL_CARD = b"# Model card for tests\n\nLicense: CC0\n"
 
 
-def local_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubServer]:
-    """A local Hub at HF_ENDPOINT, an empty Hub cache, no token, and a private models folder
-    (for a fixture: `yield from local_hub(tmp_path, monkeypatch)`)."""
+def local_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+              repos: Mapping[str, Mapping[str, bytes | Path]] | None = None
+              ) -> Iterator[HubServer]:
+    """A local Hub at HF_ENDPOINT, serving `repos` (repository → its files), an empty Hub
+    cache, no token, and a private models folder (for a fixture:
+    `yield from local_hub(tmp_path, monkeypatch)`)."""
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
@@ -35,7 +38,16 @@ def local_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubSe
     monkeypatch.delenv("AUDIOPUB_SUPERTONIC_DIR", raising=False)
     with running_hub() as server:
         monkeypatch.setenv("HF_ENDPOINT", server.url)
+        for repo, files in (repos or {}).items():
+            server.add_repo(repo, dict(files))
         yield server
+
+
+def in_memory(files: Mapping[str, bytes | Path]) -> dict[str, bytes]:
+    """A repository's files read once, for a module whose every test serves them: a model
+    file is then not read again for each test's Hub."""
+    return {path: data if isinstance(data, bytes) else data.read_bytes()
+            for path, data in files.items()}
 
 
 def tiny_piper_model() -> bytes:

@@ -14,7 +14,7 @@ import pytest
 from epub_factory import build_epub
 from hub_repos import local_hub, piper_voice_files, serve_piper_voices
 from hub_server import HubServer
-from kokoro_model import INT8, REPO, repo_files, tokenizer_json
+from kokoro_model import INT8, REPO, tokenizer_json
 
 from audiopub.cli import main
 from audiopub.errors import ChecksumMismatch, DownloadFailed, ModelMissing
@@ -29,22 +29,10 @@ VOICE = "voices/jm_kumo.bin"
 PIPER_KEY = "ja_JP-tiny-medium"
 
 
-@pytest.fixture(scope="module")
-def model_file(kokoro_model_file: Path) -> Path:
-    return kokoro_model_file
-
-
-@pytest.fixture(scope="module")
-def served(model_file: Path) -> dict[str, bytes | Path]:
-    return repo_files(model_file)
-
-
 @pytest.fixture
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        served: dict[str, bytes | Path]) -> Iterator[HubServer]:
-    for server in local_hub(tmp_path, monkeypatch):
-        server.add_repo(REPO, served)
-        yield server
+        kokoro_repo: dict[str, bytes]) -> Iterator[HubServer]:
+    yield from local_hub(tmp_path, monkeypatch, {REPO: kokoro_repo})
 
 
 def kokoro_dir() -> Path:

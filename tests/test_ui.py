@@ -27,6 +27,7 @@ from nicegui.testing import User
 from test_gpu_monitor import NAME as FAKE_GPU_NAME
 from test_gpu_monitor import FakeNvml
 from tiny_supertonic import build_tiny_model
+from ui_services import NO_CUDA, installed_services
 from voices import SPEAKERS, add_multi_speaker_voice
 
 from audiopub.audio.ffmpeg import ffmpeg_exe
@@ -38,11 +39,10 @@ from audiopub.figures import approx_duration
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.tts.piper import embedded_voice
 from audiopub.ui.components.book_card import ROWS_PER_BATCH
-from audiopub.ui.services import GpuSupport, Services, set_current
+from audiopub.ui.services import GpuSupport, Services
 
 pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
 
-NO_CUDA = "this onnxruntime build has no CUDA support (test stand-in)"
 SLOW_PARAGRAPH = ("The lighthouse keeper wrote every evening in a thick blue notebook, "
                   "describing the weather, the ships and the birds that rested on the rail.")
 
@@ -69,14 +69,8 @@ def services(data_dir: Path, models_dir: Path, monkeypatch: pytest.MonkeyPatch, 
     """Runs before `user`, so the app's main file finds these services already installed."""
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models_dir))
     monkeypatch.delenv("AUDIOPUB_SUPERTONIC_DIR", raising=False)
-    # Synthesis in the worker thread: a process pool per test would cost seconds and memory
-    # (the pools are the executor's business, tested with it; the e2e test runs them for real).
-    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
-    installed = Services(data_dir, nvml=nvml, gpu_support=gpu_support, gpu_interval_s=0.05,
-                         upload_limit_bytes=300_000)
-    set_current(installed)
-    yield installed
-    set_current(None)  # the app's shutdown hook has stopped it
+    yield from installed_services(data_dir, monkeypatch, nvml=nvml, gpu_support=gpu_support,
+                                  upload_limit_bytes=300_000)
 
 
 @pytest.fixture

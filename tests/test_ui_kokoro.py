@@ -17,13 +17,13 @@ import soundfile as sf
 from epub_factory import build_epub
 from hub_repos import local_hub
 from hub_server import HubServer
-from kokoro_model import REPO, install_folder, repo_files, voice_vectors
+from kokoro_model import REPO, install_folder, voice_vectors
 from nicegui.testing import User
-from test_gpu_monitor import FakeNvml
-from test_ui import NO_CUDA, element, eventually, only_job, see, text, upload
+from test_ui import element, eventually, only_job, see, text, upload
+from ui_services import installed_services
 
 from audiopub.jobs.models import JobState
-from audiopub.ui.services import GpuSupport, Services, set_current
+from audiopub.ui.services import Services
 
 pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
 
@@ -31,16 +31,11 @@ MIX = "af_heart:0.7+jf_alpha:0.3"
 
 
 @pytest.fixture(scope="module")
-def model_file(kokoro_model_file: Path) -> Path:
-    return kokoro_model_file
-
-
-@pytest.fixture(scope="module")
-def models_dir(tmp_path_factory: pytest.TempPathFactory, model_file: Path) -> Path:
+def models_dir(tmp_path_factory: pytest.TempPathFactory, kokoro_model_file: Path) -> Path:
     """Kokoro with two Japanese voices and one named as American English (af_heart: another
     Japanese voice's vectors, as a voice of another language in the same folder)."""
     models = tmp_path_factory.mktemp("models")
-    folder = install_folder(models / "kokoro", model_file, voices=("jf_alpha", "jm_kumo"))
+    folder = install_folder(models / "kokoro", kokoro_model_file, voices=("jf_alpha", "jm_kumo"))
     vectors = voice_vectors()["jf_nezumi"].astype("<f4").tobytes()
     (folder / "voices" / "af_heart.bin").write_bytes(vectors)
     return models
@@ -52,12 +47,7 @@ def services(data_dir: Path, models_dir: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models_dir))
     monkeypatch.delenv("AUDIOPUB_SUPERTONIC_DIR", raising=False)
     monkeypatch.delenv("AUDIOPUB_KOKORO_DIR", raising=False)
-    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
-    installed = Services(data_dir, nvml=FakeNvml(), gpu_support=GpuSupport(False, NO_CUDA),
-                         gpu_interval_s=0.05)
-    set_current(installed)
-    yield installed
-    set_current(None)
+    yield from installed_services(data_dir, monkeypatch)
 
 
 async def choose_kokoro(user: User) -> None:
@@ -133,6 +123,29 @@ async def test_a_mix_is_heard_saved_under_a_name_and_speaks_the_book(
     assert rate == 24_000 and len(audio) > rate // 4
 
 
+async def test_a_mix_that_cannot_be_heard_says_why(
+        user: User, services: Services, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    await choose_kokoro(user)
+    element(user, "mix-weight-1").value = 0  # type: ignore[attr-defined]
+    user.find(marker="mix-hear").click()
+    await see(user, marker="mix-error",
+              content="A mix needs at least two different voices with a weight above 0.")
+    element(user, "mix-weight-1").value = 30  # type: ignore[attr-defined]
+
+    def engine_bug(*_: object) -> bytes:
+        raise RuntimeError("the engine tripped")
+
+    monkeypatch.setattr(services, "preview", engine_bug)
+    user.find(marker="mix-hear").click()
+    await see(user, marker="mix-error",
+              content="The mix could not be heard (RuntimeError: the engine tripped)")
+    assert "loading" not in element(user, "mix-hear").props
+    await user.should_not_see(marker="mix-audio")
+    assert [r.levelname for r in caplog.records if r.exc_info] == ["ERROR"]  # logged whole
+    caplog.clear()  # expected: the `user` fixture fails a test that leaves an ERROR log
+
+
 async def test_kokoro_puts_the_voices_of_the_books_own_language_first(
         user: User, services: Services, tmp_path: Path) -> None:
     """Every Kokoro voice reads all nine of its languages; a voice whose own language is the
@@ -155,11 +168,9 @@ async def test_kokoro_puts_the_voices_of_the_books_own_language_first(
 
 @pytest.fixture
 def hub(services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        model_file: Path) -> Iterator[HubServer]:
+        kokoro_repo: dict[str, bytes]) -> Iterator[HubServer]:
     """After `services`: a Hub with Kokoro's repository, and an empty models folder."""
-    for server in local_hub(tmp_path, monkeypatch):
-        server.add_repo(REPO, repo_files(model_file))
-        yield server
+    yield from local_hub(tmp_path, monkeypatch, {REPO: kokoro_repo})
 
 
 async def test_the_voices_page_downloads_previews_and_removes_kokoro(user: User,

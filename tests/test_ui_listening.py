@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from epub_factory import build_epub
 from nicegui.testing import User
-from test_gpu_monitor import FakeNvml
-from test_ui import NO_CUDA, element, eventually, job_state, only_job, see, text, upload
+from test_ui import element, eventually, job_state, only_job, see, text, upload
 from tiny_supertonic import build_tiny_model
+from ui_services import installed_services
 
 from audiopub.ui.components.listen_switch import ABOUT
-from audiopub.ui.services import GpuSupport, Services, set_current
+from audiopub.ui.services import Services
 
 pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
 
@@ -31,12 +31,7 @@ def services(data_dir: Path, models_dir: Path, tmp_path: Path,
              monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models_dir))
     monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(build_tiny_model(tmp_path / "st")))
-    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
-    installed = Services(data_dir, nvml=FakeNvml(), gpu_support=GpuSupport(False, NO_CUDA),
-                         gpu_interval_s=0.05)
-    set_current(installed)
-    yield installed
-    set_current(None)
+    yield from installed_services(data_dir, monkeypatch)
 
 
 @pytest.mark.parametrize("models_dir", [Path("/nonexistent/models")])

@@ -24,12 +24,12 @@ from hub_repos import (
 )
 from hub_server import HubServer
 from nicegui.testing import User
-from test_gpu_monitor import FakeNvml
-from test_ui import NO_CUDA, element, eventually, see, text, upload
+from test_ui import element, eventually, see, text, upload
+from ui_services import installed_services
 
 from audiopub.errors import AudiopubError
 from audiopub.tts.piper import embedded_voice, find_voices
-from audiopub.ui.services import GpuSupport, Services, set_current
+from audiopub.ui.services import Services
 from audiopub.ui.voice_list import VoiceRow, language_options, sample, visible
 from audiopub.voices.catalogue import PIPER_REPO, SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES
 from audiopub.voices.install import unfinished_downloads
@@ -51,12 +51,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubServer]:
 def services(data_dir: Path, hub: HubServer, monkeypatch: pytest.MonkeyPatch
              ) -> Iterator[Services]:
     """After `hub` (its models folder, its HF_ENDPOINT), before `user` (the app finds it)."""
-    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
-    installed = Services(data_dir, nvml=FakeNvml(), gpu_support=GpuSupport(False, NO_CUDA),
-                         gpu_interval_s=0.05)
-    set_current(installed)
-    yield installed
-    set_current(None)
+    yield from installed_services(data_dir, monkeypatch)
 
 
 def models() -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hub_repos import local_hub
 from hub_server import HubServer
-from whisper_model import REPO, repo_files
+from whisper_model import REPO
 
 from audiopub.cli import main
 from audiopub.errors import ChecksumMismatch, VoiceNotFound
@@ -22,18 +22,10 @@ from audiopub.voices.whisper_files import RECORD
 from audiopub.voices.whisper_install import install_whisper
 
 
-@pytest.fixture(scope="module")
-def served(whisper_base: Path) -> dict[str, bytes | Path]:
-    return {path: data if isinstance(data, bytes) else data.read_bytes()
-            for path, data in repo_files(whisper_base / "whisper-base").items()}
-
-
 @pytest.fixture
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        served: dict[str, bytes | Path]) -> Iterator[HubServer]:
-    for server in local_hub(tmp_path, monkeypatch):
-        server.add_repo(REPO, served)
-        yield server
+        whisper_repo: dict[str, bytes]) -> Iterator[HubServer]:
+    yield from local_hub(tmp_path, monkeypatch, {REPO: whisper_repo})
 
 
 def models() -> Path:

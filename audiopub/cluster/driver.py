@@ -19,6 +19,7 @@ import queue
 import signal
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 from audiopub import settings
@@ -35,6 +36,7 @@ HEAD_RETRIES: Final = 3  # then the driver sends the batch again, to any actor
 RETRY_WAIT_S: Final = 2.0  # between the driver's tries, for restarted actors to load
 
 Connection = multiprocessing.connection.Connection
+Send = Callable[..., None]  # a message to the job: its kind, then its parts
 
 
 def main(pipe: Connection, address: str, engine_name: str, model_id: str, voice: str,
@@ -53,11 +55,8 @@ def main(pipe: Connection, address: str, engine_name: str, model_id: str, voice:
 
     try:
         pool = _Pool(address, engine_name, model_id, voice, batch_size, cpu_batch_size)
-    except ClusterLost as exc:
-        send("lost", str(exc))
-        return
     except AudiopubError as exc:
-        send("failed", str(exc))
+        _say_error(send, exc)
         return
     send("ready", pool.device, pool.max_items, len(pool.actors))
     submitted: queue.SimpleQueue[tuple[list[str], str, Any, Any] | None] = queue.SimpleQueue()
@@ -77,18 +76,20 @@ def main(pipe: Connection, address: str, engine_name: str, model_id: str, voice:
 
 
 def _answer(pool: _Pool, submitted: queue.SimpleQueue[tuple[list[str], str, Any, Any] | None],
-            send: Any) -> None:
+            send: Send) -> None:
     """Each batch's audio back to the job, in the order it was sent."""
     while (item := submitted.get()) is not None:
         texts, voice, options, ref = item
         try:
             send("spoken", pool.wait(texts, voice, options, ref))
-        except ClusterLost as exc:
-            send("lost", str(exc))
-            return
         except AudiopubError as exc:
-            send("failed", str(exc))
+            _say_error(send, exc)
             return
+
+
+def _say_error(send: Send, error: AudiopubError) -> None:
+    """The job pauses on `lost` (the cluster went away) and fails on `failed` (any other)."""
+    send("lost" if isinstance(error, ClusterLost) else "failed", str(error))
 
 
 class _Pool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -25,9 +24,8 @@ from audiopub.book.models import Book
 from audiopub.book.names import first_use
 from audiopub.errors import AudiopubError, LexiconError
 from audiopub.jobs.models import JobSettings
+from audiopub.ui.blocking import run_blocking
 from audiopub.ui.services import Services
-
-log = logging.getLogger(__name__)
 
 
 class LexiconEditor:
@@ -224,16 +222,8 @@ class LexiconEditor:
                 settings.steps, self.layers(entries),
                 self.book.language if self.book is not None else None)
 
-        try:
-            wav = await run.io_bound(speak)
-        except AudiopubError as exc:
-            self._show_error(str(exc))
-            return
-        except Exception as exc:  # an engine bug: say so in the page, keep the details in the log
-            log.exception("hearing a lexicon entry failed")
-            self._show_error(f"Speaking failed ({type(exc).__name__}: {exc})")
-            return
-        if wav is None:  # the app is shutting down
+        wav = await run_blocking(speak, show=self._show_error, failing="Speaking failed")
+        if wav is None:  # said, or the app is shutting down
             return
         self.audio.set_source("data:audio/wav;base64," + base64.b64encode(wav).decode())
         self.audio.set_visibility(True)
@@ -252,19 +242,9 @@ class LexiconEditor:
                 self.services.check_lexicon(entries, settings.engine, settings.voice or "")
 
         self._show_error(None)
-        self.save_button.props("loading")
-        try:
-            entries = await run.io_bound(save, self.path, rows, check)
-        except AudiopubError as exc:
-            self._show_error(str(exc))
-            return
-        except Exception as exc:  # an engine bug: say so in the page, keep the details in the log
-            log.exception("saving %s failed", self.path)
-            self._show_error(f"Saving failed ({type(exc).__name__}: {exc})")
-            return
-        finally:
-            self.save_button.props(remove="loading")
-        if entries is None or self.file is None:  # shutting down, or reloaded meanwhile
+        entries = await run_blocking(save, self.path, rows, check, show=self._show_error,
+                                     failing="Saving failed", busy=self.save_button)
+        if entries is None or self.file is None:  # said, shutting down, or reloaded meanwhile
             return
         self.file.loaded_text = rows.loaded_text  # what is on disk now
         self._set_unsaved(self.file.text() != rows.text())  # typed on while it saved

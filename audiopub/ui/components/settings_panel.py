@@ -24,9 +24,9 @@ from nicegui import run, ui
 
 from audiopub import settings as defaults
 from audiopub.book.scripts import primary_subtag
-from audiopub.errors import AudiopubError
 from audiopub.jobs.models import JobSettings
 from audiopub.tts.engine import Voice
+from audiopub.ui.blocking import run_blocking
 from audiopub.ui.components.listen_switch import ListenSwitch
 from audiopub.ui.components.voice_mixer import VoiceMixer
 from audiopub.ui.services import EngineChoice, GpuSupport, Services
@@ -320,24 +320,20 @@ class SettingsPanel:
     async def _preview(self) -> None:
         if not self.ready:
             return
-        self.preview_button.props("loading")
         self.preview_error.set_visibility(False)
-        try:
-            settings = self.job_settings(None)
-            wav = await run.io_bound(self.services.preview, settings.engine, settings.voice,
-                                     settings.speed, settings.steps)
-        except AudiopubError as exc:
-            self._preview_failed(str(exc))
+        wav = await run_blocking(self._speak_preview, show=self._preview_failed,
+                                 failing="The preview failed", busy=self.preview_button)
+        if wav is None:  # said, or the app is shutting down
             return
-        except Exception as exc:  # an engine bug: say so in the page, keep the details in the log
-            log.exception("voice preview failed")
-            self._preview_failed(f"The preview failed ({type(exc).__name__}: {exc})")
-            return
-        finally:
-            self.preview_button.props(remove="loading")
         self.preview_audio.set_source("data:audio/wav;base64," + base64.b64encode(wav).decode())
         self.preview_audio.set_visibility(True)
         self.preview_audio.play()
+
+    def _speak_preview(self) -> bytes:
+        """The voice as the panel is set now, spoken (blocking)."""
+        settings = self.job_settings(None)
+        return self.services.preview(settings.engine, settings.voice, settings.speed,
+                                     settings.steps)
 
     def _preview_failed(self, message: str) -> None:
         self.preview_error.set_text(message)

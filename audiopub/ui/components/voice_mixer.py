@@ -11,7 +11,6 @@ saved mix (listed under the mixer, each with a remove button) leaves every job's
 from __future__ import annotations
 
 import base64
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -23,11 +22,10 @@ from audiopub.errors import AudiopubError
 from audiopub.settings import DEFAULT_STEPS
 from audiopub.tts.engine import Voice
 from audiopub.tts.kokoro_files import MIX_SEPARATOR
+from audiopub.ui.blocking import run_blocking
 from audiopub.ui.components.dialogs import confirm
 from audiopub.ui.services import Services
 from audiopub.ui.voice_mixes import KOKORO, mix_string, mixed_voice
-
-log = logging.getLogger(__name__)
 
 FIRST_WEIGHT: Final = 50  # two voices start as equal halves
 
@@ -123,20 +121,9 @@ class VoiceMixer:
 
     async def _hear(self) -> None:
         self.error.set_visibility(False)
-        self.hear_button.props("loading")
-        try:
-            wav = await run.io_bound(self.services.preview, KOKORO, self.mix(),
-                                     self.speed(), DEFAULT_STEPS)  # Kokoro takes no steps
-        except AudiopubError as exc:
-            self._failed(str(exc))
-            return
-        except Exception as exc:  # an engine bug: say so in the page, keep the details in the log
-            log.exception("hearing a voice mix failed")
-            self._failed(f"The mix could not be heard ({type(exc).__name__}: {exc})")
-            return
-        finally:
-            self.hear_button.props(remove="loading")
-        if wav is None:  # the app is shutting down
+        wav = await run_blocking(self._speak_mix, show=self._failed,
+                                 failing="The mix could not be heard", busy=self.hear_button)
+        if wav is None:  # said, or the app is shutting down
             return
         self.audio.set_source("data:audio/wav;base64," + base64.b64encode(wav).decode())
         self.audio.set_visibility(True)
@@ -181,6 +168,11 @@ class VoiceMixer:
             return
         ui.notify(f"Removed the mix {voice.name}")
         self.on_removed(voice.id)
+
+    def _speak_mix(self) -> bytes:
+        """The mix as the rows are, spoken (blocking); AudiopubError says what is wrong."""
+        return self.services.preview(KOKORO, self.mix(), self.speed(),
+                                     DEFAULT_STEPS)  # Kokoro takes no steps
 
     def _keep(self, name: str, mix: str) -> Voice:
         """Save the mix once its voices are known to be installed (blocking)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import logging
 import time
+from functools import partial
 from pathlib import Path
 
 from nicegui import run, ui
@@ -24,6 +25,7 @@ from audiopub import figures
 from audiopub import settings as defaults
 from audiopub.book.scripts import primary_subtag
 from audiopub.errors import AudiopubError
+from audiopub.ui.blocking import run_blocking
 from audiopub.ui.components.dialogs import confirm
 from audiopub.ui.components.voice_rows import RowActions, voice_row
 from audiopub.ui.services import Services, current
@@ -270,16 +272,10 @@ class VoicesPage:
         text, note = sample(language)
         self.preview_note.set_text(f"{row.name}: “{text}”" + (f" {note}" if note else ""))
         _show(self.preview_error, None)
-        try:
-            wav = await run.io_bound(_speak, self.services, row, text, language)
-        except AudiopubError as exc:
-            _show(self.preview_error, str(exc))
-            return
-        except Exception as exc:  # an engine bug: say so in the page, details in the log
-            log.exception("previewing %s failed", row.id)
-            _show(self.preview_error, f"The preview failed ({type(exc).__name__}: {exc})")
-            return
-        if wav is None:
+        wav = await run_blocking(_speak, self.services, row, text, language,
+                                 show=partial(_show, self.preview_error),
+                                 failing="The preview failed")
+        if wav is None:  # said, or the app is shutting down
             return
         self.preview_audio.set_source("data:audio/wav;base64," + base64.b64encode(wav).decode())
         self.preview_audio.set_visibility(True)

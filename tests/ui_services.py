@@ -1,0 +1,32 @@
+"""The `Services` a web UI test installs for the app's main file to find (NiceGUI's `user`
+fixture runs it): the test's own job store, a GPU monitor on a fake NVML, an onnxruntime
+without CUDA unless the test says otherwise, and synthesis in the worker thread."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_gpu_monitor import FakeNvml
+
+from audiopub.ui.services import GpuSupport, Services, set_current
+
+NO_CUDA = "this onnxruntime build has no CUDA support (test stand-in)"
+
+
+def installed_services(data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                       **options: Any) -> Iterator[Services]:
+    """For an autouse fixture, which runs before `user`:
+    `yield from installed_services(data_dir, monkeypatch)`. `options` go to `Services` (its
+    NVML, its GPU support, an upload limit). The app's shutdown hook stops it."""
+    # Synthesis in the worker thread: a process pool per test would cost seconds and memory
+    # (the pools are the executor's business, tested with it; the e2e test runs them for real).
+    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
+    options = {"nvml": FakeNvml(), "gpu_support": GpuSupport(False, NO_CUDA),
+               "gpu_interval_s": 0.05, **options}
+    installed = Services(data_dir, **options)
+    set_current(installed)
+    yield installed
+    set_current(None)
