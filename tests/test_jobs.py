@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -105,6 +107,27 @@ def test_telemetry_per_chapter_and_stage_survives_a_pause(store, engine, tmp_pat
         assert chapter.rtf == pytest.approx(times["synthesis"] / chapter.duration_s)
     job_times = store.get_job(job.id).stage_times
     assert set(job_times) == {"prepare", "encode"} and all(v > 0 for v in job_times.values())
+
+
+def test_speaking_time_leaves_out_what_a_chapter_does_after_it_is_spoken(
+        store, engine, tmp_path, monkeypatch) -> None:
+    """The job's wall time "speaking only" sums its chunks': stitching a chapter (here a minute
+    on the pipeline's clock, which the stitch moves on) is not the next chapter's speaking."""
+    offset = [0.0]
+    clock = SimpleNamespace(perf_counter=lambda: time.perf_counter() + offset[0])
+    real_stitch = pipeline.stitch_chapter
+
+    def slow_stitch(*args, **kwargs):
+        offset[0] += 60.0
+        return real_stitch(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "time", clock)
+    monkeypatch.setattr(pipeline, "stitch_chapter", slow_stitch)
+    job = submit(store, _long_epub(tmp_path / "b.epub", chapters=3, paragraphs=1),
+                 tmp_path / "b.m4b", JobSettings(), engine)
+    assert _run(store, job.id, engine) is JobState.DONE
+    assert offset[0] == 180.0  # three chapters stitched
+    assert 0 < store.progress(job.id).wall_s < 60.0
 
 
 def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,

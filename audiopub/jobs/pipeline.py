@@ -203,6 +203,9 @@ class JobRun:
         pending = self.store.pending_chunks(self.job.id, chapter_idx)
         tasks = [ChunkTask(c.cache_key, c.spoken, self.plan.voice.id, self.plan.options,
                            chunk_path(self.dir, c.cache_key)) for c in pending]
+        # A chunk's wall time runs from the one before it, in this chapter: the previous
+        # chapter's proof-listening and stitching are not speaking.
+        self._last_chunk_at = time.perf_counter()
         results = self.executor.map(
             tasks, notify=lambda line: self._emit(JobState.RUNNING, message=line))
         try:
