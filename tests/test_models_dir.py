@@ -13,7 +13,7 @@ from voices import add_voice_with_rate
 
 from audiopub import settings
 from audiopub.cli import main
-from audiopub.tts.piper import find_voices
+from audiopub.tts.piper_files import find_voices
 from audiopub.tts.supertonic import default_model_dir
 from audiopub.tts.supertonic_files import DIR_ENV
 from audiopub.voices.install import piper_dir, supertonic_dir

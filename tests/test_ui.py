@@ -37,7 +37,7 @@ from audiopub.book.pictures import image_size
 from audiopub.export.audiobookshelf import export_audiobookshelf
 from audiopub.figures import approx_duration
 from audiopub.jobs.models import JobSettings, JobState
-from audiopub.tts.piper import embedded_voice
+from audiopub.tts.piper_files import embedded_voice
 from audiopub.ui.components.book_card import ROWS_PER_BATCH
 from audiopub.ui.services import GpuSupport, Services
 

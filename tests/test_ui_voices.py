@@ -28,7 +28,7 @@ from test_ui import element, eventually, see, text, upload
 from ui_services import installed_services
 
 from audiopub.errors import AudiopubError
-from audiopub.tts.piper import embedded_voice, find_voices
+from audiopub.tts.piper_files import embedded_voice, find_voices
 from audiopub.ui.services import Services
 from audiopub.ui.voice_list import VoiceRow, language_options, sample, visible
 from audiopub.voices.catalogue import PIPER_REPO, SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES

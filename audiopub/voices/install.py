@@ -46,7 +46,7 @@ from audiopub.errors import (
     ModelMissing,
     VoiceNotFound,
 )
-from audiopub.tts.piper import find_voices
+from audiopub.tts.piper_files import find_voices
 from audiopub.tts.supertonic_files import ModelFiles
 from audiopub.tts.supertonic_releases import release_dir
 from audiopub.voices import hub

@@ -8,7 +8,7 @@ from typing import Final
 
 from audiopub import settings
 from audiopub.errors import ModelMissing
-from audiopub.tts.piper import find_voices
+from audiopub.tts.piper_files import find_voices
 from audiopub.tts.supertonic import default_model_dir as active_supertonic_dir
 from audiopub.tts.supertonic_files import ModelFiles
 from audiopub.voices.catalogue import SUPERTONIC_RELEASES

