@@ -45,15 +45,8 @@ def _interrupted_job(epub: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One models folder for the module (no voices in it): every test finds the embedded
-    voice's engine loaded by the tests before it, instead of loading it again (~2 s)."""
-    return tmp_path_factory.mktemp("models")
-
-
-@pytest.fixture(scope="module")
 def left_unfinished(tmp_path_factory: pytest.TempPathFactory,
-                    models: Path) -> tuple[Path, Path, str]:
+                    shared_models_dir: Path) -> tuple[Path, Path, str]:
     """The book's chapter 2 interrupted after one chunk, once for the module: its data dir,
     its EPUB and its job."""
     folder = tmp_path_factory.mktemp("interrupted")
@@ -64,15 +57,16 @@ def left_unfinished(tmp_path_factory: pytest.TempPathFactory,
                       title="Coastline", author="Ann Author", cover=tiny_png())
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AUDIOPUB_DATA_DIR", str(data))
-        patch.setenv("AUDIOPUB_MODELS_DIR", str(models))
+        # the models folder of `embedded_voice_loaded_once`: the tests find its voice loaded
+        patch.setenv("AUDIOPUB_MODELS_DIR", str(shared_models_dir))
         patch.setenv("AUDIOPUB_CPU_WORKERS", "1")
         job_id = _interrupted_job(epub, folder / "b.m4b", patch)
     return data, epub, job_id
 
 
 @pytest.fixture
-def interrupted(left_unfinished: tuple[Path, Path, str], models: Path, data_dir: Path,
-                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, str]:
+def interrupted(left_unfinished: tuple[Path, Path, str], embedded_voice_loaded_once: None,
+                data_dir: Path, tmp_path: Path) -> tuple[Path, Path, str]:
     """The interrupted job copied into this test's data dir, its book to be written to this
     test's folder: the EPUB, the output and the job's id."""
     data, epub, job_id = left_unfinished
@@ -80,7 +74,6 @@ def interrupted(left_unfinished: tuple[Path, Path, str], models: Path, data_dir:
     out = tmp_path / "b.m4b"
     with closing(sqlite3.connect(data_dir / "jobs.sqlite3")) as conn, conn:
         conn.execute("UPDATE jobs SET output_path = ? WHERE id = ?", (str(out), job_id))
-    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models))
     return epub, out, job_id
 
 
