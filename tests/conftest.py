@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -63,9 +64,14 @@ def embedded_voice_loaded_once(shared_models_dir: Path,
     change what the others find: that fails here."""
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(shared_models_dir))
     yield
-    assert not any(shared_models_dir.iterdir()), (
-        f"a test put models in the shared empty folder {shared_models_dir}: give it a folder "
-        "of its own (AUDIOPUB_MODELS_DIR)")
+    left = sorted(shared_models_dir.iterdir())
+    for path in left:  # removed, so that only the test that left them fails
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    assert not left, (f"a test put models in the shared empty folder: {left}; give it a "
+                      "folder of its own (AUDIOPUB_MODELS_DIR)")
 
 
 SENTENCES = [
