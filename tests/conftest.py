@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,34 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "audiopub-data"
     monkeypatch.setenv("AUDIOPUB_DATA_DIR", str(folder))
     return folder
+
+
+@pytest.fixture(scope="session")
+def shared_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty models folder for the whole run (see `embedded_voice_loaded_once`)."""
+    return tmp_path_factory.mktemp("no-models")
+
+
+@pytest.fixture
+def embedded_voice_loaded_once(shared_models_dir: Path,
+                               monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """One empty models folder for every test that asks for it, so the engine registry (keyed
+    by the models folder) gives them one Piper engine: the embedded voice's ONNX session is
+    loaded once for the run instead of once per test's data dir (~2 s of CPU each). A module
+    that only speaks with the embedded voice takes it with
+    `pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")`; a test may still set
+    AUDIOPUB_MODELS_DIR to a folder of its own. One that put a model in the shared folder would
+    change what the others find: that fails here."""
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(shared_models_dir))
+    yield
+    left = sorted(shared_models_dir.iterdir())
+    for path in left:  # removed, so that only the test that left them fails
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    assert not left, (f"a test put models in the shared empty folder: {left}; give it a "
+                      "folder of its own (AUDIOPUB_MODELS_DIR)")
 
 
 SENTENCES = [

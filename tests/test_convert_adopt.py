@@ -1,11 +1,18 @@
 """`audiopub convert` run again on a book it left unfinished: whatever state the interruption
-left the job in, the settings of the new command win (here: another chapter selection)."""
+left the job in, the settings of the new command win (here: another chapter selection).
+
+The book is interrupted once for the module; each test resumes its own copy of the job."""
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
+from conftest import SENTENCES
+from epub_factory import build_epub, tiny_png
 
 from audiopub.jobs import foreground
 from audiopub.audio.ffmpeg import probe
@@ -37,6 +44,39 @@ def _interrupted_job(epub: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> 
     return job.id
 
 
+@pytest.fixture(scope="module")
+def left_unfinished(tmp_path_factory: pytest.TempPathFactory,
+                    shared_models_dir: Path) -> tuple[Path, Path, str]:
+    """The book's chapter 2 interrupted after one chunk, once for the module: its data dir,
+    its EPUB and its job."""
+    folder = tmp_path_factory.mktemp("interrupted")
+    data = folder / "audiopub-data"
+    epub = build_epub(folder / "book.epub", [("Arrival", SENTENCES[:3]),
+                                             ("The Harbour; at dusk", SENTENCES[3:5]),
+                                             ("Departure", SENTENCES[5:])],
+                      title="Coastline", author="Ann Author", cover=tiny_png())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AUDIOPUB_DATA_DIR", str(data))
+        # the models folder of `embedded_voice_loaded_once`: the tests find its voice loaded
+        patch.setenv("AUDIOPUB_MODELS_DIR", str(shared_models_dir))
+        patch.setenv("AUDIOPUB_CPU_WORKERS", "1")
+        job_id = _interrupted_job(epub, folder / "b.m4b", patch)
+    return data, epub, job_id
+
+
+@pytest.fixture
+def interrupted(left_unfinished: tuple[Path, Path, str], embedded_voice_loaded_once: None,
+                data_dir: Path, tmp_path: Path) -> tuple[Path, Path, str]:
+    """The interrupted job copied into this test's data dir, its book to be written to this
+    test's folder: the EPUB, the output and the job's id."""
+    data, epub, job_id = left_unfinished
+    shutil.copytree(data, data_dir, dirs_exist_ok=True)
+    out = tmp_path / "b.m4b"
+    with closing(sqlite3.connect(data_dir / "jobs.sqlite3")) as conn, conn:
+        conn.execute("UPDATE jobs SET output_path = ? WHERE id = ?", (str(out), job_id))
+    return epub, out, job_id
+
+
 def _move(job_id: str, *states: JobState) -> None:
     with JobStore.open_default() as store:
         for state in states:
@@ -55,16 +95,15 @@ def _book_chapters(out: Path) -> list[str]:
     pytest.param((Q,), id="queued"),
 ])
 def test_the_new_chapter_selection_wins_whatever_state_the_job_was_left_in(
-        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str], left_as: tuple[JobState, ...]) -> None:
-    out = tmp_path / "b.m4b"
-    job_id = _interrupted_job(three_chapter_epub, out, monkeypatch)
+        interrupted: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str],
+        left_as: tuple[JobState, ...]) -> None:
+    epub, out, job_id = interrupted
     if left_as and left_as[0] is R:
         left_as = (Q, R)  # paused → queued → running: as a run killed mid-chunk leaves it
     _move(job_id, *left_as)
     capsys.readouterr()
 
-    assert main(["convert", str(three_chapter_epub), "--chapters", "3", "-o", str(out)]) == 0
+    assert main(["convert", str(epub), "--chapters", "3", "-o", str(out)]) == 0
 
     err = capsys.readouterr().err
     assert "Resuming job" in err and "settings changed" in err
@@ -80,13 +119,12 @@ def test_the_new_chapter_selection_wins_whatever_state_the_job_was_left_in(
     pytest.param(P, id="paused, its runner not yet at its next chunk"),
 ])
 def test_a_job_another_process_makes_is_taken_over_with_the_new_settings(
-        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        interrupted: tuple[Path, Path, str], monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str], state: JobState) -> None:
     """Another CLI conversion holds the runner lock and makes the job: the new command gives
     the job back to the queue with its settings, that runner lets it go after its chunk and
     stops, and the new command makes it."""
-    out = tmp_path / "b.m4b"
-    job_id = _interrupted_job(three_chapter_epub, out, monkeypatch)
+    epub, out, job_id = interrupted
     _move(job_id, *((Q, R) if state is R else ()))
     seen: list[tuple[JobState, tuple[int, ...] | None]] = []
 
@@ -104,7 +142,7 @@ def test_a_job_another_process_makes_is_taken_over_with_the_new_settings(
 
         try:
             monkeypatch.setattr(foreground.time, "sleep", other_runner_lets_go)
-            status = main(["convert", str(three_chapter_epub), "--chapters", "3", "-o", str(out)])
+            status = main(["convert", str(epub), "--chapters", "3", "-o", str(out)])
         finally:
             if other_runner.is_locked:
                 other_runner.release()
@@ -116,9 +154,8 @@ def test_a_job_another_process_makes_is_taken_over_with_the_new_settings(
 
 
 def test_the_same_command_again_follows_a_job_another_process_makes_without_stopping_it(
-        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    out = tmp_path / "b.m4b"
-    job_id = _interrupted_job(three_chapter_epub, out, monkeypatch)
+        interrupted: tuple[Path, Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    epub, out, job_id = interrupted
     _move(job_id, Q, R)
     seen: list[JobState] = []
 
@@ -132,7 +169,7 @@ def test_the_same_command_again_follows_a_job_another_process_makes_without_stop
 
         try:
             monkeypatch.setattr(foreground.time, "sleep", ctrl_c)
-            assert main(["convert", str(three_chapter_epub), "--chapters", "2",
+            assert main(["convert", str(epub), "--chapters", "2",
                          "-o", str(out)]) == 130
         finally:
             other_runner.release()

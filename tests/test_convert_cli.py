@@ -29,6 +29,8 @@ from audiopub.jobs.worker import runner_lock
 from audiopub.tts import onnx_runtime
 from audiopub.tts.registry import get_engine
 
+pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
+
 
 def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,6 +14,8 @@ from audiopub.jobs import foreground
 from audiopub.jobs.models import JobState
 from audiopub.jobs.store import JobStore
 
+pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
+
 
 @pytest.fixture(autouse=True)
 def in_process(monkeypatch: pytest.MonkeyPatch) -> None:

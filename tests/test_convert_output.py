@@ -13,6 +13,8 @@ from audiopub.jobs.store import JobStore
 
 from epub_factory import build_epub
 
+pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
+
 
 def _one_chapter_book(tmp_path: Path, title: str = "Coastline") -> Path:
     return build_epub(tmp_path / "book.epub", [("Arrival", ["The rain had stopped."])],

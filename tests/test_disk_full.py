@@ -31,12 +31,15 @@ from audiopub.tts.registry import get_engine
 
 from epub_factory import build_epub
 
+pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
+
 PAUSE_MESSAGE = r"The disk is full \(.*\): free [\d,]+ MB and run the same command again"
 
 
 @pytest.fixture(scope="module")
-def engine() -> Engine:
-    return get_engine("piper")
+def engine(shared_models_dir: Path) -> Engine:
+    """The engine the module's conversions find in the registry (`embedded_voice_loaded_once`)."""
+    return get_engine("piper", model_dir=shared_models_dir / "piper")
 
 
 def _book(path: Path, chapters: int = 2, paragraphs: int = 6) -> Path:

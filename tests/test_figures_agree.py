@@ -17,6 +17,8 @@ from audiopub.jobs.submission import plan_book
 
 from epub_factory import build_epub
 
+pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
+
 LONG = ("The rain had stopped by the time the train reached the coast, and she counted the "
         "lighthouses as they passed. Nobody on the platform seemed to expect anyone at all. "
         "A dog slept in the shade of the ticket office; the harbour smelled of tar and salt.")

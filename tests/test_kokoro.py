@@ -66,7 +66,7 @@ def test_a_chunk_is_600_samples_per_frame_and_sounds_as_the_unrewritten_graph(
 def test_a_paragraph_past_the_token_window_is_split_at_clauses_and_spoken_whole(
         engine: KokoroEngine) -> None:
     clause = "the lamps were lit along the quay while the boats came slowly home"
-    text = ", ".join([clause] * 12) + "."
+    text = ", ".join([clause] * 8) + "."  # 559 phonemes: just past the 510-token window
     (prepared,) = engine.prepare([text], "jm_kumo", ENGLISH)
     pieces = prepared.data
     assert prepared.length > STYLE_ROWS and len(pieces) == 2

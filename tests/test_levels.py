@@ -27,6 +27,8 @@ from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.registry import get_engine
 
+pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
+
 SENTENCES = ["It was a dark and stormy night; the rain fell in torrents.",
              "Except at occasional intervals, when it was checked by a violent gust of wind.",
              "It swept up the streets, rattling along the housetops."]
@@ -43,8 +45,11 @@ def _finished_job(folder: Path) -> tuple[JobStore, str]:
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[JobStore, str]:
-    return _finished_job(tmp_path_factory.mktemp("job"))
+def finished(tmp_path_factory: pytest.TempPathFactory,
+             shared_models_dir: Path) -> tuple[JobStore, str]:
+    with pytest.MonkeyPatch.context() as patch:  # the engine of `embedded_voice_loaded_once`
+        patch.setenv("AUDIOPUB_MODELS_DIR", str(shared_models_dir))
+        return _finished_job(tmp_path_factory.mktemp("job"))
 
 
 def test_every_chapter_and_the_book_land_in_the_audiobook_range(

@@ -30,6 +30,8 @@ from audiopub.tts.piper import PiperEngine
 from audiopub.tts.piper_config import phoneme_ids
 from audiopub.tts.registry import get_engine
 
+pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
+
 VOICE = "en_US-joe-medium"
 
 

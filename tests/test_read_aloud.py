@@ -34,6 +34,8 @@ from audiopub.export.read_aloud import export_read_aloud
 from audiopub.export.timeline import book_timeline
 from audiopub.jobs.store import JobStore
 
+pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
+
 OPF = "{http://www.idpf.org/2007/opf}"
 SMIL = "{http://www.w3.org/ns/SMIL}"
 XHTML = "{http://www.w3.org/1999/xhtml}"
