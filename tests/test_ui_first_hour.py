@@ -22,7 +22,7 @@ from test_ui import (  # noqa: F401 — fixtures this module's tests use
     text,
 )
 
-from audiopub.jobs import synthesis_plan
+from audiopub.jobs import pipeline, synthesis_plan
 from audiopub.tts.engine import Engine
 from audiopub.ui.services import Services
 
@@ -44,9 +44,25 @@ def slow_voice(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     loaded.set()  # never leave the worker waiting
 
 
+@pytest.fixture
+def speaking_held(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """After its first chunk a job waits until the test sets the event: a small book would
+    otherwise be spoken and joined between two looks at the page."""
+    seen = threading.Event()
+    real = pipeline.JobRun._record
+
+    def record(run: pipeline.JobRun, *args: object, **kwargs: object) -> None:
+        real(run, *args, **kwargs)  # type: ignore[arg-type]
+        seen.wait(60)
+
+    monkeypatch.setattr(pipeline.JobRun, "_record", record)
+    yield seen
+    seen.set()  # never leave the worker waiting
+
+
 async def test_a_new_job_says_what_it_is_doing_from_the_first_second(
         user: User, small_book: Path, services: Services,
-        slow_voice: threading.Event) -> None:
+        slow_voice: threading.Event, speaking_held: threading.Event) -> None:
     await open_with_book(user, small_book)
     user.find(marker="generate").click()
     # Said at once, and true at once: nothing else runs, so the worker starts it now.
@@ -57,6 +73,7 @@ async def test_a_new_job_says_what_it_is_doing_from_the_first_second(
 
     slow_voice.set()
     await eventually(lambda: text(user, "job-stage").startswith("Speaking “"), 60)
+    speaking_held.set()
     await job_state(user, "Done")
     await user.should_not_see(marker="job-stage")
     with user.scope(marker="job-log"):  # the title and where to find it, not a file name
