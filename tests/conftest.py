@@ -38,6 +38,17 @@ def one_engine_in_process(request: pytest.FixtureRequest,
         monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def run_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A data directory for the whole run, set before any fixture of a module or a class is
+    made: those run before a test's own `data_dir`, and would write their model cache and work
+    folders into the person's real data directory."""
+    folder = tmp_path_factory.mktemp("audiopub-run-data")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AUDIOPUB_DATA_DIR", str(folder))
+        yield folder
+
+
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own job store and job folders."""
