@@ -54,8 +54,8 @@ def region_to_half(model: onnx.ModelProto, prefix: str) -> int:
     made_inside = {name for node in inside for name in node.output}
     consumers_outside = Counter(name for node in graph.node if not node.name.startswith(prefix)
                                 for name in node.input)
-    leaving = {name for name in made_inside
-               if consumers_outside[name] or name in {o.name for o in graph.output}}
+    outputs = {output.name for output in graph.output}
+    leaving = {name for name in made_inside if consumers_outside[name] or name in outputs}
     initializers = {tensor.name: tensor for tensor in graph.initializer}
     # An initializer also listed as a graph input (older exports) keeps its declared type.
     declared = {value.name for value in graph.input}
