@@ -175,8 +175,7 @@ class Services:
             self.gpu_started = True
             self.worker.start()
             self._worker_started = True
-            # Not a daemon, and `stop` waits for it: a thread still inside ONNX Runtime when the
-            # interpreter exits is ended by it mid-call, and C++ aborts the process (exit 134).
+            # No daemon, joined by `stop`: one inside ORT at exit aborts the process (exit 134).
             self._warmup = threading.Thread(target=self._warm_preview_engine,
                                             name="audiopub-preview-warmup")
             self._warmup.start()
