@@ -28,6 +28,7 @@ from server_helper import RunningServer, browser_context, free_port, require_chr
 
 from audiopub.errors import SettingInvalid
 from audiopub.ui import guard
+from audiopub.ui.token_lockout import TokenLockout, client_key
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -248,6 +249,30 @@ def test_a_chosen_token_too_short_is_refused_at_start(tmp_path: Path) -> None:
     assert len(suggested) >= 16
     assert guard.policy_for("127.0.0.1", 8080, environ={guard.TOKEN_ENV: suggested}).token \
         == suggested
+
+
+def test_the_lock_out_doubles_up_to_its_longest_and_forgets_on_success() -> None:
+    now = [0.0]
+    lockout = TokenLockout(guesses=2, lockout_s=10, max_lockout_s=25, clock=lambda: now[0])
+    assert lockout.failed("a", []) == 0 and lockout.wait_s("a") == 0  # no token: no guess
+    assert [lockout.failed("a", [token]) for token in ("x", "x", "y")] == [0, 0, 10]
+    now[0] = 9.5
+    assert lockout.wait_s("a") == 1 and lockout.wait_s("b") == 0
+    now[0] = 10.0
+    assert lockout.wait_s("a") == 0
+    assert lockout.failed("a", ["p", "q"]) == 20  # two at once (cookie and address) count two
+    now[0] = 30.0
+    assert lockout.failed("a", ["r"]) == 0 and lockout.failed("a", ["s"]) == 25
+    now[0] = 55.0
+    lockout.succeeded("a")
+    assert lockout.failed("a", ["t"]) == 0 and lockout.failed("a", ["u"]) == 10
+
+
+def test_a_client_is_its_address_or_its_ipv6_network() -> None:
+    assert client_key("192.0.2.7") == client_key("::ffff:192.0.2.7") == "192.0.2.7"
+    assert client_key("2001:db8::1") == client_key("2001:db8::ffff:2") == "2001:db8::/64"
+    assert client_key("2001:db8:0:1::1") != client_key("2001:db8::1")
+    assert client_key(None) == "unknown"
 
 
 # --- the policy ----------------------------------------------------------------------------------

@@ -63,11 +63,14 @@ class TokenLockout:
 
     def failed(self, client: str, wrong_tokens: Iterable[str]) -> int:
         """Count `client`'s wrong tokens; the seconds it must now wait (0: none yet)."""
+        digests = {hashlib.sha256(token.encode()).digest() for token in wrong_tokens}
+        if not digests:  # no token offered: not a guess
+            return 0
         record = self._records.pop(client, None) or _Record()
         self._records[client] = record  # the most recently seen last
         while len(self._records) > MAX_CLIENTS:
             self._records.popitem(last=False)
-        record.wrong.update(hashlib.sha256(token.encode()).digest() for token in wrong_tokens)
+        record.wrong.update(digests)
         if len(record.wrong) < self.guesses:
             return 0
         record.wrong.clear()  # the next lock-out needs as many new guesses
