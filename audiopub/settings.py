@@ -43,6 +43,16 @@ MAX_BATCH_SIZE: Final = 512  # what --batch-size accepts
 # Largest EPUB the web UI accepts; real novels are 0.3-5 MB, illustrated ones rarely 100 MB.
 MAX_UPLOAD_MB: Final = 200
 
+# The token the web UI asks for beyond loopback (`ui.guard`): a chosen one (AUDIOPUB_TOKEN)
+# shorter than this is refused; the one made at start is 32 random characters.
+MIN_TOKEN_CHARS: Final = 16
+# Different wrong tokens one client address may offer before it is refused (HTTP 429) for
+# TOKEN_LOCKOUT_S, each next time twice as long, up to TOKEN_LOCKOUT_MAX_S (`ui.token_lockout`):
+# a typo or two cost nothing, and a guesser soon gets 5 tries an hour.
+TOKEN_GUESSES: Final = 5
+TOKEN_LOCKOUT_S: Final = 60.0
+TOKEN_LOCKOUT_MAX_S: Final = 3600.0
+
 # Jobs waiting or running at once: a flood of submissions must not fill the disk with copies.
 MAX_ACTIVE_JOBS: Final = 50
 

@@ -83,6 +83,8 @@ def test_chapter_selection(three_chapter_epub: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("argv, message", [
     (["--chapters", "2-9"], "outside 1-3"),
+    (["--chapters", "2-1"], "Chapter selection '2-1' is reversed: write the lower number first "
+                            "(1-2)"),
     (["--chapters", "x"], "Bad chapter selection"),
     (["--speed", "9"], "speed must be between"),
     (["--voice", "nobody"], "Unknown Piper voice"),

@@ -16,11 +16,13 @@ import soundfile as sf
 from epub_factory import build_epub, tiny_png, with_metadata
 from lxml import etree
 
+from audiopub.audio.ffmetadata import BookTags
 from audiopub.audio.ffmpeg import ffmpeg_exe, probe
 from audiopub.audio.loudness import Measured, normalise_filter
 from audiopub.audio.stitch import head_frames
 from audiopub.cli import main
 from audiopub.errors import AudiopubError
+from audiopub.export import encode
 from audiopub.export.chapter_audio import chapter_wavs
 from audiopub.export.names import numbered, safe_name
 from audiopub.export.subtitles import (
@@ -250,17 +252,56 @@ def test_a_file_per_chapter_tagged_with_its_cover(finished_book: tuple[str, Path
 
 def test_exported_files_meet_the_audiobook_loudness_standard(finished_book: tuple[str, Path],
                                                             tmp_path: Path) -> None:
-    """What distributors check: RMS between -23 and -18 dB, peaks no higher than -3 dB."""
+    """What distributors check: RMS between -23 and -18 dB, peaks no higher than -3 dB (true
+    peaks too, with a margin, as a player decodes the file)."""
     job_id, _ = finished_book
     assert main(["export", job_id, "--format", "mp3-cbr", "-o", str(tmp_path / "on")]) == 0
+    assert main(["export", job_id, "--format", "mp3", "-o", str(tmp_path / "on-vbr")]) == 0
     assert main(["export", job_id, "--format", "mp3-cbr", "--loudness", "off",
                  "-o", str(tmp_path / "off")]) == 0
 
-    for path in (tmp_path / "on").rglob("*.mp3"):
+    for path in [*(tmp_path / "on").rglob("*.mp3"), *(tmp_path / "on-vbr").rglob("*.mp3")]:
         rms, peak = _levels(path)
         assert -23.0 <= rms <= -18.0 and peak <= -3.0, (path.name, rms, peak)
+        assert _true_peak(path) <= encode.ENCODED_PEAK_CEILING_DB, path
     quiet = [_levels(path)[0] for path in (tmp_path / "off").rglob("*.mp3")]
     assert all(rms < -23.0 for rms in quiet), quiet  # as the voice made it: too quiet
+
+
+def test_clicks_still_peak_under_the_limit_once_encoded(tmp_path: Path) -> None:
+    """Ten clicks a second, as sharp as a sample can be, over a faint hum: loudnorm's limiter
+    lets single-sample spikes through, and the encoder adds to them (the MP3 peaked at
+    -0.7 dB). Measured as a player decodes each file, the true peak stays under -3 dB with a
+    margin."""
+    rate = 22_050
+    audio = 0.02 * np.sin(2 * np.pi * 220 * np.arange(6 * rate) / rate)
+    audio[::rate // 10] = 0.5
+    clicks = tmp_path / "clicks.wav"
+    sf.write(clicks, audio.astype(np.float32), rate, subtype="PCM_16")
+    for format_name in ("mp3", "mp3-cbr", "opus", "m4a"):
+        out = tmp_path / f"clicks{encode.AUDIO_FORMATS[format_name].suffix}"
+        encode.encode_audio([clicks], out, format_name, BookTags("Clicks", "Ann Author"), None)
+        peak = _levels(out)[1]
+        true_peak = _true_peak(out)
+        assert peak <= true_peak + 0.1 and true_peak <= encode.ENCODED_PEAK_CEILING_DB, \
+            (format_name, peak, true_peak)
+
+
+def test_a_file_the_encoder_lifts_over_the_ceiling_is_encoded_again_quieter(
+        finished_book: tuple[str, Path], data_dir: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever the encoder adds, the file made is measured and encoded again, quieter by
+    what it overshot: with the ceiling at -6 dB, a chapter levelled to -3.5 dB true peak."""
+    job_id, _ = finished_book
+    with JobStore.open_default() as store:
+        wav = chapter_wavs(store, job_id, data_dir)[0]
+    plain = tmp_path / "plain.mp3"
+    encode.encode_audio([wav], plain, "mp3", BookTags("Arrival", "Ann Author"), None)
+    monkeypatch.setattr(encode, "ENCODED_PEAK_CEILING_DB", -6.0)
+    quieter = tmp_path / "quieter.mp3"
+    encode.encode_audio([wav], quieter, "mp3", BookTags("Arrival", "Ann Author"), None)
+    assert _true_peak(plain) > -6.0 >= _true_peak(quieter)
+    assert _levels(quieter)[0] < _levels(plain)[0] - 1.5  # the whole file, not its peaks
 
 
 def test_silence_is_left_as_it_is() -> None:
@@ -366,6 +407,17 @@ def _levels(path: Path) -> tuple[float, float]:
     return float(rms.group(1)), float(peak.group(1))
 
 
+def _true_peak(path: Path) -> float:
+    """The true peak in dBFS of a file as a player decodes it (ffmpeg's ebur128, 4x
+    oversampled)."""
+    result = subprocess.run([ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path), "-vn",
+                             "-af", "ebur128=peak=true:framelog=quiet", "-f", "null", "-"],
+                            capture_output=True, text=True, check=True)
+    found = re.findall(r"True peak:\s*Peak:\s*(\S+) dBFS", result.stderr, re.S)
+    assert found, result.stderr[-500:]
+    return float(found[-1])
+
+
 def _chap_frames(data: bytes) -> list[tuple[int, int]]:
     """(start ms, end ms) of each ID3v2 CHAP frame, in order."""
     found, position = [], data.find(b"CHAP")
@@ -433,3 +485,15 @@ def test_a_book_folder_audiobookshelf_files_rightly(tmp_path: Path) -> None:
     assert main(["export", job.id, "--audiobookshelf", str(library)]) == 0  # again: replaced
     assert [p.name for p in (library / "Ann Author" / "Coast Tales").iterdir()] == [
         "Vol 2 - Coastline"]
+
+
+
+
+
+
+
+
+
+
+
+

@@ -4,7 +4,8 @@ handshakes from other sites' pages, framing, and the token asked for beyond loop
 Real `audiopub serve` processes on 127.0.0.1, spoken to over HTTP with hand-made headers:
 what a page of another site, or a name pointed at 127.0.0.1, would send. One server answers
 two extra names (`--allow-host`, `AUDIOPUB_ALLOWED_HOSTS`); another asks for a token
-(`AUDIOPUB_TOKEN`), as every server beyond loopback does, and is opened in Chromium too.
+(`AUDIOPUB_TOKEN`), as every server beyond loopback does, and is opened in Chromium too; a
+third asks for one too, with its lock-out for wrong tokens shortened to seconds.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import http.client
 import os
 import re
 import socket
+import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -25,10 +28,21 @@ from server_helper import RunningServer, browser_context, free_port, require_chr
 
 from audiopub.errors import SettingInvalid
 from audiopub.ui import guard
+from audiopub.ui.token_lockout import TokenLockout, client_key
 
 pytestmark = pytest.mark.timeout(120)
 
 TOKEN = "correct-horse-battery-staple"
+GUESSES = 3  # wrong tokens the lock-out server takes before it locks an address out
+LOCKOUT_S = 2  # its first lock-out; the next one lasts twice as long
+LOCKOUT_SERVER = """
+import audiopub.settings as settings
+settings.TOKEN_GUESSES = {guesses}
+settings.TOKEN_LOCKOUT_S = {lockout}
+
+from audiopub.cli import main
+main(["serve", "--port", "{port}", "--no-browser"])
+"""
 FRAME_HEADERS = {"content-security-policy": "frame-ancestors 'none'", "x-frame-options": "DENY"}
 
 
@@ -50,6 +64,18 @@ def locked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     folder = tmp_path_factory.mktemp("locked")
     port = free_port()
     command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
+    with running_server(command, folder, port, {guard.TOKEN_ENV: TOKEN},
+                        ready_headers={"Authorization": f"Bearer {TOKEN}"}) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def lockable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """A server that asks for its token and locks an address out after GUESSES wrong ones."""
+    folder = tmp_path_factory.mktemp("lockable")
+    port = free_port()
+    command = [sys.executable, "-c",
+               LOCKOUT_SERVER.format(guesses=GUESSES, lockout=LOCKOUT_S, port=port)]
     with running_server(command, folder, port, {guard.TOKEN_ENV: TOKEN},
                         ready_headers={"Authorization": f"Bearer {TOKEN}"}) as server:
         yield server
@@ -176,6 +202,79 @@ def test_a_browser_opens_the_start_up_address(locked: RunningServer, tmp_path: P
         assert "asks for its token" in page.content()
 
 
+def test_wrong_tokens_lock_the_address_out_for_a_while(lockable: RunningServer) -> None:
+    """A guesser gets GUESSES tries, then 429 with Retry-After for everything it sends, the
+    right token included, each lock-out twice as long as the last. Another address goes on."""
+    other = "203.0.113.7"  # uvicorn believes X-Forwarded-For from a proxy on this computer
+    for guess in range(GUESSES - 1):
+        assert _get(lockable, f"/?token=guess-{guess}").status == 401
+    # The same wrong value again is not a new guess: a stale cookie stays a 401.
+    for _ in range(3):
+        assert _get(lockable, "/", cookie=f"{_cookie_name(lockable)}=guess-0").status == 401
+    refused = _get(lockable, f"/?token=guess-{GUESSES}")
+    assert refused.status == 429
+    assert refused.headers["retry-after"] == str(LOCKOUT_S)
+    assert f"Too many wrong tokens came from this address: wait {LOCKOUT_S} s" in refused.text
+    assert _get(lockable, "/", authorization=f"Bearer {TOKEN}").status == 429
+    assert _get(lockable, "/", authorization="Bearer another-guess").status == 429
+    assert _websocket(lockable, cookie=f"{_cookie_name(lockable)}={TOKEN}") == 403
+    assert _get(lockable, "/", authorization=f"Bearer {TOKEN}", forwarded=other).status == 200
+
+    time.sleep(LOCKOUT_S + 0.2)  # the lock-out ends; guessing on locks it out twice as long
+    for guess in range(GUESSES - 1):
+        assert _get(lockable, f"/?token=again-{guess}").status == 401
+    again = _get(lockable, "/?token=again-last")
+    assert again.status == 429 and again.headers["retry-after"] == str(2 * LOCKOUT_S)
+
+    # The right token forgives the wrong ones before it.
+    for guess in range(GUESSES - 1):
+        assert _get(lockable, f"/?token=typo-{guess}", forwarded=other).status == 401
+    assert _get(lockable, "/", authorization=f"Bearer {TOKEN}", forwarded=other).status == 200
+    for guess in range(GUESSES - 1):
+        assert _get(lockable, f"/?token=typo-{guess}", forwarded=other).status == 401
+
+
+def test_a_chosen_token_too_short_is_refused_at_start(tmp_path: Path) -> None:
+    env = {key: value for key, value in os.environ.items()  # as `running_server` starts it
+           if not key.startswith(("PYTEST_", "NICEGUI_"))}
+    env.update({guard.TOKEN_ENV: "x", "AUDIOPUB_DATA_DIR": str(tmp_path / "data")})
+    started = subprocess.run([sys.executable, "-m", "audiopub", "serve", "--port",
+                              str(free_port()), "--no-browser"], env=env, capture_output=True,
+                             text=True, timeout=60)
+    assert started.returncode == 1
+    assert started.stderr.startswith(
+        f"audiopub: error: {guard.TOKEN_ENV} is too short to keep anyone out (a token needs at "
+        "least 16 characters, this one has 1): choose a longer one, e.g. AUDIOPUB_TOKEN=")
+    suggested = started.stderr.rsplit("=", 1)[1].strip()
+    assert len(suggested) >= 16
+    assert guard.policy_for("127.0.0.1", 8080, environ={guard.TOKEN_ENV: suggested}).token \
+        == suggested
+
+
+def test_the_lock_out_doubles_up_to_its_longest_and_forgets_on_success() -> None:
+    now = [0.0]
+    lockout = TokenLockout(guesses=2, lockout_s=10, max_lockout_s=25, clock=lambda: now[0])
+    assert lockout.failed("a", []) == 0 and lockout.wait_s("a") == 0  # no token: no guess
+    assert [lockout.failed("a", [token]) for token in ("x", "x", "y")] == [0, 0, 10]
+    now[0] = 9.5
+    assert lockout.wait_s("a") == 1 and lockout.wait_s("b") == 0
+    now[0] = 10.0
+    assert lockout.wait_s("a") == 0
+    assert lockout.failed("a", ["p", "q"]) == 20  # two at once (cookie and address) count two
+    now[0] = 30.0
+    assert lockout.failed("a", ["r"]) == 0 and lockout.failed("a", ["s"]) == 25
+    now[0] = 55.0
+    lockout.succeeded("a")
+    assert lockout.failed("a", ["t"]) == 0 and lockout.failed("a", ["u"]) == 10
+
+
+def test_a_client_is_its_address_or_its_ipv6_network() -> None:
+    assert client_key("192.0.2.7") == client_key("::ffff:192.0.2.7") == "192.0.2.7"
+    assert client_key("2001:db8::1") == client_key("2001:db8::ffff:2") == "2001:db8::/64"
+    assert client_key("2001:db8:0:1::1") != client_key("2001:db8::1")
+    assert client_key(None) == "unknown"
+
+
 # --- the policy ----------------------------------------------------------------------------------
 
 
@@ -187,10 +286,11 @@ def test_loopback_needs_no_token_and_every_other_address_gets_one() -> None:
         first = guard.policy_for(host, 8080, environ={})
         assert first.token and len(first.token) >= 32, host
         assert first.token != guard.policy_for(host, 8080, environ={}).token  # random
-    given = guard.policy_for("0.0.0.0", 8080, environ={guard.TOKEN_ENV: " s3cret "})
-    assert given.token == "s3cret"
-    assert guard.policy_for("127.0.0.1", 8080, environ={guard.TOKEN_ENV: "s3cret"}).token \
-        == "s3cret"
+    given = guard.policy_for("0.0.0.0", 8080, environ={guard.TOKEN_ENV: f" {TOKEN} "})
+    assert given.token == TOKEN
+    assert guard.policy_for("127.0.0.1", 8080, environ={guard.TOKEN_ENV: TOKEN}).token == TOKEN
+    with pytest.raises(SettingInvalid, match="too short to keep anyone out"):
+        guard.policy_for("0.0.0.0", 8080, environ={guard.TOKEN_ENV: "s3cret"})
 
 
 def test_the_names_it_answers_to() -> None:
@@ -249,8 +349,10 @@ def _request(server: RunningServer, method: str, path: str, body: bytes = b"",
 
 
 def _get(server: RunningServer, path: str, *, host: str | None = None, origin: str | None = None,
-         cookie: str | None = None, authorization: str | None = None) -> Reply:
-    headers = {"Host": host, "Origin": origin, "Cookie": cookie, "Authorization": authorization}
+         cookie: str | None = None, authorization: str | None = None,
+         forwarded: str | None = None) -> Reply:
+    headers = {"Host": host, "Origin": origin, "Cookie": cookie, "Authorization": authorization,
+               "X-Forwarded-For": forwarded}
     return _request(server, "GET", path,
                     headers={key: value for key, value in headers.items() if value is not None})
 

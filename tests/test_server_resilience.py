@@ -345,6 +345,47 @@ def test_oversized_upload_is_refused(app: App, chrome: Any, tmp_path: Path) -> N
         _assert_tab_responds(bystander, chapters=1)
 
 
+def test_a_name_too_long_to_upload_is_refused_in_the_page(app: App, chrome: Any,
+                                                          tmp_path: Path) -> None:
+    """A 5,000-character file name, which the server's multipart parser could not take (400):
+    the page says so before sending a byte, and takes the next book."""
+    book = build_epub(tmp_path / "named.epub", [("One", ["A name at last."])], title="Named")
+    long_name = "n" * 4_995 + ".epub"
+    with _tab(chrome, app) as page:
+        sent: list[str] = []
+        page.on("request", lambda request: sent.append(request.url)
+                if "/upload/" in request.url else None)
+        page.locator("input[type=file]").set_input_files(
+            {"name": long_name, "mimeType": "application/epub+zip", "buffer": book.read_bytes()})
+        error = _error_shown(page, "its name is too long to upload (5,000 characters; at most "
+                                   "255). Rename the file and choose it again.")
+        assert error.startswith("n" * 100) and sent == []
+        # Sent by hand, the server refuses it (its parser's limit) and goes on serving.
+        body, content_type = _multipart(long_name, book.read_bytes())
+        assert _request(app, "POST", _upload_path(page), body, content_type) == 400
+        _assert_serving(app)
+        page.locator("input[type=file]").set_input_files(book)
+        _title(page, "Named").wait_for(timeout=TAB_TIMEOUT_MS)
+        assert _errors(page) == []
+
+
+def test_an_upload_the_server_refuses_is_named_in_the_page(app: App, chrome: Any,
+                                                           tmp_path: Path) -> None:
+    """Whatever makes the server refuse an upload the page sent, the page says so."""
+    book = build_epub(tmp_path / "refused.epub", [("One", ["Refused."])], title="Refused")
+    with _tab(chrome, app) as page:
+        page.route("**/upload/**", lambda route: route.fulfill(
+            status=400, content_type="application/json",
+            body='{"detail": "Invalid multipart data."}'))
+        page.locator("input[type=file]").set_input_files(book)
+        _error_shown(page, "refused.epub could not be uploaded (the server answered HTTP 400). "
+                           "Choose it again.")
+        page.unroute("**/upload/**")
+        page.locator("input[type=file]").set_input_files(book)
+        _title(page, "Refused").wait_for(timeout=TAB_TIMEOUT_MS)
+        assert _errors(page) == []
+
+
 def test_too_big_a_request_is_refused_before_its_body_is_stored(app: App, chrome: Any,
                                                                  tmp_path: Path) -> None:
     """A client announcing more than the limit (Content-Length) is answered 413 from its

@@ -31,9 +31,6 @@ _RMS_MARGIN_DB: Final = 0.5  # what a first pass must leave above the window's f
 MAX_NOISE_FLOOR_DB: Final = -60.0
 # Sample peaks; true peaks (between samples) measured 0.2 dB above the limit on speech.
 LIMIT_DB: Final = -4.0
-# Look-ahead 5 ms, release 50 ms: fast enough for plosives, too short to pump between words.
-# `latency=true` keeps the output aligned with the input, so chunk positions hold.
-_LIMITER: Final = "alimiter=limit={limit:.4f}:level=false:attack=5:release=50:latency=true"
 _SILENT_LUFS: Final = -70.0  # EBU R128's absolute gate: what ebur128 reports for silence
 _MEASURE: Final = ("astats=measure_perchannel=none:measure_overall=RMS_level+Peak_level"
                    "+Noise_floor,ebur128=peak=true:framelog=quiet")
@@ -106,7 +103,7 @@ def master_chapter(wav: Path, before: Levels, target: LoudnessTarget = AUDIOBOOK
     gain = target.integrated_lufs - before.integrated_lufs
     if target.min_rms_db is not None:
         gain = max(gain, target.min_rms_db - before.rms_db)
-    audio_filter = f"volume={gain:.2f}dB," + _LIMITER.format(limit=10 ** (LIMIT_DB / 20))
+    audio_filter = f"volume={gain:.2f}dB,{limiter()}"
     with atomic_write(wav) as partial:
         run_ffmpeg(["-y", "-i", str(wav), "-af", audio_filter, "-c:a", "pcm_s16le", "-f", "wav",
                     str(partial)], "level the chapter")
@@ -125,6 +122,14 @@ def level_chapter(wav: Path, target: LoudnessTarget = AUDIOBOOK) -> tuple[Levels
         if after.rms_db is None or after.rms_db >= RMS_RANGE_DB[0] + _RMS_MARGIN_DB:
             break
     return before, after
+
+
+def limiter(limit_db: float = LIMIT_DB) -> str:
+    """ffmpeg's look-ahead limiter, holding sample peaks at `limit_db`. Look-ahead 5 ms, release
+    50 ms: fast enough for plosives, too short to pump between words. `latency=true` keeps the
+    output aligned with the input, so chunk positions hold."""
+    return (f"alimiter=limit={10 ** (limit_db / 20):.4f}:level=false:attack=5:release=50"
+            ":latency=true")
 
 
 def _number(found: list[str]) -> float | None:

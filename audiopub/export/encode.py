@@ -14,19 +14,24 @@ Tags players use: title = the chapter's, album = the book's title, artist and al
 the author, track = n/N, genre, language; the cover as an attached picture (a
 METADATA_BLOCK_PICTURE comment in Opus, whose container has no picture streams). Tags travel in
 an ffmetadata file, so a long value (the cover, in Opus) never meets the command line's limits.
-Loudness: brought to the audiobook standard by default (`audio.loudness`). Each file is
-written under a temporary name and read back before it is put in place.
+Loudness: brought to the audiobook standard by default (`audio.loudness`), peaks held by a
+limiter; a lossy encoder still overshoots what it is given (MP3 by up to 3 dB on a click), so
+the file made is measured as a player decodes it (true peak) and, where that stands above
+-3 dB less a margin, encoded again quieter by the difference. Each file is written under a
+temporary name and read back before it is put in place.
 """
 
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import struct
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Final
 
@@ -35,12 +40,20 @@ import soundfile as sf
 from audiopub.atomic import atomic_write, scratch_dir
 from audiopub.audio.ffmetadata import BookTags, ChapterMark, build_ffmetadata, escape_ffmetadata
 from audiopub.audio.ffmpeg import ffmpeg_exe, probe, stderr_tail
+from audiopub.audio.levels import MAX_PEAK_DB, limiter, measure_levels
 from audiopub.audio.loudness import AUDIOBOOK, LoudnessTarget, measure, normalise_filter
 from audiopub.audio.mux import AAC_CODER, prepare_cover, write_concat_list
 from audiopub.book.models import Cover, sniff_image_type
 from audiopub.errors import MuxFailed
 from audiopub.settings import AAC_BITRATE
 
+log = logging.getLogger(__name__)
+
+# The highest true peak an encoded file may keep, under ACX's -3 dB: a margin for the
+# difference between decoders, and for ffmpeg's true-peak figure, rounded to 0.1 dB.
+ENCODED_PEAK_CEILING_DB: Final = MAX_PEAK_DB - 0.2
+PEAK_AIM_BELOW_DB: Final = 0.3  # an encode again aims this far under the ceiling
+PEAK_ENCODES: Final = 3  # encodes at most: the second one is quieter by the overshoot
 # A file read back is never shorter than its WAVs by more than rounding: that would be lost
 # audio. It may be longer by encoder padding (MP3 and AAC frames, priming), which players hide.
 SHORTER_TOLERANCE_S: Final = 0.1
@@ -94,21 +107,42 @@ def encode_audio(wavs: Sequence[Path], out: Path, format_name: str, tags: BookTa
             write_concat_list(wavs, folder / "audio.ffconcat")
             source = ["-f", "concat", "-safe", "0", "-i", str(folder / "audio.ffconcat")]
             rate = audio_format.sample_rate or sf.info(str(wavs[0])).samplerate
-            audio_filter = (normalise_filter(measure(source, loudness), rate, loudness)
-                            if loudness else f"aresample={rate}")
-            cmd = _command(ffmpeg, source, folder / "metadata.txt", picture, temp,
-                           audio_format, audio_filter)
-            result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-                                    text=True, errors="replace")
-            if result.returncode != 0 or not temp.is_file():
-                raise MuxFailed(f"Could not write {out.name}: ffmpeg exited with code "
-                                f"{result.returncode}.\nffmpeg said:\n"
-                                f"{stderr_tail(result.stderr)}")
+            command = partial(_command, ffmpeg, source, folder / "metadata.txt", picture,
+                              temp, audio_format)
+            if loudness is None:
+                _encode(command(f"aresample={rate}"), out, temp)
+            else:
+                levelled = normalise_filter(measure(source, loudness), rate, loudness)
+                _encode_under_peak_ceiling(command, f"{levelled},{limiter()}", out, temp)
             expected = sum(sf.info(str(wav)).duration for wav in wavs)
             written = probe(temp).duration_s
             if not -SHORTER_TOLERANCE_S <= written - expected <= LONGER_TOLERANCE_S:
                 raise MuxFailed(f"Could not write {out.name}: it holds {written:.2f} s of "
                                 f"audio instead of {expected:.2f} s")
+
+
+def _encode_under_peak_ceiling(command: Callable[[str], list[str]], audio_filter: str,
+                               out: Path, temp: Path) -> None:
+    """Encode with `audio_filter`, then measure the file as a player decodes it: while its
+    true peak stands above ENCODED_PEAK_CEILING_DB, encode again, quieter by the overshoot."""
+    trim_db = 0.0
+    for _ in range(PEAK_ENCODES):
+        _encode(command(f"{audio_filter},volume={-trim_db:.2f}dB" if trim_db else audio_filter),
+                out, temp)
+        peak = measure_levels(temp).true_peak_db
+        if peak is None or peak <= ENCODED_PEAK_CEILING_DB:
+            return
+        trim_db += peak - (ENCODED_PEAK_CEILING_DB - PEAK_AIM_BELOW_DB)
+    log.warning("%s peaks at %.1f dB (true peak) after %d encodes, each quieter; audiobook "
+                "distributors ask for at most %g dB", out.name, peak, PEAK_ENCODES, MAX_PEAK_DB)
+
+
+def _encode(cmd: list[str], out: Path, temp: Path) -> None:
+    result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
+                            text=True, errors="replace")
+    if result.returncode != 0 or not temp.is_file():
+        raise MuxFailed(f"Could not write {out.name}: ffmpeg exited with code "
+                        f"{result.returncode}.\nffmpeg said:\n{stderr_tail(result.stderr)}")
 
 
 def _command(ffmpeg: str, source: list[str], metadata: Path, picture: Path | None, out: Path,

@@ -44,6 +44,9 @@ def parse_chapter_selection(spec: str, count: int) -> list[int]:
             start, end = int(first), int(last or first)
         except ValueError:
             raise AudiopubError(f"Bad chapter selection {part!r}: use numbers like 1-3,7") from None
+        if start > end:
+            raise AudiopubError(f"Chapter selection {part!r} is reversed: write the lower "
+                                f"number first ({end}-{start})")
         if not 1 <= start <= end <= count:
             raise AudiopubError(f"Chapter selection {part!r} is outside 1-{count}")
         chosen.update(range(start, end + 1))

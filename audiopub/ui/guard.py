@@ -8,7 +8,9 @@ this server does not answer to is refused (400). A page of another site may post
 open the UI's socket: any request that changes something, and every socket request, whose
 `Origin` is not this server's own is refused (403). No page may frame the UI (clickjacking).
 Serving beyond loopback, anyone on the network could connect: a secret is then required
-(401 without it), given once in the start-up address (`/?token=…`), which sets a cookie.
+(401 without it), given once in the start-up address (`/?token=…`), which sets a cookie. A
+client that keeps offering wrong ones is refused for a while (429, `token_lockout`), and a
+secret the user chose must be long enough not to be guessed at all.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocketClose
 
+from audiopub import settings
 from audiopub.errors import SettingInvalid
+from audiopub.ui.token_lockout import TokenLockout, client_key
 
 TOKEN_ENV: Final = "AUDIOPUB_TOKEN"
 HOSTS_ENV: Final = "AUDIOPUB_ALLOWED_HOSTS"  # more names, separated by commas or spaces
@@ -60,11 +64,15 @@ class Policy:
     def has_token(self, connection: HTTPConnection) -> bool:
         if self.token is None:
             return True
+        return any(_equal(value, self.token) for value in self.offered_tokens(connection))
+
+    def offered_tokens(self, connection: HTTPConnection) -> list[str]:
+        """The tokens a request carries: in the cookie, the address, an Authorization header."""
         scheme, _, credentials = connection.headers.get("authorization", "").partition(" ")
         offered = [connection.cookies.get(self.cookie),
                    connection.query_params.get(TOKEN_PARAMETER),
                    credentials if scheme.lower() == "bearer" else None]
-        return any(value is not None and _equal(value, self.token) for value in offered)
+        return [value for value in offered if value is not None]
 
 
 def policy_for(host: str, port: int, extra_names: Iterable[str] = (),
@@ -81,6 +89,11 @@ def policy_for(host: str, port: int, extra_names: Iterable[str] = (),
                                  "(e.g. --allow-host books.example.lan)")
         names.add(name)
     token = environ.get(TOKEN_ENV, "").strip() or None
+    if token is not None and len(token) < settings.MIN_TOKEN_CHARS:
+        raise SettingInvalid(
+            f"{TOKEN_ENV} is too short to keep anyone out (a token needs at least "
+            f"{settings.MIN_TOKEN_CHARS} characters, this one has {len(token)}): choose a "
+            f"longer one, e.g. {TOKEN_ENV}={secrets.token_urlsafe(24)}")
     if token is None and not is_loopback(host):
         token = secrets.token_urlsafe(24)
     return Policy(frozenset(names), host in WILDCARDS, token, f"audiopub-token-{port}")
@@ -132,9 +145,10 @@ def start_address(policy: Policy, url: str) -> str:
 class Guard:
     """ASGI middleware in front of the whole app (pages, routes, uploads, socket.io)."""
 
-    def __init__(self, app: ASGIApp, policy: Policy) -> None:
+    def __init__(self, app: ASGIApp, policy: Policy, lockout: TokenLockout | None = None) -> None:
         self.app = app
         self.policy = policy
+        self.lockout = lockout or TokenLockout.from_settings()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -142,6 +156,8 @@ class Guard:
             return
         connection = HTTPConnection(scope)
         refusal = self._refusal(scope, connection)
+        if refusal is None:
+            refusal = self._token_refusal(connection)
         if refusal is not None:
             if scope["type"] == "websocket":
                 await WebSocketClose(POLICY_VIOLATION)(scope, receive, send)
@@ -169,12 +185,28 @@ class Guard:
         if acts and origin is not None and not same_origin(origin, host):
             return PlainTextResponse("Refused: this request came from another site's page "
                                      f"({origin}).", status_code=403)
-        if not self.policy.has_token(connection):
-            return PlainTextResponse(
-                "This Audiopub asks for its token: open the address it printed when it "
-                "started (ending in /?token=…), or add ?token= and the value of "
-                f"{TOKEN_ENV} to this address.", status_code=401)
         return None
+
+    def _token_refusal(self, connection: HTTPConnection) -> Response | None:
+        """401 without the token, 429 for a client that has offered too many wrong ones."""
+        if self.policy.token is None:
+            return None
+        client = client_key(connection.client.host if connection.client else None)
+        wait_s = self.lockout.wait_s(client)
+        if wait_s == 0:
+            if self.policy.has_token(connection):
+                self.lockout.succeeded(client)
+                return None
+            wait_s = self.lockout.failed(client, self.policy.offered_tokens(connection))
+        if wait_s > 0:
+            return PlainTextResponse(
+                f"Too many wrong tokens came from this address: wait {wait_s} s, then open the "
+                "address Audiopub printed when it started (ending in /?token=…).",
+                status_code=429, headers={"Retry-After": str(wait_s)})
+        return PlainTextResponse(
+            "This Audiopub asks for its token: open the address it printed when it "
+            "started (ending in /?token=…), or add ?token= and the value of "
+            f"{TOKEN_ENV} to this address.", status_code=401)
 
     def _set_cookie(self, connection: HTTPConnection) -> Response:
         rest = [(k, v) for k, v in connection.query_params.multi_items() if k != TOKEN_PARAMETER]

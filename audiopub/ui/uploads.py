@@ -22,6 +22,10 @@ STALE_AFTER_S: Final = 24 * 3600
 SUFFIX: Final = ".epub"
 # What a browser's multipart request adds around the file: boundaries, headers, its name.
 MULTIPART_FRAMING_BYTES: Final = 64 * 1024
+# The longest file name the page sends. The server's multipart parser (python-multipart)
+# refuses a part header over 4,224 bytes, where the name goes; at up to 4 bytes a character
+# (UTF-8, or %22 for a quote) 255 fits with room to spare, and no file system allows more.
+MAX_NAME_CHARS: Final = 255
 
 
 class FileUploadLike(Protocol):

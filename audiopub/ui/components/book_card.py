@@ -25,11 +25,16 @@ from audiopub.ui.book_reading import ReadFailed, UploadedBook, remove_thumbnail
 from audiopub.ui.components.lexicon_editor import LexiconEditor
 from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
-from audiopub.ui.uploads import display_name, save_upload
+from audiopub.ui.uploads import MAX_NAME_CHARS, display_name, save_upload
 
 log = logging.getLogger(__name__)
 
 ROWS_PER_BATCH = 200  # chapter rows built before the event loop gets a turn
+# q-uploader's hooks: which files it takes, and what it says of those it refused or could
+# not send (each refused file's reason, e.g. "max-file-size", and name).
+_NAME_FILTER = f"files => files.filter(file => file.name.length <= {MAX_NAME_CHARS})"
+_REJECTED = "(entries) => emit(entries.map(e => [e.failedPropValidation, e.file.name]))"
+_FAILED = "(info) => emit(info.xhr.status, info.files.map(file => file.name))"
 
 
 class BookPanel:
@@ -60,8 +65,12 @@ class BookPanel:
             self.upload = ui.upload(
                 label=f"Drop an .epub here or click to choose one (up to {fmt.size(limit)})",
                 auto_upload=True, max_file_size=limit, max_files=1,
-                on_upload=self._handle_upload, on_rejected=self._handle_rejected,
+                on_upload=self._handle_upload,
             ).props('accept=".epub,application/epub+zip" flat').classes("ap-upload").mark("upload")
+            # A name the server could not take is refused before a byte is sent.
+            self.upload.props(f':filter="{_NAME_FILTER}"')
+            self.upload.on("rejected", self._handle_rejected, js_handler=_REJECTED)
+            self.upload.on("failed", self._handle_failed, js_handler=_FAILED)
             with ui.row().classes("items-center gap-3") as self.busy:
                 ui.spinner(size="1.5em")
                 ui.label("Reading the book…").classes("ap-muted")
@@ -132,9 +141,23 @@ class BookPanel:
             self._update_summary()
             self.on_change()
 
-    def _handle_rejected(self) -> None:
+    def _handle_rejected(self, event: events.GenericEventArguments) -> None:
+        for reason, name in event.args:
+            if reason == "filter":
+                self._show_error(f"{display_name(name)}: its name is too long to upload "
+                                 f"({fmt.count(len(name))} characters; at most "
+                                 f"{MAX_NAME_CHARS}). Rename the file and choose it again.")
+                return
         self._show_error("That file was refused: only .epub files up to "
                          f"{fmt.size(self.services.upload_limit_bytes)} are accepted.")
+
+    def _handle_failed(self, event: events.GenericEventArguments) -> None:
+        """The browser sent the file and the server refused it (or never answered)."""
+        status, names = event.args
+        name = display_name(names[0] if names else None)
+        answer = f"the server answered HTTP {status}" if status else "the connection was lost"
+        self.upload.reset()  # ready for the next file
+        self._show_error(f"{name} could not be uploaded ({answer}). Choose it again.")
 
     def _fail(self, path: Path, message: str) -> None:
         path.unlink(missing_ok=True)
