@@ -36,6 +36,7 @@ from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
     job_lexicon,
     language_note,
+    made_as_asked,
     parse_chapter_selection,
     plan_book,
     resolve_settings,
@@ -173,13 +174,13 @@ def _find_unfinished(store: JobStore, epub: Path, output: Path) -> Job | None:
     return None
 
 
-def _find_done(store: JobStore, epub: Path, output: Path) -> Job | None:
-    """The finished job that made this book to this output, while the output is there."""
-    for job in reversed(store.list_jobs()):
-        if job.state is JobState.DONE and job.output_path == output and output.is_file() \
-                and _same_book(job, epub):
-            return job
-    return None
+def _made(store: JobStore, epub: Path, output: Path) -> list[Job]:
+    """The finished jobs that made this book to this output, newest first, while the output
+    is there."""
+    if not output.is_file():
+        return []
+    return [job for job in reversed(store.list_jobs())
+            if job.state is JobState.DONE and job.output_path == output and _same_book(job, epub)]
 
 
 def _convert(args: argparse.Namespace) -> int:
@@ -203,16 +204,26 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
     if output in taken:  # two books of one title in one folder
         output = output.with_name(f"{output.stem} ({safe_name(epub.stem)}).m4b")
     with JobStore.open_default() as store:
-        done = _find_done(store, epub, output) if skip_done else None
-        if done is not None:
+        made = _made(store, epub, output)
+        if made and skip_done:
             print(f"Already made: {output}", file=sys.stderr)
-            return 0, done.id
+            return 0, made[0].id
         job = _find_unfinished(store, epub, output)
-        # The book is read once per job: now for a new one, at submission for a resumed one.
-        book = read_book() if job is None else stored_book(store, job)
+        earlier = job or next(iter(made), None)
+        # The book is read once per job: now for a new one, at submission for a known one.
+        book = read_book() if earlier is None else stored_book(store, earlier)
         wanted = _settings_from(args, book)
         engine = get_engine(wanted.engine, use_gpu=wanted.use_gpu)
-        if job is None:
+        done = None
+        if job is None:  # one book made with the same settings and words is one job
+            done = next((old for old in made if made_as_asked(
+                store, old, book, resolve_settings(wanted, engine, book, old.settings), engine)),
+                None)
+        if done is not None:
+            print(f"Already made with these settings: {output} (job {done.id[:8]})",
+                  file=sys.stderr)
+            job = done
+        elif job is None:
             job = submit_job(store, epub, book, output, wanted, engine)
         else:
             job = _prepare_resume(store, job,
@@ -223,7 +234,7 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
         if args.show_spoken:
             _show_spoken(book, engine.max_chunk_chars, job.settings,
                          job_lexicon(store, job.epub_path, book, job.settings, engine))
-        status = foreground.run_or_follow(store, job.id)
+        status = 0 if job is done else foreground.run_or_follow(store, job.id)
         if status == 0 and store.get_job(job.id).state is JobState.DONE:
             for path in on_convert.make_outputs(store, job.id, outputs):
                 print(path)

@@ -18,6 +18,7 @@ from audiopub.atomic import TEMP_MARK
 from audiopub.audio.stitch import pause_after
 from audiopub.audio.ffmpeg import probe
 from audiopub.book.epub_reader import read_epub
+from audiopub.book.lexicon import user_lexicon_path
 from audiopub.cli import main
 from audiopub.jobs import foreground
 from audiopub.jobs.events import JobEvent
@@ -394,3 +395,30 @@ def test_jobs_lists_whole_titles_as_wide_as_the_terminal(
     assert len(lines) > 1 and str(tmp_path / "long.m4b") in lines[0]
     assert " ".join(line[JOBS_TITLE_COLUMN:].split("  ")[0].strip()
                     for line in lines) == title
+
+
+def test_the_same_convert_again_is_the_same_job_and_other_settings_a_new_one(
+        three_chapter_epub: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "coastline.m4b"
+    command = ["convert", str(three_chapter_epub), "-o", str(out)]
+    assert main(command) == 0
+    made = out.stat().st_mtime_ns
+    capsys.readouterr()
+    assert main([*command, "--subtitles", "srt"]) == 0  # what is asked beside it is still made
+    captured = capsys.readouterr()
+    with JobStore.open_default() as store:
+        (job,) = store.list_jobs()
+    assert f"Already made with these settings: {out} (job {job.id[:8]})" in captured.err
+    assert str(tmp_path / "coastline.srt") in captured.out
+    assert out.stat().st_mtime_ns == made  # the book was not made again
+    assert main(["jobs"]) == 0 and len(capsys.readouterr().out.splitlines()) == 1
+
+    # Other words (your lexicon edited since): another job, as are other settings.
+    user_lexicon_path(settings.data_dir()).write_text("harbour\tport\n", "utf-8")
+    assert main(command) == 0
+    assert main([*command, "--speed", "1.2"]) == 0
+    with JobStore.open_default() as store:
+        first, second, third = store.list_jobs()
+    assert first.id == job.id and second.settings == job.settings
+    assert third.settings.speed == 1.2
+    assert all(made.state is JobState.DONE for made in (first, second, third))

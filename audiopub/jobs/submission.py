@@ -26,7 +26,7 @@ from audiopub.book.scripts import check_speakable, primary_subtag
 from audiopub.book.spoken import spoken_form, supported_languages
 from audiopub.errors import AudiopubError, DiskFull
 from audiopub.gpu.monitor import query_gpu_info
-from audiopub.jobs.models import Job, JobSettings, JobState
+from audiopub.jobs.models import Job, JobSettings, JobState, chunk_cache_key
 from audiopub.jobs.proof_listening import listening_ready, require_listening
 from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import Engine, Voice, voice_of
@@ -177,6 +177,21 @@ def job_lexicon(store: JobStore, epub: Path, book: Book, settings: JobSettings,
     entries = layered(read_if_present(book_lexicon_path(data_dir, epub)), book.pronunciations,
                       read_if_present(user_lexicon_path(data_dir)), own=settings.lexicon)
     return Lexicon(entries, engine.phoneme_symbols(settings.voice or ""))
+
+
+def made_as_asked(store: JobStore, job: Job, book: Book, settings: JobSettings,
+                  engine: Engine) -> bool:
+    """Whether the finished `job` made `book` as `settings` (resolved) would make it now: the
+    same settings and the same words in every chunk (the lexicon files are read again, so an
+    edit since counts as a change)."""
+    if settings != job.settings:
+        return False
+    lexicon = job_lexicon(store, job.epub_path, book, settings, engine)
+    planned = [chunk_cache_key(chunk.spoken, settings)
+               for _, chunks in plan_book(book, engine.max_chunk_chars, settings.chapters,
+                                          settings.language, lexicon)
+               for chunk in chunks]
+    return planned == [row.cache_key for row in store.all_chunks(job.id)]
 
 
 def stored_book(store: JobStore, job: Job) -> Book:
