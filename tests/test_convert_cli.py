@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from epub_factory import build_epub
+from epub_factory import build_epub, with_metadata
 from tiny_supertonic import build_tiny_model
 
 from voices import add_voice_with_rate
@@ -422,3 +422,15 @@ def test_the_same_convert_again_is_the_same_job_and_other_settings_a_new_one(
     assert first.id == job.id and second.settings == job.settings
     assert third.settings.speed == 1.2
     assert all(made.state is JobState.DONE for made in (first, second, third))
+
+
+def test_the_book_names_its_narrator_description_and_language(tmp_path: Path) -> None:
+    book = with_metadata(build_epub(tmp_path / "livre.epub", [("Un", ["Le train arriva."])],
+                                    title="Le Livre", language="fr-FR"),
+                         "<dc:description>A short story by the sea.</dc:description>")
+    out = tmp_path / "livre.m4b"
+    assert main(["convert", str(book), "-o", str(out)]) == 0
+    result = probe(out)
+    assert result.tags["composer"] == "Audiopub (Piper, en_US-joe-medium)"  # the narrator
+    assert result.tags["description"] == "A short story by the sea."
+    assert result.audio_language == "fra"  # ISO 639-2/T, as MP4 stores it; not "und"
