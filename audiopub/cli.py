@@ -13,7 +13,6 @@ import functools
 import logging
 import shutil
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -43,7 +42,7 @@ from audiopub.jobs.submission import (
     stored_book,
     submit_job,
 )
-from audiopub.jobs.terminal import JOBS_TITLE_COLUMN, title_width
+from audiopub.jobs.terminal import fit_title, title_width
 from audiopub.tts.engine import voice_of
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
 from audiopub.voices import command as voices_command
@@ -308,12 +307,8 @@ def _jobs(details: bool) -> int:
         width = title_width(jobs, shutil.get_terminal_size((100, 24)).columns)
         for job in jobs:
             progress = store.progress(job.id)
-            # A title too long for the terminal goes on under itself, never cut.
-            title = textwrap.wrap(job.title, width) or [""]
             print(f"{job.id[:8]}  {job.state.value:9}  {100 * progress.fraction:5.1f}%  "
-                  f"{title[0]:{width}}  {job.output_path}")
-            for more in title[1:]:
-                print(f"{'':{JOBS_TITLE_COLUMN}}{more}")
+                  f"{fit_title(job.title, width):{width}}  {job.output_path}")
             if job.error:
                 print(f"          {job.error}")
             if details:

@@ -25,7 +25,7 @@ from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import submit_job
-from audiopub.jobs.terminal import JOBS_TITLE_COLUMN
+from audiopub.jobs.terminal import JOBS_TITLE_COLUMN, fit_title
 from audiopub.jobs.worker import runner_lock
 from audiopub.tts import onnx_runtime
 from audiopub.tts.registry import get_engine
@@ -377,7 +377,7 @@ def test_the_progress_bar_counts_in_whole_numbers() -> None:
     assert "68.0" not in shown and "12.3k" not in shown
 
 
-def test_jobs_lists_whole_titles_as_wide_as_the_terminal(
+def test_jobs_lists_titles_as_wide_as_the_terminal_one_line_a_job(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     title = "The Remarkable Adventures of a Very Long Title Indeed, Volume Two"
@@ -389,12 +389,16 @@ def test_jobs_lists_whole_titles_as_wide_as_the_terminal(
     assert main(["jobs"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     assert f"  {title}  {tmp_path / 'long.m4b'}" in line
-    monkeypatch.setenv("COLUMNS", "60")  # too narrow: the title goes on under itself
-    assert main(["jobs"]) == 0
+    # Too narrow: the title is shortened at a word, never wrapped onto lines of its own.
+    columns = JOBS_TITLE_COLUMN + 40 + len(str(tmp_path / "long.m4b"))
+    monkeypatch.setenv("COLUMNS", str(columns))
+    assert main(["jobs", "--details"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) > 1 and str(tmp_path / "long.m4b") in lines[0]
-    assert " ".join(line[JOBS_TITLE_COLUMN:].split("  ")[0].strip()
-                    for line in lines) == title
+    assert "  The Remarkable Adventures of a Very…  " in lines[0] and len(lines[0]) <= columns
+    assert lines[0].endswith(str(tmp_path / "long.m4b"))
+    assert all(line.startswith("          ") for line in lines[1:])  # the details, indented
+    assert fit_title(title, 20) == "The Remarkable…"
+    assert fit_title("Supercalifragilisticexpialidocious", 20) == "Supercalifragilisti…"
 
 
 def test_the_same_convert_again_is_the_same_job_and_other_settings_a_new_one(
