@@ -223,9 +223,11 @@ async def test_the_cover_is_a_thumbnail_served_by_url(user: User, tmp_path: Path
     assert (await user.http_client.get(source)).status_code == 404
 
 
-async def test_what_reading_left_out_is_shown_with_the_book(user: User, small_book: Path,
-                                                            tmp_path: Path) -> None:
-    """A book read with a problem (here: no mimetype entry) says so beside its chapters."""
+async def test_what_reading_left_out_is_shown_with_the_book(
+        user: User, small_book: Path, tmp_path: Path, services: Services,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """A book read with a problem (here: no mimetype entry) says so beside its chapters, and
+    the server's log names the file as the person called it, not by the upload's random name."""
     flawed = tmp_path / "flawed.epub"
     with zipfile.ZipFile(small_book) as source, zipfile.ZipFile(flawed, "w") as target:
         for item in source.infolist():
@@ -236,6 +238,18 @@ async def test_what_reading_left_out_is_shown_with_the_book(user: User, small_bo
     assert "1 note on reading this book" in element(user, "book-warnings").props["label"]
     (warning,) = [e.text for e in user.find(marker="book-warning").elements]
     assert warning == "The archive has no “mimetype” entry; it was read as an EPUB anyway."
+    (saved,) = services.uploads_dir.iterdir()
+    log = capfd.readouterr().err  # the reader's process writes to the server's stderr
+    assert f"flawed.epub: {warning}" in log and saved.stem not in log
+
+
+async def test_a_book_without_a_title_is_called_by_its_file_name(user: User,
+                                                                 tmp_path: Path) -> None:
+    untitled = build_epub(tmp_path / "book.epub", [("One", ["A line."])], title="")
+    await user.open("/")
+    await upload(user, untitled, name="My Holiday.epub")
+    await see(user, marker="book-title")
+    assert text(user, "book-title") == "My Holiday"
 
 
 @pytest.mark.parametrize(("payload", "expected"), [
