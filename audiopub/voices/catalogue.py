@@ -99,6 +99,7 @@ class Catalogue:
     piper: Mapping[str, PiperEntry]
     source: str  # "the Hub", "the index refreshed on …", "the snapshot shipped with Audiopub"
     note: str | None = None  # one line for the person when the Hub could not be asked
+    offline: bool = False  # the Hub (or mirror) did not answer at all: don't ask it again
     supertonic_sizes: Mapping[str, int] = field(default_factory=dict)  # known after a refresh
 
     @property
@@ -200,7 +201,8 @@ def refresh_catalogue(timeout_s: float = REFRESH_TIMEOUT_S) -> Catalogue:
         else:
             note = (f"Voice list not refreshed ({str(exc).splitlines()[0]}); showing "
                     f"{local.source}.")
-        return Catalogue(local.piper, local.source, note=note)
+        return Catalogue(local.piper, local.source, note=note,
+                         offline=isinstance(exc, HubUnreachable))
     _keep(data)
     return Catalogue(entries, "the Hub's voice index",
                      supertonic_sizes=_supertonic_sizes(timeout_s))
