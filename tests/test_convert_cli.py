@@ -328,11 +328,15 @@ def test_a_book_in_another_language_than_the_voice_is_said(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from epub_factory import build_epub
 
-    epub = build_epub(tmp_path / "de.epub", [("Eins", ["Es war 1850."])], language="de")
-    assert main(["convert", str(epub), "-o", str(tmp_path / "de.m4b")]) == 0
+    epub = build_epub(tmp_path / "fr.epub", [("Un", ["Il était 1850."])], language="fr")
+    assert main(["convert", str(epub), "-o", str(tmp_path / "fr.m4b")]) == 0
     err = capsys.readouterr().err
-    assert "The book is in de, the voice en_US-joe-medium speaks en-US" in err
-    assert "read by de rules" in err
+    assert "The book is in fr, the voice en_US-joe-medium speaks en-US: its words will be " \
+           "pronounced as English, its numbers and abbreviations read by fr rules." in err
+    # A voice in the book's language, from the lists shipped with Audiopub, and how to get it.
+    assert "For French, choose piper:fr_FR-siwis-medium (`audiopub voices download " \
+           "piper:fr_FR-siwis-medium`, then --voice fr_FR-siwis-medium) or Kokoro's ff_siwis " \
+           "(`audiopub voices download kokoro`, then --engine kokoro --voice ff_siwis)." in err
 
 
 def test_serve_options_with_another_command_are_an_error(

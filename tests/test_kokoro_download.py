@@ -211,11 +211,12 @@ def test_the_shipped_kokoro_index_has_the_repositorys_voices(hub: HubServer) -> 
     """What the local Hub's repository (real Kokoro voices) holds, the shipped index names,
     with the language and gender Kokoro's naming gives them."""
     from audiopub.tts.kokoro_files import GENDERS, LANGUAGES
-    from audiopub.voices.kokoro_install import kokoro_voices, shipped_voices
+    from audiopub.voices.catalogue import kokoro_index
+    from audiopub.voices.kokoro_install import kokoro_voices
 
     served = kokoro_voices(ask_hub=True)
     assert served.source == REPO and served.voices == ("jf_alpha", "jm_kumo")
-    shipped = shipped_voices()
+    shipped = kokoro_index()
     assert set(served.voices) <= set(shipped) and len(shipped) == 54
     assert set(voice_vectors()) <= set(shipped)  # every Kokoro voice the tests have
     for name, (language, gender) in shipped.items():

@@ -37,7 +37,10 @@ from audiopub.book.pictures import image_size
 from audiopub.export.audiobookshelf import export_audiobookshelf
 from audiopub.figures import approx_duration
 from audiopub.jobs.models import JobSettings, JobState
+from audiopub.jobs.submission import language_note
+from audiopub.tts.engine import voice_of
 from audiopub.tts.piper_files import embedded_voice
+from audiopub.tts.registry import get_engine
 from audiopub.ui.components.book_card import ROWS_PER_BATCH
 from audiopub.ui.services import GpuSupport, Services
 
@@ -612,6 +615,20 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
     await eventually(lambda: not services.store.list_jobs())
     assert not any(p.name.startswith(job.output_path.stem)
                    for p in job.output_path.parent.iterdir())
+
+
+async def test_a_book_not_in_the_voices_language_is_said_on_its_job_card(
+        user: User, tmp_path: Path, services: Services) -> None:
+    book = build_epub(tmp_path / "fr.epub", [("Un", ["Le train arriva."])], title="Le Train",
+                      language="fr")
+    await open_with_book(user, book)
+    user.find(marker="generate").click()
+    await see(user, marker="job-language-note", timeout=90)
+    note = text(user, "job-language-note")
+    # The same words as the command line's warning.
+    assert note == language_note("fr", voice_of(get_engine("piper"), "en_US-joe-medium"))
+    assert "pronounced as English" in note and "piper:fr_FR-siwis-medium" in note
+    await job_state(user, "Done", timeout=180)
 
 
 async def test_cancel_a_running_job(user: User, long_book: Path, services: Services) -> None:

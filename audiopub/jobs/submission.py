@@ -107,15 +107,25 @@ def listening_decision(settings: JobSettings, earlier: JobSettings | None = None
 
 
 def language_note(text_language: str | None, voice: Voice) -> str | None:
-    """A line for the user when the book's language is not the voice's: its numbers and
-    abbreviations are said by the book's language's rules, its words in the voice's accent."""
+    """A line for the user when the book's language is not the voice's: its words are
+    pronounced in the voice's language, its numbers and abbreviations said by the book's
+    language's rules; and a voice in the book's language from the lists that ship with
+    Audiopub, with how to get it."""
+    from audiopub.voices.suggest import language_name, voices_for  # reads the voice lists
+
     if not text_language or voice.speaks(text_language):
         return None
     rules = (f"{text_language} rules" if primary_subtag(text_language) in supported_languages()
              else "no language's rules (digits are left to the voice)")
+    accent = ("a language it knows" if voice.language == "multi"
+              else language_name(voice.language))
+    wanted = language_name(text_language)
+    suggestions = voices_for(text_language)
+    advice = (f"For {wanted}, choose {' or '.join(s.describe() for s in suggestions)}."
+              if suggestions else f"No voice Audiopub knows of reads {wanted}.")
     return (f"The book is in {text_language}, the voice {voice.id} speaks "
-            f"{voice.describe_languages()}: numbers and abbreviations are read by {rules}; "
-            "choose a voice in the book's language for the best result.")
+            f"{voice.describe_languages()}: its words will be pronounced as {accent}, its "
+            f"numbers and abbreviations read by {rules}. {advice}")
 
 
 def disk_needed(chars: int, sample_rate: int, speed: float) -> int:

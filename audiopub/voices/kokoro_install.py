@@ -9,8 +9,8 @@ folder as for every download, an interrupted download continues from the files a
 complete, and they are moved into place with the model file last: a variant is there for the
 engine once its model file is.
 
-The repository's voices (name, language, gender) ship with Audiopub as `kokoro-voices.json`,
-as Piper's index does, so `voices --all` lists them offline or where a mirror lacks them.
+The repository's voices are also known without the Hub (`catalogue.kokoro_index`), so
+`voices --all` lists them offline or where a mirror lacks them.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Final
 
@@ -39,6 +37,7 @@ from audiopub.tts.kokoro_files import (
     language_of,
 )
 from audiopub.voices import hub
+from audiopub.voices.catalogue import kokoro_index
 from audiopub.voices.install import (
     STAGING,
     Installed,
@@ -54,7 +53,6 @@ KOKORO_ID: Final = "kokoro"
 KOKORO_REPO: Final = "onnx-community/Kokoro-82M-v1.0-ONNX"
 RECORD: Final = "audiopub-download.json"  # inside the folder: what Audiopub downloaded
 LIST_TIMEOUT_S: Final = 5.0  # a person is waiting for `voices --all`
-SHIPPED_INDEX: Final = "kokoro-voices.json"  # package data: the repository's voices when shipped
 SHIPPED_SOURCE: Final = "the voice index shipped with Audiopub"
 
 
@@ -187,19 +185,11 @@ def kokoro_voices(ask_hub: bool = True, timeout_s: float = LIST_TIMEOUT_S) -> Ko
                            and path.startswith(f"{VOICES}/"))
             return KokoroListing(tuple(names), KOKORO_REPO)
     installed = KokoroFiles(default_folder()).voice_names()
-    return KokoroListing(tuple(sorted({*shipped_voices(), *installed})), SHIPPED_SOURCE)
-
-
-@cache
-def shipped_voices() -> dict[str, tuple[str, str]]:
-    """The repository's voices as shipped with Audiopub: name → (language tag, gender)."""
-    data = json.loads(resources.files("audiopub.voices").joinpath(SHIPPED_INDEX)
-                      .read_text("utf-8"))
-    return {name: (facts["language"], facts["gender"]) for name, facts in data["voices"].items()}
+    return KokoroListing(tuple(sorted({*kokoro_index(), *installed})), SHIPPED_SOURCE)
 
 
 def describe_voice(name: str) -> tuple[str, str]:
     """(language tag, "female"/"male"/"") of a voice: as the shipped index says, else as its
     name says (a voice of your own)."""
-    return shipped_voices().get(name) or (language_of(name)[0],
+    return kokoro_index().get(name) or (language_of(name)[0],
                                           GENDERS.get(name[1:2].lower(), ""))
