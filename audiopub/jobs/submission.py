@@ -111,16 +111,18 @@ def language_note(text_language: str | None, voice: Voice) -> str | None:
     pronounced in the voice's language, its numbers and abbreviations said by the book's
     language's rules; and a voice in the book's language from the lists that ship with
     Audiopub, with how to get it."""
-    from audiopub.voices.suggest import language_name, voices_for  # reads the voice lists
+    from audiopub.voices.catalogue import local_catalogue  # the voice lists: read only here
+    from audiopub.voices.suggest import language_name, voices_for
 
     if not text_language or voice.speaks(text_language):
         return None
     rules = (f"{text_language} rules" if primary_subtag(text_language) in supported_languages()
              else "no language's rules (digits are left to the voice)")
+    catalogue = local_catalogue()
     accent = ("a language it knows" if voice.language == "multi"
-              else language_name(voice.language))
-    wanted = language_name(text_language)
-    suggestions = voices_for(text_language)
+              else language_name(voice.language, catalogue))
+    wanted = language_name(text_language, catalogue)
+    suggestions = voices_for(text_language, catalogue)
     advice = (f"For {wanted}, choose {' or '.join(s.describe() for s in suggestions)}."
               if suggestions else f"No voice Audiopub knows of reads {wanted}.")
     return (f"The book is in {text_language}, the voice {voice.id} speaks "

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from audiopub.voices.catalogue import PiperEntry, kokoro_index, local_catalogue
+from audiopub.voices.catalogue import Catalogue, PiperEntry, kokoro_index, local_catalogue
 
 # Piper qualities, most wanted first: medium is what most voices come in (and the embedded
 # voice's), high is larger and slower for a small gain.
@@ -42,20 +42,21 @@ def _primary(tag: str) -> str:
     return tag.strip().replace("_", "-").split("-", 1)[0].lower()
 
 
-def language_name(tag: str) -> str:
-    """"French" for "fr-FR", as Piper's index names the language; the tag where none does."""
+def language_name(tag: str, catalogue: Catalogue | None = None) -> str:
+    """"French" for "fr-FR", as Piper's index names the language; the tag where none does.
+    (`catalogue`: one already read, else the local one.)"""
     primary = _primary(tag)
-    for entry in local_catalogue().piper.values():
+    for entry in (catalogue or local_catalogue()).piper.values():
         if entry.language_family.lower() == primary:
             return entry.language_english
     return tag
 
 
-def voices_for(tag: str) -> list[Suggestion]:
+def voices_for(tag: str, catalogue: Catalogue | None = None) -> list[Suggestion]:
     """The Piper voice and the Kokoro voice (at most one each) that best read `tag`'s language:
     installed first, its region where the tag names one, medium quality."""
     found = []
-    piper = _best_piper(tag)
+    piper = _best_piper(tag, catalogue or local_catalogue())
     if piper is not None:
         found.append(piper)
     kokoro = _best_kokoro(tag)
@@ -64,14 +65,14 @@ def voices_for(tag: str) -> list[Suggestion]:
     return found
 
 
-def _best_piper(tag: str) -> Suggestion | None:
+def _best_piper(tag: str, catalogue: Catalogue) -> Suggestion | None:
     from audiopub.voices.installed import installed_ids  # reads the models folder
 
     primary = _primary(tag)
     region = tag.replace("_", "-").lower()
     # One speaker: a multi-speaker model's voice ids name speakers its config lists, which
     # are not known before it is downloaded.
-    entries = [entry for entry in local_catalogue().piper.values()
+    entries = [entry for entry in catalogue.piper.values()
                if entry.language_family.lower() == primary and entry.num_speakers == 1]
     if not entries:
         return None
