@@ -13,7 +13,6 @@ import functools
 import logging
 import shutil
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -36,13 +35,14 @@ from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
     job_lexicon,
     language_note,
+    made_as_asked,
     parse_chapter_selection,
     plan_book,
     resolve_settings,
     stored_book,
     submit_job,
 )
-from audiopub.jobs.terminal import JOBS_TITLE_COLUMN, title_width
+from audiopub.jobs.terminal import fit_title, title_width
 from audiopub.tts.engine import voice_of
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
 from audiopub.voices import command as voices_command
@@ -173,13 +173,13 @@ def _find_unfinished(store: JobStore, epub: Path, output: Path) -> Job | None:
     return None
 
 
-def _find_done(store: JobStore, epub: Path, output: Path) -> Job | None:
-    """The finished job that made this book to this output, while the output is there."""
-    for job in reversed(store.list_jobs()):
-        if job.state is JobState.DONE and job.output_path == output and output.is_file() \
-                and _same_book(job, epub):
-            return job
-    return None
+def _made(store: JobStore, epub: Path, output: Path) -> list[Job]:
+    """The finished jobs that made this book to this output, newest first, while the output
+    is there."""
+    if not output.is_file():
+        return []
+    return [job for job in reversed(store.list_jobs())
+            if job.state is JobState.DONE and job.output_path == output and _same_book(job, epub)]
 
 
 def _convert(args: argparse.Namespace) -> int:
@@ -203,16 +203,26 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
     if output in taken:  # two books of one title in one folder
         output = output.with_name(f"{output.stem} ({safe_name(epub.stem)}).m4b")
     with JobStore.open_default() as store:
-        done = _find_done(store, epub, output) if skip_done else None
-        if done is not None:
+        made = _made(store, epub, output)
+        if made and skip_done:
             print(f"Already made: {output}", file=sys.stderr)
-            return 0, done.id
+            return 0, made[0].id
         job = _find_unfinished(store, epub, output)
-        # The book is read once per job: now for a new one, at submission for a resumed one.
-        book = read_book() if job is None else stored_book(store, job)
+        earlier = job or next(iter(made), None)
+        # The book is read once per job: now for a new one, at submission for a known one.
+        book = read_book() if earlier is None else stored_book(store, earlier)
         wanted = _settings_from(args, book)
         engine = get_engine(wanted.engine, use_gpu=wanted.use_gpu)
-        if job is None:
+        done = None
+        if job is None:  # one book made with the same settings and words is one job
+            done = next((old for old in made if made_as_asked(
+                store, old, book, resolve_settings(wanted, engine, book, old.settings), engine)),
+                None)
+        if done is not None:
+            print(f"Already made with these settings: {output} (job {done.id[:8]})",
+                  file=sys.stderr)
+            job = done
+        elif job is None:
             job = submit_job(store, epub, book, output, wanted, engine)
         else:
             job = _prepare_resume(store, job,
@@ -223,7 +233,7 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
         if args.show_spoken:
             _show_spoken(book, engine.max_chunk_chars, job.settings,
                          job_lexicon(store, job.epub_path, book, job.settings, engine))
-        status = foreground.run_or_follow(store, job.id)
+        status = 0 if job is done else foreground.run_or_follow(store, job.id)
         if status == 0 and store.get_job(job.id).state is JobState.DONE:
             for path in on_convert.make_outputs(store, job.id, outputs):
                 print(path)
@@ -297,12 +307,8 @@ def _jobs(details: bool) -> int:
         width = title_width(jobs, shutil.get_terminal_size((100, 24)).columns)
         for job in jobs:
             progress = store.progress(job.id)
-            # A title too long for the terminal goes on under itself, never cut.
-            title = textwrap.wrap(job.title, width) or [""]
             print(f"{job.id[:8]}  {job.state.value:9}  {100 * progress.fraction:5.1f}%  "
-                  f"{title[0]:{width}}  {job.output_path}")
-            for more in title[1:]:
-                print(f"{'':{JOBS_TITLE_COLUMN}}{more}")
+                  f"{fit_title(job.title, width):{width}}  {job.output_path}")
             if job.error:
                 print(f"          {job.error}")
             if details:

@@ -24,7 +24,8 @@ _read_upload = book_reading.read_upload  # the real one, as this process importe
 _reads = itertools.count()
 
 
-def read_upload(path: Path, data_dir: Path) -> book_reading.UploadedBook:
+def read_upload(path: Path, data_dir: Path,
+                name: str | None = None) -> book_reading.UploadedBook:
     slow = os.environ.get("AUDIOPUB_TEST_SLOW_READ")
     if slow:
         try:
@@ -40,4 +41,4 @@ def read_upload(path: Path, data_dir: Path) -> book_reading.UploadedBook:
                 time.sleep(POLL_S)
         finally:
             marker.unlink()
-    return _read_upload(path, data_dir)
+    return _read_upload(path, data_dir, name)

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from epub_factory import build_epub
+from epub_factory import build_epub, with_metadata
 from tiny_supertonic import build_tiny_model
 
 from voices import add_voice_with_rate
@@ -18,13 +18,14 @@ from audiopub.atomic import TEMP_MARK
 from audiopub.audio.stitch import pause_after
 from audiopub.audio.ffmpeg import probe
 from audiopub.book.epub_reader import read_epub
+from audiopub.book.lexicon import user_lexicon_path
 from audiopub.cli import main
 from audiopub.jobs import foreground
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import submit_job
-from audiopub.jobs.terminal import JOBS_TITLE_COLUMN
+from audiopub.jobs.terminal import JOBS_TITLE_COLUMN, fit_title
 from audiopub.jobs.worker import runner_lock
 from audiopub.tts import onnx_runtime
 from audiopub.tts.registry import get_engine
@@ -329,11 +330,15 @@ def test_a_book_in_another_language_than_the_voice_is_said(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from epub_factory import build_epub
 
-    epub = build_epub(tmp_path / "de.epub", [("Eins", ["Es war 1850."])], language="de")
-    assert main(["convert", str(epub), "-o", str(tmp_path / "de.m4b")]) == 0
+    epub = build_epub(tmp_path / "fr.epub", [("Un", ["Il était 1850."])], language="fr")
+    assert main(["convert", str(epub), "-o", str(tmp_path / "fr.m4b")]) == 0
     err = capsys.readouterr().err
-    assert "The book is in de, the voice en_US-joe-medium speaks en-US" in err
-    assert "read by de rules" in err
+    assert "The book is in fr, the voice en_US-joe-medium speaks en-US: its words will be " \
+           "pronounced as English, its numbers and abbreviations read by fr rules." in err
+    # A voice in the book's language, from the lists shipped with Audiopub, and how to get it.
+    assert "For French, choose piper:fr_FR-siwis-medium (`audiopub voices download " \
+           "piper:fr_FR-siwis-medium`, then --voice fr_FR-siwis-medium) or Kokoro's ff_siwis " \
+           "(`audiopub voices download kokoro`, then --engine kokoro --voice ff_siwis)." in err
 
 
 def test_serve_options_with_another_command_are_an_error(
@@ -378,7 +383,7 @@ def test_the_progress_bar_counts_in_whole_numbers() -> None:
     assert "68.0" not in shown and "12.3k" not in shown
 
 
-def test_jobs_lists_whole_titles_as_wide_as_the_terminal(
+def test_jobs_lists_titles_as_wide_as_the_terminal_one_line_a_job(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     title = "The Remarkable Adventures of a Very Long Title Indeed, Volume Two"
@@ -390,9 +395,52 @@ def test_jobs_lists_whole_titles_as_wide_as_the_terminal(
     assert main(["jobs"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     assert f"  {title}  {tmp_path / 'long.m4b'}" in line
-    monkeypatch.setenv("COLUMNS", "60")  # too narrow: the title goes on under itself
-    assert main(["jobs"]) == 0
+    # Too narrow: the title is shortened at a word, never wrapped onto lines of its own.
+    columns = JOBS_TITLE_COLUMN + 40 + len(str(tmp_path / "long.m4b"))
+    monkeypatch.setenv("COLUMNS", str(columns))
+    assert main(["jobs", "--details"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) > 1 and str(tmp_path / "long.m4b") in lines[0]
-    assert " ".join(line[JOBS_TITLE_COLUMN:].split("  ")[0].strip()
-                    for line in lines) == title
+    assert "  The Remarkable Adventures of a Very…  " in lines[0] and len(lines[0]) <= columns
+    assert lines[0].endswith(str(tmp_path / "long.m4b"))
+    assert all(line.startswith("          ") for line in lines[1:])  # the details, indented
+    assert fit_title(title, 20) == "The Remarkable…"
+    assert fit_title("Supercalifragilisticexpialidocious", 20) == "Supercalifragilisti…"
+
+
+def test_the_same_convert_again_is_the_same_job_and_other_settings_a_new_one(
+        three_chapter_epub: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "coastline.m4b"
+    command = ["convert", str(three_chapter_epub), "-o", str(out)]
+    assert main(command) == 0
+    made = out.stat().st_mtime_ns
+    capsys.readouterr()
+    assert main([*command, "--subtitles", "srt"]) == 0  # what is asked beside it is still made
+    captured = capsys.readouterr()
+    with JobStore.open_default() as store:
+        (job,) = store.list_jobs()
+    assert f"Already made with these settings: {out} (job {job.id[:8]})" in captured.err
+    assert str(tmp_path / "coastline.srt") in captured.out
+    assert out.stat().st_mtime_ns == made  # the book was not made again
+    assert main(["jobs"]) == 0 and len(capsys.readouterr().out.splitlines()) == 1
+
+    # Other words (your lexicon edited since): another job, as are other settings.
+    user_lexicon_path(settings.data_dir()).write_text("harbour\tport\n", "utf-8")
+    assert main(command) == 0
+    assert main([*command, "--speed", "1.2"]) == 0
+    with JobStore.open_default() as store:
+        first, second, third = store.list_jobs()
+    assert first.id == job.id and second.settings == job.settings
+    assert third.settings.speed == 1.2
+    assert all(made.state is JobState.DONE for made in (first, second, third))
+
+
+def test_the_book_names_its_narrator_description_and_language(tmp_path: Path) -> None:
+    book = with_metadata(build_epub(tmp_path / "livre.epub", [("Un", ["Le train arriva."])],
+                                    title="Le Livre", language="fr-FR"),
+                         "<dc:description>A short story by the sea.</dc:description>")
+    out = tmp_path / "livre.m4b"
+    assert main(["convert", str(book), "-o", str(out)]) == 0
+    result = probe(out)
+    assert result.tags["composer"] == "Audiopub (Piper, en_US-joe-medium)"  # the narrator
+    assert result.tags["description"] == "A short story by the sea."
+    assert result.audio_language == "fra"  # ISO 639-2/T, as MP4 stores it; not "und"

@@ -58,11 +58,20 @@ def _folder(path: Path) -> tuple[dict[str, Any], dict[str, Any], str]:
 
 
 def test_without_a_gpu_it_says_so_and_measures_the_cpu(
-        nvml: FakeNvml, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        nvml: FakeNvml, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     nvml.init_error = FakeNvml.NVMLError_DriverNotLoaded
-    out = _doctor([*TINY, "--output", str(tmp_path / "reports")], capsys)
+    monkeypatch.chdir(tmp_path)
+    assert main(["doctor", "--chars", "150", "--runs", "2", "--warmup", "1",
+                 "--output", "reports"]) == 0
+    out, err = capsys.readouterr()
 
     (folder,) = (tmp_path / "reports").iterdir()
+    # Each measurement says what it is before it starts, n of N; the folder by its full path.
+    assert f"doctor: the report goes to {folder}/" in err
+    steps = [line for line in err.splitlines() if line.startswith("doctor: [")]
+    assert steps == ["doctor: [1/4] warm-up run 1 of 1, CPU", "doctor: [2/4] timed run 1 of 2, CPU",
+                     "doctor: [3/4] timed run 2 of 2, CPU", "doctor: [4/4] node placement, CPU"]
     assert folder.name.startswith("cpu-")
     info, summary, report = _folder(folder)
     assert info["gpu"]["available"] is False and info["gpu"]["devices"] == []
@@ -75,7 +84,7 @@ def test_without_a_gpu_it_says_so_and_measures_the_cpu(
     assert cpu["node_placement"]["CPUExecutionProvider"] > 100
     assert summary["chars"] >= 150 and summary["chunks"] >= 1
     assert f"**{summary['no_gpu']}.** Only the CPU was measured." in report
-    assert report in out and f"Wrote {folder}/" in out
+    assert report in out and f"Wrote {folder}/" in out and folder.is_absolute()
 
 
 def test_on_a_gpu_it_times_both_interleaved_and_reports_compare_in_one_table(
@@ -85,7 +94,16 @@ def test_on_a_gpu_it_times_both_interleaved_and_reports_compare_in_one_table(
                         lambda: [onnx_runtime.CUDA, onnx_runtime.CPU])
     monkeypatch.setattr(onnx_runtime.ort, "InferenceSession", _ClaimsCuda)
     reports = tmp_path / "reports"
-    out = _doctor([*TINY, "--output", str(reports), "--label", "rig"], capsys)
+    assert main(["doctor", *TINY, "--output", str(reports), "--label", "rig"]) == 0
+    out, err = capsys.readouterr()
+    steps = [line for line in err.splitlines() if line.startswith("doctor: [")]
+    # GPU and CPU a timed run each and their node placement, then each CUDA setting loaded
+    # (with its node placement) and timed.
+    assert steps[:4] == ["doctor: [1/12] timed run 1 of 1, GPU",
+                         "doctor: [2/12] timed run 1 of 1, CPU",
+                         "doctor: [3/12] node placement, GPU", "doctor: [4/12] node placement, CPU"]
+    assert steps[4] == "doctor: [5/12] loading the engine with default, its node placement"
+    assert steps[-1] == "doctor: [12/12] timed run 1 of 1, fp16_decoder" and len(steps) == 12
 
     folder = reports / "NVIDIA-GeForce-RTX-4090"
     info, summary, report = _folder(folder)

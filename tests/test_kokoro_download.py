@@ -14,7 +14,7 @@ import pytest
 from epub_factory import build_epub
 from hub_repos import local_hub, piper_voice_files, serve_piper_voices
 from hub_server import HubServer
-from kokoro_model import INT8, REPO, tokenizer_json
+from kokoro_model import INT8, REPO, tokenizer_json, voice_vectors
 
 from audiopub.cli import main
 from audiopub.errors import ChecksumMismatch, DownloadFailed, ModelMissing
@@ -177,22 +177,52 @@ def test_a_book_converted_with_kokoro_has_exact_chunks_and_word_starts(
         assert list(starts) == sorted(set(starts)) and starts[-1] < chunk.frames
 
 
-def test_without_the_hub_voices_all_lists_the_installed_kokoro_voices(
+def test_without_the_hub_voices_all_lists_kokoro_from_the_shipped_index(
         hub: HubServer, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     from audiopub.voices import hub as hub_module
 
-    install_kokoro(variant="int8")
-    hub.stop()  # its port is closed now
+    hub.stop()  # offline, nothing installed: the list is still whole
     listed: list[str] = []
     real = hub_module.repo_files
     monkeypatch.setattr(hub_module, "repo_files",
                         lambda repo, *a, **k: (listed.append(repo), real(repo, *a, **k))[1])
-    assert main(["voices", "--all", "--language", "ja"]) == 0
+    assert main(["voices", "--all"]) == 0
     captured = capsys.readouterr()
-    assert "Kokoro voices (2, from the installed voices" in captured.out
+    assert "Kokoro voices (54, from the voice index shipped with Audiopub" in captured.out
+    lines = {line.split()[0]: line.split()[1:] for line in captured.out.splitlines()
+             if line.strip().startswith(("ff_", "af_heart", "jm_"))}
+    assert lines == {"ff_siwis": ["fr-FR", "female"], "af_heart": ["en-US", "female"],
+                     "jm_kumo": ["ja", "male"]}
     assert len(captured.err.splitlines()) == 1  # Piper's note that the Hub did not answer
     assert REPO not in listed  # a Hub that did not answer is not waited for twice
+
+
+def test_a_mirror_without_piper_voices_still_lists_its_kokoro_voices(
+        hub: HubServer, capsys: pytest.CaptureFixture[str]) -> None:
+    # The Hub here has Kokoro's repository and not rhasspy/piper-voices.
+    assert main(["voices", "--all", "--language", "ja"]) == 0
+    captured = capsys.readouterr()
+    assert "Voice list not refreshed" in captured.err
+    assert "Kokoro voices (2, from onnx-community/Kokoro-82M-v1.0-ONNX" in captured.out
+
+
+def test_the_shipped_kokoro_index_has_the_repositorys_voices(hub: HubServer) -> None:
+    """What the local Hub's repository (real Kokoro voices) holds, the shipped index names,
+    with the language and gender Kokoro's naming gives them."""
+    from audiopub.tts.kokoro_files import GENDERS, LANGUAGES
+    from audiopub.voices.catalogue import kokoro_index
+    from audiopub.voices.kokoro_install import kokoro_voices
+
+    served = kokoro_voices(ask_hub=True)
+    assert served.source == REPO and served.voices == ("jf_alpha", "jm_kumo")
+    shipped = kokoro_index()
+    assert set(served.voices) <= set(shipped) and len(shipped) == 54
+    assert set(voice_vectors()) <= set(shipped)  # every Kokoro voice the tests have
+    for name, (language, gender) in shipped.items():
+        assert (language, gender) == (LANGUAGES[name[0]][0], GENDERS[name[1]]), name
+    assert {language for language, _ in shipped.values()} == {
+        tag for tag, _ in LANGUAGES.values()}  # all nine of Kokoro's languages
 
 
 def test_kokoro_dir_names_where_the_download_goes(

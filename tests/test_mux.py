@@ -246,8 +246,9 @@ def test_parse_stream_info_from_ffmpeg_stderr() -> None:
         "Stream mapping:\n"
         "  Stream #0:0: Audio: mp3, 8000 Hz\n"
     )
-    assert _parse_stream_info(stderr) == (3723.45, "aac", 44100, True)
-    assert _parse_stream_info("  Duration: N/A, bitrate: N/A\n") == (0.0, "", 0, False)
+    assert _parse_stream_info(stderr) == (3723.45, "aac", 44100, True, "und")
+    assert _parse_stream_info(stderr.replace("(und)", "(fra)"))[4] == "fra"
+    assert _parse_stream_info("  Duration: N/A, bitrate: N/A\n") == (0.0, "", 0, False, "")
 
 
 # --- real muxes -------------------------------------------------------------------------------

@@ -37,7 +37,10 @@ from audiopub.book.pictures import image_size
 from audiopub.export.audiobookshelf import export_audiobookshelf
 from audiopub.figures import approx_duration
 from audiopub.jobs.models import JobSettings, JobState
+from audiopub.jobs.submission import language_note
+from audiopub.tts.engine import voice_of
 from audiopub.tts.piper_files import embedded_voice
+from audiopub.tts.registry import get_engine
 from audiopub.ui.components.book_card import ROWS_PER_BATCH
 from audiopub.ui.services import GpuSupport, Services
 
@@ -223,9 +226,11 @@ async def test_the_cover_is_a_thumbnail_served_by_url(user: User, tmp_path: Path
     assert (await user.http_client.get(source)).status_code == 404
 
 
-async def test_what_reading_left_out_is_shown_with_the_book(user: User, small_book: Path,
-                                                            tmp_path: Path) -> None:
-    """A book read with a problem (here: no mimetype entry) says so beside its chapters."""
+async def test_what_reading_left_out_is_shown_with_the_book(
+        user: User, small_book: Path, tmp_path: Path, services: Services,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """A book read with a problem (here: no mimetype entry) says so beside its chapters, and
+    the server's log names the file as the person called it, not by the upload's random name."""
     flawed = tmp_path / "flawed.epub"
     with zipfile.ZipFile(small_book) as source, zipfile.ZipFile(flawed, "w") as target:
         for item in source.infolist():
@@ -236,6 +241,18 @@ async def test_what_reading_left_out_is_shown_with_the_book(user: User, small_bo
     assert "1 note on reading this book" in element(user, "book-warnings").props["label"]
     (warning,) = [e.text for e in user.find(marker="book-warning").elements]
     assert warning == "The archive has no “mimetype” entry; it was read as an EPUB anyway."
+    (saved,) = services.uploads_dir.iterdir()
+    log = capfd.readouterr().err  # the reader's process writes to the server's stderr
+    assert f"flawed.epub: {warning}" in log and saved.stem not in log
+
+
+async def test_a_book_without_a_title_is_called_by_its_file_name(user: User,
+                                                                 tmp_path: Path) -> None:
+    untitled = build_epub(tmp_path / "book.epub", [("One", ["A line."])], title="")
+    await user.open("/")
+    await upload(user, untitled, name="My Holiday.epub")
+    await see(user, marker="book-title")
+    assert text(user, "book-title") == "My Holiday"
 
 
 @pytest.mark.parametrize(("payload", "expected"), [
@@ -598,6 +615,20 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
     await eventually(lambda: not services.store.list_jobs())
     assert not any(p.name.startswith(job.output_path.stem)
                    for p in job.output_path.parent.iterdir())
+
+
+async def test_a_book_not_in_the_voices_language_is_said_on_its_job_card(
+        user: User, tmp_path: Path, services: Services) -> None:
+    book = build_epub(tmp_path / "fr.epub", [("Un", ["Le train arriva."])], title="Le Train",
+                      language="fr")
+    await open_with_book(user, book)
+    user.find(marker="generate").click()
+    await see(user, marker="job-language-note", timeout=90)
+    note = text(user, "job-language-note")
+    # The same words as the command line's warning.
+    assert note == language_note("fr", voice_of(get_engine("piper"), "en_US-joe-medium"))
+    assert "pronounced as English" in note and "piper:fr_FR-siwis-medium" in note
+    await job_state(user, "Done", timeout=180)
 
 
 async def test_cancel_a_running_job(user: User, long_book: Path, services: Services) -> None:

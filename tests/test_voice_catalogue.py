@@ -185,3 +185,24 @@ def test_a_failed_name_lookup_is_said_in_words() -> None:
         said = network_reason(exc)
     assert said == "its name could not be looked up: is this computer offline?"
     assert network_reason(ConnectionRefusedError(111, "Connection refused")) == "Connection refused"
+
+
+def test_a_voice_for_a_language_comes_from_the_shipped_lists_installed_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from voices import add_voice_with_rate
+
+    from audiopub.voices.suggest import language_name, voices_for
+
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
+    piper, kokoro = voices_for("fr-FR")  # medium quality, one speaker; then Kokoro's
+    assert (piper.voice, piper.download, piper.installed) == (
+        "fr_FR-siwis-medium", "piper:fr_FR-siwis-medium", False)
+    assert (kokoro.engine, kokoro.voice, kokoro.download) == ("kokoro", "ff_siwis", "kokoro")
+    add_voice_with_rate(tmp_path / "models" / "piper", "fr_FR-gilles-low", 16000)
+    piper, _ = voices_for("fr")
+    assert piper.voice == "fr_FR-gilles-low" and piper.installed
+    assert piper.describe() == "piper:fr_FR-gilles-low (installed: --voice fr_FR-gilles-low)"
+    # An installed voice of the language before one of its region to download.
+    assert [s.voice for s in voices_for("en-GB")] == ["en_US-joe-medium", "bf_alice"]
+    assert [s.engine for s in voices_for("ja")] == ["kokoro"] and voices_for("xx") == []
+    assert language_name("fr-CA") == "French" and language_name("xx") == "xx"

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
+import langcodes
+
 # iTunes "stik" media kind 2 = Audiobook, so Apple software files the book correctly.
 MEDIA_KIND_AUDIOBOOK: Final = "2"
 
@@ -36,10 +38,23 @@ class BookTags:
     year: str | None = None
     comment: str | None = None
     track: str | None = None  # "3/12": a chapter file's place in the book
-    language: str | None = None
+    language: str | None = None  # BCP 47, as the book says it: "fr", "en-GB"
+    narrator: str | None = None  # who reads it: the engine and voice
+    description: str | None = None
     # The iTunes media kind "Audiobook": an MP4 atom; other containers would keep it as an
     # odd custom tag.
     itunes_audiobook: bool = True
+
+
+def stream_language(tag: str | None) -> str | None:
+    """The ISO 639-2/T code an MP4 audio stream stores for a BCP 47 tag ("fr-FR" → "fra",
+    "de" → "deu"); None for no tag or one no registry knows (the stream stays "und")."""
+    if not tag:
+        return None
+    try:
+        return langcodes.Language.get(tag).to_alpha3()  # the terminology code, as MP4 wants
+    except (LookupError, ValueError):
+        return None
 
 
 def escape_ffmetadata(value: str) -> str:
@@ -66,6 +81,10 @@ def _tag_items(tags: BookTags) -> list[tuple[str, str]]:
         ("genre", tags.genre),
         ("date", tags.year),
         ("comment", tags.comment),
+        ("description", tags.description),
+        # No container has a narrator field ffmpeg writes: audiobook players and libraries
+        # (Audiobookshelf, iTunes' "Composer") read the narrator from the composer tag.
+        ("composer", tags.narrator),
         ("track", tags.track),
         ("language", tags.language),
         ("media_type", MEDIA_KIND_AUDIOBOOK if tags.itunes_audiobook else None),

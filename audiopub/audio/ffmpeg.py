@@ -71,10 +71,12 @@ class ProbeResult:
     has_cover: bool = False
     audio_codec: str = ""
     sample_rate: int = 0
+    audio_language: str = ""  # the audio stream's ISO 639-2 code; "und" when not stated
 
 
 _DURATION_RE = re.compile(r"Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)")
-_AUDIO_RE = re.compile(r"Stream #\d+:\d+\S*: Audio: (\w+)(.*)")
+# "Stream #0:0[0x1](fra): Audio: aac (LC) …": the language in brackets, where the file has one.
+_AUDIO_RE = re.compile(r"Stream #\d+:\d+(?:\[\w+\])?(?:\((\w+)\))?\S*: Audio: (\w+)(.*)")
 _SAMPLE_RATE_RE = re.compile(r"(\d+) Hz")
 _COVER_RE = re.compile(r"Stream #\d+:\d+\S*: Video: .*\(attached pic\)")
 
@@ -84,19 +86,20 @@ def _input_section(stderr: str) -> str:
     return re.split(r"^(?:Output #0|Stream mapping:)", stderr, maxsplit=1, flags=re.M)[0]
 
 
-def _parse_stream_info(stderr: str) -> tuple[float, str, int, bool]:
-    """(duration_s, audio codec, sample rate, has attached picture) from `ffmpeg -i` output."""
+def _parse_stream_info(stderr: str) -> tuple[float, str, int, bool, str]:
+    """(duration_s, audio codec, sample rate, has attached picture, audio language) from
+    `ffmpeg -i` output."""
     info = _input_section(stderr)
     duration = 0.0
     if match := _DURATION_RE.search(info):
         hours, minutes, seconds = match.groups()
         duration = int(hours) * 3600 + int(minutes) * 60 + float(seconds)
-    codec, sample_rate = "", 0
+    codec, sample_rate, language = "", 0, ""
     if match := _AUDIO_RE.search(info):
-        codec = match.group(1)
-        if rate := _SAMPLE_RATE_RE.search(match.group(2)):
+        language, codec = match.group(1) or "", match.group(2)
+        if rate := _SAMPLE_RATE_RE.search(match.group(3)):
             sample_rate = int(rate.group(1))
-    return duration, codec, sample_rate, bool(_COVER_RE.search(info))
+    return duration, codec, sample_rate, bool(_COVER_RE.search(info)), language
 
 
 def probe(path: Path) -> ProbeResult:
@@ -115,5 +118,5 @@ def probe(path: Path) -> ProbeResult:
             f"ffmpeg said:\n{stderr_tail(stderr)}"
         )
     tags, chapters = parse_ffmetadata(stdout)
-    duration, codec, sample_rate, has_cover = _parse_stream_info(stderr)
-    return ProbeResult(duration, chapters, tags, has_cover, codec, sample_rate)
+    duration, codec, sample_rate, has_cover, language = _parse_stream_info(stderr)
+    return ProbeResult(duration, chapters, tags, has_cover, codec, sample_rate, language)

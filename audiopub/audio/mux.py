@@ -24,7 +24,7 @@ import soundfile as sf
 
 from audiopub.atomic import atomic_write, remove_stale_temp_files, scratch_dir
 from audiopub.audio.cover_art import EMBEDDED_SIDE, fit_cover, fits
-from audiopub.audio.ffmetadata import BookTags, ChapterMark, build_ffmetadata
+from audiopub.audio.ffmetadata import BookTags, ChapterMark, build_ffmetadata, stream_language
 from audiopub.audio.ffmpeg import check_space, ffmpeg_exe, probe, stderr_tail
 from audiopub.book.models import Cover, sniff_image_type
 from audiopub.errors import MuxFailed
@@ -94,8 +94,10 @@ def build_mux_command(
     out_path: Path,
     bitrate: str,
     aac_coder: str = AAC_CODER,
+    language: str | None = None,
 ) -> list[str]:
-    """The ffmpeg command that encodes and muxes the book (progress goes to stdout)."""
+    """The ffmpeg command that encodes and muxes the book (progress goes to stdout);
+    `language`: the audio stream's ISO 639-2 code (players pick and label tracks by it)."""
     cmd = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y"]
     # -xerror: without it a damaged chapter WAV only logs an error and the book comes out
     # short, with exit code 0.
@@ -108,6 +110,8 @@ def build_mux_command(
     if cover is not None:
         cmd += ["-map", "2:v"]
     cmd += ["-map_metadata", "1", "-map_chapters", "1"]
+    if language is not None:
+        cmd += ["-metadata:s:a:0", f"language={language}"]
     cmd += ["-c:a", "aac", "-aac_coder", aac_coder, "-b:a", bitrate]
     if cover is not None:
         cmd += ["-c:v", "copy", "-disposition:v:0", "attached_pic"]
@@ -283,5 +287,5 @@ def mux_m4b(
         cover_path = prepare_cover(ffmpeg, cover, folder) if cover is not None else None
         with atomic_write(out_path) as temp_path:
             cmd = build_mux_command(ffmpeg, concat_list, metadata, cover_path, temp_path,
-                                    bitrate)
+                                    bitrate, language=stream_language(tags.language))
             _encode(cmd, folder, temp_path, out_path.name, expected_s, progress)

@@ -58,6 +58,19 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+class Steps:
+    """One line on stderr per measurement, before it starts: "doctor: [3/8] timed run 1 of 3,
+    CPU". A run of the CPU side alone can take minutes; without them the command looked hung."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.done = 0
+
+    def __call__(self, what: str) -> None:
+        self.done += 1
+        _log(f"doctor: [{self.done}/{self.total}] {what}")
+
+
 def device_folder(gpus: list[dict[str, Any]], cpu: str) -> str:
     """The folder's name: the first GPU's ("NVIDIA-H100-80GB-HBM3"), else "cpu-" and the CPU's,
     in characters every file system takes."""
@@ -120,16 +133,21 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
     sides.append(("cpu", cpu_engine, executor_for(args.engine, cpu_engine)))
     runners = [partial(run_executor, executor, work, voice, options, scratch / name)
                for name, _, executor in sides]
+    names = [name.upper() for name, _, _ in sides]
+    per_side = args.warmup + args.runs + 1  # and one run that counts where the nodes ran
+    compared = len(SETTINGS_COMPARED) if gpu_engine is not None else 0
+    step = Steps(len(sides) * per_side + compared * per_side)
     _log(f"doctor: {work.chars:,} characters, {len(work.chunks)} chunks, on "
-         f"{' and '.join(name.upper() for name, _, _ in sides)}: {args.warmup} warm-up + "
-         f"{args.runs} timed run(s) each, interleaved")
+         f"{' and '.join(names)}: {args.warmup} warm-up + {args.runs} timed run(s) each, "
+         f"interleaved{f', then {compared} CUDA settings' if compared else ''}: "
+         f"{step.total} steps")
     try:
         with GpuMonitor() as monitor:
-            timings = interleaved(runners, args.runs, args.warmup)
+            timings = interleaved(runners, args.runs, args.warmup, names, step)
         device_vram = monitor.peak_vram_mb()
         measured = {}
         for (name, engine, executor), side in zip(sides, timings, strict=True):
-            _log(f"doctor: node placement on the {name.upper()}")
+            step(f"node placement, {name.upper()}")
             nodes = placed_engine(args.engine, name == "gpu", voice, options).nodes
             label = " + ".join(executor_devices(engine, executor))
             measured[name] = _side(label, engine, executor, side, work.chars, nodes)
@@ -150,7 +168,7 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
              "interleaved on the GPU")
         cuda_settings = [asdict(cell) for cell in compare_tunings(
             args.engine, SETTINGS_COMPARED, voice, options, " ".join(work.chunks),
-            default_batch_size(gpu_engine), args.runs, args.warmup)]
+            default_batch_size(gpu_engine), args.runs, args.warmup, step)]
     return {"schema": SCHEMA_ID,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "label": args.label or platform.node() or "unknown", "engine": args.engine,
@@ -166,7 +184,8 @@ def _write(path: Path, text: str) -> None:
 
 def run_doctor(args: argparse.Namespace) -> int:
     info = gpu_info(args.engine)
-    folder = args.output / device_folder(info["gpu"]["devices"], info["cpu"]["model"])
+    folder = (args.output / device_folder(info["gpu"]["devices"], info["cpu"]["model"])).resolve()
+    _log(f"doctor: the report goes to {folder}/")
     if not info["gpu"]["available"]:
         _log(f"doctor: no NVIDIA GPU on this machine ({info['gpu']['reason']}); "
              "measuring the CPU only")
@@ -178,6 +197,6 @@ def run_doctor(args: argparse.Namespace) -> int:
     _write(folder / SUMMARY, json.dumps(summary, indent=2) + "\n")
     _write(folder / REPORT, report)
     print(report, end="")
-    print(f"Wrote {folder}/ ({GPU_INFO}, {SUMMARY}, {REPORT}): send the whole folder back.")
+    print(f"Wrote {folder}/ ({GPU_INFO}, {SUMMARY}, {REPORT}): send that whole folder back.")
     return 0
 

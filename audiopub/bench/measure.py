@@ -95,18 +95,28 @@ def run_executor(executor: ChunkExecutor, workload: Workload, voice: str,
     return Timing(seconds, audio_s, {"synthesis": seconds})
 
 
-def interleaved(runners: Sequence[Callable[[], Timing]], runs: int,
-                warmup: int) -> list[list[Timing]]:
+def interleaved(runners: Sequence[Callable[[], Timing]], runs: int, warmup: int,
+                names: Sequence[str] = (),
+                announce: Callable[[str], None] | None = None) -> list[list[Timing]]:
     """Each runner `warmup` times, then `runs` rounds of all runners, the order reversed every
-    other round so that neither side always runs on a warmer (or busier) machine."""
-    for _ in range(warmup):
-        for runner in runners:
-            runner()
+    other round so that neither side always runs on a warmer (or busier) machine.
+
+    `announce`, if given, is told before each run what it is ("timed run 2 of 3, CPU", with
+    the runner's `names`): a run can take minutes, and a person watching wants to know."""
+    def run(index: int, what: str) -> Timing:
+        if announce is not None:
+            name = names[index] if index < len(names) else f"runner {index + 1}"
+            announce(f"{what}, {name}")
+        return runners[index]()
+
+    for number in range(warmup):
+        for index in range(len(runners)):
+            run(index, f"warm-up run {number + 1} of {warmup}")
     timings: list[list[Timing]] = [[] for _ in runners]
     for round_ in range(runs):
         order = list(range(len(runners)))
         if round_ % 2:
             order.reverse()
         for index in order:
-            timings[index].append(runners[index]())
+            timings[index].append(run(index, f"timed run {round_ + 1} of {runs}"))
     return timings

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -88,12 +88,18 @@ def relative_difference(audio: np.ndarray, reference: np.ndarray) -> float | Non
 
 def compare_tunings(name: str, variants: list[frozenset[str]], voice: str,
                     options: SynthesisOptions, text: str, batch_size: int, runs: int,
-                    warmup: int) -> list[TuningCell]:
-    """Each setting's engine speaks `text` in batches of up to `batch_size`, interleaved."""
-    placed = [placed_engine(name, True, voice, options, tuning) for tuning in variants]
+                    warmup: int, announce: Callable[[str], None] | None = None
+                    ) -> list[TuningCell]:
+    """Each setting's engine speaks `text` in batches of up to `batch_size`, interleaved;
+    `announce` is told each step before it runs (see `measure.interleaved`)."""
+    placed = []
+    for tuning in variants:
+        if announce is not None:
+            announce(f"loading the engine with {tuning_name(tuning)}, its node placement")
+        placed.append(placed_engine(name, True, voice, options, tuning))
     runners = [partial(run_inline, side.engine, text, voice, options, batch_size)
                for side in placed]
-    timings = interleaved(runners, runs, warmup)
+    timings = interleaved(runners, runs, warmup, [tuning_name(t) for t in variants], announce)
     return [TuningCell(tuning_name(tuning), side.engine.device.describe(), side.nodes, len(text),
                        Stats.of([t.seconds for t in cell]),
                        Stats.of([len(text) / t.seconds for t in cell]),

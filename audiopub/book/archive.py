@@ -105,9 +105,11 @@ def _directory_extent(fp: BinaryIO) -> tuple[int, int] | None:
 class EpubArchive:
     """The entries of one EPUB file, by name; use as a context manager (it holds the file)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], name: str | None = None) -> None:
+        """`name`: the file's name in messages (default: the path's; an upload is kept under
+        a random one)."""
         path = Path(path)
-        self.book = path.name
+        self.book = name or path.name
         self.warnings: list[str] = []
         self._read_total = 0
         self._cache: dict[str, bytes] = {}

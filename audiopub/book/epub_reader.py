@@ -50,26 +50,28 @@ XLINK_NS = "http://www.w3.org/1999/xlink"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
-def read_epub(path: str | os.PathLike[str]) -> Book:
+def read_epub(path: str | os.PathLike[str], name: str | None = None) -> Book:
     """Read the EPUB at `path`; raise `BadEpub` if it can't be read or has nothing to narrate.
 
     Problems the book survives (a missing picture, an unreadable chapter file, a chapter with no
-    text) are in `Book.warnings`, and logged.
+    text) are in `Book.warnings`, and logged. `name` is the file's name for messages, logs and
+    a book without a title (default: the path's; an upload is kept under a random one).
     """
     path = Path(path)
-    with EpubArchive(path) as archive:
+    name = name or path.name
+    with EpubArchive(path, name) as archive:
         try:
-            return _read_book(archive, path)
+            return _read_book(archive, name)
         except RecursionError as exc:  # the parser's depth limit keeps this from happening
-            raise BadEpub(f"{path.name}: its pages are nested too deeply to read") from exc
+            raise BadEpub(f"{name}: its pages are nested too deeply to read") from exc
 
 
-def _read_book(archive: EpubArchive, path: Path) -> Book:
+def _read_book(archive: EpubArchive, name: str) -> Book:
     """The book in an open archive: package, text, chapters, metadata, cover."""
     package = read_package(archive)
     notes = [*archive.warnings, *package.notes]
     files = _Files(archive, package, notes)
-    title = _title(package, path)
+    title = _title(package, name)
     docs = _spine_documents(package, files)
     entries = _toc_entries(package, files, notes)
     known = {item.name for item in package.items.values()}
@@ -90,10 +92,10 @@ def _read_book(archive: EpubArchive, path: Path) -> Book:
     # Names in notes come from the file: no control characters may reach a log or a page.
     notes = [_CONTROL.sub("?", note) for note in notes]
     for note in notes:
-        log.warning("%s: %s", path.name, note)
+        log.warning("%s: %s", name, note)
     if not chapters:
         why = _why_no_text(archive, package, files, parsed)
-        raise BadEpub(f"{path.name} has no text to narrate ({why})")
+        raise BadEpub(f"{name} has no text to narrate ({why})")
     return Book(
         title=title,
         authors=_authors(package),
@@ -173,9 +175,10 @@ class _Files:
 # --- metadata and cover ---------------------------------------------------------------------
 
 
-def _title(package: Package, path: Path) -> str:
+def _title(package: Package, name: str) -> str:
+    """The package's title, else the file's name without its extension."""
     titles = (clean_label(value) for value, _ in package.dc.get("title", []))
-    return next((t for t in titles if t), path.stem)
+    return next((t for t in titles if t), Path(name).stem)
 
 
 def _authors(package: Package) -> tuple[str, ...]:

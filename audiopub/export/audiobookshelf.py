@@ -91,8 +91,7 @@ def book_folder(book: Book) -> Path:
 
 
 def reader(job: Job) -> str:
-    settings = job.settings
-    return f"Audiopub ({settings.engine.title()}, {settings.voice})"
+    return job.settings.narrator
 
 
 def metadata_opf(book: Book, narrator: str) -> bytes:

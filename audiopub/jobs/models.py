@@ -106,6 +106,11 @@ class JobSettings:
             entry if isinstance(entry, Entry) else entries_from_data([entry])[0]
             for entry in self.lexicon))
 
+    @property
+    def narrator(self) -> str:
+        """Who reads the book, as its tags and library files name the narrator."""
+        return f"Audiopub ({self.engine.title()}, {self.voice})"
+
     def synthesis_options(self) -> SynthesisOptions:
         return SynthesisOptions(speed=self.speed, steps=self.steps, seed=self.seed,
                                 language=self.language)

@@ -52,7 +52,7 @@ from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
 from audiopub.jobs.executor import release
-from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
+from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobSettings, JobState
 from audiopub.jobs.proof_listening import ProofListening, load_ears
 from audiopub.jobs.retakes import Retakes
 from audiopub.jobs.store import JobStore
@@ -86,9 +86,10 @@ LISTENING = "Listening to “{chapter}”…"
 ENCODING = "Encoding the audiobook…"
 
 
-def book_tags(book: Book) -> BookTags:
+def book_tags(book: Book, settings: JobSettings) -> BookTags:
     return BookTags(title=book.title, author=book.author, album=book.title,
-                    year=book.details.year, language=book.language)
+                    year=book.details.year, language=book.language,
+                    narrator=settings.narrator, description=book.details.description)
 
 
 class JobRun:
@@ -326,7 +327,8 @@ class JobRun:
         self.job.output_path.parent.mkdir(parents=True, exist_ok=True)
         # Checked while ffmpeg runs too: a cancel or pause during encoding stops it at once.
         began = time.perf_counter()
-        mux_m4b(wavs, marks, book_tags(self.book), self.book.cover, self.job.output_path,
+        mux_m4b(wavs, marks, book_tags(self.book, self.job.settings),
+                self.book.cover, self.job.output_path,
                 progress=lambda fraction: self._check_still_running())
         self.store.set_job_stage_times(self.job.id, {"encode": time.perf_counter() - began})
 

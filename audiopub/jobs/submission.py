@@ -26,7 +26,7 @@ from audiopub.book.scripts import check_speakable, primary_subtag
 from audiopub.book.spoken import spoken_form, supported_languages
 from audiopub.errors import AudiopubError, DiskFull
 from audiopub.gpu.monitor import query_gpu_info
-from audiopub.jobs.models import Job, JobSettings, JobState
+from audiopub.jobs.models import Job, JobSettings, JobState, chunk_cache_key
 from audiopub.jobs.proof_listening import listening_ready, require_listening
 from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import Engine, Voice, voice_of
@@ -110,15 +110,27 @@ def listening_decision(settings: JobSettings, earlier: JobSettings | None = None
 
 
 def language_note(text_language: str | None, voice: Voice) -> str | None:
-    """A line for the user when the book's language is not the voice's: its numbers and
-    abbreviations are said by the book's language's rules, its words in the voice's accent."""
+    """A line for the user when the book's language is not the voice's: its words are
+    pronounced in the voice's language, its numbers and abbreviations said by the book's
+    language's rules; and a voice in the book's language from the lists that ship with
+    Audiopub, with how to get it."""
+    from audiopub.voices.catalogue import local_catalogue  # the voice lists: read only here
+    from audiopub.voices.suggest import language_name, voices_for
+
     if not text_language or voice.speaks(text_language):
         return None
     rules = (f"{text_language} rules" if primary_subtag(text_language) in supported_languages()
              else "no language's rules (digits are left to the voice)")
+    catalogue = local_catalogue()
+    accent = ("a language it knows" if voice.language == "multi"
+              else language_name(voice.language, catalogue))
+    wanted = language_name(text_language, catalogue)
+    suggestions = voices_for(text_language, catalogue)
+    advice = (f"For {wanted}, choose {' or '.join(s.describe() for s in suggestions)}."
+              if suggestions else f"No voice Audiopub knows of reads {wanted}.")
     return (f"The book is in {text_language}, the voice {voice.id} speaks "
-            f"{voice.describe_languages()}: numbers and abbreviations are read by {rules}; "
-            "choose a voice in the book's language for the best result.")
+            f"{voice.describe_languages()}: its words will be pronounced as {accent}, its "
+            f"numbers and abbreviations read by {rules}. {advice}")
 
 
 def disk_needed(chars: int, sample_rate: int, speed: float) -> int:
@@ -180,6 +192,21 @@ def job_lexicon(store: JobStore, epub: Path, book: Book, settings: JobSettings,
     entries = layered(read_if_present(book_lexicon_path(data_dir, epub)), book.pronunciations,
                       read_if_present(user_lexicon_path(data_dir)), own=settings.lexicon)
     return Lexicon(entries, engine.phoneme_symbols(settings.voice or ""))
+
+
+def made_as_asked(store: JobStore, job: Job, book: Book, settings: JobSettings,
+                  engine: Engine) -> bool:
+    """Whether the finished `job` made `book` as `settings` (resolved) would make it now: the
+    same settings and the same words in every chunk (the lexicon files are read again, so an
+    edit since counts as a change)."""
+    if settings != job.settings:
+        return False
+    lexicon = job_lexicon(store, job.epub_path, book, settings, engine)
+    planned = [chunk_cache_key(chunk.spoken, settings)
+               for _, chunks in plan_book(book, engine.max_chunk_chars, settings.chapters,
+                                          settings.language, lexicon)
+               for chunk in chunks]
+    return planned == [row.cache_key for row in store.all_chunks(job.id)]
 
 
 def stored_book(store: JobStore, job: Job) -> Book:

@@ -2,7 +2,8 @@
 listing's title column.
 
 Counts are whole numbers ("68/12,345 chars"; tqdm's own scaling reads "68.0/12.3k"), and a
-title is as wide as the terminal leaves room for, wrapping rather than cut.
+title is as wide as the terminal leaves room for: a longer one is shortened with an ellipsis,
+so each job stays one line (the id finds the job; `jobs --details` lines follow it).
 """
 
 from __future__ import annotations
@@ -32,8 +33,19 @@ class CountingBar(tqdm):  # type: ignore[type-arg]
 
 def title_width(jobs: list[Job], columns: int) -> int:
     """The title column: as wide as the longest title where the terminal has room for it and
-    the longest output path, else what is left (titles wrap), but never narrower than 20."""
+    the longest output path, else what is left (titles are shortened), but never narrower
+    than 20."""
     longest = max((len(job.title) for job in jobs), default=0)
     path = max((len(str(job.output_path)) for job in jobs), default=0)
     room = columns - JOBS_TITLE_COLUMN - 2 - path
     return max(min(longest, room), MIN_TITLE_WIDTH)
+
+
+def fit_title(title: str, width: int) -> str:
+    """`title` in `width` characters: a longer one cut at a word where it can be, with "…"."""
+    if len(title) <= width:
+        return title
+    cut = title[:width - 1]
+    if " " in cut[width // 2:]:  # end at a whole word unless that loses half the room
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:.-–—") + "…"

@@ -71,10 +71,12 @@ class ReadFailed(Exception):
         return f"{self.kind}: {self.message}"
 
 
-def read_upload(path: Path, data_dir: Path) -> UploadedBook:
-    """Read one upload (in a worker process): book, names to check, lexicon path, thumbnail."""
+def read_upload(path: Path, data_dir: Path, name: str | None = None) -> UploadedBook:
+    """Read one upload (in a worker process): book, names to check, lexicon path, thumbnail.
+    `name`: the person's name for the file, which messages and the server's log say (the
+    upload itself is kept under a random one)."""
     try:
-        book = read_epub(path)
+        book = read_epub(path, name)
         names = likely_names(book, None, NAMES_SHOWN)
         # A job copies the upload byte for byte: its book key, so its lexicon, is the same.
         lexicon_path = book_lexicon_path(data_dir, path)
@@ -102,17 +104,18 @@ class BookReader:
         self._lock = threading.Lock()  # read() runs on the loop, close() may not
         self._closed = False
 
-    async def read(self, path: Path) -> UploadedBook:
-        """The upload at `path`, read in a worker; BadEpub if it can't be read, ReadFailed on
-        a reader bug. Waits for a free worker if all are reading."""
+    async def read(self, path: Path, name: str | None = None) -> UploadedBook:
+        """The upload at `path` (`name`: the person's name for it), read in a worker; BadEpub
+        if it can't be read, ReadFailed on a reader bug. Waits for a free worker if all are
+        reading."""
         pool = self._current_pool()
         loop = asyncio.get_running_loop()
         try:
             # `read_upload` is looked up now, not bound at import: tests hold reading there.
-            return await loop.run_in_executor(pool, read_upload, path, self.data_dir)
+            return await loop.run_in_executor(pool, read_upload, path, self.data_dir, name)
         except BrokenProcessPool:
             self._drop_pool(pool)
-            raise BadEpub(f"{path.name}: reading it stopped unexpectedly (out of memory?); "
+            raise BadEpub(f"{name or path.name}: reading it stopped unexpectedly (out of memory?); "
                           "try again, or with a smaller book") from None
 
     def _current_pool(self) -> ProcessPoolExecutor:

@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
+from audiopub.errors import AudiopubError
 from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.hearings import FlaggedChunk, ListeningSummary
 from audiopub.jobs.models import ChapterRow, Job, JobProgress, JobState
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.submission import language_note
+from audiopub.tts import registry
+from audiopub.tts.engine import voice_of
 from audiopub.ui.activity import JobActivity
 
 # A finished job stays in the job list this long; after that it lives in the library only.
@@ -55,6 +60,8 @@ class JobView:
     # chunks still wrong after their repairs, where they are in the book.
     listening: ListeningSummary | None = None
     flagged: tuple[FlaggedChunk, ...] = ()
+    # The book is not in the voice's language: what that means, and a voice that reads it.
+    language_note: str | None = None
 
     @property
     def audio_s(self) -> float:
@@ -103,7 +110,19 @@ def job_view(store: JobStore, activity: JobActivity, job: Job, now: float | None
     flagged = tuple(store.still_flagged(job.id)) if listening and listening.still_flagged else ()
     return JobView(job, progress, metrics(job, progress, event, now), tuple(lines), total,
                    chapters, size, cover, event.provider if event is not None else None, held,
-                   stage_text(job, event), listening, flagged)
+                   stage_text(job, event), listening, flagged,
+                   job_language_note(job.settings.engine, job.settings.voice or "",
+                                     job.settings.language or ""))
+
+
+@lru_cache(maxsize=256)
+def job_language_note(engine: str, voice: str, language: str) -> str | None:
+    """`submission.language_note` for a job's voice and book, as the CLI prints it. Kept per
+    (engine, voice, language): views are built every second, the voice lists read once."""
+    try:
+        return language_note(language, voice_of(registry.get_preview_engine(engine), voice))
+    except AudiopubError:  # an engine or voice gone since: the card says so elsewhere
+        return None
 
 
 def stage_text(job: Job, event: JobEvent | None) -> str:

@@ -1,10 +1,14 @@
-"""Everything Audiopub can download to speak with: Piper voices and Supertonic releases.
+"""Everything Audiopub can download to speak with: Piper voices, Supertonic releases and
+Kokoro's voices.
 
 Piper's voices are listed by the `rhasspy/piper-voices` repository on the Hugging Face Hub in
 its `voices.json` (per voice: key, language, quality, speakers, and per file its size and
 MD5). A snapshot of that index ships inside the package, so the list shows offline; it is
 refreshed from the Hub only when a person asks for downloadable voices, and the refreshed
 copy is kept in the data directory as the newest known index until the next refresh.
+
+Kokoro's voices (name, language, gender) ship the same way (`kokoro-voices.json`, the voices/
+folder of `onnx-community/Kokoro-82M-v1.0-ONNX`), so they are known without the Hub.
 
 Supertonic's releases are three Hub repositories, each pinned to the commit the reference
 `supertonic` package (1.3.1) downloads, so a download is reproducible; another revision can
@@ -19,6 +23,7 @@ import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
@@ -37,6 +42,7 @@ log = logging.getLogger(__name__)
 PIPER_REPO: Final = "rhasspy/piper-voices"
 PIPER_INDEX: Final = "voices.json"
 SNAPSHOT: Final = "piper-voices.json"  # package data: the index as it was when shipped
+KOKORO_SNAPSHOT: Final = "kokoro-voices.json"  # package data: Kokoro's voices when shipped
 QUALITIES: Final = ("x_low", "low", "medium", "high")  # Piper's names, worst to best
 # Seconds to wait for the Hub before listing from the local index instead: a person is waiting.
 REFRESH_TIMEOUT_S: Final = 5.0
@@ -99,6 +105,7 @@ class Catalogue:
     piper: Mapping[str, PiperEntry]
     source: str  # "the Hub", "the index refreshed on …", "the snapshot shipped with Audiopub"
     note: str | None = None  # one line for the person when the Hub could not be asked
+    offline: bool = False  # the Hub (or mirror) did not answer at all: don't ask it again
     supertonic_sizes: Mapping[str, int] = field(default_factory=dict)  # known after a refresh
 
     @property
@@ -165,6 +172,14 @@ def snapshot_index() -> dict[str, PiperEntry]:
     return parse_piper_index(json.loads(text))
 
 
+@cache
+def kokoro_index() -> dict[str, tuple[str, str]]:
+    """Kokoro's voices as shipped: name → (language tag, "female"/"male")."""
+    text = resources.files("audiopub.voices").joinpath(KOKORO_SNAPSHOT).read_text("utf-8")
+    return {name: (facts["language"], facts["gender"])
+            for name, facts in json.loads(text)["voices"].items()}
+
+
 def refreshed_index_path() -> Path:
     """Where the index last fetched from the Hub is kept (data directory)."""
     return settings.data_dir() / "voices" / SNAPSHOT
@@ -200,7 +215,8 @@ def refresh_catalogue(timeout_s: float = REFRESH_TIMEOUT_S) -> Catalogue:
         else:
             note = (f"Voice list not refreshed ({str(exc).splitlines()[0]}); showing "
                     f"{local.source}.")
-        return Catalogue(local.piper, local.source, note=note)
+        return Catalogue(local.piper, local.source, note=note,
+                         offline=isinstance(exc, HubUnreachable))
     _keep(data)
     return Catalogue(entries, "the Hub's voice index",
                      supertonic_sizes=_supertonic_sizes(timeout_s))

@@ -150,9 +150,9 @@ def _voices_available(language: str | None) -> int:
     piper = sorted((e for e in catalogue.piper.values() if entry_matches(e, language)),
                    key=lambda e: (e.language_code, e.name, quality_rank(e.quality)))
     supertonic = [r for r in catalogue.supertonic if entry_matches(r, language)]
-    # The Hub's list, or the installed voices (its heading says which); a Hub that did not
-    # answer for Piper's index is not waited for a second time.
-    kokoro = kokoro_voices(ask_hub=catalogue.note is None)
+    # The Hub's list, or the shipped one (its heading says which); a Hub that did not answer
+    # for Piper's index is not waited for a second time, a mirror without it still is asked.
+    kokoro = kokoro_voices(ask_hub=not catalogue.offline)
     kokoro_wanted = [name for name in kokoro.voices
                      if language is None or matches_language(language, [language_of(name)[0]])]
     if not piper and not supertonic and not kokoro_wanted:

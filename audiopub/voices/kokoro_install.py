@@ -8,6 +8,9 @@ and would run on the CPU. Files are fetched and checked (size, the Hub's SHA-256
 folder as for every download, an interrupted download continues from the files already
 complete, and they are moved into place with the model file last: a variant is there for the
 engine once its model file is.
+
+The repository's voices are also known without the Hub (`catalogue.kokoro_index`), so
+`voices --all` lists them offline or where a mirror lacks them.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from audiopub.tts.kokoro_files import (
     language_of,
 )
 from audiopub.voices import hub
+from audiopub.voices.catalogue import kokoro_index
 from audiopub.voices.install import (
     STAGING,
     Installed,
@@ -49,6 +53,7 @@ KOKORO_ID: Final = "kokoro"
 KOKORO_REPO: Final = "onnx-community/Kokoro-82M-v1.0-ONNX"
 RECORD: Final = "audiopub-download.json"  # inside the folder: what Audiopub downloaded
 LIST_TIMEOUT_S: Final = 5.0  # a person is waiting for `voices --all`
+SHIPPED_SOURCE: Final = "the voice index shipped with Audiopub"
 
 
 def device_variant() -> str:
@@ -166,23 +171,25 @@ class KokoroListing:
 
 
 def kokoro_voices(ask_hub: bool = True, timeout_s: float = LIST_TIMEOUT_S) -> KokoroListing:
-    """The repository's voices; the installed ones when the Hub is not asked or can't say
-    (the Piper list already says why the Hub did not answer)."""
-    installed = KokoroListing(tuple(KokoroFiles(default_folder()).voice_names()),
-                              "the installed voices")
-    if not ask_hub:
-        return installed
-    try:
-        _, listing = hub.repo_files(KOKORO_REPO, "main", timeout_s)
-    except AudiopubError as exc:
-        log.info("Kokoro's voice list not refreshed: %s", hub.reason(exc))
-        return installed
-    names = sorted(path.rsplit("/", 1)[-1].removesuffix(".bin") for path in
-                   (file.path for file in listing) if wanted(path, "int8")
-                   and path.startswith(f"{VOICES}/"))
-    return KokoroListing(tuple(names), KOKORO_REPO)
+    """The repository's voices: the Hub's list; where the Hub is not asked or can't say (the
+    Piper list already says why it did not answer), the shipped index and any other voice
+    installed."""
+    if ask_hub:
+        try:
+            _, listing = hub.repo_files(KOKORO_REPO, "main", timeout_s)
+        except AudiopubError as exc:
+            log.info("Kokoro's voice list not refreshed: %s", hub.reason(exc))
+        else:
+            names = sorted(path.rsplit("/", 1)[-1].removesuffix(".bin") for path in
+                           (file.path for file in listing) if wanted(path, "int8")
+                           and path.startswith(f"{VOICES}/"))
+            return KokoroListing(tuple(names), KOKORO_REPO)
+    installed = KokoroFiles(default_folder()).voice_names()
+    return KokoroListing(tuple(sorted({*kokoro_index(), *installed})), SHIPPED_SOURCE)
 
 
 def describe_voice(name: str) -> tuple[str, str]:
-    """(language tag, "female"/"male"/"") of a voice by its name."""
-    return language_of(name)[0], GENDERS.get(name[1:2].lower(), "")
+    """(language tag, "female"/"male"/"") of a voice: as the shipped index says, else as its
+    name says (a voice of your own)."""
+    return kokoro_index().get(name) or (language_of(name)[0],
+                                          GENDERS.get(name[1:2].lower(), ""))

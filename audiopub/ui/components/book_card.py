@@ -119,10 +119,9 @@ class BookPanel:
             self._show_error(str(exc))
             return
         try:
-            read = await self.services.reader.read(path)
+            read = await self.services.reader.read(path, name)
         except AudiopubError as exc:
-            # The reader names the file it opened (a random name); show the user's name instead.
-            self._fail(path, str(exc).replace(path.name, name))
+            self._fail(path, str(exc))
             return
         except ReadFailed as exc:  # a reader bug must still end in a message, not a dead page
             log.error("reading upload %s (%s) failed:\n%s", path.name, name, exc.details)

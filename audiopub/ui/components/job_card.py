@@ -71,6 +71,9 @@ class JobCard:
                     ui.label(job.author or "Unknown author").classes("ap-muted text-sm")
                 self.state = ui.label().classes("ap-chip").mark("job-state")
             ui.label(settings_summary(job)).classes("ap-muted text-sm").mark("job-settings")
+            if view.language_note:
+                ui.label(view.language_note).classes("ap-banner ap-warn text-sm") \
+                    .mark("job-language-note")
             self.device = ui.label().classes("text-sm").mark("job-device")
             self.stage = ui.label().classes("text-sm").mark("job-stage")
             with ui.row().classes("w-full items-center no-wrap gap-3"):

@@ -1,0 +1,107 @@
+"""A voice for a book's language, named from the voice lists that ship with Audiopub (Piper's
+index, Kokoro's voices), for the warning that a book is not in its voice's language: a person
+told only "choose a voice in the book's language" does not know which one, nor how to get it.
+
+No network: the Piper index is the newest on this computer (`catalogue.local_catalogue`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from audiopub.voices.catalogue import Catalogue, PiperEntry, kokoro_index, local_catalogue
+
+# Piper qualities, most wanted first: medium is what most voices come in (and the embedded
+# voice's), high is larger and slower for a small gain.
+QUALITY_PREFERENCE: Final = ("medium", "high", "low", "x_low")
+KOKORO_DOWNLOAD: Final = "kokoro"  # one download holds every Kokoro voice
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A voice that reads the book's language, and how to speak with it."""
+
+    engine: str  # "piper", "kokoro"
+    voice: str  # what --voice takes
+    download: str  # what `audiopub voices download` takes
+    installed: bool
+
+    def describe(self) -> str:
+        """"piper:fr_FR-siwis-medium (`audiopub voices download …`, then --voice …)"."""
+        use = f"--voice {self.voice}" if self.engine == "piper" else \
+            f"--engine {self.engine} --voice {self.voice}"
+        name = f"piper:{self.voice}" if self.engine == "piper" else \
+            f"{self.engine.title()}'s {self.voice}"
+        if self.installed:
+            return f"{name} (installed: {use})"
+        return f"{name} (`audiopub voices download {self.download}`, then {use})"
+
+
+def _primary(tag: str) -> str:
+    return tag.strip().replace("_", "-").split("-", 1)[0].lower()
+
+
+def language_name(tag: str, catalogue: Catalogue | None = None) -> str:
+    """"French" for "fr-FR", as Piper's index names the language; the tag where none does.
+    (`catalogue`: one already read, else the local one.)"""
+    primary = _primary(tag)
+    for entry in (catalogue or local_catalogue()).piper.values():
+        if entry.language_family.lower() == primary:
+            return entry.language_english
+    return tag
+
+
+def voices_for(tag: str, catalogue: Catalogue | None = None) -> list[Suggestion]:
+    """The Piper voice and the Kokoro voice (at most one each) that best read `tag`'s language:
+    installed first, its region where the tag names one, medium quality."""
+    found = []
+    piper = _best_piper(tag, catalogue or local_catalogue())
+    if piper is not None:
+        found.append(piper)
+    kokoro = _best_kokoro(tag)
+    if kokoro is not None:
+        found.append(kokoro)
+    return found
+
+
+def _best_piper(tag: str, catalogue: Catalogue) -> Suggestion | None:
+    from audiopub.voices.installed import installed_ids  # reads the models folder
+
+    primary = _primary(tag)
+    region = tag.replace("_", "-").lower()
+    # One speaker: a multi-speaker model's voice ids name speakers its config lists, which
+    # are not known before it is downloaded.
+    entries = [entry for entry in catalogue.piper.values()
+               if entry.language_family.lower() == primary and entry.num_speakers == 1]
+    if not entries:
+        return None
+    have = installed_ids()
+
+    def rank(entry: PiperEntry) -> tuple[bool, bool, int, str]:
+        return (entry.id not in have, entry.language.lower() != region and "-" in region,
+                _quality_rank(entry.quality), entry.key)
+
+    best = min(entries, key=rank)
+    return Suggestion("piper", best.key, best.id, best.id in have)
+
+
+def _quality_rank(quality: str) -> int:
+    return QUALITY_PREFERENCE.index(quality) if quality in QUALITY_PREFERENCE else \
+        len(QUALITY_PREFERENCE)
+
+
+def _best_kokoro(tag: str) -> Suggestion | None:
+    from audiopub.tts.kokoro_files import KokoroFiles, default_folder
+
+    primary = _primary(tag)
+    region = tag.replace("_", "-").lower()
+    voices = {name: language.lower() for name, (language, _) in kokoro_index().items()
+              if _primary(language) == primary}
+    if not voices:
+        return None
+    files = KokoroFiles(default_folder())
+    installed = set(files.voice_names()) if files.variants() else set()
+    name = min(voices, key=lambda voice: (voice not in installed,
+                                          voices[voice] != region and "-" in region, voice))
+    return Suggestion("kokoro", name, KOKORO_DOWNLOAD, name in installed)
