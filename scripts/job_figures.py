@@ -1,7 +1,7 @@
 """What a person sees of a short job's figures, measured: how long the progress sits at 0 %,
 the first time-left estimate, and what the command line and the job card say at the end.
 
-    python scripts/job_figures.py [--book EPUB --chapters 1-2] [--data DIR]
+    python scripts/job_figures.py [--book EPUB --chapters 1-2] [--data DIR] [--cli-only]
 
 Runs in a data directory of its own (a temporary one unless --data is given; a bench result
 saved there is what a job's first estimate starts from):
@@ -67,7 +67,8 @@ def cli_run(book: Path, chapters: str | None, out: Path, env: dict[str, str]) ->
     assert process.stderr is not None
     while chunk := process.stderr.read1(4096):  # type: ignore[attr-defined]
         *drawn, buffer = re.split(r"[\r\n]", buffer + chunk.decode(errors="replace"))
-        for line in drawn:  # each a whole drawing of the bar (or a line of text)
+        # tqdm writes a whole drawing at a time, after its "\r": the last one is read now too.
+        for line in [*drawn, buffer]:
             match = BAR_COUNT.search(line)
             if match is None:
                 continue
@@ -165,6 +166,7 @@ def main() -> int:
     parser.add_argument("--book", type=Path, help="a real EPUB (default: a generated one)")
     parser.add_argument("--chapters", help="with --book: which chapters, e.g. 1-2")
     parser.add_argument("--data", type=Path, help="data directory (default: a temporary one)")
+    parser.add_argument("--cli-only", action="store_true", help="only the `convert` command")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="job-figures-"))
     data = args.data or folder / "data"
@@ -172,6 +174,8 @@ def main() -> int:
     env = dict(os.environ)
     cli_book = args.book or make_book(folder / "cli.epub", FIRST, "Figures CLI")
     cli_run(cli_book, args.chapters if args.book else None, folder / "cli.m4b", env)
+    if args.cli_only:
+        return 0
     worker_runs([make_book(folder / "web1.epub", SECOND, "Figures Web One"),
                  make_book(folder / "web2.epub", THIRD, "Figures Web Two")])
     return 0
