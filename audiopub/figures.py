@@ -12,8 +12,13 @@ and two spans: "this run" (since a conversion was started or resumed: what the C
 after a resume) and "job" (everything the job has made under its current plan).
 
 A command's wall time runs from start to finish (loading the model, planning, stitching and
-encoding included); a job's counts only the time spent speaking. Where both are shown they
-are labelled so (`START_TO_FINISH`, `SPEAKING_ONLY`), since they rightly differ.
+encoding included); a job's counts only the time spent speaking, from its first chunk sent
+to the engine: starting the engine (its processes, its voice) is a stage of its own
+(`ENGINE_START`), timed apart and left out of every speed. Where both are shown they are
+labelled so (`START_TO_FINISH`, `SPEAKING_ONLY`), since they rightly differ.
+
+Time left is estimated from the machine's recorded speed (`audiopub bench`, saved in the data
+directory) until the run has spoken enough to say better (`estimate_left_s`).
 
     chars/s            characters spoken ÷ seconds (higher is faster)
     real-time factor   seconds ÷ seconds of audio made (below 1 is faster than real time)
@@ -39,6 +44,11 @@ class Clock(str, Enum):
 
 START_TO_FINISH: Final = "start to finish"  # a command's wall time, everything included
 SPEAKING_ONLY: Final = "speaking only"  # the wall time a job's runs spent making its chunks
+# Engine time is summed over processes: with four, a chapter's engine-time speed reads about a
+# quarter of the job's wall-clock one, and says why.
+PER_PROCESS: Final = "each engine process's seconds added up"
+# The job stage that loads the engine (starts its processes, loads the voice) before any chunk.
+ENGINE_START: Final = "engine start-up"
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,25 @@ class Speed:
         return (f"{count(self.chars)} chars in {seconds_short(self.seconds)} = "
                 f"{rate(self.chars_per_s)}, real-time factor {factor(self.rtf)} "
                 f"({', '.join(filter(None, (self.clock.value, span)))})")
+
+# How many characters the machine's recorded speed counts for in a run's estimate: at first it
+# decides alone; after a few chunks the run's own speed outweighs it.
+RECORDED_WEIGHT_CHARS: Final = 1000
+
+
+def estimate_left_s(run: Speed, chars_left: int, recorded_chars_per_s: float | None
+                    ) -> float | None:
+    """Seconds to speak `chars_left` more: at `run`'s speed, counted together with the machine's
+    recorded speed as if it had spoken `RECORDED_WEIGHT_CHARS` at that speed. So the first
+    estimate (nothing spoken yet) is the recorded speed's, and the first chunks, which a pool
+    of processes returns all at once after a wait, don't swing it; without a recorded speed,
+    the run's own (None before its first chunk)."""
+    if not recorded_chars_per_s or recorded_chars_per_s <= 0:
+        return run.eta_s(chars_left)
+    chars = run.chars + RECORDED_WEIGHT_CHARS
+    seconds = run.seconds + RECORDED_WEIGHT_CHARS / recorded_chars_per_s
+    return chars_left * seconds / chars
+
 
 # Narrated English runs at about 150 words a minute, i.e. ~15 characters a second at speed 1.0:
 # a rough guess at "how long will this chapter be" before a voice has read a book. Voices
@@ -127,7 +156,8 @@ def factor(rtf: float | None) -> str:
 
 # Stages in the order a job goes through them; engine stages ("engine.<stage>") sit between
 # synthesis and stitching, loading the model first, then in the engine's own order.
-_STAGE_ORDER: Final = ("prepare", "synthesis", "engine.load", "engine.", "stitch", "encode")
+_STAGE_ORDER: Final = ("prepare", ENGINE_START, "synthesis", "engine.load", "engine.", "stitch",
+                       "encode")
 
 
 def stage_times(times: Mapping[str, float]) -> str:

@@ -20,7 +20,7 @@ from epub_factory import build_epub
 from test_gpu_monitor import FakeNvml, wait_for
 from tiny_supertonic import build_tiny_model
 
-from audiopub.bench import memory, rss, run, tables
+from audiopub.bench import memory, rss, run, saved, tables
 from audiopub.bench.flops import compute_bound, count_flops
 from audiopub.bench.machine import GpuUsage, gpu_usage
 from audiopub.bench.results import SCHEMA_ID, Stats, Timing, median_stages, summary_line
@@ -113,7 +113,8 @@ def test_supertonic_tables_stages_and_json(supertonic: Path, tmp_path: Path,
     assert _summary(out)["engine"] == "audiopub-supertonic"
 
 
-def test_piper_short_text_with_compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_piper_short_text_with_compare(tmp_path: Path, data_dir: Path,
+                                       monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")  # the pipeline runs inline: no pool start-up
     output = tmp_path / "piper.json"
@@ -132,6 +133,11 @@ def test_piper_short_text_with_compare(tmp_path: Path, monkeypatch: pytest.Monke
     assert data["cuda_tuning"] == "default"
     assert data["node_placement"]["CPUExecutionProvider"] > 100  # every node of joe's graph
     assert re.search(r"- nodes: [\d,]+ on CPU; CUDA settings: default", out)
+    # Kept in the data directory too, where a job's first estimate reads this machine's speed.
+    (kept,) = (data_dir / "bench").glob("*-piper-*.json")
+    assert json.loads(kept.read_text("utf-8")) == data
+    assert saved.machine_speed("piper", data["engine"]["voice"], on_gpu=False) == \
+        cell["chars_per_s"]["median"]
 
 
 @pytest.mark.engine_processes  # its comparison is of the production executor's processes

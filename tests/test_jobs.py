@@ -12,6 +12,7 @@ import pytest
 
 from audiopub.atomic import TEMP_MARK
 from audiopub.audio.ffmpeg import probe
+from audiopub.figures import ENGINE_START
 from audiopub.jobs import executor, pipeline
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import ChunkState, Job, JobSettings, JobState, chunk_cache_key
@@ -106,7 +107,8 @@ def test_telemetry_per_chapter_and_stage_survives_a_pause(store, engine, tmp_pat
         assert chapter.chars_per_s == pytest.approx(chapter.chars / times["synthesis"])
         assert chapter.rtf == pytest.approx(times["synthesis"] / chapter.duration_s)
     job_times = store.get_job(job.id).stage_times
-    assert set(job_times) == {"prepare", "encode"} and all(v > 0 for v in job_times.values())
+    assert set(job_times) == {"prepare", ENGINE_START, "encode"}
+    assert all(v > 0 for v in job_times.values())
 
 
 def test_speaking_time_leaves_out_what_a_chapter_does_after_it_is_spoken(
@@ -132,7 +134,9 @@ def test_speaking_time_leaves_out_what_a_chapter_does_after_it_is_spoken(
 
 def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
                                                         monkeypatch) -> None:
-    """They hold hundreds of MB each: encoding and an idle app must not carry them."""
+    """They hold hundreds of MB each: a conversion that runs no other job (the command line's)
+    does not carry them through encoding. The web app's worker keeps them for its next job:
+    tests/test_job_figures.py."""
     monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "2")
     closed: list[executor.ProcessExecutor] = []
     real_close = executor.ProcessExecutor.close
@@ -141,11 +145,11 @@ def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
         closed.append(pool)
         real_close(pool)
 
-    pools_while_encoding: list[dict] = []
+    pools_while_encoding: list[list[executor.ProcessExecutor]] = []
     real_mux = pipeline.mux_m4b
 
     def mux(*args, **kwargs):
-        pools_while_encoding.append(dict(executor._pools))
+        pools_while_encoding.append(executor.warm_pools())
         return real_mux(*args, **kwargs)
 
     monkeypatch.setattr(executor.ProcessExecutor, "close", close)
@@ -155,7 +159,7 @@ def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
     _start(store, job.id)
     assert execute_job(store, job.id) is JobState.DONE  # no engine given: the real executor
     (pool,) = closed
-    assert len(pools_while_encoding) == 1 and pool not in pools_while_encoding[0].values()
+    assert len(pools_while_encoding) == 1 and pool not in pools_while_encoding[0]
     assert pool._pool._processes is None  # shut down, not merely idle
 
 

@@ -480,8 +480,8 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     assert text(user, "job-stages").startswith("Job stages: prepare ")
     figures = [e.text for e in user.find(marker="job-chapter-figures").elements]
     assert len(figures) == 3 and all(
-        "chars/s · real-time factor " in f and "(engine time)" in f and " model " in f
-        and "stitch" in f
+        "chars/s · real-time factor " in f and " model " in f and "stitch" in f
+        and "(engine time: each engine process's seconds added up)" in f
         for f in figures), figures
 
     user.find(marker="job-download").click()

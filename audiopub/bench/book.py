@@ -128,7 +128,8 @@ def warm_up(executor: ChunkExecutor, workload: Workload, job: BookJob,
     """Start the worker processes and load their models on a few chunks, so synthesis-only
     runs time the engine at work; --warmup 0 times a cold start instead. End-to-end runs are
     never warmed: every job starts its engine processes and stops them when its audio is
-    spoken (`jobs.executor.release`), so each run pays that start-up, as a user's job does."""
+    spoken (`jobs.executor.finished_with`), so each run pays that start-up, as a conversion
+    does."""
     _, workers = executor_label(executor)
     sample = Workload("warm-up", workload.chunks[:max(4, 2 * workers)])
     for _ in range(times):
@@ -147,6 +148,8 @@ def run_book(job: BookJob, book: BookPlan, mode: str, steps_list: list[int | Non
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     executor = executor_for(job.engine_name, job.engine, job.batch_size, job.voice)
     label, workers = executor_label(executor)
+    if mode == "end_to_end":  # held here, it would stay warm for every run's job
+        release(executor)
     book_runs: list[BookRun] = []
     pairs = []
     for steps in steps_list:

@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from audiopub import __version__, settings
-from audiopub.bench import tables
+from audiopub.bench import saved, tables
 from audiopub.bench.book import BookJob, batching_facts, executor_label, plan, run_book
 from audiopub.bench.flops import ComputeBound, compute_bound, model_cost
 from audiopub.bench.machine import MATMUL_SIZE, device_facts, gpu_usage, matmul_gflops
@@ -232,6 +232,8 @@ def bench(args: argparse.Namespace) -> int:
     data = measure(args)
     text = tables.render(data)
     print(text)
+    # Kept in the data directory too: a job's first estimate starts from this machine's speed.
+    _log(f"bench: saved for the estimates of later jobs: {saved.save(data)}")
     if args.output:
         args.output.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         _log(f"bench: wrote {args.output}")

@@ -68,6 +68,10 @@ class RayExecutor:
         self.batch_sizes: Counter[int] = Counter()
         self.peak_vram_mb: dict[int, float] = {}  # on the workers, not measured here
 
+    def start(self, voice: str) -> None:
+        """Nothing left to load: the actors loaded the job's voice before the driver said it
+        was ready (`__init__` waits for that)."""
+
     def map(self, tasks: Iterable[ChunkTask],
             notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:
         """Results in task order. Stopping the iteration leaves the batches in flight to be

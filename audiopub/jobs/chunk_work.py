@@ -57,6 +57,10 @@ class ChunkExecutor(Protocol):
     batch_sizes: Counter[int]  # batch size → how many batches of it ran
     peak_vram_mb: dict[int, float]  # MiB per GPU this process held at most (none on a CPU)
 
+    def start(self, voice: str) -> object:
+        """Load the engines with `voice` (start their processes) before the first chunk."""
+        ...
+
     def map(self, tasks: Iterable[ChunkTask],
             notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:
         """Results in task order; stopping the iteration abandons the rest. `notify` gets

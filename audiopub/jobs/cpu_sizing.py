@@ -69,10 +69,16 @@ def process_bytes_for(batch_size: int) -> int:
     return int(ENGINE_PROCESS_BYTES * (1 + (batch_size - 1) / 3))
 
 
+def forced_cpu_workers() -> int | None:
+    """AUDIOPUB_CPU_WORKERS, if set: engine processes for CPU synthesis (1 = in-process)."""
+    override = os.environ.get("AUDIOPUB_CPU_WORKERS")
+    return max(1, int(override)) if override else None
+
+
 def cpu_workers(batch_size: int = 1) -> int:
     """Worker processes for CPU synthesis (AUDIOPUB_CPU_WORKERS overrides; 1 = in-process)."""
-    override = os.environ.get("AUDIOPUB_CPU_WORKERS")
+    override = forced_cpu_workers()
     if override:
-        return max(1, int(override))
+        return override
     return cpu_workers_for(usable_cores(), available_memory_bytes(),
                            process_bytes_for(batch_size))

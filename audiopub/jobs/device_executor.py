@@ -42,7 +42,7 @@ from audiopub.jobs.chunk_work import (
     write_spoken,
 )
 from audiopub.tts.batching import BatchLimits, is_out_of_memory
-from audiopub.tts.engine import Engine, PreparedText, SynthesisResult
+from audiopub.tts.engine import Engine, PreparedText, SynthesisResult, warm_up
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,12 @@ class DeviceExecutor:
         self.device_chunks: Counter[str] = Counter()  # device → chunks it spoke
         self.peak_vram_mb: dict[int, float] = {}
         self._notes: queue.SimpleQueue[str] = queue.SimpleQueue()
+
+    def start(self, voice: str) -> None:
+        """Load `voice` on every engine before any chunk (Piper loads a voice's session on
+        first use), so that no chunk's time holds the loading."""
+        for engine in self.engines:
+            warm_up(engine, voice)
 
     def map(self, tasks: Iterable[ChunkTask],
             notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:

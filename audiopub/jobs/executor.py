@@ -1,6 +1,8 @@
 """Which executor speaks a job's chunks: one worker thread per GPU in this process
 (`device_executor`), or a pool of engine processes on the CPU (`process_pool`, as many as
-`cpu_sizing` says), kept between jobs of the same engine until `release`.
+`cpu_sizing` says). A job hands its executor back with `finished_with`: the web app's worker
+keeps the engine processes warm for its next job (`warm_engines`); a one-off conversion stops
+them.
 
 Every executor takes the same plain-data tasks (`chunk_work`) and hands results back in task
 order, so choosing another kind of executor is one more branch in `executor_for`.
@@ -9,20 +11,18 @@ order, so choosing another kind of executor is one more branch in `executor_for`
 from __future__ import annotations
 
 import atexit
-import threading
-from pathlib import Path
 
 from audiopub import settings
 from audiopub.jobs.chunk_work import ChunkExecutor
-from audiopub.jobs.cpu_sizing import cpu_workers
+from audiopub.jobs.cpu_sizing import cpu_workers, forced_cpu_workers
 from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.jobs.process_pool import ProcessExecutor
+from audiopub.jobs.warm_engines import WarmPools
 from audiopub.tts.batching import BatchLimits, padded_chars_for_vram
 from audiopub.tts.engine import Engine, device_for, voice_of
 from audiopub.tts.registry import default_model_dir, get_engine
 
-_pools: dict[tuple[str, Path, int, int], ProcessExecutor] = {}
-_pools_lock = threading.Lock()
+_warm = WarmPools()  # this process's engine processes, in use or kept for the next job
 
 
 def executor_for(engine_name: str, engine: Engine, batch_size: int | None = None,
@@ -45,17 +45,14 @@ def _cpu_executor(engine_name: str, engine: Engine, forced: int | None) -> Chunk
     """A pool of engine processes, one per core as far as memory allows, kept for the next job
     of the same engine; on one core, the engine already loaded, in this process."""
     size = default_batch_size(engine, forced)
-    workers = cpu_workers(size)
-    if workers == 1:
-        return in_process_executor(engine, forced)
     model_dir = default_model_dir(engine_name)
-    with _pools_lock:
-        key = (engine_name, model_dir, workers, size)
-        if key in _pools and _pools[key].broken:
-            _pools.pop(key).close()
-        if key not in _pools:
-            _pools[key] = ProcessExecutor(engine_name, model_dir, workers, size)
-        return _pools[key]
+
+    def new_pool() -> ProcessExecutor | None:
+        workers = cpu_workers(size)
+        return ProcessExecutor(engine_name, model_dir, workers, size) if workers > 1 else None
+
+    pool = _warm.take((engine_name, model_dir, size), forced_cpu_workers(), new_pool)
+    return pool if pool is not None else in_process_executor(engine, forced)
 
 
 def default_batch_size(engine: Engine, forced: int | None = None) -> int:
@@ -98,24 +95,35 @@ def executor_devices(engine: Engine, executor: ChunkExecutor) -> tuple[str, ...]
     return (engine.device.describe(),)
 
 
-def release(executor: ChunkExecutor) -> None:
-    """Stop an executor's engine processes, if it has any. Each holds its own model and
-    activation memory (hundreds of MB for a Piper voice): a job lets them go once its audio is
-    spoken, so encoding and an idle app don't carry them; the next job starts fresh ones."""
+def start_engines(executor: ChunkExecutor, voice: str) -> None:
+    """Load the executor's engines with `voice` (start its processes) before its first chunk."""
+    executor.start(voice)
+
+
+def finished_with(executor: ChunkExecutor, keep_warm: bool = False) -> None:
+    """A job is done speaking with `executor`. Engine processes hold their model and
+    activations (hundreds of MB each for a Piper voice): with `keep_warm` (a worker that runs
+    the next job too) they stay for it, as long as the machine has the memory and for at most
+    `settings.engine_idle_s()` idle; else they stop now, so encoding doesn't carry them.
+    A cluster's actors always stop."""
     stop_workers = getattr(executor, "stop_workers", None)
     if stop_workers is not None:  # a cluster's actors (audiopub.cluster)
         stop_workers()
-    if not isinstance(executor, ProcessExecutor):
-        return
-    with _pools_lock:
-        for key in [key for key, pool in _pools.items() if pool is executor]:
-            del _pools[key]
-    executor.close()
+    if isinstance(executor, ProcessExecutor):
+        _warm.give_back(executor, keep_warm)
+
+
+def release(executor: ChunkExecutor) -> None:
+    """Stop an executor's engine processes once nothing else uses them (benchmarks, doctor)."""
+    finished_with(executor, keep_warm=False)
+
+
+def warm_pools() -> list[ProcessExecutor]:
+    """The engine processes this process holds now, in use or kept warm."""
+    return _warm.pools()
 
 
 @atexit.register
-def _close_pools() -> None:
-    with _pools_lock:
-        for pool in _pools.values():
-            pool.close()
-        _pools.clear()
+def close_warm_engines() -> None:
+    """Stop every engine process this process holds (a worker stopping, the app exiting)."""
+    _warm.close_all()

@@ -91,8 +91,9 @@ class ProgressBar:
     """Characters done, chars/sec and ETA on stderr, and what the job is doing.
 
     The bar starts once the job is planned, before its first chunk, at what the job had already
-    made (0, or more when it is resumed), so its rate counts only what this run makes (tqdm's
-    rate is progress since the bar's start over time).
+    made (0, or more when it is resumed). Its speed and time left are the run's own, from its
+    events: speaking only (the engine's start-up is a stage of its own), the estimate starting
+    from the machine's recorded speed.
     """
 
     def __enter__(self) -> ProgressBar:
@@ -112,6 +113,11 @@ class ProgressBar:
         if doing:  # before the update, which draws the bar
             self._bar.set_postfix_str(doing[:30], refresh=False)
         self._bar.total = event.chars_total
+        self._bar.eta_s = event.eta_s
+        if event.run is not None:
+            self._bar.speaking = event.run
+        if event.chars_done == self._bar.n:  # no progress, but a new stage or estimate to show
+            self._bar.refresh()
         self._bar.update(event.chars_done - self._bar.n)
 
     def __exit__(self, *exc_info: object) -> None:

@@ -38,7 +38,8 @@ from audiopub.errors import (
     JobStopped,
     SynthesisFailed,
 )
-from audiopub.figures import Clock, Speed
+from audiopub.bench.saved import machine_speed
+from audiopub.figures import ENGINE_START, Clock, Speed, estimate_left_s
 from audiopub.jobs.chunk_cache import (
     chunk_path,
     chunk_relpath,
@@ -51,7 +52,7 @@ from audiopub.jobs.chunk_cache import (
 from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
-from audiopub.jobs.executor import release
+from audiopub.jobs.executor import finished_with, start_engines
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobSettings, JobState
 from audiopub.jobs.proof_listening import ProofListening, load_ears
 from audiopub.jobs.retakes import Retakes
@@ -97,19 +98,25 @@ class JobRun:
 
     def __init__(self, store: JobStore, job_id: str, engine: Engine | None = None,
                  publish: Publish | None = None,
-                 stop_requested: Callable[[], bool] = lambda: False) -> None:
+                 stop_requested: Callable[[], bool] = lambda: False,
+                 keep_warm: bool = False) -> None:
         self.store = store
         self.job = store.get_job(job_id)
         self.dir = store.job_dir(job_id)
         self._publish = publish or (lambda event: None)
         self._stop_requested = stop_requested
+        self._keep_warm = keep_warm  # the engine processes stay for the next job when spoken
+        self._recorded_speed: float | None = None  # chars/s this machine's benchmark found
         self._progress: JobProgress | None = None  # counted once the job is planned
         self._stage = ""
         self._set_stage(LOADING_VOICE)
+        began = time.perf_counter()
         # An injected engine (tests, benchmarks) runs in this process.
         self.plan = plan_synthesis(self.job.settings, engine)
+        self._loading_s = time.perf_counter() - began  # part of the engine's start-up
         self.engine = self.plan.engine
         self.executor = self.plan.executor
+        self._handed_back = False  # `finished_with` the executor, once
         self._set_stage(READING_BOOK)
         self.book = stored_book(store, self.job)
         self._listening: ProofListening | None = None  # started by `run` when the job listens
@@ -118,6 +125,16 @@ class JobRun:
 
     def run(self) -> Path:
         """Plan, speak what is missing, stitch, mux; returns the finished book.
+
+        The executor is handed back once the audio is spoken, or when the run stops earlier.
+        """
+        try:
+            return self._run()
+        finally:
+            self._hand_back_executor()
+
+    def _run(self) -> Path:
+        """The steps of `run`.
 
         The job is planned on every run from its current settings (chapter selection, voice,
         speed, ...): chunks whose audio is already made under those settings are kept, so a
@@ -145,10 +162,11 @@ class JobRun:
         # Counted once, then kept up to date per chunk: a store-wide count after every chunk
         # would cost O(chunks) each time, O(n²) over a long book.
         self._progress = self.store.progress(self.job.id)
-        self._run_began = self._last_chunk_at = time.perf_counter()
         self._run = Speed(0, 0.0, 0.0, Clock.WALL)  # what this run has made so far
-        # Engine processes start and load the voice until the first chunk comes back.
-        self._set_stage(STARTING_ENGINE)
+        self._recorded_speed = machine_speed(
+            settings.engine, self.plan.voice.id, settings.use_gpu,
+            settings.steps if self.engine.uses_steps else None)
+        self._start_engine()
         log.info("job %s: %s", self.job.id, self.plan.describe())
         note = language_note(settings.language, self.plan.voice)
         if note:
@@ -172,6 +190,19 @@ class JobRun:
         self._emit(JobState.DONE,
                    message=f"Finished: {self.job.title or 'the audiobook'} — {where}")
         return self.job.output_path
+
+    def _start_engine(self) -> None:
+        """Start the engine processes and load the voice: with loading the engine (the plan),
+        a stage of its own, timed apart, so that no chunk's wall time, and so no speed or
+        estimate, holds it (a pool of processes took 11-30 s of a short job there). The run's
+        clock starts once it is done."""
+        self._set_stage(STARTING_ENGINE)
+        began = time.perf_counter()
+        start_engines(self.executor, self.plan.voice.id)
+        # This run's: a resume starts the engine again, and says how long that took.
+        self.store.set_job_stage_times(self.job.id, {
+            ENGINE_START: self._loading_s + time.perf_counter() - began})
+        self._run_began = self._last_chunk_at = time.perf_counter()
 
     def _device(self) -> str:
         """Where the chunks are spoken: the engine's device, or the executor's own words for
@@ -197,7 +228,12 @@ class JobRun:
             self._stop_listening()
             if self.executor.peak_vram_mb:
                 self.store.record_peak_vram(self.job.id, self.executor.peak_vram_mb)
-            release(self.executor)
+            self._hand_back_executor()
+
+    def _hand_back_executor(self) -> None:
+        if not self._handed_back:
+            self._handed_back = True
+            finished_with(self.executor, self._keep_warm)
 
     def _speak_chapter(self, chapter_idx: int, title: str) -> None:
         self._check_still_running()
@@ -368,7 +404,9 @@ class JobRun:
             job_id=self.job.id, state=state,
             chars_done=progress.chars_done, chars_total=progress.chars_total,
             chunks_done=progress.chunks_done, chunks_total=progress.chunks_total,
-            run=self._run, eta_s=self._run.eta_s(progress.chars_total - progress.chars_done),
+            run=self._run,
+            eta_s=estimate_left_s(self._run, progress.chars_total - progress.chars_done,
+                                  self._recorded_speed),
             chapter_title=chapter_title, provider=self.engine.device.describe(),
             message=message, stage=self._stage if state is JobState.RUNNING else "",
         ))

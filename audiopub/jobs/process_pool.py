@@ -14,6 +14,7 @@ import multiprocessing.connection
 import os
 import signal
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -29,10 +30,11 @@ from audiopub.jobs.chunk_work import (
     synthesize_batch,
 )
 from audiopub.tts.batching import BatchLimits
-from audiopub.tts.engine import Engine
-from audiopub.tts.registry import get_engine
+from audiopub.tts.engine import Engine, warm_up
+from audiopub.tts.registry import engines_loaded, get_engine
 
 WINDOW_PER_WORKER = 2  # batches queued ahead per process: enough to never leave a core idle
+START_POLL_S = 0.05  # how often `start` asks again for the workers still loading
 
 _worker_engine: Engine | None = None  # set in each worker process by _init_worker
 
@@ -66,6 +68,14 @@ def _run_in_worker(tasks: list[ChunkTask]) -> list[ChunkResult]:
     return synthesize_batch(_worker_engine, tasks)
 
 
+def _load_voice_in_worker(voice: str) -> tuple[int, int]:
+    """Load `voice` in this worker now (Piper loads a voice's session on first use); this
+    process's id and how many engines it has loaded, ever."""
+    assert _worker_engine is not None
+    warm_up(_worker_engine, voice)
+    return os.getpid(), engines_loaded()
+
+
 class ProcessExecutor:
     """A pool of single-threaded engine processes, fed batches in reading order."""
 
@@ -80,6 +90,31 @@ class ProcessExecutor:
         self.peak_vram_mb: dict[int, float] = {}  # CPU processes hold none
         self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
                                          initargs=(engine_name, model_dir))
+
+    def start(self, voice: str) -> dict[int, int]:
+        """Start every worker process and load `voice` in each, before any chunk: a stage of
+        its own, so no chunk's time holds a process starting. Quick when they already run with
+        it loaded. Returns each worker's process id → engines it has loaded.
+
+        A worker still starting takes no task, so asking until every process has answered
+        means every one has loaded the voice."""
+        loads: dict[int, int] = {}
+        try:
+            while len(loads) < self.workers:
+                asked = [self._pool.submit(_load_voice_in_worker, voice)
+                         for _ in range(self.workers - len(loads))]
+                loads.update(future.result() for future in asked)
+                if len(loads) < self.workers:
+                    time.sleep(START_POLL_S)
+        except BrokenProcessPool as exc:
+            self.broken = True
+            raise SynthesisFailed("An engine process stopped while it started (out of "
+                                  "memory?). Resume the job to try again.") from exc
+        return loads
+
+    def process_ids(self) -> list[int]:
+        """The worker processes running now."""
+        return sorted(self._pool._processes or ())  # noqa: SLF001 — the pool's own record
 
     def map(self, tasks: Iterable[ChunkTask],
             notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:

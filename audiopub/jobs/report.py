@@ -2,7 +2,8 @@
 
 Lines of text, so the CLI prints them and tests read them. Every speed is defined in `figures`:
 a run's on the command's wall clock from start to finish, a job's on the wall time its runs
-spent speaking (labelled so: the two rightly differ), a chapter's on engine time. Chunks
+spent speaking (labelled so: the two rightly differ), a chapter's on engine time. The engine's
+start-up is a line of its own, and in no speed of speaking. Chunks
 whose audio came from another job (`chunk_cache`) cost this job no synthesis: they are counted
 apart and left out of its speeds.
 """
@@ -32,6 +33,10 @@ def run_summary(store: JobStore, job: Job, elapsed_s: float, since: float) -> li
     lines = [f"Wrote {job.output_path}",
              f"  chapters: {len(chapters)}   duration: {fmt.clock(audio_s)}",
              f"  this run: {run.describe(fmt.START_TO_FINISH)}"]
+    started = job.stage_times.get(fmt.ENGINE_START)
+    if started is not None:
+        lines.append(f"  {fmt.ENGINE_START}: {fmt.seconds_short(started)} (before the first "
+                     "chunk: in this run's time, not in any speed of speaking)")
     if progress.reused_chunks:
         lines.append(f"  reused: {progress.reused_chunks:,} of {progress.chunks_total:,} chunks "
                      f"({progress.reused_chars:,} chars) had the audio of an earlier job with "

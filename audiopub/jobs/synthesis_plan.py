@@ -8,14 +8,24 @@ factory and the engine's voice list again at each step.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
+from audiopub.errors import AudiopubError
 from audiopub.jobs.chunk_work import ChunkExecutor
-from audiopub.jobs.executor import executor_devices, executor_for, in_process_executor
+from audiopub.jobs.executor import (
+    executor_devices,
+    executor_for,
+    finished_with,
+    in_process_executor,
+    start_engines,
+)
 from audiopub.jobs.models import JobSettings
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import Engine, SynthesisOptions, Voice, voice_of
 from audiopub.tts.registry import get_engine
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,3 +68,20 @@ def plan_synthesis(settings: JobSettings, engine: Engine | None = None) -> Synth
     return SynthesisPlan(engine, voice, settings.synthesis_options(), executor,
                          executor_devices(engine, executor), executor.limits)
 
+
+
+def prepare_engine(settings: JobSettings) -> None:
+    """Load the engine a queued job will speak with (start its processes, load its voice) and
+    keep it warm for it: run while the job before it stitches and encodes. A problem with its
+    settings is the job's to report when it runs; here it only means nothing was prepared."""
+    try:
+        plan = plan_synthesis(settings)
+    except AudiopubError as exc:
+        log.info("the next job's engine was not loaded ahead: %s", exc)
+        return
+    try:
+        start_engines(plan.executor, plan.voice.id)
+    except AudiopubError as exc:
+        log.info("the next job's engine did not start ahead: %s", exc)
+    finally:
+        finished_with(plan.executor, keep_warm=True)

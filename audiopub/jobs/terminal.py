@@ -3,7 +3,10 @@ listing's title column.
 
 Counts are whole numbers ("68/12,345 chars"; tqdm's own scaling reads "68.0/12.3k"), and a
 title is as wide as the terminal leaves room for: a longer one is shortened with an ellipsis,
-so each job stays one line (the id finds the job; `jobs --details` lines follow it).
+so each job stays one line (the id finds the job; `jobs --details` lines follow it). The
+speed and the time left are the job's own (`figures`): speaking only, and estimated from the
+machine's recorded speed before the first chunk; tqdm's would count the engine's start-up as
+speaking.
 """
 
 from __future__ import annotations
@@ -12,23 +15,32 @@ from typing import Final
 
 from tqdm import tqdm
 
+from audiopub import figures as fmt
+from audiopub.figures import Speed, rate
 from audiopub.jobs.models import Job
 
 BAR_FORMAT: Final = ("{l_bar}{bar}| {done}/{whole} chars "
-                     "[{elapsed}<{remaining}, {rate_fmt}{postfix}]")
+                     "[{elapsed}<{left}, {speed}{postfix}]")
 JOBS_TITLE_COLUMN: Final = 29  # where `jobs` prints a title: after id, state and percentage
 MIN_TITLE_WIDTH: Final = 20
 
 
 class CountingBar(tqdm):  # type: ignore[type-arg]
-    """tqdm with whole numbers for the counts in `BAR_FORMAT` (`done`, `whole`)."""
+    """tqdm with whole numbers for the counts in `BAR_FORMAT` (`done`, `whole`), and the job's
+    own estimate and speed (`left`, `speed`), as its events last said them."""
+
+    eta_s: float | None = None
+    speaking: Speed | None = None
 
     @property
     def format_dict(self) -> dict[str, object]:
         meter = super().format_dict
         total = meter["total"]
+        speed = self.speaking.chars_per_s if self.speaking is not None else None
         return {**meter, "done": f"{int(meter['n']):,}",
-                "whole": f"{int(total):,}" if total else "?"}
+                "whole": f"{int(total):,}" if total else "?",
+                "left": fmt.clock(self.eta_s) if self.eta_s is not None else "?",
+                "speed": f"{rate(speed)} speaking" if speed else "—"}
 
 
 def title_width(jobs: list[Job], columns: int) -> int:

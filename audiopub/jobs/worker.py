@@ -24,7 +24,9 @@ from audiopub.errors import (
 from audiopub.jobs.disk_full import give_room, keep_room
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import JobState
-from audiopub.jobs.pipeline import JobRun, Publish
+from audiopub.jobs.executor import close_warm_engines
+from audiopub.jobs.pipeline import JOINING, JobRun, Publish
+from audiopub.jobs.synthesis_plan import prepare_engine
 from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import Engine
 
@@ -61,8 +63,10 @@ def become_runner(lock: FileLock, store: JobStore) -> bool:
 
 def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
                 engine: Engine | None = None,
-                stop_requested: Callable[[], bool] = lambda: False) -> JobState:
-    """Run a job that is already `running` and settle its state, whatever happens.
+                stop_requested: Callable[[], bool] = lambda: False,
+                keep_warm: bool = False) -> JobState:
+    """Run a job that is already `running` and settle its state, whatever happens; with
+    `keep_warm`, its engine processes stay for the next job (`executor.finished_with`).
 
     Returns the state it ends in. Never raises for a problem of the job itself: a worker must
     outlive any book.
@@ -71,7 +75,7 @@ def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
     unrecorded: JobState | None = None  # how the run ended, where the store had no room to say
     keep_room(store.path.parent)
     try:
-        JobRun(store, job_id, engine, publish, stop_requested).run()
+        JobRun(store, job_id, engine, publish, stop_requested, keep_warm).run()
         return JobState.DONE
     except JobStopped as exc:  # cancel/pause were set by whoever asked; shutdown requeues
         message = str(exc)
@@ -125,6 +129,7 @@ class Worker:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="audiopub-worker", daemon=True)
+        self._preparing: threading.Thread | None = None  # the next job's engine, loading
         self.current_job: str | None = None
 
     def start(self) -> None:
@@ -139,6 +144,9 @@ class Worker:
         self._stop.set()
         self._wake.set()
         self._thread.join(timeout)
+        if self._preparing is not None:
+            self._preparing.join(timeout)
+        close_warm_engines()  # no next job here: their memory goes back now
         if self._lock.is_locked:
             self._lock.release()
 
@@ -163,9 +171,28 @@ class Worker:
             return False
         self.current_job = job.id
         self.bus.publish(JobEvent(job_id=job.id, state=JobState.RUNNING, message="Started"))
-        execute_job(self.store, job.id, self.bus.publish, self._engine, self._stop.is_set)
+        execute_job(self.store, job.id, self._publish_and_look_ahead, self._engine,
+                    self._stop.is_set, keep_warm=True)
         self.current_job = None
         return True
+
+    def _publish_and_look_ahead(self, event: JobEvent) -> None:
+        """Pass the event on; once a job has spoken its last chunk (stitching and encoding
+        remain), load the next queued job's engine meanwhile."""
+        self.bus.publish(event)
+        if (event.state is JobState.RUNNING and event.stage == JOINING
+                and 0 < event.chunks_total == event.chunks_done):
+            self._prepare_next()
+
+    def _prepare_next(self) -> None:
+        if self._engine is not None or (self._preparing and self._preparing.is_alive()):
+            return  # an injected engine is all there is; one preparation at a time
+        queued = self.store.list_jobs([JobState.QUEUED])
+        if queued:
+            self._preparing = threading.Thread(
+                target=prepare_engine, args=(queued[0].settings,), daemon=True,
+                name="audiopub-next-engine")
+            self._preparing.start()
 
     def _take_lock(self) -> bool:
         # While a CLI conversion holds it, try again at the next poll.

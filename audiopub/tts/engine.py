@@ -224,6 +224,15 @@ def synthesize_in_batches(engine: Engine, texts: Sequence[str], voice: str,
     return [result for result in results if result is not None]
 
 
+def warm_up(engine: Engine, voice: str) -> None:
+    """Load what `engine` needs to speak `voice` now, not in a job's first chunk (whose time,
+    and every figure made of it, would hold it): Piper makes a voice's session on first use;
+    engines that load their graphs when they are made have nothing left to load."""
+    load = getattr(engine, "load_voice", None)
+    if callable(load):
+        load(voice)
+
+
 def device_for(engine: Engine, voice: str | None) -> DeviceReport:
     """Where `engine` speaks `voice`: asked of the voice itself where the engine can say
     (Piper loads one session per voice, and loading another to tell would put it on the GPU

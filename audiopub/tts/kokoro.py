@@ -163,6 +163,11 @@ class KokoroEngine:
     def phoneme_symbols(self, voice: str) -> frozenset[str]:
         return vocabulary_symbols(self.vocab)
 
+    def load_voice(self, voice: str) -> None:
+        """Make the model's session now, instead of in the first chunk (one for every voice)."""
+        self._mix(voice)  # an unknown voice is an error here, before any chunk
+        self._load()
+
     # --- speaking -------------------------------------------------------------------------
 
     def prepare(self, texts: Sequence[str], voice: str,

@@ -37,6 +37,7 @@ Stamp = tuple[tuple[str, int, int], ...] | None
 _cache: dict[EngineKey, tuple[Engine, Stamp]] = {}
 _lock = threading.Lock()  # guards _cache and _loading, never held while an engine loads
 _loading: dict[EngineKey, threading.Lock] = {}  # one per key, held while that engine loads
+_loaded_count = 0  # engines this process has loaded into the cache, ever (see engines_loaded)
 
 
 def _load(key: EngineKey) -> Engine:
@@ -108,9 +109,18 @@ def _get(key: EngineKey) -> Engine:
                 return _cache[key][0]
         stamp = _stamp(key)  # before loading: files replaced meanwhile count as changed
         engine = _load(key)
+        global _loaded_count
         with _lock:
             _cache[key] = (engine, stamp)
+            _loaded_count += 1
             return engine
+
+
+def engines_loaded() -> int:
+    """How many engines this process has loaded for the cache so far: a job that finds its
+    engine warm (the web app's second job, an engine process kept between jobs) adds none."""
+    with _lock:
+        return _loaded_count
 
 
 def _stamp(key: EngineKey) -> Stamp:

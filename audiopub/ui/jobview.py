@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
+from audiopub import figures as fmt
 from audiopub.errors import AudiopubError
 from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import JobEvent
@@ -25,12 +26,19 @@ from audiopub.ui.activity import JobActivity
 # A finished job stays in the job list this long; after that it lives in the library only.
 RECENT_S: Final = 30 * 60
 
+# The job's speed, on the wall clock while it spoke: what a person waits, every engine process
+# together, the engine's start-up left out (it has a figure of its own).
+SPEED_LABEL: Final = f"Speed ({Clock.WALL.value}, {fmt.SPEAKING_ONLY})"
+RTF_LABEL: Final = f"Real-time factor ({Clock.WALL.value}, {fmt.SPEAKING_ONLY})"
+STARTUP_LABEL: Final = "Engine start-up"
+
 
 @dataclass(frozen=True)
 class Metrics:
     speed: Speed  # the job's, on the wall clock: the same definition while running and done
     elapsed_s: float | None
     eta_s: float | None
+    startup_s: float | None = None  # the latest run's engine start-up, once it is done
 
     @property
     def chars_per_s(self) -> float | None:
@@ -89,7 +97,15 @@ def metrics(job: Job, progress: JobProgress, event: JobEvent | None, now: float)
         live = event if event is not None and event.job_id == job.id else None
         eta = live.eta_s if live is not None and live.eta_s is not None else \
             speed.eta_s(progress.chars_total - progress.chars_done)
-    return Metrics(speed, elapsed, eta)
+    return Metrics(speed, elapsed, eta, job.stage_times.get(fmt.ENGINE_START))
+
+
+def chapter_figures(chars_per_s: float | None, rtf: float | None,
+                    stage_times: dict[str, float]) -> str:
+    """A stitched chapter's speed on engine time, which says why it reads lower than the job's
+    wall-clock speed where several engine processes spoke at once."""
+    return (f"{fmt.rate(chars_per_s)} · real-time factor {fmt.factor(rtf)} "
+            f"({Clock.ENGINE.value}: {fmt.PER_PROCESS}) · {fmt.stage_times(stage_times)}")
 
 
 def job_view(store: JobStore, activity: JobActivity, job: Job, now: float | None = None,

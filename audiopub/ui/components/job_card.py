@@ -12,12 +12,17 @@ from nicegui import run, ui
 
 from audiopub import figures as fmt
 from audiopub.errors import AudiopubError
-from audiopub.figures import Clock
 from audiopub.jobs.models import ChapterProgress, ChapterState, Job, JobState
 from audiopub.ui.chosen_forms import chosen, describe
 from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.components.flagged_list import flagged_rows, flagged_title
-from audiopub.ui.jobview import JobView
+from audiopub.ui.jobview import (
+    RTF_LABEL,
+    SPEED_LABEL,
+    STARTUP_LABEL,
+    JobView,
+    chapter_figures,
+)
 from audiopub.ui.services import ENGINE_LABELS, Services
 from audiopub.ui.theme import stat
 
@@ -88,8 +93,9 @@ class JobCard:
                 self.flagged_box = ui.column().classes("w-full gap-2")
             with ui.row().classes("w-full gap-x-10 gap-y-2"):
                 # The job's figures on the wall clock, running or done (see audiopub.figures).
-                self.rate = stat(f"Speed (wall clock, {fmt.SPEAKING_ONLY})", "job-rate")
-                self.rtf = stat(f"Real-time factor (wall clock, {fmt.SPEAKING_ONLY})", "job-rtf")
+                self.rate = stat(SPEED_LABEL, "job-rate")
+                self.rtf = stat(RTF_LABEL, "job-rtf")
+                self.startup = stat(STARTUP_LABEL, "job-startup")
                 self.elapsed = stat("Elapsed", "job-elapsed")
                 self.eta = stat("Remaining", "job-eta")
             self.stages = ui.label().classes("ap-muted text-xs ap-figure").mark("job-stages")
@@ -140,6 +146,7 @@ class JobCard:
             if progress.chunks_total else "Planned when the job starts")
         self.rate.set_text(fmt.rate(m.chars_per_s))
         self.rtf.set_text(fmt.factor(m.rtf))
+        self.startup.set_text(fmt.seconds_short(m.startup_s) if m.startup_s is not None else "—")
         self.elapsed.set_text(fmt.clock(m.elapsed_s))
         self.eta.set_text(fmt.clock(m.eta_s) if state is JobState.RUNNING else "—")
         self.stages.set_text(f"Job stages: {fmt.stage_times(job.stage_times)}")
@@ -228,9 +235,8 @@ class _ChapterRow:
         self.bar.set_value(1.0 if done else round(fraction, 4))
         self.count.set_text(f"{fmt.count(chapter.chars_done)} / {fmt.count(chapter.chars_total)}")
         # Engine time, summed over engine processes: the card's top line has wall time.
-        self.figures.set_text(f"{fmt.rate(chapter.chars_per_s)} · real-time factor "
-                              f"{fmt.factor(chapter.rtf)} ({Clock.ENGINE.value}) · "
-                              f"{fmt.stage_times(chapter.stage_times)}")
+        self.figures.set_text(chapter_figures(chapter.chars_per_s, chapter.rtf,
+                                              chapter.stage_times))
         self.figures.set_visibility(done and chapter.chars_per_s is not None)
 
 

@@ -46,7 +46,8 @@ class LibraryCard:
                         .classes("text-sm ap-figure").mark("book-facts")
                     ui.label(settings_summary(job)).classes("ap-muted text-sm")
                     ui.label(f"{fmt.rate(m.chars_per_s)} · real-time factor {fmt.factor(m.rtf)}"
-                             f" ({m.speed.clock.value}) · ran on {job.device or 'unknown'}") \
+                             f" ({m.speed.clock.value}, {fmt.SPEAKING_ONLY})"
+                             f" · ran on {job.device or 'unknown'}") \
                         .classes("ap-muted text-sm ap-figure").mark("book-speed")
             with ui.row().classes("gap-2"):
                 self.play_button = ui.button("Play", icon="play_arrow", on_click=self._toggle) \
