@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
+import threading
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from types import FrameType
 from typing import Final
 
 from nicegui import app, background_tasks, core, helpers, run, ui
@@ -98,12 +101,25 @@ def main(host: str = "127.0.0.1", port: int = 8080, show: bool = True,
     if policy.token is not None:
         _announce_token(policy, host, port)
     setup(current_or_none() or Services.from_environment())
+    _exit_on_sigterm()
     static = static_dir()
     icon = static / "icon.svg" if static is not None else None
     opened = guard.start_address(policy, "/") if show else False
     ui.run(host=host, port=port, show=opened, title="Audiopub", reload=False, dark=None,
            favicon=icon if icon is not None and icon.is_file() else None,
            uvicorn_logging_level="warning")
+
+
+def _exit_on_sigterm() -> None:
+    """Once it has shut down, uvicorn raises a SIGTERM again for the handler it found. Python's
+    own ends the process on the spot, before the `atexit` functions that remove its scratch
+    folder (and the uploads in it): this one exits as `sys.exit` does."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(number: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + number)
 
 
 def _announce_token(policy: guard.Policy, host: str, port: int) -> None:

@@ -16,11 +16,14 @@ to 2 GB. Thumbnails live in the data dir's `cover-thumbnails/` until their tab l
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import multiprocessing
 import os
 import re
 import signal
+import sys
 import threading
+import time
 import traceback
 import uuid
 from concurrent.futures import ProcessPoolExecutor
@@ -47,6 +50,8 @@ READERS: Final = min(2, os.cpu_count() or 1)
 NAMES_SHOWN: Final = 30  # the book's likeliest names and unusual words listed under it
 THUMBNAILS: Final = "cover-thumbnails"
 STALE_AFTER_S: Final = 24 * 3600  # thumbnails no tab showed since are removed at start-up
+PR_SET_PDEATHSIG: Final = 1  # prctl(2): the signal a process gets when its parent ends
+PARENT_CHECK_S: Final = 1.0  # where there is no prctl: how often a reader looks for its server
 _THUMBNAIL_NAME = re.compile(r"[0-9a-f]{32}\.(?:jpg|png)")
 
 
@@ -85,9 +90,12 @@ def read_upload(path: Path, data_dir: Path) -> UploadedBook:
     thumbnail = None
     if book.cover is not None:
         folder = data_dir / THUMBNAILS
-        folder.mkdir(parents=True, exist_ok=True)
-        made = fit_cover(ffmpeg_exe(), book.cover, THUMBNAIL_SIDE, folder / uuid.uuid4().hex,
-                         "the page shows no cover")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            made = fit_cover(ffmpeg_exe(), book.cover, THUMBNAIL_SIDE, folder / uuid.uuid4().hex,
+                             "the page shows no cover")
+        except OSError:  # a full disk: the book is shown all the same, without its cover
+            made = None
         thumbnail = made.name if made is not None else None
     return UploadedBook(book, names, lexicon_path, thumbnail)
 
@@ -112,6 +120,8 @@ class BookReader:
             return await loop.run_in_executor(pool, read_upload, path, self.data_dir)
         except BrokenProcessPool:
             self._drop_pool(pool)
+            if self._closed:
+                raise BadEpub("The server is shutting down; the book was not read") from None
             raise BadEpub(f"{path.name}: reading it stopped unexpectedly (out of memory?); "
                           "try again, or with a smaller book") from None
 
@@ -120,7 +130,8 @@ class BookReader:
             if self._closed:
                 raise BadEpub("The server is shutting down; the book was not read")
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(self.workers, initializer=_ignore_sigint,
+                self._pool = ProcessPoolExecutor(self.workers, initializer=_start_reader,
+                                                 initargs=(os.getpid(),),
                                                  mp_context=multiprocessing.get_context("spawn"))
             return self._pool
 
@@ -131,17 +142,48 @@ class BookReader:
         pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
-        """Stop the workers; a book being read is abandoned (its page is going away too)."""
+        """Stop the workers now: a book being read is abandoned (its page is going away too),
+        and a long read must not hold up the server's exit, nor its scratch folder's removal."""
         with self._lock:
             self._closed = True
             pool, self._pool = self._pool, None
         if pool is not None:
+            _stop_workers(pool)
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _ignore_sigint() -> None:
-    """Ctrl-C in the terminal reaches the workers too: only the server should act on it."""
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End the pool's processes, busy or not (`terminate_workers` from Python 3.14 on)."""
+    terminate = getattr(pool, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+
+
+def _start_reader(server_pid: int) -> None:
+    """Ctrl-C in the terminal reaches the workers too: only the server should act on it. And
+    a server killed outright (`kill -9`, out of memory) must not leave its readers running:
+    each ends with it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform == "linux":
+        # The kernel kills this process when the thread that started it ends: the server's
+        # event loop, which runs as long as the server does.
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    else:
+        threading.Thread(target=_end_with, args=(server_pid,), daemon=True,
+                         name="audiopub-reader-watch").start()
+    if os.getppid() != server_pid:  # the server died before this reader got here
+        os._exit(1)
+
+
+def _end_with(server_pid: int) -> None:
+    """End this process once `server_pid` is no longer its parent."""
+    while os.getppid() == server_pid:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(1)
 
 
 def thumbnail_path(data_dir: Path, name: str) -> Path | None:
