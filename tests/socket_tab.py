@@ -23,6 +23,7 @@ import socketio
 UPLOAD_URL = re.compile(r'"url":"(/_nicegui/client/([0-9a-f-]+)/upload/\d+)"')
 SOCKET_PATH = "/_nicegui_ws/socket.io"
 HTTP_TIMEOUT_S = 30.0
+RECONNECT_PAUSE_S = 0.5
 
 
 class SocketTab:
@@ -39,13 +40,14 @@ class SocketTab:
         self._received: list[str] = []
         self._lock = threading.Lock()
         self._next_message_id = 0
+        self._document_id, self._tab_id = uuid.uuid4(), uuid.uuid4()  # the same page throughout
         self.socket = self._connect()
 
     def _connect(self) -> socketio.Client:
         sock = socketio.Client(reconnection=False)
         sock.on("*", self._message)
         query = (f"client_id={self.client_id}&next_message_id={self._next_message_id}"
-                 f"&implicit_handshake=true&document_id={uuid.uuid4()}&tab_id={uuid.uuid4()}")
+                 f"&implicit_handshake=true&document_id={self._document_id}&tab_id={self._tab_id}")
         sock.connect(f"{self.url}?{query}", transports=["polling"], socketio_path=SOCKET_PATH,
                      wait_timeout=HTTP_TIMEOUT_S)
         return sock
@@ -68,12 +70,21 @@ class SocketTab:
             time.sleep(0.05)
 
     def drop(self) -> None:
-        """The connection goes, as a tab's does when its network does; the page stays open."""
+        """The connection goes without a word (as a tab's does when its network goes); the
+        server finds out when its pings go unanswered. The page stays."""
         self.socket.eio.disconnect(abort=True)
 
-    def reconnect(self) -> None:
-        """The page comes back on its own connection, asking for what it missed."""
-        self.socket = self._connect()
+    def reconnect(self, tries: int = 3) -> None:
+        """The page comes back on a new connection, asking for what it missed. Tried again
+        as a browser would: the server may still be closing the connection that went."""
+        for attempt in range(tries):
+            try:
+                self.socket = self._connect()
+                return
+            except socketio.exceptions.ConnectionError:
+                if attempt == tries - 1:
+                    raise
+                time.sleep(RECONNECT_PAUSE_S)
 
     def upload(self, book: Path, name: str | None = None) -> int:
         """POST `book` to the page's upload route; the HTTP status."""

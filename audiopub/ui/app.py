@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 # fetched from the internet.
 STATIC_PACKAGE: Final = "audiopub.static"
 DRAIN_INTERVAL_S: Final = 0.5  # the job log is gathered even while no tab is open
+# How long a tab whose connection dropped keeps its page on the server, and gets what it missed
+# when it comes back (NiceGUI's default is 3 s). NiceGUI pings every 0.8 of it and gives up
+# after 0.4 more: a server busy for 6 s dropped every tab's socket, and a tab that came back
+# after 3 s found its page gone, and its book with it.
+RECONNECT_TIMEOUT_S: Final = 10.0
 
 
 def static_dir() -> Path | None:
@@ -106,6 +111,7 @@ def main(host: str = "127.0.0.1", port: int = 8080, show: bool = True,
     icon = static / "icon.svg" if static is not None else None
     opened = guard.start_address(policy, "/") if show else False
     ui.run(host=host, port=port, show=opened, title="Audiopub", reload=False, dark=None,
+           reconnect_timeout=RECONNECT_TIMEOUT_S,
            favicon=icon if icon is not None and icon.is_file() else None,
            uvicorn_logging_level="warning")
 

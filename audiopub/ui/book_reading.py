@@ -26,6 +26,7 @@ import threading
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ READERS: Final = min(2, os.cpu_count() or 1)
 NAMES_SHOWN: Final = 30  # the book's likeliest names and unusual words listed under it
 THUMBNAILS: Final = "cover-thumbnails"
 STALE_AFTER_S: Final = 24 * 3600  # thumbnails no tab showed since are removed at start-up
+READER_NICENESS: Final = 10  # readers yield the CPU to the server (and to the engines)
 PR_SET_PDEATHSIG: Final = 1  # prctl(2): the signal a process gets when its parent ends
 PARENT_CHECK_S: Final = 1.0  # where there is no prctl: how often a reader looks for its server
 _THUMBNAIL_NAME = re.compile(r"[0-9a-f]{32}\.(?:jpg|png)")
@@ -109,21 +111,29 @@ class BookReader:
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()  # read() runs on the loop, close() may not
         self._closed = False
+        self._queue = _Turns(workers)
 
-    async def read(self, path: Path) -> UploadedBook:
+    async def read(self, path: Path, waiting: Callable[[int | None], None] = lambda ahead: None,
+                   ) -> UploadedBook:
         """The upload at `path`, read in a worker; BadEpub if it can't be read, ReadFailed on
-        a reader bug. Waits for a free worker if all are reading."""
-        pool = self._current_pool()
-        loop = asyncio.get_running_loop()
+        a reader bug. Books are read in the order they came: while all workers are busy,
+        `waiting` is told how many books wait before this one each time that changes, and
+        None when its turn comes."""
+        await self._queue.take_turn(waiting)
         try:
-            # `read_upload` is looked up now, not bound at import: tests hold reading there.
-            return await loop.run_in_executor(pool, read_upload, path, self.data_dir)
-        except BrokenProcessPool:
-            self._drop_pool(pool)
-            if self._closed:
-                raise BadEpub("The server is shutting down; the book was not read") from None
-            raise BadEpub(f"{path.name}: reading it stopped unexpectedly (out of memory?); "
-                          "try again, or with a smaller book") from None
+            pool = self._current_pool()
+            loop = asyncio.get_running_loop()
+            try:
+                # `read_upload` is looked up now, not bound at import: tests hold reading there.
+                return await loop.run_in_executor(pool, read_upload, path, self.data_dir)
+            except BrokenProcessPool:
+                self._drop_pool(pool)
+                if self._closed:
+                    raise BadEpub("The server is shutting down; the book was not read") from None
+                raise BadEpub(f"{path.name}: reading it stopped unexpectedly (out of memory?); "
+                              "try again, or with a smaller book") from None
+        finally:
+            self._queue.hand_on()
 
     def _current_pool(self) -> ProcessPoolExecutor:
         with self._lock:
@@ -162,11 +172,55 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         process.terminate()
 
 
+class _Turns:
+    """First come, first read: `slots` books at a time, the others wait in line knowing their
+    place (on the event loop only)."""
+
+    def __init__(self, slots: int) -> None:
+        self.free = slots
+        self.line: list[tuple[asyncio.Future[None], Callable[[int | None], None]]] = []
+
+    async def take_turn(self, waiting: Callable[[int | None], None]) -> None:
+        if self.free > 0 and not self.line:
+            self.free -= 1
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.line.append((turn, waiting))
+        waiting(len(self.line) - 1)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.hand_on()  # its turn had come: the next one's now
+            else:
+                self.line = [(t, w) for t, w in self.line if t is not turn]
+                self._tell_places()
+            raise
+
+    def hand_on(self) -> None:
+        """A read ended: the first in line takes its place."""
+        while self.line:
+            turn, waiting = self.line.pop(0)
+            if not turn.done():  # one cancelled meanwhile (its tab went) has left the line
+                turn.set_result(None)
+                waiting(None)
+                self._tell_places()
+                return
+        self.free += 1
+
+    def _tell_places(self) -> None:
+        for ahead, (_, waiting) in enumerate(self.line):
+            waiting(ahead)
+
+
 def _start_reader(server_pid: int) -> None:
     """Ctrl-C in the terminal reaches the workers too: only the server should act on it. And
     a server killed outright (`kill -9`, out of memory) must not leave its readers running:
     each ends with it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Reading competes for the CPU with the server's event loop, which answers every tab: 20
+    # books read at once on a busy machine held it up for 13 s and tabs lost their sockets.
+    os.nice(READER_NICENESS)
     if sys.platform == "linux":
         # The kernel kills this process when the thread that started it ends: the server's
         # event loop, which runs as long as the server does.
