@@ -99,6 +99,7 @@ class Tab:
     def __init__(self, session: aiohttp.ClientSession, base: str, title: str) -> None:
         self.session, self.base, self.title = session, base, title
         self.shown = asyncio.Event()
+        self.ended = asyncio.Event()  # shown, dropped, or its upload failed: nothing to wait for
         self.dropped = False
         self.refused = ""  # why the upload itself failed, if it did
         self.closing = False
@@ -110,10 +111,12 @@ class Tab:
     async def _message(self, event: str, data: object) -> None:
         if self.title in json.dumps(data):
             self.shown.set()
+            self.ended.set()
 
     async def _disconnected(self, *reason: object) -> None:
         if not self.closing and not self.shown.is_set():
             self.dropped = True
+            self.ended.set()
             print(f"  a socket dropped ({', '.join(map(str, reason)) or 'no reason given'})")
 
     async def open(self) -> None:
@@ -138,7 +141,7 @@ class Tab:
                 response.raise_for_status()
         except aiohttp.ClientError as exc:
             self.refused = str(exc) or type(exc).__name__
-            self.shown.set()  # nothing to wait for
+            self.ended.set()
 
     async def close(self) -> None:
         self.closing = True
@@ -177,13 +180,13 @@ async def one_round(session: aiohttp.ClientSession, base: str, book: Path, tabs:
     began = time.perf_counter()
     await asyncio.gather(*(tab.send(book) for tab in opened))
     try:
-        await asyncio.wait_for(asyncio.gather(*(tab.shown.wait() for tab in opened)), wait_s)
+        await asyncio.wait_for(asyncio.gather(*(tab.ended.wait() for tab in opened)), wait_s)
     except asyncio.TimeoutError:
         pass
     took = time.perf_counter() - began
     stop.set()
     await task
-    shown = sum(tab.shown.is_set() and not tab.refused for tab in opened)
+    shown = sum(tab.shown.is_set() for tab in opened)
     dropped = sum(tab.dropped for tab in opened)
     refused = [tab.refused for tab in opened if tab.refused]
     print(f"  {shown} of {tabs} tabs show their book after {took:.1f}s; "
