@@ -34,16 +34,18 @@ from epub_factory import build_epub, tiny_png
 from server_helper import RunningServer, browser, free_port, require_chromium, running_server
 
 from audiopub.atomic import SCRATCH_DIR
+from audiopub.ui import app as app_module
 
 LIMIT_MB = 1
 LIMIT_TEXT = "1.0 MB"  # how the page writes the limit
-RECONNECT_TIMEOUT_S = 3.0  # NiceGUI deletes a closed tab's client this long after it went away
+# NiceGUI deletes a closed tab's client this long after it went away.
+RECONNECT_TIMEOUT_S = app_module.RECONNECT_TIMEOUT_S
 TAB_TIMEOUT_MS = 30_000
 HTTP_TIMEOUT_S = 15.0
-CLEANUP_TIMEOUT_S = 12.0  # a closed tab's upload is gone by then (reconnect timeout + margin)
+CLEANUP_TIMEOUT_S = RECONNECT_TIMEOUT_S + 9  # a closed tab's upload is gone by then
 BOUNDARY = uuid.uuid4().hex
 
-pytestmark = pytest.mark.timeout(120)  # each test takes well under a minute
+pytestmark = pytest.mark.timeout(180)  # each test takes about a minute
 
 SERVER = """
 import sys

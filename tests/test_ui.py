@@ -8,10 +8,12 @@ on a fake NVML), installed before the app's main file runs. Books are generated 
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import json
 import subprocess
 import time
+import weakref
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -33,6 +35,7 @@ from voices import SPEAKERS, add_multi_speaker_voice
 from audiopub.audio.ffmpeg import ffmpeg_exe
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, user_lexicon_path
+from audiopub.book.models import Book
 from audiopub.book.pictures import image_size
 from audiopub.export.audiobookshelf import export_audiobookshelf
 from audiopub.figures import approx_duration
@@ -165,11 +168,32 @@ async def test_good_upload_shows_the_book_card(user: User, small_book: Path,
     chars = [text(user, f"chapter-chars-{n}") for n in (1, 2, 3)]
     assert all(c.endswith(" chars") for c in chars), chars
     assert text(user, "chapter-duration-1").startswith("≈ ")
-    assert text(user, "book-summary").startswith("3 of 3 chapters")
+    # Set once every row is built, a turn of the event loop after the last batch.
+    await eventually(lambda: text(user, "book-summary").startswith("3 of 3 chapters"))
     # The upload is kept under a random name; the client's file name is never a path.
     (saved,) = services.uploads_dir.iterdir()
     assert saved.name != "small.epub" and saved.suffix == ".epub" and len(saved.stem) == 32
     await user.should_not_see(marker="book-warnings")  # nothing to say about this one
+
+
+async def test_a_closed_tab_lets_go_of_its_book_at_once(user: User, small_book: Path,
+                                                       services: Services) -> None:
+    """A tab's page is a web of elements that refer to each other, freed only when Python next
+    looks for such cycles: the book (its text, its cover) must not wait for that."""
+    gc.collect()
+    gc.disable()  # as between two of Python's full collections, which an idle server may not run
+    try:
+        earlier = {id(o) for o in gc.get_objects() if isinstance(o, Book)}  # other tests' tabs
+        await open_with_book(user, small_book)
+        await eventually(lambda: text(user, "book-summary").startswith("3 of 3 chapters"))
+        shown = [weakref.ref(o) for o in gc.get_objects()
+                 if isinstance(o, Book) and id(o) not in earlier]
+        assert shown  # the tab holds its book
+        element(user, "book-title").client.delete()
+        assert [ref for ref in shown if ref() is not None] == [], "the book outlived its tab"
+        assert not any(services.uploads_dir.iterdir())
+    finally:
+        gc.enable()
 
 
 async def test_a_book_of_many_chapters_lists_them_all(user: User, tmp_path: Path) -> None:

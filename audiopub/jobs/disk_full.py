@@ -29,6 +29,8 @@ NO_ROOM_BYTES: Final = 1 << 20
 _FULL_ERRNOS: Final = (errno.ENOSPC, errno.EDQUOT)
 ROOM_FILE: Final = ".room-for-the-store"  # in the data directory, beside the store
 ROOM_BYTES: Final = 4 << 20  # a state change needs a few pages of the store's log
+# What the command line says to do once space is freed.
+RUN_AGAIN: Final = "run the same command again (or resume the job); finished chunks are kept"
 
 
 def is_disk_full(error: BaseException, folder: Path | None = None) -> bool:
@@ -58,12 +60,18 @@ def free_bytes(folder: Path) -> int:
     return 0
 
 
-def disk_full(folder: Path, needed_bytes: int = 0) -> DiskFull:
-    """The error that pauses a job: which folder is full, and how much to free there."""
+def disk_full(folder: Path, needed_bytes: int = 0, then: str = RUN_AGAIN) -> DiskFull:
+    """The error that pauses a job: which folder is full, how much to free there, and `then`
+    what to do (the command line's words unless a front end gives its own)."""
     short = max(needed_bytes - free_bytes(folder), MIN_FREE_BYTES)
     return DiskFull(f"The disk is full ({folder}): free {-(-short // 1_000_000):,} MB and "
-                    "run the same command again (or resume the job); finished chunks are "
-                    "kept.", folder)
+                    f"{then}.", folder)
+
+
+def in_words_of(error: DiskFull, then: str) -> str:
+    """`error`'s message with `then` for what to do once space is freed, where it gives the
+    command line's words: a page says what to press."""
+    return str(error).replace(RUN_AGAIN, then)
 
 
 def keep_room(folder: Path) -> None:

@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
+import threading
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from types import FrameType
 from typing import Final
 
 from nicegui import app, background_tasks, core, helpers, run, ui
@@ -29,6 +32,11 @@ log = logging.getLogger(__name__)
 # fetched from the internet.
 STATIC_PACKAGE: Final = "audiopub.static"
 DRAIN_INTERVAL_S: Final = 0.5  # the job log is gathered even while no tab is open
+# How long a tab whose connection dropped keeps its page on the server, and gets what it missed
+# when it comes back (NiceGUI's default is 3 s). NiceGUI pings every 0.8 of it and gives up
+# after 0.4 more: a server busy for 6 s dropped every tab's socket, and a tab that came back
+# after 3 s found its page gone, and its book with it.
+RECONNECT_TIMEOUT_S: Final = 10.0
 
 
 def static_dir() -> Path | None:
@@ -98,12 +106,26 @@ def main(host: str = "127.0.0.1", port: int = 8080, show: bool = True,
     if policy.token is not None:
         _announce_token(policy, host, port)
     setup(current_or_none() or Services.from_environment())
+    _exit_on_sigterm()
     static = static_dir()
     icon = static / "icon.svg" if static is not None else None
     opened = guard.start_address(policy, "/") if show else False
     ui.run(host=host, port=port, show=opened, title="Audiopub", reload=False, dark=None,
+           reconnect_timeout=RECONNECT_TIMEOUT_S,
            favicon=icon if icon is not None and icon.is_file() else None,
            uvicorn_logging_level="warning")
+
+
+def _exit_on_sigterm() -> None:
+    """Once it has shut down, uvicorn raises a SIGTERM again for the handler it found. Python's
+    own ends the process on the spot, before the `atexit` functions that remove its scratch
+    folder (and the uploads in it): this one exits as `sys.exit` does."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(number: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + number)
 
 
 def _announce_token(policy: guard.Policy, host: str, port: int) -> None:

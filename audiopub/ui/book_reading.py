@@ -16,13 +16,17 @@ to 2 GB. Thumbnails live in the data dir's `cover-thumbnails/` until their tab l
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import multiprocessing
 import os
 import re
 import signal
+import sys
 import threading
+import time
 import traceback
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -47,6 +51,9 @@ READERS: Final = min(2, os.cpu_count() or 1)
 NAMES_SHOWN: Final = 30  # the book's likeliest names and unusual words listed under it
 THUMBNAILS: Final = "cover-thumbnails"
 STALE_AFTER_S: Final = 24 * 3600  # thumbnails no tab showed since are removed at start-up
+READER_NICENESS: Final = 10  # readers yield the CPU to the server (and to the engines)
+PR_SET_PDEATHSIG: Final = 1  # prctl(2): the signal a process gets when its parent ends
+PARENT_CHECK_S: Final = 1.0  # where there is no prctl: how often a reader looks for its server
 _THUMBNAIL_NAME = re.compile(r"[0-9a-f]{32}\.(?:jpg|png)")
 
 
@@ -87,9 +94,12 @@ def read_upload(path: Path, data_dir: Path, name: str | None = None) -> Uploaded
     thumbnail = None
     if book.cover is not None:
         folder = data_dir / THUMBNAILS
-        folder.mkdir(parents=True, exist_ok=True)
-        made = fit_cover(ffmpeg_exe(), book.cover, THUMBNAIL_SIDE, folder / uuid.uuid4().hex,
-                         "the page shows no cover")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            made = fit_cover(ffmpeg_exe(), book.cover, THUMBNAIL_SIDE, folder / uuid.uuid4().hex,
+                             "the page shows no cover")
+        except OSError:  # a full disk: the book is shown all the same, without its cover
+            made = None
         thumbnail = made.name if made is not None else None
     return UploadedBook(book, names, lexicon_path, thumbnail)
 
@@ -103,27 +113,37 @@ class BookReader:
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()  # read() runs on the loop, close() may not
         self._closed = False
+        self._queue = _Turns(workers)
 
-    async def read(self, path: Path, name: str | None = None) -> UploadedBook:
+    async def read(self, path: Path, name: str | None = None,
+                   waiting: Callable[[int | None], None] = lambda ahead: None) -> UploadedBook:
         """The upload at `path` (`name`: the person's name for it), read in a worker; BadEpub
-        if it can't be read, ReadFailed on a reader bug. Waits for a free worker if all are
-        reading."""
-        pool = self._current_pool()
-        loop = asyncio.get_running_loop()
+        if it can't be read, ReadFailed on a reader bug. Books are read in the order they
+        came: while all workers are busy, `waiting` is told how many books wait before this
+        one each time that changes, and None when its turn comes."""
+        await self._queue.take_turn(waiting)
         try:
-            # `read_upload` is looked up now, not bound at import: tests hold reading there.
-            return await loop.run_in_executor(pool, read_upload, path, self.data_dir, name)
-        except BrokenProcessPool:
-            self._drop_pool(pool)
-            raise BadEpub(f"{name or path.name}: reading it stopped unexpectedly (out of memory?); "
-                          "try again, or with a smaller book") from None
+            pool = self._current_pool()
+            loop = asyncio.get_running_loop()
+            try:
+                # `read_upload` is looked up now, not bound at import: tests hold reading there.
+                return await loop.run_in_executor(pool, read_upload, path, self.data_dir, name)
+            except BrokenProcessPool:
+                self._drop_pool(pool)
+                if self._closed:
+                    raise BadEpub("The server is shutting down; the book was not read") from None
+                raise BadEpub(f"{name or path.name}: reading it stopped unexpectedly (out of "
+                              "memory?); try again, or with a smaller book") from None
+        finally:
+            self._queue.hand_on()
 
     def _current_pool(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._closed:
                 raise BadEpub("The server is shutting down; the book was not read")
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(self.workers, initializer=_ignore_sigint,
+                self._pool = ProcessPoolExecutor(self.workers, initializer=_start_reader,
+                                                 initargs=(os.getpid(),),
                                                  mp_context=multiprocessing.get_context("spawn"))
             return self._pool
 
@@ -134,17 +154,92 @@ class BookReader:
         pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
-        """Stop the workers; a book being read is abandoned (its page is going away too)."""
+        """Stop the workers now: a book being read is abandoned (its page is going away too),
+        and a long read must not hold up the server's exit, nor its scratch folder's removal."""
         with self._lock:
             self._closed = True
             pool, self._pool = self._pool, None
         if pool is not None:
+            _stop_workers(pool)
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _ignore_sigint() -> None:
-    """Ctrl-C in the terminal reaches the workers too: only the server should act on it."""
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End the pool's processes, busy or not (`terminate_workers` from Python 3.14 on)."""
+    terminate = getattr(pool, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+
+
+class _Turns:
+    """First come, first read: `slots` books at a time, the others wait in line knowing their
+    place (on the event loop only)."""
+
+    def __init__(self, slots: int) -> None:
+        self.free = slots
+        self.line: list[tuple[asyncio.Future[None], Callable[[int | None], None]]] = []
+
+    async def take_turn(self, waiting: Callable[[int | None], None]) -> None:
+        if self.free > 0 and not self.line:
+            self.free -= 1
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.line.append((turn, waiting))
+        waiting(len(self.line) - 1)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.hand_on()  # its turn had come: the next one's now
+            else:
+                self.line = [(t, w) for t, w in self.line if t is not turn]
+                self._tell_places()
+            raise
+
+    def hand_on(self) -> None:
+        """A read ended: the first in line takes its place."""
+        while self.line:
+            turn, waiting = self.line.pop(0)
+            if not turn.done():  # one cancelled meanwhile (its tab went) has left the line
+                turn.set_result(None)
+                waiting(None)
+                self._tell_places()
+                return
+        self.free += 1
+
+    def _tell_places(self) -> None:
+        for ahead, (_, waiting) in enumerate(self.line):
+            waiting(ahead)
+
+
+def _start_reader(server_pid: int) -> None:
+    """Ctrl-C in the terminal reaches the workers too: only the server should act on it. And
+    a server killed outright (`kill -9`, out of memory) must not leave its readers running:
+    each ends with it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Reading competes for the CPU with the server's event loop, which answers every tab: 20
+    # books read at once on a busy machine held it up for 13 s and tabs lost their sockets.
+    os.nice(READER_NICENESS)
+    if sys.platform == "linux":
+        # The kernel kills this process when the thread that started it ends: the server's
+        # event loop, which runs as long as the server does.
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    else:
+        threading.Thread(target=_end_with, args=(server_pid,), daemon=True,
+                         name="audiopub-reader-watch").start()
+    if os.getppid() != server_pid:  # the server died before this reader got here
+        os._exit(1)
+
+
+def _end_with(server_pid: int) -> None:
+    """End this process once `server_pid` is no longer its parent."""
+    while os.getppid() == server_pid:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(1)
 
 
 def thumbnail_path(data_dir: Path, name: str) -> Path | None:

@@ -69,15 +69,26 @@ class Preferences:
         remove_stale_temp_files(self.path.parent, self.path.name)  # from a crash mid-write
         self._lock = threading.Lock()
         self._current = self._read()
+        self._unsaved = False  # the last change could not be written (its warning is logged)
 
     def get(self) -> UiSettings:
         with self._lock:
             return self._current
 
     def update(self, **changes: Any) -> UiSettings:
+        """The settings with `changes`. A disk that can't take the file (full, read-only) does
+        not stop the change: it holds until the server stops, and the log says so once."""
         with self._lock:
             self._current = UiSettings.from_dict({**asdict(self._current), **changes})
-            self._write(self._current)
+            try:
+                self._write(self._current)
+            except OSError as exc:
+                if not self._unsaved:
+                    log.warning("the UI settings are kept until the server stops, not in %s: "
+                                "%s", self.path, exc.strerror or exc)
+                self._unsaved = True
+            else:
+                self._unsaved = False
             return self._current
 
     def _read(self) -> UiSettings:

@@ -15,6 +15,7 @@ from typing import Final, Protocol
 from audiopub import settings
 from audiopub.errors import UploadRejected
 from audiopub.figures import size
+from audiopub.jobs.disk_full import disk_full, is_disk_full
 
 # Uploads nobody turned into a job in the data dir's uploads/, where they were kept before
 # the scratch folder, are removed at start-up after this long.
@@ -26,6 +27,9 @@ MULTIPART_FRAMING_BYTES: Final = 64 * 1024
 # refuses a part header over 4,224 bytes, where the name goes; at up to 4 bytes a character
 # (UTF-8, or %22 for a quote) 255 fits with room to spare, and no file system allows more.
 MAX_NAME_CHARS: Final = 255
+# What the page asks for once space is freed, where the command line says to run it again.
+UPLOAD_AGAIN: Final = "upload the book again"
+GENERATE_AGAIN: Final = "press Generate again"
 
 
 class FileUploadLike(Protocol):
@@ -50,7 +54,9 @@ def max_request_bytes(upload_limit: int) -> int:
 
 
 async def save_upload(file: FileUploadLike, folder: Path, max_bytes: int) -> Path:
-    """Save `file` as `<folder>/<uuid>.epub`; raise UploadRejected if it is empty or too big."""
+    """Save `file` as `<folder>/<uuid>.epub`; raise UploadRejected if it is empty or too big,
+    DiskFull (in the page's words) if the disk has no room for it. A file that could not be
+    saved whole is not kept."""
     length = file.size()
     if length == 0:
         raise UploadRejected(f"{display_name(file.name)} is empty.")
@@ -58,9 +64,19 @@ async def save_upload(file: FileUploadLike, folder: Path, max_bytes: int) -> Pat
         raise UploadRejected(
             f"{display_name(file.name)} is {size(length)}; the limit is {size(max_bytes)}."
         )
-    folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{uuid.uuid4().hex}{SUFFIX}"
-    await file.save(target)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        await file.save(target)
+    except OSError as exc:
+        target.unlink(missing_ok=True)
+        if is_disk_full(exc):
+            raise disk_full(folder, length, UPLOAD_AGAIN) from None
+        raise UploadRejected(f"{display_name(file.name)} could not be saved: "
+                             f"{exc.strerror or exc}.") from None
+    except BaseException:  # the tab went, or the server stops: half a book is no use
+        target.unlink(missing_ok=True)
+        raise
     return target
 
 

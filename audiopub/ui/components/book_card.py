@@ -25,6 +25,7 @@ from audiopub.ui.book_reading import ReadFailed, UploadedBook, remove_thumbnail
 from audiopub.ui.components.lexicon_editor import LexiconEditor
 from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
+from audiopub.ui.memory import return_freed_memory
 from audiopub.ui.uploads import MAX_NAME_CHARS, display_name, save_upload
 
 log = logging.getLogger(__name__)
@@ -74,11 +75,12 @@ class BookPanel:
             with ui.row().classes("items-center gap-3") as self.busy:
                 ui.spinner(size="1.5em")
                 ui.label("Reading the book…").classes("ap-muted")
+                self.place = ui.label().classes("ap-muted text-sm").mark("upload-place")
             self.busy.set_visibility(False)
             self.details = ui.column().classes("w-full gap-4").mark("book-card")
             self.details.set_visibility(False)
 
-        ui.context.client.on_delete(self._discard_upload)
+        ui.context.client.on_delete(self._let_go)
 
     # --- what the rest of the page asks --------------------------------------------------
 
@@ -118,8 +120,9 @@ class BookPanel:
             self.busy.set_visibility(False)
             self._show_error(str(exc))
             return
+        self.place.set_text("")
         try:
-            read = await self.services.reader.read(path, name)
+            read = await self.services.reader.read(path, name, self._show_place)
         except AudiopubError as exc:
             self._fail(path, str(exc))
             return
@@ -134,11 +137,18 @@ class BookPanel:
         self.busy.set_visibility(False)
         self._discard_upload()
         self.path, self.file_name, self.thumbnail = path, name, read.thumbnail
-        if await self._show_book(read):
+        if await self._show_book(read) and not self.upload.is_deleted:
             # Only now: a conversion started from half a chapter list would lose chapters.
             self.book = read.book
             self._update_summary()
             self.on_change()
+
+    def _show_place(self, ahead: int | None) -> None:
+        if ahead is None:  # its turn has come
+            self.place.set_text("")
+        else:
+            self.place.set_text("next in line, after the books being read" if ahead == 0 else
+                                f"{ahead} book{'s' if ahead > 1 else ''} before it in line")
 
     def _handle_rejected(self, event: events.GenericEventArguments) -> None:
         for reason, name in event.args:
@@ -175,6 +185,16 @@ class BookPanel:
             self.path = None
         remove_thumbnail(self.services.data_dir, self.thumbnail)
         self.thumbnail = None
+
+    def _let_go(self) -> None:
+        """The tab is gone: its upload and thumbnail go, and its book now, not when Python
+        next looks for cycles among the page's elements (which may be long after, with a
+        book's text and cover held meanwhile); the freed memory goes back to the system."""
+        self._discard_upload()
+        self.book = None
+        if self.lexicon is not None:
+            self.lexicon.book = None
+        return_freed_memory()
 
     def clear(self) -> None:
         self._discard_upload()
@@ -250,11 +270,11 @@ class BookPanel:
 
     def _lexicon_editor(self, book: Book, path: Path) -> None:
         data_dir = self.services.data_dir
+        pronunciations = book.pronunciations  # not the whole book: `_let_go` drops it
 
         def layers(edited: list[Entry]) -> list[Entry]:
             # As a job of this book would have them: the rows are the book's file.
-            return layered(edited, book.pronunciations,
-                           read_if_present(user_lexicon_path(data_dir)))
+            return layered(edited, pronunciations, read_if_present(user_lexicon_path(data_dir)))
 
         with ui.expansion("How to say words in this book", icon="spellcheck",
                           caption="This book's lexicon: every conversion of it says these "

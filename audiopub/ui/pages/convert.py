@@ -7,7 +7,8 @@ from dataclasses import replace
 
 from nicegui import run, ui
 
-from audiopub.errors import AudiopubError
+from audiopub.errors import AudiopubError, DiskFull
+from audiopub.jobs.disk_full import disk_full, in_words_of, is_disk_full
 from audiopub.ui.components.book_card import BookPanel
 from audiopub.ui.components.forms_panel import FormsPanel
 from audiopub.ui.components.gpu_panel import GpuPanel
@@ -16,6 +17,7 @@ from audiopub.ui.components.settings_panel import SettingsPanel
 from audiopub.ui.jobview import is_listed_as_active
 from audiopub.ui.services import current
 from audiopub.ui.theme import frame, section_title
+from audiopub.ui.uploads import GENERATE_AGAIN
 
 
 def page() -> None:
@@ -72,13 +74,21 @@ def page() -> None:
             job = await run.io_bound(services.submit, book.path, book.book, settings)
             said = await run.io_bound(services.submitted_text, job)
         except (AudiopubError, ValueError) as exc:
-            submit_error.set_text(str(exc))
-            submit_error.set_visibility(True)
+            failed(in_words_of(exc, GENERATE_AGAIN) if isinstance(exc, DiskFull) else str(exc))
+            return
+        except OSError as exc:  # copying the book into the job's folder
+            if not is_disk_full(exc):
+                raise
+            failed(str(disk_full(services.data_dir, then=GENERATE_AGAIN)))
             return
         finally:
             generate.props(remove="loading")
         ui.notify(said, type="positive")
         await jobs.refresh_now()
+
+    def failed(message: str) -> None:
+        submit_error.set_text(message)
+        submit_error.set_visibility(True)
 
     generate.on_click(start)
     update()

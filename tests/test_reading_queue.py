@@ -1,0 +1,102 @@
+"""Books wait their turn to be read, and each tab is told its place in line; a tab whose
+connection dropped while its book was read gets the book when it comes back.
+
+One real `audiopub serve` process on 127.0.0.1, reading held open on purpose (`held_reading`),
+driven by socket clients (`socket_tab`) as many tabs.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from epub_factory import build_epub
+from server_helper import RunningServer, free_port, running_server
+from socket_tab import SocketTab
+
+from audiopub.ui.book_reading import READERS
+
+# Away long enough for NiceGUI's defaults to give up on the tab (pings every 4 s, 2 s to answer,
+# 3 s to come back) but within the server's own (8 + 4 + 10 s).
+AWAY_S = 12.0
+
+pytestmark = pytest.mark.timeout(180)
+
+SERVER = """
+import sys
+sys.path.insert(0, {tests!r})
+
+import held_reading
+from audiopub.ui import book_reading
+book_reading.read_upload = held_reading.read_upload
+
+from audiopub.cli import main
+main(["serve", "--host", "127.0.0.1", "--port", "{port}", "--no-browser"])
+"""
+
+
+@pytest.fixture
+def held(tmp_path: Path) -> Path:
+    folder = tmp_path / "held"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def server(tmp_path: Path, held: Path) -> Iterator[RunningServer]:
+    port = free_port()
+    command = [sys.executable, "-c", SERVER.format(port=port, tests=str(Path(__file__).parent))]
+    with running_server(command, tmp_path, port, {"AUDIOPUB_TEST_HOLD_READ": str(held)}) as app:
+        yield app
+
+
+def wait_until(condition: Any, what: str, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not in {timeout_s:.0f} s: {what}")
+        time.sleep(0.05)
+
+
+def books(tmp_path: Path, count: int) -> list[tuple[Path, str]]:
+    return [(build_epub(tmp_path / f"b{n}.epub", [("One", [f"Book {n} begins."])],
+                        title=f"Book Number {n}"), f"Book Number {n}") for n in range(count)]
+
+
+def test_each_waiting_tab_is_told_its_place(server: RunningServer, held: Path,
+                                            tmp_path: Path) -> None:
+    shelf = books(tmp_path, READERS + 2)
+    tabs = [SocketTab(server.url) for _ in shelf]
+    try:
+        for tab, (book, _) in zip(tabs, shelf):
+            assert tab.upload(book) == 200
+            if tab is tabs[READERS - 1]:  # the readers are busy before any book waits
+                wait_until(lambda: len(list(held.glob("reading-*"))) == READERS,
+                           f"{READERS} reads in progress")
+        tabs[READERS].wait_for("next in line")
+        tabs[READERS + 1].wait_for("1 book before it in line")
+        assert "in line" not in tabs[0].texts()
+
+        (held / "release").touch()
+        for tab, (_, title) in zip(tabs, shelf):
+            tab.wait_for(title)
+    finally:
+        for tab in tabs:
+            tab.close()
+
+
+def test_a_tab_that_comes_back_gets_its_book(server: RunningServer, held: Path,
+                                             tmp_path: Path) -> None:
+    ((book, title),) = books(tmp_path, 1)
+    with SocketTab(server.url) as tab:
+        assert tab.upload(book) == 200
+        wait_until(lambda: list(held.glob("reading-*")), "the read started")
+        tab.drop()
+        time.sleep(AWAY_S)
+        (held / "release").touch()
+        tab.reconnect()
+        tab.wait_for(title)
