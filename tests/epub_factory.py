@@ -104,3 +104,82 @@ def build_epub2(path: Path, pages: Sequence[tuple[str, str]],
         for name, body in pages:
             zf.writestr(f"OEBPS/{name}", page(name, body), zipfile.ZIP_DEFLATED)
     return path
+
+
+def build_fixed_layout_epub(path: Path, pages: Sequence[str], *, title: str = "Sous le vent",
+                            author: str = "Ann Author", language: str = "fr",
+                            svg_pages: Sequence[int] = (),
+                            toc: Sequence[tuple[str, int]] = ()) -> Path:
+    """A fixed-layout EPUB 3 shaped like IDPF's picture-book samples ("Sous le vent"):
+    `rendition:layout` pre-paginated, each page an XHTML of its own with a viewport and an
+    `<svg>` holding the page's picture (`<image>`) and the text set over it.
+
+    `pages` are the SVG contents (markup inside `<svg>`, after the picture); the pages whose
+    numbers are in `svg_pages` are SVG documents in the spine rather than XHTML. `toc` entries
+    are (label, page number); without any, every page is listed as "Page n".
+    """
+    svg_open = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/'
+                'xlink" version="1.1" width="100%" height="100%" viewBox="0 0 1200 1600">')
+    names, files = [], {}
+    for number, markup in enumerate(pages, start=1):
+        picture = f'<image width="1200" height="1600" xlink:href="images/p{number:02}.png"/>'
+        if number in svg_pages:
+            name = f"p{number:02}.svg"
+            files[name] = (f'<?xml version="1.0" encoding="UTF-8"?>\n{svg_open}'
+                           f"<title>Page {number}</title>{picture}{markup}</svg>")
+        else:
+            name = f"p{number:02}.xhtml"
+            files[name] = (
+                '<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/'
+                f'xhtml" xmlns:epub="http://www.idpf.org/2007/ops" xml:lang="{language}" '
+                f'lang="{language}"><head><meta charset="UTF-8"/><title>{title} – page '
+                f'{number}</title><meta name="viewport" content="width=1200, height=1600"/>'
+                '<link rel="stylesheet" type="text/css" href="css/fxl.css"/></head>'
+                f'<body epub:type="bodymatter"><div class="page">{svg_open}{picture}{markup}'
+                "</svg></div></body></html>")
+        names.append(name)
+    entries = toc or [(f"Page {n}", n) for n in range(1, len(pages) + 1)]
+    links = "".join(f'<li><a href="{names[n - 1]}">{label}</a></li>' for label, n in entries)
+    files["nav.xhtml"] = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml" '
+        f'xmlns:epub="http://www.idpf.org/2007/ops" xml:lang="{language}"><head><title>{title}'
+        f'</title></head><body><nav epub:type="toc"><ol>{links}</ol></nav></body></html>')
+    items = ['<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" '
+             'properties="nav"/>', '<item id="css" href="css/fxl.css" media-type="text/css"/>']
+    for number, name in enumerate(names, start=1):
+        kind = "image/svg+xml" if name.endswith(".svg") else "application/xhtml+xml"
+        items.append(f'<item id="page{number:02}" href="{name}" media-type="{kind}" '
+                     'properties="svg"/>' if kind != "image/svg+xml" else
+                     f'<item id="page{number:02}" href="{name}" media-type="{kind}"/>')
+        items.append(f'<item id="img{number:02}" href="images/p{number:02}.png" '
+                     'media-type="image/png"/>')
+    spine = "".join(f'<itemref idref="page{n:02}" properties="page-spread-'
+                    f'{"right" if n % 2 else "left"}"/>' for n in range(1, len(names) + 1))
+    opf = ('<?xml version="1.0" encoding="UTF-8"?>\n<package xmlns="http://www.idpf.org/2007/opf" '
+           f'version="3.0" unique-identifier="uid" xml:lang="{language}" prefix="rendition: '
+           'http://www.idpf.org/vocab/rendition/#"><metadata xmlns:dc="http://purl.org/dc/'
+           f'elements/1.1/"><dc:identifier id="uid">urn:uuid:fx1-{title}</dc:identifier>'
+           f'<dc:title>{title}</dc:title><dc:creator>{author}</dc:creator>'
+           f'<dc:language>{language}</dc:language><dc:rights>CC BY-SA</dc:rights>'
+           '<meta property="dcterms:modified">2012-01-01T00:00:00Z</meta>'
+           '<meta property="rendition:layout">pre-paginated</meta>'
+           '<meta property="rendition:orientation">portrait</meta>'
+           '<meta property="rendition:spread">auto</meta></metadata>'
+           f'<manifest>{"".join(items)}</manifest><spine>{spine}</spine></package>')
+    container = ('<?xml version="1.0"?>\n<container version="1.0" '
+                 'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+                 '<rootfile full-path="OEBPS/content.opf" '
+                 'media-type="application/oebps-package+xml"/></rootfiles></container>')
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip",
+                    compress_type=zipfile.ZIP_STORED)
+        zf.writestr("META-INF/container.xml", container, zipfile.ZIP_DEFLATED)
+        zf.writestr("OEBPS/content.opf", opf, zipfile.ZIP_DEFLATED)
+        zf.writestr("OEBPS/css/fxl.css", "body { margin: 0; } .page { width: 1200px; }\n",
+                    zipfile.ZIP_DEFLATED)
+        for name, data in files.items():
+            zf.writestr(f"OEBPS/{name}", data, zipfile.ZIP_DEFLATED)
+        for number in range(1, len(names) + 1):
+            zf.writestr(f"OEBPS/images/p{number:02}.png", tiny_png(), zipfile.ZIP_DEFLATED)
+    return path
+

@@ -667,8 +667,9 @@ def test_image_only_comic(tmp_path: Path) -> None:
     files = book_files(pages, extra={f"p{i}.png": PNG for i in range(5)})
     with pytest.raises(BadEpub) as error:
         read_epub(build(tmp_path, files, name="comic.epub"))
-    assert str(error.value) == ("comic.epub has no text to narrate (its pages hold only images, "
-                                "tables of contents or licence text)")
+    assert str(error.value) == ("comic.epub has no text to narrate (all 5 of its pages are "
+                                "pictures with no text in them, as in a scanned or drawn book; "
+                                "Audiopub reads text only)")
 
 
 def test_empty_chapters_only(tmp_path: Path) -> None:
