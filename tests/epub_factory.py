@@ -183,3 +183,53 @@ def build_fixed_layout_epub(path: Path, pages: Sequence[str], *, title: str = "S
             zf.writestr(f"OEBPS/images/p{number:02}.png", tiny_png(), zipfile.ZIP_DEFLATED)
     return path
 
+
+def build_frankenstein_like(path: Path) -> Path:
+    """A book shaped like Project Gutenberg's Frankenstein (ebook 84): its title page holds the
+    title in two headings, each one a TOC entry ("Frankenstein;", "or, the Modern Prometheus"),
+    and the byline; then "Letter 1" and "Chapter 1", each a short passage of the novel."""
+    title_page = ('<div class="titlepage"><h1 id="t1">Frankenstein;</h1>'
+                  '<h3 id="t2">or, the Modern Prometheus</h3>'
+                  '<h2 class="no-break">by Mary Wollstonecraft (Godwin) Shelley</h2></div>')
+    letter = ('<h2 id="letter1">Letter 1</h2><p><i>To Mrs. Saville, England.</i></p>'
+              "<p>St. Petersburgh, Dec. 11th, 17—.</p><p>You will rejoice to hear that no "
+              "disaster has accompanied the commencement of an enterprise which you have "
+              "regarded with such evil forebodings.</p>")
+    chapter = ('<h2 id="chap01">Chapter 1</h2><p>I am by birth a Genevese, and my family is '
+               "one of the most distinguished of that republic.</p>")
+    pages = {"title.xhtml": title_page, "letter1.xhtml": letter, "chap01.xhtml": chapter}
+    entries = [("Frankenstein;", "title.xhtml#t1"),
+               ("or, the Modern Prometheus", "title.xhtml#t2"),
+               ("Letter 1", "letter1.xhtml#letter1"), ("Chapter 1", "chap01.xhtml#chap01")]
+
+    def page(body: str) -> str:
+        return ('<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/'
+                'xhtml" xmlns:epub="http://www.idpf.org/2007/ops" xml:lang="en"><head><title>'
+                f"Frankenstein</title></head><body>{body}</body></html>")
+
+    links = "".join(f'<li><a href="{href}">{label}</a></li>' for label, href in entries)
+    nav = page(f'<nav epub:type="toc" id="toc"><h2>Contents</h2><ol>{links}</ol></nav>')
+    items = "".join(f'<item id="{name[:-6]}" href="{name}" media-type="application/xhtml+xml"/>'
+                    for name in pages)
+    spine = "".join(f'<itemref idref="{name[:-6]}"/>' for name in pages)
+    opf = ('<?xml version="1.0" encoding="utf-8"?>\n<package xmlns="http://www.idpf.org/2007/opf"'
+           ' version="3.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/'
+           'elements/1.1/"><dc:identifier id="id">http://www.gutenberg.org/84</dc:identifier>'
+           "<dc:title>Frankenstein; Or, The Modern Prometheus</dc:title>"
+           "<dc:creator>Shelley, Mary Wollstonecraft</dc:creator><dc:language>en</dc:language>"
+           '<meta property="dcterms:modified">2021-01-01T00:00:00Z</meta></metadata><manifest>'
+           '<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" '
+           f'properties="nav"/>{items}</manifest><spine>{spine}</spine></package>')
+    container = ('<?xml version="1.0"?>\n<container version="1.0" '
+                 'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+                 '<rootfile full-path="OEBPS/content.opf" '
+                 'media-type="application/oebps-package+xml"/></rootfiles></container>')
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip",
+                    compress_type=zipfile.ZIP_STORED)
+        zf.writestr("META-INF/container.xml", container, zipfile.ZIP_DEFLATED)
+        zf.writestr("OEBPS/content.opf", opf, zipfile.ZIP_DEFLATED)
+        zf.writestr("OEBPS/nav.xhtml", nav, zipfile.ZIP_DEFLATED)
+        for name, body in pages.items():
+            zf.writestr(f"OEBPS/{name}", page(body), zipfile.ZIP_DEFLATED)
+    return path

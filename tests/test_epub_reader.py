@@ -8,7 +8,12 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from epub_factory import build_epub, build_fixed_layout_epub, with_metadata
+from epub_factory import (
+    build_epub,
+    build_fixed_layout_epub,
+    build_frankenstein_like,
+    with_metadata,
+)
 
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book, BookDetails, Cover
@@ -260,6 +265,61 @@ def test_leaves_of_grass() -> None:
     assert song.paragraphs[:3] == ("BOOK III", "Song of Myself", "1")
     assert song.paragraphs[3].startswith("I celebrate myself, and sing myself, And what I assume")
     assert book.chapters[-1].paragraphs[-1].endswith("hail! my Fancy.")
+
+
+# --- front matter: listed, not narrated by default -----------------------------------------
+
+
+def unticked(book: Book) -> list[str]:
+    return [c.title for c in book.chapters if c.index + 1 not in book.default_selection]
+
+
+def test_a_title_split_over_two_toc_entries_is_front_matter(tmp_path: Path) -> None:
+    book = read_epub(build_frankenstein_like(tmp_path / "pg84.epub"))
+    assert [(c.title, c.char_count) for c in book.chapters] == [
+        ("Frankenstein;", 13), ("or, the Modern Prometheus", 64), ("Letter 1", 207),
+        ("Chapter 1", 99)]
+    assert [c.front_matter for c in book.chapters] == [True, True, False, False]
+    assert book.default_selection == [3, 4]
+    assert Book.from_dict(book.to_dict()).default_selection == [3, 4]
+
+
+def test_the_real_books_tick_their_chapters_and_not_their_title_pages() -> None:
+    # The half-title ("The War of the Worlds" alone) is not even listed: it is never narrated.
+    # Part pages ("Book I: …") hold only a heading but announce the part: they stay ticked, as
+    # does the epigraph, which a narrator reads.
+    assert unticked(war_of_the_worlds()) == ["Titlepage", "Dedication"]
+    assert war_of_the_worlds().default_selection[:3] == [3, 4, 5]
+    assert [war_of_the_worlds().chapters[i - 1].title for i in (3, 4, 5)] == [
+        "Epigraph", "Book I: The Coming of the Martians", "I: The Eve of the War"]
+    assert unticked(poe()) == ["Titlepage"]
+    assert unticked(sherlock()) == ["The Adventures of Sherlock Holmes"]
+    assert unticked(just_so()) == ["JUST SO STORIES"]
+    # Its title page also holds a poem: that is more than a title.
+    assert unticked(leaves()) == []
+    for book in (war_of_the_worlds(), poe(), sherlock(), just_so(), leaves()):
+        assert all(c.index + 1 in book.default_selection for c in book.chapters
+                   if c.char_count > 200)  # every real chapter stays ticked
+
+
+def test_front_matter_by_its_epub_type_and_a_book_of_only_that(tmp_path: Path) -> None:
+    files = {
+        "title.xhtml": xhtml('<section epub:type="titlepage"><h1>A Book</h1>'
+                             "<p>Printed for the Author, 1820</p></section>"),
+        "ded.xhtml": xhtml('<section epub:type="dedication"><p>To my mother.</p></section>'),
+        "c1.xhtml": xhtml("<h2>One</h2><p>The story begins.</p>"),
+        "nav.xhtml": nav('<li><a href="title.xhtml">Title</a></li>'
+                         '<li><a href="ded.xhtml">For her</a></li>'
+                         '<li><a href="c1.xhtml">One</a></li>')}
+    book = read_epub(make_epub(tmp_path / "b.epub", files,
+                               ["title.xhtml", "ded.xhtml", "c1.xhtml"],
+                               properties={"nav.xhtml": "nav"}))
+    assert [c.front_matter for c in book.chapters] == [True, True, False]
+    assert book.default_selection == [3]
+    # A book that is nothing but front matter is narrated whole rather than not at all.
+    only = read_epub(make_epub(tmp_path / "only.epub", files, ["title.xhtml", "ded.xhtml"],
+                               properties={"nav.xhtml": "nav"}))
+    assert only.default_selection == [1, 2]
 
 
 # --- small hand-made EPUBs -----------------------------------------------------------------

@@ -13,7 +13,8 @@ How the text is found:
    goes between them.
 2. Project Gutenberg's header and licence are cut ("*** START OF …" / "*** END OF …").
 3. The marks of entries that start a chapter cut the stream into chapters; each paragraph
-   goes through `normalise_text`. Chapters left with no text are dropped.
+   goes through `normalise_text`. Chapters left with no text are dropped; title pages and
+   dedications are marked as front matter (`front_matter`), not narrated by default.
 """
 
 from __future__ import annotations
@@ -86,7 +87,9 @@ def _read_book(archive: EpubArchive, path: Path) -> Book:
     for block in stream:
         if isinstance(block, Block) and not block.skipped:
             block.spoken = normalise_text(block.text)
-    chapters = toc.cut_chapters(stream, entries, title, notes)
+    chapters = toc.cut_chapters(stream, entries, title, notes,
+                                [value for value, _ in package.dc.get("title", [])],
+                                _authors(package))
     cover = _cover(package, files) if chapters else None
     # Names in notes come from the file: no control characters may reach a log or a page.
     notes = [_CONTROL.sub("?", note) for note in notes]

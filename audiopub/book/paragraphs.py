@@ -6,8 +6,9 @@ and licence are marked skipped (`cut_gutenberg_boilerplate`).
 
 Never narrated: printed tables of contents, Standard Ebooks' imprint, colophon, uncopyright and
 endnotes, half-title pages, note references, page numbers, images, scripts. Kept: title pages
-(the book opens with its title and author), dedications, epigraphs, headings, and the text an
-SVG picture holds (`svg_text`: the prose of fixed-layout books).
+(the book opens with its title and author) and dedications, marked as front matter (not
+narrated unless chosen, see `front_matter`), epigraphs, headings, and the text an SVG picture
+holds (`svg_text`: the prose of fixed-layout books).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import NamedTuple
 from lxml import etree
 
 from audiopub.book import toc
+from audiopub.book.front_matter import FRONT_MATTER_ROLES, FRONT_MATTER_TYPES
 from audiopub.book.pronunciation import Pronunciation, from_markup
 from audiopub.book.safe_xml import parse_markup
 from audiopub.book.svg_text import svg_paragraphs
@@ -121,6 +123,7 @@ class _Open(NamedTuple):
     heading: int
     hgroup: int
     pre: int
+    front: int
 
 
 class _Walker:
@@ -137,6 +140,7 @@ class _Walker:
         self._heading = 0
         self._hgroup = 0
         self._pre = 0
+        self._front = 0  # inside a title page or dedication
         self.pictures = 0  # <img> and SVG <image> elements seen
 
     def walk(self, root: etree._Element) -> None:
@@ -184,10 +188,11 @@ class _Walker:
         if name == "a" and "gutenberg.org" in (el.get("href") or ""):
             self._boilerplate = True  # e.g. PG's "an illustrated edition is at gutenberg.org/…"
         opened = _Open(name in _BLOCK_TAGS, int(name in _HEADINGS), int(name == "hgroup"),
-                       int(name == "pre"))
+                       int(name == "pre"), int(_is_front_matter(el)))
         self._heading += opened.heading
         self._hgroup += opened.hgroup
         self._pre += opened.pre
+        self._front += opened.front
         self._add(el.text)
         return opened
 
@@ -198,6 +203,7 @@ class _Walker:
             self._boundary()
         self._heading -= opened.heading
         self._pre -= opened.pre
+        self._front -= opened.front
 
     def _svg(self, el: etree._Element) -> None:
         """A picture: its `<text>` is read (fixed-layout pages set their prose in it), each of
@@ -211,7 +217,8 @@ class _Walker:
             self._add(f" {' '.join(paragraphs)} " if paragraphs else None)
         elif paragraphs:
             self.flush()
-            self.out.extend(Block(text, self._heading > 0) for text in paragraphs)
+            self.out.extend(Block(text, self._heading > 0, front=self._front > 0)
+                            for text in paragraphs)
 
     def _skip(self, el: etree._Element) -> None:
         for inner in el.iterdescendants():
@@ -249,7 +256,8 @@ class _Walker:
     def flush(self) -> None:
         text = "".join(self._buf)
         for paragraph in _split_paragraphs(text):
-            self.out.append(Block(paragraph, self._heading > 0, self._boilerplate))
+            self.out.append(Block(paragraph, self._heading > 0, self._boilerplate,
+                                  front=self._front > 0))
         self.out.extend(self._deferred)
         self._buf.clear()
         self._deferred.clear()
@@ -290,6 +298,12 @@ def _is_skipped_section(el: etree._Element, name: str) -> bool:
     if _attr_tokens(el, "class") & _SKIP_CLASSES:
         return True
     return name not in _HEADINGS and _is_printed_toc(el)
+
+
+def _is_front_matter(el: etree._Element) -> bool:
+    """A title page or dedication (epub:type or role): read, but not narrated by default."""
+    return bool(epub_types(el) & FRONT_MATTER_TYPES
+                or _attr_tokens(el, "role") & FRONT_MATTER_ROLES)
 
 
 def _is_dropped(el: etree._Element, name: str) -> bool:
