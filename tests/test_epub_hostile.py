@@ -780,6 +780,15 @@ def test_nesting_up_to_the_parser_limit_is_read(tmp_path: Path, levels: int) -> 
     assert book.warnings == ()
 
 
+@pytest.mark.parametrize("levels", [1000, 2000])
+def test_svg_text_nested_up_to_the_parser_limit_is_read(tmp_path: Path, levels: int) -> None:
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg"><text y="10">'
+           f'{nested(levels, "Deep words.", "tspan")}</text></svg>')
+    files = book_files({"c1.xhtml": ONE, "c2.xhtml": f"<h1>Two</h1>{svg}<p>After.</p>"})
+    book = read_epub(build(tmp_path, files))
+    assert book.chapters[1].paragraphs == ("Two", "Deep words.", "After.")
+
+
 def test_nesting_past_the_parser_limit_names_the_loss(tmp_path: Path) -> None:
     """10,000 deep: what comes before is read, the rest is named as lost, nothing crashes."""
     body = f"<h1>Two</h1><p>Before.</p>{nested(10_000, 'Deep text.')}<p>After.</p>"

@@ -60,26 +60,32 @@ class _Lines:
         self._group += 1
         self._y = _first_number(el.get("y"))
         self._fragment(el.text)
-        for child in el:
-            self._child(child)
+        # Its children in document order, without recursion (hostile markup nests deeply):
+        # an element is taken in, then its children, then its tail.
+        stack: list[tuple[etree._Element, bool]] = [(child, False) for child in reversed(el)]
+        while stack:
+            child, done = stack.pop()
+            if done:
+                self._fragment(child.tail)
+                continue
+            stack.append((child, True))
+            if self._enter(child):
+                stack.extend((inner, False) for inner in reversed(child))
         self._end_line()
 
-    def _child(self, el: etree._Element) -> None:
+    def _enter(self, el: etree._Element) -> bool:
+        """Take in a child of a <text>; whether its own children are read."""
         name = local_name(el)
-        if name in _NOT_PAGE_TEXT:
-            self._fragment(el.tail)
-            return
-        if name in ("tspan", "a", "textPath"):
-            y = _first_number(el.get("y"))
-            if y is not None and y != self._y:
-                self._end_line()
-                self._y = y
-            elif el.get("x") is not None and self._open and not self._open[-1][-1:].isspace():
-                self._open.append(" ")  # a word placed on its own on the same line
-            self._fragment(el.text)
-            for child in el:
-                self._child(child)
-        self._fragment(el.tail)
+        if name not in ("tspan", "a", "textPath"):
+            return False  # <title>, <desc>, comments: not the page's text
+        y = _first_number(el.get("y"))
+        if y is not None and y != self._y:
+            self._end_line()
+            self._y = y
+        elif el.get("x") is not None and self._open and not self._open[-1][-1:].isspace():
+            self._open.append(" ")  # a word placed on its own on the same line
+        self._fragment(el.text)
+        return True
 
     def _fragment(self, text: str | None) -> None:
         if text:
