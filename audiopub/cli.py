@@ -237,7 +237,8 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
 
 def _say_front_matter(book: Book) -> None:
     """Which chapters are left out by default, and how to have them narrated too."""
-    left = [c for c in book.chapters if c.index + 1 not in book.default_selection]
+    chosen = set(book.default_selection)
+    left = [c for c in book.chapters if c.index + 1 not in chosen]
     if left:
         shown = ", ".join(f"{c.index + 1} “{c.title}”" for c in left)
         print(f"Not narrated (title page or dedication): {shown}; "
