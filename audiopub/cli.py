@@ -74,7 +74,8 @@ def _build_parser() -> argparse.ArgumentParser:
                       help=f"inference steps for engines that use them "
                            f"({settings.MIN_STEPS}-{settings.MAX_STEPS})")
     conv.add_argument("--seed", type=int, help="fix the noise so every chunk can be reproduced")
-    conv.add_argument("--chapters", help="chapters to narrate, e.g. 1-3,7 (default: all)")
+    conv.add_argument("--chapters", help="chapters to narrate, e.g. 1-3,7 (default: all but "
+                                         "title pages and dedications)")
     conv.add_argument("--lexicon", type=Path, action="append", default=[], metavar="FILE",
                       help="pronunciation entries for this job, first of every scope "
                            "(repeatable; format: README, 'Pronunciation lexicons')")
@@ -151,6 +152,8 @@ def _settings_from(args: argparse.Namespace, book: Book) -> JobSettings:
     chapters = None
     if args.chapters:
         chapters = tuple(parse_chapter_selection(args.chapters, len(book.chapters)))
+    elif len(book.default_selection) < len(book.chapters):  # as the page ticks them
+        chapters = tuple(book.default_selection)
     entries = tuple(entry for path in args.lexicon for entry in read_lexicon(path))
     try:
         return JobSettings(engine=args.engine, voice=args.voice, speed=args.speed,
@@ -212,6 +215,8 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
         # The book is read once per job: now for a new one, at submission for a known one.
         book = read_book() if earlier is None else stored_book(store, earlier)
         wanted = _settings_from(args, book)
+        if not args.chapters:
+            _say_front_matter(book)
         engine = get_engine(wanted.engine, use_gpu=wanted.use_gpu)
         done = None
         if job is None:  # one book made with the same settings and words is one job
@@ -238,6 +243,16 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
             for path in on_convert.make_outputs(store, job.id, outputs):
                 print(path)
         return status, job.id
+
+
+def _say_front_matter(book: Book) -> None:
+    """Which chapters are left out by default, and how to have them narrated too."""
+    chosen = set(book.default_selection)
+    left = [c for c in book.chapters if c.index + 1 not in chosen]
+    if left:
+        shown = ", ".join(f"{c.index + 1} “{c.title}”" for c in left)
+        print(f"Not narrated (title page or dedication): {shown}; "
+              f"--chapters 1-{len(book.chapters)} narrates them too.", file=sys.stderr)
 
 
 def _convert_library(args: argparse.Namespace, outputs: on_convert.ConvertOutputs) -> int:

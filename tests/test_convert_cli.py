@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from epub_factory import build_epub, with_metadata
+from epub_factory import build_epub, build_frankenstein_like, with_metadata
 from tiny_supertonic import build_tiny_model
 
 from voices import add_voice_with_rate
@@ -74,6 +74,17 @@ def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Pa
     assert len(stage_lines) == 3
     assert all(" model " in line and " phonemes " in line and " stitch " in line
                for line in stage_lines), stage_lines
+
+
+def test_title_pages_are_not_narrated_unless_chosen(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    epub = build_frankenstein_like(tmp_path / "pg84.epub")
+    assert main(["convert", str(epub), "-o", str(tmp_path / "f.m4b")]) == 0
+    assert [c.title for c in probe(tmp_path / "f.m4b").chapters] == ["Letter 1", "Chapter 1"]
+    assert ("Not narrated (title page or dedication): 1 “Frankenstein;”, 2 “or, the Modern "
+            "Prometheus”; --chapters 1-4 narrates them too.") in capsys.readouterr().err
+    assert main(["convert", str(epub), "-o", str(tmp_path / "all.m4b"), "--chapters", "1-4"]) == 0
+    assert len(probe(tmp_path / "all.m4b").chapters) == 4
 
 
 def test_chapter_selection(three_chapter_epub: Path, tmp_path: Path) -> None:

@@ -667,8 +667,9 @@ def test_image_only_comic(tmp_path: Path) -> None:
     files = book_files(pages, extra={f"p{i}.png": PNG for i in range(5)})
     with pytest.raises(BadEpub) as error:
         read_epub(build(tmp_path, files, name="comic.epub"))
-    assert str(error.value) == ("comic.epub has no text to narrate (its pages hold only images, "
-                                "tables of contents or licence text)")
+    assert str(error.value) == ("comic.epub has no text to narrate (all 5 of its pages are "
+                                "pictures with no text in them, as in a scanned or drawn book; "
+                                "Audiopub reads text only)")
 
 
 def test_empty_chapters_only(tmp_path: Path) -> None:
@@ -777,6 +778,15 @@ def test_nesting_up_to_the_parser_limit_is_read(tmp_path: Path, levels: int) -> 
     book = read_epub(build(tmp_path, files))
     assert book.chapters[1].paragraphs == ("Two", "Before.", "Deep text.", "After.")
     assert book.warnings == ()
+
+
+@pytest.mark.parametrize("levels", [1000, 2000])
+def test_svg_text_nested_up_to_the_parser_limit_is_read(tmp_path: Path, levels: int) -> None:
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg"><text y="10">'
+           f'{nested(levels, "Deep words.", "tspan")}</text></svg>')
+    files = book_files({"c1.xhtml": ONE, "c2.xhtml": f"<h1>Two</h1>{svg}<p>After.</p>"})
+    book = read_epub(build(tmp_path, files))
+    assert book.chapters[1].paragraphs == ("Two", "Deep words.", "After.")
 
 
 def test_nesting_past_the_parser_limit_names_the_loss(tmp_path: Path) -> None:

@@ -8,7 +8,12 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from epub_factory import build_epub, with_metadata
+from epub_factory import (
+    build_epub,
+    build_fixed_layout_epub,
+    build_frankenstein_like,
+    with_metadata,
+)
 
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book, BookDetails, Cover
@@ -262,6 +267,61 @@ def test_leaves_of_grass() -> None:
     assert book.chapters[-1].paragraphs[-1].endswith("hail! my Fancy.")
 
 
+# --- front matter: listed, not narrated by default -----------------------------------------
+
+
+def unticked(book: Book) -> list[str]:
+    return [c.title for c in book.chapters if c.index + 1 not in book.default_selection]
+
+
+def test_a_title_split_over_two_toc_entries_is_front_matter(tmp_path: Path) -> None:
+    book = read_epub(build_frankenstein_like(tmp_path / "pg84.epub"))
+    assert [(c.title, c.char_count) for c in book.chapters] == [
+        ("Frankenstein;", 13), ("or, the Modern Prometheus", 64), ("Letter 1", 207),
+        ("Chapter 1", 99)]
+    assert [c.front_matter for c in book.chapters] == [True, True, False, False]
+    assert book.default_selection == [3, 4]
+    assert Book.from_dict(book.to_dict()).default_selection == [3, 4]
+
+
+def test_the_real_books_tick_their_chapters_and_not_their_title_pages() -> None:
+    # The half-title ("The War of the Worlds" alone) is not even listed: it is never narrated.
+    # Part pages ("Book I: …") hold only a heading but announce the part: they stay ticked, as
+    # does the epigraph, which a narrator reads.
+    assert unticked(war_of_the_worlds()) == ["Titlepage", "Dedication"]
+    assert war_of_the_worlds().default_selection[:3] == [3, 4, 5]
+    assert [war_of_the_worlds().chapters[i - 1].title for i in (3, 4, 5)] == [
+        "Epigraph", "Book I: The Coming of the Martians", "I: The Eve of the War"]
+    assert unticked(poe()) == ["Titlepage"]
+    assert unticked(sherlock()) == ["The Adventures of Sherlock Holmes"]
+    assert unticked(just_so()) == ["JUST SO STORIES"]
+    # Its title page also holds a poem: that is more than a title.
+    assert unticked(leaves()) == []
+    for book in (war_of_the_worlds(), poe(), sherlock(), just_so(), leaves()):
+        assert all(c.index + 1 in book.default_selection for c in book.chapters
+                   if c.char_count > 200)  # every real chapter stays ticked
+
+
+def test_front_matter_by_its_epub_type_and_a_book_of_only_that(tmp_path: Path) -> None:
+    files = {
+        "title.xhtml": xhtml('<section epub:type="titlepage"><h1>A Book</h1>'
+                             "<p>Printed for the Author, 1820</p></section>"),
+        "ded.xhtml": xhtml('<section epub:type="dedication"><p>To my mother.</p></section>'),
+        "c1.xhtml": xhtml("<h2>One</h2><p>The story begins.</p>"),
+        "nav.xhtml": nav('<li><a href="title.xhtml">Title</a></li>'
+                         '<li><a href="ded.xhtml">For her</a></li>'
+                         '<li><a href="c1.xhtml">One</a></li>')}
+    book = read_epub(make_epub(tmp_path / "b.epub", files,
+                               ["title.xhtml", "ded.xhtml", "c1.xhtml"],
+                               properties={"nav.xhtml": "nav"}))
+    assert [c.front_matter for c in book.chapters] == [True, True, False]
+    assert book.default_selection == [3]
+    # A book that is nothing but front matter is narrated whole rather than not at all.
+    only = read_epub(make_epub(tmp_path / "only.epub", files, ["title.xhtml", "ded.xhtml"],
+                               properties={"nav.xhtml": "nav"}))
+    assert only.default_selection == [1, 2]
+
+
 # --- small hand-made EPUBs -----------------------------------------------------------------
 
 
@@ -413,8 +473,9 @@ def test_unspoken_markup_is_dropped(tmp_path: Path) -> None:
     files = {"c1.xhtml": xhtml(body), "nav.xhtml": nav('<li><a href="c1.xhtml">One</a></li>')}
     chapter_ = read_epub(make_epub(tmp_path / "b.epub", files, ["c1.xhtml"],
                                    properties={"nav.xhtml": "nav"})).chapters[0]
+    # An SVG inside a sentence is read in its place (fixed-layout books set their text in SVG).
     assert chapter_.paragraphs[:3] == ("Heading One", "Word and more words here.",
-                                       "漢 and done.")
+                                       "漢 and svg text done.")
     assert chapter_.paragraphs[3].startswith("Softhyphen, joiner, non breaking, named entity")
     assert "footnote" not in chapter_.text and "12" not in chapter_.text
 
@@ -630,6 +691,55 @@ def test_nothing_to_narrate(tmp_path: Path) -> None:
     files = {"cover.xhtml": xhtml('<img src="c.jpg" alt=""/>'), "c.jpg": JPEG}
     with pytest.raises(BadEpub, match=r"pics\.epub has no text to narrate \(.+\)"):
         read_epub(make_epub(tmp_path / "pics.epub", files, ["cover.xhtml"]))
+
+
+# --- fixed layout: the text set in SVG over each page's picture -----------------------------
+
+SOUS_LE_VENT = [
+    # The cover page: the title set over the picture.
+    '<text x="600" y="300" font-size="96" text-anchor="middle">Sous le vent</text>',
+    # A paragraph a <text>, a line a <tspan>; "peut-" at a line's end runs on into "être".
+    '<desc>Un petit bateau sur une mer grise</desc>'
+    '<text x="100" y="1200" font-size="40"><tspan x="100" y="1200">Il était une fois un petit '
+    'bateau qui ne</tspan><tspan x="100" y="1250">savait pas où aller. Le vent soufflait '
+    'peut-</tspan><tspan x="100" y="1300">être trop fort pour lui.</tspan></text>'
+    '<text x="100" y="1400" font-size="40"><tspan x="100" y="1400">Où vas-tu ? demanda la '
+    'mouette.</tspan></text>',
+    # One <text> a line, as layout programs export it: the wider gap starts a paragraph.
+    '<text x="80" y="300" font-size="40">Le soir venu, le bateau</text>'
+    '<text x="80" y="345" font-size="40">rentra enfin au port.</text>'
+    '<text x="80" y="470" font-size="40">Tout le monde dormait déjà.</text>',
+    # An SVG page of the spine, each word placed on its own.
+    '<text y="600" font-size="40"><tspan x="80">La</tspan><tspan x="140">mer</tspan>'
+    '<tspan x="230">était</tspan><tspan x="330">calme.</tspan></text>',
+    "",  # a picture with no text
+]
+
+
+def test_a_fixed_layout_book_is_read_from_the_text_in_its_svg(tmp_path: Path) -> None:
+    book = read_epub(build_fixed_layout_epub(tmp_path / "sous-le-vent.epub", SOUS_LE_VENT,
+                                             svg_pages=[4], toc=[("Sous le vent", 1)]))
+    assert (book.title, book.language) == ("Sous le vent", "fr")
+    assert [c.title for c in book.chapters] == ["Sous le vent"]
+    assert book.chapters[0].paragraphs == (
+        "Sous le vent",
+        "Il était une fois un petit bateau qui ne savait pas où aller. Le vent soufflait "
+        "peut-être trop fort pour lui.",
+        "Où vas-tu ? demanda la mouette.",
+        "Le soir venu, le bateau rentra enfin au port.",
+        "Tout le monde dormait déjà.",
+        "La mer était calme.",
+    )
+    assert book.warnings == ()
+
+
+def test_a_book_of_pictures_says_its_pages_are_pictures(tmp_path: Path) -> None:
+    with pytest.raises(BadEpub) as error:
+        read_epub(build_fixed_layout_epub(tmp_path / "comic.epub", ["", "", "", ""],
+                                          svg_pages=[4]))
+    assert str(error.value) == ("comic.epub has no text to narrate (all 4 of its pages are "
+                                "pictures with no text in them, as in a scanned or drawn book; "
+                                "Audiopub reads text only)")
 
 
 def test_description_year_and_series_from_the_package(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from tiny_supertonic import build_tiny_model
 from audiopub.errors import ListeningUnavailable
 from audiopub.listen import Clip, Listener, Thresholds, installed_listening_models, judge
 from audiopub.listen.features import log_mel, to_16k
+from audiopub.listen.judge import align, normalise
 from audiopub.listen.listener import split_windows
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.piper import PiperEngine
@@ -138,14 +139,51 @@ def joe_speech() -> list[Clip]:
     return [Clip(result.audio, result.sample_rate, "en-US") for result in spoken]
 
 
+# What Whisper hears differs a little from one CPU to another: CTranslate2 (the listener) and
+# ONNX Runtime (the voice) choose their kernels by instruction set, and CTranslate2's int8
+# products run in MKL on Intel CPUs, in oneDNN elsewhere. So these tests assert what listening
+# promises, within what was measured with scripts/listening_isa.py (joe, seed 1, SENTENCES:
+# 61 words; as one clip over 30 s, 113):
+# - AMD EPYC (AVX2, no AVX-512) with CTranslate2's kernels forced to AVX2, AVX and GENERIC,
+#   oneDNN's products held to SSE4.1 (ONEDNN_MAX_CPU_ISA), and MKL's (CT2_USE_MKL=1); the
+#   voice's samples moved up to 4.8e-5 by turning ONNX Runtime's graph fusions off, and by a
+#   -80 dB dither (ONNX Runtime's MLAS kernels follow the CPU's flags, with no switch to force
+#   them down): every sentence heard word for word, in a batch and alone alike, WER 0; as one
+#   long clip, WER 0.009 (the "a" of "Somewhere a radio" missed), longest run missed 1;
+# - an Intel Xeon: "somewhere radio was playing an old dance tune." for that sentence heard in a
+#   batch, the same faint "a" missed (WER 1/9 = 0.11; 1 word of 61 = 0.016 for the six).
+# So a sentence may lose a word or two (WER 0.25 in sentences of 9 to 12 words) but never be
+# flagged, the six together 10 %; a batch and a clip heard alone may differ by one word.
+MAX_SENTENCE_WER = 0.25
+MAX_WER = 0.1
+MAX_BATCH_EDITS = 1
+
+
+def test_what_another_cpu_heard_is_within_the_tolerance() -> None:
+    """The transcript an Intel Xeon made of joe's sentence, which a tolerance of 0.1 refused."""
+    heard = judge(SENTENCES[5], "somewhere radio was playing an old dance tune.", "en-US")
+    assert heard.wer == pytest.approx(1 / 9) and not heard.flagged
+    assert heard.wer <= MAX_SENTENCE_WER
+    assert judge(" ".join(SENTENCES), " ".join([*SENTENCES[:5], "somewhere radio was playing "
+                                                "an old dance tune."]), "en-US").wer <= MAX_WER
+
+
 def test_the_listener_hears_joe_and_batches_hear_what_single_clips_do(
         listener: Listener, joe_speech: list[Clip]) -> None:
     assert (listener.size, listener.device) == ("base", "cpu")
     heard = listener.hear(joe_speech)
-    for sentence, text in zip(SENTENCES, heard, strict=True):
-        verdict = judge(sentence, text, "en-US")
-        assert verdict.wer <= 0.1 and not verdict.flagged, (sentence, text)
-    assert [listener.hear([clip])[0] for clip in joe_speech[:3]] == heard[:3]
+    verdicts = [judge(sentence, text, "en-US") for sentence, text in zip(SENTENCES, heard,
+                                                                        strict=True)]
+    for sentence, text, verdict in zip(SENTENCES, heard, verdicts):
+        assert verdict.wer <= MAX_SENTENCE_WER and not verdict.flagged, (sentence, text)
+    words = [len(normalise(sentence, "en-US")) for sentence in SENTENCES]
+    edits = sum(round(v.wer * n) for v, n in zip(verdicts, words))
+    assert edits / sum(words) <= MAX_WER, heard
+    for together, clip in zip(heard, joe_speech, strict=True):
+        alone = listener.hear([clip])[0]
+        # What the batch heard, judged against what the clip alone was heard to say.
+        apart, _ = align(normalise(alone, "en-US"), normalise(together, "en-US"))
+        assert apart <= MAX_BATCH_EDITS, (together, alone)
 
 
 def test_a_clip_over_30_seconds_is_heard_to_its_end(listener: Listener,
@@ -158,8 +196,12 @@ def test_a_clip_over_30_seconds_is_heard_to_its_end(listener: Listener,
     text = " ".join(SENTENCES[i] for i in order)
     heard = listener.hear([Clip(audio, rate, "en")])[0]
     verdict = judge(text, heard, "en")
-    assert verdict.wer <= 0.1 and verdict.missing_run <= 2, heard
-    assert "old dance tune" in heard.lower() and heard.lower().rstrip(".").endswith("fresh bread")
+    # Measured: WER 0.009 (1 word of 113: the faint "a"), longest run missed 1 (see above).
+    assert verdict.wer <= MAX_WER and verdict.missing_run <= 2, heard
+    # Heard to its end: the last words heard are the last sentence's.
+    last = normalise(SENTENCES[4], "en")
+    ending, _ = align(last, normalise(heard, "en")[-len(last):])
+    assert ending <= MAX_BATCH_EDITS, heard
 
 
 def test_a_chunk_whose_audio_lost_its_words_is_flagged(listener: Listener,

@@ -23,7 +23,7 @@ import httpx
 import pynvml
 import pytest
 import soundfile as sf
-from epub_factory import build_epub, tiny_png
+from epub_factory import build_epub, build_frankenstein_like, tiny_png
 from nicegui import core, ui
 from nicegui.testing import User
 from test_gpu_monitor import NAME as FAKE_GPU_NAME
@@ -322,6 +322,17 @@ async def test_chapter_selection(user: User, small_book: Path, services: Service
     assert job.settings.chapters == (1, 3)
     await job_state(user, "Done")
     assert [c.title for c in services.store.chapters(job.id)] == ["Chapter One", "Appendix"]
+
+
+async def test_title_pages_are_listed_unticked(user: User, tmp_path: Path,
+                                              services: Services) -> None:
+    await open_with_book(user, build_frankenstein_like(tmp_path / "pg84.epub"))
+    boxes = [element(user, f"chapter-{n}") for n in range(1, 5)]
+    assert [box.value for box in boxes] == [False, False, True, True]  # type: ignore[attr-defined]
+    assert text(user, "book-summary").startswith("2 of 4 chapters")
+    user.find(marker="generate").click()
+    await eventually(lambda: len(services.store.list_jobs()) == 1)
+    assert services.store.get_job(only_job(services)).settings.chapters == (3, 4)
 
 
 # --- settings --------------------------------------------------------------------------------

@@ -7,12 +7,14 @@ container.xml and the OPF (and DRM) by `package.read_package`; every XML file wi
 too large to use (`EPUB_MAX_COVER_BYTES`, `EPUB_MAX_COVER_PIXELS`, read from its header).
 
 How the text is found:
-1. The spine documents, in reading order (without the nav document and `linear="no"` items),
-   are walked into a stream of paragraphs (`paragraphs`, which also says what is never
-   narrated). Where a TOC entry points, a mark goes between them.
+1. The spine documents (XHTML, and SVG pages of fixed-layout books), in reading order (without
+   the nav document and `linear="no"` items), are walked into a stream of paragraphs
+   (`paragraphs`, which also says what is never narrated). Where a TOC entry points, a mark
+   goes between them.
 2. Project Gutenberg's header and licence are cut ("*** START OF …" / "*** END OF …").
 3. The marks of entries that start a chapter cut the stream into chapters; each paragraph
-   goes through `normalise_text`. Chapters left with no text are dropped.
+   goes through `normalise_text`. Chapters left with no text are dropped; title pages and
+   dedications are marked as front matter (`front_matter`), not narrated by default.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ def _read_book(archive: EpubArchive, name: str) -> Book:
     known = {item.name for item in package.items.values()}
     entries, targets = toc.chapter_targets(entries, [doc.path for doc in docs], known, notes)
     hints: list[Pronunciation] = []
-    stream, parsed = read_documents(docs, targets, notes, hints)
+    stream, parsed, picture_pages = read_documents(docs, targets, notes, hints)
     for item in package.items.values():  # the book's own pronunciation lexicons
         if item.media_type == PLS_TYPE:
             data = files.read(item, "its pronunciations were left out")
@@ -87,14 +89,16 @@ def _read_book(archive: EpubArchive, name: str) -> Book:
     for block in stream:
         if isinstance(block, Block) and not block.skipped:
             block.spoken = normalise_text(block.text)
-    chapters = toc.cut_chapters(stream, entries, title, notes)
+    chapters = toc.cut_chapters(stream, entries, title, notes,
+                                [value for value, _ in package.dc.get("title", [])],
+                                _authors(package))
     cover = _cover(package, files) if chapters else None
     # Names in notes come from the file: no control characters may reach a log or a page.
     notes = [_CONTROL.sub("?", note) for note in notes]
     for note in notes:
         log.warning("%s: %s", name, note)
     if not chapters:
-        why = _why_no_text(archive, package, files, parsed)
+        why = _why_no_text(archive, package, files, parsed, picture_pages)
         raise BadEpub(f"{name} has no text to narrate ({why})")
     return Book(
         title=title,
@@ -108,11 +112,21 @@ def _read_book(archive: EpubArchive, name: str) -> Book:
     )
 
 
-def _why_no_text(archive: EpubArchive, package: Package, files: _Files, parsed: int) -> str:
+def _why_no_text(archive: EpubArchive, package: Package, files: _Files, parsed: int,
+                 picture_pages: int) -> str:
+    if parsed and picture_pages == parsed:
+        pages = ("its page is a picture" if parsed == 1
+                 else f"all {parsed} of its pages are pictures")
+        return (f"{pages} with no text in them, as in a scanned or drawn book; Audiopub reads "
+                "text only")
+    if picture_pages:
+        return (f"{picture_pages} of its {parsed} pages are pictures with no text in them, and "
+                "the others hold only tables of contents or licence text")
     if parsed:
-        return "its pages hold only images, tables of contents or licence text"
+        return ("its pages hold no text to read aloud, only blank pages, tables of contents or "
+                "licence text")
     listed = [package.items[idref] for idref, linear in package.spine
-              if linear and idref in package.items and package.items[idref].is_html]
+              if linear and idref in package.items and package.items[idref].is_page]
     if listed and all(item.path is None or item.path not in archive for item in listed):
         return "the text documents in its reading order are missing from the archive"
     if listed and files.damaged:
@@ -138,7 +152,7 @@ class _Files:
         for item in package.items.values():
             if item.path is not None and item.path in archive:
                 continue
-            if item.id in spine and item.is_html:
+            if item.id in spine and item.is_page:
                 where = "is missing from the archive" if item.path else "points outside the book"
                 notes.append(f"{item.name} (in the reading order) {where}; its text was left out.")
             else:
@@ -301,7 +315,7 @@ def _spine_documents(package: Package, files: _Files) -> list[Document]:
             files.notes.append(f"The reading order names a missing item “{idref}”; it was "
                                "ignored.")
             continue
-        if not linear or item.is_nav or not item.is_html:
+        if not linear or item.is_nav or not item.is_page:
             continue
         data = files.read(item, "its text was left out", settings.EPUB_MAX_DOCUMENT_BYTES)
         if data is not None:

@@ -42,6 +42,9 @@ class Chapter:
     index: int
     title: str
     paragraphs: tuple[str, ...]
+    # A title page, half-title or dedication (`book.front_matter`): listed, not narrated unless
+    # chosen.
+    front_matter: bool = False
 
     @property
     def char_count(self) -> int:
@@ -82,11 +85,19 @@ class Book:
     def char_count(self) -> int:
         return sum(c.char_count for c in self.chapters)
 
+    @property
+    def default_selection(self) -> list[int]:
+        """The 1-based numbers of the chapters narrated unless the user chooses: all but the
+        title pages and dedications (all of them if that leaves none)."""
+        chosen = [c.index + 1 for c in self.chapters if not c.front_matter]
+        return chosen or [c.index + 1 for c in self.chapters]
+
     def to_dict(self) -> dict[str, Any]:
         """Everything but the cover (binary; stored beside it), as JSON-ready data."""
         return {
             "title": self.title, "authors": list(self.authors), "language": self.language,
-            "chapters": [{"index": c.index, "title": c.title, "paragraphs": list(c.paragraphs)}
+            "chapters": [{"index": c.index, "title": c.title, "paragraphs": list(c.paragraphs),
+                          **({"front_matter": True} if c.front_matter else {})}
                          for c in self.chapters],
             "warnings": list(self.warnings),
             "pronunciations": [hint.to_dict() for hint in self.pronunciations],
@@ -97,7 +108,8 @@ class Book:
     def from_dict(data: Mapping[str, Any], cover: Cover | None = None) -> Book:
         return Book(
             title=data["title"], authors=tuple(data["authors"]), language=data["language"],
-            chapters=tuple(Chapter(c["index"], c["title"], tuple(c["paragraphs"]))
+            chapters=tuple(Chapter(c["index"], c["title"], tuple(c["paragraphs"]),
+                                   bool(c.get("front_matter", False)))
                            for c in data["chapters"]),
             cover=cover, warnings=tuple(data.get("warnings", ())),
             pronunciations=tuple(Pronunciation(**hint)

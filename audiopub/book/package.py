@@ -45,6 +45,16 @@ class Item:
                 or self.name.lower().endswith((".xhtml", ".html", ".htm")))
 
     @property
+    def is_svg(self) -> bool:
+        """An SVG document: in a fixed-layout book's reading order, a page of its own."""
+        return self.media_type == "image/svg+xml" or self.name.lower().endswith(".svg")
+
+    @property
+    def is_page(self) -> bool:
+        """A document the reading order can hold text in: XHTML, or an SVG page."""
+        return self.is_html or self.is_svg
+
+    @property
     def is_nav(self) -> bool:
         return "nav" in self.properties and self.media_type in _HTML_TYPES
 
@@ -177,7 +187,7 @@ def _check_drm(archive: EpubArchive, package: Package) -> None:
                              "encrypted it will not be readable.")
         return
     text_paths = {item.path for item in package.items.values()
-                  if item.is_html or item.media_type == NCX_TYPE}
+                  if item.is_page or item.media_type == NCX_TYPE}
     for data in root.iter():
         if local_name(data) != "EncryptedData":
             continue

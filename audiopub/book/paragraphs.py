@@ -6,7 +6,9 @@ and licence are marked skipped (`cut_gutenberg_boilerplate`).
 
 Never narrated: printed tables of contents, Standard Ebooks' imprint, colophon, uncopyright and
 endnotes, half-title pages, note references, page numbers, images, scripts. Kept: title pages
-(the book opens with its title and author), dedications, epigraphs, headings.
+(the book opens with its title and author) and dedications, marked as front matter (not
+narrated unless chosen, see `front_matter`), epigraphs, headings, and the text an SVG picture
+holds (`svg_text`: the prose of fixed-layout books).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from typing import NamedTuple
 from lxml import etree
 
 from audiopub.book import toc
+from audiopub.book.front_matter import FRONT_MATTER_ROLES, FRONT_MATTER_TYPES
 from audiopub.book.pronunciation import Pronunciation, from_markup
 from audiopub.book.safe_xml import parse_markup
+from audiopub.book.svg_text import svg_paragraphs
 from audiopub.book.toc import Block, Mark, clean_label, epub_types, local_name
 
 _BLOCK_TAGS = frozenset(
@@ -31,7 +35,7 @@ _BLOCK_TAGS = frozenset(
 _HEADINGS = frozenset("h1 h2 h3 h4 h5 h6 hgroup".split())
 # Never spoken, and nothing inside them is either.
 _DROP_TAGS = frozenset(
-    "head script style svg img image rt rp object embed audio video iframe canvas map math "
+    "head script style img image rt rp object embed audio video iframe canvas map math "
     "noscript template input button select textarea".split()
 )
 _DROP_TYPES = frozenset({"noteref", "pagebreak"})
@@ -70,13 +74,21 @@ class Document:
     data: bytes  # parsed only when its turn comes, so one tree is in memory at a time
 
 
+class Reading(NamedTuple):
+    """The spine's documents read: their paragraphs, and what a book without text needs to be
+    told apart by."""
+
+    stream: list[Block | Mark]
+    parsed: int  # documents that could be parsed
+    picture_pages: int  # parsed documents with pictures and no text at all
+
+
 def read_documents(docs: list[Document], targets: dict[str, dict[str, list[int]]],
-                   notes: list[str], hints: list[Pronunciation] | None = None
-                   ) -> tuple[list[Block | Mark], int]:
-    """The paragraphs of all documents in order, with marks where chapters start; and how
-    many documents could be parsed. The pages' `ssml:ph` hints go into `hints`."""
+                   notes: list[str], hints: list[Pronunciation] | None = None) -> Reading:
+    """The paragraphs of all documents in order, with marks where chapters start. The pages'
+    `ssml:ph` hints go into `hints`."""
     stream: list[Block | Mark] = []
-    parsed = 0
+    parsed = picture_pages = 0
     for doc in docs:
         problems: list[str] = []
         root = parse_markup(doc.data, deep=True, problems=problems)
@@ -99,7 +111,9 @@ def read_documents(docs: list[Document], targets: dict[str, dict[str, list[int]]
         unplaced = [Mark(i) for key, found in doc_targets.items() if key not in walker.hit
                     for i in found]
         stream[begin:begin] = sorted(unplaced, key=lambda mark: mark.entry)
-    return stream, parsed
+        if walker.pictures and not any(isinstance(b, Block) and b.text for b in stream[begin:]):
+            picture_pages += 1
+    return Reading(stream, parsed, picture_pages)
 
 
 class _Open(NamedTuple):
@@ -109,6 +123,7 @@ class _Open(NamedTuple):
     heading: int
     hgroup: int
     pre: int
+    front: int
 
 
 class _Walker:
@@ -125,6 +140,8 @@ class _Walker:
         self._heading = 0
         self._hgroup = 0
         self._pre = 0
+        self._front = 0  # inside a title page or dedication
+        self.pictures = 0  # <img> and SVG <image> elements seen
 
     def walk(self, root: etree._Element) -> None:
         """Walk the tree in document order. A stack, not recursion: pages may nest up to
@@ -154,8 +171,12 @@ class _Walker:
         if block:
             self._boundary()
         self._mark(el)
+        if name in ("img", "image"):
+            self.pictures += 1
         if block and _is_skipped_section(el, name):
             self._skip(el)
+        elif name == "svg":
+            self._svg(el)
         elif _is_dropped(el, name):
             for inner in el.iterdescendants():
                 self._mark(inner)  # a TOC target inside a page number still counts
@@ -167,10 +188,11 @@ class _Walker:
         if name == "a" and "gutenberg.org" in (el.get("href") or ""):
             self._boilerplate = True  # e.g. PG's "an illustrated edition is at gutenberg.org/…"
         opened = _Open(name in _BLOCK_TAGS, int(name in _HEADINGS), int(name == "hgroup"),
-                       int(name == "pre"))
+                       int(name == "pre"), int(_is_front_matter(el)))
         self._heading += opened.heading
         self._hgroup += opened.hgroup
         self._pre += opened.pre
+        self._front += opened.front
         self._add(el.text)
         return opened
 
@@ -181,6 +203,22 @@ class _Walker:
             self._boundary()
         self._heading -= opened.heading
         self._pre -= opened.pre
+        self._front -= opened.front
+
+    def _svg(self, el: etree._Element) -> None:
+        """A picture: its `<text>` is read (fixed-layout pages set their prose in it), each of
+        its paragraphs a block of its own, or in the sentence around it."""
+        for inner in el.iterdescendants():
+            self._mark(inner)
+            if local_name(inner) == "image":
+                self.pictures += 1
+        paragraphs = svg_paragraphs(el)
+        if self._has_text:  # a picture inside a sentence: its words are read in their place
+            self._add(f" {' '.join(paragraphs)} " if paragraphs else None)
+        elif paragraphs:
+            self.flush()
+            self.out.extend(Block(text, self._heading > 0, front=self._front > 0)
+                            for text in paragraphs)
 
     def _skip(self, el: etree._Element) -> None:
         for inner in el.iterdescendants():
@@ -218,7 +256,8 @@ class _Walker:
     def flush(self) -> None:
         text = "".join(self._buf)
         for paragraph in _split_paragraphs(text):
-            self.out.append(Block(paragraph, self._heading > 0, self._boilerplate))
+            self.out.append(Block(paragraph, self._heading > 0, self._boilerplate,
+                                  front=self._front > 0))
         self.out.extend(self._deferred)
         self._buf.clear()
         self._deferred.clear()
@@ -259,6 +298,12 @@ def _is_skipped_section(el: etree._Element, name: str) -> bool:
     if _attr_tokens(el, "class") & _SKIP_CLASSES:
         return True
     return name not in _HEADINGS and _is_printed_toc(el)
+
+
+def _is_front_matter(el: etree._Element) -> bool:
+    """A title page or dedication (epub:type or role): read, but not narrated by default."""
+    return bool(epub_types(el) & FRONT_MATTER_TYPES
+                or _attr_tokens(el, "role") & FRONT_MATTER_ROLES)
 
 
 def _is_dropped(el: etree._Element, name: str) -> bool:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from lxml import etree
 
+from audiopub.book.front_matter import is_front_matter
 from audiopub.book.models import Chapter
 
 XHTML_NS = "http://www.w3.org/1999/xhtml"
@@ -175,6 +177,7 @@ class Block:
     heading: bool = False
     skipped: bool = False  # left out on purpose (boilerplate, printed TOC, back matter)
     spoken: str = ""  # `text` after normalise_text; "" when nothing is left to say
+    front: bool = False  # inside a title page, half-title or dedication (by its epub:type)
 
 
 @dataclass(frozen=True)
@@ -211,9 +214,11 @@ class _Draft:
 
 
 def cut_chapters(stream: list[Block | Mark], entries: list[TocEntry], book_title: str,
-                 notes: list[str]) -> list[Chapter]:
+                 notes: list[str], titles: Sequence[str] = (),
+                 authors: Sequence[str] = ()) -> list[Chapter]:
     """Chapters from the stream; those with nothing to say are dropped (with a note, unless
-    they only held matter skipped on purpose, like the PG licence or a colophon)."""
+    they only held matter skipped on purpose, like the PG licence or a colophon). Title pages
+    and dedications are marked `front_matter` (`titles`: all the titles the package gives)."""
     drafts = [_Draft(None)]
     for item in stream:
         if isinstance(item, Block):
@@ -224,9 +229,13 @@ def cut_chapters(stream: list[Block | Mark], entries: list[TocEntry], book_title
     for draft in drafts:
         kept = [b for b in draft.blocks if not b.skipped]
         title = _chapter_title(draft, kept, entries, book_title, len(chapters))
-        paragraphs = tuple(b.spoken for b in kept if b.spoken)
+        spoken = [b for b in kept if b.spoken]
+        paragraphs = tuple(b.spoken for b in spoken)
         if paragraphs:
-            chapters.append(Chapter(len(chapters), title, paragraphs))
+            label = entries[draft.entry].title if draft.entry is not None else ""
+            front = is_front_matter(label, paragraphs, all(b.front for b in spoken),
+                                    [book_title, *titles], authors)
+            chapters.append(Chapter(len(chapters), title, paragraphs, front))
         elif draft.entry is not None and len(kept) == len(draft.blocks):
             notes.append(f"Left out “{title}”: it has no text to narrate.")
     return chapters

@@ -57,6 +57,7 @@ class BookPanel:
         self.pace: float | None = None  # the voice's measured pace; None: a rough guess
         self.checkboxes: list[ui.checkbox] = []
         self.durations: list[ui.label] = []
+        self._default: set[int] = set()  # the chapters ticked when a book is shown
         limit = services.upload_limit_bytes
 
         with ui.card().classes("ap-card w-full gap-3").mark("book-panel"):
@@ -244,6 +245,7 @@ class BookPanel:
             self._lexicon_editor(book, read.lexicon_path)
             chapter_list = ui.column().classes("ap-chapters gap-0").mark("chapter-list")
         self.details.set_visibility(True)
+        self._default = set(book.default_selection)
         # A row is four elements, and a book can have 9,000 chapters: the rows are built a
         # batch at a time, and the event loop serves the other tabs in between.
         for start in range(0, len(book.chapters), ROWS_PER_BATCH):
@@ -257,7 +259,9 @@ class BookPanel:
 
     def _chapter_row(self, number: int, chapter: Chapter) -> None:
         with ui.row().classes("ap-chapter-row items-center no-wrap gap-2"):
-            box = ui.checkbox(chapter.title, value=True, on_change=self._chapters_changed)
+            # Title pages and dedications are listed unticked, as `convert` leaves them out.
+            box = ui.checkbox(chapter.title, value=chapter.index + 1 in self._default,
+                              on_change=self._chapters_changed)
             box.classes("flex-1 min-w-0").mark(f"chapter-{number}")
             ui.label(f"{fmt.count(chapter.char_count)} chars") \
                 .classes("ap-muted text-sm ap-figure").mark(f"chapter-chars-{number}")
