@@ -40,6 +40,24 @@ def runner_lock(store: JobStore) -> FileLock:
     return FileLock(str(Path(store.jobs_dir) / "runner.lock"), thread_local=False)
 
 
+def runner_alive(store: JobStore) -> bool:
+    """Whether a process runs this store's jobs now. A job marked `running` while none does
+    was interrupted (its process was killed): the next runner puts it back in the queue.
+
+    The lock is free when no process holds it, however the last one ended; it is taken for a
+    moment to learn that (a runner starting just then tries again at its next look).
+    """
+    if not Path(store.jobs_dir).is_dir():
+        return False  # no job has ever had a folder here, so none runs
+    lock = runner_lock(store)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False
+
+
 def become_runner(lock: FileLock, store: JobStore) -> bool:
     """Take the runner lock without waiting; the new runner requeues jobs a crash left running.
 
