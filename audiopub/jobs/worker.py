@@ -3,6 +3,9 @@
 Only one process runs the jobs of a data directory (a lock file decides): the web UI's worker
 or a CLI conversion. Whoever takes the lock first puts jobs left `running` by a crash back in
 the queue; they then continue from their last finished chunk.
+
+A damaged store stops the worker for good (it says so once): nothing can be run from it until
+the person replaces it, which takes a restart.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from audiopub.errors import (
     DiskFull,
     InvalidTransition,
     JobStopped,
+    StoreDamaged,
 )
 from audiopub.jobs.disk_full import give_room, keep_room
 from audiopub.jobs.events import EventBus, JobEvent
@@ -144,6 +148,7 @@ class Worker:
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="audiopub-worker", daemon=True)
         self.current_job: str | None = None
+        self.stopped_by: StoreDamaged | None = None  # why it runs no more jobs
 
     def start(self) -> None:
         self._thread.start()
@@ -169,6 +174,11 @@ class Worker:
             except DiskFull as exc:  # the store can't be written: try again in a while
                 log.warning("%s", exc)
                 wait_s = DISK_FULL_RETRY_S
+            except StoreDamaged as exc:  # it won't mend by waiting: say so once and stop
+                log.error("The worker stopped: %s", exc)
+                self.stopped_by = exc
+                self.current_job = None
+                return
             self._wake.wait(wait_s)
             self._wake.clear()
 
