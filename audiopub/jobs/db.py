@@ -169,37 +169,42 @@ class _Cursor(sqlite3.Cursor):
         try:
             return super().execute(*args)
         except sqlite3.DatabaseError as error:
-            raise self.connection.translate(error) from error
+            self.connection.raise_if_damage(error)
+            raise
 
     def executemany(self, *args: Any) -> Any:
         try:
             return super().executemany(*args)
         except sqlite3.DatabaseError as error:
-            raise self.connection.translate(error) from error
+            self.connection.raise_if_damage(error)
+            raise
 
     def __next__(self) -> Any:
         try:
             return super().__next__()
         except sqlite3.DatabaseError as error:
-            raise self.connection.translate(error) from error
+            self.connection.raise_if_damage(error)
+            raise
 
     def fetchone(self) -> Any:
         try:
             return super().fetchone()
         except sqlite3.DatabaseError as error:
-            raise self.connection.translate(error) from error
+            self.connection.raise_if_damage(error)
+            raise
 
     def fetchall(self) -> list[Any]:
         try:
             return super().fetchall()
         except sqlite3.DatabaseError as error:
-            raise self.connection.translate(error) from error
+            self.connection.raise_if_damage(error)
+            raise
 
 
 class _Connection(sqlite3.Connection):
     """A connection of the store: SQLite's word for a damaged file becomes StoreDamaged."""
 
-    translate: Callable[[sqlite3.DatabaseError], BaseException]
+    raise_if_damage: Callable[[sqlite3.DatabaseError], None]
 
     def execute(self, *args: Any) -> Any:
         return _Cursor(self).execute(*args)
@@ -229,13 +234,13 @@ class StoreDatabase:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._migrate()
         except (sqlite3.OperationalError, PermissionError) as error:
-            if is_unopenable(error):
+            if is_disk_full(error, self.path.parent):
+                self._open_read_only()
+            else:
                 self.close()
-                raise unopenable(self.path, error) from error
-            if not is_disk_full(error, self.path.parent):
-                self.close()
+                if is_unopenable(error):
+                    raise unopenable(self.path, error) from error
                 raise
-            self._open_read_only()
         except BaseException:
             self.close()  # don't leak the connection of a store that never opened
             raise
@@ -273,7 +278,7 @@ class StoreDatabase:
             target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
             check_same_thread=False, uri=self.read_only, factory=_Connection,
         )
-        conn.translate = self._translate
+        conn.raise_if_damage = self._raise_if_damage
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if self.read_only:
             return conn
@@ -283,14 +288,14 @@ class StoreDatabase:
         conn.execute("PRAGMA synchronous = NORMAL")
         return conn
 
-    def _translate(self, error: sqlite3.DatabaseError) -> BaseException:
-        """`error`, or the StoreDamaged it means: the first one saves what can be read."""
+    def _raise_if_damage(self, error: sqlite3.DatabaseError) -> None:
+        """StoreDamaged if `error` says the file is damaged: the first saves what can be read."""
         if not is_damage(error):
-            return error
+            return
         with self._lock:
             if self.damage is None:
                 self.damage = damaged(self.path, error, self.library_dir)
-        return self._copy_of(self.damage)
+        raise self._copy_of(self.damage) from error
 
     @staticmethod
     def _copy_of(damage: StoreDamaged) -> StoreDamaged:
