@@ -71,7 +71,9 @@ def texts(user: User, marker: str) -> list[str]:
 
 
 def banner_says_what_to_do(user: User, store: Path) -> None:
-    (banner,) = texts(user, "store-damaged")
+    banners = texts(user, "store-damaged")
+    assert len(banners) == 1, banners
+    banner = banners[0]
     assert f"The job store {store} is damaged (database disk image is malformed)" in banner
     assert f"was saved in {store.with_name('jobs.recovered.sqlite3')}" in banner
     assert "AUDIOPUB_DATA_DIR" in banner
