@@ -43,12 +43,14 @@ from audiopub.jobs.submission import (
     submit_job,
 )
 from audiopub.jobs.terminal import fit_title, title_width
+from audiopub.jobs.worker import runner_alive
 from audiopub.tts.engine import voice_of
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
 from audiopub.voices import command as voices_command
 
 SERVE_HOST = "127.0.0.1"  # the web UI has no accounts: only this computer, unless --host
 SERVE_PORT = 8080
+INTERRUPTED = "interrupted"  # how `jobs` shows a job left `running` by a process that died
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -320,12 +322,22 @@ def _jobs(details: bool) -> int:
     with JobStore.open_default() as store:
         jobs = store.list_jobs()
         width = title_width(jobs, shutil.get_terminal_size((100, 24)).columns)
+        # `running` in the store, but no process runs jobs: its process was killed.
+        interrupted = any(job.state is JobState.RUNNING for job in jobs) \
+            and not runner_alive(store)
         for job in jobs:
             progress = store.progress(job.id)
-            print(f"{job.id[:8]}  {job.state.value:9}  {100 * progress.fraction:5.1f}%  "
+            state = job.state.value
+            if interrupted and job.state is JobState.RUNNING:
+                state = INTERRUPTED
+            print(f"{job.id[:8]}  {state:9}  {100 * progress.fraction:5.1f}%  "
                   f"{fit_title(job.title, width):{width}}  {job.output_path}")
             if job.error:
                 print(f"          {job.error}")
+            if state == INTERRUPTED:
+                print(f"          no Audiopub process is making it (was it killed?): run the "
+                      f"same command again, or `audiopub resume {job.id[:8]}`; it continues "
+                      "from its last finished chunk")
             if details:
                 print("\n".join(f"          {line}"
                                 for line in report.job_details(store, job, progress)))

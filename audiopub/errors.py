@@ -21,7 +21,9 @@
      │    └── DownloadCancelled the person cancelled it
      ├── JobStoreError        the job store refused an operation
      │    ├── JobNotFound     no job has that id
-     │    └── InvalidTransition  the job can't move from its state to the one asked for
+     │    ├── InvalidTransition  the job can't move from its state to the one asked for
+     │    ├── StoreDamaged    the store's file is damaged; the message names it and what to do
+     │    └── StoreUnopenable the store's file or folder can't be opened (not writable, say)
      └── JobStopped           a running job was asked to stop
           ├── JobCancelled     … and cancelled
           └── JobPaused        … and paused (it can resume)
@@ -127,6 +129,21 @@ class JobNotFound(JobStoreError):
 
 class InvalidTransition(JobStoreError):
     """The job cannot move from its current state to the one asked for."""
+
+
+class StoreDamaged(JobStoreError):
+    """The store's file is damaged (SQLite: "malformed", "not a database"); nothing is written
+    to it. The message names the file, where what could be read was saved, and what to do."""
+
+    def __init__(self, message: str, path: object = None, recovered: object = None) -> None:
+        super().__init__(message)
+        self.path = path  # the damaged file
+        self.recovered = recovered  # the copy of what could be read from it, if any
+
+
+class StoreUnopenable(JobStoreError):
+    """The store's file or its folder can't be opened or written (permissions, a read-only
+    disk); the message names the folder and what to do."""
 
 
 class JobStopped(AudiopubError):

@@ -113,3 +113,41 @@ def test_killed_then_run_with_another_chapter_selection_makes_the_new_one(
     assert second.returncode == 0, stderr
     assert "settings changed" in stderr
     assert [c.title for c in probe(out).chapters] == ["Chapter Two"]
+
+
+def test_jobs_shows_a_killed_conversion_as_interrupted(
+        tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A job its killed process left `running` is listed as interrupted, with how to go on;
+    while its process lives it is listed as running."""
+    from audiopub.cli import main
+
+    epub = build_epub(tmp_path / "book.epub", [
+        ("Chapter One", [f"Sentence number {p} is spoken here." for p in range(11)])])
+    db = data_dir / "jobs.sqlite3"
+    env = {**os.environ, "AUDIOPUB_DATA_DIR": str(data_dir), "AUDIOPUB_CPU_WORKERS": "1"}
+    first = subprocess.Popen([sys.executable, "-m", "audiopub", "convert", str(epub), "-o",
+                              str(tmp_path / "book.m4b")], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _done_in_first_chapter(db) < 1:
+            assert first.poll() is None, first.communicate()
+            assert time.monotonic() < deadline, "no progress within 2 minutes"
+            time.sleep(0.05)
+        assert main(["jobs"]) == 0
+        alive = capsys.readouterr().out
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.communicate()
+
+    assert main(["jobs"]) == 0
+    after = capsys.readouterr().out
+
+    assert alive.split()[1] == "running"
+    assert after.split()[1] == "interrupted", after
+    job_id = after.split()[0]
+    assert "no Audiopub process is making it (was it killed?)" in after
+    assert f"audiopub resume {job_id}" in after
+    with JobStore(db) as store:  # listing it changed nothing: the next runner requeues it
+        (job,) = store.list_jobs()
+    assert job.state.value == "running"

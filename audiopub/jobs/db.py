@@ -9,6 +9,10 @@ Each thread gets its own connection; `close()` closes them all.
 A full disk: a write raises DiskFull (the job pauses), and a store that can't even be opened
 for want of room (SQLite must make its shared-memory file) opens read-only, as last saved,
 so `audiopub jobs` still answers.
+
+A damaged file: whatever read or write finds the damage raises StoreDamaged, which says what
+was saved of it and what to do (`store_damage`); from then on the store refuses all work. A
+file or folder that can't be opened (not writable) raises StoreUnopenable as it opens.
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-from audiopub.errors import JobStoreError
+from audiopub.errors import JobStoreError, StoreDamaged
 from audiopub.jobs.disk_full import disk_full, is_disk_full
+from audiopub.jobs.store_damage import damaged, is_damage, is_unopenable, unopenable
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +160,59 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
 )
 
 
+class _Cursor(sqlite3.Cursor):
+    """Rows are read as they are fetched: a damaged page can surface at any of them."""
+
+    connection: _Connection
+
+    def execute(self, *args: Any) -> Any:
+        try:
+            return super().execute(*args)
+        except sqlite3.DatabaseError as error:
+            self.connection.raise_if_damage(error)
+            raise
+
+    def executemany(self, *args: Any) -> Any:
+        try:
+            return super().executemany(*args)
+        except sqlite3.DatabaseError as error:
+            self.connection.raise_if_damage(error)
+            raise
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.DatabaseError as error:
+            self.connection.raise_if_damage(error)
+            raise
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.DatabaseError as error:
+            self.connection.raise_if_damage(error)
+            raise
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.DatabaseError as error:
+            self.connection.raise_if_damage(error)
+            raise
+
+
+class _Connection(sqlite3.Connection):
+    """A connection of the store: SQLite's word for a damaged file becomes StoreDamaged."""
+
+    raise_if_damage: Callable[[sqlite3.DatabaseError], None]
+
+    def execute(self, *args: Any) -> Any:
+        return _Cursor(self).execute(*args)
+
+    def executemany(self, *args: Any) -> Any:
+        return _Cursor(self).executemany(*args)
+
+
 class StoreDatabase:
     """The store's file and connections; `JobStore` adds the queue and the ledger on top.
 
@@ -170,14 +229,18 @@ class StoreDatabase:
         self._lock = threading.Lock()
         self._closed = False
         self.read_only = False  # True while a full disk keeps the store from being opened
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.damage: StoreDamaged | None = None  # set once a read or write finds it damaged
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             self._migrate()
-        except sqlite3.OperationalError as error:
-            if not is_disk_full(error, self.path.parent):
+        except (sqlite3.OperationalError, PermissionError) as error:
+            if is_disk_full(error, self.path.parent):
+                self._open_read_only()
+            else:
                 self.close()
+                if is_unopenable(error):
+                    raise unopenable(self.path, error) from error
                 raise
-            self._open_read_only()
         except BaseException:
             self.close()  # don't leak the connection of a store that never opened
             raise
@@ -186,9 +249,16 @@ class StoreDatabase:
         """The job's folder: its EPUB copy, chunk audio, chapter audio."""
         return self.jobs_dir / job_id
 
+    @property
+    def library_dir(self) -> Path:
+        """Where the web UI keeps the books it makes: beside the store, in `library/`."""
+        return self.path.parent / "library"
+
     def _connection(self) -> sqlite3.Connection:
         if self._closed:
             raise JobStoreError("The job store is closed")
+        if self.damage is not None:  # nothing more is read from or written to it
+            raise self._copy_of(self.damage)
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._connect()
@@ -206,8 +276,9 @@ class StoreDatabase:
         target = f"{self.path.resolve().as_uri()}?immutable=1" if self.read_only else self.path
         conn = sqlite3.connect(
             target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-            check_same_thread=False, uri=self.read_only,
+            check_same_thread=False, uri=self.read_only, factory=_Connection,
         )
+        conn.raise_if_damage = self._raise_if_damage
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if self.read_only:
             return conn
@@ -216,6 +287,20 @@ class StoreDatabase:
         # never corrupt the file; chunk files themselves are fsynced before they are marked.
         conn.execute("PRAGMA synchronous = NORMAL")
         return conn
+
+    def _raise_if_damage(self, error: sqlite3.DatabaseError) -> None:
+        """StoreDamaged if `error` says the file is damaged: the first saves what can be read."""
+        if not is_damage(error):
+            return
+        with self._lock:
+            if self.damage is None:
+                self.damage = damaged(self.path, error, self.library_dir)
+        raise self._copy_of(self.damage) from error
+
+    @staticmethod
+    def _copy_of(damage: StoreDamaged) -> StoreDamaged:
+        # One exception object per raise: threads raising the same one would share a traceback.
+        return StoreDamaged(str(damage), damage.path, damage.recovered)
 
     def close(self) -> None:
         """Close every connection this store opened. Call once no thread is using it."""

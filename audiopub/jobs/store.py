@@ -33,10 +33,5 @@ class JobStore(JobQueue, JobHearings):
     def open_default(cls) -> JobStore:
         return cls(default_store_path())
 
-    @property
-    def library_dir(self) -> Path:
-        """Where the web UI keeps the books it makes: beside the store, in `library/`."""
-        return self.path.parent / "library"
-
     def __enter__(self) -> JobStore:
         return self

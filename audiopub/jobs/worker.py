@@ -3,6 +3,9 @@
 Only one process runs the jobs of a data directory (a lock file decides): the web UI's worker
 or a CLI conversion. Whoever takes the lock first puts jobs left `running` by a crash back in
 the queue; they then continue from their last finished chunk.
+
+A damaged store stops the worker for good (it says so once): nothing can be run from it until
+the person replaces it, which takes a restart.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from audiopub.errors import (
     DiskFull,
     InvalidTransition,
     JobStopped,
+    StoreDamaged,
 )
 from audiopub.jobs.disk_full import give_room, keep_room
 from audiopub.jobs.events import EventBus, JobEvent
@@ -40,6 +44,24 @@ def runner_lock(store: JobStore) -> FileLock:
     """The lock that makes one process at a time the runner of this store's jobs."""
     # Not thread-local: the worker thread takes it, and stop() may release it from another.
     return FileLock(str(Path(store.jobs_dir) / "runner.lock"), thread_local=False)
+
+
+def runner_alive(store: JobStore) -> bool:
+    """Whether a process runs this store's jobs now. A job marked `running` while none does
+    was interrupted (its process was killed): the next runner puts it back in the queue.
+
+    The lock is free when no process holds it, however the last one ended; it is taken for a
+    moment to learn that (a runner starting just then tries again at its next look).
+    """
+    if not Path(store.jobs_dir).is_dir():
+        return False  # no job has ever had a folder here, so none runs
+    lock = runner_lock(store)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False
 
 
 def become_runner(lock: FileLock, store: JobStore) -> bool:
@@ -131,6 +153,7 @@ class Worker:
         self._thread = threading.Thread(target=self._loop, name="audiopub-worker", daemon=True)
         self._preparing: threading.Thread | None = None  # the next job's engine, loading
         self.current_job: str | None = None
+        self.stopped_by: StoreDamaged | None = None  # why it runs no more jobs
 
     def start(self) -> None:
         self._thread.start()
@@ -159,6 +182,11 @@ class Worker:
             except DiskFull as exc:  # the store can't be written: try again in a while
                 log.warning("%s", exc)
                 wait_s = DISK_FULL_RETRY_S
+            except StoreDamaged as exc:  # it won't mend by waiting: say so once and stop
+                log.error("The worker stopped: %s", exc)
+                self.stopped_by = exc
+                self.current_job = None
+                return
             self._wake.wait(wait_s)
             self._wake.clear()
 

@@ -14,6 +14,7 @@ from nicegui import app
 from audiopub.errors import JobNotFound
 from audiopub.export.names import safe_name
 from audiopub.jobs.models import Job
+from audiopub.ui import library_files
 from audiopub.ui.book_reading import thumbnail_path
 from audiopub.ui.chosen_forms import made_downloads
 from audiopub.ui.services import LIBRARY_EXPORTS, current
@@ -62,6 +63,14 @@ def register() -> None:
             raise HTTPException(404, "This book has no cover")
         media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         return FileResponse(path, media_type=media_type)
+
+    @app.get("/library/files/{name}")
+    def book_file(name: str) -> FileResponse:
+        # What the Library offers while the job store can't be read (`library_files`).
+        path = library_files.book_file(current().library_dir, name)
+        if path is None:
+            raise HTTPException(404, "No such book")
+        return FileResponse(path, media_type="audio/mp4", filename=name)
 
     @app.get("/covers/{name}")
     def upload_cover(name: str) -> FileResponse:

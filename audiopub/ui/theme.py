@@ -17,6 +17,7 @@ from audiopub.ui.services import current
 PAGES: Final = (("/", "Convert", "auto_stories"), ("/library", "Library", "library_music"),
                  ("/voices", "Voices", "record_voice_over"),
                  ("/lexicon", "Lexicon", "spellcheck"))
+STORE_CHECK_S: Final = 1.0  # how soon a page says the job store was found damaged
 # Dark mode cycles: follow the system → dark → light → follow the system.
 DARK_MODES: Final = ((None, "brightness_auto", "Theme: follows the system"),
                      (True, "dark_mode", "Theme: dark"),
@@ -48,7 +49,25 @@ def frame(title: str, path: str) -> Iterator[None]:
         _dark_mode_button(dark)
 
     with ui.column().classes("ap-content w-full max-w-7xl mx-auto gap-5"):
+        _store_damage_banner()
         yield
+
+
+def _store_damage_banner() -> None:
+    """What to do about a damaged job store, on every page, from the moment it is found (by
+    the worker, or by a list of jobs)."""
+    store = current().store
+    banner = ui.label().classes("ap-banner ap-error").mark("store-damaged")
+
+    def show() -> None:
+        damage = store.damage
+        banner.set_text(str(damage) if damage is not None else "")
+        banner.set_visibility(damage is not None)
+        if damage is not None:
+            timer.deactivate()  # it stays damaged until a restart
+
+    timer = ui.timer(STORE_CHECK_S, show)
+    show()
 
 
 def _dark_mode_button(dark: ui.dark_mode) -> None:

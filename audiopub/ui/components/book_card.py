@@ -19,7 +19,7 @@ from audiopub import figures as fmt
 from audiopub.book.lexicon import Entry, layered, read_if_present, user_lexicon_path
 from audiopub.book.models import Book, Chapter
 from audiopub.book.names import NameCandidate
-from audiopub.errors import AudiopubError
+from audiopub.errors import AudiopubError, StoreDamaged
 from audiopub.jobs.models import JobSettings
 from audiopub.ui.book_reading import ReadFailed, UploadedBook, remove_thumbnail
 from audiopub.ui.components.lexicon_editor import LexiconEditor
@@ -99,8 +99,11 @@ class BookPanel:
         the books it finished (a rough guess until it has finished one)."""
         self.speed = speed
         chosen = self.voice()
-        self.pace = (self.services.store.speech_pace(chosen.engine, chosen.voice)
-                     if chosen is not None and chosen.voice else None)
+        try:
+            self.pace = (self.services.store.speech_pace(chosen.engine, chosen.voice)
+                         if chosen is not None and chosen.voice else None)
+        except StoreDamaged:  # estimates at the usual pace; the page's banner says why
+            self.pace = None
         if self.book is not None:
             for label, chapter in zip(self.durations, self.book.chapters):
                 seconds = fmt.estimate_speech_s(chapter.char_count, speed, self.pace)

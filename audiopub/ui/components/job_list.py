@@ -14,6 +14,7 @@ from typing import Final, Protocol
 
 from nicegui import run, ui
 
+from audiopub.errors import StoreDamaged
 from audiopub.jobs.models import Job, JobState
 from audiopub.ui.components.job_card import JobCard
 from audiopub.ui.jobview import JobView, job_view
@@ -64,6 +65,8 @@ class LiveList:
         self._busy, self._dirty = True, False
         try:
             views = await run.io_bound(self.views)
+        except StoreDamaged:  # the page's banner says what to do; nothing can be listed
+            views = []
         finally:
             self._busy = False
         if views is None:  # the app is shutting down: run.io_bound no longer runs anything
