@@ -8,7 +8,6 @@ is in its scratch folder, it removes that folder as it goes.
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import time

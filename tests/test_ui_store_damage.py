@@ -6,7 +6,6 @@ worker says it once and stops, instead of failing again at every look at the que
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
