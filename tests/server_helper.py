@@ -12,6 +12,7 @@ import os
 import re
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -159,3 +160,27 @@ def wait_for_voice(page: Any, voice: str, timeout_ms: int = 30_000) -> None:
     from playwright.sync_api import expect
 
     expect(voice_field(page)).to_have_value(re.compile(re.escape(voice)), timeout=timeout_ms)
+
+
+# A server whose reader processes read through tests/held_reading.py (slowed or held on purpose).
+HELD_READING_SERVER = """
+import sys
+sys.path.insert(0, {tests!r})
+
+import held_reading
+from audiopub.ui import book_reading
+book_reading.read_upload = held_reading.read_upload
+
+from audiopub.cli import main
+main(["serve", "--host", "127.0.0.1", "--port", "{port}", "--no-browser"])
+"""
+
+
+@contextmanager
+def held_reading_server(tmp_path: Path, held: Path) -> Iterator[RunningServer]:
+    """`audiopub serve` on a free port whose reads wait in `held` (AUDIOPUB_TEST_HOLD_READ)."""
+    port = free_port()
+    source = HELD_READING_SERVER.format(port=port, tests=str(Path(__file__).parent))
+    with running_server([sys.executable, "-c", source], tmp_path, port,
+                        {"AUDIOPUB_TEST_HOLD_READ": str(held)}) as app:
+        yield app

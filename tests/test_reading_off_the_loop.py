@@ -10,7 +10,6 @@ once released, every tab shows its own book and nothing is left held.
 
 from __future__ import annotations
 
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from typing import Any
 
 import pytest
 from epub_factory import build_epub
-from server_helper import RunningServer, browser, free_port, require_chromium, running_server
+from server_helper import RunningServer, browser, held_reading_server, require_chromium
 
 from audiopub.ui.book_reading import READERS
 
@@ -27,19 +26,6 @@ TAB_TIMEOUT_MS = 30_000
 SETTLE_S = 1.5  # one more read, were it allowed, would have started by then
 
 pytestmark = pytest.mark.timeout(180)
-
-SERVER = """
-import sys
-sys.path.insert(0, {tests!r})
-
-import held_reading
-from audiopub.ui import book_reading
-book_reading.read_upload = held_reading.read_upload
-
-from audiopub.cli import main
-main(["serve", "--host", "127.0.0.1", "--port", "{port}", "--no-browser"])
-"""
-
 
 @pytest.fixture
 def held(tmp_path: Path) -> Path:
@@ -50,9 +36,7 @@ def held(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def server(tmp_path: Path, held: Path) -> Iterator[RunningServer]:
-    port = free_port()
-    command = [sys.executable, "-c", SERVER.format(port=port, tests=str(Path(__file__).parent))]
-    with running_server(command, tmp_path, port, {"AUDIOPUB_TEST_HOLD_READ": str(held)}) as app:
+    with held_reading_server(tmp_path, held) as app:
         yield app
 
 

@@ -7,7 +7,6 @@ driven by socket clients (`socket_tab`) as many tabs.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 from epub_factory import build_epub
-from server_helper import RunningServer, free_port, running_server
+from server_helper import RunningServer, held_reading_server
 from socket_tab import SocketTab
 
 from audiopub.ui.book_reading import READERS
@@ -26,19 +25,6 @@ AWAY_S = 12.0
 
 pytestmark = pytest.mark.timeout(180)
 
-SERVER = """
-import sys
-sys.path.insert(0, {tests!r})
-
-import held_reading
-from audiopub.ui import book_reading
-book_reading.read_upload = held_reading.read_upload
-
-from audiopub.cli import main
-main(["serve", "--host", "127.0.0.1", "--port", "{port}", "--no-browser"])
-"""
-
-
 @pytest.fixture
 def held(tmp_path: Path) -> Path:
     folder = tmp_path / "held"
@@ -48,9 +34,7 @@ def held(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def server(tmp_path: Path, held: Path) -> Iterator[RunningServer]:
-    port = free_port()
-    command = [sys.executable, "-c", SERVER.format(port=port, tests=str(Path(__file__).parent))]
-    with running_server(command, tmp_path, port, {"AUDIOPUB_TEST_HOLD_READ": str(held)}) as app:
+    with held_reading_server(tmp_path, held) as app:
         yield app
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from epub_factory import build_epub
-from server_helper import RunningServer, free_port, running_server
+from server_helper import RunningServer, held_reading_server
 from socket_tab import SocketTab
 
 from audiopub.atomic import SCRATCH_DIR
@@ -26,19 +26,6 @@ GONE_WITHIN_S = 10.0  # a reader notices its server's end at once; slow machines
 STOP_WITHIN_S = 90.0  # the preview voice, loading after a start, is waited for
 
 pytestmark = pytest.mark.timeout(240)
-
-SERVER = """
-import sys
-sys.path.insert(0, {tests!r})
-
-import held_reading
-from audiopub.ui import book_reading
-book_reading.read_upload = held_reading.read_upload
-
-from audiopub.cli import main
-main(["serve", "--host", "127.0.0.1", "--port", "{port}", "--no-browser"])
-"""
-
 
 @pytest.fixture
 def held(tmp_path: Path) -> Path:
@@ -49,9 +36,7 @@ def held(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def server(tmp_path: Path, held: Path) -> Iterator[RunningServer]:
-    port = free_port()
-    command = [sys.executable, "-c", SERVER.format(port=port, tests=str(Path(__file__).parent))]
-    with running_server(command, tmp_path, port, {"AUDIOPUB_TEST_HOLD_READ": str(held)}) as app:
+    with held_reading_server(tmp_path, held) as app:
         yield app
 
 
