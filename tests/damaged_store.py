@@ -30,16 +30,20 @@ BOOK_NAME = "0123456789abcdef0123456789abcdef.m4b"  # as the web app names its b
 TITLE = "A Finished Book"
 
 
-def made_data_dir(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def made_data_dir(folder: Path, models_dir: Path) -> Path:
     """`folder/data`: a store holding one finished job, its book in `library/` as the web app
-    keeps them, made by `audiopub convert`; and the book's EPUB at `folder/book.epub`."""
+    keeps them, made by `audiopub convert` (with the voices of `models_dir`, in one process);
+    and the book's EPUB at `folder/book.epub`."""
     data = folder / "data"
     epub = build_epub(folder / "book.epub", [
         ("One", ["It was a bright cold day in April."]),
         ("Two", ["The clocks struck thirteen.", "Nobody on the platform moved."]),
     ], title=TITLE, author="Ann Author")
-    monkeypatch.setenv("AUDIOPUB_DATA_DIR", str(data))
-    assert main(["convert", str(epub), "-o", str(data / "library" / BOOK_NAME)]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AUDIOPUB_MODELS_DIR", str(models_dir))
+        patch.setenv("AUDIOPUB_CPU_WORKERS", "1")
+        patch.setenv("AUDIOPUB_DATA_DIR", str(data))
+        assert main(["convert", str(epub), "-o", str(data / "library" / BOOK_NAME)]) == 0
     return data
 
 

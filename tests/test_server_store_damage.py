@@ -19,10 +19,7 @@ WATCH_S = 8.0  # pages open this long: the lists poll the store every 0.5 s
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory, shared_models_dir: Path) -> Path:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("AUDIOPUB_MODELS_DIR", str(shared_models_dir))
-        patch.setenv("AUDIOPUB_CPU_WORKERS", "1")
-        return made_data_dir(tmp_path_factory.mktemp("finished"), patch)
+    return made_data_dir(tmp_path_factory.mktemp("finished"), shared_models_dir)
 
 
 def serve(port: int) -> list[str]:

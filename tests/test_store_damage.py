@@ -28,10 +28,7 @@ pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory, shared_models_dir: Path) -> Path:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("AUDIOPUB_MODELS_DIR", str(shared_models_dir))
-        patch.setenv("AUDIOPUB_CPU_WORKERS", "1")
-        return made_data_dir(tmp_path_factory.mktemp("finished"), patch)
+    return made_data_dir(tmp_path_factory.mktemp("finished"), shared_models_dir)
 
 
 @pytest.fixture
