@@ -80,7 +80,7 @@ def _build_parser() -> argparse.ArgumentParser:
                                          "title pages and dedications)")
     conv.add_argument("--lexicon", type=Path, action="append", default=[], metavar="FILE",
                       help="pronunciation entries for this job, first of every scope "
-                           "(repeatable; format: README, 'Pronunciation lexicons')")
+                           "(repeatable; format: docs/lexicons-and-spoken-forms.md)")
     conv.add_argument("--show-spoken", action="store_true",
                       help="print what will be said where it differs from the written text "
                            "(numbers, numerals, abbreviations, units)")
@@ -93,7 +93,7 @@ def _build_parser() -> argparse.ArgumentParser:
     conv.add_argument("--proof-listen", action=argparse.BooleanOptionalAction,
                       help="hear every chunk made and speak again what came out wrong "
                            "(default: on with --gpu where a listening model is installed, "
-                           "else off; README, 'Proof-listening')")
+                           "else off; docs/proof-listening.md)")
     on_convert.add_arguments(conv)
 
     jobs = commands.add_parser("jobs", help="list jobs")
