@@ -38,7 +38,7 @@ from typing import Final
 from lxml import etree
 
 from audiopub.atomic import atomic_write, scratch_dir
-from audiopub.audio.ffmetadata import BookTags
+from audiopub.audio.ffmetadata import book_tags
 from audiopub.book import toc
 from audiopub.book.archive import MIMETYPE, EpubArchive
 from audiopub.book.package import NCX_TYPE, Item, Package, read_package
@@ -130,9 +130,8 @@ def export_read_aloud(store: JobStore, job_id: str, out: Path, audio_format: str
             encoded = []
             for chapter, wav in zip(chapters, wavs):
                 path = Path(tmp) / f"{chapter.number:0{width}d}{suffix}"
-                tags = BookTags(title=chapter.title, author=book.author, album=book.title,
-                                track=f"{chapter.number}/{len(chapters)}",
-                                language=book.language)
+                tags = book_tags(book, job.settings.narrator, title=chapter.title,
+                                 track=f"{chapter.number}/{len(chapters)}")
                 encode_audio([wav], path, audio_format, tags, None)
                 encoded.append(path)
                 progress(chapter.number, len(chapters))
