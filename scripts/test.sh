@@ -31,5 +31,5 @@ scripts/install_browser.sh
 scripts/install_java.sh
 
 # Types first: a mypy error fails the run before the tests start.
-python -m mypy audiopub/book
+python -m mypy audiopub/book audiopub/audio audiopub/gpu
 exec python -m pytest "$@"
