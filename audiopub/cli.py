@@ -383,6 +383,26 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "convert":
+        return _convert(args)
+    if args.command == "jobs":
+        return _jobs(args.details)
+    if args.command in ("resume", "pause", "cancel"):
+        return _control(args.command, args.job_id)
+    if args.command == "export":
+        return export_command.main(args)
+    if args.command == "voices":
+        return voices_command.main(args)
+    if args.command == "bench":
+        return _bench(args)
+    if args.command == "doctor":
+        return doctor_command.main(args)  # it imports what it measures when it runs
+    if args.command == "names":
+        return _names(args)
+    return _serve(args)  # `audiopub` alone, or `audiopub serve`
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
@@ -394,26 +414,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        if args.ray:  # for this process's jobs: checked now, connected by the first job
+        # Read once, for everything this command runs; `--ray` is for this process's jobs.
+        options = settings.load(ray_address=args.ray)
+        if args.ray:  # checked now, connected by the first job
             cluster_connection.ray_module()
-            settings.use_ray(args.ray)
-        if args.command == "convert":
-            return _convert(args)
-        if args.command == "jobs":
-            return _jobs(args.details)
-        if args.command in ("resume", "pause", "cancel"):
-            return _control(args.command, args.job_id)
-        if args.command == "export":
-            return export_command.main(args)
-        if args.command == "voices":
-            return voices_command.main(args)
-        if args.command == "bench":
-            return _bench(args)
-        if args.command == "doctor":
-            return doctor_command.main(args)  # it imports what it measures when it runs
-        if args.command == "names":
-            return _names(args)
-        return _serve(args)  # `audiopub` alone, or `audiopub serve`
+        with settings.installed(options):
+            return _run(args)
     except AudiopubError as exc:
         print(f"audiopub: error: {exc}", file=sys.stderr)
         return 1
