@@ -32,14 +32,12 @@ from audiopub.export.names import safe_name
 from audiopub.jobs import foreground, report
 from audiopub.jobs.models import Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.book_plan import job_lexicon, plan_book, stored_book
 from audiopub.jobs.submission import (
-    job_lexicon,
     language_note,
     made_as_asked,
     parse_chapter_selection,
-    plan_book,
     resolve_settings,
-    stored_book,
     submit_job,
 )
 from audiopub.jobs.terminal import fit_title, title_width

@@ -36,8 +36,8 @@ from audiopub.export.read_aloud.alignment import place
 from audiopub.export.read_aloud.package import write_book
 from audiopub.export.read_aloud.pages import read_pages
 from audiopub.export.timeline import book_timeline
+from audiopub.jobs.book_plan import stored_book
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import stored_book
 
 log = logging.getLogger(__name__)
 
