@@ -30,7 +30,8 @@ from audiopub.jobs.executor import default_batch_size, executor_for, release
 from audiopub.jobs.process_pool import ProcessExecutor
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import plan_book, submit_job
+from audiopub.jobs.book_plan import plan_book
+from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import Engine, SynthesisOptions
 

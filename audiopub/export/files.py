@@ -22,7 +22,7 @@ from audiopub.export.names import numbered, safe_name
 from audiopub.export.subtitles import Cue, book_cues, chapter_cues, to_srt, to_webvtt
 from audiopub.export.timeline import book_timeline
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import stored_book
+from audiopub.jobs.book_plan import stored_book
 
 SUBTITLE_FORMATS: Final[dict[str, Callable[[Sequence[Cue]], str]]] = {
     "srt": to_srt, "vtt": to_webvtt}

@@ -96,7 +96,7 @@ class JobSettings(Narration):
     # The job's own pronunciation entries (`convert --lexicon`), first of every scope. They
     # change what is said, which the cache key covers; the key needs nothing more from them.
     lexicon: tuple[Entry, ...] = ()
-    # Forms to make beside the book once it is finished (`export.on_convert.ConvertOutputs`
+    # Forms to make beside the book once it is finished (`export.forms.ConvertOutputs`
     # as data), from its audio: they change nothing spoken, so the cache key leaves them out.
     forms: Mapping[str, Any] | None = field(default=None, hash=False)
     # Hear every chunk made and speak again what came out wrong (`jobs.proof_listening`).

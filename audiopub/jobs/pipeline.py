@@ -57,13 +57,8 @@ from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
 from audiopub.jobs.proof_listening import ProofListening, load_ears
 from audiopub.jobs.retakes import Retakes
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import (
-    job_lexicon,
-    language_note,
-    plan_book,
-    space_to_finish,
-    stored_book,
-)
+from audiopub.jobs.book_plan import job_lexicon, plan_book, stored_book
+from audiopub.jobs.submission import language_note, space_to_finish
 from audiopub.jobs.synthesis_plan import plan_synthesis
 from audiopub.tts.engine import Engine
 
