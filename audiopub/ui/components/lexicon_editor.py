@@ -216,7 +216,7 @@ class LexiconEditor:
         def speak() -> bytes:
             # Rows still being typed don't count yet; a complete row must be right.
             entries = rows.entries(str(self.path), complete_only=True)
-            return self.services.say(
+            return self.services.previews.say(
                 texts(), settings.engine, settings.voice or "", settings.speed,
                 settings.steps, self.layers(entries),
                 self.book.language if self.book is not None else None)
@@ -233,7 +233,8 @@ class LexiconEditor:
 
         def check(entries: list[Entry]) -> None:
             if settings is not None:  # else only the file's own rules: no voice to ask
-                self.services.check_lexicon(entries, settings.engine, settings.voice or "")
+                self.services.previews.check_lexicon(entries, settings.engine,
+                                                     settings.voice or "")
 
         self._show_error(None)
         entries = await run_blocking(save, self.path, rows, check, show=self._show_error,

@@ -28,7 +28,8 @@ from audiopub.tts.engine import Voice
 from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.components.listen_switch import ListenSwitch
 from audiopub.ui.components.voice_mixer import VoiceMixer
-from audiopub.ui.services import EngineChoice, GpuSupport, Services
+from audiopub.ui.engine_catalog import EngineChoice, GpuSupport
+from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
 from audiopub.ui.voice_list import Offers, describe, offers
 from audiopub.ui.voice_mixes import KOKORO
@@ -128,8 +129,8 @@ class SettingsPanel:
     # --- loading -------------------------------------------------------------------------------
 
     async def _load(self) -> None:
-        catalog = await run.io_bound(self.services.engine_catalog)
-        gpu = await run.io_bound(self.services.gpu_support)
+        catalog = await run.io_bound(self.services.catalog.engines)
+        gpu = await run.io_bound(self.services.catalog.gpu_support)
         self.offers = await run.io_bound(_known_offers)
         if catalog is None or gpu is None:  # io_bound gives None once the app is shutting down
             return
@@ -325,8 +326,8 @@ class SettingsPanel:
     def _speak_preview(self) -> bytes:
         """The voice as the panel is set now, spoken (blocking)."""
         settings = self.job_settings(None)
-        return self.services.preview(settings.engine, settings.voice, settings.speed,
-                                     settings.steps)
+        return self.services.previews.preview(settings.engine, settings.voice, settings.speed,
+                                              settings.steps)
 
     def _preview_failed(self, message: str) -> None:
         self.preview_error.set_text(message)

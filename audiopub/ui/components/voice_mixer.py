@@ -164,8 +164,8 @@ class VoiceMixer:
 
     def _speak_mix(self) -> bytes:
         """The mix as the rows are, spoken (blocking); AudiopubError says what is wrong."""
-        return self.services.preview(KOKORO, self.mix(), self.speed(),
-                                     DEFAULT_STEPS)  # Kokoro takes no steps
+        return self.services.previews.preview(KOKORO, self.mix(), self.speed(),
+                                              DEFAULT_STEPS)  # Kokoro takes no steps
 
     def _keep(self, name: str, mix: str) -> Voice:
         """Save the mix once its voices are known to be installed (blocking)."""

@@ -29,7 +29,7 @@ from audiopub.tts.supertonic_releases import choose_release
 from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.components.dialogs import confirm
 from audiopub.ui.components.voice_rows import RowActions, voice_row
-from audiopub.ui.services import Services, current
+from audiopub.ui.services import Services
 from audiopub.ui.theme import frame, section_title
 from audiopub.ui.voice_downloads import DownloadState
 from audiopub.ui.voice_list import (
@@ -53,8 +53,8 @@ QUALITIES = {"": "Any quality", "x_low": "x_low", "low": "low", "medium": "mediu
              "high": "high"}
 
 
-def page(language: str = "", quality: str = "") -> None:
-    VoicesPage(current(), language, quality)
+def page(services: Services, language: str = "", quality: str = "") -> None:
+    VoicesPage(services, language, quality)
 
 
 class VoicesPage:
@@ -69,7 +69,7 @@ class VoicesPage:
         self.seen: tuple[float, int] | None = None  # the download state last shown
         self.ready = False  # the list is known: filter changes show rows from now on
 
-        with frame("Voices", "/voices"):
+        with frame(self.services, "Voices", "/voices"):
             with ui.card().classes("ap-card w-full gap-3"):
                 section_title("Voices", "record_voice_over")
                 ui.label("Voices to download from the Hugging Face Hub, and those installed. "
@@ -290,8 +290,8 @@ def _speak(services: Services, row: VoiceRow, text: str, language: str) -> bytes
     voices = get_preview_engine(row.engine).voices()
     voice = next((v.id for v in voices if not row.voice or v.model == row.voice), row.voice or "")
     spoken_as = None if row.engine == "piper" else language
-    return services.say([text], row.engine, voice, defaults.DEFAULT_SPEED,
-                        defaults.DEFAULT_STEPS, language=spoken_as)
+    return services.previews.say([text], row.engine, voice, defaults.DEFAULT_SPEED,
+                                 defaults.DEFAULT_STEPS, language=spoken_as)
 
 
 def _banner(kind: str, marker: str) -> ui.label:
