@@ -68,7 +68,6 @@ class Services:
         self.previews = Previews(self.preferences)
         # This process's: a killed server's uploads go at the next start (`atomic.scratch_dir`).
         self.uploads_dir = scratch_dir(self.data_dir) / "uploads"
-        self.library_dir = self.library.folder
         self.upload_limit_bytes = upload_limit_bytes or max_upload_bytes()
         self._worker_started = False
         self._stopped = False
