@@ -52,7 +52,8 @@ import math, sys, time
 sys.path.insert(0, {tests!r})
 from pathlib import Path
 from test_gpu_monitor import FakeNvml
-from audiopub.ui import app, services
+from audiopub.ui import app
+from audiopub.ui.services import Services
 
 class BusyGpu(FakeNvml):
     def nvmlDeviceGetMemoryInfo(self, handle):
@@ -63,8 +64,8 @@ class BusyGpu(FakeNvml):
         super().nvmlDeviceGetTemperature(handle, sensor)
         return int(58 + 8 * math.sin(time.monotonic() / 4))
 
-services.set_current(services.Services(Path({data!r}), nvml=BusyGpu(), gpu_interval_s=0.1))
-app.main(host="127.0.0.1", port={port}, show=False)
+app.main(host="127.0.0.1", port={port}, show=False,
+         services=Services(Path({data!r}), nvml=BusyGpu(), gpu_interval_s=0.1))
 """
 
 

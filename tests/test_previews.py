@@ -45,9 +45,10 @@ def test_a_preview_never_asks_for_the_jobs_engine(data_dir: Path, fresh_models: 
 
     services = Services(data_dir, nvml=FakeNvml())
     monkeypatch.setattr(registry, "get_engine", job_engine)
-    wav = services.preview("piper", settings.DEFAULT_PIPER_VOICE, 1.0, settings.DEFAULT_STEPS)
+    wav = services.previews.preview("piper", settings.DEFAULT_PIPER_VOICE, 1.0,
+                                    settings.DEFAULT_STEPS)
     assert sf.info(io.BytesIO(wav)).duration > 1.0
-    services.check_lexicon((), "piper", settings.DEFAULT_PIPER_VOICE)
+    services.previews.check_lexicon((), "piper", settings.DEFAULT_PIPER_VOICE)
 
 
 def test_the_preview_voice_is_loaded_when_the_app_starts(data_dir: Path,
@@ -55,7 +56,7 @@ def test_the_preview_voice_is_loaded_when_the_app_starts(data_dir: Path,
     services = Services(data_dir, nvml=FakeNvml())
     services.start()
     try:
-        assert services.previews_warm.wait(120)
+        assert services.previews.warm.wait(120)
         (result,) = registry.get_preview_engine("piper").synthesize(
             ["Hello there."], settings.DEFAULT_PIPER_VOICE, SynthesisOptions())
         assert "load" not in result.stage_seconds  # the model was loaded before anyone asked
@@ -128,8 +129,8 @@ def test_a_preview_during_a_gpu_job_leaves_the_jobs_session_alone(
     try:
         assert speaking.wait(120)
         runs_before = len(recorder.threads)
-        wav = Services(data_dir, nvml=FakeNvml()).preview("piper", voice, 1.0,
-                                                          settings.DEFAULT_STEPS)
+        wav = Services(data_dir, nvml=FakeNvml()).previews.preview("piper", voice, 1.0,
+                                                                   settings.DEFAULT_STEPS)
         assert sf.info(io.BytesIO(wav)).duration > 1.0
         assert len(recorder.threads) == runs_before  # the preview ran elsewhere
     finally:

@@ -45,9 +45,10 @@ from audiopub.tts.engine import voice_of
 from audiopub.tts.piper_files import embedded_voice
 from audiopub.tts.registry import get_engine
 from audiopub.ui.components.book_card import ROWS_PER_BATCH
-from audiopub.ui.services import GpuSupport, Services
+from audiopub.ui.engine_catalog import GpuSupport
+from audiopub.ui.services import Services
 
-pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
+pytestmark = pytest.mark.nicegui_main_file("tests/ui_main.py")
 
 SLOW_PARAGRAPH = ("The lighthouse keeper wrote every evening in a thick blue notebook, "
                   "describing the weather, the ships and the birds that rested on the rail.")
@@ -534,7 +535,7 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     assert text(user, "book-play") == "Stop"  # it stops what it started
     user.find(marker="book-chapter-2").click()  # seeks the player to the chapter's start
     # Read along: the sentence heard at the player's time shows under it.
-    cues = services.book_cues(job_id)
+    cues = services.library.book_cues(job_id)
     second = cues[1]
     user.find(marker="book-audio").trigger("timeupdate", (second.start_s + second.end_s) / 2)
     assert text(user, "book-sentence") == second.text.replace("\n", " ")
@@ -573,7 +574,7 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
                                           "Ann Author/A Small Book/cover.jpg"]
         assert all(archive.read(p.relative_to(tmp_path / "shelf").as_posix()) == p.read_bytes()
                    for p in written)
-    exports = [services.export_path(services.store.get_job(job_id), kind)
+    exports = [services.library.export_path(services.store.get_job(job_id), kind)
                for kind in ("epub", "mp3", "mp3-book", "opus", "audiobookshelf")]
     assert all(path.is_file() for path in exports)
     played = await user.http_client.get(f"/library/{job_id}/audio",
@@ -634,7 +635,7 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
     user.find(marker="book-form-1").click()
     subtitles = await user.download.next(timeout=10)
     assert "A%20Small%20Book.srt" in subtitles.headers["content-disposition"]
-    assert subtitles.content.decode("utf-8") == services.subtitles(job.id, "srt")
+    assert subtitles.content.decode("utf-8") == services.library.subtitles(job.id, "srt")
     # Nothing was spoken again, and a second view offers what the first one made.
     assert [(c.cache_key, c.done_at) for c in services.store.all_chunks(job.id)] == spoken
     made = sorted(p.name for p in job.output_path.parent.iterdir())
@@ -735,7 +736,7 @@ async def test_a_reopened_page_shows_jobs_made_elsewhere(user: User, small_book:
     await user.open("/")
     await see(user, marker="job-list-empty")
     book = replace(read_epub(small_book), title="From elsewhere")
-    services.store.create_job(small_book, services.library_dir / "x.m4b",
+    services.store.create_job(small_book, services.library.folder / "x.m4b",
                               JobSettings(voice="en_US-joe-medium"), book=book)
     await user.open("/")
     await see(user, marker="job-title", content="From elsewhere")
@@ -831,14 +832,14 @@ class Said:
 def said(services: Services, monkeypatch: pytest.MonkeyPatch) -> list[Said]:
     """What the page asked `Services.say` to speak, which still speaks it for real."""
     calls: list[Said] = []
-    real = services.say
+    real = services.previews.say
 
     def say(texts: Sequence[str], engine: str, voice: str, speed: float, steps: int,
             lexicon_entries: Sequence[Entry] = (), language: str | None = None) -> bytes:
         calls.append(Said(list(texts), list(lexicon_entries), language))
         return real(texts, engine, voice, speed, steps, lexicon_entries, language)
 
-    monkeypatch.setattr(services, "say", say)
+    monkeypatch.setattr(services.previews, "say", say)
     return calls
 
 

@@ -24,7 +24,7 @@ from audiopub.ui.blocking import run_blocking
 from audiopub.ui.components import lexicon_editor
 from audiopub.ui.services import Services
 
-pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
+pytestmark = pytest.mark.nicegui_main_file("tests/ui_main.py")
 
 
 def _bug(*_: object, **__: object) -> bytes:
@@ -95,10 +95,10 @@ async def test_the_voice_preview_says_why_it_failed(
         caplog: pytest.LogCaptureFixture) -> None:
     await user.open("/")
     await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
-    monkeypatch.setattr(services, "preview", _refused)
+    monkeypatch.setattr(services.previews, "preview", _refused)
     user.find(marker="preview").click()
     await see(user, marker="preview-error", content="No voice can say this")
-    monkeypatch.setattr(services, "preview", _bug)
+    monkeypatch.setattr(services.previews, "preview", _bug)
     user.find(marker="preview").click()
     await see(user, marker="preview-error",
               content="The preview failed (RuntimeError: the engine tripped)")
@@ -116,7 +116,7 @@ async def test_the_lexicon_editor_says_why_hearing_or_saving_failed(
     user.find(marker="lexicon-add").click()
     element(user, "lexicon-written-1").value = "Quillfeather"  # type: ignore[attr-defined]
     element(user, "lexicon-say-1").value = "Kwill-feather"  # type: ignore[attr-defined]
-    monkeypatch.setattr(services, "say", _bug)
+    monkeypatch.setattr(services.previews, "say", _bug)
     user.find(marker="lexicon-hear-1").click()
     await see(user, marker="lexicon-error",
               content="Speaking failed (RuntimeError: the engine tripped)")
@@ -140,7 +140,7 @@ async def test_the_voices_page_preview_says_why_it_failed(
 
     key = "en_GB-many-medium"
     add_multi_speaker_voice(Path(os.environ["AUDIOPUB_MODELS_DIR"]) / "piper", key)
-    monkeypatch.setattr(services, "say", _bug)
+    monkeypatch.setattr(services.previews, "say", _bug)
     await user.open("/voices")
     await see(user, marker="voice-list-loaded", timeout=20)
     user.find(marker=f"preview-piper:{key}").click()

@@ -26,7 +26,7 @@ from audiopub.jobs import pipeline, synthesis_plan
 from audiopub.tts.engine import Engine
 from audiopub.ui.services import Services
 
-pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
+pytestmark = pytest.mark.nicegui_main_file("tests/ui_main.py")
 
 
 @pytest.fixture

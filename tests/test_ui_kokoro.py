@@ -25,7 +25,7 @@ from ui_services import installed_services
 from audiopub.jobs.models import JobState
 from audiopub.ui.services import Services
 
-pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
+pytestmark = pytest.mark.nicegui_main_file("tests/ui_main.py")
 
 MIX = "af_heart:0.7+jf_alpha:0.3"
 
@@ -136,7 +136,7 @@ async def test_a_mix_that_cannot_be_heard_says_why(
     def engine_bug(*_: object) -> bytes:
         raise RuntimeError("the engine tripped")
 
-    monkeypatch.setattr(services, "preview", engine_bug)
+    monkeypatch.setattr(services.previews, "preview", engine_bug)
     user.find(marker="mix-hear").click()
     await see(user, marker="mix-error",
               content="The mix could not be heard (RuntimeError: the engine tripped)")

@@ -18,7 +18,7 @@ from ui_services import installed_services
 from audiopub.ui.components.listen_switch import ABOUT
 from audiopub.ui.services import Services
 
-pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
+pytestmark = pytest.mark.nicegui_main_file("tests/ui_main.py")
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from ui_services import installed_services
 
 from audiopub.ui.services import Services
 
-pytestmark = [pytest.mark.nicegui_main_file("audiopub/ui/__main__.py"),
+pytestmark = [pytest.mark.nicegui_main_file("tests/ui_main.py"),
               pytest.mark.usefixtures("embedded_voice_loaded_once")]
 
 
@@ -102,7 +102,7 @@ async def pages_on_a_damaged_store(user: User, services: Services, store: Path,
         book = await client.get(f"/library/files/{BOOK_NAME}")
         elsewhere = await client.get("/library/files/..%2Fjobs.sqlite3")
     assert book.status_code == 200
-    assert book.content == (services.library_dir / BOOK_NAME).read_bytes()
+    assert book.content == (services.library.folder / BOOK_NAME).read_bytes()
     assert elsewhere.status_code == 404
 
     # Generate answers with the same message, rather than staying disabled.

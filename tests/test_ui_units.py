@@ -31,7 +31,8 @@ from audiopub.jobs.models import (
 from audiopub.ui.activity import LOG_LINES, JobActivity
 from audiopub.ui.jobview import is_listed_as_active, metrics
 from audiopub.ui.preferences import Preferences, UiSettings
-from audiopub.ui.services import SAY_PAUSE_S, Services
+from audiopub.ui.previews import SAY_PAUSE_S
+from audiopub.ui.services import Services
 from audiopub.ui.uploads import display_name, remove_stale_uploads, save_upload
 
 
@@ -210,8 +211,8 @@ def test_say_speaks_each_piece_with_a_pause_and_the_lexicon(data_dir: Path) -> N
     services = Services(data_dir)
 
     def said(texts: list[str], entries: tuple[Entry, ...] = ()) -> tuple[np.ndarray, int]:
-        wav = services.say(texts, "piper", "en_US-joe-medium", 1.0, settings.DEFAULT_STEPS,
-                           entries)
+        wav = services.previews.say(texts, "piper", "en_US-joe-medium", 1.0,
+                                    settings.DEFAULT_STEPS, entries)
         audio, rate = sf.read(io.BytesIO(wav), dtype="int16")
         return audio, rate
 
@@ -244,13 +245,13 @@ def test_an_engine_nobody_installed_is_no_warning_at_start(
     gets no WARNING for the normal state (a broken engine still gets one)."""
     import logging
 
-    from audiopub.ui import services as services_module
+    from audiopub.ui import engine_catalog
 
-    monkeypatch.setattr(services_module, "_logged_unavailable", set())
+    monkeypatch.setattr(engine_catalog, "_logged_unavailable", set())
     nowhere = Path(os.environ["AUDIOPUB_DATA_DIR"]) / "none"
     monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(nowhere))
-    with caplog.at_level(logging.INFO, logger="audiopub.ui.services"):
-        choice = services_module.load_engine_choice("supertonic")
+    with caplog.at_level(logging.INFO, logger="audiopub.ui.engine_catalog"):
+        choice = engine_catalog.load_engine_choice("supertonic")
     assert choice.missing and not choice.available
     records = [r for r in caplog.records if "supertonic is unavailable" in r.getMessage()]
     assert [r.levelno for r in records] == [logging.INFO]

@@ -35,7 +35,7 @@ from audiopub.voices.catalogue import PIPER_REPO, SUPERTONIC_DEFAULT, SUPERTONIC
 from audiopub.voices.install import unfinished_downloads
 from audiopub.tts.supertonic_releases import chosen_release
 
-pytestmark = pytest.mark.nicegui_main_file("audiopub/ui/__main__.py")
+pytestmark = pytest.mark.nicegui_main_file("tests/ui_main.py")
 
 TINY_DE = "de_DE-tiny-medium"
 SMALL_DE = "de_DE-small-low"

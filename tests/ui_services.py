@@ -1,6 +1,7 @@
-"""The `Services` a web UI test installs for the app's main file to find (NiceGUI's `user`
-fixture runs it): the test's own job store, a GPU monitor on a fake NVML, an onnxruntime
-without CUDA unless the test says otherwise, and synthesis in the worker thread."""
+"""The `Services` a web UI test builds and hands to the app (NiceGUI's `user` fixture runs
+`tests/ui_main.py`, which gives them to `app.main`): the test's own job store, a GPU monitor on
+a fake NVML, an onnxruntime without CUDA unless the test says otherwise, and synthesis in the
+worker thread."""
 
 from __future__ import annotations
 
@@ -11,9 +12,14 @@ from typing import Any
 import pytest
 from test_gpu_monitor import FakeNvml
 
-from audiopub.ui.services import GpuSupport, Services, set_current
+from audiopub.ui.engine_catalog import GpuSupport
+from audiopub.ui.services import Services
 
 NO_CUDA = "this onnxruntime build has no CUDA support (test stand-in)"
+
+# NiceGUI runs the main file by its path, with no way to pass it anything: the fixture leaves
+# its services here for `ui_main.py` to hand to `app.main`.
+_for_the_app: list[Services] = []
 
 
 def installed_services(data_dir: Path, monkeypatch: pytest.MonkeyPatch,
@@ -27,6 +33,13 @@ def installed_services(data_dir: Path, monkeypatch: pytest.MonkeyPatch,
     options = {"nvml": FakeNvml(), "gpu_support": GpuSupport(False, NO_CUDA),
                "gpu_interval_s": 0.05, **options}
     installed = Services(data_dir, **options)
-    set_current(installed)
+    _for_the_app[:] = [installed]
     yield installed
-    set_current(None)
+    _for_the_app.clear()
+
+
+def services_for_the_app() -> Services:
+    """The services of the test now running (`ui_main.py`)."""
+    if not _for_the_app:
+        raise RuntimeError("A UI test needs a `services` fixture made by installed_services()")
+    return _for_the_app[0]

@@ -12,6 +12,7 @@ import logging
 import signal
 import threading
 from collections.abc import Sequence
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from types import FrameType
@@ -22,7 +23,7 @@ from nicegui import app, background_tasks, core, helpers, run, ui
 from audiopub import settings
 from audiopub.ui import guard, routes
 from audiopub.ui.pages import convert, lexicon, library, voices
-from audiopub.ui.services import Services, current, current_or_none, set_current
+from audiopub.ui.services import Services
 from audiopub.ui.uploads import max_request_bytes
 
 log = logging.getLogger(__name__)
@@ -50,8 +51,7 @@ def static_dir() -> Path | None:
 
 
 def setup(services: Services) -> None:
-    """Install the services and register routes, pages and lifecycle hooks (before ui.run)."""
-    set_current(services)
+    """Register routes, pages and lifecycle hooks on `services` (before ui.run)."""
     # FastAPI counts every request body as it arrives (a too-big Content-Length is refused
     # before a byte is read): an upload past the limit is cut off at 413, not spooled whole.
     app.max_body_size = max_request_bytes(services.upload_limit_bytes)
@@ -63,28 +63,40 @@ def setup(services: Services) -> None:
     else:
         log.warning("static files (package %s) not found; the UI will look plain",
                     STATIC_PACKAGE)
-    routes.register()
-    ui.page("/")(convert.page)
-    ui.page("/library")(library.page)
-    ui.page("/lexicon")(lexicon.page)
-    ui.page("/voices")(voices.page)
-    app.on_startup(_startup)
-    app.on_shutdown(_shutdown)
+    routes.register(services)
+    _register_pages(services)
+    app.on_startup(partial(_startup, services))
+    app.on_shutdown(services.stop)  # waits for the chunk in progress; the job resumes next start
 
 
-async def _startup() -> None:
-    services = current()
+def _register_pages(services: Services) -> None:
+    """Each page is built for each visit, on the process's one `services`, handed over by the
+    closures here. As in NiceGUI's own modular examples (`@ui.page` inside a function called at
+    start): what a page uses is in its signature, where a module global, or an attribute on
+    NiceGUI's `app` object, would be looked up by every page and set by every test."""
+
+    @ui.page("/")
+    def convert_page() -> None:
+        convert.page(services)
+
+    @ui.page("/library")
+    def library_page() -> None:
+        library.page(services)
+
+    @ui.page("/lexicon")
+    def lexicon_page() -> None:
+        lexicon.page(services)
+
+    @ui.page("/voices")  # `/voices?language=de&quality=medium` opens it filtered
+    def voices_page(language: str = "", quality: str = "") -> None:
+        voices.page(services, language, quality)
+
+
+async def _startup(services: Services) -> None:
     await run.io_bound(services.start)
     background_tasks.create(_drain_events(services), name="audiopub-events")
     # Load the engines now (the registry keeps them), so the first page shows them at once.
-    background_tasks.create(run.io_bound(services.engine_catalog), name="audiopub-engines")
-
-
-async def _shutdown() -> None:
-    services = current_or_none()
-    if services is not None:
-        services.stop()  # waits for the chunk in progress; the job resumes at the next start
-        set_current(None)
+    background_tasks.create(run.io_bound(services.catalog.engines), name="audiopub-engines")
 
 
 async def _drain_events(services: Services) -> None:
@@ -94,10 +106,12 @@ async def _drain_events(services: Services) -> None:
 
 
 def main(host: str = "127.0.0.1", port: int = 8080, show: bool = True,
-         allowed_hosts: Sequence[str] = ()) -> None:
-    """Run the web UI until interrupted. Uses the services a test installed, if any.
+         allowed_hosts: Sequence[str] = (), services: Services | None = None) -> None:
+    """Run the web UI until interrupted.
 
     `allowed_hosts`: names besides this computer's own that browsers may use to reach it.
+    `services`: the process's services, made here from the environment unless given (a test
+    gives its own, on a temporary data dir with a fake NVML).
     """
     options = settings.current()
     policy = guard.policy_for(host, port, allowed_hosts, options)
@@ -106,7 +120,7 @@ def main(host: str = "127.0.0.1", port: int = 8080, show: bool = True,
         app.add_middleware(guard.Guard, policy=policy)
     if policy.token is not None:
         _announce_token(policy, host, port, chosen=policy.token == options.token)
-    setup(current_or_none() or Services.from_environment())
+    setup(services or Services.from_environment())
     _exit_on_sigterm()
     static = static_dir()
     icon = static / "icon.svg" if static is not None else None

@@ -17,23 +17,24 @@ from audiopub.jobs.models import Job
 from audiopub.ui import library_files
 from audiopub.ui.book_reading import thumbnail_path
 from audiopub.ui.chosen_forms import made_downloads
-from audiopub.ui.services import LIBRARY_EXPORTS, current
+from audiopub.ui.library import LIBRARY_EXPORTS
+from audiopub.ui.services import Services
 
 _JOB_ID = re.compile(r"[0-9a-f]{32}")
 
 
-def register() -> None:
+def register(services: Services) -> None:
     # Plain `def` routes: FastAPI runs them in its thread pool, so the store reads and file
     # checks don't block the event loop. FileResponse answers Range requests (seeking).
 
     @app.get("/library/{job_id}/audio")
     def play(job_id: str) -> FileResponse:
-        job = _finished(job_id)
+        job = _finished(services, job_id)
         return FileResponse(job.output_path, media_type="audio/mp4")
 
     @app.get("/library/{job_id}/download")
     def download(job_id: str) -> FileResponse:
-        job = _finished(job_id)
+        job = _finished(services, job_id)
         return FileResponse(job.output_path, media_type="audio/mp4",
                             filename=f"{safe_name(job.title, 'audiobook')}.m4b")
 
@@ -41,8 +42,8 @@ def register() -> None:
     def export(job_id: str, kind: str) -> FileResponse:
         if kind not in LIBRARY_EXPORTS:
             raise HTTPException(404, "No such export")
-        job = _finished(job_id)
-        path = current().export_path(job, kind)
+        job = _finished(services, job_id)
+        path = services.library.export_path(job, kind)
         if not path.is_file():  # made by the page's Export menu first
             raise HTTPException(404, "This export has not been made")
         return FileResponse(path, filename=safe_name(job.title, "audiobook")
@@ -50,15 +51,15 @@ def register() -> None:
 
     @app.get("/library/{job_id}/forms/{number}")
     def chosen_form(job_id: str, number: int) -> FileResponse:
-        job = _finished(job_id)
-        made = made_downloads(current().store, job) or []
+        job = _finished(services, job_id)
+        made = made_downloads(services.store, job) or []
         if not 0 <= number < len(made) or not made[number].path.is_file():
             raise HTTPException(404, "This form has not been made")  # the library makes it
         return FileResponse(made[number].path, filename=made[number].name)
 
     @app.get("/library/{job_id}/cover")
     def cover(job_id: str) -> FileResponse:
-        path = current().cover_of(_finished(job_id))
+        path = services.library.cover_of(_finished(services, job_id))
         if path is None:
             raise HTTPException(404, "This book has no cover")
         media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
@@ -67,23 +68,23 @@ def register() -> None:
     @app.get("/library/files/{name}")
     def book_file(name: str) -> FileResponse:
         # What the Library offers while the job store can't be read (`library_files`).
-        path = library_files.book_file(current().library_dir, name)
+        path = library_files.book_file(services.library.folder, name)
         if path is None:
             raise HTTPException(404, "No such book")
         return FileResponse(path, media_type="audio/mp4", filename=name)
 
     @app.get("/covers/{name}")
     def upload_cover(name: str) -> FileResponse:
-        path = thumbnail_path(current().data_dir, name)
+        path = thumbnail_path(services.data_dir, name)
         if path is None:  # a name the reader never gave, or its tab has let go of it
             raise HTTPException(404, "No such cover")
         return FileResponse(path, media_type=mimetypes.guess_type(path.name)[0])
 
 
-def _finished(job_id: str) -> Job:
+def _finished(services: Services, job_id: str) -> Job:
     if not _JOB_ID.fullmatch(job_id):
         raise HTTPException(404, "No such book")
     try:
-        return current().finished_book(job_id)
+        return services.library.finished_book(job_id)
     except (JobNotFound, FileNotFoundError):
         raise HTTPException(404, "No such book") from None

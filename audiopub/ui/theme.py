@@ -1,7 +1,8 @@
 """The shared page frame: header with navigation and the dark-mode switch, calm colours.
 
-Every page calls `with frame(title, path):` and builds its content inside. Styles live in
-`static/audiopub.css` and fonts come with NiceGUI, so nothing is fetched from the internet.
+Every page calls `with frame(services, title, path):` and builds its content inside. Styles
+live in `static/audiopub.css` and fonts come with NiceGUI, so nothing is fetched from the
+internet.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from typing import Final
 
 from nicegui import ui
 
-from audiopub.ui.services import current
+from audiopub.jobs.store import JobStore
+from audiopub.ui.preferences import Preferences
+from audiopub.ui.services import Services
 
 PAGES: Final = (("/", "Convert", "auto_stories"), ("/library", "Library", "library_music"),
                  ("/voices", "Voices", "record_voice_over"),
@@ -25,8 +28,8 @@ DARK_MODES: Final = ((None, "brightness_auto", "Theme: follows the system"),
 
 
 @contextmanager
-def frame(title: str, path: str) -> Iterator[None]:
-    preferences = current().preferences
+def frame(services: Services, title: str, path: str) -> Iterator[None]:
+    preferences = services.preferences
     ui.page_title(f"{title} · Audiopub")
     ui.colors(primary="#3e6e7e", secondary="#62767f", accent="#b7844b", positive="#4d8b61",
               negative="#b4534b", warning="#b8902a", info="#4a7aa0", dark="#1b2125",
@@ -46,17 +49,16 @@ def frame(title: str, path: str) -> Iterator[None]:
                     ui.icon(icon).classes("text-lg")
                     ui.label(label)
         ui.space()
-        _dark_mode_button(dark)
+        _dark_mode_button(dark, preferences)
 
     with ui.column().classes("ap-content w-full max-w-7xl mx-auto gap-5"):
-        _store_damage_banner()
+        _store_damage_banner(services.store)
         yield
 
 
-def _store_damage_banner() -> None:
+def _store_damage_banner(store: JobStore) -> None:
     """What to do about a damaged job store, on every page, from the moment it is found (by
     the worker, or by a list of jobs)."""
-    store = current().store
     banner = ui.label().classes("ap-banner ap-error").mark("store-damaged")
 
     def show() -> None:
@@ -70,9 +72,7 @@ def _store_damage_banner() -> None:
     show()
 
 
-def _dark_mode_button(dark: ui.dark_mode) -> None:
-    preferences = current().preferences
-
+def _dark_mode_button(dark: ui.dark_mode, preferences: Preferences) -> None:
     def mode_of(value: bool | None) -> tuple[bool | None, str, str]:
         return next(m for m in DARK_MODES if m[0] is value)
 

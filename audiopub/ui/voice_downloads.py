@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from audiopub.errors import AudiopubError, DownloadCancelled
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for the hints only: they bring in huggingface_hub (see `_run`)
     from audiopub.voices.hub import Progress
     from audiopub.voices.install import Installed
 
@@ -83,7 +83,8 @@ class VoiceDownloads:
             thread.join(STOP_WAIT_S)
 
     def _run(self, voice_id: str, cancel: threading.Event) -> None:
-        from audiopub.voices.install import install  # huggingface_hub, only when needed
+        # Here, not at the top: both bring in huggingface_hub, needed by a download only.
+        from audiopub.voices.install import install
         from audiopub.voices.kokoro_install import KOKORO_ID, install_kokoro
 
         try:

@@ -26,7 +26,7 @@ async def confirm_delete(services: Services, job_id: str, question: str) -> bool
     if not await confirm(question):
         return False
     try:
-        ui.notify(await run.io_bound(services.delete, job_id))
+        ui.notify(await run.io_bound(services.jobs.delete, job_id))
     except AudiopubError as exc:
         ui.notify(str(exc))
         return False

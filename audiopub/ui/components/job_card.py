@@ -23,7 +23,8 @@ from audiopub.ui.jobview import (
     JobView,
     chapter_figures,
 )
-from audiopub.ui.services import ENGINE_LABELS, Services
+from audiopub.ui.engine_catalog import ENGINE_LABELS
+from audiopub.ui.services import Services
 from audiopub.ui.theme import stat
 
 STATE_TEXT = {
@@ -106,11 +107,11 @@ class JobCard:
                 self.log = ui.log(max_lines=200).classes("ap-log w-full").mark("job-log")
             with ui.row().classes("gap-2 items-center"):
                 self.pause = _button("Pause", "pause", "job-pause",
-                                     lambda: self._control(services.pause))
+                                     lambda: self._control(services.jobs.pause))
                 self.resume = _button("Resume", "play_arrow", "job-resume",
-                                      lambda: self._control(services.resume))
+                                      lambda: self._control(services.jobs.resume))
                 self.cancel = _button("Cancel", "stop", "job-cancel",
-                                      lambda: self._control(services.cancel))
+                                      lambda: self._control(services.jobs.cancel))
                 self.download = ui.button(
                     "Download .m4b", icon="download",
                     on_click=lambda: ui.download.from_url(f"/library/{self.job_id}/download"),

@@ -10,7 +10,6 @@ which keeps the file's comments); a bad row shows its message here and nothing i
 
 from __future__ import annotations
 
-import base64
 import copy
 import re
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from audiopub.book.names import first_use
 from audiopub.errors import AudiopubError, LexiconError
 from audiopub.jobs.models import JobSettings
 from audiopub.ui.blocking import run_blocking
+from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.services import Services
 
 
@@ -53,8 +53,7 @@ class LexiconEditor:
             self.error = ui.label().classes("ap-banner ap-error w-full").mark("lexicon-error")
             self.error.style("white-space: pre-line")
             self.error.set_visibility(False)
-            self.audio = ui.audio("").classes("w-full").mark("lexicon-audio")
-            self.audio.set_visibility(False)
+            self.audio = AudioPlayer("lexicon-audio")
             self.rows = ui.column().classes("w-full gap-1").mark("lexicon-rows")
             with ui.row().classes("items-center gap-2"):
                 self.add_button = ui.button("Add a word", icon="add", on_click=lambda: self.add())
@@ -217,17 +216,12 @@ class LexiconEditor:
         def speak() -> bytes:
             # Rows still being typed don't count yet; a complete row must be right.
             entries = rows.entries(str(self.path), complete_only=True)
-            return self.services.say(
+            return self.services.previews.say(
                 texts(), settings.engine, settings.voice or "", settings.speed,
                 settings.steps, self.layers(entries),
                 self.book.language if self.book is not None else None)
 
-        wav = await run_blocking(speak, show=self._show_error, failing="Speaking failed")
-        if wav is None:  # said, or the app is shutting down
-            return
-        self.audio.set_source("data:audio/wav;base64," + base64.b64encode(wav).decode())
-        self.audio.set_visibility(True)
-        self.audio.play()
+        await self.audio.speak(speak, show=self._show_error, failing="Speaking failed")
 
     # --- saving --------------------------------------------------------------------------------
 
@@ -239,7 +233,8 @@ class LexiconEditor:
 
         def check(entries: list[Entry]) -> None:
             if settings is not None:  # else only the file's own rules: no voice to ask
-                self.services.check_lexicon(entries, settings.engine, settings.voice or "")
+                self.services.previews.check_lexicon(entries, settings.engine,
+                                                     settings.voice or "")
 
         self._show_error(None)
         entries = await run_blocking(save, self.path, rows, check, show=self._show_error,

@@ -94,7 +94,7 @@ class LibraryCard:
 
     async def _toggle(self) -> None:
         if self.player is None:
-            self._build_player(await run.io_bound(self.services.book_cues, self.job_id))
+            self._build_player(await run.io_bound(self.services.library.book_cues, self.job_id))
         showing = not self.player_box.visible
         self.player_box.set_visibility(showing)
         self.play_button.set_text("Stop" if showing else "Play")
@@ -147,7 +147,7 @@ class LibraryCard:
 
     async def _subtitles(self, fmt_name: str) -> None:
         try:
-            text = await run.io_bound(self.services.subtitles, self.job_id, fmt_name)
+            text = await run.io_bound(self.services.library.subtitles, self.job_id, fmt_name)
         except AudiopubError as exc:
             ui.notify(str(exc), type="warning", multi_line=True)
             return
@@ -159,7 +159,7 @@ class LibraryCard:
         """Made once (seconds to minutes: nothing is spoken again), then downloaded."""
         self.export_button.props("loading")
         try:
-            await run.io_bound(self.services.export_file, self.job_id, kind)
+            await run.io_bound(self.services.library.export_file, self.job_id, kind)
         except AudiopubError as exc:
             ui.notify(str(exc), type="warning", multi_line=True)
             return

@@ -13,7 +13,6 @@ can be downloaded and links to the Voices page filtered to that language.
 
 from __future__ import annotations
 
-import base64
 import logging
 import re
 from collections.abc import Callable
@@ -26,10 +25,11 @@ from audiopub import settings as defaults
 from audiopub.book.scripts import primary_subtag
 from audiopub.jobs.models import JobSettings
 from audiopub.tts.engine import Voice
-from audiopub.ui.blocking import run_blocking
+from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.components.listen_switch import ListenSwitch
 from audiopub.ui.components.voice_mixer import VoiceMixer
-from audiopub.ui.services import EngineChoice, GpuSupport, Services
+from audiopub.ui.engine_catalog import EngineChoice, GpuSupport
+from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
 from audiopub.ui.voice_list import Offers, describe, offers
 from audiopub.ui.voice_mixes import KOKORO
@@ -69,8 +69,7 @@ class SettingsPanel:
                 self.preview_button = ui.button("Preview", icon="play_circle",
                                                 on_click=self._preview)
                 self.preview_button.props("outline no-caps").mark("preview")
-            self.preview_audio = ui.audio("").classes("w-full").mark("preview-audio")
-            self.preview_audio.set_visibility(False)
+            self.preview_audio = AudioPlayer("preview-audio")
             self.preview_error = ui.label().classes("ap-banner ap-error").mark("preview-error")
             self.preview_error.set_visibility(False)
             self.mixer = VoiceMixer(services, lambda: round(self.speed.value, 2),
@@ -130,8 +129,8 @@ class SettingsPanel:
     # --- loading -------------------------------------------------------------------------------
 
     async def _load(self) -> None:
-        catalog = await run.io_bound(self.services.engine_catalog)
-        gpu = await run.io_bound(self.services.gpu_support)
+        catalog = await run.io_bound(self.services.catalog.engines)
+        gpu = await run.io_bound(self.services.catalog.gpu_support)
         self.offers = await run.io_bound(_known_offers)
         if catalog is None or gpu is None:  # io_bound gives None once the app is shutting down
             return
@@ -321,19 +320,14 @@ class SettingsPanel:
         if not self.ready:
             return
         self.preview_error.set_visibility(False)
-        wav = await run_blocking(self._speak_preview, show=self._preview_failed,
-                                 failing="The preview failed", busy=self.preview_button)
-        if wav is None:  # said, or the app is shutting down
-            return
-        self.preview_audio.set_source("data:audio/wav;base64," + base64.b64encode(wav).decode())
-        self.preview_audio.set_visibility(True)
-        self.preview_audio.play()
+        await self.preview_audio.speak(self._speak_preview, show=self._preview_failed,
+                                       failing="The preview failed", busy=self.preview_button)
 
     def _speak_preview(self) -> bytes:
         """The voice as the panel is set now, spoken (blocking)."""
         settings = self.job_settings(None)
-        return self.services.preview(settings.engine, settings.voice, settings.speed,
-                                     settings.steps)
+        return self.services.previews.preview(settings.engine, settings.voice, settings.speed,
+                                              settings.steps)
 
     def _preview_failed(self, message: str) -> None:
         self.preview_error.set_text(message)

@@ -10,7 +10,6 @@ saved mix (listed under the mixer, each with a remove button) leaves every job's
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -22,7 +21,7 @@ from audiopub.errors import AudiopubError
 from audiopub.settings import DEFAULT_STEPS
 from audiopub.tts.engine import Voice
 from audiopub.tts.kokoro_files import MIX_SEPARATOR
-from audiopub.ui.blocking import run_blocking
+from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.components.dialogs import confirm
 from audiopub.ui.services import Services
 from audiopub.ui.voice_mixes import KOKORO, mix_string, mixed_voice
@@ -62,8 +61,7 @@ class VoiceMixer:
                     .classes("flex-1").mark("mix-name")
                 self.save_button = ui.button("Save the mix", icon="save", on_click=self._save)
                 self.save_button.props("unelevated no-caps").mark("mix-save")
-            self.audio = ui.audio("").classes("w-full").mark("mix-audio")
-            self.audio.set_visibility(False)
+            self.audio = AudioPlayer("mix-audio")
             self.error = ui.label().classes("ap-banner ap-error").mark("mix-error")
             self.error.set_visibility(False)
             self.saved = ui.column().classes("w-full gap-0").mark("saved-mixes")
@@ -121,13 +119,8 @@ class VoiceMixer:
 
     async def _hear(self) -> None:
         self.error.set_visibility(False)
-        wav = await run_blocking(self._speak_mix, show=self._failed,
-                                 failing="The mix could not be heard", busy=self.hear_button)
-        if wav is None:  # said, or the app is shutting down
-            return
-        self.audio.set_source("data:audio/wav;base64," + base64.b64encode(wav).decode())
-        self.audio.set_visibility(True)
-        self.audio.play()
+        await self.audio.speak(self._speak_mix, show=self._failed,
+                               failing="The mix could not be heard", busy=self.hear_button)
 
     async def _save(self) -> None:
         self.error.set_visibility(False)
@@ -171,8 +164,8 @@ class VoiceMixer:
 
     def _speak_mix(self) -> bytes:
         """The mix as the rows are, spoken (blocking); AudiopubError says what is wrong."""
-        return self.services.preview(KOKORO, self.mix(), self.speed(),
-                                     DEFAULT_STEPS)  # Kokoro takes no steps
+        return self.services.previews.preview(KOKORO, self.mix(), self.speed(),
+                                              DEFAULT_STEPS)  # Kokoro takes no steps
 
     def _keep(self, name: str, mix: str) -> Voice:
         """Save the mix once its voices are known to be installed (blocking)."""

@@ -15,14 +15,13 @@ from audiopub.ui.components.gpu_panel import GpuPanel
 from audiopub.ui.components.job_list import job_list
 from audiopub.ui.components.settings_panel import SettingsPanel
 from audiopub.ui.jobview import is_listed_as_active
-from audiopub.ui.services import current
+from audiopub.ui.services import Services
 from audiopub.ui.theme import frame, section_title
 from audiopub.ui.uploads import GENERATE_AGAIN
 
 
-def page() -> None:
-    services = current()
-    with frame("Convert", "/"), ui.element("div").classes("ap-layout"):
+def page(services: Services) -> None:
+    with frame(services, "Convert", "/"), ui.element("div").classes("ap-layout"):
         with ui.column().classes("w-full gap-5 min-w-0"):
             book = BookPanel(services, on_change=lambda: update(),
                              voice=lambda: voice.job_settings(None) if voice.ready else None)
@@ -71,8 +70,8 @@ def page() -> None:
             outputs = forms.outputs()
             if outputs.anything:
                 settings = replace(settings, forms=outputs.to_dict())
-            job = await run.io_bound(services.submit, book.path, book.book, settings)
-            said = await run.io_bound(services.submitted_text, job)
+            job = await run.io_bound(services.jobs.submit, book.path, book.book, settings)
+            said = await run.io_bound(services.jobs.submitted_text, job)
         except (AudiopubError, ValueError) as exc:
             failed(in_words_of(exc, GENERATE_AGAIN) if isinstance(exc, DiskFull) else str(exc))
             return

@@ -12,18 +12,18 @@ from audiopub import settings as defaults
 from audiopub.book.lexicon import Entry, layered, user_lexicon_path
 from audiopub.jobs.models import JobSettings
 from audiopub.ui.components.lexicon_editor import LexiconEditor
-from audiopub.ui.services import EngineChoice, Services, current
+from audiopub.ui.engine_catalog import EngineChoice
+from audiopub.ui.services import Services
 from audiopub.ui.theme import frame, section_title
 
 
-def page() -> None:
-    services = current()
+def page(services: Services) -> None:
     chosen: list[JobSettings] = []  # the voice to speak with, once the engines are known
 
     def user_scope(edited: list[Entry]) -> list[Entry]:
         return layered((), (), edited)  # no book here: only the user's entries
 
-    with frame("Lexicon", "/lexicon"), ui.card().classes("ap-card w-full gap-3"):
+    with frame(services, "Lexicon", "/lexicon"), ui.card().classes("ap-card w-full gap-3"):
         section_title("Your lexicon", "spellcheck")
         ui.label("How to say words in every book you convert. A book's own lexicon (under the "
                  "book on the Convert page) and the EPUB's own hints come first.") \
@@ -35,7 +35,7 @@ def page() -> None:
                       empty_text="No entries yet: add a word.")
 
     async def load_voice() -> None:
-        catalog = await run.io_bound(services.engine_catalog)
+        catalog = await run.io_bound(services.catalog.engines)
         if catalog is None:  # the app is shutting down
             return
         settings = remembered_voice(services, catalog)

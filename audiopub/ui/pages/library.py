@@ -12,13 +12,12 @@ from audiopub.ui import library_files
 from audiopub.ui.components.job_list import LiveList, job_list
 from audiopub.ui.components.library_card import LibraryCard
 from audiopub.ui.jobview import JobView, job_view
-from audiopub.ui.services import Services, current
+from audiopub.ui.services import Services
 from audiopub.ui.theme import STORE_CHECK_S, frame, section_title
 
 
-def page() -> None:
-    services = current()
-    with frame("Library", "/library"):
+def page(services: Services) -> None:
+    with frame(services, "Library", "/library"):
         section_title("Audiobooks", "library_music")
         books = LiveList(services, lambda: finished_views(services), LibraryCard,
                          "No finished audiobooks yet.", "library")
@@ -42,19 +41,19 @@ def finished_views(services: Services) -> list[JobView]:
     now = time.time()
     done = [j for j in services.store.list_jobs([JobState.DONE])]
     done.sort(key=lambda j: j.finished_at or j.updated_at, reverse=True)
-    return [job_view(services.store, services.activity, job, now, cover=services.cover_of(job))
-            for job in done]
+    return [job_view(services.store, services.activity, job, now,
+                     cover=services.library.cover_of(job)) for job in done]
 
 
 async def _books_on_disk(services: Services, column: ui.column) -> None:
     """The books of the library folder, read from the files themselves, for while the job
     store that describes them is damaged (the page's banner says what to do)."""
-    books = await run.io_bound(library_files.books_in, services.library_dir)
+    books = await run.io_bound(library_files.books_in, services.library.folder)
     if books is None or column.is_deleted:  # shutting down, or the tab closed
         return
     with column:
         if not books:
-            ui.label(f"No finished audiobooks in {services.library_dir}.").classes("ap-muted")
+            ui.label(f"No finished audiobooks in {services.library.folder}.").classes("ap-muted")
         for book in books:
             with ui.card().classes("ap-card w-full gap-1").mark("book-file"):
                 ui.label(book.title).classes("text-base font-semibold truncate") \

@@ -13,7 +13,6 @@ Supertonic release the one Supertonic speaks with (as `audiopub voices use` does
 
 from __future__ import annotations
 
-import base64
 import logging
 import time
 from functools import partial
@@ -25,10 +24,12 @@ from audiopub import figures
 from audiopub import settings as defaults
 from audiopub.book.scripts import primary_subtag
 from audiopub.errors import AudiopubError
-from audiopub.ui.blocking import run_blocking
+from audiopub.tts.registry import get_preview_engine
+from audiopub.tts.supertonic_releases import choose_release
+from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.components.dialogs import confirm
 from audiopub.ui.components.voice_rows import RowActions, voice_row
-from audiopub.ui.services import Services, current
+from audiopub.ui.services import Services
 from audiopub.ui.theme import frame, section_title
 from audiopub.ui.voice_downloads import DownloadState
 from audiopub.ui.voice_list import (
@@ -52,8 +53,8 @@ QUALITIES = {"": "Any quality", "x_low": "x_low", "low": "low", "medium": "mediu
              "high": "high"}
 
 
-def page(language: str = "", quality: str = "") -> None:
-    VoicesPage(current(), language, quality)
+def page(services: Services, language: str = "", quality: str = "") -> None:
+    VoicesPage(services, language, quality)
 
 
 class VoicesPage:
@@ -68,7 +69,7 @@ class VoicesPage:
         self.seen: tuple[float, int] | None = None  # the download state last shown
         self.ready = False  # the list is known: filter changes show rows from now on
 
-        with frame("Voices", "/voices"):
+        with frame(self.services, "Voices", "/voices"):
             with ui.card().classes("ap-card w-full gap-3"):
                 section_title("Voices", "record_voice_over")
                 ui.label("Voices to download from the Hugging Face Hub, and those installed. "
@@ -108,8 +109,7 @@ class VoicesPage:
             with ui.column().classes("w-full gap-1"):
                 self.preview_note = ui.label().classes("ap-muted text-sm") \
                     .mark("voice-preview-note")
-                self.preview_audio = ui.audio("").classes("w-full").mark("voice-preview-audio")
-                self.preview_audio.set_visibility(False)
+                self.preview_audio = AudioPlayer("voice-preview-audio")
                 self.preview_error = _banner("ap-error", "voice-preview-error")
 
             with ui.card().classes("ap-card w-full gap-0 p-0"):
@@ -253,8 +253,6 @@ class VoicesPage:
         await self._reload_installed()
 
     async def _use(self, row: VoiceRow) -> None:
-        from audiopub.tts.supertonic_releases import choose_release
-
         _show(self.message, None)
         _show(self.error, None)
         try:
@@ -272,18 +270,14 @@ class VoicesPage:
         text, note = sample(language)
         self.preview_note.set_text(f"{row.name}: “{text}”" + (f" {note}" if note else ""))
         _show(self.preview_error, None)
-        wav = await run_blocking(_speak, self.services, row, text, language,
-                                 show=partial(_show, self.preview_error),
-                                 failing="The preview failed")
-        if wav is None:  # said, or the app is shutting down
-            return
-        self.preview_audio.set_source("data:audio/wav;base64," + base64.b64encode(wav).decode())
-        self.preview_audio.set_visibility(True)
-        self.preview_audio.play()
+        await self.preview_audio.speak(_speak, self.services, row, text, language,
+                                       show=partial(_show, self.preview_error),
+                                       failing="The preview failed")
 
 
 def _remove_files(voice_id: str) -> list[Path]:
     """What `audiopub voices remove` removes for this row (blocking)."""
+    # Here, not at the top: they bring in huggingface_hub, which nothing else loads at startup.
     from audiopub.voices.install import remove
     from audiopub.voices.kokoro_install import KOKORO_ID, remove_kokoro
 
@@ -292,14 +286,12 @@ def _remove_files(voice_id: str) -> list[Path]:
 
 def _speak(services: Services, row: VoiceRow, text: str, language: str) -> bytes:
     """`text` in the row's voice (blocking); a multilingual engine speaks it as `language`."""
-    from audiopub.tts.registry import get_preview_engine
-
     # Supertonic: its first style; a multi-speaker Piper model: its first speaker.
     voices = get_preview_engine(row.engine).voices()
     voice = next((v.id for v in voices if not row.voice or v.model == row.voice), row.voice or "")
     spoken_as = None if row.engine == "piper" else language
-    return services.say([text], row.engine, voice, defaults.DEFAULT_SPEED,
-                        defaults.DEFAULT_STEPS, language=spoken_as)
+    return services.previews.say([text], row.engine, voice, defaults.DEFAULT_SPEED,
+                                 defaults.DEFAULT_STEPS, language=spoken_as)
 
 
 def _banner(kind: str, marker: str) -> ui.label:
