@@ -69,8 +69,8 @@ def book_line(store: JobStore, epub: Path, job_id: str, elapsed_s: float,
               since: float) -> BookLine:
     """The book's line from its job, after its run: `elapsed_s` of the command's wall time,
     from the Unix time `since` on (chunks made before belong to earlier runs)."""
-    job = store.get_job(job_id)
-    progress = store.progress(job_id, since=since)
+    job = store.queue.get_job(job_id)
+    progress = store.ledger.progress(job_id, since=since)
     return BookLine(epub, job.output_path, job.state.value, job.error or "",
                     Speed(progress.made_chars, elapsed_s, progress.made_audio_s, Clock.WALL))
 
