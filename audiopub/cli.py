@@ -193,7 +193,7 @@ def _same_book(job: Job, epub: Path) -> bool:
 
 def _find_unfinished(store: JobStore, epub: Path, output: Path) -> Job | None:
     """The job an interrupted `convert` with the same book and output left behind."""
-    for job in reversed(store.list_jobs()):
+    for job in reversed(store.queue.list_jobs()):
         if job.state is not JobState.DONE and job.output_path == output and _same_book(job, epub):
             return job
     return None
@@ -204,7 +204,7 @@ def _made(store: JobStore, epub: Path, output: Path) -> list[Job]:
     is there."""
     if not output.is_file():
         return []
-    return [job for job in reversed(store.list_jobs())
+    return [job for job in reversed(store.queue.list_jobs())
             if job.state is JobState.DONE and job.output_path == output and _same_book(job, epub)]
 
 
@@ -301,7 +301,7 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
             _show_spoken(book, engine.max_chunk_chars, job.settings,
                          job_lexicon(store, job.epub_path, book, job.settings, engine))
         status = 0 if job is done else foreground.run_or_follow(store, job.id)
-        if status == 0 and store.get_job(job.id).state is JobState.DONE:
+        if status == 0 and store.queue.get_job(job.id).state is JobState.DONE:
             for path in make_outputs(store, job.id, outputs):
                 print(path)
         return status, job.id
@@ -371,8 +371,8 @@ def _book_line(store: JobStore, epub: Path, job_id: str, elapsed_s: float,
                since: float) -> BookLine:
     """The book's line from its job, after its run: `elapsed_s` of the command's wall time,
     from the Unix time `since` on (chunks made before belong to earlier runs)."""
-    job = store.get_job(job_id)
-    progress = store.progress(job_id, since=since)
+    job = store.queue.get_job(job_id)
+    progress = store.ledger.progress(job_id, since=since)
     return BookLine(epub, job.output_path, job.state.value, job.error or "",
                     Speed(progress.made_chars, elapsed_s, progress.made_audio_s, Clock.WALL))
 
@@ -442,7 +442,7 @@ def _prepare_resume(store: JobStore, job: Job, wanted: JobSettings) -> Job:
     interruption left it in: paused, failed, cancelled, queued, or still marked running (by a
     run that was killed, or by another process that is making it now and lets it go after its
     current chunk)."""
-    done = store.progress(job.id).chunks_done
+    done = store.ledger.progress(job.id).chunks_done
     print(f"Resuming job {job.id[:8]} ({done} chunks already made)", file=sys.stderr)
     if wanted == job.settings:
         if job.state in (JobState.QUEUED, JobState.RUNNING):
@@ -450,7 +450,7 @@ def _prepare_resume(store: JobStore, job: Job, wanted: JobSettings) -> Job:
     else:
         # The next run plans the job again from these: only chunks whose sound changed are redone.
         print("  settings changed: chunks they alter will be made again", file=sys.stderr)
-    return store.requeue_with(job.id, wanted)
+    return store.queue.requeue_with(job.id, wanted)
 
 
 # --- jobs, resume, pause, cancel, voices ------------------------------------------------
@@ -458,13 +458,13 @@ def _prepare_resume(store: JobStore, job: Job, wanted: JobSettings) -> Job:
 
 def _jobs(details: bool) -> int:
     with JobStore.open_default() as store:
-        jobs = store.list_jobs()
+        jobs = store.queue.list_jobs()
         width = title_width(jobs, shutil.get_terminal_size((100, 24)).columns)
         # `running` in the store, but no process runs jobs: its process was killed.
         interrupted = any(job.state is JobState.RUNNING for job in jobs) \
             and not runner_alive(store)
         for job in jobs:
-            progress = store.progress(job.id)
+            progress = store.ledger.progress(job.id)
             state = job.state.value
             if interrupted and job.state is JobState.RUNNING:
                 state = INTERRUPTED
@@ -484,15 +484,15 @@ def _jobs(details: bool) -> int:
 
 def _control(command: str, prefix: str) -> int:
     with JobStore.open_default() as store:
-        job = store.find_job(prefix)
+        job = store.queue.find_job(prefix)
         if command == "cancel":
-            store.set_state(job.id, JobState.CANCELLED)
+            store.queue.set_state(job.id, JobState.CANCELLED)
         elif command == "pause":
-            store.set_state(job.id, JobState.PAUSED)
+            store.queue.set_state(job.id, JobState.PAUSED)
         else:
-            store.set_state(job.id, JobState.QUEUED)
+            store.queue.set_state(job.id, JobState.QUEUED)
             return foreground.run_or_follow(store, job.id)
-        print(f"Job {job.id[:8]} is now {store.get_job(job.id).state.value}")
+        print(f"Job {job.id[:8]} is now {store.queue.get_job(job.id).state.value}")
     return 0
 
 

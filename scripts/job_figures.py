@@ -129,7 +129,7 @@ def worker_runs(books: list[Path]) -> None:
                         first_progress = now
                     if event.state is not JobState.RUNNING:
                         break
-                done = store.get_job(job.id)
+                done = store.queue.get_job(job.id)
                 print(f"\nweb job {number}: {done.state.value} in {now:.1f} s; submit to first "
                       f"progress {first_progress:.1f} s; first estimate {first_eta}")
                 card_lines(store, done, last)
@@ -144,7 +144,7 @@ def card_lines(store, job, event) -> None:  # type: ignore[no-untyped-def]
     from audiopub.figures import Clock
     from audiopub.ui import jobview
 
-    progress = store.progress(job.id)
+    progress = store.ledger.progress(job.id)
     m = jobview.metrics(job, progress, event, time.time())
     label = getattr(jobview, "SPEED_LABEL", f"Speed (wall clock, {fmt.SPEAKING_ONLY})")
     print(f"  card: {label}: {fmt.rate(m.chars_per_s)}")
@@ -153,7 +153,7 @@ def card_lines(store, job, event) -> None:  # type: ignore[no-untyped-def]
         print(f"  card: {jobview.STARTUP_LABEL}: "
               f"{fmt.seconds_short(startup) if startup is not None else '—'}")
     print(f"  card: Job stages: {fmt.stage_times(job.stage_times)}")
-    for chapter in store.chapters(job.id):
+    for chapter in store.ledger.chapters(job.id):
         figures = getattr(jobview, "chapter_figures", None)
         text = figures(chapter.chars_per_s, chapter.rtf, chapter.stage_times) if figures else (
             f"{fmt.rate(chapter.chars_per_s)} · real-time factor {fmt.factor(chapter.rtf)} "

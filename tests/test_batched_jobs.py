@@ -61,14 +61,14 @@ def _convert(folder: Path, epub: Path, engine: PiperEngine, batch_size: int | No
         settings = JobSettings(voice=STILL, batch_size=batch_size)
         job_id = submit_job(store, epub, read_epub(epub), folder / "b.m4b", settings, engine).id
     assert job_id is not None
-    store.set_state(job_id, JobState.RUNNING)
+    store.queue.set_state(job_id, JobState.RUNNING)
     return store, job_id, execute_job(store, job_id, publish, engine)
 
 
 def _chunk_audio(store: JobStore, job_id: str) -> dict[str, np.ndarray]:
     folder = store.job_dir(job_id)
     return {chunk.cache_key: sf.read(str(folder / chunk.audio_path), dtype="float32")[0]
-            for chunk in store.all_chunks(job_id)}
+            for chunk in store.ledger.all_chunks(job_id)}
 
 
 @pytest.fixture(scope="module")
@@ -106,17 +106,17 @@ def test_a_job_stopped_mid_batch_resumes_to_the_same_audio(
     def pause_after_three(event: JobEvent) -> None:
         assert store is not None
         if event.state is JobState.RUNNING and event.chunks_done == 3:
-            store.set_state(event.job_id, JobState.PAUSED)
+            store.queue.set_state(event.job_id, JobState.PAUSED)
 
     store = JobStore(tmp_path / "jobs.sqlite3")
     settings = JobSettings(voice=STILL, batch_size=4)
     job_id = submit_job(store, epub, read_epub(epub), tmp_path / "b.m4b", settings, engine).id
     _, _, state = _convert(tmp_path, epub, engine, 4, pause_after_three, store, job_id)
     assert state is JobState.PAUSED
-    states = [chunk.state for chunk in store.all_chunks(job_id)]
+    states = [chunk.state for chunk in store.ledger.all_chunks(job_id)]
     assert states.count(ChunkState.DONE) == 3  # the rest of the batch is not marked done
 
-    store.set_state(job_id, JobState.QUEUED)
+    store.queue.set_state(job_id, JobState.QUEUED)
     _, _, state = _convert(tmp_path, epub, engine, 4, None, store, job_id)
     assert state is JobState.DONE
     _assert_same_audio(_chunk_audio(store, job_id), one_at_a_time)
@@ -154,7 +154,7 @@ def test_out_of_memory_for_one_chunk_alone_fails_the_job_clearly(
     monkeypatch.setattr(engine, "speak", speak)
     store, job_id, state = _convert(tmp_path, epub, engine, 2)
     assert state is JobState.FAILED
-    error = store.get_job(job_id).error or ""
+    error = store.queue.get_job(job_id).error or ""
     assert "Out of GPU memory for this chunk alone" in error and "'Part one'" in error
     assert not (tmp_path / "b.m4b").exists()
 
@@ -213,11 +213,11 @@ def test_a_chunk_write_that_fails_mid_batch_resumes_to_the_same_audio(
     folder = store.job_dir(job_id) / "chunks"
     failed = folder / flushed[3].name.split(atomic.TEMP_MARK)[0]
     assert not failed.exists() and not list(folder.glob(f"*{atomic.TEMP_MARK}*"))
-    done = [c for c in store.all_chunks(job_id) if c.state is ChunkState.DONE]
+    done = [c for c in store.ledger.all_chunks(job_id) if c.state is ChunkState.DONE]
     assert failed.stem not in {c.cache_key for c in done}
 
     monkeypatch.setattr(atomic, "_fsync_file", real_fsync)
-    store.set_state(job_id, JobState.QUEUED)
+    store.queue.set_state(job_id, JobState.QUEUED)
     _, _, state = _convert(tmp_path, epub, engine, 4, None, store, job_id)
     assert state is JobState.DONE
     _assert_same_audio(_chunk_audio(store, job_id), one_at_a_time)

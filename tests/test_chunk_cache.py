@@ -137,19 +137,19 @@ def test_remove_stale_temp_files(tmp_path: Path) -> None:
 def synthesise_all(store: JobStore, job_id: str) -> Path:
     """Write and mark every chunk as the worker would; returns the job's folder."""
     job_dir = store.job_dir(job_id)
-    for row in store.pending_chunks(job_id):
+    for row in store.ledger.pending_chunks(job_id):
         frames = write_chunk(chunk_path(job_dir, row.cache_key), tone(240 + row.idx), RATE)
-        store.mark_chunk_done(job_id, row.cache_key, audio_path=chunk_relpath(row.cache_key),
-                              frames=frames, sample_rate=RATE, synth_s=0.01,
-                              provider="CPU", word_starts=(0, 100 + row.idx))
+        store.ledger.mark_chunk_done(job_id, row.cache_key, audio_path=chunk_relpath(row.cache_key),
+                                     frames=frames, sample_rate=RATE, synth_s=0.01,
+                                     provider="CPU", word_starts=(0, 100 + row.idx))
     return job_dir
 
 
 def planned_job(store: JobStore, tmp_path: Path) -> str:
     epub = tmp_path / "in.epub"
     epub.write_bytes(b"epub")
-    job_id = store.create_job(epub, tmp_path / "out.m4b", SETTINGS).id
-    store.write_plan(job_id, [
+    job_id = store.queue.create_job(epub, tmp_path / "out.m4b", SETTINGS).id
+    store.ledger.write_plan(job_id, [
         (f"Chapter {c}", [Chunk(c, i, f"Line {i} of {c}.", i == 2) for i in range(3)])
         for c in range(2)
     ])
@@ -161,8 +161,9 @@ def test_verify_resets_chunks_whose_file_is_missing_or_truncated(
 ) -> None:
     job_id = planned_job(store, tmp_path)
     job_dir = synthesise_all(store, job_id)
-    store.mark_chapter_done(job_id, 1, audio_path="ch1.wav", duration_s=1.0, synth_s=1.0)
-    truncated, missing = store.chapter_chunks(job_id, 1)[0], store.chapter_chunks(job_id, 0)[2]
+    store.ledger.mark_chapter_done(job_id, 1, audio_path="ch1.wav", duration_s=1.0, synth_s=1.0)
+    truncated = store.ledger.chapter_chunks(job_id, 1)[0]
+    missing = store.ledger.chapter_chunks(job_id, 0)[2]
     path = job_dir / truncated.audio_path  # type: ignore[operator]
     path.write_bytes(path.read_bytes()[:-100])
     (job_dir / missing.audio_path).unlink()  # type: ignore[operator]
@@ -170,19 +171,20 @@ def test_verify_resets_chunks_whose_file_is_missing_or_truncated(
     reset = verify_done_chunks(store, job_id, job_dir)
 
     assert {(r.chapter_idx, r.idx) for r in reset} == {(1, 0), (0, 2)}
-    assert [(r.chapter_idx, r.idx) for r in store.pending_chunks(job_id)] == [(0, 2), (1, 0)]
-    assert store.chapters(job_id)[1].state is ChapterState.PENDING  # its audio used a bad chunk
+    assert [(r.chapter_idx, r.idx) for r in store.ledger.pending_chunks(job_id)] == [(0, 2), (1, 0)]
+    # Its audio used a bad chunk.
+    assert store.ledger.chapters(job_id)[1].state is ChapterState.PENDING
     assert verify_done_chunks(store, job_id, job_dir) == []  # the rest is sound
 
 
 def test_a_file_without_a_done_mark_is_redone(store: JobStore, tmp_path: Path) -> None:
     """Crash between writing the file and marking it: the chunk stays pending."""
     job_id = planned_job(store, tmp_path)
-    row = store.pending_chunks(job_id)[0]
+    row = store.ledger.pending_chunks(job_id)[0]
     write_chunk(chunk_path(store.job_dir(job_id), row.cache_key), tone(), RATE)
 
     assert verify_done_chunks(store, job_id, store.job_dir(job_id)) == []
-    assert store.pending_chunks(job_id)[0] == row
+    assert store.ledger.pending_chunks(job_id)[0] == row
     assert row.state is ChunkState.PENDING
 
 
@@ -191,14 +193,15 @@ def test_verify_done_chapters(store: JobStore, tmp_path: Path) -> None:
     job_dir = synthesise_all(store, job_id)
     for idx in (0, 1):
         sf.write(job_dir / f"chapter-{idx}.wav", tone(RATE), RATE, subtype="PCM_16")
-        store.mark_chapter_done(job_id, idx, audio_path=f"chapter-{idx}.wav", duration_s=1.0,
-                                synth_s=0.5)
+        store.ledger.mark_chapter_done(job_id, idx, audio_path=f"chapter-{idx}.wav", duration_s=1.0,
+                                       synth_s=0.5)
     chapter_file = job_dir / "chapter-1.wav"
     chapter_file.write_bytes(chapter_file.read_bytes()[: RATE])  # half the audio is gone
 
     assert [c.idx for c in verify_done_chapters(store, job_id, job_dir)] == [1]
-    assert [c.state for c in store.chapters(job_id)] == [ChapterState.DONE, ChapterState.PENDING]
-    assert store.progress(job_id).chunks_done == 6  # chunks are untouched
+    assert [c.state for c in store.ledger.chapters(job_id)] == [ChapterState.DONE,
+                                                                ChapterState.PENDING]
+    assert store.ledger.progress(job_id).chunks_done == 6  # chunks are untouched
 
 
 def test_remove_unused_chunk_files(store: JobStore, tmp_path: Path) -> None:
@@ -228,20 +231,20 @@ def test_a_second_job_of_the_same_text_shares_the_audio_and_outlives_the_first(
 
     assert reuse_other_jobs_audio(store, second, second_dir) == 6
 
-    assert store.pending_chunks(second) == []
+    assert store.ledger.pending_chunks(second) == []
     assert verify_done_chunks(store, second, second_dir) == []
-    made = {r.cache_key: r for r in store.done_chunks(first)}
-    for row in store.done_chunks(second):
+    made = {r.cache_key: r for r in store.ledger.done_chunks(first)}
+    for row in store.ledger.done_chunks(second):
         assert row.reused_from == first
         assert (row.frames, row.synth_s) == (made[row.cache_key].frames, 0.01)
         assert row.word_starts == made[row.cache_key].word_starts == (0, 100 + row.idx)
         assert (second_dir / row.audio_path).samefile(first_dir / row.audio_path)  # a link
-    progress = store.progress(second, since=0)
+    progress = store.ledger.progress(second, since=0)
     assert (progress.reused_chunks, progress.chars_done, progress.reused_chars) == (
         6, progress.chars_total, progress.chars_total)
     assert (progress.spoken_chars, progress.made_chars, progress.wall_s) == (0, 0, 0.0)
 
-    store.delete_job(first)  # the second job's audio stays whole
+    store.queue.delete_job(first)  # the second job's audio stays whole
     assert verify_done_chunks(store, second, second_dir) == []
 
 
@@ -249,26 +252,27 @@ def test_missing_or_damaged_audio_of_another_job_is_not_shared(
         store: JobStore, tmp_path: Path) -> None:
     first = planned_job(store, tmp_path)
     first_dir = synthesise_all(store, first)
-    damaged, missing = store.chapter_chunks(first, 0)[:2]
+    damaged, missing = store.ledger.chapter_chunks(first, 0)[:2]
     path = first_dir / damaged.audio_path  # type: ignore[operator]
     path.write_bytes(path.read_bytes()[:-50])
     (first_dir / missing.audio_path).unlink()  # type: ignore[operator]
     second = planned_job(store, tmp_path)
 
     assert reuse_other_jobs_audio(store, second, store.job_dir(second)) == 4
-    assert [(r.chapter_idx, r.idx) for r in store.pending_chunks(second)] == [(0, 0), (0, 1)]
+    assert [(r.chapter_idx, r.idx) for r in store.ledger.pending_chunks(second)] == [(0, 0), (0, 1)]
 
 
 def test_other_settings_share_nothing(store: JobStore, tmp_path: Path) -> None:
     synthesise_all(store, planned_job(store, tmp_path))
     second = planned_job(store, tmp_path)
-    store.update_settings(second, JobSettings.from_dict({**SETTINGS.to_dict(), "speed": 1.2}))
-    store.write_plan(second, [(c.title, [Chunk(c.idx, r.idx, r.text, r.ends_paragraph)
-                                         for r in store.chapter_chunks(second, c.idx)])
-                              for c in store.chapters(second)])
+    store.queue.update_settings(second, JobSettings.from_dict({**SETTINGS.to_dict(), "speed": 1.2}))
+    store.ledger.write_plan(second, [
+        (c.title, [Chunk(c.idx, r.idx, r.text, r.ends_paragraph)
+                   for r in store.ledger.chapter_chunks(second, c.idx)])
+        for c in store.ledger.chapters(second)])
 
     assert reuse_other_jobs_audio(store, second, store.job_dir(second)) == 0
-    assert len(store.pending_chunks(second)) == 6
+    assert len(store.ledger.pending_chunks(second)) == 6
 
 
 def test_audio_is_copied_where_it_cannot_be_linked(

@@ -51,8 +51,8 @@ def _long_book(path: Path, title: str, repeats: int = 1) -> Path:
 
 def _job(title: str) -> tuple[JobState, int, int, str]:
     with JobStore.open_default() as store:
-        (job,) = [job for job in store.list_jobs() if job.title == title]
-        progress = store.progress(job.id)
+        (job,) = [job for job in store.queue.list_jobs() if job.title == title]
+        progress = store.ledger.progress(job.id)
         return job.state, progress.chunks_done, progress.chunks_total, job.error or ""
 
 
@@ -75,7 +75,7 @@ def test_without_ray_the_option_says_what_to_install(
     assert main(["convert", str(three_chapter_epub), "--ray", "auto"]) == 1
     assert "pip install 'audiopub[cluster]'" in capsys.readouterr().err
     with JobStore.open_default() as store:
-        assert store.list_jobs() == []
+        assert store.queue.list_jobs() == []
 
 
 def test_two_books_on_the_cluster_match_the_same_books_made_here(

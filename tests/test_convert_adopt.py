@@ -39,8 +39,8 @@ def _interrupted_job(epub: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> 
         patch.setattr(foreground.ProgressBar, "show", show)
         assert main(["convert", str(epub), "--chapters", "2", "-o", str(out)]) == 130
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
-        assert job.state is P and store.progress(job.id).chunks_done == 1
+        (job,) = store.queue.list_jobs()
+        assert job.state is P and store.ledger.progress(job.id).chunks_done == 1
     return job.id
 
 
@@ -80,7 +80,7 @@ def interrupted(left_unfinished: tuple[Path, Path, str], embedded_voice_loaded_o
 def _move(job_id: str, *states: JobState) -> None:
     with JobStore.open_default() as store:
         for state in states:
-            store.set_state(job_id, state)
+            store.queue.set_state(job_id, state)
 
 
 def _book_chapters(out: Path) -> list[str]:
@@ -109,7 +109,7 @@ def test_the_new_chapter_selection_wins_whatever_state_the_job_was_left_in(
     assert "Resuming job" in err and "settings changed" in err
     assert _book_chapters(out) == ["Departure"]
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
         assert job.id == job_id and job.state is JobState.DONE
         assert job.settings.chapters == (3,) and job.error is None
 
@@ -133,7 +133,7 @@ def test_a_job_another_process_makes_is_taken_over_with_the_new_settings(
         other_runner.acquire()
 
         def other_runner_lets_go(seconds: float) -> None:
-            job = store.get_job(job_id)
+            job = store.queue.get_job(job_id)
             seen.append((job.state, job.settings.chapters))
             if len(seen) > 3:
                 raise AssertionError("the command is still waiting on a runner that stopped")
@@ -164,7 +164,7 @@ def test_the_same_command_again_follows_a_job_another_process_makes_without_stop
         other_runner.acquire()
 
         def ctrl_c(seconds: float) -> None:
-            seen.append(store.get_job(job_id).state)
+            seen.append(store.queue.get_job(job_id).state)
             raise KeyboardInterrupt
 
         try:

@@ -45,8 +45,8 @@ def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Pa
     assert result.tags["genre"] == "Audiobook"
     assert result.has_cover and result.audio_codec == "aac"
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
-        chapters = store.chapters(job.id)
+        (job,) = store.queue.list_jobs()
+        chapters = store.ledger.chapters(job.id)
     # chapter markers are the stitched chapters, back to back, and the book is their sum
     total = sum(c.duration_s for c in chapters)
     assert result.duration_s == pytest.approx(total, abs=0.15)
@@ -127,8 +127,8 @@ def test_convert_makes_what_is_asked_beside_the_book_without_speaking_again(
                  "--split", "chapters", "--subtitles", "srt,vtt", "--read-along"]) == 0
 
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
-        assert len(spoken) == len(store.all_chunks(job.id))  # each chunk spoken once
+        (job,) = store.queue.list_jobs()
+        assert len(spoken) == len(store.ledger.all_chunks(job.id))  # each chunk spoken once
     printed = capsys.readouterr().out
     chapters = sorted((tmp_path / "coastline chapters").glob("*.mp3"))
     assert [p.name for p in chapters] == ["01 - Arrival.mp3", "02 - The Harbour; at dusk.mp3",
@@ -168,7 +168,7 @@ def test_convert_with_supertonic_steps_and_voice(three_chapter_epub: Path, tmp_p
     assert [c.title for c in book.chapters] == ["Arrival", "The Harbour; at dusk", "Departure"]
     assert book.sample_rate == 44100
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
     assert (job.settings.engine, job.settings.steps, job.settings.voice) == ("supertonic", 8, "F1")
 
 
@@ -213,11 +213,11 @@ def test_resume_with_another_chapter_selection_narrates_the_new_one(
     assert main(["convert", str(three_chapter_epub), "--chapters", "3", "-o", str(out)]) == 0
     assert [c.title for c in probe(out).chapters] == ["Departure"]
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
-        assert [c.title for c in store.chapters(job.id)] == ["Departure"]
+        (job,) = store.queue.list_jobs()
+        assert [c.title for c in store.ledger.chapters(job.id)] == ["Departure"]
         # The chapter the first run started on left no audio behind; the one made is kept.
         kept = {p.name for p in (store.job_dir(job.id) / "chunks").iterdir()}
-        assert kept == {Path(c.audio_path).name for c in store.all_chunks(job.id)}
+        assert kept == {Path(c.audio_path).name for c in store.ledger.all_chunks(job.id)}
 
 
 def test_the_summary_after_a_resume_counts_only_this_run(
@@ -228,8 +228,8 @@ def test_the_summary_after_a_resume_counts_only_this_run(
         _interrupt_after(patch, 3)
         assert main(["convert", str(three_chapter_epub), "-o", str(out)]) == 130
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
-        before = store.progress(job.id)
+        (job,) = store.queue.list_jobs()
+        before = store.ledger.progress(job.id)
     assert 0 < before.chars_done < before.chars_total
     capsys.readouterr()
 
@@ -265,9 +265,9 @@ def test_a_16_khz_voice_keeps_its_sample_rate_to_the_book(
     assert main(["convert", str(three_chapter_epub), "--voice", "en_US-test-x_low",
                  "-o", str(out)]) == 0
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
-        chunks = store.all_chunks(job.id)
-        chapters = store.chapters(job.id)
+        (job,) = store.queue.list_jobs()
+        chunks = store.ledger.all_chunks(job.id)
+        chapters = store.ledger.chapters(job.id)
     assert {c.sample_rate for c in chunks} == {16_000}
     speech_s = sum(c.duration_s for c in chunks)  # frames / 16,000, as the voice made them
     pauses_s = (sum(pause_after(c.ends_paragraph) for c in chunks)
@@ -315,7 +315,7 @@ def test_ctrl_c_while_following_another_runner_pauses_the_job(
             assert main(["convert", str(three_chapter_epub), "-o", str(tmp_path / "b.m4b")]) == 130
         finally:
             lock.release()
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
     assert job.state is JobState.PAUSED  # the worker stops it after the current chunk
     err = capsys.readouterr().err
     assert "following this job there" in err
@@ -428,7 +428,7 @@ def test_the_same_convert_again_is_the_same_job_and_other_settings_a_new_one(
     assert main([*command, "--subtitles", "srt"]) == 0  # what is asked beside it is still made
     captured = capsys.readouterr()
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
     assert f"Already made with these settings: {out} (job {job.id[:8]})" in captured.err
     assert str(tmp_path / "coastline.srt") in captured.out
     assert out.stat().st_mtime_ns == made  # the book was not made again
@@ -439,7 +439,7 @@ def test_the_same_convert_again_is_the_same_job_and_other_settings_a_new_one(
     assert main(command) == 0
     assert main([*command, "--speed", "1.2"]) == 0
     with JobStore.open_default() as store:
-        first, second, third = store.list_jobs()
+        first, second, third = store.queue.list_jobs()
     assert first.id == job.id and second.settings == job.settings
     assert third.settings.speed == 1.2
     assert all(made.state is JobState.DONE for made in (first, second, third))

@@ -35,7 +35,7 @@ def shelf(tmp_path: Path) -> Path:
 
 def _states() -> dict[str, JobState]:
     with JobStore.open_default() as store:
-        return {job.title: job.state for job in store.list_jobs()}
+        return {job.title: job.state for job in store.queue.list_jobs()}
 
 
 def test_a_folder_makes_one_book_per_epub_and_a_bad_one_is_said(

@@ -61,4 +61,4 @@ def test_a_folder_that_cannot_be_made_is_refused_before_anything_is_spoken(
         "folder (choose another -o)" in err
     assert "Internal error" not in err
     with JobStore.open_default() as store:
-        assert store.list_jobs() == []  # no job: nothing was spoken
+        assert store.queue.list_jobs() == []  # no job: nothing was spoken

@@ -118,8 +118,8 @@ def test_a_disk_that_fills_mid_job_pauses_it_and_the_same_command_finishes_the_b
     assert cli.main(["convert", str(epub), "-o", str(out)]) == 0
     assert probe(out).duration_s > 10
     with JobStore.open_default() as store:
-        assert store.get_job(job.id).state is JobState.DONE
-        progress = store.progress(job.id)
+        assert store.queue.get_job(job.id).state is JobState.DONE
+        progress = store.ledger.progress(job.id)
         assert progress.chunks_done == progress.chunks_total
 
 
@@ -139,21 +139,21 @@ def test_a_chunk_write_that_finds_no_room_pauses_the_job_with_what_to_free(
             return real_write_bytes(path, data)
 
         monkeypatch.setattr(Path, "write_bytes", full_after_two)
-        store.set_state(job.id, JobState.RUNNING)
+        store.queue.set_state(job.id, JobState.RUNNING)
         assert execute_job(store, job.id, engine=engine) is JobState.PAUSED
-        stopped = store.get_job(job.id)
+        stopped = store.queue.get_job(job.id)
         assert stopped.state is JobState.PAUSED
         assert stopped.error is not None
         assert re.search(PAUSE_MESSAGE, stopped.error), stopped.error
-        assert len(store.done_chunks(job.id)) == 2
+        assert len(store.ledger.done_chunks(job.id)) == 2
         chunks = store.job_dir(job.id) / "chunks"
         assert not [p for p in chunks.iterdir() if TEMP_MARK in p.name]
 
         monkeypatch.setattr(Path, "write_bytes", real_write_bytes)  # space was freed
-        store.set_state(job.id, JobState.QUEUED)
-        store.set_state(job.id, JobState.RUNNING)
+        store.queue.set_state(job.id, JobState.QUEUED)
+        store.queue.set_state(job.id, JobState.RUNNING)
         assert execute_job(store, job.id, engine=engine) is JobState.DONE
-        assert all(c.attempts == 1 for c in store.all_chunks(job.id))
+        assert all(c.attempts == 1 for c in store.ledger.all_chunks(job.id))
 
 
 def test_a_store_that_can_not_grow_pauses_the_job_and_the_command_says_what_to_free(
@@ -179,7 +179,7 @@ def test_a_store_that_can_not_grow_pauses_the_job_and_the_command_says_what_to_f
     assert cli.main(["jobs"]) == 0
     assert job.id[:8] in capsys.readouterr().out
     with JobStore.open_default() as store:
-        assert store.get_job(job.id).state is not JobState.FAILED
+        assert store.queue.get_job(job.id).state is not JobState.FAILED
 
     monkeypatch.setattr(db.StoreDatabase, "_connect", real_connect)  # space was freed
     assert cli.main(["convert", str(epub), "-o", str(out)]) == 0
@@ -213,17 +213,17 @@ def test_a_book_that_finds_no_room_pauses_and_leaves_no_book(
         job = submit_job(store, _book(tmp_path / "b.epub"), read_epub(tmp_path / "b.epub"),
                          out, JobSettings(), engine)
         monkeypatch.setattr(mux, "build_mux_command", into_a_full_disk)
-        store.set_state(job.id, JobState.RUNNING)
+        store.queue.set_state(job.id, JobState.RUNNING)
         assert execute_job(store, job.id, engine=engine) is JobState.PAUSED
-        assert re.search(PAUSE_MESSAGE, store.get_job(job.id).error or "")
+        assert re.search(PAUSE_MESSAGE, store.queue.get_job(job.id).error or "")
         assert not out.exists() and not list(out.parent.glob(f"*{TEMP_MARK}*"))
 
         monkeypatch.setattr(mux, "build_mux_command", real_command)
-        store.set_state(job.id, JobState.QUEUED)
-        store.set_state(job.id, JobState.RUNNING)
+        store.queue.set_state(job.id, JobState.QUEUED)
+        store.queue.set_state(job.id, JobState.RUNNING)
         assert execute_job(store, job.id, engine=engine) is JobState.DONE
         assert probe(out).duration_s > 5
-        assert all(c.attempts == 1 for c in store.all_chunks(job.id))
+        assert all(c.attempts == 1 for c in store.ledger.all_chunks(job.id))
 
 
 def test_the_book_on_a_full_filesystem_pauses_and_leaves_no_half_written_file(
@@ -236,15 +236,15 @@ def test_the_book_on_a_full_filesystem_pauses_and_leaves_no_half_written_file(
             job = submit_job(store, _book(tmp_path / "b.epub"), read_epub(tmp_path / "b.epub"),
                              out, JobSettings(), engine)
             filler = _fill(out_dir, leave=20_000)
-            store.set_state(job.id, JobState.RUNNING)
+            store.queue.set_state(job.id, JobState.RUNNING)
             assert execute_job(store, job.id, engine=engine) is JobState.PAUSED
-            error = store.get_job(job.id).error or ""
+            error = store.queue.get_job(job.id).error or ""
             assert re.search(PAUSE_MESSAGE, error) and str(out_dir) in error, error
             assert sorted(p.name for p in out_dir.iterdir()) == ["filler"]
 
             filler.unlink()
-            store.set_state(job.id, JobState.QUEUED)
-            store.set_state(job.id, JobState.RUNNING)
+            store.queue.set_state(job.id, JobState.QUEUED)
+            store.queue.set_state(job.id, JobState.RUNNING)
             assert execute_job(store, job.id, engine=engine) is JobState.DONE
             assert probe(out).duration_s > 5
     finally:
@@ -274,7 +274,7 @@ def test_the_web_worker_outlives_a_store_it_can_not_write_and_runs_the_job_once_
     with JobStore.open_default() as store:
         job = submit_job(store, _book(tmp_path / "b.epub", 1, 2), read_epub(tmp_path / "b.epub"),
                          tmp_path / "b.m4b", JobSettings(), engine)
-        real_requeue, real_claim = store.requeue_interrupted, store.claim_next_job
+        real_requeue, real_claim = store.queue.requeue_interrupted, store.queue.claim_next_job
         refused: list[str] = []
 
         def full(real):  # its first write finds no room, as on a full disk
@@ -286,8 +286,8 @@ def test_the_web_worker_outlives_a_store_it_can_not_write_and_runs_the_job_once_
             return write
 
         monkeypatch.setattr(worker_module, "DISK_FULL_RETRY_S", 0.1)
-        monkeypatch.setattr(store, "requeue_interrupted", full(real_requeue))
-        monkeypatch.setattr(store, "claim_next_job", full(real_claim))
+        monkeypatch.setattr(store.queue, "requeue_interrupted", full(real_requeue))
+        monkeypatch.setattr(store.queue, "claim_next_job", full(real_claim))
         bus = EventBus()
         events = bus.subscribe()
         worker = Worker(store, bus, engine)
@@ -298,4 +298,4 @@ def test_the_web_worker_outlives_a_store_it_can_not_write_and_runs_the_job_once_
         finally:
             worker.stop()
         assert refused == ["requeue_interrupted", "claim_next_job"]
-        assert store.get_job(job.id).state is JobState.DONE
+        assert store.queue.get_job(job.id).state is JobState.DONE

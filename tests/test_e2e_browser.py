@@ -154,9 +154,9 @@ def test_a_lexicon_entry_is_heard_then_used_by_the_next_conversion(chromium: Pat
     data = tmp_path / "data"
     assert read(book_lexicon_path(data, book))[0].say == "Kwillfayther"
     with closing(JobStore(data / "jobs.sqlite3")) as store:
-        first, second = sorted(store.list_jobs(), key=lambda job: job.created_at)
-        before = " ".join(chunk.spoken for chunk in store.all_chunks(first.id))
-        after = " ".join(chunk.spoken for chunk in store.all_chunks(second.id))
+        first, second = sorted(store.queue.list_jobs(), key=lambda job: job.created_at)
+        before = " ".join(chunk.spoken for chunk in store.ledger.all_chunks(first.id))
+        after = " ".join(chunk.spoken for chunk in store.ledger.all_chunks(second.id))
     assert "Quillfeather" in before and "Kwillfayther" not in before
     assert "Kwillfayther" in after and "Quillfeather" not in after
 

@@ -81,7 +81,7 @@ def test_a_kokoro_mix_is_heard_saved_and_speaks_the_book(chromium: Path, tmp_pat
 
     data = tmp_path / "data"
     with closing(JobStore(data / "jobs.sqlite3")) as store:
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
     assert (job.settings.engine, job.settings.voice, job.state) == ("kokoro", MIX, JobState.DONE)
     assert (data / "kokoro-mixes.json").is_file()
     result = probe(job.output_path)

@@ -83,7 +83,7 @@ def test_a_voice_downloaded_on_the_voices_page_speaks_the_next_book(chromium: Pa
             download.value.save_as(m4b)
 
     with closing(JobStore(tmp_path / "data" / "jobs.sqlite3")) as store:
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
     assert (job.settings.engine, job.settings.voice) == ("piper", VOICE)
     result = probe(m4b)
     assert result.sample_rate == RATE and result.duration_s > 2

@@ -134,7 +134,7 @@ def converted_book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str,
         out = folder / "Coastline.m4b"
         assert main(["convert", str(epub), "-o", str(out)]) == 0
         with JobStore.open_default() as store:
-            (job,) = store.list_jobs()
+            (job,) = store.queue.list_jobs()
     return data, job.id, out
 
 
@@ -192,8 +192,8 @@ def test_subtitles_keep_the_books_spelling_whatever_the_lexicon_says(tmp_path: P
     out = tmp_path / "b.m4b"
     assert main(["convert", str(epub), "--lexicon", str(names), "-o", str(out)]) == 0
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
-        spoken = [chunk.spoken for chunk in store.all_chunks(job.id)]
+        (job,) = store.queue.list_jobs()
+        spoken = [chunk.spoken for chunk in store.ledger.all_chunks(job.id)]
     assert "her-MY-oh-nee took the train." in spoken  # what the voice said
 
     assert main(["export", job.id, "--format", "srt"]) == 0
@@ -231,7 +231,7 @@ def test_a_file_per_chapter_tagged_with_its_cover(finished_book: tuple[str, Path
     assert sorted(p.name for p in folder.iterdir()) == [f"01 - Arrival{suffix}",
                                                         f"02 - Departure{suffix}"]
     with JobStore.open_default() as store:
-        chapters = store.chapters(job_id)
+        chapters = store.ledger.chapters(job_id)
     for number, (path, chapter) in enumerate(zip(sorted(folder.iterdir()), chapters), start=1):
         written = probe(path)
         assert written.audio_codec == codec and written.has_cover
@@ -340,7 +340,7 @@ def test_chapters_are_made_again_from_the_kept_chunks(finished_book: tuple[str, 
     job_id, _ = finished_book
     with JobStore.open_default() as store:  # the finished job kept no chapter WAVs
         assert not (store.job_dir(job_id) / "chapters").exists()
-        first_chunk = store.job_dir(job_id) / store.all_chunks(job_id)[0].audio_path
+        first_chunk = store.job_dir(job_id) / store.ledger.all_chunks(job_id)[0].audio_path
     first_chunk.unlink()  # as AUDIOPUB_KEEP_CHUNK_AUDIO=0 would have
     assert main(["export", job_id, "--format", "mp3", "-o", str(tmp_path / "out")]) == 1
     assert "chapter 1 (“Arrival”) was not kept" in capsys.readouterr().err
@@ -371,8 +371,8 @@ def test_a_book_made_before_chapters_had_a_head_exports_as_it_was(
     a book made before there was any, so exported audio and exported timings agree."""
     job_id, _ = finished_book
     with JobStore.open_default() as store:
-        chapter = store.chapters(job_id)[0]
-        head = store.chapter_chunks(job_id, 0)[0].clip_start
+        chapter = store.ledger.chapters(job_id)[0]
+        head = store.ledger.chapter_chunks(job_id, 0)[0].clip_start
     assert head == head_frames(chapter.sample_rate)
     with sqlite3.connect(data_dir / "jobs.sqlite3") as conn:  # as such a book was stored
         conn.execute("UPDATE chunks SET clip_start = clip_start - ? WHERE job_id = ?",
@@ -381,7 +381,7 @@ def test_a_book_made_before_chapters_had_a_head_exports_as_it_was(
                      "WHERE job_id = ?", (head, head / chapter.sample_rate, job_id))
     with JobStore.open_default() as store:
         wavs = chapter_wavs(store, job_id, data_dir)
-        chapters, timeline = store.chapters(job_id), book_timeline(store, job_id)
+        chapters, timeline = store.ledger.chapters(job_id), book_timeline(store, job_id)
     for wav, row, passages in zip(wavs, chapters, (c.passages for c in timeline)):
         audio, rate = sf.read(wav, dtype="float32")
         assert len(audio) == row.frames
@@ -458,7 +458,7 @@ def test_a_book_folder_audiobookshelf_files_rightly(tmp_path: Path) -> None:
                          SERIES)
     assert main(["convert", str(epub), "-o", str(tmp_path / "Coastline.m4b")]) == 0
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
     library = tmp_path / "library"
 
     assert main(["export", job.id, "--audiobookshelf", str(library)]) == 0

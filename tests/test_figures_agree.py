@@ -30,9 +30,10 @@ def test_a_book_and_its_job_count_the_same_characters(tmp_path: Path) -> None:
     epub = build_epub(tmp_path / "b.epub", [("One", [LONG, LONG[:90]]), ("Two", [LONG] * 3)])
     book = read_epub(epub)
     with JobStore.open_default() as store:
-        job = store.create_job(epub, tmp_path / "b.m4b", JobSettings(voice="v"), book=book)
-        store.write_plan(job.id, plan_book(book, max_chars=40))  # many cuts inside paragraphs
-        progress = store.progress(job.id)
+        job = store.queue.create_job(epub, tmp_path / "b.m4b", JobSettings(voice="v"), book=book)
+        # Many cuts inside paragraphs.
+        store.ledger.write_plan(job.id, plan_book(book, max_chars=40))
+        progress = store.ledger.progress(job.id)
     assert [c.chars_total for c in progress.chapters] == [c.char_count for c in book.chapters]
     assert progress.chars_total == book.char_count
 
@@ -62,8 +63,8 @@ def test_a_voice_that_finished_a_book_estimates_that_book_at_its_length(
     out = tmp_path / "b.m4b"
     assert main(["convert", str(three_chapter_epub), "--speed", "1.2", "-o", str(out)]) == 0
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
-        pace = store.speech_pace(job.settings.engine, job.settings.voice or "")
-        assert store.speech_pace(job.settings.engine, "another voice") is None
+        (job,) = store.queue.list_jobs()
+        pace = store.ledger.speech_pace(job.settings.engine, job.settings.voice or "")
+        assert store.ledger.speech_pace(job.settings.engine, "another voice") is None
     chars = read_epub(three_chapter_epub).char_count
     assert estimate_speech_s(chars, 1.2, pace) == pytest.approx(probe(out).duration_s, abs=0.5)

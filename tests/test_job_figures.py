@@ -54,7 +54,7 @@ def _book(path: Path, words: str = "rain") -> Path:
 def _run(store: JobStore, engine: Engine, epub: Path) -> tuple[str, list[JobEvent]]:
     job = submit_job(store, epub, read_epub(epub), epub.with_suffix(".m4b"), JobSettings(),
                      engine)
-    store.set_state(job.id, JobState.RUNNING)
+    store.queue.set_state(job.id, JobState.RUNNING)
     events: list[JobEvent] = []
     assert execute_job(store, job.id, events.append, engine) is JobState.DONE
     return job.id, events
@@ -68,7 +68,7 @@ def test_the_engine_start_up_is_a_stage_of_its_own_and_in_no_speed(
     epub = _book(tmp_path / "b.epub")
     job_id = submit_job(store, epub, read_epub(epub), tmp_path / "b.m4b", JobSettings(),
                         get_engine("piper")).id
-    store.set_state(job_id, JobState.RUNNING)
+    store.queue.set_state(job_id, JobState.RUNNING)
     offset = [0.0]
     monkeypatch.setattr(pipeline, "time", SimpleNamespace(
         perf_counter=lambda: time.perf_counter() + offset[0], time=time.time))
@@ -85,11 +85,11 @@ def test_the_engine_start_up_is_a_stage_of_its_own_and_in_no_speed(
     assert execute_job(store, job_id, events.append, load_engine("piper")) is JobState.DONE
     assert offset[0] == LOADING_S  # loaded once
 
-    job, progress = store.get_job(job_id), store.progress(job_id)
+    job, progress = store.queue.get_job(job_id), store.ledger.progress(job_id)
     assert job.stage_times[ENGINE_START] >= LOADING_S
     assert 0 < progress.wall_s < LOADING_S  # the job's speed: speaking only
     assert all(e.run.seconds < LOADING_S for e in events if e.run is not None)  # live, too
-    for chapter in store.chapters(job_id):  # engine time: no chunk waited for the load
+    for chapter in store.ledger.chapters(job_id):  # engine time: no chunk waited for the load
         assert "engine.load" not in chapter.stage_times
         assert chapter.synth_s is not None and chapter.synth_s < LOADING_S
 
@@ -105,7 +105,7 @@ def test_the_engine_start_up_is_a_stage_of_its_own_and_in_no_speed(
     metrics = jobview.metrics(job, progress, None, time.time())
     assert metrics.startup_s == job.stage_times[ENGINE_START]
     assert metrics.speed.seconds < LOADING_S
-    chapter = store.chapters(job_id)[0]
+    chapter = store.ledger.chapters(job_id)[0]
     assert "(engine time: each engine process's seconds added up)" in \
         jobview.chapter_figures(chapter.chars_per_s, chapter.rtf, chapter.stage_times)
 
@@ -181,9 +181,9 @@ def test_a_second_job_of_the_same_voice_finds_its_engine_processes_warm(
             seen.append(_engine_processes())
             # The engine processes loaded the voice before the first chunk, as a stage of its
             # own: no chunk's time holds the loading.
-            assert store.get_job(job.id).stage_times[ENGINE_START] > 0
+            assert store.queue.get_job(job.id).stage_times[ENGINE_START] > 0
             assert not any("engine.load" in chapter.stage_times
-                           for chapter in store.chapters(job.id))
+                           for chapter in store.ledger.chapters(job.id))
         (pool,) = executor.warm_pools()
         # Each engine process: how many engines it ever loaded.
         loads = pool.start(VOICE)

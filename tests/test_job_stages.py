@@ -36,7 +36,7 @@ def _book(path: Path) -> Path:
 
 def _run(store: JobStore, engine: Engine, epub: Path, output: Path) -> list[JobEvent]:
     job = submit_job(store, epub, read_epub(epub), output, JobSettings(), engine)
-    store.set_state(job.id, JobState.RUNNING)
+    store.queue.set_state(job.id, JobState.RUNNING)
     events: list[JobEvent] = []
     assert execute_job(store, job.id, events.append, engine) is JobState.DONE
     return events

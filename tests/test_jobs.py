@@ -55,14 +55,14 @@ def _pause_after(store: JobStore, chunks: int) -> Callable[[JobEvent], None]:
     """A listener that pauses the job once `chunks` chunks are done (as a user would)."""
     def publish(event: JobEvent) -> None:
         if event.state is JobState.RUNNING and event.chunks_done >= chunks:
-            job = store.get_job(event.job_id)
+            job = store.queue.get_job(event.job_id)
             if job.state is JobState.RUNNING:
-                store.set_state(event.job_id, JobState.PAUSED)
+                store.queue.set_state(event.job_id, JobState.PAUSED)
     return publish
 
 
 def _start(store: JobStore, job_id: str) -> None:
-    store.set_state(job_id, JobState.RUNNING)
+    store.queue.set_state(job_id, JobState.RUNNING)
 
 
 def _run(store: JobStore, job_id: str, engine: Engine,
@@ -75,12 +75,12 @@ def test_pause_then_resume_reuses_every_finished_chunk(store, engine, tmp_path) 
     job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
                      JobSettings(), engine)
     assert _run(store, job.id, engine, _pause_after(store, 4)) is JobState.PAUSED
-    done_before = {c.cache_key for c in store.done_chunks(job.id)}
+    done_before = {c.cache_key for c in store.ledger.done_chunks(job.id)}
     assert len(done_before) == 4
 
-    store.set_state(job.id, JobState.QUEUED)
+    store.queue.set_state(job.id, JobState.QUEUED)
     assert _run(store, job.id, engine) is JobState.DONE
-    chunks = store.all_chunks(job.id)
+    chunks = store.ledger.all_chunks(job.id)
     assert all(c.state is ChunkState.DONE for c in chunks)
     assert all(c.attempts == 1 for c in chunks)  # nothing was synthesised twice
     assert [c.title for c in probe(tmp_path / "b.m4b").chapters] == ["Part 1", "Part 2"]
@@ -91,11 +91,11 @@ def test_telemetry_per_chapter_and_stage_survives_a_pause(store, engine, tmp_pat
                      JobSettings(), engine)
     # Paused inside the first chapter: its first chunks are timed in one run, the rest in the next.
     assert _run(store, job.id, engine, _pause_after(store, 2)) is JobState.PAUSED
-    store.set_state(job.id, JobState.QUEUED)
+    store.queue.set_state(job.id, JobState.QUEUED)
     assert _run(store, job.id, engine) is JobState.DONE
 
-    for chapter in store.chapters(job.id):
-        chunks = store.chapter_chunks(job.id, chapter.idx)
+    for chapter in store.ledger.chapters(job.id):
+        chunks = store.ledger.chapter_chunks(job.id, chapter.idx)
         times = chapter.stage_times
         stages = {"synthesis", "stitch", "level", "engine.phonemes", "engine.model"}
         assert stages <= set(times) <= stages | {"engine.load"}  # loading: once per process
@@ -106,7 +106,7 @@ def test_telemetry_per_chapter_and_stage_survives_a_pause(store, engine, tmp_pat
         assert 0 < times["engine.phonemes"] + times["engine.model"] <= times["synthesis"]
         assert chapter.chars_per_s == pytest.approx(chapter.chars / times["synthesis"])
         assert chapter.rtf == pytest.approx(times["synthesis"] / chapter.duration_s)
-    job_times = store.get_job(job.id).stage_times
+    job_times = store.queue.get_job(job.id).stage_times
     assert set(job_times) == {"prepare", ENGINE_START, "encode"}
     assert all(v > 0 for v in job_times.values())
 
@@ -129,7 +129,7 @@ def test_speaking_time_leaves_out_what_a_chapter_does_after_it_is_spoken(
                  tmp_path / "b.m4b", JobSettings(), engine)
     assert _run(store, job.id, engine) is JobState.DONE
     assert offset[0] == 180.0  # three chapters stitched
-    assert 0 < store.progress(job.id).wall_s < 60.0
+    assert 0 < store.ledger.progress(job.id).wall_s < 60.0
 
 
 def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
@@ -167,13 +167,13 @@ def test_truncated_chunk_file_is_detected_and_redone(store, engine, tmp_path, mo
     job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
                      JobSettings(), engine)
     _run(store, job.id, engine, _pause_after(store, 3))
-    victim = store.done_chunks(job.id)[1]
+    victim = store.ledger.done_chunks(job.id)[1]
     path = store.job_dir(job.id) / victim.audio_path
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])  # a torn write
 
-    store.set_state(job.id, JobState.QUEUED)
+    store.queue.set_state(job.id, JobState.QUEUED)
     assert _run(store, job.id, engine) is JobState.DONE
-    attempts = {c.cache_key: c.attempts for c in store.all_chunks(job.id)}
+    attempts = {c.cache_key: c.attempts for c in store.ledger.all_chunks(job.id)}
     assert attempts.pop(victim.cache_key) == 2
     assert set(attempts.values()) == {1}
 
@@ -184,13 +184,13 @@ def test_changed_settings_on_resume_redo_the_affected_chunks(store, engine, tmp_
     job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
                      JobSettings(), engine)
     _run(store, job.id, engine, _pause_after(store, 3))
-    old_keys = {c.cache_key for c in store.done_chunks(job.id)}
-    changed = JobSettings.from_dict({**store.get_job(job.id).settings.to_dict(), **change})
-    store.update_settings(job.id, changed)
+    old_keys = {c.cache_key for c in store.ledger.done_chunks(job.id)}
+    changed = JobSettings.from_dict({**store.queue.get_job(job.id).settings.to_dict(), **change})
+    store.queue.update_settings(job.id, changed)
 
-    store.set_state(job.id, JobState.QUEUED)
+    store.queue.set_state(job.id, JobState.QUEUED)
     assert _run(store, job.id, engine) is JobState.DONE
-    chunks = store.all_chunks(job.id)
+    chunks = store.ledger.all_chunks(job.id)
     assert all(c.state is ChunkState.DONE for c in chunks)
     assert {c.cache_key for c in chunks}.isdisjoint(old_keys)  # every one made again
 
@@ -214,7 +214,7 @@ def test_two_queued_jobs_run_one_after_the_other(store, engine, tmp_path) -> Non
     finally:
         worker.stop()
     assert finished == [first.id, second.id]
-    a, b = store.get_job(first.id), store.get_job(second.id)
+    a, b = store.queue.get_job(first.id), store.queue.get_job(second.id)
     assert a.finished_at <= b.started_at
     assert (tmp_path / "a.m4b").is_file() and (tmp_path / "b.m4b").is_file()
 
@@ -230,11 +230,11 @@ def test_cancel_takes_effect_within_one_chunk(store, engine, tmp_path) -> None:
         if event.chunks_done >= 2 and not cancelled.is_set():
             cancelled.set()
             done_at_cancel.append(event.chunks_done)
-            threading.Thread(target=store.set_state,
+            threading.Thread(target=store.queue.set_state,
                              args=(job.id, JobState.CANCELLED)).start()
 
     assert _run(store, job.id, engine, publish) is JobState.CANCELLED
-    assert len(store.done_chunks(job.id)) <= done_at_cancel[0] + 1
+    assert len(store.ledger.done_chunks(job.id)) <= done_at_cancel[0] + 1
     assert not (tmp_path / "b.m4b").exists()
 
 
@@ -251,12 +251,12 @@ def test_engine_failure_fails_the_job_with_the_text(store, engine, tmp_path,
 
     monkeypatch.setattr(engine, "speak", broken)
     assert _run(store, job.id, engine) is JobState.FAILED
-    error = store.get_job(job.id).error
+    error = store.queue.get_job(job.id).error
     # The heading is the first chunk; the engine was given its spoken form.
     assert "onnx exploded" in error and "'Part one'" in error
     # Tried, then retried once; the device may have gone on to the next batch meanwhile.
     assert calls[:2] == ["Part one", "Part one"] and calls.count("Part one") == 2
-    (first, *_) = store.all_chunks(job.id)
+    (first, *_) = store.ledger.all_chunks(job.id)
     assert first.state is ChunkState.FAILED and first.error == error
 
 
@@ -282,8 +282,8 @@ def test_pause_and_resume_between_two_checks_never_kills_the_worker(store, engin
     def publish(event: JobEvent) -> None:
         if event.chunks_done >= 2 and not flipped.is_set():
             flipped.set()  # a user clicks pause, then resume, before the worker looks again
-            store.set_state(job.id, JobState.PAUSED)
-            store.set_state(job.id, JobState.QUEUED)
+            store.queue.set_state(job.id, JobState.PAUSED)
+            store.queue.set_state(job.id, JobState.QUEUED)
 
     assert _run(store, job.id, engine, publish) is JobState.QUEUED
     assert _run(store, job.id, engine) is JobState.DONE  # the queued job simply runs again
@@ -296,7 +296,7 @@ def test_cancel_during_encoding_stops_ffmpeg_and_leaves_no_book(store, engine, t
 
     def publish(event: JobEvent) -> None:
         if event.message == "Encoding the audiobook":
-            store.set_state(job.id, JobState.CANCELLED)
+            store.queue.set_state(job.id, JobState.CANCELLED)
 
     assert _run(store, job.id, engine, publish) is JobState.CANCELLED
     assert not (tmp_path / "b.m4b").exists()
@@ -315,7 +315,7 @@ def test_a_job_needing_more_disk_than_is_free_is_refused(store, engine, tmp_path
     with pytest.raises(DiskFull, match="needs about .* GB free"):
         submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
                    JobSettings(), engine)
-    assert store.list_jobs() == []
+    assert store.queue.list_jobs() == []
 
 
 def test_disk_estimate_covers_what_a_job_really_writes() -> None:
@@ -346,7 +346,7 @@ def test_a_book_the_voice_cannot_read_is_refused_before_synthesis(store, engine,
                       language="ar")
     with pytest.raises(BadEpub, match="Arabic script.*en_US-joe-medium can't read it"):
         submit(store, epub, tmp_path / "ar.m4b", JobSettings(), engine)
-    assert store.list_jobs() == []
+    assert store.queue.list_jobs() == []
 
 
 def test_disk_full_mid_job_pauses_it_and_resume_continues(store, engine, tmp_path,
@@ -368,13 +368,13 @@ def test_disk_full_mid_job_pauses_it_and_resume_continues(store, engine, tmp_pat
 
     monkeypatch.setattr(chunk_work, "write_chunk", write_until_full)
     assert _run(store, job.id, engine) is JobState.PAUSED
-    assert "The disk is full" in store.get_job(job.id).error
-    assert len(store.done_chunks(job.id)) == 2
+    assert "The disk is full" in store.queue.get_job(job.id).error
+    assert len(store.ledger.done_chunks(job.id)) == 2
 
     monkeypatch.setattr(chunk_work, "write_chunk", real_write)  # space was freed
-    store.set_state(job.id, JobState.QUEUED)
+    store.queue.set_state(job.id, JobState.QUEUED)
     assert _run(store, job.id, engine) is JobState.DONE
-    assert all(c.attempts == 1 for c in store.all_chunks(job.id))
+    assert all(c.attempts == 1 for c in store.ledger.all_chunks(job.id))
 
 
 def test_ctrl_c_reaching_the_engine_processes_leaves_the_pool_working(tmp_path: Path) -> None:
@@ -419,9 +419,9 @@ def test_the_engine_is_given_the_spoken_form_and_the_book_keeps_its_spelling(
     assert _run(store, job.id, engine) is JobState.DONE
     assert given == ["Chapter nine", "In eighteen fifty Doctor Watson paid five pounds for "
                                      "three pounds of tea."]
-    heading, sentence = store.all_chunks(job.id)
+    heading, sentence = store.ledger.all_chunks(job.id)
     assert (heading.text, sentence.text) == ("CHAPTER IX", "In 1850 Dr. Watson paid £5 for "
                                                            "3 lb. of tea.")
-    settings = store.get_job(job.id).settings
+    settings = store.queue.get_job(job.id).settings
     assert sentence.cache_key == chunk_cache_key(given[1], settings)  # keyed on what is said
-    assert [c.title for c in store.chapters(job.id)] == ["CHAPTER IX"]
+    assert [c.title for c in store.ledger.chapters(job.id)] == ["CHAPTER IX"]

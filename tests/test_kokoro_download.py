@@ -166,8 +166,8 @@ def test_a_book_converted_with_kokoro_has_exact_chunks_and_word_starts(
                  "--voice", "jm_kumo"]) == 0, capsys.readouterr().err
     assert out.stat().st_size > 0
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
-        chunks = store.all_chunks(job.id)
+        (job,) = store.queue.list_jobs()
+        chunks = store.ledger.all_chunks(job.id)
     assert job.settings.engine == "kokoro" and job.settings.model_id.startswith("kokoro:int8:")
     for chunk in chunks:
         assert chunk.frames and chunk.frames % SAMPLES_PER_FRAME == 0

@@ -39,7 +39,7 @@ def _finished_job(folder: Path) -> tuple[JobStore, str]:
     engine = get_engine("piper")
     store = JobStore(folder / "jobs.sqlite3")
     job = submit_job(store, epub, read_epub(epub), folder / "b.m4b", JobSettings(), engine)
-    store.set_state(job.id, JobState.RUNNING)
+    store.queue.set_state(job.id, JobState.RUNNING)
     assert execute_job(store, job.id, None, engine) is JobState.DONE
     return store, job.id
 
@@ -55,14 +55,14 @@ def finished(tmp_path_factory: pytest.TempPathFactory,
 def test_every_chapter_and_the_book_land_in_the_audiobook_range(
         finished: tuple[JobStore, str]) -> None:
     store, job_id = finished
-    for chapter in store.chapters(job_id):
+    for chapter in store.ledger.chapters(job_id):
         before = Levels.from_dict(chapter.levels["before"])
         after = Levels.from_dict(chapter.levels["after"])
         assert before.problems()  # the voice alone is too quiet for the standard
         assert after.problems() == []
         assert after.integrated_lufs == pytest.approx(-20, abs=1.0)
         assert after.true_peak_db is not None and after.true_peak_db <= -3.5
-    book = measure_levels(store.get_job(job_id).output_path)  # AAC, as a listener gets it
+    book = measure_levels(store.queue.get_job(job_id).output_path)  # AAC, as a listener gets it
     low, high = RMS_RANGE_DB
     assert book.rms_db is not None and low <= book.rms_db <= high
     assert book.peak_db is not None and book.peak_db <= MAX_PEAK_DB
@@ -72,7 +72,7 @@ def test_levelling_moves_no_sample(finished: tuple[JobStore, str], tmp_path: Pat
     """Gain and limiter keep every chunk where the store says it is: the levelled chapter is
     the chunks' own audio, louder, at the same frames."""
     store, job_id = finished
-    chunks = store.chapter_chunks(job_id, 0)
+    chunks = store.ledger.chapter_chunks(job_id, 0)
     folder = store.job_dir(job_id)
     plain, levelled = tmp_path / "plain.wav", tmp_path / "levelled.wav"
     stitched = stitch_chapter([(folder / str(c.audio_path), c.ends_paragraph) for c in chunks],
@@ -92,8 +92,8 @@ def test_levelling_moves_no_sample(finished: tuple[JobStore, str], tmp_path: Pat
 
 def test_the_details_show_each_chapters_levels(finished: tuple[JobStore, str]) -> None:
     store, job_id = finished
-    job = store.get_job(job_id)
-    lines = job_details(store, job, store.progress(job_id))
+    job = store.queue.get_job(job_id)
+    lines = job_details(store, job, store.ledger.progress(job_id))
     levels = [line for line in lines if line.strip().startswith("levels:")]
     assert len(levels) == 2 and "LUFS" in levels[0] and "spoken at" in levels[0]
     assert not any("outside the audiobook levels" in line for line in lines)
@@ -122,7 +122,7 @@ def test_silence_is_measured_and_left_alone(tmp_path: Path) -> None:
 def test_levelling_can_be_switched_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AUDIOPUB_LEVEL_CHAPTERS", "0")
     store, job_id = _finished_job(tmp_path)
-    chapter = store.chapters(job_id)[0]
+    chapter = store.ledger.chapters(job_id)[0]
     assert chapter.levels["after"] == chapter.levels["before"]  # measured all the same
 
 

@@ -189,20 +189,21 @@ def test_the_engine_gets_the_entry_and_only_chunks_with_the_word_are_made_again(
 
         def pause_when_spoken(event) -> None:  # type: ignore[no-untyped-def]
             if event.chunks_total and event.chunks_done == event.chunks_total and \
-                    store.get_job(job.id).state is JobState.RUNNING:
-                store.set_state(job.id, JobState.PAUSED)  # before stitching: stays resumable
+                    store.queue.get_job(job.id).state is JobState.RUNNING:
+                store.queue.set_state(job.id, JobState.PAUSED)  # before stitching: stays resumable
 
-        store.set_state(job.id, JobState.RUNNING)
+        store.queue.set_state(job.id, JobState.RUNNING)
         assert execute_job(store, job.id, pause_when_spoken, engine) is JobState.PAUSED
         assert "Her-my-oh-nee walked to the harbour." in given
-        assert [c.text for c in store.all_chunks(job.id)][1] == "Hermione walked to the harbour."
-        assert [c.title for c in store.chapters(job.id)] == ["The Harbour"]
+        chunks = store.ledger.all_chunks(job.id)
+        assert [c.text for c in chunks][1] == "Hermione walked to the harbour."
+        assert [c.title for c in store.ledger.chapters(job.id)] == ["The Harbour"]
 
         given.clear()
-        store.update_settings(job.id, JobSettings.from_dict(
-            {**store.get_job(job.id).settings.to_dict(), "lexicon": lexicon("Hair-mee-own")}))
-        store.set_state(job.id, JobState.QUEUED)
-        store.set_state(job.id, JobState.RUNNING)
+        store.queue.update_settings(job.id, JobSettings.from_dict(
+            {**store.queue.get_job(job.id).settings.to_dict(), "lexicon": lexicon("Hair-mee-own")}))
+        store.queue.set_state(job.id, JobState.QUEUED)
+        store.queue.set_state(job.id, JobState.RUNNING)
         assert execute_job(store, job.id, None, engine) is JobState.DONE
     # Exactly the two chunks that say the name, and no others.
     assert given == ["Hair-mee-own walked to the harbour.", "Nobody saw Hair-mee-own leave."]
@@ -221,8 +222,8 @@ def test_converting_the_book_again_after_an_edit_speaks_only_the_chunks_with_the
     monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")  # speak in this process, where `given` is
     assert main(["convert", str(epub), "-o", str(tmp_path / "first.m4b")]) == 0
     with JobStore.open_default() as store:
-        (first,) = store.list_jobs()
-        chunks = store.all_chunks(first.id)
+        (first,) = store.queue.list_jobs()
+        chunks = store.ledger.all_chunks(first.id)
     with_name = [c for c in chunks if "Hermione" in c.text]
     assert len(with_name) == 2 and len(chunks) > 2
 
@@ -251,7 +252,7 @@ def test_a_malformed_lexicon_converts_nothing(tmp_path: Path,
     assert main(["convert", str(epub), "--lexicon", str(bad), "-o", str(tmp_path / "b.m4b")]) == 1
     assert f"{bad}:2: expected" in capsys.readouterr().err
     with JobStore.open_default() as store:
-        assert store.list_jobs() == []
+        assert store.queue.list_jobs() == []
     assert not (tmp_path / "b.m4b").exists()
 
 
@@ -301,9 +302,9 @@ def test_the_books_pls_lexicon_and_ssml_ph_reach_the_engine_as_phonemes(
         given.extend(texts), real(texts, *a, **k))[1])
     with JobStore.open_default() as store:
         job = submit_job(store, epub, book, tmp_path / "b.m4b", JobSettings(voice=VOICE), engine)
-        store.set_state(job.id, JobState.RUNNING)
+        store.queue.set_state(job.id, JobState.RUNNING)
         assert execute_job(store, job.id, None, engine) is JobState.DONE
-        texts = [c.text for c in store.all_chunks(job.id)]
+        texts = [c.text for c in store.ledger.all_chunks(job.id)]
     assert "⟦kwˈɪlfɛðɚ⟧ met teg-oo-my and ⟦həmˈaɪəni⟧ at the harbour." in given
     assert "Quillfeather met Tegumai and Hermione at the harbour." in texts  # as written
 

@@ -67,21 +67,23 @@ def plan(store: JobStore, tmp_path: Path) -> tuple[str, list[ChunkRow], dict[int
     epub = tmp_path / "b.epub"
     epub.write_bytes(b"PK")
     book = Book("T", ("A",), "en", (Chapter(0, "One", ("x",)), Chapter(1, "Two", ("x",))))
-    job = store.create_job(epub, tmp_path / "b.m4b", JobSettings(voice="v", proof_listen=True),
-                           book=book)
+    job = store.queue.create_job(epub, tmp_path / "b.m4b",
+                                 JobSettings(voice="v", proof_listen=True), book=book)
     texts = [["The first line is here.", "A second line follows it.", "Then a third."],
              ["Chapter two opens.", "It goes on a while.", "And it ends."]]
-    store.write_plan(job.id, [(f"C{c}", [Chunk(c, i, text, False) for i, text in enumerate(t)])
-                              for c, t in enumerate(texts)])
+    store.ledger.write_plan(job.id, [
+        (f"C{c}", [Chunk(c, i, text, False) for i, text in enumerate(t)])
+        for c, t in enumerate(texts)])
     says = {}
-    for n, chunk in enumerate(store.all_chunks(job.id)):
+    for n, chunk in enumerate(store.ledger.all_chunks(job.id)):
         frames = RATE + 100 * n
         write_chunk(chunk_path(store.job_dir(job.id), chunk.cache_key),
                     np.zeros(frames, np.float32), RATE)
-        store.mark_chunk_done(job.id, chunk.cache_key, audio_path=chunk_relpath(chunk.cache_key),
-                              frames=frames, sample_rate=RATE, synth_s=0.1, provider="CPU")
+        store.ledger.mark_chunk_done(job.id, chunk.cache_key,
+                                     audio_path=chunk_relpath(chunk.cache_key), frames=frames,
+                                     sample_rate=RATE, synth_s=0.1, provider="CPU")
         says[frames] = "" if n == 2 else chunk.spoken
-    return job.id, store.all_chunks(job.id), says
+    return job.id, store.ledger.all_chunks(job.id), says
 
 
 def stage(store: JobStore, job_id: str, ears: StandInEars,
@@ -103,17 +105,18 @@ def test_chunks_are_heard_in_batches_and_a_chapter_waits_for_its_own(
             listening.chunk_done(chunk, store.job_dir(job_id) / chunk.audio_path)
         ears.release.set()
         listening.finish_chapter(0, lambda: None)
-        heard = store.hearings(job_id)
+        heard = store.hearings.by_key(job_id)
         assert {chunks[i].cache_key for i in range(3)} <= set(heard)
         listening.finish_chapter(1, lambda: None)
     finally:
         listening.close()
     assert sum(ears.batches) == 6 and len(ears.batches) < 6  # some heard together
-    heard = store.hearings(job_id)
+    heard = store.hearings.by_key(job_id)
     assert [heard[c.cache_key].flagged for c in chunks] == [False, False, True,
                                                             False, False, False]
     assert heard[chunks[2].cache_key].reason  # says why, in words
-    assert store.unheard_chunks(job_id, 0) == store.unheard_chunks(job_id, 1) == []
+    assert store.hearings.unheard_chunks(job_id, 0) == []
+    assert store.hearings.unheard_chunks(job_id, 1) == []
 
 
 def test_a_resumed_run_hears_only_what_was_not_heard(store: JobStore, tmp_path: Path) -> None:
@@ -124,7 +127,7 @@ def test_a_resumed_run_hears_only_what_was_not_heard(store: JobStore, tmp_path: 
     listening.finish_chapter(0, lambda: None)  # the other two: made by an "earlier run"
     listening.close()
     assert sum(ears.batches) == 3
-    before = store.hearings(job_id)
+    before = store.hearings.by_key(job_id)
 
     again = StandInEars(says)
     listening = stage(store, job_id, again)
@@ -132,7 +135,7 @@ def test_a_resumed_run_hears_only_what_was_not_heard(store: JobStore, tmp_path: 
     listening.finish_chapter(1, lambda: None)
     listening.close()
     assert sum(again.batches) == 3  # chapter 2 only
-    after = store.hearings(job_id)
+    after = store.hearings.by_key(job_id)
     assert all(after[key] == hearing for key, hearing in before.items())
 
 
@@ -155,8 +158,8 @@ def test_a_pause_stops_the_wait_and_unheard_chunks_wait_for_the_next_run(
     ears.release.set()
     listening.close()
     assert ears.batches == [1]
-    assert list(store.hearings(job_id)) == [chunks[0].cache_key]
-    unheard = store.unheard_chunks(job_id, 0) + store.unheard_chunks(job_id, 1)
+    assert list(store.hearings.by_key(job_id)) == [chunks[0].cache_key]
+    unheard = store.hearings.unheard_chunks(job_id, 0) + store.hearings.unheard_chunks(job_id, 1)
     assert unheard == chunks[1:]  # for the next run
 
 
@@ -173,7 +176,7 @@ def test_listening_that_breaks_says_so_and_stops_without_failing_the_run(
     assert not listening.working
     assert log == ["Proof-listening stopped (RuntimeError('model file damaged')); the rest "
                    "of the book is made without it"]
-    assert store.hearings(job_id) == {}
+    assert store.hearings.by_key(job_id) == {}
 
 
 # --- when a job listens, and a job whose listening breaks --------------------------------------
@@ -221,7 +224,7 @@ def test_convert_asked_to_listen_without_a_model_says_so_before_any_speech(
     assert error.startswith("audiopub: error: Proof-listening needs a listening model")
     assert "Traceback" not in error
     with JobStore.open_default() as store:
-        assert store.list_jobs() == []  # no job, nothing spoken
+        assert store.queue.list_jobs() == []  # no job, nothing spoken
 
 
 def test_a_job_whose_listening_breaks_is_still_made(tmp_path: Path, data_dir: Path,
@@ -233,11 +236,11 @@ def test_a_job_whose_listening_breaks_is_still_made(tmp_path: Path, data_dir: Pa
     with JobStore.open_default() as store:
         job = submit_job(store, epub, read_epub(epub), tmp_path / "b.m4b",
                          JobSettings(proof_listen=False), engine)
-        store.update_settings(job.id, JobSettings.from_dict(
+        store.queue.update_settings(job.id, JobSettings.from_dict(
             {**job.settings.to_dict(), "proof_listen": True}))  # as decided on a GPU machine
-        store.set_state(job.id, JobState.RUNNING)
+        store.queue.set_state(job.id, JobState.RUNNING)
         state = execute_job(store, job.id, lambda event: log.append(event.message), engine)
-        assert state is JobState.DONE, store.get_job(job.id).error
-        assert store.hearings(job.id) == {}
+        assert state is JobState.DONE, store.queue.get_job(job.id).error
+        assert store.hearings.by_key(job.id) == {}
     assert any(line.startswith("Proof-listening stopped (RuntimeError('model file damaged'))")
                for line in log), log

@@ -134,8 +134,8 @@ def test_convert_speaks_with_the_speaker_asked_and_reuses_only_its_audio(
         assert main(["convert", str(three_chapter_epub), "--voice", voice,
                      "-o", str(tmp_path / f"book-{number}.m4b")]) == 0
     with JobStore.open_default() as store:
-        jobs = store.list_jobs()
-        chunks = [store.all_chunks(job.id) for job in jobs]
+        jobs = store.queue.list_jobs()
+        chunks = [store.ledger.all_chunks(job.id) for job in jobs]
         levels = [[float(sf.read(store.job_dir(job.id) / c.audio_path)[0].mean())
                    for c in job_chunks if c.audio_path]
                   for job, job_chunks in zip(jobs, chunks, strict=True)]

@@ -96,9 +96,9 @@ def joe() -> Engine:
 def convert(store: JobStore, epub: Path, engine: Engine, settings: JobSettings,
             publish: Any = None) -> Job:
     job = submit_job(store, epub, read_epub(epub), epub.with_suffix(".m4b"), settings, engine)
-    store.set_state(job.id, JobState.RUNNING)
+    store.queue.set_state(job.id, JobState.RUNNING)
     execute_job(store, job.id, publish, engine)
-    return store.get_job(job.id)
+    return store.queue.get_job(job.id)
 
 
 @pytest.fixture(scope="module")
@@ -119,8 +119,8 @@ def test_a_chunk_said_wrong_is_flagged_spoken_again_and_fixed_and_only_it(
         store: JobStore, misspoken: tuple[Job, Misspeaks]) -> None:
     job, engine = misspoken
     assert job.state is JobState.DONE, job.error
-    hearings = store.hearings(job.id)
-    by_text = {chunk.text: hearings[chunk.cache_key] for chunk in store.all_chunks(job.id)}
+    hearings = store.hearings.by_key(job.id)
+    by_text = {chunk.text: hearings[chunk.cache_key] for chunk in store.ledger.all_chunks(job.id)}
     assert len(by_text) == 6  # the chapters' titles are read too
     once, whole = by_text.pop(ONCE), by_text.pop(WHOLE)
     assert (once.first_flagged, once.takes, once.flagged) == (True, 2, False)
@@ -129,7 +129,7 @@ def test_a_chunk_said_wrong_is_flagged_spoken_again_and_fixed_and_only_it(
     assert "dance tune" in whole.heard.lower()
     assert all(not h.first_flagged and h.takes == 1 for h in by_text.values()), by_text
     assert engine.takes[ONCE] == engine.takes[WHOLE] == 2  # whole; then WHOLE's pieces
-    assert store.listening_summary(job.id).describe() == (
+    assert store.hearings.listening_summary(job.id).describe() == (
         "proof-listening: 2 of 6 chunks flagged (2 spoken again, 0 still flagged)")
 
 
@@ -137,7 +137,7 @@ def test_the_kept_take_is_the_chunks_audio_its_word_starts_and_its_cache(
         store: JobStore, misspoken: tuple[Job, Misspeaks], joe: Engine) -> None:
     job, _ = misspoken
     voice = job.settings.voice or ""
-    for chunk in store.all_chunks(job.id):
+    for chunk in store.ledger.all_chunks(job.id):
         path = store.job_dir(job.id) / (chunk.audio_path or "")
         assert chunk_is_valid(path, chunk.frames)  # the file is the take the store describes
         assert sf.info(str(path)).frames == chunk.frames
@@ -160,7 +160,7 @@ def test_jobs_details_says_what_was_flagged(store: JobStore, misspoken: tuple[Jo
     assert main(["jobs", "--details"]) == 0
     out = capsys.readouterr().out
     assert "proof-listening: 2 of 6 chunks flagged (2 spoken again, 0 still flagged)" in out
-    assert store.still_flagged(job.id) == []
+    assert store.hearings.still_flagged(job.id) == []
 
 
 def test_tones_are_flagged_still_flagged_and_the_book_finishes_with_the_list(
@@ -178,8 +178,8 @@ def test_tones_are_flagged_still_flagged_and_the_book_finishes_with_the_list(
     assert printed[-1] == ("proof-listening: 3 of 3 chunks flagged "
                            "(3 spoken again, 3 still flagged)")
     with JobStore.open_default() as store:
-        (job,) = [j for j in store.list_jobs() if j.output_path == out]
-        flagged = store.still_flagged(job.id)
+        (job,) = [j for j in store.queue.list_jobs() if j.output_path == out]
+        flagged = store.hearings.still_flagged(job.id)
         assert [f.text for f in flagged] == [
             "Only", "The clocks were striking thirteen all over the town.",
             "Nobody in the whole town seemed to mind it at all."]
@@ -209,18 +209,18 @@ def test_a_resumed_job_does_not_hear_again_what_it_heard(
 
     def pause_in_part_two(event: JobEvent) -> None:  # part one: its title and two lines
         if event.state is JobState.RUNNING and event.chunks_done >= 4:
-            if store.get_job(event.job_id).state is JobState.RUNNING:
-                store.set_state(event.job_id, JobState.PAUSED)
+            if store.queue.get_job(event.job_id).state is JobState.RUNNING:
+                store.queue.set_state(event.job_id, JobState.PAUSED)
 
     job = convert(store, epub, joe, JobSettings(proof_listen=True), pause_in_part_two)
     assert job.state is JobState.PAUSED
-    first = store.hearings(job.id)
+    first = store.hearings.by_key(job.id)
     assert len(first) >= 3  # part one was heard before it was stitched
     heard.clear()
-    store.set_state(job.id, JobState.QUEUED)
-    store.set_state(job.id, JobState.RUNNING)
+    store.queue.set_state(job.id, JobState.QUEUED)
+    store.queue.set_state(job.id, JobState.RUNNING)
     assert execute_job(store, job.id, engine=joe) is JobState.DONE
-    after = store.hearings(job.id)
+    after = store.hearings.by_key(job.id)
     assert len(after) == 9
     assert all(after[key] == hearing for key, hearing in first.items())  # not heard again
     retakes = sum(h.takes - 1 for h in after.values())

@@ -176,7 +176,7 @@ def test_any_inline_markup_is_split_so_each_sentence_is_one_span(seed: int) -> N
 def _convert(epub: Path, *extra: str) -> str:
     assert main(["convert", str(epub), "-o", str(epub.with_suffix(".m4b")), *extra]) == 0
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
     return job.id
 
 
@@ -368,7 +368,7 @@ def test_nothing_is_written_without_the_books_copy(tmp_path: Path) -> None:
     job_id = _convert(epub)
     out = tmp_path / "Short (read-aloud).epub"
     with JobStore.open_default() as store:
-        store.get_job(job_id).epub_path.unlink()
+        store.queue.get_job(job_id).epub_path.unlink()
         with pytest.raises(AudiopubError, match="kept with the job is gone"):
             export_read_aloud(store, job_id, out)
     assert list(tmp_path.glob("Short (read-aloud)*")) == []

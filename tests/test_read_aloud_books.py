@@ -38,7 +38,7 @@ def test_a_real_books_read_aloud_export_passes_epubcheck(
     assert main(["convert", str(epub), "--voice", f"en_US-tiny-medium#{SPEAKERS[0]}",
                  "--chapters", "1-3", "-o", str(tmp_path / "book.m4b")]) == 0
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
         made = export_read_aloud(store, job.id, tmp_path / "read-aloud.epub")
     assert made.sentences > 0 and made.placed > 0.9 * made.sentences
     with zipfile.ZipFile(made.path) as book:

@@ -70,9 +70,9 @@ def test_sigkill_mid_chapter_then_resume(tmp_path: Path, data_dir: Path) -> None
     assert f"({done_at_kill} chunks already made)" in stderr
 
     with JobStore(db) as store:
-        (job,) = store.list_jobs()
-        chunks = store.all_chunks(job.id)
-        chapters = store.chapters(job.id)
+        (job,) = store.queue.list_jobs()
+        chunks = store.ledger.all_chunks(job.id)
+        chapters = store.ledger.chapters(job.id)
     assert len(chunks) == 2 * CHAPTER_CHUNKS
     # Every chunk was made exactly once: the one in flight at the kill was never marked done,
     # so it counts once, in the second run.
@@ -149,5 +149,5 @@ def test_jobs_shows_a_killed_conversion_as_interrupted(
     assert "no Audiopub process is making it (was it killed?)" in after
     assert f"audiopub resume {job_id}" in after
     with JobStore(db) as store:  # listing it changed nothing: the next runner requeues it
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
     assert job.state.value == "running"

@@ -79,7 +79,7 @@ def test_a_store_damaged_in_the_middle_is_named_and_what_it_held_is_saved(
     assert not (tmp_path / "new.m4b").exists()
     # The copy is a store Audiopub opens: the finished job's row survived the damage.
     with JobStore(recovered) as saved:
-        (job,) = saved.list_jobs()
+        (job,) = saved.queue.list_jobs()
     assert (job.title, job.state) == (TITLE, JobState.DONE)
 
 
@@ -148,12 +148,12 @@ def test_a_store_damaged_while_open_refuses_all_work_after(
     """Found damaged by one read, the store is read no more, nor written: every call says
     the same, and the file stays as it was."""
     with JobStore(store) as opened:
-        (job,) = opened.list_jobs()
+        (job,) = opened.queue.list_jobs()
         damage_middle(store)
         damaged = store.read_bytes()
         calls: list[Callable[[], object]] = [
-            lambda: opened.progress(job.id), opened.list_jobs,
-            lambda: opened.set_state(job.id, JobState.QUEUED)]
+            lambda: opened.ledger.progress(job.id), opened.queue.list_jobs,
+            lambda: opened.queue.set_state(job.id, JobState.QUEUED)]
         messages = []
         for call in calls:
             with pytest.raises(JobStoreError) as raised:

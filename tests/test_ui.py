@@ -145,7 +145,7 @@ async def open_with_book(user: User, book: Path) -> None:
 
 
 def only_job(services: Services) -> str:
-    (job,) = services.store.list_jobs()
+    (job,) = services.store.queue.list_jobs()
     return job.id
 
 
@@ -318,11 +318,11 @@ async def test_chapter_selection(user: User, small_book: Path, services: Service
     user.find(marker="chapter-2").click()
     assert element(user, "generate").enabled
     user.find(marker="generate").click()
-    await eventually(lambda: len(services.store.list_jobs()) == 1)
-    job = services.store.get_job(only_job(services))
+    await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
+    job = services.store.queue.get_job(only_job(services))
     assert job.settings.chapters == (1, 3)
     await job_state(user, "Done")
-    assert [c.title for c in services.store.chapters(job.id)] == ["Chapter One", "Appendix"]
+    assert [c.title for c in services.store.ledger.chapters(job.id)] == ["Chapter One", "Appendix"]
 
 
 async def test_title_pages_are_listed_unticked(user: User, tmp_path: Path,
@@ -332,8 +332,8 @@ async def test_title_pages_are_listed_unticked(user: User, tmp_path: Path,
     assert [box.value for box in boxes] == [False, False, True, True]  # type: ignore[attr-defined]
     assert text(user, "book-summary").startswith("2 of 4 chapters")
     user.find(marker="generate").click()
-    await eventually(lambda: len(services.store.list_jobs()) == 1)
-    assert services.store.get_job(only_job(services)).settings.chapters == (3, 4)
+    await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
+    assert services.store.queue.get_job(only_job(services)).settings.chapters == (3, 4)
 
 
 # --- settings --------------------------------------------------------------------------------
@@ -394,11 +394,11 @@ async def test_each_speaker_of_a_multi_speaker_voice_is_a_choice_and_speaks_the_
     user.find("en_GB-tiny-medium (speaker p264) · en-GB").click()
     assert services.preferences.get().voice == "en_GB-tiny-medium#p264"
     user.find(marker="generate").click()
-    await eventually(lambda: len(services.store.list_jobs()) == 1)
+    await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
     job_id = only_job(services)
-    assert services.store.get_job(job_id).settings.voice == "en_GB-tiny-medium#p264"
+    assert services.store.queue.get_job(job_id).settings.voice == "en_GB-tiny-medium#p264"
     await job_state(user, "Done")
-    chunk = services.store.all_chunks(job_id)[0]
+    chunk = services.store.ledger.all_chunks(job_id)[0]
     assert chunk.audio_path is not None
     audio, _ = sf.read(services.store.job_dir(job_id) / chunk.audio_path)
     assert audio.mean() < -0.2  # p264's own offset in the tiny graph: that speaker spoke
@@ -474,7 +474,7 @@ async def test_gpu_switch_shows_what_really_ran(user: User, small_book: Path,
     assert services.preferences.get().use_gpu is True
     user.find(marker="generate").click()
     await job_state(user, "Done", timeout=90)
-    assert services.store.get_job(only_job(services)).settings.use_gpu
+    assert services.store.queue.get_job(only_job(services)).settings.use_gpu
     # The switch was offered, but CUDA does not load: the job says it ran on the CPU, and why.
     device = text(user, "job-device")
     assert device.startswith("Ran on: CPU — GPU requested but unavailable"), device
@@ -574,18 +574,18 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
                                           "Ann Author/A Small Book/cover.jpg"]
         assert all(archive.read(p.relative_to(tmp_path / "shelf").as_posix()) == p.read_bytes()
                    for p in written)
-    exports = [services.library.export_path(services.store.get_job(job_id), kind)
+    exports = [services.library.export_path(services.store.queue.get_job(job_id), kind)
                for kind in ("epub", "mp3", "mp3-book", "opus", "audiobookshelf")]
     assert all(path.is_file() for path in exports)
     played = await user.http_client.get(f"/library/{job_id}/audio",
                                         headers={"Range": "bytes=0-99"})
     assert played.status_code == 206 and len(played.content) == 100
 
-    output = services.store.get_job(job_id).output_path
+    output = services.store.queue.get_job(job_id).output_path
     user.find(marker="book-delete").click()
     await see(user, marker="confirm-delete")
     user.find(marker="confirm-delete").click()
-    await eventually(lambda: not services.store.list_jobs())
+    await eventually(lambda: not services.store.queue.list_jobs())
     await see(user, marker="library-empty")
     assert not output.exists()
     assert not any(path.exists() for path in exports)
@@ -610,13 +610,13 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
 
     user.find(marker="generate").click()
     await job_state(user, "Done")
-    job = services.store.get_job(only_job(services))
+    job = services.store.queue.get_job(only_job(services))
     assert job.settings.forms == {"audio_format": "mp3", "split": "chapters",
                                   "subtitles": ["srt"], "read_along": False}
     # The finished job says where they are.
     assert text(user, "job-library") == ("Listen in the library (and get MP3 (VBR), a file per "
                                          "chapter; .srt subtitles)")
-    spoken = [(c.cache_key, c.done_at) for c in services.store.all_chunks(job.id)]
+    spoken = [(c.cache_key, c.done_at) for c in services.store.ledger.all_chunks(job.id)]
 
     # The library makes them from the book's audio on its first view, then offers each.
     await user.open("/library")
@@ -637,7 +637,7 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
     assert "A%20Small%20Book.srt" in subtitles.headers["content-disposition"]
     assert subtitles.content.decode("utf-8") == services.library.subtitles(job.id, "srt")
     # Nothing was spoken again, and a second view offers what the first one made.
-    assert [(c.cache_key, c.done_at) for c in services.store.all_chunks(job.id)] == spoken
+    assert [(c.cache_key, c.done_at) for c in services.store.ledger.all_chunks(job.id)] == spoken
     made = sorted(p.name for p in job.output_path.parent.iterdir())
     await user.open("/library")
     await see(user, marker="book-form-1", timeout=10)
@@ -648,7 +648,7 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
     user.find(marker="book-delete").click()
     await see(user, marker="confirm-delete")
     user.find(marker="confirm-delete").click()
-    await eventually(lambda: not services.store.list_jobs())
+    await eventually(lambda: not services.store.queue.list_jobs())
     assert not any(p.name.startswith(job.output_path.stem)
                    for p in job.output_path.parent.iterdir())
 
@@ -671,15 +671,15 @@ async def test_cancel_a_running_job(user: User, long_book: Path, services: Servi
     await open_with_book(user, long_book)
     user.find(marker="generate").click()
     await job_state(user, "Running")
-    await eventually(lambda: services.store.progress(only_job(services)).chunks_done > 0)
+    await eventually(lambda: services.store.ledger.progress(only_job(services)).chunks_done > 0)
     user.find(marker="job-cancel").click()
     await job_state(user, "Cancelled")
-    assert services.store.get_job(only_job(services)).state is JobState.CANCELLED
+    assert services.store.queue.get_job(only_job(services)).state is JobState.CANCELLED
     await eventually(lambda: element(user, "job-delete").enabled)  # the worker has let go
     user.find(marker="job-delete").click()
     await see(user, marker="confirm-delete")
     user.find(marker="confirm-delete").click()
-    await eventually(lambda: not services.store.list_jobs())
+    await eventually(lambda: not services.store.queue.list_jobs())
     await see(user, marker="job-list-empty")
 
 
@@ -705,9 +705,9 @@ async def test_the_estimate_is_a_guess_until_the_voice_has_finished_a_book_then_
     assert text(user, "book-summary").endswith(
         "of audio (a rough guess, until this voice has finished a book)")
     user.find(marker="generate").click()
-    await eventually(lambda: len(services.store.list_jobs()) == 1)
+    await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
     await job_state(user, "Done")
-    made_s = sum(c.duration_s or 0.0 for c in services.store.chapters(only_job(services)))
+    made_s = sum(c.duration_s or 0.0 for c in services.store.ledger.chapters(only_job(services)))
 
     await open_with_book(user, small_book)  # the same book again: its estimate is what it made
     assert text(user, "book-summary").endswith(
@@ -721,7 +721,7 @@ async def test_closing_the_tab_never_stops_a_job_and_every_tab_sees_it(
     await see(user, marker="job")
     await user.open("/library")  # the convert page (its client, its timers) goes away
     job_id = only_job(services)
-    await eventually(lambda: services.store.get_job(job_id).state is JobState.DONE, 60)
+    await eventually(lambda: services.store.queue.get_job(job_id).state is JobState.DONE, 60)
     other = User(httpx.AsyncClient(transport=httpx.ASGITransport(core.app),
                                    base_url="http://test"))  # a second tab
     for tab in (user, other):
@@ -736,7 +736,7 @@ async def test_a_reopened_page_shows_jobs_made_elsewhere(user: User, small_book:
     await user.open("/")
     await see(user, marker="job-list-empty")
     book = replace(read_epub(small_book), title="From elsewhere")
-    services.store.create_job(small_book, services.library.folder / "x.m4b",
+    services.store.queue.create_job(small_book, services.library.folder / "x.m4b",
                               JobSettings(voice="en_US-joe-medium"), book=book)
     await user.open("/")
     await see(user, marker="job-title", content="From elsewhere")

@@ -86,7 +86,7 @@ async def test_a_job_behind_another_is_said_to_wait(user: User, small_book: Path
     await open_with_book(user, small_book)
     user.find(marker="generate").click()
     await eventually(lambda: user.notify.contains("Starting “A Small Book”…"))
-    await eventually(lambda: len(services.store.list_jobs()) == 1)
+    await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
     user.find(marker="generate").click()
     await eventually(lambda: user.notify.contains(
         "“A Small Book” is in the queue: it starts after the job before it"))

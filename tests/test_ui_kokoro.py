@@ -101,11 +101,11 @@ async def test_a_mix_is_heard_saved_under_a_name_and_speaks_the_book(
     assert element(user, "voice").value == MIX  # type: ignore[attr-defined]
     await eventually(lambda: element(user, "generate").enabled, 60)
     user.find(marker="generate").click()
-    await eventually(lambda: len(services.store.list_jobs()) == 1)
+    await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
     job_id = only_job(services)
     # The job's voice is the mix itself: its cache key follows the voices and their weights,
     # and removing the saved mix, even while the job runs, leaves the job its voice.
-    assert services.store.get_job(job_id).settings.voice == MIX
+    assert services.store.queue.get_job(job_id).settings.voice == MIX
 
     user.find(marker="mix-remove-0").click()
     await see(user, marker="confirm-delete")
@@ -115,9 +115,9 @@ async def test_a_mix_is_heard_saved_under_a_name_and_speaks_the_book(
     assert services.mixes.all() == {} and services.preferences.get().voice == "af_heart"
     await user.should_not_see(marker="saved-mix-0")
 
-    await eventually(lambda: services.store.get_job(job_id).state == JobState.DONE, 180)
-    assert services.store.get_job(job_id).settings.voice == MIX
-    chunk = services.store.all_chunks(job_id)[0]
+    await eventually(lambda: services.store.queue.get_job(job_id).state == JobState.DONE, 180)
+    assert services.store.queue.get_job(job_id).settings.voice == MIX
+    chunk = services.store.ledger.all_chunks(job_id)[0]
     assert chunk.audio_path is not None
     audio, rate = sf.read(services.store.job_dir(job_id) / chunk.audio_path)
     assert rate == 24_000 and len(audio) > rate // 4

@@ -63,9 +63,9 @@ async def test_a_job_that_listens_shows_what_is_still_flagged_and_plays_it(
     await see(user, marker="job", timeout=90)
     await job_state(user, "Done", timeout=240)
     job_id = only_job(services)
-    assert services.store.get_job(job_id).settings.proof_listen is True
-    summary = services.store.listening_summary(job_id)
-    flagged = services.store.still_flagged(job_id)
+    assert services.store.queue.get_job(job_id).settings.proof_listen is True
+    summary = services.store.hearings.listening_summary(job_id)
+    flagged = services.store.hearings.still_flagged(job_id)
     assert summary.still_flagged == len(flagged) >= 1
     await eventually(lambda: text(user, "job-listening") == summary.describe())
     with user.scope(marker="job-flagged"):

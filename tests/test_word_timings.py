@@ -30,8 +30,8 @@ def test_a_converted_book_knows_when_each_word_is_heard(tmp_path: Path) -> None:
     # 12 unseeded runs).
     assert main(["convert", str(epub), "-o", str(tmp_path / "Words.m4b"), "--seed", "2"]) == 0
     with JobStore.open_default() as store:
-        (job,) = store.list_jobs()
-        chunks = [c for c in store.chapter_chunks(job.id, 0) if c.text in (EXACT, MERGED)]
+        (job,) = store.queue.list_jobs()
+        chunks = [c for c in store.ledger.chapter_chunks(job.id, 0) if c.text in (EXACT, MERGED)]
         (chapter,) = [c for c in book_timeline(store, job.id)]
         (wav,) = chapter_wavs(store, job.id, tmp_path)
     assert [c.text for c in chunks] == [EXACT, MERGED]

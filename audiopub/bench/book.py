@@ -84,15 +84,15 @@ def end_to_end(job: BookJob, steps: int | None) -> Timing:
             job_id = submit_job(store, job.epub, read_epub(job.epub), folder / "book.m4b",
                                 settings, job.engine).id
             submitted = time.perf_counter()
-            store.set_state(job_id, JobState.RUNNING)
+            store.queue.set_state(job_id, JobState.RUNNING)
             state = execute_job(store, job_id)
             ended = time.perf_counter()
-            finished = store.get_job(job_id)
+            finished = store.queue.get_job(job_id)
             if state is not JobState.DONE:
                 raise AudiopubError(f"The benchmark conversion ended {state.value}: "
                                     f"{finished.error}")
-            chapters = store.chapters(job_id)
-            engine_busy = sum(c.synth_s or 0.0 for c in store.all_chunks(job_id))
+            chapters = store.ledger.chapters(job_id)
+            engine_busy = sum(c.synth_s or 0.0 for c in store.ledger.all_chunks(job_id))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     stitch = sum(c.stage_times.get("stitch", 0.0) for c in chapters)

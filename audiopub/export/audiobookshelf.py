@@ -42,7 +42,7 @@ DC_NS = "http://purl.org/dc/elements/1.1/"
 
 def export_audiobookshelf(store: JobStore, job_id: str, library: Path) -> Path:
     """Write the book's folder under `library`, replacing an earlier export of it; returns it."""
-    job = store.get_job(job_id)
+    job = store.queue.get_job(job_id)
     if job.state is not JobState.DONE or not job.output_path.is_file():
         raise AudiopubError(f"“{job.title}” has no finished audiobook to export")
     book = stored_book(store, job)

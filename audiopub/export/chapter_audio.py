@@ -28,13 +28,13 @@ from audiopub.settings import CHAPTER_PAUSE_S
 def chapter_wavs(store: JobStore, job_id: str, folder: Path) -> list[Path]:
     """The finished book's chapter WAVs in order: the job's own where it kept them, else made
     again from its chunk audio into `folder`. AudiopubError if the audio is gone."""
-    job = store.get_job(job_id)
+    job = store.queue.get_job(job_id)
     if job.state is not JobState.DONE:
         raise AudiopubError(f"“{job.title}” is {job.state.value}: only a finished book can be "
                             "exported")
     job_dir = store.job_dir(job_id)
     wavs = []
-    for chapter in store.chapters(job_id):
+    for chapter in store.ledger.chapters(job_id):
         kept = job_dir / chapter.audio_path if chapter.audio_path else None
         if kept is not None and _has_frames(kept, chapter.frames):
             wavs.append(kept)
@@ -45,7 +45,7 @@ def chapter_wavs(store: JobStore, job_id: str, folder: Path) -> list[Path]:
 
 def _stitch_again(store: JobStore, job_id: str, chapter: ChapterRow, folder: Path) -> Path:
     job_dir = store.job_dir(job_id)
-    chunks = store.chapter_chunks(job_id, chapter.idx)
+    chunks = store.ledger.chapter_chunks(job_id, chapter.idx)
     if chapter.frames is None or chapter.sample_rate is None or \
             any(c.clip_start is None for c in chunks):
         raise AudiopubError("This book was made before Audiopub kept its timings: convert it "

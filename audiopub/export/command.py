@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     with JobStore.open_default() as store:
-        job = store.find_job(args.job_id)
+        job = store.queue.find_job(args.job_id)
         folder = args.output_dir or job.output_path.parent
         stem = job.output_path.stem
         loudness = AUDIOBOOK if args.loudness == "audiobook" else None

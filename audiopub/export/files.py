@@ -52,9 +52,9 @@ def export_audio(store: JobStore, job_id: str, format_name: str, folder: Path, s
     """One audio file per chapter in `folder/<stem> chapters/`, tagged, with the cover; from
     the chapter audio, kept or made again from the chunks (nothing is spoken again).
     `progress(done, total)` after each file. Returns the paths."""
-    job = store.get_job(job_id)
+    job = store.queue.get_job(job_id)
     book = stored_book(store, job)
-    chapters = store.chapters(job_id)
+    chapters = store.ledger.chapters(job_id)
     suffix = AUDIO_FORMATS[format_name].suffix
     written = []
     with tempfile.TemporaryDirectory(prefix="audiopub-chapters-", dir=scratch_dir()) as tmp:
@@ -73,7 +73,7 @@ def export_audio(store: JobStore, job_id: str, format_name: str, folder: Path, s
 def export_chapters_zip(store: JobStore, job_id: str, format_name: str, path: Path) -> Path:
     """The per-chapter files of `export_audio` in one zip at `path` (atomically), in a folder
     named after the book: one download for a browser."""
-    job = store.get_job(job_id)
+    job = store.queue.get_job(job_id)
     folder = safe_name(job.title, "Audiobook")
     with tempfile.TemporaryDirectory(prefix="audiopub-zip-", dir=scratch_dir()) as tmp:
         files = export_audio(store, job_id, format_name, Path(tmp), folder)
@@ -87,9 +87,9 @@ def export_book_mp3(store: JobStore, job_id: str, folder: Path, stem: str,
                     loudness: LoudnessTarget | None = AUDIOBOOK) -> Path:
     """The whole book as `folder/<stem>.mp3` (VBR), with ID3v2 chapters, tags and cover, for
     players that take no .m4b."""
-    job = store.get_job(job_id)
+    job = store.queue.get_job(job_id)
     book = stored_book(store, job)
-    titles = [chapter.title for chapter in store.chapters(job_id)]
+    titles = [chapter.title for chapter in store.ledger.chapters(job_id)]
     path = Path(folder) / f"{stem}.mp3"
     with tempfile.TemporaryDirectory(prefix="audiopub-book-", dir=scratch_dir()) as tmp:
         wavs = chapter_wavs(store, job_id, Path(tmp))

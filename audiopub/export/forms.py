@@ -77,7 +77,7 @@ def make_outputs(store: JobStore, job_id: str, outputs: ConvertOutputs,
     """The forms `outputs` asks for, beside the finished book, with its name; every file
     written (those per chapter in `<stem> chapters/`). `progress(done, total)` as files are
     made."""
-    job = store.get_job(job_id)
+    job = store.queue.get_job(job_id)
     folder, stem = job.output_path.parent, job.output_path.stem
     made: list[Path] = []
     if outputs.split == "chapters":

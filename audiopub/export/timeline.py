@@ -43,13 +43,13 @@ class ChapterTimeline:
 
 def book_timeline(store: JobStore, job_id: str) -> list[ChapterTimeline]:
     """The finished job's chapters and passages on the audiobook's clock."""
-    job = store.get_job(job_id)
+    job = store.queue.get_job(job_id)
     if job.state is not JobState.DONE:
         raise AudiopubError(f"“{job.title}” is {job.state.value}: only a finished book has "
                             "timings to export")
     chapters, book_s = [], 0.0
-    for chapter in store.chapters(job_id):
-        chunks = store.chapter_chunks(job_id, chapter.idx)
+    for chapter in store.ledger.chapters(job_id):
+        chunks = store.ledger.chapter_chunks(job_id, chapter.idx)
         rate = chapter.sample_rate
         if rate is None or chapter.frames is None or \
                 any(c.clip_start is None or c.clip_frames is None for c in chunks):

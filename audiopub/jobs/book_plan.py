@@ -30,10 +30,10 @@ from audiopub.tts.engine import Engine
 def stored_book(store: JobStore, job: Job) -> Book:
     """The book the job was submitted with; a job from before books were kept with their
     jobs reads its EPUB copy once, and keeps what it read."""
-    book = store.book(job.id)
+    book = store.queue.book(job.id)
     if book is None:
         book = read_epub(job.epub_path)
-        store.keep_book(job.id, book)
+        store.queue.keep_book(job.id, book)
     return book
 
 

@@ -85,21 +85,21 @@ def verify_done_chunks(store: JobStore, job_id: str, job_dir: Path) -> list[Chun
     Run when a job is (re)started, before its pending chunks are listed.
     """
     bad = [
-        row for row in store.done_chunks(job_id)
+        row for row in store.ledger.done_chunks(job_id)
         if row.audio_path is None or not chunk_is_valid(Path(job_dir) / row.audio_path, row.frames)
     ]
-    store.reset_chunks(job_id, (row.cache_key for row in bad))
+    store.ledger.reset_chunks(job_id, (row.cache_key for row in bad))
     return bad
 
 
 def verify_done_chapters(store: JobStore, job_id: str, job_dir: Path) -> list[ChapterRow]:
     """Reset to pending every done chapter whose audio is missing, unreadable or too short."""
     bad = [
-        chapter for chapter in store.chapters(job_id)
+        chapter for chapter in store.ledger.chapters(job_id)
         if chapter.state is ChapterState.DONE and not _chapter_is_valid(job_dir, chapter)
     ]
     for chapter in bad:
-        store.reset_chapter(job_id, chapter.idx)
+        store.ledger.reset_chapter(job_id, chapter.idx)
     return bad
 
 
@@ -122,7 +122,7 @@ def remove_unused_chunk_files(store: JobStore, job_id: str, job_dir: Path) -> li
     if not folder.is_dir():
         return []
     used = {(Path(job_dir) / row.audio_path).resolve()
-            for row in store.done_chunks(job_id) if row.audio_path}
+            for row in store.ledger.done_chunks(job_id) if row.audio_path}
     # Any audio file: jobs from before chunks were FLAC recorded WAV files.
     unused = [p for p in folder.iterdir()
               if p.suffix in (".wav", CHUNK_SUFFIX) and p.resolve() not in used]
@@ -138,9 +138,9 @@ def reuse_other_jobs_audio(store: JobStore, job_id: str, job_dir: Path) -> int:
     Run when a job starts, after its own done chunks are verified. A file that is gone or
     damaged in the other job is simply not reused.
     """
-    pending = store.pending_chunks(job_id)
+    pending = store.ledger.pending_chunks(job_id)
     reused = []
-    for key, source in store.done_elsewhere(job_id, (c.cache_key for c in pending)).items():
+    for key, source in store.ledger.done_elsewhere(job_id, (c.cache_key for c in pending)).items():
         assert source.audio_path is not None  # done chunks have audio
         origin = store.job_dir(source.job_id) / source.audio_path
         if not chunk_is_valid(origin, source.frames):
@@ -152,4 +152,4 @@ def reuse_other_jobs_audio(store: JobStore, job_id: str, job_dir: Path) -> int:
         except FileNotFoundError:
             continue  # the other job was deleted meanwhile
         reused.append((source, relpath))
-    return store.mark_chunks_reused(job_id, reused) if reused else 0
+    return store.ledger.mark_chunks_reused(job_id, reused) if reused else 0

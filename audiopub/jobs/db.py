@@ -214,16 +214,17 @@ class _Connection(sqlite3.Connection):
 
 
 class StoreDatabase:
-    """The store's file and connections; `JobStore` adds the queue and the ledger on top.
+    """The store's file and its connections: the queue, the ledger and the hearings of
+    `JobStore` each read through `connection()` and write in `write()` transactions.
 
-    `StoreDatabase(path)` creates the file and schema if needed (upgrading older stores in
-    place). Job folders live next to it in `jobs/<job id>/` unless `jobs_dir` says otherwise.
-    Use as a context manager, or `close()`.
+    `StoreDatabase(path, library_dir)` creates the file and schema if needed (upgrading older
+    stores in place); `library_dir` is where the web UI keeps its books, which a damaged store
+    names. `close()` when done.
     """
 
-    def __init__(self, path: Path, jobs_dir: Path | None = None) -> None:
+    def __init__(self, path: Path, library_dir: Path) -> None:
         self.path = Path(path)
-        self.jobs_dir = Path(jobs_dir) if jobs_dir is not None else self.path.parent / "jobs"
+        self.library_dir = library_dir
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -245,16 +246,8 @@ class StoreDatabase:
             self.close()  # don't leak the connection of a store that never opened
             raise
 
-    def job_dir(self, job_id: str) -> Path:
-        """The job's folder: its EPUB copy, chunk audio, chapter audio."""
-        return self.jobs_dir / job_id
-
-    @property
-    def library_dir(self) -> Path:
-        """Where the web UI keeps the books it makes: beside the store, in `library/`."""
-        return self.path.parent / "library"
-
-    def _connection(self) -> sqlite3.Connection:
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection, for reads (each sees the last committed state)."""
         if self._closed:
             raise JobStoreError("The job store is closed")
         if self.damage is not None:  # nothing more is read from or written to it
@@ -310,21 +303,15 @@ class StoreDatabase:
         for conn in connections:
             conn.close()
 
-    def __enter__(self) -> StoreDatabase:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; the lock is taken up front so it never fails half-way.
 
         DiskFull when the disk has no room for it: nothing of it is kept.
         """
         if self.read_only:
             raise disk_full(self.path.parent)
-        conn = self._connection()
+        conn = self.connection()
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -346,7 +333,7 @@ class StoreDatabase:
         self.read_only = True
         self._local = threading.local()
         try:
-            version = self._connection().execute("PRAGMA user_version").fetchone()[0]
+            version = self.connection().execute("PRAGMA user_version").fetchone()[0]
         except BaseException:
             self.close()
             raise
@@ -357,12 +344,12 @@ class StoreDatabase:
                     self.path.parent)
 
     def _migrate(self) -> None:
-        conn = self._connection()
+        conn = self.connection()
         # WAL is a property of the file; it must be set outside a transaction.
         conn.execute("PRAGMA journal_mode = WAL")
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             return  # nothing to write, so a store on a full disk still opens
-        with self._write() as conn:
+        with self.write() as conn:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise JobStoreError(

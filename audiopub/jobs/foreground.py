@@ -35,7 +35,7 @@ def run_or_follow(store: JobStore, job_id: str) -> int:
         if status is not None:
             return status
     try:  # the runner lock is ours: run the job here
-        store.set_state(job_id, JobState.RUNNING)
+        store.queue.set_state(job_id, JobState.RUNNING)
         return _run_in_foreground(store, job_id)
     finally:
         lock.release()
@@ -59,14 +59,14 @@ def _follow(store: JobStore, job_id: str, lock: FileLock) -> int | None:
     with ProgressBar() as bar:
         try:
             while True:
-                job = store.get_job(job_id)
-                progress = store.progress(job_id)
+                job = store.queue.get_job(job_id)
+                progress = store.ledger.progress(job_id)
                 bar.show(JobEvent(job_id, job.state, progress.chars_done, progress.chars_total))
                 if job.state not in (JobState.QUEUED, JobState.RUNNING):
                     break
                 # Free when the runner has stopped: it requeues a job the runner left running.
                 if become_runner(lock, store):
-                    if store.get_job(job_id).state is JobState.QUEUED:
+                    if store.queue.get_job(job_id).state is JobState.QUEUED:
                         return None
                     lock.release()
                 time.sleep(FOLLOW_INTERVAL_S)
@@ -79,9 +79,9 @@ def _follow(store: JobStore, job_id: str, lock: FileLock) -> int | None:
 def _pause_interrupted(store: JobStore, job_id: str) -> int:
     """Ctrl-C pauses the job, which keeps its finished chunks for the next run."""
     try:
-        store.set_state(job_id, JobState.PAUSED, error="Interrupted")
+        store.queue.set_state(job_id, JobState.PAUSED, error="Interrupted")
     except InvalidTransition:  # it ended (or was cancelled elsewhere) meanwhile
-        print(f"\nThe job is {store.get_job(job_id).state.value}.", file=sys.stderr)
+        print(f"\nThe job is {store.queue.get_job(job_id).state.value}.", file=sys.stderr)
         return 130
     print("\nPaused. Run the same command again to continue.", file=sys.stderr)
     return 130
@@ -127,7 +127,7 @@ class ProgressBar:
 
 def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float,
             since: float, message: str = "") -> int:
-    job = store.get_job(job_id)
+    job = store.queue.get_job(job_id)
     if state is JobState.QUEUED:  # another command asked for it with other settings
         print(f"audiopub: job {job_id[:8]} was taken over by another command, which makes it "
               "now", file=sys.stderr)

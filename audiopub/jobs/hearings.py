@@ -3,8 +3,9 @@
 A hearing is keyed like the audio it describes, by the chunk's cache key, and holds the verdict
 on the take that was kept (what was heard, its word error rate, its longest run of missing
 words), whether the first take was wrong and how many takes were heard. Whenever a key's
-audio is made again (`JobLedger.mark_chunk_done`, `reset_chunks`) its hearing is deleted, so a
-hearing always describes the audio on disk, and a resumed job hears only what it has not.
+audio is made again (`JobLedger.mark_chunk_done`, `JobLedger.reset_chunks`) its hearing is
+deleted, so a hearing always describes the audio on disk, and a resumed job hears only what it
+has not.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from audiopub.jobs.db import StoreDatabase
+from audiopub.jobs.job_rows import touch as touch_job
 from audiopub.jobs.ledger import JobLedger
-from audiopub.jobs.ledger_rows import SELECT_CHUNKS, chunk_from_row, words_json
+from audiopub.jobs.ledger_rows import SELECT_CHUNKS, chunk_from_row
 from audiopub.jobs.models import ChunkRow
-from audiopub.jobs.queue import touch as touch_job
+from audiopub.jobs.store_json import words_json
 
 _COLUMNS = ("cache_key, heard, wer, missing_run, flagged, reason, first_flagged, takes, model, "
             "heard_at")
@@ -83,13 +86,17 @@ def _hearing(row: Sequence[Any]) -> Hearing:
                    heard_at)
 
 
-class JobHearings(JobLedger):
-    """Proof-listening's verdicts (the hearings part of `JobStore`)."""
+class JobHearings:
+    """Proof-listening's verdicts: the hearings part of `JobStore` (`store.hearings`)."""
+
+    def __init__(self, db: StoreDatabase, ledger: JobLedger) -> None:
+        self._db = db
+        self._ledger = ledger  # the plan's chapters and chunks the hearings are about
 
     def record_hearing(self, job_id: str, hearing: Hearing) -> bool:
         """Keep a verdict on the audio the store has for its key; False (nothing kept) when
         that key is no longer done: its audio was reset or re-planned while it was heard."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             if not _done(conn, job_id, hearing.cache_key):
                 return False
             _replace(conn, job_id, hearing)
@@ -100,7 +107,7 @@ class JobHearings(JobLedger):
         """A new take replaced the chunk's audio file: record its length, word starts and the
         engine seconds all its takes cost, with its verdict, in one transaction (call after the
         file is in place). Returns the chunks marked; 0 when the key is no longer done."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             if not _done(conn, job_id, hearing.cache_key):
                 return 0
             marked = conn.execute("""
@@ -113,15 +120,15 @@ class JobHearings(JobLedger):
             touch_job(conn, job_id)
         return marked
 
-    def hearings(self, job_id: str) -> dict[str, Hearing]:
+    def by_key(self, job_id: str) -> dict[str, Hearing]:
         """cache key → its hearing, for every chunk audio of the job heard so far."""
-        rows = self._connection().execute(
+        rows = self._db.connection().execute(
             f"SELECT {_COLUMNS} FROM chunk_hearings WHERE job_id = ?", (job_id,))
         return {hearing.cache_key: hearing for hearing in map(_hearing, rows)}
 
     def unheard_chunks(self, job_id: str, chapter_idx: int) -> list[ChunkRow]:
         """The chapter's done chunks whose audio has no hearing yet, one per key, in order."""
-        rows = self._connection().execute(
+        rows = self._db.connection().execute(
             f"{SELECT_CHUNKS} AND chapter_idx = ? AND state = 'done' AND NOT EXISTS ("
             "SELECT 1 FROM chunk_hearings h WHERE h.job_id = chunks.job_id "
             "AND h.cache_key = chunks.cache_key) ORDER BY idx", (job_id, chapter_idx))
@@ -131,18 +138,18 @@ class JobHearings(JobLedger):
         """The chapter's chunks whose first take was flagged and that were not yet spoken
         again, one per key, in order; not one whose audio is also in a chapter already
         stitched (made before listening was on), whose audio a new take would belie."""
-        hearings = self.hearings(job_id)
-        stitched = {key for (key,) in self._connection().execute(
+        hearings = self.by_key(job_id)
+        stitched = {key for (key,) in self._db.connection().execute(
             "SELECT k.cache_key FROM chunks k JOIN chapters c ON c.job_id = k.job_id "
             "AND c.idx = k.chapter_idx WHERE k.job_id = ? AND c.state = 'done'", (job_id,))}
         return [(chunk, hearings[chunk.cache_key])
-                for chunk in _one_per_key(self.chapter_chunks(job_id, chapter_idx))
+                for chunk in _one_per_key(self._ledger.chapter_chunks(job_id, chapter_idx))
                 if chunk.cache_key in hearings and hearings[chunk.cache_key].flagged
                 and not hearings[chunk.cache_key].spoken_again
                 and chunk.cache_key not in stitched]
 
     def listening_summary(self, job_id: str) -> ListeningSummary:
-        heard, flagged, again, still = self._connection().execute("""
+        heard, flagged, again, still = self._db.connection().execute("""
             SELECT count(*), coalesce(sum(h.first_flagged OR h.flagged), 0),
                    coalesce(sum(h.takes > 1), 0), coalesce(sum(h.flagged), 0)
             FROM chunks k JOIN chunk_hearings h
@@ -154,13 +161,13 @@ class JobHearings(JobLedger):
     def still_flagged(self, job_id: str) -> list[FlaggedChunk]:
         """Every chunk whose kept take is still flagged, in book order, with its place in the
         finished book."""
-        chapters = self.chapters(job_id)
+        chapters = self._ledger.chapters(job_id)
         starts, book_s = {}, 0.0
         for chapter in chapters:  # back to back in the book, as the muxer joins them
             starts[chapter.idx] = book_s
             book_s += chapter.duration_s or 0.0
         found = []
-        for chunk_row in self._connection().execute(f"""
+        for chunk_row in self._db.connection().execute(f"""
                 SELECT k.chapter_idx, k.idx, k.text, k.clip_start, {_prefixed('h.')}
                 FROM chunks k JOIN chunk_hearings h
                     ON h.job_id = k.job_id AND h.cache_key = k.cache_key

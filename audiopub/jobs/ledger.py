@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from audiopub.book.models import Chunk
 from audiopub.jobs.db import StoreDatabase
+from audiopub.jobs.job_rows import EDITABLE_STATES, require_state, settings_of
+from audiopub.jobs.job_rows import touch as touch_job
 from audiopub.jobs.ledger_rows import (
     CHAPTER_NOT_DONE,
     CHUNK_COLUMNS,
@@ -34,7 +36,6 @@ from audiopub.jobs.ledger_rows import (
     new_chapter_row,
     new_chunk_row,
     signature,
-    words_json,
 )
 from audiopub.jobs.models import (
     ChapterProgress,
@@ -46,8 +47,7 @@ from audiopub.jobs.models import (
     JobState,
     chunk_cache_key,
 )
-from audiopub.jobs.queue import EDITABLE_STATES, require_state, settings_of, times_json, times_of
-from audiopub.jobs.queue import touch as touch_job
+from audiopub.jobs.store_json import times_json, times_of, words_json
 
 # A chunk's characters in SQL, as `Chunk.char_count` counts them: the same count as the book's.
 CHARS = "(length(k.text) + 1 - k.ends_paragraph)"
@@ -59,8 +59,11 @@ ChapterPlanInput = tuple[str, Sequence[Chunk]]  # (title, chunks) as the chunker
 _KEYS_PER_QUERY = 500  # cache keys per IN (...) list, well under SQLite's variable limit
 
 
-class JobLedger(StoreDatabase):
-    """Plans, marks and progress (the ledger half of `JobStore`)."""
+class JobLedger:
+    """Plans, marks and progress: the ledger part of `JobStore` (`store.ledger`)."""
+
+    def __init__(self, db: StoreDatabase) -> None:
+        self._db = db
 
     # --- plan ----------------------------------------------------------------------------
 
@@ -72,7 +75,7 @@ class JobLedger(StoreDatabase):
         Allowed while queued, paused, failed, cancelled or running (the worker plans the job
         it has claimed), not once done.
         """
-        with self._write() as conn:
+        with self._db.write() as conn:
             require_state(conn, job_id, _PLANNABLE_STATES, "plan")
             settings = settings_of(conn, job_id)
             done_audio = {row.cache_key: row for row in map(chunk_from_row, conn.execute(
@@ -92,22 +95,22 @@ class JobLedger(StoreDatabase):
             touch_job(conn, job_id)
 
     def chapters(self, job_id: str) -> list[ChapterRow]:
-        rows = self._connection().execute(f"{SELECT_CHAPTERS} ORDER BY idx", (job_id,))
+        rows = self._db.connection().execute(f"{SELECT_CHAPTERS} ORDER BY idx", (job_id,))
         return [chapter_from_row(r) for r in rows]
 
     def chapter_chunks(self, job_id: str, chapter_idx: int) -> list[ChunkRow]:
         """Every chunk of a chapter in order (what the stitcher reads)."""
-        rows = self._connection().execute(f"{SELECT_CHUNKS} AND chapter_idx = ? ORDER BY idx",
+        rows = self._db.connection().execute(f"{SELECT_CHUNKS} AND chapter_idx = ? ORDER BY idx",
                                           (job_id, chapter_idx))
         return [chunk_from_row(r) for r in rows]
 
     def all_chunks(self, job_id: str) -> list[ChunkRow]:
-        rows = self._connection().execute(f"{SELECT_CHUNKS} ORDER BY chapter_idx, idx",
+        rows = self._db.connection().execute(f"{SELECT_CHUNKS} ORDER BY chapter_idx, idx",
                                           (job_id,))
         return [chunk_from_row(r) for r in rows]
 
     def done_chunks(self, job_id: str) -> list[ChunkRow]:
-        rows = self._connection().execute(
+        rows = self._db.connection().execute(
             f"{SELECT_CHUNKS} AND state = 'done' ORDER BY chapter_idx, idx", (job_id,))
         return [chunk_from_row(r) for r in rows]
 
@@ -117,7 +120,7 @@ class JobLedger(StoreDatabase):
         Chunks with the same key share one audio file, and marking the key done marks them
         all, so only the first of each is listed.
         """
-        conn = self._connection()
+        conn = self._db.connection()
         if chapter_idx is None:
             rows = conn.execute(
                 f"{SELECT_CHUNKS} AND state != 'done' ORDER BY chapter_idx, idx", (job_id,))
@@ -150,7 +153,7 @@ class JobLedger(StoreDatabase):
         Marks every chunk of the job with this key; returns how many. 0 means the plan or the
         settings changed meanwhile and the audio must not be used.
         """
-        with self._write() as conn:
+        with self._db.write() as conn:
             cursor = conn.execute("""
                 UPDATE chunks SET state = 'done', audio_path = ?, frames = ?, sample_rate = ?,
                     duration_s = ?, synth_s = ?, provider = ?, stage_times_json = ?,
@@ -167,7 +170,7 @@ class JobLedger(StoreDatabase):
     def done_elsewhere(self, job_id: str, cache_keys: Iterable[str]) -> dict[str, ChunkRow]:
         """key → a done chunk of *another* job with that key: the same words said with the
         same settings, whose audio this job may share (`chunk_cache.reuse_other_jobs_audio`)."""
-        conn, found = self._connection(), {}
+        conn, found = self._db.connection(), {}
         keys = sorted(set(cache_keys))
         for start in range(0, len(keys), _KEYS_PER_QUERY):
             batch = keys[start:start + _KEYS_PER_QUERY]
@@ -185,7 +188,7 @@ class JobLedger(StoreDatabase):
         describe the audio; wall time does not, since this job spent none. Returns the chunks
         marked."""
         marked = 0
-        with self._write() as conn:
+        with self._db.write() as conn:
             for source, audio_path in reused:
                 marked += conn.execute("""
                     UPDATE chunks SET state = 'done', audio_path = ?, frames = ?,
@@ -202,7 +205,7 @@ class JobLedger(StoreDatabase):
 
     def mark_chunk_failed(self, job_id: str, cache_key: str, error: str) -> int:
         """Record a failed attempt; the chunk is retried when the job next runs."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             cursor = conn.execute("""
                 UPDATE chunks SET state = 'failed', attempts = attempts + 1, error = ?
                 WHERE job_id = ? AND cache_key = ? AND state != 'done'
@@ -212,7 +215,7 @@ class JobLedger(StoreDatabase):
 
     def reset_chunks(self, job_id: str, cache_keys: Iterable[str]) -> None:
         """Forget the audio of these keys (e.g. its file is gone); their chapters too."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             for key in set(cache_keys):
                 conn.execute(f"""
                     UPDATE chapters SET {CHAPTER_NOT_DONE}
@@ -247,7 +250,7 @@ class JobLedger(StoreDatabase):
         Refused (False) unless every chunk of the chapter is done: if a chunk was reset while
         the chapter was being stitched, the chapter audio is stale.
         """
-        with self._write() as conn:
+        with self._db.write() as conn:
             if conn.execute("SELECT 1 FROM chunks WHERE job_id = ? AND chapter_idx = ? "
                             "AND state != 'done' LIMIT 1", (job_id, idx)).fetchone():
                 return False
@@ -269,7 +272,7 @@ class JobLedger(StoreDatabase):
 
     def reset_chapter(self, job_id: str, idx: int) -> None:
         """Forget a chapter's audio (e.g. its file is gone); its chunks are kept."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             conn.execute(f"UPDATE chapters SET {CHAPTER_NOT_DONE} WHERE job_id = ? AND idx = ?",
                          (job_id, idx))
 
@@ -279,7 +282,7 @@ class JobLedger(StoreDatabase):
         """Characters a second of finished audio holds at speed 1.0 with this voice, pauses
         included, measured on every finished book it read; None before its first."""
         chars = seconds = 0.0
-        for settings_json, job_chars, audio_s in self._connection().execute("""
+        for settings_json, job_chars, audio_s in self._db.connection().execute("""
                 SELECT j.settings_json, sum(c.chars), sum(c.duration_s)
                 FROM jobs j JOIN chapters c ON c.job_id = j.id
                 WHERE j.state = 'done' AND c.state = 'done' AND c.duration_s > 0
@@ -293,7 +296,7 @@ class JobLedger(StoreDatabase):
     def progress(self, job_id: str, since: float | None = None) -> JobProgress:
         """Totals and per-chapter counts from one snapshot; with `since` (Unix seconds) the
         `made_*` figures count only chunks finished from then on, e.g. in this run."""
-        rows = self._connection().execute(f"""
+        rows = self._db.connection().execute(f"""
             SELECT c.idx, c.title, c.state,
                    count(k.idx),
                    coalesce(sum(k.state = 'done'), 0),

@@ -10,7 +10,7 @@ from typing import Any
 
 from audiopub.book.models import Chunk
 from audiopub.jobs.models import ChapterRow, ChapterState, ChunkRow, ChunkState
-from audiopub.jobs.queue import times_json, times_of
+from audiopub.jobs.store_json import times_json, times_of, words_json, words_of
 
 CHAPTER_COLUMNS = (
     "job_id, idx, book_index, title, chars, state, audio_path, duration_s, synth_s, "
@@ -60,14 +60,6 @@ def chunk_from_row(row: Sequence[Any]) -> ChunkRow:
         clip_start=clip_start, clip_frames=clip_frames,
         word_starts=words_of(word_starts_json), clip_lead=clip_lead,
     )
-
-
-def words_json(word_starts: Sequence[int] | None) -> str | None:
-    return json.dumps(list(word_starts)) if word_starts is not None else None
-
-
-def words_of(text: str | None) -> tuple[int, ...] | None:
-    return tuple(json.loads(text)) if text is not None else None
 
 
 # --- a new plan, keeping what the old one finished -------------------------------------------

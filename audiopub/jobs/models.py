@@ -289,7 +289,7 @@ class JobProgress:
     audio_s: float  # duration of the finished chunks
     synth_s: float  # engine time spent on the finished chunks (figures.Clock.ENGINE)
     chapters: tuple[ChapterProgress, ...]
-    # Chunks finished since the moment `JobStore.progress(since=...)` was asked about.
+    # Chunks finished since the moment `JobLedger.progress(since=...)` was asked about.
     made_chars: int = 0
     made_audio_s: float = 0.0
     wall_s: float = 0.0  # wall time the job's runs spent on the finished chunks (Clock.WALL)

@@ -90,7 +90,7 @@ class JobRun:
                  stop_requested: Callable[[], bool] = lambda: False,
                  keep_warm: bool = False) -> None:
         self.store = store
-        self.job = store.get_job(job_id)
+        self.job = store.queue.get_job(job_id)
         self.dir = store.job_dir(job_id)
         self._publish = publish or (lambda event: None)
         self._stop_requested = stop_requested
@@ -132,14 +132,14 @@ class JobRun:
         began = time.perf_counter()
         settings = self.job.settings
         self._set_stage(PREPARING_TEXT)
-        self.store.write_plan(self.job.id, plan_book(
+        self.store.ledger.write_plan(self.job.id, plan_book(
             self.book, self.engine.max_chunk_chars, settings.chapters, settings.language,
             job_lexicon(self.store, self.job.epub_path, self.book, settings, self.engine)))
         # Text preparation: cutting the chapters into chunks and writing the plan.
-        self.store.set_job_stage_times(self.job.id, {"prepare": time.perf_counter() - began})
+        self.store.queue.set_job_stage_times(self.job.id, {"prepare": time.perf_counter() - began})
         (self.dir / CHUNKS_DIR).mkdir(parents=True, exist_ok=True)
         (self.dir / CHAPTERS_DIR).mkdir(parents=True, exist_ok=True)
-        self.store.set_job_info(self.job.id, device=self._device())
+        self.store.queue.set_job_info(self.job.id, device=self._device())
         remove_stale_temp_files(self.dir / CHUNKS_DIR)
         verify_done_chunks(self.store, self.job.id, self.dir)
         verify_done_chapters(self.store, self.job.id, self.dir)
@@ -150,7 +150,7 @@ class JobRun:
         remove_unused_chunk_files(self.store, self.job.id, self.dir)
         # Counted once, then kept up to date per chunk: a store-wide count after every chunk
         # would cost O(chunks) each time, O(n²) over a long book.
-        self._progress = self.store.progress(self.job.id)
+        self._progress = self.store.ledger.progress(self.job.id)
         self._run = Speed(0, 0.0, 0.0, Clock.WALL)  # what this run has made so far
         self._recorded_speed = machine_speed(
             settings.engine, self.plan.voice.id, settings.use_gpu,
@@ -170,8 +170,8 @@ class JobRun:
             if is_disk_full(exc):
                 raise self._disk_full(exc) from exc
             raise
-        self.store.set_job_info(self.job.id, device=self._device())
-        self.store.set_state(self.job.id, JobState.DONE)
+        self.store.queue.set_job_info(self.job.id, device=self._device())
+        self.store.queue.set_state(self.job.id, JobState.DONE)
         self._remove_intermediate_files()
         # The library's file names are ids: say the book's title, and where a person finds it.
         where = ("in the Library" if self.job.output_path.parent == self.store.library_dir
@@ -189,7 +189,7 @@ class JobRun:
         began = time.perf_counter()
         start_engines(self.executor, self.plan.voice.id)
         # This run's: a resume starts the engine again, and says how long that took.
-        self.store.set_job_stage_times(self.job.id, {
+        self.store.queue.set_job_stage_times(self.job.id, {
             ENGINE_START: self._loading_s + time.perf_counter() - began})
         self._run_began = self._last_chunk_at = time.perf_counter()
 
@@ -202,13 +202,13 @@ class JobRun:
         """How much to free for the rest of the job, where the disk filled up."""
         where = getattr(error, "filename", None) or getattr(error, "path", None) or self.dir
         folder = Path(where) if Path(where).is_dir() else Path(where).parent
-        progress = self.store.progress(self.job.id)
+        progress = self.store.ledger.progress(self.job.id)
         return disk_full(folder, space_to_finish(progress.chars_done, progress.chars_total,
                                                  self.plan.sample_rate, self.plan.speed))
 
     def _speak_and_stitch(self) -> None:
         try:
-            for chapter in self.store.chapters(self.job.id):
+            for chapter in self.store.ledger.chapters(self.job.id):
                 if chapter.state is not ChapterState.DONE:
                     self._speak_chapter(chapter.idx, chapter.title)
                     self._proofread_chapter(chapter.idx, chapter.title)
@@ -216,7 +216,7 @@ class JobRun:
         finally:  # spoken, or stopped: either way the engine processes are no longer needed
             self._stop_listening()
             if self.executor.peak_vram_mb:
-                self.store.record_peak_vram(self.job.id, self.executor.peak_vram_mb)
+                self.store.queue.record_peak_vram(self.job.id, self.executor.peak_vram_mb)
             self._hand_back_executor()
 
     def _hand_back_executor(self) -> None:
@@ -226,7 +226,7 @@ class JobRun:
 
     def _speak_chapter(self, chapter_idx: int, title: str) -> None:
         self._check_still_running()
-        pending = self.store.pending_chunks(self.job.id, chapter_idx)
+        pending = self.store.ledger.pending_chunks(self.job.id, chapter_idx)
         tasks = [ChunkTask(c.cache_key, c.spoken, self.plan.voice.id, self.plan.options,
                            chunk_path(self.dir, c.cache_key)) for c in pending]
         # A chunk's wall time runs from the one before it, in this chapter: the previous
@@ -243,10 +243,10 @@ class JobRun:
 
     def _record(self, chunk: ChunkRow, result: ChunkResult, chapter_title: str) -> None:
         if result.error is not None:
-            self.store.mark_chunk_failed(self.job.id, chunk.cache_key, result.error)
+            self.store.ledger.mark_chunk_failed(self.job.id, chunk.cache_key, result.error)
             raise SynthesisFailed(result.error)
         now = time.perf_counter()
-        marked = self.store.mark_chunk_done(
+        marked = self.store.ledger.mark_chunk_done(
             self.job.id, chunk.cache_key, audio_path=chunk_relpath(chunk.cache_key),
             frames=result.frames, sample_rate=result.sample_rate, synth_s=result.synth_s,
             provider=result.provider, stage_times=result.stages,
@@ -267,8 +267,8 @@ class JobRun:
         self._set_stage(LOADING_EARS)
         began = time.perf_counter()
         ears = load_ears(self.job.settings.use_gpu)
-        self.store.set_job_stage_times(self.job.id, {"listen": time.perf_counter() - began},
-                                       add=True)
+        self.store.queue.set_job_stage_times(self.job.id, {"listen": time.perf_counter() - began},
+                                             add=True)
         self._listening = ProofListening(
             self.store, self.job.id, self.dir, self.job.settings.language or self.book.language,
             ears, notify=lambda line: self._emit(JobState.RUNNING, message=line))
@@ -287,20 +287,20 @@ class JobRun:
                           lambda line: self._emit(JobState.RUNNING, message=line)
                           ).repair_chapter(chapter_idx)
         if repairs.spoken_again:
-            self.store.set_job_stage_times(
+            self.store.queue.set_job_stage_times(
                 self.job.id, {"retakes": time.perf_counter() - began}, add=True)
             self._emit(JobState.RUNNING, message=repairs.describe(title))
 
     def _stop_listening(self) -> None:
         if self._listening is not None:
             self._listening.close()
-            self.store.set_job_stage_times(self.job.id, {"listen": self._listening.heard_s},
-                                           add=True)
+            self.store.queue.set_job_stage_times(self.job.id, {"listen": self._listening.heard_s},
+                                                 add=True)
             self._listening = None
 
     def _stitch_chapter(self, chapter_idx: int, title: str) -> None:
         self._set_stage(JOINING)
-        chunks = self.store.chapter_chunks(self.job.id, chapter_idx)
+        chunks = self.store.ledger.chapter_chunks(self.job.id, chapter_idx)
         relpath = f"{CHAPTERS_DIR}/{chapter_idx:04d}.wav"
         began = time.perf_counter()
         # The chapter is written at the rate its chunks were spoken at: the voice's own, as
@@ -318,7 +318,7 @@ class JobRun:
         levels = self._level(self.dir / relpath, title)
         speed = Speed(sum(c.char_count for c in chunks), synth_s, stitched.duration_s,
                       Clock.ENGINE)
-        self.store.mark_chapter_done(
+        self.store.ledger.mark_chapter_done(
             self.job.id, chapter_idx, audio_path=relpath, duration_s=stitched.duration_s,
             synth_s=synth_s, chars_per_s=speed.chars_per_s, rtf=speed.rtf,
             stage_times={"synthesis": synth_s, "stitch": stitched_at - began,
@@ -343,7 +343,7 @@ class JobRun:
         return {"before": before.to_dict(), "after": after.to_dict()}
 
     def _mux(self) -> None:
-        chapters = self.store.chapters(self.job.id)
+        chapters = self.store.ledger.chapters(self.job.id)
         wavs = [self.dir / chapter.audio_path for chapter in chapters if chapter.audio_path]
         # Marks from each chapter file's exact length: back to back, as ffmpeg joins them.
         marks = chapter_marks([chapter.title for chapter in chapters], wavs)
@@ -355,7 +355,7 @@ class JobRun:
         mux_m4b(wavs, marks, book_tags(self.book, self.job.settings.narrator),
                 self.book.cover, self.job.output_path,
                 progress=lambda fraction: self._check_still_running())
-        self.store.set_job_stage_times(self.job.id, {"encode": time.perf_counter() - began})
+        self.store.queue.set_job_stage_times(self.job.id, {"encode": time.perf_counter() - began})
 
     def _remove_intermediate_files(self) -> None:
         """Chapter WAVs are remade from chunk audio in seconds; chunk audio is kept unless the
@@ -371,7 +371,7 @@ class JobRun:
         """Cancel and pause are state changes made by others (UI, CLI); honour them here."""
         if self._stop_requested():
             raise JobStopped("Audiopub is shutting down; the job continues at the next start")
-        state = self.store.get_job(self.job.id).state
+        state = self.store.queue.get_job(self.job.id).state
         if state is JobState.CANCELLED:
             raise JobCancelled("The job was cancelled")
         if state is JobState.PAUSED:

@@ -2,7 +2,7 @@
 
     speak (the run's thread)  ── a chunk is done ──▶  queue  ──▶  listening thread:
         read its audio file, hear a batch (`Listener.hear`), judge each against the chunk's
-        spoken text (`judge`), keep the verdict in the store (`JobStore.record_hearing`)
+        spoken text (`judge`), keep the verdict in the store (`JobHearings.record_hearing`)
     before a chapter is stitched: wait until its chunks are heard, then speak again the
         flagged ones (`retakes.repair_chunk`), so the chapter is made of the kept takes
 
@@ -163,7 +163,7 @@ class ProofListening:
         (a pause, a cancel)."""
         if not self.working:
             return
-        for chunk in self.store.unheard_chunks(self.job_id, chapter_idx):
+        for chunk in self.store.hearings.unheard_chunks(self.job_id, chapter_idx):
             if chunk.audio_path:  # one queued or being heard already is not queued again
                 self.chunk_done(chunk, self.job_dir / chunk.audio_path)
         while True:
@@ -227,7 +227,7 @@ class ProofListening:
         self.heard_s += time.perf_counter() - began
         for (item, _), text in zip(readable, heard, strict=True):
             verdict = judge(item.chunk.spoken, text, self.language)
-            self.store.record_hearing(self.job_id, Hearing(
+            self.store.hearings.record_hearing(self.job_id, Hearing(
                 item.chunk.cache_key, text, verdict.wer, verdict.missing_run, verdict.flagged,
                 verdict.reason, first_flagged=verdict.flagged, takes=1, model=self.ears.size))
         self._settle(chunks)

@@ -14,41 +14,43 @@ import shutil
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from audiopub.book.models import Book, Cover
 from audiopub.errors import InvalidTransition, JobNotFound
 from audiopub.jobs.db import StoreDatabase
+from audiopub.jobs.job_rows import (
+    EDITABLE_STATES,
+    JOB_COLUMNS,
+    SELECT_JOB,
+    current_state,
+    job_from_row,
+    require_state,
+)
 from audiopub.jobs.models import Job, JobSettings, JobState
+from audiopub.jobs.store_json import times_json, times_of, vram_json, vram_of
 
 EPUB_NAME = "book.epub"  # the job's own copy of the uploaded book
 
-_JOB_COLUMNS = (
-    "id, state, created_at, updated_at, started_at, finished_at, title, author, "
-    "epub_path, output_path, settings_json, error, device, stage_times_json, peak_vram_json"
-)
-_SELECT_JOB = f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?"
 _SELECT_OLDEST_QUEUED = (
-    f"SELECT {_JOB_COLUMNS} FROM jobs WHERE state = 'queued' ORDER BY created_at, rowid LIMIT 1"
+    f"SELECT {JOB_COLUMNS} FROM jobs WHERE state = 'queued' ORDER BY created_at, rowid LIMIT 1"
 )
 
-# Settings change only while no worker runs the job; the worker plans the job it claimed from
-# the settings it has then. A done job is final.
-EDITABLE_STATES = frozenset({JobState.QUEUED, JobState.PAUSED, JobState.FAILED,
-                             JobState.CANCELLED})
 
+class JobQueue:
+    """Jobs and their states: the queue part of `JobStore` (`store.queue`)."""
 
-class JobQueue(StoreDatabase):
-    """Jobs and their states (the queue half of `JobStore`)."""
+    def __init__(self, db: StoreDatabase, job_dir: Callable[[str], Path]) -> None:
+        self._db = db
+        self._job_dir = job_dir  # the job's folder (`JobStore.job_dir`)
 
     def create_job(self, epub: Path, output_path: Path, settings: JobSettings, *,
                    book: Book | None = None, copy_epub: bool = True) -> Job:
         """A queued job for `book`, read from `epub`; the EPUB is copied into the job's folder
         so the upload may go away."""
         job_id = uuid.uuid4().hex
-        epub_path = self.job_dir(job_id) / EPUB_NAME if copy_epub else Path(epub)
+        epub_path = self._job_dir(job_id) / EPUB_NAME if copy_epub else Path(epub)
         now = time.time()
         row = (job_id, JobState.QUEUED.value, now, now, None, None,
                book.title if book else "", book.author if book else "",
@@ -58,21 +60,21 @@ class JobQueue(StoreDatabase):
             if copy_epub:
                 epub_path.parent.mkdir(parents=True)
                 shutil.copyfile(epub, epub_path)
-            with self._write() as conn:
-                conn.execute(f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES ({', '.join('?' * 15)})",
+            with self._db.write() as conn:
+                conn.execute(f"INSERT INTO jobs ({JOB_COLUMNS}) VALUES ({', '.join('?' * 15)})",
                              row)
                 if book is not None:
                     _insert_book(conn, job_id, book)
         except BaseException:
             if copy_epub:  # no row without its folder, no folder without its row
-                shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
+                shutil.rmtree(self._job_dir(job_id), ignore_errors=True)
             raise
         return self.get_job(job_id)
 
     def book(self, job_id: str) -> Book | None:
         """The book as it was read when the job was submitted (None for a job from before
         books were kept: read its EPUB copy once and `keep_book` it)."""
-        row = self._connection().execute(
+        row = self._db.connection().execute(
             "SELECT book_json, cover, cover_type FROM job_books WHERE job_id = ?", (job_id,)
         ).fetchone()
         if row is None:
@@ -82,16 +84,16 @@ class JobQueue(StoreDatabase):
                               Cover(bytes(cover), cover_type) if cover is not None else None)
 
     def keep_book(self, job_id: str, book: Book) -> None:
-        with self._write() as conn:
+        with self._db.write() as conn:
             current_state(conn, job_id)  # raises JobNotFound
             conn.execute("DELETE FROM job_books WHERE job_id = ?", (job_id,))
             _insert_book(conn, job_id, book)
 
     def get_job(self, job_id: str) -> Job:
-        row = self._connection().execute(_SELECT_JOB, (job_id,)).fetchone()
+        row = self._db.connection().execute(SELECT_JOB, (job_id,)).fetchone()
         if row is None:
             raise JobNotFound(f"No job with id {job_id}")
-        return _job_from_row(row)
+        return job_from_row(row)
 
     def find_job(self, prefix: str) -> Job:
         """The one job whose id starts with `prefix` (what people type); JobNotFound if none
@@ -103,9 +105,9 @@ class JobQueue(StoreDatabase):
 
     def list_jobs(self, states: Iterable[JobState] | None = None) -> list[Job]:
         """Jobs oldest first (queue order), optionally only those in `states`."""
-        rows = self._connection().execute(
-            f"SELECT {_JOB_COLUMNS} FROM jobs ORDER BY created_at, rowid")
-        jobs = [_job_from_row(r) for r in rows]
+        rows = self._db.connection().execute(
+            f"SELECT {JOB_COLUMNS} FROM jobs ORDER BY created_at, rowid")
+        jobs = [job_from_row(r) for r in rows]
         if states is None:
             return jobs
         wanted = set(states)
@@ -113,13 +115,13 @@ class JobQueue(StoreDatabase):
 
     def set_state(self, job_id: str, state: JobState, error: str | None = None) -> Job:
         """Move a job to `state` if that transition is allowed (read and write are atomic)."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             _transition(conn, job_id, JobState(state), error)
         return self.get_job(job_id)
 
     def set_job_info(self, job_id: str, *, device: str | None = None) -> None:
         """Record what is learnt once the job runs: the device really used."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             current_state(conn, job_id)  # raises JobNotFound
             conn.execute("UPDATE jobs SET device = coalesce(?, device), updated_at = ? "
                          "WHERE id = ?", (device, time.time(), job_id))
@@ -131,7 +133,7 @@ class JobQueue(StoreDatabase):
         A stage measured again replaces the earlier figure (encoding after a resume), or with
         `add` is added to it (speaking, which every run of the job does a part of).
         """
-        with self._write() as conn:
+        with self._db.write() as conn:
             current_state(conn, job_id)  # raises JobNotFound
             (stored,) = conn.execute("SELECT stage_times_json FROM jobs WHERE id = ?",
                                      (job_id,)).fetchone()
@@ -147,24 +149,23 @@ class JobQueue(StoreDatabase):
         for index, mb in peak_mb.items():
             if not math.isfinite(mb) or mb < 0:
                 raise ValueError(f"Peak VRAM of GPU {index} must be finite and >= 0, got {mb}")
-        with self._write() as conn:
+        with self._db.write() as conn:
             current_state(conn, job_id)  # raises JobNotFound
             (stored,) = conn.execute("SELECT peak_vram_json FROM jobs WHERE id = ?",
                                      (job_id,)).fetchone()
-            peaks = _vram_of(stored)
+            peaks = vram_of(stored)
             merged = peaks | {i: max(peaks.get(i, 0.0), float(mb)) for i, mb in peak_mb.items()}
             if merged == peaks:
                 return  # no new peak: called after every batch, most calls change nothing
             conn.execute("UPDATE jobs SET peak_vram_json = ?, updated_at = ? WHERE id = ?",
-                         (json.dumps({str(i): mb for i, mb in sorted(merged.items())}),
-                          time.time(), job_id))
+                         (vram_json(merged), time.time(), job_id))
 
     def claim_next_job(self) -> Job | None:
         """Atomically take the oldest queued job (queued → running); None if the queue is empty.
 
         Select and update share one write transaction, so two workers never get the same job.
         """
-        with self._write() as conn:
+        with self._db.write() as conn:
             row = conn.execute(_SELECT_OLDEST_QUEUED).fetchone()
             if row is None:
                 return None
@@ -177,7 +178,7 @@ class JobQueue(StoreDatabase):
 
         Call it before the worker starts, and only from the one process that runs jobs.
         """
-        with self._write() as conn:
+        with self._db.write() as conn:
             ids = [r[0] for r in conn.execute(
                 "SELECT id FROM jobs WHERE state = 'running' ORDER BY created_at, rowid")]
             for job_id in ids:
@@ -190,7 +191,7 @@ class JobQueue(StoreDatabase):
         Nothing else changes here: the worker plans the job again when it claims it, and only
         chunks whose sound the change alters are made again.
         """
-        with self._write() as conn:
+        with self._db.write() as conn:
             require_state(conn, job_id, EDITABLE_STATES, "change the settings of")
             conn.execute("UPDATE jobs SET settings_json = ?, updated_at = ? WHERE id = ?",
                          (json.dumps(settings.to_dict()), time.time(), job_id))
@@ -204,7 +205,7 @@ class JobQueue(StoreDatabase):
         these settings. Settings and state change in one transaction, so no claim comes
         between them.
         """
-        with self._write() as conn:
+        with self._db.write() as conn:
             state = current_state(conn, job_id)
             if state is JobState.DONE:
                 raise InvalidTransition("The job finished meanwhile; run the command again to "
@@ -217,52 +218,12 @@ class JobQueue(StoreDatabase):
 
     def delete_job(self, job_id: str, *, remove_files: bool = True) -> None:
         """Forget a job (and by default delete its folder). A running job must be stopped first."""
-        with self._write() as conn:
+        with self._db.write() as conn:
             if current_state(conn, job_id) is JobState.RUNNING:
                 raise InvalidTransition("Cancel or pause the job before deleting it")
             conn.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
         if remove_files:
-            shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
-
-
-# --- helpers the ledger shares ------------------------------------------------------------
-
-
-def current_state(conn: sqlite3.Connection, job_id: str) -> JobState:
-    row = conn.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
-    if row is None:
-        raise JobNotFound(f"No job with id {job_id}")
-    return JobState(row[0])
-
-
-def require_state(conn: sqlite3.Connection, job_id: str, allowed: frozenset[JobState],
-                  action: str) -> None:
-    state = current_state(conn, job_id)
-    if state not in allowed:
-        hint = ": pause it first" if state is JobState.RUNNING else ""
-        raise InvalidTransition(f"Cannot {action} a {state.value} job{hint}")
-
-
-def settings_of(conn: sqlite3.Connection, job_id: str) -> JobSettings:
-    return _job_from_row(conn.execute(_SELECT_JOB, (job_id,)).fetchone()).settings
-
-
-def touch(conn: sqlite3.Connection, job_id: str) -> None:
-    conn.execute("UPDATE jobs SET updated_at = ? WHERE id = ?", (time.time(), job_id))
-
-
-def times_json(stage_times: Mapping[str, float] | None) -> str | None:
-    """Seconds per stage as stored: JSON, or NULL when there are none."""
-    return json.dumps(dict(stage_times)) if stage_times else None
-
-
-def times_of(stored: str | None) -> dict[str, float]:
-    return json.loads(stored) if stored else {}
-
-
-def _vram_of(stored: str | None) -> dict[int, float]:
-    """Peak VRAM as stored, {"0": MiB}, with its device indices as ints again."""
-    return {int(index): mb for index, mb in json.loads(stored).items()} if stored else {}
+            shutil.rmtree(self._job_dir(job_id), ignore_errors=True)
 
 
 # --- rows -----------------------------------------------------------------------------------
@@ -289,16 +250,3 @@ def _transition(conn: sqlite3.Connection, job_id: str, state: JobState,
                                ELSE finished_at END
         WHERE id = :id
     """, {"id": job_id, "state": state.value, "now": time.time(), "error": error})
-
-
-def _job_from_row(row: Sequence[Any]) -> Job:
-    (job_id, state, created_at, updated_at, started_at, finished_at, title, author,
-     epub_path, output_path, settings_json, error, device, stage_times_json,
-     peak_vram_json) = row
-    return Job(
-        id=job_id, state=JobState(state), created_at=created_at, updated_at=updated_at,
-        started_at=started_at, finished_at=finished_at, title=title, author=author,
-        epub_path=Path(epub_path), output_path=Path(output_path),
-        settings=JobSettings.from_dict(json.loads(settings_json)), error=error, device=device,
-        stage_times=times_of(stage_times_json), peak_vram_mb=_vram_of(peak_vram_json),
-    )

@@ -26,8 +26,8 @@ NODE_MARK = " on "
 def run_summary(store: JobStore, job: Job, elapsed_s: float, since: float) -> list[str]:
     """After a finished run: what it made in `elapsed_s` (the command's wall time, since the
     Unix time `since`), what it reused, and what the job as a whole took."""
-    chapters = store.chapters(job.id)
-    progress = store.progress(job.id, since=since)
+    chapters = store.ledger.chapters(job.id)
+    progress = store.ledger.progress(job.id, since=since)
     audio_s = sum(c.duration_s or 0.0 for c in chapters)
     run = Speed(progress.made_chars, elapsed_s, progress.made_audio_s, Clock.WALL)
     lines = [f"Wrote {job.output_path}",
@@ -45,11 +45,11 @@ def run_summary(store: JobStore, job: Job, elapsed_s: float, since: float) -> li
         # Resumed, part of it was made by earlier runs: it is the whole job's.
         label = "whole job" if progress.made_chars < progress.spoken_chars else "speaking"
         lines.append(f"  {label}: {job_speed(progress).describe(fmt.SPEAKING_ONLY)}")
-    lines.append(f"  ran on: {job.device or _providers(store.all_chunks(job.id))}")
-    lines += [f"    {line}" for line in node_lines(store.all_chunks(job.id), elapsed_s,
+    lines.append(f"  ran on: {job.device or _providers(store.ledger.all_chunks(job.id))}")
+    lines += [f"    {line}" for line in node_lines(store.ledger.all_chunks(job.id), elapsed_s,
                                                    fmt.START_TO_FINISH, since)]
     if job.settings.proof_listen:
-        lines.append(store.listening_summary(job.id).describe())
+        lines.append(store.hearings.listening_summary(job.id).describe())
     return lines
 
 
@@ -62,8 +62,8 @@ def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
              f"{spoken:,} spoken by this job, {progress.reused_chunks:,} reused from earlier jobs"]
     if progress.spoken_chars:
         lines.append(f"speaking: {job_speed(progress).describe(fmt.SPEAKING_ONLY)}")
-        lines += [f"  {line}" for line in node_lines(store.all_chunks(job.id), progress.wall_s,
-                                                     fmt.SPEAKING_ONLY)]
+        lines += [f"  {line}" for line in node_lines(store.ledger.all_chunks(job.id),
+                                                     progress.wall_s, fmt.SPEAKING_ONLY)]
     if job.stage_times:
         lines.append(f"stages: {fmt.stage_times(job.stage_times)}")
     if job.peak_vram_mb:
@@ -76,7 +76,7 @@ def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
     if job.settings.proof_listen:
         lines += listening_lines(store, job)
     lines.append(f"chapters ({Clock.ENGINE.value}):")
-    for ch in store.chapters(job.id):
+    for ch in store.ledger.chapters(job.id):
         figures = f"{fmt.rate(ch.chars_per_s)}, RTF {fmt.factor(ch.rtf)}" if ch.chars_per_s else ""
         lines.append(f"{ch.idx + 1:3}. {ch.title[:40]:40} {ch.state.value:7} {figures}")
         if ch.stage_times:
@@ -88,8 +88,8 @@ def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
 def listening_lines(store: JobStore, job: Job) -> list[str]:
     """How many chunks proof-listening flagged and repaired, and each still flagged: where it
     is in the book, its text and what was heard."""
-    lines = [store.listening_summary(job.id).describe()]
-    for flagged in store.still_flagged(job.id):
+    lines = [store.hearings.listening_summary(job.id).describe()]
+    for flagged in store.hearings.still_flagged(job.id):
         where = (f"at {fmt.clock(flagged.book_s)}" if flagged.book_s is not None
                  else "not stitched yet")
         lines.append(f"  chapter {flagged.chapter_idx + 1} “{flagged.chapter_title}”, {where}, "

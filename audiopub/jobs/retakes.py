@@ -115,7 +115,7 @@ class Retakes:
 
     def repair_chapter(self, chapter_idx: int) -> Repairs:
         repairs = Repairs()
-        for chunk, hearing in self.store.chunks_to_repair(self.job.id, chapter_idx):
+        for chunk, hearing in self.store.hearings.chunks_to_repair(self.job.id, chapter_idx):
             if not self.listening.working:
                 break
             kept = self._repair(chunk, hearing)
@@ -150,7 +150,7 @@ class Retakes:
                        best.verdict.flagged, best.verdict.reason, first_flagged=True,
                        takes=heard_takes, model=self.listening.ears.size)
         if best is first:
-            self.store.record_hearing(self.job.id, kept)
+            self.store.hearings.record_hearing(self.job.id, kept)
         else:
             self._keep(chunk, best, kept, synth_s)
         return kept
@@ -188,9 +188,10 @@ class Retakes:
         assert take.audio is not None
         path = chunk_path(self.job_dir, chunk.cache_key)
         frames = write_chunk(path, take.audio, take.sample_rate)
-        self.store.keep_take(self.job.id, hearing, audio_path=chunk_relpath(chunk.cache_key),
-                             frames=frames, sample_rate=take.sample_rate,
-                             word_starts=take.word_starts, synth_s=synth_s)
+        self.store.hearings.keep_take(self.job.id, hearing,
+                                      audio_path=chunk_relpath(chunk.cache_key), frames=frames,
+                                      sample_rate=take.sample_rate,
+                                      word_starts=take.word_starts, synth_s=synth_s)
         if chunk.audio_path and self.job_dir / chunk.audio_path != path:
             (self.job_dir / chunk.audio_path).unlink(missing_ok=True)  # an older WAV's
 

@@ -131,7 +131,7 @@ def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: 
     the CLI checks the chapter selection against it). The job keeps it, with a copy of the
     EPUB, so nothing reads the book again.
     """
-    active = store.list_jobs([JobState.QUEUED, JobState.RUNNING])
+    active = store.queue.list_jobs([JobState.QUEUED, JobState.RUNNING])
     if len(active) >= defaults.MAX_ACTIVE_JOBS:
         raise AudiopubError(f"{len(active)} jobs are already waiting or running; let some "
                             "finish (or cancel them) before adding more.")
@@ -147,7 +147,7 @@ def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: 
     job_lexicon(store, epub, book, resolved, engine)  # a bad entry fails here, before a job
     chars = sum(ch.char_count for ch in chosen_chapters(book, resolved.chapters))
     check_disk_space(store.jobs_dir, disk_needed(chars, voice.sample_rate, resolved.speed))
-    return store.create_job(epub, output.resolve(), resolved, book=book)
+    return store.queue.create_job(epub, output.resolve(), resolved, book=book)
 
 
 def made_as_asked(store: JobStore, job: Job, book: Book, settings: JobSettings,
@@ -162,4 +162,4 @@ def made_as_asked(store: JobStore, job: Job, book: Book, settings: JobSettings,
                for _, chunks in plan_book(book, engine.max_chunk_chars, settings.chapters,
                                           settings.language, lexicon)
                for chunk in chunks]
-    return planned == [row.cache_key for row in store.all_chunks(job.id)]
+    return planned == [row.cache_key for row in store.ledger.all_chunks(job.id)]

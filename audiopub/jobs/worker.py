@@ -74,7 +74,7 @@ def become_runner(lock: FileLock, store: JobStore) -> bool:
     except Timeout:
         return False
     try:
-        requeued = store.requeue_interrupted()
+        requeued = store.queue.requeue_interrupted()
     except BaseException:  # a full disk: the next attempt requeues them
         lock.release()
         raise
@@ -101,7 +101,7 @@ def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
         return JobState.DONE
     except JobStopped as exc:  # cancel/pause were set by whoever asked; shutdown requeues
         message = str(exc)
-        if store.get_job(job_id).state is JobState.RUNNING:
+        if store.queue.get_job(job_id).state is JobState.RUNNING:
             unrecorded = _settle(store, job_id, JobState.QUEUED)
     except DiskFull as exc:
         message = str(exc)
@@ -117,7 +117,7 @@ def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
         log.exception("job %s failed unexpectedly", job_id)
         message = f"Internal error: {exc!r}"
         unrecorded = _settle(store, job_id, JobState.FAILED, message)
-    state = unrecorded or store.get_job(job_id).state
+    state = unrecorded or store.queue.get_job(job_id).state
     publish(JobEvent(job_id=job_id, state=state, message=message))
     return state
 
@@ -130,7 +130,7 @@ def _settle(store: JobStore, job_id: str, state: JobState,
     store, and the next runner puts it back in the queue (`become_runner`).
     """
     try:
-        store.set_state(job_id, state, error=error)
+        store.queue.set_state(job_id, state, error=error)
     except InvalidTransition as exc:
         log.info("job %s: not marked %s (%s)", job_id, state.value, exc)
     except DiskFull:
@@ -194,7 +194,7 @@ class Worker:
         """Run the next queued job, if this process runs jobs; False when there is none."""
         if not self._take_lock():
             return False
-        job = self.store.claim_next_job()
+        job = self.store.queue.claim_next_job()
         if job is None:
             return False
         self.current_job = job.id
@@ -215,7 +215,7 @@ class Worker:
     def _prepare_next(self) -> None:
         if self._engine is not None or (self._preparing and self._preparing.is_alive()):
             return  # an injected engine is all there is; one preparation at a time
-        queued = self.store.list_jobs([JobState.QUEUED])
+        queued = self.store.queue.list_jobs([JobState.QUEUED])
         if queued:
             self._preparing = threading.Thread(
                 target=prepare_engine, args=(queued[0].settings,), daemon=True,

@@ -77,7 +77,7 @@ def make_downloads(store: JobStore, job_id: str) -> list[Download]:
     with _making_lock:
         lock = _making.setdefault(job_id, threading.Lock())
     with lock:
-        job = store.get_job(job_id)
+        job = store.queue.get_job(job_id)
         made = made_downloads(store, job)
         if made is not None:
             return made

@@ -43,7 +43,7 @@ class JobControl:
     def submitted_text(self, job: Job) -> str:
         """What is true of a job just submitted: it starts now, or waits for the jobs before it
         (the worker runs one at a time, oldest first)."""
-        jobs = self.store.list_jobs((JobState.RUNNING, JobState.QUEUED))
+        jobs = self.store.queue.list_jobs((JobState.RUNNING, JobState.QUEUED))
         ids = [other.id for other in jobs]
         queued_before = ids[:ids.index(job.id)] if job.id in ids else ids
         ahead = sum(1 for other in jobs if other.id != job.id
@@ -54,23 +54,23 @@ class JobControl:
                 f"{'the job' if ahead == 1 else f'the {ahead} jobs'} before it")
 
     def pause(self, job_id: str) -> Job:
-        return self.store.set_state(job_id, JobState.PAUSED)
+        return self.store.queue.set_state(job_id, JobState.PAUSED)
 
     def cancel(self, job_id: str) -> Job:
-        return self.store.set_state(job_id, JobState.CANCELLED)
+        return self.store.queue.set_state(job_id, JobState.CANCELLED)
 
     def resume(self, job_id: str) -> Job:
-        job = self.store.set_state(job_id, JobState.QUEUED)
+        job = self.store.queue.set_state(job_id, JobState.QUEUED)
         self.worker.wake()
         return job
 
     def delete(self, job_id: str) -> str:
         """Forget a stopped job. Its book is deleted only if Audiopub's library holds it."""
-        job = self.store.get_job(job_id)
+        job = self.store.queue.get_job(job_id)
         in_library = self.library.holds(job.output_path)
         if in_library:  # their list is in the job's folder, which goes with the job
             remove_made(self.store, job)
-        self.store.delete_job(job_id)
+        self.store.queue.delete_job(job_id)
         self.activity.forget(job_id)
         if in_library:
             self.library.remove_files(job)

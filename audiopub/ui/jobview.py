@@ -111,19 +111,20 @@ def chapter_figures(chars_per_s: float | None, rtf: float | None,
 def job_view(store: JobStore, activity: JobActivity, job: Job, now: float | None = None,
              cover: Path | None = None, held: bool = False) -> JobView:
     now = time.time() if now is None else now
-    progress = store.progress(job.id)
+    progress = store.ledger.progress(job.id)
     chapters: tuple[ChapterRow, ...] = ()
     size = None
     if job.state is JobState.DONE:
-        chapters = tuple(store.chapters(job.id))
+        chapters = tuple(store.ledger.chapters(job.id))
         try:
             size = job.output_path.stat().st_size
         except OSError:
             size = None
     event = activity.latest(job.id)
     total, lines = activity.log(job.id)
-    listening = store.listening_summary(job.id) if job.settings.proof_listen else None
-    flagged = tuple(store.still_flagged(job.id)) if listening and listening.still_flagged else ()
+    listening = store.hearings.listening_summary(job.id) if job.settings.proof_listen else None
+    flagged = (tuple(store.hearings.still_flagged(job.id))
+               if listening and listening.still_flagged else ())
     return JobView(job, progress, metrics(job, progress, event, now), tuple(lines), total,
                    chapters, size, cover, event.provider if event is not None else None, held,
                    stage_text(job, event), listening, flagged,

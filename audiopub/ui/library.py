@@ -37,7 +37,7 @@ class Library:
 
     def finished_book(self, job_id: str) -> Job:
         """The job of a finished book whose file exists (for the download routes)."""
-        job = self.store.get_job(job_id)
+        job = self.store.queue.get_job(job_id)
         if job.state is not JobState.DONE or not job.output_path.is_file():
             raise FileNotFoundError(f"Job {job_id} has no finished book")
         return job

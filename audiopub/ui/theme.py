@@ -62,7 +62,7 @@ def _store_damage_banner(store: JobStore) -> None:
     banner = ui.label().classes("ap-banner ap-error").mark("store-damaged")
 
     def show() -> None:
-        damage = store.damage
+        damage = store.db.damage
         banner.set_text(str(damage) if damage is not None else "")
         banner.set_visibility(damage is not None)
         if damage is not None:

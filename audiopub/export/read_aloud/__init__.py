@@ -60,7 +60,7 @@ def export_read_aloud(store: JobStore, job_id: str, out: Path, audio_format: str
     its chapter audio in `audio_format` (m4a or mp3). `progress(done, total)` after each
     chapter's audio."""
     media_type, suffix = AUDIO[audio_format]
-    job = store.get_job(job_id)
+    job = store.queue.get_job(job_id)
     chapters = book_timeline(store, job_id)
     book = stored_book(store, job)
     if not job.epub_path.is_file():

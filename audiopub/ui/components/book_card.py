@@ -100,7 +100,7 @@ class BookPanel:
         self.speed = speed
         chosen = self.voice()
         try:
-            self.pace = (self.services.store.speech_pace(chosen.engine, chosen.voice)
+            self.pace = (self.services.store.ledger.speech_pace(chosen.engine, chosen.voice)
                          if chosen is not None and chosen.voice else None)
         except StoreDamaged:  # estimates at the usual pace; the page's banner says why
             self.pace = None

@@ -99,6 +99,6 @@ def job_list(services: Services, include: Callable[[Job, float], bool],
         store, activity = services.store, services.activity
         held = services.worker.current_job
         return [job_view(store, activity, job, now, held=job.id == held)
-                for job in store.list_jobs() if include(job, now)]
+                for job in store.queue.list_jobs() if include(job, now)]
 
     return LiveList(services, views, JobCard, empty_text, "job-list")

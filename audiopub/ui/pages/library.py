@@ -27,7 +27,7 @@ def page(services: Services) -> None:
         job_list(services, _stopped, "Nothing stopped half-way.")
 
     async def once_damaged() -> None:
-        if services.store.damage is None:
+        if services.store.db.damage is None:
             return
         timer.deactivate()
         books.container.set_visibility(False)
@@ -39,7 +39,7 @@ def page(services: Services) -> None:
 def finished_views(services: Services) -> list[JobView]:
     """Finished books, newest first, with their chapters and cover (blocking: io_bound)."""
     now = time.time()
-    done = [j for j in services.store.list_jobs([JobState.DONE])]
+    done = [j for j in services.store.queue.list_jobs([JobState.DONE])]
     done.sort(key=lambda j: j.finished_at or j.updated_at, reverse=True)
     return [job_view(services.store, services.activity, job, now,
                      cover=services.library.cover_of(job)) for job in done]
