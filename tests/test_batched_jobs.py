@@ -164,7 +164,7 @@ def test_engine_processes_take_batches_and_hand_results_back_in_order(
     """On a CPU with several cores, batches by length go to engine processes and come back
     out of order; the caller still gets them in task order, with each chunk's own audio."""
     from audiopub.jobs.chunk_work import ChunkTask
-    from audiopub.jobs.executor import executor_for, release
+    from audiopub.jobs.executor import executor_for
     from audiopub.jobs.process_pool import ProcessExecutor
     from audiopub.tts.engine import SynthesisOptions
 
@@ -181,7 +181,7 @@ def test_engine_processes_take_batches_and_hand_results_back_in_order(
     try:
         results = list(pool.map(tasks))
     finally:
-        release(pool)
+        pool.close()
     assert [r.key for r in results] == [t.key for t in tasks]
     alone = [engine.synthesize([t.text], STILL, SynthesisOptions())[0] for t in tasks]
     assert [r.frames for r in results] == [a.frames for a in alone]

@@ -32,7 +32,7 @@ def test_an_injected_engine_is_planned_in_this_process(engine: PiperEngine) -> N
     assert plan.speed == 0.8 and plan.options.speed == 0.8
     assert isinstance(plan.executor, DeviceExecutor) and plan.executor.engines == [engine]
     assert plan.limits == BatchLimits(3)
-    assert plan.devices == ("CPU",)
+    assert plan.info.devices == ("CPU",)
     assert plan.describe() == (f"{SLOW} at 16000 Hz, speed 0.8, on CPU, "
                                "batches of up to 3 chunks")
 

@@ -35,6 +35,7 @@ from audiopub.atomic import scratch_dir
 from audiopub.book.lexicon import Entry, Lexicon
 from audiopub.book.models import Book, Cover
 from audiopub.book.spoken import spoken_form
+from audiopub.cluster.executor import job_executors
 from audiopub.errors import AudiopubError, ModelMissing
 from audiopub.export.audiobookshelf import export_audiobookshelf_zip
 from audiopub.export.files import SUBTITLE_FORMATS, export_book_mp3, export_chapters_zip
@@ -135,7 +136,8 @@ class Services:
         self.store = JobStore(self.data_dir / default_store_path().name)
         self.bus = EventBus()
         self.activity = JobActivity(self.bus)
-        self.worker = Worker(self.store, self.bus)
+        # On the cluster `--ray` names, else on this machine: decided once, as the app starts.
+        self.worker = Worker(self.store, self.bus, executors=job_executors())
         self.gpu = GpuMonitor(nvml, interval_s=gpu_interval_s)
         self.downloads = VoiceDownloads()
         self.reader = BookReader(self.data_dir)
