@@ -38,7 +38,6 @@ from audiopub.errors import (
     JobStopped,
     SynthesisFailed,
 )
-from audiopub.bench.saved import machine_speed
 from audiopub.figures import ENGINE_START, Clock, Speed, estimate_left_s
 from audiopub.jobs.chunk_cache import (
     chunk_path,
@@ -55,6 +54,7 @@ from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
 from audiopub.jobs.chunk_executor import ExecutorFactory
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobSettings, JobState
 from audiopub.jobs.proof_listening import ProofListening, load_ears
+from audiopub.jobs.recorded_speed import machine_speed
 from audiopub.jobs.retakes import Retakes
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
