@@ -1,9 +1,11 @@
 """The `audiopub` command line: serve (the web UI; the default), convert, jobs, resume, pause,
 cancel, export, voices, names, bench, doctor.
 
-One job: the parser and a short handler per command, read side by side; what a command does
-lives in the modules it calls (`jobs.submission`, `jobs.foreground`, `jobs.report`,
-`bench.command`, `book.names`, `ui.app`)."""
+One job: the parser and a short handler per command, read side by side, with what the
+arguments mean (where `convert -o` writes, the books a folder names, the forms asked for) and
+the lines a command ends with; what a command does lives in the modules it calls
+(`jobs.submission`, `jobs.foreground`, `jobs.report`, `export.forms`, `bench.command`,
+`book.names`, `ui.app`)."""
 
 from __future__ import annotations
 
@@ -11,13 +13,18 @@ import argparse
 import filecmp
 import functools
 import logging
+import os
 import shutil
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 
 from audiopub import __version__, settings
+from audiopub import figures as fmt
 from audiopub.bench import command as bench_command
 from audiopub.bench import doctor_command
 from audiopub.book.epub_reader import read_epub
@@ -28,19 +35,19 @@ from audiopub.cluster import connection as cluster_connection
 from audiopub.cluster.executor import job_executors
 from audiopub.errors import AudiopubError
 from audiopub.export import command as export_command
-from audiopub.export import library, on_convert
+from audiopub.export.encode import AUDIO_FORMATS
+from audiopub.export.forms import SPLITS, ConvertOutputs, make_outputs
 from audiopub.export.names import safe_name
+from audiopub.figures import Clock, Speed
 from audiopub.jobs import foreground, report
 from audiopub.jobs.models import Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.book_plan import job_lexicon, plan_book, stored_book
 from audiopub.jobs.submission import (
-    job_lexicon,
     language_note,
     made_as_asked,
     parse_chapter_selection,
-    plan_book,
     resolve_settings,
-    stored_book,
     submit_job,
 )
 from audiopub.jobs.terminal import fit_title, title_width
@@ -81,7 +88,7 @@ def _build_parser() -> argparse.ArgumentParser:
                                          "title pages and dedications)")
     conv.add_argument("--lexicon", type=Path, action="append", default=[], metavar="FILE",
                       help="pronunciation entries for this job, first of every scope "
-                           "(repeatable; format: README, 'Pronunciation lexicons')")
+                           "(repeatable; format: docs/lexicons-and-spoken-forms.md)")
     conv.add_argument("--show-spoken", action="store_true",
                       help="print what will be said where it differs from the written text "
                            "(numbers, numerals, abbreviations, units)")
@@ -94,8 +101,8 @@ def _build_parser() -> argparse.ArgumentParser:
     conv.add_argument("--proof-listen", action=argparse.BooleanOptionalAction,
                       help="hear every chunk made and speak again what came out wrong "
                            "(default: on with --gpu where a listening model is installed, "
-                           "else off; README, 'Proof-listening')")
-    on_convert.add_arguments(conv)
+                           "else off; docs/proof-listening.md)")
+    _add_form_options(conv)
 
     jobs = commands.add_parser("jobs", help="list jobs")
     jobs.add_argument("--details", action="store_true", help="per-chapter figures too")
@@ -135,6 +142,20 @@ def _add_ray_option(group: argparse._ActionsContainer) -> None:
     group.add_argument("--ray", metavar="ADDRESS", default=argparse.SUPPRESS,
                        help="speak the chunks on this Ray cluster (auto, HOST:PORT, "
                             "ray://HOST:10001; needs audiopub[cluster])")
+
+
+def _add_form_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("what to make besides the .m4b (from its audio, no "
+                                      "second synthesis; `audiopub export` makes them later)")
+    group.add_argument("--format", choices=("m4b", *AUDIO_FORMATS), default="m4b",
+                       help="the audio form: m4b (the default, the book alone), mp3 (VBR), "
+                            "mp3-cbr (192 kb/s), opus or m4a")
+    group.add_argument("--split", choices=SPLITS, default="none",
+                       help="chapters: one file per chapter; none: one file (default)")
+    group.add_argument("--subtitles", metavar="srt,vtt",
+                       help="subtitles of the book (and of each chapter file with --split)")
+    group.add_argument("--read-along", action="store_true",
+                       help="an EPUB 3 that plays the audio and highlights each sentence")
 
 
 def _add_serve_options(group: argparse._ActionsContainer) -> None:
@@ -189,14 +210,53 @@ def _made(store: JobStore, epub: Path, output: Path) -> list[Job]:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    outputs = on_convert.ConvertOutputs.from_args(args)  # a bad combination fails before audio
+    outputs = _outputs_from(args)  # a bad combination fails before audio
     if len(args.book) == 1 and not args.book[0].is_dir():
         return _convert_book(args, args.book[0], args.output, outputs)[0]
     return _convert_library(args, outputs)
 
 
+def _outputs_from(args: argparse.Namespace) -> ConvertOutputs:
+    subtitles = [part.strip() for part in (args.subtitles or "").split(",") if part.strip()]
+    return ConvertOutputs.checked(args.format, args.split, subtitles, args.read_along)
+
+
+def _book_path(requested: str | None, epub: Path, title: Callable[[], str]) -> Path:
+    """The .m4b to write: `-o` as given; `<Title>.m4b` inside it when it names a folder (one
+    that exists, or any path written with a trailing slash); next to the EPUB without `-o`.
+
+    Its folder is made now and must take files, so a bad `-o` fails before anything is
+    spoken (AudiopubError), not when the book is written.
+    """
+    if requested is None:
+        path = epub.with_suffix(".m4b")
+    elif requested.endswith(("/", os.sep)) or Path(requested).is_dir():
+        path = Path(requested) / f"{safe_name(title(), safe_name(epub.stem))}.m4b"
+    else:
+        path = Path(requested)
+    path = path.resolve()
+    if path.is_dir():  # <Title>.m4b is itself a folder
+        raise AudiopubError(f"{path} is a folder: name the .m4b to write with -o")
+    _check_writable(path.parent)
+    return path
+
+
+def _check_writable(folder: Path) -> None:
+    existing = next(path for path in (folder, *folder.parents) if path.exists())
+    if not existing.is_dir():
+        raise AudiopubError(f"Cannot write the book in {folder}: {existing} is a file, not a "
+                            "folder (choose another -o)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise AudiopubError(f"Cannot write the book in {folder}: "
+                            f"{exc.strerror or exc} (choose another -o)") from exc
+
+
 def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
-                  outputs: on_convert.ConvertOutputs,
+                  outputs: ConvertOutputs,
                   taken: frozenset[Path] = frozenset(),
                   skip_done: bool = False) -> tuple[int, str]:
     """Convert one book (or resume it); the exit status and the job's id. `taken`: outputs
@@ -205,7 +265,7 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
     if not epub.is_file():
         raise AudiopubError(f"No such file: {epub}")
     read_book = functools.cache(lambda: read_epub(epub))
-    output = on_convert.book_path(requested, epub, lambda: read_book().title)
+    output = _book_path(requested, epub, lambda: read_book().title)
     if output in taken:  # two books of one title in one folder
         output = output.with_name(f"{output.stem} ({safe_name(epub.stem)}).m4b")
     with JobStore.open_default() as store:
@@ -243,7 +303,7 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
                          job_lexicon(store, job.epub_path, book, job.settings, engine))
         status = 0 if job is done else foreground.run_or_follow(store, job.id, job_executors())
         if status == 0 and store.get_job(job.id).state is JobState.DONE:
-            for path in on_convert.make_outputs(store, job.id, outputs):
+            for path in make_outputs(store, job.id, outputs):
                 print(path)
         return status, job.id
 
@@ -258,14 +318,92 @@ def _say_front_matter(book: Book) -> None:
               f"--chapters 1-{len(book.chapters)} narrates them too.", file=sys.stderr)
 
 
-def _convert_library(args: argparse.Namespace, outputs: on_convert.ConvertOutputs) -> int:
+# --- convert, several books ---------------------------------------------------------------
+# A publisher or a library converts a back catalogue at once, and reads at the end which books
+# are done and which need a look, rather than scrolling back through each book's progress.
+
+EPUB_SUFFIX = ".epub"
+
+
+def _books_in(paths: Sequence[Path]) -> list[Path]:
+    """The EPUBs the arguments name, each once, in the order given: a folder stands for the
+    EPUBs directly in it, by name. A path that is not there is kept, so that its own line
+    says so while the other books are made; a folder without EPUBs is an error at once."""
+    books: dict[Path, None] = {}
+    for path in paths:
+        if path.is_dir():
+            found = sorted(entry for entry in path.iterdir()
+                           if entry.suffix.lower() == EPUB_SUFFIX and entry.is_file())
+            if not found:
+                raise AudiopubError(f"No .epub files in the folder {path}")
+            books.update(dict.fromkeys(found))
+        else:
+            books.setdefault(path, None)
+    unique: dict[Path, Path] = {}
+    for book in books:  # the same file named twice (shelf/ and shelf/a.epub) is made once
+        unique.setdefault(book.resolve(), book)
+    return list(unique.values())
+
+
+def _output_folder(requested: str | None) -> str | None:
+    """`-o` for several books: a folder (written with a trailing slash, so it is made when
+    missing and each book gets `<Title>.m4b` in it), or None (each book beside its EPUB)."""
+    if requested is None:
+        return None
+    path = Path(requested)
+    if path.is_file() or (not path.is_dir() and path.suffix.lower() == ".m4b"):
+        raise AudiopubError(f"With several books, -o names a folder (each book is written "
+                            f"there as <Title>.m4b), not the file {requested}")
+    return requested if requested.endswith(("/", os.sep)) else requested + os.sep
+
+
+@dataclass(frozen=True)
+class BookLine:
+    """How one book of the command ended."""
+
+    epub: Path
+    output: Path | None  # None: it never became a job
+    state: str  # the job's state, or "failed" for a book that never became a job
+    error: str = ""
+    run: Speed | None = None  # what this command made of it
+
+
+def _book_line(store: JobStore, epub: Path, job_id: str, elapsed_s: float,
+               since: float) -> BookLine:
+    """The book's line from its job, after its run: `elapsed_s` of the command's wall time,
+    from the Unix time `since` on (chunks made before belong to earlier runs)."""
+    job = store.get_job(job_id)
+    progress = store.progress(job_id, since=since)
+    return BookLine(epub, job.output_path, job.state.value, job.error or "",
+                    Speed(progress.made_chars, elapsed_s, progress.made_audio_s, Clock.WALL))
+
+
+def _summary(lines: Sequence[BookLine], books: int, elapsed_s: float) -> list[str]:
+    """One line per book (state, name, where it went or why not, what this run made) and the
+    total: books done of those asked for, and the whole command's speed."""
+    width = max((len(line.epub.name) for line in lines), default=0)
+    out = [f"\nBooks ({len(lines)} of {books}):"]
+    for line in lines:
+        where = f"→ {line.output}" if line.output and not line.error else line.error
+        made = (f"  ({fmt.count(line.run.chars)} chars, {fmt.rate(line.run.chars_per_s)})"
+                if line.run and line.run.chars else "")
+        out.append(f"  {line.state:9} {line.epub.name:{width}}  {where}{made}")
+    done = sum(line.state == "done" for line in lines)
+    chars = sum(line.run.chars for line in lines if line.run)
+    audio_s = sum(line.run.audio_s for line in lines if line.run)
+    total = Speed(chars, elapsed_s, audio_s, Clock.WALL)
+    out.append(f"Total: {done} of {books} books done; {total.describe(fmt.START_TO_FINISH)}")
+    return out
+
+
+def _convert_library(args: argparse.Namespace, outputs: ConvertOutputs) -> int:
     """Several books, or folders of them: one job each, made one after another, each to its
     own output. A book that fails says why and the others still run; the last lines are one
     per book and the total. Ctrl-C pauses the book being made and stops there."""
-    epubs = library.books_in(args.book)
-    folder = library.output_folder(args.output)
+    epubs = _books_in(args.book)
+    folder = _output_folder(args.output)
     began, since = time.perf_counter(), time.time()
-    lines: list[library.BookLine] = []
+    lines: list[BookLine] = []
     status = 0
     for epub in epubs:
         print(f"\n{epub}", file=sys.stderr)
@@ -276,14 +414,14 @@ def _convert_library(args: argparse.Namespace, outputs: on_convert.ConvertOutput
                                            skip_done=True)
         except AudiopubError as exc:
             print(f"audiopub: error: {exc}", file=sys.stderr)
-            lines.append(library.BookLine(epub, None, "failed", str(exc)))
+            lines.append(BookLine(epub, None, "failed", str(exc)))
             continue
         with JobStore.open_default() as store:
-            lines.append(library.book_line(store, epub, job_id, time.perf_counter() - started,
+            lines.append(_book_line(store, epub, job_id, time.perf_counter() - started,
                                            since))
         if status == 130:  # interrupted: that book is paused, the rest wait for next time
             break
-    print("\n".join(library.summary(lines, len(epubs), time.perf_counter() - began)))
+    print("\n".join(_summary(lines, len(epubs), time.perf_counter() - began)))
     if status == 130:
         return 130
     return 0 if all(line.state == JobState.DONE.value for line in lines) else 1
@@ -384,6 +522,26 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "convert":
+        return _convert(args)
+    if args.command == "jobs":
+        return _jobs(args.details)
+    if args.command in ("resume", "pause", "cancel"):
+        return _control(args.command, args.job_id)
+    if args.command == "export":
+        return export_command.main(args)
+    if args.command == "voices":
+        return voices_command.main(args)
+    if args.command == "bench":
+        return _bench(args)
+    if args.command == "doctor":
+        return doctor_command.main(args)  # it imports what it measures when it runs
+    if args.command == "names":
+        return _names(args)
+    return _serve(args)  # `audiopub` alone, or `audiopub serve`
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
@@ -395,26 +553,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        if args.ray:  # for this process's jobs: checked now, connected by the first job
+        # Read once, for everything this command runs; `--ray` is for this process's jobs.
+        options = settings.load(ray_address=args.ray)
+        if args.ray:  # checked now, connected by the first job
             cluster_connection.ray_module()
-            settings.use_ray(args.ray)
-        if args.command == "convert":
-            return _convert(args)
-        if args.command == "jobs":
-            return _jobs(args.details)
-        if args.command in ("resume", "pause", "cancel"):
-            return _control(args.command, args.job_id)
-        if args.command == "export":
-            return export_command.main(args)
-        if args.command == "voices":
-            return voices_command.main(args)
-        if args.command == "bench":
-            return _bench(args)
-        if args.command == "doctor":
-            return doctor_command.main(args)  # it imports what it measures when it runs
-        if args.command == "names":
-            return _names(args)
-        return _serve(args)  # `audiopub` alone, or `audiopub serve`
+        with settings.installed(options):
+            return _run(args)
     except AudiopubError as exc:
         print(f"audiopub: error: {exc}", file=sys.stderr)
         return 1

@@ -1,4 +1,10 @@
-"""Defaults in one place, one comment each. Environment variables (AUDIOPUB_*) override paths."""
+"""Defaults in one place, one comment each; the options the environment sets (AUDIOPUB_*, and
+the few of other programs Audiopub honours) in one `Settings`, read here and nowhere else.
+
+A command reads them once as it starts (`load`, then `installed` for its run) and the code
+below it asks `current()`. Code run without a command (tests, a library caller) gets the
+environment's settings as they are at the call, so a test may set a variable at any time;
+`from_environ` builds them from any mapping."""
 
 from __future__ import annotations
 
@@ -6,12 +12,16 @@ import argparse
 import logging
 import multiprocessing
 import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from audiopub.errors import SettingInvalid
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Flow-matching steps for engines that use them: 16 is Supertonic's quality/speed sweet spot.
 DEFAULT_STEPS: Final = 16
@@ -62,8 +72,6 @@ CHARS_PER_AUDIO_SECOND: Final = 15
 # AAC bitrate for the .m4b: speech at 64 kb/s mono is transparent for audiobooks.
 AAC_BITRATE: Final = "64k"
 
-RAY_ADDRESS_ENV: Final = "AUDIOPUB_RAY_ADDRESS"  # see ray_address()
-
 # Default engine and voice: the Piper voice shipped on PyPI, so a fresh install speaks.
 DEFAULT_ENGINE: Final = "piper"
 DEFAULT_PIPER_VOICE: Final = "en_US-joe-medium"
@@ -91,33 +99,9 @@ EPUB_RATIO_FREE_BYTES: Final = 1 << 20
 MAX_UNSPEAKABLE_SHARE: Final = 0.3
 
 
-def keep_intermediate_files() -> bool:
-    """Keep chapter WAVs after the book is written (AUDIOPUB_KEEP_INTERMEDIATE=1)."""
-    return _flag("AUDIOPUB_KEEP_INTERMEDIATE", default=False)
-
-
-def keep_chunk_audio() -> bool:
-    """Keep a finished job's chunk audio, so converting the book again (after a lexicon edit,
-    say) speaks only what changed (AUDIOPUB_KEEP_CHUNK_AUDIO=0 removes it instead)."""
-    return _flag("AUDIOPUB_KEEP_CHUNK_AUDIO", default=True)
-
-
-def level_chapters() -> bool:
-    """Bring each chapter to the audiobook standard's levels (AUDIOPUB_LEVEL_CHAPTERS=0: keep
-    the voice's own, measured all the same)."""
-    return _flag("AUDIOPUB_LEVEL_CHAPTERS", default=True)
-
-
-def batch_size_override() -> int | None:
-    """Chunks per batch for every job that sets none (AUDIOPUB_BATCH_SIZE); None: the fastest
-    for the device."""
-    value = os.environ.get("AUDIOPUB_BATCH_SIZE", "").strip()
-    if not value:
-        return None
-    try:
-        return parse_batch_size(value)
-    except ValueError as exc:
-        raise SettingInvalid(f"AUDIOPUB_BATCH_SIZE: {exc}") from None
+# How long a server keeps a job's engine processes after the job, for the next one: starting
+# them again costs 11-30 s; idle, they hold ~0.5 GB each (the Piper joe voice).
+ENGINE_IDLE_S: Final = 600.0
 
 
 # Optional CUDA settings that `audiopub bench --cuda-tuning` compares; none is on by default
@@ -126,12 +110,165 @@ def batch_size_override() -> int | None:
 CUDA_TUNINGS: Final = ("max_workspace", "pad_nc1d", "fp16_decoder")
 
 
+# The environment variables Audiopub reads, all here: `from_environ` turns them into one
+# `Settings`. Each name's meaning is on the field it sets.
+DATA_DIR_ENV: Final = "AUDIOPUB_DATA_DIR"
+MODELS_DIR_ENV: Final = "AUDIOPUB_MODELS_DIR"
+BATCH_SIZE_ENV: Final = "AUDIOPUB_BATCH_SIZE"
+CUDA_TUNING_ENV: Final = "AUDIOPUB_CUDA_TUNING"
+ENGINE_IDLE_ENV: Final = "AUDIOPUB_ENGINE_IDLE_S"
+CPU_WORKERS_ENV: Final = "AUDIOPUB_CPU_WORKERS"
+RAY_ADDRESS_ENV: Final = "AUDIOPUB_RAY_ADDRESS"
+TOKEN_ENV: Final = "AUDIOPUB_TOKEN"
+HOSTS_ENV: Final = "AUDIOPUB_ALLOWED_HOSTS"  # more names, separated by commas or spaces
+KOKORO_DIR_ENV: Final = "AUDIOPUB_KOKORO_DIR"
+SUPERTONIC_DIR_ENV: Final = "AUDIOPUB_SUPERTONIC_DIR"
+SUPERTONIC_LANGUAGE_ENV: Final = "AUDIOPUB_SUPERTONIC_LANGUAGE"
+SUPERTONIC_MULTILINGUAL_ENV: Final = "AUDIOPUB_SUPERTONIC_MULTILINGUAL"
+HUB_TIMEOUT_ENV: Final = "HF_HUB_ETAG_TIMEOUT"  # huggingface_hub's own names, honoured here too
+HUB_ENDPOINT_ENV: Final = "HF_ENDPOINT"
+HUB_METADATA_TIMEOUT_S: Final = 10.0  # seconds the Hub has to answer a metadata request
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The options a person sets outside the command line, read from the environment once
+    (`from_environ`), with the command line's overriding them (`load`). Plain, picklable
+    values: handed to engine processes as they are."""
+
+    data_dir: Path  # jobs, uploads, finished books (AUDIOPUB_DATA_DIR, else XDG_DATA_HOME)
+    models_dir: Path  # downloaded and dropped-in models (AUDIOPUB_MODELS_DIR)
+    models_dir_chosen: bool = False  # AUDIOPUB_MODELS_DIR set: the old ./models is not read
+    # Keep chapter WAVs after the book is written (AUDIOPUB_KEEP_INTERMEDIATE=1).
+    keep_intermediate_files: bool = False
+    # Keep a finished job's chunk audio, so converting the book again (after a lexicon edit,
+    # say) speaks only what changed (AUDIOPUB_KEEP_CHUNK_AUDIO=0 removes it instead).
+    keep_chunk_audio: bool = True
+    # Bring each chapter to the audiobook standard's levels (AUDIOPUB_LEVEL_CHAPTERS=0: keep
+    # the voice's own, measured all the same).
+    level_chapters: bool = True
+    # Chunks per batch for every job that sets none (AUDIOPUB_BATCH_SIZE); None: the fastest
+    # for the device.
+    batch_size: int | None = None
+    cuda_tuning: frozenset[str] = frozenset()  # see CUDA_TUNINGS (AUDIOPUB_CUDA_TUNING)
+    engine_idle_s: float = ENGINE_IDLE_S  # see ENGINE_IDLE_S (AUDIOPUB_ENGINE_IDLE_S)
+    # The Ray cluster that speaks jobs' chunks (`--ray`, AUDIOPUB_RAY_ADDRESS: what `ray.init`
+    # takes, e.g. `auto`, `host:6379`, `ray://host:10001`); None: this machine.
+    ray_address: str | None = None
+    # Engine processes for CPU synthesis (AUDIOPUB_CPU_WORKERS; 1 = in-process); None: as many
+    # as the cores and memory allow (`jobs.cpu_sizing`).
+    cpu_workers: int | None = None
+    # The web UI's token, chosen by the person (AUDIOPUB_TOKEN); a secret: never printed.
+    token: str | None = field(default=None, repr=False)
+    allowed_hosts: tuple[str, ...] = ()  # more names for the web UI (AUDIOPUB_ALLOWED_HOSTS)
+    kokoro_dir: Path | None = None  # Kokoro's files outside models/ (AUDIOPUB_KOKORO_DIR)
+    supertonic_dir: Path | None = None  # a Supertonic model outside models/ (…_SUPERTONIC_DIR)
+    # The language Supertonic reads when the book names none (AUDIOPUB_SUPERTONIC_LANGUAGE).
+    supertonic_language: str | None = None
+    # Whether a Supertonic folder's text front end is multilingual, when detection guesses
+    # wrong (AUDIOPUB_SUPERTONIC_MULTILINGUAL=1/0); None: detected.
+    supertonic_multilingual: bool | None = None
+    hub_metadata_timeout_s: float = HUB_METADATA_TIMEOUT_S  # (HF_HUB_ETAG_TIMEOUT)
+    hub_endpoint: str | None = None  # the Hugging Face Hub's address (HF_ENDPOINT)
+    # The GPUs CUDA shows this process, and its order of them, as CUDA reads its variables.
+    cuda_visible_devices: str | None = None
+    cuda_device_order: str = ""
+
+
+def from_environ(environ: Mapping[str, str]) -> Settings:
+    """The settings an environment gives: defaults where it sets nothing. SettingInvalid
+    names a variable whose value can't be used."""
+    data = environ.get(DATA_DIR_ENV)
+    if data:
+        data_dir = Path(data).expanduser()
+    else:
+        base = environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+        data_dir = Path(base) / "audiopub"
+    models = environ.get(MODELS_DIR_ENV)
+    return Settings(
+        data_dir=data_dir,
+        models_dir=Path(models).expanduser() if models else data_dir / "models",
+        models_dir_chosen=bool(models),
+        keep_intermediate_files=_flag(environ, "AUDIOPUB_KEEP_INTERMEDIATE", default=False),
+        keep_chunk_audio=_flag(environ, "AUDIOPUB_KEEP_CHUNK_AUDIO", default=True),
+        level_chapters=_flag(environ, "AUDIOPUB_LEVEL_CHAPTERS", default=True),
+        batch_size=_parsed(environ, BATCH_SIZE_ENV, parse_batch_size),
+        cuda_tuning=_parsed(environ, CUDA_TUNING_ENV, parse_cuda_tuning) or frozenset(),
+        engine_idle_s=_engine_idle_s(environ.get(ENGINE_IDLE_ENV, "").strip()),
+        ray_address=environ.get(RAY_ADDRESS_ENV, "").strip() or None,
+        cpu_workers=_cpu_workers(environ.get(CPU_WORKERS_ENV)),
+        token=environ.get(TOKEN_ENV, "").strip() or None,
+        allowed_hosts=tuple(environ.get(HOSTS_ENV, "").replace(",", " ").split()),
+        kokoro_dir=_folder(environ.get(KOKORO_DIR_ENV)),
+        supertonic_dir=_folder(environ.get(SUPERTONIC_DIR_ENV)),
+        supertonic_language=environ.get(SUPERTONIC_LANGUAGE_ENV) or None,
+        supertonic_multilingual=_yes_no(environ.get(SUPERTONIC_MULTILINGUAL_ENV, "")),
+        hub_metadata_timeout_s=_parsed(environ, HUB_TIMEOUT_ENV, float) or HUB_METADATA_TIMEOUT_S,
+        hub_endpoint=environ.get(HUB_ENDPOINT_ENV) or None,
+        cuda_visible_devices=environ.get("CUDA_VISIBLE_DEVICES"),
+        cuda_device_order=environ.get("CUDA_DEVICE_ORDER", ""),
+    )
+
+
+def load(ray_address: str | None = None) -> Settings:
+    """This process's settings as a command starts: defaults, then its environment, then the
+    command line's options (None: not given)."""
+    loaded = from_environ(os.environ)
+    if ray_address:
+        loaded = replace(loaded, ray_address=ray_address)
+    return loaded
+
+
+_installed: Settings | None = None  # see `current`
+
+
+def current() -> Settings:
+    """The settings this process runs under: those a command installed when it started
+    (`installed`), else, in code run without one (tests, a library caller), the environment's
+    as it is now (`from_environ`)."""
+    return _installed if _installed is not None else from_environ(os.environ)
+
+
+@contextmanager
+def installed(chosen: Settings) -> Iterator[Settings]:
+    """`chosen` is what `current` answers inside the block, in every thread of the process;
+    the settings before are back after it."""
+    global _installed
+    before, _installed = _installed, chosen
+    try:
+        yield chosen
+    finally:
+        _installed = before
+
+
+def install(chosen: Settings) -> None:
+    """`chosen` is what `current` answers from now on in this process (an engine process
+    given its parent's settings)."""
+    global _installed
+    _installed = chosen
+
+
+def keep_intermediate_files() -> bool:
+    return current().keep_intermediate_files
+
+
+def keep_chunk_audio() -> bool:
+    return current().keep_chunk_audio
+
+
+def level_chapters() -> bool:
+    return current().level_chapters
+
+
+def batch_size_override() -> int | None:
+    """Chunks per batch for every job that sets none (AUDIOPUB_BATCH_SIZE); None: the fastest
+    for the device."""
+    return current().batch_size
+
+
 def cuda_tuning() -> frozenset[str]:
     """The CUDA settings turned on for every GPU session (AUDIOPUB_CUDA_TUNING)."""
-    try:
-        return parse_cuda_tuning(os.environ.get("AUDIOPUB_CUDA_TUNING", ""))
-    except ValueError as exc:
-        raise SettingInvalid(f"AUDIOPUB_CUDA_TUNING: {exc}") from None
+    return current().cuda_tuning
 
 
 def parse_cuda_tuning(text: str) -> frozenset[str]:
@@ -164,14 +301,27 @@ def batch_size_argument(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-# How long a server keeps a job's engine processes after the job, for the next one: starting
-# them again costs 11-30 s; idle, they hold ~0.5 GB each (the Piper joe voice).
-ENGINE_IDLE_S: Final = 600.0
-
-
 def engine_idle_s() -> float:
     """Seconds idle engine processes are kept for the next job (AUDIOPUB_ENGINE_IDLE_S)."""
-    value = os.environ.get("AUDIOPUB_ENGINE_IDLE_S", "").strip()
+    return current().engine_idle_s
+
+
+def ray_address() -> str | None:
+    """The Ray cluster that speaks jobs' chunks (see `Settings.ray_address`)."""
+    return current().ray_address
+
+
+def _parsed(environ: Mapping[str, str], name: str, parse: Callable[[str], T]) -> T | None:
+    value = environ.get(name, "").strip()
+    if not value:
+        return None
+    try:
+        return parse(value)
+    except ValueError as exc:
+        raise SettingInvalid(f"{name}: {exc}") from None
+
+
+def _engine_idle_s(value: str) -> float:
     if not value:
         return ENGINE_IDLE_S
     try:
@@ -179,35 +329,43 @@ def engine_idle_s() -> float:
     except ValueError:
         seconds = -1.0
     if not seconds >= 0:
-        raise SettingInvalid(f"AUDIOPUB_ENGINE_IDLE_S: expected seconds (0 or more), not {value!r}")
+        raise SettingInvalid(f"{ENGINE_IDLE_ENV}: expected seconds (0 or more), not {value!r}")
     return seconds
 
 
-def _flag(name: str, default: bool) -> bool:
-    value = os.environ.get(name, "").strip().lower()
+def _cpu_workers(value: str | None) -> int | None:
+    if not value:
+        return None
+    try:
+        return max(1, int(value))
+    except ValueError:
+        raise SettingInvalid(f"{CPU_WORKERS_ENV}: expected a number of processes, "
+                             f"not {value!r}") from None
+
+
+def _flag(environ: Mapping[str, str], name: str, default: bool) -> bool:
+    value = environ.get(name, "").strip().lower()
     if not value:
         return default
     return value not in ("0", "false", "no", "off")
 
 
-def ray_address() -> str | None:
-    """The Ray cluster that speaks jobs' chunks (`--ray`, AUDIOPUB_RAY_ADDRESS: what
-    `ray.init` takes, e.g. `auto`, `host:6379`, `ray://host:10001`); None: this machine."""
-    return os.environ.get(RAY_ADDRESS_ENV, "").strip() or None
+def _yes_no(value: str) -> bool | None:
+    value = value.strip().lower()
+    if value in ("1", "true", "yes"):
+        return True
+    if value in ("0", "false", "no"):
+        return False
+    return None
 
 
-def use_ray(address: str) -> None:
-    """Jobs run from now on in this process speak their chunks on this Ray cluster."""
-    os.environ[RAY_ADDRESS_ENV] = address
+def _folder(value: str | None) -> Path | None:
+    return Path(value).expanduser() if value else None
 
 
 def data_dir() -> Path:
     """Where jobs, uploads and finished books live (AUDIOPUB_DATA_DIR overrides)."""
-    override = os.environ.get("AUDIOPUB_DATA_DIR")
-    if override:
-        return Path(override).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base) / "audiopub"
+    return current().data_dir
 
 
 def model_cache_dir() -> Path:
@@ -218,17 +376,14 @@ def model_cache_dir() -> Path:
 def models_dir() -> Path:
     """Where downloaded and dropped-in models live, the same wherever Audiopub is started:
     `models/` in the data directory (AUDIOPUB_MODELS_DIR overrides)."""
-    override = os.environ.get("AUDIOPUB_MODELS_DIR")
-    if override:
-        return Path(override).expanduser()
-    return data_dir() / "models"
+    return current().models_dir
 
 
 def old_models_dir() -> Path | None:
     """`models/` of the current directory, where Audiopub used to look: still read while it
     holds models and AUDIOPUB_MODELS_DIR is not set (the first time, a note says how to move
     them). None otherwise."""
-    if os.environ.get("AUDIOPUB_MODELS_DIR"):
+    if current().models_dir_chosen:
         return None
     try:
         old = Path.cwd() / "models"

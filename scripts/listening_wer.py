@@ -28,7 +28,8 @@ import numpy as np
 
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Chunk
-from audiopub.jobs.submission import parse_chapter_selection, plan_book
+from audiopub.jobs.book_plan import plan_book
+from audiopub.jobs.submission import parse_chapter_selection
 from audiopub.listen import Clip, Listener, Thresholds, judge
 from audiopub.listen.judge import normalise
 from audiopub.tts.engine import Engine, SynthesisOptions

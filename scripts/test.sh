@@ -30,4 +30,6 @@ scripts/install_browser.sh
 # Debian's Java runtime for EPUBCheck, which validates the read-aloud EPUBs.
 scripts/install_java.sh
 
+# Types first: a mypy error fails the run before the tests start.
+python -m mypy audiopub/book audiopub/audio audiopub/gpu
 exec python -m pytest "$@"

@@ -20,6 +20,7 @@ from epub_factory import build_epub
 from test_gpu_monitor import FakeNvml, wait_for
 from tiny_supertonic import build_tiny_model
 
+from audiopub import settings
 from audiopub.bench import memory, rss, run, tables
 from audiopub.bench.flops import compute_bound, count_flops
 from audiopub.bench.machine import GpuUsage, gpu_usage
@@ -433,11 +434,12 @@ def test_gpu_run_compares_cuda_settings_and_counts_node_placement(
     cpu_nodes = data["node_placement"]["CPUExecutionProvider"]
     # The half-precision graph runs Casts at the decoder's edges (ORT's optimiser may fold one).
     assert placed[:2] == [cpu_nodes, cpu_nodes] and cpu_nodes < placed[2] <= cpu_nodes + 2
-    # Each setting's engine was made under it; the environment is as it was after.
+    # Each setting's engine was made under it; the settings are as they were after.
     tuned = [{key for key in options if key.startswith("cudnn_conv_use") or "nc1d" in key}
              for options in _ClaimsCuda.cuda_options]
     assert set() in tuned and {"cudnn_conv_use_max_workspace", "cudnn_conv1d_pad_to_nc1d"} in tuned
     assert os.environ["AUDIOPUB_CUDA_TUNING"] == "pad_nc1d"
+    assert settings.cuda_tuning() == {"pad_nc1d"}
     assert "### Optional CUDA settings, interleaved on the long text" in out
     assert re.search(r"\| max_workspace\+pad_nc1d \| GPU \(CUDA\) \| [\d,]+ on CPU \| [\d,]+ "
                      r".* \| identical \|", out)

@@ -149,7 +149,7 @@ def test_the_web_app_speaks_on_the_cluster_it_is_given(
         argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     if importlib.util.find_spec("ray") is None:
         pytest.skip("Ray is not installed (pip install 'audiopub[cluster]')")
-    monkeypatch.setenv(settings.RAY_ADDRESS_ENV, "")  # none, and none again after the test
+    monkeypatch.setenv(settings.RAY_ADDRESS_ENV, "")  # none but the option
     # By module name: after the web UI tests, the `audiopub` package may lack its `ui` attribute.
     app_module = importlib.import_module("audiopub.ui.app")
     served: list[str | None] = []
@@ -157,3 +157,4 @@ def test_the_web_app_speaks_on_the_cluster_it_is_given(
                         lambda **options: served.append(settings.ray_address()))
     assert main(argv) == 0
     assert served == ["10.0.0.7:6379"]
+    assert settings.ray_address() is None  # the command's own: not left in the environment

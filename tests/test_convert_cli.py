@@ -451,7 +451,12 @@ def test_the_book_names_its_narrator_description_and_language(tmp_path: Path) ->
                          "<dc:description>A short story by the sea.</dc:description>")
     out = tmp_path / "livre.m4b"
     assert main(["convert", str(book), "-o", str(out)]) == 0
-    result = probe(out)
-    assert result.tags["composer"] == "Audiopub (Piper, en_US-joe-medium)"  # the narrator
-    assert result.tags["description"] == "A short story by the sea."
-    assert result.audio_language == "fra"  # ISO 639-2/T, as MP4 stores it; not "und"
+    assert main(["convert", str(book), "-o", str(tmp_path / "livre.m4a"), "--format", "m4a",
+                 "--split", "chapters"]) == 0
+    (chapter,) = (tmp_path / "livre chapters").glob("*.m4a")
+    for made in (out, chapter):  # the book and each chapter's own file
+        result = probe(made)
+        assert result.tags["composer"] == "Audiopub (Piper, en_US-joe-medium)"  # the narrator
+        assert result.tags["description"] == "A short story by the sea."
+        assert result.audio_language == "fra"  # ISO 639-2/T, as MP4 stores it; not "und"
+    assert probe(chapter).tags["title"] == "Un"

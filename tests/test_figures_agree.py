@@ -13,7 +13,7 @@ from audiopub.cli import main
 from audiopub.figures import estimate_speech_s
 from audiopub.jobs.models import JobSettings
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import plan_book
+from audiopub.jobs.book_plan import plan_book
 
 from epub_factory import build_epub
 

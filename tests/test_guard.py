@@ -26,6 +26,7 @@ import pytest
 from server_helper import RunningServer, browser_context, free_port, require_chromium, \
     running_server
 
+from audiopub import settings
 from audiopub.errors import SettingInvalid
 from audiopub.ui import guard
 from audiopub.ui.token_lockout import TokenLockout, client_key
@@ -234,6 +235,12 @@ def test_wrong_tokens_lock_the_address_out_for_a_while(lockable: RunningServer) 
         assert _get(lockable, f"/?token=typo-{guess}", forwarded=other).status == 401
 
 
+def _policy(host: str, port: int, names: list[str] | None = None,
+            environ: dict[str, str] | None = None) -> guard.Policy:
+    """`guard.policy_for` with the settings of this environment (none set: {})."""
+    return guard.policy_for(host, port, names or [], settings.from_environ(environ or {}))
+
+
 def test_a_chosen_token_too_short_is_refused_at_start(tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items()  # as `running_server` starts it
            if not key.startswith(("PYTEST_", "NICEGUI_"))}
@@ -247,7 +254,7 @@ def test_a_chosen_token_too_short_is_refused_at_start(tmp_path: Path) -> None:
         "least 16 characters, this one has 1): choose a longer one, e.g. AUDIOPUB_TOKEN=")
     suggested = started.stderr.rsplit("=", 1)[1].strip()
     assert len(suggested) >= 16
-    assert guard.policy_for("127.0.0.1", 8080, environ={guard.TOKEN_ENV: suggested}).token \
+    assert _policy("127.0.0.1", 8080, environ={guard.TOKEN_ENV: suggested}).token \
         == suggested
 
 
@@ -279,23 +286,23 @@ def test_a_client_is_its_address_or_its_ipv6_network() -> None:
 
 
 def test_loopback_needs_no_token_and_every_other_address_gets_one() -> None:
-    assert guard.policy_for("127.0.0.1", 8080, environ={}).token is None
-    assert guard.policy_for("localhost", 8080, environ={}).token is None
-    assert guard.policy_for("::1", 8080, environ={}).token is None
+    assert _policy("127.0.0.1", 8080, environ={}).token is None
+    assert _policy("localhost", 8080, environ={}).token is None
+    assert _policy("::1", 8080, environ={}).token is None
     for host in ("0.0.0.0", "::", "192.168.1.20", "books.example.lan"):
-        first = guard.policy_for(host, 8080, environ={})
+        first = _policy(host, 8080, environ={})
         assert first.token and len(first.token) >= 32, host
-        assert first.token != guard.policy_for(host, 8080, environ={}).token  # random
-    given = guard.policy_for("0.0.0.0", 8080, environ={guard.TOKEN_ENV: f" {TOKEN} "})
+        assert first.token != _policy(host, 8080, environ={}).token  # random
+    given = _policy("0.0.0.0", 8080, environ={guard.TOKEN_ENV: f" {TOKEN} "})
     assert given.token == TOKEN
-    assert guard.policy_for("127.0.0.1", 8080, environ={guard.TOKEN_ENV: TOKEN}).token == TOKEN
+    assert _policy("127.0.0.1", 8080, environ={guard.TOKEN_ENV: TOKEN}).token == TOKEN
     with pytest.raises(SettingInvalid, match="too short to keep anyone out"):
-        guard.policy_for("0.0.0.0", 8080, environ={guard.TOKEN_ENV: "s3cret"})
+        _policy("0.0.0.0", 8080, environ={guard.TOKEN_ENV: "s3cret"})
 
 
 def test_the_names_it_answers_to() -> None:
-    policy = guard.policy_for("192.168.1.20", 9000, ["Books.Example.", "[fe80::1]"],
-                              environ={guard.HOSTS_ENV: "shelf.example,reader.example  x.lan"})
+    policy = _policy("192.168.1.20", 9000, ["Books.Example.", "[fe80::1]"],
+                     environ={guard.HOSTS_ENV: "shelf.example,reader.example  x.lan"})
     for host in ("localhost:9000", "127.0.0.1", "[::1]:9000", "192.168.1.20:9000",
                  "books.example", "shelf.example:9000", "reader.example", "x.lan",
                  "[fe80::1]:9000"):
@@ -305,7 +312,7 @@ def test_the_names_it_answers_to() -> None:
         assert not policy.allows_host(host), host
     # On every interface, any address of this computer is its own (no name can be rebound
     # to an address); names still have to be given.
-    everywhere = guard.policy_for("0.0.0.0", 9000, environ={})
+    everywhere = _policy("0.0.0.0", 9000, environ={})
     assert everywhere.allows_host("192.168.1.21:9000") and everywhere.allows_host("[fe80::2]")
     assert not everywhere.allows_host("my-laptop.lan:9000")
 
@@ -314,7 +321,7 @@ def test_the_names_it_answers_to() -> None:
                                   "user@books.example"])
 def test_a_name_that_is_no_host_name_is_refused(name: str) -> None:
     with pytest.raises(SettingInvalid, match="is not a host name"):
-        guard.policy_for("127.0.0.1", 8080, [name], environ={})
+        _policy("127.0.0.1", 8080, [name], environ={})
 
 
 def test_the_socket_origin_check() -> None:

@@ -23,7 +23,8 @@ from audiopub.cli import main
 from audiopub.errors import LexiconError
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import job_lexicon, submit_job
+from audiopub.jobs.book_plan import job_lexicon
+from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.piper import PiperEngine

@@ -28,9 +28,9 @@ from audiopub.audio.ffmpeg import probe
 from audiopub.book.text import normalise_text, split_sentences
 from audiopub.cli import main
 from audiopub.errors import AudiopubError
-from audiopub.export.overlay_align import align
-from audiopub.export.overlay_text import Page, skeleton
 from audiopub.export.read_aloud import export_read_aloud
+from audiopub.export.read_aloud.alignment import align
+from audiopub.export.read_aloud.pages import Page, skeleton
 from audiopub.export.timeline import book_timeline
 from audiopub.jobs.store import JobStore
 

@@ -26,6 +26,7 @@ from audiopub.gpu.vram_budget import vram_budget_bytes
 from audiopub.jobs import executor
 from audiopub.jobs.chunk_work import ChunkTask, planned_batches
 from audiopub.jobs.device_executor import DeviceExecutor
+from audiopub.settings import from_environ
 from audiopub.tts import onnx_runtime
 from audiopub.tts.batching import BatchLimits, padded_chars_for_vram
 from audiopub.tts.engine import DeviceReport, SynthesisOptions
@@ -69,31 +70,33 @@ def _holding(nvml: Cards, index: int, mib: float) -> None:
 
 def test_hidden_devices_do_not_shrink_the_budget() -> None:
     nvml = Cards(_card(0, 79 * GIB), _card(1, 10 * GIB), _card(2, 30 * GIB))
-    every = vram_budget_bytes(nvml, {})
+    every = vram_budget_bytes(nvml, from_environ({}))
     assert every == {0: 1 * GIB, 1: 70 * GIB, 2: 50 * GIB}
     # CUDA numbers what it is shown from 0: CUDA device 0 is NVML's 2, then NVML's 1.
-    assert vram_budget_bytes(nvml, {"CUDA_VISIBLE_DEVICES": "2,1"}) == {0: 50 * GIB,
-                                                                         1: 70 * GIB}
-    assert vram_budget_bytes(nvml, {"CUDA_VISIBLE_DEVICES": "GPU-111"}) == {0: 70 * GIB}
+    assert vram_budget_bytes(nvml, from_environ({"CUDA_VISIBLE_DEVICES": "2,1"})) == {
+        0: 50 * GIB, 1: 70 * GIB}
+    assert vram_budget_bytes(nvml, from_environ({"CUDA_VISIBLE_DEVICES": "GPU-111"})) == {
+        0: 70 * GIB}
     # As CUDA does, the list ends at the first entry that names no device.
-    assert vram_budget_bytes(nvml, {"CUDA_VISIBLE_DEVICES": "1,7,0"}) == {0: 70 * GIB}
-    assert vram_budget_bytes(nvml, {"CUDA_VISIBLE_DEVICES": ""}) == {}
+    assert vram_budget_bytes(nvml, from_environ({"CUDA_VISIBLE_DEVICES": "1,7,0"})) == {0: 70 * GIB}
+    assert vram_budget_bytes(nvml, from_environ({"CUDA_VISIBLE_DEVICES": ""})) == {}
 
 
 def test_cuda_numbers_the_fastest_first_unless_told_pci_bus_order() -> None:
     nvml = Cards(_card(0, 40 * GIB, cc=(7, 5)), _card(1, 10 * GIB, cc=(9, 0)))
-    assert vram_budget_bytes(nvml, {"CUDA_VISIBLE_DEVICES": "0"}) == {0: 70 * GIB}
-    assert vram_budget_bytes(nvml, {"CUDA_VISIBLE_DEVICES": "0",
-                                    "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}) == {0: 40 * GIB}
+    assert vram_budget_bytes(nvml, from_environ({"CUDA_VISIBLE_DEVICES": "0"})) == {0: 70 * GIB}
+    assert vram_budget_bytes(nvml, from_environ({"CUDA_VISIBLE_DEVICES": "0",
+                                                 "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})) == {
+        0: 40 * GIB}
 
 
 def test_an_arena_holding_the_last_jobs_peak_counts_as_budget() -> None:
     nvml = Cards(_card(0, 30 * GIB), _card(1, 60 * GIB))
     _holding(nvml, 1, 50 * 1024)  # the cached engine's arena, at the last job's peak
     nvml.processes[0] = [SimpleNamespace(pid=os.getpid() + 1, usedGpuMemory=30 * GIB)]
-    assert vram_budget_bytes(nvml, {}) == {0: 50 * GIB, 1: 20 * GIB + 50 * GIB}
+    assert vram_budget_bytes(nvml, from_environ({})) == {0: 50 * GIB, 1: 20 * GIB + 50 * GIB}
     nvml.init_error = FakeNvml.NVMLError_DriverNotLoaded
-    assert vram_budget_bytes(nvml, {}) == {}  # no driver: no budget, never an error
+    assert vram_budget_bytes(nvml, from_environ({})) == {}  # no driver: no budget, never an error
 
 
 @pytest.fixture(scope="module")

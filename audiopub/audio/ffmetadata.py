@@ -14,6 +14,8 @@ from typing import Final
 
 import langcodes
 
+from audiopub.book.models import Book
+
 # iTunes "stik" media kind 2 = Audiobook, so Apple software files the book correctly.
 MEDIA_KIND_AUDIOBOOK: Final = "2"
 
@@ -44,6 +46,15 @@ class BookTags:
     # The iTunes media kind "Audiobook": an MP4 atom; other containers would keep it as an
     # odd custom tag.
     itunes_audiobook: bool = True
+
+
+def book_tags(book: Book, narrator: str, *, title: str | None = None,
+              track: str | None = None) -> BookTags:
+    """The tags every file made of `book` carries (the .m4b, the whole-book MP3, each chapter's
+    file, the read-aloud EPUB's audio); `title` and `track` are one chapter's file's own."""
+    return BookTags(title=book.title if title is None else title, author=book.author,
+                    album=book.title, year=book.details.year, language=book.language,
+                    narrator=narrator, description=book.details.description, track=track)
 
 
 def stream_language(tag: str | None) -> str | None:

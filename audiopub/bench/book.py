@@ -29,7 +29,8 @@ from audiopub.jobs.chunk_executor import ChunkExecutor, Placement
 from audiopub.jobs.executor import default_batch_size
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import plan_book, submit_job
+from audiopub.jobs.book_plan import plan_book
+from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import Engine, SynthesisOptions
 

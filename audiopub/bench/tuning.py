@@ -12,7 +12,6 @@ alternates any comparison.
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -27,7 +26,6 @@ from audiopub.tts.engine import Engine, SynthesisOptions
 from audiopub.tts.node_placement import recording_node_placement
 from audiopub.tts.registry import load_engine
 
-TUNING_ENV = "AUDIOPUB_CUDA_TUNING"
 PROBE_TEXT = "A short sentence, to run every node of the model once."
 
 
@@ -46,16 +44,10 @@ def tuning_variants(text: str) -> list[frozenset[str]]:
 
 @contextmanager
 def tuned(tuning: frozenset[str]) -> Iterator[None]:
-    """AUDIOPUB_CUDA_TUNING set to `tuning` inside the block, as it was after it."""
-    before = os.environ.get(TUNING_ENV)
-    os.environ[TUNING_ENV] = ",".join(sorted(tuning))
-    try:
+    """The settings in force with `tuning` as their CUDA settings inside the block, as they
+    were after it."""
+    with settings.installed(replace(settings.current(), cuda_tuning=tuning)):
         yield
-    finally:
-        if before is None:
-            os.environ.pop(TUNING_ENV, None)
-        else:
-            os.environ[TUNING_ENV] = before
 
 
 @dataclass(frozen=True)

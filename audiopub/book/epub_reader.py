@@ -222,7 +222,9 @@ def _cover(package: Package, files: _Files) -> Cover | None:
     """EPUB3 cover-image, else EPUB2 <meta name="cover">, else an image named like a cover."""
     items = package.items
     by_name = {item.name: item for item in items.values()}
-    candidates = [item for item in items.values() if "cover-image" in item.properties]
+    # None where a <meta name="cover"> names no item: skipped below.
+    candidates: list[Item | None] = [item for item in items.values()
+                                     if "cover-image" in item.properties]
     for meta in package.metas:
         if meta.get("name") == "cover" and meta.get("content"):
             content = meta["content"]

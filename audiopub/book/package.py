@@ -104,10 +104,11 @@ def read_package(archive: EpubArchive) -> Package:
     except etree.XMLSyntaxError as exc:
         # "Pride & Prejudice" or an HTML entity in a title: recover, as other readers do, if
         # what is left is still a package with a manifest and a spine.
-        root = parse_markup(opf)
-        if root is None or _missing_parts(root):
+        recovered = parse_markup(opf)
+        if recovered is None or _missing_parts(recovered):
             raise _fail(book, f"its package file {shown} is not valid XML "
                               f"({describe_error(exc)})") from exc
+        root = recovered
         notes.append(f"The package file {shown} has XML errors ({describe_error(exc)}); it was "
                      "read as far as possible.")
     missing = _missing_parts(root)

@@ -110,7 +110,8 @@ def read_documents(docs: list[Document], targets: dict[str, dict[str, list[int]]
         # Entries for the whole file, or whose id is missing, start at the top of the file.
         unplaced = [Mark(i) for key, found in doc_targets.items() if key not in walker.hit
                     for i in found]
-        stream[begin:begin] = sorted(unplaced, key=lambda mark: mark.entry)
+        unplaced.sort(key=lambda mark: mark.entry)
+        stream[begin:begin] = unplaced
         if walker.pictures and not any(isinstance(b, Block) and b.text for b in stream[begin:]):
             picture_pages += 1
     return Reading(stream, parsed, picture_pages)

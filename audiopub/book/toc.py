@@ -106,7 +106,8 @@ def _walk_nav_list(
         if label is not None and local_name(label) == "a":
             target = resolve_href(label.get("href", ""), base_dir)
         title = clean_label("".join(label.itertext())) if label is not None else ""
-        out.append(TocEntry(title, *(target or (None, None)), parent))
+        path, fragment = target or (None, None)
+        out.append(TocEntry(title, path, fragment, parent))
         sub = _first_child(li, "ol", "ul")
         if sub is not None:
             _walk_nav_list(sub, base_dir, len(out) - 1, out)
@@ -133,7 +134,8 @@ def _walk_nav_points(
         content = _first_child(point, "content")
         title = clean_label("".join(label.itertext())) if label is not None else ""
         target = resolve_href(content.get("src", ""), base_dir) if content is not None else None
-        out.append(TocEntry(title, *(target or (None, None)), parent))
+        path, fragment = target or (None, None)
+        out.append(TocEntry(title, path, fragment, parent))
         _walk_nav_points(point, base_dir, len(out) - 1, out)
 
 

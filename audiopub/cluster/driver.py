@@ -45,6 +45,7 @@ def main(pipe: Connection, address: str, engine_name: str, model_id: str, voice:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the job process's to handle
     # Ray's own C++ log lines (a lost worker's retries) would cut through the progress bar;
     # what matters reaches the job's log and its pause message.
+    # (Ray's own variable, read by Ray in this driver process: no Audiopub option.)
     os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
     exit_with_parent()  # its actors go with it
     send_lock = threading.Lock()

@@ -34,7 +34,7 @@ from audiopub.errors import AudiopubError
 from audiopub.export.names import safe_name
 from audiopub.jobs.models import Job, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import stored_book
+from audiopub.jobs.book_plan import stored_book
 
 OPF_NS = "http://www.idpf.org/2007/opf"
 DC_NS = "http://purl.org/dc/elements/1.1/"

@@ -38,7 +38,13 @@ from typing import Final
 import soundfile as sf
 
 from audiopub.atomic import atomic_write, scratch_dir
-from audiopub.audio.ffmetadata import BookTags, ChapterMark, build_ffmetadata, escape_ffmetadata
+from audiopub.audio.ffmetadata import (
+    BookTags,
+    ChapterMark,
+    build_ffmetadata,
+    escape_ffmetadata,
+    stream_language,
+)
 from audiopub.audio.ffmpeg import ffmpeg_exe, probe, stderr_tail
 from audiopub.audio.levels import MAX_PEAK_DB, limiter, measure_levels
 from audiopub.audio.loudness import AUDIOBOOK, LoudnessTarget, measure, normalise_filter
@@ -108,7 +114,7 @@ def encode_audio(wavs: Sequence[Path], out: Path, format_name: str, tags: BookTa
             source = ["-f", "concat", "-safe", "0", "-i", str(folder / "audio.ffconcat")]
             rate = audio_format.sample_rate or sf.info(str(wavs[0])).samplerate
             command = partial(_command, ffmpeg, source, folder / "metadata.txt", picture,
-                              temp, audio_format)
+                              temp, audio_format, stream_language(tags.language))
             if loudness is None:
                 _encode(command(f"aresample={rate}"), out, temp)
             else:
@@ -146,12 +152,14 @@ def _encode(cmd: list[str], out: Path, temp: Path) -> None:
 
 
 def _command(ffmpeg: str, source: list[str], metadata: Path, picture: Path | None, out: Path,
-             audio_format: AudioFormat, audio_filter: str) -> list[str]:
+             audio_format: AudioFormat, language: str | None, audio_filter: str) -> list[str]:
     cmd = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-xerror", *source,
            "-f", "ffmetadata", "-i", os.path.abspath(metadata)]
     if picture is not None:
         cmd += ["-i", os.path.abspath(picture)]
     cmd += ["-map", "0:a", "-map_metadata", "1", "-map_chapters", "1"]
+    if language is not None:  # the audio stream's own language, as players label tracks
+        cmd += ["-metadata:s:a:0", f"language={language}"]
     if picture is not None:
         # "Cover (front)" is how ffmpeg's MP3 muxer is told the APIC picture type.
         cmd += ["-map", "2:v", "-c:v", "copy", "-disposition:v:0", "attached_pic",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Final
 
 from audiopub.atomic import atomic_write, scratch_dir
-from audiopub.audio.ffmetadata import BookTags
+from audiopub.audio.ffmetadata import book_tags
 from audiopub.audio.loudness import AUDIOBOOK, LoudnessTarget
 from audiopub.audio.mux import chapter_marks
 from audiopub.export.chapter_audio import chapter_wavs
@@ -22,7 +22,7 @@ from audiopub.export.names import numbered, safe_name
 from audiopub.export.subtitles import Cue, book_cues, chapter_cues, to_srt, to_webvtt
 from audiopub.export.timeline import book_timeline
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import stored_book
+from audiopub.jobs.book_plan import stored_book
 
 SUBTITLE_FORMATS: Final[dict[str, Callable[[Sequence[Cue]], str]]] = {
     "srt": to_srt, "vtt": to_webvtt}
@@ -60,9 +60,8 @@ def export_audio(store: JobStore, job_id: str, format_name: str, folder: Path, s
     with tempfile.TemporaryDirectory(prefix="audiopub-chapters-", dir=scratch_dir()) as tmp:
         wavs = chapter_wavs(store, job_id, Path(tmp))
         for number, (chapter, wav) in enumerate(zip(chapters, wavs), start=1):
-            tags = BookTags(title=chapter.title, author=book.author, album=book.title,
-                            track=f"{number}/{len(chapters)}", language=book.language,
-                            year=book.details.year)
+            tags = book_tags(book, job.settings.narrator, title=chapter.title,
+                             track=f"{number}/{len(chapters)}")
             path = (Path(folder) / f"{stem} chapters"
                     / f"{numbered(number, len(chapters), chapter.title)}{suffix}")
             encode_audio([wav], path, format_name, tags, book.cover, loudness=loudness)
@@ -94,8 +93,7 @@ def export_book_mp3(store: JobStore, job_id: str, folder: Path, stem: str,
     path = Path(folder) / f"{stem}.mp3"
     with tempfile.TemporaryDirectory(prefix="audiopub-book-", dir=scratch_dir()) as tmp:
         wavs = chapter_wavs(store, job_id, Path(tmp))
-        tags = BookTags(title=book.title, author=book.author, album=book.title,
-                        language=book.language, year=book.details.year)
+        tags = book_tags(book, job.settings.narrator)
         encode_audio(wavs, path, "mp3", tags, book.cover, chapter_marks(titles, wavs), loudness)
     return path
 

@@ -6,16 +6,16 @@ NVML numbers every GPU in the machine; CUDA numbers only those in CUDA_VISIBLE_D
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from audiopub import settings
 from audiopub.gpu.monitor import _shutdown, open_nvml, query_gpu_info
 
 
 def cuda_device_ids(nvml: Any = None) -> list[int]:
     """CUDA device ids to run engines on: every visible GPU, or [0] when none can be counted
     (a session asked for device 0 then runs there or reports why it fell back)."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    visible = settings.current().cuda_visible_devices
     if visible is not None:
         count = len([device for device in visible.split(",") if device.strip()])
     else:

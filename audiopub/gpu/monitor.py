@@ -262,9 +262,10 @@ def open_nvml(nvml: Any) -> tuple[Any, str | None]:
     """Load (if None) and initialise NVML: (module, None), or (whatever, why not) for people."""
     if nvml is None:
         try:
-            import pynvml as nvml  # lazy: importing audiopub must not need the NVIDIA bindings
+            import pynvml  # lazy: importing audiopub must not need the NVIDIA bindings
         except ImportError:
             return None, "GPU monitoring unavailable: the nvidia-ml-py package is not installed"
+        nvml = pynvml
     try:
         nvml.nvmlInit()
     except nvml.NVMLError as err:

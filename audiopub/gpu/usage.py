@@ -64,9 +64,10 @@ def _initialised(nvml: Any) -> Any:
     global _held
     if nvml is None:
         try:
-            import pynvml as nvml  # lazy: importing audiopub must not need the NVIDIA bindings
+            import pynvml  # lazy: importing audiopub must not need the NVIDIA bindings
         except ImportError:
             return None
+        nvml = pynvml
     with _lock:
         if nvml is _held:
             return nvml

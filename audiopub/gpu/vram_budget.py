@@ -18,26 +18,27 @@ error).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from typing import Any
 
 from audiopub.gpu.monitor import _shutdown, open_nvml
 from audiopub.gpu.usage import process_vram_mb
+from audiopub.settings import Settings, current
 
 _MIB = 1024 * 1024
 
 
-def vram_budget_bytes(nvml: Any = None, environ: Mapping[str, str] | None = None,
+def vram_budget_bytes(nvml: Any = None, options: Settings | None = None,
                       pid: int | None = None) -> dict[int, int]:
-    """Bytes a batch may plan on, per CUDA device id this process can see: the device's free
-    memory plus what process `pid` (default: this one) holds on it."""
-    environ = os.environ if environ is None else environ
+    """Bytes a batch may plan on, per CUDA device id this process can see (as `options`, by
+    default the settings in force, say CUDA shows them): the device's free memory plus what
+    process `pid` (default: this one) holds on it."""
+    options = current() if options is None else options
     module, reason = open_nvml(nvml)
     if reason is not None:
         return {}
     try:
-        visible = visible_nvml_indices(module, environ)
+        visible = visible_nvml_indices(module, options.cuda_visible_devices,
+                                       options.cuda_device_order)
         free = {index: int(module.nvmlDeviceGetMemoryInfo(
             module.nvmlDeviceGetHandleByIndex(index)).free) for index in visible}
     except module.NVMLError:
@@ -54,18 +55,18 @@ def device_budget_bytes(cuda_id: int, nvml: Any = None) -> int | None:
     return vram_budget_bytes(nvml).get(cuda_id)
 
 
-def visible_nvml_indices(nvml: Any, environ: Mapping[str, str]) -> list[int]:
+def visible_nvml_indices(nvml: Any, listed: str | None, order: str = "") -> list[int]:
     """NVML's index of each device CUDA shows this process, in CUDA's order (so position i is
     CUDA device i). NVML must be initialised.
 
-    Without CUDA_VISIBLE_DEVICES every device is shown. Its entries are indices into CUDA's
-    order of all devices or (prefixes of) UUIDs; as CUDA does, the list ends at the first entry
-    that names no device. CUDA's order is PCI bus order with CUDA_DEVICE_ORDER=PCI_BUS_ID;
-    otherwise it puts the fastest first, for which a newer compute capability stands here
-    (CUDA's own ranking is not published; on cards of one kind both are PCI bus order).
+    `listed` is CUDA_VISIBLE_DEVICES (None: not set, every device is shown), `order`
+    CUDA_DEVICE_ORDER. The list's entries are indices into CUDA's order of all devices or
+    (prefixes of) UUIDs; as CUDA does, the list ends at the first entry that names no device.
+    CUDA's order is PCI bus order with CUDA_DEVICE_ORDER=PCI_BUS_ID; otherwise it puts the
+    fastest first, for which a newer compute capability stands here (CUDA's own ranking is
+    not published; on cards of one kind both are PCI bus order).
     """
-    devices = _devices_in_cuda_order(nvml, environ.get("CUDA_DEVICE_ORDER", ""))
-    listed = environ.get("CUDA_VISIBLE_DEVICES")
+    devices = _devices_in_cuda_order(nvml, order)
     if listed is None:
         return [index for index, _ in devices]
     shown: list[int] = []

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import psutil
 
+from audiopub import settings
 from audiopub.jobs.cgroup_limits import CGROUP_ROOT, PROC_CGROUP, cgroup_cpu_quota, cgroup_memory_left
 
 # Memory budgeted per engine process: one with the embedded Piper joe voice measured 0.5 GB in
@@ -71,8 +72,7 @@ def process_bytes_for(batch_size: int) -> int:
 
 def forced_cpu_workers() -> int | None:
     """AUDIOPUB_CPU_WORKERS, if set: engine processes for CPU synthesis (1 = in-process)."""
-    override = os.environ.get("AUDIOPUB_CPU_WORKERS")
-    return max(1, int(override)) if override else None
+    return settings.current().cpu_workers
 
 
 def cpu_workers(batch_size: int = 1) -> int:

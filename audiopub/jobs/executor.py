@@ -46,7 +46,7 @@ def executor_for(engine_name: str, engine: Engine, batch_size: int | None = None
 def _cpu_executor(engine_name: str, engine: Engine, forced: int | None) -> ChunkExecutor:
     """A pool of engine processes, one per core as far as memory allows, kept for the next job
     of the same engine; on one core, the engine already loaded, in this process."""
-    size = default_batch_size(engine, forced)
+    size = _batch_size(engine, forced)
     model_dir = default_model_dir(engine_name)
     device = engine.device.describe()
 
@@ -62,7 +62,11 @@ def _cpu_executor(engine_name: str, engine: Engine, forced: int | None) -> Chunk
 def default_batch_size(engine: Engine, forced: int | None = None) -> int:
     """`forced`, else AUDIOPUB_BATCH_SIZE, else the fastest for the engine's device: its own
     choice on a CPU, GPU_MAX_BATCH on a GPU (where the free VRAM may allow fewer)."""
-    forced = forced or settings.batch_size_override()
+    return _batch_size(engine, forced or settings.batch_size_override())
+
+
+def _batch_size(engine: Engine, forced: int | None) -> int:
+    """`default_batch_size` once AUDIOPUB_BATCH_SIZE has been asked (`forced` holds it)."""
     if forced:
         return forced
     return settings.GPU_MAX_BATCH if engine.device.on_gpu else engine.batch_size
@@ -79,7 +83,7 @@ def _gpu_executor(engine_name: str, engine: Engine, forced: int | None,
     (free + this process's own) of the tightest visible device, unless the size was forced."""
     engines = [engine] + [get_engine(engine_name, use_gpu=True, device_id=device)
                           for device in devices.cuda_device_ids()[1:]]
-    limits = BatchLimits(default_batch_size(engine, forced))
+    limits = BatchLimits(_batch_size(engine, forced))
     budget = vram_budget.vram_budget_bytes()
     if budget and not forced:
         rate = voice_of(engine, voice).sample_rate if voice else 48_000  # the highest there is

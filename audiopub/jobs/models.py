@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -66,17 +66,27 @@ class ChapterState(str, Enum):
 
 
 @dataclass(frozen=True)
-class JobSettings:
-    """How a job is narrated; stored as JSON with the job."""
+class Narration(SynthesisOptions):
+    """What a person chooses to narrate with: an engine, its voice, the GPU or not, and how it
+    sounds (speed, steps, seed, language: the engine contract's `SynthesisOptions`, validated
+    there). Declared once, for a job's settings and the web UI's remembered choices."""
 
     engine: str = defaults.DEFAULT_ENGINE
-    # Must be resolved (not None) before chunks are planned: "the first voice" can change.
+    # A job's must be resolved (not None) before chunks are planned: "the first voice" can
+    # change.
     voice: str | None = None
-    speed: float = defaults.DEFAULT_SPEED
-    steps: int = defaults.DEFAULT_STEPS
-    seed: int | None = None
-    language: str | None = None  # the book's language, for multilingual engines
     use_gpu: bool = False
+
+    def synthesis_options(self) -> SynthesisOptions:
+        """The engine contract's part of these settings."""
+        return SynthesisOptions(**{option.name: getattr(self, option.name)
+                                   for option in fields(SynthesisOptions)})
+
+
+@dataclass(frozen=True)
+class JobSettings(Narration):
+    """How a job is narrated; stored as JSON with the job. `language` is the book's."""
+
     # Chunks per padded batch; None: AUDIOPUB_BATCH_SIZE, else the fastest for the device.
     batch_size: int | None = None
     chapters: tuple[int, ...] | None = None  # 1-based selection; None = every chapter
@@ -86,7 +96,7 @@ class JobSettings:
     # The job's own pronunciation entries (`convert --lexicon`), first of every scope. They
     # change what is said, which the cache key covers; the key needs nothing more from them.
     lexicon: tuple[Entry, ...] = ()
-    # Forms to make beside the book once it is finished (`export.on_convert.ConvertOutputs`
+    # Forms to make beside the book once it is finished (`export.forms.ConvertOutputs`
     # as data), from its audio: they change nothing spoken, so the cache key leaves them out.
     forms: Mapping[str, Any] | None = field(default=None, hash=False)
     # Hear every chunk made and speak again what came out wrong (`jobs.proof_listening`).
@@ -95,7 +105,7 @@ class JobSettings:
     proof_listen: bool | None = None
 
     def __post_init__(self) -> None:
-        self.synthesis_options()  # validates speed and steps with the engine contract's rules
+        super().__post_init__()  # validates speed and steps with the engine contract's rules
         if self.batch_size is not None and not 1 <= self.batch_size <= defaults.MAX_BATCH_SIZE:
             raise ValueError(f"batch size must be 1-{defaults.MAX_BATCH_SIZE}, "
                              f"not {self.batch_size}")
@@ -110,10 +120,6 @@ class JobSettings:
     def narrator(self) -> str:
         """Who reads the book, as its tags and library files name the narrator."""
         return f"Audiopub ({self.engine.title()}, {self.voice})"
-
-    def synthesis_options(self) -> SynthesisOptions:
-        return SynthesisOptions(speed=self.speed, steps=self.steps, seed=self.seed,
-                                language=self.language)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -28,9 +28,9 @@ import soundfile as sf
 
 from audiopub import settings as defaults
 from audiopub.audio.levels import level_chapter, measure_levels
-from audiopub.audio.mux import BookTags, chapter_marks, mux_m4b
+from audiopub.audio.ffmetadata import book_tags
+from audiopub.audio.mux import chapter_marks, mux_m4b
 from audiopub.audio.stitch import stitch_chapter
-from audiopub.book.models import Book
 from audiopub.errors import (
     DiskFull,
     JobCancelled,
@@ -52,18 +52,13 @@ from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
 from audiopub.jobs.chunk_executor import ExecutorFactory
-from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobSettings, JobState
+from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
 from audiopub.jobs.proof_listening import ProofListening, load_ears
 from audiopub.jobs.recorded_speed import machine_speed
 from audiopub.jobs.retakes import Retakes
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import (
-    job_lexicon,
-    language_note,
-    plan_book,
-    space_to_finish,
-    stored_book,
-)
+from audiopub.jobs.book_plan import job_lexicon, plan_book, stored_book
+from audiopub.jobs.submission import language_note, space_to_finish
 from audiopub.jobs.synthesis_plan import plan_synthesis
 from audiopub.tts.engine import Engine
 
@@ -85,12 +80,6 @@ JOINING = "Joining the chapter’s audio…"
 LOADING_EARS = "Loading the listening model…"
 LISTENING = "Listening to “{chapter}”…"
 ENCODING = "Encoding the audiobook…"
-
-
-def book_tags(book: Book, settings: JobSettings) -> BookTags:
-    return BookTags(title=book.title, author=book.author, album=book.title,
-                    year=book.details.year, language=book.language,
-                    narrator=settings.narrator, description=book.details.description)
 
 
 class JobRun:
@@ -363,7 +352,7 @@ class JobRun:
         self.job.output_path.parent.mkdir(parents=True, exist_ok=True)
         # Checked while ffmpeg runs too: a cancel or pause during encoding stops it at once.
         began = time.perf_counter()
-        mux_m4b(wavs, marks, book_tags(self.book, self.job.settings),
+        mux_m4b(wavs, marks, book_tags(self.book, self.job.settings.narrator),
                 self.book.cover, self.job.output_path,
                 progress=lambda fraction: self._check_still_running())
         self.store.set_job_stage_times(self.job.id, {"encode": time.perf_counter() - began})

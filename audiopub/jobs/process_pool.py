@@ -22,6 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Protocol
 
+from audiopub import settings
 from audiopub.errors import SynthesisFailed
 from audiopub.jobs.chunk_executor import ChunkExecutor, ExecutorInfo, Placement
 from audiopub.jobs.chunk_work import (
@@ -41,8 +42,9 @@ START_POLL_S = 0.05  # how often `start` asks again for the workers still loadin
 _worker_engine: Engine | None = None  # set in each worker process by _init_worker
 
 
-def _init_worker(engine_name: str, model_dir: Path) -> None:
+def _init_worker(engine_name: str, model_dir: Path, options: settings.Settings) -> None:
     global _worker_engine
+    settings.install(options)  # the parent's, as its command read them
     # Ctrl-C in a terminal reaches every process of the foreground group. The parent pauses
     # the job and shuts the pool down; a worker interrupted inside the pool's queue instead
     # leaves its lock held, and the pool (and the command) hang at exit.
@@ -106,7 +108,8 @@ class ProcessExecutor(ChunkExecutor):
         self._keeper = keeper
         self.peak_vram_mb: dict[int, float] = {}  # CPU processes hold none
         self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                         initargs=(engine_name, model_dir))
+                                         initargs=(engine_name, model_dir,
+                                                   settings.current()))
 
     def start(self, voice: str) -> dict[int, int]:
         """Start every worker process and load `voice` in each, before any chunk: a stage of

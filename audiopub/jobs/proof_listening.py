@@ -37,7 +37,7 @@ from audiopub.listen import Clip, Listener, installed_listening_models, judge
 
 log = logging.getLogger(__name__)
 
-PREFERRED_MODEL = "base"  # the size the thresholds were calibrated with (README)
+PREFERRED_MODEL = "base"  # the size the thresholds were calibrated with (docs/proof-listening.md)
 BATCH_CHUNKS = 8  # chunks heard in one batch at most: what is ready, never waited for
 WAIT_SLICE_S = 0.5  # how often a wait for the listening thread checks for a pause or cancel
 

@@ -1,31 +1,22 @@
-"""Everything before a job runs: checking a book and its settings, queueing the job, and
-how a job's book is planned into chunks (with the words to say and the lexicon's entries).
+"""Everything before a job runs: checking a book and its settings, and queueing the job.
 
-`submit_job` is what the page and the CLI call; `plan_book` and `job_lexicon` are what a
-run plans with (`jobs.pipeline`), and what `convert --show-spoken` prints.
+`submit_job` is what the page and the CLI call; `made_as_asked` tells the CLI that a book asked
+for again was made already. The disk a job needs is estimated here, for the check at
+submission and for the runs that follow (`space_to_finish`).
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
 
 from audiopub import settings as defaults
-from audiopub.book.chunking import chunk_paragraphs
-from audiopub.book.epub_reader import read_epub
-from audiopub.book.lexicon import (
-    Lexicon,
-    book_lexicon_path,
-    layered,
-    read_if_present,
-    user_lexicon_path,
-)
-from audiopub.book.models import Book, Chapter, Chunk
+from audiopub.book.models import Book
 from audiopub.book.scripts import check_speakable, primary_subtag
-from audiopub.book.spoken import spoken_form, supported_languages
+from audiopub.book.spoken import supported_languages
 from audiopub.errors import AudiopubError, DiskFull
 from audiopub.gpu.monitor import query_gpu_info
+from audiopub.jobs.book_plan import chosen_chapters, job_lexicon, plan_book
 from audiopub.jobs.models import Job, JobSettings, JobState, chunk_cache_key
 from audiopub.jobs.proof_listening import listening_ready, require_listening
 from audiopub.jobs.store import JobStore
@@ -55,30 +46,6 @@ def parse_chapter_selection(spec: str, count: int) -> list[int]:
     if not chosen:
         raise AudiopubError("The chapter selection is empty")
     return sorted(chosen)
-
-
-def plan_book(book: Book, max_chars: int, selection: Sequence[int] | None = None,
-              language: str | None = None,
-              lexicon: Lexicon | None = None) -> list[tuple[str, list[Chunk]]]:
-    """The chapters to narrate, each cut into chunks the engine reads well, with the words a
-    narrator says for each: as the `lexicon` says for what its entries claim, else numbers,
-    numerals, abbreviations and units by the rules of the text's `language` (default: the
-    book's)."""
-    text_language = language or book.language
-
-    def plain(text: str) -> str:
-        return spoken_form(text, text_language)
-
-    def speak(text: str) -> str:
-        return lexicon.speak(text, plain) if lexicon else plain(text)
-
-    return [(ch.title, chunk_paragraphs(ch.paragraphs, max_chars, ch.index, speak))
-            for ch in chosen_chapters(book, selection)]
-
-
-def chosen_chapters(book: Book, selection: Sequence[int] | None) -> list[Chapter]:
-    """The chapters a 1-based selection names, in book order; all of them without one."""
-    return [book.chapters[i - 1] for i in selection] if selection else list(book.chapters)
 
 
 def resolve_settings(settings: JobSettings, engine: Engine, book: Book,
@@ -182,17 +149,6 @@ def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: 
     return store.create_job(epub, output.resolve(), resolved, book=book)
 
 
-def job_lexicon(store: JobStore, epub: Path, book: Book, settings: JobSettings,
-                engine: Engine) -> Lexicon:
-    """The entries of every scope for a job, first wins: its own, its book's, the EPUB's own
-    hints, the user's — files read now, so an edit counts at the next run — checked against
-    the voice."""
-    data_dir = store.path.parent
-    entries = layered(read_if_present(book_lexicon_path(data_dir, epub)), book.pronunciations,
-                      read_if_present(user_lexicon_path(data_dir)), own=settings.lexicon)
-    return Lexicon(entries, engine.phoneme_symbols(settings.voice or ""))
-
-
 def made_as_asked(store: JobStore, job: Job, book: Book, settings: JobSettings,
                   engine: Engine) -> bool:
     """Whether the finished `job` made `book` as `settings` (resolved) would make it now: the
@@ -206,13 +162,3 @@ def made_as_asked(store: JobStore, job: Job, book: Book, settings: JobSettings,
                                           settings.language, lexicon)
                for chunk in chunks]
     return planned == [row.cache_key for row in store.all_chunks(job.id)]
-
-
-def stored_book(store: JobStore, job: Job) -> Book:
-    """The book the job was submitted with; a job from before books were kept with their
-    jobs reads its EPUB copy once, and keeps what it read."""
-    book = store.book(job.id)
-    if book is None:
-        book = read_epub(job.epub_path)
-        store.keep_book(job.id, book)
-    return book

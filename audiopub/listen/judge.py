@@ -15,7 +15,7 @@ A dropped sentence barely moves a long chunk's WER but shows as a long missing r
 is the main signal; WER catches garble spread across a chunk. A chunk of a word or two cannot
 be judged by either without flagging noise (one misheard word is 50 % WER), so it is flagged
 only when none of its words was heard at all. The thresholds were chosen on clean narration:
-see the README's "Proof-listening".
+see docs/proof-listening.md, "What is flagged".
 """
 
 from __future__ import annotations

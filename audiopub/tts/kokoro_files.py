@@ -113,8 +113,8 @@ def default_folder() -> Path:
     """Where Kokoro's files are: AUDIOPUB_KOKORO_DIR, or `kokoro` in the models folder."""
     from audiopub import settings
 
-    override = os.environ.get("AUDIOPUB_KOKORO_DIR")
-    return Path(override).expanduser() if override else settings.models_dir() / "kokoro"
+    override = settings.current().kokoro_dir
+    return override if override is not None else settings.models_dir() / "kokoro"
 
 
 def _stat(path: Path) -> os.stat_result | None:

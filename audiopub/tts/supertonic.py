@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -23,6 +22,7 @@ import numpy as np
 import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
+from audiopub import settings
 from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
 from audiopub.tts.batching import BatchLimits, is_out_of_memory
 from audiopub.tts.engine import (
@@ -140,12 +140,7 @@ def _denoise_on_device(session: Session, latent: np.ndarray, feeds: Mapping[str,
 
 
 def _multilingual_override() -> bool | None:
-    value = os.environ.get(MULTILINGUAL_ENV, "").strip().lower()
-    if value in ("1", "true", "yes"):
-        return True
-    if value in ("0", "false", "no"):
-        return False
-    return None
+    return settings.current().supertonic_multilingual
 
 
 def _languages(listed: Sequence[str] | None, multilingual: bool) -> tuple[str, ...]:
@@ -190,7 +185,7 @@ class SupertonicEngine:
         self.sample_rate = self.config.sample_rate
         self.languages = _languages(languages, self.text.multilingual)
         # The book's language wins over the setting; single-language models take no tag.
-        wanted = language or os.environ.get(LANGUAGE_ENV) or DEFAULT_LANGUAGE
+        wanted = language or settings.current().supertonic_language or DEFAULT_LANGUAGE
         self.language = self._tag(wanted) if self.text.multilingual else None
         if not self.text.multilingual and language_code(wanted) != DEFAULT_LANGUAGE:
             log.info("This Supertonic model reads English only; language %r is ignored", wanted)

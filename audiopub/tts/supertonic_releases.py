@@ -18,7 +18,6 @@ here.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -26,7 +25,7 @@ from typing import Final
 from audiopub import settings
 from audiopub.atomic import atomic_write
 from audiopub.errors import ModelMissing, VoiceNotFound
-from audiopub.tts.supertonic_files import CONFIG_FILE, DIR_ENV, GRAPHS, INDEXER_FILE, ModelFiles
+from audiopub.tts.supertonic_files import CONFIG_FILE, GRAPHS, INDEXER_FILE, ModelFiles
 from audiopub.tts.supertonic_text import SUPPORTED_LANGUAGES
 
 log = logging.getLogger(__name__)
@@ -106,8 +105,7 @@ def installed_releases() -> list[SupertonicRelease]:
 
 def env_dir() -> Path | None:
     """AUDIOPUB_SUPERTONIC_DIR, which wins over any choice."""
-    override = os.environ.get(DIR_ENV)
-    return Path(override).expanduser() if override else None
+    return settings.current().supertonic_dir
 
 
 def choice_path() -> Path:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 import threading
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from typing import Final
 
 from nicegui import app, background_tasks, core, helpers, run, ui
 
+from audiopub import settings
 from audiopub.ui import guard, routes
 from audiopub.ui.pages import convert, lexicon, library, voices
 from audiopub.ui.services import Services, current, current_or_none, set_current
@@ -99,12 +99,13 @@ def main(host: str = "127.0.0.1", port: int = 8080, show: bool = True,
 
     `allowed_hosts`: names besides this computer's own that browsers may use to reach it.
     """
-    policy = guard.policy_for(host, port, allowed_hosts)
+    options = settings.current()
+    policy = guard.policy_for(host, port, allowed_hosts, options)
     # NiceGUI's simulated browser (the UI tests) calls the app in-process: no network to guard.
     if not helpers.is_user_simulation():
         app.add_middleware(guard.Guard, policy=policy)
     if policy.token is not None:
-        _announce_token(policy, host, port)
+        _announce_token(policy, host, port, chosen=policy.token == options.token)
     setup(current_or_none() or Services.from_environment())
     _exit_on_sigterm()
     static = static_dir()
@@ -128,10 +129,11 @@ def _terminated(number: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + number)
 
 
-def _announce_token(policy: guard.Policy, host: str, port: int) -> None:
+def _announce_token(policy: guard.Policy, host: str, port: int, chosen: bool) -> None:
+    """Print where to open the UI with its token; a token the person chose is not printed."""
     shown = "localhost" if host in guard.WILDCARDS else (f"[{host}]" if ":" in host else host)
     address = guard.start_address(policy, f"http://{shown}:{port}/")
-    if policy.token == os.environ.get(guard.TOKEN_ENV, "").strip():
+    if chosen:
         address = address.replace(str(policy.token), f"<{guard.TOKEN_ENV}>")  # theirs: unsaid
     elsewhere = " (from another computer, with this one's address)" \
         if host in guard.WILDCARDS else ""

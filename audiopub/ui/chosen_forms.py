@@ -1,7 +1,7 @@
 """The forms a person chose on the Convert page besides the .m4b, offered as downloads.
 
 They are made once the book is finished, the first time the library shows it, from the kept
-audio by `export.on_convert.make_outputs`, exactly as `audiopub convert --format ...` makes
+audio by `export.forms.make_outputs`, exactly as `audiopub convert --format ...` makes
 them: nothing is spoken again. Not by the worker: its time belongs to the books still waiting
 to be spoken. What was made is listed in the job's folder (`forms.json`), written last, so a
 list that exists names complete files; a folder (a file per chapter) is offered as one zip.
@@ -20,7 +20,7 @@ from typing import Final
 from audiopub.atomic import atomic_write
 from audiopub.errors import AudiopubError
 from audiopub.export.names import safe_name
-from audiopub.export.on_convert import ConvertOutputs, make_outputs
+from audiopub.export.forms import ConvertOutputs, make_outputs
 from audiopub.jobs.models import Job
 from audiopub.jobs.store import JobStore
 

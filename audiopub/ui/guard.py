@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import os
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -33,8 +32,8 @@ from audiopub import settings
 from audiopub.errors import SettingInvalid
 from audiopub.ui.token_lockout import TokenLockout, client_key
 
-TOKEN_ENV: Final = "AUDIOPUB_TOKEN"
-HOSTS_ENV: Final = "AUDIOPUB_ALLOWED_HOSTS"  # more names, separated by commas or spaces
+TOKEN_ENV: Final = settings.TOKEN_ENV
+HOSTS_ENV: Final = settings.HOSTS_ENV
 LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARDS: Final = frozenset({"", "0.0.0.0", "::"})  # every interface of this computer
 SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -76,10 +75,12 @@ class Policy:
 
 
 def policy_for(host: str, port: int, extra_names: Iterable[str] = (),
-               environ: Mapping[str, str] = os.environ) -> Policy:
-    """The policy for serving on `host`:`port`, with the names and secret the user gave."""
+               options: settings.Settings | None = None) -> Policy:
+    """The policy for serving on `host`:`port`, with the names (`--allow-host`, then the
+    settings') and secret the user gave (the settings in force unless `options`)."""
+    options = settings.current() if options is None else options
     names = set(LOOPBACK_NAMES)
-    given = [*extra_names, *environ.get(HOSTS_ENV, "").replace(",", " ").split()]
+    given = [*extra_names, *options.allowed_hosts]
     if host not in WILDCARDS:
         given.append(host)
     for value in given:
@@ -88,7 +89,7 @@ def policy_for(host: str, port: int, extra_names: Iterable[str] = (),
             raise SettingInvalid(f"{value!r} is not a host name or address "
                                  "(e.g. --allow-host books.example.lan)")
         names.add(name)
-    token = environ.get(TOKEN_ENV, "").strip() or None
+    token = options.token
     if token is not None and len(token) < settings.MIN_TOKEN_CHARS:
         raise SettingInvalid(
             f"{TOKEN_ENV} is too short to keep anyone out (a token needs at least "

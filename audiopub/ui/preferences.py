@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -18,24 +19,33 @@ from typing import Any
 
 from audiopub import settings as defaults
 from audiopub.atomic import atomic_write, remove_stale_temp_files
+from audiopub.jobs.models import Narration
 
 log = logging.getLogger(__name__)
 
 
+# What a job takes from the page and a book never says: the seed stays unset and the
+# language is the book's, so neither is remembered.
+NOT_REMEMBERED = frozenset({"seed", "language"})
+
+
 @dataclass(frozen=True)
-class UiSettings:
-    engine: str = defaults.DEFAULT_ENGINE
-    voice: str | None = None  # None: the engine's first voice
-    speed: float = defaults.DEFAULT_SPEED
-    steps: int = defaults.DEFAULT_STEPS
-    use_gpu: bool = False
+class UiSettings(Narration):
+    """The Convert page's choices (a job's `Narration`; voice None: the engine's first), and
+    the theme."""
+
     dark: bool | None = None  # None follows the system
+
+    def to_dict(self) -> dict[str, Any]:
+        """What the file keeps."""
+        return {name: value for name, value in asdict(self).items()
+                if name not in NOT_REMEMBERED}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> UiSettings:
         """Unknown keys are dropped and bad values fall back to defaults, so a hand-edited or
         old file never stops the page from opening."""
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - NOT_REMEMBERED
         base = cls()
         clean: dict[str, Any] = {}
         for key, value in data.items():
@@ -50,15 +60,19 @@ class UiSettings:
                     clean[key] = value
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
                 try:
-                    clean[key] = type(default)(value)
+                    number = type(default)(value)
                 except (ValueError, OverflowError):  # NaN or infinity in a hand-edited file
                     continue
+                if not (isinstance(number, float) and math.isnan(number)):  # out of any range
+                    clean[key] = number
             elif isinstance(value, type(default)):
                 clean[key] = value
-        result = replace(base, **clean)
-        speed = min(max(result.speed, defaults.MIN_SPEED), defaults.MAX_SPEED)
-        steps = min(max(result.steps, defaults.MIN_STEPS), defaults.MAX_STEPS)
-        return replace(result, speed=speed, steps=steps)
+        # Into range before the settings are made: they refuse a speed or steps outside it.
+        if "speed" in clean:
+            clean["speed"] = min(max(clean["speed"], defaults.MIN_SPEED), defaults.MAX_SPEED)
+        if "steps" in clean:
+            clean["steps"] = min(max(clean["steps"], defaults.MIN_STEPS), defaults.MAX_STEPS)
+        return replace(base, **clean)
 
 
 class Preferences:
@@ -79,7 +93,7 @@ class Preferences:
         """The settings with `changes`. A disk that can't take the file (full, read-only) does
         not stop the change: it holds until the server stops, and the log says so once."""
         with self._lock:
-            self._current = UiSettings.from_dict({**asdict(self._current), **changes})
+            self._current = UiSettings.from_dict({**self._current.to_dict(), **changes})
             try:
                 self._write(self._current)
             except OSError as exc:
@@ -103,4 +117,4 @@ class Preferences:
 
     def _write(self, value: UiSettings) -> None:
         with atomic_write(self.path) as temp:
-            temp.write_text(json.dumps(asdict(value), indent=2), "utf-8")
+            temp.write_text(json.dumps(value.to_dict(), indent=2), "utf-8")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
-import os
 import re
 import shutil
 import socket
@@ -44,7 +43,7 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
-from audiopub import figures
+from audiopub import figures, settings
 from audiopub.atomic import scratch_dir
 from audiopub.errors import (
     ChecksumMismatch,
@@ -54,16 +53,23 @@ from audiopub.errors import (
     NotEnoughSpace,
 )
 
-# Seconds to wait for the Hub to answer a metadata request (HF_HUB_ETAG_TIMEOUT overrides).
-METADATA_TIMEOUT_S: Final = float(os.environ.get("HF_HUB_ETAG_TIMEOUT") or 10)
 # Room left free after a download: a disk filled to the last byte breaks everything else.
 SPARE_BYTES: Final = 50 * 1024 * 1024
 _SHA256_LENGTH: Final = 64
 
 
 def endpoint() -> str:
-    """The Hub's address: HF_ENDPOINT, read at each call so that a change is honoured."""
-    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+    """The Hub's address: HF_ENDPOINT as the settings hold it, else huggingface_hub's."""
+    return (settings.current().hub_endpoint or constants.ENDPOINT).rstrip("/")
+
+
+def metadata_timeout_s() -> float:
+    """Seconds to wait for the Hub to answer a metadata request (HF_HUB_ETAG_TIMEOUT)."""
+    return settings.current().hub_metadata_timeout_s
+
+
+def _timeout(given: float | None) -> float:
+    return metadata_timeout_s() if given is None else given
 
 
 @dataclass(frozen=True)
@@ -271,11 +277,11 @@ def _is_sha256(etag: str | None) -> bool:
 
 
 def file_facts(repo: str, path: str, revision: str,
-               timeout_s: float = METADATA_TIMEOUT_S) -> HubFile:
+               timeout_s: float | None = None) -> HubFile:
     """Size, commit and (for LFS files) SHA-256 of a file, from one HEAD request."""
     with hub_errors(path, repo, revision):
         url = hf_hub_url(repo, path, revision=revision, endpoint=endpoint())
-        meta = get_hf_file_metadata(url, timeout=timeout_s)
+        meta = get_hf_file_metadata(url, timeout=_timeout(timeout_s))
     if meta.commit_hash is None or meta.size is None:
         raise DownloadFailed(f"{endpoint()} does not answer like a Hugging Face Hub (no commit "
                              f"or size for {path}); check HF_ENDPOINT and proxy settings.")
@@ -284,11 +290,11 @@ def file_facts(repo: str, path: str, revision: str,
 
 
 def repo_files(repo: str, revision: str,
-               timeout_s: float = METADATA_TIMEOUT_S) -> tuple[str, list[HubFile]]:
+               timeout_s: float | None = None) -> tuple[str, list[HubFile]]:
     """The commit a revision points at, and every file there with size and LFS SHA-256."""
     with hub_errors(f"the file list of {repo}", repo, revision):
-        info = HfApi(endpoint=endpoint()).model_info(repo, revision=revision,
-                                                     files_metadata=True, timeout=timeout_s)
+        info = HfApi(endpoint=endpoint()).model_info(repo, revision=revision, files_metadata=True,
+                                                     timeout=_timeout(timeout_s))
     if not info.sha or info.siblings is None:
         raise DownloadFailed(f"{endpoint()} did not list the files of {repo}; "
                              "check HF_ENDPOINT and proxy settings.")
@@ -317,7 +323,7 @@ def fetch(file: HubFile, repo: str, staging: Path, transfer: Transfer) -> Path:
     try:
         with hub_errors(file.path, repo, file.commit):
             local = hf_hub_download(repo, file.path, revision=file.commit, local_dir=staging,
-                                    endpoint=endpoint(), etag_timeout=METADATA_TIMEOUT_S,
+                                    endpoint=endpoint(), etag_timeout=metadata_timeout_s(),
                                     tqdm_class=transfer.bar_class)  # type: ignore[arg-type]
     except DownloadFailed:
         transfer.check_cancelled()  # a cancel seen in a Xet thread surfaces as another error
@@ -350,7 +356,7 @@ def verify(path: Path, file: HubFile, md5: str | None = None) -> None:
 
 
 def fetch_json(repo: str, path: str, revision: str = "main",
-               timeout_s: float = METADATA_TIMEOUT_S) -> tuple[HubFile, Any]:
+               timeout_s: float | None = None) -> tuple[HubFile, Any]:
     """A small JSON file from the Hub, parsed, with its facts (nothing is kept on disk)."""
     facts = file_facts(repo, path, revision, timeout_s)
     with tempfile.TemporaryDirectory(prefix="audiopub-hub-", dir=scratch_dir()) as folder:

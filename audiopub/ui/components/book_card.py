@@ -243,7 +243,7 @@ class BookPanel:
                             .props("flat dense no-caps").mark("another-book")
             if book.warnings:  # read anyway, but the user should know what was left out
                 _warnings(book.warnings)
-            if names:  # to check before hours of synthesis (see README, lexicons)
+            if names:  # to check before hours of synthesis (docs/lexicons-and-spoken-forms.md)
                 _names(names, self._hear_name, self._fix_name)
             self._lexicon_editor(book, read.lexicon_path)
             chapter_list = ui.column().classes("ap-chapters gap-0").mark("chapter-list")

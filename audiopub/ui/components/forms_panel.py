@@ -11,7 +11,7 @@ from collections.abc import Callable
 from nicegui import ui
 
 from audiopub.errors import AudiopubError
-from audiopub.export.on_convert import ConvertOutputs
+from audiopub.export.forms import ConvertOutputs
 from audiopub.ui.chosen_forms import AUDIO_CHOICES, SPLIT_CHOICES
 from audiopub.ui.theme import section_title
 

@@ -1,4 +1,9 @@
-"""Sentences in an XHTML page: where each narrated piece of text lies, and the spans that wrap it.
+"""The book's pages as text: which pages are read, where each narrated piece of text lies in
+them, and the spans that wrap it.
+
+The pages are the reading order's XHTML documents, parsed as a reader would (the nav document
+and what can't be read are left out); their skeletons, one after another, make the book's,
+which the narrated sentences are found in (`alignment`).
 
 A page's text is a sequence of *runs*: an element's `text` or `tail`, in document order. The
 runs are reduced to a *skeleton*, their letters and digits only, case-folded and without
@@ -20,7 +25,12 @@ from typing import Final
 
 from lxml import etree
 
+from audiopub.book.archive import EpubArchive
+from audiopub.book.package import Item, Package
+from audiopub.book.safe_xml import parse_markup
 from audiopub.book.toc import local_name
+from audiopub.errors import AudiopubError
+from audiopub.settings import EPUB_MAX_DOCUMENT_BYTES
 
 # Elements whose content is phrasing in HTML: a span may enclose them. Any other element starts
 # and ends a segment of the page, and no fragment crosses a segment's edge.
@@ -60,6 +70,16 @@ class Fragment:
     weight: int = 1  # its letters and digits: a piece's time is shared among its fragments so
 
 
+@dataclass(frozen=True)
+class Par:
+    """One piece of text and the clip of audio that reads it (milliseconds in its file)."""
+
+    fragment: str  # the id of its span in the page
+    audio: str  # the audio file's path in the book
+    begin_ms: int
+    end_ms: int
+
+
 _FOLDED: dict[str, str] = {}
 
 
@@ -76,6 +96,50 @@ def fold(char: str) -> str:
 
 def skeleton(text: str) -> str:
     return "".join(fold(char) for char in text)
+
+
+@dataclass
+class BookPage:
+    """A page of the reading order, and what the read-aloud book adds to it."""
+
+    item: Item
+    root: etree._Element
+    text: Page
+    base: int  # where its skeleton starts in the book's
+    fragments: list[Fragment]  # to wrap in spans, in page order
+    pars: list[Par]  # the clips that read them
+
+
+def read_pages(archive: EpubArchive, package: Package) -> list[BookPage]:
+    """The reading order's pages that can be read, parsed (the nav document is not one)."""
+    pages, base, seen = [], 0, set()
+    for idref, linear in package.spine:
+        item = package.items.get(idref)
+        if item is None or not linear or item.is_nav or not item.is_html or item.path is None \
+                or idref in seen:
+            continue
+        seen.add(idref)
+        root = parse_item(archive, item)
+        if root is None:
+            continue
+        text = Page(root)
+        pages.append(BookPage(item, root, text, base, [], []))
+        base += len(text.skeleton)
+    return pages
+
+
+def parse_item(archive: EpubArchive, item: Item) -> etree._Element | None:
+    """An XHTML item's tree, or None where the reader could not have read it either."""
+    try:
+        if item.path is None or archive.size(item.path) > EPUB_MAX_DOCUMENT_BYTES:
+            return None
+        return parse_markup(archive.read(item.path))
+    except (KeyError, AudiopubError):
+        return None
+
+
+def ids_in(root: etree._Element) -> set[str]:
+    return {el.get("id") for el in root.iter() if isinstance(el.tag, str) and el.get("id")}
 
 
 class Page:

@@ -1,16 +1,13 @@
-"""Where `audiopub convert` writes the .m4b, and what it makes beside it when asked: other
-audio forms, subtitles and the read-aloud EPUB, from the finished job's kept audio (no second
-synthesis).
+"""The forms a finished book is made in besides its .m4b: other audio forms, subtitles and the
+read-aloud EPUB, from the job's kept audio (no second synthesis).
 
-    audiopub convert book.epub --format mp3 --split chapters --subtitles srt,vtt --read-along
-    audiopub convert book.epub -o books/        →  books/<Title>.m4b, the other forms beside it
+They are chosen on the command line (`audiopub convert --format mp3 --split chapters
+--subtitles srt,vtt --read-along`) or on the page, kept with the job as data, and made beside
+the book once it is finished.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +18,6 @@ from audiopub.errors import AudiopubError
 from audiopub.export.command import print_progress
 from audiopub.export.encode import AUDIO_FORMATS
 from audiopub.export.files import SUBTITLE_FORMATS, export_audio, export_book_mp3, export_subtitles
-from audiopub.export.names import safe_name
 from audiopub.export.read_aloud import export_read_aloud
 from audiopub.jobs.store import JobStore
 
@@ -31,7 +27,7 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class ConvertOutputs:
-    """The forms asked for on the command line, checked before any audio is made."""
+    """The forms asked for (on the command line or the page), checked before any audio is made."""
 
     audio_format: str  # "m4b" (the book alone) or one of export.encode.AUDIO_FORMATS
     split: str  # "none" or "chapters"
@@ -58,11 +54,6 @@ class ConvertOutputs:
                                 "supported yet: use --split chapters, or --format mp3 or m4b")
         return ConvertOutputs(audio_format, split, subtitles, read_along)
 
-    @staticmethod
-    def from_args(args: argparse.Namespace) -> ConvertOutputs:
-        subtitles = [part.strip() for part in (args.subtitles or "").split(",") if part.strip()]
-        return ConvertOutputs.checked(args.format, args.split, subtitles, args.read_along)
-
     @property
     def anything(self) -> bool:
         """Whether anything is asked for besides the .m4b."""
@@ -79,54 +70,6 @@ class ConvertOutputs:
                                       str(data.get("split", "none")),
                                       tuple(data.get("subtitles", ())),
                                       bool(data.get("read_along", False)))
-
-
-def book_path(requested: str | None, epub: Path, title: Callable[[], str]) -> Path:
-    """The .m4b to write: `-o` as given; `<Title>.m4b` inside it when it names a folder (one
-    that exists, or any path written with a trailing slash); next to the EPUB without `-o`.
-
-    Its folder is made now and must take files, so a bad `-o` fails before anything is
-    spoken (AudiopubError), not when the book is written.
-    """
-    if requested is None:
-        path = epub.with_suffix(".m4b")
-    elif requested.endswith(("/", os.sep)) or Path(requested).is_dir():
-        path = Path(requested) / f"{safe_name(title(), safe_name(epub.stem))}.m4b"
-    else:
-        path = Path(requested)
-    path = path.resolve()
-    if path.is_dir():  # <Title>.m4b is itself a folder
-        raise AudiopubError(f"{path} is a folder: name the .m4b to write with -o")
-    _check_writable(path.parent)
-    return path
-
-
-def _check_writable(folder: Path) -> None:
-    existing = next(path for path in (folder, *folder.parents) if path.exists())
-    if not existing.is_dir():
-        raise AudiopubError(f"Cannot write the book in {folder}: {existing} is a file, not a "
-                            "folder (choose another -o)")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        raise AudiopubError(f"Cannot write the book in {folder}: "
-                            f"{exc.strerror or exc} (choose another -o)") from exc
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("what to make besides the .m4b (from its audio, no "
-                                      "second synthesis; `audiopub export` makes them later)")
-    group.add_argument("--format", choices=("m4b", *AUDIO_FORMATS), default="m4b",
-                       help="the audio form: m4b (the default, the book alone), mp3 (VBR), "
-                            "mp3-cbr (192 kb/s), opus or m4a")
-    group.add_argument("--split", choices=SPLITS, default="none",
-                       help="chapters: one file per chapter; none: one file (default)")
-    group.add_argument("--subtitles", metavar="srt,vtt",
-                       help="subtitles of the book (and of each chapter file with --split)")
-    group.add_argument("--read-along", action="store_true",
-                       help="an EPUB 3 that plays the audio and highlights each sentence")
 
 
 def make_outputs(store: JobStore, job_id: str, outputs: ConvertOutputs,
