@@ -32,6 +32,7 @@ from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
 from audiopub.book.models import Book
 from audiopub.cluster import connection as cluster_connection
+from audiopub.cluster.executor import job_executors
 from audiopub.errors import AudiopubError
 from audiopub.export import command as export_command
 from audiopub.export.encode import AUDIO_FORMATS
@@ -300,7 +301,7 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
         if args.show_spoken:
             _show_spoken(book, engine.max_chunk_chars, job.settings,
                          job_lexicon(store, job.epub_path, book, job.settings, engine))
-        status = 0 if job is done else foreground.run_or_follow(store, job.id)
+        status = 0 if job is done else foreground.run_or_follow(store, job.id, job_executors())
         if status == 0 and store.queue.get_job(job.id).state is JobState.DONE:
             for path in make_outputs(store, job.id, outputs):
                 print(path)
@@ -491,7 +492,7 @@ def _control(command: str, prefix: str) -> int:
             store.queue.set_state(job.id, JobState.PAUSED)
         else:
             store.queue.set_state(job.id, JobState.QUEUED)
-            return foreground.run_or_follow(store, job.id)
+            return foreground.run_or_follow(store, job.id, job_executors())
         print(f"Job {job.id[:8]} is now {store.queue.get_job(job.id).state.value}")
     return 0
 

@@ -163,8 +163,9 @@ def test_engine_processes_take_batches_and_hand_results_back_in_order(
         tmp_path: Path, engine: PiperEngine, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a CPU with several cores, batches by length go to engine processes and come back
     out of order; the caller still gets them in task order, with each chunk's own audio."""
+    from audiopub.jobs.chunk_executor import ExecutorInfo, Placement
     from audiopub.jobs.chunk_work import ChunkTask
-    from audiopub.jobs.executor import executor_for, release
+    from audiopub.jobs.executor import executor_for
     from audiopub.jobs.process_pool import ProcessExecutor
     from audiopub.tts.engine import SynthesisOptions
 
@@ -178,10 +179,12 @@ def test_engine_processes_take_batches_and_hand_results_back_in_order(
              for i, text in enumerate(texts)]
     pool = executor_for("piper", engine, batch_size=3)
     assert isinstance(pool, ProcessExecutor)
+    assert pool.describe() == ExecutorInfo(Placement.ENGINE_PROCESSES, "CPU",
+                                           ("CPU × 2 processes",), 2)
     try:
         results = list(pool.map(tasks))
     finally:
-        release(pool)
+        pool.close()
     assert [r.key for r in results] == [t.key for t in tasks]
     alone = [engine.synthesize([t.text], STILL, SynthesisOptions())[0] for t in tasks]
     assert [r.frames for r in results] == [a.frames for a in alone]

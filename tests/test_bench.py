@@ -21,7 +21,7 @@ from test_gpu_monitor import FakeNvml, wait_for
 from tiny_supertonic import build_tiny_model
 
 from audiopub import settings
-from audiopub.bench import memory, rss, run, saved, tables
+from audiopub.bench import memory, rss, run, tables
 from audiopub.bench.flops import compute_bound, count_flops
 from audiopub.bench.machine import GpuUsage, gpu_usage
 from audiopub.bench.results import SCHEMA_ID, Stats, Timing, median_stages, summary_line
@@ -30,7 +30,7 @@ from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
 from audiopub.cli import main
 from audiopub.gpu.monitor import GpuMonitor
-from audiopub.jobs import pipeline
+from audiopub.jobs import pipeline, recorded_speed
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "audiopub" / "bench" / "schema.json").read_text("utf-8"))
@@ -137,7 +137,7 @@ def test_piper_short_text_with_compare(tmp_path: Path, data_dir: Path,
     # Kept in the data directory too, where a job's first estimate reads this machine's speed.
     (kept,) = (data_dir / "bench").glob("*-piper-*.json")
     assert json.loads(kept.read_text("utf-8")) == data
-    assert saved.machine_speed("piper", data["engine"]["voice"], on_gpu=False) == \
+    assert recorded_speed.machine_speed("piper", data["engine"]["voice"], on_gpu=False) == \
         cell["chars_per_s"]["median"]
 
 

@@ -91,11 +91,12 @@ def test_the_same_command_again_resumes_each_book(
     real_execute = foreground.execute_job
     runs: list[str] = []
 
-    def interrupted_at_the_second_book(store: JobStore, job_id: str, *args: object) -> JobState:
+    def interrupted_at_the_second_book(store: JobStore, job_id: str, *args: object,
+                                       **options: object) -> JobState:
         runs.append(job_id)
         if len(runs) == 2:
             raise KeyboardInterrupt  # Ctrl-C while the second book is being made
-        return real_execute(store, job_id, *args)
+        return real_execute(store, job_id, *args, **options)
 
     monkeypatch.setattr(foreground, "execute_job", interrupted_at_the_second_book)
     assert main(["convert", str(shelf), "-o", str(out)]) == 130

@@ -19,7 +19,7 @@ from audiopub.bench.machine import device_facts
 from audiopub.bench.results import BenchResult, EngineFacts, RunSettings, SynthesisCell, Timing
 from audiopub.book.epub_reader import read_epub
 from audiopub.figures import ENGINE_START
-from audiopub.jobs import executor, pipeline, report
+from audiopub.jobs import executor, pipeline, recorded_speed, report
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
@@ -137,7 +137,7 @@ def test_the_first_estimate_comes_from_the_machines_recorded_speed(
     saved.save(_bench_result(engine, VOICE, 500, 10.0))  # 50 chars/s
     saved.save(_bench_result(engine, VOICE, 500, 1.0, requested_gpu=True))  # not this device
     saved.save(_bench_result(engine, "en_US-other-medium", 500, 1.0))  # nor this voice
-    assert saved.machine_speed("piper", VOICE, on_gpu=False) == pytest.approx(50.0)
+    assert recorded_speed.machine_speed("piper", VOICE, on_gpu=False) == pytest.approx(50.0)
 
     _, events = _run(store, engine, _book(tmp_path / "b.epub", "snow"))
     first = next(e for e in events if e.chars_total)  # before any chunk is spoken

@@ -139,11 +139,11 @@ def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
     tests/test_job_figures.py."""
     monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "2")
     closed: list[executor.ProcessExecutor] = []
-    real_close = executor.ProcessExecutor.close
+    real_shutdown = executor.ProcessExecutor.shutdown
 
-    def close(pool: executor.ProcessExecutor) -> None:
+    def shutdown(pool: executor.ProcessExecutor) -> None:
         closed.append(pool)
-        real_close(pool)
+        real_shutdown(pool)
 
     pools_while_encoding: list[list[executor.ProcessExecutor]] = []
     real_mux = pipeline.mux_m4b
@@ -152,7 +152,7 @@ def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
         pools_while_encoding.append(executor.warm_pools())
         return real_mux(*args, **kwargs)
 
-    monkeypatch.setattr(executor.ProcessExecutor, "close", close)
+    monkeypatch.setattr(executor.ProcessExecutor, "shutdown", shutdown)
     monkeypatch.setattr(pipeline, "mux_m4b", mux)
     job = submit(store, _long_epub(tmp_path / "b.epub", chapters=1, paragraphs=2),
                      tmp_path / "b.m4b", JobSettings(), engine)

@@ -32,7 +32,7 @@ def test_an_injected_engine_is_planned_in_this_process(engine: PiperEngine) -> N
     assert plan.speed == 0.8 and plan.options.speed == 0.8
     assert isinstance(plan.executor, DeviceExecutor) and plan.executor.engines == [engine]
     assert plan.limits == BatchLimits(3)
-    assert plan.devices == ("CPU",)
+    assert plan.info.devices == ("CPU",)
     assert plan.describe() == (f"{SLOW} at 16000 Hz, speed 0.8, on CPU, "
                                "batches of up to 3 chunks")
 
@@ -66,3 +66,23 @@ def test_an_unknown_voice_starts_no_executor(engine: PiperEngine,
 
     with pytest.raises(EngineUnavailable, match="Unknown piper voice 'nobody'"):
         plan_synthesis(JobSettings(voice="nobody"))
+
+
+def test_the_factory_handed_in_makes_the_executor(engine: PiperEngine,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whoever runs jobs hands in the factory of their executors (a Ray cluster's): it makes
+    the job's executor, not this machine's `executor_for`."""
+    made: list[tuple[str, int | None, str | None]] = []
+
+    def elsewhere(name: str, loaded: PiperEngine, batch_size: int | None = None,
+                  voice: str | None = None) -> DeviceExecutor:
+        made.append((name, batch_size, voice))
+        return executor.in_process_executor(loaded, batch_size)
+
+    monkeypatch.setattr(synthesis_plan, "get_engine", lambda name, use_gpu: engine)
+    monkeypatch.setattr(synthesis_plan, "executor_for", lambda *args: pytest.fail("here"))
+
+    plan = plan_synthesis(JobSettings(engine="piper", voice=SLOW, batch_size=2),
+                          executors=elsewhere)
+
+    assert made == [("piper", 2, SLOW)] and plan.limits == BatchLimits(2)

@@ -24,10 +24,9 @@ from audiopub.bench.measure import Workload, interleaved, run_executor, run_plai
 from audiopub.bench.results import BatchingFacts, BookResult, BookRun, Timing
 from audiopub.book.epub_reader import read_epub
 from audiopub.errors import AudiopubError
-from audiopub.jobs.device_executor import DeviceExecutor
-from audiopub.jobs.chunk_work import ChunkExecutor
-from audiopub.jobs.executor import default_batch_size, executor_for, release
-from audiopub.jobs.process_pool import ProcessExecutor
+from audiopub.cluster.executor import job_executors
+from audiopub.jobs.chunk_executor import ChunkExecutor, Placement
+from audiopub.jobs.executor import default_batch_size
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.book_plan import plan_book
@@ -85,7 +84,7 @@ def end_to_end(job: BookJob, steps: int | None) -> Timing:
                                 settings, job.engine).id
             submitted = time.perf_counter()
             store.queue.set_state(job_id, JobState.RUNNING)
-            state = execute_job(store, job_id)
+            state = execute_job(store, job_id, executors=job_executors())
             ended = time.perf_counter()
             finished = store.queue.get_job(job_id)
             if state is not JobState.DONE:
@@ -116,12 +115,11 @@ def synthesis_only(executor: ChunkExecutor, workload: Workload, job: BookJob,
 
 
 def executor_label(executor: ChunkExecutor) -> tuple[str, int]:
-    """How the executor runs its engines, and how many it runs."""
-    if isinstance(executor, ProcessExecutor):
-        return "process", executor.workers
-    if isinstance(executor, DeviceExecutor):  # in this process, one engine per device
-        return "inline", len(executor.engines)
-    return "inline", 1
+    """How the executor runs its engines, in the results' words ("process": engine processes
+    on this machine; "inline" for the rest), and how many it runs at once."""
+    info = executor.describe()
+    return ("process" if info.placement is Placement.ENGINE_PROCESSES else "inline",
+            info.workers)
 
 
 def warm_up(executor: ChunkExecutor, workload: Workload, job: BookJob,
@@ -129,7 +127,7 @@ def warm_up(executor: ChunkExecutor, workload: Workload, job: BookJob,
     """Start the worker processes and load their models on a few chunks, so synthesis-only
     runs time the engine at work; --warmup 0 times a cold start instead. End-to-end runs are
     never warmed: every job starts its engine processes and stops them when its audio is
-    spoken (`jobs.executor.finished_with`), so each run pays that start-up, as a conversion
+    spoken (`ChunkExecutor.close`), so each run pays that start-up, as a conversion
     does."""
     _, workers = executor_label(executor)
     sample = Workload("warm-up", workload.chunks[:max(4, 2 * workers)])
@@ -147,10 +145,10 @@ def run_book(job: BookJob, book: BookPlan, mode: str, steps_list: list[int | Non
     synthesis-only runs were batched (end-to-end runs batch inside their jobs, unseen)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    executor = executor_for(job.engine_name, job.engine, job.batch_size, job.voice)
+    executor = job_executors()(job.engine_name, job.engine, job.batch_size, job.voice)
     label, workers = executor_label(executor)
     if mode == "end_to_end":  # held here, it would stay warm for every run's job
-        release(executor)
+        executor.close()
     book_runs: list[BookRun] = []
     pairs = []
     for steps in steps_list:
@@ -176,7 +174,7 @@ def run_book(job: BookJob, book: BookPlan, mode: str, steps_list: list[int | Non
         timings = interleaved(runners, runs, warmup=0)
         pairs.append((steps, timings[0], timings[1] if plain_engine is not None else []))
     batching = batching_facts(executor, job.engine, job.batch_size)
-    release(executor)  # as a job does once its audio is spoken
+    executor.close()  # as a job does once its audio is spoken
     result = BookResult(
         path=str(job.epub), title=book.title, chapters=book.chapters,
         chunks=len(book.workload.chunks), chars=book.workload.chars,
@@ -192,10 +190,9 @@ def batching_facts(executor: ChunkExecutor | None, engine: Engine,
                           bool(forced or defaults.batch_size_override()))
     if executor is None:
         return facts
-    shares = executor.device_chunks if isinstance(executor, DeviceExecutor) else {}
     return replace(facts, batches={str(size): count for size, count
                                    in sorted(executor.batch_sizes.items())},
-                   device_chunks=dict(shares))
+                   device_chunks=dict(executor.device_chunks))
 
 
 def _options(job: BookJob, steps: int | None) -> SynthesisOptions:

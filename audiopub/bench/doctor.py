@@ -40,9 +40,9 @@ from audiopub.bench.results import Stats, Timing
 from audiopub.bench.texts import TEXTS_LANGUAGE, synthetic_paragraphs
 from audiopub.bench.tuning import compare_tunings, placed_engine, tuning_name
 from audiopub.gpu.monitor import GpuMonitor
-from audiopub.jobs.chunk_work import ChunkExecutor
+from audiopub.jobs.chunk_executor import ChunkExecutor
 from audiopub.jobs.cpu_sizing import available_memory_bytes, usable_cores
-from audiopub.jobs.executor import default_batch_size, executor_devices, executor_for, release
+from audiopub.jobs.executor import default_batch_size, executor_for
 from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import Engine, SynthesisOptions
 from audiopub.tts.registry import get_engine
@@ -149,7 +149,7 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
         for (name, engine, executor), side in zip(sides, timings, strict=True):
             step(f"node placement, {name.upper()}")
             nodes = placed_engine(args.engine, name == "gpu", voice, options).nodes
-            label = " + ".join(executor_devices(engine, executor))
+            label = " + ".join(executor.describe().devices)
             measured[name] = _side(label, engine, executor, side, work.chars, nodes)
             if name == "gpu":
                 measured[name]["peak_vram_mb"] = {str(k): round(v, 1) for k, v in
@@ -158,7 +158,7 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
                                                          device_vram.items()}
     finally:
         for _, _, executor in sides:
-            release(executor)
+            executor.close()
     gpu, cpu = measured.get("gpu"), measured["cpu"]
     ratio = (round(gpu["chars_per_s"]["median"] / cpu["chars_per_s"]["median"], 2)
              if gpu else None)

@@ -22,7 +22,8 @@ from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.models import Chunk
 from audiopub.book.spoken import spoken_form
 from audiopub.errors import SynthesisFailed
-from audiopub.jobs.chunk_work import ChunkExecutor, ChunkTask
+from audiopub.jobs.chunk_executor import ChunkExecutor
+from audiopub.jobs.chunk_work import ChunkTask
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import Engine, SynthesisOptions, SynthesisResult, synthesize_in_batches
 

@@ -1,7 +1,7 @@
 """What a benchmark run found, as dataclasses; `BenchResult.to_dict()` is the JSON file.
 
 The JSON layout is the contract described in docs/bench-schema.md and checked by schema.json:
-add fields freely, but rename or remove one only with a new SCHEMA_ID.
+add fields freely, but rename or remove one only with a new SCHEMA_ID (`jobs.recorded_speed`).
 """
 
 from __future__ import annotations
@@ -9,13 +9,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from audiopub.bench.flops import ComputeBound
 from audiopub.bench.machine import DeviceFacts, GpuUsage
 from audiopub.bench.memory import MemoryFacts
-
-SCHEMA_ID: Final = "audiopub-bench/1"
+from audiopub.jobs.recorded_speed import SCHEMA_ID  # jobs read saved results back, checking it
 
 
 @dataclass(frozen=True)

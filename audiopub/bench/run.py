@@ -33,9 +33,10 @@ from audiopub.bench.results import (
 )
 from audiopub.bench.texts import TEXTS, TEXTS_LANGUAGE
 from audiopub.bench.tuning import compare_tunings, placed_engine, tuning_name
+from audiopub.cluster.executor import job_executors
 from audiopub.gpu.monitor import GpuMonitor
 from audiopub.jobs.cpu_sizing import cpu_workers
-from audiopub.jobs.executor import default_batch_size, executor_for, release
+from audiopub.jobs.executor import default_batch_size
 from audiopub.tts.engine import Engine, SynthesisOptions, voice_of
 from audiopub.tts.registry import get_engine
 
@@ -161,7 +162,7 @@ def _sizes(args: argparse.Namespace, result: BenchResult, side: Side,
 def _compare(args: argparse.Namespace, result: BenchResult, engine: Engine,
              pipeline_engine: Engine, voice: str, steps_list: list[int | None],
              scratch: Path) -> None:
-    executor = executor_for(args.engine, pipeline_engine, args.batch_size, voice)
+    executor = job_executors()(args.engine, pipeline_engine, args.batch_size, voice)
     label, workers = executor_label(executor)
     result.compare_executor = (f"Audiopub's production executor ({label} × {workers}), "
                                "chunk WAVs written")
@@ -176,7 +177,7 @@ def _compare(args: argparse.Namespace, result: BenchResult, engine: Engine,
             timings = interleaved([pipeline, plain], args.runs, args.warmup)
             result.compare.append(CompareCell.of(steps, size, workload.chars, *timings))
     result.batching = batching_facts(executor, pipeline_engine, args.batch_size)
-    release(executor)
+    executor.close()
 
 
 def _book(args: argparse.Namespace, result: BenchResult, pipeline_engine: Engine,

@@ -30,7 +30,14 @@ from audiopub.cluster import connection, driver
 from audiopub.cluster.actor import SpokenBatch
 from audiopub.errors import ClusterLost, SynthesisFailed
 from audiopub.jobs.chunk_cache import write_chunk
+from audiopub.jobs.chunk_executor import (
+    ChunkExecutor,
+    ExecutorFactory,
+    ExecutorInfo,
+    Placement,
+)
 from audiopub.jobs.chunk_work import ChunkResult, ChunkTask, in_task_order, planned_batches
+from audiopub.jobs.executor import executor_for
 from audiopub.jobs.report import NODE_MARK
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import Engine
@@ -43,7 +50,7 @@ STOP_WAIT_S: Final = 10.0  # for the driver to end its actors and disconnect
 Pending = tuple[list[int], list[ChunkTask]]  # positions and tasks of a batch sent
 
 
-class RayExecutor:
+class RayExecutor(ChunkExecutor):
     """A job's actors on the cluster, fed batches in reading order through its driver."""
 
     def __init__(self, address: str, engine_name: str, engine: Engine, voice: str,
@@ -62,10 +69,11 @@ class RayExecutor:
         try:
             _, self.device, max_items, self.actor_count = self._receive()  # "ready", or why not
         except BaseException:
-            self.stop_workers()
+            self.close()
             raise
         self.limits = BatchLimits(max_items)
         self.batch_sizes: Counter[int] = Counter()
+        self.device_chunks: Counter[str] = Counter()  # per node, in the job's figures instead
         self.peak_vram_mb: dict[int, float] = {}  # on the workers, not measured here
 
     def start(self, voice: str) -> None:
@@ -131,8 +139,12 @@ class RayExecutor:
                                        word_starts=spoken.word_starts))
         return list(zip(positions, results, strict=True))
 
-    def stop_workers(self) -> None:
-        """End the driver, and the job's actors with it."""
+    def describe(self) -> ExecutorInfo:
+        return ExecutorInfo(Placement.CLUSTER, self.device, (self.device,), self.actor_count)
+
+    def close(self, keep_warm: bool = False) -> None:
+        """End the driver, and the job's actors with it: they hold exactly this job's model,
+        so they are never kept for another job."""
         try:
             self._pipe.send(("stop",))
         except OSError:
@@ -144,9 +156,19 @@ class RayExecutor:
         self._pipe.close()
 
 
-def cluster_executor(engine_name: str, engine: Engine, batch_size: int | None,
-                     voice: str | None) -> RayExecutor:
-    """The executor for a job when `--ray` names a cluster (settings.ray_address)."""
+def cluster_executors(address: str) -> ExecutorFactory:
+    """The factory of executors on the cluster at `address`, for whoever runs jobs."""
+
+    def executor(engine_name: str, engine: Engine, batch_size: int | None = None,
+                 voice: str | None = None) -> ChunkExecutor:
+        assert voice is not None  # a job's: the actors load it before they say ready
+        return RayExecutor(address, engine_name, engine, voice, batch_size)
+
+    return executor
+
+
+def job_executors() -> ExecutorFactory:
+    """How this process's jobs speak: on the Ray cluster `--ray` names (settings.ray_address),
+    else on this machine (`jobs.executor.executor_for`)."""
     address = settings.ray_address()
-    assert address is not None and voice is not None
-    return RayExecutor(address, engine_name, engine, voice, batch_size)
+    return cluster_executors(address) if address else executor_for

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from audiopub.errors import AudiopubError
 from audiopub.jobs.chunk_cache import write_chunk
@@ -50,22 +48,6 @@ class ChunkResult:
     stages: dict[str, float] = field(default_factory=dict)
     # Where each of the engine's words starts in the chunk's audio (`SynthesisResult`).
     word_starts: tuple[int, ...] | None = None
-
-
-class ChunkExecutor(Protocol):
-    limits: BatchLimits  # of the batches planned now
-    batch_sizes: Counter[int]  # batch size → how many batches of it ran
-    peak_vram_mb: dict[int, float]  # MiB per GPU this process held at most (none on a CPU)
-
-    def start(self, voice: str) -> object:
-        """Load the engines with `voice` (start their processes) before the first chunk."""
-        ...
-
-    def map(self, tasks: Iterable[ChunkTask],
-            notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:
-        """Results in task order; stopping the iteration abandons the rest. `notify` gets
-        lines for the job's log (a batch halved after running out of memory)."""
-        ...
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from audiopub.errors import AudiopubError
+from audiopub.jobs.chunk_executor import ChunkExecutor, ExecutorInfo, Placement
 from audiopub.jobs.chunk_work import (
     RETRIES,
     ChunkResult,
@@ -70,7 +71,7 @@ _SpokenBatch = list[tuple[int, Spoken | ChunkResult]]
 _DONE: Final = object()  # a thread has nothing more to give
 
 
-class DeviceExecutor:
+class DeviceExecutor(ChunkExecutor):
     """Chunks → audio files on in-process engines, one worker thread per engine."""
 
     def __init__(self, engines: Sequence[Engine], limits: BatchLimits,
@@ -96,6 +97,13 @@ class DeviceExecutor:
         first use), so that no chunk's time holds the loading."""
         for engine in self.engines:
             warm_up(engine, voice)
+
+    def describe(self) -> ExecutorInfo:
+        devices = tuple(engine.device.describe() for engine in self.engines)
+        return ExecutorInfo(Placement.IN_PROCESS, devices[0], devices, len(self.engines))
+
+    def close(self, keep_warm: bool = False) -> None:
+        """Nothing to stop: the engines are the registry's (or the caller's), kept loaded."""
 
     def map(self, tasks: Iterable[ChunkTask],
             notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:

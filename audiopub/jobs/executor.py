@@ -1,11 +1,13 @@
-"""Which executor speaks a job's chunks: one worker thread per GPU in this process
-(`device_executor`), or a pool of engine processes on the CPU (`process_pool`, as many as
-`cpu_sizing` says). A job hands its executor back with `finished_with`: the web app's worker
-keeps the engine processes warm for its next job (`warm_engines`); a one-off conversion stops
-them.
+"""Which executor speaks a job's chunks on this machine: one worker thread per GPU in this
+process (`device_executor`), or a pool of engine processes on the CPU (`process_pool`, as many
+as `cpu_sizing` says). A job closes its executor when it is done speaking
+(`ChunkExecutor.close`): the web app's worker keeps the engine processes warm for its next job
+(`warm_engines`); a one-off conversion stops them.
 
-Every executor takes the same plain-data tasks (`chunk_work`) and hands results back in task
-order, so choosing another kind of executor is one more branch in `executor_for`.
+Every executor takes the same plain-data tasks (`chunk_work`), hands results back in task
+order and implements the one contract (`chunk_executor`), so choosing another kind of
+executor on this machine is one more branch in `executor_for`. Executors elsewhere (a Ray
+cluster: `cluster.executor`) come from a factory of their own, handed to whoever runs jobs.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 import atexit
 
 from audiopub import settings
-from audiopub.jobs.chunk_work import ChunkExecutor
+from audiopub.gpu import devices, vram_budget
+from audiopub.gpu.usage import process_vram_mb
+from audiopub.jobs.chunk_executor import ChunkExecutor
 from audiopub.jobs.cpu_sizing import cpu_workers, forced_cpu_workers
 from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.jobs.process_pool import ProcessExecutor
@@ -31,10 +35,8 @@ def executor_for(engine_name: str, engine: Engine, batch_size: int | None = None
 
     `batch_size` forces chunks per batch (else AUDIOPUB_BATCH_SIZE, else what is fastest on
     the device: the engine's own choice on a CPU, up to GPU_MAX_BATCH within the free VRAM on a
-    GPU); `voice` sizes GPU batches by the audio it makes (its sample rate)."""
-    if settings.ray_address():  # `--ray`: a cluster speaks the chunks (audiopub.cluster)
-        from audiopub.cluster.executor import cluster_executor
-        return cluster_executor(engine_name, engine, batch_size, voice)
+    GPU); `voice` sizes GPU batches by the audio it makes (its sample rate). An
+    `ExecutorFactory` (`chunk_executor`)."""
     forced = batch_size or settings.batch_size_override()
     if device_for(engine, voice).on_gpu:  # the job's voice: no other is loaded to tell
         return _gpu_executor(engine_name, engine, forced, voice)
@@ -46,12 +48,14 @@ def _cpu_executor(engine_name: str, engine: Engine, forced: int | None) -> Chunk
     of the same engine; on one core, the engine already loaded, in this process."""
     size = _batch_size(engine, forced)
     model_dir = default_model_dir(engine_name)
+    device = engine.device.describe()
 
     def new_pool() -> ProcessExecutor | None:
         workers = cpu_workers(size)
-        return ProcessExecutor(engine_name, model_dir, workers, size) if workers > 1 else None
+        return (ProcessExecutor(engine_name, model_dir, workers, size, device, keeper=_warm)
+                if workers > 1 else None)
 
-    pool = _warm.take((engine_name, model_dir, size), forced_cpu_workers(), new_pool)
+    pool = _warm.take((engine_name, model_dir, size, device), forced_cpu_workers(), new_pool)
     return pool if pool is not None else in_process_executor(engine, forced)
 
 
@@ -77,49 +81,14 @@ def _gpu_executor(engine_name: str, engine: Engine, forced: int | None,
                   voice: str | None) -> ChunkExecutor:
     """One engine per visible GPU, all fed from one queue; batches bounded by the VRAM budget
     (free + this process's own) of the tightest visible device, unless the size was forced."""
-    from audiopub.gpu.devices import cuda_device_ids
-    from audiopub.gpu.usage import process_vram_mb
-    from audiopub.gpu.vram_budget import vram_budget_bytes
     engines = [engine] + [get_engine(engine_name, use_gpu=True, device_id=device)
-                          for device in cuda_device_ids()[1:]]
+                          for device in devices.cuda_device_ids()[1:]]
     limits = BatchLimits(_batch_size(engine, forced))
-    budget = vram_budget_bytes()
+    budget = vram_budget.vram_budget_bytes()
     if budget and not forced:
         rate = voice_of(engine, voice).sample_rate if voice else 48_000  # the highest there is
         limits = BatchLimits(limits.max_items, padded_chars_for_vram(min(budget.values()), rate))
     return DeviceExecutor(engines, limits, vram_probe=process_vram_mb)
-
-
-def executor_devices(engine: Engine, executor: ChunkExecutor) -> tuple[str, ...]:
-    """What speaks, one line per device (or per pool of processes), for logs and reports."""
-    if isinstance(executor, DeviceExecutor):
-        return tuple(each.device.describe() for each in executor.engines)
-    if isinstance(executor, ProcessExecutor):
-        return (f"{engine.device.describe()} × {executor.workers} processes",)
-    return (engine.device.describe(),)
-
-
-def start_engines(executor: ChunkExecutor, voice: str) -> None:
-    """Load the executor's engines with `voice` (start its processes) before its first chunk."""
-    executor.start(voice)
-
-
-def finished_with(executor: ChunkExecutor, keep_warm: bool = False) -> None:
-    """A job is done speaking with `executor`. Engine processes hold their model and
-    activations (hundreds of MB each for a Piper voice): with `keep_warm` (a worker that runs
-    the next job too) they stay for it, as long as the machine has the memory and for at most
-    `settings.engine_idle_s()` idle; else they stop now, so encoding doesn't carry them.
-    A cluster's actors always stop."""
-    stop_workers = getattr(executor, "stop_workers", None)
-    if stop_workers is not None:  # a cluster's actors (audiopub.cluster)
-        stop_workers()
-    if isinstance(executor, ProcessExecutor):
-        _warm.give_back(executor, keep_warm)
-
-
-def release(executor: ChunkExecutor) -> None:
-    """Stop an executor's engine processes once nothing else uses them (benchmarks, doctor)."""
-    finished_with(executor, keep_warm=False)
 
 
 def warm_pools() -> list[ProcessExecutor]:

@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from audiopub.errors import InvalidTransition
 from audiopub.jobs import report
+from audiopub.jobs.chunk_executor import ExecutorFactory
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import JobState
 from audiopub.jobs.store import JobStore
@@ -25,8 +26,10 @@ from audiopub.jobs.worker import become_runner, execute_job, runner_lock
 FOLLOW_INTERVAL_S = 1.0  # how often a command waiting on another runner reads the store
 
 
-def run_or_follow(store: JobStore, job_id: str) -> int:
-    """Make the job here, or follow it in the process that runs jobs now; the exit status."""
+def run_or_follow(store: JobStore, job_id: str,
+                  executors: ExecutorFactory | None = None) -> int:
+    """Make the job here, or follow it in the process that runs jobs now; the exit status.
+    `executors` makes the executor of a job made here (None: this machine's)."""
     lock = runner_lock(store)
     if not become_runner(lock, store):  # a crashed run's job would now be queued for us
         print("Another Audiopub process (the web UI?) runs jobs now; following this job there.",
@@ -36,16 +39,16 @@ def run_or_follow(store: JobStore, job_id: str) -> int:
             return status
     try:  # the runner lock is ours: run the job here
         store.queue.set_state(job_id, JobState.RUNNING)
-        return _run_in_foreground(store, job_id)
+        return _run_in_foreground(store, job_id, executors)
     finally:
         lock.release()
 
 
-def _run_in_foreground(store: JobStore, job_id: str) -> int:
+def _run_in_foreground(store: JobStore, job_id: str, executors: ExecutorFactory | None) -> int:
     began, since = time.perf_counter(), time.time()
     with ProgressBar() as bar:
         try:
-            state = execute_job(store, job_id, bar.show)
+            state = execute_job(store, job_id, bar.show, executors=executors)
         except KeyboardInterrupt:
             return _pause_interrupted(store, job_id)
     return _report(store, job_id, state, time.perf_counter() - began, since, bar.message)

@@ -38,7 +38,6 @@ from audiopub.errors import (
     JobStopped,
     SynthesisFailed,
 )
-from audiopub.bench.saved import machine_speed
 from audiopub.figures import ENGINE_START, Clock, Speed, estimate_left_s
 from audiopub.jobs.chunk_cache import (
     chunk_path,
@@ -52,9 +51,10 @@ from audiopub.jobs.chunk_cache import (
 from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
-from audiopub.jobs.executor import finished_with, start_engines
+from audiopub.jobs.chunk_executor import ExecutorFactory
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
 from audiopub.jobs.proof_listening import ProofListening, load_ears
+from audiopub.jobs.recorded_speed import machine_speed
 from audiopub.jobs.retakes import Retakes
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.book_plan import job_lexicon, plan_book, stored_book
@@ -88,7 +88,7 @@ class JobRun:
     def __init__(self, store: JobStore, job_id: str, engine: Engine | None = None,
                  publish: Publish | None = None,
                  stop_requested: Callable[[], bool] = lambda: False,
-                 keep_warm: bool = False) -> None:
+                 keep_warm: bool = False, executors: ExecutorFactory | None = None) -> None:
         self.store = store
         self.job = store.queue.get_job(job_id)
         self.dir = store.job_dir(job_id)
@@ -100,12 +100,13 @@ class JobRun:
         self._stage = ""
         self._set_stage(LOADING_VOICE)
         began = time.perf_counter()
-        # An injected engine (tests, benchmarks) runs in this process.
-        self.plan = plan_synthesis(self.job.settings, engine)
+        # An injected engine (tests, benchmarks) runs in this process; else `executors` makes
+        # the executor (None: this machine's).
+        self.plan = plan_synthesis(self.job.settings, engine, executors)
         self._loading_s = time.perf_counter() - began  # part of the engine's start-up
         self.engine = self.plan.engine
         self.executor = self.plan.executor
-        self._handed_back = False  # `finished_with` the executor, once
+        self._handed_back = False  # the executor closed, once
         self._set_stage(READING_BOOK)
         self.book = stored_book(store, self.job)
         self._listening: ProofListening | None = None  # started by `run` when the job listens
@@ -187,16 +188,15 @@ class JobRun:
         clock starts once it is done."""
         self._set_stage(STARTING_ENGINE)
         began = time.perf_counter()
-        start_engines(self.executor, self.plan.voice.id)
+        self.executor.start(self.plan.voice.id)
         # This run's: a resume starts the engine again, and says how long that took.
         self.store.queue.set_job_stage_times(self.job.id, {
             ENGINE_START: self._loading_s + time.perf_counter() - began})
         self._run_began = self._last_chunk_at = time.perf_counter()
 
     def _device(self) -> str:
-        """Where the chunks are spoken: the engine's device, or the executor's own words for
-        one that speaks elsewhere (a Ray cluster)."""
-        return getattr(self.executor, "device", None) or self.engine.device.describe()
+        """Where the chunks are spoken: the engine's device, or the cluster that speaks them."""
+        return self.executor.describe().where
 
     def _disk_full(self, error: OSError | DiskFull) -> DiskFull:
         """How much to free for the rest of the job, where the disk filled up."""
@@ -222,7 +222,7 @@ class JobRun:
     def _hand_back_executor(self) -> None:
         if not self._handed_back:
             self._handed_back = True
-            finished_with(self.executor, self._keep_warm)
+            self.executor.close(keep_warm=self._keep_warm)
 
     def _speak_chapter(self, chapter_idx: int, title: str) -> None:
         self._check_still_running()

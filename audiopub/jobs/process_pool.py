@@ -20,9 +20,11 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Protocol
 
 from audiopub import settings
 from audiopub.errors import SynthesisFailed
+from audiopub.jobs.chunk_executor import ChunkExecutor, ExecutorInfo, Placement
 from audiopub.jobs.chunk_work import (
     ChunkResult,
     ChunkTask,
@@ -78,17 +80,32 @@ def _load_voice_in_worker(voice: str) -> tuple[int, int]:
     return os.getpid(), engines_loaded()
 
 
-class ProcessExecutor:
+class PoolKeeper(Protocol):
+    """Whoever keeps engine processes between jobs (`warm_engines.WarmPools`)."""
+
+    def give_back(self, pool: ProcessExecutor, keep: bool) -> None:
+        """A job is done with `pool`: keep it for the next one if `keep` (and there is room),
+        else shut it down once nobody else uses it."""
+
+
+class ProcessExecutor(ChunkExecutor):
     """A pool of single-threaded engine processes, fed batches in reading order."""
 
     def __init__(self, engine_name: str, model_dir: Path, workers: int,
-                 batch_size: int = 1) -> None:
+                 batch_size: int = 1, device: str = "CPU",
+                 keeper: PoolKeeper | None = None) -> None:
+        """`device`: the job's engine device the processes stand for, in words (the CPU, or a
+        GPU asked for that is unavailable, and why); `keeper`: who the pool goes back to when
+        a job closes it (None: it shuts down)."""
         # spawn, not fork: ONNX Runtime's thread pools do not survive a fork.
         context = multiprocessing.get_context("spawn")
         self.workers = workers
+        self.device = device
         self.limits = BatchLimits(batch_size)
         self.broken = False
         self.batch_sizes: Counter[int] = Counter()
+        self.device_chunks: Counter[str] = Counter()  # the processes' own: not counted here
+        self._keeper = keeper
         self.peak_vram_mb: dict[int, float] = {}  # CPU processes hold none
         self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
                                          initargs=(engine_name, model_dir,
@@ -152,5 +169,18 @@ class ProcessExecutor:
                  future: Future[list[ChunkResult]]) -> list[tuple[int, ChunkResult]]:
         return list(zip(positions, future.result(), strict=True))
 
-    def close(self) -> None:
+    def describe(self) -> ExecutorInfo:
+        return ExecutorInfo(Placement.ENGINE_PROCESSES, self.device,
+                            (f"{self.device} × {self.workers} processes",), self.workers)
+
+    def close(self, keep_warm: bool = False) -> None:
+        """Back to its keeper, which keeps it warm for the next job if `keep_warm` and the
+        machine has room; without a keeper, shut down now."""
+        if self._keeper is not None:
+            self._keeper.give_back(self, keep_warm)
+        else:
+            self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop the engine processes now."""
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -33,7 +33,7 @@ from audiopub.errors import AudiopubError, ListeningUnavailable
 from audiopub.jobs.hearings import Hearing
 from audiopub.jobs.models import ChunkRow
 from audiopub.jobs.store import JobStore
-from audiopub.listen import Clip, installed_listening_models, judge
+from audiopub.listen import Clip, Listener, installed_listening_models, judge
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +86,6 @@ def listening_ready(models_dir: Path | None = None) -> bool:
 
 def load_ears(use_gpu: bool) -> Ears:
     """The job's listener (float16 on a GPU, int8 on the CPU), or ListeningUnavailable."""
-    from audiopub.listen import Listener
-
     size = require_listening()
     return Listener.load(size, use_gpu=use_gpu, models_dir=defaults.models_dir())
 

@@ -31,7 +31,8 @@ from audiopub.book.chunking import split_clauses
 from audiopub.book.text import split_sentences
 from audiopub.errors import ListeningUnavailable
 from audiopub.jobs.chunk_cache import chunk_path, chunk_relpath, write_chunk
-from audiopub.jobs.chunk_work import ChunkExecutor, ChunkResult, ChunkTask
+from audiopub.jobs.chunk_executor import ChunkExecutor
+from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
 from audiopub.jobs.hearings import Hearing
 from audiopub.jobs.models import ChunkRow, Job
 from audiopub.jobs.proof_listening import ProofListening

@@ -21,6 +21,8 @@ from audiopub.jobs.models import Job, JobSettings, JobState, chunk_cache_key
 from audiopub.jobs.proof_listening import listening_ready, require_listening
 from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import Engine, Voice, voice_of
+from audiopub.voices.catalogue import local_catalogue
+from audiopub.voices.suggest import language_name, voices_for
 
 
 def parse_chapter_selection(spec: str, count: int) -> list[int]:
@@ -81,9 +83,6 @@ def language_note(text_language: str | None, voice: Voice) -> str | None:
     pronounced in the voice's language, its numbers and abbreviations said by the book's
     language's rules; and a voice in the book's language from the lists that ship with
     Audiopub, with how to get it."""
-    from audiopub.voices.catalogue import local_catalogue  # the voice lists: read only here
-    from audiopub.voices.suggest import language_name, voices_for
-
     if not text_language or voice.speaks(text_language):
         return None
     rules = (f"{text_language} rules" if primary_subtag(text_language) in supported_languages()

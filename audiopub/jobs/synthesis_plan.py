@@ -12,14 +12,8 @@ import logging
 from dataclasses import dataclass
 
 from audiopub.errors import AudiopubError
-from audiopub.jobs.chunk_work import ChunkExecutor
-from audiopub.jobs.executor import (
-    executor_devices,
-    executor_for,
-    finished_with,
-    in_process_executor,
-    start_engines,
-)
+from audiopub.jobs.chunk_executor import ChunkExecutor, ExecutorFactory, ExecutorInfo
+from audiopub.jobs.executor import executor_for, in_process_executor
 from audiopub.jobs.models import JobSettings
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import Engine, SynthesisOptions, Voice, voice_of
@@ -34,7 +28,7 @@ class SynthesisPlan:
     voice: Voice
     options: SynthesisOptions
     executor: ChunkExecutor
-    devices: tuple[str, ...]  # what speaks, one line per device (or per pool of processes)
+    info: ExecutorInfo  # what speaks: where, on which devices, how many engines at once
     limits: BatchLimits  # at the start: an out-of-memory error halves them on the way
 
     @property
@@ -48,12 +42,14 @@ class SynthesisPlan:
     def describe(self) -> str:
         """One line for the job's log: voice, rate, speed, where it runs and in what batches."""
         return (f"{self.voice.id} at {self.sample_rate} Hz, speed {self.speed:g}, on "
-                f"{' + '.join(self.devices)}, batches of up to {self.limits.max_items} chunks")
+                f"{' + '.join(self.info.devices)}, batches of up to {self.limits.max_items} chunks")
 
 
-def plan_synthesis(settings: JobSettings, engine: Engine | None = None) -> SynthesisPlan:
+def plan_synthesis(settings: JobSettings, engine: Engine | None = None,
+                   executors: ExecutorFactory | None = None) -> SynthesisPlan:
     """The plan for a job's settings: its engine from the registry (on the GPU if asked) with
-    the executor the factory picks, or `engine` as given (tests, benchmarks) in this process.
+    the executor `executors` makes (None: this machine's, `executor_for`), or `engine` as given
+    (tests, benchmarks) in this process.
 
     The voice is looked up before any executor starts, so an unknown voice starts no engine
     processes."""
@@ -61,27 +57,27 @@ def plan_synthesis(settings: JobSettings, engine: Engine | None = None) -> Synth
     if engine is None:
         engine = get_engine(settings.engine, use_gpu=settings.use_gpu)
         voice = voice_of(engine, settings.voice)
-        executor = executor_for(settings.engine, engine, settings.batch_size, settings.voice)
+        executor = (executors or executor_for)(settings.engine, engine, settings.batch_size,
+                                               settings.voice)
     else:
         voice = voice_of(engine, settings.voice)
         executor = in_process_executor(engine, settings.batch_size)
     return SynthesisPlan(engine, voice, settings.synthesis_options(), executor,
-                         executor_devices(engine, executor), executor.limits)
+                         executor.describe(), executor.limits)
 
 
-
-def prepare_engine(settings: JobSettings) -> None:
+def prepare_engine(settings: JobSettings, executors: ExecutorFactory | None = None) -> None:
     """Load the engine a queued job will speak with (start its processes, load its voice) and
     keep it warm for it: run while the job before it stitches and encodes. A problem with its
     settings is the job's to report when it runs; here it only means nothing was prepared."""
     try:
-        plan = plan_synthesis(settings)
+        plan = plan_synthesis(settings, executors=executors)
     except AudiopubError as exc:
         log.info("the next job's engine was not loaded ahead: %s", exc)
         return
     try:
-        start_engines(plan.executor, plan.voice.id)
+        plan.executor.start(plan.voice.id)
     except AudiopubError as exc:
         log.info("the next job's engine did not start ahead: %s", exc)
     finally:
-        finished_with(plan.executor, keep_warm=True)
+        plan.executor.close(keep_warm=True)

@@ -32,7 +32,9 @@ log = logging.getLogger(__name__)
 # reserve, and room for one more engine process (a preview's, the next job's planning).
 KEEP_ROOM_BYTES: Final = APP_RESERVE_BYTES + ENGINE_PROCESS_BYTES
 
-PoolKey = tuple[str, Path, int]  # engine name, models folder, chunks per batch
+# Engine name, models folder, chunks per batch, and the device the processes stand for in
+# words (the CPU, or a GPU asked for that is unavailable: a job's record says why).
+PoolKey = tuple[str, Path, int, str]
 
 
 @dataclass
@@ -61,7 +63,7 @@ class WarmPools:
                                      (workers is not None and kept.pool.workers != workers)):
                 if kept.users == 0:
                     del self._kept[key]
-                    kept.pool.close()
+                    kept.pool.shutdown()
                 kept = None
             # Idle pools of other engines go: their memory is this one's (or the job's).
             self._let_go(lambda other: other.users == 0 and other is not kept,
@@ -80,8 +82,8 @@ class WarmPools:
         with self._lock:
             key, kept = next(((k, v) for k, v in self._kept.items() if v.pool is pool),
                              (None, None))
-            if kept is None:  # not kept (a forced size another job replaced): close it
-                pool.close()
+            if kept is None:  # not kept (a forced size another job replaced): shut it down
+                pool.shutdown()
                 return
             kept.users = max(0, kept.users - 1)
             kept.idle_since = time.monotonic()
@@ -94,7 +96,7 @@ class WarmPools:
                 self._reap_later()
                 return
             del self._kept[key]
-        pool.close()
+        pool.shutdown()
 
     def pools(self) -> list[ProcessExecutor]:
         with self._lock:
@@ -115,7 +117,7 @@ class WarmPools:
         with self._lock:
             kept, self._kept = list(self._kept.values()), {}
         for each in kept:
-            each.pool.close()
+            each.pool.shutdown()
 
     def _let_go(self, which: Callable[[_Kept], bool], why: str) -> None:
         """Close the kept pools `which` picks (called holding the lock)."""
@@ -123,7 +125,7 @@ class WarmPools:
             if which(kept):
                 del self._kept[key]
                 log.info("stopping %d idle engine processes (%s)", kept.pool.workers, why)
-                kept.pool.close()
+                kept.pool.shutdown()
 
     def _reap_later(self) -> None:
         timer = threading.Timer(settings.engine_idle_s(), self.reap)

@@ -25,6 +25,7 @@ from audiopub.errors import (
     JobStopped,
     StoreDamaged,
 )
+from audiopub.jobs.chunk_executor import ExecutorFactory
 from audiopub.jobs.disk_full import give_room, keep_room
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import JobState
@@ -86,9 +87,10 @@ def become_runner(lock: FileLock, store: JobStore) -> bool:
 def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
                 engine: Engine | None = None,
                 stop_requested: Callable[[], bool] = lambda: False,
-                keep_warm: bool = False) -> JobState:
+                keep_warm: bool = False, executors: ExecutorFactory | None = None) -> JobState:
     """Run a job that is already `running` and settle its state, whatever happens; with
-    `keep_warm`, its engine processes stay for the next job (`executor.finished_with`).
+    `keep_warm`, its engine processes stay for the next job (`ChunkExecutor.close`).
+    `executors` makes the job's executor (None: this machine's, `executor.executor_for`).
 
     Returns the state it ends in. Never raises for a problem of the job itself: a worker must
     outlive any book.
@@ -97,7 +99,7 @@ def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
     unrecorded: JobState | None = None  # how the run ended, where the store had no room to say
     keep_room(store.path.parent)
     try:
-        JobRun(store, job_id, engine, publish, stop_requested, keep_warm).run()
+        JobRun(store, job_id, engine, publish, stop_requested, keep_warm, executors).run()
         return JobState.DONE
     except JobStopped as exc:  # cancel/pause were set by whoever asked; shutdown requeues
         message = str(exc)
@@ -143,10 +145,12 @@ class Worker:
     """A daemon thread that runs queued jobs in order while this process holds the lock."""
 
     def __init__(self, store: JobStore, bus: EventBus | None = None,
-                 engine: Engine | None = None) -> None:
+                 engine: Engine | None = None,
+                 executors: ExecutorFactory | None = None) -> None:
         self.store = store
         self.bus = bus or EventBus()
         self._engine = engine  # tests inject one; normally each job loads its own
+        self._executors = executors  # what speaks the jobs (None: this machine's executors)
         self._lock = runner_lock(store)
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -200,7 +204,7 @@ class Worker:
         self.current_job = job.id
         self.bus.publish(JobEvent(job_id=job.id, state=JobState.RUNNING, message="Started"))
         execute_job(self.store, job.id, self._publish_and_look_ahead, self._engine,
-                    self._stop.is_set, keep_warm=True)
+                    self._stop.is_set, keep_warm=True, executors=self._executors)
         self.current_job = None
         return True
 
@@ -218,7 +222,7 @@ class Worker:
         queued = self.store.queue.list_jobs([JobState.QUEUED])
         if queued:
             self._preparing = threading.Thread(
-                target=prepare_engine, args=(queued[0].settings,), daemon=True,
+                target=prepare_engine, args=(queued[0].settings, self._executors), daemon=True,
                 name="audiopub-next-engine")
             self._preparing.start()
 

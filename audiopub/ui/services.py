@@ -29,6 +29,7 @@ from typing import Any
 
 from audiopub import settings as defaults
 from audiopub.atomic import scratch_dir
+from audiopub.cluster.executor import job_executors
 from audiopub.gpu.monitor import DEFAULT_INTERVAL_S, GpuMonitor
 from audiopub.jobs.events import EventBus
 from audiopub.jobs.store import JobStore, default_store_path
@@ -56,7 +57,8 @@ class Services:
         self.store = JobStore(self.data_dir / default_store_path().name)
         self.bus = EventBus()
         self.activity = JobActivity(self.bus)
-        self.worker = Worker(self.store, self.bus)
+        # On the cluster `--ray` names, else on this machine: decided once, as the app starts.
+        self.worker = Worker(self.store, self.bus, executors=job_executors())
         self.library = Library(self.store)
         self.jobs = JobControl(self.store, self.worker, self.activity, self.library)
         self.gpu = GpuMonitor(nvml, interval_s=gpu_interval_s)
