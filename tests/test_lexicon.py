@@ -26,8 +26,8 @@ from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import job_lexicon, submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import SynthesisOptions
-from audiopub.tts.piper import PiperEngine
-from audiopub.tts.piper_config import phoneme_ids
+from audiopub.tts.piper.engine import PiperEngine
+from audiopub.tts.piper.config import phoneme_ids
 from audiopub.tts.registry import get_engine
 
 pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")

@@ -18,8 +18,8 @@ from audiopub.cli import main
 from audiopub.errors import ChecksumMismatch, VoiceNotFound
 from audiopub.listen import installed_listening_models
 from audiopub.voices.install import STAGING
-from audiopub.voices.whisper_files import RECORD
-from audiopub.voices.whisper_install import install_whisper
+from audiopub.listen.whisper_files import RECORD
+from audiopub.listen.whisper_install import install_whisper
 
 
 @pytest.fixture

@@ -82,7 +82,7 @@ def model_cost(engine_name: str, voice: str, recount: bool) -> tuple[float | Non
         return JOE_GFLOP_PER_AUDIO_S, "constant JOE_GFLOP_PER_AUDIO_S (ORT profile count)"
     from audiopub.bench.texts import TEXTS
     from audiopub.tts.engine import split_speaker
-    from audiopub.tts.piper_files import find_voices
+    from audiopub.tts.piper.files import find_voices
 
     files = find_voices().get(split_speaker(voice)[0])  # every speaker costs the same
     if files is None:
@@ -96,7 +96,7 @@ def piper_gflop_per_audio_s(model: Path, config_path: Path, texts: Sequence[str]
     import onnxruntime as ort
 
     from audiopub.tts.phonemes import phonemize
-    from audiopub.tts.piper_config import PiperVoiceConfig, phoneme_ids
+    from audiopub.tts.piper.config import PiperVoiceConfig, phoneme_ids
 
     config = PiperVoiceConfig.from_dict(json.loads(config_path.read_text("utf-8")))
     with tempfile.TemporaryDirectory(prefix="audiopub-flops-") as folder:

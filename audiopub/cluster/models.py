@@ -29,7 +29,7 @@ def model_files(engine_name: str, voice: str) -> ModelFiles:
     """The files an engine needs to speak `voice`: the Piper voice's two files (none for the
     embedded one), or the whole model folder of Supertonic or Kokoro."""
     if engine_name == "piper":
-        from audiopub.tts.piper_files import find_voices
+        from audiopub.tts.piper.files import find_voices
 
         model = split_speaker(voice)[0]
         if model == settings.DEFAULT_PIPER_VOICE:

@@ -11,7 +11,7 @@ from pathlib import Path
 from audiopub import settings
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import Engine
-from audiopub.tts.supertonic_files import folder_stamp
+from audiopub.tts.supertonic.files import folder_stamp
 
 ENGINE_NAMES = ("piper", "supertonic", "kokoro")
 
@@ -43,18 +43,18 @@ _loaded_count = 0  # engines this process has loaded into the cache, ever (see e
 def _load(key: EngineKey) -> Engine:
     # Imported here so that a broken optional engine never stops the others from loading.
     if key.name == "piper":
-        from audiopub.tts.piper import PiperEngine
+        from audiopub.tts.piper.engine import PiperEngine
 
         return PiperEngine(use_gpu=key.use_gpu, threads=key.threads, voices_dir=key.model_dir,
                            device_id=key.device_id)
     if key.name == "supertonic":
-        from audiopub.tts.supertonic import SupertonicEngine
-        from audiopub.tts.supertonic_releases import languages_of
+        from audiopub.tts.supertonic.engine import SupertonicEngine
+        from audiopub.tts.supertonic.releases import languages_of
 
         return SupertonicEngine(key.model_dir, use_gpu=key.use_gpu, threads=key.threads,
                                 device_id=key.device_id, languages=languages_of(key.model_dir))
     if key.name == "kokoro":
-        from audiopub.tts.kokoro import KokoroEngine
+        from audiopub.tts.kokoro.engine import KokoroEngine
 
         return KokoroEngine(key.model_dir, use_gpu=key.use_gpu, threads=key.threads,
                             device_id=key.device_id)
@@ -64,11 +64,11 @@ def _load(key: EngineKey) -> Engine:
 def default_model_dir(name: str) -> Path:
     """Where an engine looks for its files unless told otherwise (settings and env vars)."""
     if name == "supertonic":
-        from audiopub.tts.supertonic import default_model_dir as supertonic_dir
+        from audiopub.tts.supertonic.engine import default_model_dir as supertonic_dir
 
         return supertonic_dir()
     if name == "kokoro":
-        from audiopub.tts.kokoro_files import default_folder
+        from audiopub.tts.kokoro.files import default_folder
 
         return default_folder()
     return settings.models_dir() / name  # piper: extra voices beside the embedded one
@@ -127,7 +127,7 @@ def _stamp(key: EngineKey) -> Stamp:
     """What the engine's model files look like now. Piper rescans its folder on every call,
     so only Supertonic and Kokoro, which hold one model's graphs, need this."""
     if key.name == "kokoro":
-        from audiopub.tts.kokoro_files import KokoroFiles
+        from audiopub.tts.kokoro.files import KokoroFiles
 
         return KokoroFiles(key.model_dir).stamp()
     if key.name != "supertonic":

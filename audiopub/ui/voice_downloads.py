@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from audiopub.errors import AudiopubError, DownloadCancelled
 
 if TYPE_CHECKING:
-    from audiopub.voices.hub import Progress
+    from audiopub.tts.hub import Progress
     from audiopub.voices.install import Installed
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,7 @@ class VoiceDownloads:
 
     def _run(self, voice_id: str, cancel: threading.Event) -> None:
         from audiopub.voices.install import install  # huggingface_hub, only when needed
-        from audiopub.voices.kokoro_install import KOKORO_ID, install_kokoro
+        from audiopub.tts.kokoro.install import KOKORO_ID, install_kokoro
 
         try:
             if voice_id == KOKORO_ID:  # the variant for this device, as the CLI chooses it

@@ -97,12 +97,12 @@ class OnDisk:
 
 def installed_now() -> OnDisk:
     """Installed voices and stopped downloads, read from the models folder (blocking)."""
-    from audiopub.tts.kokoro_files import KokoroFiles, default_folder
+    from audiopub.tts.kokoro.files import KokoroFiles, default_folder
     from audiopub.voices import installed
     from audiopub.voices.catalogue import SUPERTONIC_RELEASES
     from audiopub.voices.install import STAGING, unfinished_downloads
-    from audiopub.voices.kokoro_install import KOKORO_ID, RECORD
-    from audiopub.tts.supertonic_releases import env_dir
+    from audiopub.tts.kokoro.install import KOKORO_ID, RECORD
+    from audiopub.tts.supertonic.releases import env_dir
 
     origins = {f"piper:{voice.id}": voice.origin for voice in installed.piper_voices()}
     models = {model.id: (model.origin, model.active) for model in installed.supertonic_models()}
@@ -121,7 +121,7 @@ def installed_now() -> OnDisk:
 
 
 def hub_address() -> str:
-    from audiopub.voices.hub import endpoint
+    from audiopub.tts.hub import endpoint
 
     return endpoint()
 
@@ -185,8 +185,8 @@ def _supertonic_row(release: SupertonicRelease, catalogue: Catalogue, have: OnDi
 
 def _kokoro_row(have: OnDisk, endpoint: str) -> VoiceRow:
     """Kokoro-82M: one download, every voice in its nine languages (their primary subtags)."""
-    from audiopub.tts.kokoro_files import LANGUAGES
-    from audiopub.voices.kokoro_install import KOKORO_ID, KOKORO_REPO
+    from audiopub.tts.kokoro.files import LANGUAGES
+    from audiopub.tts.kokoro.install import KOKORO_ID, KOKORO_REPO
 
     languages = tuple(dict.fromkeys(primary_subtag(tag) for tag, _ in LANGUAGES.values()))
     status = (INSTALLED if have.kokoro else UNFINISHED if KOKORO_ID in have.unfinished

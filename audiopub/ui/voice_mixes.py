@@ -21,7 +21,7 @@ from audiopub.atomic import atomic_write
 from audiopub.errors import AudiopubError
 from audiopub.tts import registry
 from audiopub.tts.engine import Voice
-from audiopub.tts.kokoro_files import MIX_SEPARATOR, WEIGHT_SEPARATOR, parse_mix
+from audiopub.tts.kokoro.files import MIX_SEPARATOR, WEIGHT_SEPARATOR, parse_mix
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import json
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tqdm import tqdm
 
@@ -55,26 +55,41 @@ def add_arguments(voices: argparse.ArgumentParser) -> None:
     use.add_argument("release", help="supertonic-3, supertonic-2 or supertonic-1")
 
 
-def main(args: argparse.Namespace) -> int:
+class ListeningModels(Protocol):
+    """The listening models (`whisper:<size>`, `audiopub.listen.command`), which the voice
+    library lists, downloads and removes beside the voices; handed in by the command line,
+    since listening is a layer above the voice library."""
+
+    def print_models(self, installed_only: bool) -> None: ...
+
+    def download(self, model_id: str, revision: str | None, variant: str | None) -> int: ...
+
+    def remove(self, model_id: str) -> int: ...
+
+
+def main(args: argparse.Namespace, listening: ListeningModels) -> int:
     # The voice library (and huggingface_hub) is only imported for these commands.
     command = getattr(args, "voices_command", None) or "list"
     if command == "download":
+        if args.voice_id.strip().startswith("whisper:"):
+            return listening.download(args.voice_id.strip(), getattr(args, "revision", None),
+                                      getattr(args, "variant", None))
         return _voices_download(args.voice_id, getattr(args, "revision", None),
                                 getattr(args, "variant", None))
     if command == "remove":
         if args.voice_id.strip() == "kokoro":
             return _voices_remove_kokoro()
         if args.voice_id.strip().startswith("whisper:"):
-            return _voices_remove_whisper(args.voice_id.strip())
+            return listening.remove(args.voice_id.strip())
         return _voices_remove(args.voice_id)
     if command == "use":
         return _voices_use(args.release)
     if getattr(args, "all", False):
-        return _voices_available(getattr(args, "language", None))
-    return _voices_installed(getattr(args, "language", None))
+        return _voices_available(getattr(args, "language", None), listening)
+    return _voices_installed(getattr(args, "language", None), listening)
 
 
-def _voices_installed(language: str | None) -> int:
+def _voices_installed(language: str | None, listening: ListeningModels) -> int:
     from audiopub.voices import installed
     from audiopub.voices.catalogue import matches_language
     from audiopub.voices.install import unfinished_downloads
@@ -104,7 +119,7 @@ def _voices_installed(language: str | None) -> int:
     for model in installed.supertonic_models():
         if not model.active:
             print(f"also installed: {model.id} in {model.path} ({_how_to_use(model.id)})")
-    _print_listening_models(installed_only=True)
+    listening.print_models(installed_only=True)
     for name in unfinished_downloads():
         print(f"unfinished download: {name} (`audiopub voices download` continues it, "
               "`audiopub voices remove` discards it)")
@@ -114,7 +129,7 @@ def _voices_installed(language: str | None) -> int:
 
 def _supertonic_heading(voices: list[Any]) -> str:
     """"supertonic (supertonic-2 in models/supertonic-2: en, ko, es, pt, fr):"."""
-    from audiopub.tts.supertonic_releases import active_model_dir, active_release
+    from audiopub.tts.supertonic.releases import active_model_dir, active_release
 
     release = active_release()
     what = release.id if release is not None else "your own model"
@@ -131,9 +146,9 @@ def _by_model(voices: list[Voice]) -> list[tuple[str, list[Voice]]]:
     return list(groups.items())
 
 
-def _voices_available(language: str | None) -> int:
+def _voices_available(language: str | None, listening: ListeningModels) -> int:
     from audiopub import figures
-    from audiopub.tts.kokoro_files import KokoroFiles, default_folder, language_of
+    from audiopub.tts.kokoro.files import KokoroFiles, default_folder, language_of
     from audiopub.voices.catalogue import (
         entry_matches,
         matches_language,
@@ -141,7 +156,7 @@ def _voices_available(language: str | None) -> int:
         refresh_catalogue,
     )
     from audiopub.voices.installed import installed_ids
-    from audiopub.voices.kokoro_install import describe_voice, kokoro_voices
+    from audiopub.tts.kokoro.install import describe_voice, kokoro_voices
 
     catalogue = refresh_catalogue()
     if catalogue.note:
@@ -178,7 +193,7 @@ def _voices_available(language: str | None) -> int:
         tag, gender = describe_voice(name)
         mark = "installed" if name in installed_kokoro else ""
         print(f"  {name:40} {tag:8} {gender:7} {mark}".rstrip())
-    _print_listening_models(installed_only=False)
+    listening.print_models(installed_only=False)
     example = piper[0].id if piper else supertonic[0].id if supertonic else "kokoro"
     print(f"Download one with `audiopub voices download ID`, e.g. {example}.")
     return 0
@@ -187,16 +202,14 @@ def _voices_available(language: str | None) -> int:
 def _voices_download(voice_id: str, revision: str | None, variant: str | None = None) -> int:
     from audiopub import figures
     from audiopub.voices.install import install
-    from audiopub.voices.kokoro_install import KOKORO_ID, install_kokoro
+    from audiopub.tts.kokoro.install import KOKORO_ID, install_kokoro
 
     kokoro = voice_id.strip() == KOKORO_ID
-    if voice_id.strip().startswith("whisper:"):
-        return _voices_download_whisper(voice_id.strip(), revision, variant)
     if variant is not None and not kokoro:
         raise AudiopubError("--variant chooses Kokoro's model: `audiopub voices download "
                             f"kokoro --variant {variant}`.")
     try:
-        with _DownloadBar() as bar:
+        with DownloadBar() as bar:
             result = (install_kokoro(revision, variant, on_progress=bar.show) if kokoro
                       else install(voice_id, revision, on_progress=bar.show))
     except KeyboardInterrupt:
@@ -214,7 +227,7 @@ def _voices_download(voice_id: str, revision: str | None, variant: str | None = 
         print(f"Speak with it: audiopub convert BOOK.epub --voice "
               f"{_first_voice(result.id.split(':', 1)[1], result.path)}")
     else:
-        from audiopub.tts.supertonic_releases import active_model_dir
+        from audiopub.tts.supertonic.releases import active_model_dir
 
         if active_model_dir().resolve() != result.path.resolve():
             print(f"Supertonic speaks with {active_model_dir()}: {_how_to_use(result.id)}.")
@@ -225,7 +238,7 @@ def _voices_download(voice_id: str, revision: str | None, variant: str | None = 
 
 def _first_voice(model: str, model_path: Path) -> str:
     """The id to speak with a downloaded Piper model: a multi-speaker one's first speaker."""
-    from audiopub.tts.piper_config import PiperVoiceConfig
+    from audiopub.tts.piper.config import PiperVoiceConfig
 
     try:
         config = json.loads(model_path.with_suffix(".onnx.json").read_text("utf-8"))
@@ -246,58 +259,8 @@ def _voices_remove(voice_id: str) -> int:
     return 0
 
 
-def _print_listening_models(installed_only: bool) -> None:
-    """The listening models for proof-listening: those installed, or every size."""
-    from audiopub.voices.whisper_files import (
-        PREFIX,
-        SIZES,
-        installed_sizes,
-        model_folder,
-        repo_of,
-    )
-
-    have = installed_sizes()
-    if installed_only:
-        for size in have:
-            print(f"listening model: {PREFIX}{size} in {model_folder(size)}")
-        return
-    print("Listening models (proof-listening; `audiopub voices download whisper:base`):")
-    for size in SIZES:
-        mark = "installed" if size in have else ""
-        print(f"  {PREFIX + size:40} {repo_of(size):37} {mark}".rstrip())
-
-
-def _voices_download_whisper(model_id: str, revision: str | None, variant: str | None) -> int:
-    from audiopub import figures
-    from audiopub.voices.whisper_install import install_whisper
-
-    if variant is not None:
-        raise AudiopubError("--variant chooses Kokoro's model; a listening model has one "
-                            "file, run int8 on the CPU and float16 on CUDA.")
-    try:
-        with _DownloadBar() as bar:
-            result = install_whisper(model_id, revision, on_progress=bar.show)
-    except KeyboardInterrupt:
-        print("\nInterrupted: nothing was installed. The files already complete are kept; "
-              "run the same command to continue.", file=sys.stderr)
-        return 130
-    if result.already:
-        print(f"{result.id} is already installed ({result.path}).")
-    else:
-        print(f"Installed {result.id} ({figures.size(result.size)}) in {result.path}.")
-    return 0
-
-
-def _voices_remove_whisper(model_id: str) -> int:
-    from audiopub.voices.whisper_install import remove_whisper
-
-    for path in remove_whisper(model_id):
-        print(f"removed {path}")
-    return 0
-
-
 def _voices_remove_kokoro() -> int:
-    from audiopub.voices.kokoro_install import remove_kokoro
+    from audiopub.tts.kokoro.install import remove_kokoro
 
     for path in remove_kokoro():
         print(f"removed {path}")
@@ -305,7 +268,7 @@ def _voices_remove_kokoro() -> int:
 
 
 def _voices_use(name: str) -> int:
-    from audiopub.tts.supertonic_releases import choose_release, env_dir
+    from audiopub.tts.supertonic.releases import choose_release, env_dir
 
     release = choose_release(name)
     override = env_dir()
@@ -319,7 +282,7 @@ def _voices_use(name: str) -> int:
 
 
 def _how_to_use(release_id: str) -> str:
-    from audiopub.tts.supertonic_releases import env_dir
+    from audiopub.tts.supertonic.releases import env_dir
 
     if env_dir() is not None:
         return f"unset AUDIOPUB_SUPERTONIC_DIR and run `audiopub voices use {release_id}` to " \
@@ -327,14 +290,14 @@ def _how_to_use(release_id: str) -> str:
     return f"`audiopub voices use {release_id}` speaks with it"
 
 
-class _DownloadBar:
+class DownloadBar:
     """Bytes, rate and ETA of a download on stderr (tqdm's own rate and ETA)."""
 
-    def __enter__(self) -> _DownloadBar:
+    def __enter__(self) -> DownloadBar:
         self._bar: tqdm | None = None
         return self
 
-    def show(self, progress: Any) -> None:  # a voices.hub.Progress
+    def show(self, progress: Any) -> None:  # a tts.hub.Progress
         if self._bar is None:
             self._bar = tqdm(total=progress.total_bytes, initial=progress.done_bytes, unit="B",
                              unit_scale=True, dynamic_ncols=True, file=sys.stderr)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from audiopub.voices.catalogue import Catalogue, PiperEntry, kokoro_index, local_catalogue
+from audiopub.tts.kokoro.install import kokoro_index
+from audiopub.voices.catalogue import Catalogue, PiperEntry, local_catalogue
 
 # Piper qualities, most wanted first: medium is what most voices come in (and the embedded
 # voice's), high is larger and slower for a small gain.
@@ -92,7 +93,7 @@ def _quality_rank(quality: str) -> int:
 
 
 def _best_kokoro(tag: str) -> Suggestion | None:
-    from audiopub.tts.kokoro_files import KokoroFiles, default_folder
+    from audiopub.tts.kokoro.files import KokoroFiles, default_folder
 
     primary = _primary(tag)
     region = tag.replace("_", "-").lower()

@@ -253,7 +253,7 @@ class VoicesPage:
         await self._reload_installed()
 
     async def _use(self, row: VoiceRow) -> None:
-        from audiopub.tts.supertonic_releases import choose_release
+        from audiopub.tts.supertonic.releases import choose_release
 
         _show(self.message, None)
         _show(self.error, None)
@@ -285,7 +285,7 @@ class VoicesPage:
 def _remove_files(voice_id: str) -> list[Path]:
     """What `audiopub voices remove` removes for this row (blocking)."""
     from audiopub.voices.install import remove
-    from audiopub.voices.kokoro_install import KOKORO_ID, remove_kokoro
+    from audiopub.tts.kokoro.install import KOKORO_ID, remove_kokoro
 
     return remove_kokoro() if voice_id == KOKORO_ID else remove(voice_id)
 
