@@ -23,7 +23,8 @@ from audiopub.tts import onnx_runtime
 from audiopub.tts.kokoro.engine import KokoroEngine
 from audiopub.tts.kokoro.files import VARIANTS, KokoroFiles
 from audiopub.tts.kokoro.graph import SAMPLES_PER_FRAME
-from audiopub.tts.kokoro.install import RECORD, device_variant, install_kokoro
+from audiopub.tts.kokoro.install import device_variant, install_kokoro
+from audiopub.tts.kokoro.repository import RECORD
 
 VOICE = "voices/jm_kumo.bin"
 PIPER_KEY = "ja_JP-tiny-medium"
@@ -211,7 +212,8 @@ def test_the_shipped_kokoro_index_has_the_repositorys_voices(hub: HubServer) -> 
     """What the local Hub's repository (real Kokoro voices) holds, the shipped index names,
     with the language and gender Kokoro's naming gives them."""
     from audiopub.tts.kokoro.files import GENDERS, LANGUAGES
-    from audiopub.tts.kokoro.install import kokoro_index, kokoro_voices
+    from audiopub.tts.kokoro.install import kokoro_voices
+    from audiopub.tts.kokoro.repository import kokoro_index
 
     served = kokoro_voices(ask_hub=True)
     assert served.source == REPO and served.voices == ("jf_alpha", "jm_kumo")

@@ -34,6 +34,7 @@ from typing import Any, Final
 import numpy as np
 
 from audiopub import settings
+from audiopub.tts.piper import PIPER
 
 # en_US-joe-medium: piper_gflop_per_audio_s gives 5.76 (short text), 5.91 (mid), 6.02 (long) and
 # 5.95 over all three. 67% is the HiFi-GAN decoder and 21% the flow, both paid per audio frame,
@@ -76,7 +77,7 @@ def _rounded(value: float | None) -> float | None:
 
 def model_cost(engine_name: str, voice: str, recount: bool) -> tuple[float | None, str]:
     """F for this engine and voice, and where the figure comes from."""
-    if engine_name != "piper":
+    if engine_name != PIPER.name:  # only a Piper voice's graph is counted (see the top)
         return None, f"not counted for {engine_name} (its cost depends on steps and model)"
     if voice == settings.DEFAULT_PIPER_VOICE and not recount:
         return JOE_GFLOP_PER_AUDIO_S, "constant JOE_GFLOP_PER_AUDIO_S (ORT profile count)"

@@ -9,7 +9,6 @@ import sys
 from audiopub import figures
 from audiopub.errors import AudiopubError
 from audiopub.listen.whisper_files import PREFIX, SIZES, installed_sizes, model_folder, repo_of
-from audiopub.listen.whisper_install import install_whisper, remove_whisper
 from audiopub.voices.command import DownloadBar
 
 
@@ -27,6 +26,9 @@ def print_models(installed_only: bool) -> None:
 
 
 def download(model_id: str, revision: str | None, variant: str | None) -> int:
+    # The installer brings huggingface_hub: only for this command.
+    from audiopub.listen.whisper_install import install_whisper
+
     if variant is not None:
         raise AudiopubError("--variant chooses Kokoro's model; a listening model has one "
                             "file, run int8 on the CPU and float16 on CUDA.")
@@ -45,6 +47,8 @@ def download(model_id: str, revision: str | None, variant: str | None) -> int:
 
 
 def remove(model_id: str) -> int:
+    from audiopub.listen.whisper_install import remove_whisper  # huggingface_hub, as above
+
     for path in remove_whisper(model_id):
         print(f"removed {path}")
     return 0

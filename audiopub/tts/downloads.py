@@ -20,12 +20,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import filelock
 
 from audiopub.errors import AudiopubError, DownloadCancelled, DownloadFailed, HubUnreachable
-from audiopub.tts import hub
+
+if TYPE_CHECKING:
+    from audiopub.tts import hub
 
 STAGING: Final = ".downloads"
 
@@ -45,6 +47,10 @@ def download(repo: str, files: list[hub.HubFile], staging: Path, what: str,
              cancel: threading.Event | None, md5: dict[str, str] | None = None
              ) -> dict[str, Path]:
     """Fetch and verify every file into `staging`; their local paths by repository path."""
+    # The Hub client brings huggingface_hub: imported by what fetches, not by what only looks
+    # for downloads (the Voices page's unfinished ones).
+    from audiopub.tts import hub
+
     needed = sum(f.size for f in files if not _complete(staging / f.path, f.size))
     hub.check_space(staging, needed, what)  # before a single byte is fetched
     transfer = hub.Transfer(sum(f.size for f in files), on_progress, cancel)
@@ -104,6 +110,8 @@ def durable_replace(source: Path, destination: Path) -> None:
 def download_record(voice_id: str, repo: str, revision: str, files: list[hub.HubFile],
            md5: dict[str, str]) -> dict[str, Any]:
     """What was downloaded from where: the origin of an installed voice, kept beside it."""
+    from audiopub.tts import hub  # huggingface_hub, as in `download`
+
     return {
         "id": voice_id, "repo": repo, "endpoint": hub.endpoint(), "revision": revision,
         "commit": files[0].commit if files else None,

@@ -60,7 +60,7 @@ from audiopub.ui.voice_mixes import KOKORO, VoiceMixes, with_saved_mixes
 
 log = logging.getLogger(__name__)
 
-ENGINE_LABELS: Final = {"piper": "Piper", "supertonic": "Supertonic", "kokoro": "Kokoro"}
+ENGINE_LABELS: Final = {engine.name: engine.label for engine in registry.ENGINES}
 PREVIEW_TEXT: Final = "Hello! This is how I will sound when I read your book."
 SAY_PAUSE_S: Final = 0.5  # between the pieces `say` speaks (a word, then its sentence)
 # Exports a library book offers in the page, kept beside its .m4b: kind → name suffix.

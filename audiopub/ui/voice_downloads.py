@@ -84,7 +84,8 @@ class VoiceDownloads:
 
     def _run(self, voice_id: str, cancel: threading.Event) -> None:
         from audiopub.voices.install import install  # huggingface_hub, only when needed
-        from audiopub.tts.kokoro.install import KOKORO_ID, install_kokoro
+        from audiopub.tts.kokoro.install import install_kokoro
+        from audiopub.tts.kokoro.repository import KOKORO_ID
 
         try:
             if voice_id == KOKORO_ID:  # the variant for this device, as the CLI chooses it

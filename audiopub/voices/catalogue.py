@@ -8,7 +8,7 @@ refreshed from the Hub only when a person asks for downloadable voices, and the 
 copy is kept in the data directory as the newest known index until the next refresh.
 
 Kokoro's voices (name, language, gender) ship the same way, with the engine
-(`tts.kokoro.install.kokoro_index`), so they are known without the Hub.
+(`tts.kokoro.repository`), so they are known without the Hub.
 
 Supertonic's releases are three Hub repositories, each pinned to the commit the reference
 `supertonic` package (1.3.1) downloads, so a download is reproducible; another revision can
@@ -29,6 +29,8 @@ from typing import Any, Final
 
 from audiopub import settings
 from audiopub.errors import AudiopubError, HubUnreachable, VoiceNotFound
+from audiopub.tts.piper import PIPER
+from audiopub.tts.supertonic import SUPERTONIC
 from audiopub.tts.supertonic.releases import (
     SUPERTONIC_DEFAULT,
     SUPERTONIC_FILES,
@@ -79,7 +81,7 @@ class PiperEntry:
 
     @property
     def id(self) -> str:
-        return f"piper:{self.key}"
+        return f"{PIPER.name}:{self.key}"
 
     @property
     def size(self) -> int:
@@ -115,22 +117,22 @@ class Catalogue:
         newest release) or a release's id; VoiceNotFound with near misses otherwise."""
         wanted = voice_id.strip()
         engine, _, name = wanted.partition(":") if ":" in wanted else ("", "", wanted)
-        if engine in ("", "supertonic"):
-            if name == "supertonic":
+        if engine in ("", SUPERTONIC.name):
+            if name == SUPERTONIC.name:
                 return SUPERTONIC_DEFAULT
             for release in SUPERTONIC_RELEASES:
                 if name == release.id:
                     return release
-        if engine in ("", "piper"):
+        if engine in ("", PIPER.name):
             if name in self.piper:
                 return self.piper[name]
             for entry in self.piper.values():
                 if name in entry.aliases:
                     return entry
-        if engine not in ("", "piper", "supertonic"):
+        if engine not in ("", PIPER.name, SUPERTONIC.name):
             raise VoiceNotFound(f"Unknown engine {engine!r} in {voice_id!r}: "
                                 "use piper:VOICE or supertonic")
-        known = {key: f"piper:{key}" for key in self.piper}
+        known = {key: entry.id for key, entry in self.piper.items()}
         known |= {release.id: release.id for release in SUPERTONIC_RELEASES}
         close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
         hint = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""

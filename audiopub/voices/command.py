@@ -1,8 +1,8 @@
 """`audiopub voices`: list installed and downloadable voices, download and remove them, and
 choose the Supertonic release to speak with.
 
-The voice library (and huggingface_hub) is imported by each command when it runs, so the
-other commands start without it.
+What brings huggingface_hub (the downloaders, and `voices.installed`, which reads their
+records) is imported by each command when it runs, so the other commands start without it.
 """
 
 from __future__ import annotations
@@ -16,9 +16,27 @@ from typing import Any, Protocol
 
 from tqdm import tqdm
 
+from audiopub import figures
 from audiopub.errors import AudiopubError
 from audiopub.tts.engine import Voice, speaker_voice_id
+from audiopub.tts.kokoro.files import KokoroFiles, default_folder, language_of
+from audiopub.tts.kokoro.repository import KOKORO_ID, describe_voice
+from audiopub.tts.piper import PIPER
+from audiopub.tts.piper.config import PiperVoiceConfig
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
+from audiopub.tts.supertonic import SUPERTONIC
+from audiopub.tts.supertonic.releases import (
+    active_model_dir,
+    active_release,
+    choose_release,
+    env_dir,
+)
+from audiopub.voices.catalogue import (
+    entry_matches,
+    matches_language,
+    quality_rank,
+    refresh_catalogue,
+)
 
 
 def add_arguments(voices: argparse.ArgumentParser) -> None:
@@ -68,7 +86,6 @@ class ListeningModels(Protocol):
 
 
 def main(args: argparse.Namespace, listening: ListeningModels) -> int:
-    # The voice library (and huggingface_hub) is only imported for these commands.
     command = getattr(args, "voices_command", None) or "list"
     if command == "download":
         if args.voice_id.strip().startswith("whisper:"):
@@ -77,7 +94,7 @@ def main(args: argparse.Namespace, listening: ListeningModels) -> int:
         return _voices_download(args.voice_id, getattr(args, "revision", None),
                                 getattr(args, "variant", None))
     if command == "remove":
-        if args.voice_id.strip() == "kokoro":
+        if args.voice_id.strip() == KOKORO_ID:
             return _voices_remove_kokoro()
         if args.voice_id.strip().startswith("whisper:"):
             return listening.remove(args.voice_id.strip())
@@ -90,8 +107,7 @@ def main(args: argparse.Namespace, listening: ListeningModels) -> int:
 
 
 def _voices_installed(language: str | None, listening: ListeningModels) -> int:
-    from audiopub.voices import installed
-    from audiopub.voices.catalogue import matches_language
+    from audiopub.voices import installed  # huggingface_hub: see the top
     from audiopub.voices.install import unfinished_downloads
 
     origins = {voice.id: voice.origin for voice in installed.piper_voices()}
@@ -101,7 +117,7 @@ def _voices_installed(language: str | None, listening: ListeningModels) -> int:
         except AudiopubError as exc:
             print(f"{name}: unavailable — {exc}")
             continue
-        print(f"{name}:" if name != "supertonic" else _supertonic_heading(voices))
+        print(f"{name}:" if name != SUPERTONIC.name else _supertonic_heading(voices))
         wanted = [voice for voice in voices if language is None
                   or matches_language(language, voice.languages or [voice.language])]
         for model, speakers in _by_model(wanted):
@@ -129,8 +145,6 @@ def _voices_installed(language: str | None, listening: ListeningModels) -> int:
 
 def _supertonic_heading(voices: list[Any]) -> str:
     """"supertonic (supertonic-2 in models/supertonic-2: en, ko, es, pt, fr):"."""
-    from audiopub.tts.supertonic.releases import active_model_dir, active_release
-
     release = active_release()
     what = release.id if release is not None else "your own model"
     read = f": {voices[0].describe_languages()}" if voices else ""
@@ -147,16 +161,9 @@ def _by_model(voices: list[Voice]) -> list[tuple[str, list[Voice]]]:
 
 
 def _voices_available(language: str | None, listening: ListeningModels) -> int:
-    from audiopub import figures
-    from audiopub.tts.kokoro.files import KokoroFiles, default_folder, language_of
-    from audiopub.voices.catalogue import (
-        entry_matches,
-        matches_language,
-        quality_rank,
-        refresh_catalogue,
-    )
+    # huggingface_hub: see the top
+    from audiopub.tts.kokoro.install import kokoro_voices
     from audiopub.voices.installed import installed_ids
-    from audiopub.tts.kokoro.install import describe_voice, kokoro_voices
 
     catalogue = refresh_catalogue()
     if catalogue.note:
@@ -194,15 +201,15 @@ def _voices_available(language: str | None, listening: ListeningModels) -> int:
         mark = "installed" if name in installed_kokoro else ""
         print(f"  {name:40} {tag:8} {gender:7} {mark}".rstrip())
     listening.print_models(installed_only=False)
-    example = piper[0].id if piper else supertonic[0].id if supertonic else "kokoro"
+    example = piper[0].id if piper else supertonic[0].id if supertonic else KOKORO_ID
     print(f"Download one with `audiopub voices download ID`, e.g. {example}.")
     return 0
 
 
 def _voices_download(voice_id: str, revision: str | None, variant: str | None = None) -> int:
-    from audiopub import figures
+    # huggingface_hub: see the top
+    from audiopub.tts.kokoro.install import install_kokoro
     from audiopub.voices.install import install
-    from audiopub.tts.kokoro.install import KOKORO_ID, install_kokoro
 
     kokoro = voice_id.strip() == KOKORO_ID
     if variant is not None and not kokoro:
@@ -223,23 +230,18 @@ def _voices_download(voice_id: str, revision: str | None, variant: str | None = 
     if kokoro:
         print("Speak with it: audiopub convert BOOK.epub --engine kokoro --voice VOICE "
               "(`audiopub voices` lists them)")
-    elif result.id.startswith("piper:"):
+    elif result.id.startswith(f"{PIPER.name}:"):
         print(f"Speak with it: audiopub convert BOOK.epub --voice "
               f"{_first_voice(result.id.split(':', 1)[1], result.path)}")
+    elif active_model_dir().resolve() != result.path.resolve():
+        print(f"Supertonic speaks with {active_model_dir()}: {_how_to_use(result.id)}.")
     else:
-        from audiopub.tts.supertonic.releases import active_model_dir
-
-        if active_model_dir().resolve() != result.path.resolve():
-            print(f"Supertonic speaks with {active_model_dir()}: {_how_to_use(result.id)}.")
-        else:
-            print("Speak with it: audiopub convert BOOK.epub --engine supertonic")
+        print("Speak with it: audiopub convert BOOK.epub --engine supertonic")
     return 0
 
 
 def _first_voice(model: str, model_path: Path) -> str:
     """The id to speak with a downloaded Piper model: a multi-speaker one's first speaker."""
-    from audiopub.tts.piper.config import PiperVoiceConfig
-
     try:
         config = json.loads(model_path.with_suffix(".onnx.json").read_text("utf-8"))
         speakers = PiperVoiceConfig.from_dict(config).speakers
@@ -252,7 +254,7 @@ def _first_voice(model: str, model_path: Path) -> str:
 
 
 def _voices_remove(voice_id: str) -> int:
-    from audiopub.voices.install import remove
+    from audiopub.voices.install import remove  # huggingface_hub: see the top
 
     for path in remove(voice_id):
         print(f"removed {path}")
@@ -260,7 +262,7 @@ def _voices_remove(voice_id: str) -> int:
 
 
 def _voices_remove_kokoro() -> int:
-    from audiopub.tts.kokoro.install import remove_kokoro
+    from audiopub.tts.kokoro.install import remove_kokoro  # huggingface_hub: see the top
 
     for path in remove_kokoro():
         print(f"removed {path}")
@@ -268,8 +270,6 @@ def _voices_remove_kokoro() -> int:
 
 
 def _voices_use(name: str) -> int:
-    from audiopub.tts.supertonic.releases import choose_release, env_dir
-
     release = choose_release(name)
     override = env_dir()
     if override is not None:
@@ -282,8 +282,6 @@ def _voices_use(name: str) -> int:
 
 
 def _how_to_use(release_id: str) -> str:
-    from audiopub.tts.supertonic.releases import env_dir
-
     if env_dir() is not None:
         return f"unset AUDIOPUB_SUPERTONIC_DIR and run `audiopub voices use {release_id}` to " \
                "speak with it"

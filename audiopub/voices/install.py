@@ -51,7 +51,9 @@ from audiopub.tts.downloads import (
     remove_downloaded_folder,
     staging_folder,
 )
+from audiopub.tts.piper import PIPER
 from audiopub.tts.piper.files import find_voices
+from audiopub.tts.supertonic import SUPERTONIC
 from audiopub.tts.supertonic.files import ModelFiles
 from audiopub.tts.supertonic.releases import release_dir
 from audiopub.voices.catalogue import (
@@ -71,7 +73,7 @@ SUPERTONIC_RECORD: Final = "audiopub-download.json"  # inside a downloaded Super
 
 def piper_dir() -> Path:
     """Where downloaded Piper voices go: the models folder the Piper engine reads."""
-    return settings.models_dir() / "piper"
+    return PIPER.default_model_dir()
 
 
 def supertonic_dir(release: SupertonicRelease) -> Path:
@@ -86,7 +88,7 @@ def install(voice_id: str, revision: str | None = None,
     try:
         entry: PiperEntry | SupertonicRelease | None = local_catalogue().find(voice_id)
     except VoiceNotFound:
-        if voice_id.partition(":")[0] not in ("piper", voice_id):
+        if voice_id.partition(":")[0] not in (PIPER.name, voice_id):
             raise  # another engine's prefix: no index can have it
         entry = None  # perhaps a voice newer than the local index: the Hub's index decides
     if isinstance(entry, SupertonicRelease):
@@ -211,7 +213,7 @@ def remove(voice_id: str) -> list[Path]:
 
 
 def _release_named(name: str) -> SupertonicRelease | None:
-    if name == "supertonic":
+    if name == SUPERTONIC.name:  # the newest release
         name = local_catalogue().supertonic[0].id
     return next((r for r in local_catalogue().supertonic if r.id == name), None)
 

@@ -9,7 +9,7 @@ folder as for every download, an interrupted download continues from the files a
 complete, and they are moved into place with the model file last: a variant is there for the
 engine once its model file is.
 
-The repository's voices are also known without the Hub (`kokoro_index`, shipped here), so
+The repository's voices are also known without the Hub (`repository.kokoro_index`), so
 `voices --all` lists them offline or where a mirror lacks them.
 """
 
@@ -21,8 +21,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Final
 
@@ -39,32 +37,18 @@ from audiopub.tts.downloads import (
 )
 from audiopub.tts.kokoro.files import (
     CONFIG,
-    GENDERS,
     TOKENIZER,
     VARIANTS,
     VOICES,
     KokoroFiles,
     default_folder,
-    language_of,
 )
+from audiopub.tts.kokoro.repository import KOKORO_ID, KOKORO_REPO, RECORD, kokoro_index
 
 log = logging.getLogger(__name__)
 
-KOKORO_ID: Final = "kokoro"
-KOKORO_REPO: Final = "onnx-community/Kokoro-82M-v1.0-ONNX"
-RECORD: Final = "audiopub-download.json"  # inside the folder: what Audiopub downloaded
 LIST_TIMEOUT_S: Final = 5.0  # a person is waiting for `voices --all`
 SHIPPED_SOURCE: Final = "the voice index shipped with Audiopub"
-SNAPSHOT: Final = "kokoro-voices.json"  # package data: Kokoro's voices when shipped
-
-
-@cache
-def kokoro_index() -> dict[str, tuple[str, str]]:
-    """Kokoro's voices as shipped (the voices/ folder of the repository): name → (language
-    tag, "female"/"male"), so they are known without the Hub."""
-    text = resources.files(__package__).joinpath(SNAPSHOT).read_text("utf-8")
-    return {name: (facts["language"], facts["gender"])
-            for name, facts in json.loads(text)["voices"].items()}
 
 
 def device_variant() -> str:
@@ -197,10 +181,3 @@ def kokoro_voices(ask_hub: bool = True, timeout_s: float = LIST_TIMEOUT_S) -> Ko
             return KokoroListing(tuple(names), KOKORO_REPO)
     installed = KokoroFiles(default_folder()).voice_names()
     return KokoroListing(tuple(sorted({*kokoro_index(), *installed})), SHIPPED_SOURCE)
-
-
-def describe_voice(name: str) -> tuple[str, str]:
-    """(language tag, "female"/"male"/"") of a voice: as the shipped index says, else as its
-    name says (a voice of your own)."""
-    return kokoro_index().get(name) or (language_of(name)[0],
-                                          GENDERS.get(name[1:2].lower(), ""))

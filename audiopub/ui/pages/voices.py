@@ -25,6 +25,8 @@ from audiopub import figures
 from audiopub import settings as defaults
 from audiopub.book.scripts import primary_subtag
 from audiopub.errors import AudiopubError
+from audiopub.tts.kokoro.repository import KOKORO_ID
+from audiopub.tts.registry import engine_info, get_preview_engine
 from audiopub.ui.blocking import run_blocking
 from audiopub.ui.components.dialogs import confirm
 from audiopub.ui.components.voice_rows import RowActions, voice_row
@@ -267,7 +269,7 @@ class VoicesPage:
         await self._reload_installed()
 
     async def _preview(self, row: VoiceRow) -> None:
-        language = row.languages[0] if row.engine == "piper" else (
+        language = row.languages[0] if not engine_info(row.engine).multilingual else (
             self.language.value if self.language.value in row.languages else "en")
         text, note = sample(language)
         self.preview_note.set_text(f"{row.name}: “{text}”" + (f" {note}" if note else ""))
@@ -284,20 +286,19 @@ class VoicesPage:
 
 def _remove_files(voice_id: str) -> list[Path]:
     """What `audiopub voices remove` removes for this row (blocking)."""
+    # The downloaders bring huggingface_hub: imported when a person removes something.
+    from audiopub.tts.kokoro.install import remove_kokoro
     from audiopub.voices.install import remove
-    from audiopub.tts.kokoro.install import KOKORO_ID, remove_kokoro
 
     return remove_kokoro() if voice_id == KOKORO_ID else remove(voice_id)
 
 
 def _speak(services: Services, row: VoiceRow, text: str, language: str) -> bytes:
     """`text` in the row's voice (blocking); a multilingual engine speaks it as `language`."""
-    from audiopub.tts.registry import get_preview_engine
-
     # Supertonic: its first style; a multi-speaker Piper model: its first speaker.
     voices = get_preview_engine(row.engine).voices()
     voice = next((v.id for v in voices if not row.voice or v.model == row.voice), row.voice or "")
-    spoken_as = None if row.engine == "piper" else language
+    spoken_as = language if engine_info(row.engine).multilingual else None
     return services.say([text], row.engine, voice, defaults.DEFAULT_SPEED,
                         defaults.DEFAULT_STEPS, language=spoken_as)
 
