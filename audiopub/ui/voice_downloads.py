@@ -20,7 +20,7 @@ from audiopub.errors import AudiopubError, DownloadCancelled
 
 if TYPE_CHECKING:
     from audiopub.tts.hub import Progress
-    from audiopub.voices.install import Installed
+    from audiopub.tts.downloads import Installed
 
 log = logging.getLogger(__name__)
 
