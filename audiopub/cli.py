@@ -52,6 +52,7 @@ from audiopub.jobs.submission import (
 )
 from audiopub.jobs.terminal import fit_title, title_width
 from audiopub.jobs.worker import runner_alive
+from audiopub.listen import command as listen_command
 from audiopub.tts.engine import voice_of
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
 from audiopub.voices import command as voices_command
@@ -532,7 +533,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "export":
         return export_command.main(args)
     if args.command == "voices":
-        return voices_command.main(args)
+        return voices_command.main(args, listen_command)
     if args.command == "bench":
         return _bench(args)
     if args.command == "doctor":

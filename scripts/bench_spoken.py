@@ -43,7 +43,7 @@ def _chunk_all(book: Book, spoken: bool) -> None:
 
 def _synthesis_s_per_m(book: Book) -> float:
     from audiopub.tts.engine import SynthesisOptions
-    from audiopub.tts.piper import PiperEngine
+    from audiopub.tts.piper.engine import PiperEngine
 
     engine = PiperEngine(threads=1)
     chunks = [c.spoken for ch in book.chapters

@@ -64,7 +64,7 @@ def speak(folder: Path, threads: int) -> list[str]:
 
     from audiopub.tts import onnx_runtime
     from audiopub.tts.engine import SynthesisOptions
-    from audiopub.tts.piper import PiperEngine
+    from audiopub.tts.piper.engine import PiperEngine
 
     def say(name: str) -> list[np.ndarray]:
         engine = PiperEngine(threads=threads)

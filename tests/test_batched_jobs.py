@@ -19,7 +19,7 @@ from audiopub.jobs.models import ChunkState, JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
-from audiopub.tts.piper import PiperEngine
+from audiopub.tts.piper.engine import PiperEngine
 
 STILL = "en_US-still-medium"
 # Batched and solo chunks differ by float rounding at their ends (1.1e-4 measured), and

@@ -115,7 +115,7 @@ def test_bad_options_are_clear_errors(three_chapter_epub: Path, tmp_path: Path, 
 def test_convert_makes_what_is_asked_beside_the_book_without_speaking_again(
         three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from audiopub.tts.piper import PiperEngine
+    from audiopub.tts.piper.engine import PiperEngine
 
     spoken: list[str] = []
     real = PiperEngine.prepare

@@ -29,7 +29,7 @@ from server_helper import (
 
 from audiopub.audio.ffmpeg import probe
 from audiopub.jobs.store import JobStore
-from audiopub.tts.piper_files import embedded_voice, find_voices
+from audiopub.tts.piper.files import embedded_voice, find_voices
 
 VOICE = "en_GB-tiny-x_low"  # not the best English voice: the page keeps joe until it is picked
 RATE = 16_000  # Piper's x_low voices speak at 16 kHz; the embedded joe at 22.05 kHz

@@ -19,7 +19,7 @@ from audiopub.jobs.chunk_work import ChunkTask
 from audiopub.tts.batching import BatchLimits, padded_chars_for_vram
 from audiopub.tts.engine import DeviceReport, SynthesisOptions
 from audiopub.tts.onnx_runtime import CUDA
-from audiopub.tts.piper import PiperEngine
+from audiopub.tts.piper.engine import PiperEngine
 
 STILL = "en_US-still-medium"
 

@@ -19,7 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from audiopub.tts.graph_rewrite import steps_for
 from audiopub.tts.half_precision import DECODER_PREFIX, FP16_DECODER_STEP, decoder_to_half
-from audiopub.tts.piper import REWRITE
+from audiopub.tts.piper.engine import REWRITE
 
 CPU = ["CPUExecutionProvider"]
 

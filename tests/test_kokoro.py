@@ -15,9 +15,9 @@ from kokoro_model import install_folder, voice_vectors
 from audiopub.book.lexicon import PHONEMES_CLOSE, PHONEMES_OPEN
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import SynthesisOptions, voice_of
-from audiopub.tts.kokoro import KokoroEngine, espeak_language, split_window, tokenize
-from audiopub.tts.kokoro_files import STYLE_ROWS, parse_mix
-from audiopub.tts.kokoro_graph import SAMPLES_PER_FRAME
+from audiopub.tts.kokoro.engine import KokoroEngine, espeak_language, split_window, tokenize
+from audiopub.tts.kokoro.files import STYLE_ROWS, parse_mix
+from audiopub.tts.kokoro.graph import SAMPLES_PER_FRAME
 from audiopub.tts.phonemes import phonemize
 
 ENGLISH = SynthesisOptions(language="en")

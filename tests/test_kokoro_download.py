@@ -20,10 +20,11 @@ from audiopub.cli import main
 from audiopub.errors import ChecksumMismatch, DownloadFailed, ModelMissing
 from audiopub.jobs.store import JobStore
 from audiopub.tts import onnx_runtime
-from audiopub.tts.kokoro import KokoroEngine
-from audiopub.tts.kokoro_files import VARIANTS, KokoroFiles
-from audiopub.tts.kokoro_graph import SAMPLES_PER_FRAME
-from audiopub.voices.kokoro_install import RECORD, device_variant, install_kokoro
+from audiopub.tts.kokoro.engine import KokoroEngine
+from audiopub.tts.kokoro.files import VARIANTS, KokoroFiles
+from audiopub.tts.kokoro.graph import SAMPLES_PER_FRAME
+from audiopub.tts.kokoro.install import device_variant, install_kokoro
+from audiopub.tts.kokoro.repository import RECORD
 
 VOICE = "voices/jm_kumo.bin"
 PIPER_KEY = "ja_JP-tiny-medium"
@@ -180,7 +181,7 @@ def test_a_book_converted_with_kokoro_has_exact_chunks_and_word_starts(
 def test_without_the_hub_voices_all_lists_kokoro_from_the_shipped_index(
         hub: HubServer, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from audiopub.voices import hub as hub_module
+    from audiopub.tts import hub as hub_module
 
     hub.stop()  # offline, nothing installed: the list is still whole
     listed: list[str] = []
@@ -210,9 +211,9 @@ def test_a_mirror_without_piper_voices_still_lists_its_kokoro_voices(
 def test_the_shipped_kokoro_index_has_the_repositorys_voices(hub: HubServer) -> None:
     """What the local Hub's repository (real Kokoro voices) holds, the shipped index names,
     with the language and gender Kokoro's naming gives them."""
-    from audiopub.tts.kokoro_files import GENDERS, LANGUAGES
-    from audiopub.voices.catalogue import kokoro_index
-    from audiopub.voices.kokoro_install import kokoro_voices
+    from audiopub.tts.kokoro.files import GENDERS, LANGUAGES
+    from audiopub.tts.kokoro.install import kokoro_voices
+    from audiopub.tts.kokoro.repository import kokoro_index
 
     served = kokoro_voices(ask_hub=True)
     assert served.source == REPO and served.voices == ("jf_alpha", "jm_kumo")

@@ -27,8 +27,8 @@ from audiopub.jobs.book_plan import job_lexicon
 from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import SynthesisOptions
-from audiopub.tts.piper import PiperEngine
-from audiopub.tts.piper_config import phoneme_ids
+from audiopub.tts.piper.engine import PiperEngine
+from audiopub.tts.piper.config import phoneme_ids
 from audiopub.tts.registry import get_engine
 
 pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")

@@ -20,8 +20,8 @@ from audiopub.listen.features import log_mel, to_16k
 from audiopub.listen.judge import align, normalise
 from audiopub.listen.listener import split_windows
 from audiopub.tts.engine import SynthesisOptions
-from audiopub.tts.piper import PiperEngine
-from audiopub.tts.supertonic import SupertonicEngine
+from audiopub.tts.piper.engine import PiperEngine
+from audiopub.tts.supertonic.engine import SupertonicEngine
 
 
 def faster_whisper_features() -> ModuleType:

@@ -13,12 +13,12 @@ from voices import add_voice_with_rate
 
 from audiopub import settings
 from audiopub.cli import main
-from audiopub.tts.piper_files import find_voices
-from audiopub.tts.supertonic import default_model_dir
-from audiopub.tts.supertonic_files import DIR_ENV
+from audiopub.tts.piper.files import find_voices
+from audiopub.tts.supertonic.engine import default_model_dir
+from audiopub.tts.supertonic.files import DIR_ENV
 from audiopub.voices.install import piper_dir, supertonic_dir
 from audiopub.voices.installed import YOURS, piper_voices
-from audiopub.tts.supertonic_releases import active_release
+from audiopub.tts.supertonic.releases import active_release
 from audiopub.voices.catalogue import SUPERTONIC_DEFAULT
 
 

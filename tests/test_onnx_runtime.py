@@ -18,7 +18,7 @@ from audiopub import settings
 from audiopub.errors import ModelMissing
 from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import DeviceReport, SynthesisOptions
-from audiopub.tts.piper import PiperEngine
+from audiopub.tts.piper.engine import PiperEngine
 from audiopub.tts.registry import get_engine
 
 

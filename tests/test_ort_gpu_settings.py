@@ -21,7 +21,7 @@ from audiopub.errors import SettingInvalid
 from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.node_placement import nodes_by_provider, recording_node_placement
-from audiopub.tts.piper import REWRITE, PiperEngine
+from audiopub.tts.piper.engine import REWRITE, PiperEngine
 
 SPINNING = ("session.intra_op.allow_spinning", "session.inter_op.allow_spinning")
 

@@ -11,8 +11,8 @@ from audiopub import settings
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import Engine, SynthesisOptions
 from audiopub.tts.phonemes import expand_titles, phonemize
-from audiopub.tts.piper import PiperEngine
-from audiopub.tts.piper_config import phoneme_ids
+from audiopub.tts.piper.engine import PiperEngine
+from audiopub.tts.piper.config import phoneme_ids
 
 
 @pytest.fixture(scope="module")

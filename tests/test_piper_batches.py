@@ -12,8 +12,8 @@ from voices import add_still_voice
 
 from audiopub.tts import graph_rewrite
 from audiopub.tts.engine import SynthesisOptions
-from audiopub.tts.piper import PiperEngine
-from audiopub.tts.piper_graph import PHONEME_FRAMES, expose_phoneme_frames, item_lengths
+from audiopub.tts.piper.engine import PiperEngine
+from audiopub.tts.piper.graph import PHONEME_FRAMES, expose_phoneme_frames, item_lengths
 
 STILL = "en_US-still-medium"
 TEXTS = [

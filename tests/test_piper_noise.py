@@ -10,11 +10,11 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from audiopub.tts import piper_noise
+from audiopub.tts.piper import noise as piper_noise
 from audiopub.tts.engine import SynthesisOptions
-from audiopub.tts.piper import PiperEngine
-from audiopub.tts.piper_graph import PHONEME_FRAMES, item_lengths
-from audiopub.tts.piper_noise import MARGIN, NoiseFeeds, seeded_noise_inputs
+from audiopub.tts.piper.engine import PiperEngine
+from audiopub.tts.piper.graph import PHONEME_FRAMES, item_lengths
+from audiopub.tts.piper.noise import MARGIN, NoiseFeeds, seeded_noise_inputs
 
 VOICE = "en_US-joe-medium"  # the embedded voice, its noise scales as shipped
 TEXT = "Yes. Antidisestablishmentarianism is long. No."

@@ -22,8 +22,8 @@ from audiopub.errors import EngineUnavailable
 from audiopub.jobs.models import JobSettings, chunk_cache_key
 from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import SynthesisOptions, voice_of
-from audiopub.tts.piper import PiperEngine
-from audiopub.tts.piper_files import find_voices
+from audiopub.tts.piper.engine import PiperEngine
+from audiopub.tts.piper.files import find_voices
 
 MODEL = "en_GB-tiny-medium"
 FIRST, SECOND, THIRD = (f"{MODEL}#{speaker}" for speaker in SPEAKERS)

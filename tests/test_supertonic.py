@@ -20,17 +20,18 @@ from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 from tiny_supertonic import SCRIPT, build_tiny_model
 
 from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
-from audiopub.tts import onnx_runtime, supertonic
+from audiopub.tts import onnx_runtime
+from audiopub.tts.supertonic import engine as supertonic
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import DeviceReport, Engine, SynthesisOptions
 from audiopub.tts.onnx_runtime import CPU, CUDA
-from audiopub.tts.supertonic import (
+from audiopub.tts.supertonic.engine import (
     SupertonicEngine,
     combine_reports,
     default_model_dir,
 )
-from audiopub.tts.supertonic_files import DIR_ENV
-from audiopub.tts.supertonic_text import TextFrontEnd, language_code
+from audiopub.tts.supertonic.files import DIR_ENV
+from audiopub.tts.supertonic.text import TextFrontEnd, language_code
 
 OFFICIAL_INSTALL = "pip install --no-deps supertonic==1.3.1"
 TOLERANCE = 1e-5

@@ -15,10 +15,10 @@ from audiopub.errors import ModelMissing, VoiceNotFound
 from audiopub.jobs.submission import language_note
 from audiopub.tts.engine import Voice
 from audiopub.tts.registry import get_engine
-from audiopub.tts.supertonic import SupertonicEngine, default_model_dir
-from audiopub.tts.supertonic_files import DIR_ENV, folder_stamp
-from audiopub.tts.supertonic_text import SUPPORTED_LANGUAGES
-from audiopub.tts.supertonic_releases import (
+from audiopub.tts.supertonic.engine import SupertonicEngine, default_model_dir
+from audiopub.tts.supertonic.files import DIR_ENV, folder_stamp
+from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
+from audiopub.tts.supertonic.releases import (
     active_release,
     choice_path,
     choose_release,

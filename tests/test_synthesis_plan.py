@@ -13,7 +13,7 @@ from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.jobs.models import JobSettings
 from audiopub.jobs.synthesis_plan import plan_synthesis
 from audiopub.tts.batching import BatchLimits
-from audiopub.tts.piper import PiperEngine
+from audiopub.tts.piper.engine import PiperEngine
 
 SLOW = "en_US-slow-low"
 

@@ -42,7 +42,7 @@ from audiopub.figures import approx_duration
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.submission import language_note
 from audiopub.tts.engine import voice_of
-from audiopub.tts.piper_files import embedded_voice
+from audiopub.tts.piper.files import embedded_voice
 from audiopub.tts.registry import get_engine
 from audiopub.ui.components.book_card import ROWS_PER_BATCH
 from audiopub.ui.engine_catalog import GpuSupport

@@ -205,7 +205,7 @@ def test_a_stopped_kokoro_download_is_kokoros_to_continue_or_discard(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from audiopub.ui.voice_list import UNFINISHED, build_rows, installed_now
     from audiopub.voices.catalogue import local_catalogue
-    from audiopub.voices.install import STAGING
+    from audiopub.tts.downloads import STAGING
 
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
     (tmp_path / "models" / STAGING / "kokoro").mkdir(parents=True)

@@ -23,7 +23,7 @@ from audiopub.voices.catalogue import (
     refresh_catalogue,
     snapshot_index,
 )
-from audiopub.voices.hub import reason as network_reason
+from audiopub.tts.hub import reason as network_reason
 
 SHARED_INDEX = Path("/work/shared/catalogues/piper-voices.json")
 

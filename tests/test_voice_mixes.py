@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from audiopub.errors import AudiopubError
-from audiopub.tts.kokoro_files import parse_mix
+from audiopub.tts.kokoro.files import parse_mix
 from audiopub.ui.voice_mixes import VoiceMixes, mix_string
 
 

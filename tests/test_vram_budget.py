@@ -202,7 +202,7 @@ def test_a_gpu_session_arena_is_limited_to_the_budget(monkeypatch: pytest.Monkey
         def get_providers(self) -> list[str]:
             return [CUDA, onnx_runtime.CPU]
 
-    from audiopub.tts.piper_files import embedded_voice
+    from audiopub.tts.piper.files import embedded_voice
 
     monkeypatch.setattr(onnx_runtime, "available_providers", lambda: [CUDA, onnx_runtime.CPU])
     monkeypatch.setattr(onnx_runtime, "device_budget_bytes", {1: 12 * GIB}.get)

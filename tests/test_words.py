@@ -7,7 +7,7 @@ import pytest
 from audiopub import settings
 from audiopub.book.words import book_word_starts, text_words
 from audiopub.tts.engine import SynthesisOptions
-from audiopub.tts.piper import PiperEngine
+from audiopub.tts.piper.engine import PiperEngine
 
 
 def test_words_are_tokens_with_a_letter_or_digit() -> None:

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from audiopub.tts.piper_files import embedded_voice
+from audiopub.tts.piper.files import embedded_voice
 
 
 def add_voice_with_rate(folder: Path, name: str, sample_rate: int) -> Path:

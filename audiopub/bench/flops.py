@@ -34,6 +34,7 @@ from typing import Any, Final
 import numpy as np
 
 from audiopub import settings
+from audiopub.tts.piper import PIPER
 
 # en_US-joe-medium: piper_gflop_per_audio_s gives 5.76 (short text), 5.91 (mid), 6.02 (long) and
 # 5.95 over all three. 67% is the HiFi-GAN decoder and 21% the flow, both paid per audio frame,
@@ -76,13 +77,13 @@ def _rounded(value: float | None) -> float | None:
 
 def model_cost(engine_name: str, voice: str, recount: bool) -> tuple[float | None, str]:
     """F for this engine and voice, and where the figure comes from."""
-    if engine_name != "piper":
+    if engine_name != PIPER.name:  # only a Piper voice's graph is counted (see the top)
         return None, f"not counted for {engine_name} (its cost depends on steps and model)"
     if voice == settings.DEFAULT_PIPER_VOICE and not recount:
         return JOE_GFLOP_PER_AUDIO_S, "constant JOE_GFLOP_PER_AUDIO_S (ORT profile count)"
     from audiopub.bench.texts import TEXTS
     from audiopub.tts.engine import split_speaker
-    from audiopub.tts.piper_files import find_voices
+    from audiopub.tts.piper.files import find_voices
 
     files = find_voices().get(split_speaker(voice)[0])  # every speaker costs the same
     if files is None:
@@ -96,7 +97,7 @@ def piper_gflop_per_audio_s(model: Path, config_path: Path, texts: Sequence[str]
     import onnxruntime as ort
 
     from audiopub.tts.phonemes import phonemize
-    from audiopub.tts.piper_config import PiperVoiceConfig, phoneme_ids
+    from audiopub.tts.piper.config import PiperVoiceConfig, phoneme_ids
 
     config = PiperVoiceConfig.from_dict(json.loads(config_path.read_text("utf-8")))
     with tempfile.TemporaryDirectory(prefix="audiopub-flops-") as folder:

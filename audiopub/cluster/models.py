@@ -15,10 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from audiopub import settings
 from audiopub.tts.engine import split_speaker
-from audiopub.tts.piper_files import find_voices
-from audiopub.tts.registry import default_model_dir
+from audiopub.tts.registry import engine_info
 
 _shipped: dict[str, Any] = {}  # model id → ObjectRef of its files, while connected
 _lock = threading.Lock()
@@ -27,16 +25,13 @@ ModelFiles = dict[str, bytes]  # path inside the model folder → the file's byt
 
 
 def model_files(engine_name: str, voice: str) -> ModelFiles:
-    """The files an engine needs to speak `voice`: the Piper voice's two files (none for the
-    embedded one), or the whole model folder of Supertonic or Kokoro."""
-    if engine_name == "piper":
-        model = split_speaker(voice)[0]
-        if model == settings.DEFAULT_PIPER_VOICE:
-            return {}
-        files = find_voices()[model]
-        return {files.model.name: files.model.read_bytes(),
-                files.config.name: files.config.read_bytes()}
-    folder = default_model_dir(engine_name)
+    """The files an engine needs to speak `voice`: the voice's own files where each voice is
+    files of its own (Piper's two, none for its embedded voice), else the whole model folder
+    (Supertonic, Kokoro)."""
+    engine = engine_info(engine_name)
+    if engine.voice_files is not None:
+        return {path.name: path.read_bytes() for path in engine.voice_files(voice)}
+    folder = engine.default_model_dir()
     return {path.relative_to(folder).as_posix(): path.read_bytes()
             for path in sorted(folder.rglob("*")) if path.is_file()}
 

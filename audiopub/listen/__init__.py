@@ -3,6 +3,9 @@
     features   Whisper's log-mel input from 16 kHz audio, written from the published definition
     listener   `Listener`: a Whisper model (CTranslate2) transcribing `Clip`s in batches
     judge      `judge`: the chunk's text against what was heard → a `Verdict` by `Thresholds`
+    whisper_files, whisper_install
+               the listening models (`whisper:<size>`): their folder and files; download
+    command    their part of `audiopub voices`: list, download, remove
 
 CTranslate2 and tokenizers come with the optional extra `listen`
 (`pip install 'audiopub[listen]'`); nothing here imports them until a listener is loaded, so
@@ -15,7 +18,7 @@ from pathlib import Path
 
 from audiopub.listen.judge import Thresholds, Verdict, judge
 from audiopub.listen.listener import Clip, Listener
-from audiopub.voices.whisper_files import installed_sizes
+from audiopub.listen.whisper_files import installed_sizes
 
 
 def installed_listening_models(models_dir: Path | None = None) -> list[str]:

@@ -32,7 +32,7 @@ from audiopub.listen.features import (
     log_mel,
     to_16k,
 )
-from audiopub.voices import whisper_files
+from audiopub.listen.whisper_files import SIZES, is_complete, model_folder
 
 log = logging.getLogger(__name__)
 
@@ -121,11 +121,11 @@ class Listener:
         """The installed `whisper:<size>`: int8 on the CPU, float16 on CUDA (use_gpu, where
         CTranslate2 sees a CUDA device; the CPU otherwise)."""
         ctranslate2, tokenizers = _import_runtime()
-        if size not in whisper_files.SIZES:
+        if size not in SIZES:
             raise AudiopubError(f"There is no listening model {size!r}; choose one of "
-                                f"{', '.join(whisper_files.SIZES)}.")
-        folder = whisper_files.model_folder(size, models_dir)
-        if not whisper_files.is_complete(folder):
+                                f"{', '.join(SIZES)}.")
+        folder = model_folder(size, models_dir)
+        if not is_complete(folder):
             raise ListeningUnavailable(
                 f"The listening model whisper:{size} is not installed in {folder}: "
                 f"`audiopub voices download whisper:{size}`.")

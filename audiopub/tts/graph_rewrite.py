@@ -1,7 +1,7 @@
 """Models rewritten once for what Audiopub needs from them, and kept in the model cache.
 
 A rewrite is a list of named steps, each changing an `onnx.ModelProto` in place: exposing a
-value the graph computes anyway (Piper's phoneme durations, see `piper_graph`), or running the
+value the graph computes anyway (Piper's phoneme durations, see `piper.graph`), or running the
 same arithmetic a faster way on one kind of device (1-D convolutions as 2-D, see
 `conv_layout`; a half-precision decoder on a GPU, see `half_precision`). The rewritten file is
 made once per (model file, steps) and reused by every session and engine process after it.

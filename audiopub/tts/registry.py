@@ -8,12 +8,17 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from audiopub import settings
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import Engine
-from audiopub.tts.supertonic_files import folder_stamp
+from audiopub.tts.engine_info import EngineInfo, LoadRequest, Stamp
+from audiopub.tts.kokoro import KOKORO
+from audiopub.tts.piper import PIPER
+from audiopub.tts.supertonic import SUPERTONIC
 
-ENGINE_NAMES = ("piper", "supertonic", "kokoro")
+# Every engine, in the order they are offered. An engine's package describes it; the engine
+# itself is imported when it is first loaded, so a broken optional one never stops the others.
+ENGINES: tuple[EngineInfo, ...] = (PIPER, SUPERTONIC, KOKORO)
+ENGINE_NAMES: tuple[str, ...] = tuple(engine.name for engine in ENGINES)
 
 
 @dataclass(frozen=True)
@@ -30,9 +35,6 @@ class EngineKey:
 # it (engine processes on the other cores, or a GPU session) keeps everything it has.
 PREVIEW_THREADS = 1
 
-
-Stamp = tuple[tuple[str, int, int], ...] | None
-
 # Each engine with the stamp of the files it loaded, to notice them removed or replaced.
 _cache: dict[EngineKey, tuple[Engine, Stamp]] = {}
 _lock = threading.Lock()  # guards _cache and _loading, never held while an engine loads
@@ -40,38 +42,23 @@ _loading: dict[EngineKey, threading.Lock] = {}  # one per key, held while that e
 _loaded_count = 0  # engines this process has loaded into the cache, ever (see engines_loaded)
 
 
+def engine_info(name: str) -> EngineInfo:
+    """The description of the engine called `name`; EngineUnavailable names the ones there
+    are."""
+    for engine in ENGINES:
+        if engine.name == name:
+            return engine
+    raise EngineUnavailable(f"Unknown engine {name!r}; choose one of {', '.join(ENGINE_NAMES)}")
+
+
 def _load(key: EngineKey) -> Engine:
-    # Imported here so that a broken optional engine never stops the others from loading.
-    if key.name == "piper":
-        from audiopub.tts.piper import PiperEngine
-
-        return PiperEngine(use_gpu=key.use_gpu, threads=key.threads, voices_dir=key.model_dir,
-                           device_id=key.device_id)
-    if key.name == "supertonic":
-        from audiopub.tts.supertonic import SupertonicEngine
-        from audiopub.tts.supertonic_releases import languages_of
-
-        return SupertonicEngine(key.model_dir, use_gpu=key.use_gpu, threads=key.threads,
-                                device_id=key.device_id, languages=languages_of(key.model_dir))
-    if key.name == "kokoro":
-        from audiopub.tts.kokoro import KokoroEngine
-
-        return KokoroEngine(key.model_dir, use_gpu=key.use_gpu, threads=key.threads,
-                            device_id=key.device_id)
-    raise EngineUnavailable(f"Unknown engine {key.name!r}; choose one of {', '.join(ENGINE_NAMES)}")
+    return engine_info(key.name).load(LoadRequest(key.model_dir, key.use_gpu, key.threads,
+                                                  key.device_id))
 
 
 def default_model_dir(name: str) -> Path:
     """Where an engine looks for its files unless told otherwise (settings and env vars)."""
-    if name == "supertonic":
-        from audiopub.tts.supertonic import default_model_dir as supertonic_dir
-
-        return supertonic_dir()
-    if name == "kokoro":
-        from audiopub.tts.kokoro_files import default_folder
-
-        return default_folder()
-    return settings.models_dir() / name  # piper: extra voices beside the embedded one
+    return engine_info(name).default_model_dir()
 
 
 def get_engine(name: str, use_gpu: bool = False, model_dir: Path | None = None,
@@ -124,15 +111,8 @@ def engines_loaded() -> int:
 
 
 def _stamp(key: EngineKey) -> Stamp:
-    """What the engine's model files look like now. Piper rescans its folder on every call,
-    so only Supertonic and Kokoro, which hold one model's graphs, need this."""
-    if key.name == "kokoro":
-        from audiopub.tts.kokoro_files import KokoroFiles
-
-        return KokoroFiles(key.model_dir).stamp()
-    if key.name != "supertonic":
-        return None
-    return folder_stamp(key.model_dir)
+    """What the engine's model files look like now (None for an engine that rescans them)."""
+    return engine_info(key.name).stamp(key.model_dir)
 
 
 def _forget_changed(name: str) -> None:

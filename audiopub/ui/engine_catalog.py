@@ -18,7 +18,7 @@ from audiopub.ui.voice_mixes import KOKORO, VoiceMixes, with_saved_mixes
 
 log = logging.getLogger(__name__)
 
-ENGINE_LABELS: Final = {"piper": "Piper", "supertonic": "Supertonic", "kokoro": "Kokoro"}
+ENGINE_LABELS: Final = {engine.name: engine.label for engine in registry.ENGINES}
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from audiopub.errors import AudiopubError, DownloadCancelled
 
 if TYPE_CHECKING:  # for the hints only: they bring in huggingface_hub (see `_run`)
-    from audiopub.voices.hub import Progress
-    from audiopub.voices.install import Installed
+    from audiopub.tts.downloads import Installed
+    from audiopub.tts.hub import Progress
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +84,9 @@ class VoiceDownloads:
 
     def _run(self, voice_id: str, cancel: threading.Event) -> None:
         # Here, not at the top: both bring in huggingface_hub, needed by a download only.
+        from audiopub.tts.kokoro.install import install_kokoro
+        from audiopub.tts.kokoro.repository import KOKORO_ID
         from audiopub.voices.install import install
-        from audiopub.voices.kokoro_install import KOKORO_ID, install_kokoro
 
         try:
             if voice_id == KOKORO_ID:  # the variant for this device, as the CLI chooses it

@@ -1,7 +1,8 @@
 """What the Voices page lists: every downloadable voice with what is installed, and filters.
 
 No NiceGUI here, and the functions that read disks or the network block: the page calls them
-through `run.io_bound`. The voice library (and huggingface_hub) is imported when they run.
+through `run.io_bound`. What brings huggingface_hub (the downloaders, and `voices.installed`,
+which reads their records) is imported when they run.
 """
 
 from __future__ import annotations
@@ -9,12 +10,26 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from audiopub.book.scripts import primary_subtag
-
-if TYPE_CHECKING:
-    from audiopub.voices.catalogue import Catalogue, PiperEntry, SupertonicRelease
+from audiopub.tts.downloads import STAGING
+from audiopub.tts.kokoro import KOKORO
+from audiopub.tts.kokoro.files import KokoroFiles, default_folder
+from audiopub.tts.kokoro.repository import KOKORO_ID, KOKORO_REPO, RECORD
+from audiopub.tts.piper import PIPER
+from audiopub.tts.supertonic import SUPERTONIC
+from audiopub.tts.supertonic.releases import env_dir
+from audiopub.voices.catalogue import (
+    PIPER_REPO,
+    QUALITIES,
+    SUPERTONIC_RELEASES,
+    Catalogue,
+    PiperEntry,
+    SupertonicRelease,
+    local_catalogue,
+    quality_rank,
+)
 
 AVAILABLE: Final = "available"
 INSTALLED: Final = "installed"
@@ -78,7 +93,7 @@ class VoiceRow:
     @property
     def removable(self) -> bool:
         """Audiopub removes only what it downloaded (and discards unfinished downloads)."""
-        from audiopub.voices.installed import DOWNLOADED
+        from audiopub.voices.installed import DOWNLOADED  # huggingface_hub, see the top
 
         return self.status == UNFINISHED or (self.status == INSTALLED
                                              and self.origin == DOWNLOADED)
@@ -97,12 +112,9 @@ class OnDisk:
 
 def installed_now() -> OnDisk:
     """Installed voices and stopped downloads, read from the models folder (blocking)."""
-    from audiopub.tts.kokoro_files import KokoroFiles, default_folder
+    # huggingface_hub, see the top
     from audiopub.voices import installed
-    from audiopub.voices.catalogue import SUPERTONIC_RELEASES
-    from audiopub.voices.install import STAGING, unfinished_downloads
-    from audiopub.voices.kokoro_install import KOKORO_ID, RECORD
-    from audiopub.tts.supertonic_releases import env_dir
+    from audiopub.voices.install import unfinished_downloads
 
     origins = {f"piper:{voice.id}": voice.origin for voice in installed.piper_voices()}
     models = {model.id: (model.origin, model.active) for model in installed.supertonic_models()}
@@ -121,7 +133,7 @@ def installed_now() -> OnDisk:
 
 
 def hub_address() -> str:
-    from audiopub.voices.hub import endpoint
+    from audiopub.tts.hub import endpoint  # huggingface_hub, see the top
 
     return endpoint()
 
@@ -129,8 +141,6 @@ def hub_address() -> str:
 def build_rows(catalogue: Catalogue, have: OnDisk, endpoint: str) -> list[VoiceRow]:
     """Supertonic's releases, Kokoro, then every Piper voice by language and quality, then installed
     Piper voices the index does not list (the user's own)."""
-    from audiopub.voices.catalogue import quality_rank
-
     rows = [_supertonic_row(release, catalogue, have, endpoint)
             for release in catalogue.supertonic]
     rows.append(_kokoro_row(have, endpoint))
@@ -142,15 +152,13 @@ def build_rows(catalogue: Catalogue, have: OnDisk, endpoint: str) -> list[VoiceR
         if voice_id not in listed:
             key = voice_id.split(":", 1)[1]
             language = key.split("-", 1)[0]
-            rows.append(VoiceRow(voice_id, "piper", key, (primary_subtag(language),),
+            rows.append(VoiceRow(voice_id, PIPER.name, key, (primary_subtag(language),),
                                  language.replace("_", "-"), status=INSTALLED, origin=origin,
                                  voice=key, quality=_quality_of(key)))
     return rows
 
 
 def _piper_row(entry: PiperEntry, have: OnDisk, endpoint: str) -> VoiceRow:
-    from audiopub.voices.catalogue import PIPER_REPO
-
     card = next((f.path for f in entry.files if f.name == "MODEL_CARD"), None)
     folder = entry.files[0].path.rsplit("/", 1)[0] if entry.files else ""
     licence = f"{endpoint}/{PIPER_REPO}/blob/main/{card or folder + '/MODEL_CARD'}"
@@ -159,7 +167,7 @@ def _piper_row(entry: PiperEntry, have: OnDisk, endpoint: str) -> VoiceRow:
         label += f" · {entry.language_native}"
     origin = have.piper_origins.get(entry.id)
     status = INSTALLED if origin else UNFINISHED if entry.id in have.unfinished else AVAILABLE
-    return VoiceRow(entry.id, "piper", entry.key, (entry.language_family.lower(),), label,
+    return VoiceRow(entry.id, PIPER.name, entry.key, (entry.language_family.lower(),), label,
                     quality=entry.quality, speakers=entry.num_speakers, size=entry.size,
                     licence_url=licence, status=status, origin=origin,
                     voice=entry.key if origin else None)
@@ -177,7 +185,7 @@ def _supertonic_row(release: SupertonicRelease, catalogue: Catalogue, have: OnDi
                 "choose this one.")
     elif origin:
         note, usable = "Installed; Supertonic speaks with another release.", True
-    return VoiceRow(release.id, "supertonic", release.id, release.languages,
+    return VoiceRow(release.id, SUPERTONIC.name, release.id, release.languages,
                     release.description, size=catalogue.supertonic_sizes.get(release.id),
                     licence_url=f"{endpoint}/{release.repo}", status=status, origin=origin,
                     voice="" if origin and active else None, note=note, usable=usable)
@@ -185,22 +193,17 @@ def _supertonic_row(release: SupertonicRelease, catalogue: Catalogue, have: OnDi
 
 def _kokoro_row(have: OnDisk, endpoint: str) -> VoiceRow:
     """Kokoro-82M: one download, every voice in its nine languages (their primary subtags)."""
-    from audiopub.tts.kokoro_files import LANGUAGES
-    from audiopub.voices.kokoro_install import KOKORO_ID, KOKORO_REPO
-
-    languages = tuple(dict.fromkeys(primary_subtag(tag) for tag, _ in LANGUAGES.values()))
+    languages = KOKORO.languages
     status = (INSTALLED if have.kokoro else UNFINISHED if KOKORO_ID in have.unfinished
               else AVAILABLE)
     note = "Its voices can be mixed on the Convert page." if have.kokoro else None
-    return VoiceRow(KOKORO_ID, "kokoro", "Kokoro-82M", languages,
+    return VoiceRow(KOKORO_ID, KOKORO.name, "Kokoro-82M", languages,
                     "Every voice, each reading " + ", ".join(languages),
                     licence_url=f"{endpoint}/{KOKORO_REPO}", status=status, origin=have.kokoro,
                     voice="" if have.kokoro else None, note=note)
 
 
 def _quality_of(key: str) -> str | None:
-    from audiopub.voices.catalogue import QUALITIES
-
     last = key.rsplit("-", 1)[-1]
     return last if last in QUALITIES else None
 
@@ -247,8 +250,7 @@ class Offers:
 
 def offers() -> Offers:
     """Per language, how many voices could be downloaded (blocking: reads the models folder)."""
-    from audiopub.voices.catalogue import local_catalogue
-    from audiopub.voices.installed import installed_ids
+    from audiopub.voices.installed import installed_ids  # huggingface_hub, see the top
 
     catalogue, have = local_catalogue(), installed_ids()
     counts: Counter[str] = Counter()

@@ -21,11 +21,12 @@ from audiopub.atomic import atomic_write
 from audiopub.errors import AudiopubError
 from audiopub.tts import registry
 from audiopub.tts.engine import Voice
-from audiopub.tts.kokoro_files import MIX_SEPARATOR, WEIGHT_SEPARATOR, parse_mix
+from audiopub.tts.kokoro import KOKORO as KOKORO_ENGINE
+from audiopub.tts.kokoro.files import MIX_SEPARATOR, WEIGHT_SEPARATOR, parse_mix
 
 log = logging.getLogger(__name__)
 
-KOKORO: Final = "kokoro"
+KOKORO: Final = KOKORO_ENGINE.name
 FILE_NAME: Final = "kokoro-mixes.json"
 MAX_NAME: Final = 60
 SHARE_DIGITS: Final = 4  # 1/3 is 0.3333: three of them add up to 1 within the parser's 1e-3

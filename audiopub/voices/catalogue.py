@@ -7,8 +7,8 @@ MD5). A snapshot of that index ships inside the package, so the list shows offli
 refreshed from the Hub only when a person asks for downloadable voices, and the refreshed
 copy is kept in the data directory as the newest known index until the next refresh.
 
-Kokoro's voices (name, language, gender) ship the same way (`kokoro-voices.json`, the voices/
-folder of `onnx-community/Kokoro-82M-v1.0-ONNX`), so they are known without the Hub.
+Kokoro's voices (name, language, gender) ship the same way, with the engine
+(`tts.kokoro.repository`), so they are known without the Hub.
 
 Supertonic's releases are three Hub repositories, each pinned to the commit the reference
 `supertonic` package (1.3.1) downloads, so a download is reproducible; another revision can
@@ -23,14 +23,15 @@ import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
 from audiopub import settings
 from audiopub.errors import AudiopubError, HubUnreachable, VoiceNotFound
-from audiopub.tts.supertonic_releases import (
+from audiopub.tts.piper import PIPER
+from audiopub.tts.supertonic import SUPERTONIC
+from audiopub.tts.supertonic.releases import (
     SUPERTONIC_DEFAULT,
     SUPERTONIC_FILES,
     SUPERTONIC_RELEASES,
@@ -42,7 +43,6 @@ log = logging.getLogger(__name__)
 PIPER_REPO: Final = "rhasspy/piper-voices"
 PIPER_INDEX: Final = "voices.json"
 SNAPSHOT: Final = "piper-voices.json"  # package data: the index as it was when shipped
-KOKORO_SNAPSHOT: Final = "kokoro-voices.json"  # package data: Kokoro's voices when shipped
 QUALITIES: Final = ("x_low", "low", "medium", "high")  # Piper's names, worst to best
 # Seconds to wait for the Hub before listing from the local index instead: a person is waiting.
 REFRESH_TIMEOUT_S: Final = 5.0
@@ -81,7 +81,7 @@ class PiperEntry:
 
     @property
     def id(self) -> str:
-        return f"piper:{self.key}"
+        return f"{PIPER.name}:{self.key}"
 
     @property
     def size(self) -> int:
@@ -117,22 +117,22 @@ class Catalogue:
         newest release) or a release's id; VoiceNotFound with near misses otherwise."""
         wanted = voice_id.strip()
         engine, _, name = wanted.partition(":") if ":" in wanted else ("", "", wanted)
-        if engine in ("", "supertonic"):
-            if name == "supertonic":
+        if engine in ("", SUPERTONIC.name):
+            if name == SUPERTONIC.name:
                 return SUPERTONIC_DEFAULT
             for release in SUPERTONIC_RELEASES:
                 if name == release.id:
                     return release
-        if engine in ("", "piper"):
+        if engine in ("", PIPER.name):
             if name in self.piper:
                 return self.piper[name]
             for entry in self.piper.values():
                 if name in entry.aliases:
                     return entry
-        if engine not in ("", "piper", "supertonic"):
+        if engine not in ("", PIPER.name, SUPERTONIC.name):
             raise VoiceNotFound(f"Unknown engine {engine!r} in {voice_id!r}: "
                                 "use piper:VOICE or supertonic")
-        known = {key: f"piper:{key}" for key in self.piper}
+        known = {key: entry.id for key, entry in self.piper.items()}
         known |= {release.id: release.id for release in SUPERTONIC_RELEASES}
         close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
         hint = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""
@@ -172,14 +172,6 @@ def snapshot_index() -> dict[str, PiperEntry]:
     return parse_piper_index(json.loads(text))
 
 
-@cache
-def kokoro_index() -> dict[str, tuple[str, str]]:
-    """Kokoro's voices as shipped: name → (language tag, "female"/"male")."""
-    text = resources.files("audiopub.voices").joinpath(KOKORO_SNAPSHOT).read_text("utf-8")
-    return {name: (facts["language"], facts["gender"])
-            for name, facts in json.loads(text)["voices"].items()}
-
-
 def refreshed_index_path() -> Path:
     """Where the index last fetched from the Hub is kept (data directory)."""
     return settings.data_dir() / "voices" / SNAPSHOT
@@ -201,7 +193,7 @@ def local_catalogue() -> Catalogue:
 def refresh_catalogue(timeout_s: float = REFRESH_TIMEOUT_S) -> Catalogue:
     """The Hub's current index (kept for next time), or the local one with a note saying why
     not. Only for a person who asked for downloadable voices: this is a network call."""
-    from audiopub.voices import hub  # huggingface_hub is imported only when it is needed
+    from audiopub.tts import hub  # huggingface_hub is imported only when it is needed
 
     try:
         _, data = hub.fetch_json(PIPER_REPO, PIPER_INDEX, timeout_s=timeout_s)
@@ -224,7 +216,7 @@ def refresh_catalogue(timeout_s: float = REFRESH_TIMEOUT_S) -> Catalogue:
 
 def _supertonic_sizes(timeout_s: float) -> dict[str, int]:
     """Each release's download size at its pinned revision, as far as the Hub tells."""
-    from audiopub.voices import hub
+    from audiopub.tts import hub
 
     sizes = {}
     for release in SUPERTONIC_RELEASES:

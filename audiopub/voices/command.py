@@ -1,8 +1,8 @@
 """`audiopub voices`: list installed and downloadable voices, download and remove them, and
 choose the Supertonic release to speak with.
 
-The voice library (and huggingface_hub) is imported by each command when it runs, so the
-other commands start without it.
+What brings huggingface_hub (the downloaders, and `voices.installed`, which reads their
+records) is imported by each command when it runs, so the other commands start without it.
 """
 
 from __future__ import annotations
@@ -12,13 +12,31 @@ import json
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tqdm import tqdm
 
+from audiopub import figures
 from audiopub.errors import AudiopubError
 from audiopub.tts.engine import Voice, speaker_voice_id
+from audiopub.tts.kokoro.files import KokoroFiles, default_folder, language_of
+from audiopub.tts.kokoro.repository import KOKORO_ID, describe_voice
+from audiopub.tts.piper import PIPER
+from audiopub.tts.piper.config import PiperVoiceConfig
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
+from audiopub.tts.supertonic import SUPERTONIC
+from audiopub.tts.supertonic.releases import (
+    active_model_dir,
+    active_release,
+    choose_release,
+    env_dir,
+)
+from audiopub.voices.catalogue import (
+    entry_matches,
+    matches_language,
+    quality_rank,
+    refresh_catalogue,
+)
 
 
 def add_arguments(voices: argparse.ArgumentParser) -> None:
@@ -55,28 +73,41 @@ def add_arguments(voices: argparse.ArgumentParser) -> None:
     use.add_argument("release", help="supertonic-3, supertonic-2 or supertonic-1")
 
 
-def main(args: argparse.Namespace) -> int:
-    # The voice library (and huggingface_hub) is only imported for these commands.
+class ListeningModels(Protocol):
+    """The listening models (`whisper:<size>`, `audiopub.listen.command`), which the voice
+    library lists, downloads and removes beside the voices; handed in by the command line,
+    since listening is a layer above the voice library."""
+
+    def print_models(self, installed_only: bool) -> None: ...
+
+    def download(self, model_id: str, revision: str | None, variant: str | None) -> int: ...
+
+    def remove(self, model_id: str) -> int: ...
+
+
+def main(args: argparse.Namespace, listening: ListeningModels) -> int:
     command = getattr(args, "voices_command", None) or "list"
     if command == "download":
+        if args.voice_id.strip().startswith("whisper:"):
+            return listening.download(args.voice_id.strip(), getattr(args, "revision", None),
+                                      getattr(args, "variant", None))
         return _voices_download(args.voice_id, getattr(args, "revision", None),
                                 getattr(args, "variant", None))
     if command == "remove":
-        if args.voice_id.strip() == "kokoro":
+        if args.voice_id.strip() == KOKORO_ID:
             return _voices_remove_kokoro()
         if args.voice_id.strip().startswith("whisper:"):
-            return _voices_remove_whisper(args.voice_id.strip())
+            return listening.remove(args.voice_id.strip())
         return _voices_remove(args.voice_id)
     if command == "use":
         return _voices_use(args.release)
     if getattr(args, "all", False):
-        return _voices_available(getattr(args, "language", None))
-    return _voices_installed(getattr(args, "language", None))
+        return _voices_available(getattr(args, "language", None), listening)
+    return _voices_installed(getattr(args, "language", None), listening)
 
 
-def _voices_installed(language: str | None) -> int:
-    from audiopub.voices import installed
-    from audiopub.voices.catalogue import matches_language
+def _voices_installed(language: str | None, listening: ListeningModels) -> int:
+    from audiopub.voices import installed  # huggingface_hub: see the top
     from audiopub.voices.install import unfinished_downloads
 
     origins = {voice.id: voice.origin for voice in installed.piper_voices()}
@@ -86,7 +117,7 @@ def _voices_installed(language: str | None) -> int:
         except AudiopubError as exc:
             print(f"{name}: unavailable — {exc}")
             continue
-        print(f"{name}:" if name != "supertonic" else _supertonic_heading(voices))
+        print(f"{name}:" if name != SUPERTONIC.name else _supertonic_heading(voices))
         wanted = [voice for voice in voices if language is None
                   or matches_language(language, voice.languages or [voice.language])]
         for model, speakers in _by_model(wanted):
@@ -104,7 +135,7 @@ def _voices_installed(language: str | None) -> int:
     for model in installed.supertonic_models():
         if not model.active:
             print(f"also installed: {model.id} in {model.path} ({_how_to_use(model.id)})")
-    _print_listening_models(installed_only=True)
+    listening.print_models(installed_only=True)
     for name in unfinished_downloads():
         print(f"unfinished download: {name} (`audiopub voices download` continues it, "
               "`audiopub voices remove` discards it)")
@@ -114,8 +145,6 @@ def _voices_installed(language: str | None) -> int:
 
 def _supertonic_heading(voices: list[Any]) -> str:
     """"supertonic (supertonic-2 in models/supertonic-2: en, ko, es, pt, fr):"."""
-    from audiopub.tts.supertonic_releases import active_model_dir, active_release
-
     release = active_release()
     what = release.id if release is not None else "your own model"
     read = f": {voices[0].describe_languages()}" if voices else ""
@@ -131,17 +160,10 @@ def _by_model(voices: list[Voice]) -> list[tuple[str, list[Voice]]]:
     return list(groups.items())
 
 
-def _voices_available(language: str | None) -> int:
-    from audiopub import figures
-    from audiopub.tts.kokoro_files import KokoroFiles, default_folder, language_of
-    from audiopub.voices.catalogue import (
-        entry_matches,
-        matches_language,
-        quality_rank,
-        refresh_catalogue,
-    )
+def _voices_available(language: str | None, listening: ListeningModels) -> int:
+    # huggingface_hub: see the top
+    from audiopub.tts.kokoro.install import kokoro_voices
     from audiopub.voices.installed import installed_ids
-    from audiopub.voices.kokoro_install import describe_voice, kokoro_voices
 
     catalogue = refresh_catalogue()
     if catalogue.note:
@@ -178,25 +200,23 @@ def _voices_available(language: str | None) -> int:
         tag, gender = describe_voice(name)
         mark = "installed" if name in installed_kokoro else ""
         print(f"  {name:40} {tag:8} {gender:7} {mark}".rstrip())
-    _print_listening_models(installed_only=False)
-    example = piper[0].id if piper else supertonic[0].id if supertonic else "kokoro"
+    listening.print_models(installed_only=False)
+    example = piper[0].id if piper else supertonic[0].id if supertonic else KOKORO_ID
     print(f"Download one with `audiopub voices download ID`, e.g. {example}.")
     return 0
 
 
 def _voices_download(voice_id: str, revision: str | None, variant: str | None = None) -> int:
-    from audiopub import figures
+    # huggingface_hub: see the top
+    from audiopub.tts.kokoro.install import install_kokoro
     from audiopub.voices.install import install
-    from audiopub.voices.kokoro_install import KOKORO_ID, install_kokoro
 
     kokoro = voice_id.strip() == KOKORO_ID
-    if voice_id.strip().startswith("whisper:"):
-        return _voices_download_whisper(voice_id.strip(), revision, variant)
     if variant is not None and not kokoro:
         raise AudiopubError("--variant chooses Kokoro's model: `audiopub voices download "
                             f"kokoro --variant {variant}`.")
     try:
-        with _DownloadBar() as bar:
+        with DownloadBar() as bar:
             result = (install_kokoro(revision, variant, on_progress=bar.show) if kokoro
                       else install(voice_id, revision, on_progress=bar.show))
     except KeyboardInterrupt:
@@ -210,23 +230,18 @@ def _voices_download(voice_id: str, revision: str | None, variant: str | None = 
     if kokoro:
         print("Speak with it: audiopub convert BOOK.epub --engine kokoro --voice VOICE "
               "(`audiopub voices` lists them)")
-    elif result.id.startswith("piper:"):
+    elif result.id.startswith(f"{PIPER.name}:"):
         print(f"Speak with it: audiopub convert BOOK.epub --voice "
               f"{_first_voice(result.id.split(':', 1)[1], result.path)}")
+    elif active_model_dir().resolve() != result.path.resolve():
+        print(f"Supertonic speaks with {active_model_dir()}: {_how_to_use(result.id)}.")
     else:
-        from audiopub.tts.supertonic_releases import active_model_dir
-
-        if active_model_dir().resolve() != result.path.resolve():
-            print(f"Supertonic speaks with {active_model_dir()}: {_how_to_use(result.id)}.")
-        else:
-            print("Speak with it: audiopub convert BOOK.epub --engine supertonic")
+        print("Speak with it: audiopub convert BOOK.epub --engine supertonic")
     return 0
 
 
 def _first_voice(model: str, model_path: Path) -> str:
     """The id to speak with a downloaded Piper model: a multi-speaker one's first speaker."""
-    from audiopub.tts.piper_config import PiperVoiceConfig
-
     try:
         config = json.loads(model_path.with_suffix(".onnx.json").read_text("utf-8"))
         speakers = PiperVoiceConfig.from_dict(config).speakers
@@ -239,65 +254,15 @@ def _first_voice(model: str, model_path: Path) -> str:
 
 
 def _voices_remove(voice_id: str) -> int:
-    from audiopub.voices.install import remove
+    from audiopub.voices.install import remove  # huggingface_hub: see the top
 
     for path in remove(voice_id):
         print(f"removed {path}")
     return 0
 
 
-def _print_listening_models(installed_only: bool) -> None:
-    """The listening models for proof-listening: those installed, or every size."""
-    from audiopub.voices.whisper_files import (
-        PREFIX,
-        SIZES,
-        installed_sizes,
-        model_folder,
-        repo_of,
-    )
-
-    have = installed_sizes()
-    if installed_only:
-        for size in have:
-            print(f"listening model: {PREFIX}{size} in {model_folder(size)}")
-        return
-    print("Listening models (proof-listening; `audiopub voices download whisper:base`):")
-    for size in SIZES:
-        mark = "installed" if size in have else ""
-        print(f"  {PREFIX + size:40} {repo_of(size):37} {mark}".rstrip())
-
-
-def _voices_download_whisper(model_id: str, revision: str | None, variant: str | None) -> int:
-    from audiopub import figures
-    from audiopub.voices.whisper_install import install_whisper
-
-    if variant is not None:
-        raise AudiopubError("--variant chooses Kokoro's model; a listening model has one "
-                            "file, run int8 on the CPU and float16 on CUDA.")
-    try:
-        with _DownloadBar() as bar:
-            result = install_whisper(model_id, revision, on_progress=bar.show)
-    except KeyboardInterrupt:
-        print("\nInterrupted: nothing was installed. The files already complete are kept; "
-              "run the same command to continue.", file=sys.stderr)
-        return 130
-    if result.already:
-        print(f"{result.id} is already installed ({result.path}).")
-    else:
-        print(f"Installed {result.id} ({figures.size(result.size)}) in {result.path}.")
-    return 0
-
-
-def _voices_remove_whisper(model_id: str) -> int:
-    from audiopub.voices.whisper_install import remove_whisper
-
-    for path in remove_whisper(model_id):
-        print(f"removed {path}")
-    return 0
-
-
 def _voices_remove_kokoro() -> int:
-    from audiopub.voices.kokoro_install import remove_kokoro
+    from audiopub.tts.kokoro.install import remove_kokoro  # huggingface_hub: see the top
 
     for path in remove_kokoro():
         print(f"removed {path}")
@@ -305,8 +270,6 @@ def _voices_remove_kokoro() -> int:
 
 
 def _voices_use(name: str) -> int:
-    from audiopub.tts.supertonic_releases import choose_release, env_dir
-
     release = choose_release(name)
     override = env_dir()
     if override is not None:
@@ -319,22 +282,20 @@ def _voices_use(name: str) -> int:
 
 
 def _how_to_use(release_id: str) -> str:
-    from audiopub.tts.supertonic_releases import env_dir
-
     if env_dir() is not None:
         return f"unset AUDIOPUB_SUPERTONIC_DIR and run `audiopub voices use {release_id}` to " \
                "speak with it"
     return f"`audiopub voices use {release_id}` speaks with it"
 
 
-class _DownloadBar:
+class DownloadBar:
     """Bytes, rate and ETA of a download on stderr (tqdm's own rate and ETA)."""
 
-    def __enter__(self) -> _DownloadBar:
+    def __enter__(self) -> DownloadBar:
         self._bar: tqdm | None = None
         return self
 
-    def show(self, progress: Any) -> None:  # a voices.hub.Progress
+    def show(self, progress: Any) -> None:  # a tts.hub.Progress
         if self._bar is None:
             self._bar = tqdm(total=progress.total_bytes, initial=progress.done_bytes, unit="B",
                              unit_scale=True, dynamic_ncols=True, file=sys.stderr)

@@ -8,9 +8,10 @@ from typing import Final
 
 from audiopub import settings
 from audiopub.errors import ModelMissing
-from audiopub.tts.piper_files import find_voices
-from audiopub.tts.supertonic import default_model_dir as active_supertonic_dir
-from audiopub.tts.supertonic_files import ModelFiles
+from audiopub.tts.piper import PIPER
+from audiopub.tts.piper.files import find_voices
+from audiopub.tts.supertonic.engine import default_model_dir as active_supertonic_dir
+from audiopub.tts.supertonic.files import ModelFiles
 from audiopub.voices.catalogue import SUPERTONIC_RELEASES
 from audiopub.voices.install import PIPER_RECORD, SUPERTONIC_RECORD, piper_dir, supertonic_dir
 
@@ -41,7 +42,7 @@ def piper_voices() -> list[PiperVoice]:
     voices = []
     for files in find_voices(folder).values():
         place = files.model.parent
-        if place not in settings.model_folders("piper"):
+        if place not in settings.model_folders(PIPER.name):
             origin = BUILT_IN
         elif (place / f"{files.id}{PIPER_RECORD}").is_file():
             origin = DOWNLOADED

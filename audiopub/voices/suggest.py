@@ -10,29 +10,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from audiopub.voices.catalogue import Catalogue, PiperEntry, kokoro_index, local_catalogue
+from audiopub import settings
+from audiopub.tts.kokoro import KOKORO
+from audiopub.tts.kokoro.files import KokoroFiles, default_folder
+from audiopub.tts.kokoro.repository import KOKORO_ID, kokoro_index
+from audiopub.tts.piper import PIPER
+from audiopub.tts.registry import engine_info
+from audiopub.voices.catalogue import Catalogue, PiperEntry, local_catalogue
 
 # Piper qualities, most wanted first: medium is what most voices come in (and the embedded
 # voice's), high is larger and slower for a small gain.
 QUALITY_PREFERENCE: Final = ("medium", "high", "low", "x_low")
-KOKORO_DOWNLOAD: Final = "kokoro"  # one download holds every Kokoro voice
 
 
 @dataclass(frozen=True)
 class Suggestion:
     """A voice that reads the book's language, and how to speak with it."""
 
-    engine: str  # "piper", "kokoro"
+    engine: str  # the engine's name
     voice: str  # what --voice takes
     download: str  # what `audiopub voices download` takes
     installed: bool
+    whole_model: bool = False  # the download is the engine's model, every voice in it (Kokoro)
 
     def describe(self) -> str:
         """"piper:fr_FR-siwis-medium (`audiopub voices download …`, then --voice …)"."""
-        use = f"--voice {self.voice}" if self.engine == "piper" else \
+        use = f"--voice {self.voice}" if self.engine == settings.DEFAULT_ENGINE else \
             f"--engine {self.engine} --voice {self.voice}"
-        name = f"piper:{self.voice}" if self.engine == "piper" else \
-            f"{self.engine.title()}'s {self.voice}"
+        name = f"{engine_info(self.engine).label}'s {self.voice}" if self.whole_model else \
+            self.download
         if self.installed:
             return f"{name} (installed: {use})"
         return f"{name} (`audiopub voices download {self.download}`, then {use})"
@@ -66,7 +72,8 @@ def voices_for(tag: str, catalogue: Catalogue | None = None) -> list[Suggestion]
 
 
 def _best_piper(tag: str, catalogue: Catalogue) -> Suggestion | None:
-    from audiopub.voices.installed import installed_ids  # reads the models folder
+    # Reads the models folder, and brings huggingface_hub (the downloads' records).
+    from audiopub.voices.installed import installed_ids
 
     primary = _primary(tag)
     region = tag.replace("_", "-").lower()
@@ -83,7 +90,7 @@ def _best_piper(tag: str, catalogue: Catalogue) -> Suggestion | None:
                 _quality_rank(entry.quality), entry.key)
 
     best = min(entries, key=rank)
-    return Suggestion("piper", best.key, best.id, best.id in have)
+    return Suggestion(PIPER.name, best.key, best.id, best.id in have)
 
 
 def _quality_rank(quality: str) -> int:
@@ -92,8 +99,6 @@ def _quality_rank(quality: str) -> int:
 
 
 def _best_kokoro(tag: str) -> Suggestion | None:
-    from audiopub.tts.kokoro_files import KokoroFiles, default_folder
-
     primary = _primary(tag)
     region = tag.replace("_", "-").lower()
     voices = {name: language.lower() for name, (language, _) in kokoro_index().items()
@@ -104,4 +109,4 @@ def _best_kokoro(tag: str) -> Suggestion | None:
     installed = set(files.voice_names()) if files.variants() else set()
     name = min(voices, key=lambda voice: (voice not in installed,
                                           voices[voice] != region and "-" in region, voice))
-    return Suggestion("kokoro", name, KOKORO_DOWNLOAD, name in installed)
+    return Suggestion(KOKORO.name, name, KOKORO_ID, name in installed, whole_model=True)

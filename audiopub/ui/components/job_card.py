@@ -13,6 +13,7 @@ from nicegui import run, ui
 from audiopub import figures as fmt
 from audiopub.errors import AudiopubError
 from audiopub.jobs.models import ChapterProgress, ChapterState, Job, JobState
+from audiopub.tts.registry import ENGINES
 from audiopub.ui.chosen_forms import chosen, describe
 from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.components.flagged_list import flagged_rows, flagged_title
@@ -33,6 +34,9 @@ STATE_TEXT = {
 }
 
 
+# The engines whose voices sound different in more or fewer steps.
+STEPS_ENGINES = frozenset(engine.name for engine in ENGINES if engine.uses_steps)
+
 # While the worker finishes the chunk in hand after a pause or cancel.
 STOPPING_TEXT = {JobState.PAUSED: "Pausing…", JobState.CANCELLED: "Cancelling…"}
 
@@ -40,7 +44,7 @@ STOPPING_TEXT = {JobState.PAUSED: "Pausing…", JobState.CANCELLED: "Cancelling�
 def settings_summary(job: Job) -> str:
     s = job.settings
     parts = [ENGINE_LABELS.get(s.engine, s.engine), s.voice or "default voice", f"{s.speed:.2f}×"]
-    if s.engine != "piper":  # Piper ignores steps; showing them would suggest otherwise
+    if s.engine in STEPS_ENGINES:  # steps an engine ignores would suggest otherwise
         parts.append(f"{s.steps} steps")
     parts.append("GPU requested" if s.use_gpu else "CPU")
     if s.chapters:

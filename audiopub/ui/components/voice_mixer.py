@@ -20,7 +20,7 @@ from nicegui import run, ui
 from audiopub.errors import AudiopubError
 from audiopub.settings import DEFAULT_STEPS
 from audiopub.tts.engine import Voice
-from audiopub.tts.kokoro_files import MIX_SEPARATOR
+from audiopub.tts.kokoro.files import MIX_SEPARATOR
 from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.components.dialogs import confirm
 from audiopub.ui.services import Services

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from nicegui import ui
 
-from audiopub import figures
+from audiopub import figures, settings
+from audiopub.tts.registry import engine_info
 from audiopub.ui.voice_list import AVAILABLE, INSTALLED, UNFINISHED, VoiceRow
 
 Action = Callable[[VoiceRow], Awaitable[None]]
@@ -32,8 +33,8 @@ def voice_row(row: VoiceRow, actions: RowActions, downloading: str | None) -> No
         with ui.column().classes("gap-0 min-w-0 flex-1"):
             with ui.row().classes("items-baseline gap-2 no-wrap min-w-0"):
                 ui.label(row.name).classes("font-semibold truncate")
-                if row.engine != "piper":
-                    ui.label(row.engine.title()).classes("ap-chip")
+                if row.engine != settings.DEFAULT_ENGINE:  # the others say whose voice it is
+                    ui.label(engine_info(row.engine).label).classes("ap-chip")
             ui.label(row.language_label).classes("ap-muted text-sm truncate")
             if row.note:
                 ui.label(row.note).classes("ap-muted text-xs").mark(f"note-{row.id}")

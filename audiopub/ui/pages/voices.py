@@ -24,8 +24,9 @@ from audiopub import figures
 from audiopub import settings as defaults
 from audiopub.book.scripts import primary_subtag
 from audiopub.errors import AudiopubError
-from audiopub.tts.registry import get_preview_engine
-from audiopub.tts.supertonic_releases import choose_release
+from audiopub.tts.kokoro.repository import KOKORO_ID
+from audiopub.tts.registry import engine_info, get_preview_engine
+from audiopub.tts.supertonic.releases import choose_release
 from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.components.dialogs import confirm
 from audiopub.ui.components.voice_rows import RowActions, voice_row
@@ -265,7 +266,7 @@ class VoicesPage:
         await self._reload_installed()
 
     async def _preview(self, row: VoiceRow) -> None:
-        language = row.languages[0] if row.engine == "piper" else (
+        language = row.languages[0] if not engine_info(row.engine).multilingual else (
             self.language.value if self.language.value in row.languages else "en")
         text, note = sample(language)
         self.preview_note.set_text(f"{row.name}: “{text}”" + (f" {note}" if note else ""))
@@ -278,8 +279,8 @@ class VoicesPage:
 def _remove_files(voice_id: str) -> list[Path]:
     """What `audiopub voices remove` removes for this row (blocking)."""
     # Here, not at the top: they bring in huggingface_hub, which nothing else loads at startup.
+    from audiopub.tts.kokoro.install import remove_kokoro
     from audiopub.voices.install import remove
-    from audiopub.voices.kokoro_install import KOKORO_ID, remove_kokoro
 
     return remove_kokoro() if voice_id == KOKORO_ID else remove(voice_id)
 
@@ -289,7 +290,7 @@ def _speak(services: Services, row: VoiceRow, text: str, language: str) -> bytes
     # Supertonic: its first style; a multi-speaker Piper model: its first speaker.
     voices = get_preview_engine(row.engine).voices()
     voice = next((v.id for v in voices if not row.voice or v.model == row.voice), row.voice or "")
-    spoken_as = None if row.engine == "piper" else language
+    spoken_as = language if engine_info(row.engine).multilingual else None
     return services.previews.say([text], row.engine, voice, defaults.DEFAULT_SPEED,
                                  defaults.DEFAULT_STEPS, language=spoken_as)
 

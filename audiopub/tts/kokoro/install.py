@@ -9,7 +9,7 @@ folder as for every download, an interrupted download continues from the files a
 complete, and they are moved into place with the model file last: a variant is there for the
 engine once its model file is.
 
-The repository's voices are also known without the Hub (`catalogue.kokoro_index`), so
+The repository's voices are also known without the Hub (`repository.kokoro_index`), so
 `voices --all` lists them offline or where a mirror lacks them.
 """
 
@@ -26,32 +26,27 @@ from typing import Final
 
 from audiopub.atomic import atomic_write
 from audiopub.errors import AudiopubError, DownloadFailed
-from audiopub.tts.kokoro_files import (
+from audiopub.tts import hub
+from audiopub.tts.downloads import (
+    STAGING,
+    Installed,
+    download,
+    durable_replace,
+    remove_downloaded_folder,
+    staging_folder,
+)
+from audiopub.tts.kokoro.files import (
     CONFIG,
-    GENDERS,
     TOKENIZER,
     VARIANTS,
     VOICES,
     KokoroFiles,
     default_folder,
-    language_of,
 )
-from audiopub.voices import hub
-from audiopub.voices.catalogue import kokoro_index
-from audiopub.voices.install import (
-    STAGING,
-    Installed,
-    _download,
-    _durable_replace,
-    _staging,
-    remove_downloaded_folder,
-)
+from audiopub.tts.kokoro.repository import KOKORO_ID, KOKORO_REPO, RECORD, kokoro_index
 
 log = logging.getLogger(__name__)
 
-KOKORO_ID: Final = "kokoro"
-KOKORO_REPO: Final = "onnx-community/Kokoro-82M-v1.0-ONNX"
-RECORD: Final = "audiopub-download.json"  # inside the folder: what Audiopub downloaded
 LIST_TIMEOUT_S: Final = 5.0  # a person is waiting for `voices --all`
 SHIPPED_SOURCE: Final = "the voice index shipped with Audiopub"
 
@@ -93,8 +88,8 @@ def install_kokoro(revision: str | None = None, variant: str | None = None,
     if not fetch:
         return Installed(KOKORO_ID, model, sum(file.size for file in files), already=True)
     # Staged beside the folder, on its filesystem, so the files are moved in by renames.
-    with _staging(target.parent, KOKORO_ID) as staging:
-        staged = _download(KOKORO_REPO, fetch, staging, f"Kokoro ({variant})", on_progress,
+    with staging_folder(target.parent, KOKORO_ID) as staging:
+        staged = download(KOKORO_REPO, fetch, staging, f"Kokoro ({variant})", on_progress,
                            cancel)
         _place(target, staged, VARIANTS[variant])
         _note(target, variant, revision, files)
@@ -118,7 +113,7 @@ def _place(target: Path, staged: dict[str, Path], model_path: str) -> None:
     for path in sorted(staged, key=lambda p: p == model_path):
         destination = target / path
         destination.parent.mkdir(parents=True, exist_ok=True)
-        _durable_replace(staged[path], destination)
+        durable_replace(staged[path], destination)
 
 
 def _note(target: Path, variant: str, revision: str, files: list[hub.HubFile]) -> None:
@@ -186,10 +181,3 @@ def kokoro_voices(ask_hub: bool = True, timeout_s: float = LIST_TIMEOUT_S) -> Ko
             return KokoroListing(tuple(names), KOKORO_REPO)
     installed = KokoroFiles(default_folder()).voice_names()
     return KokoroListing(tuple(sorted({*kokoro_index(), *installed})), SHIPPED_SOURCE)
-
-
-def describe_voice(name: str) -> tuple[str, str]:
-    """(language tag, "female"/"male"/"") of a voice: as the shipped index says, else as its
-    name says (a voice of your own)."""
-    return kokoro_index().get(name) or (language_of(name)[0],
-                                          GENDERS.get(name[1:2].lower(), ""))

@@ -19,16 +19,7 @@ from pathlib import Path
 from audiopub import settings
 from audiopub.atomic import atomic_write
 from audiopub.errors import DownloadFailed, VoiceNotFound
-from audiopub.voices import hub
-from audiopub.voices.install import (
-    STAGING,
-    Installed,
-    _download,
-    _record,
-    _staging,
-    remove_downloaded_folder,
-)
-from audiopub.voices.whisper_files import (
+from audiopub.listen.whisper_files import (
     OPTIONAL,
     PREFIX,
     RECORD,
@@ -39,6 +30,16 @@ from audiopub.voices.whisper_files import (
     model_folder,
     repo_of,
     size_of,
+)
+from audiopub.tts import hub
+from audiopub.tts.downloads import (
+    STAGING,
+    Installed,
+    download,
+    download_record,
+    folder_size,
+    remove_downloaded_folder,
+    staging_folder,
 )
 
 
@@ -69,7 +70,7 @@ def install_whisper(model_id: str, revision: str | None = None,
             raise DownloadFailed(f"{target} exists but is not a complete listening model; move "
                                  f"it away (or `audiopub voices remove {model_id}` if Audiopub "
                                  "downloaded it) and try again.")
-        return Installed(model_id, target, _folder_size(target), already=True)
+        return Installed(model_id, target, folder_size(target), already=True)
     _, listing = hub.repo_files(repo, revision)
     by_path = {file.path: file for file in listing}
     names = wanted(set(by_path))
@@ -78,11 +79,11 @@ def install_whisper(model_id: str, revision: str | None = None,
         raise DownloadFailed(f"{repo} at {revision} is not a listening model Audiopub can read "
                              f"(missing: {', '.join(missing) or ' or '.join(VOCABULARIES)}).")
     files = [by_path[name] for name in names]
-    with _staging(settings.models_dir(), target.name) as staging:
-        _download(repo, files, staging, model_id, on_progress, cancel)
+    with staging_folder(settings.models_dir(), target.name) as staging:
+        download(repo, files, staging, model_id, on_progress, cancel)
         shutil.rmtree(staging / ".cache", ignore_errors=True)  # huggingface_hub's bookkeeping
         with atomic_write(staging / RECORD) as temp:
-            temp.write_text(json.dumps(_record(model_id, repo, revision, files, {}), indent=1),
+            temp.write_text(json.dumps(download_record(model_id, repo, revision, files, {}), indent=1),
                             "utf-8")
         if not is_complete(staging):
             raise DownloadFailed(f"The downloaded {model_id} is incomplete.")
@@ -102,7 +103,3 @@ def remove_whisper(model_id: str) -> list[Path]:
         removed.append(staging)
     return remove_downloaded_folder(target, RECORD, removed, VoiceNotFound(
         f"{PREFIX}{size} is not installed in {target}."))
-
-
-def _folder_size(folder: Path) -> int:
-    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())

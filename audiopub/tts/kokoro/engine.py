@@ -7,7 +7,7 @@ tokenizer. Kokoro reads at most 510 tokens at once: a longer text is split at cl
 boundaries (at word boundaries only for a clause longer than that), each piece spoken with
 the style row of its own length, and the pieces joined, so nothing is cut off. The exports fix
 the batch size at 1 (the int8 export declares it in its inputs), so every piece is one run.
-The graph is loaded through `kokoro_graph`'s rewrite: each token's frames make the audio's
+The graph is loaded through `graph`'s rewrite: each token's frames make the audio's
 length (600 samples a frame) and where each word starts.
 """
 
@@ -35,7 +35,7 @@ from audiopub.tts.engine import (
     Voice,
     synthesize_in_batches,
 )
-from audiopub.tts.kokoro_files import (
+from audiopub.tts.kokoro.files import (
     LANGUAGES,
     SAMPLE_RATE,
     STYLE_ROWS,
@@ -46,8 +46,8 @@ from audiopub.tts.kokoro_files import (
     parse_mix,
     vocabulary_symbols,
 )
-from audiopub.tts.kokoro_graph import TOKEN_FRAMES, TOKEN_FRAMES_STEP, audio_length, frame_starts
-from audiopub.tts.piper import _phonemes
+from audiopub.tts.kokoro.graph import TOKEN_FRAMES, TOKEN_FRAMES_STEP, audio_length, frame_starts
+from audiopub.tts.piper.engine import _phonemes
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,8 @@
     text ─▶ text_encoder ─▶ text_emb
     noise [B,144,frames] ─▶ vector_estimator, `steps` times ─▶ vocoder ─▶ waveform, trimmed
 
-The model directory and its files are supertonic_files.py's business, the text front end
-supertonic_text.py's; this module runs the graphs.
+The model directory and its files are files.py's business, the text front end
+text.py's; this module runs the graphs.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from audiopub.tts.engine import (
     synthesize_in_batches,
 )
 from audiopub.tts.onnx_runtime import CPU, Session, create_session
-from audiopub.tts.supertonic_files import (
+from audiopub.tts.supertonic.files import (
     CONFIG_FILE,
     GRAPHS,
     INDEXER_FILE,
@@ -46,8 +46,8 @@ from audiopub.tts.supertonic_files import (
     fits,
     read_style,
 )
-from audiopub.tts.supertonic_releases import active_model_dir
-from audiopub.tts.supertonic_text import (
+from audiopub.tts.supertonic.releases import active_model_dir
+from audiopub.tts.supertonic.text import (
     DEFAULT_LANGUAGE,
     SUPPORTED_LANGUAGES,
     TextFrontEnd,
@@ -75,7 +75,7 @@ _RUN_ERRORS = (ort_errors.Fail, ort_errors.InvalidArgument, ort_errors.RuntimeEx
 
 def default_model_dir() -> Path:
     """AUDIOPUB_SUPERTONIC_DIR, else the chosen release if installed, else the newest installed
-    (models/supertonic-3 when none is): `supertonic_releases` decides."""
+    (models/supertonic-3 when none is): `releases` decides."""
     return active_model_dir()
 
 

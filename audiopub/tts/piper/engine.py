@@ -5,13 +5,13 @@ Piper voices (`NAME.onnx` + `NAME.onnx.json`) dropped into `models/piper/` are p
 A multi-speaker voice is one voice per speaker, `MODEL#SPEAKER`, all sharing one session; each
 row of a batch is fed its own speaker id. The graph runs through Audiopub's own session
 factory, so the GPU toggle and the provider report work as for every engine, loaded through
-`piper_graph`'s rewrite: with each item's exact length exposed, chunks run as padded batches
+`graph`'s rewrite: with each item's exact length exposed, chunks run as padded batches
 and are cut where they end, and each result says where its words start (from the same
-durations). The graph's noise is drawn from each chunk's seed (`piper_noise`), so `--seed`
+durations). The graph's noise is drawn from each chunk's seed (`noise`), so `--seed`
 makes a chunk sound the same on every run, in any batch; it is drawn in `prepare`, so the
 thread that feeds a GPU (`speak`) only runs the model.
 
-One job, running Piper's graph: where the voices' files are (`piper_files`), the graph
+One job, running Piper's graph: where the voices' files are (`files`), the graph
 rewrite, config and noise rules live in modules of their own.
 """
 
@@ -47,7 +47,7 @@ from audiopub.tts.engine import (
 )
 from audiopub.tts.half_precision import FP16_DECODER_STEP
 from audiopub.tts.phonemes import phonemize
-from audiopub.tts.piper_config import (
+from audiopub.tts.piper.config import (
     BOS,
     EOS,
     PAD,
@@ -55,15 +55,15 @@ from audiopub.tts.piper_config import (
     PiperVoiceConfig,
     encode,
 )
-from audiopub.tts.piper_files import PiperVoiceFiles, find_voices
-from audiopub.tts.piper_graph import (
+from audiopub.tts.piper.files import PiperVoiceFiles, find_voices
+from audiopub.tts.piper.graph import (
     PHONEME_FRAMES,
     PHONEME_FRAMES_STEP,
     hop_of,
     item_lengths,
     phoneme_starts,
 )
-from audiopub.tts.piper_noise import SEEDED_NOISE_STEP, DrawnNoise, NoiseFeeds
+from audiopub.tts.piper.noise import SEEDED_NOISE_STEP, DrawnNoise, NoiseFeeds
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class _LoadedVoice:
         self.takes_speaker_id = False  # multi-speaker graphs have a "sid" input; known on load
         self.gives_lengths = False  # the rewrite exposed each item's length; known on load
         self.audio_output = "output"
-        self.noise = NoiseFeeds(())  # the graph's noise inputs (see piper_noise); on load
+        self.noise = NoiseFeeds(())  # the graph's noise inputs (see noise.py); on load
 
     def load(self) -> onnx_runtime.Session:
         """The session, made now if it was not yet."""

@@ -1,0 +1,34 @@
+"""Kokoro-82M: one ONNX graph, 54 voices in nine languages, and mixes of them.
+
+    engine   `KokoroEngine`: voices, mixes, batched synthesis
+    files    its folder: model variants, vocabulary, voices, languages
+    graph    the graph rewrite that exposes each token's frames
+    install  the download from the Hub, and the voice index shipped with Audiopub
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from audiopub.book.scripts import primary_subtag
+from audiopub.tts.engine import Engine
+from audiopub.tts.engine_info import EngineInfo, LoadRequest, Stamp
+from audiopub.tts.kokoro.files import LANGUAGES, SAMPLE_RATE, KokoroFiles, default_folder
+
+
+def _load(request: LoadRequest) -> Engine:
+    from audiopub.tts.kokoro.engine import KokoroEngine  # ONNX Runtime only when loaded
+
+    return KokoroEngine(request.model_dir, use_gpu=request.use_gpu, threads=request.threads,
+                        device_id=request.device_id)
+
+
+def _stamp(model_dir: Path) -> Stamp:
+    return KokoroFiles(model_dir).stamp()
+
+
+KOKORO = EngineInfo(
+    name="kokoro", label="Kokoro",
+    languages=tuple(dict.fromkeys(primary_subtag(tag) for tag, _ in LANGUAGES.values())),
+    sample_rate=SAMPLE_RATE, uses_steps=False, default_model_dir=default_folder, load=_load,
+    stamp=_stamp)

@@ -1,0 +1,31 @@
+"""Supertonic: a flow-matching model (four ONNX graphs) whose voices read every language of
+its release, in as many denoising steps as asked.
+
+    engine    `SupertonicEngine`: styles, batched synthesis, the step loop
+    files     a model folder: its graphs, config, unicode indexer and voice styles
+    releases  the Hub's releases, which one speaks, and the languages each reads
+    text      the text front end: normalising, language tags, character ids
+"""
+
+from __future__ import annotations
+
+from audiopub.tts.engine import Engine
+from audiopub.tts.engine_info import EngineInfo, LoadRequest
+from audiopub.tts.supertonic.files import folder_stamp
+from audiopub.tts.supertonic.releases import active_model_dir, languages_of
+from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
+
+
+def _load(request: LoadRequest) -> Engine:
+    from audiopub.tts.supertonic.engine import SupertonicEngine  # ONNX Runtime when loaded
+
+    return SupertonicEngine(request.model_dir, use_gpu=request.use_gpu,
+                            threads=request.threads, device_id=request.device_id,
+                            languages=languages_of(request.model_dir))
+
+
+# Its sample rate is the model's (its config says); its languages are all its releases'
+# together, each release reading its own (`releases.languages_of`).
+SUPERTONIC = EngineInfo(name="supertonic", label="Supertonic", languages=SUPPORTED_LANGUAGES,
+                        sample_rate=None, uses_steps=True, default_model_dir=active_model_dir,
+                        load=_load, stamp=folder_stamp)
