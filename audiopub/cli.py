@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from audiopub import __version__, settings
 from audiopub import figures as fmt
 from audiopub.bench import command as bench_command
@@ -40,9 +39,9 @@ from audiopub.export.forms import SPLITS, ConvertOutputs, make_outputs
 from audiopub.export.names import safe_name
 from audiopub.figures import Clock, Speed
 from audiopub.jobs import foreground, report
+from audiopub.jobs.book_plan import job_lexicon, plan_book, stored_book
 from audiopub.jobs.models import Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.book_plan import job_lexicon, plan_book, stored_book
 from audiopub.jobs.submission import (
     language_note,
     made_as_asked,

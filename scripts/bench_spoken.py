@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from audiopub import settings
@@ -31,6 +32,10 @@ def _cpu(work: Callable[[], object]) -> float:
     start = time.process_time()
     work()
     return time.process_time() - start
+
+
+def _spoken_forms(paragraphs: list[str], language: str) -> list[str]:
+    return [spoken_form(p, language) for p in paragraphs]
 
 
 def _chunk_all(book: Book, spoken: bool) -> None:
@@ -70,9 +75,9 @@ def main(paths: list[Path]) -> None:
     for path, book in zip(paths, books):
         paragraphs = [p for chapter in book.chapters for p in chapter.paragraphs]
         chars = sum(len(p) for p in paragraphs)
-        stage = _cpu(lambda: [spoken_form(p, book.language) for p in paragraphs])
-        plain = _cpu(lambda: _chunk_all(book, spoken=False))
-        spoken = _cpu(lambda: _chunk_all(book, spoken=True))
+        stage = _cpu(partial(_spoken_forms, paragraphs, book.language))
+        plain = _cpu(partial(_chunk_all, book, spoken=False))
+        spoken = _cpu(partial(_chunk_all, book, spoken=True))
         for name, seconds in (("stage", stage), ("plain", plain), ("spoken", spoken)):
             total[name] += seconds
         total_chars += chars

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from audiopub.tts.supertonic import engine as supertonic
-from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.batching import BatchLimits
+from audiopub.tts.engine import SynthesisOptions
+from audiopub.tts.supertonic import engine as supertonic
 from audiopub.tts.supertonic.engine import SupertonicEngine
 
 CHUNKS = [  # 16 chunks of 62 to 69 characters, like the chunker produces for this engine

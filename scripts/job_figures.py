@@ -90,6 +90,7 @@ def cli_run(book: Path, chapters: str | None, out: Path, env: dict[str, str]) ->
 
 def worker_runs(books: list[Path]) -> None:
     """The jobs one after the other in a background worker, as the web app runs them."""
+    from audiopub import figures as fmt
     from audiopub.book.epub_reader import read_epub
     from audiopub.jobs.events import EventBus
     from audiopub.jobs.models import JobSettings, JobState
@@ -97,8 +98,6 @@ def worker_runs(books: list[Path]) -> None:
     from audiopub.jobs.submission import submit_job
     from audiopub.jobs.worker import Worker
     from audiopub.tts.registry import get_engine
-
-    from audiopub import figures as fmt
 
     with JobStore.open_default() as store:
         bus = EventBus()

@@ -9,7 +9,6 @@ from typing import Any
 
 import onnxruntime as ort
 import pytest
-
 from epub_factory import build_epub, tiny_png
 from kokoro_model import join_model
 

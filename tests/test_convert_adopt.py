@@ -14,9 +14,9 @@ import pytest
 from conftest import SENTENCES
 from epub_factory import build_epub, tiny_png
 
-from audiopub.jobs import foreground
 from audiopub.audio.ffmpeg import probe
 from audiopub.cli import main
+from audiopub.jobs import foreground
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import JobState
 from audiopub.jobs.store import JobStore

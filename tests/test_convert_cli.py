@@ -10,13 +10,12 @@ from pathlib import Path
 import pytest
 from epub_factory import build_epub, build_frankenstein_like, with_metadata
 from tiny_supertonic import build_tiny_model
-
 from voices import add_voice_with_rate
 
 from audiopub import settings
 from audiopub.atomic import TEMP_MARK
-from audiopub.audio.stitch import pause_after
 from audiopub.audio.ffmpeg import probe
+from audiopub.audio.stitch import pause_after
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import user_lexicon_path
 from audiopub.cli import main

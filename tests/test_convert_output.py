@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from epub_factory import build_epub
 
 from audiopub.audio.ffmpeg import probe
 from audiopub.cli import main
 from audiopub.jobs.store import JobStore
-
-from epub_factory import build_epub
 
 pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
 

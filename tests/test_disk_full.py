@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from epub_factory import build_epub
 
 from audiopub import cli
 from audiopub.atomic import TEMP_MARK
@@ -28,8 +29,6 @@ from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import Engine
 from audiopub.tts.registry import get_engine
-
-from epub_factory import build_epub
 
 pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
 

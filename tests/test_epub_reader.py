@@ -683,7 +683,8 @@ def test_drm_encrypted_text(tmp_path: Path) -> None:
                     'xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>'
                     '<enc:CipherData><enc:CipherReference URI="OEBPS/c1.xhtml"/></enc:CipherData>'
                     "</enc:EncryptedData></encryption>")
-    with pytest.raises(BadEpub, match=r"drm\.epub: this book is DRM-protected \(its text is encrypted\)"):
+    with pytest.raises(BadEpub, match=r"drm\.epub: this book is DRM-protected "
+                                      r"\(its text is encrypted\)"):
         read_epub(path)
 
 

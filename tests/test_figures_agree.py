@@ -6,16 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from epub_factory import build_epub
 
 from audiopub.audio.ffmpeg import probe
 from audiopub.book.epub_reader import read_epub
 from audiopub.cli import main
 from audiopub.figures import estimate_speech_s
+from audiopub.jobs.book_plan import plan_book
 from audiopub.jobs.models import JobSettings
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.book_plan import plan_book
-
-from epub_factory import build_epub
 
 pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
 

@@ -14,8 +14,8 @@ from voices import add_still_voice
 
 from audiopub.gpu import devices, vram_budget
 from audiopub.jobs import executor
-from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.jobs.chunk_work import ChunkTask
+from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.tts.batching import BatchLimits, padded_chars_for_vram
 from audiopub.tts.engine import DeviceReport, SynthesisOptions
 from audiopub.tts.onnx_runtime import CUDA

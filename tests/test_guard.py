@@ -23,8 +23,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
-from server_helper import RunningServer, browser_context, free_port, require_chromium, \
-    running_server
+from server_helper import (
+    RunningServer,
+    browser_context,
+    free_port,
+    require_chromium,
+    running_server,
+)
 
 from audiopub import settings
 from audiopub.errors import SettingInvalid
@@ -101,7 +106,7 @@ def test_other_names_are_refused(named: RunningServer, host: str) -> None:
     host = host.format(port=named.port)
     page = _get(named, "/", host=host)
     assert page.status == 400
-    if host == "rebind.evil.example:{port}".format(port=named.port):
+    if host == f"rebind.evil.example:{named.port}":
         assert "--allow-host rebind.evil.example" in page.text
     # 400, not the 404 of a book that does not exist: the request is never routed.
     assert _get(named, f"/library/{uuid.uuid4().hex}/download", host=host).status == 400

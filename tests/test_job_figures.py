@@ -25,8 +25,8 @@ from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import Worker, execute_job
-from audiopub.tts.piper import engine as piper
 from audiopub.tts.engine import Engine
+from audiopub.tts.piper import engine as piper
 from audiopub.tts.registry import get_engine, load_engine
 from audiopub.ui import jobview
 

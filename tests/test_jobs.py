@@ -9,21 +9,20 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from epub_factory import build_epub
 
 from audiopub.atomic import TEMP_MARK
 from audiopub.audio.ffmpeg import probe
+from audiopub.book.epub_reader import read_epub
 from audiopub.figures import ENGINE_START
 from audiopub.jobs import executor, pipeline
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import ChunkState, Job, JobSettings, JobState, chunk_cache_key
-from audiopub.book.epub_reader import read_epub
-from audiopub.jobs.submission import submit_job
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import Worker, execute_job
 from audiopub.tts.engine import Engine
 from audiopub.tts.registry import get_engine
-
-from epub_factory import build_epub
 
 
 @pytest.fixture(scope="module")

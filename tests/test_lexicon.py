@@ -21,14 +21,14 @@ from audiopub.book.lexicon import (
 from audiopub.book.spoken import spoken_form
 from audiopub.cli import main
 from audiopub.errors import LexiconError
+from audiopub.jobs.book_plan import job_lexicon
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.book_plan import job_lexicon
 from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import SynthesisOptions
-from audiopub.tts.piper.engine import PiperEngine
 from audiopub.tts.piper.config import phoneme_ids
+from audiopub.tts.piper.engine import PiperEngine
 from audiopub.tts.registry import get_engine
 
 pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from epub_factory import build_epub
 
 from audiopub.book.epub_reader import read_epub

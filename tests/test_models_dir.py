@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from tiny_supertonic import build_tiny_model
-
 from voices import add_voice_with_rate
 
 from audiopub import settings
@@ -16,10 +15,10 @@ from audiopub.cli import main
 from audiopub.tts.piper.files import find_voices
 from audiopub.tts.supertonic.engine import default_model_dir
 from audiopub.tts.supertonic.files import DIR_ENV
-from audiopub.voices.install import piper_dir, supertonic_dir
-from audiopub.voices.installed import YOURS, piper_voices
 from audiopub.tts.supertonic.releases import active_release
 from audiopub.voices.catalogue import SUPERTONIC_DEFAULT
+from audiopub.voices.install import piper_dir, supertonic_dir
+from audiopub.voices.installed import YOURS, piper_voices
 
 
 @pytest.fixture(autouse=True)

@@ -11,8 +11,8 @@ from audiopub import settings
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import Engine, SynthesisOptions
 from audiopub.tts.phonemes import expand_titles, phonemize
-from audiopub.tts.piper.engine import PiperEngine
 from audiopub.tts.piper.config import phoneme_ids
+from audiopub.tts.piper.engine import PiperEngine
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,8 @@ def test_word_count_mismatches_are_not_warnings(text: str,
 
 
 def test_titles_are_spelled_out_so_no_false_sentence_end() -> None:
-    assert expand_titles("Mr. Holmes and Dr. Watson.", "en-us") == "Mister Holmes and Doctor Watson."
+    expanded = expand_titles("Mr. Holmes and Dr. Watson.", "en-us")
+    assert expanded == "Mister Holmes and Doctor Watson."
     assert expand_titles("Mr. Holmes", "de") == "Mr. Holmes"
 
 

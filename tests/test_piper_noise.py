@@ -10,8 +10,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from audiopub.tts.piper import noise as piper_noise
 from audiopub.tts.engine import SynthesisOptions
+from audiopub.tts.piper import noise as piper_noise
 from audiopub.tts.piper.engine import PiperEngine
 from audiopub.tts.piper.graph import PHONEME_FRAMES, item_lengths
 from audiopub.tts.piper.noise import MARGIN, NoiseFeeds, seeded_noise_inputs

@@ -16,8 +16,8 @@ from test_gpu_monitor import FakeNvml
 from audiopub import settings
 from audiopub.jobs.chunk_work import ChunkTask
 from audiopub.jobs.device_executor import DeviceExecutor
-from audiopub.tts.batching import BatchLimits
 from audiopub.tts import onnx_runtime, registry
+from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.ui.services import Services
 

@@ -12,11 +12,10 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from epub_factory import build_epub
 
 from audiopub.audio.ffmpeg import probe
 from audiopub.jobs.store import JobStore
-
-from epub_factory import build_epub
 
 pytestmark = [pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX"),
               pytest.mark.engine_processes]  # killed as a conversion runs by default
@@ -77,7 +76,8 @@ def test_sigkill_mid_chapter_then_resume(tmp_path: Path, data_dir: Path) -> None
     # Every chunk was made exactly once: the one in flight at the kill was never marked done,
     # so it counts once, in the second run.
     assert [c.attempts for c in chunks] == [1] * len(chunks)
-    assert [(c.chapter_idx, c.idx) for c in chunks] == sorted((c.chapter_idx, c.idx) for c in chunks)
+    places = [(c.chapter_idx, c.idx) for c in chunks]
+    assert places == sorted(places)
 
     print(f"resume after SIGKILL: {len(chunks)} chunks planned, {done_at_kill} done before the "
           f"kill, {len(chunks) - done_at_kill} made after it, each exactly once")

@@ -171,7 +171,8 @@ ENGLISH = [
     ("At 51° 30′ N.", "At fifty-one degrees thirty minutes north."),
     (
         "At 40° 26′ 46″ N 79° 58′ 56″ W.",
-        "At forty degrees twenty-six minutes forty-six seconds north seventy-nine degrees fifty-eight minutes fifty-six seconds west.",
+        "At forty degrees twenty-six minutes forty-six seconds north "
+        "seventy-nine degrees fifty-eight minutes fifty-six seconds west.",
     ),
     ("A 3 × 4 board.", "A three by four board."),
     ("See § 4.", "See section four."),

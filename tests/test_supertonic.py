@@ -21,10 +21,10 @@ from tiny_supertonic import SCRIPT, build_tiny_model
 
 from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
 from audiopub.tts import onnx_runtime
-from audiopub.tts.supertonic import engine as supertonic
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import DeviceReport, Engine, SynthesisOptions
 from audiopub.tts.onnx_runtime import CPU, CUDA
+from audiopub.tts.supertonic import engine as supertonic
 from audiopub.tts.supertonic.engine import (
     SupertonicEngine,
     combine_reports,

@@ -20,10 +20,10 @@ from test_batched_jobs import OUT_OF_MEMORY
 from tiny_supertonic import build_tiny_model
 
 from audiopub.errors import SynthesisFailed
-from audiopub.tts.supertonic import engine as supertonic
 from audiopub.tts.batching import BatchLimits, is_out_of_memory
 from audiopub.tts.engine import DeviceReport, SynthesisOptions
 from audiopub.tts.onnx_runtime import ARENA_SHRINKAGE, CUDA, Session
+from audiopub.tts.supertonic import engine as supertonic
 from audiopub.tts.supertonic.engine import SupertonicEngine
 
 ON_GPU_1 = DeviceReport(requested_gpu=True, provider=CUDA, device_id=1)

@@ -17,7 +17,6 @@ from audiopub.tts.engine import Voice
 from audiopub.tts.registry import get_engine
 from audiopub.tts.supertonic.engine import SupertonicEngine, default_model_dir
 from audiopub.tts.supertonic.files import DIR_ENV, folder_stamp
-from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
 from audiopub.tts.supertonic.releases import (
     active_release,
     choice_path,
@@ -25,6 +24,7 @@ from audiopub.tts.supertonic.releases import (
     chosen_release,
     languages_of,
 )
+from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
 
 SUPERTONIC_2 = ("en", "ko", "es", "pt", "fr")
 

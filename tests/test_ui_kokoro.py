@@ -5,12 +5,11 @@ models folder, so the registry loads each engine once, and keeps to two tests.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import base64
 import io
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import soundfile as sf
@@ -203,9 +202,9 @@ async def test_the_voices_page_downloads_previews_and_removes_kokoro(user: User,
 
 def test_a_stopped_kokoro_download_is_kokoros_to_continue_or_discard(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from audiopub.tts.downloads import STAGING
     from audiopub.ui.voice_list import UNFINISHED, build_rows, installed_now
     from audiopub.voices.catalogue import local_catalogue
-    from audiopub.tts.downloads import STAGING
 
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
     (tmp_path / "models" / STAGING / "kokoro").mkdir(parents=True)

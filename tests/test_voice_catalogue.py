@@ -15,6 +15,7 @@ from hub_server import HubServer
 from audiopub import figures
 from audiopub.cli import main
 from audiopub.errors import VoiceNotFound
+from audiopub.tts.hub import reason as network_reason
 from audiopub.voices import catalogue
 from audiopub.voices.catalogue import (
     SUPERTONIC_DEFAULT,
@@ -23,7 +24,6 @@ from audiopub.voices.catalogue import (
     refresh_catalogue,
     snapshot_index,
 )
-from audiopub.tts.hub import reason as network_reason
 
 SHARED_INDEX = Path("/work/shared/catalogues/piper-voices.json")
 

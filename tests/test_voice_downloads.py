@@ -34,12 +34,12 @@ from audiopub.errors import (
     NotEnoughSpace,
     VoiceNotFound,
 )
+from audiopub.tts import hub as hub_module
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.phonemes import phonemize
 from audiopub.tts.piper.config import phoneme_ids
 from audiopub.tts.piper.files import embedded_voice, find_voices
 from audiopub.tts.registry import get_engine
-from audiopub.tts import hub as hub_module
 from audiopub.voices.catalogue import PIPER_REPO, SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES
 from audiopub.voices.install import install, remove, unfinished_downloads
 

@@ -17,9 +17,9 @@ from whisper_model import REPO
 from audiopub.cli import main
 from audiopub.errors import ChecksumMismatch, VoiceNotFound
 from audiopub.listen import installed_listening_models
-from audiopub.tts.downloads import STAGING
 from audiopub.listen.whisper_files import RECORD
 from audiopub.listen.whisper_install import install_whisper
+from audiopub.tts.downloads import STAGING
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from voices import add_still_voice
 
 from audiopub.jobs.chunk_work import ChunkTask, synthesize_batch
 from audiopub.tts.engine import SynthesisOptions
-from audiopub.tts.piper.engine import PiperEngine
 from audiopub.tts.piper.config import encode
+from audiopub.tts.piper.engine import PiperEngine
 from audiopub.tts.piper.graph import phoneme_starts
 
 STILL = "en_US-still-medium"

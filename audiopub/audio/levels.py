@@ -5,11 +5,12 @@ What distributors check each file for (ACX): RMS between -23 and -18 dB, peaks n
 sample peaks near -5 dB (joe measured -25.5 LUFS, RMS -25.8 dB, true peak -5.2 dB): too
 quiet, and with a peak-to-loudness ratio too wide for a gain alone to land in the window.
 
-So each chapter WAV gets, in one ffmpeg pass, the gain that puts its integrated loudness
-(EBU R128) at the target (or its RMS at -21 dB, if that needs more) and a look-ahead limiter at -4 dBFS for the peaks that gain lifts too
-far: 2,000 times real time, where a two-pass `loudnorm` (192 kHz) ran at ~100. The result is
-measured again, and the figures before and after are kept with the chapter: they are what
-the job's details show, and a chapter still out of range is named in the job's log.
+So each chapter WAV gets, in one ffmpeg pass, the gain that puts its integrated loudness (EBU
+R128) at the target (or its RMS at -21 dB, if that needs more) and a look-ahead limiter at -4
+dBFS for the peaks that gain lifts too far: 2,000 times real time, where a two-pass `loudnorm`
+(192 kHz) ran at ~100. The result is measured again, and the figures before and after are kept
+with the chapter: they are what the job's details show, and a chapter still out of range is
+named in the job's log.
 """
 
 from __future__ import annotations

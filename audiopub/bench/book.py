@@ -23,13 +23,13 @@ from audiopub import settings as defaults
 from audiopub.bench.measure import Workload, interleaved, run_executor, run_plain
 from audiopub.bench.results import BatchingFacts, BookResult, BookRun, Timing
 from audiopub.book.epub_reader import read_epub
-from audiopub.errors import AudiopubError
 from audiopub.cluster.executor import job_executors
+from audiopub.errors import AudiopubError
+from audiopub.jobs.book_plan import plan_book
 from audiopub.jobs.chunk_executor import ChunkExecutor, Placement
 from audiopub.jobs.executor import default_batch_size
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.book_plan import plan_book
 from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import Engine, SynthesisOptions

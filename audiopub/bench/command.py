@@ -62,7 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help=f"table rows for engines with steps (default {DEFAULT_STEPS})")
     what.add_argument("--sizes", type=_sizes, default=list(SIZES),
                       help=f"text sizes, table columns (default {','.join(SIZES)})")
-    what.add_argument("--runs", type=int, default=DEFAULT_RUNS, help=f"timed runs per cell (default {DEFAULT_RUNS})")
+    what.add_argument("--runs", type=int, default=DEFAULT_RUNS,
+                      help=f"timed runs per cell (default {DEFAULT_RUNS})")
     what.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
                       help=f"untimed runs before them (default {DEFAULT_WARMUP})")
     what.add_argument("--batch-size", type=settings.batch_size_argument, metavar="N",
@@ -102,7 +103,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     other.add_argument("--make-book", type=Path, metavar="EPUB",
                        help="write a benchmark book of --chars characters, and beside it a "
                             ".txt of the same text for scripts/piper_tts_loop.py")
-    other.add_argument("--chars", type=int, default=20_000, help="size of --make-book (default 20000)")
+    other.add_argument("--chars", type=int, default=20_000,
+                       help="size of --make-book (default 20000)")
     other.add_argument("--source", type=Path, metavar="EPUB",
                        help="--make-book/--rss-check: take paragraphs from this book instead "
                             "of generating prose")

@@ -32,9 +32,9 @@ from audiopub.audio.mux import prepare_cover
 from audiopub.book.models import Book
 from audiopub.errors import AudiopubError
 from audiopub.export.names import safe_name
+from audiopub.jobs.book_plan import stored_book
 from audiopub.jobs.models import Job, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.book_plan import stored_book
 
 OPF_NS = "http://www.idpf.org/2007/opf"
 DC_NS = "http://purl.org/dc/elements/1.1/"

@@ -21,8 +21,8 @@ from audiopub.export.encode import AUDIO_FORMATS, encode_audio
 from audiopub.export.names import numbered, safe_name
 from audiopub.export.subtitles import Cue, book_cues, chapter_cues, to_srt, to_webvtt
 from audiopub.export.timeline import book_timeline
-from audiopub.jobs.store import JobStore
 from audiopub.jobs.book_plan import stored_book
+from audiopub.jobs.store import JobStore
 
 SUBTITLE_FORMATS: Final[dict[str, Callable[[Sequence[Cue]], str]]] = {
     "srt": to_srt, "vtt": to_webvtt}

@@ -16,7 +16,12 @@ from pathlib import Path
 import psutil
 
 from audiopub import settings
-from audiopub.jobs.cgroup_limits import CGROUP_ROOT, PROC_CGROUP, cgroup_cpu_quota, cgroup_memory_left
+from audiopub.jobs.cgroup_limits import (
+    CGROUP_ROOT,
+    PROC_CGROUP,
+    cgroup_cpu_quota,
+    cgroup_memory_left,
+)
 
 # Memory budgeted per engine process: one with the embedded Piper joe voice measured 0.5 GB in
 # a short benchmark and up to 0.83 GB through a whole 1.2 M-character novel; 1 GiB covers that.

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from audiopub.figures import Speed
 from audiopub.jobs.models import JobState
 
-QUEUE_SIZE = 1000  # events kept per subscriber; progress events carry totals, so losing old ones is harmless
+# Events kept per subscriber; progress events carry totals, so losing old ones is harmless.
+QUEUE_SIZE = 1000
 
 
 @dataclass(frozen=True)

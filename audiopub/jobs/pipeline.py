@@ -27,8 +27,8 @@ from pathlib import Path
 import soundfile as sf
 
 from audiopub import settings as defaults
-from audiopub.audio.levels import level_chapter, measure_levels
 from audiopub.audio.ffmetadata import book_tags
+from audiopub.audio.levels import level_chapter, measure_levels
 from audiopub.audio.mux import chapter_marks, mux_m4b
 from audiopub.audio.stitch import stitch_chapter
 from audiopub.errors import (
@@ -39,6 +39,7 @@ from audiopub.errors import (
     SynthesisFailed,
 )
 from audiopub.figures import ENGINE_START, Clock, Speed, estimate_left_s
+from audiopub.jobs.book_plan import job_lexicon, plan_book, stored_book
 from audiopub.jobs.chunk_cache import (
     chunk_path,
     chunk_relpath,
@@ -48,16 +49,15 @@ from audiopub.jobs.chunk_cache import (
     verify_done_chapters,
     verify_done_chunks,
 )
+from audiopub.jobs.chunk_executor import ExecutorFactory
+from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
 from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
-from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
-from audiopub.jobs.chunk_executor import ExecutorFactory
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
 from audiopub.jobs.proof_listening import ProofListening, load_ears
 from audiopub.jobs.recorded_speed import machine_speed
 from audiopub.jobs.retakes import Retakes
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.book_plan import job_lexicon, plan_book, stored_book
 from audiopub.jobs.submission import language_note, space_to_finish
 from audiopub.jobs.synthesis_plan import plan_synthesis
 from audiopub.tts.engine import Engine

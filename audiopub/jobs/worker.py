@@ -28,11 +28,11 @@ from audiopub.errors import (
 from audiopub.jobs.chunk_executor import ExecutorFactory
 from audiopub.jobs.disk_full import give_room, keep_room
 from audiopub.jobs.events import EventBus, JobEvent
-from audiopub.jobs.models import JobState
 from audiopub.jobs.executor import close_warm_engines
+from audiopub.jobs.models import JobState
 from audiopub.jobs.pipeline import JOINING, JobRun, Publish
-from audiopub.jobs.synthesis_plan import prepare_engine
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.synthesis_plan import prepare_engine
 from audiopub.tts.engine import Engine
 
 log = logging.getLogger(__name__)

@@ -83,8 +83,8 @@ def install_whisper(model_id: str, revision: str | None = None,
         download(repo, files, staging, model_id, on_progress, cancel)
         shutil.rmtree(staging / ".cache", ignore_errors=True)  # huggingface_hub's bookkeeping
         with atomic_write(staging / RECORD) as temp:
-            temp.write_text(json.dumps(download_record(model_id, repo, revision, files, {}), indent=1),
-                            "utf-8")
+            record = download_record(model_id, repo, revision, files, {})
+            temp.write_text(json.dumps(record, indent=1), "utf-8")
         if not is_complete(staging):
             raise DownloadFailed(f"The downloaded {model_id} is incomplete.")
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -159,7 +159,8 @@ class DeviceReport:
             # Device 0 is the only one most machines have: naming it would only add noise.
             where = f"GPU {self.device_id} (CUDA)" if self.device_id else "GPU (CUDA)"
         if self.requested_gpu and not self.on_gpu:
-            return f"{where} — GPU requested but unavailable: {self.fallback_reason or 'unknown reason'}"
+            why = self.fallback_reason or "unknown reason"
+            return f"{where} — GPU requested but unavailable: {why}"
         return where
 
 

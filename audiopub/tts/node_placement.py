@@ -25,7 +25,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-
 KERNEL = "_kernel_time"  # a node's run in the profile: "/dec/ups.0/ConvTranspose_kernel_time"
 
 

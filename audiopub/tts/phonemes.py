@@ -7,7 +7,7 @@ import logging
 import re
 import threading
 import unicodedata
-from functools import lru_cache
+from functools import cache
 
 import espeakng_loader
 from phonemizer.backend import EspeakBackend
@@ -55,7 +55,7 @@ _THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _PUNCTUATION = ";:,.!?"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _backend(language: str) -> EspeakBackend:
     EspeakWrapper.set_library(espeakng_loader.get_library_path())
     EspeakWrapper.set_data_path(espeakng_loader.get_data_path())

@@ -19,8 +19,8 @@ from typing import Final
 
 from audiopub.atomic import atomic_write
 from audiopub.errors import AudiopubError
-from audiopub.export.names import safe_name
 from audiopub.export.forms import ConvertOutputs, make_outputs
+from audiopub.export.names import safe_name
 from audiopub.jobs.models import Job
 from audiopub.jobs.store import JobStore
 

@@ -33,7 +33,6 @@ from audiopub.tts.piper import PIPER
 from audiopub.tts.supertonic import SUPERTONIC
 from audiopub.tts.supertonic.releases import (
     SUPERTONIC_DEFAULT,
-    SUPERTONIC_FILES,
     SUPERTONIC_RELEASES,
     SupertonicRelease,
 )

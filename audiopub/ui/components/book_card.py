@@ -23,9 +23,9 @@ from audiopub.errors import AudiopubError, StoreDamaged
 from audiopub.jobs.models import JobSettings
 from audiopub.ui.book_reading import ReadFailed, UploadedBook, remove_thumbnail
 from audiopub.ui.components.lexicon_editor import LexiconEditor
+from audiopub.ui.memory import return_freed_memory
 from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
-from audiopub.ui.memory import return_freed_memory
 from audiopub.ui.uploads import MAX_NAME_CHARS, display_name, save_upload
 
 log = logging.getLogger(__name__)

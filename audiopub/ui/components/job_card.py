@@ -17,6 +17,7 @@ from audiopub.tts.registry import ENGINES
 from audiopub.ui.chosen_forms import chosen, describe
 from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.components.flagged_list import flagged_rows, flagged_title
+from audiopub.ui.engine_catalog import ENGINE_LABELS
 from audiopub.ui.jobview import (
     RTF_LABEL,
     SPEED_LABEL,
@@ -24,7 +25,6 @@ from audiopub.ui.jobview import (
     JobView,
     chapter_figures,
 )
-from audiopub.ui.engine_catalog import ENGINE_LABELS
 from audiopub.ui.services import Services
 from audiopub.ui.theme import stat
 

@@ -179,7 +179,8 @@ class LibraryCard:
             self.player.play()
 
     async def _confirm_delete(self) -> None:
-        await confirm_delete(self.services, self.job_id, f"Delete “{self.view.job.title}”? The audiobook file is deleted too.")
+        await confirm_delete(self.services, self.job_id, f"Delete “{self.view.job.title}”? "
+                             "The audiobook file is deleted too.")
         await self._refresh()
 
     def update(self, view: JobView) -> None:
