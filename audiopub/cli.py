@@ -66,106 +66,186 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"audiopub {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     _add_serve_options(parser.add_argument_group("web UI (serving is the default command)"))
-    parser.set_defaults(host=SERVE_HOST, port=SERVE_PORT, no_browser=False, allow_host=[],
-                        ray=None)
+    parser.set_defaults(host=SERVE_HOST, port=SERVE_PORT, no_browser=False, allow_host=[], ray=None)
     commands = parser.add_subparsers(dest="command")
 
-    conv = commands.add_parser("convert", help="convert EPUBs into chapterised .m4b files "
-                               "(run the same command again to resume)")
-    conv.add_argument("book", type=Path, nargs="+",
-                      help="the .epub file; several, or folders of them, make one job per book")
-    conv.add_argument("-o", "--output", help="output .m4b, or a folder to write <Title>.m4b in "
-                      "(default: next to the book; with several books, a folder)")
+    conv = commands.add_parser(
+        "convert",
+        help="convert EPUBs into chapterised .m4b files (run the same command again to resume)",
+    )
+    conv.add_argument(
+        "book",
+        type=Path,
+        nargs="+",
+        help="the .epub file; several, or folders of them, make one job per book",
+    )
+    conv.add_argument(
+        "-o",
+        "--output",
+        help="output .m4b, or a folder to write <Title>.m4b in "
+        "(default: next to the book; with several books, a folder)",
+    )
     conv.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
     conv.add_argument("--voice", help="voice id (see `audiopub voices`)")
-    conv.add_argument("--speed", type=float, default=settings.DEFAULT_SPEED,
-                      help=f"{settings.MIN_SPEED}-{settings.MAX_SPEED}, default 1.0")
-    conv.add_argument("--steps", type=int, default=settings.DEFAULT_STEPS,
-                      help=f"inference steps for engines that use them "
-                           f"({settings.MIN_STEPS}-{settings.MAX_STEPS})")
+    conv.add_argument(
+        "--speed",
+        type=float,
+        default=settings.DEFAULT_SPEED,
+        help=f"{settings.MIN_SPEED}-{settings.MAX_SPEED}, default 1.0",
+    )
+    conv.add_argument(
+        "--steps",
+        type=int,
+        default=settings.DEFAULT_STEPS,
+        help=f"inference steps for engines that use them "
+        f"({settings.MIN_STEPS}-{settings.MAX_STEPS})",
+    )
     conv.add_argument("--seed", type=int, help="fix the noise so every chunk can be reproduced")
-    conv.add_argument("--chapters", help="chapters to narrate, e.g. 1-3,7 (default: all but "
-                                         "title pages and dedications)")
-    conv.add_argument("--lexicon", type=Path, action="append", default=[], metavar="FILE",
-                      help="pronunciation entries for this job, first of every scope "
-                           "(repeatable; format: docs/lexicons-and-spoken-forms.md)")
-    conv.add_argument("--show-spoken", action="store_true",
-                      help="print what will be said where it differs from the written text "
-                           "(numbers, numerals, abbreviations, units)")
+    conv.add_argument(
+        "--chapters",
+        help="chapters to narrate, e.g. 1-3,7 (default: all but title pages and dedications)",
+    )
+    conv.add_argument(
+        "--lexicon",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="pronunciation entries for this job, first of every scope "
+        "(repeatable; format: docs/lexicons-and-spoken-forms.md)",
+    )
+    conv.add_argument(
+        "--show-spoken",
+        action="store_true",
+        help="print what will be said where it differs from the written text "
+        "(numbers, numerals, abbreviations, units)",
+    )
     device = conv.add_mutually_exclusive_group()
     device.add_argument("--gpu", dest="gpu", action="store_true", help="use CUDA when available")
     device.add_argument("--cpu", dest="gpu", action="store_false", help="use the CPU (default)")
-    conv.add_argument("--batch-size", type=settings.batch_size_argument, metavar="N",
-                      help="chunks per padded batch (default: the fastest for the device)")
+    conv.add_argument(
+        "--batch-size",
+        type=settings.batch_size_argument,
+        metavar="N",
+        help="chunks per padded batch (default: the fastest for the device)",
+    )
     _add_ray_option(conv)
-    conv.add_argument("--proof-listen", action=argparse.BooleanOptionalAction,
-                      help="hear every chunk made and speak again what came out wrong "
-                           "(default: on with --gpu where a listening model is installed, "
-                           "else off; docs/proof-listening.md)")
+    conv.add_argument(
+        "--proof-listen",
+        action=argparse.BooleanOptionalAction,
+        help="hear every chunk made and speak again what came out wrong "
+        "(default: on with --gpu where a listening model is installed, "
+        "else off; docs/proof-listening.md)",
+    )
     _add_form_options(conv)
 
     jobs = commands.add_parser("jobs", help="list jobs")
     jobs.add_argument("--details", action="store_true", help="per-chapter figures too")
-    for name, text in (("resume", "continue a paused, failed or cancelled job"),
-                       ("pause", "pause a job (it keeps its finished chunks)"),
-                       ("cancel", "cancel a job")):
+    for name, text in (
+        ("resume", "continue a paused, failed or cancelled job"),
+        ("pause", "pause a job (it keeps its finished chunks)"),
+        ("cancel", "cancel a job"),
+    ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("job_id", help="the job's id (a unique prefix is enough)")
-    export_command.add_arguments(commands.add_parser(
-        "export", help="subtitles and per-chapter audio files of a finished book, without "
-        "speaking it again"))
-    voices_command.add_arguments(commands.add_parser(
-        "voices", help="list installed voices (--all: downloadable ones too); "
-        "download or remove voices and models", argument_default=argparse.SUPPRESS))
-    names = commands.add_parser("names", help="list a book's likely names and unusual words, "
-                                "to check how they are pronounced before converting")
+    export_command.add_arguments(
+        commands.add_parser(
+            "export",
+            help="subtitles and per-chapter audio files of a finished book, without "
+            "speaking it again",
+        )
+    )
+    voices_command.add_arguments(
+        commands.add_parser(
+            "voices",
+            help="list installed voices (--all: downloadable ones too); "
+            "download or remove voices and models",
+            argument_default=argparse.SUPPRESS,
+        )
+    )
+    names = commands.add_parser(
+        "names",
+        help="list a book's likely names and unusual words, "
+        "to check how they are pronounced before converting",
+    )
     names.add_argument("book", type=Path, help="the .epub file")
     names.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     names.add_argument("--language", help="e.g. en, fr (default: the book's language)")
-    bench = commands.add_parser("bench", help="measure speed: chars/sec and real-time factor "
-                                "tables, per-stage times, JSON results (docs/bench-schema.md)")
+    bench = commands.add_parser(
+        "bench",
+        help="measure speed: chars/sec and real-time factor "
+        "tables, per-stage times, JSON results (docs/bench-schema.md)",
+    )
     bench_command.add_arguments(bench)
-    doctor = commands.add_parser("doctor", help="check the GPU and time it against the CPU; "
-                                 "writes a report folder to send back")
+    doctor = commands.add_parser(
+        "doctor",
+        help="check the GPU and time it against the CPU; writes a report folder to send back",
+    )
     doctor_command.add_arguments(doctor)
 
     # The same options after `serve`, with no defaults there: a subcommand's defaults would
     # overwrite options given before it (`audiopub --port 9000 serve`).
-    serve = commands.add_parser("serve", help="start the web UI (the default command)",
-                                argument_default=argparse.SUPPRESS)
+    serve = commands.add_parser(
+        "serve", help="start the web UI (the default command)", argument_default=argparse.SUPPRESS
+    )
     _add_serve_options(serve)
     return parser
 
 
 def _add_ray_option(group: argparse._ActionsContainer) -> None:
     # No default here: one given before the command (`audiopub --ray auto serve`) stays.
-    group.add_argument("--ray", metavar="ADDRESS", default=argparse.SUPPRESS,
-                       help="speak the chunks on this Ray cluster (auto, HOST:PORT, "
-                            "ray://HOST:10001; needs audiopub[cluster])")
+    group.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=argparse.SUPPRESS,
+        help="speak the chunks on this Ray cluster (auto, HOST:PORT, "
+        "ray://HOST:10001; needs audiopub[cluster])",
+    )
 
 
 def _add_form_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("what to make besides the .m4b (from its audio, no "
-                                      "second synthesis; `audiopub export` makes them later)")
-    group.add_argument("--format", choices=("m4b", *AUDIO_FORMATS), default="m4b",
-                       help="the audio form: m4b (the default, the book alone), mp3 (VBR), "
-                            "mp3-cbr (192 kb/s), opus or m4a")
-    group.add_argument("--split", choices=SPLITS, default="none",
-                       help="chapters: one file per chapter; none: one file (default)")
-    group.add_argument("--subtitles", metavar="srt,vtt",
-                       help="subtitles of the book (and of each chapter file with --split)")
-    group.add_argument("--read-along", action="store_true",
-                       help="an EPUB 3 that plays the audio and highlights each sentence")
+    group = parser.add_argument_group(
+        "what to make besides the .m4b (from its audio, no "
+        "second synthesis; `audiopub export` makes them later)"
+    )
+    group.add_argument(
+        "--format",
+        choices=("m4b", *AUDIO_FORMATS),
+        default="m4b",
+        help="the audio form: m4b (the default, the book alone), mp3 (VBR), "
+        "mp3-cbr (192 kb/s), opus or m4a",
+    )
+    group.add_argument(
+        "--split",
+        choices=SPLITS,
+        default="none",
+        help="chapters: one file per chapter; none: one file (default)",
+    )
+    group.add_argument(
+        "--subtitles",
+        metavar="srt,vtt",
+        help="subtitles of the book (and of each chapter file with --split)",
+    )
+    group.add_argument(
+        "--read-along",
+        action="store_true",
+        help="an EPUB 3 that plays the audio and highlights each sentence",
+    )
 
 
 def _add_serve_options(group: argparse._ActionsContainer) -> None:
-    group.add_argument("--host",
-                       help="address to listen on (default 127.0.0.1: this computer only)")
+    group.add_argument(
+        "--host", help="address to listen on (default 127.0.0.1: this computer only)"
+    )
     group.add_argument("--port", type=int, help="default 8080")
     group.add_argument("--no-browser", action="store_true", help="don't open a browser tab")
-    group.add_argument("--allow-host", action="append", metavar="NAME",
-                       help="a name browsers may reach it by besides this computer's own "
-                            "(repeatable; also AUDIOPUB_ALLOWED_HOSTS)")
+    group.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="a name browsers may reach it by besides this computer's own "
+        "(repeatable; also AUDIOPUB_ALLOWED_HOSTS)",
+    )
     _add_ray_option(group)
 
 
@@ -180,10 +260,18 @@ def _settings_from(args: argparse.Namespace, book: Book) -> JobSettings:
         chapters = tuple(book.default_selection)
     entries = tuple(entry for path in args.lexicon for entry in read_lexicon(path))
     try:
-        return JobSettings(engine=args.engine, voice=args.voice, speed=args.speed,
-                           steps=args.steps, seed=args.seed, use_gpu=args.gpu, chapters=chapters,
-                           lexicon=entries, batch_size=args.batch_size,
-                           proof_listen=args.proof_listen)
+        return JobSettings(
+            engine=args.engine,
+            voice=args.voice,
+            speed=args.speed,
+            steps=args.steps,
+            seed=args.seed,
+            use_gpu=args.gpu,
+            chapters=chapters,
+            lexicon=entries,
+            batch_size=args.batch_size,
+            proof_listen=args.proof_listen,
+        )
     except ValueError as exc:
         raise AudiopubError(str(exc)) from exc
 
@@ -205,8 +293,11 @@ def _made(store: JobStore, epub: Path, output: Path) -> list[Job]:
     is there."""
     if not output.is_file():
         return []
-    return [job for job in reversed(store.queue.list_jobs())
-            if job.state is JobState.DONE and job.output_path == output and _same_book(job, epub)]
+    return [
+        job
+        for job in reversed(store.queue.list_jobs())
+        if job.state is JobState.DONE and job.output_path == output and _same_book(job, epub)
+    ]
 
 
 def _convert(args: argparse.Namespace) -> int:
@@ -244,21 +335,28 @@ def _book_path(requested: str | None, epub: Path, title: Callable[[], str]) -> P
 def _check_writable(folder: Path) -> None:
     existing = next(path for path in (folder, *folder.parents) if path.exists())
     if not existing.is_dir():
-        raise AudiopubError(f"Cannot write the book in {folder}: {existing} is a file, not a "
-                            "folder (choose another -o)")
+        raise AudiopubError(
+            f"Cannot write the book in {folder}: {existing} is a file, not a "
+            "folder (choose another -o)"
+        )
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:
-        raise AudiopubError(f"Cannot write the book in {folder}: "
-                            f"{exc.strerror or exc} (choose another -o)") from exc
+        raise AudiopubError(
+            f"Cannot write the book in {folder}: {exc.strerror or exc} (choose another -o)"
+        ) from exc
 
 
-def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
-                  outputs: ConvertOutputs,
-                  taken: frozenset[Path] = frozenset(),
-                  skip_done: bool = False) -> tuple[int, str]:
+def _convert_book(
+    args: argparse.Namespace,
+    epub: Path,
+    requested: str | None,
+    outputs: ConvertOutputs,
+    taken: frozenset[Path] = frozenset(),
+    skip_done: bool = False,
+) -> tuple[int, str]:
     """Convert one book (or resume it); the exit status and the job's id. `taken`: outputs
     of earlier books of the same command, which this one must not overwrite; `skip_done`: a
     book already made to its output is left as it is (a library command run again)."""
@@ -283,24 +381,39 @@ def _convert_book(args: argparse.Namespace, epub: Path, requested: str | None,
         engine = get_engine(wanted.engine, use_gpu=wanted.use_gpu)
         done = None
         if job is None:  # one book made with the same settings and words is one job
-            done = next((old for old in made if made_as_asked(
-                store, old, book, resolve_settings(wanted, engine, book, old.settings), engine)),
-                None)
+            done = next(
+                (
+                    old
+                    for old in made
+                    if made_as_asked(
+                        store,
+                        old,
+                        book,
+                        resolve_settings(wanted, engine, book, old.settings),
+                        engine,
+                    )
+                ),
+                None,
+            )
         if done is not None:
-            print(f"Already made with these settings: {output} (job {done.id[:8]})",
-                  file=sys.stderr)
+            print(
+                f"Already made with these settings: {output} (job {done.id[:8]})", file=sys.stderr
+            )
             job = done
         elif job is None:
             job = submit_job(store, epub, book, output, wanted, engine)
         else:
-            job = _prepare_resume(store, job,
-                                  resolve_settings(wanted, engine, book, job.settings))
+            job = _prepare_resume(store, job, resolve_settings(wanted, engine, book, job.settings))
         note = language_note(job.settings.language, voice_of(engine, job.settings.voice or ""))
         if note:
             print(note, file=sys.stderr)
         if args.show_spoken:
-            _show_spoken(book, engine.max_chunk_chars, job.settings,
-                         job_lexicon(store, job.epub_path, book, job.settings, engine))
+            _show_spoken(
+                book,
+                engine.max_chunk_chars,
+                job.settings,
+                job_lexicon(store, job.epub_path, book, job.settings, engine),
+            )
         status = 0 if job is done else foreground.run_or_follow(store, job.id, job_executors())
         if status == 0 and store.queue.get_job(job.id).state is JobState.DONE:
             for path in make_outputs(store, job.id, outputs):
@@ -314,8 +427,11 @@ def _say_front_matter(book: Book) -> None:
     left = [c for c in book.chapters if c.index + 1 not in chosen]
     if left:
         shown = ", ".join(f"{c.index + 1} “{c.title}”" for c in left)
-        print(f"Not narrated (title page or dedication): {shown}; "
-              f"--chapters 1-{len(book.chapters)} narrates them too.", file=sys.stderr)
+        print(
+            f"Not narrated (title page or dedication): {shown}; "
+            f"--chapters 1-{len(book.chapters)} narrates them too.",
+            file=sys.stderr,
+        )
 
 
 # --- convert, several books ---------------------------------------------------------------
@@ -332,8 +448,11 @@ def _books_in(paths: Sequence[Path]) -> list[Path]:
     books: dict[Path, None] = {}
     for path in paths:
         if path.is_dir():
-            found = sorted(entry for entry in path.iterdir()
-                           if entry.suffix.lower() == EPUB_SUFFIX and entry.is_file())
+            found = sorted(
+                entry
+                for entry in path.iterdir()
+                if entry.suffix.lower() == EPUB_SUFFIX and entry.is_file()
+            )
             if not found:
                 raise AudiopubError(f"No .epub files in the folder {path}")
             books.update(dict.fromkeys(found))
@@ -352,8 +471,10 @@ def _output_folder(requested: str | None) -> str | None:
         return None
     path = Path(requested)
     if path.is_file() or (not path.is_dir() and path.suffix.lower() == ".m4b"):
-        raise AudiopubError(f"With several books, -o names a folder (each book is written "
-                            f"there as <Title>.m4b), not the file {requested}")
+        raise AudiopubError(
+            f"With several books, -o names a folder (each book is written "
+            f"there as <Title>.m4b), not the file {requested}"
+        )
     return requested if requested.endswith(("/", os.sep)) else requested + os.sep
 
 
@@ -368,14 +489,20 @@ class BookLine:
     run: Speed | None = None  # what this command made of it
 
 
-def _book_line(store: JobStore, epub: Path, job_id: str, elapsed_s: float,
-               since: float) -> BookLine:
+def _book_line(
+    store: JobStore, epub: Path, job_id: str, elapsed_s: float, since: float
+) -> BookLine:
     """The book's line from its job, after its run: `elapsed_s` of the command's wall time,
     from the Unix time `since` on (chunks made before belong to earlier runs)."""
     job = store.queue.get_job(job_id)
     progress = store.ledger.progress(job_id, since=since)
-    return BookLine(epub, job.output_path, job.state.value, job.error or "",
-                    Speed(progress.made_chars, elapsed_s, progress.made_audio_s, Clock.WALL))
+    return BookLine(
+        epub,
+        job.output_path,
+        job.state.value,
+        job.error or "",
+        Speed(progress.made_chars, elapsed_s, progress.made_audio_s, Clock.WALL),
+    )
 
 
 def _summary(lines: Sequence[BookLine], books: int, elapsed_s: float) -> list[str]:
@@ -385,8 +512,11 @@ def _summary(lines: Sequence[BookLine], books: int, elapsed_s: float) -> list[st
     out = [f"\nBooks ({len(lines)} of {books}):"]
     for line in lines:
         where = f"→ {line.output}" if line.output and not line.error else line.error
-        made = (f"  ({fmt.count(line.run.chars)} chars, {fmt.rate(line.run.chars_per_s)})"
-                if line.run and line.run.chars else "")
+        made = (
+            f"  ({fmt.count(line.run.chars)} chars, {fmt.rate(line.run.chars_per_s)})"
+            if line.run and line.run.chars
+            else ""
+        )
         out.append(f"  {line.state:9} {line.epub.name:{width}}  {where}{made}")
     done = sum(line.state == "done" for line in lines)
     chars = sum(line.run.chars for line in lines if line.run)
@@ -409,16 +539,20 @@ def _convert_library(args: argparse.Namespace, outputs: ConvertOutputs) -> int:
         print(f"\n{epub}", file=sys.stderr)
         started = time.perf_counter()
         try:
-            status, job_id = _convert_book(args, epub, folder, outputs,
-                                           frozenset(line.output for line in lines if line.output),
-                                           skip_done=True)
+            status, job_id = _convert_book(
+                args,
+                epub,
+                folder,
+                outputs,
+                frozenset(line.output for line in lines if line.output),
+                skip_done=True,
+            )
         except AudiopubError as exc:
             print(f"audiopub: error: {exc}", file=sys.stderr)
             lines.append(BookLine(epub, None, "failed", str(exc)))
             continue
         with JobStore.open_default() as store:
-            lines.append(_book_line(store, epub, job_id, time.perf_counter() - started,
-                                           since))
+            lines.append(_book_line(store, epub, job_id, time.perf_counter() - started, since))
         if status == 130:  # interrupted: that book is paused, the rest wait for next time
             break
     print("\n".join(_summary(lines, len(epubs), time.perf_counter() - began)))
@@ -429,8 +563,7 @@ def _convert_library(args: argparse.Namespace, outputs: ConvertOutputs) -> int:
 
 def _show_spoken(book: Book, max_chars: int, settings: JobSettings, lexicon: Lexicon) -> None:
     """Each chunk whose spoken form differs from its text, as the job will plan it."""
-    for title, chunks in plan_book(book, max_chars, settings.chapters, settings.language,
-                                   lexicon):
+    for title, chunks in plan_book(book, max_chars, settings.chapters, settings.language, lexicon):
         changed = [chunk for chunk in chunks if chunk.spoken != chunk.text]
         if changed:
             print(f"{title}:")
@@ -462,24 +595,30 @@ def _jobs(details: bool) -> int:
         jobs = store.queue.list_jobs()
         width = title_width(jobs, shutil.get_terminal_size((100, 24)).columns)
         # `running` in the store, but no process runs jobs: its process was killed.
-        interrupted = any(job.state is JobState.RUNNING for job in jobs) \
-            and not runner_alive(store)
+        interrupted = any(job.state is JobState.RUNNING for job in jobs) and not runner_alive(store)
         for job in jobs:
             progress = store.ledger.progress(job.id)
             state = job.state.value
             if interrupted and job.state is JobState.RUNNING:
                 state = INTERRUPTED
-            print(f"{job.id[:8]}  {state:9}  {100 * progress.fraction:5.1f}%  "
-                  f"{fit_title(job.title, width):{width}}  {job.output_path}")
+            print(
+                f"{job.id[:8]}  {state:9}  {100 * progress.fraction:5.1f}%  "
+                f"{fit_title(job.title, width):{width}}  {job.output_path}"
+            )
             if job.error:
                 print(f"          {job.error}")
             if state == INTERRUPTED:
-                print(f"          no Audiopub process is making it (was it killed?): run the "
-                      f"same command again, or `audiopub resume {job.id[:8]}`; it continues "
-                      "from its last finished chunk")
+                print(
+                    f"          no Audiopub process is making it (was it killed?): run the "
+                    f"same command again, or `audiopub resume {job.id[:8]}`; it continues "
+                    "from its last finished chunk"
+                )
             if details:
-                print("\n".join(f"          {line}"
-                                for line in report.job_details(store, job, progress)))
+                print(
+                    "\n".join(
+                        f"          {line}" for line in report.job_details(store, job, progress)
+                    )
+                )
     return 0
 
 
@@ -517,8 +656,9 @@ def _bench(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from audiopub.ui.app import main as serve_ui  # NiceGUI is only imported for the web UI
 
-    serve_ui(host=args.host, port=args.port, show=not args.no_browser,
-             allowed_hosts=args.allow_host)
+    serve_ui(
+        host=args.host, port=args.port, show=not args.no_browser, allowed_hosts=args.allow_host
+    )
     return 0
 
 
@@ -546,12 +686,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     serving = args.command in (None, "serve")
-    if not serving and (args.host, args.port, args.no_browser, args.allow_host) != \
-            (SERVE_HOST, SERVE_PORT, False, []):
-        parser.error(f"--host, --port, --no-browser and --allow-host are for serving the web "
-                     f"UI, not for {args.command}")
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    if not serving and (args.host, args.port, args.no_browser, args.allow_host) != (
+        SERVE_HOST,
+        SERVE_PORT,
+        False,
+        [],
+    ):
+        parser.error(
+            f"--host, --port, --no-browser and --allow-host are for serving the web "
+            f"UI, not for {args.command}"
+        )
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     try:
         # Read once, for everything this command runs; `--ray` is for this process's jobs.
         options = settings.load(ray_address=args.ray)

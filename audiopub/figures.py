@@ -74,19 +74,23 @@ class Speed:
         return chars_left / rate if rate else None
 
     def describe(self, span: str = "") -> str:
-        """"1,234 chars in 9.6 s = 128 chars/s, real-time factor 0.268 (wall clock)"; with a
+        """ "1,234 chars in 9.6 s = 128 chars/s, real-time factor 0.268 (wall clock)"; with a
         `span`, "(wall clock, speaking only)"."""
-        return (f"{count(self.chars)} chars in {seconds_short(self.seconds)} = "
-                f"{rate(self.chars_per_s)}, real-time factor {factor(self.rtf)} "
-                f"({', '.join(filter(None, (self.clock.value, span)))})")
+        return (
+            f"{count(self.chars)} chars in {seconds_short(self.seconds)} = "
+            f"{rate(self.chars_per_s)}, real-time factor {factor(self.rtf)} "
+            f"({', '.join(filter(None, (self.clock.value, span)))})"
+        )
+
 
 # How many characters the machine's recorded speed counts for in a run's estimate: at first it
 # decides alone; after a few chunks the run's own speed outweighs it.
 RECORDED_WEIGHT_CHARS: Final = 1000
 
 
-def estimate_left_s(run: Speed, chars_left: int, recorded_chars_per_s: float | None
-                    ) -> float | None:
+def estimate_left_s(
+    run: Speed, chars_left: int, recorded_chars_per_s: float | None
+) -> float | None:
     """Seconds to speak `chars_left` more: at `run`'s speed, counted together with the machine's
     recorded speed as if it had spoken `RECORDED_WEIGHT_CHARS` at that speed. So the first
     estimate (nothing spoken yet) is the recorded speed's, and the first chunks, which a pool
@@ -156,21 +160,32 @@ def factor(rtf: float | None) -> str:
 
 # Stages in the order a job goes through them; engine stages ("engine.<stage>") sit between
 # synthesis and stitching, loading the model first, then in the engine's own order.
-_STAGE_ORDER: Final = ("prepare", ENGINE_START, "synthesis", "engine.load", "engine.", "stitch",
-                       "encode")
+_STAGE_ORDER: Final = (
+    "prepare",
+    ENGINE_START,
+    "synthesis",
+    "engine.load",
+    "engine.",
+    "stitch",
+    "encode",
+)
 
 
 def stage_times(times: Mapping[str, float]) -> str:
-    """"synthesis 12.3 s · model 12.1 s · phonemes 0.05 s · stitch 0.10 s"; "—" when empty.
+    """ "synthesis 12.3 s · model 12.1 s · phonemes 0.05 s · stitch 0.10 s"; "—" when empty.
 
     Engine stages are part of synthesis, so they are named without their "engine." prefix.
     """
-    def order(name: str) -> int:
-        return next((i for i, p in enumerate(_STAGE_ORDER) if name.startswith(p)),
-                    len(_STAGE_ORDER))
 
-    parts = [f"{name.removeprefix('engine.')} {seconds_short(seconds)}"
-             for name, seconds in sorted(times.items(), key=lambda item: order(item[0]))]
+    def order(name: str) -> int:
+        return next(
+            (i for i, p in enumerate(_STAGE_ORDER) if name.startswith(p)), len(_STAGE_ORDER)
+        )
+
+    parts = [
+        f"{name.removeprefix('engine.')} {seconds_short(seconds)}"
+        for name, seconds in sorted(times.items(), key=lambda item: order(item[0]))
+    ]
     return " · ".join(parts) or "—"
 
 

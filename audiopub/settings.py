@@ -277,8 +277,9 @@ def parse_cuda_tuning(text: str) -> frozenset[str]:
     names = {name.strip() for name in text.split(",") if name.strip()} - {"default"}
     unknown = sorted(names - set(CUDA_TUNINGS))
     if unknown:
-        raise ValueError(f"unknown {', '.join(unknown)}; the settings are "
-                         f"{', '.join(CUDA_TUNINGS)}")
+        raise ValueError(
+            f"unknown {', '.join(unknown)}; the settings are {', '.join(CUDA_TUNINGS)}"
+        )
     return frozenset(names)
 
 
@@ -339,8 +340,9 @@ def _cpu_workers(value: str | None) -> int | None:
     try:
         return max(1, int(value))
     except ValueError:
-        raise SettingInvalid(f"{CPU_WORKERS_ENV}: expected a number of processes, "
-                             f"not {value!r}") from None
+        raise SettingInvalid(
+            f"{CPU_WORKERS_ENV}: expected a number of processes, not {value!r}"
+        ) from None
 
 
 def _flag(environ: Mapping[str, str], name: str, default: bool) -> bool:
@@ -387,8 +389,9 @@ def old_models_dir() -> Path | None:
         return None
     try:
         old = Path.cwd() / "models"
-        held = [p.name for p in old.iterdir()
-                if not p.name.startswith(".") and p.name != "README.md"]  # a checkout's own
+        held = [
+            p.name for p in old.iterdir() if not p.name.startswith(".") and p.name != "README.md"
+        ]  # a checkout's own
     except OSError:  # no such folder, or the current directory is gone
         return None
     if not held or old.resolve() == models_dir().resolve():
@@ -398,10 +401,17 @@ def old_models_dir() -> Path | None:
         _NOTED_OLD_MODELS.add(old)
         new = models_dir()
         moves = " ".join(str(old / name) for name in sorted(held))
-        log.warning("Models are also read from %s, where Audiopub looked before; they belong "
-                    "in %s now: move them there (`mkdir -p %s && mv %s %s/`), or set "
-                    "AUDIOPUB_MODELS_DIR=%s to keep them where they are.",
-                    old, new, new, moves, new, old)
+        log.warning(
+            "Models are also read from %s, where Audiopub looked before; they belong "
+            "in %s now: move them there (`mkdir -p %s && mv %s %s/`), or set "
+            "AUDIOPUB_MODELS_DIR=%s to keep them where they are.",
+            old,
+            new,
+            new,
+            moves,
+            new,
+            old,
+        )
     return old
 
 

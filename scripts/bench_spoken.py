@@ -51,9 +51,13 @@ def _synthesis_s_per_m(book: Book) -> float:
     from audiopub.tts.piper.engine import PiperEngine
 
     engine = PiperEngine(threads=1)
-    chunks = [c.spoken for ch in book.chapters
-              for c in chunk_paragraphs(ch.paragraphs, MAX_CHARS, ch.index,
-                                        lambda text: spoken_form(text, book.language))]
+    chunks = [
+        c.spoken
+        for ch in book.chapters
+        for c in chunk_paragraphs(
+            ch.paragraphs, MAX_CHARS, ch.index, lambda text: spoken_form(text, book.language)
+        )
+    ]
     texts, chars = [], 0
     for text in chunks:
         texts.append(text)
@@ -67,8 +71,10 @@ def _synthesis_s_per_m(book: Book) -> float:
 
 
 def main(paths: list[Path]) -> None:
-    print(f"{'book':42} {'chars':>9} {'stage s/M':>10} {'chars/s':>11} "
-          f"{'chunking s/M':>13} {'+ spoken s/M':>13}")
+    print(
+        f"{'book':42} {'chars':>9} {'stage s/M':>10} {'chars/s':>11} "
+        f"{'chunking s/M':>13} {'+ spoken s/M':>13}"
+    )
     books = [read_epub(path) for path in paths]
     total_chars = 0
     total = {"stage": 0.0, "plain": 0.0, "spoken": 0.0}
@@ -82,17 +88,23 @@ def main(paths: list[Path]) -> None:
             total[name] += seconds
         total_chars += chars
         per_m = 1e6 / chars
-        print(f"{path.name[:42]:42} {chars:>9,} {stage * per_m:>10.3f} {chars / stage:>11,.0f} "
-              f"{plain * per_m:>13.3f} {spoken * per_m:>13.3f}")
+        print(
+            f"{path.name[:42]:42} {chars:>9,} {stage * per_m:>10.3f} {chars / stage:>11,.0f} "
+            f"{plain * per_m:>13.3f} {spoken * per_m:>13.3f}"
+        )
     per_m = 1e6 / total_chars
-    print(f"{'all':42} {total_chars:>9,} {total['stage'] * per_m:>10.3f} "
-          f"{total_chars / total['stage']:>11,.0f} {total['plain'] * per_m:>13.3f} "
-          f"{total['spoken'] * per_m:>13.3f}")
+    print(
+        f"{'all':42} {total_chars:>9,} {total['stage'] * per_m:>10.3f} "
+        f"{total_chars / total['stage']:>11,.0f} {total['plain'] * per_m:>13.3f} "
+        f"{total['spoken'] * per_m:>13.3f}"
+    )
     synthesis = _synthesis_s_per_m(books[0])
     added = (total["spoken"] - total["plain"]) * per_m
     print(f"\nPiper synthesis, one thread, {books[0].title[:30]}: {synthesis:,.0f} s per M chars")
-    print(f"spoken form added to chunking: {added:.3f} s per M chars = "
-          f"{100 * added / synthesis:.4f}% of synthesis time")
+    print(
+        f"spoken form added to chunking: {added:.3f} s per M chars = "
+        f"{100 * added / synthesis:.4f}% of synthesis time"
+    )
 
 
 if __name__ == "__main__":

@@ -72,19 +72,23 @@ def batch_throughput(engine: SupertonicEngine, steps: int, repeats: int) -> None
         seconds = _best_time(partial(engine.synthesize, texts, "F1", options), repeats)
         chars = sum(len(text) for text in texts)
         audio = sum(result.duration_s for result in waves)
-        print(f"| {size} | {seconds:.4f} | {1000 * seconds / size:.2f} | {chars / seconds:,.0f} "
-              f"| {audio / seconds:,.0f} |")
+        print(
+            f"| {size} | {seconds:.4f} | {1000 * seconds / size:.2f} | {chars / seconds:,.0f} "
+            f"| {audio / seconds:,.0f} |"
+        )
 
 
-def versus_official(engine: SupertonicEngine, steps: int, repeats: int,
-                    threads: int | None) -> None:
+def versus_official(
+    engine: SupertonicEngine, steps: int, repeats: int, threads: int | None
+) -> None:
     try:
         from supertonic import loader
     except ImportError:
         print("\n(official `supertonic` not installed: pip install --no-deps supertonic==1.3.1)")
         return
-    official = loader.load_model(engine.files.onnx_dir.parent, auto_download=False,
-                                 intra_op_num_threads=threads)
+    official = loader.load_model(
+        engine.files.onnx_dir.parent, auto_download=False, intra_op_num_threads=threads
+    )
     style = loader.load_voice_style_from_json_file(engine.files.voices_dir / "F1.json")
 
     def official_call(texts: list[str]) -> None:
@@ -104,10 +108,12 @@ def versus_official(engine: SupertonicEngine, steps: int, repeats: int,
         ("16 chunks, both batched", [CHUNKS], CHUNKS),
         ("16 chunks, official one by one (as its TTS.synthesize)", [[t] for t in CHUNKS], CHUNKS),
     ]
-    print(f"\n## This engine vs the official loop, interleaved "
-          f"({steps} steps, best of {repeats})\n")
-    print("| case | official s | engine s (session.run) | engine s (IO binding) "
-          "| official / engine |")
+    print(
+        f"\n## This engine vs the official loop, interleaved ({steps} steps, best of {repeats})\n"
+    )
+    print(
+        "| case | official s | engine s (session.run) | engine s (IO binding) | official / engine |"
+    )
     print("|---|---:|---:|---:|---:|")
     for label, calls, texts in cases:
         runs: dict[str, Callable[[], None]] = {
@@ -123,8 +129,10 @@ def versus_official(engine: SupertonicEngine, steps: int, repeats: int,
                 times[name].append(time.perf_counter() - start)
         best = {name: min(values) for name, values in times.items()}
         ours = min(best["plain"], best["bound"])
-        print(f"| {label} | {best['official']:.4f} | {best['plain']:.4f} | {best['bound']:.4f} "
-              f"| {best['official'] / ours:.2f}x |")
+        print(
+            f"| {label} | {best['official']:.4f} | {best['plain']:.4f} | {best['bound']:.4f} "
+            f"| {best['official'] / ours:.2f}x |"
+        )
     engine.io_binding = engine.sessions["vector_estimator"].device.on_gpu
 
 
@@ -140,12 +148,18 @@ def step_loop_share(engine: SupertonicEngine, steps: int, repeats: int) -> None:
             result = method(*args, **kwargs)
             inside.append(time.perf_counter() - start)
             return result
+
         return wrapper
 
     real_denoise = supertonic.denoise
 
-    def timed_denoise(session: Any, latent: np.ndarray, conditions: Mapping[str, np.ndarray],
-                      steps: int, io_binding_device: str | None = None) -> np.ndarray:
+    def timed_denoise(
+        session: Any,
+        latent: np.ndarray,
+        conditions: Mapping[str, np.ndarray],
+        steps: int,
+        io_binding_device: str | None = None,
+    ) -> np.ndarray:
         start = time.perf_counter()
         result = real_denoise(session, latent, conditions, steps, io_binding_device)
         loop.append(time.perf_counter() - start)
@@ -166,9 +180,11 @@ def step_loop_share(engine: SupertonicEngine, steps: int, repeats: int) -> None:
                 for _ in range(repeats):
                     engine.synthesize(CHUNKS[:size], "F1", SynthesisOptions(steps=steps, seed=0))
                 total, run = sum(loop), sum(inside)
-                print(f"| {size} | {'IO binding' if bound else 'session.run'} "
-                      f"| {1000 * total / repeats:.2f} | {1000 * run / repeats:.2f} "
-                      f"| {100 * (total - run) / total:.1f}% |")
+                print(
+                    f"| {size} | {'IO binding' if bound else 'session.run'} "
+                    f"| {1000 * total / repeats:.2f} | {1000 * run / repeats:.2f} "
+                    f"| {100 * (total - run) / total:.1f}% |"
+                )
     finally:
         del session.run, session.run_with_iobinding
         supertonic.denoise = real_denoise

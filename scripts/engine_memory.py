@@ -28,8 +28,18 @@ from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
 
-_MALLINFO2_FIELDS = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
-                     "uordblks", "fordblks", "keepcost")
+_MALLINFO2_FIELDS = (
+    "arena",
+    "ordblks",
+    "smblks",
+    "hblks",
+    "hblkhd",
+    "usmblks",
+    "fsmblks",
+    "uordblks",
+    "fordblks",
+    "keepcost",
+)
 
 
 class _Mallinfo2(ctypes.Structure):
@@ -46,8 +56,11 @@ def _glibc_mib() -> tuple[float, float]:
 
 def _rss_mib() -> tuple[float, float]:
     """This process's resident size now and at its highest (VmRSS, VmHWM), in MiB."""
-    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines()
-                  if ":" in line)
+    status = dict(
+        line.split(":", 1)
+        for line in Path("/proc/self/status").read_text().splitlines()
+        if ":" in line
+    )
     return (int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024)
 
 
@@ -58,11 +71,17 @@ def main() -> None:
     parser.add_argument("--voice", help="voice id (default: the engine's first)")
     parser.add_argument("--every", type=int, default=50, help="chunks between lines")
     parser.add_argument("--limit", type=int, help="stop after this many chunks")
-    parser.add_argument("--chars", type=int,
-                        help="stop once this many characters are spoken: the same text for "
-                             "engines whose chunks differ in size")
-    parser.add_argument("--mem-pattern", action="store_true",
-                        help="make the session with ORT's memory patterns (as before)")
+    parser.add_argument(
+        "--chars",
+        type=int,
+        help="stop once this many characters are spoken: the same text for "
+        "engines whose chunks differ in size",
+    )
+    parser.add_argument(
+        "--mem-pattern",
+        action="store_true",
+        help="make the session with ORT's memory patterns (as before)",
+    )
     args = parser.parse_args()
     if args.mem_pattern:
         plain = onnx_runtime.session_options
@@ -74,15 +93,17 @@ def main() -> None:
 
         onnx_runtime.session_options = with_patterns
     engine = get_engine(args.engine, threads=1)
-    chunks = list(plan(args.book, engine).workload.chunks[:args.limit])
+    chunks = list(plan(args.book, engine).workload.chunks[: args.limit])
     if args.chars is not None:  # the chunks up to the one that reaches --chars
         ends = list(itertools.accumulate(map(len, chunks)))
-        chunks = chunks[:bisect.bisect_left(ends, args.chars) + 1]
+        chunks = chunks[: bisect.bisect_left(ends, args.chars) + 1]
     voice = args.voice or engine.voices()[0].id
     # In the book's language, as a conversion speaks it (Kokoro phonemises by it).
     options = SynthesisOptions(seed=0, language=read_epub(args.book).language)
-    print(f"{engine.name} {voice}: {len(chunks)} chunks, "
-          f"memory patterns {'on' if args.mem_pattern else 'off'}")
+    print(
+        f"{engine.name} {voice}: {len(chunks)} chunks, "
+        f"memory patterns {'on' if args.mem_pattern else 'off'}"
+    )
     print("chunks  chars  seconds  rss_mib  peak_mib  heap_in_use_mib  mapped_blocks_mib")
     began, chars = time.perf_counter(), 0
     for number, text in enumerate(chunks, 1):
@@ -91,8 +112,11 @@ def main() -> None:
         if number % args.every == 0 or number == len(chunks):
             rss, peak = _rss_mib()
             heap, mapped = _glibc_mib()
-            print(f"{number:6d} {chars:7d} {time.perf_counter() - began:8.0f} {rss:8.0f} "
-                  f"{peak:9.0f} {heap:16.1f} {mapped:18.0f}", flush=True)
+            print(
+                f"{number:6d} {chars:7d} {time.perf_counter() - began:8.0f} {rss:8.0f} "
+                f"{peak:9.0f} {heap:16.1f} {mapped:18.0f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

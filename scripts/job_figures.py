@@ -27,27 +27,45 @@ from pathlib import Path
 
 BAR_COUNT = re.compile(r"([\d,]+)/([\d,]+) chars \[([^<\]]*)<([^,\]]*)")
 
-FIRST = ["The rain had stopped by the time the train reached the coast.",
-         "She counted the lighthouses as they passed, one for every mile.",
-         "Nobody on the platform seemed to expect anyone at all."]
-SECOND = ["A dog slept in the shade of the ticket office, and nobody woke it.",
-          "The harbour smelled of tar, salt and fresh bread from the bakery.",
-          "Somewhere a radio was playing an old dance tune, slightly out of tune."]
-THIRD = ["The ferry left at noon with three passengers and a crate of oranges.",
-         "Gulls followed it out past the breakwater, calling to each other.",
-         "By evening the island was a grey line on the edge of the sea."]
+FIRST = [
+    "The rain had stopped by the time the train reached the coast.",
+    "She counted the lighthouses as they passed, one for every mile.",
+    "Nobody on the platform seemed to expect anyone at all.",
+]
+SECOND = [
+    "A dog slept in the shade of the ticket office, and nobody woke it.",
+    "The harbour smelled of tar, salt and fresh bread from the bakery.",
+    "Somewhere a radio was playing an old dance tune, slightly out of tune.",
+]
+THIRD = [
+    "The ferry left at noon with three passengers and a crate of oranges.",
+    "Gulls followed it out past the breakwater, calling to each other.",
+    "By evening the island was a grey line on the edge of the sea.",
+]
 
 
 def make_book(path: Path, paragraphs: list[str], title: str) -> Path:
     from audiopub.bench.texts import write_simple_epub
 
     # Every paragraph different: a chunk whose text another has is not spoken twice.
-    chapters = [("One", [f"{p} It was early." for p in paragraphs]
-                 + [f"{p} Nobody spoke." for p in paragraphs]),
-                ("Two", [f"{p} It was late." for p in paragraphs]
-                 + [f"{p} Everyone left." for p in paragraphs])]
-    return write_simple_epub(path, chapters, identifier=f"figures-{title}", title=title,
-                             author="Ann Author", language="en")
+    chapters = [
+        (
+            "One",
+            [f"{p} It was early." for p in paragraphs] + [f"{p} Nobody spoke." for p in paragraphs],
+        ),
+        (
+            "Two",
+            [f"{p} It was late." for p in paragraphs] + [f"{p} Everyone left." for p in paragraphs],
+        ),
+    ]
+    return write_simple_epub(
+        path,
+        chapters,
+        identifier=f"figures-{title}",
+        title=title,
+        author="Ann Author",
+        language="en",
+    )
 
 
 def cli_run(book: Path, chapters: str | None, out: Path, env: dict[str, str]) -> None:
@@ -77,12 +95,17 @@ def cli_run(book: Path, chapters: str | None, out: Path, env: dict[str, str]) ->
             if done and first_progress is None:
                 first_progress = time.perf_counter() - began
             if first_estimate is None and remaining not in ("", "?"):
-                first_estimate = (f"{remaining} (shown at {match.group(1)} chars done, "
-                                  f"{time.perf_counter() - began:.1f} s after the start)")
+                first_estimate = (
+                    f"{remaining} (shown at {match.group(1)} chars done, "
+                    f"{time.perf_counter() - began:.1f} s after the start)"
+                )
     process.wait()
     reader.join()
-    print(f"CLI: start to first progress {first_progress:.1f} s" if first_progress
-          else "CLI: no progress seen")
+    print(
+        f"CLI: start to first progress {first_progress:.1f} s"
+        if first_progress
+        else "CLI: no progress seen"
+    )
     print(f"CLI: first estimate of time left: {first_estimate}")
     print(f"CLI: exit {process.returncode} after {time.perf_counter() - began:.1f} s; it said:")
     print(b"".join(stdout).decode().rstrip())
@@ -107,8 +130,9 @@ def worker_runs(books: list[Path]) -> None:
         try:
             for number, book in enumerate(books, 1):
                 engine = get_engine("piper")
-                job = submit_job(store, book, read_epub(book), book.with_suffix(".m4b"),
-                                 JobSettings(), engine)
+                job = submit_job(
+                    store, book, read_epub(book), book.with_suffix(".m4b"), JobSettings(), engine
+                )
                 submitted = time.perf_counter()
                 worker.wake()
                 first_progress = first_eta = None
@@ -120,8 +144,10 @@ def worker_runs(books: list[Path]) -> None:
                     last = event
                     now = time.perf_counter() - submitted
                     if first_eta is None and event.eta_s is not None:
-                        first_eta = (f"{fmt.clock(event.eta_s)} at {event.chars_done} chars, "
-                                     f"{now:.1f} s after submitting")
+                        first_eta = (
+                            f"{fmt.clock(event.eta_s)} at {event.chars_done} chars, "
+                            f"{now:.1f} s after submitting"
+                        )
                     # The first chunk this run spoke (chapter titles another book had
                     # spoken count as done from the start).
                     if first_progress is None and event.run is not None and event.run.chars:
@@ -129,8 +155,10 @@ def worker_runs(books: list[Path]) -> None:
                     if event.state is not JobState.RUNNING:
                         break
                 done = store.queue.get_job(job.id)
-                print(f"\nweb job {number}: {done.state.value} in {now:.1f} s; submit to first "
-                      f"progress {first_progress:.1f} s; first estimate {first_eta}")
+                print(
+                    f"\nweb job {number}: {done.state.value} in {now:.1f} s; submit to first "
+                    f"progress {first_progress:.1f} s; first estimate {first_eta}"
+                )
                 card_lines(store, done, last)
         finally:
             worker.stop()
@@ -149,14 +177,21 @@ def card_lines(store, job, event) -> None:  # type: ignore[no-untyped-def]
     print(f"  card: {label}: {fmt.rate(m.chars_per_s)}")
     startup = getattr(m, "startup_s", None)
     if hasattr(jobview, "STARTUP_LABEL"):
-        print(f"  card: {jobview.STARTUP_LABEL}: "
-              f"{fmt.seconds_short(startup) if startup is not None else '—'}")
+        print(
+            f"  card: {jobview.STARTUP_LABEL}: "
+            f"{fmt.seconds_short(startup) if startup is not None else '—'}"
+        )
     print(f"  card: Job stages: {fmt.stage_times(job.stage_times)}")
     for chapter in store.ledger.chapters(job.id):
         figures = getattr(jobview, "chapter_figures", None)
-        text = figures(chapter.chars_per_s, chapter.rtf, chapter.stage_times) if figures else (
-            f"{fmt.rate(chapter.chars_per_s)} · real-time factor {fmt.factor(chapter.rtf)} "
-            f"({Clock.ENGINE.value}) · {fmt.stage_times(chapter.stage_times)}")
+        text = (
+            figures(chapter.chars_per_s, chapter.rtf, chapter.stage_times)
+            if figures
+            else (
+                f"{fmt.rate(chapter.chars_per_s)} · real-time factor {fmt.factor(chapter.rtf)} "
+                f"({Clock.ENGINE.value}) · {fmt.stage_times(chapter.stage_times)}"
+            )
+        )
         print(f"  card: chapter {chapter.title}: {text}")
 
 
@@ -175,8 +210,12 @@ def main() -> int:
     cli_run(cli_book, args.chapters if args.book else None, folder / "cli.m4b", env)
     if args.cli_only:
         return 0
-    worker_runs([make_book(folder / "web1.epub", SECOND, "Figures Web One"),
-                 make_book(folder / "web2.epub", THIRD, "Figures Web Two")])
+    worker_runs(
+        [
+            make_book(folder / "web1.epub", SECOND, "Figures Web One"),
+            make_book(folder / "web2.epub", THIRD, "Figures Web Two"),
+        ]
+    )
     return 0
 
 

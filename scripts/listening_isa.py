@@ -69,8 +69,11 @@ def speak(folder: Path, threads: int) -> list[str]:
     def say(name: str) -> list[np.ndarray]:
         engine = PiperEngine(threads=threads)
         spoken = engine.synthesize(SENTENCES, engine.voices()[0].id, SynthesisOptions(seed=1))
-        np.savez(folder / f"{name}.npz", rate=spoken[0].sample_rate,
-                 **{f"a{i}": r.audio for i, r in enumerate(spoken)})
+        np.savez(
+            folder / f"{name}.npz",
+            rate=spoken[0].sample_rate,
+            **{f"a{i}": r.audio for i, r in enumerate(spoken)},
+        )
         return [r.audio for r in spoken]
 
     default = say("ort-default")
@@ -85,15 +88,25 @@ def speak(folder: Path, threads: int) -> list[str]:
     unfused_audio = say("ort-unfused")
     onnx_runtime.session_options = made
     same_lengths = all(a.size == b.size for a, b in zip(default, unfused_audio))
-    differ = max(float(np.max(np.abs(a - b))) if a.size == b.size else float("inf")
-                 for a, b in zip(default, unfused_audio))
-    print(f"voice: fusions off changes samples by up to {differ:.2e} "
-          f"(lengths {'equal' if same_lengths else 'differ'})")
+    differ = max(
+        float(np.max(np.abs(a - b))) if a.size == b.size else float("inf")
+        for a, b in zip(default, unfused_audio)
+    )
+    print(
+        f"voice: fusions off changes samples by up to {differ:.2e} "
+        f"(lengths {'equal' if same_lengths else 'differ'})"
+    )
     rng = np.random.default_rng(5)
     with np.load(folder / "ort-default.npz") as saved:
-        np.savez(folder / "dither.npz", rate=saved["rate"],
-                 **{k: (saved[k] + rng.standard_normal(saved[k].size) * 1e-4).astype(np.float32)
-                    for k in saved.files if k != "rate"})
+        np.savez(
+            folder / "dither.npz",
+            rate=saved["rate"],
+            **{
+                k: (saved[k] + rng.standard_normal(saved[k].size) * 1e-4).astype(np.float32)
+                for k in saved.files
+                if k != "rate"
+            },
+        )
     return ["ort-default", "ort-unfused", "dither"]
 
 
@@ -115,23 +128,40 @@ def hear(audio_file: Path, models: Path, threads: int) -> None:
     long = np.concatenate([part for i in order for part in (clips[i].audio, pause)])
     heard_long = listener.hear([Clip(long, rate, "en")])[0]
     verdict = judge(" ".join(SENTENCES[i] for i in order), heard_long, "en")
-    print(json.dumps({"long": {"heard": heard_long, "wer": verdict.wer,
-                               "missing_run": verdict.missing_run},
-                      "rows": [{"batch": b, "single": s,
-                                "wer_batch": judge(t, b, "en-US").wer,
-                                "wer_single": judge(t, s, "en-US").wer,
-                                "flagged": judge(t, b, "en-US").flagged
-                                or judge(t, s, "en-US").flagged}
-                               for t, b, s in zip(SENTENCES, batch, single)]}))
+    print(
+        json.dumps(
+            {
+                "long": {
+                    "heard": heard_long,
+                    "wer": verdict.wer,
+                    "missing_run": verdict.missing_run,
+                },
+                "rows": [
+                    {
+                        "batch": b,
+                        "single": s,
+                        "wer_batch": judge(t, b, "en-US").wer,
+                        "wer_single": judge(t, s, "en-US").wer,
+                        "flagged": judge(t, b, "en-US").flagged or judge(t, s, "en-US").flagged,
+                    }
+                    for t, b, s in zip(SENTENCES, batch, single)
+                ],
+            }
+        )
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--voices", help="voice variants to hear (default: all): "
-                                         "ort-default, ort-unfused, dither")
-    parser.add_argument("--settings", help="CTranslate2 settings to hear them in (default: "
-                                           f"all): {', '.join(n for n, _ in LISTENER_SETTINGS)}")
+    parser.add_argument(
+        "--voices", help="voice variants to hear (default: all): ort-default, ort-unfused, dither"
+    )
+    parser.add_argument(
+        "--settings",
+        help="CTranslate2 settings to hear them in (default: "
+        f"all): {', '.join(n for n, _ in LISTENER_SETTINGS)}",
+    )
     parser.add_argument("--hear", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--models", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -141,32 +171,53 @@ def main() -> None:
     from whisper_model import assemble
 
     flags = cpu_flags()
-    usable = [(name, env) for name, env in LISTENER_SETTINGS
-              if not (name == "AVX512" and "avx512f" not in flags)
-              and (not args.settings or name in args.settings.split(","))]
+    usable = [
+        (name, env)
+        for name, env in LISTENER_SETTINGS
+        if not (name == "AVX512" and "avx512f" not in flags)
+        and (not args.settings or name in args.settings.split(","))
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         assemble(folder / "models" / "whisper-base")
-        voices = [voice for voice in speak(folder, args.threads)
-                  if not args.voices or voice in args.voices.split(",")]
+        voices = [
+            voice
+            for voice in speak(folder, args.threads)
+            if not args.voices or voice in args.voices.split(",")
+        ]
         worst_gap = 0.0
         for voice in voices:
             for name, env in usable:
                 out = subprocess.run(
-                    [sys.executable, __file__, "--hear", str(folder / f"{voice}.npz"),
-                     "--models", str(folder / "models"), "--threads", str(args.threads)],
-                    env={**os.environ, **env}, capture_output=True, text=True, check=True)
+                    [
+                        sys.executable,
+                        __file__,
+                        "--hear",
+                        str(folder / f"{voice}.npz"),
+                        "--models",
+                        str(folder / "models"),
+                        "--threads",
+                        str(args.threads),
+                    ],
+                    env={**os.environ, **env},
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 result = json.loads(out.stdout.strip().splitlines()[-1])
                 rows, long = result["rows"], result["long"]
                 gaps = [abs(r["wer_batch"] - r["wer_single"]) for r in rows]
                 worst_gap = max(worst_gap, *gaps)
-                print(f"{voice:12} {name:8} WER batch "
-                      + " ".join(f"{r['wer_batch']:.3f}" for r in rows)
-                      + " | single " + " ".join(f"{r['wer_single']:.3f}" for r in rows)
-                      + f" | same words {sum(r['batch'] == r['single'] for r in rows)}/{len(rows)}"
-                      + f" | flagged {sum(r['flagged'] for r in rows)}"
-                      + f" | over 30 s: WER {long['wer']:.3f}, missing run {long['missing_run']}",
-                      flush=True)
+                print(
+                    f"{voice:12} {name:8} WER batch "
+                    + " ".join(f"{r['wer_batch']:.3f}" for r in rows)
+                    + " | single "
+                    + " ".join(f"{r['wer_single']:.3f}" for r in rows)
+                    + f" | same words {sum(r['batch'] == r['single'] for r in rows)}/{len(rows)}"
+                    + f" | flagged {sum(r['flagged'] for r in rows)}"
+                    + f" | over 30 s: WER {long['wer']:.3f}, missing run {long['missing_run']}",
+                    flush=True,
+                )
                 print(f"    over 30 s: {long['heard']!r}")
                 for r in rows:
                     if r["batch"] != r["single"] or max(r["wer_batch"], r["wer_single"]) > 0:

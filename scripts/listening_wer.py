@@ -42,8 +42,10 @@ def percentiles(values: list[float]) -> str:
     if not values:
         return "-"
     points = np.percentile(np.asarray(values, dtype=float), [50, 90, 95, 99])
-    return (" ".join(f"p{p}={v:.3g}" for p, v in zip((50, 90, 95, 99), points))
-            + f" max={max(values):.3g}")
+    return (
+        " ".join(f"p{p}={v:.3g}" for p, v in zip((50, 90, 95, 99), points))
+        + f" max={max(values):.3g}"
+    )
 
 
 def hear_all(listener: Listener, clips: list[Clip]) -> tuple[list[str], float, float]:
@@ -51,7 +53,7 @@ def hear_all(listener: Listener, clips: list[Clip]) -> tuple[list[str], float, f
     heard: list[str] = []
     cpu, wall = time.process_time(), time.perf_counter()
     for start in range(0, len(clips), BATCH):
-        heard += listener.hear(clips[start:start + BATCH])
+        heard += listener.hear(clips[start : start + BATCH])
     return heard, time.process_time() - cpu, time.perf_counter() - wall
 
 
@@ -78,12 +80,18 @@ def main() -> None:
     engine = get_engine(args.engine, threads=args.threads)
     voice = args.voice or engine.voices()[0].id
     language = book.language or "en"
-    selection = parse_chapter_selection(args.chapters, len(book.chapters)) \
-        if args.chapters else None
-    chunks = [chunk for _, planned in plan_book(book, engine.max_chunk_chars, selection)
-              for chunk in planned][:args.limit]
-    print(f"{book.title}: {len(chunks)} chunks, {args.engine} {voice}, whisper:{args.model}, "
-          f"{args.threads} threads")
+    selection = (
+        parse_chapter_selection(args.chapters, len(book.chapters)) if args.chapters else None
+    )
+    chunks = [
+        chunk
+        for _, planned in plan_book(book, engine.max_chunk_chars, selection)
+        for chunk in planned
+    ][: args.limit]
+    print(
+        f"{book.title}: {len(chunks)} chunks, {args.engine} {voice}, whisper:{args.model}, "
+        f"{args.threads} threads"
+    )
 
     started = time.perf_counter()
     options = SynthesisOptions(seed=args.seed, language=language)
@@ -96,9 +104,11 @@ def main() -> None:
     print(f"listener loaded in {time.perf_counter() - load:.1f} s on {listener.device}")
     clips = [Clip(r.audio, r.sample_rate, language) for r in spoken]
     heard, cpu_s, wall_s = hear_all(listener, clips)
-    print(f"listening: {cpu_s / (audio_s / 60):.1f} CPU-s and {wall_s / (audio_s / 60):.1f} "
-          f"wall-s per audio minute ({cpu_s:.0f} CPU-s, {wall_s:.0f} s for "
-          f"{audio_s / 60:.1f} min)")
+    print(
+        f"listening: {cpu_s / (audio_s / 60):.1f} CPU-s and {wall_s / (audio_s / 60):.1f} "
+        f"wall-s per audio minute ({cpu_s:.0f} CPU-s, {wall_s:.0f} s for "
+        f"{audio_s / 60:.1f} min)"
+    )
 
     limits = Thresholds(args.max_missing_run, args.max_wer, args.min_words_for_wer)
     verdicts = [judge(c.spoken, text, language, limits) for c, text in zip(chunks, heard)]
@@ -108,24 +118,41 @@ def main() -> None:
     print(f"per-chunk WER   {percentiles([v.wer for v in verdicts])}")
     print(f"missing run     {percentiles([float(v.missing_run) for v in verdicts])}")
     long_chunks = [v for v, n in zip(verdicts, words) if n >= limits.min_words_for_wer]
-    print("chunks with a missing run of at least k: " + ", ".join(
-        f"k={k}: {sum(v.missing_run >= k for v in verdicts)}" for k in range(2, 9)))
-    print(f"chunks of {limits.min_words_for_wer}+ words above a WER of w: " + ", ".join(
-        f"w={w}: {sum(v.wer > w for v in long_chunks)}" for w in (0.2, 0.25, 0.3, 0.35, 0.4)))
+    print(
+        "chunks with a missing run of at least k: "
+        + ", ".join(f"k={k}: {sum(v.missing_run >= k for v in verdicts)}" for k in range(2, 9))
+    )
+    print(
+        f"chunks of {limits.min_words_for_wer}+ words above a WER of w: "
+        + ", ".join(
+            f"w={w}: {sum(v.wer > w for v in long_chunks)}" for w in (0.2, 0.25, 0.3, 0.35, 0.4)
+        )
+    )
     flagged = [i for i, v in enumerate(verdicts) if v.flagged]
-    print(f"flagged at {limits}: {len(flagged)} of {len(chunks)} "
-          f"({len(flagged) / max(1, len(chunks)):.1%})")
+    print(
+        f"flagged at {limits}: {len(flagged)} of {len(chunks)} "
+        f"({len(flagged) / max(1, len(chunks)):.1%})"
+    )
     for i in flagged if args.flagged_only else range(len(chunks)):
         if args.flagged_only or verdicts[i].flagged:
-            print(f"  [{chunks[i].chapter_index}:{chunks[i].index}] {verdicts[i].reason} "
-                  f"(WER {verdicts[i].wer:.2f})\n    text:  {chunks[i].spoken}\n"
-                  f"    heard: {heard[i]}")
+            print(
+                f"  [{chunks[i].chapter_index}:{chunks[i].index}] {verdicts[i].reason} "
+                f"(WER {verdicts[i].wer:.2f})\n    text:  {chunks[i].spoken}\n"
+                f"    heard: {heard[i]}"
+            )
     if args.drop_sentences:
         _drop_sentences(engine, voice, options, listener, chunks, language, limits)
 
 
-def _drop_sentences(engine: Engine, voice: str, options: SynthesisOptions, listener: Listener,
-                    chunks: list[Chunk], language: str, limits: Thresholds) -> None:
+def _drop_sentences(
+    engine: Engine,
+    voice: str,
+    options: SynthesisOptions,
+    listener: Listener,
+    chunks: list[Chunk],
+    language: str,
+    limits: Thresholds,
+) -> None:
     """Each chunk of two or more sentences judged against its audio without its longest one."""
     cases = []
     for chunk in chunks:
@@ -140,11 +167,14 @@ def _drop_sentences(engine: Engine, voice: str, options: SynthesisOptions, liste
         return
     spoken = engine.synthesize([rest for _, rest, _ in cases], voice, options)
     heard, _, _ = hear_all(listener, [Clip(r.audio, r.sample_rate, language) for r in spoken])
-    caught = [judge(text, said, language, limits).flagged
-              for (text, _, _), said in zip(cases, heard)]
+    caught = [
+        judge(text, said, language, limits).flagged for (text, _, _), said in zip(cases, heard)
+    ]
     dropped = [n for _, _, n in cases]
-    print(f"a sentence dropped ({min(dropped)}-{max(dropped)} words, median "
-          f"{int(np.median(dropped))}): {sum(caught)} of {len(cases)} caught")
+    print(
+        f"a sentence dropped ({min(dropped)}-{max(dropped)} words, median "
+        f"{int(np.median(dropped))}): {sum(caught)} of {len(cases)} caught"
+    )
     for (text, _, n), hit in zip(cases, caught):
         if not hit:
             print(f"  missed ({n} words dropped): {text}")

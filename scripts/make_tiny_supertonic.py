@@ -79,16 +79,20 @@ def _float(name: str, *dims: int | str) -> onnx.ValueInfoProto:
 
 
 def _save(graph: onnx.GraphProto, path: Path) -> None:
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="audiopub-tiny-supertonic")
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET)],
+        producer_name="audiopub-tiny-supertonic",
+    )
     model.ir_version = IR_VERSION
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
 
 
 def _text_ids() -> onnx.ValueInfoProto:
-    return helper.make_tensor_value_info("text_ids", TensorProto.INT64,
-                                         ["batch_size", "text_length"])
+    return helper.make_tensor_value_info(
+        "text_ids", TensorProto.INT64, ["batch_size", "text_length"]
+    )
 
 
 def duration_predictor(rng: np.random.Generator, vocab: int) -> onnx.GraphProto:
@@ -112,13 +116,19 @@ def duration_predictor(rng: np.random.Generator, vocab: int) -> onnx.GraphProto:
         _weight(rng, "dp_embedding", vocab, EMBED_DIM),
         _weight(rng, "dp_w", EMBED_DIM, STYLE_DP_SHAPE[1]),
         _weight(rng, "dp_out", STYLE_DP_SHAPE[1], 1),
-        _const("spread", 0.02), _const("per_char", 0.065),
-        _const("axis1", [1], np.int64), _const("axes12", [1, 2], np.int64),
+        _const("spread", 0.02),
+        _const("per_char", 0.065),
+        _const("axis1", [1], np.int64),
+        _const("axes12", [1, 2], np.int64),
     ]
-    inputs = [_text_ids(), _float("style_dp", "batch_size", *STYLE_DP_SHAPE),
-              _float("text_mask", "batch_size", 1, "text_length")]
-    return helper.make_graph(nodes, "duration_predictor", inputs,
-                             [_float("duration", "batch_size")], inits)
+    inputs = [
+        _text_ids(),
+        _float("style_dp", "batch_size", *STYLE_DP_SHAPE),
+        _float("text_mask", "batch_size", 1, "text_length"),
+    ]
+    return helper.make_graph(
+        nodes, "duration_predictor", inputs, [_float("duration", "batch_size")], inits
+    )
 
 
 def text_encoder(rng: np.random.Generator, vocab: int) -> onnx.GraphProto:
@@ -133,12 +143,23 @@ def text_encoder(rng: np.random.Generator, vocab: int) -> onnx.GraphProto:
         helper.make_node("Mul", ["hidden", "mask_t"], ["masked"]),
         helper.make_node("Transpose", ["masked"], ["text_emb"], perm=[0, 2, 1]),
     ]
-    inits = [_weight(rng, "te_embedding", vocab, EMBED_DIM),
-             _weight(rng, "te_w", EMBED_DIM, TEXT_EMB_DIM), _const("axis1", [1], np.int64)]
-    inputs = [_text_ids(), _float("style_ttl", "batch_size", *STYLE_TTL_SHAPE),
-              _float("text_mask", "batch_size", 1, "text_length")]
-    return helper.make_graph(nodes, "text_encoder", inputs,
-                             [_float("text_emb", "batch_size", TEXT_EMB_DIM, "text_length")], inits)
+    inits = [
+        _weight(rng, "te_embedding", vocab, EMBED_DIM),
+        _weight(rng, "te_w", EMBED_DIM, TEXT_EMB_DIM),
+        _const("axis1", [1], np.int64),
+    ]
+    inputs = [
+        _text_ids(),
+        _float("style_ttl", "batch_size", *STYLE_TTL_SHAPE),
+        _float("text_mask", "batch_size", 1, "text_length"),
+    ]
+    return helper.make_graph(
+        nodes,
+        "text_encoder",
+        inputs,
+        [_float("text_emb", "batch_size", TEXT_EMB_DIM, "text_length")],
+        inits,
+    )
 
 
 def vector_estimator(rng: np.random.Generator) -> onnx.GraphProto:
@@ -172,7 +193,8 @@ def vector_estimator(rng: np.random.Generator) -> onnx.GraphProto:
         _weight(rng, "ve_cond", LATENT_CHANNELS, TEXT_EMB_DIM),
         _weight(rng, "ve_time", LATENT_CHANNELS, 1),
         _weight(rng, "ve_mix", LATENT_CHANNELS, LATENT_CHANNELS),
-        _const("axis1", [1], np.int64), _const("axis2", [2], np.int64),
+        _const("axis1", [1], np.int64),
+        _const("axis2", [2], np.int64),
         _const("axes12", [1, 2], np.int64),
     ]
     inputs = [
@@ -203,11 +225,16 @@ def vocoder(rng: np.random.Generator) -> onnx.GraphProto:
     inits = [
         _weight(rng, "voc_in", LATENT_CHANNELS, VOCODER_HIDDEN),
         _weight(rng, "voc_out", VOCODER_HIDDEN, samples_per_frame),
-        _const("gain", 0.5), _const("flat", [0, -1], np.int64),
+        _const("gain", 0.5),
+        _const("flat", [0, -1], np.int64),
     ]
     return helper.make_graph(
-        nodes, "vocoder", [_float("latent", "batch_size", LATENT_CHANNELS, "latent_length")],
-        [_float("wav_tts", "batch_size", "wav_length")], inits)
+        nodes,
+        "vocoder",
+        [_float("latent", "batch_size", LATENT_CHANNELS, "latent_length")],
+        [_float("wav_tts", "batch_size", "wav_length")],
+        inits,
+    )
 
 
 def tts_config() -> dict[str, object]:
@@ -220,14 +247,17 @@ def tts_config() -> dict[str, object]:
 
 def voice_style(rng: np.random.Generator) -> dict[str, object]:
     """The release's voice style format: {"dims": [...], "data": nested lists}."""
+
     def tensor(shape: tuple[int, int]) -> dict[str, object]:
         values = rng.standard_normal((1, *shape)).astype(np.float32)
         return {"dims": [1, *shape], "data": np.round(values, 5).tolist(), "type": "float32"}
+
     return {"style_ttl": tensor(STYLE_TTL_SHAPE), "style_dp": tensor(STYLE_DP_SHAPE)}
 
 
-def build_tiny_model(out_dir: Path, seed: int = 0, multilingual: bool = True,
-                     layout: str = "root") -> Path:
+def build_tiny_model(
+    out_dir: Path, seed: int = 0, multilingual: bool = True, layout: str = "root"
+) -> Path:
     """Write the tiny model under `out_dir` and return the directory to give the engine.
 
     `layout="assets"` nests everything under `assets/`, like a clone of the official GitHub
@@ -256,8 +286,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--single-language", action="store_true",
-                        help="English-only indexer, like the first Supertonic release")
+    parser.add_argument(
+        "--single-language",
+        action="store_true",
+        help="English-only indexer, like the first Supertonic release",
+    )
     parser.add_argument("--layout", choices=("root", "assets"), default="root")
     args = parser.parse_args()
     out = build_tiny_model(args.out_dir, args.seed, not args.single_language, args.layout)

@@ -68,14 +68,19 @@ def _children(pid: int) -> list[int]:
 
 def noise_png(side: int) -> bytes:
     """A PNG of random pixels, which no compression shrinks."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         body = kind + data
         return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
 
     rows = b"".join(b"\x00" + os.urandom(side * 3) for _ in range(side))
     header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-            + chunk(b"IDAT", zlib.compress(rows, 1)) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows, 1))
+        + chunk(b"IEND", b"")
+    )
 
 
 def build_book(path: Path, megabytes: float) -> Path:
@@ -85,12 +90,19 @@ def build_book(path: Path, megabytes: float) -> Path:
 
     source = read_epub(TESTDATA / TEXT_SOURCE)
     chapters = [(escape(c.title), [escape(p) for p in c.paragraphs]) for c in source.chapters]
-    write_simple_epub(path, chapters, identifier="measure", title=source.title,
-                      author=source.author)
+    write_simple_epub(
+        path, chapters, identifier="measure", title=source.title, author=source.author
+    )
     room = megabytes * 1e6 - path.stat().st_size
     side = int((max(room, 0) / 3) ** 0.5)
-    return write_simple_epub(path, chapters, identifier="measure", title=source.title,
-                             author=source.author, cover=noise_png(side) if side else None)
+    return write_simple_epub(
+        path,
+        chapters,
+        identifier="measure",
+        title=source.title,
+        author=source.author,
+        cover=noise_png(side) if side else None,
+    )
 
 
 class Tab:
@@ -126,18 +138,23 @@ class Tab:
         if match is None:
             raise SystemExit("no upload element found in the page")
         self.upload, client_id = match.group(1), match.group(2)
-        query = (f"client_id={client_id}&next_message_id=0&implicit_handshake=true"
-                 f"&document_id={uuid.uuid4()}&tab_id={uuid.uuid4()}")
-        await self.socket.connect(f"{self.base}?{query}", transports=["websocket"],
-                                  socketio_path="/_nicegui_ws/socket.io")
+        query = (
+            f"client_id={client_id}&next_message_id=0&implicit_handshake=true"
+            f"&document_id={uuid.uuid4()}&tab_id={uuid.uuid4()}"
+        )
+        await self.socket.connect(
+            f"{self.base}?{query}", transports=["websocket"], socketio_path="/_nicegui_ws/socket.io"
+        )
 
     async def send(self, book: Path) -> None:
         form = aiohttp.FormData()
-        form.add_field("file", book.read_bytes(), filename=book.name,
-                       content_type="application/epub+zip")
+        form.add_field(
+            "file", book.read_bytes(), filename=book.name, content_type="application/epub+zip"
+        )
         try:
-            async with self.session.post(self.base.rstrip("/") + self.upload,
-                                         data=form) as response:
+            async with self.session.post(
+                self.base.rstrip("/") + self.upload, data=form
+            ) as response:
                 response.raise_for_status()
         except aiohttp.ClientError as exc:
             self.refused = str(exc) or type(exc).__name__
@@ -148,8 +165,9 @@ class Tab:
         await self.socket.disconnect()
 
 
-async def probe(session: aiohttp.ClientSession, base: str, times: list[float],
-                stop: asyncio.Event) -> None:
+async def probe(
+    session: aiohttp.ClientSession, base: str, times: list[float], stop: asyncio.Event
+) -> None:
     while not stop.is_set():
         began = time.perf_counter()
         async with session.get(base) as response:
@@ -161,16 +179,19 @@ async def probe(session: aiohttp.ClientSession, base: str, times: list[float],
 def summary(times: list[float]) -> str:
     ordered = sorted(times)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return (f"n={len(times)} median={statistics.median(times):.2f}s p95={p95:.2f}s "
-            f"max={ordered[-1]:.2f}s")
+    return (
+        f"n={len(times)} median={statistics.median(times):.2f}s p95={p95:.2f}s "
+        f"max={ordered[-1]:.2f}s"
+    )
 
 
 def memory(pid: int) -> str:
     return f"{rss_mb(pid, False):.0f} MB, {rss_mb(pid):.0f} MB with its child processes"
 
 
-async def one_round(session: aiohttp.ClientSession, base: str, book: Path, tabs: int,
-                    title: str, wait_s: float) -> list[float]:
+async def one_round(
+    session: aiohttp.ClientSession, base: str, book: Path, tabs: int, title: str, wait_s: float
+) -> list[float]:
     """`tabs` tabs upload `book` at once and wait for it; the page's answer times meanwhile."""
     opened = [Tab(session, base, title) for _ in range(tabs)]
     await asyncio.gather(*(tab.open() for tab in opened))
@@ -189,8 +210,10 @@ async def one_round(session: aiohttp.ClientSession, base: str, book: Path, tabs:
     shown = sum(tab.shown.is_set() for tab in opened)
     dropped = sum(tab.dropped for tab in opened)
     refused = [tab.refused for tab in opened if tab.refused]
-    print(f"  {shown} of {tabs} tabs show their book after {took:.1f}s; "
-          f"{dropped} sockets dropped before; {len(refused)} uploads failed")
+    print(
+        f"  {shown} of {tabs} tabs show their book after {took:.1f}s; "
+        f"{dropped} sockets dropped before; {len(refused)} uploads failed"
+    )
     for reason in sorted(set(refused)):
         print(f"  an upload failed: {reason}")
     print(f"  GET / during uploads: {summary(busy)}")
@@ -199,8 +222,16 @@ async def one_round(session: aiohttp.ClientSession, base: str, book: Path, tabs:
     return busy
 
 
-async def measure(base: str, book: Path, tabs: int, title: str, pid: int, rounds: int,
-                  wait_s: float, idle_s: float) -> None:
+async def measure(
+    base: str,
+    book: Path,
+    tabs: int,
+    title: str,
+    pid: int,
+    rounds: int,
+    wait_s: float,
+    idle_s: float,
+) -> None:
     timeout = aiohttp.ClientTimeout(total=600)
     async with aiohttp.ClientSession(timeout=timeout) as session:
         quiet: list[float] = []
@@ -238,17 +269,34 @@ def main() -> None:
         book = args.book or build_book(Path(data) / "five-mb.epub", args.mb)
         if args.title is None:
             from audiopub.book.epub_reader import read_epub
+
             args.title = read_epub(book).title
         base = f"http://127.0.0.1:{args.port}/"
         env = {**os.environ, "AUDIOPUB_DATA_DIR": str(Path(data) / "data")}
         log = args.log.open("wb") if args.log else subprocess.DEVNULL
-        server = subprocess.Popen([sys.executable, "-m", "audiopub", "serve", "--host",
-                                   "127.0.0.1", "--port", str(args.port), "--no-browser"],
-                                  env=env, stdout=log, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "audiopub",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(args.port),
+                "--no-browser",
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             _wait_up(base)
-            asyncio.run(measure(base, book, args.tabs, args.title, server.pid, args.rounds,
-                                args.wait, args.idle))
+            asyncio.run(
+                measure(
+                    base, book, args.tabs, args.title, server.pid, args.rounds, args.wait, args.idle
+                )
+            )
         finally:
             server.terminate()
             server.wait(30)
@@ -256,6 +304,7 @@ def main() -> None:
 
 def _wait_up(base: str) -> None:
     import urllib.request
+
     for _ in range(300):
         try:
             with urllib.request.urlopen(base, timeout=2):

@@ -33,9 +33,18 @@ def main() -> None:
         samples = sum(len(c.audio_float_array) for p in paragraphs for c in voice.synthesize(p))
         seconds = time.perf_counter() - began
         chars = sum(len(p) for p in paragraphs)
-        print(json.dumps({"engine": "piper-tts", "chars": chars, "seconds": round(seconds, 3),
-                          "chars_per_s": round(chars / seconds, 1),
-                          "audio_s": round(samples / voice.config.sample_rate, 2)}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "engine": "piper-tts",
+                    "chars": chars,
+                    "seconds": round(seconds, 3),
+                    "chars_per_s": round(chars / seconds, 1),
+                    "audio_s": round(samples / voice.config.sample_rate, 2),
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -30,6 +30,9 @@ scripts/install_browser.sh
 # Debian's Java runtime for EPUBCheck, which validates the read-aloud EPUBs.
 scripts/install_java.sh
 
-# Types first: a mypy error fails the run before the tests start.
+# Style and types first: a finding fails the run before the tests start
+# (`ruff format` fixes what the format check finds).
+python -m ruff check audiopub tests scripts
+python -m ruff format --check audiopub tests scripts
 python -m mypy audiopub/book audiopub/audio audiopub/gpu
 exec python -m pytest "$@"

@@ -54,21 +54,27 @@ def bytes_on_disk(pid: int, folders: list[Path]) -> int:
             info = fd.stat()  # follows the link: works for deleted files too
         except (FileNotFoundError, PermissionError):
             continue
-        if any(target.startswith(str(folder)) for folder in folders) and \
-                (info.st_mode & 0o170000) == 0o100000:
+        if (
+            any(target.startswith(str(folder)) for folder in folders)
+            and (info.st_mode & 0o170000) == 0o100000
+        ):
             seen[(info.st_dev, info.st_ino)] = info.st_blocks * 512
     return sum(seen.values())
 
 
 def _send(port: int, path: str, megabytes: int, chunked: bool) -> tuple[str, float]:
     boundary = "audiopubmeasure"
-    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
-            f"filename=\"big.epub\"\r\nContent-Type: application/epub+zip\r\n\r\n").encode()
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+        f'filename="big.epub"\r\nContent-Type: application/epub+zip\r\n\r\n'
+    ).encode()
     tail = f"\r\n--{boundary}--\r\n".encode()
     length = len(head) + megabytes * len(BLOCK) + len(tail)
     framing = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {length}"
-    request = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-               f"Content-Type: multipart/form-data; boundary={boundary}\r\n{framing}\r\n\r\n")
+    request = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Content-Type: multipart/form-data; boundary={boundary}\r\n{framing}\r\n\r\n"
+    )
     started = time.monotonic()
     with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
         sock.sendall(request.encode())
@@ -97,11 +103,19 @@ def main() -> int:
         tmp, data = base / "tmp", base / "data"
         tmp.mkdir()
         port = _free_port()
-        env = {**os.environ, "TMPDIR": str(tmp), "AUDIOPUB_DATA_DIR": str(data),
-               "PYTHONPATH": str(ROOT)}
+        env = {
+            **os.environ,
+            "TMPDIR": str(tmp),
+            "AUDIOPUB_DATA_DIR": str(data),
+            "PYTHONPATH": str(ROOT),
+        }
         log = (base / "server.log").open("wb")
-        server = subprocess.Popen([sys.executable, "-m", "audiopub", "serve", "--port", str(port),
-                                   "--no-browser"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             html = ""
             for _ in range(300):
@@ -138,8 +152,10 @@ def main() -> int:
             log.close()
     framing = "chunked" if args.chunked else "Content-Length"
     print(f"upload of {args.mb} MiB ({framing}): {status} after {seconds:.1f} s")
-    print(f"peak on disk (temp + uploads): {peak / 2**20:.1f} MiB; left afterwards: "
-          f"{left / 2**20:.1f} MiB")
+    print(
+        f"peak on disk (temp + uploads): {peak / 2**20:.1f} MiB; left afterwards: "
+        f"{left / 2**20:.1f} MiB"
+    )
     return 0
 
 

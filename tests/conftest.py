@@ -20,13 +20,15 @@ ENGINE_PROCESSES = "engine_processes"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{ENGINE_PROCESSES}: speak with as many engine "
-                            "processes as the machine allows, as a conversion does by default")
+    config.addinivalue_line(
+        "markers",
+        f"{ENGINE_PROCESSES}: speak with as many engine "
+        "processes as the machine allows, as a conversion does by default",
+    )
 
 
 @pytest.fixture(autouse=True)
-def one_engine_in_process(request: pytest.FixtureRequest,
-                          monkeypatch: pytest.MonkeyPatch) -> None:
+def one_engine_in_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests speak in their own process (AUDIOPUB_CPU_WORKERS=1; a test may set its own), unless
     marked `engine_processes`: starting a process per core, each importing Audiopub and loading
     its voice, took most of a short conversion's time on a small machine. The engine processes
@@ -63,8 +65,9 @@ def shared_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def embedded_voice_loaded_once(shared_models_dir: Path,
-                               monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def embedded_voice_loaded_once(
+    shared_models_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     """One empty models folder for every test that asks for it, so the engine registry (keyed
     by the models folder) gives them one Piper engine: the embedded voice's ONNX session is
     loaded once for the run instead of once per test's data dir (~2 s of CPU each). A module
@@ -80,8 +83,10 @@ def embedded_voice_loaded_once(shared_models_dir: Path,
             shutil.rmtree(path)
         else:
             path.unlink()
-    assert not left, (f"a test put models in the shared empty folder: {left}; give it a "
-                      "folder of its own (AUDIOPUB_MODELS_DIR)")
+    assert not left, (
+        f"a test put models in the shared empty folder: {left}; give it a "
+        "folder of its own (AUDIOPUB_MODELS_DIR)"
+    )
 
 
 SENTENCES = [
@@ -117,18 +122,23 @@ def three_chapter_epub(tmp_path: Path) -> Path:
         ("The Harbour; at dusk", SENTENCES[3:5]),
         ("Departure", SENTENCES[5:]),
     ]
-    return build_epub(tmp_path / "book.epub", chapters, title="Coastline",
-                      author="Ann Author", cover=tiny_png())
+    return build_epub(
+        tmp_path / "book.epub", chapters, title="Coastline", author="Ann Author", cover=tiny_png()
+    )
 
 
 class _CudaWontLoad(ort.InferenceSession):
     """An ONNX Runtime session that drops CUDA from the providers it is asked for: what ORT
     itself does, quietly, when the CUDA libraries do not load."""
 
-    def __init__(self, path: Any, sess_options: Any = None, providers: Any = None,
-                 **kwargs: Any) -> None:
-        kept = [p for p in providers or []
-                if (p[0] if isinstance(p, tuple) else p) != "CUDAExecutionProvider"]
+    def __init__(
+        self, path: Any, sess_options: Any = None, providers: Any = None, **kwargs: Any
+    ) -> None:
+        kept = [
+            p
+            for p in providers or []
+            if (p[0] if isinstance(p, tuple) else p) != "CUDAExecutionProvider"
+        ]
         super().__init__(path, sess_options, providers=kept or None, **kwargs)
 
 

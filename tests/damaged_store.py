@@ -35,10 +35,15 @@ def made_data_dir(folder: Path, models_dir: Path) -> Path:
     keeps them, made by `audiopub convert` (with the voices of `models_dir`, in one process);
     and the book's EPUB at `folder/book.epub`."""
     data = folder / "data"
-    epub = build_epub(folder / "book.epub", [
-        ("One", ["It was a bright cold day in April."]),
-        ("Two", ["The clocks struck thirteen.", "Nobody on the platform moved."]),
-    ], title=TITLE, author="Ann Author")
+    epub = build_epub(
+        folder / "book.epub",
+        [
+            ("One", ["It was a bright cold day in April."]),
+            ("Two", ["The clocks struck thirteen.", "Nobody on the platform moved."]),
+        ],
+        title=TITLE,
+        author="Ann Author",
+    )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AUDIOPUB_MODELS_DIR", str(models_dir))
         patch.setenv("AUDIOPUB_CPU_WORKERS", "1")
@@ -79,8 +84,9 @@ def read_only(folder: Path) -> Iterator[None]:
     immutable = False
     try:
         if os.access(folder, os.W_OK) or os.geteuid() == 0:
-            immutable = subprocess.run(["chattr", "+i", str(folder)],
-                                       capture_output=True).returncode == 0
+            immutable = (
+                subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0
+            )
             if not immutable:
                 pytest.skip("a read-only folder can't be made here (root, without chattr)")
         yield

@@ -24,8 +24,7 @@ _read_upload = book_reading.read_upload  # the real one, as this process importe
 _reads = itertools.count()
 
 
-def read_upload(path: Path, data_dir: Path,
-                name: str | None = None) -> book_reading.UploadedBook:
+def read_upload(path: Path, data_dir: Path, name: str | None = None) -> book_reading.UploadedBook:
     slow = os.environ.get("AUDIOPUB_TEST_SLOW_READ")
     if slow:
         try:

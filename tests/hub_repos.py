@@ -20,9 +20,11 @@ from audiopub.voices.catalogue import PIPER_REPO
 MODEL_CARD = b"# Model card for tests\n\nLicense: CC0\n"
 
 
-def local_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-              repos: Mapping[str, Mapping[str, bytes | Path]] | None = None
-              ) -> Iterator[HubServer]:
+def local_hub(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    repos: Mapping[str, Mapping[str, bytes | Path]] | None = None,
+) -> Iterator[HubServer]:
     """A local Hub at HF_ENDPOINT, serving `repos` (repository → its files), an empty Hub
     cache, no token, and a private models folder (for a fixture:
     `yield from local_hub(tmp_path, monkeypatch)`)."""
@@ -46,8 +48,9 @@ def local_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 def in_memory(files: Mapping[str, bytes | Path]) -> dict[str, bytes]:
     """A repository's files read once, for a module whose every test serves them: a model
     file is then not read again for each test's Hub."""
-    return {path: data if isinstance(data, bytes) else data.read_bytes()
-            for path, data in files.items()}
+    return {
+        path: data if isinstance(data, bytes) else data.read_bytes() for path, data in files.items()
+    }
 
 
 def tiny_piper_model() -> bytes:
@@ -59,11 +62,19 @@ def tiny_piper_model() -> bytes:
     output = helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 1, "samples"])
     nodes = [
         helper.make_node("Cast", ["input"], ["as_float"], to=TensorProto.FLOAT),
-        helper.make_node("Constant", [], ["scale"],
-                         value=helper.make_tensor("scale", TensorProto.FLOAT, [], [1e-3])),
+        helper.make_node(
+            "Constant",
+            [],
+            ["scale"],
+            value=helper.make_tensor("scale", TensorProto.FLOAT, [], [1e-3]),
+        ),
         helper.make_node("Mul", ["as_float", "scale"], ["scaled"]),
-        helper.make_node("Constant", [], ["shape"],
-                         value=helper.make_tensor("shape", TensorProto.INT64, [3], [1, 1, -1])),
+        helper.make_node(
+            "Constant",
+            [],
+            ["shape"],
+            value=helper.make_tensor("shape", TensorProto.INT64, [3], [1, 1, -1]),
+        ),
         helper.make_node("Reshape", ["scaled", "shape"], ["output"]),
     ]
     graph = helper.make_graph(nodes, "tiny_piper", [ids, lengths, scales], [output])
@@ -71,8 +82,9 @@ def tiny_piper_model() -> bytes:
     return model.SerializeToString()
 
 
-def piper_voice_files(key: str, model: bytes | Path | None = None,
-                      config: bytes | None = None) -> dict[str, bytes]:
+def piper_voice_files(
+    key: str, model: bytes | Path | None = None, config: bytes | None = None
+) -> dict[str, bytes]:
     """A voice's three files as the repository has them: model, config (the embedded
     voice's unless given), model card."""
     joe = embedded_voice()
@@ -80,8 +92,11 @@ def piper_voice_files(key: str, model: bytes | Path | None = None,
         data = tiny_piper_model()
     else:
         data = model if isinstance(model, bytes) else Path(model).read_bytes()
-    return {f"{key}.onnx": data, f"{key}.onnx.json": config or joe.config.read_bytes(),
-            "MODEL_CARD": MODEL_CARD}
+    return {
+        f"{key}.onnx": data,
+        f"{key}.onnx.json": config or joe.config.read_bytes(),
+        "MODEL_CARD": MODEL_CARD,
+    }
 
 
 def voice_folder(key: str) -> str:
@@ -95,20 +110,36 @@ def index_entry(key: str, files: dict[str, bytes]) -> dict[str, object]:
     code, name, quality = key.split("-")
     family, region = code.split("_")
     return {
-        "key": key, "name": name, "quality": quality, "num_speakers": 1, "speaker_id_map": {},
-        "language": {"code": code, "family": family, "region": region,
-                     "name_native": family, "name_english": f"Language {family}",
-                     "country_english": f"Country {region}"},
-        "files": {voice_folder(key) + file_name: {"size_bytes": len(data),
-                                                  "md5_digest": hashlib.md5(data).hexdigest()}
-                  for file_name, data in files.items()},
+        "key": key,
+        "name": name,
+        "quality": quality,
+        "num_speakers": 1,
+        "speaker_id_map": {},
+        "language": {
+            "code": code,
+            "family": family,
+            "region": region,
+            "name_native": family,
+            "name_english": f"Language {family}",
+            "country_english": f"Country {region}",
+        },
+        "files": {
+            voice_folder(key) + file_name: {
+                "size_bytes": len(data),
+                "md5_digest": hashlib.md5(data).hexdigest(),
+            }
+            for file_name, data in files.items()
+        },
         "aliases": [],
     }
 
 
-def serve_piper_voices(server: HubServer, voices: dict[str, dict[str, bytes]],
-                       index_patch: dict[str, dict[str, object]] | None = None,
-                       leave_out: tuple[str, ...] = ()) -> str:
+def serve_piper_voices(
+    server: HubServer,
+    voices: dict[str, dict[str, bytes]],
+    index_patch: dict[str, dict[str, object]] | None = None,
+    leave_out: tuple[str, ...] = (),
+) -> str:
     """Serve `rhasspy/piper-voices` with these voices and their index; `index_patch` changes
     entries after they are made (a wrong checksum), `leave_out` repository paths the index
     lists but the repository lacks."""
@@ -128,10 +159,10 @@ def serve_supertonic(server: HubServer, repo: str, commit: str, folder: Path) ->
     """Serve the tiny Supertonic-format model (plus a licence) as `repo` at `commit`."""
     model = build_tiny_model(folder)
     files: dict[str, bytes | Path] = {
-        path.relative_to(model).as_posix(): path for path in model.rglob("*") if path.is_file()}
+        path.relative_to(model).as_posix(): path for path in model.rglob("*") if path.is_file()
+    }
     files["LICENSE"] = b"Test licence\n"
     files["README.md"] = b"# tiny\n"
     files["samples/not-needed.wav"] = b"\0" * 1000
     server.add_repo(repo, files, commit=commit)
     return {path: server.repos[repo].files[path].content for path in files}
-

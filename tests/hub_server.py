@@ -84,15 +84,20 @@ class HubServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def add_repo(self, repo_id: str, files: dict[str, bytes | Path], commit: str | None = None
-                 ) -> str:
+    def add_repo(
+        self, repo_id: str, files: dict[str, bytes | Path], commit: str | None = None
+    ) -> str:
         """Serve `files` (path → content) as `repo_id` at `commit` (made up if not given),
         which the branch `main` points at too."""
-        contents = {path: data if isinstance(data, bytes) else Path(data).read_bytes()
-                    for path, data in files.items()}
+        contents = {
+            path: data if isinstance(data, bytes) else Path(data).read_bytes()
+            for path, data in files.items()
+        }
         commit = commit or hashlib.sha1(repr(sorted(contents)).encode()).hexdigest()
-        self.repos[repo_id] = HubRepo(commit, {
-            path: HubFile(data, path.endswith(LFS_SUFFIXES)) for path, data in contents.items()})
+        self.repos[repo_id] = HubRepo(
+            commit,
+            {path: HubFile(data, path.endswith(LFS_SUFFIXES)) for path, data in contents.items()},
+        )
         return commit
 
     def damage(self, repo_id: str, path: str) -> None:
@@ -121,10 +126,18 @@ class HubServer:
     def transfers(self, repo_path: str) -> list[str | None]:
         """The Range header (None: the whole file) of each GET of a file's content, through
         /resolve or, for an LFS file, the CDN."""
-        cdn = {f"/cdn/{file.sha256}" for repo in self.repos.values()
-               for path, file in repo.files.items() if path == repo_path and file.lfs}
-        return [ranged for method, path, ranged in self.requests if method == "GET" and (
-            path in cdn or ("/resolve/" in path and path.endswith("/" + repo_path)))]
+        cdn = {
+            f"/cdn/{file.sha256}"
+            for repo in self.repos.values()
+            for path, file in repo.files.items()
+            if path == repo_path and file.lfs
+        }
+        return [
+            ranged
+            for method, path, ranged in self.requests
+            if method == "GET"
+            and (path in cdn or ("/resolve/" in path and path.endswith("/" + repo_path)))
+        ]
 
     def _take_drop(self, path: str) -> int | None:
         with self._lock:
@@ -158,12 +171,15 @@ def _handler_for(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                 if found is None:
                     return self._error(404, "EntryNotFound")
                 return self._content(found[0], found[1], {}, body)
-            if parts[0] == "api" and len(parts) == 6 and parts[1] == "models" \
-                    and parts[4] == "revision":
+            if (
+                parts[0] == "api"
+                and len(parts) == 6
+                and parts[1] == "models"
+                and parts[4] == "revision"
+            ):
                 return self._repo_info(f"{parts[2]}/{parts[3]}", parts[5])
             if len(parts) >= 5 and parts[2] == "resolve":
-                return self._resolve(f"{parts[0]}/{parts[1]}", parts[3], "/".join(parts[4:]),
-                                     body)
+                return self._resolve(f"{parts[0]}/{parts[1]}", parts[3], "/".join(parts[4:]), body)
             self._error(404, None)
 
         def _repo(self, repo_id: str, revision: str) -> HubRepo | None:
@@ -182,11 +198,17 @@ def _handler_for(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                 return
             siblings = []
             for path, file in repo.files.items():
-                sibling: dict[str, object] = {"rfilename": path, "size": len(file.content),
-                                              "blobId": file.git_sha1}
+                sibling: dict[str, object] = {
+                    "rfilename": path,
+                    "size": len(file.content),
+                    "blobId": file.git_sha1,
+                }
                 if file.lfs:
-                    sibling["lfs"] = {"sha256": file.sha256, "size": len(file.content),
-                                      "pointerSize": 134}
+                    sibling["lfs"] = {
+                        "sha256": file.sha256,
+                        "size": len(file.content),
+                        "pointerSize": 134,
+                    }
                 siblings.append(sibling)
             data = json.dumps({"id": repo_id, "sha": repo.commit, "siblings": siblings}).encode()
             self.send_response(200)
@@ -216,8 +238,7 @@ def _handler_for(hub: HubServer) -> type[BaseHTTPRequestHandler]:
             headers["ETag"] = f'"{file.git_sha1}"'
             self._content(path, file, headers, body)
 
-        def _content(self, path: str, file: HubFile, headers: dict[str, str],
-                     body: bool) -> None:
+        def _content(self, path: str, file: HubFile, headers: dict[str, str], body: bool) -> None:
             gate = hub._gates.get(path) if body else None
             if gate is not None:  # before any answer: the client waits as for a slow server
                 hub.waiting.append(path)
@@ -227,7 +248,7 @@ def _handler_for(hub: HubServer) -> type[BaseHTTPRequestHandler]:
             start = 0
             ranged = self.headers.get("Range")
             if ranged and ranged.startswith("bytes="):
-                start = int(ranged[len("bytes="):].split("-")[0])
+                start = int(ranged[len("bytes=") :].split("-")[0])
             self.send_response(206 if start else 200)
             for name, value in headers.items():
                 self.send_header(name, value)
@@ -240,14 +261,15 @@ def _handler_for(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                 return
             drop = hub._take_drop(path)
             if drop is not None:  # a connection lost halfway: send part, then hang up
-                self.wfile.write(data[start:start + drop])
+                self.wfile.write(data[start : start + drop])
                 self.wfile.flush()
                 self.close_connection = True
                 return
             self.wfile.write(data[start:])
 
-        def _error(self, status: int, code: str | None,
-                   headers: dict[str, str] | None = None) -> None:
+        def _error(
+            self, status: int, code: str | None, headers: dict[str, str] | None = None
+        ) -> None:
             message = json.dumps({"error": code or "Not Found"}).encode()
             self.send_response(status)
             if code:

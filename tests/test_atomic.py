@@ -65,8 +65,9 @@ def test_each_write_has_its_own_temp_file(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["chunk.wav"]
 
 
-def test_a_folder_that_refuses_fsync_is_no_error(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_folder_that_refuses_fsync_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_fsync = os.fsync
     refused: list[int] = []
 

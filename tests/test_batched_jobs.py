@@ -25,9 +25,11 @@ STILL = "en_US-still-medium"
 # Batched and solo chunks differ by float rounding at their ends (1.1e-4 measured), and
 # chunk files are 16-bit.
 TOLERANCE = 5e-4 + 2 / 32768
-OUT_OF_MEMORY = ("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned "
-                 "while running Conv node. Status Message: BFCArena::AllocateRawInternal "
-                 "Failed to allocate memory for requested buffer of size 4487905280")
+OUT_OF_MEMORY = (
+    "[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned "
+    "while running Conv node. Status Message: BFCArena::AllocateRawInternal "
+    "Failed to allocate memory for requested buffer of size 4487905280"
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,21 +42,34 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> PiperEngine:
 @pytest.fixture(scope="module")
 def epub(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Short and long sentences taking turns, so batches by length differ from reading order."""
-    short = ["The night was dark.", "The wind was cold.", "The rain fell hard.",
-             "The lamps burned low."]
-    long = ["The rain fell in torrents, except at occasional intervals.",
-            "It was a dark and stormy night, and the wind swept the streets.",
-            "For it is in London that our scene lies, rattling along.",
-            "The scanty flame of the lamps struggled against the darkness."]
+    short = [
+        "The night was dark.",
+        "The wind was cold.",
+        "The rain fell hard.",
+        "The lamps burned low.",
+    ]
+    long = [
+        "The rain fell in torrents, except at occasional intervals.",
+        "It was a dark and stormy night, and the wind swept the streets.",
+        "For it is in London that our scene lies, rattling along.",
+        "The scanty flame of the lamps struggled against the darkness.",
+    ]
     sentences = [sentence for pair in zip(short, long, strict=True) for sentence in pair]
-    return build_epub(tmp_path_factory.mktemp("book") / "b.epub",
-                      [("Part one", sentences[:5]), ("Part two", sentences[5:])])
+    return build_epub(
+        tmp_path_factory.mktemp("book") / "b.epub",
+        [("Part one", sentences[:5]), ("Part two", sentences[5:])],
+    )
 
 
-def _convert(folder: Path, epub: Path, engine: PiperEngine, batch_size: int | None,
-             publish: Callable[[JobEvent], None] | None = None,
-             store: JobStore | None = None, job_id: str | None = None
-             ) -> tuple[JobStore, str, JobState]:
+def _convert(
+    folder: Path,
+    epub: Path,
+    engine: PiperEngine,
+    batch_size: int | None,
+    publish: Callable[[JobEvent], None] | None = None,
+    store: JobStore | None = None,
+    job_id: str | None = None,
+) -> tuple[JobStore, str, JobState]:
     """A job in its own store (no audio shared with other jobs), run once."""
     if store is None:
         store = JobStore(folder / "jobs.sqlite3")
@@ -67,13 +82,16 @@ def _convert(folder: Path, epub: Path, engine: PiperEngine, batch_size: int | No
 
 def _chunk_audio(store: JobStore, job_id: str) -> dict[str, np.ndarray]:
     folder = store.job_dir(job_id)
-    return {chunk.cache_key: sf.read(str(folder / chunk.audio_path), dtype="float32")[0]
-            for chunk in store.ledger.all_chunks(job_id)}
+    return {
+        chunk.cache_key: sf.read(str(folder / chunk.audio_path), dtype="float32")[0]
+        for chunk in store.ledger.all_chunks(job_id)
+    }
 
 
 @pytest.fixture(scope="module")
-def one_at_a_time(tmp_path_factory: pytest.TempPathFactory, epub: Path,
-                  engine: PiperEngine) -> dict[str, np.ndarray]:
+def one_at_a_time(
+    tmp_path_factory: pytest.TempPathFactory, epub: Path, engine: PiperEngine
+) -> dict[str, np.ndarray]:
     store, job_id, state = _convert(tmp_path_factory.mktemp("solo"), epub, engine, 1)
     assert state is JobState.DONE
     return _chunk_audio(store, job_id)
@@ -87,8 +105,8 @@ def _assert_same_audio(audio: dict[str, np.ndarray], expected: dict[str, np.ndar
 
 
 def test_a_batched_job_sounds_like_one_spoken_chunk_by_chunk(
-        tmp_path: Path, epub: Path, engine: PiperEngine,
-        one_at_a_time: dict[str, np.ndarray]) -> None:
+    tmp_path: Path, epub: Path, engine: PiperEngine, one_at_a_time: dict[str, np.ndarray]
+) -> None:
     events: list[JobEvent] = []
     store, job_id, state = _convert(tmp_path, epub, engine, 4, events.append)
     assert state is JobState.DONE
@@ -99,8 +117,8 @@ def test_a_batched_job_sounds_like_one_spoken_chunk_by_chunk(
 
 
 def test_a_job_stopped_mid_batch_resumes_to_the_same_audio(
-        tmp_path: Path, epub: Path, engine: PiperEngine,
-        one_at_a_time: dict[str, np.ndarray]) -> None:
+    tmp_path: Path, epub: Path, engine: PiperEngine, one_at_a_time: dict[str, np.ndarray]
+) -> None:
     store: JobStore | None = None
 
     def pause_after_three(event: JobEvent) -> None:
@@ -123,8 +141,12 @@ def test_a_job_stopped_mid_batch_resumes_to_the_same_audio(
 
 
 def test_running_out_of_memory_halves_the_batch_and_says_so(
-        tmp_path: Path, epub: Path, engine: PiperEngine, monkeypatch: pytest.MonkeyPatch,
-        one_at_a_time: dict[str, np.ndarray]) -> None:
+    tmp_path: Path,
+    epub: Path,
+    engine: PiperEngine,
+    monkeypatch: pytest.MonkeyPatch,
+    one_at_a_time: dict[str, np.ndarray],
+) -> None:
     real_speak = engine.speak
     sizes: list[int] = []
 
@@ -142,12 +164,12 @@ def test_running_out_of_memory_halves_the_batch_and_says_so(
     _assert_same_audio(_chunk_audio(store, job_id), one_at_a_time)
     notes = [e.message for e in events if "ran out of memory" in e.message]
     assert notes and "batches are at most" in notes[0]
-    assert max(sizes[sizes.index(max(sizes)) + 1:]) <= 4  # halved, and never that big again
+    assert max(sizes[sizes.index(max(sizes)) + 1 :]) <= 4  # halved, and never that big again
 
 
 def test_out_of_memory_for_one_chunk_alone_fails_the_job_clearly(
-        tmp_path: Path, epub: Path, engine: PiperEngine,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, epub: Path, engine: PiperEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def speak(prepared, voice, options):  # type: ignore[no-untyped-def]
         raise RuntimeError(OUT_OF_MEMORY)
 
@@ -160,7 +182,8 @@ def test_out_of_memory_for_one_chunk_alone_fails_the_job_clearly(
 
 
 def test_engine_processes_take_batches_and_hand_results_back_in_order(
-        tmp_path: Path, engine: PiperEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, engine: PiperEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """On a CPU with several cores, batches by length go to engine processes and come back
     out of order; the caller still gets them in task order, with each chunk's own audio."""
     from audiopub.jobs.chunk_executor import ExecutorInfo, Placement
@@ -172,15 +195,25 @@ def test_engine_processes_take_batches_and_hand_results_back_in_order(
     add_still_voice(tmp_path / "models" / "piper", STILL)
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
     monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "2")
-    texts = ["Yes.", "The rain fell in torrents, except at occasional intervals.", "No.",
-             "It was a dark and stormy night.", "Maybe.", "The wind was cold and wet.",
-             "So.", "For it is in London that our scene lies, rattling along the housetops."]
-    tasks = [ChunkTask(f"k{i}", text, STILL, SynthesisOptions(), tmp_path / f"k{i}.flac")
-             for i, text in enumerate(texts)]
+    texts = [
+        "Yes.",
+        "The rain fell in torrents, except at occasional intervals.",
+        "No.",
+        "It was a dark and stormy night.",
+        "Maybe.",
+        "The wind was cold and wet.",
+        "So.",
+        "For it is in London that our scene lies, rattling along the housetops.",
+    ]
+    tasks = [
+        ChunkTask(f"k{i}", text, STILL, SynthesisOptions(), tmp_path / f"k{i}.flac")
+        for i, text in enumerate(texts)
+    ]
     pool = executor_for("piper", engine, batch_size=3)
     assert isinstance(pool, ProcessExecutor)
-    assert pool.describe() == ExecutorInfo(Placement.ENGINE_PROCESSES, "CPU",
-                                           ("CPU × 2 processes",), 2)
+    assert pool.describe() == ExecutorInfo(
+        Placement.ENGINE_PROCESSES, "CPU", ("CPU × 2 processes",), 2
+    )
     try:
         results = list(pool.map(tasks))
     finally:
@@ -192,8 +225,12 @@ def test_engine_processes_take_batches_and_hand_results_back_in_order(
 
 
 def test_a_chunk_write_that_fails_mid_batch_resumes_to_the_same_audio(
-        tmp_path: Path, epub: Path, engine: PiperEngine, monkeypatch: pytest.MonkeyPatch,
-        one_at_a_time: dict[str, np.ndarray]) -> None:
+    tmp_path: Path,
+    epub: Path,
+    engine: PiperEngine,
+    monkeypatch: pytest.MonkeyPatch,
+    one_at_a_time: dict[str, np.ndarray],
+) -> None:
     """The disk fills while a writer flushes the fourth chunk: the job pauses with the chunks
     before it done and that one not, and resumes to the same audio."""
     import errno

@@ -20,8 +20,7 @@ from audiopub.tts.engine import SynthesisOptions
 def test_batches_group_similar_lengths_and_keep_reading_order() -> None:
     lengths = [70, 10, 12, 69, 40, 11]
     assert plan_batches(lengths, BatchLimits(16)) == [[0, 3], [1, 2, 5], [4]]
-    assert plan_batches(lengths, BatchLimits(2, max_length_ratio=100)) == [
-        [0, 3], [1, 5], [2, 4]]
+    assert plan_batches(lengths, BatchLimits(2, max_length_ratio=100)) == [[0, 3], [1, 5], [2, 4]]
     assert plan_batches(lengths, BatchLimits(1)) == [[i] for i in range(6)]
     assert plan_batches([], BatchLimits(4)) == []
 
@@ -30,7 +29,11 @@ def test_a_batch_is_bounded_by_its_padded_size() -> None:
     lengths = [100] * 10
     # 3 × 100 padded characters fit in 350, a fourth would not.
     assert [len(b) for b in plan_batches(lengths, BatchLimits(64, max_padded_chars=350))] == [
-        3, 3, 3, 1]
+        3,
+        3,
+        3,
+        1,
+    ]
     # A chunk longer than the whole budget still runs, alone.
     assert plan_batches([500, 500], BatchLimits(64, max_padded_chars=350)) == [[0], [1]]
 
@@ -54,10 +57,12 @@ def test_the_vram_budget_counts_the_audio_a_batch_makes() -> None:
 
 
 def test_out_of_memory_errors_are_known_through_their_causes() -> None:
-    arena = RuntimeError("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code "
-                         "returned while running Conv node. Status Message: BFCArena::"
-                         "AllocateRawInternal Failed to allocate memory for requested buffer "
-                         "of size 4487905280")
+    arena = RuntimeError(
+        "[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code "
+        "returned while running Conv node. Status Message: BFCArena::"
+        "AllocateRawInternal Failed to allocate memory for requested buffer "
+        "of size 4487905280"
+    )
     assert is_out_of_memory(arena)
     assert is_out_of_memory(RuntimeError("CUDA failure 2: out of memory ; GPU=0"))
     assert is_out_of_memory(RuntimeError("CUDNN_STATUS_ALLOC_FAILED"))
@@ -79,8 +84,7 @@ def test_planned_batches_never_mix_voices_and_cover_every_task_once() -> None:
     texts = ["a" * n for n in (5, 50, 6, 51, 7, 52)]
     tasks = [_task(i, t, voice="v" if i < 4 else "w") for i, t in enumerate(texts)]
     batches = list(planned_batches(tasks, lambda: BatchLimits(8)))
-    assert [[position for position, _ in batch] for batch in batches] == [
-        [0, 2], [1, 3], [4], [5]]
+    assert [[position for position, _ in batch] for batch in batches] == [[0, 2], [1, 3], [4], [5]]
     for batch in batches:
         assert len({task.voice for _, task in batch}) == 1
 

@@ -29,8 +29,11 @@ def kokoro_models(tmp_path_factory: pytest.TempPathFactory, kokoro_model_file: P
 
 
 def test_kokoro_beside_piper_alternates_rounds_and_divides_the_medians(
-        kokoro_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    kokoro_models: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(kokoro_models))
     spoken: list[tuple[str, Timing]] = []  # every timed or warm-up run, in the order run
     real_run_inline = run.run_inline
@@ -42,9 +45,27 @@ def test_kokoro_beside_piper_alternates_rounds_and_divides_the_medians(
 
     monkeypatch.setattr(run, "run_inline", recorded)
     output = tmp_path / "beside.json"
-    out = _bench(["--engine", "kokoro", "--voice", "jm_kumo", "--beside",
-                  "piper:en_US-joe-medium", "--sizes", "short", "--runs", "2", "--warmup", "0",
-                  "--output", str(output), "--matmul-seconds", "0"], capsys)
+    out = _bench(
+        [
+            "--engine",
+            "kokoro",
+            "--voice",
+            "jm_kumo",
+            "--beside",
+            "piper:en_US-joe-medium",
+            "--sizes",
+            "short",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--output",
+            str(output),
+            "--matmul-seconds",
+            "0",
+        ],
+        capsys,
+    )
     # Rounds of both, the order reversed every other round (no warm-up: the runs stay few).
     assert [name for name, _ in spoken] == ["kokoro", "piper", "piper", "kokoro"]
     data = _valid(output)
@@ -57,8 +78,10 @@ def test_kokoro_beside_piper_alternates_rounds_and_divides_the_medians(
 
     def medians(name: str) -> tuple[float, float]:
         runs = [timing for engine, timing in spoken if engine == name]
-        return (statistics.median(cell["chars"] / t.seconds for t in runs),
-                statistics.median(t.seconds / t.audio_s for t in runs))
+        return (
+            statistics.median(cell["chars"] / t.seconds for t in runs),
+            statistics.median(t.seconds / t.audio_s for t in runs),
+        )
 
     kokoro_cps, kokoro_rtf = medians("kokoro")
     piper_cps, piper_rtf = medians("piper")
@@ -70,13 +93,17 @@ def test_kokoro_beside_piper_alternates_rounds_and_divides_the_medians(
     (synthesis,) = data["synthesis"]
     assert synthesis["chars_per_s"] == kokoro["chars_per_s"] and synthesis["rtf"] == kokoro["rtf"]
     assert "### kokoro beside piper: the same text, interleaved in one run" in out
-    assert re.search(rf"\| ratio kokoro ÷ piper \|  \| {cell['time_per_char_ratio']:.2f}× \| "
-                     rf"{cell['rtf_ratio']:.2f}× \|", out)
+    assert re.search(
+        rf"\| ratio kokoro ÷ piper \|  \| {cell['time_per_char_ratio']:.2f}× \| "
+        rf"{cell['rtf_ratio']:.2f}× \|",
+        out,
+    )
     assert _summary(out)["beside_time_per_char_ratio"] == cell["time_per_char_ratio"]
 
 
 def test_beside_names_an_engine_and_compares_texts_not_a_book(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit):
         main(["bench", "--beside", "espeak"])
     assert "expected ENGINE or ENGINE:VOICE" in capsys.readouterr().err

@@ -51,7 +51,11 @@ def test_write_chunk_round_trips_as_pcm16_mono(tmp_path: Path) -> None:
 
     info = sf.info(str(path))
     assert (info.samplerate, info.channels, info.subtype, info.frames) == (
-        RATE, 1, "PCM_16", len(samples))
+        RATE,
+        1,
+        "PCM_16",
+        len(samples),
+    )
     back, _ = sf.read(str(path), dtype="float32")
     np.testing.assert_allclose(back, samples, atol=1 / 32768)
     assert [p.name for p in path.parent.iterdir()] == ["abc.wav"]  # no temp file left
@@ -139,9 +143,16 @@ def synthesise_all(store: JobStore, job_id: str) -> Path:
     job_dir = store.job_dir(job_id)
     for row in store.ledger.pending_chunks(job_id):
         frames = write_chunk(chunk_path(job_dir, row.cache_key), tone(240 + row.idx), RATE)
-        store.ledger.mark_chunk_done(job_id, row.cache_key, audio_path=chunk_relpath(row.cache_key),
-                                     frames=frames, sample_rate=RATE, synth_s=0.01,
-                                     provider="CPU", word_starts=(0, 100 + row.idx))
+        store.ledger.mark_chunk_done(
+            job_id,
+            row.cache_key,
+            audio_path=chunk_relpath(row.cache_key),
+            frames=frames,
+            sample_rate=RATE,
+            synth_s=0.01,
+            provider="CPU",
+            word_starts=(0, 100 + row.idx),
+        )
     return job_dir
 
 
@@ -149,10 +160,13 @@ def planned_job(store: JobStore, tmp_path: Path) -> str:
     epub = tmp_path / "in.epub"
     epub.write_bytes(b"epub")
     job_id = store.queue.create_job(epub, tmp_path / "out.m4b", SETTINGS).id
-    store.ledger.write_plan(job_id, [
-        (f"Chapter {c}", [Chunk(c, i, f"Line {i} of {c}.", i == 2) for i in range(3)])
-        for c in range(2)
-    ])
+    store.ledger.write_plan(
+        job_id,
+        [
+            (f"Chapter {c}", [Chunk(c, i, f"Line {i} of {c}.", i == 2) for i in range(3)])
+            for c in range(2)
+        ],
+    )
     return job_id
 
 
@@ -193,14 +207,17 @@ def test_verify_done_chapters(store: JobStore, tmp_path: Path) -> None:
     job_dir = synthesise_all(store, job_id)
     for idx in (0, 1):
         sf.write(job_dir / f"chapter-{idx}.wav", tone(RATE), RATE, subtype="PCM_16")
-        store.ledger.mark_chapter_done(job_id, idx, audio_path=f"chapter-{idx}.wav", duration_s=1.0,
-                                       synth_s=0.5)
+        store.ledger.mark_chapter_done(
+            job_id, idx, audio_path=f"chapter-{idx}.wav", duration_s=1.0, synth_s=0.5
+        )
     chapter_file = job_dir / "chapter-1.wav"
-    chapter_file.write_bytes(chapter_file.read_bytes()[: RATE])  # half the audio is gone
+    chapter_file.write_bytes(chapter_file.read_bytes()[:RATE])  # half the audio is gone
 
     assert [c.idx for c in verify_done_chapters(store, job_id, job_dir)] == [1]
-    assert [c.state for c in store.ledger.chapters(job_id)] == [ChapterState.DONE,
-                                                                ChapterState.PENDING]
+    assert [c.state for c in store.ledger.chapters(job_id)] == [
+        ChapterState.DONE,
+        ChapterState.PENDING,
+    ]
     assert store.ledger.progress(job_id).chunks_done == 6  # chunks are untouched
 
 
@@ -223,7 +240,8 @@ def test_remove_unused_chunk_files(store: JobStore, tmp_path: Path) -> None:
 
 
 def test_a_second_job_of_the_same_text_shares_the_audio_and_outlives_the_first(
-        store: JobStore, tmp_path: Path) -> None:
+    store: JobStore, tmp_path: Path
+) -> None:
     first = planned_job(store, tmp_path)
     first_dir = synthesise_all(store, first)
     second = planned_job(store, tmp_path)
@@ -241,7 +259,10 @@ def test_a_second_job_of_the_same_text_shares_the_audio_and_outlives_the_first(
         assert (second_dir / row.audio_path).samefile(first_dir / row.audio_path)  # a link
     progress = store.ledger.progress(second, since=0)
     assert (progress.reused_chunks, progress.chars_done, progress.reused_chars) == (
-        6, progress.chars_total, progress.chars_total)
+        6,
+        progress.chars_total,
+        progress.chars_total,
+    )
     assert (progress.spoken_chars, progress.made_chars, progress.wall_s) == (0, 0, 0.0)
 
     store.queue.delete_job(first)  # the second job's audio stays whole
@@ -249,7 +270,8 @@ def test_a_second_job_of_the_same_text_shares_the_audio_and_outlives_the_first(
 
 
 def test_missing_or_damaged_audio_of_another_job_is_not_shared(
-        store: JobStore, tmp_path: Path) -> None:
+    store: JobStore, tmp_path: Path
+) -> None:
     first = planned_job(store, tmp_path)
     first_dir = synthesise_all(store, first)
     damaged, missing = store.ledger.chapter_chunks(first, 0)[:2]
@@ -266,17 +288,27 @@ def test_other_settings_share_nothing(store: JobStore, tmp_path: Path) -> None:
     synthesise_all(store, planned_job(store, tmp_path))
     second = planned_job(store, tmp_path)
     store.queue.update_settings(second, JobSettings.from_dict({**SETTINGS.to_dict(), "speed": 1.2}))
-    store.ledger.write_plan(second, [
-        (c.title, [Chunk(c.idx, r.idx, r.text, r.ends_paragraph)
-                   for r in store.ledger.chapter_chunks(second, c.idx)])
-        for c in store.ledger.chapters(second)])
+    store.ledger.write_plan(
+        second,
+        [
+            (
+                c.title,
+                [
+                    Chunk(c.idx, r.idx, r.text, r.ends_paragraph)
+                    for r in store.ledger.chapter_chunks(second, c.idx)
+                ],
+            )
+            for c in store.ledger.chapters(second)
+        ],
+    )
 
     assert reuse_other_jobs_audio(store, second, store.job_dir(second)) == 0
     assert len(store.ledger.pending_chunks(second)) == 6
 
 
 def test_audio_is_copied_where_it_cannot_be_linked(
-        store: JobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store: JobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     synthesise_all(store, planned_job(store, tmp_path))
     second = planned_job(store, tmp_path)
 

@@ -48,8 +48,9 @@ class CountingEngine(OnGpu):
         return results
 
 
-def test_the_device_thread_writes_no_files(tmp_path: Path, voices: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_device_thread_writes_no_files(
+    tmp_path: Path, voices: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     writers: set[str] = set()
     real_write = chunk_work.write_chunk
 
@@ -66,7 +67,8 @@ def test_the_device_thread_writes_no_files(tmp_path: Path, voices: Path,
 
 
 def test_the_device_speaks_on_while_a_file_is_slow_and_order_is_kept(
-        tmp_path: Path, voices: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, voices: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The first batch's files are written last (a slow disk): the device speaks the next
     batches meanwhile, and results still come in reading order, each once its file is whole."""
     engine = CountingEngine(voices)
@@ -78,7 +80,8 @@ def test_the_device_speaks_on_while_a_file_is_slow_and_order_is_kept(
         if path == tasks[0].out_path:
             with engine.changed:
                 waited_for_later_batches.append(
-                    engine.changed.wait_for(lambda: engine.spoken >= 3, WAIT_S))
+                    engine.changed.wait_for(lambda: engine.spoken >= 3, WAIT_S)
+                )
         return real_write(path, samples, sample_rate)
 
     monkeypatch.setattr(chunk_work, "write_chunk", write_chunk)
@@ -92,7 +95,8 @@ def test_the_device_speaks_on_while_a_file_is_slow_and_order_is_kept(
 
 
 def test_a_failed_write_counts_nothing_done_and_leaves_no_partial_file(
-        tmp_path: Path, voices: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, voices: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The disk fills while the fifth chunk's file is being written: what came before is
     handed on whole, the fifth is neither handed on nor left on disk in part."""
     tasks = _tasks(tmp_path, 8)
@@ -110,7 +114,7 @@ def test_a_failed_write_counts_nothing_done_and_leaves_no_partial_file(
             handed_on.append(result)
 
     keys = [r.key for r in handed_on]
-    assert keys == [t.key for t in tasks[:len(keys)]] and tasks[4].key not in keys
+    assert keys == [t.key for t in tasks[: len(keys)]] and tasks[4].key not in keys
     for result, task in zip(handed_on, tasks, strict=False):
         assert chunk_is_valid(task.out_path, result.frames)
     assert not tasks[4].out_path.exists()

@@ -117,7 +117,7 @@ def test_max_chars_must_be_positive(max_chars: int) -> None:
 def test_supertonic_sized_chunks_of_a_real_paragraph() -> None:
     paragraph = (
         '"You have been in Afghanistan, I perceive." "How on earth did you know that?" I '
-        "asked in astonishment. \"Never mind,\" said he, chuckling to himself. \"The question "
+        'asked in astonishment. "Never mind," said he, chuckling to himself. "The question '
         'now is about haemoglobin. No doubt you see the significance of this discovery of mine?"'
     )
     chunks = texts(chunk_paragraphs([paragraph], max_chars=80))
@@ -274,14 +274,17 @@ def test_sentences_that_fit_are_packed_whole_and_greedily(
 
 
 def test_the_limit_applies_to_the_spoken_form() -> None:
-    """"1850" is fourteen characters once spoken ("eighteen fifty"): the engine's limit counts
+    """ "1850" is fourteen characters once spoken ("eighteen fifty"): the engine's limit counts
     what it reads, and each chunk keeps its written text beside it."""
     from audiopub.book.spoken import spoken_form
 
     paragraph = "In 1850 he paid £5. In 1851 he paid £6. In 1852 he paid £7."
     chunks = chunk_paragraphs([paragraph], 45, speak=lambda text: spoken_form(text, "en"))
-    assert [c.text for c in chunks] == ["In 1850 he paid £5.", "In 1851 he paid £6.",
-                                        "In 1852 he paid £7."]
+    assert [c.text for c in chunks] == [
+        "In 1850 he paid £5.",
+        "In 1851 he paid £6.",
+        "In 1852 he paid £7.",
+    ]
     assert chunks[0].spoken == "In eighteen fifty he paid five pounds."
     assert all(len(c.spoken) <= 45 for c in chunks)
     # Written, the three fit in 60 characters: without the spoken form they would be packed.

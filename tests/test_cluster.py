@@ -23,10 +23,12 @@ from audiopub.cli import main
 from audiopub.jobs.models import JobState
 from audiopub.jobs.store import JobStore
 
-SENTENCES = ["The rain had stopped by the time the train reached the coast.",
-             "She counted the lighthouses as they passed, one for every mile.",
-             "Nobody on the platform seemed to expect anyone at all.",
-             "A dog slept in the shade of the ticket office."]
+SENTENCES = [
+    "The rain had stopped by the time the train reached the coast.",
+    "She counted the lighthouses as they passed, one for every mile.",
+    "Nobody on the platform seemed to expect anyone at all.",
+    "A dog slept in the shade of the ticket office.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +46,20 @@ def _long_book(path: Path, title: str, repeats: int = 1) -> Path:
     """Long enough that a run is still speaking a second after its first chunk (`repeats`
     times longer: still speaking once `ray stop`, which takes seconds, has ended the cluster)."""
     # Every line its own text: chunks of one text share their audio, which is made once.
-    return build_epub(path, [(f"Part {n}", [f"Line {line} of part {n}. {sentence}"
-                                           for line, sentence in enumerate(SENTENCES * repeats)])
-                             for n in (1, 2, 3)], title=title)
+    return build_epub(
+        path,
+        [
+            (
+                f"Part {n}",
+                [
+                    f"Line {line} of part {n}. {sentence}"
+                    for line, sentence in enumerate(SENTENCES * repeats)
+                ],
+            )
+            for n in (1, 2, 3)
+        ],
+        title=title,
+    )
 
 
 def _job(title: str) -> tuple[JobState, int, int, str]:
@@ -69,8 +82,8 @@ def _wait_for_chunks(title: str, done: int, run: subprocess.Popen[str]) -> None:
 
 
 def test_without_ray_the_option_says_what_to_install(
-        three_chapter_epub: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    three_chapter_epub: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` finds when not installed
     assert main(["convert", str(three_chapter_epub), "--ray", "auto"]) == 1
     assert "pip install 'audiopub[cluster]'" in capsys.readouterr().err
@@ -79,13 +92,31 @@ def test_without_ray_the_option_says_what_to_install(
 
 
 def test_two_books_on_the_cluster_match_the_same_books_made_here(
-        cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    books = [build_epub(tmp_path / "a.epub", [("Arrival", SENTENCES[:2]),
-                                              ("Departure", SENTENCES[2:])], title="Coast"),
-             build_epub(tmp_path / "b.epub", [("Alone", SENTENCES[1:3])], title="Second")]
-    made = cluster.run(audiopub("convert", *map(str, books), "-o", str(tmp_path / "ray"),
-                                "--seed", "7", "--ray", ADDRESS))
+    cluster: Cluster,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    books = [
+        build_epub(
+            tmp_path / "a.epub",
+            [("Arrival", SENTENCES[:2]), ("Departure", SENTENCES[2:])],
+            title="Coast",
+        ),
+        build_epub(tmp_path / "b.epub", [("Alone", SENTENCES[1:3])], title="Second"),
+    ]
+    made = cluster.run(
+        audiopub(
+            "convert",
+            *map(str, books),
+            "-o",
+            str(tmp_path / "ray"),
+            "--seed",
+            "7",
+            "--ray",
+            ADDRESS,
+        )
+    )
     assert made.returncode == 0, made.stderr
     assert "ran on: Ray cluster at 127.0.0.1:6379: 2 CPU actors" in made.stdout
     assert "node 127.0.0.1: " in made.stdout and "Total: 2 of 2 books done" in made.stdout
@@ -107,8 +138,9 @@ def test_two_books_on_the_cluster_match_the_same_books_made_here(
 def test_a_worker_killed_mid_run_loses_nothing(cluster: Cluster, tmp_path: Path) -> None:
     book = _long_book(tmp_path / "long.epub", "Long")
     out = tmp_path / "long.m4b"
-    run = cluster.start(audiopub("convert", str(book), "-o", str(out), "--batch-size", "1",
-                                 "--ray", ADDRESS))
+    run = cluster.start(
+        audiopub("convert", str(book), "-o", str(out), "--batch-size", "1", "--ray", ADDRESS)
+    )
     _wait_for_chunks("Long", 1, run)
     (victim, *_) = cluster.actor_pids()
     os.kill(victim, signal.SIGKILL)
@@ -121,12 +153,14 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster: Cluster, tmp_path: Path)
 
 
 def test_the_cluster_gone_pauses_the_job_and_this_machine_finishes_it(
-        cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Last in the module: the cluster does not come back."""
     book = _long_book(tmp_path / "long.epub", "Stopped", repeats=2)
     out = tmp_path / "stopped.m4b"
-    run = cluster.start(audiopub("convert", str(book), "-o", str(out), "--batch-size", "1",
-                                 "--ray", ADDRESS))
+    run = cluster.start(
+        audiopub("convert", str(book), "-o", str(out), "--batch-size", "1", "--ray", ADDRESS)
+    )
     _wait_for_chunks("Stopped", 1, run)
     cluster.stop()
     stdout, stderr = run.communicate(timeout=240)
@@ -143,18 +177,24 @@ def test_the_cluster_gone_pauses_the_job_and_this_machine_finishes_it(
     assert len(probe(out).chapters) == 3
 
 
-@pytest.mark.parametrize("argv", [["--ray", "10.0.0.7:6379"], ["serve", "--ray", "10.0.0.7:6379"],
-                                  ["--ray", "10.0.0.7:6379", "serve"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--ray", "10.0.0.7:6379"],
+        ["serve", "--ray", "10.0.0.7:6379"],
+        ["--ray", "10.0.0.7:6379", "serve"],
+    ],
+)
 def test_the_web_app_speaks_on_the_cluster_it_is_given(
-        argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     if importlib.util.find_spec("ray") is None:
         pytest.skip("Ray is not installed (pip install 'audiopub[cluster]')")
     monkeypatch.setenv(settings.RAY_ADDRESS_ENV, "")  # none but the option
     # By module name: after the web UI tests, the `audiopub` package may lack its `ui` attribute.
     app_module = importlib.import_module("audiopub.ui.app")
     served: list[str | None] = []
-    monkeypatch.setattr(app_module, "main",
-                        lambda **options: served.append(settings.ray_address()))
+    monkeypatch.setattr(app_module, "main", lambda **options: served.append(settings.ray_address()))
     assert main(argv) == 0
     assert served == ["10.0.0.7:6379"]
     assert settings.ray_address() is None  # the command's own: not left in the environment

@@ -13,8 +13,10 @@ import pytest
 from audiopub.cluster import driver
 from audiopub.errors import AudiopubError, ClusterLost, SynthesisFailed
 
-ERRORS = [(ClusterLost("the cluster went away"), ("lost", "the cluster went away")),
-          (SynthesisFailed("the engine failed"), ("failed", "the engine failed"))]
+ERRORS = [
+    (ClusterLost("the cluster went away"), ("lost", "the cluster went away")),
+    (SynthesisFailed("the engine failed"), ("failed", "the engine failed")),
+]
 
 
 class _FailingPool:
@@ -29,7 +31,8 @@ class _FailingPool:
 
 @pytest.mark.parametrize(("error", "said"), ERRORS)
 def test_an_error_starting_the_actors_is_said_and_ends_the_driver(
-        monkeypatch: pytest.MonkeyPatch, error: AudiopubError, said: tuple[str, str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, error: AudiopubError, said: tuple[str, str]
+) -> None:
     def failing_pool(*_: Any) -> None:
         raise error
 
@@ -43,12 +46,16 @@ def test_an_error_starting_the_actors_is_said_and_ends_the_driver(
 
 @pytest.mark.parametrize(("error", "said"), ERRORS)
 def test_an_error_awaiting_a_batch_is_said_after_the_batches_before_it(
-        error: AudiopubError, said: tuple[str, str]) -> None:
+    error: AudiopubError, said: tuple[str, str]
+) -> None:
     submitted: queue.SimpleQueue[Any] = queue.SimpleQueue()
     for texts in (["first"], ["bad"], ["after"]):
         submitted.put((texts, "voice", None, None))
     submitted.put(None)
     sent: list[tuple[Any, ...]] = []
-    driver._answer(_FailingPool(error=error), submitted,  # type: ignore[arg-type]
-                   lambda *message: sent.append(message))
+    driver._answer(
+        _FailingPool(error=error),
+        submitted,  # type: ignore[arg-type]
+        lambda *message: sent.append(message),
+    )
     assert sent == [("spoken", "audio of first"), said]

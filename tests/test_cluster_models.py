@@ -17,8 +17,7 @@ from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.registry import get_engine
 
 
-def test_a_piper_voice_travels_as_its_two_files_and_speaks_from_the_copy(
-        data_dir: Path) -> None:
+def test_a_piper_voice_travels_as_its_two_files_and_speaks_from_the_copy(data_dir: Path) -> None:
     add_voice_with_rate(settings.models_dir() / "piper", "en_US-extra-low", 16_000)
     add_voice_with_rate(settings.models_dir() / "piper", "en_US-other-low", 16_000)
 
@@ -29,8 +28,9 @@ def test_a_piper_voice_travels_as_its_two_files_and_speaks_from_the_copy(
     try:
         shutil.rmtree(data_dir)  # a worker has no data dir of the head's
         engine = get_engine("piper", model_dir=folder, threads=1)
-        (spoken,) = speak_batch(engine, ["A voice from another machine."], "en_US-extra-low",
-                                SynthesisOptions(seed=3))
+        (spoken,) = speak_batch(
+            engine, ["A voice from another machine."], "en_US-extra-low", SynthesisOptions(seed=3)
+        )
         assert not isinstance(spoken, str)
         assert spoken.sample_rate == 16_000 and np.abs(spoken.audio).max() > 0.01
     finally:

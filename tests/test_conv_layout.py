@@ -17,8 +17,9 @@ from audiopub.tts.conv_layout import CONV2D_STEP
 RNG = np.random.default_rng(7)
 
 
-def _conv(name: str, x: str, weight: str, out: str, bias: str | None = None,
-          **attributes: object) -> onnx.NodeProto:
+def _conv(
+    name: str, x: str, weight: str, out: str, bias: str | None = None, **attributes: object
+) -> onnx.NodeProto:
     inputs = [x, weight] + ([bias] if bias else [])
     return helper.make_node("Conv", inputs, [out], name=name, **attributes)
 
@@ -35,18 +36,26 @@ def conv_model(opset: int = 15) -> onnx.ModelProto:
     nodes = [
         _conv("dilated", "x", "w1", "a", bias="b1", kernel_shape=[3], dilations=[2], pads=[2, 2]),
         helper.make_node("LeakyRelu", ["a"], ["a_act"], alpha=0.1),
-        _conv("strided_grouped", "a_act", "w2", "b", kernel_shape=[5], strides=[2],
-              pads=[2, 1], group=2),
+        _conv(
+            "strided_grouped",
+            "a_act",
+            "w2",
+            "b",
+            kernel_shape=[5],
+            strides=[2],
+            pads=[2, 1],
+            group=2,
+        ),
         _conv("shared_1", "b", "w3", "c1", pads=[1, 1]),
         _conv("shared_2", "c1", "w3", "c2", pads=[1, 1]),
         helper.make_node("Add", ["c1", "c2"], ["y"]),
     ]
     graph = helper.make_graph(
-        nodes, "convs",
+        nodes,
+        "convs",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, "length"])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, "out_length"])],
-        [_weight("w1", 6, 4, 3), _weight("b1", 6), _weight("w2", 8, 3, 5),
-         _weight("w3", 8, 8, 3)],
+        [_weight("w1", 6, 4, 3), _weight("b1", 6), _weight("w2", 8, 3, 5), _weight("w3", 8, 8, 3)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
@@ -84,8 +93,9 @@ def _save(model: onnx.ModelProto, path: Path) -> Path:
     return path
 
 
-def test_the_rewrite_is_written_whole_or_not_at_all(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_rewrite_is_written_whole_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     source = _save(conv_model(), tmp_path / "voice.onnx")
     target = tmp_path / "cache" / "voice.2d.onnx"
     assert graph_rewrite.write_rewritten(source, target, [CONV2D_STEP])
@@ -111,8 +121,12 @@ def test_sessions_load_the_rewrite_from_the_cache(tmp_path: Path) -> None:
     session = onnx_runtime.create_session(source, use_gpu=False, rewrite=[CONV2D_STEP])
     assert cached.stat().st_mtime_ns == made  # reused, not made again
     x = RNG.standard_normal((1, 4, 50)).astype(np.float32)
-    np.testing.assert_allclose(session.inference.run(None, {"x": x})[0],
-                               _run(conv_model_from(source), x), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        session.inference.run(None, {"x": x})[0],
+        _run(conv_model_from(source), x),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
     # A changed model file is a new cache entry, and the stale one goes.
     _save(conv_model(), source)
@@ -125,10 +139,9 @@ def conv_model_from(path: Path) -> onnx.ModelProto:
     return onnx.load(str(path))
 
 
-def test_a_failed_rewrite_falls_back_to_the_model_as_it_is(tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch,
-                                                           caplog: pytest.LogCaptureFixture
-                                                           ) -> None:
+def test_a_failed_rewrite_falls_back_to_the_model_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     def fail(source: Path, target: Path, steps: object) -> bool:
         raise OSError("read-only file system")
 
@@ -142,14 +155,18 @@ def test_a_failed_rewrite_falls_back_to_the_model_as_it_is(tmp_path: Path,
 
 
 def test_engine_processes_starting_together_share_one_rewrite(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two processes both saw no cached file; the one writing second must not delete the
     first one's file, which that process is about to load."""
     source = _save(conv_model(), tmp_path / "voice.onnx")
     cached = graph_rewrite.rewritten(source, [CONV2D_STEP])  # the first process made it
     real_is_file = Path.is_file
-    monkeypatch.setattr(Path, "is_file",  # the second one looked before it was there
-                        lambda self: False if self == cached else real_is_file(self))
+    monkeypatch.setattr(
+        Path,
+        "is_file",  # the second one looked before it was there
+        lambda self: False if self == cached else real_is_file(self),
+    )
     still_there: list[bool] = []
     real_write = graph_rewrite.write_rewritten
 

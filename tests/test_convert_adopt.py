@@ -22,8 +22,13 @@ from audiopub.jobs.models import JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.worker import runner_lock
 
-Q, R, P, F, C = (JobState.QUEUED, JobState.RUNNING, JobState.PAUSED, JobState.FAILED,
-                 JobState.CANCELLED)
+Q, R, P, F, C = (
+    JobState.QUEUED,
+    JobState.RUNNING,
+    JobState.PAUSED,
+    JobState.FAILED,
+    JobState.CANCELLED,
+)
 
 
 def _interrupted_job(epub: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> str:
@@ -45,16 +50,24 @@ def _interrupted_job(epub: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.fixture(scope="module")
-def left_unfinished(tmp_path_factory: pytest.TempPathFactory,
-                    shared_models_dir: Path) -> tuple[Path, Path, str]:
+def left_unfinished(
+    tmp_path_factory: pytest.TempPathFactory, shared_models_dir: Path
+) -> tuple[Path, Path, str]:
     """The book's chapter 2 interrupted after one chunk, once for the module: its data dir,
     its EPUB and its job."""
     folder = tmp_path_factory.mktemp("interrupted")
     data = folder / "audiopub-data"
-    epub = build_epub(folder / "book.epub", [("Arrival", SENTENCES[:3]),
-                                             ("The Harbour; at dusk", SENTENCES[3:5]),
-                                             ("Departure", SENTENCES[5:])],
-                      title="Coastline", author="Ann Author", cover=tiny_png())
+    epub = build_epub(
+        folder / "book.epub",
+        [
+            ("Arrival", SENTENCES[:3]),
+            ("The Harbour; at dusk", SENTENCES[3:5]),
+            ("Departure", SENTENCES[5:]),
+        ],
+        title="Coastline",
+        author="Ann Author",
+        cover=tiny_png(),
+    )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AUDIOPUB_DATA_DIR", str(data))
         # the models folder of `embedded_voice_loaded_once`: the tests find its voice loaded
@@ -65,8 +78,12 @@ def left_unfinished(tmp_path_factory: pytest.TempPathFactory,
 
 
 @pytest.fixture
-def interrupted(left_unfinished: tuple[Path, Path, str], embedded_voice_loaded_once: None,
-                data_dir: Path, tmp_path: Path) -> tuple[Path, Path, str]:
+def interrupted(
+    left_unfinished: tuple[Path, Path, str],
+    embedded_voice_loaded_once: None,
+    data_dir: Path,
+    tmp_path: Path,
+) -> tuple[Path, Path, str]:
     """The interrupted job copied into this test's data dir, its book to be written to this
     test's folder: the EPUB, the output and the job's id."""
     data, epub, job_id = left_unfinished
@@ -87,16 +104,21 @@ def _book_chapters(out: Path) -> list[str]:
     return [c.title for c in probe(out).chapters]
 
 
-@pytest.mark.parametrize("left_as", [
-    pytest.param((R,), id="running, its process killed"),  # e.g. SIGINT, then SIGKILL
-    pytest.param((), id="paused"),
-    pytest.param((Q, R, F), id="failed"),
-    pytest.param((C,), id="cancelled"),
-    pytest.param((Q,), id="queued"),
-])
+@pytest.mark.parametrize(
+    "left_as",
+    [
+        pytest.param((R,), id="running, its process killed"),  # e.g. SIGINT, then SIGKILL
+        pytest.param((), id="paused"),
+        pytest.param((Q, R, F), id="failed"),
+        pytest.param((C,), id="cancelled"),
+        pytest.param((Q,), id="queued"),
+    ],
+)
 def test_the_new_chapter_selection_wins_whatever_state_the_job_was_left_in(
-        interrupted: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str],
-        left_as: tuple[JobState, ...]) -> None:
+    interrupted: tuple[Path, Path, str],
+    capsys: pytest.CaptureFixture[str],
+    left_as: tuple[JobState, ...],
+) -> None:
     epub, out, job_id = interrupted
     if left_as and left_as[0] is R:
         left_as = (Q, R)  # paused → queued → running: as a run killed mid-chunk leaves it
@@ -114,13 +136,19 @@ def test_the_new_chapter_selection_wins_whatever_state_the_job_was_left_in(
         assert job.settings.chapters == (3,) and job.error is None
 
 
-@pytest.mark.parametrize("state", [
-    pytest.param(R, id="running there"),
-    pytest.param(P, id="paused, its runner not yet at its next chunk"),
-])
+@pytest.mark.parametrize(
+    "state",
+    [
+        pytest.param(R, id="running there"),
+        pytest.param(P, id="paused, its runner not yet at its next chunk"),
+    ],
+)
 def test_a_job_another_process_makes_is_taken_over_with_the_new_settings(
-        interrupted: tuple[Path, Path, str], monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str], state: JobState) -> None:
+    interrupted: tuple[Path, Path, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    state: JobState,
+) -> None:
     """Another CLI conversion holds the runner lock and makes the job: the new command gives
     the job back to the queue with its settings, that runner lets it go after its chunk and
     stops, and the new command makes it."""
@@ -154,7 +182,8 @@ def test_a_job_another_process_makes_is_taken_over_with_the_new_settings(
 
 
 def test_the_same_command_again_follows_a_job_another_process_makes_without_stopping_it(
-        interrupted: tuple[Path, Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    interrupted: tuple[Path, Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     epub, out, job_id = interrupted
     _move(job_id, Q, R)
     seen: list[JobState] = []
@@ -169,8 +198,7 @@ def test_the_same_command_again_follows_a_job_another_process_makes_without_stop
 
         try:
             monkeypatch.setattr(foreground.time, "sleep", ctrl_c)
-            assert main(["convert", str(epub), "--chapters", "2",
-                         "-o", str(out)]) == 130
+            assert main(["convert", str(epub), "--chapters", "2", "-o", str(out)]) == 130
         finally:
             other_runner.release()
     assert seen == [R]  # still the other runner's, undisturbed

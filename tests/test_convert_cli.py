@@ -32,8 +32,9 @@ from audiopub.tts.registry import get_engine
 pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
 
 
-def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_convert_writes_a_chapterised_m4b(
+    three_chapter_epub: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out" / "coastline.m4b"
     assert main(["convert", str(three_chapter_epub), "-o", str(out)]) == 0
 
@@ -62,26 +63,33 @@ def test_convert_writes_a_chapterised_m4b(three_chapter_epub: Path, tmp_path: Pa
     # real-time factor and stages on engine time.
     assert main(["jobs", "--details"]) == 0
     details = capsys.readouterr().out.splitlines()
-    assert any(line.strip().startswith("stages: prepare ") and " encode " in line
-               for line in details), details
-    assert any(line.strip().startswith("speaking: ") and "(wall clock, speaking only)" in line
-               for line in details), details
+    assert any(
+        line.strip().startswith("stages: prepare ") and " encode " in line for line in details
+    ), details
+    assert any(
+        line.strip().startswith("speaking: ") and "(wall clock, speaking only)" in line
+        for line in details
+    ), details
     assert any(line.strip() == "chapters (engine time):" for line in details), details
     chapter_lines = [line for line in details if re.search(r"chars/s, RTF \d+\.\d{3}$", line)]
     assert len(chapter_lines) == 3
     stage_lines = [line.strip() for line in details if line.strip().startswith("synthesis ")]
     assert len(stage_lines) == 3
-    assert all(" model " in line and " phonemes " in line and " stitch " in line
-               for line in stage_lines), stage_lines
+    assert all(
+        " model " in line and " phonemes " in line and " stitch " in line for line in stage_lines
+    ), stage_lines
 
 
-def test_title_pages_are_not_narrated_unless_chosen(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_title_pages_are_not_narrated_unless_chosen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     epub = build_frankenstein_like(tmp_path / "pg84.epub")
     assert main(["convert", str(epub), "-o", str(tmp_path / "f.m4b")]) == 0
     assert [c.title for c in probe(tmp_path / "f.m4b").chapters] == ["Letter 1", "Chapter 1"]
-    assert ("Not narrated (title page or dedication): 1 “Frankenstein;”, 2 “or, the Modern "
-            "Prometheus”; --chapters 1-4 narrates them too.") in capsys.readouterr().err
+    assert (
+        "Not narrated (title page or dedication): 1 “Frankenstein;”, 2 “or, the Modern "
+        "Prometheus”; --chapters 1-4 narrates them too."
+    ) in capsys.readouterr().err
     assert main(["convert", str(epub), "-o", str(tmp_path / "all.m4b"), "--chapters", "1-4"]) == 0
     assert len(probe(tmp_path / "all.m4b").chapters) == 4
 
@@ -92,19 +100,29 @@ def test_chapter_selection(three_chapter_epub: Path, tmp_path: Path) -> None:
     assert [c.title for c in probe(out).chapters] == ["Arrival", "Departure"]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--chapters", "2-9"], "outside 1-3"),
-    (["--chapters", "2-1"], "Chapter selection '2-1' is reversed: write the lower number first "
-                            "(1-2)"),
-    (["--chapters", "x"], "Bad chapter selection"),
-    (["--speed", "9"], "speed must be between"),
-    (["--voice", "nobody"], "Unknown Piper voice"),
-    (["--split", "chapters"], "An .m4b is one file with chapters"),
-    (["--format", "opus"], "One opus file for the whole book is not supported yet"),
-    (["--subtitles", "srt,ass"], "--subtitles takes srt, vtt, not ass"),
-])
-def test_bad_options_are_clear_errors(three_chapter_epub: Path, tmp_path: Path, argv: list[str],
-                                      message: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--chapters", "2-9"], "outside 1-3"),
+        (
+            ["--chapters", "2-1"],
+            "Chapter selection '2-1' is reversed: write the lower number first (1-2)",
+        ),
+        (["--chapters", "x"], "Bad chapter selection"),
+        (["--speed", "9"], "speed must be between"),
+        (["--voice", "nobody"], "Unknown Piper voice"),
+        (["--split", "chapters"], "An .m4b is one file with chapters"),
+        (["--format", "opus"], "One opus file for the whole book is not supported yet"),
+        (["--subtitles", "srt,ass"], "--subtitles takes srt, vtt, not ass"),
+    ],
+)
+def test_bad_options_are_clear_errors(
+    three_chapter_epub: Path,
+    tmp_path: Path,
+    argv: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     out = tmp_path / "x.m4b"
     assert main(["convert", str(three_chapter_epub), "-o", str(out), *argv]) == 1
     assert message in capsys.readouterr().err
@@ -112,28 +130,57 @@ def test_bad_options_are_clear_errors(three_chapter_epub: Path, tmp_path: Path, 
 
 
 def test_convert_makes_what_is_asked_beside_the_book_without_speaking_again(
-        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    three_chapter_epub: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from audiopub.tts.piper.engine import PiperEngine
 
     spoken: list[str] = []
     real = PiperEngine.prepare
-    monkeypatch.setattr(PiperEngine, "prepare", lambda self, texts, *a, **k: (
-        spoken.extend(texts), real(self, texts, *a, **k))[1])
+    monkeypatch.setattr(
+        PiperEngine,
+        "prepare",
+        lambda self, texts, *a, **k: (spoken.extend(texts), real(self, texts, *a, **k))[1],
+    )
     monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")  # speak in this process, where we count
     out = tmp_path / "coastline.m4b"
-    assert main(["convert", str(three_chapter_epub), "-o", str(out), "--format", "mp3",
-                 "--split", "chapters", "--subtitles", "srt,vtt", "--read-along"]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                str(three_chapter_epub),
+                "-o",
+                str(out),
+                "--format",
+                "mp3",
+                "--split",
+                "chapters",
+                "--subtitles",
+                "srt,vtt",
+                "--read-along",
+            ]
+        )
+        == 0
+    )
 
     with JobStore.open_default() as store:
         (job,) = store.queue.list_jobs()
         assert len(spoken) == len(store.ledger.all_chunks(job.id))  # each chunk spoken once
     printed = capsys.readouterr().out
     chapters = sorted((tmp_path / "coastline chapters").glob("*.mp3"))
-    assert [p.name for p in chapters] == ["01 - Arrival.mp3", "02 - The Harbour; at dusk.mp3",
-                                          "03 - Departure.mp3"]
-    for made in [*chapters, tmp_path / "coastline.srt", tmp_path / "coastline.vtt",
-                 tmp_path / "coastline (read-aloud).epub"]:
+    assert [p.name for p in chapters] == [
+        "01 - Arrival.mp3",
+        "02 - The Harbour; at dusk.mp3",
+        "03 - Departure.mp3",
+    ]
+    for made in [
+        *chapters,
+        tmp_path / "coastline.srt",
+        tmp_path / "coastline.vtt",
+        tmp_path / "coastline (read-aloud).epub",
+    ]:
         assert made.is_file() and str(made) in printed
     assert len(list((tmp_path / "coastline chapters").glob("*.srt"))) == 3  # per chapter too
 
@@ -156,12 +203,23 @@ def _tiny_supertonic(tmp_path: Path) -> Path:
     return build_tiny_model(tmp_path / "supertonic")
 
 
-def test_convert_with_supertonic_steps_and_voice(three_chapter_epub: Path, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_convert_with_supertonic_steps_and_voice(
+    three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(_tiny_supertonic(tmp_path)))
     out = tmp_path / "st.m4b"
-    argv = ["convert", "--engine", "supertonic", "--steps", "8", "--voice", "F1",
-            str(three_chapter_epub), "-o", str(out)]
+    argv = [
+        "convert",
+        "--engine",
+        "supertonic",
+        "--steps",
+        "8",
+        "--voice",
+        "F1",
+        str(three_chapter_epub),
+        "-o",
+        str(out),
+    ]
     assert main(argv) == 0
     book = probe(out)
     assert [c.title for c in book.chapters] == ["Arrival", "The Harbour; at dusk", "Departure"]
@@ -171,17 +229,18 @@ def test_convert_with_supertonic_steps_and_voice(three_chapter_epub: Path, tmp_p
     assert (job.settings.engine, job.settings.steps, job.settings.voice) == ("supertonic", 8, "F1")
 
 
-def test_voices_says_why_supertonic_is_unavailable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_voices_says_why_supertonic_is_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(tmp_path / "nowhere"))
     assert main(["voices"]) == 0
     out = capsys.readouterr().out
     assert "supertonic: unavailable" in out and "models/README.md" in out
 
 
-def test_voices_lists_supertonic_voices_when_present(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_voices_lists_supertonic_voices_when_present(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(_tiny_supertonic(tmp_path)))
     assert main(["voices"]) == 0
     out = capsys.readouterr().out
@@ -204,7 +263,8 @@ def _interrupt_after(monkeypatch: pytest.MonkeyPatch, chunks: int) -> None:
 
 
 def test_resume_with_another_chapter_selection_narrates_the_new_one(
-        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "same.m4b"
     with monkeypatch.context() as patch:
         _interrupt_after(patch, 1)
@@ -220,8 +280,11 @@ def test_resume_with_another_chapter_selection_narrates_the_new_one(
 
 
 def test_the_summary_after_a_resume_counts_only_this_run(
-        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    three_chapter_epub: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     out = tmp_path / "resumed.m4b"
     with monkeypatch.context() as patch:
         _interrupt_after(patch, 3)
@@ -253,7 +316,8 @@ def test_the_progress_bar_rate_counts_only_this_run() -> None:
 
 
 def test_a_16_khz_voice_keeps_its_sample_rate_to_the_book(
-        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Piper's x_low and low voices speak at 16 kHz: their audio must last as long in the
     book as the voice made it, not be played at the default voice's 22.05 kHz (which made it
     last 16/22.05 as long, and sound high and fast)."""
@@ -261,48 +325,64 @@ def test_a_16_khz_voice_keeps_its_sample_rate_to_the_book(
     add_voice_with_rate(models / "piper", "en_US-test-x_low", 16_000)
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models))
     out = tmp_path / "low.m4b"
-    assert main(["convert", str(three_chapter_epub), "--voice", "en_US-test-x_low",
-                 "-o", str(out)]) == 0
+    assert (
+        main(["convert", str(three_chapter_epub), "--voice", "en_US-test-x_low", "-o", str(out)])
+        == 0
+    )
     with JobStore.open_default() as store:
         (job,) = store.queue.list_jobs()
         chunks = store.ledger.all_chunks(job.id)
         chapters = store.ledger.chapters(job.id)
     assert {c.sample_rate for c in chunks} == {16_000}
     speech_s = sum(c.duration_s for c in chunks)  # frames / 16,000, as the voice made them
-    pauses_s = (sum(pause_after(c.ends_paragraph) for c in chunks)
-                + (settings.CHAPTER_HEAD_S + settings.CHAPTER_PAUSE_S) * len(chapters))
+    pauses_s = sum(pause_after(c.ends_paragraph) for c in chunks) + (
+        settings.CHAPTER_HEAD_S + settings.CHAPTER_PAUSE_S
+    ) * len(chapters)
     book_s = probe(out).duration_s
     # The stitcher only trims near-silence at each chunk's edges (a few per cent of speech);
     # played at 22.05 kHz the speech would have lasted 73 % as long.
     assert pauses_s + 0.85 * speech_s < book_s <= pauses_s + speech_s + 0.1
 
 
-@pytest.mark.parametrize("argv, expected", [
-    ([], ("127.0.0.1", 8080, True, [])),
-    (["--port", "9000", "--no-browser"], ("127.0.0.1", 9000, False, [])),
-    (["--host", "0.0.0.0"], ("0.0.0.0", 8080, True, [])),
-    (["serve", "--port", "9000"], ("127.0.0.1", 9000, True, [])),
-    (["--port", "9000", "serve", "--no-browser"], ("127.0.0.1", 9000, False, [])),
-    (["--allow-host", "a.lan", "--allow-host", "b.lan"], ("127.0.0.1", 8080, True,
-                                                          ["a.lan", "b.lan"])),
-    (["serve", "--allow-host", "a.lan"], ("127.0.0.1", 8080, True, ["a.lan"])),
-])
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        ([], ("127.0.0.1", 8080, True, [])),
+        (["--port", "9000", "--no-browser"], ("127.0.0.1", 9000, False, [])),
+        (["--host", "0.0.0.0"], ("0.0.0.0", 8080, True, [])),
+        (["serve", "--port", "9000"], ("127.0.0.1", 9000, True, [])),
+        (["--port", "9000", "serve", "--no-browser"], ("127.0.0.1", 9000, False, [])),
+        (
+            ["--allow-host", "a.lan", "--allow-host", "b.lan"],
+            ("127.0.0.1", 8080, True, ["a.lan", "b.lan"]),
+        ),
+        (["serve", "--allow-host", "a.lan"], ("127.0.0.1", 8080, True, ["a.lan"])),
+    ],
+)
 def test_serve_options_work_with_and_without_the_serve_command(
-        argv: list[str], expected: tuple[str, int, bool, list[str]],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    argv: list[str], expected: tuple[str, int, bool, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # By module name: after the web UI tests, the `audiopub` package may lack its `ui` attribute.
     app_module = importlib.import_module("audiopub.ui.app")
 
     served: list[tuple[str, int, bool, list[str]]] = []
-    monkeypatch.setattr(app_module, "main", lambda host, port, show, allowed_hosts:
-                        served.append((host, port, show, list(allowed_hosts))))
+    monkeypatch.setattr(
+        app_module,
+        "main",
+        lambda host, port, show, allowed_hosts: served.append(
+            (host, port, show, list(allowed_hosts))
+        ),
+    )
     assert main(argv) == 0
     assert served == [expected]
 
 
 def test_ctrl_c_while_following_another_runner_pauses_the_job(
-        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    three_chapter_epub: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     def ctrl_c(seconds: float) -> None:
         raise KeyboardInterrupt
 
@@ -321,38 +401,49 @@ def test_ctrl_c_while_following_another_runner_pauses_the_job(
     assert "Paused. Run the same command again to continue." in err
 
 
-def test_show_spoken_prints_what_will_be_said(tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_spoken_prints_what_will_be_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from epub_factory import build_epub
 
-    epub = build_epub(tmp_path / "n.epub", [
-        ("CHAPTER IX", ["It was 1850 and Dr. Watson was out.", "Nothing to change here."]),
-    ])
+    epub = build_epub(
+        tmp_path / "n.epub",
+        [
+            ("CHAPTER IX", ["It was 1850 and Dr. Watson was out.", "Nothing to change here."]),
+        ],
+    )
     assert main(["convert", str(epub), "--show-spoken", "-o", str(tmp_path / "n.m4b")]) == 0
     out = capsys.readouterr().out
     assert "CHAPTER IX\n  → Chapter nine" in out
-    assert ("It was 1850 and Dr. Watson was out.\n"
-            "  → It was eighteen fifty and Doctor Watson was out.") in out
+    assert (
+        "It was 1850 and Dr. Watson was out.\n  → It was eighteen fifty and Doctor Watson was out."
+    ) in out
     assert "Nothing to change" not in out
 
 
 def test_a_book_in_another_language_than_the_voice_is_said(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from epub_factory import build_epub
 
     epub = build_epub(tmp_path / "fr.epub", [("Un", ["Il était 1850."])], language="fr")
     assert main(["convert", str(epub), "-o", str(tmp_path / "fr.m4b")]) == 0
     err = capsys.readouterr().err
-    assert "The book is in fr, the voice en_US-joe-medium speaks en-US: its words will be " \
-           "pronounced as English, its numbers and abbreviations read by fr rules." in err
+    assert (
+        "The book is in fr, the voice en_US-joe-medium speaks en-US: its words will be "
+        "pronounced as English, its numbers and abbreviations read by fr rules." in err
+    )
     # A voice in the book's language, from the lists shipped with Audiopub, and how to get it.
-    assert "For French, choose piper:fr_FR-siwis-medium (`audiopub voices download " \
-           "piper:fr_FR-siwis-medium`, then --voice fr_FR-siwis-medium) or Kokoro's ff_siwis " \
-           "(`audiopub voices download kokoro`, then --engine kokoro --voice ff_siwis)." in err
+    assert (
+        "For French, choose piper:fr_FR-siwis-medium (`audiopub voices download "
+        "piper:fr_FR-siwis-medium`, then --voice fr_FR-siwis-medium) or Kokoro's ff_siwis "
+        "(`audiopub voices download kokoro`, then --engine kokoro --voice ff_siwis)." in err
+    )
 
 
 def test_serve_options_with_another_command_are_an_error(
-        three_chapter_epub: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    three_chapter_epub: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--port", "9000", "convert", str(three_chapter_epub)])
     assert exit_info.value.code == 2
@@ -360,12 +451,28 @@ def test_serve_options_with_another_command_are_an_error(
 
 
 def test_a_gpu_that_is_not_there_is_said_once_in_the_summary(
-        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    three_chapter_epub: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")  # its sessions in this process: logged here
     monkeypatch.setattr(onnx_runtime, "available_providers", lambda: [onnx_runtime.CPU])
-    assert main(["convert", str(three_chapter_epub), "-o", str(tmp_path / "b.m4b"),
-                 "--gpu", "--chapters", "1"]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                str(three_chapter_epub),
+                "-o",
+                str(tmp_path / "b.m4b"),
+                "--gpu",
+                "--chapters",
+                "1",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     # No logger line (WARNING audiopub.tts.onnx_runtime: …) before the summary says the same.
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.records
@@ -376,8 +483,15 @@ def test_a_gpu_that_is_not_there_is_said_once_in_the_summary(
 def test_the_progress_bar_starts_before_the_first_chunk_and_says_why_it_waits() -> None:
     with foreground.ProgressBar() as bar:
         # As a job sends it once planned: nothing spoken yet, the engine starting.
-        bar.show(JobEvent("j", JobState.RUNNING, chars_done=0, chars_total=12_345,
-                          stage="Starting the speech engine…"))
+        bar.show(
+            JobEvent(
+                "j",
+                JobState.RUNNING,
+                chars_done=0,
+                chars_total=12_345,
+                stage="Starting the speech engine…",
+            )
+        )
         assert bar._bar is not None
         first = str(bar._bar)
     assert "| 0/12,345 chars" in first and "Starting the speech engine…" in first
@@ -385,8 +499,11 @@ def test_the_progress_bar_starts_before_the_first_chunk_and_says_why_it_waits() 
 
 def test_the_progress_bar_counts_in_whole_numbers() -> None:
     with foreground.ProgressBar() as bar:
-        bar.show(JobEvent("j", JobState.RUNNING, chars_done=68, chars_total=12_345,
-                          chapter_title="Arrival"))
+        bar.show(
+            JobEvent(
+                "j", JobState.RUNNING, chars_done=68, chars_total=12_345, chapter_title="Arrival"
+            )
+        )
         assert bar._bar is not None
         shown = str(bar._bar)
     assert "| 68/12,345 chars" in shown and "Arrival" in shown
@@ -394,13 +511,14 @@ def test_the_progress_bar_counts_in_whole_numbers() -> None:
 
 
 def test_jobs_lists_titles_as_wide_as_the_terminal_one_line_a_job(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     title = "The Remarkable Adventures of a Very Long Title Indeed, Volume Two"
     book = build_epub(tmp_path / "long.epub", [("One", ["A short sentence."])], title=title)
     with JobStore.open_default() as store:
-        submit_job(store, book, read_epub(book), tmp_path / "long.m4b", JobSettings(),
-                   get_engine("piper"))
+        submit_job(
+            store, book, read_epub(book), tmp_path / "long.m4b", JobSettings(), get_engine("piper")
+        )
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["jobs"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
@@ -418,7 +536,8 @@ def test_jobs_lists_titles_as_wide_as_the_terminal_one_line_a_job(
 
 
 def test_the_same_convert_again_is_the_same_job_and_other_settings_a_new_one(
-        three_chapter_epub: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    three_chapter_epub: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "coastline.m4b"
     command = ["convert", str(three_chapter_epub), "-o", str(out)]
     assert main(command) == 0
@@ -445,13 +564,32 @@ def test_the_same_convert_again_is_the_same_job_and_other_settings_a_new_one(
 
 
 def test_the_book_names_its_narrator_description_and_language(tmp_path: Path) -> None:
-    book = with_metadata(build_epub(tmp_path / "livre.epub", [("Un", ["Le train arriva."])],
-                                    title="Le Livre", language="fr-FR"),
-                         "<dc:description>A short story by the sea.</dc:description>")
+    book = with_metadata(
+        build_epub(
+            tmp_path / "livre.epub",
+            [("Un", ["Le train arriva."])],
+            title="Le Livre",
+            language="fr-FR",
+        ),
+        "<dc:description>A short story by the sea.</dc:description>",
+    )
     out = tmp_path / "livre.m4b"
     assert main(["convert", str(book), "-o", str(out)]) == 0
-    assert main(["convert", str(book), "-o", str(tmp_path / "livre.m4a"), "--format", "m4a",
-                 "--split", "chapters"]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                str(book),
+                "-o",
+                str(tmp_path / "livre.m4a"),
+                "--format",
+                "m4a",
+                "--split",
+                "chapters",
+            ]
+        )
+        == 0
+    )
     (chapter,) = (tmp_path / "livre chapters").glob("*.m4a")
     for made in (out, chapter):  # the book and each chapter's own file
         result = probe(made)

@@ -17,16 +17,20 @@ from audiopub.jobs.cpu_sizing import (
 GIB = 1 << 30
 
 
-@pytest.mark.parametrize(("cores", "available", "expected"), [
-    (16, 64 * GIB, 16),  # plenty of memory: one process per core
-    (16, 6 * GIB, 5),  # memory decides: 1 GiB kept for the app, 1 GiB per process
-    (2, 64 * GIB, 2),
-    (16, None, 16),  # memory unknown: the cores alone decide
-    (16, 300 << 20, 1),  # too little for even one process: still one
-    (0, None, 1),
-])
-def test_one_process_per_core_as_far_as_memory_allows(cores: int, available: int | None,
-                                                      expected: int) -> None:
+@pytest.mark.parametrize(
+    ("cores", "available", "expected"),
+    [
+        (16, 64 * GIB, 16),  # plenty of memory: one process per core
+        (16, 6 * GIB, 5),  # memory decides: 1 GiB kept for the app, 1 GiB per process
+        (2, 64 * GIB, 2),
+        (16, None, 16),  # memory unknown: the cores alone decide
+        (16, 300 << 20, 1),  # too little for even one process: still one
+        (0, None, 1),
+    ],
+)
+def test_one_process_per_core_as_far_as_memory_allows(
+    cores: int, available: int | None, expected: int
+) -> None:
     assert cpu_workers_for(cores, available) == expected
 
 
@@ -39,15 +43,19 @@ class FakeVirtualMemory:
         self.available = available
 
 
-def _machine(monkeypatch: pytest.MonkeyPatch, available: int, cores: int,
-             affinity: list[int] | None = None) -> None:
+def _machine(
+    monkeypatch: pytest.MonkeyPatch, available: int, cores: int, affinity: list[int] | None = None
+) -> None:
     """psutil's figures for a machine with `available` bytes free and `cores` cores, of which
     this process may run on `affinity` (all of them unless said)."""
     monkeypatch.setattr(psutil, "virtual_memory", lambda: FakeVirtualMemory(available))
     monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: cores)
-    monkeypatch.setattr(psutil.Process, "cpu_affinity",
-                        lambda self, cpus=None: list(range(cores)) if affinity is None
-                        else affinity, raising=False)
+    monkeypatch.setattr(
+        psutil.Process,
+        "cpu_affinity",
+        lambda self, cpus=None: list(range(cores)) if affinity is None else affinity,
+        raising=False,
+    )
 
 
 def _write(folder: Path, files: dict[str, str]) -> None:
@@ -56,8 +64,9 @@ def _write(folder: Path, files: dict[str, str]) -> None:
         (folder / name).write_text(text)
 
 
-def test_without_cgroups_psutil_alone_decides(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_cgroups_psutil_alone_decides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """macOS, Windows, or a Linux without cgroup limits: the machine's own figures."""
     _machine(monkeypatch, available=12 * GIB, cores=16, affinity=[0, 1, 2, 3])
     no_cgroup = tmp_path / "proc-self-cgroup"  # absent
@@ -66,13 +75,20 @@ def test_without_cgroups_psutil_alone_decides(tmp_path: Path,
 
 
 def test_a_cgroup_v2_memory_limit_and_cpu_quota_hold_inside_a_container(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _machine(monkeypatch, available=200 * GIB, cores=64)
     root = tmp_path / "cgroup"
-    _write(root, {"memory.max": str(8 * GIB), "memory.current": str(5 * GIB),
-                  # 2 GiB of it is page cache the kernel drops before it kills anything
-                  "memory.stat": f"anon 3000\ninactive_file {2 * GIB}\nactive_file 7\n",
-                  "cpu.max": "250000 100000"})
+    _write(
+        root,
+        {
+            "memory.max": str(8 * GIB),
+            "memory.current": str(5 * GIB),
+            # 2 GiB of it is page cache the kernel drops before it kills anything
+            "memory.stat": f"anon 3000\ninactive_file {2 * GIB}\nactive_file 7\n",
+            "cpu.max": "250000 100000",
+        },
+    )
     proc = tmp_path / "cgroup-line"
     proc.write_text("0::/\n")
 
@@ -82,13 +98,20 @@ def test_a_cgroup_v2_memory_limit_and_cpu_quota_hold_inside_a_container(
 
 
 def test_the_tightest_limit_above_a_nested_v2_cgroup_counts(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _machine(monkeypatch, available=200 * GIB, cores=64)
     root = tmp_path / "cgroup"
-    _write(root, {"user.slice/memory.max": str(4 * GIB), "user.slice/memory.current": "0",
-                  "user.slice/cpu.max": "200000 100000",
-                  "user.slice/app.scope/memory.max": "max",
-                  "user.slice/app.scope/cpu.max": "max 100000"})
+    _write(
+        root,
+        {
+            "user.slice/memory.max": str(4 * GIB),
+            "user.slice/memory.current": "0",
+            "user.slice/cpu.max": "200000 100000",
+            "user.slice/app.scope/memory.max": "max",
+            "user.slice/app.scope/cpu.max": "max 100000",
+        },
+    )
     proc = tmp_path / "cgroup-line"
     proc.write_text("0::/user.slice/app.scope\n")
 
@@ -96,32 +119,49 @@ def test_the_tightest_limit_above_a_nested_v2_cgroup_counts(
     assert usable_cores(root, proc) == 2
 
 
-def test_cgroup_v1_limits_and_their_no_limit_values(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cgroup_v1_limits_and_their_no_limit_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _machine(monkeypatch, available=100 * GIB, cores=32)
     root = tmp_path / "cgroup"
     proc = tmp_path / "cgroup-lines"
     proc.write_text("4:memory:/docker/abc\n2:cpu,cpuacct:/docker/abc\n0::/\n")
-    unlimited = {"memory/memory.limit_in_bytes": "9223372036854771712",
-                 "cpu/cpu.cfs_quota_us": "-1", "cpu/cpu.cfs_period_us": "100000"}
+    unlimited = {
+        "memory/memory.limit_in_bytes": "9223372036854771712",
+        "cpu/cpu.cfs_quota_us": "-1",
+        "cpu/cpu.cfs_period_us": "100000",
+    }
     _write(root, unlimited)  # the container's view: its cgroup is the hierarchy's root
     assert available_memory_bytes(root, proc) == 100 * GIB
     assert usable_cores(root, proc) == 32
 
-    _write(root, {"memory/memory.limit_in_bytes": str(6 * GIB),
-                  "memory/memory.usage_in_bytes": str(2 * GIB),
-                  "memory/memory.stat": f"cache 1\ntotal_inactive_file {GIB}\n",
-                  "cpu/cpu.cfs_quota_us": "400000"})
+    _write(
+        root,
+        {
+            "memory/memory.limit_in_bytes": str(6 * GIB),
+            "memory/memory.usage_in_bytes": str(2 * GIB),
+            "memory/memory.stat": f"cache 1\ntotal_inactive_file {GIB}\n",
+            "cpu/cpu.cfs_quota_us": "400000",
+        },
+    )
     assert available_memory_bytes(root, proc) == 5 * GIB  # 6 less the 1 GiB not reclaimable
     assert usable_cores(root, proc) == 4
 
 
 def test_unreadable_or_damaged_cgroup_files_mean_no_limit(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _machine(monkeypatch, available=10 * GIB, cores=8)
     root = tmp_path / "cgroup"
-    _write(root, {"memory.max": "lots", "cpu.max": "100000", "cpu/cpu.cfs_quota_us": "0",
-                  "cpu/cpu.cfs_period_us": "100000"})
+    _write(
+        root,
+        {
+            "memory.max": "lots",
+            "cpu.max": "100000",
+            "cpu/cpu.cfs_quota_us": "0",
+            "cpu/cpu.cfs_period_us": "100000",
+        },
+    )
     proc = tmp_path / "cgroup-line"
     proc.write_text("0::/\n1:cpu:/\n")
     assert available_memory_bytes(root, proc) == 10 * GIB

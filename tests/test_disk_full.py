@@ -42,19 +42,30 @@ def engine(shared_models_dir: Path) -> Engine:
 
 
 def _book(path: Path, chapters: int = 2, paragraphs: int = 6) -> Path:
-    return build_epub(path, [
-        (f"Part {c + 1}", [f"This is sentence {p + 1} of part {c + 1}, read aloud."
-                           for p in range(paragraphs)])
-        for c in range(chapters)
-    ])
+    return build_epub(
+        path,
+        [
+            (
+                f"Part {c + 1}",
+                [
+                    f"This is sentence {p + 1} of part {c + 1}, read aloud."
+                    for p in range(paragraphs)
+                ],
+            )
+            for c in range(chapters)
+        ],
+    )
 
 
 def _mount_tmpfs(folder: Path, size: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     if os.name != "posix" or os.geteuid() != 0 or not shutil.which("mount"):
         pytest.skip("mounting a small filesystem needs root")
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+        capture_output=True,
+        text=True,
+    )
     if result.returncode != 0:
         pytest.skip(f"mounting a tmpfs is not permitted here: {result.stderr.strip()}")
 
@@ -76,7 +87,7 @@ def _fill(folder: Path, leave: int = 0) -> Path:
         block = b"\0" * 65536
         while (room := shutil.disk_usage(folder).free - leave) > 0:
             try:
-                os.write(fd, block[:min(room, len(block))])
+                os.write(fd, block[: min(room, len(block))])
             except OSError as exc:
                 assert exc.errno == errno.ENOSPC
                 break
@@ -86,8 +97,12 @@ def _fill(folder: Path, leave: int = 0) -> Path:
 
 
 def test_a_disk_that_fills_mid_job_pauses_it_and_the_same_command_finishes_the_book(
-        small_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    small_disk: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    engine: Engine,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     data = small_disk / "data"
     monkeypatch.setenv("AUDIOPUB_DATA_DIR", str(data))
     epub, out = _book(tmp_path / "book.epub", 3, 8), tmp_path / "out" / "book.m4b"
@@ -123,11 +138,17 @@ def test_a_disk_that_fills_mid_job_pauses_it_and_the_same_command_finishes_the_b
 
 
 def test_a_chunk_write_that_finds_no_room_pauses_the_job_with_what_to_free(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        engine: Engine) -> None:
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
+) -> None:
     with JobStore.open_default() as store:
-        job = submit_job(store, _book(tmp_path / "b.epub"), read_epub(tmp_path / "b.epub"),
-                         tmp_path / "b.m4b", JobSettings(), engine)
+        job = submit_job(
+            store,
+            _book(tmp_path / "b.epub"),
+            read_epub(tmp_path / "b.epub"),
+            tmp_path / "b.m4b",
+            JobSettings(),
+            engine,
+        )
         written: list[Path] = []
         real_write_bytes = Path.write_bytes
 
@@ -156,8 +177,12 @@ def test_a_chunk_write_that_finds_no_room_pauses_the_job_with_what_to_free(
 
 
 def test_a_store_that_can_not_grow_pauses_the_job_and_the_command_says_what_to_free(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    engine: Engine,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """SQLite's own "database or disk is full", from a page limit on every connection."""
     epub, out = _book(tmp_path / "b.epub", 3, 8), tmp_path / "b.m4b"
     with JobStore.open_default() as store:
@@ -189,15 +214,28 @@ def test_ffmpeg_writing_to_a_full_disk_is_a_full_disk() -> None:
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full here")
     with pytest.raises(DiskFull, match="The disk filled up while ffmpeg tried to encode"):
-        run_ffmpeg(["-f", "lavfi", "-i", "anullsrc=r=22050:cl=mono", "-t", "1",
-                    "-f", "wav", "-y", "/dev/full"], "encode")
+        run_ffmpeg(
+            [
+                "-f",
+                "lavfi",
+                "-i",
+                "anullsrc=r=22050:cl=mono",
+                "-t",
+                "1",
+                "-f",
+                "wav",
+                "-y",
+                "/dev/full",
+            ],
+            "encode",
+        )
     with pytest.raises(MuxFailed):  # other failures stay what they are
         run_ffmpeg(["-i", "/nonexistent.wav", "-f", "wav", "-y", "/dev/null"], "encode")
 
 
 def test_a_book_that_finds_no_room_pauses_and_leaves_no_book(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        engine: Engine) -> None:
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
+) -> None:
     """ffmpeg meets the kernel's own ENOSPC (it writes to /dev/full) while muxing."""
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full here")
@@ -205,12 +243,17 @@ def test_a_book_that_finds_no_room_pauses_and_leaves_no_book(
     real_command = mux.build_mux_command
 
     def into_a_full_disk(ffmpeg, concat, metadata, cover, temp_path, *rest, **options):
-        return real_command(ffmpeg, concat, metadata, cover, Path("/dev/full"), *rest,
-                            **options)
+        return real_command(ffmpeg, concat, metadata, cover, Path("/dev/full"), *rest, **options)
 
     with JobStore.open_default() as store:
-        job = submit_job(store, _book(tmp_path / "b.epub"), read_epub(tmp_path / "b.epub"),
-                         out, JobSettings(), engine)
+        job = submit_job(
+            store,
+            _book(tmp_path / "b.epub"),
+            read_epub(tmp_path / "b.epub"),
+            out,
+            JobSettings(),
+            engine,
+        )
         monkeypatch.setattr(mux, "build_mux_command", into_a_full_disk)
         store.queue.set_state(job.id, JobState.RUNNING)
         assert execute_job(store, job.id, engine=engine) is JobState.PAUSED
@@ -226,14 +269,21 @@ def test_a_book_that_finds_no_room_pauses_and_leaves_no_book(
 
 
 def test_the_book_on_a_full_filesystem_pauses_and_leaves_no_half_written_file(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
+) -> None:
     out_dir = tmp_path / "books"
     _mount_tmpfs(out_dir, "2m")
     try:
         out = out_dir / "b.m4b"
         with JobStore.open_default() as store:
-            job = submit_job(store, _book(tmp_path / "b.epub"), read_epub(tmp_path / "b.epub"),
-                             out, JobSettings(), engine)
+            job = submit_job(
+                store,
+                _book(tmp_path / "b.epub"),
+                read_epub(tmp_path / "b.epub"),
+                out,
+                JobSettings(),
+                engine,
+            )
             filler = _fill(out_dir, leave=20_000)
             store.queue.set_state(job.id, JobState.RUNNING)
             assert execute_job(store, job.id, engine=engine) is JobState.PAUSED
@@ -264,15 +314,21 @@ def test_a_chapter_wav_that_finds_no_room_is_a_full_disk(small_disk: Path) -> No
 
 
 def test_the_web_worker_outlives_a_store_it_can_not_write_and_runs_the_job_once_it_can(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        engine: Engine) -> None:
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
+) -> None:
     from audiopub.jobs import worker as worker_module
     from audiopub.jobs.events import EventBus
     from audiopub.jobs.worker import Worker
 
     with JobStore.open_default() as store:
-        job = submit_job(store, _book(tmp_path / "b.epub", 1, 2), read_epub(tmp_path / "b.epub"),
-                         tmp_path / "b.m4b", JobSettings(), engine)
+        job = submit_job(
+            store,
+            _book(tmp_path / "b.epub", 1, 2),
+            read_epub(tmp_path / "b.epub"),
+            tmp_path / "b.m4b",
+            JobSettings(),
+            engine,
+        )
         real_requeue, real_claim = store.queue.requeue_interrupted, store.queue.claim_next_job
         refused: list[str] = []
 
@@ -282,6 +338,7 @@ def test_the_web_worker_outlives_a_store_it_can_not_write_and_runs_the_job_once_
                     refused.append(real.__name__)
                     raise DiskFull("The disk is full")
                 return real(*args, **kwargs)
+
             return write
 
         monkeypatch.setattr(worker_module, "DISK_FULL_RETRY_S", 0.1)

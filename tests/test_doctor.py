@@ -28,8 +28,9 @@ TINY = ["--chars", "150", "--runs", "1", "--warmup", "0"]
 class _ClaimsCuda(ort.InferenceSession):
     """Asked for CUDA, names CUDA first, runs on the CPU: what Audiopub sees on a GPU machine."""
 
-    def __init__(self, path: Any, sess_options: Any = None, providers: Any = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, path: Any, sess_options: Any = None, providers: Any = None, **kwargs: Any
+    ) -> None:
         self.cuda = any(isinstance(p, tuple) and p[0] == onnx_runtime.CUDA for p in providers)
         super().__init__(path, sess_options, providers=[onnx_runtime.CPU], **kwargs)
 
@@ -52,26 +53,37 @@ def _doctor(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def _folder(path: Path) -> tuple[dict[str, Any], dict[str, Any], str]:
-    return (json.loads((path / "gpu_info.json").read_text("utf-8")),
-            json.loads((path / "benchmark_summary.json").read_text("utf-8")),
-            (path / "report.md").read_text("utf-8"))
+    return (
+        json.loads((path / "gpu_info.json").read_text("utf-8")),
+        json.loads((path / "benchmark_summary.json").read_text("utf-8")),
+        (path / "report.md").read_text("utf-8"),
+    )
 
 
 def test_without_a_gpu_it_says_so_and_measures_the_cpu(
-        nvml: FakeNvml, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    nvml: FakeNvml,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     nvml.init_error = FakeNvml.NVMLError_DriverNotLoaded
     monkeypatch.chdir(tmp_path)
-    assert main(["doctor", "--chars", "150", "--runs", "2", "--warmup", "1",
-                 "--output", "reports"]) == 0
+    assert (
+        main(["doctor", "--chars", "150", "--runs", "2", "--warmup", "1", "--output", "reports"])
+        == 0
+    )
     out, err = capsys.readouterr()
 
     (folder,) = (tmp_path / "reports").iterdir()
     # Each measurement says what it is before it starts, n of N; the folder by its full path.
     assert f"doctor: the report goes to {folder}/" in err
     steps = [line for line in err.splitlines() if line.startswith("doctor: [")]
-    assert steps == ["doctor: [1/4] warm-up run 1 of 1, CPU", "doctor: [2/4] timed run 1 of 2, CPU",
-                     "doctor: [3/4] timed run 2 of 2, CPU", "doctor: [4/4] node placement, CPU"]
+    assert steps == [
+        "doctor: [1/4] warm-up run 1 of 1, CPU",
+        "doctor: [2/4] timed run 1 of 2, CPU",
+        "doctor: [3/4] timed run 2 of 2, CPU",
+        "doctor: [4/4] node placement, CPU",
+    ]
     assert folder.name.startswith("cpu-")
     info, summary, report = _folder(folder)
     assert info["gpu"]["available"] is False and info["gpu"]["devices"] == []
@@ -88,10 +100,14 @@ def test_without_a_gpu_it_says_so_and_measures_the_cpu(
 
 
 def test_on_a_gpu_it_times_both_interleaved_and_reports_compare_in_one_table(
-        nvml: FakeNvml, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(onnx_runtime, "available_providers",
-                        lambda: [onnx_runtime.CUDA, onnx_runtime.CPU])
+    nvml: FakeNvml,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(
+        onnx_runtime, "available_providers", lambda: [onnx_runtime.CUDA, onnx_runtime.CPU]
+    )
     monkeypatch.setattr(onnx_runtime.ort, "InferenceSession", _ClaimsCuda)
     reports = tmp_path / "reports"
     assert main(["doctor", *TINY, "--output", str(reports), "--label", "rig"]) == 0
@@ -99,9 +115,12 @@ def test_on_a_gpu_it_times_both_interleaved_and_reports_compare_in_one_table(
     steps = [line for line in err.splitlines() if line.startswith("doctor: [")]
     # GPU and CPU a timed run each and their node placement, then each CUDA setting loaded
     # (with its node placement) and timed.
-    assert steps[:4] == ["doctor: [1/12] timed run 1 of 1, GPU",
-                         "doctor: [2/12] timed run 1 of 1, CPU",
-                         "doctor: [3/12] node placement, GPU", "doctor: [4/12] node placement, CPU"]
+    assert steps[:4] == [
+        "doctor: [1/12] timed run 1 of 1, GPU",
+        "doctor: [2/12] timed run 1 of 1, CPU",
+        "doctor: [3/12] node placement, GPU",
+        "doctor: [4/12] node placement, CPU",
+    ]
     assert steps[4] == "doctor: [5/12] loading the engine with default, its node placement"
     assert steps[-1] == "doctor: [12/12] timed run 1 of 1, fp16_decoder" and len(steps) == 12
 
@@ -114,8 +133,9 @@ def test_on_a_gpu_it_times_both_interleaved_and_reports_compare_in_one_table(
     assert cpu["device"] == "CPU" and cpu["provider"] == onnx_runtime.CPU
     assert gpu["batches"] and gpu["chars_per_s"]["median"] > 0
     assert gpu["device_peak_vram_mb"] == {"0": 1024.0}  # what NVML said the card held
-    assert summary["gpu_over_cpu"] == round(gpu["chars_per_s"]["median"]
-                                            / cpu["chars_per_s"]["median"], 2)
+    assert summary["gpu_over_cpu"] == round(
+        gpu["chars_per_s"]["median"] / cpu["chars_per_s"]["median"], 2
+    )
     # What really ran were CPU kernels; on a real card this line shows the CUDA share.
     assert set(gpu["node_placement"]) == {onnx_runtime.CPU}
     assert f"- GPU ÷ CPU: {summary['gpu_over_cpu']}×" in report
@@ -141,8 +161,9 @@ def test_on_a_gpu_it_times_both_interleaved_and_reports_compare_in_one_table(
     assert rows[2].startswith("| cpu-") and "| none |" in rows[2]
 
 
-def test_a_report_of_an_empty_folder_says_so(tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_report_of_an_empty_folder_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["doctor", "--report", str(tmp_path)]) == 1
     assert "no doctor reports in" in capsys.readouterr().err
 
@@ -150,4 +171,5 @@ def test_a_report_of_an_empty_folder_says_so(tmp_path: Path,
 def test_device_folders_are_named_for_any_file_system() -> None:
     assert device_folder([{"name": "NVIDIA H100 80GB HBM3"}], "x") == "NVIDIA-H100-80GB-HBM3"
     assert device_folder([], "Intel(R) Core(TM) i7-8550U CPU @ 1.80GHz") == (
-        "cpu-Intel-R-Core-TM-i7-8550U-CPU-1.80GHz")
+        "cpu-Intel-R-Core-TM-i7-8550U-CPU-1.80GHz"
+    )

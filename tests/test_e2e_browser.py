@@ -38,8 +38,13 @@ from audiopub.jobs.store import JobStore
 
 TESTS = Path(__file__).resolve().parent
 CHAPTERS = [
-    ("The Harbour", ["The rain had stopped by the time the train reached the coast.",
-                     "A dog slept in the shade of the ticket office."]),
+    (
+        "The Harbour",
+        [
+            "The rain had stopped by the time the train reached the coast.",
+            "A dog slept in the shade of the ticket office.",
+        ],
+    ),
     ("The Lighthouse", ["She counted the lighthouses as they passed, one for every mile."]),
     ("Departure", ["Somewhere a radio was playing an old dance tune."]),
 ]
@@ -76,8 +81,13 @@ def chromium() -> Path:
 
 @pytest.mark.engine_processes  # the app as it is run: a job speaks in engine processes
 def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path) -> None:
-    book = build_epub(tmp_path / "harbour.epub", CHAPTERS, title="The Harbour Book",
-                      author="Ann Author", cover=tiny_png(60, 90, (62, 110, 126)))
+    book = build_epub(
+        tmp_path / "harbour.epub",
+        CHAPTERS,
+        title="The Harbour Book",
+        author="Ann Author",
+        cover=tiny_png(60, 90, (62, 110, 126)),
+    )
     port = free_port()
     command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
     with server(command, tmp_path, port) as url, browser_context(chromium, tmp_path) as context:
@@ -93,8 +103,9 @@ def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path)
 
         page.locator(".q-notification").first.wait_for(state="detached", timeout=15_000)
         _screenshot(page, tmp_path / "finished.png")
-        page.get_by_role("button").filter(has=page.locator("i", has_text="brightness_auto")) \
-            .click()  # follows the system → dark
+        page.get_by_role("button").filter(
+            has=page.locator("i", has_text="brightness_auto")
+        ).click()  # follows the system → dark
         page.mouse.move(0, 0)
         page.wait_for_timeout(500)
         _screenshot(page, tmp_path / "finished-dark.png")
@@ -102,12 +113,14 @@ def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path)
         page.get_by_role("link", name="Listen in the library").click()
         page.get_by_role("button", name="Play").click()
         audio = page.locator("audio")
-        page.wait_for_function("() => document.querySelector('audio')?.duration > 3",
-                               timeout=20_000)
+        page.wait_for_function(
+            "() => document.querySelector('audio')?.duration > 3", timeout=20_000
+        )
         page.get_by_role("button", name="The Lighthouse").click()  # seeks to chapter 2
         start = _chapter_start(page, "The Lighthouse")
-        page.wait_for_function(f"() => document.querySelector('audio').currentTime >= {start}",
-                               timeout=10_000)
+        page.wait_for_function(
+            f"() => document.querySelector('audio').currentTime >= {start}", timeout=10_000
+        )
         assert audio.evaluate("a => a.currentTime") >= start > 0
         _screenshot(page, tmp_path / "library-dark.png")
         assert outside == [], f"the page fetched from outside 127.0.0.1: {outside}"
@@ -118,12 +131,23 @@ def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path)
     _publish(tmp_path / "finished.png", "screenshot.png")
 
 
-def test_a_lexicon_entry_is_heard_then_used_by_the_next_conversion(chromium: Path,
-                                                                   tmp_path: Path) -> None:
+def test_a_lexicon_entry_is_heard_then_used_by_the_next_conversion(
+    chromium: Path, tmp_path: Path
+) -> None:
     """Convert once, fix a name in the book's lexicon (hearing it first), convert again."""
-    book = build_epub(tmp_path / "captain.epub", [("The Voyage", [
-        "The ship left port with Captain Quillfeather aboard.",
-        "Nobody doubted Quillfeather."])], title="The Captain")
+    book = build_epub(
+        tmp_path / "captain.epub",
+        [
+            (
+                "The Voyage",
+                [
+                    "The ship left port with Captain Quillfeather aboard.",
+                    "Nobody doubted Quillfeather.",
+                ],
+            )
+        ],
+        title="The Captain",
+    )
     port = free_port()
     command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
     with server(command, tmp_path, port) as url, browser_context(chromium, tmp_path) as context:
@@ -145,7 +169,8 @@ def test_a_lexicon_entry_is_heard_then_used_by_the_next_conversion(chromium: Pat
         page.wait_for_function(
             "() => [...document.querySelectorAll('audio')].some(a => "
             "a.src.startsWith('data:audio/wav') && !a.paused && a.currentTime > 0)",
-            timeout=30_000)
+            timeout=30_000,
+        )
         editor.get_by_role("button", name="Save").click()
         page.get_by_text("Saved 1 entry").wait_for(timeout=10_000)
         generate.click()
@@ -162,20 +187,29 @@ def test_a_lexicon_entry_is_heard_then_used_by_the_next_conversion(chromium: Pat
 
 
 READ_ALONG = [
-    ("The Harbour", ["The rain had stopped by the time the train reached the coast.",
-                     "A dog slept in the shade of the ticket office.",
-                     "Somewhere a radio was playing an old dance tune."]),
+    (
+        "The Harbour",
+        [
+            "The rain had stopped by the time the train reached the coast.",
+            "A dog slept in the shade of the ticket office.",
+            "Somewhere a radio was playing an old dance tune.",
+        ],
+    ),
     ("The Lighthouse", ["She counted the lighthouses as they passed, one for every mile."]),
 ]
 SENTENCE = ".ap-read-along"  # the line under the player
 
 
-def test_the_library_player_shows_the_sentence_being_heard(chromium: Path,
-                                                           tmp_path: Path) -> None:
+def test_the_library_player_shows_the_sentence_being_heard(chromium: Path, tmp_path: Path) -> None:
     """A finished book plays in the library; the line under the player follows it from one
     sentence to the next. Its picture is the README's read-along screenshot."""
-    book = build_epub(tmp_path / "harbour.epub", READ_ALONG, title="The Harbour Book",
-                      author="Ann Author", cover=tiny_png(60, 90, (62, 110, 126)))
+    book = build_epub(
+        tmp_path / "harbour.epub",
+        READ_ALONG,
+        title="The Harbour Book",
+        author="Ann Author",
+        cover=tiny_png(60, 90, (62, 110, 126)),
+    )
     first, second = READ_ALONG[0][1][:2]
     port = free_port()
     command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
@@ -184,8 +218,11 @@ def test_the_library_player_shows_the_sentence_being_heard(chromium: Path,
         _generate(page, url, book, "The Harbour Book")
         page.get_by_role("link", name="Listen in the library").click()
         page.get_by_role("button", name="Play").click()
-        page.wait_for_function("() => { const a = document.querySelector('audio');"
-                               " return a && !a.paused && a.currentTime > 0 }", timeout=20_000)
+        page.wait_for_function(
+            "() => { const a = document.querySelector('audio');"
+            " return a && !a.paused && a.currentTime > 0 }",
+            timeout=20_000,
+        )
         sentence = page.locator(SENTENCE)
         sentence.filter(has_text=first).wait_for(timeout=10_000)
         sentence.filter(has_text=second).wait_for(timeout=15_000)  # it played on: the next one
@@ -193,16 +230,19 @@ def test_the_library_player_shows_the_sentence_being_heard(chromium: Path,
         card = page.locator(".ap-card", has_text="The Harbour Book").bounding_box()
         assert card is not None
         bottom = card["y"] + card["height"] + 24  # the header and the book, no empty page
-        page.screenshot(path=tmp_path / "read-along.png",
-                        clip={"x": 0, "y": 0, "width": 1400, "height": bottom})
+        page.screenshot(
+            path=tmp_path / "read-along.png", clip={"x": 0, "y": 0, "width": 1400, "height": bottom}
+        )
     _publish(tmp_path / "read-along.png", "read-along.png")
 
 
 def test_gpu_panel_with_a_fake_gpu(chromium: Path, tmp_path: Path) -> None:
     port = free_port()
     code = GPU_DEMO.format(tests=str(TESTS), data=str(tmp_path / "data"), port=port)
-    with server([sys.executable, "-c", code], tmp_path, port) as url, \
-            browser_context(chromium, tmp_path) as context:
+    with (
+        server([sys.executable, "-c", code], tmp_path, port) as url,
+        browser_context(chromium, tmp_path) as context,
+    ):
         page = context.new_page()
         page.set_viewport_size({"width": 1400, "height": 900})
         page.goto(url)

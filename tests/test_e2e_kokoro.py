@@ -29,19 +29,26 @@ def chromium() -> Path:
     return require_chromium()
 
 
-def test_a_kokoro_mix_is_heard_saved_and_speaks_the_book(chromium: Path, tmp_path: Path,
-                                                          kokoro_model_file: Path) -> None:
+def test_a_kokoro_mix_is_heard_saved_and_speaks_the_book(
+    chromium: Path, tmp_path: Path, kokoro_model_file: Path
+) -> None:
     from playwright.sync_api import expect
 
     models = tmp_path / "models"
     install_folder(models / "kokoro", kokoro_model_file, voices=("jf_alpha", "jm_kumo"))
-    book = build_epub(tmp_path / "dawn.epub", [("Dawn", ["The sun rose over the quiet bay."])],
-                      title="Dawn", language="en")
+    book = build_epub(
+        tmp_path / "dawn.epub",
+        [("Dawn", ["The sun rose over the quiet bay."])],
+        title="Dawn",
+        language="en",
+    )
     port = free_port()
     command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
     env = {"AUDIOPUB_MODELS_DIR": str(models), "AUDIOPUB_CPU_WORKERS": "1"}
-    with server(command, tmp_path, port, env) as url, \
-            browser_context(chromium, tmp_path) as context:
+    with (
+        server(command, tmp_path, port, env) as url,
+        browser_context(chromium, tmp_path) as context,
+    ):
         page = context.new_page()
         page.goto(url)
         wait_for_voice(page, "en_US-joe-medium")
@@ -64,7 +71,8 @@ def test_a_kokoro_mix_is_heard_saved_and_speaks_the_book(chromium: Path, tmp_pat
         page.wait_for_function(
             "() => [...document.querySelectorAll('audio')].some(a => "
             "a.src.startsWith('data:audio/wav') && !a.paused && a.currentTime > 0)",
-            timeout=60_000)
+            timeout=60_000,
+        )
         mixer.get_by_label("Name of the mix").fill("Bay narrator")
         mixer.get_by_role("button", name="Save the mix").click()
         wait_for_voice(page, "Bay narrator (mix)", timeout_ms=30_000)

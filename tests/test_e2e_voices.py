@@ -41,22 +41,40 @@ def chromium() -> Path:
     return require_chromium()
 
 
-def test_a_voice_downloaded_on_the_voices_page_speaks_the_next_book(chromium: Path,
-                                                                    tmp_path: Path) -> None:
-    book = build_epub(tmp_path / "tide.epub", [("The Tide", [
-        "The tide came in over the flats before noon.",
-        "Two gulls argued on the harbour wall."])], title="The Tide")
+def test_a_voice_downloaded_on_the_voices_page_speaks_the_next_book(
+    chromium: Path, tmp_path: Path
+) -> None:
+    book = build_epub(
+        tmp_path / "tide.epub",
+        [
+            (
+                "The Tide",
+                [
+                    "The tide came in over the flats before noon.",
+                    "Two gulls argued on the harbour wall.",
+                ],
+            )
+        ],
+        title="The Tide",
+    )
     models = tmp_path / "models"
     port = free_port()
     command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
     with running_hub() as hub:
         serve_piper_voices(hub, {VOICE: _voice_at(RATE)})
-        env = {"HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf-home"),
-               "HF_HUB_OFFLINE": "0", "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",
-               "HF_HUB_DISABLE_PROGRESS_BARS": "1", "AUDIOPUB_MODELS_DIR": str(models),
-               "AUDIOPUB_CPU_WORKERS": "1"}
-        with server(command, tmp_path, port, env) as url, \
-                browser_context(chromium, tmp_path) as context:
+        env = {
+            "HF_ENDPOINT": hub.url,
+            "HF_HOME": str(tmp_path / "hf-home"),
+            "HF_HUB_OFFLINE": "0",
+            "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",
+            "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+            "AUDIOPUB_MODELS_DIR": str(models),
+            "AUDIOPUB_CPU_WORKERS": "1",
+        }
+        with (
+            server(command, tmp_path, port, env) as url,
+            browser_context(chromium, tmp_path) as context,
+        ):
             page = context.new_page()
             page.goto(url + "voices")
             page.get_by_text("Listed from the Hub's voice index.").wait_for(timeout=30_000)

@@ -34,34 +34,54 @@ from audiopub.errors import BadEpub, DamagedEntry
 
 # --- building books ---------------------------------------------------------------------------
 
-CONTAINER = ('<?xml version="1.0"?><container version="1.0" '
-             'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
-             '<rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
-             "</rootfiles></container>")
-TYPES = {"xhtml": "application/xhtml+xml", "png": "image/png", "jpg": "image/jpeg",
-         "css": "text/css", "otf": "font/otf", "ttf": "font/ttf", "ncx": "application/x-dtbncx+xml"}
+CONTAINER = (
+    '<?xml version="1.0"?><container version="1.0" '
+    'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+    '<rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+    "</rootfiles></container>"
+)
+TYPES = {
+    "xhtml": "application/xhtml+xml",
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "css": "text/css",
+    "otf": "font/otf",
+    "ttf": "font/ttf",
+    "ncx": "application/x-dtbncx+xml",
+}
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 ONE = "<h1>One</h1><p>The first chapter is here.</p>"
 TWO = "<h1>Two</h1><p>The second chapter follows.</p>"
 
 
 def page(body: str, doctype: str = "") -> str:
-    return ('<?xml version="1.0" encoding="utf-8"?>\n' + doctype
-            + '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head>'
-            f"<body>{body}</body></html>")
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        + doctype
+        + '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head>'
+        f"<body>{body}</body></html>"
+    )
 
 
-def package(names: list[str], spine: list[str], *, title: str = "Hostile Book",
-            doctype: str = "", language: str = "en") -> str:
-    items = "".join(f'<item id="{_id(n)}" href="{n}" media-type="{_type(n)}"/>'
-                    for n in names)
+def package(
+    names: list[str],
+    spine: list[str],
+    *,
+    title: str = "Hostile Book",
+    doctype: str = "",
+    language: str = "en",
+) -> str:
+    items = "".join(f'<item id="{_id(n)}" href="{n}" media-type="{_type(n)}"/>' for n in names)
     refs = "".join(f'<itemref idref="{_id(n)}"/>' for n in spine)
-    return ('<?xml version="1.0" encoding="utf-8"?>\n' + doctype
-            + '<package xmlns="http://www.idpf.org/2007/opf" version="3.0" '
-            'unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
-            f'<dc:identifier id="id">x</dc:identifier><dc:title>{title}</dc:title>'
-            f"<dc:language>{language}</dc:language></metadata>"
-            f"<manifest>{items}</manifest><spine>{refs}</spine></package>")
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        + doctype
+        + '<package xmlns="http://www.idpf.org/2007/opf" version="3.0" '
+        'unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        f'<dc:identifier id="id">x</dc:identifier><dc:title>{title}</dc:title>'
+        f"<dc:language>{language}</dc:language></metadata>"
+        f"<manifest>{items}</manifest><spine>{refs}</spine></package>"
+    )
 
 
 def _type(name: str) -> str:
@@ -72,8 +92,13 @@ def _id(name: str) -> str:
     return "i_" + "".join(c if c.isalnum() else "_" for c in name)
 
 
-def book_files(pages: Mapping[str, str] | None = None, *, extra: Mapping[str, bytes] = {},
-               unlisted: Mapping[str, bytes] = {}, **opf: str) -> dict[str, str | bytes]:
+def book_files(
+    pages: Mapping[str, str] | None = None,
+    *,
+    extra: Mapping[str, bytes] = {},
+    unlisted: Mapping[str, bytes] = {},
+    **opf: str,
+) -> dict[str, str | bytes]:
     """Entries of a small EPUB: `pages` (name → body) in the spine, `extra` files in the
     manifest only, `unlisted` files in the archive only."""
     pages = {"c1.xhtml": ONE, "c2.xhtml": TWO} if pages is None else pages
@@ -88,8 +113,9 @@ def book_files(pages: Mapping[str, str] | None = None, *, extra: Mapping[str, by
     return files
 
 
-def write_zip(path: Path, files: Mapping[str, str | bytes], *,
-              method: Mapping[str, int] = {}) -> Path:
+def write_zip(
+    path: Path, files: Mapping[str, str | bytes], *, method: Mapping[str, int] = {}
+) -> Path:
     """The entries in order; `mimetype` stored, the rest deflated unless `method` says."""
     with zipfile.ZipFile(path, "w") as zf:
         for name, data in files.items():
@@ -98,21 +124,33 @@ def write_zip(path: Path, files: Mapping[str, str | bytes], *,
     return path
 
 
-def build(tmp_path: Path, files: Mapping[str, str | bytes] | None = None, name: str = "b.epub",
-          **kwargs: object) -> Path:
+def build(
+    tmp_path: Path,
+    files: Mapping[str, str | bytes] | None = None,
+    name: str = "b.epub",
+    **kwargs: object,
+) -> Path:
     return write_zip(tmp_path / name, book_files() if files is None else files, **kwargs)
 
 
-def patch_headers(data: bytes, name: str, *, file_size: int | None = None,
-                  compress_size: int | None = None, flags: int = 0) -> bytes:
+def patch_headers(
+    data: bytes,
+    name: str,
+    *,
+    file_size: int | None = None,
+    compress_size: int | None = None,
+    flags: int = 0,
+) -> bytes:
     """Rewrite an entry's sizes (and OR in flag bits) in its local and central headers."""
     out = bytearray(data)
     raw = name.encode()
-    for signature, name_at, flags_at, csize_at, size_at in ((b"PK\x03\x04", 30, 6, 18, 22),
-                                                            (b"PK\x01\x02", 46, 8, 20, 24)):
+    for signature, name_at, flags_at, csize_at, size_at in (
+        (b"PK\x03\x04", 30, 6, 18, 22),
+        (b"PK\x01\x02", 46, 8, 20, 24),
+    ):
         at = out.find(signature)
         while at >= 0:
-            if out[at + name_at: at + name_at + len(raw)] == raw:
+            if out[at + name_at : at + name_at + len(raw)] == raw:
                 old_flags = struct.unpack_from("<H", out, at + flags_at)[0]
                 struct.pack_into("<H", out, at + flags_at, old_flags | flags)
                 if compress_size is not None:
@@ -155,8 +193,11 @@ def secret(tmp_path: Path) -> Path:
 
 
 def test_not_a_zip_and_an_empty_file(tmp_path: Path) -> None:
-    for name, data in (("notes.epub", b"just some text"), ("empty.epub", b""),
-                       ("pdf.epub", b"%PDF-1.7\n" + b"\x00" * 5000)):
+    for name, data in (
+        ("notes.epub", b"just some text"),
+        ("empty.epub", b""),
+        ("pdf.epub", b"%PDF-1.7\n" + b"\x00" * 5000),
+    ):
         (tmp_path / name).write_bytes(data)
         with pytest.raises(BadEpub) as error:
             read_epub(tmp_path / name)
@@ -171,8 +212,9 @@ def test_truncated_zip(tmp_path: Path, keep: float) -> None:
     path.write_bytes(data[:cut])
     with pytest.raises(BadEpub) as error:
         read_epub(path)
-    assert str(error.value) == ("cut.epub: the archive is incomplete or damaged (was the "
-                                "download or copy cut short?)")
+    assert str(error.value) == (
+        "cut.epub: the archive is incomplete or damaged (was the download or copy cut short?)"
+    )
 
 
 def test_a_folder_or_a_missing_file(tmp_path: Path) -> None:
@@ -184,14 +226,15 @@ def test_a_folder_or_a_missing_file(tmp_path: Path) -> None:
 
 
 def test_damaged_entry_data_leaves_that_chapter_out(tmp_path: Path) -> None:
-    files = book_files({"c1.xhtml": ONE + "<p>" + "Some words to compress. " * 200 + "</p>",
-                        "c2.xhtml": TWO})
+    files = book_files(
+        {"c1.xhtml": ONE + "<p>" + "Some words to compress. " * 200 + "</p>", "c2.xhtml": TWO}
+    )
     path = build(tmp_path, files)
     data = bytearray(path.read_bytes())
     with zipfile.ZipFile(path) as zf:
         info = zf.getinfo("OEBPS/c1.xhtml")
     start = info.header_offset + 30 + len(info.filename)
-    data[start + 40: start + 60] = b"\xff" * 20  # inside the deflate stream
+    data[start + 40 : start + 60] = b"\xff" * 20  # inside the deflate stream
     path.write_bytes(bytes(data))
     book = read_epub(path)
     assert [c.title for c in book.chapters] == ["Two"]
@@ -205,12 +248,14 @@ def test_damaged_entry_data_leaves_that_chapter_out(tmp_path: Path) -> None:
         info = zf.getinfo("OEBPS/c1.xhtml")
     data = bytearray(path.read_bytes())
     start = info.header_offset + 30 + len(info.filename)
-    data[start + 40: start + 60] = b"\xff" * 20
+    data[start + 40 : start + 60] = b"\xff" * 20
     path.write_bytes(bytes(data))
     with pytest.raises(BadEpub) as error:
         read_epub(path)
-    assert str(error.value) == ("one.epub has no text to narrate (the archive is damaged: its "
-                                "text documents can't be unpacked)")
+    assert str(error.value) == (
+        "one.epub has no text to narrate (the archive is damaged: its "
+        "text documents can't be unpacked)"
+    )
 
 
 # --- the mimetype entry ---------------------------------------------------------------------
@@ -218,7 +263,7 @@ def test_damaged_entry_data_leaves_that_chapter_out(tmp_path: Path) -> None:
 MIMETYPE_WARNINGS = {
     "missing": "The archive has no “mimetype” entry; it was read as an EPUB anyway.",
     "wrong": "The archive’s “mimetype” entry says “application/zip” instead of "
-             "“application/epub+zip”; the book was read anyway.",
+    "“application/epub+zip”; the book was read anyway.",
     "compressed": "The archive’s “mimetype” entry is compressed; the book was read anyway.",
     "last": "The archive’s “mimetype” entry is not the first entry; the book was read anyway.",
 }
@@ -248,26 +293,45 @@ def test_a_good_mimetype_gives_no_warning(tmp_path: Path) -> None:
 # --- container and package ------------------------------------------------------------------
 
 PACKAGE_CASES = {
-    "no container": ({"META-INF/container.xml": None},
-                     "b.epub: not an EPUB (it has no META-INF/container.xml)"),
-    "container not XML": ({"META-INF/container.xml": "<container><rootfiles>"},
-                          "b.epub: META-INF/container.xml is not valid XML ("),
-    "container names nothing": ({"META-INF/container.xml": "<container/>"},
-                                "b.epub: META-INF/container.xml does not name a package file"),
-    "missing OPF": ({"OEBPS/content.opf": None},
-                    "b.epub: its package file OEBPS/content.opf is missing"),
-    "OPF outside": ({"META-INF/container.xml": CONTAINER.replace("OEBPS/", "../../")},
-                    "b.epub: its package file “../../content.opf” points outside the book"),
-    "OPF not XML": ({"OEBPS/content.opf": "this is not < xml"},
-                    "b.epub: its package file OEBPS/content.opf is not valid XML ("),
-    "OPF without spine": ({"OEBPS/content.opf": '<package xmlns="http://www.idpf.org/2007/opf">'
-                                                "<manifest/></package>"},
-                          "b.epub: its package file OEBPS/content.opf has no spine"),
-    "OPF is not a package": ({"OEBPS/content.opf": "<html/>"},
-                             "b.epub: its package file OEBPS/content.opf has no package element"),
-    "empty spine": ({"OEBPS/content.opf": package(["c1.xhtml"], [])},
-                    ("b.epub has no text to narrate (its reading order lists no text "
-                    "documents)")),
+    "no container": (
+        {"META-INF/container.xml": None},
+        "b.epub: not an EPUB (it has no META-INF/container.xml)",
+    ),
+    "container not XML": (
+        {"META-INF/container.xml": "<container><rootfiles>"},
+        "b.epub: META-INF/container.xml is not valid XML (",
+    ),
+    "container names nothing": (
+        {"META-INF/container.xml": "<container/>"},
+        "b.epub: META-INF/container.xml does not name a package file",
+    ),
+    "missing OPF": (
+        {"OEBPS/content.opf": None},
+        "b.epub: its package file OEBPS/content.opf is missing",
+    ),
+    "OPF outside": (
+        {"META-INF/container.xml": CONTAINER.replace("OEBPS/", "../../")},
+        "b.epub: its package file “../../content.opf” points outside the book",
+    ),
+    "OPF not XML": (
+        {"OEBPS/content.opf": "this is not < xml"},
+        "b.epub: its package file OEBPS/content.opf is not valid XML (",
+    ),
+    "OPF without spine": (
+        {
+            "OEBPS/content.opf": '<package xmlns="http://www.idpf.org/2007/opf">'
+            "<manifest/></package>"
+        },
+        "b.epub: its package file OEBPS/content.opf has no spine",
+    ),
+    "OPF is not a package": (
+        {"OEBPS/content.opf": "<html/>"},
+        "b.epub: its package file OEBPS/content.opf has no package element",
+    ),
+    "empty spine": (
+        {"OEBPS/content.opf": package(["c1.xhtml"], [])},
+        ("b.epub has no text to narrate (its reading order lists no text documents)"),
+    ),
 }
 
 
@@ -310,8 +374,9 @@ def test_missing_spine_document_is_left_out_with_a_warning(tmp_path: Path) -> No
     del files["OEBPS/c2.xhtml"]
     book = read_epub(write_zip(tmp_path / "b.epub", files))
     assert [c.title for c in book.chapters] == ["One", "Chapter 2"]
-    assert book.warnings == (("c2.xhtml (in the reading order) is missing from the archive; its "
-                             "text was left out."),)
+    assert book.warnings == (
+        ("c2.xhtml (in the reading order) is missing from the archive; its text was left out."),
+    )
 
 
 def test_all_spine_documents_missing(tmp_path: Path) -> None:
@@ -319,34 +384,51 @@ def test_all_spine_documents_missing(tmp_path: Path) -> None:
     del files["OEBPS/c1.xhtml"], files["OEBPS/c2.xhtml"]
     with pytest.raises(BadEpub) as error:
         read_epub(write_zip(tmp_path / "b.epub", files))
-    assert str(error.value) == ("b.epub has no text to narrate (the text documents in its "
-                                "reading order are missing from the archive)")
+    assert str(error.value) == (
+        "b.epub has no text to narrate (the text documents in its "
+        "reading order are missing from the archive)"
+    )
 
 
 def test_missing_stylesheet_font_and_image_do_not_stop_the_book(tmp_path: Path) -> None:
-    files = book_files(extra={"style.css": b"p {}", "font.otf": b"OTTO", "pic.png": PNG,
-                              "cover.jpg": b"\xff\xd8\xff"})
+    files = book_files(
+        extra={
+            "style.css": b"p {}",
+            "font.otf": b"OTTO",
+            "pic.png": PNG,
+            "cover.jpg": b"\xff\xd8\xff",
+        }
+    )
     for name in ("style.css", "font.otf", "pic.png", "cover.jpg"):
         del files[f"OEBPS/{name}"]
     book = read_epub(write_zip(tmp_path / "b.epub", files))
     assert [c.title for c in book.chapters] == ["One", "Two"]
     assert book.cover is None
-    assert book.warnings == (("4 files the book lists are missing from the archive (style.css, "
-                             "font.otf, pic.png, …); the book was read without them."),)
+    assert book.warnings == (
+        (
+            "4 files the book lists are missing from the archive (style.css, "
+            "font.otf, pic.png, …); the book was read without them."
+        ),
+    )
 
 
 def test_names_from_the_file_reach_warnings_without_control_characters(tmp_path: Path) -> None:
     files = book_files(extra={"evil%0A%1B[31m.css": b""})
     del files["OEBPS/evil%0A%1B[31m.css"]
     book = read_epub(write_zip(tmp_path / "b.epub", files))
-    assert book.warnings == (("1 file the book lists is missing from the archive (evil??[31m.css); "
-                             "the book was read without them."),)
+    assert book.warnings == (
+        (
+            "1 file the book lists is missing from the archive (evil??[31m.css); "
+            "the book was read without them."
+        ),
+    )
 
 
 def test_spine_entry_naming_no_manifest_item(tmp_path: Path) -> None:
     files = book_files()
     files["OEBPS/content.opf"] = str(files["OEBPS/content.opf"]).replace(
-        "</spine>", '<itemref idref="ghost"/></spine>')
+        "</spine>", '<itemref idref="ghost"/></spine>'
+    )
     book = read_epub(write_zip(tmp_path / "b.epub", files))
     assert book.warnings == ("The reading order names a missing item “ghost”; it was ignored.",)
 
@@ -355,11 +437,16 @@ def test_spine_entry_naming_no_manifest_item(tmp_path: Path) -> None:
 
 
 def encryption(*refs: tuple[str, str]) -> str:
-    data = "".join(f'<enc:EncryptedData><enc:EncryptionMethod Algorithm="{algorithm}"/>'
-                   f'<enc:CipherData><enc:CipherReference URI="{uri}"/></enc:CipherData>'
-                   "</enc:EncryptedData>" for uri, algorithm in refs)
-    return ('<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" '
-            f'xmlns:enc="http://www.w3.org/2001/04/xmlenc#">{data}</encryption>')
+    data = "".join(
+        f'<enc:EncryptedData><enc:EncryptionMethod Algorithm="{algorithm}"/>'
+        f'<enc:CipherData><enc:CipherReference URI="{uri}"/></enc:CipherData>'
+        "</enc:EncryptedData>"
+        for uri, algorithm in refs
+    )
+    return (
+        '<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" '
+        f'xmlns:enc="http://www.w3.org/2001/04/xmlenc#">{data}</encryption>'
+    )
 
 
 AES = "http://www.w3.org/2001/04/xmlenc#aes128-cbc"
@@ -374,14 +461,17 @@ def test_drm_encrypted_text_is_refused(tmp_path: Path, uri: str) -> None:
     files["META-INF/encryption.xml"] = encryption((uri, AES), ("OEBPS/font.otf", AES))
     with pytest.raises(BadEpub) as error:
         read_epub(write_zip(tmp_path / "drm.epub", files))
-    assert str(error.value) == ("drm.epub: this book is DRM-protected (its text is encrypted); "
-                                "Audiopub can only narrate DRM-free EPUBs")
+    assert str(error.value) == (
+        "drm.epub: this book is DRM-protected (its text is encrypted); "
+        "Audiopub can only narrate DRM-free EPUBs"
+    )
 
 
 def test_font_obfuscation_is_not_drm(tmp_path: Path) -> None:
     files = book_files(extra={"a.otf": b"\x01obfuscated", "b.ttf": b"\x02obfuscated"})
-    files["META-INF/encryption.xml"] = encryption(("OEBPS/a.otf", IDPF_FONTS),
-                                                  ("OEBPS/b.ttf", ADOBE_FONTS))
+    files["META-INF/encryption.xml"] = encryption(
+        ("OEBPS/a.otf", IDPF_FONTS), ("OEBPS/b.ttf", ADOBE_FONTS)
+    )
     book = read_epub(write_zip(tmp_path / "fonts.epub", files))
     assert [c.title for c in book.chapters] == ["One", "Two"]
     assert book.warnings == ()
@@ -391,8 +481,12 @@ def test_unreadable_encryption_xml_is_a_warning(tmp_path: Path) -> None:
     files = book_files()
     files["META-INF/encryption.xml"] = "<encryption"
     book = read_epub(write_zip(tmp_path / "b.epub", files))
-    assert book.warnings == (("META-INF/encryption.xml could not be read; if the text is "
-                             "encrypted it will not be readable."),)
+    assert book.warnings == (
+        (
+            "META-INF/encryption.xml could not be read; if the text is "
+            "encrypted it will not be readable."
+        ),
+    )
 
 
 # --- names that leave the book, links -------------------------------------------------------
@@ -410,7 +504,8 @@ def tree(folder: Path) -> set[str]:
 
 
 def test_entries_outside_the_book_and_links_are_never_read_or_written(
-        tmp_path: Path, secret: Path) -> None:
+    tmp_path: Path, secret: Path
+) -> None:
     work = tmp_path / "job"
     work.mkdir()
     bait = page("<p>You should never hear this sentence.</p>")
@@ -419,8 +514,12 @@ def test_entries_outside_the_book_and_links_are_never_read_or_written(
     files = book_files({"c1.xhtml": ONE, "link.xhtml": "", **dict.fromkeys(outside, "")})
     for name in ("link.xhtml", *outside):
         del files[f"OEBPS/{name}"]
-    files.update(dict.fromkeys(["../../evil.xhtml", "/abs/evil.xhtml", "C:/evil.xhtml",
-                                "OEBPS\\..\\..\\evil.xhtml"], bait))
+    files.update(
+        dict.fromkeys(
+            ["../../evil.xhtml", "/abs/evil.xhtml", "C:/evil.xhtml", "OEBPS\\..\\..\\evil.xhtml"],
+            bait,
+        )
+    )
     path = write_zip(work / "b.epub", files)
     with zipfile.ZipFile(path, "a") as zf:
         zf.writestr(*symlink("OEBPS/link.xhtml", str(secret)))
@@ -435,12 +534,17 @@ def test_entries_outside_the_book_and_links_are_never_read_or_written(
     assert [c.title for c in book.chapters] == ["One"]
     assert "never hear" not in text_of(book) and "SECRET" not in text_of(book)
     assert book.warnings == (
-        ("Ignored 5 archive entries whose names point outside the book or that are links: "
-        "../../evil.xhtml, /abs/evil.xhtml, C:/evil.xhtml, …."),
+        (
+            "Ignored 5 archive entries whose names point outside the book or that are links: "
+            "../../evil.xhtml, /abs/evil.xhtml, C:/evil.xhtml, …."
+        ),
         "link.xhtml (in the reading order) is missing from the archive; its text was left out.",
         "../../evil.xhtml (in the reading order) points outside the book; its text was left out.",
-        (f"../../..{secret} (in the reading order) points outside the book; its text was left "
-        "out."))
+        (
+            f"../../..{secret} (in the reading order) points outside the book; its text was left "
+            "out."
+        ),
+    )
 
 
 # --- zip bombs ------------------------------------------------------------------------------
@@ -457,17 +561,24 @@ def test_compression_ratio_is_checked_from_the_headers(tmp_path: Path) -> None:
 def test_total_size_is_checked_from_the_headers(tmp_path: Path) -> None:
     # Twelve stored entries whose headers claim 100 MB each (ratio 1:1): 1.2 GB in all.
     files = book_files(unlisted={f"OEBPS/big{i}.bin": b"x" * 1000 for i in range(12)})
-    path = build(tmp_path, files, name="big.epub", method={
-        f"OEBPS/big{i}.bin": zipfile.ZIP_STORED for i in range(12)})
+    path = build(
+        tmp_path,
+        files,
+        name="big.epub",
+        method={f"OEBPS/big{i}.bin": zipfile.ZIP_STORED for i in range(12)},
+    )
     data = path.read_bytes()
     for i in range(12):
-        data = patch_headers(data, f"OEBPS/big{i}.bin", file_size=100_000_000,
-                             compress_size=100_000_000)
+        data = patch_headers(
+            data, f"OEBPS/big{i}.bin", file_size=100_000_000, compress_size=100_000_000
+        )
     path.write_bytes(data)
     with pytest.raises(BadEpub) as error:
         read_fast(path, 2)
-    assert str(error.value) == ("big.epub: refused: it would unpack to 1.2 GB, over the 1.1 GB "
-                                "limit for an EPUB (zip bombs look like this)")
+    assert str(error.value) == (
+        "big.epub: refused: it would unpack to 1.2 GB, over the 1.1 GB "
+        "limit for an EPUB (zip bombs look like this)"
+    )
 
 
 def test_total_size_limit_is_a_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -482,8 +593,10 @@ def test_a_lying_header_gets_no_more_than_it_promised(tmp_path: Path) -> None:
     bomb = page(ONE + " " * 50_000_000)
     files = book_files({"c1.xhtml": "", "c2.xhtml": TWO})
     files["OEBPS/c1.xhtml"] = bomb
-    path = rewrite(build(tmp_path, files), lambda data: patch_headers(
-        data, "OEBPS/c1.xhtml", file_size=100_000))
+    path = rewrite(
+        build(tmp_path, files),
+        lambda data: patch_headers(data, "OEBPS/c1.xhtml", file_size=100_000),
+    )
     tracemalloc.start()
     try:
         book = read_fast(path, 3)
@@ -496,14 +609,18 @@ def test_a_lying_header_gets_no_more_than_it_promised(tmp_path: Path) -> None:
 
 
 def test_reads_stop_at_the_header_size_even_if_zipfile_did_not(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with EpubArchive(build(tmp_path)) as archive:
-        monkeypatch.setattr(archive._zip, "open",
-                            lambda info: io.BytesIO(b"x" * (info.file_size + 100_000)))
+        monkeypatch.setattr(
+            archive._zip, "open", lambda info: io.BytesIO(b"x" * (info.file_size + 100_000))
+        )
         with pytest.raises(BadEpub) as error:
             archive.read("OEBPS/c1.xhtml")
-    assert str(error.value) == ("b.epub: refused: OEBPS/c1.xhtml unpacks to more than its "
-                                "header says (zip bombs look like this)")
+    assert str(error.value) == (
+        "b.epub: refused: OEBPS/c1.xhtml unpacks to more than its "
+        "header says (zip bombs look like this)"
+    )
 
 
 def test_what_is_read_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -511,35 +628,44 @@ def test_what_is_read_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     files = book_files({"c1.xhtml": ONE + "<p>" + "Plenty of words. " * 6000 + "</p>"})
     with pytest.raises(BadEpub) as error:
         read_epub(build(tmp_path, files))
-    assert str(error.value) == ("b.epub: refused: its text and images unpack to more than "
-                                "50.0 kB, far more than any real book")
+    assert str(error.value) == (
+        "b.epub: refused: its text and images unpack to more than "
+        "50.0 kB, far more than any real book"
+    )
 
 
 def test_a_page_too_large_to_parse_is_left_out(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(settings, "EPUB_MAX_DOCUMENT_BYTES", 100_000)
     files = book_files({"c1.xhtml": ONE + "<p>x</p>" * 20_000, "c2.xhtml": TWO})
     book = read_epub(build(tmp_path, files))
     assert [c.title for c in book.chapters] == ["Two"]
-    assert book.warnings == (("c1.xhtml is 160.2 kB, too large for one page of a book; its "
-                             "text was left out."),)
+    assert book.warnings == (
+        ("c1.xhtml is 160.2 kB, too large for one page of a book; its text was left out."),
+    )
 
 
 def test_too_many_entries(tmp_path: Path) -> None:
     files = book_files(unlisted={f"OEBPS/x/{i}": b"" for i in range(settings.EPUB_MAX_ENTRIES)})
     with pytest.raises(BadEpub) as error:
         read_fast(build(tmp_path, files), 5)
-    assert str(error.value) == ("b.epub: refused: its archive lists more than 10,000 files, far "
-                                "more than any real book")
+    assert str(error.value) == (
+        "b.epub: refused: its archive lists more than 10,000 files, far more than any real book"
+    )
 
 
-@pytest.mark.parametrize(("method", "flags", "reason"), [
-    (zipfile.ZIP_BZIP2, 0, "it uses a compression method EPUBs don't allow"),
-    (zipfile.ZIP_LZMA, 0, "it uses a compression method EPUBs don't allow"),
-    (zipfile.ZIP_DEFLATED, 0x1, "it is password-protected"),
-])
-def test_entries_that_cannot_be_unpacked_safely(tmp_path: Path, method: int, flags: int,
-                                                reason: str) -> None:
+@pytest.mark.parametrize(
+    ("method", "flags", "reason"),
+    [
+        (zipfile.ZIP_BZIP2, 0, "it uses a compression method EPUBs don't allow"),
+        (zipfile.ZIP_LZMA, 0, "it uses a compression method EPUBs don't allow"),
+        (zipfile.ZIP_DEFLATED, 0x1, "it is password-protected"),
+    ],
+)
+def test_entries_that_cannot_be_unpacked_safely(
+    tmp_path: Path, method: int, flags: int, reason: str
+) -> None:
     path = build(tmp_path, method={"OEBPS/c1.xhtml": method})
     path.write_bytes(patch_headers(path.read_bytes(), "OEBPS/c1.xhtml", flags=flags))
     book = read_epub(path)
@@ -571,7 +697,8 @@ def test_a_refused_book_does_not_affect_the_next(tmp_path: Path) -> None:
 # --- XML attacks ----------------------------------------------------------------------------
 
 LAUGHS = '<!ENTITY lol0 "lol">' + "".join(
-    f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 10))
+    f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 10)
+)
 BILLION_LAUGHS = f"<!DOCTYPE html [{LAUGHS}]>"
 
 
@@ -583,19 +710,26 @@ def test_billion_laughs_in_a_chapter_is_not_expanded(tmp_path: Path) -> None:
     files["OEBPS/c2.xhtml"] = page("<h1>Giggles</h1><p>Start &lol3; end.</p>", BILLION_LAUGHS)
     book = read_fast(build(tmp_path, files), 2)
     assert "lol" not in text_of(book)
-    assert chapter_texts(book)[1:] == ["Giggles\n\nStart end.",
-                                       "Two\n\nThe second chapter follows."]
+    assert chapter_texts(book)[1:] == [
+        "Giggles\n\nStart end.",
+        "Two\n\nThe second chapter follows.",
+    ]
 
 
 @pytest.mark.parametrize("where", ["OEBPS/content.opf", "META-INF/container.xml"])
 def test_billion_laughs_in_the_package_is_refused_fast(tmp_path: Path, where: str) -> None:
     files = book_files()
     if where == "OEBPS/content.opf":
-        files[where] = package(["c1.xhtml", "c2.xhtml"], ["c1.xhtml", "c2.xhtml"],
-                               title="&lol9;", doctype=BILLION_LAUGHS)
+        files[where] = package(
+            ["c1.xhtml", "c2.xhtml"],
+            ["c1.xhtml", "c2.xhtml"],
+            title="&lol9;",
+            doctype=BILLION_LAUGHS,
+        )
     else:
         files[where] = CONTAINER.replace("?>", "?>" + BILLION_LAUGHS, 1).replace(
-            'version="1.0" xmlns', 'version="&lol9;" xmlns')
+            'version="1.0" xmlns', 'version="&lol9;" xmlns'
+        )
     with pytest.raises(BadEpub) as error:
         read_fast(build(tmp_path, files), 2)
     what = "its package file OEBPS/content.opf" if where.endswith(".opf") else where
@@ -632,7 +766,8 @@ def listener() -> Iterator[tuple[str, list[bytes]]]:
 
 
 def test_external_entities_and_dtds_fetch_nothing(
-        tmp_path: Path, secret: Path, listener: tuple[str, list[bytes]]) -> None:
+    tmp_path: Path, secret: Path, listener: tuple[str, list[bytes]]
+) -> None:
     url, seen = listener
     doctypes = [
         f'<!DOCTYPE html [<!ENTITY x SYSTEM "file://{secret}">]>',
@@ -649,9 +784,12 @@ def test_external_entities_and_dtds_fetch_nothing(
         files[f"OEBPS/c{i}.xhtml"] = page(
             f"<h1>Page {i}</h1><p>Before &x;&leak; after.</p>"
             f'<xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="file://{secret}" '
-            'parse="text"/>', doctype)
-    files["OEBPS/content.opf"] = package(list(pages), list(pages), title="T &x;",
-                                         doctype=doctypes[0])
+            'parse="text"/>',
+            doctype,
+        )
+    files["OEBPS/content.opf"] = package(
+        list(pages), list(pages), title="T &x;", doctype=doctypes[0]
+    )
     book = read_fast(build(tmp_path, files), 5)
     text = text_of(book)
     assert "MARKER" not in text and "root:" not in text and "MARKER" not in book.title
@@ -667,9 +805,11 @@ def test_image_only_comic(tmp_path: Path) -> None:
     files = book_files(pages, extra={f"p{i}.png": PNG for i in range(5)})
     with pytest.raises(BadEpub) as error:
         read_epub(build(tmp_path, files, name="comic.epub"))
-    assert str(error.value) == ("comic.epub has no text to narrate (all 5 of its pages are "
-                                "pictures with no text in them, as in a scanned or drawn book; "
-                                "Audiopub reads text only)")
+    assert str(error.value) == (
+        "comic.epub has no text to narrate (all 5 of its pages are "
+        "pictures with no text in them, as in a scanned or drawn book; "
+        "Audiopub reads text only)"
+    )
 
 
 def test_empty_chapters_only(tmp_path: Path) -> None:
@@ -679,14 +819,24 @@ def test_empty_chapters_only(tmp_path: Path) -> None:
 
 
 def test_a_chapter_without_text_is_skipped_with_a_note_in_the_log(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    nav = ('<nav xmlns:epub="http://www.idpf.org/2007/ops" epub:type="toc"><ol>'
-           '<li><a href="c1.xhtml">One</a></li><li><a href="blank.xhtml">Plate</a></li>'
-           '<li><a href="c2.xhtml">Two</a></li></ol></nav>')
-    files = book_files({"c1.xhtml": ONE, "blank.xhtml": '<img src="x.png" alt=""/>',
-                        "c2.xhtml": TWO, "nav.xhtml": nav})
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    nav = (
+        '<nav xmlns:epub="http://www.idpf.org/2007/ops" epub:type="toc"><ol>'
+        '<li><a href="c1.xhtml">One</a></li><li><a href="blank.xhtml">Plate</a></li>'
+        '<li><a href="c2.xhtml">Two</a></li></ol></nav>'
+    )
+    files = book_files(
+        {
+            "c1.xhtml": ONE,
+            "blank.xhtml": '<img src="x.png" alt=""/>',
+            "c2.xhtml": TWO,
+            "nav.xhtml": nav,
+        }
+    )
     files["OEBPS/content.opf"] = str(files["OEBPS/content.opf"]).replace(
-        'href="nav.xhtml"', 'href="nav.xhtml" properties="nav"')
+        'href="nav.xhtml"', 'href="nav.xhtml" properties="nav"'
+    )
     with caplog.at_level(logging.WARNING, logger="audiopub.book.epub_reader"):
         book = read_epub(build(tmp_path, files))
     assert [c.title for c in book.chapters] == ["One", "Two"]
@@ -698,19 +848,39 @@ def test_a_chapter_without_text_is_skipped_with_a_note_in_the_log(
 
 
 def test_characters_outside_the_bmp_and_control_characters(tmp_path: Path) -> None:
-    body = ("<p>Smile \U0001F600 at \U0001D407\U0001D41E\U0001D425\U0001D425\U0001D428 and "
-            "\U00020000 plus \U0001F1EB\U0001F1F7.</p>"
-            "<p>Bell\x07 tab\t null&#0; escape\x1b del\x7f c1\x85 private\ue000 end.</p>")
+    body = (
+        "<p>Smile \U0001f600 at \U0001d407\U0001d41e\U0001d425\U0001d425\U0001d428 and "
+        "\U00020000 plus \U0001f1eb\U0001f1f7.</p>"
+        "<p>Bell\x07 tab\t null&#0; escape\x1b del\x7f c1\x85 private\ue000 end.</p>"
+    )
     files = book_files({"c1.xhtml": ONE + body})
     book = read_epub(build(tmp_path, files))
     text = text_of(book)
     assert "Hello" in text  # mathematical bold letters fold to plain ones
-    assert "\U0001F600" in text and "\U00020000" in text
+    assert "\U0001f600" in text and "\U00020000" in text
     assert not any(ord(c) < 32 and c != "\n" or 0x7F <= ord(c) < 0xA0 for c in text)
 
 
-WORDS = ("the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "and", "then", "some",
-         "more", "words", "follow", "until", "morning", "light", "comes")
+WORDS = (
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "lazy",
+    "dog",
+    "and",
+    "then",
+    "some",
+    "more",
+    "words",
+    "follow",
+    "until",
+    "morning",
+    "light",
+    "comes",
+)
 
 
 def test_references_to_surrogates_and_invalid_code_points(tmp_path: Path) -> None:
@@ -719,7 +889,8 @@ def test_references_to_surrogates_and_invalid_code_points(tmp_path: Path) -> Non
     files = book_files({"c1.xhtml": ONE, "c2.xhtml": TWO})
     files["OEBPS/c2.xhtml"] = (
         '<html xmlns="http://www.w3.org/1999/xhtml&#xD800;"><body><h1 id="&#xDFFF;">Two</h1>'
-        "<p>Bad &#xD800; refs &#0; &#x110000; &#99999999999; &#xFFFE; here.</p></body></html>")
+        "<p>Bad &#xD800; refs &#0; &#x110000; &#99999999999; &#xFFFE; here.</p></body></html>"
+    )
     book = read_epub(build(tmp_path, files))
     assert [c.title for c in book.chapters] == ["One", "Two"]
     assert book.chapters[1].text.startswith("Two\n\nBad ")
@@ -730,9 +901,18 @@ def test_extremely_long_words_and_lines(tmp_path: Path) -> None:
     word = "Pneumono" + "ultramicroscopic" * 60_000  # ~1 MB, one word
     rng = random.Random(6)  # varied words: a 2 MB run of one word is refused as a zip bomb
     line = " ".join(rng.choice(WORDS) for _ in range(300_000)) + "."  # ~2 MB, one paragraph
-    files = book_files({"c1.xhtml": f"<h1>Long</h1><p>{word}</p><p>{line}</p>",
-                        "c2.xhtml": "<p>" + "-" * 200_000 + "</p><p>" + "[" * 50_000 + "1"
-                                    + "]2" * 50_000 + " x.</p>"})
+    files = book_files(
+        {
+            "c1.xhtml": f"<h1>Long</h1><p>{word}</p><p>{line}</p>",
+            "c2.xhtml": "<p>"
+            + "-" * 200_000
+            + "</p><p>"
+            + "[" * 50_000
+            + "1"
+            + "]2" * 50_000
+            + " x.</p>",
+        }
+    )
     book = read_fast(build(tmp_path, files), 20)
     assert book.chapters[0].paragraphs == ("Long", word, line)
     assert book.chapters[1].paragraphs == ("2 x.",)  # "[[1]2]2" → "[2]2" → "2"
@@ -752,7 +932,8 @@ def test_deep_nesting_is_bounded(tmp_path: Path) -> None:
     assert book.chapters[0].title == "One"
     assert [w for w in book.warnings if "c2.xhtml" in w] == [
         "c2.xhtml: its markup is nested more than 2,048 elements deep, far beyond any real "
-        "book; its text from there on was left out."]
+        "book; its text from there on was left out."
+    ]
 
 
 def nested(levels: int, text: str, tag: str = "span") -> str:
@@ -782,8 +963,10 @@ def test_nesting_up_to_the_parser_limit_is_read(tmp_path: Path, levels: int) -> 
 
 @pytest.mark.parametrize("levels", [1000, 2000])
 def test_svg_text_nested_up_to_the_parser_limit_is_read(tmp_path: Path, levels: int) -> None:
-    svg = ('<svg xmlns="http://www.w3.org/2000/svg"><text y="10">'
-           f'{nested(levels, "Deep words.", "tspan")}</text></svg>')
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg"><text y="10">'
+        f"{nested(levels, 'Deep words.', 'tspan')}</text></svg>"
+    )
     files = book_files({"c1.xhtml": ONE, "c2.xhtml": f"<h1>Two</h1>{svg}<p>After.</p>"})
     book = read_epub(build(tmp_path, files))
     assert book.chapters[1].paragraphs == ("Two", "Deep words.", "After.")
@@ -798,7 +981,8 @@ def test_nesting_past_the_parser_limit_names_the_loss(tmp_path: Path) -> None:
     assert book.chapters[2].paragraphs == ("3", "The second chapter follows.")
     assert book.warnings == (
         "c2.xhtml: its markup is nested more than 2,048 elements deep, far beyond any real "
-        "book; its text from there on was left out.",)
+        "book; its text from there on was left out.",
+    )
 
 
 # --- covers too large to use ------------------------------------------------------------------
@@ -807,18 +991,20 @@ def test_nesting_past_the_parser_limit_names_the_loss(tmp_path: Path) -> None:
 def png_header(width: int, height: int) -> bytes:
     """A PNG's signature and IHDR claiming `width`×`height` (all the reader looks at)."""
     ihdr = b"IHDR" + struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + ihdr
-            + struct.pack(">I", zlib.crc32(ihdr)))
+    return b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + ihdr + struct.pack(">I", zlib.crc32(ihdr))
 
 
-def test_a_cover_over_the_byte_limit_is_not_used(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cover_over_the_byte_limit_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(settings, "EPUB_MAX_COVER_BYTES", 10_000)
     files = book_files(extra={"cover.png": png_header(64, 64) + os.urandom(20_000)})
     book = read_epub(build(tmp_path, files))
     assert book.cover is None and [c.title for c in book.chapters] == ["One", "Two"]
-    assert book.warnings == ("The cover cover.png is 20.0 kB, too large to use (the limit is "
-                             "10.0 kB); the book has no cover.",)
+    assert book.warnings == (
+        "The cover cover.png is 20.0 kB, too large to use (the limit is "
+        "10.0 kB); the book has no cover.",
+    )
 
 
 def test_a_cover_of_too_many_pixels_is_not_used(tmp_path: Path) -> None:
@@ -827,8 +1013,9 @@ def test_a_cover_of_too_many_pixels_is_not_used(tmp_path: Path) -> None:
     files = book_files(extra={"cover.png": png_header(20_000, 20_000) + b"\x00" * 64})
     book = read_epub(build(tmp_path, files))
     assert book.cover is None
-    assert book.warnings == ("The cover cover.png is 20,000×20,000 pixels, too large to use; "
-                             "the book has no cover.",)
+    assert book.warnings == (
+        "The cover cover.png is 20,000×20,000 pixels, too large to use; the book has no cover.",
+    )
 
 
 def test_a_cover_within_the_limits_is_used(tmp_path: Path) -> None:
@@ -851,20 +1038,29 @@ JAPANESE = "むかしむかし、ある村におじいさんとおばあさん�
 HEBREW = "בראשית ברא אלוהים את השמים ואת הארץ. " * 20
 
 
-@pytest.mark.parametrize(("text", "language", "script"), [
-    (ARABIC, "ar", "Arabic script"), (CHINESE, "zh", "Chinese characters (Han script)"),
-    (JAPANESE, "ja", "Japanese kana"), (HEBREW, "he", "Hebrew script")])
+@pytest.mark.parametrize(
+    ("text", "language", "script"),
+    [
+        (ARABIC, "ar", "Arabic script"),
+        (CHINESE, "zh", "Chinese characters (Han script)"),
+        (JAPANESE, "ja", "Japanese kana"),
+        (HEBREW, "he", "Hebrew script"),
+    ],
+)
 def test_rtl_and_cjk_books_with_a_voice_that_cannot_read_them(
-        tmp_path: Path, text: str, language: str, script: str) -> None:
+    tmp_path: Path, text: str, language: str, script: str
+) -> None:
     book = book_in(tmp_path, text, language)  # the book itself reads fine
     assert book.language == language
     with pytest.raises(BadEpub) as error:
         check_speakable(book, "en-US")
     share = unsupported_script_share(text_of(book), "en-US")[0]
     assert share > 0.9
-    assert str(error.value) == (f"This book is mostly in {script}: {share:.0%} of its letters. "
-                                "The voice en-US can't read it; choose a voice for the book's "
-                                "language.")
+    assert str(error.value) == (
+        f"This book is mostly in {script}: {share:.0%} of its letters. "
+        "The voice en-US can't read it; choose a voice for the book's "
+        "language."
+    )
     check_speakable(book, language)  # a voice for the book's language passes
     check_speakable(book, "multi")  # and so does a voice whose language is unknown
     with pytest.raises(BadEpub, match=r"The voice en_US-joe-medium can't read it"):
@@ -880,9 +1076,22 @@ def test_a_few_foreign_words_are_fine(tmp_path: Path) -> None:
 
 
 def test_script_of() -> None:
-    assert [script_of(c) for c in "aЖλא ب中かカ한1 .\U0001D400"] == [
-        "Latin", "Cyrillic", "Greek", "Hebrew", None, "Arabic", "Han", "Kana", "Kana", "Hangul",
-        None, None, None, "Latin"]
+    assert [script_of(c) for c in "aЖλא ب中かカ한1 .\U0001d400"] == [
+        "Latin",
+        "Cyrillic",
+        "Greek",
+        "Hebrew",
+        None,
+        "Arabic",
+        "Han",
+        "Kana",
+        "Kana",
+        "Hangul",
+        None,
+        None,
+        None,
+        "Latin",
+    ]
     assert unsupported_script_share("", "en") == (0.0, None)
     assert unsupported_script_share("Привет", "ru-RU") == (0.0, None)
     assert unsupported_script_share("Привет", "en") == (1.0, "Cyrillic")

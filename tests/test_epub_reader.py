@@ -87,10 +87,14 @@ def test_sherlock_metadata() -> None:
 def test_sherlock_has_the_twelve_stories_after_the_title_page() -> None:
     book = sherlock()
     # The title page (the first NCX entry, after the PG header) opens the book.
-    assert [c.title for c in book.chapters] == ["The Adventures of Sherlock Holmes",
-                                                *SHERLOCK_STORIES]
-    assert book.chapters[0].paragraphs == ("The Adventures of Sherlock Holmes",
-                                           "by Arthur Conan Doyle")
+    assert [c.title for c in book.chapters] == [
+        "The Adventures of Sherlock Holmes",
+        *SHERLOCK_STORIES,
+    ]
+    assert book.chapters[0].paragraphs == (
+        "The Adventures of Sherlock Holmes",
+        "by Arthur Conan Doyle",
+    )
     assert [c.index for c in book.chapters] == list(range(13))
 
 
@@ -108,8 +112,14 @@ def test_sherlock_story_text_and_its_numbered_parts() -> None:
 def test_sherlock_narrates_no_licence_header_or_contents() -> None:
     book = sherlock()
     text = all_text(book)
-    for boilerplate in ("Gutenberg", "START OF THE", "END OF THE", "LICENSE", "ILLUSTRATED EDITION",
-                        "A Scandal in Bohemia"):  # the last is the printed contents' spelling
+    for boilerplate in (
+        "Gutenberg",
+        "START OF THE",
+        "END OF THE",
+        "LICENSE",
+        "ILLUSTRATED EDITION",
+        "A Scandal in Bohemia",
+    ):  # the last is the printed contents' spelling
         assert boilerplate not in text
     assert "Contents" not in [c.title for c in book.chapters]
     assert book.warnings == ()
@@ -133,12 +143,19 @@ def test_war_of_the_worlds_metadata_and_cover_from_inside_the_svg() -> None:
 
 def test_war_of_the_worlds_chapters_from_the_nested_nav() -> None:
     titles = [c.title for c in war_of_the_worlds().chapters]
-    assert titles[:6] == ["Titlepage", "Dedication", "Epigraph",
-                          "Book I: The Coming of the Martians", "I: The Eve of the War",
-                          "II: The Falling Star"]
+    assert titles[:6] == [
+        "Titlepage",
+        "Dedication",
+        "Epigraph",
+        "Book I: The Coming of the Martians",
+        "I: The Eve of the War",
+        "II: The Falling Star",
+    ]
     assert "XVII: The Thunder Child" in titles  # label with <i> inside
-    assert titles[titles.index("XVII: The Thunder Child") + 1:][:2] == [
-        "Book II: The Earth Under the Martians", "I: Under Foot"]
+    assert titles[titles.index("XVII: The Thunder Child") + 1 :][:2] == [
+        "Book II: The Earth Under the Martians",
+        "I: Under Foot",
+    ]
     assert titles[-1] == "X: The Epilogue"
     assert len(titles) == 32
     # Skipped: the half-title page, imprint, colophon and uncopyright.
@@ -234,9 +251,10 @@ def test_just_so_stories_split_at_the_pgepubid_anchors() -> None:
     assert "Camel" not in whale.text
     # The sentence-long sub-entry sits right under the Camel heading: it is part of that story.
     camel = chapter(book, "HOW THE CAMEL GOT HIS HUMP")
-    assert camel.paragraphs[:2] == ("HOW THE CAMEL GOT HIS HUMP",
-                                    "NOW this is the next tale, and it tells how the Camel got "
-                                    "his big hump.")
+    assert camel.paragraphs[:2] == (
+        "HOW THE CAMEL GOT HIS HUMP",
+        "NOW this is the next tale, and it tells how the Camel got his big hump.",
+    )
     assert "Humph!" in camel.text
 
 
@@ -277,8 +295,11 @@ def unticked(book: Book) -> list[str]:
 def test_a_title_split_over_two_toc_entries_is_front_matter(tmp_path: Path) -> None:
     book = read_epub(build_frankenstein_like(tmp_path / "pg84.epub"))
     assert [(c.title, c.char_count) for c in book.chapters] == [
-        ("Frankenstein;", 13), ("or, the Modern Prometheus", 64), ("Letter 1", 207),
-        ("Chapter 1", 99)]
+        ("Frankenstein;", 13),
+        ("or, the Modern Prometheus", 64),
+        ("Letter 1", 207),
+        ("Chapter 1", 99),
+    ]
     assert [c.front_matter for c in book.chapters] == [True, True, False, False]
     assert book.default_selection == [3, 4]
     assert Book.from_dict(book.to_dict()).default_selection == [3, 4]
@@ -291,34 +312,54 @@ def test_the_real_books_tick_their_chapters_and_not_their_title_pages() -> None:
     assert unticked(war_of_the_worlds()) == ["Titlepage", "Dedication"]
     assert war_of_the_worlds().default_selection[:3] == [3, 4, 5]
     assert [war_of_the_worlds().chapters[i - 1].title for i in (3, 4, 5)] == [
-        "Epigraph", "Book I: The Coming of the Martians", "I: The Eve of the War"]
+        "Epigraph",
+        "Book I: The Coming of the Martians",
+        "I: The Eve of the War",
+    ]
     assert unticked(poe()) == ["Titlepage"]
     assert unticked(sherlock()) == ["The Adventures of Sherlock Holmes"]
     assert unticked(just_so()) == ["JUST SO STORIES"]
     # Its title page also holds a poem: that is more than a title.
     assert unticked(leaves()) == []
     for book in (war_of_the_worlds(), poe(), sherlock(), just_so(), leaves()):
-        assert all(c.index + 1 in book.default_selection for c in book.chapters
-                   if c.char_count > 200)  # every real chapter stays ticked
+        assert all(
+            c.index + 1 in book.default_selection for c in book.chapters if c.char_count > 200
+        )  # every real chapter stays ticked
 
 
 def test_front_matter_by_its_epub_type_and_a_book_of_only_that(tmp_path: Path) -> None:
     files = {
-        "title.xhtml": xhtml('<section epub:type="titlepage"><h1>A Book</h1>'
-                             "<p>Printed for the Author, 1820</p></section>"),
+        "title.xhtml": xhtml(
+            '<section epub:type="titlepage"><h1>A Book</h1>'
+            "<p>Printed for the Author, 1820</p></section>"
+        ),
         "ded.xhtml": xhtml('<section epub:type="dedication"><p>To my mother.</p></section>'),
         "c1.xhtml": xhtml("<h2>One</h2><p>The story begins.</p>"),
-        "nav.xhtml": nav('<li><a href="title.xhtml">Title</a></li>'
-                         '<li><a href="ded.xhtml">For her</a></li>'
-                         '<li><a href="c1.xhtml">One</a></li>')}
-    book = read_epub(make_epub(tmp_path / "b.epub", files,
-                               ["title.xhtml", "ded.xhtml", "c1.xhtml"],
-                               properties={"nav.xhtml": "nav"}))
+        "nav.xhtml": nav(
+            '<li><a href="title.xhtml">Title</a></li>'
+            '<li><a href="ded.xhtml">For her</a></li>'
+            '<li><a href="c1.xhtml">One</a></li>'
+        ),
+    }
+    book = read_epub(
+        make_epub(
+            tmp_path / "b.epub",
+            files,
+            ["title.xhtml", "ded.xhtml", "c1.xhtml"],
+            properties={"nav.xhtml": "nav"},
+        )
+    )
     assert [c.front_matter for c in book.chapters] == [True, True, False]
     assert book.default_selection == [3]
     # A book that is nothing but front matter is narrated whole rather than not at all.
-    only = read_epub(make_epub(tmp_path / "only.epub", files, ["title.xhtml", "ded.xhtml"],
-                               properties={"nav.xhtml": "nav"}))
+    only = read_epub(
+        make_epub(
+            tmp_path / "only.epub",
+            files,
+            ["title.xhtml", "ded.xhtml"],
+            properties={"nav.xhtml": "nav"},
+        )
+    )
     assert only.default_selection == [1, 2]
 
 
@@ -326,9 +367,11 @@ def test_front_matter_by_its_epub_type_and_a_book_of_only_that(tmp_path: Path) -
 
 
 def xhtml(body: str) -> str:
-    return ('<?xml version="1.0" encoding="utf-8"?>\n'
-            '<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops">'
-            f"<head><title>x</title></head><body>{body}</body></html>")
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        '<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops">'
+        f"<head><title>x</title></head><body>{body}</body></html>"
+    )
 
 
 def nav(items: str) -> str:
@@ -336,25 +379,44 @@ def nav(items: str) -> str:
 
 
 def ncx(points: list[tuple[str, str]]) -> str:
-    body = "".join(f'<navPoint id="p{i}"><navLabel><text>{label}</text></navLabel>'
-                   f'<content src="{src}"/></navPoint>' for i, (label, src) in enumerate(points))
-    return ('<?xml version="1.0"?><ncx xmlns="http://www.daisy.org/z3986/2005/ncx/" '
-            'version="2005-1"><head/><docTitle><text>x</text></docTitle>'
-            f"<navMap>{body}</navMap></ncx>")
+    body = "".join(
+        f'<navPoint id="p{i}"><navLabel><text>{label}</text></navLabel>'
+        f'<content src="{src}"/></navPoint>'
+        for i, (label, src) in enumerate(points)
+    )
+    return (
+        '<?xml version="1.0"?><ncx xmlns="http://www.daisy.org/z3986/2005/ncx/" '
+        'version="2005-1"><head/><docTitle><text>x</text></docTitle>'
+        f"<navMap>{body}</navMap></ncx>"
+    )
 
 
-CONTAINER = ('<?xml version="1.0"?><container version="1.0" '
-             'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
-             '<rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
-             '</rootfiles></container>')
-MEDIA_TYPES = {"xhtml": "application/xhtml+xml", "ncx": "application/x-dtbncx+xml",
-               "jpg": "image/jpeg", "png": "image/png", "svg": "image/svg+xml", "css": "text/css"}
+CONTAINER = (
+    '<?xml version="1.0"?><container version="1.0" '
+    'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+    '<rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+    "</rootfiles></container>"
+)
+MEDIA_TYPES = {
+    "xhtml": "application/xhtml+xml",
+    "ncx": "application/x-dtbncx+xml",
+    "jpg": "image/jpeg",
+    "png": "image/png",
+    "svg": "image/svg+xml",
+    "css": "text/css",
+}
 
 
-def make_epub(path: Path, files: dict[str, str | bytes], spine: list[str], *,
-              metadata: str = "<dc:title>Test Book</dc:title><dc:creator>Ann Author</dc:creator>"
-                              "<dc:language>en</dc:language>",
-              properties: dict[str, str] | None = None, version: str = "3.0") -> Path:
+def make_epub(
+    path: Path,
+    files: dict[str, str | bytes],
+    spine: list[str],
+    *,
+    metadata: str = "<dc:title>Test Book</dc:title><dc:creator>Ann Author</dc:creator>"
+    "<dc:language>en</dc:language>",
+    properties: dict[str, str] | None = None,
+    version: str = "3.0",
+) -> Path:
     """An EPUB with `files` under OEBPS/ (all in the manifest, id = file name with / → _).
 
     A spine name ending in "!" is linear="no". `properties` sets manifest properties by name.
@@ -363,18 +425,26 @@ def make_epub(path: Path, files: dict[str, str | bytes], spine: list[str], *,
     ids = {name: re.sub(r"[^A-Za-z0-9]", "_", name) for name in files}
     manifest = "".join(
         f'<item id="{ids[name]}" href="{name}" media-type="{MEDIA_TYPES[name.rsplit(".", 1)[1]]}"'
-        + (f' properties="{properties[name]}"' if name in properties else "") + "/>"
-        for name in files)
+        + (f' properties="{properties[name]}"' if name in properties else "")
+        + "/>"
+        for name in files
+    )
     ncx_id = next((ids[n] for n in files if n.endswith(".ncx")), None)
     spine_toc = f' toc="{ncx_id}"' if ncx_id else ""
-    itemrefs = "".join(f'<itemref idref="{ids[n.rstrip("!")]}"'
-                       + (' linear="no"' if n.endswith("!") else "") + "/>" for n in spine)
-    opf = ('<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" '
-           f'version="{version}" unique-identifier="uid">'
-           '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/" '
-           'xmlns:opf="http://www.idpf.org/2007/opf">'
-           f'<dc:identifier id="uid">test</dc:identifier>{metadata}</metadata>'
-           f"<manifest>{manifest}</manifest><spine{spine_toc}>{itemrefs}</spine></package>")
+    itemrefs = "".join(
+        f'<itemref idref="{ids[n.rstrip("!")]}"'
+        + (' linear="no"' if n.endswith("!") else "")
+        + "/>"
+        for n in spine
+    )
+    opf = (
+        '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" '
+        f'version="{version}" unique-identifier="uid">'
+        '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/" '
+        'xmlns:opf="http://www.idpf.org/2007/opf">'
+        f'<dc:identifier id="uid">test</dc:identifier>{metadata}</metadata>'
+        f"<manifest>{manifest}</manifest><spine{spine_toc}>{itemrefs}</spine></package>"
+    )
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
         zf.writestr("META-INF/container.xml", CONTAINER)
@@ -385,15 +455,28 @@ def make_epub(path: Path, files: dict[str, str | bytes], spine: list[str], *,
 
 
 def test_epub2_ncx_with_anchors_inside_a_file(tmp_path: Path) -> None:
-    one = xhtml('<h1 id="c1">Chapter One</h1><p>First text.</p>'
-                '<p><a id="c2"></a></p><h2>Chapter Two</h2><p>Second <b>text</b>.</p>'
-                '<div id="c3"><h2>Chapter Three</h2><p>Third text.</p></div>')
+    one = xhtml(
+        '<h1 id="c1">Chapter One</h1><p>First text.</p>'
+        '<p><a id="c2"></a></p><h2>Chapter Two</h2><p>Second <b>text</b>.</p>'
+        '<div id="c3"><h2>Chapter Three</h2><p>Third text.</p></div>'
+    )
     two = xhtml("<h1>Chapter Four</h1><p>Fourth text.</p>")
-    toc = ncx([("One", "text/one.xhtml#c1"), ("Two", "text/one.xhtml#c2"),
-               ("Three", "text/one.xhtml#c3"), ("Four", "text/two.xhtml")])
-    book = read_epub(make_epub(tmp_path / "b.epub",
-                               {"text/one.xhtml": one, "text/two.xhtml": two, "toc.ncx": toc},
-                               ["text/one.xhtml", "text/two.xhtml"], version="2.0"))
+    toc = ncx(
+        [
+            ("One", "text/one.xhtml#c1"),
+            ("Two", "text/one.xhtml#c2"),
+            ("Three", "text/one.xhtml#c3"),
+            ("Four", "text/two.xhtml"),
+        ]
+    )
+    book = read_epub(
+        make_epub(
+            tmp_path / "b.epub",
+            {"text/one.xhtml": one, "text/two.xhtml": two, "toc.ncx": toc},
+            ["text/one.xhtml", "text/two.xhtml"],
+            version="2.0",
+        )
+    )
     assert [(c.title, c.paragraphs) for c in book.chapters] == [
         ("One", ("Chapter One", "First text.")),
         ("Two", ("Chapter Two", "Second text.")),
@@ -403,26 +486,44 @@ def test_epub2_ncx_with_anchors_inside_a_file(tmp_path: Path) -> None:
 
 
 def test_epub3_nav_two_chapters_in_one_file_and_encoded_hrefs(tmp_path: Path) -> None:
-    doc = xhtml('<section id="a"><h2>Alpha</h2><p>Alpha text.</p></section>'
-                '<section id="b@2"><h2>Beta</h2><p>Beta text.</p></section>')
-    toc = nav('<li><a href="../text/my%20book.xhtml#a">Alpha</a></li>'
-              '<li><a href="../text/my%20book.xhtml#b%402">Beta</a></li>')
-    book = read_epub(make_epub(tmp_path / "b.epub",
-                               {"nav/nav.xhtml": toc, "text/my book.xhtml": doc},
-                               ["nav/nav.xhtml", "text/my book.xhtml"],
-                               properties={"nav/nav.xhtml": "nav"}))
+    doc = xhtml(
+        '<section id="a"><h2>Alpha</h2><p>Alpha text.</p></section>'
+        '<section id="b@2"><h2>Beta</h2><p>Beta text.</p></section>'
+    )
+    toc = nav(
+        '<li><a href="../text/my%20book.xhtml#a">Alpha</a></li>'
+        '<li><a href="../text/my%20book.xhtml#b%402">Beta</a></li>'
+    )
+    book = read_epub(
+        make_epub(
+            tmp_path / "b.epub",
+            {"nav/nav.xhtml": toc, "text/my book.xhtml": doc},
+            ["nav/nav.xhtml", "text/my book.xhtml"],
+            properties={"nav/nav.xhtml": "nav"},
+        )
+    )
     # The nav document is in the spine but is not narrated.
     assert [(c.title, c.text) for c in book.chapters] == [
-        ("Alpha", "Alpha\n\nAlpha text."), ("Beta", "Beta\n\nBeta text.")]
+        ("Alpha", "Alpha\n\nAlpha text."),
+        ("Beta", "Beta\n\nBeta text."),
+    ]
 
 
 def test_nested_nav_is_flattened_in_reading_order(tmp_path: Path) -> None:
     files = {f"c{i}.xhtml": xhtml(f"<h1>H{i}</h1><p>Text {i}.</p>") for i in range(1, 4)}
-    files["nav.xhtml"] = nav('<li><span>Part One</span><ol><li><a href="c1.xhtml">One</a></li>'
-                             '<li><a href="c2.xhtml">Two</a></li></ol></li>'
-                             '<li><a href="c3.xhtml">Three</a></li>')
-    book = read_epub(make_epub(tmp_path / "b.epub", files, ["c1.xhtml", "c2.xhtml", "c3.xhtml"],
-                               properties={"nav.xhtml": "nav"}))
+    files["nav.xhtml"] = nav(
+        '<li><span>Part One</span><ol><li><a href="c1.xhtml">One</a></li>'
+        '<li><a href="c2.xhtml">Two</a></li></ol></li>'
+        '<li><a href="c3.xhtml">Three</a></li>'
+    )
+    book = read_epub(
+        make_epub(
+            tmp_path / "b.epub",
+            files,
+            ["c1.xhtml", "c2.xhtml", "c3.xhtml"],
+            properties={"nav.xhtml": "nav"},
+        )
+    )
     assert [c.title for c in book.chapters] == ["One", "Two", "Three"]
 
 
@@ -432,12 +533,18 @@ def test_linear_no_and_image_only_documents_are_skipped(tmp_path: Path) -> None:
         "notes.xhtml": xhtml("<h1>Notes</h1><p>A note nobody should hear in line.</p>"),
         "c1.xhtml": xhtml("<h1>One</h1><p>Story.</p>"),
         "cover.jpg": JPEG,
-        "nav.xhtml": nav('<li><a href="c1.xhtml">One</a></li>'
-                         '<li><a href="notes.xhtml">Notes</a></li>'),
+        "nav.xhtml": nav(
+            '<li><a href="c1.xhtml">One</a></li><li><a href="notes.xhtml">Notes</a></li>'
+        ),
     }
-    book = read_epub(make_epub(tmp_path / "b.epub", files,
-                               ["cover.xhtml", "c1.xhtml", "notes.xhtml!"],
-                               properties={"nav.xhtml": "nav"}))
+    book = read_epub(
+        make_epub(
+            tmp_path / "b.epub",
+            files,
+            ["cover.xhtml", "c1.xhtml", "notes.xhtml!"],
+            properties={"nav.xhtml": "nav"},
+        )
+    )
     assert [c.title for c in book.chapters] == ["One"]
     assert "note" not in all_text(book)
     assert book.cover == Cover(JPEG, "image/jpeg")  # no cover metadata: found by its name
@@ -449,10 +556,15 @@ def test_text_before_the_first_toc_entry_becomes_a_chapter(tmp_path: Path) -> No
         "c1.xhtml": xhtml("<h1>One</h1><p>Story.</p>"),
         "nav.xhtml": nav('<li><a href="c1.xhtml">One</a></li>'),
     }
-    book = read_epub(make_epub(tmp_path / "b.epub", files, ["title.xhtml", "c1.xhtml"],
-                               properties={"nav.xhtml": "nav"}))
+    book = read_epub(
+        make_epub(
+            tmp_path / "b.epub", files, ["title.xhtml", "c1.xhtml"], properties={"nav.xhtml": "nav"}
+        )
+    )
     assert [(c.title, c.paragraphs) for c in book.chapters] == [
-        ("The Book", ("The Book", "by Somebody")), ("One", ("One", "Story."))]
+        ("The Book", ("The Book", "by Somebody")),
+        ("One", ("One", "Story.")),
+    ]
 
 
 def test_unspoken_markup_is_dropped(tmp_path: Path) -> None:
@@ -465,63 +577,95 @@ def test_unspoken_markup_is_dropped(tmp_path: Path) -> None:
         '<p role="doc-pagebreak">12</p>'
         '<p><ruby>漢<rt>kan</rt></ruby> and <img src="x.png" alt="a picture"/>'
         '<svg xmlns="http://www.w3.org/2000/svg"><text>svg text</text></svg>done.</p>'
-        '<p>Soft\u00adhy\u00adphen, joi\u2060ner, non&#160;breaking, '
+        "<p>Soft\u00adhy\u00adphen, joi\u2060ner, non&#160;breaking, "
         "named&nbsp;entity&mdash;ok.</p>"
         '<aside epub:type="footnote" id="n3"><p>An inline footnote.</p></aside>'
         '<div class="footnote"><p><a id="f1" href="#r1">[1]</a> A PG footnote.</p></div>'
     )
     files = {"c1.xhtml": xhtml(body), "nav.xhtml": nav('<li><a href="c1.xhtml">One</a></li>')}
-    chapter_ = read_epub(make_epub(tmp_path / "b.epub", files, ["c1.xhtml"],
-                                   properties={"nav.xhtml": "nav"})).chapters[0]
+    chapter_ = read_epub(
+        make_epub(tmp_path / "b.epub", files, ["c1.xhtml"], properties={"nav.xhtml": "nav"})
+    ).chapters[0]
     # An SVG inside a sentence is read in its place (fixed-layout books set their text in SVG).
-    assert chapter_.paragraphs[:3] == ("Heading One", "Word and more words here.",
-                                       "漢 and svg text done.")
+    assert chapter_.paragraphs[:3] == (
+        "Heading One",
+        "Word and more words here.",
+        "漢 and svg text done.",
+    )
     assert chapter_.paragraphs[3].startswith("Softhyphen, joiner, non breaking, named entity")
     assert "footnote" not in chapter_.text and "12" not in chapter_.text
 
 
 def test_headings_verse_and_blocks_become_paragraphs(tmp_path: Path) -> None:
-    body = ("<hgroup><h2>Book I</h2><p>The Start</p></hgroup>"
-            '<div class="poem"><p><span>First line,</span><br/><span>second line.</span></p>'
-            "<p>Stanza two<br/><br/>after a blank line.</p></div>"
-            "<div>Direct text in a div<p>then a paragraph</p>and a tail.</div>"
-            "<ul><li>Item one</li><li>Item   two\n spans  lines</li></ul>"
-            "<blockquote>Quoted<br/>lines.</blockquote>")
+    body = (
+        "<hgroup><h2>Book I</h2><p>The Start</p></hgroup>"
+        '<div class="poem"><p><span>First line,</span><br/><span>second line.</span></p>'
+        "<p>Stanza two<br/><br/>after a blank line.</p></div>"
+        "<div>Direct text in a div<p>then a paragraph</p>and a tail.</div>"
+        "<ul><li>Item one</li><li>Item   two\n spans  lines</li></ul>"
+        "<blockquote>Quoted<br/>lines.</blockquote>"
+    )
     files = {"c1.xhtml": xhtml(body), "nav.xhtml": nav('<li><a href="c1.xhtml">Book I</a></li>')}
-    book = read_epub(make_epub(tmp_path / "b.epub", files, ["c1.xhtml"],
-                               properties={"nav.xhtml": "nav"}))
+    book = read_epub(
+        make_epub(tmp_path / "b.epub", files, ["c1.xhtml"], properties={"nav.xhtml": "nav"})
+    )
     assert book.chapters[0].paragraphs == (
-        "Book I: The Start", "First line, second line.", "Stanza two", "after a blank line.",
-        "Direct text in a div", "then a paragraph", "and a tail.", "Item one",
-        "Item two spans lines", "Quoted lines.")
+        "Book I: The Start",
+        "First line, second line.",
+        "Stanza two",
+        "after a blank line.",
+        "Direct text in a div",
+        "then a paragraph",
+        "and a tail.",
+        "Item one",
+        "Item two spans lines",
+        "Quoted lines.",
+    )
 
 
 def test_printed_contents_is_skipped_but_the_page_around_it_is_not(tmp_path: Path) -> None:
     contents = "".join(f'<p><a href="c{i}.xhtml">Chapter {i}</a></p>' for i in range(1, 4))
     files = {
-        "front.xhtml": xhtml(f"<h1>A Book</h1><p>An opening poem line.</p>"
-                             f"<h2>Contents</h2><div>{contents}</div>"),
+        "front.xhtml": xhtml(
+            f"<h1>A Book</h1><p>An opening poem line.</p><h2>Contents</h2><div>{contents}</div>"
+        ),
         **{f"c{i}.xhtml": xhtml(f"<h1>Chapter {i}</h1><p>Text {i}.</p>") for i in range(1, 4)},
-        "nav.xhtml": nav("".join(f'<li><a href="c{i}.xhtml">Chapter {i}</a></li>'
-                                 for i in range(1, 4))),
+        "nav.xhtml": nav(
+            "".join(f'<li><a href="c{i}.xhtml">Chapter {i}</a></li>' for i in range(1, 4))
+        ),
     }
-    book = read_epub(make_epub(tmp_path / "b.epub", files,
-                               ["front.xhtml", "c1.xhtml", "c2.xhtml", "c3.xhtml"],
-                               properties={"nav.xhtml": "nav"}))
+    book = read_epub(
+        make_epub(
+            tmp_path / "b.epub",
+            files,
+            ["front.xhtml", "c1.xhtml", "c2.xhtml", "c3.xhtml"],
+            properties={"nav.xhtml": "nav"},
+        )
+    )
     assert book.chapters[0].paragraphs == ("A Book", "An opening poem line.")
     assert [c.title for c in book.chapters] == ["A Book", "Chapter 1", "Chapter 2", "Chapter 3"]
 
 
 def test_numbered_and_heading_only_sub_entries_do_not_split(tmp_path: Path) -> None:
-    doc = xhtml('<h2 id="s">STORY</h2><h3 id="sub">A sentence-long sub-heading.</h3><p>Start.</p>'
-                '<h3 id="s2">II.</h3><p>Second part.</p>'
-                '<h2 id="t">NEXT</h2><p>Next story.</p>')
-    toc = nav('<li><a href="c.xhtml#s">STORY</a><ol>'
-              '<li><a href="c.xhtml#sub">A sentence-long sub-heading.</a></li>'
-              '<li><a href="c.xhtml#s2">II.</a></li></ol></li>'
-              '<li><a href="c.xhtml#t">NEXT</a></li>')
-    book = read_epub(make_epub(tmp_path / "b.epub", {"c.xhtml": doc, "nav.xhtml": toc},
-                               ["c.xhtml"], properties={"nav.xhtml": "nav"}))
+    doc = xhtml(
+        '<h2 id="s">STORY</h2><h3 id="sub">A sentence-long sub-heading.</h3><p>Start.</p>'
+        '<h3 id="s2">II.</h3><p>Second part.</p>'
+        '<h2 id="t">NEXT</h2><p>Next story.</p>'
+    )
+    toc = nav(
+        '<li><a href="c.xhtml#s">STORY</a><ol>'
+        '<li><a href="c.xhtml#sub">A sentence-long sub-heading.</a></li>'
+        '<li><a href="c.xhtml#s2">II.</a></li></ol></li>'
+        '<li><a href="c.xhtml#t">NEXT</a></li>'
+    )
+    book = read_epub(
+        make_epub(
+            tmp_path / "b.epub",
+            {"c.xhtml": doc, "nav.xhtml": toc},
+            ["c.xhtml"],
+            properties={"nav.xhtml": "nav"},
+        )
+    )
     assert [(c.title, c.paragraphs) for c in book.chapters] == [
         ("STORY", ("STORY", "A sentence-long sub-heading.", "Start.", "II.", "Second part.")),
         ("NEXT", ("NEXT", "Next story.")),
@@ -533,11 +677,15 @@ def test_empty_chapters_are_dropped_with_a_warning(tmp_path: Path) -> None:
         "pic.xhtml": xhtml('<h1><img src="p.png" alt=""/></h1>'),
         "c1.xhtml": xhtml("<h1>One</h1><p>Story.</p>"),
         "p.png": PNG,
-        "nav.xhtml": nav('<li><a href="pic.xhtml">Frontispiece</a></li>'
-                         '<li><a href="c1.xhtml">One</a></li>'),
+        "nav.xhtml": nav(
+            '<li><a href="pic.xhtml">Frontispiece</a></li><li><a href="c1.xhtml">One</a></li>'
+        ),
     }
-    book = read_epub(make_epub(tmp_path / "b.epub", files, ["pic.xhtml", "c1.xhtml"],
-                               properties={"nav.xhtml": "nav"}))
+    book = read_epub(
+        make_epub(
+            tmp_path / "b.epub", files, ["pic.xhtml", "c1.xhtml"], properties={"nav.xhtml": "nav"}
+        )
+    )
     assert [c.title for c in book.chapters] == ["One"]
     assert len(book.warnings) == 1 and "Frontispiece" in book.warnings[0]
 
@@ -549,21 +697,25 @@ def test_no_toc_gives_one_chapter_per_document(tmp_path: Path) -> None:
 
 
 def test_slightly_invalid_xhtml_is_recovered(tmp_path: Path) -> None:
-    broken = ('<html xmlns="http://www.w3.org/1999/xhtml"><body><h1>One</h1>'
-              "<p>Unclosed paragraph<p>Another &amp; more</body></html>")
+    broken = (
+        '<html xmlns="http://www.w3.org/1999/xhtml"><body><h1>One</h1>'
+        "<p>Unclosed paragraph<p>Another &amp; more</body></html>"
+    )
     book = read_epub(make_epub(tmp_path / "b.epub", {"c1.xhtml": broken}, ["c1.xhtml"]))
     assert "Unclosed paragraph" in book.chapters[0].text
     assert "Another & more" in book.chapters[0].text
 
 
 def test_metadata_roles_and_fallbacks(tmp_path: Path) -> None:
-    metadata = ('<dc:title>  Spaced\n  Title </dc:title>'
-                '<dc:creator id="a1">First Author</dc:creator>'
-                '<meta refines="#a1" property="role" scheme="marc:relators">aut</meta>'
-                '<dc:creator id="t1">A Translator</dc:creator>'
-                '<meta refines="#t1" property="role" scheme="marc:relators">trl</meta>'
-                '<dc:creator opf:role="ill">An Illustrator</dc:creator>'
-                "<dc:creator>Second Author</dc:creator>")
+    metadata = (
+        "<dc:title>  Spaced\n  Title </dc:title>"
+        '<dc:creator id="a1">First Author</dc:creator>'
+        '<meta refines="#a1" property="role" scheme="marc:relators">aut</meta>'
+        '<dc:creator id="t1">A Translator</dc:creator>'
+        '<meta refines="#t1" property="role" scheme="marc:relators">trl</meta>'
+        '<dc:creator opf:role="ill">An Illustrator</dc:creator>'
+        "<dc:creator>Second Author</dc:creator>"
+    )
     files = {"c1.xhtml": xhtml("<p>Text.</p>")}
     book = read_epub(make_epub(tmp_path / "b.epub", files, ["c1.xhtml"], metadata=metadata))
     assert book.title == "Spaced Title"
@@ -579,49 +731,77 @@ def test_epub2_cover_meta_and_svg_cover_by_href(tmp_path: Path) -> None:
     book = read_epub(make_epub(tmp_path / "a.epub", files, ["c1.xhtml"], metadata=meta))
     assert book.cover is not None and (book.cover.media_type, book.cover.data) == ("image/png", PNG)
 
-    svg = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
-           '<image xlink:href="../img/front.png"/></svg>')
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+        '<image xlink:href="../img/front.png"/></svg>'
+    )
     files = {"c1.xhtml": xhtml("<p>Text.</p>"), "img/front.png": PNG, "images/c.svg": svg}
-    book = read_epub(make_epub(tmp_path / "b.epub", files, ["c1.xhtml"],
-                               properties={"images/c.svg": "cover-image"}))
+    book = read_epub(
+        make_epub(
+            tmp_path / "b.epub", files, ["c1.xhtml"], properties={"images/c.svg": "cover-image"}
+        )
+    )
     assert book.cover is not None and book.cover.data == PNG
 
-    files = {"c1.xhtml": xhtml("<p>Text.</p>"),
-             "images/c.svg": '<svg xmlns="http://www.w3.org/2000/svg"><rect/></svg>'}
-    book = read_epub(make_epub(tmp_path / "c.epub", files, ["c1.xhtml"],
-                               properties={"images/c.svg": "cover-image"}))
+    files = {
+        "c1.xhtml": xhtml("<p>Text.</p>"),
+        "images/c.svg": '<svg xmlns="http://www.w3.org/2000/svg"><rect/></svg>',
+    }
+    book = read_epub(
+        make_epub(
+            tmp_path / "c.epub", files, ["c1.xhtml"], properties={"images/c.svg": "cover-image"}
+        )
+    )
     assert book.cover is None  # a vector-only cover has no raster to offer
 
 
 def test_unusable_nav_falls_back_to_the_ncx(tmp_path: Path) -> None:
-    files = {"c1.xhtml": xhtml("<h1>A</h1><p>a</p>"), "c2.xhtml": xhtml("<h1>B</h1><p>b</p>"),
-             "nav.xhtml": xhtml('<nav epub:type="toc"><p>No list here.</p></nav>'),
-             "toc.ncx": ncx([("First", "c1.xhtml"), ("Second", "c2.xhtml#no-such-id")])}
-    book = read_epub(make_epub(tmp_path / "b.epub", files, ["c1.xhtml", "c2.xhtml"],
-                               properties={"nav.xhtml": "nav"}))
+    files = {
+        "c1.xhtml": xhtml("<h1>A</h1><p>a</p>"),
+        "c2.xhtml": xhtml("<h1>B</h1><p>b</p>"),
+        "nav.xhtml": xhtml('<nav epub:type="toc"><p>No list here.</p></nav>'),
+        "toc.ncx": ncx([("First", "c1.xhtml"), ("Second", "c2.xhtml#no-such-id")]),
+    }
+    book = read_epub(
+        make_epub(
+            tmp_path / "b.epub", files, ["c1.xhtml", "c2.xhtml"], properties={"nav.xhtml": "nav"}
+        )
+    )
     # An id that isn't in the file starts the chapter at the top of the file.
-    assert [(c.title, c.paragraphs) for c in book.chapters] == [("First", ("A", "a")),
-                                                                ("Second", ("B", "b"))]
+    assert [(c.title, c.paragraphs) for c in book.chapters] == [
+        ("First", ("A", "a")),
+        ("Second", ("B", "b")),
+    ]
 
 
 def test_old_style_name_anchor_in_mid_paragraph_cuts_after_it(tmp_path: Path) -> None:
     doc = xhtml('<h2>One</h2><p>Text<a name="two"></a> goes on.</p><h2>Two</h2><p>More.</p>')
     toc = nav('<li><a href="c.xhtml">One</a></li><li><a href="c.xhtml#two">Two</a></li>')
-    book = read_epub(make_epub(tmp_path / "b.epub", {"c.xhtml": doc, "nav.xhtml": toc},
-                               ["c.xhtml"], properties={"nav.xhtml": "nav"}))
+    book = read_epub(
+        make_epub(
+            tmp_path / "b.epub",
+            {"c.xhtml": doc, "nav.xhtml": toc},
+            ["c.xhtml"],
+            properties={"nav.xhtml": "nav"},
+        )
+    )
     assert [c.paragraphs for c in book.chapters] == [("One", "Text goes on."), ("Two", "More.")]
 
 
 def test_books_from_the_shared_test_factory(tmp_path: Path) -> None:
     from epub_factory import build_epub, tiny_png
 
-    path = build_epub(tmp_path / "f.epub", [("Chapter One", ["Hello there.", "Second."]),
-                                            ("Chapter Two", ["More."])], cover=tiny_png())
+    path = build_epub(
+        tmp_path / "f.epub",
+        [("Chapter One", ["Hello there.", "Second."]), ("Chapter Two", ["More."])],
+        cover=tiny_png(),
+    )
     book = read_epub(path)
     assert (book.title, book.authors, book.language) == ("A Small Book", ("Ann Author",), "en")
     assert [(c.title, c.paragraphs) for c in book.chapters] == [
         ("Chapter One", ("Chapter One", "Hello there.", "Second.")),
-        ("Chapter Two", ("Chapter Two", "More."))]
+        ("Chapter Two", ("Chapter Two", "More.")),
+    ]
     assert book.cover == Cover(tiny_png(), "image/png")
 
 
@@ -670,21 +850,29 @@ def test_manifest_item_missing_from_the_archive(tmp_path: Path) -> None:
         for name, data in kept.items():
             zf.writestr(name, data)
     # A missing text document is left out with a warning; with nothing else to read, it fails.
-    with pytest.raises(BadEpub, match=r"b\.epub has no text to narrate \(the text documents in "
-                                      r"its reading order are missing from the archive\)"):
+    with pytest.raises(
+        BadEpub,
+        match=r"b\.epub has no text to narrate \(the text documents in "
+        r"its reading order are missing from the archive\)",
+    ):
         read_epub(path)
 
 
 def test_drm_encrypted_text(tmp_path: Path) -> None:
     path = make_epub(tmp_path / "drm.epub", {"c1.xhtml": "\x00\x13binary"}, ["c1.xhtml"])
     with zipfile.ZipFile(path, "a") as zf:
-        zf.writestr("META-INF/encryption.xml",
-                    '<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" '
-                    'xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>'
-                    '<enc:CipherData><enc:CipherReference URI="OEBPS/c1.xhtml"/></enc:CipherData>'
-                    "</enc:EncryptedData></encryption>")
-    with pytest.raises(BadEpub, match=r"drm\.epub: this book is DRM-protected "
-                                      r"\(its text is encrypted\)"):
+        zf.writestr(
+            "META-INF/encryption.xml",
+            '<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" '
+            'xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>'
+            '<enc:CipherData><enc:CipherReference URI="OEBPS/c1.xhtml"/></enc:CipherData>'
+            "</enc:EncryptedData></encryption>",
+        )
+    with pytest.raises(
+        BadEpub,
+        match=r"drm\.epub: this book is DRM-protected "
+        r"\(its text is encrypted\)",
+    ):
         read_epub(path)
 
 
@@ -700,12 +888,12 @@ SOUS_LE_VENT = [
     # The cover page: the title set over the picture.
     '<text x="600" y="300" font-size="96" text-anchor="middle">Sous le vent</text>',
     # A paragraph a <text>, a line a <tspan>; "peut-" at a line's end runs on into "être".
-    '<desc>Un petit bateau sur une mer grise</desc>'
+    "<desc>Un petit bateau sur une mer grise</desc>"
     '<text x="100" y="1200" font-size="40"><tspan x="100" y="1200">Il était une fois un petit '
     'bateau qui ne</tspan><tspan x="100" y="1250">savait pas où aller. Le vent soufflait '
     'peut-</tspan><tspan x="100" y="1300">être trop fort pour lui.</tspan></text>'
     '<text x="100" y="1400" font-size="40"><tspan x="100" y="1400">Où vas-tu ? demanda la '
-    'mouette.</tspan></text>',
+    "mouette.</tspan></text>",
     # One <text> a line, as layout programs export it: the wider gap starts a paragraph.
     '<text x="80" y="300" font-size="40">Le soir venu, le bateau</text>'
     '<text x="80" y="345" font-size="40">rentra enfin au port.</text>'
@@ -718,8 +906,11 @@ SOUS_LE_VENT = [
 
 
 def test_a_fixed_layout_book_is_read_from_the_text_in_its_svg(tmp_path: Path) -> None:
-    book = read_epub(build_fixed_layout_epub(tmp_path / "sous-le-vent.epub", SOUS_LE_VENT,
-                                             svg_pages=[4], toc=[("Sous le vent", 1)]))
+    book = read_epub(
+        build_fixed_layout_epub(
+            tmp_path / "sous-le-vent.epub", SOUS_LE_VENT, svg_pages=[4], toc=[("Sous le vent", 1)]
+        )
+    )
     assert (book.title, book.language) == ("Sous le vent", "fr")
     assert [c.title for c in book.chapters] == ["Sous le vent"]
     assert book.chapters[0].paragraphs == (
@@ -736,21 +927,25 @@ def test_a_fixed_layout_book_is_read_from_the_text_in_its_svg(tmp_path: Path) ->
 
 def test_a_book_of_pictures_says_its_pages_are_pictures(tmp_path: Path) -> None:
     with pytest.raises(BadEpub) as error:
-        read_epub(build_fixed_layout_epub(tmp_path / "comic.epub", ["", "", "", ""],
-                                          svg_pages=[4]))
-    assert str(error.value) == ("comic.epub has no text to narrate (all 4 of its pages are "
-                                "pictures with no text in them, as in a scanned or drawn book; "
-                                "Audiopub reads text only)")
+        read_epub(build_fixed_layout_epub(tmp_path / "comic.epub", ["", "", "", ""], svg_pages=[4]))
+    assert str(error.value) == (
+        "comic.epub has no text to narrate (all 4 of its pages are "
+        "pictures with no text in them, as in a scanned or drawn book; "
+        "Audiopub reads text only)"
+    )
 
 
 def test_description_year_and_series_from_the_package(tmp_path: Path) -> None:
     book = build_epub(tmp_path / "b.epub", [("One", ["Hello there."])])
-    with_metadata(book, """
+    with_metadata(
+        book,
+        """
     <dc:date opf:event="conversion" xmlns:opf="http://www.idpf.org/2007/opf">2020-01-01</dc:date>
     <dc:date opf:event="publication" xmlns:opf="http://www.idpf.org/2007/opf">1851</dc:date>
     <dc:description>Call me   Ishmael.</dc:description>
     <meta name="calibre:series" content="Sea Stories"/>
-    <meta name="calibre:series_index" content="3"/>""")
+    <meta name="calibre:series_index" content="3"/>""",
+    )
     assert read_epub(book).details == BookDetails("Call me Ishmael.", "1851", "Sea Stories", "3")
     plain = read_epub(build_epub(tmp_path / "plain.epub", [("One", ["Hello there."])]))
     assert plain.details == BookDetails()

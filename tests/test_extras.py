@@ -44,8 +44,11 @@ def walk(requirements: list[str]) -> tuple[list[str], list[str], int]:
             found.append(path)
             continue
         if name == "audiopub":  # an extra naming another of the project's extras
-            queue += [(Requirement(text), path) for extra in requirement.extras
-                      for text in extras.get(extra, [])]
+            queue += [
+                (Requirement(text), path)
+                for extra in requirement.extras
+                for text in extras.get(extra, [])
+            ]
             continue
         if (name, frozenset(requirement.extras)) in seen:
             continue
@@ -71,8 +74,10 @@ def test_no_extra_requires_the_cpu_onnxruntime(extra: str) -> None:
     found, missing, checked = walk(_applicable(project_extras()[extra]))
     assert not found, f"[{extra}] brings the CPU onnxruntime: {'; '.join(found)}"
     if missing:
-        pytest.skip(f"[{extra}]: {checked} packages checked; not installed here, so not "
-                    f"checked: {', '.join(sorted(missing))}")
+        pytest.skip(
+            f"[{extra}]: {checked} packages checked; not installed here, so not "
+            f"checked: {', '.join(sorted(missing))}"
+        )
 
 
 def test_the_walk_finds_onnxruntime_behind_faster_whisper() -> None:

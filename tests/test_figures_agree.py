@@ -18,9 +18,11 @@ from audiopub.jobs.store import JobStore
 
 pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
 
-LONG = ("The rain had stopped by the time the train reached the coast, and she counted the "
-        "lighthouses as they passed. Nobody on the platform seemed to expect anyone at all. "
-        "A dog slept in the shade of the ticket office; the harbour smelled of tar and salt.")
+LONG = (
+    "The rain had stopped by the time the train reached the coast, and she counted the "
+    "lighthouses as they passed. Nobody on the platform seemed to expect anyone at all. "
+    "A dog slept in the shade of the ticket office; the harbour smelled of tar and salt."
+)
 
 
 def test_a_book_and_its_job_count_the_same_characters(tmp_path: Path) -> None:
@@ -43,7 +45,8 @@ def _line(lines: list[str], start: str) -> str:
 
 
 def test_the_summary_and_jobs_details_agree_on_the_speed_or_label_their_clocks(
-        three_chapter_epub: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    three_chapter_epub: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["convert", str(three_chapter_epub), "-o", str(tmp_path / "b.m4b")]) == 0
     summary = capsys.readouterr().out.splitlines()
     assert main(["jobs", "--details"]) == 0
@@ -58,7 +61,8 @@ def test_the_summary_and_jobs_details_agree_on_the_speed_or_label_their_clocks(
 
 
 def test_a_voice_that_finished_a_book_estimates_that_book_at_its_length(
-        three_chapter_epub: Path, tmp_path: Path) -> None:
+    three_chapter_epub: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "b.m4b"
     assert main(["convert", str(three_chapter_epub), "--speed", "1.2", "-o", str(out)]) == 0
     with JobStore.open_default() as store:

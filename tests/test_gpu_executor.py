@@ -48,22 +48,33 @@ def voices(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _tasks(folder: Path, count: int) -> list[ChunkTask]:
     words = ["one", "two", "three", "four", "five", "six", "seven", "eight"]
-    return [ChunkTask(f"k{i:02d}", f"Chapter {words[i % 8]}, line {words[i // 8]}.", STILL,
-                      SynthesisOptions(), folder / f"k{i:02d}.flac") for i in range(count)]
+    return [
+        ChunkTask(
+            f"k{i:02d}",
+            f"Chapter {words[i % 8]}, line {words[i // 8]}.",
+            STILL,
+            SynthesisOptions(),
+            folder / f"k{i:02d}.flac",
+        )
+        for i in range(count)
+    ]
 
 
 def test_every_device_speaks_from_the_same_queue(tmp_path: Path, voices: Path) -> None:
     probes = iter(range(1, 1000))
     gpus = [OnGpu(0, voices), OnGpu(1, voices)]
-    pool = DeviceExecutor(gpus, BatchLimits(2),
-                          vram_probe=lambda: {0: 100.0 + next(probes), 1: 50.0})
+    pool = DeviceExecutor(
+        gpus, BatchLimits(2), vram_probe=lambda: {0: 100.0 + next(probes), 1: 50.0}
+    )
     tasks = _tasks(tmp_path, 16)
 
     results = list(pool.map(tasks))
 
     assert [r.key for r in results] == [t.key for t in tasks]  # reading order, whoever spoke
-    assert all(r.error is None and r.frames > 0 and t.out_path.is_file()
-               for r, t in zip(results, tasks, strict=True))
+    assert all(
+        r.error is None and r.frames > 0 and t.out_path.is_file()
+        for r, t in zip(results, tasks, strict=True)
+    )
     assert set(pool.device_chunks) == {"GPU (CUDA)", "GPU 1 (CUDA)"}
     assert sum(pool.device_chunks.values()) == 16
     assert pool.batch_sizes == {2: 8}
@@ -71,7 +82,8 @@ def test_every_device_speaks_from_the_same_queue(tmp_path: Path, voices: Path) -
 
 
 def test_a_gpu_job_gets_one_engine_per_device_and_a_vram_budget(
-        voices: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    voices: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(devices, "cuda_device_ids", lambda: [0, 1])
     monkeypatch.setattr(vram_budget, "vram_budget_bytes", lambda: {0: 8 << 30, 1: 2 << 30})
     made: list[int] = []

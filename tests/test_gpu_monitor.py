@@ -114,8 +114,9 @@ class FakeNvml:
             raise self.power_error()
         return 120_000  # milliwatts
 
-    def nvmlDeviceGetComputeRunningProcesses(self, handle: tuple[str, int]
-                                             ) -> list[SimpleNamespace]:
+    def nvmlDeviceGetComputeRunningProcesses(
+        self, handle: tuple[str, int]
+    ) -> list[SimpleNamespace]:
         self._check()
         if handle[1] in self.lost_indices:
             raise pynvml.NVMLError_GpuIsLost()
@@ -160,8 +161,16 @@ def test_monitor_samples_on_its_own_thread() -> None:
         (sample,) = monitor.latest()
     assert fake.sample_threads and threading.get_ident() not in fake.sample_threads
     assert sample == GpuSample(
-        index=0, name=NAME, uuid=sample.uuid, vram_used_mb=1024, vram_total_mb=24564,
-        temperature_c=45, utilisation_pct=37, power_w=120.0, timestamp=sample.timestamp)
+        index=0,
+        name=NAME,
+        uuid=sample.uuid,
+        vram_used_mb=1024,
+        vram_total_mb=24564,
+        temperature_c=45,
+        utilisation_pct=37,
+        power_w=120.0,
+        timestamp=sample.timestamp,
+    )
     assert 0 <= time.monotonic() - sample.timestamp < 5
 
 
@@ -225,12 +234,16 @@ def test_unsupported_metric_is_none_and_the_others_still_report() -> None:
     assert (sample.temperature_c, sample.utilisation_pct, sample.vram_used_mb) == (45, 37, 1024)
 
 
-@pytest.mark.parametrize(("error", "words"), [
-    (pynvml.NVMLError_LibraryNotFound, "NVML could not be initialised (NVML Shared Library"),
-    (pynvml.NVMLError_DriverNotLoaded, "the NVIDIA driver is not loaded"),
-])
+@pytest.mark.parametrize(
+    ("error", "words"),
+    [
+        (pynvml.NVMLError_LibraryNotFound, "NVML could not be initialised (NVML Shared Library"),
+        (pynvml.NVMLError_DriverNotLoaded, "the NVIDIA driver is not loaded"),
+    ],
+)
 def test_init_failure_means_unavailable_with_a_reason_and_no_thread(
-        error: type[pynvml.NVMLError], words: str) -> None:
+    error: type[pynvml.NVMLError], words: str
+) -> None:
     fake = FakeNvml()
     fake.init_error = error
     threads_before = threading.active_count()

@@ -22,9 +22,11 @@ def test_this_process_share_of_each_device() -> None:
     fake = FakeNvml()
     fake.device_count = 3
     me = os.getpid()
-    fake.processes = {0: [proc(me + 1, 9000), proc(me, 1536)],  # another process beside us
-                      1: [proc(me + 1, 500)],  # a device this process doesn't use
-                      2: [proc(me, 256)]}
+    fake.processes = {
+        0: [proc(me + 1, 9000), proc(me, 1536)],  # another process beside us
+        1: [proc(me + 1, 500)],  # a device this process doesn't use
+        2: [proc(me, 256)],
+    }
     assert process_vram_mb(nvml=fake) == {0: 1536.0, 2: 256.0}
     assert process_vram_mb(me + 1, nvml=fake) == {0: 9000.0, 1: 500.0}
     assert process_vram_mb(4_000_000, nvml=fake) == {}
@@ -89,6 +91,7 @@ def test_cheap_enough_to_call_after_every_batch() -> None:
     machines running tests are shared (it measures tens of microseconds)."""
     fake = FakeNvml()
     fake.processes = {0: [proc(42, 100), proc(43, 100)]}
-    per_call = min(timeit.repeat(lambda: process_vram_mb(42, nvml=fake), number=200,
-                                 repeat=3)) / 200
+    per_call = (
+        min(timeit.repeat(lambda: process_vram_mb(42, nvml=fake), number=200, repeat=3)) / 200
+    )
     assert per_call < 0.005

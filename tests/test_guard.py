@@ -57,8 +57,17 @@ def named(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     """A server on loopback (no token) that also answers to two names the user gave."""
     folder = tmp_path_factory.mktemp("named")
     port = free_port()
-    command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser",
-               "--allow-host", "books.example"]
+    command = [
+        sys.executable,
+        "-m",
+        "audiopub",
+        "serve",
+        "--port",
+        str(port),
+        "--no-browser",
+        "--allow-host",
+        "books.example",
+    ]
     env = {guard.HOSTS_ENV: "shelf.example, Reader.Example"}
     with running_server(command, folder, port, env) as server:
         yield server
@@ -70,8 +79,13 @@ def locked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     folder = tmp_path_factory.mktemp("locked")
     port = free_port()
     command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
-    with running_server(command, folder, port, {guard.TOKEN_ENV: TOKEN},
-                        ready_headers={"Authorization": f"Bearer {TOKEN}"}) as server:
+    with running_server(
+        command,
+        folder,
+        port,
+        {guard.TOKEN_ENV: TOKEN},
+        ready_headers={"Authorization": f"Bearer {TOKEN}"},
+    ) as server:
         yield server
 
 
@@ -80,26 +94,52 @@ def lockable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer
     """A server that asks for its token and locks an address out after GUESSES wrong ones."""
     folder = tmp_path_factory.mktemp("lockable")
     port = free_port()
-    command = [sys.executable, "-c",
-               LOCKOUT_SERVER.format(guesses=GUESSES, lockout=LOCKOUT_S, port=port)]
-    with running_server(command, folder, port, {guard.TOKEN_ENV: TOKEN},
-                        ready_headers={"Authorization": f"Bearer {TOKEN}"}) as server:
+    command = [
+        sys.executable,
+        "-c",
+        LOCKOUT_SERVER.format(guesses=GUESSES, lockout=LOCKOUT_S, port=port),
+    ]
+    with running_server(
+        command,
+        folder,
+        port,
+        {guard.TOKEN_ENV: TOKEN},
+        ready_headers={"Authorization": f"Bearer {TOKEN}"},
+    ) as server:
         yield server
 
 
 # --- host names ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}",
-                                  "books.example:{port}", "shelf.example", "reader.example",
-                                  "BOOKS.example.:{port}"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1:{port}",
+        "localhost:{port}",
+        "[::1]:{port}",
+        "books.example:{port}",
+        "shelf.example",
+        "reader.example",
+        "BOOKS.example.:{port}",
+    ],
+)
 def test_its_own_names_are_answered(named: RunningServer, host: str) -> None:
     assert _get(named, "/", host=host.format(port=named.port)).status == 200
 
 
-@pytest.mark.parametrize("host", ["rebind.evil.example:{port}", "evil.example",
-                                  "127.0.0.1.evil.example:{port}", "books.example.evil:{port}",
-                                  "127.0.0.1:{port}@evil.example", "[::1", ""])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "rebind.evil.example:{port}",
+        "evil.example",
+        "127.0.0.1.evil.example:{port}",
+        "books.example.evil:{port}",
+        "127.0.0.1:{port}@evil.example",
+        "[::1",
+        "",
+    ],
+)
 def test_other_names_are_refused(named: RunningServer, host: str) -> None:
     """A page at http://rebind.evil.example:PORT/, its name pointed at 127.0.0.1, gets no
     page and no book, and its socket is refused even though it is same-origin."""
@@ -112,8 +152,12 @@ def test_other_names_are_refused(named: RunningServer, host: str) -> None:
     assert _get(named, f"/library/{uuid.uuid4().hex}/download", host=host).status == 400
     assert _get(named, "/static/icon.svg", host=host).status == 400
     origin = f"http://{host}"
-    assert _get(named, "/_nicegui_ws/socket.io/?EIO=4&transport=polling", host=host,
-                origin=origin).status == 400
+    assert (
+        _get(
+            named, "/_nicegui_ws/socket.io/?EIO=4&transport=polling", host=host, origin=origin
+        ).status
+        == 400
+    )
     assert _websocket(named, host=host, origin=origin) == 403
 
 
@@ -123,8 +167,13 @@ def test_other_names_are_refused(named: RunningServer, host: str) -> None:
 def test_uploads_from_other_sites_are_refused(named: RunningServer) -> None:
     path = _upload_path(named)
     own = f"http://127.0.0.1:{named.port}"
-    for origin in ("http://evil.example", "null", f"http://localhost:{named.port}",
-                   f"http://127.0.0.1:{named.port + 1}", f"ftp://127.0.0.1:{named.port}"):
+    for origin in (
+        "http://evil.example",
+        "null",
+        f"http://localhost:{named.port}",
+        f"http://127.0.0.1:{named.port + 1}",
+        f"ftp://127.0.0.1:{named.port}",
+    ):
         reply = _post_file(named, path, b"PK\x03\x04 not a book", origin=origin)
         assert reply.status == 403, origin
         assert "another site" in reply.text
@@ -150,8 +199,12 @@ def test_the_socket_answers_only_its_own_pages(named: RunningServer) -> None:
 
 
 def test_no_page_may_frame_it(named: RunningServer) -> None:
-    for reply in (_get(named, "/"), _get(named, "/library"), _get(named, "/no/such/page"),
-                  _get(named, "/", host="evil.example")):
+    for reply in (
+        _get(named, "/"),
+        _get(named, "/library"),
+        _get(named, "/no/such/page"),
+        _get(named, "/", host="evil.example"),
+    ):
         assert {key: reply.headers.get(key) for key in FRAME_HEADERS} == FRAME_HEADERS
 
 
@@ -159,8 +212,14 @@ def test_no_page_may_frame_it(named: RunningServer) -> None:
 
 
 def test_without_the_token_nothing_is_served(locked: RunningServer) -> None:
-    for path in ("/", "/library", f"/library/{uuid.uuid4().hex}/download", "/static/icon.svg",
-                 "/?token=wrong", "/_nicegui_ws/socket.io/?EIO=4&transport=polling"):
+    for path in (
+        "/",
+        "/library",
+        f"/library/{uuid.uuid4().hex}/download",
+        "/static/icon.svg",
+        "/?token=wrong",
+        "/_nicegui_ws/socket.io/?EIO=4&transport=polling",
+    ):
         reply = _get(locked, path)
         assert reply.status == 401, path
         assert "asks for its token" in reply.text
@@ -170,7 +229,8 @@ def test_without_the_token_nothing_is_served(locked: RunningServer) -> None:
 
 
 def test_the_start_up_address_is_printed_without_a_token_the_user_chose(
-        locked: RunningServer) -> None:
+    locked: RunningServer,
+) -> None:
     assert f"open http://127.0.0.1:{locked.port}/?token=<{guard.TOKEN_ENV}> once" in locked.log()
     assert TOKEN not in locked.log()
 
@@ -240,27 +300,35 @@ def test_wrong_tokens_lock_the_address_out_for_a_while(lockable: RunningServer) 
         assert _get(lockable, f"/?token=typo-{guess}", forwarded=other).status == 401
 
 
-def _policy(host: str, port: int, names: list[str] | None = None,
-            environ: dict[str, str] | None = None) -> guard.Policy:
+def _policy(
+    host: str, port: int, names: list[str] | None = None, environ: dict[str, str] | None = None
+) -> guard.Policy:
     """`guard.policy_for` with the settings of this environment (none set: {})."""
     return guard.policy_for(host, port, names or [], settings.from_environ(environ or {}))
 
 
 def test_a_chosen_token_too_short_is_refused_at_start(tmp_path: Path) -> None:
-    env = {key: value for key, value in os.environ.items()  # as `running_server` starts it
-           if not key.startswith(("PYTEST_", "NICEGUI_"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()  # as `running_server` starts it
+        if not key.startswith(("PYTEST_", "NICEGUI_"))
+    }
     env.update({guard.TOKEN_ENV: "x", "AUDIOPUB_DATA_DIR": str(tmp_path / "data")})
-    started = subprocess.run([sys.executable, "-m", "audiopub", "serve", "--port",
-                              str(free_port()), "--no-browser"], env=env, capture_output=True,
-                             text=True, timeout=60)
+    started = subprocess.run(
+        [sys.executable, "-m", "audiopub", "serve", "--port", str(free_port()), "--no-browser"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert started.returncode == 1
     assert started.stderr.startswith(
         f"audiopub: error: {guard.TOKEN_ENV} is too short to keep anyone out (a token needs at "
-        "least 16 characters, this one has 1): choose a longer one, e.g. AUDIOPUB_TOKEN=")
+        "least 16 characters, this one has 1): choose a longer one, e.g. AUDIOPUB_TOKEN="
+    )
     suggested = started.stderr.rsplit("=", 1)[1].strip()
     assert len(suggested) >= 16
-    assert _policy("127.0.0.1", 8080, environ={guard.TOKEN_ENV: suggested}).token \
-        == suggested
+    assert _policy("127.0.0.1", 8080, environ={guard.TOKEN_ENV: suggested}).token == suggested
 
 
 def test_the_lock_out_doubles_up_to_its_longest_and_forgets_on_success() -> None:
@@ -306,14 +374,33 @@ def test_loopback_needs_no_token_and_every_other_address_gets_one() -> None:
 
 
 def test_the_names_it_answers_to() -> None:
-    policy = _policy("192.168.1.20", 9000, ["Books.Example.", "[fe80::1]"],
-                     environ={guard.HOSTS_ENV: "shelf.example,reader.example  x.lan"})
-    for host in ("localhost:9000", "127.0.0.1", "[::1]:9000", "192.168.1.20:9000",
-                 "books.example", "shelf.example:9000", "reader.example", "x.lan",
-                 "[fe80::1]:9000"):
+    policy = _policy(
+        "192.168.1.20",
+        9000,
+        ["Books.Example.", "[fe80::1]"],
+        environ={guard.HOSTS_ENV: "shelf.example,reader.example  x.lan"},
+    )
+    for host in (
+        "localhost:9000",
+        "127.0.0.1",
+        "[::1]:9000",
+        "192.168.1.20:9000",
+        "books.example",
+        "shelf.example:9000",
+        "reader.example",
+        "x.lan",
+        "[fe80::1]:9000",
+    ):
         assert policy.allows_host(host), host
-    for host in ("192.168.1.21:9000", "evil.example", "books.example.evil", None, "",
-                 "localhost:notaport", "a b"):
+    for host in (
+        "192.168.1.21:9000",
+        "evil.example",
+        "books.example.evil",
+        None,
+        "",
+        "localhost:notaport",
+        "a b",
+    ):
         assert not policy.allows_host(host), host
     # On every interface, any address of this computer is its own (no name can be rebound
     # to an address); names still have to be given.
@@ -322,8 +409,9 @@ def test_the_names_it_answers_to() -> None:
     assert not everywhere.allows_host("my-laptop.lan:9000")
 
 
-@pytest.mark.parametrize("name", ["http://books.example", "books.example/x", "a b", "x:y:z",
-                                  "user@books.example"])
+@pytest.mark.parametrize(
+    "name", ["http://books.example", "books.example/x", "a b", "x:y:z", "user@books.example"]
+)
 def test_a_name_that_is_no_host_name_is_refused(name: str) -> None:
     with pytest.raises(SettingInvalid, match="is not a host name"):
         _policy("127.0.0.1", 8080, [name], environ={})
@@ -333,8 +421,13 @@ def test_the_socket_origin_check() -> None:
     environ = {"HTTP_HOST": "127.0.0.1:8080"}
     assert guard.socket_origin_check("http://127.0.0.1:8080", environ)
     assert guard.socket_origin_check("https://127.0.0.1:8080", environ)  # behind a TLS proxy
-    for origin in ("http://evil.example", "null", "http://127.0.0.1:8081", None,
-                   "http://127.0.0.1:8080.evil.example"):
+    for origin in (
+        "http://evil.example",
+        "null",
+        "http://127.0.0.1:8081",
+        None,
+        "http://127.0.0.1:8080.evil.example",
+    ):
         assert not guard.socket_origin_check(origin, environ), origin
     assert not guard.socket_origin_check("http://127.0.0.1:8080", {})
 
@@ -349,31 +442,61 @@ class Reply:
         self.text = response.read().decode(errors="replace")
 
 
-def _request(server: RunningServer, method: str, path: str, body: bytes = b"",
-             headers: Mapping[str, str] | None = None) -> Reply:
+def _request(
+    server: RunningServer,
+    method: str,
+    path: str,
+    body: bytes = b"",
+    headers: Mapping[str, str] | None = None,
+) -> Reply:
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=15)
     try:
-        connection.request(method, path, body=body or None,
-                           headers={"Host": f"127.0.0.1:{server.port}", **(headers or {})})
+        connection.request(
+            method,
+            path,
+            body=body or None,
+            headers={"Host": f"127.0.0.1:{server.port}", **(headers or {})},
+        )
         return Reply(connection.getresponse())
     finally:
         connection.close()
 
 
-def _get(server: RunningServer, path: str, *, host: str | None = None, origin: str | None = None,
-         cookie: str | None = None, authorization: str | None = None,
-         forwarded: str | None = None) -> Reply:
-    headers = {"Host": host, "Origin": origin, "Cookie": cookie, "Authorization": authorization,
-               "X-Forwarded-For": forwarded}
-    return _request(server, "GET", path,
-                    headers={key: value for key, value in headers.items() if value is not None})
+def _get(
+    server: RunningServer,
+    path: str,
+    *,
+    host: str | None = None,
+    origin: str | None = None,
+    cookie: str | None = None,
+    authorization: str | None = None,
+    forwarded: str | None = None,
+) -> Reply:
+    headers = {
+        "Host": host,
+        "Origin": origin,
+        "Cookie": cookie,
+        "Authorization": authorization,
+        "X-Forwarded-For": forwarded,
+    }
+    return _request(
+        server,
+        "GET",
+        path,
+        headers={key: value for key, value in headers.items() if value is not None},
+    )
 
 
 def _post_file(server: RunningServer, path: str, data: bytes, *, origin: str | None) -> Reply:
     boundary = uuid.uuid4().hex
-    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
-            f"filename=\"book.epub\"\r\nContent-Type: application/epub+zip\r\n\r\n").encode() \
-        + data + f"\r\n--{boundary}--\r\n".encode()
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            f'filename="book.epub"\r\nContent-Type: application/epub+zip\r\n\r\n'
+        ).encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
     headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
     if origin is not None:
         headers["Origin"] = origin
@@ -392,14 +515,23 @@ def _uploads(server: RunningServer) -> list[str]:
     return os.listdir(folder) if folder.is_dir() else []
 
 
-def _websocket(server: RunningServer, *, host: str | None = None, origin: str | None = None,
-               cookie: str | None = None) -> int:
+def _websocket(
+    server: RunningServer,
+    *,
+    host: str | None = None,
+    origin: str | None = None,
+    cookie: str | None = None,
+) -> int:
     """The status of a socket.io WebSocket handshake, as a browser page would open it."""
     key = base64.b64encode(os.urandom(16)).decode()
-    lines = ["GET /_nicegui_ws/socket.io/?EIO=4&transport=websocket HTTP/1.1",
-             f"Host: {host if host is not None else f'127.0.0.1:{server.port}'}",
-             "Upgrade: websocket", "Connection: Upgrade", f"Sec-WebSocket-Key: {key}",
-             "Sec-WebSocket-Version: 13"]
+    lines = [
+        "GET /_nicegui_ws/socket.io/?EIO=4&transport=websocket HTTP/1.1",
+        f"Host: {host if host is not None else f'127.0.0.1:{server.port}'}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        f"Sec-WebSocket-Key: {key}",
+        "Sec-WebSocket-Version: 13",
+    ]
     lines += [f"Origin: {origin}"] if origin is not None else []
     lines += [f"Cookie: {cookie}"] if cookie is not None else []
     with socket.create_connection(("127.0.0.1", server.port), timeout=15) as sock:

@@ -30,7 +30,7 @@ def _run(model: onnx.ModelProto | Path, feeds: dict[str, np.ndarray]) -> list[np
 
 
 def _relative_rms(audio: np.ndarray, reference: np.ndarray) -> float:
-    return float(np.sqrt(np.mean((audio - reference) ** 2)) / np.sqrt(np.mean(reference ** 2)))
+    return float(np.sqrt(np.mean((audio - reference) ** 2)) / np.sqrt(np.mean(reference**2)))
 
 
 def _types_of(model: onnx.ModelProto, names: Sequence[str]) -> set[int]:
@@ -44,32 +44,53 @@ def joe() -> onnx.ModelProto:
 
 
 def test_the_joe_voices_decoder_becomes_half_precision_and_sounds_the_same(
-        joe: onnx.ModelProto, tmp_path: Path) -> None:
+    joe: onnx.ModelProto, tmp_path: Path
+) -> None:
     model = onnx.ModelProto()
     model.CopyFrom(joe)
-    decoder_reads = {name for node in joe.graph.node if node.name.startswith(DECODER_PREFIX)
-                     for name in node.input}
-    others_read = {name for node in joe.graph.node if not node.name.startswith(DECODER_PREFIX)
-                   for name in node.input}
+    decoder_reads = {
+        name
+        for node in joe.graph.node
+        if node.name.startswith(DECODER_PREFIX)
+        for name in node.input
+    }
+    others_read = {
+        name
+        for node in joe.graph.node
+        if not node.name.startswith(DECODER_PREFIX)
+        for name in node.input
+    }
 
     assert decoder_to_half(model) == 67
     onnx.checker.check_model(model, full_check=True)  # types agree at every node
-    half_reads = {name for node in model.graph.node if node.name.startswith(DECODER_PREFIX)
-                  and node.op_type != "Cast" for name in node.input}
+    half_reads = {
+        name
+        for node in model.graph.node
+        if node.name.startswith(DECODER_PREFIX) and node.op_type != "Cast"
+        for name in node.input
+    }
     assert _types_of(model, half_reads) == {TensorProto.FLOAT16}
     outside_only = _types_of(model, others_read - decoder_reads)
     assert TensorProto.FLOAT in outside_only and TensorProto.FLOAT16 not in outside_only
     # One value enters the decoder (the flow's latent) and one leaves it (the audio).
-    casts = [node for node in model.graph.node if node.op_type == "Cast"
-             and node.name.startswith(DECODER_PREFIX)]
+    casts = [
+        node
+        for node in model.graph.node
+        if node.op_type == "Cast" and node.name.startswith(DECODER_PREFIX)
+    ]
     assert sorted(helper.get_attribute_value(c.attribute[0]) for c in casts) == [
-        TensorProto.FLOAT, TensorProto.FLOAT16]
+        TensorProto.FLOAT,
+        TensorProto.FLOAT16,
+    ]
     assert [o.type.tensor_type.elem_type for o in model.graph.output] == [TensorProto.FLOAT]
 
     # No noise (scales 0, 1, 0): both graphs are deterministic and must sound the same.
     ids = np.array([[1, 0, 20, 0, 35, 0, 41, 0, 50, 0, 61, 0, 74, 0, 33, 0, 25, 0, 2] * 3])
-    feeds = {"input": ids, "input_lengths": np.array([ids.shape[1]]),
-             "scales": np.array([0.0, 1.0, 0.0], dtype=np.float32)}
+    feeds = {
+        "input": ids,
+        "input_lengths": np.array([ids.shape[1]]),
+        "scales": np.array([0.0, 1.0, 0.0], dtype=np.float32),
+    }
     (reference,) = _run(joe, feeds)
     path = tmp_path / "half.onnx"
     onnx.save(model, str(path))
@@ -89,8 +110,13 @@ def _small_graph(decoder_ops: Sequence[str] = ("Conv", "Add")) -> onnx.ModelProt
     nodes = [
         helper.make_node("Conv", ["x", "w"], ["a"], name="/enc/Conv", pads=[1, 1]),
         helper.make_node("Conv", ["a", "w"], ["b"], name="/dec/Conv", pads=[1, 1]),
-        helper.make_node("Constant", [], ["scale"], name="/dec/Constant",
-                         value=numpy_helper.from_array(np.array(0.5, np.float32))),
+        helper.make_node(
+            "Constant",
+            [],
+            ["scale"],
+            name="/dec/Constant",
+            value=numpy_helper.from_array(np.array(0.5, np.float32)),
+        ),
         helper.make_node("Mul", ["b", "scale"], ["c"], name="/dec/Mul"),
     ]
     if "Add" in decoder_ops:
@@ -98,12 +124,19 @@ def _small_graph(decoder_ops: Sequence[str] = ("Conv", "Add")) -> onnx.ModelProt
     else:  # an op the rewrite does not know to be float-only
         nodes.append(helper.make_node("Shape", ["c"], ["y"], name="/dec/Shape"))
     nodes.append(helper.make_node("Mul", ["b", "b"], ["z"], name="/post/Mul"))
-    y_type, y_shape = ((TensorProto.FLOAT, [1, 4, 8]) if "Add" in decoder_ops
-                       else (TensorProto.INT64, [3]))
+    y_type, y_shape = (
+        (TensorProto.FLOAT, [1, 4, 8]) if "Add" in decoder_ops else (TensorProto.INT64, [3])
+    )
     graph = helper.make_graph(
-        nodes, "small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
-        [helper.make_tensor_value_info("y", y_type, y_shape),
-         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4, 8])], [w])
+        nodes,
+        "small",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+        [
+            helper.make_tensor_value_info("y", y_type, y_shape),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4, 8]),
+        ],
+        [w],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
@@ -134,8 +167,10 @@ def test_a_decoder_with_an_op_of_other_types_is_left_as_it_is() -> None:
 
 def test_the_step_is_for_gpu_sessions_with_the_setting_on() -> None:
     assert FP16_DECODER_STEP in REWRITE
-    assert FP16_DECODER_STEP not in steps_for(REWRITE, cpu_only_session=True,
-                                              tuning=frozenset({"fp16_decoder"}))
+    assert FP16_DECODER_STEP not in steps_for(
+        REWRITE, cpu_only_session=True, tuning=frozenset({"fp16_decoder"})
+    )
     assert FP16_DECODER_STEP not in steps_for(REWRITE, cpu_only_session=False)
-    assert FP16_DECODER_STEP in steps_for(REWRITE, cpu_only_session=False,
-                                          tuning=frozenset({"fp16_decoder", "pad_nc1d"}))
+    assert FP16_DECODER_STEP in steps_for(
+        REWRITE, cpu_only_session=False, tuning=frozenset({"fp16_decoder", "pad_nc1d"})
+    )

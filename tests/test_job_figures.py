@@ -44,16 +44,24 @@ def store(data_dir: Path) -> JobStore:
 
 
 def _book(path: Path, words: str = "rain") -> Path:
-    return build_epub(path, [
-        ("One", [f"The {words} had stopped by the time the train reached the coast.",
-                 f"She counted the {words} as they passed."]),
-        ("Two", [f"Nobody on the platform expected any {words} at all."]),
-    ], title=f"A Book of {words}")
+    return build_epub(
+        path,
+        [
+            (
+                "One",
+                [
+                    f"The {words} had stopped by the time the train reached the coast.",
+                    f"She counted the {words} as they passed.",
+                ],
+            ),
+            ("Two", [f"Nobody on the platform expected any {words} at all."]),
+        ],
+        title=f"A Book of {words}",
+    )
 
 
 def _run(store: JobStore, engine: Engine, epub: Path) -> tuple[str, list[JobEvent]]:
-    job = submit_job(store, epub, read_epub(epub), epub.with_suffix(".m4b"), JobSettings(),
-                     engine)
+    job = submit_job(store, epub, read_epub(epub), epub.with_suffix(".m4b"), JobSettings(), engine)
     store.queue.set_state(job.id, JobState.RUNNING)
     events: list[JobEvent] = []
     assert execute_job(store, job.id, events.append, engine) is JobState.DONE
@@ -61,17 +69,22 @@ def _run(store: JobStore, engine: Engine, epub: Path) -> tuple[str, list[JobEven
 
 
 def test_the_engine_start_up_is_a_stage_of_its_own_and_in_no_speed(
-        store: JobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store: JobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Loading the voice (a minute here, on the pipeline's clock, which the real load moves
     on) is the job's "engine start-up": the CLI summary and the card say how long it took,
     and the speeds of speaking, on the wall clock and on engine time, leave it out."""
     epub = _book(tmp_path / "b.epub")
-    job_id = submit_job(store, epub, read_epub(epub), tmp_path / "b.m4b", JobSettings(),
-                        get_engine("piper")).id
+    job_id = submit_job(
+        store, epub, read_epub(epub), tmp_path / "b.m4b", JobSettings(), get_engine("piper")
+    ).id
     store.queue.set_state(job_id, JobState.RUNNING)
     offset = [0.0]
-    monkeypatch.setattr(pipeline, "time", SimpleNamespace(
-        perf_counter=lambda: time.perf_counter() + offset[0], time=time.time))
+    monkeypatch.setattr(
+        pipeline,
+        "time",
+        SimpleNamespace(perf_counter=lambda: time.perf_counter() + offset[0], time=time.time),
+    )
     real_load = piper._LoadedVoice.load
 
     def slow_load(voice: piper._LoadedVoice) -> object:
@@ -96,8 +109,9 @@ def test_the_engine_start_up_is_a_stage_of_its_own_and_in_no_speed(
     summary = report.run_summary(store, job, 70.0, 0.0)
     (startup,) = [line.strip() for line in summary if line.strip().startswith(ENGINE_START)]
     assert float(startup.split(": ")[1].split(" s ")[0]) >= LOADING_S
-    assert startup.endswith("(before the first chunk: in this run's time, not in any speed "
-                            "of speaking)")
+    assert startup.endswith(
+        "(before the first chunk: in this run's time, not in any speed of speaking)"
+    )
     (speaking,) = [line.strip() for line in summary if line.strip().startswith("speaking: ")]
     assert float(speaking.split(" in ")[1].split(" s ")[0]) < LOADING_S
     assert speaking.endswith("(wall clock, speaking only)")
@@ -106,28 +120,37 @@ def test_the_engine_start_up_is_a_stage_of_its_own_and_in_no_speed(
     assert metrics.startup_s == job.stage_times[ENGINE_START]
     assert metrics.speed.seconds < LOADING_S
     chapter = store.ledger.chapters(job_id)[0]
-    assert "(engine time: each engine process's seconds added up)" in \
-        jobview.chapter_figures(chapter.chars_per_s, chapter.rtf, chapter.stage_times)
+    assert "(engine time: each engine process's seconds added up)" in jobview.chapter_figures(
+        chapter.chars_per_s, chapter.rtf, chapter.stage_times
+    )
 
 
-def _bench_result(engine: Engine, voice: str, chars: int, seconds: float,
-                  requested_gpu: bool = False) -> dict:
+def _bench_result(
+    engine: Engine, voice: str, chars: int, seconds: float, requested_gpu: bool = False
+) -> dict:
     """A result as `audiopub bench` writes it, with one table cell at `chars / seconds`."""
     cell = SynthesisCell.of(None, "long", chars, 4, [Timing(seconds, chars / 15.0)])
     result = BenchResult(
-        created="2026-11-27T10:00:00+00:00", label="here", audiopub_version="test",
-        command=["bench"], engine=EngineFacts("piper", voice, "piper:joe", 22050, False, 200, 1),
+        created="2026-11-27T10:00:00+00:00",
+        label="here",
+        audiopub_version="test",
+        command=["bench"],
+        engine=EngineFacts("piper", voice, "piper:joe", 22050, False, 200, 1),
         device=device_facts(engine, requested_gpu, None, 1),
-        settings=RunSettings(1, 0, None, ["long"], 1.0, 0, False), synthesis=[cell])
+        settings=RunSettings(1, 0, None, ["long"], 1.0, 0, False),
+        synthesis=[cell],
+    )
     data = result.to_dict()
     schema = jsonschema.Draft202012Validator(
-        __import__("json").loads((ROOT / "audiopub" / "bench" / "schema.json").read_text()))
+        __import__("json").loads((ROOT / "audiopub" / "bench" / "schema.json").read_text())
+    )
     assert not list(schema.iter_errors(data))
     return data
 
 
 def test_the_first_estimate_comes_from_the_machines_recorded_speed(
-        store: JobStore, tmp_path: Path) -> None:
+    store: JobStore, tmp_path: Path
+) -> None:
     engine = get_engine("piper")
     # Before any benchmark: nothing to go by until the first chunk is spoken.
     _, events = _run(store, engine, _book(tmp_path / "a.epub", "rain"))
@@ -145,28 +168,35 @@ def test_the_first_estimate_comes_from_the_machines_recorded_speed(
     # (The chapter titles' audio, "One" and "Two", is the first book's: done already.)
     assert first.eta_s == pytest.approx((first.chars_total - first.chars_done) / 50.0)
     # Once chunks are spoken, the run's own speed counts too: the estimate moves from there.
-    spoken = [e for e in events if e.run is not None and e.run.chars
-              and e.chars_done < e.chars_total]
-    assert spoken and all(e.eta_s != pytest.approx((e.chars_total - e.chars_done) / 50.0)
-                          for e in spoken)
+    spoken = [
+        e for e in events if e.run is not None and e.run.chars and e.chars_done < e.chars_total
+    ]
+    assert spoken and all(
+        e.eta_s != pytest.approx((e.chars_total - e.chars_done) / 50.0) for e in spoken
+    )
 
 
 def _engine_processes() -> set[int]:
     """This process's engine processes (the spawned pool workers, not the resource tracker)."""
-    return {child.pid for child in psutil.Process().children()
-            if "spawn_main" in " ".join(child.cmdline())}
+    return {
+        child.pid
+        for child in psutil.Process().children()
+        if "spawn_main" in " ".join(child.cmdline())
+    }
 
 
 @pytest.mark.engine_processes
 def test_a_second_job_of_the_same_voice_finds_its_engine_processes_warm(
-        store: JobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store: JobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """In the web app's worker the engine processes of a job stay for the next one, with its
     voice loaded: the second job loads no engine anywhere."""
     monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "2")
     engine = get_engine("piper")
-    jobs = [submit_job(store, epub, read_epub(epub), epub.with_suffix(".m4b"), JobSettings(),
-                       engine)
-            for epub in (_book(tmp_path / "a.epub", "rain"), _book(tmp_path / "b.epub", "snow"))]
+    jobs = [
+        submit_job(store, epub, read_epub(epub), epub.with_suffix(".m4b"), JobSettings(), engine)
+        for epub in (_book(tmp_path / "a.epub", "rain"), _book(tmp_path / "b.epub", "snow"))
+    ]
     bus = EventBus()
     inbox = bus.subscribe()
     worker = Worker(store, bus)
@@ -174,16 +204,19 @@ def test_a_second_job_of_the_same_voice_finds_its_engine_processes_warm(
     worker.start()
     try:
         for job in jobs:
-            while not (event := inbox.get(timeout=300)).job_id == job.id or \
-                    event.state is JobState.RUNNING:
+            while (
+                not (event := inbox.get(timeout=300)).job_id == job.id
+                or event.state is JobState.RUNNING
+            ):
                 pass
             assert event.state is JobState.DONE, event.message
             seen.append(_engine_processes())
             # The engine processes loaded the voice before the first chunk, as a stage of its
             # own: no chunk's time holds the loading.
             assert store.queue.get_job(job.id).stage_times[ENGINE_START] > 0
-            assert not any("engine.load" in chapter.stage_times
-                           for chapter in store.ledger.chapters(job.id))
+            assert not any(
+                "engine.load" in chapter.stage_times for chapter in store.ledger.chapters(job.id)
+            )
         (pool,) = executor.warm_pools()
         # Each engine process: how many engines it ever loaded.
         loads = pool.start(VOICE)

@@ -30,8 +30,9 @@ def store(data_dir: Path) -> JobStore:
 
 
 def _book(path: Path) -> Path:
-    return build_epub(path, [("Part One", ["The first sentence.", "The second one."])],
-                      title="A Stage Book")
+    return build_epub(
+        path, [("Part One", ["The first sentence.", "The second one."])], title="A Stage Book"
+    )
 
 
 def _run(store: JobStore, engine: Engine, epub: Path, output: Path) -> list[JobEvent]:
@@ -46,8 +47,12 @@ def test_a_running_job_names_each_stage_before_its_first_chunk(store, engine, tm
     events = _run(store, engine, _book(tmp_path / "b.epub"), tmp_path / "b.m4b")
     first_chunk = next(n for n, e in enumerate(events) if e.chunks_done)
     before = [e.stage for e in events[:first_chunk]]
-    assert before == [pipeline.LOADING_VOICE, pipeline.READING_BOOK, pipeline.PREPARING_TEXT,
-                      pipeline.STARTING_ENGINE]
+    assert before == [
+        pipeline.LOADING_VOICE,
+        pipeline.READING_BOOK,
+        pipeline.PREPARING_TEXT,
+        pipeline.STARTING_ENGINE,
+    ]
     # Once planned, the stage comes with the totals: a progress bar can start from zero.
     starting = events[first_chunk - 1]
     assert starting.chars_done == 0 and starting.chars_total > 0 and starting.chunks_total > 0
@@ -61,5 +66,6 @@ def test_the_log_says_the_title_and_where_the_book_is(store, engine, tmp_path) -
     outside = _run(store, engine, epub, tmp_path / "b.m4b")
     assert outside[-1].message == f"Finished: A Stage Book — {tmp_path / 'b.m4b'}"
     library = store.library_dir / "0123456789abcdef.m4b"  # the web UI names its books by id
-    assert _run(store, engine, epub, library)[-1].message == \
-        "Finished: A Stage Book — in the Library"
+    assert (
+        _run(store, engine, epub, library)[-1].message == "Finished: A Stage Book — in the Library"
+    )

@@ -50,11 +50,18 @@ def epub(tmp_path: Path) -> Path:
 
 def make_plan(chapters: int, chunks: int, prefix: str = "") -> PlanInput:
     return [
-        (f"Chapter {c + 1}", [
-            Chunk(chapter_index=c, index=i, text=f"{prefix}Sentence {i} of chapter {c}.",
-                  ends_paragraph=i % 3 == 2)
-            for i in range(chunks)
-        ])
+        (
+            f"Chapter {c + 1}",
+            [
+                Chunk(
+                    chapter_index=c,
+                    index=i,
+                    text=f"{prefix}Sentence {i} of chapter {c}.",
+                    ends_paragraph=i % 3 == 2,
+                )
+                for i in range(chunks)
+            ],
+        )
         for c in range(chapters)
     ]
 
@@ -69,18 +76,29 @@ def new_job(store: JobStore, epub: Path, settings: JobSettings = SETTINGS) -> st
 
 def finish_all(store: JobStore, job_id: str) -> None:
     for row in store.ledger.pending_chunks(job_id):
-        store.ledger.mark_chunk_done(job_id, row.cache_key,
-                                     audio_path=f"chunks/{row.cache_key}.wav", frames=100,
-                                     sample_rate=1000, synth_s=0.01, provider="CPU",
-                                     stage_times={"model": 0.5})
+        store.ledger.mark_chunk_done(
+            job_id,
+            row.cache_key,
+            audio_path=f"chunks/{row.cache_key}.wav",
+            frames=100,
+            sample_rate=1000,
+            synth_s=0.01,
+            provider="CPU",
+            stage_times={"model": 0.5},
+        )
 
 
 # --- jobs -----------------------------------------------------------------------------------
 
 
 def test_create_get_and_list(store: JobStore, epub: Path) -> None:
-    book = Book("Emma", ("Austen",), "en", (Chapter(0, "I", ("Emma Woodhouse.",)),),
-                Cover(b"\x89PNG\r\n\x1a\n", "image/png"))
+    book = Book(
+        "Emma",
+        ("Austen",),
+        "en",
+        (Chapter(0, "I", ("Emma Woodhouse.",)),),
+        Cover(b"\x89PNG\r\n\x1a\n", "image/png"),
+    )
     job = store.queue.create_job(epub, Path("/out/book.m4b"), SETTINGS, book=book)
 
     assert job.state is JobState.QUEUED
@@ -109,24 +127,31 @@ def test_unknown_job_is_reported(store: JobStore) -> None:
 
 
 def test_settings_round_trip_through_json() -> None:
-    settings = JobSettings(engine="supertonic", voice="F1", speed=1.25, steps=8, seed=7,
-                           use_gpu=True, chapters=(1, 3), model_id="st:1")
+    settings = JobSettings(
+        engine="supertonic",
+        voice="F1",
+        speed=1.25,
+        steps=8,
+        seed=7,
+        use_gpu=True,
+        chapters=(1, 3),
+        model_id="st:1",
+    )
     assert JobSettings.from_dict(settings.to_dict()) == settings
     # Old or newer rows: unknown keys are ignored, missing ones take defaults.
     # A row from before proof-listening: its job never listened.
     assert JobSettings.from_dict({"voice": "F1", "future": 1}) == JobSettings(
-        voice="F1", proof_listen=False)
+        voice="F1", proof_listen=False
+    )
 
 
 def test_forms_to_make_travel_with_the_job_but_not_into_the_cache_key() -> None:
     """What to make besides the .m4b is made from the audio: choosing it changes no chunk."""
     plain = JobSettings(voice="F1")
-    forms = {"audio_format": "mp3", "split": "chapters", "subtitles": ["srt"],
-             "read_along": True}
+    forms = {"audio_format": "mp3", "split": "chapters", "subtitles": ["srt"], "read_along": True}
     chosen = JobSettings(voice="F1", forms=forms)
     assert JobSettings.from_dict(json.loads(json.dumps(chosen.to_dict()))).forms == forms
-    assert chunk_cache_key("Call me Ishmael.", chosen) == \
-        chunk_cache_key("Call me Ishmael.", plain)
+    assert chunk_cache_key("Call me Ishmael.", chosen) == chunk_cache_key("Call me Ishmael.", plain)
     assert JobSettings.from_dict(plain.to_dict()).forms is None
 
 
@@ -155,8 +180,9 @@ def test_schema_version_is_set_and_reopening_keeps_data(db_path: Path, epub: Pat
     conn.close()
 
 
-def _write_as_version(db_path: Path, version: int,
-                      statements: list[str | tuple[str, tuple[object, ...]]]) -> None:
+def _write_as_version(
+    db_path: Path, version: int, statements: list[str | tuple[str, tuple[object, ...]]]
+) -> None:
     """Run `statements` (SQL, or SQL with its parameters) on the database at `db_path` and mark
     it as schema `version`, as an older Audiopub left it."""
     conn = sqlite3.connect(db_path)
@@ -171,10 +197,19 @@ def _write_as_version(db_path: Path, version: int,
 def test_a_version_1_store_is_upgraded_in_place(db_path: Path, epub: Path) -> None:
     """A store written before stage times were kept opens with its jobs intact."""
     db_path.parent.mkdir(parents=True)
-    _write_as_version(db_path, 1, [*SCHEMA_V1, (
-        "INSERT INTO jobs (id, state, created_at, updated_at, title, epub_path, output_path, "
-        "settings_json) VALUES ('old', 'paused', 1, 1, 'Old', 'b.epub', 'b.m4b', ?)",
-        (json.dumps(SETTINGS.to_dict()),))])
+    _write_as_version(
+        db_path,
+        1,
+        [
+            *SCHEMA_V1,
+            (
+                "INSERT INTO jobs (id, state, created_at, updated_at, title, epub_path, "
+                "output_path, settings_json) "
+                "VALUES ('old', 'paused', 1, 1, 'Old', 'b.epub', 'b.m4b', ?)",
+                (json.dumps(SETTINGS.to_dict()),),
+            ),
+        ],
+    )
 
     with JobStore(db_path) as store:
         job = store.queue.get_job("old")
@@ -189,14 +224,23 @@ def test_a_version_1_store_is_upgraded_in_place(db_path: Path, epub: Path) -> No
     conn.close()
 
 
-def test_a_version_5_store_keeps_its_jobs_and_gains_peak_vram(db_path: Path,
-                                                              epub: Path) -> None:
+def test_a_version_5_store_keeps_its_jobs_and_gains_peak_vram(db_path: Path, epub: Path) -> None:
     db_path.parent.mkdir(parents=True)
-    _write_as_version(db_path, 5, [*SCHEMA_V1, *(s for upgrade in UPGRADES[:4] for s in upgrade), (
-        "INSERT INTO jobs (id, state, created_at, updated_at, title, epub_path, output_path, "
-        "settings_json, device, stage_times_json) VALUES ('old', 'done', 1, 2, 'Old', "
-        "'b.epub', 'b.m4b', ?, 'GPU (CUDA)', '{\"encode\": 1.5}')",
-        (json.dumps(SETTINGS.to_dict()),))])
+    _write_as_version(
+        db_path,
+        5,
+        [
+            *SCHEMA_V1,
+            *(s for upgrade in UPGRADES[:4] for s in upgrade),
+            (
+                "INSERT INTO jobs (id, state, created_at, updated_at, title, epub_path, "
+                "output_path, settings_json, device, stage_times_json) "
+                "VALUES ('old', 'done', 1, 2, 'Old', 'b.epub', 'b.m4b', ?, 'GPU (CUDA)', "
+                "'{\"encode\": 1.5}')",
+                (json.dumps(SETTINGS.to_dict()),),
+            ),
+        ],
+    )
 
     with JobStore(db_path) as store:
         job = store.queue.get_job("old")
@@ -207,39 +251,69 @@ def test_a_version_5_store_keeps_its_jobs_and_gains_peak_vram(db_path: Path,
         assert new_job(store, epub) in [j.id for j in store.queue.list_jobs()]
 
 
-def test_a_version_7_store_keeps_its_chunks_without_word_starts(db_path: Path,
-                                                                epub: Path) -> None:
+def test_a_version_7_store_keeps_its_chunks_without_word_starts(db_path: Path, epub: Path) -> None:
     with JobStore(db_path) as store:
         job_id = new_job(store, epub)
         store.ledger.write_plan(job_id, make_plan(1, 2))
         finish_all(store, job_id)
-        store.ledger.mark_chapter_done(job_id, 0, audio_path="c.wav", duration_s=1.0, synth_s=0.1,
-                                       frames=1000, sample_rate=1000, clips=[(0, 90), (95, 90)])
-    _write_as_version(db_path, 7, [  # back to how version 7 wrote it
-        "ALTER TABLE chunks DROP COLUMN word_starts_json",
-        "ALTER TABLE chunks DROP COLUMN clip_lead",
-        "DROP TABLE chunk_hearings"])
+        store.ledger.mark_chapter_done(
+            job_id,
+            0,
+            audio_path="c.wav",
+            duration_s=1.0,
+            synth_s=0.1,
+            frames=1000,
+            sample_rate=1000,
+            clips=[(0, 90), (95, 90)],
+        )
+    _write_as_version(
+        db_path,
+        7,
+        [  # back to how version 7 wrote it
+            "ALTER TABLE chunks DROP COLUMN word_starts_json",
+            "ALTER TABLE chunks DROP COLUMN clip_lead",
+            "DROP TABLE chunk_hearings",
+        ],
+    )
 
     with JobStore(db_path) as store:
         chunks = store.ledger.chapter_chunks(job_id, 0)
         assert [(c.state, c.clip_start, c.word_starts, c.clip_word_starts) for c in chunks] == [
-            (ChunkState.DONE, 0, None, None), (ChunkState.DONE, 95, None, None)]
+            (ChunkState.DONE, 0, None, None),
+            (ChunkState.DONE, 95, None, None),
+        ]
 
 
-def test_word_starts_are_kept_with_the_chunk_and_placed_in_its_clip(store: JobStore,
-                                                                    epub: Path) -> None:
+def test_word_starts_are_kept_with_the_chunk_and_placed_in_its_clip(
+    store: JobStore, epub: Path
+) -> None:
     job_id = new_job(store, epub)
     store.ledger.write_plan(job_id, make_plan(1, 2))
     first, second = store.ledger.pending_chunks(job_id)
     for row, words in ((first, (40, 60, 95)), (second, None)):
-        store.ledger.mark_chunk_done(job_id, row.cache_key, audio_path="a.wav", frames=100,
-                                     sample_rate=1000, synth_s=0.1, provider="CPU",
-                                     word_starts=words)
+        store.ledger.mark_chunk_done(
+            job_id,
+            row.cache_key,
+            audio_path="a.wav",
+            frames=100,
+            sample_rate=1000,
+            synth_s=0.1,
+            provider="CPU",
+            word_starts=words,
+        )
     assert [c.clip_word_starts for c in store.ledger.chapter_chunks(job_id, 0)] == [None, None]
     # The stitcher cut 50 frames of silence before the first chunk's clip of 45 frames.
-    store.ledger.mark_chapter_done(job_id, 0, audio_path="c.wav", duration_s=1.0, synth_s=0.2,
-                                   frames=1000, sample_rate=1000, clips=[(750, 45), (900, 100)],
-                                   leads=[50, 0])
+    store.ledger.mark_chapter_done(
+        job_id,
+        0,
+        audio_path="c.wav",
+        duration_s=1.0,
+        synth_s=0.2,
+        frames=1000,
+        sample_rate=1000,
+        clips=[(750, 45), (900, 100)],
+        leads=[50, 0],
+    )
     chunks = store.ledger.chapter_chunks(job_id, 0)
     assert chunks[0].word_starts == (40, 60, 95)
     assert chunks[0].clip_word_starts == (0, 10, 45)  # in the cut silence: the clip's start
@@ -262,8 +336,9 @@ def test_peak_vram_keeps_the_maximum_per_device(store: JobStore, epub: Path) -> 
     store.queue.record_peak_vram(job_id, {0: 900})  # no new peak: nothing written
     assert store.queue.get_job(job_id) == job
     with sqlite3.connect(store.path) as conn:
-        (stored,) = conn.execute("SELECT peak_vram_json FROM jobs WHERE id = ?",
-                                 (job_id,)).fetchone()
+        (stored,) = conn.execute(
+            "SELECT peak_vram_json FROM jobs WHERE id = ?", (job_id,)
+        ).fetchone()
     conn.close()
     assert json.loads(stored) == {"0": 1000.0, "1": 450.5, "2": 10.0}
     with pytest.raises(JobNotFound):
@@ -296,9 +371,16 @@ def test_stage_times_of_chunks_and_jobs(store: JobStore, epub: Path) -> None:
     store.ledger.write_plan(job_id, make_plan(1, 2))
     first, second = store.ledger.pending_chunks(job_id)
     assert first.stage_times == {}
-    store.ledger.mark_chunk_done(job_id, first.cache_key, audio_path="chunks/a.wav", frames=1,
-                                 sample_rate=10, synth_s=0.2, provider="CPU",
-                                 stage_times={"phonemes": 0.01, "model": 0.19})
+    store.ledger.mark_chunk_done(
+        job_id,
+        first.cache_key,
+        audio_path="chunks/a.wav",
+        frames=1,
+        sample_rate=10,
+        synth_s=0.2,
+        provider="CPU",
+        stage_times={"phonemes": 0.01, "model": 0.19},
+    )
     # A new plan keeps the finished chunk's figures with its audio.
     store.ledger.write_plan(job_id, make_plan(1, 3))
     kept = {c.cache_key: c for c in store.ledger.all_chunks(job_id)}
@@ -325,8 +407,14 @@ def test_closed_store_refuses_work(db_path: Path) -> None:
 
 # --- state transitions ----------------------------------------------------------------------
 
-Q, R, P, D, F, C = (JobState.QUEUED, JobState.RUNNING, JobState.PAUSED, JobState.DONE,
-                    JobState.FAILED, JobState.CANCELLED)
+Q, R, P, D, F, C = (
+    JobState.QUEUED,
+    JobState.RUNNING,
+    JobState.PAUSED,
+    JobState.DONE,
+    JobState.FAILED,
+    JobState.CANCELLED,
+)
 ALLOWED = {
     Q: {R, P, C},
     R: {Q, P, D, F, C},
@@ -556,9 +644,18 @@ def test_mark_chunk_done_and_failed(store: JobStore, epub: Path) -> None:
     store.ledger.write_plan(job_id, make_plan(1, 3))
     first, second, _ = store.ledger.pending_chunks(job_id)
 
-    assert store.ledger.mark_chunk_done(job_id, first.cache_key, audio_path="chunks/a.wav",
-                                        frames=480, sample_rate=24000, synth_s=0.5,
-                                        provider="CPU") == 1
+    assert (
+        store.ledger.mark_chunk_done(
+            job_id,
+            first.cache_key,
+            audio_path="chunks/a.wav",
+            frames=480,
+            sample_rate=24000,
+            synth_s=0.5,
+            provider="CPU",
+        )
+        == 1
+    )
     assert store.ledger.mark_chunk_failed(job_id, second.cache_key, "boom") == 1
 
     rows = store.ledger.chapter_chunks(job_id, 0)
@@ -579,8 +676,18 @@ def test_identical_texts_share_one_audio_file(store: JobStore, epub: Path) -> No
 
     pending = store.ledger.pending_chunks(job_id)
     assert [r.idx for r in pending] == [0, 1]  # listed once per cache key
-    assert store.ledger.mark_chunk_done(job_id, pending[0].cache_key, audio_path="chunks/x.wav",
-                                        frames=1, sample_rate=10, synth_s=0.1, provider="CPU") == 2
+    assert (
+        store.ledger.mark_chunk_done(
+            job_id,
+            pending[0].cache_key,
+            audio_path="chunks/x.wav",
+            frames=1,
+            sample_rate=10,
+            synth_s=0.1,
+            provider="CPU",
+        )
+        == 2
+    )
     assert [r.idx for r in store.ledger.pending_chunks(job_id)] == [1]
 
 
@@ -591,16 +698,24 @@ def test_chapter_done_only_after_all_its_chunks(store: JobStore, epub: Path) -> 
     assert not store.ledger.mark_chapter_done(job_id, 0, **done_kwargs)  # type: ignore[arg-type]
 
     finish_all(store, job_id)
-    assert store.ledger.mark_chapter_done(job_id, 0, chars_per_s=100.0, rtf=0.5,
-                                          stage_times={"synth": 1.5, "stitch": 0.1},
-                                          **done_kwargs)  # type: ignore[arg-type]
+    assert store.ledger.mark_chapter_done(
+        job_id,
+        0,
+        chars_per_s=100.0,
+        rtf=0.5,
+        stage_times={"synth": 1.5, "stitch": 0.1},
+        **done_kwargs,
+    )  # type: ignore[arg-type]
     chapter = store.ledger.chapters(job_id)[0]
     assert chapter.state is ChapterState.DONE
     assert (chapter.rtf, chapter.stage_times) == (0.5, {"synth": 1.5, "stitch": 0.1})
     progress = store.ledger.progress(job_id).chapters
     assert progress[0].state is ChapterState.DONE
     assert (progress[0].chars_per_s, progress[0].rtf, progress[0].stage_times) == (
-        100.0, 0.5, {"synth": 1.5, "stitch": 0.1})
+        100.0,
+        0.5,
+        {"synth": 1.5, "stitch": 0.1},
+    )
     assert (progress[1].chars_per_s, progress[1].stage_times) == (None, {})
 
 
@@ -609,9 +724,16 @@ def test_a_chapter_keeps_its_timings_while_its_audio_stands(store: JobStore, epu
     store.ledger.write_plan(job_id, make_plan(2, 2))
     finish_all(store, job_id)
     for idx in (0, 1):
-        assert store.ledger.mark_chapter_done(job_id, idx, audio_path=f"chapters/{idx}.wav",
-                                              duration_s=0.5, synth_s=0.1, frames=500,
-                                              sample_rate=1000, clips=[(0, 90), (300, 95)])
+        assert store.ledger.mark_chapter_done(
+            job_id,
+            idx,
+            audio_path=f"chapters/{idx}.wav",
+            duration_s=0.5,
+            synth_s=0.1,
+            frames=500,
+            sample_rate=1000,
+            clips=[(0, 90), (300, 95)],
+        )
 
     changed = make_plan(2, 2)
     changed[1] = (changed[1][0], [*changed[1][1][:1], Chunk(1, 1, "Another line.", False)])
@@ -620,7 +742,9 @@ def test_a_chapter_keeps_its_timings_while_its_audio_stands(store: JobStore, epu
     first, second = store.ledger.chapters(job_id)
     assert (first.state, first.frames, first.sample_rate) == (ChapterState.DONE, 500, 1000)
     assert [(c.clip_start, c.clip_frames) for c in store.ledger.chapter_chunks(job_id, 0)] == [
-        (0, 90), (300, 95)]
+        (0, 90),
+        (300, 95),
+    ]
     assert (second.state, second.frames) == (ChapterState.PENDING, None)
     assert [c.clip_start for c in store.ledger.chapter_chunks(job_id, 1)] == [None, None]
 
@@ -631,8 +755,9 @@ def test_replanning_keeps_finished_chunks_with_unchanged_keys(store: JobStore, e
     store.ledger.write_plan(job_id, plan)
     finish_all(store, job_id)
     for idx in (0, 1):
-        store.ledger.mark_chapter_done(job_id, idx, audio_path=f"ch{idx}.wav", duration_s=1.0,
-                                       synth_s=1.0)
+        store.ledger.mark_chapter_done(
+            job_id, idx, audio_path=f"ch{idx}.wav", duration_s=1.0, synth_s=1.0
+        )
 
     edited = make_plan(2, 3)
     edited[1][1][1] = Chunk(1, 1, "An edited sentence.", False)
@@ -641,14 +766,20 @@ def test_replanning_keeps_finished_chunks_with_unchanged_keys(store: JobStore, e
     assert [(r.chapter_idx, r.idx) for r in store.ledger.pending_chunks(job_id)] == [(1, 1)]
     kept = store.ledger.chapter_chunks(job_id, 0)[0]
     assert (kept.state, kept.audio_path, kept.frames) == (
-        ChunkState.DONE, f"chunks/{kept.cache_key}.wav", 100)
-    assert [c.state for c in store.ledger.chapters(job_id)] == [ChapterState.DONE,
-                                                                ChapterState.PENDING]
+        ChunkState.DONE,
+        f"chunks/{kept.cache_key}.wav",
+        100,
+    )
+    assert [c.state for c in store.ledger.chapters(job_id)] == [
+        ChapterState.DONE,
+        ChapterState.PENDING,
+    ]
     assert store.ledger.chapters(job_id)[0].audio_path == "ch0.wav"
 
 
-def test_a_new_voice_makes_every_chunk_pending_at_the_next_plan(store: JobStore,
-                                                                epub: Path) -> None:
+def test_a_new_voice_makes_every_chunk_pending_at_the_next_plan(
+    store: JobStore, epub: Path
+) -> None:
     job_id = new_job(store, epub)
     store.ledger.write_plan(job_id, make_plan(2, 3))
     finish_all(store, job_id)
@@ -666,16 +797,16 @@ def test_a_new_voice_makes_every_chunk_pending_at_the_next_plan(store: JobStore,
     assert store.ledger.chapters(job_id)[0].state is ChapterState.PENDING
 
 
-def test_settings_that_dont_change_the_sound_keep_every_chunk(store: JobStore,
-                                                              epub: Path) -> None:
+def test_settings_that_dont_change_the_sound_keep_every_chunk(store: JobStore, epub: Path) -> None:
     job_id = new_job(store, epub)
     store.ledger.write_plan(job_id, make_plan(2, 3))
     finish_all(store, job_id)
     store.queue.set_state(job_id, JobState.CANCELLED)
 
     # The GPU and the chapter selection do not change how a chunk sounds.
-    store.queue.update_settings(job_id,
-                                dataclasses.replace(SETTINGS, use_gpu=True, chapters=(1, 2)))
+    store.queue.update_settings(
+        job_id, dataclasses.replace(SETTINGS, use_gpu=True, chapters=(1, 2))
+    )
     store.ledger.write_plan(job_id, make_plan(2, 3))
     assert store.ledger.progress(job_id).chunks_done == 6
 
@@ -687,11 +818,19 @@ def test_update_settings_is_refused_while_running(store: JobStore, epub: Path) -
         store.queue.update_settings(job_id, dataclasses.replace(SETTINGS, speed=1.2))
 
 
-@pytest.mark.parametrize("states", [(JobState.RUNNING,), (JobState.PAUSED,),
-                                    (JobState.RUNNING, JobState.FAILED), (JobState.CANCELLED,),
-                                    ()])
+@pytest.mark.parametrize(
+    "states",
+    [
+        (JobState.RUNNING,),
+        (JobState.PAUSED,),
+        (JobState.RUNNING, JobState.FAILED),
+        (JobState.CANCELLED,),
+        (),
+    ],
+)
 def test_requeue_with_settings_from_any_unfinished_state(
-        store: JobStore, epub: Path, states: tuple[JobState, ...]) -> None:
+    store: JobStore, epub: Path, states: tuple[JobState, ...]
+) -> None:
     job_id = new_job(store, epub)
     for state in states:
         store.queue.set_state(job_id, state, error="Interrupted")
@@ -718,8 +857,13 @@ def test_audio_made_under_old_settings_is_never_used(store: JobStore, epub: Path
     store.queue.set_state(job_id, JobState.PAUSED)
     store.queue.update_settings(job_id, dataclasses.replace(SETTINGS, voice="other"))
 
-    done = {"audio_path": "chunks/old.wav", "frames": 10, "sample_rate": 100, "synth_s": 0.1,
-            "provider": "CPU"}
+    done = {
+        "audio_path": "chunks/old.wav",
+        "frames": 10,
+        "sample_rate": 100,
+        "synth_s": 0.1,
+        "provider": "CPU",
+    }
     assert store.ledger.mark_chunk_done(job_id, first.cache_key, **done) == 1  # the old plan's row
     store.ledger.write_plan(job_id, make_plan(1, 2))
     assert store.ledger.mark_chunk_done(job_id, second.cache_key, **done) == 0  # no such key now
@@ -735,8 +879,10 @@ def test_reset_chunks_also_resets_their_chapter(store: JobStore, epub: Path) -> 
 
     store.ledger.reset_chunks(job_id, [store.ledger.chapter_chunks(job_id, 1)[0].cache_key])
 
-    assert [c.state for c in store.ledger.chapters(job_id)] == [ChapterState.DONE,
-                                                                ChapterState.PENDING]
+    assert [c.state for c in store.ledger.chapters(job_id)] == [
+        ChapterState.DONE,
+        ChapterState.PENDING,
+    ]
     assert [(r.chapter_idx, r.idx) for r in store.ledger.pending_chunks(job_id)] == [(1, 0)]
 
 
@@ -781,8 +927,15 @@ def test_readers_see_steady_progress_while_the_worker_writes(db_path: Path, epub
         for n, key in enumerate(keys):
             if n % 100 == 0:
                 wait_for_fresh_reads(counts)  # so the readers see the count move
-            writer.ledger.mark_chunk_done(job_id, key, audio_path=f"chunks/{key}.wav", frames=1,
-                                          sample_rate=10, synth_s=0.1, provider="CPU")
+            writer.ledger.mark_chunk_done(
+                job_id,
+                key,
+                audio_path=f"chunks/{key}.wav",
+                frames=1,
+                sample_rate=10,
+                synth_s=0.1,
+                provider="CPU",
+            )
         finished.set()
         for t in readers:
             t.join()

@@ -36,27 +36,36 @@ def store(data_dir: Path) -> JobStore:
         yield opened
 
 
-def submit(store: JobStore, epub: Path, output: Path, settings: JobSettings,
-           engine: Engine) -> Job:
+def submit(store: JobStore, epub: Path, output: Path, settings: JobSettings, engine: Engine) -> Job:
     return submit_job(store, epub, read_epub(epub), output, settings, engine)
 
 
 def _long_epub(path: Path, chapters: int = 2, paragraphs: int = 6) -> Path:
     """Every paragraph is one short sentence, so every paragraph is its own chunk."""
-    return build_epub(path, [
-        (f"Part {c + 1}", [f"This is sentence {p + 1} of part {c + 1}, read aloud."
-                           for p in range(paragraphs)])
-        for c in range(chapters)
-    ])
+    return build_epub(
+        path,
+        [
+            (
+                f"Part {c + 1}",
+                [
+                    f"This is sentence {p + 1} of part {c + 1}, read aloud."
+                    for p in range(paragraphs)
+                ],
+            )
+            for c in range(chapters)
+        ],
+    )
 
 
 def _pause_after(store: JobStore, chunks: int) -> Callable[[JobEvent], None]:
     """A listener that pauses the job once `chunks` chunks are done (as a user would)."""
+
     def publish(event: JobEvent) -> None:
         if event.state is JobState.RUNNING and event.chunks_done >= chunks:
             job = store.queue.get_job(event.job_id)
             if job.state is JobState.RUNNING:
                 store.queue.set_state(event.job_id, JobState.PAUSED)
+
     return publish
 
 
@@ -64,15 +73,15 @@ def _start(store: JobStore, job_id: str) -> None:
     store.queue.set_state(job_id, JobState.RUNNING)
 
 
-def _run(store: JobStore, job_id: str, engine: Engine,
-         publish: Callable[[JobEvent], None] | None = None) -> JobState:
+def _run(
+    store: JobStore, job_id: str, engine: Engine, publish: Callable[[JobEvent], None] | None = None
+) -> JobState:
     _start(store, job_id)
     return execute_job(store, job_id, publish, engine)
 
 
 def test_pause_then_resume_reuses_every_finished_chunk(store, engine, tmp_path) -> None:
-    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
-                     JobSettings(), engine)
+    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b", JobSettings(), engine)
     assert _run(store, job.id, engine, _pause_after(store, 4)) is JobState.PAUSED
     done_before = {c.cache_key for c in store.ledger.done_chunks(job.id)}
     assert len(done_before) == 4
@@ -86,8 +95,7 @@ def test_pause_then_resume_reuses_every_finished_chunk(store, engine, tmp_path) 
 
 
 def test_telemetry_per_chapter_and_stage_survives_a_pause(store, engine, tmp_path) -> None:
-    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
-                     JobSettings(), engine)
+    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b", JobSettings(), engine)
     # Paused inside the first chapter: its first chunks are timed in one run, the rest in the next.
     assert _run(store, job.id, engine, _pause_after(store, 2)) is JobState.PAUSED
     store.queue.set_state(job.id, JobState.QUEUED)
@@ -99,8 +107,7 @@ def test_telemetry_per_chapter_and_stage_survives_a_pause(store, engine, tmp_pat
         stages = {"synthesis", "stitch", "level", "engine.phonemes", "engine.model"}
         assert stages <= set(times) <= stages | {"engine.load"}  # loading: once per process
         # Every chunk's engine stages count, those made before the pause too.
-        assert times["engine.model"] == pytest.approx(
-            sum(c.stage_times["model"] for c in chunks))
+        assert times["engine.model"] == pytest.approx(sum(c.stage_times["model"] for c in chunks))
         assert all(c.stage_times["model"] > 0 for c in chunks)  # the engine's own stage names
         assert 0 < times["engine.phonemes"] + times["engine.model"] <= times["synthesis"]
         assert chapter.chars_per_s == pytest.approx(chapter.chars / times["synthesis"])
@@ -111,7 +118,8 @@ def test_telemetry_per_chapter_and_stage_survives_a_pause(store, engine, tmp_pat
 
 
 def test_speaking_time_leaves_out_what_a_chapter_does_after_it_is_spoken(
-        store, engine, tmp_path, monkeypatch) -> None:
+    store, engine, tmp_path, monkeypatch
+) -> None:
     """The job's wall time "speaking only" sums its chunks': stitching a chapter (here a minute
     on the pipeline's clock, which the stitch moves on) is not the next chapter's speaking."""
     offset = [0.0]
@@ -124,15 +132,21 @@ def test_speaking_time_leaves_out_what_a_chapter_does_after_it_is_spoken(
 
     monkeypatch.setattr(pipeline, "time", clock)
     monkeypatch.setattr(pipeline, "stitch_chapter", slow_stitch)
-    job = submit(store, _long_epub(tmp_path / "b.epub", chapters=3, paragraphs=1),
-                 tmp_path / "b.m4b", JobSettings(), engine)
+    job = submit(
+        store,
+        _long_epub(tmp_path / "b.epub", chapters=3, paragraphs=1),
+        tmp_path / "b.m4b",
+        JobSettings(),
+        engine,
+    )
     assert _run(store, job.id, engine) is JobState.DONE
     assert offset[0] == 180.0  # three chapters stitched
     assert 0 < store.ledger.progress(job.id).wall_s < 60.0
 
 
-def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
-                                                        monkeypatch) -> None:
+def test_engine_processes_stop_once_the_audio_is_spoken(
+    store, engine, tmp_path, monkeypatch
+) -> None:
     """They hold hundreds of MB each: a conversion that runs no other job (the command line's)
     does not carry them through encoding. The web app's worker keeps them for its next job:
     tests/test_job_figures.py."""
@@ -153,8 +167,13 @@ def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
 
     monkeypatch.setattr(executor.ProcessExecutor, "shutdown", shutdown)
     monkeypatch.setattr(pipeline, "mux_m4b", mux)
-    job = submit(store, _long_epub(tmp_path / "b.epub", chapters=1, paragraphs=2),
-                     tmp_path / "b.m4b", JobSettings(), engine)
+    job = submit(
+        store,
+        _long_epub(tmp_path / "b.epub", chapters=1, paragraphs=2),
+        tmp_path / "b.m4b",
+        JobSettings(),
+        engine,
+    )
     _start(store, job.id)
     assert execute_job(store, job.id) is JobState.DONE  # no engine given: the real executor
     (pool,) = closed
@@ -163,8 +182,7 @@ def test_engine_processes_stop_once_the_audio_is_spoken(store, engine, tmp_path,
 
 
 def test_truncated_chunk_file_is_detected_and_redone(store, engine, tmp_path, monkeypatch) -> None:
-    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
-                     JobSettings(), engine)
+    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b", JobSettings(), engine)
     _run(store, job.id, engine, _pause_after(store, 3))
     victim = store.ledger.done_chunks(job.id)[1]
     path = store.job_dir(job.id) / victim.audio_path
@@ -178,10 +196,10 @@ def test_truncated_chunk_file_is_detected_and_redone(store, engine, tmp_path, mo
 
 
 @pytest.mark.parametrize("change", [{"speed": 1.25}, {"seed": 7}])
-def test_changed_settings_on_resume_redo_the_affected_chunks(store, engine, tmp_path,
-                                                              change) -> None:
-    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
-                     JobSettings(), engine)
+def test_changed_settings_on_resume_redo_the_affected_chunks(
+    store, engine, tmp_path, change
+) -> None:
+    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b", JobSettings(), engine)
     _run(store, job.id, engine, _pause_after(store, 3))
     old_keys = {c.cache_key for c in store.ledger.done_chunks(job.id)}
     changed = JobSettings.from_dict({**store.queue.get_job(job.id).settings.to_dict(), **change})
@@ -195,10 +213,12 @@ def test_changed_settings_on_resume_redo_the_affected_chunks(store, engine, tmp_
 
 
 def test_two_queued_jobs_run_one_after_the_other(store, engine, tmp_path) -> None:
-    first = submit(store, _long_epub(tmp_path / "a.epub", 1, 2), tmp_path / "a.m4b",
-                       JobSettings(), engine)
-    second = submit(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
-                        JobSettings(), engine)
+    first = submit(
+        store, _long_epub(tmp_path / "a.epub", 1, 2), tmp_path / "a.m4b", JobSettings(), engine
+    )
+    second = submit(
+        store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b", JobSettings(), engine
+    )
     bus = EventBus()
     events = bus.subscribe()
     worker = Worker(store, bus, engine)
@@ -219,8 +239,9 @@ def test_two_queued_jobs_run_one_after_the_other(store, engine, tmp_path) -> Non
 
 
 def test_cancel_takes_effect_within_one_chunk(store, engine, tmp_path) -> None:
-    job = submit(store, _long_epub(tmp_path / "b.epub", 2, 8), tmp_path / "b.m4b",
-                     JobSettings(), engine)
+    job = submit(
+        store, _long_epub(tmp_path / "b.epub", 2, 8), tmp_path / "b.m4b", JobSettings(), engine
+    )
     done_at_cancel: list[int] = []
     cancelled = threading.Event()
 
@@ -229,18 +250,19 @@ def test_cancel_takes_effect_within_one_chunk(store, engine, tmp_path) -> None:
         if event.chunks_done >= 2 and not cancelled.is_set():
             cancelled.set()
             done_at_cancel.append(event.chunks_done)
-            threading.Thread(target=store.queue.set_state,
-                             args=(job.id, JobState.CANCELLED)).start()
+            threading.Thread(
+                target=store.queue.set_state, args=(job.id, JobState.CANCELLED)
+            ).start()
 
     assert _run(store, job.id, engine, publish) is JobState.CANCELLED
     assert len(store.ledger.done_chunks(job.id)) <= done_at_cancel[0] + 1
     assert not (tmp_path / "b.m4b").exists()
 
 
-def test_engine_failure_fails_the_job_with_the_text(store, engine, tmp_path,
-                                                    monkeypatch) -> None:
-    job = submit(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
-                     JobSettings(), engine)
+def test_engine_failure_fails_the_job_with_the_text(store, engine, tmp_path, monkeypatch) -> None:
+    job = submit(
+        store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b", JobSettings(), engine
+    )
 
     calls: list[str] = []
 
@@ -260,8 +282,9 @@ def test_engine_failure_fails_the_job_with_the_text(store, engine, tmp_path,
 
 
 def test_shutdown_puts_the_running_job_back_in_the_queue(store, engine, tmp_path) -> None:
-    job = submit(store, _long_epub(tmp_path / "b.epub", 2, 8), tmp_path / "b.m4b",
-                     JobSettings(), engine)
+    job = submit(
+        store, _long_epub(tmp_path / "b.epub", 2, 8), tmp_path / "b.m4b", JobSettings(), engine
+    )
     _start(store, job.id)
     stop = threading.Event()
 
@@ -272,10 +295,12 @@ def test_shutdown_puts_the_running_job_back_in_the_queue(store, engine, tmp_path
     assert execute_job(store, job.id, publish, engine, stop.is_set) is JobState.QUEUED
 
 
-def test_pause_and_resume_between_two_checks_never_kills_the_worker(store, engine,
-                                                                     tmp_path) -> None:
-    job = submit(store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b",
-                     JobSettings(), engine)
+def test_pause_and_resume_between_two_checks_never_kills_the_worker(
+    store, engine, tmp_path
+) -> None:
+    job = submit(
+        store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b", JobSettings(), engine
+    )
     flipped = threading.Event()
 
     def publish(event: JobEvent) -> None:
@@ -288,10 +313,12 @@ def test_pause_and_resume_between_two_checks_never_kills_the_worker(store, engin
     assert _run(store, job.id, engine) is JobState.DONE  # the queued job simply runs again
 
 
-def test_cancel_during_encoding_stops_ffmpeg_and_leaves_no_book(store, engine, tmp_path,
-                                                                monkeypatch) -> None:
-    job = submit(store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b",
-                     JobSettings(), engine)
+def test_cancel_during_encoding_stops_ffmpeg_and_leaves_no_book(
+    store, engine, tmp_path, monkeypatch
+) -> None:
+    job = submit(
+        store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b", JobSettings(), engine
+    )
 
     def publish(event: JobEvent) -> None:
         if event.message == "Encoding the audiobook":
@@ -302,8 +329,9 @@ def test_cancel_during_encoding_stops_ffmpeg_and_leaves_no_book(store, engine, t
     assert not list(tmp_path.glob(f"*{TEMP_MARK}*"))
 
 
-def test_a_job_needing_more_disk_than_is_free_is_refused(store, engine, tmp_path,
-                                                         monkeypatch) -> None:
+def test_a_job_needing_more_disk_than_is_free_is_refused(
+    store, engine, tmp_path, monkeypatch
+) -> None:
     from collections import namedtuple
 
     from audiopub.errors import DiskFull
@@ -312,8 +340,7 @@ def test_a_job_needing_more_disk_than_is_free_is_refused(store, engine, tmp_path
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(submission.shutil, "disk_usage", lambda path: usage(10**9, 10**9, 1000))
     with pytest.raises(DiskFull, match="needs about .* GB free"):
-        submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b",
-                   JobSettings(), engine)
+        submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b", JobSettings(), engine)
     assert store.queue.list_jobs() == []
 
 
@@ -330,32 +357,34 @@ def test_too_many_active_jobs_are_refused(store, engine, tmp_path, monkeypatch) 
     from audiopub.errors import AudiopubError
 
     monkeypatch.setattr(settings, "MAX_ACTIVE_JOBS", 1)
-    submit(store, _long_epub(tmp_path / "a.epub", 1, 1), tmp_path / "a.m4b",
-               JobSettings(), engine)
+    submit(store, _long_epub(tmp_path / "a.epub", 1, 1), tmp_path / "a.m4b", JobSettings(), engine)
     with pytest.raises(AudiopubError, match="already waiting or running"):
-        submit(store, _long_epub(tmp_path / "b.epub", 1, 1), tmp_path / "b.m4b",
-                   JobSettings(), engine)
+        submit(
+            store, _long_epub(tmp_path / "b.epub", 1, 1), tmp_path / "b.m4b", JobSettings(), engine
+        )
 
 
-def test_a_book_the_voice_cannot_read_is_refused_before_synthesis(store, engine,
-                                                                  tmp_path) -> None:
+def test_a_book_the_voice_cannot_read_is_refused_before_synthesis(store, engine, tmp_path) -> None:
     from audiopub.errors import BadEpub
 
-    epub = build_epub(tmp_path / "ar.epub", [("فصل", ["هذا نص عربي طويل بما يكفي للاختبار."] * 3)],
-                      language="ar")
+    epub = build_epub(
+        tmp_path / "ar.epub", [("فصل", ["هذا نص عربي طويل بما يكفي للاختبار."] * 3)], language="ar"
+    )
     with pytest.raises(BadEpub, match="Arabic script.*en_US-joe-medium can't read it"):
         submit(store, epub, tmp_path / "ar.m4b", JobSettings(), engine)
     assert store.queue.list_jobs() == []
 
 
-def test_disk_full_mid_job_pauses_it_and_resume_continues(store, engine, tmp_path,
-                                                          monkeypatch) -> None:
+def test_disk_full_mid_job_pauses_it_and_resume_continues(
+    store, engine, tmp_path, monkeypatch
+) -> None:
     import errno
 
     from audiopub.jobs import chunk_work
 
-    job = submit(store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b",
-                     JobSettings(), engine)
+    job = submit(
+        store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b", JobSettings(), engine
+    )
     real_write = chunk_work.write_chunk
     writes: list[Path] = []
 
@@ -389,9 +418,15 @@ def test_ctrl_c_reaching_the_engine_processes_leaves_the_pool_working(tmp_path: 
 
     pool = ProcessExecutor("piper", tmp_path / "no-extra-voices", workers=1)
     try:
+
         def task(name: str) -> ChunkTask:
-            return ChunkTask(name, "A short line.", "en_US-joe-medium", SynthesisOptions(seed=1),
-                             tmp_path / f"{name}.wav")
+            return ChunkTask(
+                name,
+                "A short line.",
+                "en_US-joe-medium",
+                SynthesisOptions(seed=1),
+                tmp_path / f"{name}.wav",
+            )
 
         assert [r.error for r in pool.map([task("before")])] == [None]
         for process in list(pool._pool._processes.values()):
@@ -402,10 +437,15 @@ def test_ctrl_c_reaching_the_engine_processes_leaves_the_pool_working(tmp_path: 
 
 
 def test_the_engine_is_given_the_spoken_form_and_the_book_keeps_its_spelling(
-        store, engine, tmp_path, monkeypatch) -> None:
-    epub = build_epub(tmp_path / "b.epub", [
-        ("CHAPTER IX", ["In 1850 Dr. Watson paid £5 for 3 lb. of tea."]),
-    ], language="en")
+    store, engine, tmp_path, monkeypatch
+) -> None:
+    epub = build_epub(
+        tmp_path / "b.epub",
+        [
+            ("CHAPTER IX", ["In 1850 Dr. Watson paid £5 for 3 lb. of tea."]),
+        ],
+        language="en",
+    )
     job = submit(store, epub, tmp_path / "b.m4b", JobSettings(), engine)
     given: list[str] = []
     real = engine.prepare
@@ -416,11 +456,15 @@ def test_the_engine_is_given_the_spoken_form_and_the_book_keeps_its_spelling(
 
     monkeypatch.setattr(engine, "prepare", spy)
     assert _run(store, job.id, engine) is JobState.DONE
-    assert given == ["Chapter nine", "In eighteen fifty Doctor Watson paid five pounds for "
-                                     "three pounds of tea."]
+    assert given == [
+        "Chapter nine",
+        "In eighteen fifty Doctor Watson paid five pounds for three pounds of tea.",
+    ]
     heading, sentence = store.ledger.all_chunks(job.id)
-    assert (heading.text, sentence.text) == ("CHAPTER IX", "In 1850 Dr. Watson paid £5 for "
-                                                           "3 lb. of tea.")
+    assert (heading.text, sentence.text) == (
+        "CHAPTER IX",
+        "In 1850 Dr. Watson paid £5 for 3 lb. of tea.",
+    )
     settings = store.queue.get_job(job.id).settings
     assert sentence.cache_key == chunk_cache_key(given[1], settings)  # keyed on what is said
     assert [c.title for c in store.ledger.chapters(job.id)] == ["CHAPTER IX"]

@@ -41,7 +41,8 @@ def engine(model_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Kokoro
 
 
 def test_a_chunk_is_600_samples_per_frame_and_sounds_as_the_unrewritten_graph(
-        engine: KokoroEngine, model_file: Path) -> None:
+    engine: KokoroEngine, model_file: Path
+) -> None:
     text = "The harbour smelled of tar, salt and fresh bread."
     (result,) = engine.synthesize([text], "jm_kumo", ENGLISH)
     (prepared,) = engine.prepare([text], "jm_kumo", ENGLISH)
@@ -50,9 +51,14 @@ def test_a_chunk_is_600_samples_per_frame_and_sounds_as_the_unrewritten_graph(
     # than the durations say.
     original = ort.InferenceSession(str(model_file), providers=["CPUExecutionProvider"])
     style = voice_vectors()["jm_kumo"].reshape(STYLE_ROWS, -1)[len(piece.tokens) - 1]
-    (audio,) = original.run(["audio"], {
-        "tokens": np.array([[0, *piece.tokens, 0]], dtype=np.int64),
-        "style": style.reshape(1, -1), "speed": np.array([1.0], dtype=np.float32)})
+    (audio,) = original.run(
+        ["audio"],
+        {
+            "tokens": np.array([[0, *piece.tokens, 0]], dtype=np.int64),
+            "style": style.reshape(1, -1),
+            "speed": np.array([1.0], dtype=np.float32),
+        },
+    )
     audio = audio.reshape(-1)
     assert result.frames == len(audio) and result.frames % SAMPLES_PER_FRAME == 0
     np.testing.assert_allclose(result.audio, np.clip(audio, -1, 1), atol=1e-6)
@@ -64,7 +70,8 @@ def test_a_chunk_is_600_samples_per_frame_and_sounds_as_the_unrewritten_graph(
 
 
 def test_a_paragraph_past_the_token_window_is_split_at_clauses_and_spoken_whole(
-        engine: KokoroEngine) -> None:
+    engine: KokoroEngine,
+) -> None:
     clause = "the lamps were lit along the quay while the boats came slowly home"
     text = ", ".join([clause] * 8) + "."  # 559 phonemes: just past the 510-token window
     (prepared,) = engine.prepare([text], "jm_kumo", ENGLISH)
@@ -95,28 +102,36 @@ def test_split_window_prefers_clauses_then_words() -> None:
 
 
 def test_a_mix_is_the_weighted_sum_of_its_voices_and_a_voice_of_its_own(
-        engine: KokoroEngine) -> None:
+    engine: KokoroEngine,
+) -> None:
     vectors = voice_vectors()
     mix = parse_mix("jm_kumo:0.6+jf_alpha:0.4")
     expected = 0.6 * vectors["jm_kumo"] + 0.4 * vectors["jf_alpha"]
-    np.testing.assert_allclose(mix.style(engine.files), expected.reshape(STYLE_ROWS, -1),
-                               rtol=1e-6)
-    ids = {engine.model_id(v) for v in ("jm_kumo", "jf_alpha", "jm_kumo:0.6+jf_alpha:0.4",
-                                        "jm_kumo:0.5+jf_alpha:0.5")}
+    np.testing.assert_allclose(mix.style(engine.files), expected.reshape(STYLE_ROWS, -1), rtol=1e-6)
+    ids = {
+        engine.model_id(v)
+        for v in ("jm_kumo", "jf_alpha", "jm_kumo:0.6+jf_alpha:0.4", "jm_kumo:0.5+jf_alpha:0.5")
+    }
     assert len(ids) == 4
     assert voice_of(engine, "jm_kumo:0.6+jf_alpha:0.4").language == "ja"
     assert parse_mix("jm_kumo+jf_alpha").parts == (("jm_kumo", 0.5), ("jf_alpha", 0.5))
 
 
-@pytest.mark.parametrize(("voice", "message"), [
-    ("jm_kumo:0.6+jf_alpha:x", "'x' is not a weight"),
-    ("jm_kumo:1.5+jf_alpha:-0.5", "'1.5' is not a weight"),
-    ("jm_kumo:0.6+jf_alpha:0.6", "add up to 1.2, not 1"),
-    ("jm_kumo:0.6+jf_alpha", "give every voice a weight"),
-    ("jm_kumo+", "empty part"),
-    ("jm_kumo:0.5+jm_kumo:0.5", "names a voice twice"),
-    ("jm_kumo:0.5+af_nobody:0.5", "Unknown Kokoro voice 'af_nobody'; available: jf_alpha, jm_kumo"),
-])
+@pytest.mark.parametrize(
+    ("voice", "message"),
+    [
+        ("jm_kumo:0.6+jf_alpha:x", "'x' is not a weight"),
+        ("jm_kumo:1.5+jf_alpha:-0.5", "'1.5' is not a weight"),
+        ("jm_kumo:0.6+jf_alpha:0.6", "add up to 1.2, not 1"),
+        ("jm_kumo:0.6+jf_alpha", "give every voice a weight"),
+        ("jm_kumo+", "empty part"),
+        ("jm_kumo:0.5+jm_kumo:0.5", "names a voice twice"),
+        (
+            "jm_kumo:0.5+af_nobody:0.5",
+            "Unknown Kokoro voice 'af_nobody'; available: jf_alpha, jm_kumo",
+        ),
+    ],
+)
 def test_a_bad_mix_is_a_clear_error(engine: KokoroEngine, voice: str, message: str) -> None:
     with pytest.raises(EngineUnavailable, match=message.replace("(", r"\(").replace(".", r"\.")):
         engine.model_id(voice)
@@ -144,11 +159,12 @@ def test_a_voice_is_phonemised_in_its_language_or_the_books(engine: KokoroEngine
 
 def test_a_lexicon_ipa_entry_reaches_kokoro_as_its_phonemes(engine: KokoroEngine) -> None:
     ipa = "kəkˈɔɹoʊ"
-    (prepared,) = engine.prepare([f"Say {PHONEMES_OPEN}{ipa}{PHONEMES_CLOSE} now."],
-                                 "jm_kumo", ENGLISH)
+    (prepared,) = engine.prepare(
+        [f"Say {PHONEMES_OPEN}{ipa}{PHONEMES_CLOSE} now."], "jm_kumo", ENGLISH
+    )
     tokens = [t for piece in prepared.data for t in piece.tokens]
     wanted = [engine.vocab[symbol] for symbol in ipa]
-    assert any(tokens[i:i + len(wanted)] == wanted for i in range(len(tokens)))
+    assert any(tokens[i : i + len(wanted)] == wanted for i in range(len(tokens)))
     assert set(ipa) <= engine.phoneme_symbols("jm_kumo")
     assert len(prepared.data[0].word_positions) == 3
 
@@ -160,8 +176,7 @@ def test_voices_say_their_language_and_gender(engine: KokoroEngine) -> None:
     assert "female" in voices["jf_alpha"].name
 
 
-def test_the_bench_reads_its_english_texts_as_english_with_any_voice(
-        engine: KokoroEngine) -> None:
+def test_the_bench_reads_its_english_texts_as_english_with_any_voice(engine: KokoroEngine) -> None:
     import argparse
 
     from audiopub.bench import run

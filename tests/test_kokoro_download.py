@@ -31,8 +31,9 @@ PIPER_KEY = "ja_JP-tiny-medium"
 
 
 @pytest.fixture
-def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        kokoro_repo: dict[str, bytes]) -> Iterator[HubServer]:
+def hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kokoro_repo: dict[str, bytes]
+) -> Iterator[HubServer]:
     yield from local_hub(tmp_path, monkeypatch, {REPO: kokoro_repo})
 
 
@@ -46,11 +47,13 @@ def installed_files() -> list[str]:
 
 
 def test_download_installs_the_cpu_variant_in_the_repository_layout_once(
-        hub: HubServer, capsys: pytest.CaptureFixture[str]) -> None:
+    hub: HubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["voices", "download", "kokoro"]) == 0
     assert "Installed kokoro" in capsys.readouterr().out
-    assert installed_files() == sorted([INT8, RECORD, "config.json", "tokenizer.json",
-                                        "voices/jf_alpha.bin", VOICE])
+    assert installed_files() == sorted(
+        [INT8, RECORD, "config.json", "tokenizer.json", "voices/jf_alpha.bin", VOICE]
+    )
     assert (kokoro_dir() / INT8).read_bytes() == hub.repos[REPO].files[INT8].content
     record = json.loads((kokoro_dir() / RECORD).read_text("utf-8"))
     assert record["variants"] == ["int8"] and record["files"][VOICE]["sha256"]
@@ -65,14 +68,17 @@ def test_download_installs_the_cpu_variant_in_the_repository_layout_once(
     assert not kokoro_dir().exists()
 
 
-@pytest.mark.parametrize(("providers", "driver", "variant"), [
-    ([onnx_runtime.CPU], True, "int8"),  # the CPU onnxruntime, whatever the machine has
-    ([onnx_runtime.CUDA, onnx_runtime.CPU], False, "int8"),  # onnxruntime-gpu, no NVIDIA driver
-    ([onnx_runtime.CUDA, onnx_runtime.CPU], True, "fp32"),  # CUDA can run it
-])
+@pytest.mark.parametrize(
+    ("providers", "driver", "variant"),
+    [
+        ([onnx_runtime.CPU], True, "int8"),  # the CPU onnxruntime, whatever the machine has
+        ([onnx_runtime.CUDA, onnx_runtime.CPU], False, "int8"),  # onnxruntime-gpu, no NVIDIA driver
+        ([onnx_runtime.CUDA, onnx_runtime.CPU], True, "fp32"),  # CUDA can run it
+    ],
+)
 def test_the_variant_fits_the_providers_onnx_runtime_offers(
-        monkeypatch: pytest.MonkeyPatch, providers: list[str], driver: bool,
-        variant: str) -> None:
+    monkeypatch: pytest.MonkeyPatch, providers: list[str], driver: bool, variant: str
+) -> None:
     monkeypatch.setattr(ort, "get_available_providers", lambda: providers)
     monkeypatch.setattr(onnx_runtime, "nvidia_driver_present", lambda: driver)
     assert device_variant() == variant
@@ -94,13 +100,20 @@ def test_the_engine_loads_the_variant_present_that_fits_its_device(tmp_path: Pat
         files.model(on_gpu=True, variant="fp16")
 
 
-@pytest.mark.parametrize(("providers", "driver", "variant"), [
-    ([onnx_runtime.CUDA, onnx_runtime.CPU], False, "int8"),  # GPU asked for, none to be had
-    ([onnx_runtime.CUDA, onnx_runtime.CPU], True, "fp32"),
-])
+@pytest.mark.parametrize(
+    ("providers", "driver", "variant"),
+    [
+        ([onnx_runtime.CUDA, onnx_runtime.CPU], False, "int8"),  # GPU asked for, none to be had
+        ([onnx_runtime.CUDA, onnx_runtime.CPU], True, "fp32"),
+    ],
+)
 def test_an_engine_asked_for_the_gpu_loads_the_variant_for_where_it_will_run(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, providers: list[str], driver: bool,
-        variant: str) -> None:
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    providers: list[str],
+    driver: bool,
+    variant: str,
+) -> None:
     # Only which file is chosen: empty model files stand for the variants, none is loaded.
     (tmp_path / "tokenizer.json").write_bytes(tokenizer_json())
     for name in ("int8", "fp32"):
@@ -112,10 +125,12 @@ def test_an_engine_asked_for_the_gpu_loads_the_variant_for_where_it_will_run(
     assert (engine.variant, engine.model_path) == (variant, tmp_path / VARIANTS[variant])
 
 
-def test_on_cuda_the_float_model_is_asked_for(hub: HubServer,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ort, "get_available_providers",
-                        lambda: [onnx_runtime.CUDA, onnx_runtime.CPU])
+def test_on_cuda_the_float_model_is_asked_for(
+    hub: HubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        ort, "get_available_providers", lambda: [onnx_runtime.CUDA, onnx_runtime.CPU]
+    )
     monkeypatch.setattr(onnx_runtime, "nvidia_driver_present", lambda: True)
     assert device_variant() == "fp32"
     # The stand-in serves the int8 file only: the CUDA default is named as missing.
@@ -144,27 +159,36 @@ def test_a_dropped_connection_resumes(hub: HubServer, monkeypatch: pytest.Monkey
 
 
 def test_voices_all_lists_kokoro_voices_with_language_and_gender(
-        hub: HubServer, capsys: pytest.CaptureFixture[str]) -> None:
+    hub: HubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     serve_piper_voices(hub, {PIPER_KEY: piper_voice_files(PIPER_KEY)})  # as the Hub has it
     assert main(["voices", "--all", "--language", "ja"]) == 0
     out = capsys.readouterr().out
     assert "Kokoro voices (2, from onnx-community/Kokoro-82M-v1.0-ONNX" in out
     assert f"piper:{PIPER_KEY}" in out
-    lines = {line.split()[0]: line.split()[1:] for line in out.splitlines()
-             if line.strip().startswith(("jm_", "jf_"))}
+    lines = {
+        line.split()[0]: line.split()[1:]
+        for line in out.splitlines()
+        if line.strip().startswith(("jm_", "jf_"))
+    }
     assert lines == {"jf_alpha": ["ja", "female"], "jm_kumo": ["ja", "male"]}
     assert main(["voices", "--all", "--language", "fr"]) == 0
     assert "Kokoro voices" not in capsys.readouterr().out
 
 
 def test_a_book_converted_with_kokoro_has_exact_chunks_and_word_starts(
-        hub: HubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hub: HubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["voices", "download", "kokoro"]) == 0
-    book = build_epub(tmp_path / "book.epub", [("Arrival", ["The train reached the coast.",
-                                                            "A dog slept in the shade."])])
+    book = build_epub(
+        tmp_path / "book.epub",
+        [("Arrival", ["The train reached the coast.", "A dog slept in the shade."])],
+    )
     out = tmp_path / "book.m4b"
-    assert main(["convert", str(book), "-o", str(out), "--engine", "kokoro",
-                 "--voice", "jm_kumo"]) == 0, capsys.readouterr().err
+    assert (
+        main(["convert", str(book), "-o", str(out), "--engine", "kokoro", "--voice", "jm_kumo"])
+        == 0
+    ), capsys.readouterr().err
     assert out.stat().st_size > 0
     with JobStore.open_default() as store:
         (job,) = store.queue.list_jobs()
@@ -179,28 +203,38 @@ def test_a_book_converted_with_kokoro_has_exact_chunks_and_word_starts(
 
 
 def test_without_the_hub_voices_all_lists_kokoro_from_the_shipped_index(
-        hub: HubServer, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    hub: HubServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from audiopub.tts import hub as hub_module
 
     hub.stop()  # offline, nothing installed: the list is still whole
     listed: list[str] = []
     real = hub_module.repo_files
-    monkeypatch.setattr(hub_module, "repo_files",
-                        lambda repo, *a, **k: (listed.append(repo), real(repo, *a, **k))[1])
+    monkeypatch.setattr(
+        hub_module,
+        "repo_files",
+        lambda repo, *a, **k: (listed.append(repo), real(repo, *a, **k))[1],
+    )
     assert main(["voices", "--all"]) == 0
     captured = capsys.readouterr()
     assert "Kokoro voices (54, from the voice index shipped with Audiopub" in captured.out
-    lines = {line.split()[0]: line.split()[1:] for line in captured.out.splitlines()
-             if line.strip().startswith(("ff_", "af_heart", "jm_"))}
-    assert lines == {"ff_siwis": ["fr-FR", "female"], "af_heart": ["en-US", "female"],
-                     "jm_kumo": ["ja", "male"]}
+    lines = {
+        line.split()[0]: line.split()[1:]
+        for line in captured.out.splitlines()
+        if line.strip().startswith(("ff_", "af_heart", "jm_"))
+    }
+    assert lines == {
+        "ff_siwis": ["fr-FR", "female"],
+        "af_heart": ["en-US", "female"],
+        "jm_kumo": ["ja", "male"],
+    }
     assert len(captured.err.splitlines()) == 1  # Piper's note that the Hub did not answer
     assert REPO not in listed  # a Hub that did not answer is not waited for twice
 
 
 def test_a_mirror_without_piper_voices_still_lists_its_kokoro_voices(
-        hub: HubServer, capsys: pytest.CaptureFixture[str]) -> None:
+    hub: HubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     # The Hub here has Kokoro's repository and not rhasspy/piper-voices.
     assert main(["voices", "--all", "--language", "ja"]) == 0
     captured = capsys.readouterr()
@@ -223,11 +257,13 @@ def test_the_shipped_kokoro_index_has_the_repositorys_voices(hub: HubServer) -> 
     for name, (language, gender) in shipped.items():
         assert (language, gender) == (LANGUAGES[name[0]][0], GENDERS[name[1]]), name
     assert {language for language, _ in shipped.values()} == {
-        tag for tag, _ in LANGUAGES.values()}  # all nine of Kokoro's languages
+        tag for tag, _ in LANGUAGES.values()
+    }  # all nine of Kokoro's languages
 
 
 def test_kokoro_dir_names_where_the_download_goes(
-        hub: HubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub: HubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     elsewhere = tmp_path / "other-disk" / "kokoro"
     monkeypatch.setenv("AUDIOPUB_KOKORO_DIR", str(elsewhere))
     install_kokoro(variant="int8")

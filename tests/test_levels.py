@@ -29,9 +29,11 @@ from audiopub.tts.registry import get_engine
 
 pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
 
-SENTENCES = ["It was a dark and stormy night; the rain fell in torrents.",
-             "Except at occasional intervals, when it was checked by a violent gust of wind.",
-             "It swept up the streets, rattling along the housetops."]
+SENTENCES = [
+    "It was a dark and stormy night; the rain fell in torrents.",
+    "Except at occasional intervals, when it was checked by a violent gust of wind.",
+    "It swept up the streets, rattling along the housetops.",
+]
 
 
 def _finished_job(folder: Path) -> tuple[JobStore, str]:
@@ -45,15 +47,17 @@ def _finished_job(folder: Path) -> tuple[JobStore, str]:
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory,
-             shared_models_dir: Path) -> tuple[JobStore, str]:
+def finished(
+    tmp_path_factory: pytest.TempPathFactory, shared_models_dir: Path
+) -> tuple[JobStore, str]:
     with pytest.MonkeyPatch.context() as patch:  # the engine of `embedded_voice_loaded_once`
         patch.setenv("AUDIOPUB_MODELS_DIR", str(shared_models_dir))
         return _finished_job(tmp_path_factory.mktemp("job"))
 
 
 def test_every_chapter_and_the_book_land_in_the_audiobook_range(
-        finished: tuple[JobStore, str]) -> None:
+    finished: tuple[JobStore, str],
+) -> None:
     store, job_id = finished
     for chapter in store.ledger.chapters(job_id):
         before = Levels.from_dict(chapter.levels["before"])
@@ -75,19 +79,22 @@ def test_levelling_moves_no_sample(finished: tuple[JobStore, str], tmp_path: Pat
     chunks = store.ledger.chapter_chunks(job_id, 0)
     folder = store.job_dir(job_id)
     plain, levelled = tmp_path / "plain.wav", tmp_path / "levelled.wav"
-    stitched = stitch_chapter([(folder / str(c.audio_path), c.ends_paragraph) for c in chunks],
-                              22050, plain)
+    stitched = stitch_chapter(
+        [(folder / str(c.audio_path), c.ends_paragraph) for c in chunks], 22050, plain
+    )
     shutil.copyfile(plain, levelled)
     assert master_chapter(levelled, measure_levels(levelled))
     a, _ = sf.read(str(levelled), dtype="float32")
     b, _ = sf.read(str(plain), dtype="float32")
     assert len(a) == len(b) == stitched.frames
-    assert not np.any(a[:stitched.clips[0][0]])  # the room tone at the head stays silence
+    assert not np.any(a[: stitched.clips[0][0]])  # the room tone at the head stays silence
     for start, length in stitched.clips:  # the limiter reshapes a few peaks, nothing moves
-        same = np.corrcoef(a[start:start + length], b[start:start + length])[0, 1]
-        shifted = np.corrcoef(a[start + 110:start + length], b[start:start + length - 110])[0, 1]
+        same = np.corrcoef(a[start : start + length], b[start : start + length])[0, 1]
+        shifted = np.corrcoef(a[start + 110 : start + length], b[start : start + length - 110])[
+            0, 1
+        ]
         assert same > 0.97 and shifted < same - 0.1  # 5 ms late would be another signal
-    assert np.sqrt(np.mean(a ** 2)) > 1.5 * np.sqrt(np.mean(b ** 2))  # and louder
+    assert np.sqrt(np.mean(a**2)) > 1.5 * np.sqrt(np.mean(b**2))  # and louder
 
 
 def test_the_details_show_each_chapters_levels(finished: tuple[JobStore, str]) -> None:
@@ -103,9 +110,11 @@ def test_out_of_range_levels_are_named() -> None:
     quiet = Levels(-26.0, -5.0, -25.8, -5.2, None)
     assert quiet.problems() == ["RMS -25.8 dB (should be -23 to -18)"]
     hot = Levels(-16.0, -0.5, -17.0, -1.0, -50.0)
-    assert hot.problems() == ["RMS -17.0 dB (should be -23 to -18)",
-                              "peak -1.0 dB (should be at most -3)",
-                              "noise floor -50.0 dB (should be at most -60)"]
+    assert hot.problems() == [
+        "RMS -17.0 dB (should be -23 to -18)",
+        "peak -1.0 dB (should be at most -3)",
+        "noise floor -50.0 dB (should be at most -60)",
+    ]
     assert Levels.from_dict(hot.to_dict()) == hot
     assert quiet.describe() == "-26.0 LUFS, RMS -25.8 dB, peak -5.2 dB, noise floor -inf"
 
@@ -131,8 +140,9 @@ def test_a_chapter_that_is_mostly_pause_still_reaches_the_rms_window(tmp_path: P
     loudness asks for."""
     from audiopub.tts.engine import SynthesisOptions
 
-    (spoken,) = get_engine("piper").synthesize(["Poetry, by Edgar Allan Poe."],
-                                               "en_US-joe-medium", SynthesisOptions(seed=1))
+    (spoken,) = get_engine("piper").synthesize(
+        ["Poetry, by Edgar Allan Poe."], "en_US-joe-medium", SynthesisOptions(seed=1)
+    )
     wav = tmp_path / "title.wav"
     audio = np.concatenate([spoken.audio, np.zeros(3 * spoken.sample_rate, np.float32)])
     sf.write(str(wav), audio, spoken.sample_rate, subtype="PCM_16")

@@ -34,14 +34,18 @@ def test_a_file_loads_into_rows_and_saves_back_unchanged(tmp_path: Path) -> None
         ("St. Ives", "Saint Eyes", True, False),
         ("colou?r", "color", False, True),
     ]
-    assert lexicon.rows[0].notes == ["# Names in the Harbour books",
-                                     "# (checked with the author)", ""]
+    assert lexicon.rows[0].notes == [
+        "# Names in the Harbour books",
+        "# (checked with the author)",
+        "",
+    ]
     assert lexicon.rows[2].notes == ["# the town, not the saint"]
     assert lexicon.notes_at_end == ["", "# more to come"]
     entries = save(path, lexicon)
     assert path.read_text("utf-8") == HAND_WRITTEN
     assert [(e.written, e.say, e.phonemes) for e in entries] == [
-        (e.written, e.say, e.phonemes) for e in read(path)]
+        (e.written, e.say, e.phonemes) for e in read(path)
+    ]
 
 
 def test_edits_keep_every_comment_where_it_belongs(tmp_path: Path) -> None:
@@ -52,7 +56,9 @@ def test_edits_keep_every_comment_where_it_belongs(tmp_path: Path) -> None:
     lexicon.delete(0)  # the heading moves down to the next Hermione line
     lexicon.add("Quillfeather", "KWILL-feh-ther")
     save(path, lexicon)
-    assert path.read_text("utf-8") == """\
+    assert (
+        path.read_text("utf-8")
+        == """\
 # Names in the Harbour books
 # (checked with the author)
 
@@ -64,6 +70,7 @@ Quillfeather\tKWILL-feh-ther
 
 # more to come
 """
+    )
     assert [e.written for e in read(path)] == ["Hermione", "St. Ives", "colou?r", "Quillfeather"]
 
 
@@ -79,7 +86,9 @@ def test_empty_rows_are_dropped_and_numbering_follows_the_editor(tmp_path: Path)
     lexicon = LexiconFile([Row("Ron", "Ronn"), Row("  ", ""), Row("NASA", "nasa", case=True)])
     entries = lexicon.entries("book.tsv")
     assert [(e.written, e.source, e.case) for e in entries] == [
-        ("Ron", "book.tsv:row 1", False), ("NASA", "book.tsv:row 3", True)]
+        ("Ron", "book.tsv:row 1", False),
+        ("NASA", "book.tsv:row 3", True),
+    ]
     assert lexicon.text() == "Ron\tRonn\nNASA\tnasa\tcase\n"
     assert [e.written for e in parse(lexicon.text(), "book.tsv")] == ["Ron", "NASA"]
 
@@ -98,17 +107,24 @@ def test_an_option_the_editor_cannot_show_is_refused_on_load(tmp_path: Path) -> 
         load(path)
 
 
-@pytest.mark.parametrize(("row", "message"), [
-    (Row("Ron\tald", "Ronn"), r"row 2: the written form 'Ron\\tald' contains a tab"),
-    (Row("Ron", "Ronn\nnext"), r"row 2: the how to say it 'Ronn\\nnext' contains a tab or a line"),
-    (Row("Ron", "Ronn\u2028"), r"row 2: the how to say it .* contains a tab or a line break"),
-    (Row("#tag", "hashtag"), r"row 2: a written form cannot start with '#'"),
-    (Row("", "Ronn"), r"row 2: the written form is empty \(how to say it: 'Ronn'\)"),
-    (Row("Ron", " "), r"row 2: say how 'Ron' is said"),
-    (Row("colo(u", "color", regex=True), r"row 2: 'colo\(u' is not a regular expression"),
-])
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (Row("Ron\tald", "Ronn"), r"row 2: the written form 'Ron\\tald' contains a tab"),
+        (
+            Row("Ron", "Ronn\nnext"),
+            r"row 2: the how to say it 'Ronn\\nnext' contains a tab or a line",
+        ),
+        (Row("Ron", "Ronn\u2028"), r"row 2: the how to say it .* contains a tab or a line break"),
+        (Row("#tag", "hashtag"), r"row 2: a written form cannot start with '#'"),
+        (Row("", "Ronn"), r"row 2: the written form is empty \(how to say it: 'Ronn'\)"),
+        (Row("Ron", " "), r"row 2: say how 'Ron' is said"),
+        (Row("colo(u", "color", regex=True), r"row 2: 'colo\(u' is not a regular expression"),
+    ],
+)
 def test_a_bad_row_is_refused_naming_file_and_row_and_nothing_is_written(
-        tmp_path: Path, row: Row, message: str) -> None:
+    tmp_path: Path, row: Row, message: str
+) -> None:
     path = tmp_path / "lexicon.tsv"
     path.write_text("# mine\nHermione\ther-MY-oh-nee\n", "utf-8")
     lexicon = load(path)

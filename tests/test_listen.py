@@ -29,8 +29,10 @@ def faster_whisper_features() -> ModuleType:
     PyAV and the rest; scripts/test.sh installs it without dependencies)."""
     spec = importlib.util.find_spec("faster_whisper")
     if spec is None or not spec.submodule_search_locations:
-        pytest.fail("faster-whisper is the oracle of the log-mel input: "
-                    "pip install --no-deps faster-whisper==1.2.1")
+        pytest.fail(
+            "faster-whisper is the oracle of the log-mel input: "
+            "pip install --no-deps faster-whisper==1.2.1"
+        )
     path = Path(next(iter(spec.submodule_search_locations))) / "feature_extractor.py"
     module_spec = importlib.util.spec_from_file_location("fw_feature_extractor", path)
     assert module_spec is not None and module_spec.loader is not None
@@ -43,8 +45,10 @@ def faster_whisper_features() -> ModuleType:
 def test_log_mel_agrees_with_faster_whisper(n_mels: int) -> None:
     rng = np.random.default_rng(7)
     seconds = np.arange(16_000 * 7) / 16_000
-    audio = (0.3 * np.sin(2 * np.pi * 440 * seconds) * np.exp(-seconds)
-             + 0.05 * rng.standard_normal(seconds.size)).astype(np.float32)
+    audio = (
+        0.3 * np.sin(2 * np.pi * 440 * seconds) * np.exp(-seconds)
+        + 0.05 * rng.standard_normal(seconds.size)
+    ).astype(np.float32)
     extractor = faster_whisper_features().FeatureExtractor(feature_size=n_mels)
     # Whisper's window: the clip padded with silence to 30 s, then transformed.
     expected = extractor(np.pad(audio, (0, 480_000 - audio.size)), padding=0)
@@ -57,14 +61,15 @@ def test_resampling_to_16k_keeps_a_tone() -> None:
     tone = np.sin(2 * np.pi * hz * np.arange(rate) / rate).astype(np.float32)
     resampled = to_16k(tone, rate)
     assert resampled.size == 16_000
-    np.testing.assert_allclose(resampled, np.sin(2 * np.pi * hz * np.arange(16_000) / 16_000),
-                               atol=1e-3)
+    np.testing.assert_allclose(
+        resampled, np.sin(2 * np.pi * hz * np.arange(16_000) / 16_000), atol=1e-3
+    )
 
 
 def test_a_long_clip_is_cut_in_its_quiet_moments_into_windows_of_30_s() -> None:
     rng = np.random.default_rng(1)
     audio = (0.2 * rng.standard_normal(16_000 * 70)).astype(np.float32)
-    audio[16_000 * 27:16_000 * 27 + 800] = 0.0  # a pause 27 s in: the first cut
+    audio[16_000 * 27 : 16_000 * 27 + 800] = 0.0  # a pause 27 s in: the first cut
     windows = split_windows(audio)
     assert [w.size <= 480_000 for w in windows] == [True, True, True]
     assert 16_000 * 27 < windows[0].size < 16_000 * 27 + 800
@@ -73,17 +78,21 @@ def test_a_long_clip_is_cut_in_its_quiet_moments_into_windows_of_30_s() -> None:
 
 
 def test_judge_says_numbers_as_words_on_both_sides() -> None:
-    verdict = judge("In 1886 it cost 2 shillings, on the 21st of May.",
-                    "In eighteen eighty-six it cost two shillings on the twenty-first of may",
-                    "en-US")
+    verdict = judge(
+        "In 1886 it cost 2 shillings, on the 21st of May.",
+        "In eighteen eighty-six it cost two shillings on the twenty-first of may",
+        "en-US",
+    )
     assert (verdict.flagged, verdict.wer, verdict.missing_run) == (False, 0.0, 0)
     assert judge("Il avait 21 ans.", "Il avait vingt et un ans.", "fr").wer == 0.0
     assert judge("Don't go — it's late!", "dont go, its LATE", "en").wer == 0.0
 
 
 def test_judge_counts_the_longest_run_of_words_not_heard() -> None:
-    said = ("The rain had stopped by the time the train reached the coast, and she counted "
-            "the lighthouses one by one as they passed.")
+    said = (
+        "The rain had stopped by the time the train reached the coast, and she counted "
+        "the lighthouses one by one as they passed."
+    )
     heard = "The rain had stopped by the time the train reached the coast as they passed."
     verdict = judge(said, heard, "en")
     assert verdict.missing_run == 8  # "and she counted the lighthouses one by one"
@@ -164,16 +173,24 @@ def test_what_another_cpu_heard_is_within_the_tolerance() -> None:
     heard = judge(SENTENCES[5], "somewhere radio was playing an old dance tune.", "en-US")
     assert heard.wer == pytest.approx(1 / 9) and not heard.flagged
     assert heard.wer <= MAX_SENTENCE_WER
-    assert judge(" ".join(SENTENCES), " ".join([*SENTENCES[:5], "somewhere radio was playing "
-                                                "an old dance tune."]), "en-US").wer <= MAX_WER
+    assert (
+        judge(
+            " ".join(SENTENCES),
+            " ".join([*SENTENCES[:5], "somewhere radio was playing an old dance tune."]),
+            "en-US",
+        ).wer
+        <= MAX_WER
+    )
 
 
 def test_the_listener_hears_joe_and_batches_hear_what_single_clips_do(
-        listener: Listener, joe_speech: list[Clip]) -> None:
+    listener: Listener, joe_speech: list[Clip]
+) -> None:
     assert (listener.size, listener.device) == ("base", "cpu")
     heard = listener.hear(joe_speech)
-    verdicts = [judge(sentence, text, "en-US") for sentence, text in zip(SENTENCES, heard,
-                                                                        strict=True)]
+    verdicts = [
+        judge(sentence, text, "en-US") for sentence, text in zip(SENTENCES, heard, strict=True)
+    ]
     for sentence, text, verdict in zip(SENTENCES, heard, verdicts):
         assert verdict.wer <= MAX_SENTENCE_WER and not verdict.flagged, (sentence, text)
     words = [len(normalise(sentence, "en-US")) for sentence in SENTENCES]
@@ -186,8 +203,9 @@ def test_the_listener_hears_joe_and_batches_hear_what_single_clips_do(
         assert apart <= MAX_BATCH_EDITS, (together, alone)
 
 
-def test_a_clip_over_30_seconds_is_heard_to_its_end(listener: Listener,
-                                                    joe_speech: list[Clip]) -> None:
+def test_a_clip_over_30_seconds_is_heard_to_its_end(
+    listener: Listener, joe_speech: list[Clip]
+) -> None:
     rate = joe_speech[0].sample_rate
     pause = np.zeros(rate // 3, dtype=np.float32)
     order = [*range(len(SENTENCES)), 0, 1, 2, 3, 4]
@@ -200,12 +218,13 @@ def test_a_clip_over_30_seconds_is_heard_to_its_end(listener: Listener,
     assert verdict.wer <= MAX_WER and verdict.missing_run <= 2, heard
     # Heard to its end: the last words heard are the last sentence's.
     last = normalise(SENTENCES[4], "en")
-    ending, _ = align(last, normalise(heard, "en")[-len(last):])
+    ending, _ = align(last, normalise(heard, "en")[-len(last) :])
     assert ending <= MAX_BATCH_EDITS, heard
 
 
-def test_a_chunk_whose_audio_lost_its_words_is_flagged(listener: Listener,
-                                                       joe_speech: list[Clip]) -> None:
+def test_a_chunk_whose_audio_lost_its_words_is_flagged(
+    listener: Listener, joe_speech: list[Clip]
+) -> None:
     rate = joe_speech[0].sample_rate
     silence = Clip(np.zeros(rate * 3, dtype=np.float32), rate, "en")
     other = joe_speech[1]  # the audio of another sentence
@@ -224,8 +243,9 @@ def test_tones_are_flagged(listener: Listener, tmp_path: Path) -> None:
         assert judge(sentence, text, "en").flagged, text
 
 
-def test_without_the_listen_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch,
-                                                     whisper_base: Path) -> None:
+def test_without_the_listen_extra_the_error_names_it(
+    monkeypatch: pytest.MonkeyPatch, whisper_base: Path
+) -> None:
     monkeypatch.setitem(sys.modules, "ctranslate2", None)  # import fails as if not installed
     with pytest.raises(ListeningUnavailable, match=r"pip install 'audiopub\[listen\]'"):
         Listener.load("base", models_dir=whisper_base)

@@ -66,35 +66,57 @@ def plan(store: JobStore, tmp_path: Path) -> tuple[str, list[ChunkRow], dict[int
     epub = tmp_path / "b.epub"
     epub.write_bytes(b"PK")
     book = Book("T", ("A",), "en", (Chapter(0, "One", ("x",)), Chapter(1, "Two", ("x",))))
-    job = store.queue.create_job(epub, tmp_path / "b.m4b",
-                                 JobSettings(voice="v", proof_listen=True), book=book)
-    texts = [["The first line is here.", "A second line follows it.", "Then a third."],
-             ["Chapter two opens.", "It goes on a while.", "And it ends."]]
-    store.ledger.write_plan(job.id, [
-        (f"C{c}", [Chunk(c, i, text, False) for i, text in enumerate(t)])
-        for c, t in enumerate(texts)])
+    job = store.queue.create_job(
+        epub, tmp_path / "b.m4b", JobSettings(voice="v", proof_listen=True), book=book
+    )
+    texts = [
+        ["The first line is here.", "A second line follows it.", "Then a third."],
+        ["Chapter two opens.", "It goes on a while.", "And it ends."],
+    ]
+    store.ledger.write_plan(
+        job.id,
+        [
+            (f"C{c}", [Chunk(c, i, text, False) for i, text in enumerate(t)])
+            for c, t in enumerate(texts)
+        ],
+    )
     says = {}
     for n, chunk in enumerate(store.ledger.all_chunks(job.id)):
         frames = RATE + 100 * n
-        write_chunk(chunk_path(store.job_dir(job.id), chunk.cache_key),
-                    np.zeros(frames, np.float32), RATE)
-        store.ledger.mark_chunk_done(job.id, chunk.cache_key,
-                                     audio_path=chunk_relpath(chunk.cache_key), frames=frames,
-                                     sample_rate=RATE, synth_s=0.1, provider="CPU")
+        write_chunk(
+            chunk_path(store.job_dir(job.id), chunk.cache_key), np.zeros(frames, np.float32), RATE
+        )
+        store.ledger.mark_chunk_done(
+            job.id,
+            chunk.cache_key,
+            audio_path=chunk_relpath(chunk.cache_key),
+            frames=frames,
+            sample_rate=RATE,
+            synth_s=0.1,
+            provider="CPU",
+        )
         says[frames] = "" if n == 2 else chunk.spoken
     return job.id, store.ledger.all_chunks(job.id), says
 
 
-def stage(store: JobStore, job_id: str, ears: StandInEars,
-          log: list[str] | None = None) -> ProofListening:
-    listening = ProofListening(store, job_id, store.job_dir(job_id), "en", ears,
-                               notify=(log if log is not None else []).append)
+def stage(
+    store: JobStore, job_id: str, ears: StandInEars, log: list[str] | None = None
+) -> ProofListening:
+    listening = ProofListening(
+        store,
+        job_id,
+        store.job_dir(job_id),
+        "en",
+        ears,
+        notify=(log if log is not None else []).append,
+    )
     listening.start()
     return listening
 
 
 def test_chunks_are_heard_in_batches_and_a_chapter_waits_for_its_own(
-        store: JobStore, tmp_path: Path) -> None:
+    store: JobStore, tmp_path: Path
+) -> None:
     job_id, chunks, says = plan(store, tmp_path)
     ears = StandInEars(says)
     ears.release.clear()  # the first batch is held until all six are queued
@@ -111,8 +133,7 @@ def test_chunks_are_heard_in_batches_and_a_chapter_waits_for_its_own(
         listening.close()
     assert sum(ears.batches) == 6 and len(ears.batches) < 6  # some heard together
     heard = store.hearings.by_key(job_id)
-    assert [heard[c.cache_key].flagged for c in chunks] == [False, False, True,
-                                                            False, False, False]
+    assert [heard[c.cache_key].flagged for c in chunks] == [False, False, True, False, False, False]
     assert heard[chunks[2].cache_key].reason  # says why, in words
     assert store.hearings.unheard_chunks(job_id, 0) == []
     assert store.hearings.unheard_chunks(job_id, 1) == []
@@ -139,7 +160,8 @@ def test_a_resumed_run_hears_only_what_was_not_heard(store: JobStore, tmp_path: 
 
 
 def test_a_pause_stops_the_wait_and_unheard_chunks_wait_for_the_next_run(
-        store: JobStore, tmp_path: Path) -> None:
+    store: JobStore, tmp_path: Path
+) -> None:
     job_id, chunks, says = plan(store, tmp_path)
     ears = StandInEars(says)
     ears.release.clear()  # the listener is busy with its first batch
@@ -163,7 +185,8 @@ def test_a_pause_stops_the_wait_and_unheard_chunks_wait_for_the_next_run(
 
 
 def test_listening_that_breaks_says_so_and_stops_without_failing_the_run(
-        store: JobStore, tmp_path: Path) -> None:
+    store: JobStore, tmp_path: Path
+) -> None:
     job_id, chunks, says = plan(store, tmp_path)
     log: list[str] = []
     listening = stage(store, job_id, StandInEars(says, broken=True), log)
@@ -173,16 +196,19 @@ def test_listening_that_breaks_says_so_and_stops_without_failing_the_run(
     listening.finish_chapter(1, lambda: None)
     listening.close()
     assert not listening.working
-    assert log == ["Proof-listening stopped (RuntimeError('model file damaged')); the rest "
-                   "of the book is made without it"]
+    assert log == [
+        "Proof-listening stopped (RuntimeError('model file damaged')); the rest "
+        "of the book is made without it"
+    ]
     assert store.hearings.by_key(job_id) == {}
 
 
 # --- when a job listens, and a job whose listening breaks --------------------------------------
 
 
-def test_the_decision_is_made_at_submission_and_kept(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_decision_is_made_at_submission_and_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "no-models"))
     # The CPU: off unless asked for; asked for without a model: what to install, at once.
     assert listening_decision(JobSettings()) is False
@@ -190,8 +216,9 @@ def test_the_decision_is_made_at_submission_and_kept(tmp_path: Path,
         listening_decision(JobSettings(proof_listen=True))
     # A resumed job keeps its decision unless the person says otherwise.
     assert listening_decision(JobSettings(), JobSettings(proof_listen=True)) is True
-    assert listening_decision(JobSettings(proof_listen=False),
-                              JobSettings(proof_listen=True)) is False
+    assert (
+        listening_decision(JobSettings(proof_listen=False), JobSettings(proof_listen=True)) is False
+    )
     # A GPU job: on where a GPU is there and a listening model is installed.
     one_gpu = GpuStatus(True, gpus=(GpuInfo(0, "Test GPU", "550.54", "12.4", "8.6", 8192.0),))
     monkeypatch.setattr(submission, "query_gpu_info", lambda: one_gpu)
@@ -214,8 +241,11 @@ def test_a_job_stored_before_proof_listening_never_listened_and_resumes_so() -> 
 
 
 def test_convert_asked_to_listen_without_a_model_says_so_before_any_speech(
-        tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path,
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "no-models"))
     epub = build_epub(tmp_path / "b.epub", [("One", ["A line to say."])])
     assert main(["convert", "--proof-listen", str(epub), "-o", str(tmp_path / "b.m4b")]) == 1
@@ -226,20 +256,30 @@ def test_convert_asked_to_listen_without_a_model_says_so_before_any_speech(
         assert store.queue.list_jobs() == []  # no job, nothing spoken
 
 
-def test_a_job_whose_listening_breaks_is_still_made(tmp_path: Path, data_dir: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_job_whose_listening_breaks_is_still_made(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(pipeline, "load_ears", lambda use_gpu: StandInEars({}, broken=True))
     engine = get_engine("piper")
     epub = build_epub(tmp_path / "b.epub", [("One", ["A line to say."]), ("Two", ["Another."])])
     log: list[str] = []
     with JobStore.open_default() as store:
-        job = submit_job(store, epub, read_epub(epub), tmp_path / "b.m4b",
-                         JobSettings(proof_listen=False), engine)
-        store.queue.update_settings(job.id, JobSettings.from_dict(
-            {**job.settings.to_dict(), "proof_listen": True}))  # as decided on a GPU machine
+        job = submit_job(
+            store,
+            epub,
+            read_epub(epub),
+            tmp_path / "b.m4b",
+            JobSettings(proof_listen=False),
+            engine,
+        )
+        store.queue.update_settings(
+            job.id, JobSettings.from_dict({**job.settings.to_dict(), "proof_listen": True})
+        )  # as decided on a GPU machine
         store.queue.set_state(job.id, JobState.RUNNING)
         state = execute_job(store, job.id, lambda event: log.append(event.message), engine)
         assert state is JobState.DONE, store.queue.get_job(job.id).error
         assert store.hearings.by_key(job.id) == {}
-    assert any(line.startswith("Proof-listening stopped (RuntimeError('model file damaged'))")
-               for line in log), log
+    assert any(
+        line.startswith("Proof-listening stopped (RuntimeError('model file damaged'))")
+        for line in log
+    ), log

@@ -28,8 +28,11 @@ def no_models_dir(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_voices_finds_the_data_directorys_models_wherever_it_starts(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     add_voice_with_rate(data_dir / "models" / "piper", "en_US-dropped-low", 16_000)
     build_tiny_model(data_dir / "models" / "supertonic-3")
     for start in (tmp_path / "one", tmp_path / "two" / "deeper"):
@@ -45,7 +48,8 @@ def test_voices_finds_the_data_directorys_models_wherever_it_starts(
 
 
 def test_the_models_directory_moves_with_its_variable(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     elsewhere = tmp_path / "big-disk" / "models"
     add_voice_with_rate(elsewhere / "piper", "en_US-moved-low", 16_000)
     add_voice_with_rate(tmp_path / "models" / "piper", "en_US-cwd-low", 16_000)
@@ -57,8 +61,11 @@ def test_the_models_directory_moves_with_its_variable(
 
 
 def test_the_old_models_folder_is_still_read_with_a_note_on_moving_it(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture) -> None:
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     old = tmp_path / "models"
     add_voice_with_rate(old / "piper", "en_US-old-low", 16_000)
     add_voice_with_rate(old / "piper", "en_US-both-low", 16_000)
@@ -80,7 +87,8 @@ def test_the_old_models_folder_is_still_read_with_a_note_on_moving_it(
 
 
 def test_a_checkouts_own_models_readme_is_not_an_old_models_folder(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "README.md").write_text("Model files\n")
     monkeypatch.chdir(tmp_path)

@@ -303,8 +303,7 @@ def test_cancelling_from_progress_stops_and_cleans_up(
     assert leftovers(scratch_dir()) == []  # ffmpeg's working files too
 
 
-def test_a_crashed_attempts_temp_file_is_replaced(tmp_path: Path, chapter_wavs: list[Path]
-                                                  ) -> None:
+def test_a_crashed_attempts_temp_file_is_replaced(tmp_path: Path, chapter_wavs: list[Path]) -> None:
     out = tmp_path / "out" / "b.m4b"
     out.parent.mkdir()
     (out.parent / f"b.m4b{TEMP_MARK}999-abcd").write_bytes(b"half a book")  # a killed run's
@@ -339,24 +338,62 @@ def test_damaged_cover_is_left_out_with_a_warning(
 def embedded_cover(m4b: Path, folder: Path) -> bytes:
     """The picture attached to an .m4b, as ffmpeg copies it out."""
     out = folder / "embedded.img"
-    subprocess.run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-nostdin", "-y",
-                    "-i", str(m4b), "-map", "0:v", "-c", "copy", "-f", "image2", str(out)],
-                   check=True)
+    subprocess.run(
+        [
+            ffmpeg_exe(),
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-nostdin",
+            "-y",
+            "-i",
+            str(m4b),
+            "-map",
+            "0:v",
+            "-c",
+            "copy",
+            "-f",
+            "image2",
+            str(out),
+        ],
+        check=True,
+    )
     return out.read_bytes()
 
 
-@pytest.mark.parametrize(("size", "codec", "embedded"), [
-    ("3000x200", [], (2400, 160)), ("1000x5000", ["-c:v", "png"], (480, 2400)),
-    ("800x600", [], (800, 600))])
-def test_a_large_cover_is_scaled_down_to_fit(tmp_path: Path, chapter_wavs: list[Path],
-                                             size: str, codec: list[str],
-                                             embedded: tuple[int, int]) -> None:
+@pytest.mark.parametrize(
+    ("size", "codec", "embedded"),
+    [
+        ("3000x200", [], (2400, 160)),
+        ("1000x5000", ["-c:v", "png"], (480, 2400)),
+        ("800x600", [], (800, 600)),
+    ],
+)
+def test_a_large_cover_is_scaled_down_to_fit(
+    tmp_path: Path, chapter_wavs: list[Path], size: str, codec: list[str], embedded: tuple[int, int]
+) -> None:
     """A picture wider or taller than EMBEDDED_SIDE goes into the book scaled down, in the
     same format; a smaller one goes in byte for byte."""
     path = tmp_path / ("c.png" if codec else "c.jpg")
-    subprocess.run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f",
-                    "lavfi", "-i", f"testsrc=s={size}", "-frames:v", "1", *codec, str(path)],
-                   check=True)
+    subprocess.run(
+        [
+            ffmpeg_exe(),
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-nostdin",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            f"testsrc=s={size}",
+            "-frames:v",
+            "1",
+            *codec,
+            str(path),
+        ],
+        check=True,
+    )
     cover = Cover(path.read_bytes(), "image/png" if codec else "image/jpeg")
     out = tmp_path / "b.m4b"
     mux_m4b(chapter_wavs, chapter_marks(TITLES, chapter_wavs), TAGS, cover, out)
@@ -371,14 +408,21 @@ def test_a_cover_of_too_many_pixels_is_left_out_as_too_large(
     tmp_path: Path, chapter_wavs: list[Path], caplog: pytest.LogCaptureFixture
 ) -> None:
     ihdr = b"IHDR" + struct.pack(">IIBBBBB", 20_000, 20_000, 8, 2, 0, 0, 0)
-    data = (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + ihdr
-            + struct.pack(">I", zlib.crc32(ihdr)) + b"\x00" * 64)
+    data = (
+        b"\x89PNG\r\n\x1a\n"
+        + struct.pack(">I", 13)
+        + ihdr
+        + struct.pack(">I", zlib.crc32(ihdr))
+        + b"\x00" * 64
+    )
     out = tmp_path / "b.m4b"
     with caplog.at_level(logging.WARNING):
-        mux_m4b(chapter_wavs, chapter_marks(TITLES, chapter_wavs), TAGS,
-                Cover(data, "image/png"), out)
-    assert ("The cover is 20,000×20,000 pixels, too large to use; the audiobook will have no "
-            "cover.") in caplog.messages
+        mux_m4b(
+            chapter_wavs, chapter_marks(TITLES, chapter_wavs), TAGS, Cover(data, "image/png"), out
+        )
+    assert (
+        "The cover is 20,000×20,000 pixels, too large to use; the audiobook will have no cover."
+    ) in caplog.messages
     assert not probe(out).has_cover
 
 

@@ -25,29 +25,35 @@ def _words(book: Book, **options: object) -> list[str]:
 
 
 def test_a_rare_name_mid_sentence_is_found_with_its_count_and_first_sentence() -> None:
-    book = _book("The boy ran to Bagheera at dawn. He stayed.",
-                 "Then Bagheera's eyes shone, and Bagheera spoke.")
-    assert likely_names(book) == [
-        NameCandidate("Bagheera", 3, "The boy ran to Bagheera at dawn.")]
+    book = _book(
+        "The boy ran to Bagheera at dawn. He stayed.",
+        "Then Bagheera's eyes shone, and Bagheera spoke.",
+    )
+    assert likely_names(book) == [NameCandidate("Bagheera", 3, "The boy ran to Bagheera at dawn.")]
 
 
 def test_sentence_initial_and_quotation_initial_ordinary_words_are_not_names() -> None:
-    book = _book("Yesterday the wolves came. Meanwhile nothing stirred.",
-                 'He said, "Nevertheless we stay." She sighed: Perhaps it was so.')
+    book = _book(
+        "Yesterday the wolves came. Meanwhile nothing stirred.",
+        'He said, "Nevertheless we stay." She sighed: Perhaps it was so.',
+    )
     assert likely_names(book) == []
 
 
 def test_pronoun_roman_numerals_capitals_and_headings_are_not_names() -> None:
-    book = _book("Then I went; I'm sure I did, in Book XIV and part iv, iv and iv.",
-                 "We read CHAPTER headings and the R2D2 manual and saw a K there.",
-                 title="The Strange Adventure of Tumblewick Hall")
+    book = _book(
+        "Then I went; I'm sure I did, in Book XIV and part iv, iv and iv.",
+        "We read CHAPTER headings and the R2D2 manual and saw a K there.",
+        title="The Strange Adventure of Tumblewick Hall",
+    )
     assert likely_names(book) == []
 
 
 def test_ordinary_words_capitalised_in_titles_are_not_names() -> None:
     # "Quagmire" is rare, but written lower-case mid-sentence as often as capitalised.
-    book = _book("He fell into the Quagmire Song book.",
-                 "The quagmire was deep, and the quagmire was cold.")
+    book = _book(
+        "He fell into the Quagmire Song book.", "The quagmire was deep, and the quagmire was cold."
+    )
     assert likely_names(book) == []
 
 
@@ -63,15 +69,19 @@ def test_rare_lower_case_words_count_only_when_repeated() -> None:
 
 
 def test_ranked_by_frequency_and_limited() -> None:
-    book = _book("They met Akela once.", "They met Tabaqui, and Tabaqui met Mowgli.",
-                 "Then Mowgli, Mowgli and Mowgli ran.")
+    book = _book(
+        "They met Akela once.",
+        "They met Tabaqui, and Tabaqui met Mowgli.",
+        "Then Mowgli, Mowgli and Mowgli ran.",
+    )
     assert _words(book) == ["Mowgli", "Tabaqui", "Akela"]
     assert _words(book, limit=2) == ["Mowgli", "Tabaqui"]
 
 
 def test_without_a_word_list_only_the_book_decides() -> None:
-    book = _book("They went to London with Mowgli.", "In London the london fog was thick.",
-                 language=None)
+    book = _book(
+        "They went to London with Mowgli.", "In London the london fog was thick.", language=None
+    )
     assert _words(book) == ["Mowgli"]
     # a language wordfreq has no list for is treated the same, not as a neighbour
     assert _words(book, language="tlh") == ["Mowgli"]
@@ -86,18 +96,31 @@ def test_examples_are_trimmed_around_the_word() -> None:
 
 
 def test_names_from_a_generated_epub(tmp_path: Path) -> None:
-    path = build_epub(tmp_path / "b.epub", [
-        ("Chapter I", ["The wolf found Mowgli by the river.", "Later Mowgli slept."]),
-        ("Chapter II", ["Only Bagheera knew."]),
-    ])
+    path = build_epub(
+        tmp_path / "b.epub",
+        [
+            ("Chapter I", ["The wolf found Mowgli by the river.", "Later Mowgli slept."]),
+            ("Chapter II", ["Only Bagheera knew."]),
+        ],
+    )
     assert [(c.word, c.count) for c in likely_names(read_epub(path))] == [
-        ("Mowgli", 2), ("Bagheera", 1)]
+        ("Mowgli", 2),
+        ("Bagheera", 1),
+    ]
 
 
 def test_just_so_stories() -> None:
     words = _words(read_epub(EPUBS / "pg2781-just-so-stories.epub"), limit=40)
-    for name in ("Taffy", "Tegumai", "Suleiman-bin-Daoud", "Stickly-Prickly", "Djinn",
-                 "Baviaan", "Parsee", "Kolokolo"):
+    for name in (
+        "Taffy",
+        "Tegumai",
+        "Suleiman-bin-Daoud",
+        "Stickly-Prickly",
+        "Djinn",
+        "Baviaan",
+        "Parsee",
+        "Kolokolo",
+    ):
         assert name in words
     assert not {"The", "And", "Then", "Best", "Beloved", "I"} & set(words)
 
@@ -112,8 +135,9 @@ def test_names_command_prints_a_ranked_table(capsys: pytest.CaptureFixture[str])
     assert "Taffy" in " ".join(example)
 
 
-def test_names_command_reports_a_bad_file(tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_names_command_reports_a_bad_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.epub"
     bad.write_text("not a zip")
     assert main(["names", str(bad)]) == 1
@@ -121,11 +145,18 @@ def test_names_command_reports_a_bad_file(tmp_path: Path,
 
 
 def test_first_use_finds_the_first_sentence_with_a_word_or_pattern() -> None:
-    book = _book("Nobody came. The ship left with Captain Quillfeather aboard.",
-                 "Then quillfeather laughed.", title="Quillfeather")
+    book = _book(
+        "Nobody came. The ship left with Captain Quillfeather aboard.",
+        "Then quillfeather laughed.",
+        title="Quillfeather",
+    )
     assert first_use(book, re.compile(r"(?<!\w)quillfeather(?!\w)", re.IGNORECASE)) == (
-        "Quillfeather", "The ship left with Captain Quillfeather aboard.")  # not the heading
+        "Quillfeather",
+        "The ship left with Captain Quillfeather aboard.",
+    )  # not the heading
     assert first_use(book, re.compile(r"q\w+r laughed")) == (
-        "quillfeather laughed", "Then quillfeather laughed.")
+        "quillfeather laughed",
+        "Then quillfeather laughed.",
+    )
     assert first_use(book, re.compile("x*")) is None  # matches nothing but empty text
     assert first_use(book, re.compile("Bagheera")) is None

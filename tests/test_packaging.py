@@ -47,9 +47,23 @@ def _build_wheel(tmp_path: Path) -> zipfile.ZipFile:
         else:
             shutil.copy2(REPO / name, src / name)
     out = tmp_path / "wheel"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--no-index", "--wheel-dir", str(out), str(src)],
-                   check=True, timeout=240)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--wheel-dir",
+            str(out),
+            str(src),
+        ],
+        check=True,
+        timeout=240,
+    )
     (wheel,) = out.glob("audiopub-*.whl")
     return zipfile.ZipFile(wheel)
 

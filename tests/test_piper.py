@@ -34,7 +34,9 @@ def test_each_result_carries_its_voices_own_sample_rate(tmp_path: Path) -> None:
     add_voice_with_rate(tmp_path, "en_US-test-x_low", 16_000)
     engine = PiperEngine(threads=1, voices_dir=tmp_path)
     assert {v.id: v.sample_rate for v in engine.voices()} == {
-        settings.DEFAULT_PIPER_VOICE: 22_050, "en_US-test-x_low": 16_000}
+        settings.DEFAULT_PIPER_VOICE: 22_050,
+        "en_US-test-x_low": 16_000,
+    }
     options = SynthesisOptions(seed=1)
     (low,) = engine.synthesize(["Hello there."], "en_US-test-x_low", options)
     (default,) = engine.synthesize(["Hello there."], settings.DEFAULT_PIPER_VOICE, options)
@@ -54,15 +56,17 @@ def test_phonemes_are_ipa_with_stress_and_punctuation() -> None:
 
 
 @pytest.mark.parametrize("text", ["It cost 42 dollars.", 'He said "yes" -- and left.'])
-def test_word_count_mismatches_are_not_warnings(text: str,
-                                                caplog: pytest.LogCaptureFixture) -> None:
+def test_word_count_mismatches_are_not_warnings(
+    text: str, caplog: pytest.LogCaptureFixture
+) -> None:
     # espeak reads "42" as two words and drops "--": phonemizer counts that as a mismatch.
     with caplog.at_level(logging.DEBUG):
         phonemes = "".join(phonemize(text, "en-us"))
     assert phonemes.endswith(".")
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
-    assert any("mismatch" in r.getMessage() and r.name.startswith("audiopub.")
-               for r in caplog.records), "the message is still there for debugging"
+    assert any(
+        "mismatch" in r.getMessage() and r.name.startswith("audiopub.") for r in caplog.records
+    ), "the message is still there for debugging"
 
 
 def test_titles_are_spelled_out_so_no_false_sentence_end() -> None:
@@ -74,7 +78,8 @@ def test_titles_are_spelled_out_so_no_false_sentence_end() -> None:
 def test_real_synthesis_of_a_sentence(engine: PiperEngine) -> None:
     (result,) = engine.synthesize(
         ["It was a bright cold day in April, and the clocks were striking thirteen."],
-        settings.DEFAULT_PIPER_VOICE, SynthesisOptions(seed=1),
+        settings.DEFAULT_PIPER_VOICE,
+        SynthesisOptions(seed=1),
     )
     audio = result.audio
     assert audio.dtype == np.float32 and audio.ndim == 1
@@ -121,11 +126,11 @@ def test_the_onnx_session_is_made_on_first_use(monkeypatch: pytest.MonkeyPatch) 
     assert fresh.device.provider == "CPUExecutionProvider"
     assert fresh.model_id(settings.DEFAULT_PIPER_VOICE).startswith("piper:")
     assert made == []
-    (first,) = fresh.synthesize(["Hello there."], settings.DEFAULT_PIPER_VOICE,
-                                SynthesisOptions(seed=1))
+    (first,) = fresh.synthesize(
+        ["Hello there."], settings.DEFAULT_PIPER_VOICE, SynthesisOptions(seed=1)
+    )
     assert made == ["en_US-joe-medium.onnx"] and first.frames > 0
     # Loading is its own stage of the chunk that paid for it, not phonemes or model time.
     assert first.stage_seconds["load"] > first.stage_seconds["phonemes"]
-    (again,) = fresh.synthesize(["Again."], settings.DEFAULT_PIPER_VOICE,
-                                SynthesisOptions(seed=1))
+    (again,) = fresh.synthesize(["Again."], settings.DEFAULT_PIPER_VOICE, SynthesisOptions(seed=1))
     assert len(made) == 1 and "load" not in again.stage_seconds

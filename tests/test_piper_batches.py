@@ -47,8 +47,9 @@ def test_a_batch_sounds_like_each_chunk_alone(still_engine: PiperEngine) -> None
         np.testing.assert_allclose(batched.audio, solo.audio, atol=TOLERANCE, rtol=0)
 
 
-def test_synthesize_keeps_the_order_of_its_texts(still_engine: PiperEngine,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_synthesize_keeps_the_order_of_its_texts(
+    still_engine: PiperEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     options = SynthesisOptions()
     alone = [still_engine.synthesize([text], STILL, options)[0] for text in TEXTS]
     monkeypatch.setattr(still_engine, "batch_size", 4)
@@ -59,7 +60,8 @@ def test_synthesize_keeps_the_order_of_its_texts(still_engine: PiperEngine,
 
 
 def test_without_the_lengths_output_chunks_run_one_at_a_time(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def fail(source: Path, target: Path, steps: object) -> bool:
         raise OSError("read-only file system")
 
@@ -85,8 +87,11 @@ def _ceil_model(ceils: int) -> onnx.ModelProto:
     nodes = [helper.make_node("Ceil", ["x"], ["c0"])]
     nodes += [helper.make_node("Ceil", [f"c{i}"], [f"c{i + 1}"]) for i in range(ceils - 1)]
     graph = helper.make_graph(
-        nodes, "durations", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3])],
-        [helper.make_tensor_value_info(f"c{ceils - 1}", TensorProto.FLOAT, [1, 1, 3])])
+        nodes,
+        "durations",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3])],
+        [helper.make_tensor_value_info(f"c{ceils - 1}", TensorProto.FLOAT, [1, 1, 3])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
 
 

@@ -18,8 +18,10 @@ from audiopub.tts.piper.noise import MARGIN, NoiseFeeds, seeded_noise_inputs
 
 VOICE = "en_US-joe-medium"  # the embedded voice, its noise scales as shipped
 TEXT = "Yes. Antidisestablishmentarianism is long. No."
-OTHERS = ["It was a dark and stormy night.",
-          "The rain fell in torrents, except at occasional intervals."]
+OTHERS = [
+    "It was a dark and stormy night.",
+    "The rain fell in torrents, except at occasional intervals.",
+]
 # Batched and solo runs differ only where the decoder's convolutions reach past an item's end
 # into the batch's padding (as in test_piper_batches).
 TOLERANCE = 5e-4
@@ -35,8 +37,7 @@ def _say(engine: PiperEngine, texts: list[str], seed: int | None) -> list[np.nda
     return [r.audio for r in engine.speak(engine.prepare(texts, VOICE, options), VOICE, options)]
 
 
-def test_a_seed_gives_the_same_audio_whatever_the_session_said_before(
-        engine: PiperEngine) -> None:
+def test_a_seed_gives_the_same_audio_whatever_the_session_said_before(engine: PiperEngine) -> None:
     (first,) = _say(engine, [TEXT], seed=7)
     _say(engine, OTHERS[:1], seed=7)  # a generator kept in the graph would have moved on
     _say(engine, OTHERS[1:], seed=None)
@@ -58,15 +59,15 @@ def test_without_a_seed_or_with_another_the_noise_differs(engine: PiperEngine) -
         assert len(one) != len(other) or np.abs(one - other).max() > 0.05
 
 
-def test_noise_that_falls_short_is_drawn_again_in_full(monkeypatch: pytest.MonkeyPatch,
-                                                       engine: PiperEngine) -> None:
+def test_noise_that_falls_short_is_drawn_again_in_full(
+    monkeypatch: pytest.MonkeyPatch, engine: PiperEngine
+) -> None:
     (expected,) = _say(engine, [TEXT], seed=3)
     monkeypatch.setattr(piper_noise, "FIRST_GUESS_PER_ID", 1.0)  # far too few for the prior
     draws: list[dict[str, int]] = []
     real_draw = NoiseFeeds._draw
 
-    def counted(self: NoiseFeeds, seeds: list[int], sizes: dict[str, int]
-                ) -> dict[str, np.ndarray]:
+    def counted(self: NoiseFeeds, seeds: list[int], sizes: dict[str, int]) -> dict[str, np.ndarray]:
         draws.append(dict(sizes))
         return real_draw(self, seeds, sizes)
 
@@ -98,25 +99,36 @@ def test_a_seed_gives_the_audio_of_the_reference_noise_rule(engine: PiperEngine)
     items = [item.data for item in engine.prepare(texts, VOICE, options)]
     ids = np.zeros((len(items), max(len(item.ids) for item in items)), dtype=np.int64)
     for row, item in enumerate(items):
-        ids[row, :len(item.ids)] = item.ids
+        ids[row, : len(item.ids)] = item.ids
     plenty = 4096 * ids.shape[1]
-    feeds = {name: np.stack([_reference_noise(11, number, plenty) for _ in items])
-             for number, name in enumerate(sorted(loaded.noise.names))}
+    feeds = {
+        name: np.stack([_reference_noise(11, number, plenty) for _ in items])
+        for number, name in enumerate(sorted(loaded.noise.names))
+    }
     audio, frames = session.run(
         [loaded.audio_output, PHONEME_FRAMES],
-        {"input": ids, "input_lengths": np.array([len(i.ids) for i in items], dtype=np.int64),
-         "scales": np.array([config.noise_scale, config.length_scale, config.noise_w],
-                            dtype=np.float32), **feeds})
+        {
+            "input": ids,
+            "input_lengths": np.array([len(i.ids) for i in items], dtype=np.int64),
+            "scales": np.array(
+                [config.noise_scale, config.length_scale, config.noise_w], dtype=np.float32
+            ),
+            **feeds,
+        },
+    )
     audio = audio.reshape(len(items), -1)
-    expected = [np.clip(row[:length], -1.0, 1.0)
-                for row, length in zip(audio, item_lengths(frames, audio.shape[1]), strict=True)]
+    expected = [
+        np.clip(row[:length], -1.0, 1.0)
+        for row, length in zip(audio, item_lengths(frames, audio.shape[1]), strict=True)
+    ]
 
     for result, wave in zip(spoken, expected, strict=True):
         assert np.array_equal(result.audio, wave)
 
 
 def test_noise_is_drawn_when_prepared_and_speaking_draws_none(
-        engine: PiperEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine: PiperEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The thread that speaks (a GPU's) only runs the model: the noise came with `prepare`."""
     options = SynthesisOptions(seed=5)
     _say(engine, [TEXT, *OTHERS], seed=5)  # the voice is loaded and has heard a batch
@@ -133,11 +145,15 @@ def test_noise_is_drawn_when_prepared_and_speaking_draws_none(
 
 def _graph_with_noise(shape: list[int], **attributes: float) -> object:
     """like [shape] → RandomNormalLike → noise, as a model."""
-    node = helper.make_node("RandomNormalLike", ["like"], ["noise"], dtype=TensorProto.FLOAT,
-                            **attributes)
+    node = helper.make_node(
+        "RandomNormalLike", ["like"], ["noise"], dtype=TensorProto.FLOAT, **attributes
+    )
     graph = helper.make_graph(
-        [node], "noisy", [helper.make_tensor_value_info("like", TensorProto.FLOAT, shape)],
-        [helper.make_tensor_value_info("noise", TensorProto.FLOAT, shape)])
+        [node],
+        "noisy",
+        [helper.make_tensor_value_info("like", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("noise", TensorProto.FLOAT, shape)],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)], ir_version=8)
 
 
@@ -148,24 +164,30 @@ def test_the_rewritten_graph_lays_out_a_rows_values_time_major() -> None:
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     like = np.zeros((2, 2, 3), dtype=np.float32)
     values = np.arange(2 * 8, dtype=np.float32).reshape(2, 8)  # more than the 6 it needs
-    noise, used = session.run(["noise", "audiopub_noise_0_used"],
-                              {"like": like, "audiopub_noise_0": values})
+    noise, used = session.run(
+        ["noise", "audiopub_noise_0_used"], {"like": like, "audiopub_noise_0": values}
+    )
     assert used.tolist() == [6]
     # Value t·C + c at channel c, time t: a longer item keeps a shorter one's values.
     assert noise[0].tolist() == [[0, 2, 4], [1, 3, 5]]
     assert noise[1].tolist() == [[8, 10, 12], [9, 11, 13]]
-    short, _ = session.run(["noise", "audiopub_noise_0_used"],
-                           {"like": like, "audiopub_noise_0": values[:, :4]})
+    short, _ = session.run(
+        ["noise", "audiopub_noise_0_used"], {"like": like, "audiopub_noise_0": values[:, :4]}
+    )
     assert short[0].tolist() == [[0, 2, 0], [1, 3, 0]]  # padded; NoiseFeeds runs again
 
 
-@pytest.mark.parametrize("shape, attributes", [
-    (["batch", "time"], {}),  # not VITS's [batch, channels, time]
-    (["batch", 2, "time"], {"mean": 1.0}),
-    (["batch", 2, "time"], {"scale": 0.5}),
-])
-def test_noise_of_another_form_is_left_to_the_graph(shape: list[object],
-                                                    attributes: dict[str, float]) -> None:
+@pytest.mark.parametrize(
+    "shape, attributes",
+    [
+        (["batch", "time"], {}),  # not VITS's [batch, channels, time]
+        (["batch", 2, "time"], {"mean": 1.0}),
+        (["batch", 2, "time"], {"scale": 0.5}),
+    ],
+)
+def test_noise_of_another_form_is_left_to_the_graph(
+    shape: list[object], attributes: dict[str, float]
+) -> None:
     model = _graph_with_noise(shape, **attributes)
     assert seeded_noise_inputs(model) == 0
     assert [node.op_type for node in model.graph.node] == ["RandomNormalLike"]

@@ -56,15 +56,21 @@ def test_each_speaker_is_a_voice_and_single_speaker_ids_stay(engine: PiperEngine
     assert MODEL not in voices  # the model alone names no speaker
     second = voices[SECOND]
     assert (second.name, second.language, second.speaker, second.model) == (
-        f"{MODEL} (speaker p236)", "en-GB", "p236", MODEL)
+        f"{MODEL} (speaker p236)",
+        "en-GB",
+        "p236",
+        MODEL,
+    )
     assert voices["en_US-joe-medium"].speaker is None
     assert voice_of(engine, SECOND) == second
 
 
 def test_each_speaker_says_its_own_audio_and_the_same_each_time(engine: PiperEngine) -> None:
     options = SynthesisOptions()
-    heard = {voice: engine.synthesize(TEXTS[:1], voice, options)[0].audio
-             for voice in (FIRST, SECOND, THIRD)}
+    heard = {
+        voice: engine.synthesize(TEXTS[:1], voice, options)[0].audio
+        for voice in (FIRST, SECOND, THIRD)
+    }
     for voice, audio in heard.items():
         np.testing.assert_allclose(audio, expected_audio(engine, TEXTS[0], voice), atol=1e-6)
     assert not np.allclose(heard[FIRST], heard[SECOND])
@@ -86,8 +92,9 @@ def test_each_row_of_a_batch_is_fed_its_own_speaker(engine: PiperEngine) -> None
         np.testing.assert_allclose(result.audio, expected_audio(engine, text, voice), atol=1e-6)
 
 
-def test_a_batch_of_one_speaker_matches_its_chunks_alone(engine: PiperEngine,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_batch_of_one_speaker_matches_its_chunks_alone(
+    engine: PiperEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     options = SynthesisOptions()
     alone = [engine.synthesize([text], THIRD, options)[0].audio for text in TEXTS]
     monkeypatch.setattr(engine, "batch_size", len(TEXTS))
@@ -96,15 +103,24 @@ def test_a_batch_of_one_speaker_matches_its_chunks_alone(engine: PiperEngine,
         np.testing.assert_array_equal(batched, solo)
 
 
-@pytest.mark.parametrize("voice, message", [
-    (f"{MODEL}#p999",
-     f"'{MODEL}' has no speaker 'p999'; its speakers include {FIRST}, {SECOND}, {THIRD}"),
-    (MODEL, f"'{MODEL}' has 3 speakers: choose one, e.g. {FIRST}, {SECOND}, {THIRD}"),
-    ("en_US-joe-medium#p239",
-     "'en_US-joe-medium' has a single speaker: use --voice en_US-joe-medium"),
-    ("en_GB-nobody-medium#p239",
-     f"Unknown Piper voice 'en_GB-nobody-medium'; available: en_US-joe-medium, {MODEL}"),
-])
+@pytest.mark.parametrize(
+    "voice, message",
+    [
+        (
+            f"{MODEL}#p999",
+            f"'{MODEL}' has no speaker 'p999'; its speakers include {FIRST}, {SECOND}, {THIRD}",
+        ),
+        (MODEL, f"'{MODEL}' has 3 speakers: choose one, e.g. {FIRST}, {SECOND}, {THIRD}"),
+        (
+            "en_US-joe-medium#p239",
+            "'en_US-joe-medium' has a single speaker: use --voice en_US-joe-medium",
+        ),
+        (
+            "en_GB-nobody-medium#p239",
+            f"Unknown Piper voice 'en_GB-nobody-medium'; available: en_US-joe-medium, {MODEL}",
+        ),
+    ],
+)
 def test_a_wrong_speaker_is_a_clear_error(engine: PiperEngine, voice: str, message: str) -> None:
     with pytest.raises(EngineUnavailable, match=re.escape(message)):
         engine.model_id(voice)
@@ -113,7 +129,8 @@ def test_a_wrong_speaker_is_a_clear_error(engine: PiperEngine, voice: str, messa
 
 
 def test_a_model_file_named_with_the_separator_is_not_taken_for_a_speaker(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     add_voice_with_rate(tmp_path, "en_GB-mine#2-medium", 22_050)
     add_voice_with_rate(tmp_path, "en_GB-mine-medium", 22_050)
     assert set(find_voices(tmp_path)) == {"en_US-joe-medium", "en_GB-mine-medium"}
@@ -121,24 +138,43 @@ def test_a_model_file_named_with_the_separator_is_not_taken_for_a_speaker(
 
 
 def test_two_speakers_never_share_a_cache_key(engine: PiperEngine) -> None:
-    keys = {chunk_cache_key(TEXTS[0], JobSettings(voice=voice, model_id=engine.model_id(voice)))
-            for voice in (FIRST, SECOND, THIRD)}
+    keys = {
+        chunk_cache_key(TEXTS[0], JobSettings(voice=voice, model_id=engine.model_id(voice)))
+        for voice in (FIRST, SECOND, THIRD)
+    }
     assert len(keys) == 3
 
 
 def test_convert_speaks_with_the_speaker_asked_and_reuses_only_its_audio(
-        three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    three_chapter_epub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     add_multi_speaker_voice(tmp_path / "models" / "piper", MODEL)
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
     for number, voice in enumerate((SECOND, THIRD, SECOND)):
-        assert main(["convert", str(three_chapter_epub), "--voice", voice,
-                     "-o", str(tmp_path / f"book-{number}.m4b")]) == 0
+        assert (
+            main(
+                [
+                    "convert",
+                    str(three_chapter_epub),
+                    "--voice",
+                    voice,
+                    "-o",
+                    str(tmp_path / f"book-{number}.m4b"),
+                ]
+            )
+            == 0
+        )
     with JobStore.open_default() as store:
         jobs = store.queue.list_jobs()
         chunks = [store.ledger.all_chunks(job.id) for job in jobs]
-        levels = [[float(sf.read(store.job_dir(job.id) / c.audio_path)[0].mean())
-                   for c in job_chunks if c.audio_path]
-                  for job, job_chunks in zip(jobs, chunks, strict=True)]
+        levels = [
+            [
+                float(sf.read(store.job_dir(job.id) / c.audio_path)[0].mean())
+                for c in job_chunks
+                if c.audio_path
+            ]
+            for job, job_chunks in zip(jobs, chunks, strict=True)
+        ]
     assert [job.settings.voice for job in jobs] == [SECOND, THIRD, SECOND]
     first, other, again = chunks
     # Each chunk as its speaker says it: p236 shifted up, p264 down.

@@ -38,34 +38,39 @@ def test_previews_never_share_a_jobs_engine(fresh_models: Path) -> None:
     assert preview.device.provider == onnx_runtime.CPU  # the GPU stays the job's
 
 
-def test_a_preview_never_asks_for_the_jobs_engine(data_dir: Path, fresh_models: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_preview_never_asks_for_the_jobs_engine(
+    data_dir: Path, fresh_models: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def job_engine(*args: object, **kwargs: object) -> None:
         raise AssertionError("a preview asked for the engine jobs speak with")
 
     services = Services(data_dir, nvml=FakeNvml())
     monkeypatch.setattr(registry, "get_engine", job_engine)
-    wav = services.previews.preview("piper", settings.DEFAULT_PIPER_VOICE, 1.0,
-                                    settings.DEFAULT_STEPS)
+    wav = services.previews.preview(
+        "piper", settings.DEFAULT_PIPER_VOICE, 1.0, settings.DEFAULT_STEPS
+    )
     assert sf.info(io.BytesIO(wav)).duration > 1.0
     services.previews.check_lexicon((), "piper", settings.DEFAULT_PIPER_VOICE)
 
 
-def test_the_preview_voice_is_loaded_when_the_app_starts(data_dir: Path,
-                                                        fresh_models: Path) -> None:
+def test_the_preview_voice_is_loaded_when_the_app_starts(
+    data_dir: Path, fresh_models: Path
+) -> None:
     services = Services(data_dir, nvml=FakeNvml())
     services.start()
     try:
         assert services.previews.warm.wait(120)
         (result,) = registry.get_preview_engine("piper").synthesize(
-            ["Hello there."], settings.DEFAULT_PIPER_VOICE, SynthesisOptions())
+            ["Hello there."], settings.DEFAULT_PIPER_VOICE, SynthesisOptions()
+        )
         assert "load" not in result.stage_seconds  # the model was loaded before anyone asked
     finally:
         services.stop()
 
 
 def test_stopping_waits_for_the_warm_up_to_leave_onnx_runtime(
-        data_dir: Path, fresh_models: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data_dir: Path, fresh_models: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A process that exits while a thread is inside an ORT run aborts (C++'s terminate): an
     app stopped just after it started must not leave its warm-up speaking."""
     preview = registry.get_preview_engine("piper")
@@ -101,8 +106,8 @@ class _Recorder:
 
 
 def test_a_preview_during_a_gpu_job_leaves_the_jobs_session_alone(
-        data_dir: Path, fresh_models: Path, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    data_dir: Path, fresh_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A job speaks on the engine jobs use (here a GPU request, which this machine answers on
     the CPU); a "Hear it" in the middle of its first batch runs no run of the job's session,
     and the job's voice is the only one that engine loaded."""
@@ -120,29 +125,39 @@ def test_a_preview_during_a_gpu_job_leaves_the_jobs_session_alone(
         return real_speak(prepared, voice, options)
 
     monkeypatch.setattr(job_engine, "speak", speak)
-    tasks = [ChunkTask(f"k{i}", f"Line number {i} of the job.", voice, SynthesisOptions(),
-                       tmp_path / f"k{i}.flac") for i in range(4)]
+    tasks = [
+        ChunkTask(
+            f"k{i}",
+            f"Line number {i} of the job.",
+            voice,
+            SynthesisOptions(),
+            tmp_path / f"k{i}.flac",
+        )
+        for i in range(4)
+    ]
     results: list[object] = []
-    job = threading.Thread(target=lambda: results.extend(
-        DeviceExecutor([job_engine], BatchLimits(2)).map(tasks)))
+    job = threading.Thread(
+        target=lambda: results.extend(DeviceExecutor([job_engine], BatchLimits(2)).map(tasks))
+    )
     job.start()
     try:
         assert speaking.wait(120)
         runs_before = len(recorder.threads)
-        wav = Services(data_dir, nvml=FakeNvml()).previews.preview("piper", voice, 1.0,
-                                                                   settings.DEFAULT_STEPS)
+        wav = Services(data_dir, nvml=FakeNvml()).previews.preview(
+            "piper", voice, 1.0, settings.DEFAULT_STEPS
+        )
         assert sf.info(io.BytesIO(wav)).duration > 1.0
         assert len(recorder.threads) == runs_before  # the preview ran elsewhere
     finally:
         previewed.set()
         job.join(120)
     assert len(results) == 4
-    assert recorder.threads and all(name.startswith("audiopub-device")
-                                    for name in recorder.threads)
+    assert recorder.threads and all(name.startswith("audiopub-device") for name in recorder.threads)
 
 
 def test_a_gpu_job_loads_only_its_own_voice_to_learn_where_it_runs(
-        fresh_models: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh_models: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Asking where the job's engine runs loads the job's voice, not the default one too."""
     from voices import add_still_voice
 

@@ -30,13 +30,19 @@ from audiopub.tts.engine import Engine, SynthesisOptions
 from audiopub.tts.registry import get_engine
 
 # Said wrong on the first take only: a whole take with a new seed fixes it.
-ONCE = ("She counted the lighthouses as they passed, one for every mile. "
-        "Nobody on the platform seemed to expect anyone at all.")
+ONCE = (
+    "She counted the lighthouses as they passed, one for every mile. "
+    "Nobody on the platform seemed to expect anyone at all."
+)
 # Said wrong whenever it is spoken whole: only the take cut at its clauses says all of it.
-WHOLE = ("The harbour smelled of tar, salt and fresh bread, and somewhere a radio was "
-         "playing an old dance tune.")
-WRONG = {ONCE: ("She counted the lighthouses as they passed, one for every mile.", 1),
-         WHOLE: ("The harbour smelled of tar, salt and fresh bread.", 99)}
+WHOLE = (
+    "The harbour smelled of tar, salt and fresh bread, and somewhere a radio was "
+    "playing an old dance tune."
+)
+WRONG = {
+    ONCE: ("She counted the lighthouses as they passed, one for every mile.", 1),
+    WHOLE: ("The harbour smelled of tar, salt and fresh bread.", 99),
+}
 
 
 class Misspeaks:
@@ -93,8 +99,9 @@ def joe() -> Engine:
     return get_engine("piper")
 
 
-def convert(store: JobStore, epub: Path, engine: Engine, settings: JobSettings,
-            publish: Any = None) -> Job:
+def convert(
+    store: JobStore, epub: Path, engine: Engine, settings: JobSettings, publish: Any = None
+) -> Job:
     job = submit_job(store, epub, read_epub(epub), epub.with_suffix(".m4b"), settings, engine)
     store.queue.set_state(job.id, JobState.RUNNING)
     execute_job(store, job.id, publish, engine)
@@ -104,10 +111,14 @@ def convert(store: JobStore, epub: Path, engine: Engine, settings: JobSettings,
 @pytest.fixture(scope="module")
 def misspoken(environment: Path, joe: Engine) -> Iterator[tuple[Job, Misspeaks]]:
     """A book of two chapters made with joe, two of its chunks said wrong."""
-    epub = build_epub(environment / "coast.epub", [
-        ("Arrival", ["The rain had stopped by the time the train reached the coast.", ONCE]),
-        ("The Harbour", ["A dog slept in the shade of the ticket office.", WHOLE]),
-    ], title="Coastline")
+    epub = build_epub(
+        environment / "coast.epub",
+        [
+            ("Arrival", ["The rain had stopped by the time the train reached the coast.", ONCE]),
+            ("The Harbour", ["A dog slept in the shade of the ticket office.", WHOLE]),
+        ],
+        title="Coastline",
+    )
     engine = Misspeaks(joe)
     with JobStore.open_default() as store:
         # A fixed seed: every take, the repairs' too, is the same on every run of the test.
@@ -116,7 +127,8 @@ def misspoken(environment: Path, joe: Engine) -> Iterator[tuple[Job, Misspeaks]]
 
 
 def test_a_chunk_said_wrong_is_flagged_spoken_again_and_fixed_and_only_it(
-        store: JobStore, misspoken: tuple[Job, Misspeaks]) -> None:
+    store: JobStore, misspoken: tuple[Job, Misspeaks]
+) -> None:
     job, engine = misspoken
     assert job.state is JobState.DONE, job.error
     hearings = store.hearings.by_key(job.id)
@@ -130,19 +142,24 @@ def test_a_chunk_said_wrong_is_flagged_spoken_again_and_fixed_and_only_it(
     assert all(not h.first_flagged and h.takes == 1 for h in by_text.values()), by_text
     assert engine.takes[ONCE] == engine.takes[WHOLE] == 2  # whole; then WHOLE's pieces
     assert store.hearings.listening_summary(job.id).describe() == (
-        "proof-listening: 2 of 6 chunks flagged (2 spoken again, 0 still flagged)")
+        "proof-listening: 2 of 6 chunks flagged (2 spoken again, 0 still flagged)"
+    )
 
 
 def test_the_kept_take_is_the_chunks_audio_its_word_starts_and_its_cache(
-        store: JobStore, misspoken: tuple[Job, Misspeaks], joe: Engine) -> None:
+    store: JobStore, misspoken: tuple[Job, Misspeaks], joe: Engine
+) -> None:
     job, _ = misspoken
     voice = job.settings.voice or ""
     for chunk in store.ledger.all_chunks(job.id):
         path = store.job_dir(job.id) / (chunk.audio_path or "")
         assert chunk_is_valid(path, chunk.frames)  # the file is the take the store describes
         assert sf.info(str(path)).frames == chunk.frames
-        assert chunk.word_starts is not None and list(chunk.word_starts) == sorted(
-            chunk.word_starts) and chunk.word_starts[-1] < (chunk.frames or 0)
+        assert (
+            chunk.word_starts is not None
+            and list(chunk.word_starts) == sorted(chunk.word_starts)
+            and chunk.word_starts[-1] < (chunk.frames or 0)
+        )
         assert chunk.clip_frames is not None and chunk.clip_frames <= (chunk.frames or 0)
         if chunk.text == WHOLE:  # the pieces' words, each moved by the pieces before it
             pieces = clause_pieces(chunk.spoken)
@@ -154,8 +171,9 @@ def test_the_kept_take_is_the_chunks_audio_its_word_starts_and_its_cache(
             assert len(chunk.word_starts) == len(said.word_starts or ())
 
 
-def test_jobs_details_says_what_was_flagged(store: JobStore, misspoken: tuple[Job, Misspeaks],
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_jobs_details_says_what_was_flagged(
+    store: JobStore, misspoken: tuple[Job, Misspeaks], capsys: pytest.CaptureFixture[str]
+) -> None:
     job, _ = misspoken
     assert main(["jobs", "--details"]) == 0
     out = capsys.readouterr().out
@@ -164,37 +182,72 @@ def test_jobs_details_says_what_was_flagged(store: JobStore, misspoken: tuple[Jo
 
 
 def test_tones_are_flagged_still_flagged_and_the_book_finishes_with_the_list(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(build_tiny_model(tmp_path / "st")))
-    epub = build_epub(tmp_path / "tones.epub", [
-        ("Only", ["The clocks were striking thirteen all over the town.",
-                  "Nobody in the whole town seemed to mind it at all."])], title="Tones")
+    epub = build_epub(
+        tmp_path / "tones.epub",
+        [
+            (
+                "Only",
+                [
+                    "The clocks were striking thirteen all over the town.",
+                    "Nobody in the whole town seemed to mind it at all.",
+                ],
+            )
+        ],
+        title="Tones",
+    )
     out = tmp_path / "tones.m4b"
-    assert main(["convert", "--engine", "supertonic", "--voice", "F1", "--steps", "2",
-                 "--seed", "7", "--proof-listen", str(epub), "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                "--engine",
+                "supertonic",
+                "--voice",
+                "F1",
+                "--steps",
+                "2",
+                "--seed",
+                "7",
+                "--proof-listen",
+                str(epub),
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out.strip().splitlines()
     assert out.is_file()
-    assert printed[-1] == ("proof-listening: 3 of 3 chunks flagged "
-                           "(3 spoken again, 3 still flagged)")
+    assert printed[-1] == (
+        "proof-listening: 3 of 3 chunks flagged (3 spoken again, 3 still flagged)"
+    )
     with JobStore.open_default() as store:
         (job,) = [j for j in store.queue.list_jobs() if j.output_path == out]
         flagged = store.hearings.still_flagged(job.id)
         assert [f.text for f in flagged] == [
-            "Only", "The clocks were striking thirteen all over the town.",
-            "Nobody in the whole town seemed to mind it at all."]
+            "Only",
+            "The clocks were striking thirteen all over the town.",
+            "Nobody in the whole town seemed to mind it at all.",
+        ]
         assert all(f.takes == 4 and f.book_s is not None for f in flagged)
         assert flagged[0].book_s < flagged[1].book_s < flagged[2].book_s  # type: ignore[operator]
     assert main(["jobs", "--details"]) == 0
     details = capsys.readouterr().out
     assert "proof-listening: 3 of 3 chunks flagged (3 spoken again, 3 still flagged)" in details
-    assert 'chapter 1 “Only”, at 0:0' in details
+    assert "chapter 1 “Only”, at 0:0" in details
     assert "text:  Nobody in the whole town seemed to mind it at all." in details
     assert "heard: " in details
 
 
 def test_a_resumed_job_does_not_hear_again_what_it_heard(
-        store: JobStore, joe: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store: JobStore, joe: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     heard: list[int] = []
     real_hear = Listener.hear
 
@@ -203,9 +256,13 @@ def test_a_resumed_job_does_not_hear_again_what_it_heard(
         return real_hear(self, clips)
 
     monkeypatch.setattr(Listener, "hear", counting)
-    epub = build_epub(tmp_path / "three.epub", [
-        (f"Part {c}", [f"This is line {n} of part {c}, read aloud." for n in ("one", "two")])
-        for c in ("one", "two", "three")])
+    epub = build_epub(
+        tmp_path / "three.epub",
+        [
+            (f"Part {c}", [f"This is line {n} of part {c}, read aloud." for n in ("one", "two")])
+            for c in ("one", "two", "three")
+        ],
+    )
 
     def pause_in_part_two(event: JobEvent) -> None:  # part one: its title and two lines
         if event.state is JobState.RUNNING and event.chunks_done >= 4:

@@ -21,22 +21,39 @@ from audiopub.export.read_aloud import export_read_aloud
 from audiopub.jobs.store import JobStore
 
 BOOKS = Path(__file__).parent / "data" / "epubs"
-VALID_SOURCES = ("pg1661-adventures-of-sherlock-holmes.epub",  # EPUB 2: made EPUB 3 here
-                 "pg2781-just-so-stories.epub", "se-poe-poetry.epub",
-                 "se-war-of-the-worlds.epub")
+VALID_SOURCES = (
+    "pg1661-adventures-of-sherlock-holmes.epub",  # EPUB 2: made EPUB 3 here
+    "pg2781-just-so-stories.epub",
+    "se-poe-poetry.epub",
+    "se-war-of-the-worlds.epub",
+)
 
 
 @pytest.mark.parametrize("name", VALID_SOURCES)
 def test_a_real_books_read_aloud_export_passes_epubcheck(
-        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     models = tmp_path / "models"
     add_multi_speaker_voice(models / "piper", "en_US-tiny-medium")
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models))
     monkeypatch.setenv("AUDIOPUB_LEVEL_CHAPTERS", "0")  # levels of a non-voice say nothing
     epub = tmp_path / name
     epub.write_bytes((BOOKS / name).read_bytes())
-    assert main(["convert", str(epub), "--voice", f"en_US-tiny-medium#{SPEAKERS[0]}",
-                 "--chapters", "1-3", "-o", str(tmp_path / "book.m4b")]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                str(epub),
+                "--voice",
+                f"en_US-tiny-medium#{SPEAKERS[0]}",
+                "--chapters",
+                "1-3",
+                "-o",
+                str(tmp_path / "book.m4b"),
+            ]
+        )
+        == 0
+    )
     with JobStore.open_default() as store:
         (job,) = store.queue.list_jobs()
         made = export_read_aloud(store, job.id, tmp_path / "read-aloud.epub")

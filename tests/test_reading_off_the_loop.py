@@ -27,6 +27,7 @@ SETTLE_S = 1.5  # one more read, were it allowed, would have started by then
 
 pytestmark = pytest.mark.timeout(180)
 
+
 @pytest.fixture
 def held(tmp_path: Path) -> Path:
     folder = tmp_path / "held"
@@ -60,11 +61,14 @@ def open_tab(chrome: Any, url: str) -> Any:
     return page
 
 
-def test_reads_are_bounded_and_the_page_answers_meanwhile(server: RunningServer, held: Path,
-                                                         tmp_path: Path) -> None:
+def test_reads_are_bounded_and_the_page_answers_meanwhile(
+    server: RunningServer, held: Path, tmp_path: Path
+) -> None:
     titles = [f"Book Number {n}" for n in range(1, READERS + 2)]
-    books = [build_epub(tmp_path / f"b{n}.epub", [("One", [f"Book {n} begins."])], title=title)
-             for n, title in enumerate(titles)]
+    books = [
+        build_epub(tmp_path / f"b{n}.epub", [("One", [f"Book {n} begins."])], title=title)
+        for n, title in enumerate(titles)
+    ]
     with browser(require_chromium()) as chrome:
         tabs = [open_tab(chrome, server.url) for _ in books]
         for tab, book in zip(tabs, books):

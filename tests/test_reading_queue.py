@@ -25,6 +25,7 @@ AWAY_S = 12.0
 
 pytestmark = pytest.mark.timeout(180)
 
+
 @pytest.fixture
 def held(tmp_path: Path) -> Path:
     folder = tmp_path / "held"
@@ -47,20 +48,30 @@ def wait_until(condition: Any, what: str, timeout_s: float = 30.0) -> None:
 
 
 def books(tmp_path: Path, count: int) -> list[tuple[Path, str]]:
-    return [(build_epub(tmp_path / f"b{n}.epub", [("One", [f"Book {n} begins."])],
-                        title=f"Book Number {n}"), f"Book Number {n}") for n in range(count)]
+    return [
+        (
+            build_epub(
+                tmp_path / f"b{n}.epub", [("One", [f"Book {n} begins."])], title=f"Book Number {n}"
+            ),
+            f"Book Number {n}",
+        )
+        for n in range(count)
+    ]
 
 
-def test_each_waiting_tab_is_told_its_place(server: RunningServer, held: Path,
-                                            tmp_path: Path) -> None:
+def test_each_waiting_tab_is_told_its_place(
+    server: RunningServer, held: Path, tmp_path: Path
+) -> None:
     shelf = books(tmp_path, READERS + 2)
     tabs = [SocketTab(server.url) for _ in shelf]
     try:
         for tab, (book, _) in zip(tabs, shelf):
             assert tab.upload(book) == 200
             if tab is tabs[READERS - 1]:  # the readers are busy before any book waits
-                wait_until(lambda: len(list(held.glob("reading-*"))) == READERS,
-                           f"{READERS} reads in progress")
+                wait_until(
+                    lambda: len(list(held.glob("reading-*"))) == READERS,
+                    f"{READERS} reads in progress",
+                )
         tabs[READERS].wait_for("next in line")
         tabs[READERS + 1].wait_for("1 book before it in line")
         assert "in line" not in tabs[0].texts()
@@ -73,8 +84,9 @@ def test_each_waiting_tab_is_told_its_place(server: RunningServer, held: Path,
             tab.close()
 
 
-def test_a_tab_that_comes_back_gets_its_book(server: RunningServer, held: Path,
-                                             tmp_path: Path) -> None:
+def test_a_tab_that_comes_back_gets_its_book(
+    server: RunningServer, held: Path, tmp_path: Path
+) -> None:
     ((book, title),) = books(tmp_path, 1)
     with SocketTab(server.url) as tab:
         assert tab.upload(book) == 200

@@ -17,8 +17,10 @@ from epub_factory import build_epub
 from audiopub.audio.ffmpeg import probe
 from audiopub.jobs.store import JobStore
 
-pytestmark = [pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX"),
-              pytest.mark.engine_processes]  # killed as a conversion runs by default
+pytestmark = [
+    pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX"),
+    pytest.mark.engine_processes,
+]  # killed as a conversion runs by default
 
 CHAPTER_CHUNKS = 12  # one heading + 11 one-sentence paragraphs per chapter
 
@@ -38,16 +40,26 @@ def _done_in_first_chapter(db: Path) -> int:
 
 def _convert(epub: Path, out: Path, data_dir: Path, *options: str) -> subprocess.Popen[str]:
     env = {**os.environ, "AUDIOPUB_DATA_DIR": str(data_dir)}
-    return subprocess.Popen([sys.executable, "-m", "audiopub", "convert", str(epub), "-o", str(out),
-                             *options],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "audiopub", "convert", str(epub), "-o", str(out), *options],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_sigkill_mid_chapter_then_resume(tmp_path: Path, data_dir: Path) -> None:
-    epub = build_epub(tmp_path / "book.epub", [
-        (f"Chapter {c}", [f"Sentence number {p} of chapter {c} is spoken here." for p in range(11)])
-        for c in ("One", "Two")
-    ])
+    epub = build_epub(
+        tmp_path / "book.epub",
+        [
+            (
+                f"Chapter {c}",
+                [f"Sentence number {p} of chapter {c} is spoken here." for p in range(11)],
+            )
+            for c in ("One", "Two")
+        ],
+    )
     out = tmp_path / "book.m4b"
     db = data_dir / "jobs.sqlite3"
 
@@ -79,8 +91,10 @@ def test_sigkill_mid_chapter_then_resume(tmp_path: Path, data_dir: Path) -> None
     places = [(c.chapter_idx, c.idx) for c in chunks]
     assert places == sorted(places)
 
-    print(f"resume after SIGKILL: {len(chunks)} chunks planned, {done_at_kill} done before the "
-          f"kill, {len(chunks) - done_at_kill} made after it, each exactly once")
+    print(
+        f"resume after SIGKILL: {len(chunks)} chunks planned, {done_at_kill} done before the "
+        f"kill, {len(chunks) - done_at_kill} made after it, each exactly once"
+    )
     book = probe(out)
     assert [c.title for c in book.chapters] == ["Chapter One", "Chapter Two"]
     # the book holds each chunk once: its length is the chapters', which are the chunks' plus pauses
@@ -90,12 +104,19 @@ def test_sigkill_mid_chapter_then_resume(tmp_path: Path, data_dir: Path) -> None
 
 
 def test_killed_then_run_with_another_chapter_selection_makes_the_new_one(
-        tmp_path: Path, data_dir: Path) -> None:
+    tmp_path: Path, data_dir: Path
+) -> None:
     """Killed mid-chapter, the job is still marked running; the next command's selection wins."""
-    epub = build_epub(tmp_path / "book.epub", [
-        (f"Chapter {c}", [f"Sentence number {p} of chapter {c} is spoken here." for p in range(11)])
-        for c in ("One", "Two")
-    ])
+    epub = build_epub(
+        tmp_path / "book.epub",
+        [
+            (
+                f"Chapter {c}",
+                [f"Sentence number {p} of chapter {c} is spoken here." for p in range(11)],
+            )
+            for c in ("One", "Two")
+        ],
+    )
     out = tmp_path / "book.m4b"
     db = data_dir / "jobs.sqlite3"
 
@@ -116,18 +137,25 @@ def test_killed_then_run_with_another_chapter_selection_makes_the_new_one(
 
 
 def test_jobs_shows_a_killed_conversion_as_interrupted(
-        tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A job its killed process left `running` is listed as interrupted, with how to go on;
     while its process lives it is listed as running."""
     from audiopub.cli import main
 
-    epub = build_epub(tmp_path / "book.epub", [
-        ("Chapter One", [f"Sentence number {p} is spoken here." for p in range(11)])])
+    epub = build_epub(
+        tmp_path / "book.epub",
+        [("Chapter One", [f"Sentence number {p} is spoken here." for p in range(11)])],
+    )
     db = data_dir / "jobs.sqlite3"
     env = {**os.environ, "AUDIOPUB_DATA_DIR": str(data_dir), "AUDIOPUB_CPU_WORKERS": "1"}
-    first = subprocess.Popen([sys.executable, "-m", "audiopub", "convert", str(epub), "-o",
-                              str(tmp_path / "book.m4b")], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "audiopub", "convert", str(epub), "-o", str(tmp_path / "book.m4b")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while _done_in_first_chapter(db) < 1:

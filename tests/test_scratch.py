@@ -46,9 +46,12 @@ def holders(data_dir: Path) -> Iterator[list[subprocess.Popen[str]]]:
 
 
 def _hold(data_dir: Path, holders: list[subprocess.Popen[str]]) -> tuple[Path, int]:
-    process = subprocess.Popen([sys.executable, "-c", _HOLDER, str(data_dir)],
-                               stdout=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    process = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(data_dir)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     holders.append(process)
     assert process.stdout is not None
     folder = Path(process.stdout.readline().strip())
@@ -57,7 +60,8 @@ def _hold(data_dir: Path, holders: list[subprocess.Popen[str]]) -> tuple[Path, i
 
 
 def test_a_killed_process_leaves_nothing_for_good_and_a_live_ones_files_stay(
-        data_dir: Path, holders: list[subprocess.Popen[str]]) -> None:
+    data_dir: Path, holders: list[subprocess.Popen[str]]
+) -> None:
     killed, killed_pid = _hold(data_dir, holders)
     alive, _ = _hold(data_dir, holders)
     os.kill(killed_pid, signal.SIGKILL)
@@ -76,18 +80,26 @@ def test_a_killed_process_leaves_nothing_for_good_and_a_live_ones_files_stay(
 
 def test_a_process_that_exits_removes_its_folder(data_dir: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", "import sys; from pathlib import Path; "
-         "from audiopub.atomic import scratch_dir; "
-         "f = scratch_dir(Path(sys.argv[1])); (f / 'x').write_text('x'); print(f)",
-         str(data_dir)],
-        capture_output=True, text=True, check=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; "
+            "from audiopub.atomic import scratch_dir; "
+            "f = scratch_dir(Path(sys.argv[1])); (f / 'x').write_text('x'); print(f)",
+            str(data_dir),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert not Path(done.stdout.strip()).exists()
     assert list((data_dir / SCRATCH_DIR).iterdir()) == []
 
 
 def test_muxing_works_in_the_scratch_folder_not_the_system_temp_folder(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     system_temp = tmp_path / "system-temp"
     system_temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(system_temp))
@@ -99,8 +111,14 @@ def test_muxing_works_in_the_scratch_folder_not_the_system_temp_folder(
         seen.append(sorted(p.name for p in scratch_dir().iterdir()))
         assert not list(system_temp.iterdir())
 
-    mux_m4b([wav], chapter_marks(["One"], [wav]), BookTags(title="T", author="A"), None,
-            tmp_path / "b.m4b", progress=look)
+    mux_m4b(
+        [wav],
+        chapter_marks(["One"], [wav]),
+        BookTags(title="T", author="A"),
+        None,
+        tmp_path / "b.m4b",
+        progress=look,
+    )
     assert seen and any(name.startswith("mux-") for names in seen for name in names)
     assert not list(scratch_dir().iterdir())  # and gone once the book is written
 
@@ -118,12 +136,16 @@ time.sleep(300)
 
 
 def test_a_killed_web_servers_upload_is_gone_when_the_next_one_starts(
-        data_dir: Path, holders: list[subprocess.Popen[str]]) -> None:
+    data_dir: Path, holders: list[subprocess.Popen[str]]
+) -> None:
     from audiopub.ui.services import Services
 
-    server = subprocess.Popen([sys.executable, "-c", _SERVER, str(data_dir)],
-                              stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    server = subprocess.Popen(
+        [sys.executable, "-c", _SERVER, str(data_dir)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     holders.append(server)
     assert server.stdout is not None
     upload = Path(server.stdout.readline().strip())

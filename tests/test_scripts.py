@@ -17,15 +17,17 @@ OTHER_ENVIRONMENT = {"piper_tts_loop.py"}
 NO_HELP = {"bench_spoken.py"}
 
 
-@pytest.mark.parametrize("script", sorted(p.name for p in SCRIPTS.glob("*.py")
-                                          if p.name not in OTHER_ENVIRONMENT))
+@pytest.mark.parametrize(
+    "script", sorted(p.name for p in SCRIPTS.glob("*.py") if p.name not in OTHER_ENVIRONMENT)
+)
 def test_a_script_imports_and_parses_its_arguments(script: str) -> None:
     if script in NO_HELP:
         command = [sys.executable, "-c", f"import runpy; runpy.run_path({str(SCRIPTS / script)!r})"]
     else:
         command = [sys.executable, str(SCRIPTS / script), "--help"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False,
-                            cwd=SCRIPTS.parent)
+    result = subprocess.run(
+        command, capture_output=True, text=True, timeout=120, check=False, cwd=SCRIPTS.parent
+    )
     if script in NO_HELP:  # run_path runs it as a module, not as __main__: imports only
         assert result.returncode == 0, result.stderr
     else:

@@ -27,6 +27,7 @@ STOP_WITHIN_S = 90.0  # the preview voice, loading after a start, is waited for
 
 pytestmark = pytest.mark.timeout(240)
 
+
 @pytest.fixture
 def held(tmp_path: Path) -> Path:
     folder = tmp_path / "held"
@@ -69,8 +70,9 @@ def wait_until(condition: Any, what: Any, timeout_s: float) -> None:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_readers_end_when_the_server_is_killed(server: RunningServer, held: Path,
-                                               tmp_path: Path) -> None:
+def test_readers_end_when_the_server_is_killed(
+    server: RunningServer, held: Path, tmp_path: Path
+) -> None:
     book = build_epub(tmp_path / "held.epub", [("One", ["Held open."])], title="Held Open")
     with SocketTab(server.url) as tab:
         assert tab.upload(book) == 200
@@ -81,13 +83,16 @@ def test_readers_end_when_the_server_is_killed(server: RunningServer, held: Path
 
         server.process.send_signal(signal.SIGKILL)
         server.process.wait(STOP_WITHIN_S)
-        wait_until(lambda: not [p for p in children if running(p)],
-                   lambda: f"still running: {[p for p in children if running(p)]}",
-                   GONE_WITHIN_S)
+        wait_until(
+            lambda: not [p for p in children if running(p)],
+            lambda: f"still running: {[p for p in children if running(p)]}",
+            GONE_WITHIN_S,
+        )
 
 
 def test_sigterm_removes_the_scratch_folder_with_an_upload_in_it(
-        server: RunningServer, held: Path, tmp_path: Path) -> None:
+    server: RunningServer, held: Path, tmp_path: Path
+) -> None:
     """An upload saved and being read when SIGTERM comes: the server ends without waiting
     for the read, and its scratch folder, the upload in it, goes with it."""
     book = build_epub(tmp_path / "held.epub", [("One", ["Held open."])], title="Held Open")

@@ -105,8 +105,11 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
     tmp.mkdir()
     flag = folder / "slow-reading"
     port = free_port()
-    command = [sys.executable, "-c", SERVER.format(limit=LIMIT_MB, port=port,
-                                                   tests=str(Path(__file__).parent))]
+    command = [
+        sys.executable,
+        "-c",
+        SERVER.format(limit=LIMIT_MB, port=port, tests=str(Path(__file__).parent)),
+    ]
     env = {"TMPDIR": str(tmp), "AUDIOPUB_TEST_SLOW_READ": str(flag)}
     with running_server(command, folder, port, env) as server:
         yield App(server, folder / "data", tmp, flag)
@@ -125,10 +128,16 @@ def still_serving_and_tidy(app: App) -> Iterator[None]:
     tmp_before = app.tmp_now()
     yield
     _assert_serving(app)
-    _wait_until(lambda: not app.uploads_now(), CLEANUP_TIMEOUT_S,
-                lambda: f"uploads left behind: {sorted(app.uploads_now())}")
-    _wait_until(lambda: not app.tmp_now() - tmp_before, CLEANUP_TIMEOUT_S,
-                lambda: f"temporary files left behind: {sorted(app.tmp_now() - tmp_before)}")
+    _wait_until(
+        lambda: not app.uploads_now(),
+        CLEANUP_TIMEOUT_S,
+        lambda: f"uploads left behind: {sorted(app.uploads_now())}",
+    )
+    _wait_until(
+        lambda: not app.tmp_now() - tmp_before,
+        CLEANUP_TIMEOUT_S,
+        lambda: f"temporary files left behind: {sorted(app.tmp_now() - tmp_before)}",
+    )
 
 
 # --- the tests -----------------------------------------------------------------------------------
@@ -136,11 +145,15 @@ def still_serving_and_tidy(app: App) -> Iterator[None]:
 
 def test_two_uploads_at_once(app: App, chrome: Any, tmp_path: Path) -> None:
     """Two tabs upload two books at the same moment; each gets its own, neither an error."""
-    north = build_epub(tmp_path / "north.epub", [("Frost", ["The road ran north."]),
-                                                 ("Thaw", ["Then the ice broke."])],
-                       title="The North Road", cover=tiny_png())
-    south = build_epub(tmp_path / "south.epub", [("Sand", ["The shore was warm."])],
-                       title="The South Shore")
+    north = build_epub(
+        tmp_path / "north.epub",
+        [("Frost", ["The road ran north."]), ("Thaw", ["Then the ice broke."])],
+        title="The North Road",
+        cover=tiny_png(),
+    )
+    south = build_epub(
+        tmp_path / "south.epub", [("Sand", ["The shore was warm."])], title="The South Shore"
+    )
     # Reading takes a while, so both uploads are provably in the server at the same time.
     with app.slow_reading(2.5), _tab(chrome, app) as first, _tab(chrome, app) as second:
         first.locator("input[type=file]").set_input_files(north)
@@ -152,8 +165,10 @@ def test_two_uploads_at_once(app: App, chrome: Any, tmp_path: Path) -> None:
 
         _title(first, "The North Road").wait_for(timeout=TAB_TIMEOUT_MS)
         _title(second, "The South Shore").wait_for(timeout=TAB_TIMEOUT_MS)
-        for page, own, other, chapters in ((first, "The North Road", "The South Shore", 2),
-                                           (second, "The South Shore", "The North Road", 1)):
+        for page, own, other, chapters in (
+            (first, "The North Road", "The South Shore", 2),
+            (second, "The South Shore", "The North Road", 1),
+        ):
             assert _errors(page) == []
             assert page.get_by_text(other, exact=True).count() == 0, "a book crossed tabs"
             assert page.get_by_text(f"{chapters} of {chapters} chapters").is_visible(), own
@@ -168,10 +183,12 @@ def test_connection_dropped_mid_upload(app: App, chrome: Any, tmp_path: Path) ->
         # The half that arrives is bigger than the 1 MB the server keeps in memory: it spools
         # to a file (Starlette does not look at the upload limit while it receives).
         body, content_type = _multipart("half.epub", os.urandom(2_400_000))
-        head = (f"POST {_upload_path(page)} HTTP/1.1\r\nHost: 127.0.0.1:{app.port}\r\n"
-                f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+        head = (
+            f"POST {_upload_path(page)} HTTP/1.1\r\nHost: 127.0.0.1:{app.port}\r\n"
+            f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
         with socket.create_connection(("127.0.0.1", app.port), timeout=HTTP_TIMEOUT_S) as sock:
-            sock.sendall(head + body[:len(body) // 2])
+            sock.sendall(head + body[: len(body) // 2])
             time.sleep(0.5)  # let the server take in what was sent
         time.sleep(1.0)
         assert app.uploads_now() == uploads_before
@@ -199,9 +216,10 @@ def test_browser_closing_mid_upload(app: App, chrome: Any, tmp_path: Path) -> No
         page = _open(context, app)
         cdp = context.new_cdp_session(page)
         cdp.send("Network.enable")
-        cdp.send("Network.emulateNetworkConditions",
-                 {"offline": False, "latency": 0, "downloadThroughput": -1,
-                  "uploadThroughput": 100_000})
+        cdp.send(
+            "Network.emulateNetworkConditions",
+            {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": 100_000},
+        )
         ended: list[str] = []
         page.on("requestfinished", lambda request: ended.append(request.url))
         page.on("requestfailed", lambda request: ended.append(request.url))
@@ -224,8 +242,7 @@ def test_browser_closing_mid_upload(app: App, chrome: Any, tmp_path: Path) -> No
 def test_tab_closed_while_its_book_is_read(app: App, chrome: Any, tmp_path: Path) -> None:
     """The upload arrived, then the tab went away before the book was read: the server
     finishes reading for nobody and must not keep the file (nor touch the dead page)."""
-    book = build_epub(tmp_path / "gone.epub", [("One", ["Nobody reads this."])],
-                      title="Gone Book")
+    book = build_epub(tmp_path / "gone.epub", [("One", ["Nobody reads this."])], title="Gone Book")
     log_before = len(app.server.log())
     # Reading outlasts the time NiceGUI waits for a closed tab to come back.
     with app.slow_reading(RECONNECT_TIMEOUT_S + 2.5):
@@ -237,8 +254,11 @@ def test_tab_closed_while_its_book_is_read(app: App, chrome: Any, tmp_path: Path
             assert len(app.uploads_now()) == 1
         finally:
             context.close()
-        _wait_until(lambda: not app.uploads_now(), RECONNECT_TIMEOUT_S + 2.5 + CLEANUP_TIMEOUT_S,
-                    lambda: f"the closed tab's upload stayed: {sorted(app.uploads_now())}")
+        _wait_until(
+            lambda: not app.uploads_now(),
+            RECONNECT_TIMEOUT_S + 2.5 + CLEANUP_TIMEOUT_S,
+            lambda: f"the closed tab's upload stayed: {sorted(app.uploads_now())}",
+        )
     new_log = app.server.log()[log_before:]
     assert "Client has been deleted but is still being used" not in new_log, new_log
 
@@ -248,9 +268,13 @@ BAD_REQUESTS: list[tuple[str, str, bytes, str, set[int]]] = [
     # (what, method, body, content type, acceptable statuses)
     ("garbage body", "POST", os.urandom(4096), "multipart/form-data; boundary=xyz", {400}),
     ("multipart without a boundary", "POST", b"hello", "multipart/form-data", {400}),
-    ("multipart cut short", "POST",
-     b'--xyz\r\nContent-Disposition: form-data; name="f"; filename="a.epub"\r\n\r\nPK\x03\x04',
-     "multipart/form-data; boundary=xyz", {200, 400}),
+    (
+        "multipart cut short",
+        "POST",
+        b'--xyz\r\nContent-Disposition: form-data; name="f"; filename="a.epub"\r\n\r\nPK\x03\x04',
+        "multipart/form-data; boundary=xyz",
+        {200, 400},
+    ),
     ("empty multipart body", "POST", b"", "multipart/form-data; boundary=xyz", {200, 400}),
     ("JSON instead of a form", "POST", b'{"file": "book.epub"}', "application/json", {200}),
     ("no body at all", "POST", b"", "text/plain", {200}),
@@ -258,12 +282,12 @@ BAD_REQUESTS: list[tuple[str, str, bytes, str, set[int]]] = [
 ]
 
 
-def test_malformed_requests_to_the_upload_endpoint(app: App, chrome: Any,
-                                                    tmp_path: Path) -> None:
+def test_malformed_requests_to_the_upload_endpoint(app: App, chrome: Any, tmp_path: Path) -> None:
     """Junk sent to a live tab's upload endpoint: answered, shown only where it is a file
     (empty, or not an EPUB: in words, no traceback), and the tabs go on working."""
-    book = build_epub(tmp_path / "fine.epub", [("One", ["A fine book."]), ("Two", ["Yes."])],
-                      title="A Fine Book")
+    book = build_epub(
+        tmp_path / "fine.epub", [("One", ["A fine book."]), ("Two", ["Yes."])], title="A Fine Book"
+    )
     with _tab(chrome, app) as bystander, _tab(chrome, app) as page:
         bystander.locator("input[type=file]").set_input_files(book)
         _title(bystander, "A Fine Book").wait_for(timeout=TAB_TIMEOUT_MS)
@@ -275,9 +299,10 @@ def test_malformed_requests_to_the_upload_endpoint(app: App, chrome: Any,
             answers[what] = status = _request(app, method, path, body, content_type)
             assert status in expected, f"{what}: HTTP {status}"
         for what, wrong_path in (
-                ("unknown client", f"/_nicegui/client/{uuid.uuid4()}/upload/{element_id}"),
-                ("unknown element", f"/_nicegui/client/{client_id}/upload/999999"),
-                ("a path for an element", f"/_nicegui/client/{client_id}/upload/..%2F..%2Fetc")):
+            ("unknown client", f"/_nicegui/client/{uuid.uuid4()}/upload/{element_id}"),
+            ("unknown element", f"/_nicegui/client/{client_id}/upload/999999"),
+            ("a path for an element", f"/_nicegui/client/{client_id}/upload/..%2F..%2Fetc"),
+        ):
             body, content_type = _multipart("book.epub", book.read_bytes())
             answers[what] = status = _request(app, "POST", wrong_path, body, content_type)
             assert status == 404, f"{what}: HTTP {status}"
@@ -297,7 +322,8 @@ def test_malformed_requests_to_the_upload_endpoint(app: App, chrome: Any,
 
         # A picture named like a book, chosen in the page.
         page.locator("input[type=file]").set_input_files(
-            {"name": "book.epub", "mimeType": "application/epub+zip", "buffer": tiny_png()})
+            {"name": "book.epub", "mimeType": "application/epub+zip", "buffer": tiny_png()}
+        )
         error = _error_shown(page, "not an EPUB")
         assert "book.epub" in error and "Traceback" not in page.content()
         assert len(app.uploads_now()) == 1
@@ -322,11 +348,14 @@ def test_oversized_upload_is_refused(app: App, chrome: Any, tmp_path: Path) -> N
 
         # The page itself refuses it before sending a byte.
         sent: list[str] = []
-        page.on("request", lambda request: sent.append(request.url)
-                if "/upload/" in request.url else None)
+        page.on(
+            "request",
+            lambda request: sent.append(request.url) if "/upload/" in request.url else None,
+        )
         page.locator("input[type=file]").set_input_files(huge)
-        _error_shown(page, f"That file was refused: only .epub files up to {LIMIT_TEXT} are "
-                           "accepted.")
+        _error_shown(
+            page, f"That file was refused: only .epub files up to {LIMIT_TEXT} are accepted."
+        )
         assert sent == []
 
         # A client that ignores the page's limit is refused by the server: far past it, as
@@ -338,8 +367,11 @@ def test_oversized_upload_is_refused(app: App, chrome: Any, tmp_path: Path) -> N
         _error_shown(page, f"huge.epub is 1.1 MB; the limit is {LIMIT_TEXT}.")
         assert len(app.uploads_now()) == 1  # the bystander's book, nothing else
         # NiceGUI spooled the 1.1 MB to a temporary file; it goes with the upload.
-        _wait_until(lambda: not app.tmp_now() - tmp_before, CLEANUP_TIMEOUT_S,
-                    lambda: f"temporary files kept: {sorted(app.tmp_now() - tmp_before)}")
+        _wait_until(
+            lambda: not app.tmp_now() - tmp_before,
+            CLEANUP_TIMEOUT_S,
+            lambda: f"temporary files kept: {sorted(app.tmp_now() - tmp_before)}",
+        )
 
         page.locator("input[type=file]").set_input_files(book)
         _title(page, "Small Book").wait_for(timeout=TAB_TIMEOUT_MS)
@@ -347,20 +379,27 @@ def test_oversized_upload_is_refused(app: App, chrome: Any, tmp_path: Path) -> N
         _assert_tab_responds(bystander, chapters=1)
 
 
-def test_a_name_too_long_to_upload_is_refused_in_the_page(app: App, chrome: Any,
-                                                          tmp_path: Path) -> None:
+def test_a_name_too_long_to_upload_is_refused_in_the_page(
+    app: App, chrome: Any, tmp_path: Path
+) -> None:
     """A 5,000-character file name, which the server's multipart parser could not take (400):
     the page says so before sending a byte, and takes the next book."""
     book = build_epub(tmp_path / "named.epub", [("One", ["A name at last."])], title="Named")
     long_name = "n" * 4_995 + ".epub"
     with _tab(chrome, app) as page:
         sent: list[str] = []
-        page.on("request", lambda request: sent.append(request.url)
-                if "/upload/" in request.url else None)
+        page.on(
+            "request",
+            lambda request: sent.append(request.url) if "/upload/" in request.url else None,
+        )
         page.locator("input[type=file]").set_input_files(
-            {"name": long_name, "mimeType": "application/epub+zip", "buffer": book.read_bytes()})
-        error = _error_shown(page, "its name is too long to upload (5,000 characters; at most "
-                                   "255). Rename the file and choose it again.")
+            {"name": long_name, "mimeType": "application/epub+zip", "buffer": book.read_bytes()}
+        )
+        error = _error_shown(
+            page,
+            "its name is too long to upload (5,000 characters; at most "
+            "255). Rename the file and choose it again.",
+        )
         assert error.startswith("n" * 100) and sent == []
         # Sent by hand, the server refuses it (its parser's limit) and goes on serving.
         body, content_type = _multipart(long_name, book.read_bytes())
@@ -371,25 +410,34 @@ def test_a_name_too_long_to_upload_is_refused_in_the_page(app: App, chrome: Any,
         assert _errors(page) == []
 
 
-def test_an_upload_the_server_refuses_is_named_in_the_page(app: App, chrome: Any,
-                                                           tmp_path: Path) -> None:
+def test_an_upload_the_server_refuses_is_named_in_the_page(
+    app: App, chrome: Any, tmp_path: Path
+) -> None:
     """Whatever makes the server refuse an upload the page sent, the page says so."""
     book = build_epub(tmp_path / "refused.epub", [("One", ["Refused."])], title="Refused")
     with _tab(chrome, app) as page:
-        page.route("**/upload/**", lambda route: route.fulfill(
-            status=400, content_type="application/json",
-            body='{"detail": "Invalid multipart data."}'))
+        page.route(
+            "**/upload/**",
+            lambda route: route.fulfill(
+                status=400,
+                content_type="application/json",
+                body='{"detail": "Invalid multipart data."}',
+            ),
+        )
         page.locator("input[type=file]").set_input_files(book)
-        _error_shown(page, "refused.epub could not be uploaded (the server answered HTTP 400). "
-                           "Choose it again.")
+        _error_shown(
+            page,
+            "refused.epub could not be uploaded (the server answered HTTP 400). Choose it again.",
+        )
         page.unroute("**/upload/**")
         page.locator("input[type=file]").set_input_files(book)
         _title(page, "Refused").wait_for(timeout=TAB_TIMEOUT_MS)
         assert _errors(page) == []
 
 
-def test_too_big_a_request_is_refused_before_its_body_is_stored(app: App, chrome: Any,
-                                                                 tmp_path: Path) -> None:
+def test_too_big_a_request_is_refused_before_its_body_is_stored(
+    app: App, chrome: Any, tmp_path: Path
+) -> None:
     """A client announcing more than the limit (Content-Length) is answered 413 from its
     headers alone; one that announces nothing (chunked) is cut off with 413 once it has sent
     the limit. Neither leaves anything on disk, and the tab goes on."""
@@ -423,9 +471,13 @@ def test_too_big_a_request_is_refused_before_its_body_is_stored(app: App, chrome
 def _raw_request(app: App, path: str, framing: str) -> Iterator[socket.socket]:
     """A socket that has sent the headers of a multipart POST to `path` and nothing more."""
     with socket.create_connection(("127.0.0.1", app.port), timeout=HTTP_TIMEOUT_S) as sock:
-        sock.sendall((f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{app.port}\r\n"
-                      f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\n"
-                      f"{framing}\r\n\r\n").encode())
+        sock.sendall(
+            (
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{app.port}\r\n"
+                f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\n"
+                f"{framing}\r\n\r\n"
+            ).encode()
+        )
         yield sock
 
 
@@ -453,8 +505,10 @@ def _open(context: Any, app: App) -> Any:
 
 def _upload_path(page: Any) -> str:
     """The page's upload endpoint, as its q-uploader posts to it."""
-    path = page.evaluate("() => `/_nicegui/client/${window.clientId}/upload/`"
-                         " + document.querySelector('.q-uploader').id.slice(1)")
+    path = page.evaluate(
+        "() => `/_nicegui/client/${window.clientId}/upload/`"
+        " + document.querySelector('.q-uploader').id.slice(1)"
+    )
     assert isinstance(path, str) and path.split("/")[-1].isdigit(), path
     return path
 
@@ -494,8 +548,10 @@ def _multipart(filename: str, data: bytes) -> tuple[bytes, str]:
 
 def _multipart_ends(filename: str) -> tuple[bytes, bytes]:
     """What goes before and after the file in `_multipart`'s body."""
-    head = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; "
-            f"filename=\"{filename}\"\r\nContent-Type: application/epub+zip\r\n\r\n").encode()
+    head = (
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; '
+        f'filename="{filename}"\r\nContent-Type: application/epub+zip\r\n\r\n'
+    ).encode()
     return head, f"\r\n--{BOUNDARY}--\r\n".encode()
 
 

@@ -23,18 +23,30 @@ def made(tmp_path_factory: pytest.TempPathFactory, shared_models_dir: Path) -> P
 
 
 def serve(port: int) -> list[str]:
-    return [sys.executable, "-m", "audiopub", "serve", "--host", "127.0.0.1", "--port",
-            str(port), "--no-browser"]
+    return [
+        sys.executable,
+        "-m",
+        "audiopub",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-browser",
+    ]
 
 
 def test_the_server_says_the_store_is_damaged_once_and_still_lists_the_book(
-        made: Path, tmp_path: Path) -> None:
+    made: Path, tmp_path: Path
+) -> None:
     chromium = require_chromium()
     store = copy_data_dir(made, tmp_path / "data")
     damage_middle(store)
     port = free_port()
-    with running_server(serve(port), tmp_path, port) as server, \
-            browser_context(chromium, tmp_path) as context:
+    with (
+        running_server(serve(port), tmp_path, port) as server,
+        browser_context(chromium, tmp_path) as context,
+    ):
         page = context.new_page()
         page.goto(f"{server.url}library")
         page.get_by_text(TITLE).wait_for(timeout=30_000)
@@ -52,17 +64,23 @@ def test_the_server_says_the_store_is_damaged_once_and_still_lists_the_book(
 
 
 def test_the_server_with_a_damaged_header_exits_saying_what_to_do(
-        made: Path, tmp_path: Path) -> None:
+    made: Path, tmp_path: Path
+) -> None:
     import subprocess
 
     store = copy_data_dir(made, tmp_path / "data")
     damage_header(store)
-    env = {"AUDIOPUB_DATA_DIR": str(tmp_path / "data"),
-           "PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    done = subprocess.run(serve(free_port()), env=env, capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
+    env = {
+        "AUDIOPUB_DATA_DIR": str(tmp_path / "data"),
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+    done = subprocess.run(
+        serve(free_port()), env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
 
     assert done.returncode == 1
-    assert done.stderr.startswith(f"audiopub: error: The job store {store} is damaged ("), \
+    assert done.stderr.startswith(f"audiopub: error: The job store {store} is damaged ("), (
         done.stderr
+    )
     assert "Traceback" not in done.stderr

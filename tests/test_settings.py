@@ -15,11 +15,18 @@ from audiopub.errors import SettingInvalid
 
 
 def test_an_environment_gives_the_settings(tmp_path: Path) -> None:
-    given = settings.from_environ({
-        "AUDIOPUB_DATA_DIR": str(tmp_path), "AUDIOPUB_BATCH_SIZE": "8",
-        "AUDIOPUB_CPU_WORKERS": "0", "AUDIOPUB_ALLOWED_HOSTS": "a.lan, b.lan",
-        "AUDIOPUB_KEEP_CHUNK_AUDIO": "0", "AUDIOPUB_CUDA_TUNING": "pad_nc1d",
-        "AUDIOPUB_SUPERTONIC_MULTILINGUAL": "no", "AUDIOPUB_TOKEN": " a-long-enough-secret "})
+    given = settings.from_environ(
+        {
+            "AUDIOPUB_DATA_DIR": str(tmp_path),
+            "AUDIOPUB_BATCH_SIZE": "8",
+            "AUDIOPUB_CPU_WORKERS": "0",
+            "AUDIOPUB_ALLOWED_HOSTS": "a.lan, b.lan",
+            "AUDIOPUB_KEEP_CHUNK_AUDIO": "0",
+            "AUDIOPUB_CUDA_TUNING": "pad_nc1d",
+            "AUDIOPUB_SUPERTONIC_MULTILINGUAL": "no",
+            "AUDIOPUB_TOKEN": " a-long-enough-secret ",
+        }
+    )
     assert given.data_dir == tmp_path and given.models_dir == tmp_path / "models"
     assert not given.models_dir_chosen
     assert given.batch_size == 8 and given.cpu_workers == 1  # at least this process
@@ -36,10 +43,15 @@ def test_an_environment_gives_the_settings(tmp_path: Path) -> None:
     assert models.models_dir == tmp_path / "m" and models.models_dir_chosen
 
 
-@pytest.mark.parametrize(("name", "value"), [("AUDIOPUB_CPU_WORKERS", "many"),
-                                             ("AUDIOPUB_ENGINE_IDLE_S", "-1"),
-                                             ("AUDIOPUB_CUDA_TUNING", "turbo"),
-                                             ("AUDIOPUB_BATCH_SIZE", "0")])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("AUDIOPUB_CPU_WORKERS", "many"),
+        ("AUDIOPUB_ENGINE_IDLE_S", "-1"),
+        ("AUDIOPUB_CUDA_TUNING", "turbo"),
+        ("AUDIOPUB_BATCH_SIZE", "0"),
+    ],
+)
 def test_a_value_that_cannot_be_used_is_named(name: str, value: str) -> None:
     with pytest.raises(SettingInvalid, match=name):
         settings.from_environ({name: value})
@@ -53,7 +65,8 @@ def test_the_command_line_wins_and_is_not_written_back(monkeypatch: pytest.Monke
 
 
 def test_installed_settings_hold_in_every_thread_until_their_block_ends(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     chosen = replace(settings.from_environ({}), data_dir=tmp_path / "chosen")
     seen: list[Path] = []
     with settings.installed(chosen):

@@ -72,7 +72,7 @@ def test_a_chapter_has_room_tone_before_its_first_words(tmp_path: Path) -> None:
     tail = len(data) - 1 - loud[-1]
     assert round((CHAPTER_PAUSE_S + PARAGRAPH_PAUSE_S) * SR) <= tail <= 5 * SR
     for start, frames in stitched.clips:
-        assert np.any(data[start:start + frames])
+        assert np.any(data[start : start + frames])
 
 
 def test_a_chapter_is_made_again_with_the_head_it_was_made_with(tmp_path: Path) -> None:
@@ -83,7 +83,7 @@ def test_a_chapter_is_made_again_with_the_head_it_was_made_with(tmp_path: Path) 
     assert [(start + head_frames(SR), n) for start, n in before.clips] == list(now.clips)
     a, _ = sf.read(str(tmp_path / "now.wav"), dtype="int16")
     b, _ = sf.read(str(tmp_path / "before.wav"), dtype="int16")
-    assert np.array_equal(a[head_frames(SR):], b)
+    assert np.array_equal(a[head_frames(SR) :], b)
 
 
 def test_writes_pcm16_mono_at_the_given_rate_and_renames_the_temp_file(tmp_path: Path) -> None:

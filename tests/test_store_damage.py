@@ -42,9 +42,10 @@ def recovered_path(store: Path) -> Path:
 
 
 def commands(tmp_path: Path, made: Path) -> dict[str, list[str]]:
-    return {"jobs": ["jobs"],
-            "convert": ["convert", str(made.parent / "book.epub"), "-o",
-                        str(tmp_path / "new.m4b")]}
+    return {
+        "jobs": ["jobs"],
+        "convert": ["convert", str(made.parent / "book.epub"), "-o", str(tmp_path / "new.m4b")],
+    }
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -60,8 +61,8 @@ def one_message(err: str) -> str:
 
 @pytest.mark.parametrize("command", ["jobs", "convert"])
 def test_a_store_damaged_in_the_middle_is_named_and_what_it_held_is_saved(
-        command: str, store: Path, made: Path, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    command: str, store: Path, made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     damage_middle(store)
     damaged = store.read_bytes()
 
@@ -84,7 +85,8 @@ def test_a_store_damaged_in_the_middle_is_named_and_what_it_held_is_saved(
 
 
 def test_the_saved_copy_serves_the_next_command_as_it_is(
-        store: Path, made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store: Path, made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     damage_middle(store)
     run(["jobs"], capsys)
     recovered = recovered_path(store)
@@ -98,8 +100,8 @@ def test_the_saved_copy_serves_the_next_command_as_it_is(
 
 @pytest.mark.parametrize("command", ["jobs", "convert"])
 def test_a_store_with_a_damaged_header_is_named_and_left_alone(
-        command: str, store: Path, made: Path, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    command: str, store: Path, made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     damage_header(store)
 
     status, err = run(commands(tmp_path, made)[command], capsys)
@@ -116,22 +118,21 @@ def test_a_store_with_a_damaged_header_is_named_and_left_alone(
 
 @pytest.mark.parametrize("command", ["jobs", "convert"])
 def test_a_data_folder_that_cant_be_written_is_named_with_what_to_do(
-        command: str, store: Path, made: Path, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    command: str, store: Path, made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with read_only(store.parent):
         status, err = run(commands(tmp_path, made)[command], capsys)
 
     assert status == 1
     message = one_message(err)
-    assert f"Audiopub can't open its job store {store} (unable to open database file)" \
-        in message
+    assert f"Audiopub can't open its job store {store} (unable to open database file)" in message
     assert f"the folder {store.parent} or the file can't be written by you" in message
     assert "set AUDIOPUB_DATA_DIR to a folder you can write to" in message
 
 
 def test_a_data_folder_that_cant_be_made_is_named(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     parent = tmp_path / "locked"
     parent.mkdir()
     monkeypatch.setenv("AUDIOPUB_DATA_DIR", str(parent / "data"))
@@ -139,12 +140,12 @@ def test_a_data_folder_that_cant_be_made_is_named(
         status, err = run(["jobs"], capsys)
 
     assert status == 1
-    assert f"Audiopub can't open its job store {parent / 'data' / STORE} (" \
-        in one_message(err)
+    assert f"Audiopub can't open its job store {parent / 'data' / STORE} (" in one_message(err)
 
 
 def test_a_store_damaged_while_open_refuses_all_work_after(
-        store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Found damaged by one read, the store is read no more, nor written: every call says
     the same, and the file stays as it was."""
     with JobStore(store) as opened:
@@ -152,8 +153,10 @@ def test_a_store_damaged_while_open_refuses_all_work_after(
         damage_middle(store)
         damaged = store.read_bytes()
         calls: list[Callable[[], object]] = [
-            lambda: opened.ledger.progress(job.id), opened.queue.list_jobs,
-            lambda: opened.queue.set_state(job.id, JobState.QUEUED)]
+            lambda: opened.ledger.progress(job.id),
+            opened.queue.list_jobs,
+            lambda: opened.queue.set_state(job.id, JobState.QUEUED),
+        ]
         messages = []
         for call in calls:
             with pytest.raises(JobStoreError) as raised:

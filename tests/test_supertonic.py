@@ -37,13 +37,15 @@ OFFICIAL_INSTALL = "pip install --no-deps supertonic==1.3.1"
 TOLERANCE = 1e-5
 
 
-def waves(engine: SupertonicEngine, texts: list[str], voice: str,
-          options: SynthesisOptions) -> list[np.ndarray]:
+def waves(
+    engine: SupertonicEngine, texts: list[str], voice: str, options: SynthesisOptions
+) -> list[np.ndarray]:
     """The audio of each result, checking what every result must say about itself."""
     results = engine.synthesize(texts, voice, options)
     for result in results:
         assert result.sample_rate == engine.sample_rate and result.frames == len(result.audio)
     return [result.audio for result in results]
+
 
 TEXTS = {
     "short": "Hi.",
@@ -74,13 +76,24 @@ def official() -> ModuleType:
     try:
         from supertonic import loader
     except ImportError as exc:
-        pytest.fail(f"The official `supertonic` package is needed as the oracle ({exc}). "
-                    f"Install it without its dependencies: {OFFICIAL_INSTALL}")
+        pytest.fail(
+            f"The official `supertonic` package is needed as the oracle ({exc}). "
+            f"Install it without its dependencies: {OFFICIAL_INSTALL}"
+        )
     return loader
 
 
-def _official_wave(official: ModuleType, model_dir: Path, text: str, voice: str, *,
-                   steps: int, speed: float, seed: int, lang: str | None) -> np.ndarray:
+def _official_wave(
+    official: ModuleType,
+    model_dir: Path,
+    text: str,
+    voice: str,
+    *,
+    steps: int,
+    speed: float,
+    seed: int,
+    lang: str | None,
+) -> np.ndarray:
     model = official.load_model(model_dir, auto_download=False)
     style = official.load_voice_style_from_name(model_dir, voice)
     np.random.seed(seed)  # the official loop draws its noise from NumPy's global generator
@@ -90,25 +103,37 @@ def _official_wave(official: ModuleType, model_dir: Path, text: str, voice: str,
 
 # --- the oracle ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "voice", "steps", "speed"), [
-    (TEXTS["medium"], "F1", 5, 1.0),
-    (TEXTS["accented"], "M1", 16, 1.3),
-    (TEXTS["long"], "F1", 2, 0.7),
-])
-def test_single_chunk_matches_official(engine: SupertonicEngine, tiny_model: Path,
-                                       official: ModuleType, text: str, voice: str,
-                                       steps: int, speed: float) -> None:
+
+@pytest.mark.parametrize(
+    ("text", "voice", "steps", "speed"),
+    [
+        (TEXTS["medium"], "F1", 5, 1.0),
+        (TEXTS["accented"], "M1", 16, 1.3),
+        (TEXTS["long"], "F1", 2, 0.7),
+    ],
+)
+def test_single_chunk_matches_official(
+    engine: SupertonicEngine,
+    tiny_model: Path,
+    official: ModuleType,
+    text: str,
+    voice: str,
+    steps: int,
+    speed: float,
+) -> None:
     options = SynthesisOptions(speed=speed, steps=steps, seed=11)
     [ours] = waves(engine, [text], voice, options)
-    theirs = _official_wave(official, tiny_model, text, voice, steps=steps, speed=speed,
-                            seed=11, lang="en")
+    theirs = _official_wave(
+        official, tiny_model, text, voice, steps=steps, speed=speed, seed=11, lang="en"
+    )
     assert ours.dtype == np.float32
     assert ours.shape == theirs.shape
     np.testing.assert_allclose(ours, theirs, atol=TOLERANCE)
 
 
-def test_a_batchs_stage_times_are_shared_out_by_length(engine: SupertonicEngine,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_batchs_stage_times_are_shared_out_by_length(
+    engine: SupertonicEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(engine, "batching", BatchLimits(max_items=16, max_length_ratio=100))
     texts = [TEXTS["short"], TEXTS["long"]]
     short, long_ = engine.synthesize(texts, "F1", SynthesisOptions(steps=2, seed=1))
@@ -118,20 +143,25 @@ def test_a_batchs_stage_times_are_shared_out_by_length(engine: SupertonicEngine,
     lengths = [len(engine.text.normalise(text)) for text in texts]
     for stage in ("duration", "encoder", "step_loop", "vocoder"):
         assert short.stage_seconds[stage] / long_.stage_seconds[stage] == pytest.approx(
-            lengths[0] / lengths[1])
+            lengths[0] / lengths[1]
+        )
 
 
-def test_mixed_length_batch_matches_official_solo(engine: SupertonicEngine, tiny_model: Path,
-                                                  official: ModuleType,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mixed_length_batch_matches_official_solo(
+    engine: SupertonicEngine,
+    tiny_model: Path,
+    official: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     batch_sizes = _spy_on_denoise(monkeypatch)
     monkeypatch.setattr(engine, "batching", BatchLimits(max_items=16, max_length_ratio=100))
     texts = list(TEXTS.values())
     ours = waves(engine, texts, "M1", SynthesisOptions(steps=4, seed=3))
     assert batch_sizes == [len(texts)]  # one padded batch, not four solo runs
     for text, wave in zip(texts, ours, strict=True):
-        theirs = _official_wave(official, tiny_model, text, "M1", steps=4, speed=1.0,
-                                seed=3, lang="en")
+        theirs = _official_wave(
+            official, tiny_model, text, "M1", steps=4, speed=1.0, seed=3, lang="en"
+        )
         assert wave.shape == theirs.shape
         np.testing.assert_allclose(wave, theirs, atol=TOLERANCE)
 
@@ -140,8 +170,9 @@ def test_book_language_tag_matches_official(tiny_model: Path, official: ModuleTy
     french = SupertonicEngine(tiny_model, use_gpu=False, language="fr-FR")
     assert french.language == "fr"
     [ours] = waves(french, [TEXTS["accented"]], "F1", SynthesisOptions(steps=3, seed=5))
-    theirs = _official_wave(official, tiny_model, TEXTS["accented"], "F1", steps=3, speed=1.0,
-                            seed=5, lang="fr")
+    theirs = _official_wave(
+        official, tiny_model, TEXTS["accented"], "F1", steps=3, speed=1.0, seed=5, lang="fr"
+    )
     np.testing.assert_allclose(ours, theirs, atol=TOLERANCE)
 
 
@@ -155,8 +186,9 @@ class _OptionsWithLanguage(SynthesisOptions):
 def test_per_call_language_wins(engine: SupertonicEngine, tiny_model: Path) -> None:
     french = SupertonicEngine(tiny_model, use_gpu=False, language="fr")
     expected = waves(french, [TEXTS["accented"]], "F1", SynthesisOptions(steps=3, seed=5))
-    ours = waves(engine, [TEXTS["accented"]], "F1",
-                             _OptionsWithLanguage(steps=3, seed=5, language="fr-CA"))
+    ours = waves(
+        engine, [TEXTS["accented"]], "F1", _OptionsWithLanguage(steps=3, seed=5, language="fr-CA")
+    )
     np.testing.assert_array_equal(ours[0], expected[0])
 
 
@@ -166,12 +198,14 @@ def test_single_language_model_in_assets_layout(tmp_path: Path, official: Module
     assert english.language is None  # no language tags for the English-only release
     assert {voice.language for voice in english.voices()} == {"en"}
     [ours] = waves(english, [TEXTS["medium"]], "F1", SynthesisOptions(steps=3, seed=2))
-    theirs = _official_wave(official, model_dir / "assets", TEXTS["medium"], "F1", steps=3,
-                            speed=1.0, seed=2, lang=None)
+    theirs = _official_wave(
+        official, model_dir / "assets", TEXTS["medium"], "F1", steps=3, speed=1.0, seed=2, lang=None
+    )
     np.testing.assert_allclose(ours, theirs, atol=TOLERANCE)
 
 
 # --- the step loop and IO binding ------------------------------------------------------------
+
 
 def _spy_on_denoise(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     batch_sizes: list[int] = []
@@ -198,8 +232,9 @@ def _count_calls(monkeypatch: pytest.MonkeyPatch, target: object, method: str) -
 
 
 @pytest.mark.parametrize("steps", [2, 7])
-def test_io_binding_gives_the_same_waveform(engine: SupertonicEngine, steps: int,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_io_binding_gives_the_same_waveform(
+    engine: SupertonicEngine, steps: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     texts = [TEXTS["short"], TEXTS["long"]]
     options = SynthesisOptions(steps=steps, seed=9)
     estimator = engine.sessions["vector_estimator"].inference
@@ -223,6 +258,7 @@ def test_io_binding_is_off_on_cpu(engine: SupertonicEngine) -> None:
 
 # --- batching, seeds, speed -------------------------------------------------------------------
 
+
 def test_results_keep_input_order(engine: SupertonicEngine) -> None:
     texts = [TEXTS["long"], TEXTS["short"], TEXTS["medium"]]
     options = SynthesisOptions(steps=2, seed=1)
@@ -242,20 +278,23 @@ def test_seed_reproduces_a_chunk(engine: SupertonicEngine) -> None:
 
 
 def test_speed_shortens_audio(engine: SupertonicEngine) -> None:
-    normal, fast = (waves(engine, [TEXTS["medium"]], "F1",
-                                      SynthesisOptions(speed=speed, steps=2, seed=0))[0]
-                    for speed in (1.0, 2.0))
+    normal, fast = (
+        waves(engine, [TEXTS["medium"]], "F1", SynthesisOptions(speed=speed, steps=2, seed=0))[0]
+        for speed in (1.0, 2.0)
+    )
     assert abs(len(fast) - len(normal) / 2) <= 1
 
 
 def test_unspeakable_chunk_gives_empty_audio(engine: SupertonicEngine) -> None:
-    empty, dashes, spoken = waves(engine, ["", " — … ", "Yes."], "F1",
-                                              SynthesisOptions(steps=2, seed=0))
+    empty, dashes, spoken = waves(
+        engine, ["", " — … ", "Yes."], "F1", SynthesisOptions(steps=2, seed=0)
+    )
     assert len(empty) == 0 and len(dashes) == 0 and len(spoken) > 0
     assert waves(engine, [], "F1", SynthesisOptions()) == []
 
 
 # --- the engine contract, voices, model files -------------------------------------------------
+
 
 def test_engine_contract(engine: SupertonicEngine) -> None:
     assert isinstance(engine, Engine)
@@ -271,8 +310,9 @@ def test_dropped_style_file_is_a_voice_without_restart(model_copy: Path) -> None
     shutil.copy(model_copy / "voice_styles" / "M1.json", model_copy / "voice_styles" / "Nora.json")
     assert "Nora" in [voice.id for voice in engine.voices()]
     options = SynthesisOptions(steps=2, seed=0)
-    np.testing.assert_array_equal(waves(engine, ["Hello."], "Nora", options)[0],
-                                  waves(engine, ["Hello."], "M1", options)[0])
+    np.testing.assert_array_equal(
+        waves(engine, ["Hello."], "Nora", options)[0], waves(engine, ["Hello."], "M1", options)[0]
+    )
 
 
 def test_model_id_follows_the_files(model_copy: Path) -> None:
@@ -293,9 +333,19 @@ def test_unknown_voice_names_the_available_ones(engine: SupertonicEngine) -> Non
         waves(engine, ["Hello."], "nobody", SynthesisOptions())
 
 
-@pytest.mark.parametrize("content", ["{not json", json.dumps({"style_ttl": {}}),
-                                     json.dumps({"style_ttl": {"dims": [1, 2], "data": [[0, 1]]},
-                                                 "style_dp": {"dims": [1, 2], "data": [[0, 1]]}})])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "{not json",
+        json.dumps({"style_ttl": {}}),
+        json.dumps(
+            {
+                "style_ttl": {"dims": [1, 2], "data": [[0, 1]]},
+                "style_dp": {"dims": [1, 2], "data": [[0, 1]]},
+            }
+        ),
+    ],
+)
 def test_broken_style_file_is_reported(model_copy: Path, content: str) -> None:
     (model_copy / "voice_styles" / "Bad.json").write_text(content)
     engine = SupertonicEngine(model_copy, use_gpu=False)
@@ -310,12 +360,14 @@ def test_flat_style_data_is_reshaped(model_copy: Path) -> None:
     (model_copy / "voice_styles" / "Flat.json").write_text(json.dumps(style))
     engine = SupertonicEngine(model_copy, use_gpu=False)
     options = SynthesisOptions(steps=2, seed=0)
-    np.testing.assert_array_equal(waves(engine, ["Hello."], "Flat", options)[0],
-                                  waves(engine, ["Hello."], "F1", options)[0])
+    np.testing.assert_array_equal(
+        waves(engine, ["Hello."], "Flat", options)[0], waves(engine, ["Hello."], "F1", options)[0]
+    )
 
 
-def test_runtime_error_becomes_synthesis_failed(model_copy: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_runtime_error_becomes_synthesis_failed(
+    model_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     engine = SupertonicEngine(model_copy, use_gpu=False)
 
     def broken(*args: Any) -> Any:
@@ -327,9 +379,11 @@ def test_runtime_error_becomes_synthesis_failed(model_copy: Path,
 
 
 def test_lfs_pointer_gives_a_clear_error(model_copy: Path) -> None:
-    pointer = ("version https://git-lfs.github.com/spec/v1\n"
-               "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
-               "size 257452683\n")
+    pointer = (
+        "version https://git-lfs.github.com/spec/v1\n"
+        "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+        "size 257452683\n"
+    )
     (model_copy / "onnx" / "vector_estimator.onnx").write_text(pointer)
     with pytest.raises(ModelMissing) as error:
         SupertonicEngine(model_copy, use_gpu=False)
@@ -342,8 +396,15 @@ def test_missing_directory_names_every_expected_file(tmp_path: Path) -> None:
     with pytest.raises(ModelMissing) as error:
         SupertonicEngine(tmp_path / "nowhere", use_gpu=False)
     message = str(error.value)
-    for name in ("duration_predictor.onnx", "text_encoder.onnx", "vector_estimator.onnx",
-                 "vocoder.onnx", "tts.json", "unicode_indexer.json", "voice_styles"):
+    for name in (
+        "duration_predictor.onnx",
+        "text_encoder.onnx",
+        "vector_estimator.onnx",
+        "vocoder.onnx",
+        "tts.json",
+        "unicode_indexer.json",
+        "voice_styles",
+    ):
         assert name in message
     assert "models/README.md" in message and DIR_ENV in message
 
@@ -363,15 +424,18 @@ def test_default_model_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
 
 
 def test_generator_cli(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "m")], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path / "m")], check=True, capture_output=True
+    )
     assert (tmp_path / "m" / "voice_styles" / "M1.json").is_file()
 
 
 # --- the GPU toggle: ORT's provider list is the faked boundary -------------------------------
 
-def test_gpu_request_without_cuda_build_reports_cpu(tiny_model: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_gpu_request_without_cuda_build_reports_cpu(
+    tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(onnx_runtime, "available_providers", lambda: [CPU])
     engine = SupertonicEngine(tiny_model, use_gpu=True)
     device = engine.device
@@ -392,16 +456,16 @@ def _fake_session_providers(monkeypatch: pytest.MonkeyPatch, on_cpu: set[str]) -
     monkeypatch.setattr(ort.InferenceSession, "get_providers", providers)
 
 
-def test_silent_cpu_fallback_is_reported(tiny_model: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_silent_cpu_fallback_is_reported(tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_session_providers(monkeypatch, set(supertonic.GRAPHS))
     device = SupertonicEngine(tiny_model, use_gpu=True).device
     assert device.provider == CPU and device.requested_gpu
     assert "CUDA / cuDNN runtime libraries" in (device.fallback_reason or "")
 
 
-def test_one_graph_on_cpu_makes_the_engine_report_cpu(tiny_model: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_graph_on_cpu_makes_the_engine_report_cpu(
+    tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _fake_session_providers(monkeypatch, {"vocoder"})
     engine = SupertonicEngine(tiny_model, use_gpu=True)
     assert engine.device.provider == CPU
@@ -416,8 +480,9 @@ def test_all_graphs_on_cuda_report_gpu(tiny_model: Path, monkeypatch: pytest.Mon
 
 
 @pytest.mark.usefixtures("cuda_fails_to_load")
-def test_every_graph_is_made_for_the_chosen_gpu(tiny_model: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_graph_is_made_for_the_chosen_gpu(
+    tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     asked: dict[str, int] = {}
     real = supertonic.create_session
 
@@ -437,28 +502,35 @@ def test_combine_reports_without_gpu_request() -> None:
 
 # --- the text front end ----------------------------------------------------------------------
 
+
 @pytest.fixture(scope="session")
 def front_end(tiny_model: Path) -> TextFrontEnd:
     indexer = json.loads((tiny_model / "onnx" / "unicode_indexer.json").read_text())
     return TextFrontEnd.from_indexer(indexer)
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("Wait\u2014what\u2026 really?", "Wait-what... really?"),
-    ("«Bonjour»,\u00a0dit-il", '"Bonjour", dit-il.'),
-    ("Stra\u00dfe \u2212 \u0153uvre", "Strasse - oeuvre."),
-    ("Price: 5\u20ac \U0001f600 ok", "Price: 5 ok."),
-    ("soft\u00adhyphen and\u200bzero width", "softhyphen andzero width."),
-    ("Caf\u00e9", "Cafe\u0301."),
-    ("***", ""),
-])
-def test_normalise_maps_or_drops_unknown_characters(front_end: TextFrontEnd, raw: str,
-                                                    expected: str) -> None:
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("Wait\u2014what\u2026 really?", "Wait-what... really?"),
+        ("«Bonjour»,\u00a0dit-il", '"Bonjour", dit-il.'),
+        ("Stra\u00dfe \u2212 \u0153uvre", "Strasse - oeuvre."),
+        ("Price: 5\u20ac \U0001f600 ok", "Price: 5 ok."),
+        ("soft\u00adhyphen and\u200bzero width", "softhyphen andzero width."),
+        ("Caf\u00e9", "Cafe\u0301."),
+        ("***", ""),
+    ],
+)
+def test_normalise_maps_or_drops_unknown_characters(
+    front_end: TextFrontEnd, raw: str, expected: str
+) -> None:
     assert front_end.normalise(raw) == expected
 
 
-@pytest.mark.parametrize(("tag", "code"), [("en-US", "en"), ("pt_BR", "pt"), ("FR", "fr"),
-                                           ("x-klingon", "na"), (None, "en"), ("", "en")])
+@pytest.mark.parametrize(
+    ("tag", "code"),
+    [("en-US", "en"), ("pt_BR", "pt"), ("FR", "fr"), ("x-klingon", "na"), (None, "en"), ("", "en")],
+)
 def test_language_code(tag: str | None, code: str) -> None:
     assert language_code(tag) == code
 
@@ -472,14 +544,16 @@ def test_model_never_sees_an_unknown_id(front_end: TextFrontEnd, text: str) -> N
         assert (ids >= 0).all() and mask.shape == (1, 1, ids.shape[1])
 
 
-_COVERED = st.sampled_from([chr(c) for c in range(0x20, 0x7F)]
-                           + list("éàçñü \u2014\u2013\u201c\u201d\u2018\u2019\u00a0\n"))
+_COVERED = st.sampled_from(
+    [chr(c) for c in range(0x20, 0x7F)] + list("éàçñü \u2014\u2013\u201c\u201d\u2018\u2019\u00a0\n")
+)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(_COVERED, max_size=60))
-def test_normalise_matches_official_front_end(front_end: TextFrontEnd, tiny_model: Path,
-                                              official: ModuleType, text: str) -> None:
+def test_normalise_matches_official_front_end(
+    front_end: TextFrontEnd, tiny_model: Path, official: ModuleType, text: str
+) -> None:
     from supertonic.core import UnicodeProcessor
 
     processor = UnicodeProcessor(str(tiny_model / "onnx" / "unicode_indexer.json"))

@@ -51,8 +51,10 @@ class Driver:
 
     def shrinks(self) -> list[bool]:
         """For each run so far, whether it asked to shrink device 1's arena at its end."""
-        return [options is not None and options.get_run_config_entry(ARENA_SHRINKAGE) == "gpu:1"
-                for options in self.options]
+        return [
+            options is not None and options.get_run_config_entry(ARENA_SHRINKAGE) == "gpu:1"
+            for options in self.options
+        ]
 
     def _meet(self, options: Any) -> None:
         # The options stop here: the CPU session has no CUDA arena to shrink.
@@ -74,8 +76,10 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def engine(tiny_model: Path) -> SupertonicEngine:
     """An engine whose four sessions say they run on CUDA device 1, each through a `Driver`."""
     engine = SupertonicEngine(tiny_model, use_gpu=False)
-    engine.sessions = {name: Session(Driver(session.inference), ON_GPU_1)
-                       for name, session in engine.sessions.items()}
+    engine.sessions = {
+        name: Session(Driver(session.inference), ON_GPU_1)
+        for name, session in engine.sessions.items()
+    }
     engine.io_binding = False  # bound values would live on the CPU, not on CUDA device 1
     engine.batching = BatchLimits(16, max_length_ratio=100)  # TEXTS in one batch
     return engine
@@ -92,7 +96,8 @@ def _waves(engine: SupertonicEngine) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("graph", supertonic.GRAPHS)
 def test_after_a_graph_ran_out_of_memory_every_graph_shrinks_its_arena_once(
-        engine: SupertonicEngine, graph: str) -> None:
+    engine: SupertonicEngine, graph: str
+) -> None:
     drivers = {name: _driver(session) for name, session in engine.sessions.items()}
     drivers[graph].out_of_memory = True
     with pytest.raises(SynthesisFailed) as failed:
@@ -111,14 +116,16 @@ def test_after_a_graph_ran_out_of_memory_every_graph_shrinks_its_arena_once(
         np.testing.assert_array_equal(a, b)
 
 
-def _estimator_inputs(engine: SupertonicEngine, monkeypatch: pytest.MonkeyPatch
-                      ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def _estimator_inputs(
+    engine: SupertonicEngine, monkeypatch: pytest.MonkeyPatch
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The latent and conditions the engine hands the step loop for TEXTS."""
     seen: list[tuple[np.ndarray, dict[str, np.ndarray]]] = []
     real = supertonic.denoise
 
-    def spy(session: Session, latent: np.ndarray, conditions: dict[str, np.ndarray],
-            *args: Any) -> np.ndarray:
+    def spy(
+        session: Session, latent: np.ndarray, conditions: dict[str, np.ndarray], *args: Any
+    ) -> np.ndarray:
         seen.append((latent, dict(conditions)))
         return real(session, latent, conditions, *args)
 
@@ -130,7 +137,8 @@ def _estimator_inputs(engine: SupertonicEngine, monkeypatch: pytest.MonkeyPatch
 
 
 def test_the_io_bound_step_after_running_out_of_memory_shrinks_the_arena(
-        engine: SupertonicEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine: SupertonicEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     latent, conditions = _estimator_inputs(engine, monkeypatch)
     session = engine.sessions["vector_estimator"]
     driver = _driver(session)

@@ -62,12 +62,17 @@ def test_choosing_a_release_that_is_not_installed_says_how_to_install_it(models:
     install(models, "supertonic-3")
     with pytest.raises(VoiceNotFound) as error:
         choose_release("supertonic-2")
-    assert str(error.value) == (f"supertonic-2 is not installed in {models / 'supertonic-2'}: "
-                                "`audiopub voices download supertonic-2` (or Download on the "
-                                "Voices page) installs it, then choose it.")
-    with pytest.raises(VoiceNotFound, match="No Supertonic release 'supertonic-9'; the "
-                                            "releases are supertonic-3, supertonic-2, "
-                                            "supertonic-1"):
+    assert str(error.value) == (
+        f"supertonic-2 is not installed in {models / 'supertonic-2'}: "
+        "`audiopub voices download supertonic-2` (or Download on the "
+        "Voices page) installs it, then choose it."
+    )
+    with pytest.raises(
+        VoiceNotFound,
+        match="No Supertonic release 'supertonic-9'; the "
+        "releases are supertonic-3, supertonic-2, "
+        "supertonic-1",
+    ):
         choose_release("supertonic-9")
     assert chosen_release() is None
 
@@ -80,9 +85,12 @@ def test_a_damaged_choice_file_leaves_the_newest_installed_release(models: Path)
     assert default_model_dir() == models / "supertonic-2"
 
 
-def test_audiopub_supertonic_dir_wins_over_the_choice(models: Path, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_audiopub_supertonic_dir_wins_over_the_choice(
+    models: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     install(models, "supertonic-2")
     own = build_tiny_model(tmp_path / "own")
     monkeypatch.setenv(DIR_ENV, str(own))
@@ -95,14 +103,17 @@ def test_audiopub_supertonic_dir_wins_over_the_choice(models: Path, tmp_path: Pa
 
 
 def test_voices_use_switches_the_engine_and_the_listing_follows(
-        models: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    models: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     install(models, "supertonic-3")
     install(models, "supertonic-2", seed=1)
     assert main(["voices"]) == 0
     out = capsys.readouterr().out
     assert f"supertonic (supertonic-3 in {models / 'supertonic-3'}: en, ko, ja," in out
-    assert (f"also installed: supertonic-2 in {models / 'supertonic-2'} "
-            "(`audiopub voices use supertonic-2` speaks with it)") in out
+    assert (
+        f"also installed: supertonic-2 in {models / 'supertonic-2'} "
+        "(`audiopub voices use supertonic-2` speaks with it)"
+    ) in out
     three = get_engine("supertonic")
 
     assert main(["voices", "use", "supertonic-2"]) == 0
@@ -129,7 +140,8 @@ def test_each_release_reads_its_own_languages(models: Path) -> None:
     assert language_note("fr-FR", voice) is None
     note = language_note("de-DE", voice)
     assert note is not None and note.startswith(
-        "The book is in de-DE, the voice F1 speaks en, ko, es, pt, fr: ")
+        "The book is in de-DE, the voice F1 speaks en, ko, es, pt, fr: "
+    )
 
 
 def test_a_folder_of_your_own_is_judged_by_its_text_front_end(tmp_path: Path) -> None:
@@ -149,19 +161,20 @@ def test_a_multilingual_voice_names_the_languages_it_reads() -> None:
 
 
 def test_a_release_tags_text_only_with_languages_it_reads(models: Path) -> None:
-    two = SupertonicEngine(install(models, "supertonic-2"), use_gpu=False,
-                           languages=SUPERTONIC_2, language="de")
+    two = SupertonicEngine(
+        install(models, "supertonic-2"), use_gpu=False, languages=SUPERTONIC_2, language="de"
+    )
     assert two.language == "en"  # no <de> tag: supertonic-2 never saw one
-    three = SupertonicEngine(install(models, "supertonic-3"), use_gpu=False,
-                             languages=SUPPORTED_LANGUAGES, language="zh")
+    three = SupertonicEngine(
+        install(models, "supertonic-3"), use_gpu=False, languages=SUPPORTED_LANGUAGES, language="zh"
+    )
     assert three.language == "na"  # Supertonic-3's tag for a language it does not know
 
 
 # --- engines follow their files ----------------------------------------------------------------
 
 
-def test_a_removed_model_is_not_spoken_with_and_the_next_release_takes_over(
-        models: Path) -> None:
+def test_a_removed_model_is_not_spoken_with_and_the_next_release_takes_over(models: Path) -> None:
     install(models, "supertonic-3")
     install(models, "supertonic-2")
     three = get_engine("supertonic")

@@ -33,20 +33,21 @@ def test_an_injected_engine_is_planned_in_this_process(engine: PiperEngine) -> N
     assert isinstance(plan.executor, DeviceExecutor) and plan.executor.engines == [engine]
     assert plan.limits == BatchLimits(3)
     assert plan.info.devices == ("CPU",)
-    assert plan.describe() == (f"{SLOW} at 16000 Hz, speed 0.8, on CPU, "
-                               "batches of up to 3 chunks")
+    assert plan.describe() == (f"{SLOW} at 16000 Hz, speed 0.8, on CPU, batches of up to 3 chunks")
 
 
 def test_the_registry_engine_and_the_factory_executor_are_asked_once(
-        engine: PiperEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine: PiperEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     asked: list[tuple[str, ...]] = []
 
     def get_engine(name: str, use_gpu: bool) -> PiperEngine:
         asked.append(("engine", name, str(use_gpu)))
         return engine
 
-    def executor_for(name: str, loaded: PiperEngine, batch_size: int | None,
-                     voice: str | None) -> DeviceExecutor:
+    def executor_for(
+        name: str, loaded: PiperEngine, batch_size: int | None, voice: str | None
+    ) -> DeviceExecutor:
         asked.append(("executor", name, str(batch_size), str(voice)))
         return executor.in_process_executor(loaded, batch_size)
 
@@ -59,8 +60,9 @@ def test_the_registry_engine_and_the_factory_executor_are_asked_once(
     assert plan.sample_rate == 16_000 and plan.limits == BatchLimits(2)
 
 
-def test_an_unknown_voice_starts_no_executor(engine: PiperEngine,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unknown_voice_starts_no_executor(
+    engine: PiperEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(synthesis_plan, "get_engine", lambda name, use_gpu: engine)
     monkeypatch.setattr(synthesis_plan, "executor_for", lambda *args: pytest.fail("started"))
 
@@ -68,21 +70,24 @@ def test_an_unknown_voice_starts_no_executor(engine: PiperEngine,
         plan_synthesis(JobSettings(voice="nobody"))
 
 
-def test_the_factory_handed_in_makes_the_executor(engine: PiperEngine,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_factory_handed_in_makes_the_executor(
+    engine: PiperEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Whoever runs jobs hands in the factory of their executors (a Ray cluster's): it makes
     the job's executor, not this machine's `executor_for`."""
     made: list[tuple[str, int | None, str | None]] = []
 
-    def elsewhere(name: str, loaded: PiperEngine, batch_size: int | None = None,
-                  voice: str | None = None) -> DeviceExecutor:
+    def elsewhere(
+        name: str, loaded: PiperEngine, batch_size: int | None = None, voice: str | None = None
+    ) -> DeviceExecutor:
         made.append((name, batch_size, voice))
         return executor.in_process_executor(loaded, batch_size)
 
     monkeypatch.setattr(synthesis_plan, "get_engine", lambda name, use_gpu: engine)
     monkeypatch.setattr(synthesis_plan, "executor_for", lambda *args: pytest.fail("here"))
 
-    plan = plan_synthesis(JobSettings(engine="piper", voice=SLOW, batch_size=2),
-                          executors=elsewhere)
+    plan = plan_synthesis(
+        JobSettings(engine="piper", voice=SLOW, batch_size=2), executors=elsewhere
+    )
 
     assert made == [("piper", 2, SLOW)] and plan.limits == BatchLimits(2)

@@ -50,8 +50,10 @@ from audiopub.ui.services import Services
 
 pytestmark = pytest.mark.nicegui_main_file("tests/ui_main.py")
 
-SLOW_PARAGRAPH = ("The lighthouse keeper wrote every evening in a thick blue notebook, "
-                  "describing the weather, the ships and the birds that rested on the rail.")
+SLOW_PARAGRAPH = (
+    "The lighthouse keeper wrote every evening in a thick blue notebook, "
+    "describing the weather, the ships and the birds that rested on the rail."
+)
 
 
 @pytest.fixture
@@ -71,22 +73,35 @@ def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def services(data_dir: Path, models_dir: Path, monkeypatch: pytest.MonkeyPatch, nvml: FakeNvml,
-             gpu_support: GpuSupport) -> Iterator[Services]:
+def services(
+    data_dir: Path,
+    models_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    nvml: FakeNvml,
+    gpu_support: GpuSupport,
+) -> Iterator[Services]:
     """Runs before `user`, so the app's main file finds these services already installed."""
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models_dir))
     monkeypatch.delenv("AUDIOPUB_SUPERTONIC_DIR", raising=False)
-    yield from installed_services(data_dir, monkeypatch, nvml=nvml, gpu_support=gpu_support,
-                                  upload_limit_bytes=300_000)
+    yield from installed_services(
+        data_dir, monkeypatch, nvml=nvml, gpu_support=gpu_support, upload_limit_bytes=300_000
+    )
 
 
 @pytest.fixture
 def small_book(tmp_path: Path) -> Path:
-    return build_epub(tmp_path / "small.epub", [
-        ("Chapter One", ["It was a bright cold day in April.", "The clocks struck thirteen."]),
-        ("Chapter Two", ["The hallway smelt of cabbage."]),
-        ("Appendix", ["Notes on the text."]),
-    ], title="A Small Book", author="Ann Author", language="en", cover=tiny_png())
+    return build_epub(
+        tmp_path / "small.epub",
+        [
+            ("Chapter One", ["It was a bright cold day in April.", "The clocks struck thirteen."]),
+            ("Chapter Two", ["The hallway smelt of cabbage."]),
+            ("Appendix", ["Notes on the text."]),
+        ],
+        title="A Small Book",
+        author="Ann Author",
+        language="en",
+        cover=tiny_png(),
+    )
 
 
 @pytest.fixture
@@ -115,8 +130,9 @@ async def eventually(check: Callable[[], object], timeout: float = 30.0) -> None
 
 
 async def see(user: User, timeout: float = 30.0, **filters: object) -> None:
-    await eventually(lambda: user._sees(None, None, filters.get("marker"),
-                                        filters.get("content")), timeout)
+    await eventually(
+        lambda: user._sees(None, None, filters.get("marker"), filters.get("content")), timeout
+    )
 
 
 def element(user: User, marker: str) -> ui.element:
@@ -129,8 +145,9 @@ def text(user: User, marker: str) -> str:
     return element(user, marker).text  # type: ignore[attr-defined]
 
 
-async def upload(user: User, path: Path | None = None, *, data: bytes | None = None,
-                 name: str | None = None) -> None:
+async def upload(
+    user: User, path: Path | None = None, *, data: bytes | None = None, name: str | None = None
+) -> None:
     uploader = element(user, "upload")
     payload = data if data is not None else path.read_bytes()  # type: ignore[union-attr]
     file = ui.upload.SmallFileUpload(name or path.name, "application/epub+zip", payload)  # type: ignore[union-attr]
@@ -156,8 +173,9 @@ async def job_state(user: User, state: str, timeout: float = 60.0) -> None:
 # --- upload and the book card ----------------------------------------------------------------
 
 
-async def test_good_upload_shows_the_book_card(user: User, small_book: Path,
-                                               services: Services) -> None:
+async def test_good_upload_shows_the_book_card(
+    user: User, small_book: Path, services: Services
+) -> None:
     await open_with_book(user, small_book)
     assert text(user, "book-title") == "A Small Book"
     assert text(user, "book-author") == "Ann Author"
@@ -177,8 +195,9 @@ async def test_good_upload_shows_the_book_card(user: User, small_book: Path,
     await user.should_not_see(marker="book-warnings")  # nothing to say about this one
 
 
-async def test_a_closed_tab_lets_go_of_its_book_at_once(user: User, small_book: Path,
-                                                       services: Services) -> None:
+async def test_a_closed_tab_lets_go_of_its_book_at_once(
+    user: User, small_book: Path, services: Services
+) -> None:
     """A tab's page is a web of elements that refer to each other, freed only when Python next
     looks for such cycles: the book (its text, its cover) must not wait for that."""
     gc.collect()
@@ -187,8 +206,9 @@ async def test_a_closed_tab_lets_go_of_its_book_at_once(user: User, small_book: 
         earlier = {id(o) for o in gc.get_objects() if isinstance(o, Book)}  # other tests' tabs
         await open_with_book(user, small_book)
         await eventually(lambda: text(user, "book-summary").startswith("3 of 3 chapters"))
-        shown = [weakref.ref(o) for o in gc.get_objects()
-                 if isinstance(o, Book) and id(o) not in earlier]
+        shown = [
+            weakref.ref(o) for o in gc.get_objects() if isinstance(o, Book) and id(o) not in earlier
+        ]
         assert shown  # the tab holds its book
         element(user, "book-title").client.delete()
         assert [ref for ref in shown if ref() is not None] == [], "the book outlived its tab"
@@ -201,23 +221,30 @@ async def test_a_book_of_many_chapters_lists_them_all(user: User, tmp_path: Path
     """The rows are built in batches, the event loop free in between; all of them arrive, and
     the book can be converted only once they have."""
     count = 2 * ROWS_PER_BATCH + 50
-    book = build_epub(tmp_path / "many.epub", [(f"Part {n}", [f"Line {n}."])
-                                               for n in range(1, count + 1)], title="Many Parts")
+    book = build_epub(
+        tmp_path / "many.epub",
+        [(f"Part {n}", [f"Line {n}."]) for n in range(1, count + 1)],
+        title="Many Parts",
+    )
     await user.open("/")
     await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
     rows_seen: set[int] = set()  # how many rows there were whenever the loop had a turn
 
     async def watch() -> None:
         while True:
-            rows_seen.add(sum(1 for el in user.find(kind=ui.checkbox).elements
-                              if any(m.startswith("chapter-") for m in el._markers)))
+            rows_seen.add(
+                sum(
+                    1
+                    for el in user.find(kind=ui.checkbox).elements
+                    if any(m.startswith("chapter-") for m in el._markers)
+                )
+            )
             await asyncio.sleep(0)
 
     watcher = asyncio.create_task(watch())
     try:
         await upload(user, book)
-        await see(user, marker="book-summary", content=f"{count} of {count} chapters",
-                  timeout=20)
+        await see(user, marker="book-summary", content=f"{count} of {count} chapters", timeout=20)
     finally:
         watcher.cancel()
     assert ROWS_PER_BATCH in rows_seen and 2 * ROWS_PER_BATCH in rows_seen, sorted(rows_seen)
@@ -225,16 +252,35 @@ async def test_a_book_of_many_chapters_lists_them_all(user: User, tmp_path: Path
     assert len(user.find(kind=ui.checkbox, marker=f"chapter-{count}").elements) == 1
 
 
-async def test_the_cover_is_a_thumbnail_served_by_url(user: User, tmp_path: Path,
-                                                     services: Services) -> None:
+async def test_the_cover_is_a_thumbnail_served_by_url(
+    user: User, tmp_path: Path, services: Services
+) -> None:
     """The page gets a small picture by URL, never the cover itself as a data: URI (a 100 MB
     one hung the page); the thumbnail goes when the book does."""
     picture = tmp_path / "cover.png"
-    subprocess.run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-nostdin", "-f",
-                    "lavfi", "-i", "color=c=navy:s=2000x1500", "-frames:v", "1", str(picture)],
-                   check=True)
-    book = build_epub(tmp_path / "wide.epub", [("One", ["A line."])], title="Wide Cover",
-                      cover=picture.read_bytes())
+    subprocess.run(
+        [
+            ffmpeg_exe(),
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-nostdin",
+            "-f",
+            "lavfi",
+            "-i",
+            "color=c=navy:s=2000x1500",
+            "-frames:v",
+            "1",
+            str(picture),
+        ],
+        check=True,
+    )
+    book = build_epub(
+        tmp_path / "wide.epub",
+        [("One", ["A line."])],
+        title="Wide Cover",
+        cover=picture.read_bytes(),
+    )
     await open_with_book(user, book)
     with user.scope(marker="book-cover"):
         (image,) = user.find(kind=ui.image).elements
@@ -252,8 +298,12 @@ async def test_the_cover_is_a_thumbnail_served_by_url(user: User, tmp_path: Path
 
 
 async def test_what_reading_left_out_is_shown_with_the_book(
-        user: User, small_book: Path, tmp_path: Path, services: Services,
-        capfd: pytest.CaptureFixture[str]) -> None:
+    user: User,
+    small_book: Path,
+    tmp_path: Path,
+    services: Services,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
     """A book read with a problem (here: no mimetype entry) says so beside its chapters, and
     the server's log names the file as the person called it, not by the upload's random name."""
     flawed = tmp_path / "flawed.epub"
@@ -271,8 +321,9 @@ async def test_what_reading_left_out_is_shown_with_the_book(
     assert f"flawed.epub: {warning}" in log and saved.stem not in log
 
 
-async def test_a_book_without_a_title_is_called_by_its_file_name(user: User,
-                                                                 tmp_path: Path) -> None:
+async def test_a_book_without_a_title_is_called_by_its_file_name(
+    user: User, tmp_path: Path
+) -> None:
     untitled = build_epub(tmp_path / "book.epub", [("One", ["A line."])], title="")
     await user.open("/")
     await upload(user, untitled, name="My Holiday.epub")
@@ -280,13 +331,17 @@ async def test_a_book_without_a_title_is_called_by_its_file_name(user: User,
     assert text(user, "book-title") == "My Holiday"
 
 
-@pytest.mark.parametrize(("payload", "expected"), [
-    (b"this is not a zip file", "not an EPUB"),
-    (b"", "is empty"),
-    (b"x" * 300_001, "the limit is 300 kB"),
-])
-async def test_bad_uploads_get_a_clear_message(user: User, payload: bytes, expected: str,
-                                               services: Services) -> None:
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        (b"this is not a zip file", "not an EPUB"),
+        (b"", "is empty"),
+        (b"x" * 300_001, "the limit is 300 kB"),
+    ],
+)
+async def test_bad_uploads_get_a_clear_message(
+    user: User, payload: bytes, expected: str, services: Services
+) -> None:
     await user.open("/")
     await upload(user, data=payload, name="../../evil name.epub")
     await see(user, marker="upload-error")
@@ -325,8 +380,9 @@ async def test_chapter_selection(user: User, small_book: Path, services: Service
     assert [c.title for c in services.store.ledger.chapters(job.id)] == ["Chapter One", "Appendix"]
 
 
-async def test_title_pages_are_listed_unticked(user: User, tmp_path: Path,
-                                              services: Services) -> None:
+async def test_title_pages_are_listed_unticked(
+    user: User, tmp_path: Path, services: Services
+) -> None:
     await open_with_book(user, build_frankenstein_like(tmp_path / "pg84.epub"))
     boxes = [element(user, f"chapter-{n}") for n in range(1, 5)]
     assert [box.value for box in boxes] == [False, False, True, True]  # type: ignore[attr-defined]
@@ -344,8 +400,10 @@ async def test_engines_voices_and_unavailable_engines(user: User) -> None:
     await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
     engine = element(user, "engine")
     assert engine.value == "piper" and engine.options == {  # type: ignore[attr-defined]
-        "piper": "Piper", "supertonic": "Supertonic (not installed)",
-        "kokoro": "Kokoro (not installed)"}
+        "piper": "Piper",
+        "supertonic": "Supertonic (not installed)",
+        "kokoro": "Kokoro (not installed)",
+    }
     # Piper takes no inference steps: the slider is not offered.
     await user.should_not_see(marker="steps")
     # Nothing is said of Supertonic while Piper is chosen; picked, it says where to get it.
@@ -362,7 +420,8 @@ async def test_engines_voices_and_unavailable_engines(user: User) -> None:
 
 
 async def test_a_voice_dropped_into_the_models_folder_shows_without_a_restart(
-        user: User, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user: User, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     models = tmp_path / "models"  # not the module's shared folder: this test adds a voice
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models))
     await user.open("/")
@@ -380,16 +439,21 @@ async def test_a_voice_dropped_into_the_models_folder_shows_without_a_restart(
 
 
 async def test_each_speaker_of_a_multi_speaker_voice_is_a_choice_and_speaks_the_job(
-        user: User, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_book: Path,
-        services: Services) -> None:
+    user: User,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    small_book: Path,
+    services: Services,
+) -> None:
     models = tmp_path / "models"  # not the module's shared folder: this test adds a voice
     add_multi_speaker_voice(models / "piper", "en_GB-tiny-medium")
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models))
     await open_with_book(user, small_book)
     options = element(user, "voice").options  # type: ignore[attr-defined]
-    assert options == {"en_US-joe-medium": "en_US-joe-medium · en-US",
-                       **{f"en_GB-tiny-medium#{s}": f"en_GB-tiny-medium (speaker {s}) · en-GB"
-                          for s in SPEAKERS}}
+    assert options == {
+        "en_US-joe-medium": "en_US-joe-medium · en-US",
+        **{f"en_GB-tiny-medium#{s}": f"en_GB-tiny-medium (speaker {s}) · en-GB" for s in SPEAKERS},
+    }
     user.find(marker="voice").click()
     user.find("en_GB-tiny-medium (speaker p264) · en-GB").click()
     assert services.preferences.get().voice == "en_GB-tiny-medium#p264"
@@ -414,8 +478,9 @@ async def test_voice_preview_plays_in_the_page(user: User) -> None:
     assert source.startswith("data:audio/wav;base64,") and len(source) > 10_000
 
 
-async def test_speed_updates_estimates_and_settings_persist(user: User, small_book: Path,
-                                                            services: Services) -> None:
+async def test_speed_updates_estimates_and_settings_persist(
+    user: User, small_book: Path, services: Services
+) -> None:
     await open_with_book(user, small_book)
     before = text(user, "chapter-duration-1")
     element(user, "speed").value = 2.0  # type: ignore[attr-defined]
@@ -436,7 +501,8 @@ def tiny_supertonic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
 
 
 async def test_steps_slider_only_for_engines_that_use_steps(
-        user: User, tiny_supertonic: Path, services: Services) -> None:
+    user: User, tiny_supertonic: Path, services: Services
+) -> None:
     await user.open("/")
     await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
     await user.should_not_see(marker="steps")
@@ -466,8 +532,9 @@ async def test_gpu_switch_is_disabled_with_the_reason(user: User) -> None:
 
 @pytest.mark.parametrize("gpu_support", [GpuSupport(True)])
 @pytest.mark.usefixtures("cuda_fails_to_load")
-async def test_gpu_switch_shows_what_really_ran(user: User, small_book: Path,
-                                                services: Services) -> None:
+async def test_gpu_switch_shows_what_really_ran(
+    user: User, small_book: Path, services: Services
+) -> None:
     await open_with_book(user, small_book)
     await eventually(lambda: element(user, "gpu").enabled)
     user.find(marker="gpu").click()
@@ -493,9 +560,9 @@ async def test_dark_mode_cycles_and_is_remembered(user: User, services: Services
 # --- jobs ------------------------------------------------------------------------------------
 
 
-async def test_generate_progress_done_download_library(user: User, small_book: Path,
-                                                       services: Services,
-                                                       tmp_path: Path) -> None:
+async def test_generate_progress_done_download_library(
+    user: User, small_book: Path, services: Services, tmp_path: Path
+) -> None:
     await open_with_book(user, small_book)
     user.find(marker="generate").click()
     # Submitting loads the job's engine (its graph rewrite is made anew in a fresh data folder).
@@ -516,9 +583,12 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     assert text(user, "job-stages").startswith("Job stages: prepare ")
     figures = [e.text for e in user.find(marker="job-chapter-figures").elements]
     assert len(figures) == 3 and all(
-        "chars/s · real-time factor " in f and " model " in f and "stitch" in f
+        "chars/s · real-time factor " in f
+        and " model " in f
+        and "stitch" in f
         and "(engine time: each engine process's seconds added up)" in f
-        for f in figures), figures
+        for f in figures
+    ), figures
 
     user.find(marker="job-download").click()
     response = await user.download.next(timeout=10)
@@ -553,8 +623,10 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     chapters = await user.download.next(timeout=60)
     with zipfile.ZipFile(io.BytesIO(chapters.content)) as archive:
         assert archive.namelist() == [
-            "A Small Book/01 - Chapter One.mp3", "A Small Book/02 - Chapter Two.mp3",
-            "A Small Book/03 - Appendix.mp3"]
+            "A Small Book/01 - Chapter One.mp3",
+            "A Small Book/02 - Chapter Two.mp3",
+            "A Small Book/03 - Appendix.mp3",
+        ]
     user.find(marker="book-export-mp3-book").click()
     whole = await user.download.next(timeout=60)
     assert whole.status_code == 200 and whole.content[:3] == b"ID3"  # tags and chapters
@@ -568,17 +640,21 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
     cli = export_audiobookshelf(services.store, job_id, tmp_path / "shelf")
     written = sorted(p for p in cli.rglob("*") if p.is_file())
     with zipfile.ZipFile(io.BytesIO(shelf.content)) as archive:
-        assert archive.namelist() == [p.relative_to(tmp_path / "shelf").as_posix()
-                                      for p in written]
-        assert archive.namelist()[:2] == ["Ann Author/A Small Book/A Small Book.m4b",
-                                          "Ann Author/A Small Book/cover.jpg"]
-        assert all(archive.read(p.relative_to(tmp_path / "shelf").as_posix()) == p.read_bytes()
-                   for p in written)
-    exports = [services.library.export_path(services.store.queue.get_job(job_id), kind)
-               for kind in ("epub", "mp3", "mp3-book", "opus", "audiobookshelf")]
+        assert archive.namelist() == [p.relative_to(tmp_path / "shelf").as_posix() for p in written]
+        assert archive.namelist()[:2] == [
+            "Ann Author/A Small Book/A Small Book.m4b",
+            "Ann Author/A Small Book/cover.jpg",
+        ]
+        assert all(
+            archive.read(p.relative_to(tmp_path / "shelf").as_posix()) == p.read_bytes()
+            for p in written
+        )
+    exports = [
+        services.library.export_path(services.store.queue.get_job(job_id), kind)
+        for kind in ("epub", "mp3", "mp3-book", "opus", "audiobookshelf")
+    ]
     assert all(path.is_file() for path in exports)
-    played = await user.http_client.get(f"/library/{job_id}/audio",
-                                        headers={"Range": "bytes=0-99"})
+    played = await user.http_client.get(f"/library/{job_id}/audio", headers={"Range": "bytes=0-99"})
     assert played.status_code == 206 and len(played.content) == 100
 
     output = services.store.queue.get_job(job_id).output_path
@@ -592,7 +668,8 @@ async def test_generate_progress_done_download_library(user: User, small_book: P
 
 
 async def test_forms_chosen_before_converting_are_offered_in_the_library(
-        user: User, small_book: Path, services: Services) -> None:
+    user: User, small_book: Path, services: Services
+) -> None:
     await open_with_book(user, small_book)
     # A combination the command line refuses is refused here, with its words.
     set_value(user, "forms-split", "chapters")
@@ -611,18 +688,24 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
     user.find(marker="generate").click()
     await job_state(user, "Done")
     job = services.store.queue.get_job(only_job(services))
-    assert job.settings.forms == {"audio_format": "mp3", "split": "chapters",
-                                  "subtitles": ["srt"], "read_along": False}
+    assert job.settings.forms == {
+        "audio_format": "mp3",
+        "split": "chapters",
+        "subtitles": ["srt"],
+        "read_along": False,
+    }
     # The finished job says where they are.
-    assert text(user, "job-library") == ("Listen in the library (and get MP3 (VBR), a file per "
-                                         "chapter; .srt subtitles)")
+    assert text(user, "job-library") == (
+        "Listen in the library (and get MP3 (VBR), a file per chapter; .srt subtitles)"
+    )
     spoken = [(c.cache_key, c.done_at) for c in services.store.ledger.all_chunks(job.id)]
 
     # The library makes them from the book's audio on its first view, then offers each.
     await user.open("/library")
     await see(user, marker="book-form-1", timeout=60)
     assert [e.text for e in user.find(marker="book-form-0").elements] == [
-        "A Small Book chapters.zip"]
+        "A Small Book chapters.zip"
+    ]
     user.find(marker="book-form-0").click()
     chapters = await user.download.next(timeout=10)
     assert "A%20Small%20Book%20chapters.zip" in chapters.headers["content-disposition"]
@@ -630,7 +713,8 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
         assert archive.namelist() == [
             f"A Small Book chapters/{number:02d} - {title}.{suffix}"
             for number, title in enumerate(("Chapter One", "Chapter Two", "Appendix"), 1)
-            for suffix in ("mp3", "srt")]
+            for suffix in ("mp3", "srt")
+        ]
         assert archive.read("A Small Book chapters/01 - Chapter One.mp3")[:3] == b"ID3"
     user.find(marker="book-form-1").click()
     subtitles = await user.download.next(timeout=10)
@@ -649,14 +733,17 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
     await see(user, marker="confirm-delete")
     user.find(marker="confirm-delete").click()
     await eventually(lambda: not services.store.queue.list_jobs())
-    assert not any(p.name.startswith(job.output_path.stem)
-                   for p in job.output_path.parent.iterdir())
+    assert not any(
+        p.name.startswith(job.output_path.stem) for p in job.output_path.parent.iterdir()
+    )
 
 
 async def test_a_book_not_in_the_voices_language_is_said_on_its_job_card(
-        user: User, tmp_path: Path, services: Services) -> None:
-    book = build_epub(tmp_path / "fr.epub", [("Un", ["Le train arriva."])], title="Le Train",
-                      language="fr")
+    user: User, tmp_path: Path, services: Services
+) -> None:
+    book = build_epub(
+        tmp_path / "fr.epub", [("Un", ["Le train arriva."])], title="Le Train", language="fr"
+    )
     await open_with_book(user, book)
     user.find(marker="generate").click()
     await see(user, marker="job-language-note", timeout=90)
@@ -700,10 +787,12 @@ async def test_pause_and_resume(user: User, long_book: Path, services: Services)
 
 
 async def test_the_estimate_is_a_guess_until_the_voice_has_finished_a_book_then_its_pace(
-        user: User, small_book: Path, services: Services) -> None:
+    user: User, small_book: Path, services: Services
+) -> None:
     await open_with_book(user, small_book)
     assert text(user, "book-summary").endswith(
-        "of audio (a rough guess, until this voice has finished a book)")
+        "of audio (a rough guess, until this voice has finished a book)"
+    )
     user.find(marker="generate").click()
     await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
     await job_state(user, "Done")
@@ -711,33 +800,41 @@ async def test_the_estimate_is_a_guess_until_the_voice_has_finished_a_book_then_
 
     await open_with_book(user, small_book)  # the same book again: its estimate is what it made
     assert text(user, "book-summary").endswith(
-        f"{approx_duration(made_s)} of audio (at this voice's pace in the books it finished)")
+        f"{approx_duration(made_s)} of audio (at this voice's pace in the books it finished)"
+    )
 
 
 async def test_closing_the_tab_never_stops_a_job_and_every_tab_sees_it(
-        user: User, small_book: Path, services: Services) -> None:
+    user: User, small_book: Path, services: Services
+) -> None:
     await open_with_book(user, small_book)
     user.find(marker="generate").click()
     await see(user, marker="job")
     await user.open("/library")  # the convert page (its client, its timers) goes away
     job_id = only_job(services)
     await eventually(lambda: services.store.queue.get_job(job_id).state is JobState.DONE, 60)
-    other = User(httpx.AsyncClient(transport=httpx.ASGITransport(core.app),
-                                   base_url="http://test"))  # a second tab
+    other = User(
+        httpx.AsyncClient(transport=httpx.ASGITransport(core.app), base_url="http://test")
+    )  # a second tab
     for tab in (user, other):
         await tab.open("/")
         await see(tab, marker="job-state", content="Done")
         assert text(tab, "job-percent") == "100%"
 
 
-async def test_a_reopened_page_shows_jobs_made_elsewhere(user: User, small_book: Path,
-                                                         services: Services) -> None:
+async def test_a_reopened_page_shows_jobs_made_elsewhere(
+    user: User, small_book: Path, services: Services
+) -> None:
     """Jobs live in the store, not in a tab: a job queued by another tab or the CLI shows up."""
     await user.open("/")
     await see(user, marker="job-list-empty")
     book = replace(read_epub(small_book), title="From elsewhere")
-    services.store.queue.create_job(small_book, services.library.folder / "x.m4b",
-                              JobSettings(voice="en_US-joe-medium"), book=book)
+    services.store.queue.create_job(
+        small_book,
+        services.library.folder / "x.m4b",
+        JobSettings(voice="en_US-joe-medium"),
+        book=book,
+    )
     await user.open("/")
     await see(user, marker="job-title", content="From elsewhere")
 
@@ -776,8 +873,12 @@ async def test_gpu_panel_without_nvml(user: User) -> None:
 
 async def test_books_are_found_by_job_id_only(user: User) -> None:
     await user.open("/")
-    for path in ("/library/not-a-job/download", "/library/..%2F..%2Fetc%2Fpasswd/download",
-                 f"/library/{'0' * 32}/download", f"/library/{'0' * 32}/audio"):
+    for path in (
+        "/library/not-a-job/download",
+        "/library/..%2F..%2Fetc%2Fpasswd/download",
+        f"/library/{'0' * 32}/download",
+        f"/library/{'0' * 32}/audio",
+    ):
         response = await user.http_client.get(path)
         assert response.status_code == 404, path
 
@@ -785,8 +886,9 @@ async def test_books_are_found_by_job_id_only(user: User) -> None:
 async def test_the_pages_stylesheet_and_icon_are_served(user: User) -> None:
     """They live in the repository's top-level static/ folder; the app serves them."""
     await user.open("/")
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(core.app),
-                                 base_url="http://test") as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(core.app), base_url="http://test"
+    ) as client:
         css = await client.get("/static/audiopub.css")
         icon = await client.get("/static/icon.svg")
     root = Path(__file__).resolve().parents[1] / "static"
@@ -795,11 +897,20 @@ async def test_the_pages_stylesheet_and_icon_are_served(user: User) -> None:
 
 
 async def test_the_books_names_to_check_are_listed_under_it(user: User, tmp_path: Path) -> None:
-    book = build_epub(tmp_path / "names.epub", [
-        ("One", ["The ship left port with Captain Quillfeather aboard.",
-                 "Nobody doubted Quillfeather, and the crew trusted Quillfeather.",
-                 "Then the storm came."]),
-    ], title="Names Book")
+    book = build_epub(
+        tmp_path / "names.epub",
+        [
+            (
+                "One",
+                [
+                    "The ship left port with Captain Quillfeather aboard.",
+                    "Nobody doubted Quillfeather, and the crew trusted Quillfeather.",
+                    "Then the storm came.",
+                ],
+            ),
+        ],
+        title="Names Book",
+    )
     await open_with_book(user, book)
     await see(user, marker="book-names", content="Names to check: Quillfeather")
     with user.scope(marker="book-names"):
@@ -810,9 +921,16 @@ async def test_the_books_names_to_check_are_listed_under_it(user: User, tmp_path
 
 # --- the book's lexicon: editor, Hear it -----------------------------------------------------
 
-NAMES_CHAPTERS = [("One", ["The ship left port with Captain Quillfeather aboard.",
-                           "Nobody doubted Quillfeather, and the crew trusted Quillfeather.",
-                           "Then the storm came."])]
+NAMES_CHAPTERS = [
+    (
+        "One",
+        [
+            "The ship left port with Captain Quillfeather aboard.",
+            "Nobody doubted Quillfeather, and the crew trusted Quillfeather.",
+            "Then the storm came.",
+        ],
+    )
+]
 NAME_EXAMPLE = "The ship left port with Captain Quillfeather aboard."
 
 
@@ -834,8 +952,15 @@ def said(services: Services, monkeypatch: pytest.MonkeyPatch) -> list[Said]:
     calls: list[Said] = []
     real = services.previews.say
 
-    def say(texts: Sequence[str], engine: str, voice: str, speed: float, steps: int,
-            lexicon_entries: Sequence[Entry] = (), language: str | None = None) -> bytes:
+    def say(
+        texts: Sequence[str],
+        engine: str,
+        voice: str,
+        speed: float,
+        steps: int,
+        lexicon_entries: Sequence[Entry] = (),
+        language: str | None = None,
+    ) -> bytes:
         calls.append(Said(list(texts), list(lexicon_entries), language))
         return real(texts, engine, voice, speed, steps, lexicon_entries, language)
 
@@ -858,7 +983,8 @@ async def open_lexicon(user: User, book: Path) -> None:
 
 
 async def test_the_book_lexicon_editor_loads_edits_and_saves_the_file(
-        user: User, names_book: Path, services: Services) -> None:
+    user: User, names_book: Path, services: Services
+) -> None:
     path = book_lexicon_path(services.data_dir, names_book)
     path.parent.mkdir(parents=True)
     path.write_text("# the captain\nQuillfeather\tKwill-feather\n\n# the end\n", "utf-8")
@@ -881,7 +1007,8 @@ async def test_the_book_lexicon_editor_loads_edits_and_saves_the_file(
     user.find(marker="lexicon-save").click()
     await notified(user, "Saved 2 entries")
     assert path.read_text("utf-8") == (
-        "# the captain\nQuillfeather\tKwill-fether\nNASA\tnasa\tcase\n\n# the end\n")
+        "# the captain\nQuillfeather\tKwill-fether\nNASA\tnasa\tcase\n\n# the end\n"
+    )
     await user.should_not_see(marker="lexicon-unsaved")
     assert text(user, "generate-hint") == ""
 
@@ -891,15 +1018,24 @@ async def test_the_book_lexicon_editor_loads_edits_and_saves_the_file(
     assert path.read_text("utf-8") == "# the captain\nNASA\tnasa\tcase\n\n# the end\n"
 
 
-@pytest.mark.parametrize(("written", "say", "regex", "message"), [
-    ("Zorg", "/zɔːɹ₮/", False, "row 1: 'Zorg' → '/zɔːɹ₮/': the voice has no phoneme '₮'"),
-    ("colo(u", "color", True, "row 1: 'colo(u' is not a regular expression"),
-    ("Quillfeather", "", False, "row 1: say how 'Quillfeather' is said"),
-    ("#tag", "hashtag", False, "row 1: a written form cannot start with '#'"),
-])
+@pytest.mark.parametrize(
+    ("written", "say", "regex", "message"),
+    [
+        ("Zorg", "/zɔːɹ₮/", False, "row 1: 'Zorg' → '/zɔːɹ₮/': the voice has no phoneme '₮'"),
+        ("colo(u", "color", True, "row 1: 'colo(u' is not a regular expression"),
+        ("Quillfeather", "", False, "row 1: say how 'Quillfeather' is said"),
+        ("#tag", "hashtag", False, "row 1: a written form cannot start with '#'"),
+    ],
+)
 async def test_a_bad_entry_shows_its_message_and_nothing_is_written(
-        user: User, names_book: Path, services: Services, written: str, say: str, regex: bool,
-        message: str) -> None:
+    user: User,
+    names_book: Path,
+    services: Services,
+    written: str,
+    say: str,
+    regex: bool,
+    message: str,
+) -> None:
     await open_lexicon(user, names_book)
     user.find(marker="lexicon-add").click()
     set_value(user, "lexicon-written-1", written)
@@ -921,8 +1057,9 @@ async def test_a_bad_entry_shows_its_message_and_nothing_is_written(
     assert path.read_text("utf-8") == "Zorg\tzorg\n"
 
 
-async def test_a_file_the_editor_cannot_show_is_left_alone(user: User, names_book: Path,
-                                                           services: Services) -> None:
+async def test_a_file_the_editor_cannot_show_is_left_alone(
+    user: User, names_book: Path, services: Services
+) -> None:
     path = book_lexicon_path(services.data_dir, names_book)
     path.parent.mkdir(parents=True)
     path.write_text("Zorg\tzorg\tloud\n", "utf-8")
@@ -938,7 +1075,8 @@ async def test_a_file_the_editor_cannot_show_is_left_alone(user: User, names_boo
 
 
 async def test_hear_it_speaks_the_word_and_its_sentence_with_the_unsaved_entry(
-        user: User, names_book: Path, services: Services, said: list[Said]) -> None:
+    user: User, names_book: Path, services: Services, said: list[Said]
+) -> None:
     user_file = user_lexicon_path(services.data_dir)
     user_file.parent.mkdir(parents=True, exist_ok=True)
     user_file.write_text("Quillfeather\tQuill\nCaptain\tCap'n\n", "utf-8")
@@ -955,7 +1093,10 @@ async def test_hear_it_speaks_the_word_and_its_sentence_with_the_unsaved_entry(
     assert call.texts == ["Quillfeather", NAME_EXAMPLE] and call.language == "en"
     # Layered as a job would: the editor's rows (the book's scope) before the user's file.
     assert [(e.written, e.say) for e in call.entries] == [
-        ("Quillfeather", "Kwill-feather"), ("Quillfeather", "Quill"), ("Captain", "Cap'n")]
+        ("Quillfeather", "Kwill-feather"),
+        ("Quillfeather", "Quill"),
+        ("Captain", "Cap'n"),
+    ]
     spoken = Lexicon(call.entries, None).speak(NAME_EXAMPLE, str)
     assert spoken == "The ship left port with Cap'n Kwill-feather aboard."
     assert not book_lexicon_path(services.data_dir, names_book).exists()  # heard, not saved
@@ -973,12 +1114,16 @@ async def test_hear_it_with_a_bad_entry_says_why(user: User, names_book: Path) -
     set_value(user, "lexicon-written-1", "colou?r")
     set_value(user, "lexicon-regex-1", True)
     user.find(marker="lexicon-hear-1").click()
-    await see(user, marker="lexicon-error",
-              content="'colou?r' is a regular expression, and nothing in the book matches it")
+    await see(
+        user,
+        marker="lexicon-error",
+        content="'colou?r' is a regular expression, and nothing in the book matches it",
+    )
 
 
 async def test_the_names_list_hears_a_name_and_fixes_it_in_the_editor(
-        user: User, names_book: Path, said: list[Said]) -> None:
+    user: User, names_book: Path, said: list[Said]
+) -> None:
     await open_lexicon(user, names_book)
     await see(user, marker="lexicon-empty")
     user.find(marker="name-hear-Quillfeather").click()
@@ -991,8 +1136,9 @@ async def test_the_names_list_hears_a_name_and_fixes_it_in_the_editor(
     assert element(user, "book-lexicon").value is True  # type: ignore[attr-defined]  # opened
 
 
-async def test_your_own_lexicon_has_its_page(user: User, services: Services,
-                                             said: list[Said]) -> None:
+async def test_your_own_lexicon_has_its_page(
+    user: User, services: Services, said: list[Said]
+) -> None:
     path = user_lexicon_path(services.data_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("# mine\nNASA\tnasa\tcase\n", "utf-8")
@@ -1009,12 +1155,13 @@ async def test_your_own_lexicon_has_its_page(user: User, services: Services,
     await see(user, marker="lexicon-audio", timeout=20)
     (call,) = said  # no book here: the word alone, with the page's rows as they are
     assert call.texts == ["Quillfeather"] and call.language is None
-    assert [(e.written, e.say) for e in call.entries] == [("NASA", "nasa"),
-                                                          ("Quillfeather", "Kwill-feather")]
+    assert [(e.written, e.say) for e in call.entries] == [
+        ("NASA", "nasa"),
+        ("Quillfeather", "Kwill-feather"),
+    ]
     user.find(marker="lexicon-save").click()
     await notified(user, "Saved 2 entries")
     assert path.read_text("utf-8") == "# mine\nNASA\tnasa\tcase\nQuillfeather\tKwill-feather\n"
     set_value(user, "lexicon-regex-1", True)
     user.find(marker="lexicon-hear-1").click()
-    await see(user, marker="lexicon-error",
-              content="there is no book to find what it matches in")
+    await see(user, marker="lexicon-error", content="there is no book to find what it matches in")

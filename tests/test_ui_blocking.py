@@ -55,7 +55,8 @@ async def test_an_audiopub_error_is_said_as_it_is() -> None:
 
 
 async def test_a_bug_is_said_with_its_type_and_logged_whole(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     said: list[str] = []
     with caplog.at_level(logging.ERROR, logger=blocking.__name__):
         assert await run_blocking(_bug, show=said.append, failing="Counting failed") is None
@@ -73,8 +74,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubServer]:
 
 
 @pytest.fixture(autouse=True)
-def services(data_dir: Path, hub: HubServer, monkeypatch: pytest.MonkeyPatch
-             ) -> Iterator[Services]:
+def services(data_dir: Path, hub: HubServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
     yield from installed_services(data_dir, monkeypatch)
 
 
@@ -84,15 +84,21 @@ def spinning(user: User, marker: str) -> bool:
 
 def logged_bugs(caplog: pytest.LogCaptureFixture) -> list[str]:
     """The bugs logged (the `user` fixture fails a test that leaves an ERROR log behind)."""
-    logged = [r.getMessage() for r in caplog.records
-              if r.levelno == logging.ERROR and r.exc_info is not None]
+    logged = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.ERROR and r.exc_info is not None
+    ]
     caplog.clear()
     return logged
 
 
 async def test_the_voice_preview_says_why_it_failed(
-        user: User, services: Services, monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture) -> None:
+    user: User,
+    services: Services,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     await user.open("/")
     await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
     monkeypatch.setattr(services.previews, "preview", _refused)
@@ -100,26 +106,35 @@ async def test_the_voice_preview_says_why_it_failed(
     await see(user, marker="preview-error", content="No voice can say this")
     monkeypatch.setattr(services.previews, "preview", _bug)
     user.find(marker="preview").click()
-    await see(user, marker="preview-error",
-              content="The preview failed (RuntimeError: the engine tripped)")
+    await see(
+        user,
+        marker="preview-error",
+        content="The preview failed (RuntimeError: the engine tripped)",
+    )
     assert not spinning(user, "preview")
     await user.should_not_see(marker="preview-audio")
     assert logged_bugs(caplog) == ["The preview failed"]
 
 
 async def test_the_lexicon_editor_says_why_hearing_or_saving_failed(
-        user: User, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture) -> None:
-    book = build_epub(tmp_path / "names.epub", [("One", ["Quillfeather sailed at dawn."])],
-                      title="Names Book")
+    user: User,
+    services: Services,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    book = build_epub(
+        tmp_path / "names.epub", [("One", ["Quillfeather sailed at dawn."])], title="Names Book"
+    )
     await open_lexicon(user, book)
     user.find(marker="lexicon-add").click()
     element(user, "lexicon-written-1").value = "Quillfeather"  # type: ignore[attr-defined]
     element(user, "lexicon-say-1").value = "Kwill-feather"  # type: ignore[attr-defined]
     monkeypatch.setattr(services.previews, "say", _bug)
     user.find(marker="lexicon-hear-1").click()
-    await see(user, marker="lexicon-error",
-              content="Speaking failed (RuntimeError: the engine tripped)")
+    await see(
+        user, marker="lexicon-error", content="Speaking failed (RuntimeError: the engine tripped)"
+    )
     await user.should_not_see(marker="lexicon-audio")
 
     def full_disk(*_: object) -> None:
@@ -134,8 +149,11 @@ async def test_the_lexicon_editor_says_why_hearing_or_saving_failed(
 
 
 async def test_the_voices_page_preview_says_why_it_failed(
-        user: User, services: Services, monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture) -> None:
+    user: User,
+    services: Services,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     import os
 
     key = "en_GB-many-medium"
@@ -144,8 +162,11 @@ async def test_the_voices_page_preview_says_why_it_failed(
     await user.open("/voices")
     await see(user, marker="voice-list-loaded", timeout=20)
     user.find(marker=f"preview-piper:{key}").click()
-    await see(user, marker="voice-preview-error",
-              content="The preview failed (RuntimeError: the engine tripped)")
+    await see(
+        user,
+        marker="voice-preview-error",
+        content="The preview failed (RuntimeError: the engine tripped)",
+    )
     await user.should_not_see(marker="voice-preview-audio")
     assert text(user, "voice-preview-note").startswith(f"{key}: “")
     assert logged_bugs(caplog) == ["The preview failed"]

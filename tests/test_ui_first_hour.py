@@ -61,8 +61,12 @@ def speaking_held(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
 
 
 async def test_a_new_job_says_what_it_is_doing_from_the_first_second(
-        user: User, small_book: Path, services: Services,
-        slow_voice: threading.Event, speaking_held: threading.Event) -> None:
+    user: User,
+    small_book: Path,
+    services: Services,
+    slow_voice: threading.Event,
+    speaking_held: threading.Event,
+) -> None:
     await open_with_book(user, small_book)
     user.find(marker="generate").click()
     # Said at once, and true at once: nothing else runs, so the worker starts it now.
@@ -80,14 +84,17 @@ async def test_a_new_job_says_what_it_is_doing_from_the_first_second(
         await see(user, content="Finished: A Small Book — in the Library")
 
 
-async def test_a_job_behind_another_is_said_to_wait(user: User, small_book: Path,
-                                                   services: Services,
-                                                   slow_voice: threading.Event) -> None:
+async def test_a_job_behind_another_is_said_to_wait(
+    user: User, small_book: Path, services: Services, slow_voice: threading.Event
+) -> None:
     await open_with_book(user, small_book)
     user.find(marker="generate").click()
     await eventually(lambda: user.notify.contains("Starting “A Small Book”…"))
     await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
     user.find(marker="generate").click()
-    await eventually(lambda: user.notify.contains(
-        "“A Small Book” is in the queue: it starts after the job before it"))
+    await eventually(
+        lambda: user.notify.contains(
+            "“A Small Book” is in the queue: it starts after the job before it"
+        )
+    )
     slow_voice.set()

@@ -41,8 +41,9 @@ def models_dir(tmp_path_factory: pytest.TempPathFactory, kokoro_model_file: Path
 
 
 @pytest.fixture(autouse=True)
-def services(data_dir: Path, models_dir: Path, monkeypatch: pytest.MonkeyPatch
-             ) -> Iterator[Services]:
+def services(
+    data_dir: Path, models_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Services]:
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models_dir))
     monkeypatch.delenv("AUDIOPUB_SUPERTONIC_DIR", raising=False)
     monkeypatch.delenv("AUDIOPUB_KOKORO_DIR", raising=False)
@@ -58,7 +59,8 @@ async def choose_kokoro(user: User) -> None:
 
 
 async def test_a_mix_is_heard_saved_under_a_name_and_speaks_the_book(
-        user: User, services: Services, tmp_path: Path) -> None:
+    user: User, services: Services, tmp_path: Path
+) -> None:
     await choose_kokoro(user)
     assert element(user, "voice").value == "af_heart"  # type: ignore[attr-defined]
     # The mixer starts from the chosen voice and the next one, half and half.
@@ -93,8 +95,9 @@ async def test_a_mix_is_heard_saved_under_a_name_and_speaks_the_book(
     voice = element(user, "voice")
     assert voice.value == MIX and MIX in voice.options  # type: ignore[attr-defined]
 
-    book = build_epub(tmp_path / "morning.epub", [("Morning", ["Good morning."])],
-                      title="Morning", language="en")
+    book = build_epub(
+        tmp_path / "morning.epub", [("Morning", ["Good morning."])], title="Morning", language="en"
+    )
     await upload(user, book)
     await see(user, marker="book-title", timeout=60)
     assert element(user, "voice").value == MIX  # type: ignore[attr-defined]
@@ -123,13 +126,19 @@ async def test_a_mix_is_heard_saved_under_a_name_and_speaks_the_book(
 
 
 async def test_a_mix_that_cannot_be_heard_says_why(
-        user: User, services: Services, monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture) -> None:
+    user: User,
+    services: Services,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     await choose_kokoro(user)
     element(user, "mix-weight-1").value = 0  # type: ignore[attr-defined]
     user.find(marker="mix-hear").click()
-    await see(user, marker="mix-error",
-              content="A mix needs at least two different voices with a weight above 0.")
+    await see(
+        user,
+        marker="mix-error",
+        content="A mix needs at least two different voices with a weight above 0.",
+    )
     element(user, "mix-weight-1").value = 30  # type: ignore[attr-defined]
 
     def engine_bug(*_: object) -> bytes:
@@ -137,8 +146,11 @@ async def test_a_mix_that_cannot_be_heard_says_why(
 
     monkeypatch.setattr(services.previews, "preview", engine_bug)
     user.find(marker="mix-hear").click()
-    await see(user, marker="mix-error",
-              content="The mix could not be heard (RuntimeError: the engine tripped)")
+    await see(
+        user,
+        marker="mix-error",
+        content="The mix could not be heard (RuntimeError: the engine tripped)",
+    )
     assert "loading" not in element(user, "mix-hear").props
     await user.should_not_see(marker="mix-audio")
     assert [r.levelname for r in caplog.records if r.exc_info] == ["ERROR"]  # logged whole
@@ -146,7 +158,8 @@ async def test_a_mix_that_cannot_be_heard_says_why(
 
 
 async def test_kokoro_puts_the_voices_of_the_books_own_language_first(
-        user: User, services: Services, tmp_path: Path) -> None:
+    user: User, services: Services, tmp_path: Path
+) -> None:
     """Every Kokoro voice reads all nine of its languages; a voice whose own language is the
     book's comes first, and is chosen over one that merely reads it."""
     services.mixes.save("Blend", "af_heart+jm_kumo")
@@ -156,8 +169,9 @@ async def test_kokoro_puts_the_voices_of_the_books_own_language_first(
     voice = element(user, "voice")
     options = list(voice.options)  # type: ignore[attr-defined]
     assert options == ["af_heart", "jf_alpha", "jm_kumo", "af_heart+jm_kumo"]
-    book = build_epub(tmp_path / "ja.epub", [("一", ["おはようございます。"])], title="朝",
-                      language="ja")
+    book = build_epub(
+        tmp_path / "ja.epub", [("一", ["おはようございます。"])], title="朝", language="ja"
+    )
     await upload(user, book)
     await see(user, marker="book-title", timeout=60)
     await eventually(lambda: voice.value == "jf_alpha")  # type: ignore[attr-defined]
@@ -166,14 +180,19 @@ async def test_kokoro_puts_the_voices_of_the_books_own_language_first(
 
 
 @pytest.fixture
-def hub(services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        kokoro_repo: dict[str, bytes]) -> Iterator[HubServer]:
+def hub(
+    services: Services,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kokoro_repo: dict[str, bytes],
+) -> Iterator[HubServer]:
     """After `services`: a Hub with Kokoro's repository, and an empty models folder."""
     yield from local_hub(tmp_path, monkeypatch, {REPO: kokoro_repo})
 
 
-async def test_the_voices_page_downloads_previews_and_removes_kokoro(user: User,
-                                                                     hub: HubServer) -> None:
+async def test_the_voices_page_downloads_previews_and_removes_kokoro(
+    user: User, hub: HubServer
+) -> None:
     folder = Path(os.environ["AUDIOPUB_MODELS_DIR"]) / "kokoro"
     await user.open("/voices")
     await see(user, marker="voice-list-loaded", timeout=30)
@@ -201,7 +220,8 @@ async def test_the_voices_page_downloads_previews_and_removes_kokoro(user: User,
 
 
 def test_a_stopped_kokoro_download_is_kokoros_to_continue_or_discard(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from audiopub.tts.downloads import STAGING
     from audiopub.ui.voice_list import UNFINISHED, build_rows, installed_now
     from audiopub.voices.catalogue import local_catalogue

@@ -27,8 +27,9 @@ def models_dir(whisper_base: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def services(data_dir: Path, models_dir: Path, tmp_path: Path,
-             monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
+def services(
+    data_dir: Path, models_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Services]:
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models_dir))
     monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(build_tiny_model(tmp_path / "st")))
     yield from installed_services(data_dir, monkeypatch)
@@ -44,10 +45,13 @@ async def test_without_a_listening_model_the_switch_is_off_and_says_why(user: Us
 
 
 async def test_a_job_that_listens_shows_what_is_still_flagged_and_plays_it(
-        user: User, tmp_path: Path, services: Services) -> None:
-    book = build_epub(tmp_path / "tones.epub", [
-        ("Only", ["The clocks were striking thirteen all over the little town."])],
-        title="Tones")
+    user: User, tmp_path: Path, services: Services
+) -> None:
+    book = build_epub(
+        tmp_path / "tones.epub",
+        [("Only", ["The clocks were striking thirteen all over the little town."])],
+        title="Tones",
+    )
     await user.open("/")
     await see(user, marker="proof-listen-reason", content=ABOUT, timeout=20)
     switch = element(user, "proof-listen")

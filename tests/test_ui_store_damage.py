@@ -20,8 +20,10 @@ from ui_services import installed_services
 
 from audiopub.ui.services import Services
 
-pytestmark = [pytest.mark.nicegui_main_file("tests/ui_main.py"),
-              pytest.mark.usefixtures("embedded_voice_loaded_once")]
+pytestmark = [
+    pytest.mark.nicegui_main_file("tests/ui_main.py"),
+    pytest.mark.usefixtures("embedded_voice_loaded_once"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +39,7 @@ def store(made: Path, data_dir: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def services(store: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
-             ) -> Iterator[Services]:
+def services(store: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
     """Built on the damaged store before `user` runs the app's main file."""
     yield from installed_services(data_dir, monkeypatch)
 
@@ -76,8 +77,8 @@ def banner_says_what_to_do(user: User, store: Path) -> None:
 
 
 async def test_every_page_says_the_store_is_damaged_and_the_library_lists_the_book_file(
-        user: User, services: Services, store: Path, tmp_path: Path,
-        caplog: pytest.LogCaptureFixture) -> None:
+    user: User, services: Services, store: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     try:
         await pages_on_a_damaged_store(user, services, store, tmp_path)
         # Seconds of pages polling the store: the damage was said once, by the worker.
@@ -87,18 +88,21 @@ async def test_every_page_says_the_store_is_damaged_and_the_library_lists_the_bo
         assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
         assert services.worker.stopped_by is not None
     finally:  # the one ERROR this test expects (the `user` fixture fails on any)
-        caplog.records[:] = [r for r in caplog.records
-                             if not r.getMessage().startswith("The worker stopped: ")]
+        caplog.records[:] = [
+            r for r in caplog.records if not r.getMessage().startswith("The worker stopped: ")
+        ]
 
 
-async def pages_on_a_damaged_store(user: User, services: Services, store: Path,
-                                   tmp_path: Path) -> None:
+async def pages_on_a_damaged_store(
+    user: User, services: Services, store: Path, tmp_path: Path
+) -> None:
     await user.open("/library")
     await eventually(lambda: banner_says_what_to_do(user, store))
     await eventually(lambda: texts(user, "book-title") == [TITLE])
     assert texts(user, "library-empty") == []  # "No finished audiobooks yet." is not said
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(core.app),
-                                 base_url="http://test") as client:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(core.app), base_url="http://test"
+    ) as client:
         book = await client.get(f"/library/files/{BOOK_NAME}")
         elsewhere = await client.get("/library/files/..%2Fjobs.sqlite3")
     assert book.status_code == 200
@@ -108,12 +112,18 @@ async def pages_on_a_damaged_store(user: User, services: Services, store: Path,
     # Generate answers with the same message, rather than staying disabled.
     await user.open("/")
     await eventually(lambda: banner_says_what_to_do(user, store))
-    await eventually(lambda: "en_US-joe-medium" in str(
-        next(iter(user.find(marker="voice").elements)).value))
+    await eventually(
+        lambda: "en_US-joe-medium" in str(next(iter(user.find(marker="voice").elements)).value)
+    )
     uploader = next(iter(user.find(marker="upload").elements))
     epub = build_epub(tmp_path / "new.epub", [("One", ["A new book to make."])], title="New")
-    await uploader.handle_uploads([ui.upload.SmallFileUpload(  # type: ignore[attr-defined]
-        epub.name, "application/epub+zip", epub.read_bytes())])
+    await uploader.handle_uploads(
+        [
+            ui.upload.SmallFileUpload(  # type: ignore[attr-defined]
+                epub.name, "application/epub+zip", epub.read_bytes()
+            )
+        ]
+    )
     generate = next(iter(user.find(marker="generate").elements))
     await eventually(lambda: generate.enabled)
     user.find(marker="generate").click()

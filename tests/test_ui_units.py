@@ -48,11 +48,20 @@ def test_clock_and_estimates() -> None:
 
 
 def test_stage_times_read_in_the_order_a_job_runs() -> None:
-    times = {"stitch": 0.104, "engine.phonemes": 0.05, "encode": 130.2, "engine.model": 12.06,
-             "synthesis": 14.34, "prepare": 0.4, "engine.load": 2.2}
-    assert fmt.stage_times(times) == ("prepare 0.40 s · synthesis 14.3 s · load 2.20 s · "
-                                      "phonemes 0.05 s · model 12.1 s · stitch 0.10 s · "
-                                      "encode 130 s")
+    times = {
+        "stitch": 0.104,
+        "engine.phonemes": 0.05,
+        "encode": 130.2,
+        "engine.model": 12.06,
+        "synthesis": 14.34,
+        "prepare": 0.4,
+        "engine.load": 2.2,
+    }
+    assert fmt.stage_times(times) == (
+        "prepare 0.40 s · synthesis 14.3 s · load 2.20 s · "
+        "phonemes 0.05 s · model 12.1 s · stitch 0.10 s · "
+        "encode 130 s"
+    )
     assert fmt.stage_times({}) == "—"
 
 
@@ -126,14 +135,26 @@ def test_stale_cover_thumbnails_are_removed(tmp_path: Path) -> None:
 
 
 def _job(state: JobState, started: float | None = 100.0, finished: float | None = None) -> Job:
-    return Job(id="a" * 32, state=state, created_at=90.0, updated_at=150.0, started_at=started,
-               finished_at=finished, title="T", author="A", epub_path=Path("b.epub"),
-               output_path=Path("b.m4b"), settings=JobSettings(voice="v"), error=None,
-               device=None)
+    return Job(
+        id="a" * 32,
+        state=state,
+        created_at=90.0,
+        updated_at=150.0,
+        started_at=started,
+        finished_at=finished,
+        title="T",
+        author="A",
+        epub_path=Path("b.epub"),
+        output_path=Path("b.m4b"),
+        settings=JobSettings(voice="v"),
+        error=None,
+        device=None,
+    )
 
 
-def _progress(done: int, total: int, synth_s: float = 0.0, audio_s: float = 0.0,
-              wall_s: float = 0.0) -> JobProgress:
+def _progress(
+    done: int, total: int, synth_s: float = 0.0, audio_s: float = 0.0, wall_s: float = 0.0
+) -> JobProgress:
     chapter = ChapterProgress(0, "One", ChapterState.PENDING, 1, 2, done, total)
     return JobProgress(1, 2, done, total, audio_s, synth_s, (chapter,), wall_s=wall_s)
 
@@ -157,8 +178,9 @@ def test_a_jobs_speed_means_the_same_while_it_runs_and_once_it_is_done() -> None
 
 def test_speed_describes_itself_with_its_clock() -> None:
     speed = Speed(16_903, 132.0, 1_100.0, Clock.WALL)
-    assert speed.describe() == ("16,903 chars in 132 s = 128 chars/s, real-time factor 0.120 "
-                                "(wall clock)")
+    assert speed.describe() == (
+        "16,903 chars in 132 s = 128 chars/s, real-time factor 0.120 (wall clock)"
+    )
     assert Speed(0, 0.0, 0.0, Clock.ENGINE).chars_per_s is None
 
 
@@ -211,8 +233,9 @@ def test_say_speaks_each_piece_with_a_pause_and_the_lexicon(data_dir: Path) -> N
     services = Services(data_dir)
 
     def said(texts: list[str], entries: tuple[Entry, ...] = ()) -> tuple[np.ndarray, int]:
-        wav = services.previews.say(texts, "piper", "en_US-joe-medium", 1.0,
-                                    settings.DEFAULT_STEPS, entries)
+        wav = services.previews.say(
+            texts, "piper", "en_US-joe-medium", 1.0, settings.DEFAULT_STEPS, entries
+        )
         audio, rate = sf.read(io.BytesIO(wav), dtype="int16")
         return audio, rate
 
@@ -226,7 +249,8 @@ def test_say_speaks_each_piece_with_a_pause_and_the_lexicon(data_dir: Path) -> N
         # The pause between pieces is digital silence, which the voice itself never makes.
         assert longest_silence_s(["Quillfeather"]) < 0.1
         assert longest_silence_s(["Quillfeather", "Quillfeather"]) == pytest.approx(
-            SAY_PAUSE_S, abs=0.01)
+            SAY_PAUSE_S, abs=0.01
+        )
         # The entry is what is said: a long respelling takes far longer than the name.
         name, rate = said(["Quillfeather"])
         long = Entry("Quillfeather", "Bartholomew Montgomery Fitzwilliam of Quillfeather")
@@ -240,7 +264,8 @@ def test_say_speaks_each_piece_with_a_pause_and_the_lexicon(data_dir: Path) -> N
 
 
 def test_an_engine_nobody_installed_is_no_warning_at_start(
-        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """A first start has no Supertonic files: the page says so when it is picked; the terminal
     gets no WARNING for the normal state (a broken engine still gets one)."""
     import logging

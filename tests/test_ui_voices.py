@@ -48,8 +48,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubServer]:
 
 
 @pytest.fixture(autouse=True)
-def services(data_dir: Path, hub: HubServer, monkeypatch: pytest.MonkeyPatch
-             ) -> Iterator[Services]:
+def services(data_dir: Path, hub: HubServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
     """After `hub` (its models folder, its HF_ENDPOINT), before `user` (the app finds it)."""
     yield from installed_services(data_dir, monkeypatch)
 
@@ -61,17 +60,22 @@ def models() -> Path:
 
 
 def serve_three(hub: HubServer, **options: object) -> None:
-    serve_piper_voices(hub, {key: piper_voice_files(key) for key in (TINY_DE, SMALL_DE, TINY_FR)},
-                       **options)  # type: ignore[arg-type]
+    serve_piper_voices(
+        hub, {key: piper_voice_files(key) for key in (TINY_DE, SMALL_DE, TINY_FR)}, **options
+    )  # type: ignore[arg-type]
 
 
 def shown(user: User) -> list[str]:
     """The ids of the voices listed, in order."""
     with user.client:
-        rows = [e for e in element(user, "voice-list").descendants()
-                if any(m.startswith("voice-") for m in e._markers)]
-    return [next(m for m in row._markers if m.startswith("voice-"))[len("voice-"):]
-            for row in rows]
+        rows = [
+            e
+            for e in element(user, "voice-list").descendants()
+            if any(m.startswith("voice-") for m in e._markers)
+        ]
+    return [
+        next(m for m in row._markers if m.startswith("voice-"))[len("voice-") :] for row in rows
+    ]
 
 
 async def open_voices(user: User, path: str = "/voices") -> None:
@@ -86,8 +90,9 @@ def card_path(key: str) -> str:
 # --- the list ------------------------------------------------------------------------------
 
 
-async def test_the_hubs_voices_are_listed_with_facts_and_filtered(user: User,
-                                                                  hub: HubServer) -> None:
+async def test_the_hubs_voices_are_listed_with_facts_and_filtered(
+    user: User, hub: HubServer
+) -> None:
     serve_three(hub)
     await user.open("/")
     user.find(marker="nav-voices").click()
@@ -96,14 +101,14 @@ async def test_the_hubs_voices_are_listed_with_facts_and_filtered(user: User,
     assert text(user, "catalogue-source") == "Listed from the Hub's voice index."
     ids = shown(user)
     assert ids[:4] == ["supertonic-3", "supertonic-2", "supertonic-1", "kokoro"]
-    assert set(ids[4:]) == {f"piper:{k}" for k in (TINY_DE, SMALL_DE, TINY_FR,
-                                                   "en_US-joe-medium")}
+    assert set(ids[4:]) == {f"piper:{k}" for k in (TINY_DE, SMALL_DE, TINY_FR, "en_US-joe-medium")}
     size = sum(len(data) for data in piper_voice_files(TINY_DE).values())
     assert text(user, f"size-piper:{TINY_DE}") == f"{size / 1000:.1f} kB"
     licence = element(user, f"licence-piper:{TINY_DE}")
     assert licence.props["href"] == f"{hub.url}/{PIPER_REPO}/blob/main/{card_path(TINY_DE)}"
-    assert element(user, "licence-supertonic-3").props["href"] == \
-        f"{hub.url}/Supertone/supertonic-3"
+    assert (
+        element(user, "licence-supertonic-3").props["href"] == f"{hub.url}/Supertone/supertonic-3"
+    )
     assert text(user, "status-piper:en_US-joe-medium") == "built in"  # the embedded voice
     await user.should_not_see(marker="remove-piper:en_US-joe-medium")
 
@@ -119,7 +124,8 @@ async def test_the_hubs_voices_are_listed_with_facts_and_filtered(user: User,
 
 
 async def test_an_unreachable_hub_lists_the_shipped_voices_with_a_note(
-        user: User, monkeypatch: pytest.MonkeyPatch) -> None:
+    user: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with socket.socket() as sock:  # a port where nothing listens
         sock.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
@@ -128,7 +134,8 @@ async def test_an_unreachable_hub_lists_the_shipped_voices_with_a_note(
     # One note, in words: no OS error number, and no second line saying where the list is from.
     assert text(user, "catalogue-note") == (
         f"Offline: the Hugging Face Hub at {dead} can't be reached (Connection refused), so "
-        "this is the voice index shipped with Audiopub. Downloads need a connection.")
+        "this is the voice index shipped with Audiopub. Downloads need a connection."
+    )
     await user.should_not_see(marker="catalogue-source")
     ids = shown(user)
     assert "piper:de_DE-thorsten-medium" in ids and "supertonic-3" in ids
@@ -143,9 +150,11 @@ async def test_an_unreachable_hub_lists_the_shipped_voices_with_a_note(
     assert not models().exists() or not any(models().rglob("*.onnx"))
 
     await open_voices(user, "/voices?language=xx&quality=best")
-    assert text(user, "filter-note") == ("No voice in the list speaks “xx”: showing every "
-                                         "language. “best” is not a quality (x_low, low, "
-                                         "medium, high).")
+    assert text(user, "filter-note") == (
+        "No voice in the list speaks “xx”: showing every "
+        "language. “best” is not a quality (x_low, low, "
+        "medium, high)."
+    )
     assert len(shown(user)) > 90
 
 
@@ -153,7 +162,8 @@ async def test_an_unreachable_hub_lists_the_shipped_voices_with_a_note(
 
 
 async def test_a_download_shows_progress_goes_on_without_the_tab_and_is_offered(
-        user: User, hub: HubServer, services: Services) -> None:
+    user: User, hub: HubServer, services: Services
+) -> None:
     serve_three(hub)
     hub.hold(card_path(TINY_DE))  # the model and config arrive, then the transfer waits
     try:
@@ -165,8 +175,11 @@ async def test_a_download_shows_progress_goes_on_without_the_tab_and_is_offered(
         total = sum(len(data) for data in files.values())
         done = total - len(files["MODEL_CARD"])
         # The page reads the figures on its timer: they may show an earlier moment at first.
-        await eventually(lambda: text(user, "download-figures").startswith(
-            f"{done / 1000:.1f} kB of {total / 1000:.1f} kB, "))
+        await eventually(
+            lambda: text(user, "download-figures").startswith(
+                f"{done / 1000:.1f} kB of {total / 1000:.1f} kB, "
+            )
+        )
         assert text(user, "download-figures").endswith(" left")
         assert element(user, "download-progress").value == round(done / total, 4)  # type: ignore[attr-defined]
         assert text(user, f"status-piper:{TINY_DE}") == "downloading"
@@ -184,7 +197,8 @@ async def test_a_download_shows_progress_goes_on_without_the_tab_and_is_offered(
 
 
 async def test_cancel_installs_nothing_and_discard_removes_what_was_kept(
-        user: User, hub: HubServer) -> None:
+    user: User, hub: HubServer
+) -> None:
     serve_three(hub)
     hub.hold(card_path(TINY_DE))
     try:
@@ -204,15 +218,19 @@ async def test_cancel_installs_nothing_and_discard_removes_what_was_kept(
     user.find(marker=f"remove-piper:{TINY_DE}").click()  # Discard
     await see(user, marker="confirm-delete")
     user.find(marker="confirm-delete").click()
-    await see(user, marker="download-message",
-              content=f"Discarded the unfinished download of piper:{TINY_DE}.")
+    await see(
+        user,
+        marker="download-message",
+        content=f"Discarded the unfinished download of piper:{TINY_DE}.",
+    )
     assert unfinished_downloads() == []
     assert not (models() / "piper" / ".downloads").exists()
     await user.should_see(marker=f"download-piper:{TINY_DE}", content="Download")
 
 
 async def test_a_checksum_mismatch_or_a_404_says_so_and_installs_nothing(
-        user: User, hub: HubServer) -> None:
+    user: User, hub: HubServer
+) -> None:
     serve_three(hub, leave_out=(card_path(SMALL_DE),))
     # The config: the tiny voices share their model, which the "CDN" serves by its SHA-256.
     hub.damage(PIPER_REPO, voice_folder(TINY_FR) + f"{TINY_FR}.onnx.json")
@@ -234,14 +252,16 @@ async def test_a_checksum_mismatch_or_a_404_says_so_and_installs_nothing(
             if attempt == 2:
                 raise
     assert text(user, "download-error").startswith(
-        f"The Hugging Face Hub at {hub.url} has no {card_path(SMALL_DE)} in {PIPER_REPO}")
+        f"The Hugging Face Hub at {hub.url} has no {card_path(SMALL_DE)} in {PIPER_REPO}"
+    )
     assert not models().exists() or not any(models().rglob("*.onnx"))
     assert unfinished_downloads() == []
     await user.should_see(marker=f"download-piper:{TINY_FR}")
 
 
 async def test_a_downloaded_voice_previews_in_its_language_and_is_removed(
-        user: User, hub: HubServer) -> None:
+    user: User, hub: HubServer
+) -> None:
     key = "de_DE-joecopy-medium"  # the embedded voice's real model: real speech
     serve_piper_voices(hub, {key: piper_voice_files(key, embedded_voice().model)})
     await open_voices(user)
@@ -253,8 +273,10 @@ async def test_a_downloaded_voice_previews_in_its_language_and_is_removed(
 
     user.find(marker=f"preview-piper:{key}").click()
     await see(user, marker="voice-preview-audio", timeout=30)
-    assert text(user, "voice-preview-note") == \
-        f"{key}: “Hallo! So klinge ich, wenn ich dein Buch vorlese.”"
+    assert (
+        text(user, "voice-preview-note")
+        == f"{key}: “Hallo! So klinge ich, wenn ich dein Buch vorlese.”"
+    )
     source = element(user, "voice-preview-audio").props["src"]
     assert source.startswith("data:audio/wav;base64,")
     import base64
@@ -270,8 +292,7 @@ async def test_a_downloaded_voice_previews_in_its_language_and_is_removed(
     await user.should_see(marker=f"download-piper:{key}")
 
 
-async def test_an_installed_multi_speaker_voice_previews_with_its_first_speaker(
-        user: User) -> None:
+async def test_an_installed_multi_speaker_voice_previews_with_its_first_speaker(user: User) -> None:
     from voices import add_multi_speaker_voice
 
     key = "en_GB-many-medium"
@@ -288,8 +309,12 @@ async def test_an_installed_multi_speaker_voice_previews_with_its_first_speaker(
 
 
 def german_book(tmp_path: Path, name: str = "buch.epub") -> Path:
-    return build_epub(tmp_path / name, [("Erstes Kapitel", ["Es war ein heller, kalter Tag."])],
-                      title="Ein Buch", language="de-DE")
+    return build_epub(
+        tmp_path / name,
+        [("Erstes Kapitel", ["Es war ein heller, kalter Tag."])],
+        title="Ein Buch",
+        language="de-DE",
+    )
 
 
 async def open_convert_with(user: User, book: Path) -> None:
@@ -300,12 +325,14 @@ async def open_convert_with(user: User, book: Path) -> None:
 
 
 async def test_a_german_book_without_a_german_voice_links_to_german_voices(
-        user: User, tmp_path: Path) -> None:
+    user: User, tmp_path: Path
+) -> None:
     await open_convert_with(user, german_book(tmp_path))
     await see(user, marker="voice-suggestion")
     # The shipped index: nine German Piper voices and Supertonic-3.
-    assert text(user, "voice-suggestion") == ("No installed Piper voice speaks German "
-                                              "(Deutsch); 10 voices can be downloaded.")
+    assert text(user, "voice-suggestion") == (
+        "No installed Piper voice speaks German (Deutsch); 10 voices can be downloaded."
+    )
     link = element(user, "voice-suggestion-link")
     assert link.props["href"] == "/voices?language=de"
     assert element(user, "voice").value == "en_US-joe-medium"  # nothing better to choose
@@ -318,7 +345,8 @@ async def test_a_german_book_without_a_german_voice_links_to_german_voices(
 
 
 async def test_an_installed_german_voice_is_chosen_for_a_german_book(
-        user: User, tmp_path: Path) -> None:
+    user: User, tmp_path: Path
+) -> None:
     from voices import add_voice_with_rate
 
     for key in ("de_DE-low-low", "de_DE-good-high"):
@@ -338,7 +366,8 @@ async def test_an_installed_german_voice_is_chosen_for_a_german_book(
 
 
 async def test_a_multi_speaker_voice_is_ranked_by_its_models_quality(
-        user: User, tmp_path: Path) -> None:
+    user: User, tmp_path: Path
+) -> None:
     from voices import add_multi_speaker_voice, add_voice_with_rate
 
     add_voice_with_rate(models() / "piper", "de_DE-low-low", 22050)
@@ -360,9 +389,11 @@ def test_a_preview_sentence_is_in_the_voices_language_or_says_it_is_english() ->
 
 
 def test_a_quality_filter_leaves_out_supertonic_and_counts_follow_the_rows() -> None:
-    rows = [VoiceRow("supertonic-3", "supertonic", "supertonic-3", ("en", "de"), "many"),
-            VoiceRow(f"piper:{TINY_DE}", "piper", TINY_DE, ("de",), "German", quality="medium"),
-            VoiceRow(f"piper:{SMALL_DE}", "piper", SMALL_DE, ("de",), "German", quality="low")]
+    rows = [
+        VoiceRow("supertonic-3", "supertonic", "supertonic-3", ("en", "de"), "many"),
+        VoiceRow(f"piper:{TINY_DE}", "piper", TINY_DE, ("de",), "German", quality="medium"),
+        VoiceRow(f"piper:{SMALL_DE}", "piper", SMALL_DE, ("de",), "German", quality="low"),
+    ]
     assert [r.id for r in visible(rows, "de", None)] == [r.id for r in rows]
     assert [r.id for r in visible(rows, "de", "low")] == [f"piper:{SMALL_DE}"]
     assert visible(rows, "fr", "") == []
@@ -388,15 +419,26 @@ async def choose_supertonic(user: User) -> None:
 
 
 async def test_supertonic_downloaded_or_removed_in_the_page_needs_no_restart(
-        user: User, hub: HubServer, tmp_path: Path) -> None:
+    user: User, hub: HubServer, tmp_path: Path
+) -> None:
     serve_supertonic(hub, SUPERTONIC_DEFAULT.repo, SUPERTONIC_DEFAULT.revision, tmp_path / "st")
     await user.open("/")
-    await eventually(lambda: element(user, "engine").options.get(  # type: ignore[attr-defined]
-        "supertonic") == "Supertonic (not installed)", 20)
+    await eventually(
+        lambda: (
+            element(user, "engine").options.get(  # type: ignore[attr-defined]
+                "supertonic"
+            )
+            == "Supertonic (not installed)"
+        ),
+        20,
+    )
 
     await download_in_page(user, "supertonic-3")
-    await see(user, marker="note-supertonic-3",  # once the rows are read again
-              content="In use: Supertonic speaks with this release.")
+    await see(
+        user,
+        marker="note-supertonic-3",  # once the rows are read again
+        content="In use: Supertonic speaks with this release.",
+    )
     await choose_supertonic(user)  # the same app: no restart
     assert list(element(user, "voice").options) == ["F1", "M1"]  # type: ignore[attr-defined]
     assert element(user, "steps").visible
@@ -411,27 +453,35 @@ async def test_supertonic_downloaded_or_removed_in_the_page_needs_no_restart(
     await user.open("/")
     await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
     assert element(user, "engine").options == {  # type: ignore[attr-defined]
-        "piper": "Piper", "supertonic": "Supertonic (not installed)",
-        "kokoro": "Kokoro (not installed)"}
+        "piper": "Piper",
+        "supertonic": "Supertonic (not installed)",
+        "kokoro": "Kokoro (not installed)",
+    }
     await user.should_not_see(marker="steps")
 
 
 async def test_use_switches_the_release_and_its_languages_follow(
-        user: User, hub: HubServer, tmp_path: Path) -> None:
+    user: User, hub: HubServer, tmp_path: Path
+) -> None:
     for release in SUPERTONIC_RELEASES[:2]:
         serve_supertonic(hub, release.repo, release.revision, tmp_path / release.id)
     await download_in_page(user, "supertonic-2")
     await download_in_page(user, "supertonic-3")  # the newest installed speaks
-    await see(user, marker="note-supertonic-2",
-              content="Installed; Supertonic speaks with another release.")
+    await see(
+        user,
+        marker="note-supertonic-2",
+        content="Installed; Supertonic speaks with another release.",
+    )
     await user.should_not_see(marker="use-supertonic-3")
     await user.should_not_see(marker="preview-supertonic-2")  # only the one in use is heard
 
     user.find(marker="use-supertonic-2").click()
-    await see(user, marker="download-message",
-              content="Supertonic speaks with supertonic-2 from now on.")
-    await see(user, marker="note-supertonic-2",
-              content="In use: Supertonic speaks with this release.")
+    await see(
+        user, marker="download-message", content="Supertonic speaks with supertonic-2 from now on."
+    )
+    await see(
+        user, marker="note-supertonic-2", content="In use: Supertonic speaks with this release."
+    )
     await user.should_see(marker="use-supertonic-3")
     assert chosen_release() == SUPERTONIC_RELEASES[1]  # kept where the CLI reads it too
 
@@ -439,5 +489,8 @@ async def test_use_switches_the_release_and_its_languages_follow(
     await open_convert_with(user, german_book(tmp_path))
     user.find(marker="engine").click()
     user.find("Supertonic").click()
-    await see(user, marker="voice-suggestion",
-              content="No installed Supertonic voice speaks German (Deutsch)")
+    await see(
+        user,
+        marker="voice-suggestion",
+        content="No installed Supertonic voice speaks German (Deutsch)",
+    )

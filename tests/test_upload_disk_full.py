@@ -56,16 +56,19 @@ def small_disk(folder: Path, megabytes: int) -> Iterator[bool]:
     mounted (not root, or no mount in this container)."""
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs",
-                        str(folder)], check=True, capture_output=True, timeout=30)
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs", str(folder)],
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError):
         yield False
         return
     try:
         yield True
     finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False, capture_output=True,
-                       timeout=30)
+        subprocess.run(["umount", "-l", str(folder)], check=False, capture_output=True, timeout=30)
 
 
 def fill(folder: Path, leave: int) -> Path:
@@ -96,7 +99,8 @@ def full_disk_server(tmp_path: Path) -> Iterator[tuple[RunningServer, Path | Non
 
 
 def test_an_upload_that_fills_the_disk_says_so_in_the_page(
-        full_disk_server: tuple[RunningServer, Path | None], tmp_path: Path) -> None:
+    full_disk_server: tuple[RunningServer, Path | None], tmp_path: Path
+) -> None:
     server, filler = full_disk_server
     data = tmp_path / "data"
     book = tmp_path / "big.epub"
@@ -112,14 +116,16 @@ def test_an_upload_that_fills_the_disk_says_so_in_the_page(
 
         if filler is not None:  # space freed: the same tab takes a book
             filler.unlink()
-            good = build_epub(tmp_path / "fits.epub", [("One", ["It fits now."])],
-                              title="It Fits Now")
+            good = build_epub(
+                tmp_path / "fits.epub", [("One", ["It fits now."])], title="It Fits Now"
+            )
             assert tab.upload(good) == 200
             tab.wait_for("It Fits Now")
 
 
-def test_settings_still_change_on_a_full_disk(tmp_path: Path,
-                                              caplog: pytest.LogCaptureFixture) -> None:
+def test_settings_still_change_on_a_full_disk(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Choosing another engine or voice with no room for the settings file: the choice holds,
     and the log says once, without a traceback, that it is not saved."""
     with small_disk(tmp_path / "small", 1) as mounted:

@@ -39,7 +39,10 @@ def test_the_shipped_snapshot_is_the_published_index() -> None:
     assert len({v.language_code for v in voices.values()}) == 34
     thorsten = voices["de_DE-thorsten-medium"]
     assert (thorsten.language, thorsten.quality, thorsten.language_english) == (
-        "de-DE", "medium", "German")
+        "de-DE",
+        "medium",
+        "German",
+    )
     (model,) = [f for f in thorsten.files if f.name == "de_DE-thorsten-medium.onnx"]
     assert model.path == "de/de_DE/thorsten/medium/de_DE-thorsten-medium.onnx"
     assert (model.size, model.md5) == (63201294, "a129b00fb3078df43c96bab6c94535c0")
@@ -75,9 +78,15 @@ def test_language_filter_takes_codes_tags_and_names() -> None:
 
 
 def test_voices_all_refreshes_from_the_hub_and_keeps_the_index(
-        hub: HubServer, capsys: pytest.CaptureFixture[str]) -> None:
-    serve_piper_voices(hub, {key: piper_voice_files(key) for key in (
-        "de_DE-newvoice-medium", "de_DE-newvoice-low", "fr_FR-autre-high")})
+    hub: HubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    serve_piper_voices(
+        hub,
+        {
+            key: piper_voice_files(key)
+            for key in ("de_DE-newvoice-medium", "de_DE-newvoice-low", "fr_FR-autre-high")
+        },
+    )
     assert main(["voices", "--all", "--language", "de"]) == 0
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
@@ -88,17 +97,18 @@ def test_voices_all_refreshes_from_the_hub_and_keeps_the_index(
     assert captured.err == ""
     # Kept for offline use: the newest known index, not the shipped one.
     offline = local_catalogue()
-    assert set(offline.piper) == {"de_DE-newvoice-medium", "de_DE-newvoice-low",
-                                  "fr_FR-autre-high"}
+    assert set(offline.piper) == {"de_DE-newvoice-medium", "de_DE-newvoice-low", "fr_FR-autre-high"}
     assert "last fetched" in offline.source
 
 
 def test_voices_all_falls_back_to_the_snapshot_when_the_hub_is_unreachable(
-        unreachable_hub: str, capsys: pytest.CaptureFixture[str]) -> None:
+    unreachable_hub: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["voices", "list", "--all", "--language", "de"]) == 0
     captured = capsys.readouterr()
-    assert captured.err.startswith(f"Offline: the Hugging Face Hub at {unreachable_hub} can't "
-                                   "be reached (Connection refused)")
+    assert captured.err.startswith(
+        f"Offline: the Hugging Face Hub at {unreachable_hub} can't be reached (Connection refused)"
+    )
     assert "shipped with Audiopub" in captured.err and len(captured.err.splitlines()) == 1
     assert "[Errno" not in captured.err
     assert "piper:de_DE-thorsten-medium" in captured.out
@@ -106,10 +116,12 @@ def test_voices_all_falls_back_to_the_snapshot_when_the_hub_is_unreachable(
 
 
 def test_supertonic_sizes_come_from_the_hub_when_it_answers(
-        hub: HubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hub: HubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     serve_piper_voices(hub, {"de_DE-newvoice-low": piper_voice_files("de_DE-newvoice-low")})
-    served = serve_supertonic(hub, SUPERTONIC_DEFAULT.repo, SUPERTONIC_DEFAULT.revision,
-                              tmp_path / "built")
+    served = serve_supertonic(
+        hub, SUPERTONIC_DEFAULT.repo, SUPERTONIC_DEFAULT.revision, tmp_path / "built"
+    )
     found = refresh_catalogue()
     wanted = sum(len(data) for path, data in served.items() if SUPERTONIC_DEFAULT.wants(path))
     assert found.supertonic_sizes == {"supertonic-3": wanted}  # the others are not served
@@ -121,10 +133,17 @@ def test_supertonic_sizes_come_from_the_hub_when_it_answers(
 
 def test_index_keys_that_are_not_file_names_are_skipped() -> None:
     entry = json.loads(snapshot_path().read_text("utf-8"))["de_DE-thorsten-medium"]
-    index = {"../../evil": entry, "de_DE-thorsten-medium": entry, ".hidden": entry,
-             "a\\b": entry, "pt_PT-tugão-medium": entry}
-    assert list(catalogue.parse_piper_index(index)) == ["de_DE-thorsten-medium",
-                                                        "pt_PT-tugão-medium"]
+    index = {
+        "../../evil": entry,
+        "de_DE-thorsten-medium": entry,
+        ".hidden": entry,
+        "a\\b": entry,
+        "pt_PT-tugão-medium": entry,
+    }
+    assert list(catalogue.parse_piper_index(index)) == [
+        "de_DE-thorsten-medium",
+        "pt_PT-tugão-medium",
+    ]
 
 
 def test_a_hub_index_that_is_not_an_index_falls_back_too(hub: HubServer) -> None:
@@ -134,15 +153,16 @@ def test_a_hub_index_that_is_not_an_index_falls_back_too(hub: HubServer) -> None
     assert len(found.piper) == 97
 
 
-def test_an_unknown_language_is_a_clear_error(unreachable_hub: str,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unknown_language_is_a_clear_error(
+    unreachable_hub: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["voices", "--all", "--language", "tlh"]) == 1
     assert "audiopub: error: No voice for language 'tlh'" in capsys.readouterr().err
 
 
 def test_voices_lists_where_each_installed_voice_came_from(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from voices import add_voice_with_rate
 
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
@@ -188,7 +208,8 @@ def test_a_failed_name_lookup_is_said_in_words() -> None:
 
 
 def test_a_voice_for_a_language_comes_from_the_shipped_lists_installed_first(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from voices import add_voice_with_rate
 
     from audiopub.voices.suggest import language_name, voices_for
@@ -196,7 +217,10 @@ def test_a_voice_for_a_language_comes_from_the_shipped_lists_installed_first(
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
     piper, kokoro = voices_for("fr-FR")  # medium quality, one speaker; then Kokoro's
     assert (piper.voice, piper.download, piper.installed) == (
-        "fr_FR-siwis-medium", "piper:fr_FR-siwis-medium", False)
+        "fr_FR-siwis-medium",
+        "piper:fr_FR-siwis-medium",
+        False,
+    )
     assert (kokoro.engine, kokoro.voice, kokoro.download) == ("kokoro", "ff_siwis", "kokoro")
     add_voice_with_rate(tmp_path / "models" / "piper", "fr_FR-gilles-low", 16000)
     piper, _ = voices_for("fr")

@@ -73,7 +73,8 @@ def serve_tiny(server: HubServer, **options: object) -> dict[str, bytes]:
 
 
 def test_a_downloaded_voice_is_installed_listed_and_speaks(
-        hub: HubServer, capsys: pytest.CaptureFixture[str]) -> None:
+    hub: HubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     key = "en_GB-joecopy-medium"  # the embedded voice's real model, under another name
     serve_piper_voices(hub, {key: piper_voice_files(key, embedded_voice().model)})
     engine = get_engine("piper")  # loaded before the download: it must see the new voice
@@ -82,8 +83,12 @@ def test_a_downloaded_voice_is_installed_listed_and_speaks(
     assert f"Installed piper:{key} (63.2 MB) in {models() / 'piper' / key}.onnx" in out
     assert f"--voice {key}" in out
 
-    assert files_under(models()) == [f"piper/{key}.MODEL_CARD", f"piper/{key}.download.json",
-                                     f"piper/{key}.onnx", f"piper/{key}.onnx.json"]
+    assert files_under(models()) == [
+        f"piper/{key}.MODEL_CARD",
+        f"piper/{key}.download.json",
+        f"piper/{key}.onnx",
+        f"piper/{key}.onnx.json",
+    ]
     assert (models() / "piper" / f"{key}.onnx").read_bytes() == embedded_voice().model.read_bytes()
     assert (models() / "piper" / f"{key}.MODEL_CARD").read_bytes() == MODEL_CARD
     record = json.loads((models() / "piper" / f"{key}.download.json").read_text())
@@ -92,8 +97,7 @@ def test_a_downloaded_voice_is_installed_listed_and_speaks(
     assert len(model_facts["sha256"]) == 64 and len(model_facts["md5"]) == 32
 
     assert key in [voice.id for voice in engine.voices()]
-    (result,) = engine.synthesize(["A sentence from a downloaded voice."], key,
-                                  SynthesisOptions())
+    (result,) = engine.synthesize(["A sentence from a downloaded voice."], key, SynthesisOptions())
     assert result.sample_rate == 22050 and len(result.audio) > 22050 // 2
     assert float(np.abs(result.audio).max()) > 0.05
     assert main(["voices"]) == 0
@@ -108,8 +112,8 @@ def test_a_downloaded_voice_is_installed_listed_and_speaks(
 
 
 def test_an_installed_voice_of_the_index_needs_no_network(
-        hub: HubServer, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    hub: HubServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     key = "de_DE-thorsten-medium"  # in the shipped index
     serve_piper_voices(hub, {key: piper_voice_files(key)})
     install(key)
@@ -119,15 +123,25 @@ def test_an_installed_voice_of_the_index_needs_no_network(
 
 
 def test_a_downloaded_multi_speaker_voice_lists_and_speaks_each_speaker(
-        hub: HubServer, capsys: pytest.CaptureFixture[str]) -> None:
+    hub: HubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     key = "en_GB-tinyvctk-medium"
     files = piper_voice_files(key, tiny_multi_speaker_model(), multi_speaker_config())
-    serve_piper_voices(hub, {key: files}, index_patch={key: {
-        "num_speakers": len(SPEAKERS),
-        "speaker_id_map": {speaker: sid for sid, speaker in enumerate(SPEAKERS)}}})
+    serve_piper_voices(
+        hub,
+        {key: files},
+        index_patch={
+            key: {
+                "num_speakers": len(SPEAKERS),
+                "speaker_id_map": {speaker: sid for sid, speaker in enumerate(SPEAKERS)},
+            }
+        },
+    )
     assert main(["voices", "download", f"piper:{key}"]) == 0
-    assert (f"--voice {key}#p239 (one of its 3 speakers; `audiopub voices` lists them)"
-            in capsys.readouterr().out)
+    assert (
+        f"--voice {key}#p239 (one of its 3 speakers; `audiopub voices` lists them)"
+        in capsys.readouterr().out
+    )
 
     assert main(["voices"]) == 0
     listed = capsys.readouterr().out.splitlines()
@@ -135,8 +149,10 @@ def test_a_downloaded_multi_speaker_voice_lists_and_speaks_each_speaker(
     assert listed[at + 1] == "      p239 p236 p264"
     engine = get_engine("piper")
     assert [v.id for v in engine.voices() if v.model == key] == [f"{key}#{s}" for s in SPEAKERS]
-    audio = {speaker: engine.synthesize(["Hello."], f"{key}#{speaker}", SynthesisOptions())[0]
-             .audio for speaker in SPEAKERS[1:]}
+    audio = {
+        speaker: engine.synthesize(["Hello."], f"{key}#{speaker}", SynthesisOptions())[0].audio
+        for speaker in SPEAKERS[1:]
+    }
     assert audio["p236"].mean() > 0.2 and audio["p264"].mean() < -0.2  # their own offsets
 
 
@@ -167,8 +183,10 @@ def test_a_german_voice_phonemises_in_german(hub: HubServer) -> None:
 
 def test_a_checksum_mismatch_installs_nothing(hub: HubServer) -> None:
     files = piper_voice_files(KEY)
-    entry_files = {voice_folder(KEY) + name: {"size_bytes": len(data), "md5_digest": "0" * 32}
-                   for name, data in files.items()}
+    entry_files = {
+        voice_folder(KEY) + name: {"size_bytes": len(data), "md5_digest": "0" * 32}
+        for name, data in files.items()
+    }
     serve_piper_voices(hub, {KEY: files}, index_patch={KEY: {"files": entry_files}})
     with pytest.raises(ChecksumMismatch, match=r"does not match its published MD5"):
         install(f"piper:{KEY}")
@@ -176,8 +194,9 @@ def test_a_checksum_mismatch_installs_nothing(hub: HubServer) -> None:
     assert KEY not in find_voices(models() / "piper")
 
 
-def test_a_damaged_lfs_file_fails_its_sha256(hub: HubServer,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_damaged_lfs_file_fails_its_sha256(
+    hub: HubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     serve_tiny(hub)
     hub.damage(PIPER_REPO, MODEL)
     # The index's MD5 would catch it too; without it only the Hub's SHA-256 can.
@@ -197,15 +216,18 @@ def test_a_damaged_lfs_file_fails_its_sha256(hub: HubServer,
 
 def test_a_file_missing_on_the_hub_is_a_clear_404(hub: HubServer) -> None:
     serve_tiny(hub, leave_out=(voice_folder(KEY) + "MODEL_CARD",))
-    with pytest.raises(DownloadFailed, match=r"has no de/de_DE/tiny/medium/MODEL_CARD in "
-                                             r"rhasspy/piper-voices .*\(404\)"):
+    with pytest.raises(
+        DownloadFailed,
+        match=r"has no de/de_DE/tiny/medium/MODEL_CARD in "
+        r"rhasspy/piper-voices .*\(404\)",
+    ):
         install(KEY)
     assert files_under(models()) == []
 
 
 def test_no_network_is_a_clear_error_and_leaves_nothing(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
     server = HubServer().start()
     server.stop()  # its port is closed now
@@ -228,7 +250,8 @@ def test_an_unknown_voice_names_near_misses(hub: HubServer) -> None:
 
 
 def test_a_dropped_connection_resumes_where_it_stopped(
-        hub: HubServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub: HubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from huggingface_hub import constants
 
     # huggingface_hub writes what it receives in pieces of this size (10 MB) and resumes
@@ -243,14 +266,13 @@ def test_a_dropped_connection_resumes_where_it_stopped(
     first, second = hub.transfers(MODEL)
     assert first is None and second is not None  # the second asked only for the rest
     assert second.startswith("bytes=") and second.endswith("-")
-    assert 0 < int(second[len("bytes="):-1]) <= half
+    assert 0 < int(second[len("bytes=") : -1]) <= half
     total = sum(len(data) for data in files.values())
     assert seen[-1].done_bytes == seen[-1].total_bytes == total
     assert all(p.total_bytes == total for p in seen)
 
 
-def test_a_cancelled_download_keeps_finished_files_and_continues(
-        hub: HubServer) -> None:
+def test_a_cancelled_download_keeps_finished_files_and_continues(hub: HubServer) -> None:
     serve_tiny(hub)
     cancel = threading.Event()
 
@@ -280,18 +302,25 @@ def test_progress_counts_a_xet_download_once() -> None:
 
     seen: list[hub_module.Progress] = []
     transfer = hub_module.Transfer(1000, seen.append)
-    with XetDownloadProgressReporter(reconstruction_desc="x", total=1000, log_level=30,
-                                     tqdm_class=transfer.bar_class) as reporter:
+    with XetDownloadProgressReporter(
+        reconstruction_desc="x", total=1000, log_level=30, tqdm_class=transfer.bar_class
+    ) as reporter:
         for written, received in ((400, 300), (1000, 600)):
-            reporter.update_progress(SimpleNamespace(
-                total_bytes_completed=written, total_transfer_bytes_completed=received,
-                total_bytes_completion_rate=None, total_transfer_bytes_completion_rate=None,
-                total_bytes=1000))
+            reporter.update_progress(
+                SimpleNamespace(
+                    total_bytes_completed=written,
+                    total_transfer_bytes_completed=received,
+                    total_bytes_completion_rate=None,
+                    total_transfer_bytes_completion_rate=None,
+                    total_bytes=1000,
+                )
+            )
     assert [p.done_bytes for p in seen] == [400, 1000]
 
 
 def test_disk_space_is_checked_before_anything_is_fetched(
-        hub: HubServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub: HubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     serve_tiny(hub)
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 1000, 1000))
@@ -301,8 +330,7 @@ def test_disk_space_is_checked_before_anything_is_fetched(
     assert files_under(models()) == []
 
 
-def test_a_second_download_of_the_same_voice_at_once_is_refused(
-        hub: HubServer) -> None:
+def test_a_second_download_of_the_same_voice_at_once_is_refused(hub: HubServer) -> None:
     import filelock
 
     serve_tiny(hub)
@@ -314,7 +342,8 @@ def test_a_second_download_of_the_same_voice_at_once_is_refused(
 
 
 def test_remove_takes_away_what_was_downloaded_and_nothing_else(
-        hub: HubServer, capsys: pytest.CaptureFixture[str]) -> None:
+    hub: HubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     from voices import add_voice_with_rate
 
     serve_tiny(hub)
@@ -346,17 +375,24 @@ def test_hub_offline_mode_is_named(hub: HubServer, monkeypatch: pytest.MonkeyPat
 
 
 def test_supertonic_downloads_its_pinned_revision_and_speaks(
-        hub: HubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    served = serve_supertonic(hub, SUPERTONIC_DEFAULT.repo, SUPERTONIC_DEFAULT.revision,
-                              tmp_path / "built")
+    hub: HubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served = serve_supertonic(
+        hub, SUPERTONIC_DEFAULT.repo, SUPERTONIC_DEFAULT.revision, tmp_path / "built"
+    )
     assert main(["voices", "download", "supertonic"]) == 0
     out = capsys.readouterr().out
     target = models() / "supertonic-3"
     assert "Installed supertonic-3" in out and "--engine supertonic" in out
     installed = files_under(target)
     assert "samples/not-needed.wav" not in installed  # only what Audiopub needs, and licence
-    assert {"LICENSE", "README.md", "audiopub-download.json", "onnx/vocoder.onnx",
-            "voice_styles/F1.json"} <= set(installed)
+    assert {
+        "LICENSE",
+        "README.md",
+        "audiopub-download.json",
+        "onnx/vocoder.onnx",
+        "voice_styles/F1.json",
+    } <= set(installed)
     assert not any(path.startswith(".cache") for path in installed)
     for path in installed:
         if path != "audiopub-download.json":
@@ -374,7 +410,8 @@ def test_supertonic_downloads_its_pinned_revision_and_speaks(
 
 
 def test_supertonic_takes_another_revision_or_says_it_does_not_exist(
-        hub: HubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hub: HubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     release = SUPERTONIC_RELEASES[1]  # supertonic-2
     serve_supertonic(hub, release.repo, "1" * 40, tmp_path / "built")
     assert main(["voices", "download", "supertonic-2"]) == 1  # its pinned commit is not there
@@ -385,23 +422,25 @@ def test_supertonic_takes_another_revision_or_says_it_does_not_exist(
     record = json.loads((models() / "supertonic-2" / "audiopub-download.json").read_text())
     assert (record["revision"], record["commit"]) == ("main", "1" * 40)
     assert main(["voices"]) == 0
-    assert f"supertonic (supertonic-2 in {models() / 'supertonic-2'}: en, ko, es, pt, fr):" \
+    assert (
+        f"supertonic (supertonic-2 in {models() / 'supertonic-2'}: en, ko, es, pt, fr):"
         in capsys.readouterr().out
+    )
 
 
-def test_a_damaged_supertonic_graph_installs_nothing(hub: HubServer,
-                                                     tmp_path: Path) -> None:
-    serve_supertonic(hub, SUPERTONIC_DEFAULT.repo, SUPERTONIC_DEFAULT.revision,
-                     tmp_path / "built")
+def test_a_damaged_supertonic_graph_installs_nothing(hub: HubServer, tmp_path: Path) -> None:
+    serve_supertonic(hub, SUPERTONIC_DEFAULT.repo, SUPERTONIC_DEFAULT.revision, tmp_path / "built")
     hub.damage(SUPERTONIC_DEFAULT.repo, "onnx/text_encoder.onnx")
-    with pytest.raises(ChecksumMismatch, match="text_encoder.onnx does not match its "
-                                               "published SHA-256"):
+    with pytest.raises(
+        ChecksumMismatch, match="text_encoder.onnx does not match its published SHA-256"
+    ):
         install("supertonic")
     assert files_under(models()) == []
 
 
 def test_an_unreachable_hub_keeps_nothing_for_supertonic(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
     server = HubServer().start()
     server.stop()

@@ -18,16 +18,21 @@ def test_weights_become_shares_of_one_the_engine_accepts() -> None:
     assert thirds == "jf_alpha:0.3333+jm_kumo:0.3333+jf_nezumi:0.3333"
     assert [name for name, _ in parse_mix(thirds).parts] == ["jf_alpha", "jm_kumo", "jf_nezumi"]
     # A weight of 0, or a row with no voice, leaves that row out.
-    assert mix_string([("jf_alpha", 40), ("jm_kumo", 0), ("", 50), ("jf_nezumi", 10)]) \
+    assert (
+        mix_string([("jf_alpha", 40), ("jm_kumo", 0), ("", 50), ("jf_nezumi", 10)])
         == "jf_alpha:0.8+jf_nezumi:0.2"
+    )
 
 
-@pytest.mark.parametrize(("parts", "message"), [
-    ([("jf_alpha", 50)], "at least two different voices"),
-    ([("jf_alpha", 50), ("jm_kumo", 0)], "at least two different voices"),
-    ([("jf_alpha", 50), ("jf_alpha", 50)], "at least two different voices"),
-    ([("jf_alpha", 50), ("jf_alpha", 20), ("jm_kumo", 30)], "names a voice twice"),
-])
+@pytest.mark.parametrize(
+    ("parts", "message"),
+    [
+        ([("jf_alpha", 50)], "at least two different voices"),
+        ([("jf_alpha", 50), ("jm_kumo", 0)], "at least two different voices"),
+        ([("jf_alpha", 50), ("jf_alpha", 50)], "at least two different voices"),
+        ([("jf_alpha", 50), ("jf_alpha", 20), ("jm_kumo", 30)], "names a voice twice"),
+    ],
+)
 def test_a_mix_that_is_not_one_says_why(parts: list[tuple[str, float]], message: str) -> None:
     with pytest.raises(AudiopubError, match=message):
         mix_string(parts)
@@ -39,8 +44,10 @@ def test_saved_mixes_are_kept_by_name_and_replaced(tmp_path: Path) -> None:
     assert mixes.save("  Warm   narrator ", "jf_alpha:0.6+jm_kumo:0.4") == "Warm narrator"
     mixes.save("Bright", "jf_alpha+jm_kumo")
     mixes.save("Warm narrator", "jf_alpha:0.3+jm_kumo:0.7")
-    assert VoiceMixes(mixes.path).all() == {"Warm narrator": "jf_alpha:0.3+jm_kumo:0.7",
-                                            "Bright": "jf_alpha+jm_kumo"}
+    assert VoiceMixes(mixes.path).all() == {
+        "Warm narrator": "jf_alpha:0.3+jm_kumo:0.7",
+        "Bright": "jf_alpha+jm_kumo",
+    }
 
 
 def test_a_removed_mix_is_gone_under_every_name_and_the_others_stay(tmp_path: Path) -> None:
@@ -55,13 +62,17 @@ def test_a_removed_mix_is_gone_under_every_name_and_the_others_stay(tmp_path: Pa
     assert VoiceMixes(mixes.path).all() == {"Bright": "jf_alpha+jm_kumo"}
 
 
-@pytest.mark.parametrize(("name", "mix", "message"), [
-    ("  ", "jf_alpha+jm_kumo", "Give the mix a name"),
-    ("x" * 61, "jf_alpha+jm_kumo", "at most 60 characters"),
-    ("Odd", "jf_alpha:0.6+jm_kumo:0.6", "add up to 1.2"),
-])
-def test_a_bad_name_or_mix_is_refused_and_nothing_is_written(tmp_path: Path, name: str,
-                                                             mix: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "mix", "message"),
+    [
+        ("  ", "jf_alpha+jm_kumo", "Give the mix a name"),
+        ("x" * 61, "jf_alpha+jm_kumo", "at most 60 characters"),
+        ("Odd", "jf_alpha:0.6+jm_kumo:0.6", "add up to 1.2"),
+    ],
+)
+def test_a_bad_name_or_mix_is_refused_and_nothing_is_written(
+    tmp_path: Path, name: str, mix: str, message: str
+) -> None:
     mixes = VoiceMixes(tmp_path / "kokoro-mixes.json")
     mixes.save("Kept", "jf_alpha+jm_kumo")
     before = mixes.path.read_bytes()
@@ -70,8 +81,9 @@ def test_a_bad_name_or_mix_is_refused_and_nothing_is_written(tmp_path: Path, nam
     assert mixes.path.read_bytes() == before
 
 
-@pytest.mark.parametrize("content", ["not json", "[1, 2]",
-                                     '{"Good": "jf_alpha+jm_kumo", "Bad": 3}'])
+@pytest.mark.parametrize(
+    "content", ["not json", "[1, 2]", '{"Good": "jf_alpha+jm_kumo", "Bad": 3}']
+)
 def test_a_damaged_file_never_stops_the_page(tmp_path: Path, content: str) -> None:
     path = tmp_path / "kokoro-mixes.json"
     path.write_text(content, "utf-8")

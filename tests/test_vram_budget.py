@@ -59,8 +59,12 @@ class Cards(FakeNvml):
 
 
 def _card(number: int, used: int, **facts: Any) -> dict[str, Any]:
-    return {"uuid": f"GPU-{number}{number}{number}-0000", "bus": f"00000000:{number + 1:02X}:00.0",
-            "used": used, **facts}
+    return {
+        "uuid": f"GPU-{number}{number}{number}-0000",
+        "bus": f"00000000:{number + 1:02X}:00.0",
+        "used": used,
+        **facts,
+    }
 
 
 def _holding(nvml: Cards, index: int, mib: float) -> None:
@@ -74,9 +78,12 @@ def test_hidden_devices_do_not_shrink_the_budget() -> None:
     assert every == {0: 1 * GIB, 1: 70 * GIB, 2: 50 * GIB}
     # CUDA numbers what it is shown from 0: CUDA device 0 is NVML's 2, then NVML's 1.
     assert vram_budget_bytes(nvml, from_environ({"CUDA_VISIBLE_DEVICES": "2,1"})) == {
-        0: 50 * GIB, 1: 70 * GIB}
+        0: 50 * GIB,
+        1: 70 * GIB,
+    }
     assert vram_budget_bytes(nvml, from_environ({"CUDA_VISIBLE_DEVICES": "GPU-111"})) == {
-        0: 70 * GIB}
+        0: 70 * GIB
+    }
     # As CUDA does, the list ends at the first entry that names no device.
     assert vram_budget_bytes(nvml, from_environ({"CUDA_VISIBLE_DEVICES": "1,7,0"})) == {0: 70 * GIB}
     assert vram_budget_bytes(nvml, from_environ({"CUDA_VISIBLE_DEVICES": ""})) == {}
@@ -85,9 +92,9 @@ def test_hidden_devices_do_not_shrink_the_budget() -> None:
 def test_cuda_numbers_the_fastest_first_unless_told_pci_bus_order() -> None:
     nvml = Cards(_card(0, 40 * GIB, cc=(7, 5)), _card(1, 10 * GIB, cc=(9, 0)))
     assert vram_budget_bytes(nvml, from_environ({"CUDA_VISIBLE_DEVICES": "0"})) == {0: 70 * GIB}
-    assert vram_budget_bytes(nvml, from_environ({"CUDA_VISIBLE_DEVICES": "0",
-                                                 "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})) == {
-        0: 40 * GIB}
+    assert vram_budget_bytes(
+        nvml, from_environ({"CUDA_VISIBLE_DEVICES": "0", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
+    ) == {0: 40 * GIB}
 
 
 def test_an_arena_holding_the_last_jobs_peak_counts_as_budget() -> None:
@@ -107,7 +114,8 @@ def voices(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_gpu_job_is_sized_by_the_visible_devices_budget(
-        voices: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    voices: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Device 0 is hidden and full; the visible one's arena holds 40 GiB from the last job."""
     nvml = Cards(_card(0, 79 * GIB), _card(1, 60 * GIB))
     _holding(nvml, 1, 40 * 1024)
@@ -125,8 +133,10 @@ def test_slower_speech_plans_fewer_padded_characters() -> None:
     limits = BatchLimits(64, max_padded_chars=1000)
     texts = [f"A sentence of some length, number {i}." for i in range(40)]
     for speed, bound in ((1.0, 1000), (0.7, 700), (1.5, 1500)):
-        tasks = [ChunkTask(f"k{i}", text, STILL, SynthesisOptions(speed=speed), Path("x"))
-                 for i, text in enumerate(texts)]
+        tasks = [
+            ChunkTask(f"k{i}", text, STILL, SynthesisOptions(speed=speed), Path("x"))
+            for i, text in enumerate(texts)
+        ]
         batches = list(planned_batches(tasks, lambda: limits))
         padded = [len(batch) * max(len(task.text) for _, task in batch) for batch in batches]
         assert max(padded) <= bound
@@ -149,8 +159,7 @@ class Squeezed(OnGpu):
         return super().speak(prepared, voice, options)
 
 
-def test_after_running_out_of_memory_clean_batches_grow_back(tmp_path: Path,
-                                                             voices: Path) -> None:
+def test_after_running_out_of_memory_clean_batches_grow_back(tmp_path: Path, voices: Path) -> None:
     engine = Squeezed(voices, fits=1)
     pool = DeviceExecutor([engine], BatchLimits(4), grow_after=2)
     notes: list[str] = []
@@ -187,8 +196,9 @@ def test_a_run_after_running_out_of_memory_shrinks_the_arena() -> None:
     session.run(["out"], {"batch": 1})
     session.run(["out"], {"batch": 1})
 
-    shrinking = [o is not None and o.get_run_config_entry(ARENA_SHRINKAGE) == "gpu:1"
-                 for o in arena.options]
+    shrinking = [
+        o is not None and o.get_run_config_entry(ARENA_SHRINKAGE) == "gpu:1" for o in arena.options
+    ]
     assert shrinking == [False, False, True, False]  # once, on the run after the failure
 
 

@@ -23,8 +23,9 @@ from audiopub.tts.downloads import STAGING
 
 
 @pytest.fixture
-def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        whisper_repo: dict[str, bytes]) -> Iterator[HubServer]:
+def hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, whisper_repo: dict[str, bytes]
+) -> Iterator[HubServer]:
     yield from local_hub(tmp_path, monkeypatch, {REPO: whisper_repo})
 
 
@@ -38,12 +39,14 @@ def installed_files() -> list[str]:
 
 
 def test_download_installs_what_listening_reads_once_and_removes_it(
-        hub: HubServer, capsys: pytest.CaptureFixture[str]) -> None:
+    hub: HubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert installed_listening_models() == []
     assert main(["voices", "download", "whisper:base"]) == 0
     assert "Installed whisper:base" in capsys.readouterr().out
-    assert installed_files() == sorted(["model.bin", "config.json", "tokenizer.json",
-                                        "vocabulary.txt", RECORD])
+    assert installed_files() == sorted(
+        ["model.bin", "config.json", "tokenizer.json", "vocabulary.txt", RECORD]
+    )
     folder = models() / "whisper-base"
     assert (folder / "model.bin").read_bytes() == hub.repos[REPO].files["model.bin"].content
     record = json.loads((folder / RECORD).read_text("utf-8"))

@@ -38,7 +38,10 @@ def test_words_start_at_the_pad_before_their_first_sound() -> None:
     assert encoded.word_positions == [1, 11, 19]
     frames = np.array([4, 1, 2, 3, 2, 1, 2, 1, 3, 2, 1, 2, 2, 1, 1, 1, 1, 1, 1, 2, 2, 1, 5])
     assert phoneme_starts(frames, encoded.word_positions, 256) == (
-        4 * 256, int(frames[:11].sum()) * 256, int(frames[:19].sum()) * 256)
+        4 * 256,
+        int(frames[:11].sum()) * 256,
+        int(frames[:19].sum()) * 256,
+    )
 
 
 def test_word_starts_are_exact(still_engine: PiperEngine) -> None:
@@ -50,13 +53,12 @@ def test_word_starts_are_exact(still_engine: PiperEngine) -> None:
     assert spans[1] > 8 * spans[2]  # the long word is far longer than "is"
     ten_ms = result.sample_rate // 100
     for word in (1, 4):  # after a full stop: the pause lies before the word, not in it
-        before = _rms(result.audio[starts[word] - 2 * ten_ms:starts[word]])
-        spoken = _rms(result.audio[starts[word]:starts[word + 1] if word + 1 < 5 else None])
+        before = _rms(result.audio[starts[word] - 2 * ten_ms : starts[word]])
+        spoken = _rms(result.audio[starts[word] : starts[word + 1] if word + 1 < 5 else None])
         assert before < 0.05 * spoken
 
 
-def test_a_batch_gives_each_chunk_the_word_starts_it_has_alone(
-        still_engine: PiperEngine) -> None:
+def test_a_batch_gives_each_chunk_the_word_starts_it_has_alone(still_engine: PiperEngine) -> None:
     # espeak says "was a" as one word: its words, not the text's, are what the engine times.
     texts = [LONG_WORD, "It was a dark and stormy night.", "Hello there."]
     options = SynthesisOptions()
@@ -67,11 +69,14 @@ def test_a_batch_gives_each_chunk_the_word_starts_it_has_alone(
     assert [len(starts or ()) for starts in together] == [5, 6, 2]
 
 
-def test_word_starts_travel_with_the_chunk_result(still_engine: PiperEngine,
-                                                  tmp_path: Path) -> None:
+def test_word_starts_travel_with_the_chunk_result(
+    still_engine: PiperEngine, tmp_path: Path
+) -> None:
     options = SynthesisOptions()
-    tasks = [ChunkTask(f"k{i}", text, STILL, options, tmp_path / f"{i}.flac")
-             for i, text in enumerate([LONG_WORD, "Hello there."])]
+    tasks = [
+        ChunkTask(f"k{i}", text, STILL, options, tmp_path / f"{i}.flac")
+        for i, text in enumerate([LONG_WORD, "Hello there."])
+    ]
     results = synthesize_batch(still_engine, tasks)
     (alone,) = still_engine.synthesize([LONG_WORD], STILL, options)
     assert results[0].word_starts == alone.word_starts

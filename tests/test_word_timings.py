@@ -47,12 +47,15 @@ def test_a_converted_book_knows_when_each_word_is_heard(tmp_path: Path) -> None:
     audio, rate = sf.read(wav, dtype="float32")
     for word in (1, 4):
         at = round(starts[word] * rate)
-        assert _rms(audio[at - rate // 50:at]) < 0.1 * _rms(audio[at:at + rate // 10])
+        assert _rms(audio[at - rate // 50 : at]) < 0.1 * _rms(audio[at : at + rate // 10])
 
     # The subtitles: the second sentence of the chunk starts at its first word, to the ms.
     assert main(["export", job.id[:8], "--format", "srt"]) == 0
     (srt,) = tmp_path.glob("*.srt")
     cues = re.findall(r"(\d+):(\d+):(\d+),(\d+) --> \S+\n(.+)", srt.read_text("utf-8"))
-    (begin,) = [(int(h) * 3600 + int(m) * 60 + int(s)) * 1000 + int(ms)
-                for h, m, s, ms, text in cues if text.startswith("Antidisestablishmentarianism")]
+    (begin,) = [
+        (int(h) * 3600 + int(m) * 60 + int(s)) * 1000 + int(ms)
+        for h, m, s, ms, text in cues
+        if text.startswith("Antidisestablishmentarianism")
+    ]
     assert abs(begin - (chapter.start_s + starts[1]) * 1000) <= 1

@@ -12,9 +12,15 @@ from audiopub.tts.piper.engine import PiperEngine
 
 def test_words_are_tokens_with_a_letter_or_digit() -> None:
     assert text_words("“Well,” said he — “it is so…” 42!") == [
-        "“Well,”", "said", "he", "“it", "is", "so…”", "42!"]
-    assert text_words("He said ⟦hɛloʊ wɜːld⟧ twice.") == ["He", "said", "hɛloʊ", "wɜːld",
-                                                           "twice."]
+        "“Well,”",
+        "said",
+        "he",
+        "“it",
+        "is",
+        "so…”",
+        "42!",
+    ]
+    assert text_words("He said ⟦hɛloʊ wɜːld⟧ twice.") == ["He", "said", "hɛloʊ", "wɜːld", "twice."]
 
 
 def test_word_starts_are_kept_only_where_every_count_agrees() -> None:
@@ -30,13 +36,16 @@ def engine() -> PiperEngine:
     return PiperEngine(threads=1)
 
 
-@pytest.mark.parametrize(("text", "matches"), [
-    # Sentences from the test books, as espeak splits them with the embedded voice.
-    ("The Martians seemed in no hurry.", True),
-    ("Yes. Antidisestablishmentarianism is long. No.", True),
-    ("IN the sea, once upon a time, O my Best Beloved, there was a Whale.", False),  # "upon a"
-    ("It was a dark and stormy night.", False),  # "was a" is one word to espeak
-])
+@pytest.mark.parametrize(
+    ("text", "matches"),
+    [
+        # Sentences from the test books, as espeak splits them with the embedded voice.
+        ("The Martians seemed in no hurry.", True),
+        ("Yes. Antidisestablishmentarianism is long. No.", True),
+        ("IN the sea, once upon a time, O my Best Beloved, there was a Whale.", False),  # "upon a"
+        ("It was a dark and stormy night.", False),  # "was a" is one word to espeak
+    ],
+)
 def test_espeaks_words_against_the_books(engine: PiperEngine, text: str, matches: bool) -> None:
     (prepared,) = engine.prepare([text], settings.DEFAULT_PIPER_VOICE, SynthesisOptions())
     engine_words = len(prepared.data.word_positions)

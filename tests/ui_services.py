@@ -22,16 +22,21 @@ NO_CUDA = "this onnxruntime build has no CUDA support (test stand-in)"
 _for_the_app: list[Services] = []
 
 
-def installed_services(data_dir: Path, monkeypatch: pytest.MonkeyPatch,
-                       **options: Any) -> Iterator[Services]:
+def installed_services(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, **options: Any
+) -> Iterator[Services]:
     """For an autouse fixture, which runs before `user`:
     `yield from installed_services(data_dir, monkeypatch)`. `options` go to `Services` (its
     NVML, its GPU support, an upload limit). The app's shutdown hook stops it."""
     # Synthesis in the worker thread: a process pool per test would cost seconds and memory
     # (the pools are the executor's business, tested with it; the e2e test runs them for real).
     monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
-    options = {"nvml": FakeNvml(), "gpu_support": GpuSupport(False, NO_CUDA),
-               "gpu_interval_s": 0.05, **options}
+    options = {
+        "nvml": FakeNvml(),
+        "gpu_support": GpuSupport(False, NO_CUDA),
+        "gpu_interval_s": 0.05,
+        **options,
+    }
     installed = Services(data_dir, **options)
     _for_the_app[:] = [installed]
     yield installed

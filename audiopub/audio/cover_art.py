@@ -38,12 +38,16 @@ def too_large(cover: Cover) -> str | None:
 def fits(cover: Cover, side: int) -> bool:
     """The picture is a JPEG or PNG no wider or taller than `side` (it can be used as it is)."""
     size = image_size(cover.data)
-    return (sniff_image_type(cover.data) in ("image/jpeg", "image/png") and size is not None
-            and max(size) <= side)
+    return (
+        sniff_image_type(cover.data) in ("image/jpeg", "image/png")
+        and size is not None
+        and max(size) <= side
+    )
 
 
-def fit_cover(ffmpeg: str, cover: Cover, side: int, out_stem: Path,
-              consequence: str) -> Path | None:
+def fit_cover(
+    ffmpeg: str, cover: Cover, side: int, out_stem: Path, consequence: str
+) -> Path | None:
     """The cover scaled down to fit `side`×`side` pixels, written as `out_stem` with .jpg
     (from a JPEG) or .png (anything else: keeps transparency); None if it is too large or
     ffmpeg can't read it, with a warning that ends in `consequence` ("the page shows none")."""
@@ -55,10 +59,21 @@ def fit_cover(ffmpeg: str, cover: Cover, side: int, out_stem: Path,
     source = out_stem.with_name(out_stem.name + "-source")
     out = out_stem.with_suffix(".jpg" if is_jpeg else ".png")
     source.write_bytes(cover.data)
-    scale = (f"scale=w='min(iw,{side})':h='min(ih,{side})':"
-             "force_original_aspect_ratio=decrease")
-    cmd = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-i", str(source),
-           "-frames:v", "1", "-vf", scale]
+    scale = f"scale=w='min(iw,{side})':h='min(ih,{side})':force_original_aspect_ratio=decrease"
+    cmd = [
+        ffmpeg,
+        "-hide_banner",
+        "-nostdin",
+        "-loglevel",
+        "error",
+        "-y",
+        "-i",
+        str(source),
+        "-frames:v",
+        "1",
+        "-vf",
+        scale,
+    ]
     cmd += ["-q:v", "2"] if is_jpeg else ["-c:v", "png"]
     cmd += ["-f", "image2", str(out)]
     try:
@@ -67,7 +82,8 @@ def fit_cover(ffmpeg: str, cover: Cover, side: int, out_stem: Path,
         source.unlink(missing_ok=True)
     if result.returncode != 0 or not out.is_file():
         out.unlink(missing_ok=True)
-        log.warning("The cover (%s) can't be read, it may be damaged; %s.", cover.media_type,
-                    consequence)
+        log.warning(
+            "The cover (%s) can't be read, it may be damaged; %s.", cover.media_type, consequence
+        )
         return None
     return out

@@ -48,13 +48,21 @@ class BookTags:
     itunes_audiobook: bool = True
 
 
-def book_tags(book: Book, narrator: str, *, title: str | None = None,
-              track: str | None = None) -> BookTags:
+def book_tags(
+    book: Book, narrator: str, *, title: str | None = None, track: str | None = None
+) -> BookTags:
     """The tags every file made of `book` carries (the .m4b, the whole-book MP3, each chapter's
     file, the read-aloud EPUB's audio); `title` and `track` are one chapter's file's own."""
-    return BookTags(title=book.title if title is None else title, author=book.author,
-                    album=book.title, year=book.details.year, language=book.language,
-                    narrator=narrator, description=book.details.description, track=track)
+    return BookTags(
+        title=book.title if title is None else title,
+        author=book.author,
+        album=book.title,
+        year=book.details.year,
+        language=book.language,
+        narrator=narrator,
+        description=book.details.description,
+        track=track,
+    )
 
 
 def stream_language(tag: str | None) -> str | None:

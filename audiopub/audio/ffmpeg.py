@@ -39,12 +39,15 @@ def run_ffmpeg(args: Sequence[str], what: str) -> str:
     """Run the bundled ffmpeg with `args` (no banner, no prompt, no progress lines) and return
     what it printed; MuxFailed("Could not <what> …", with its last lines) if it fails."""
     cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-nostats", *args]
-    result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                            errors="replace")
+    result = subprocess.run(
+        cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace"
+    )
     if result.returncode != 0:
         check_space(result.stderr, what)
-        raise MuxFailed(f"Could not {what} (ffmpeg exited with code {result.returncode})."
-                        f"\nffmpeg said:\n{stderr_tail(result.stderr)}")
+        raise MuxFailed(
+            f"Could not {what} (ffmpeg exited with code {result.returncode})."
+            f"\nffmpeg said:\n{stderr_tail(result.stderr)}"
+        )
     return result.stderr
 
 

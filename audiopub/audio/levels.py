@@ -33,8 +33,10 @@ MAX_NOISE_FLOOR_DB: Final = -60.0
 # Sample peaks; true peaks (between samples) measured 0.2 dB above the limit on speech.
 LIMIT_DB: Final = -4.0
 _SILENT_LUFS: Final = -70.0  # EBU R128's absolute gate: what ebur128 reports for silence
-_MEASURE: Final = ("astats=measure_perchannel=none:measure_overall=RMS_level+Peak_level"
-                   "+Noise_floor,ebur128=peak=true:framelog=quiet")
+_MEASURE: Final = (
+    "astats=measure_perchannel=none:measure_overall=RMS_level+Peak_level"
+    "+Noise_floor,ebur128=peak=true:framelog=quiet"
+)
 _FIGURES: Final = {
     "rms_db": r"RMS level dB:\s*(\S+)",
     "peak_db": r"Peak level dB:\s*(\S+)",
@@ -63,16 +65,22 @@ class Levels:
         if self.peak_db is not None and self.peak_db > MAX_PEAK_DB:
             found.append(f"peak {self.peak_db:.1f} dB (should be at most {MAX_PEAK_DB:g})")
         if self.noise_floor_db is not None and self.noise_floor_db > MAX_NOISE_FLOOR_DB:
-            found.append(f"noise floor {self.noise_floor_db:.1f} dB "
-                         f"(should be at most {MAX_NOISE_FLOOR_DB:g})")
+            found.append(
+                f"noise floor {self.noise_floor_db:.1f} dB "
+                f"(should be at most {MAX_NOISE_FLOOR_DB:g})"
+            )
         return found
 
     def describe(self) -> str:
         """E.g. "-20.1 LUFS, RMS -21.0 dB, peak -4.0 dB, noise floor -inf"."""
+
         def db(value: float | None, unit: str = "dB") -> str:
             return "-inf" if value is None else f"{value:.1f} {unit}"
-        return (f"{db(self.integrated_lufs, 'LUFS')}, RMS {db(self.rms_db)}, "
-                f"peak {db(self.peak_db)}, noise floor {db(self.noise_floor_db)}")
+
+        return (
+            f"{db(self.integrated_lufs, 'LUFS')}, RMS {db(self.rms_db)}, "
+            f"peak {db(self.peak_db)}, noise floor {db(self.noise_floor_db)}"
+        )
 
     def to_dict(self) -> dict[str, float | None]:
         return asdict(self)
@@ -84,10 +92,10 @@ class Levels:
 
 def measure_levels(wav: Path) -> Levels:
     """One pass of ffmpeg's astats and ebur128 (true peak) over `wav`."""
-    result = run_ffmpeg(["-i", str(wav), "-af", _MEASURE, "-f", "null", "-"],
-                        "measure the levels")
-    figures = {name: _number(re.findall(pattern, result, re.S)) for name, pattern
-               in _FIGURES.items()}
+    result = run_ffmpeg(["-i", str(wav), "-af", _MEASURE, "-f", "null", "-"], "measure the levels")
+    figures = {
+        name: _number(re.findall(pattern, result, re.S)) for name, pattern in _FIGURES.items()
+    }
     loudness = figures["integrated_lufs"]
     if loudness is not None and loudness <= _SILENT_LUFS:  # nothing above R128's gate
         figures["integrated_lufs"] = None
@@ -106,8 +114,21 @@ def master_chapter(wav: Path, before: Levels, target: LoudnessTarget = AUDIOBOOK
         gain = max(gain, target.min_rms_db - before.rms_db)
     audio_filter = f"volume={gain:.2f}dB,{limiter()}"
     with atomic_write(wav) as partial:
-        run_ffmpeg(["-y", "-i", str(wav), "-af", audio_filter, "-c:a", "pcm_s16le", "-f", "wav",
-                    str(partial)], "level the chapter")
+        run_ffmpeg(
+            [
+                "-y",
+                "-i",
+                str(wav),
+                "-af",
+                audio_filter,
+                "-c:a",
+                "pcm_s16le",
+                "-f",
+                "wav",
+                str(partial),
+            ],
+            "level the chapter",
+        )
     return True
 
 
@@ -129,8 +150,9 @@ def limiter(limit_db: float = LIMIT_DB) -> str:
     """ffmpeg's look-ahead limiter, holding sample peaks at `limit_db`. Look-ahead 5 ms, release
     50 ms: fast enough for plosives, too short to pump between words. `latency=true` keeps the
     output aligned with the input, so chunk positions hold."""
-    return (f"alimiter=limit={10 ** (limit_db / 20):.4f}:level=false:attack=5:release=50"
-            ":latency=true")
+    return (
+        f"alimiter=limit={10 ** (limit_db / 20):.4f}:level=false:attack=5:release=50:latency=true"
+    )
 
 
 def _number(found: list[str]) -> float | None:

@@ -53,39 +53,58 @@ class Measured:
 
 def measure(input_args: Sequence[str], target: LoudnessTarget = AUDIOBOOK) -> Measured:
     """Pass one over the audio ffmpeg reads with `input_args` (e.g. ["-i", "chapter.wav"])."""
-    stderr = run_ffmpeg([*input_args, "-map", "0:a", "-af",
-                         "astats=measure_perchannel=none:measure_overall=RMS_level,"
-                         f"{_loudnorm(target)}:print_format=json", "-f", "null", "-"],
-                        "measure the loudness")
+    stderr = run_ffmpeg(
+        [
+            *input_args,
+            "-map",
+            "0:a",
+            "-af",
+            "astats=measure_perchannel=none:measure_overall=RMS_level,"
+            f"{_loudnorm(target)}:print_format=json",
+            "-f",
+            "null",
+            "-",
+        ],
+        "measure the loudness",
+    )
     found = _JSON.search(stderr)
     if found is None:
-        raise MuxFailed("Could not measure the loudness: ffmpeg printed no measurement."
-                        f"\nffmpeg said:\n{stderr_tail(stderr)}")
+        raise MuxFailed(
+            "Could not measure the loudness: ffmpeg printed no measurement."
+            f"\nffmpeg said:\n{stderr_tail(stderr)}"
+        )
     values = json.loads(found.group(0))
     rms = _RMS.findall(stderr)
     rms_db = float(rms[-1]) if rms else None
-    return Measured(float(values["input_i"]), float(values["input_tp"]),
-                    float(values["input_lra"]), float(values["input_thresh"]),
-                    float(values["target_offset"]),
-                    rms_db if rms_db is not None and math.isfinite(rms_db) else None)
+    return Measured(
+        float(values["input_i"]),
+        float(values["input_tp"]),
+        float(values["input_lra"]),
+        float(values["input_thresh"]),
+        float(values["target_offset"]),
+        rms_db if rms_db is not None and math.isfinite(rms_db) else None,
+    )
 
 
-def normalise_filter(measured: Measured, sample_rate: int,
-                     target: LoudnessTarget = AUDIOBOOK) -> str:
+def normalise_filter(
+    measured: Measured, sample_rate: int, target: LoudnessTarget = AUDIOBOOK
+) -> str:
     """Pass two: the filter that brings the measured audio to `target`, at `sample_rate`
     (loudnorm works at 192 kHz; the resampler brings it back)."""
     if measured.integrated_lufs == float("-inf"):  # digital silence: nothing to raise
         return f"aresample={sample_rate}"
     if target.min_rms_db is not None and measured.rms_db is not None:
         lufs = measured.integrated_lufs + target.min_rms_db - measured.rms_db
-        target = replace(target, integrated_lufs=min(max(target.integrated_lufs, lufs),
-                                                     _LOUDEST_LUFS))
-    return (f"{_loudnorm(target)}:measured_I={measured.integrated_lufs}"
-            f":measured_TP={measured.true_peak_db}:measured_LRA={measured.range_lu}"
-            f":measured_thresh={measured.threshold_lufs}:offset={measured.offset_lu}"
-            f":linear=true,aresample={sample_rate}")
+        target = replace(
+            target, integrated_lufs=min(max(target.integrated_lufs, lufs), _LOUDEST_LUFS)
+        )
+    return (
+        f"{_loudnorm(target)}:measured_I={measured.integrated_lufs}"
+        f":measured_TP={measured.true_peak_db}:measured_LRA={measured.range_lu}"
+        f":measured_thresh={measured.threshold_lufs}:offset={measured.offset_lu}"
+        f":linear=true,aresample={sample_rate}"
+    )
 
 
 def _loudnorm(target: LoudnessTarget) -> str:
-    return (f"loudnorm=I={target.integrated_lufs}:TP={target.true_peak_db}"
-            f":LRA={target.range_lu}")
+    return f"loudnorm=I={target.integrated_lufs}:TP={target.true_peak_db}:LRA={target.range_lu}"

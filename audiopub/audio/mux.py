@@ -147,8 +147,21 @@ def prepare_cover(ffmpeg: str, cover: Cover, folder: Path) -> Path | None:
     kind = "jpg" if sniff_image_type(cover.data) == "image/jpeg" else "png"
     path = folder / f"cover.{kind}"
     path.write_bytes(cover.data)
-    check = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-i", str(path),
-             "-frames:v", "1", "-f", "null", "-"]
+    check = [
+        ffmpeg,
+        "-hide_banner",
+        "-nostdin",
+        "-loglevel",
+        "error",
+        "-y",
+        "-i",
+        str(path),
+        "-frames:v",
+        "1",
+        "-f",
+        "null",
+        "-",
+    ]
     if _ffmpeg_succeeds(check):
         return path
     log.warning("The cover image (%s) is damaged; %s.", kind, _NO_COVER)
@@ -161,8 +174,7 @@ def prepare_cover(ffmpeg: str, cover: Cover, folder: Path) -> Path | None:
 
 def _mux_failed(name: str, reason: str, stderr: str) -> MuxFailed:
     return MuxFailed(
-        f"Could not write the audiobook {name}: {reason}.\n"
-        f"ffmpeg said:\n{stderr_tail(stderr)}"
+        f"Could not write the audiobook {name}: {reason}.\nffmpeg said:\n{stderr_tail(stderr)}"
     )
 
 
@@ -286,6 +298,13 @@ def mux_m4b(
         metadata.write_text(metadata_text, encoding="utf-8", newline="\n")
         cover_path = prepare_cover(ffmpeg, cover, folder) if cover is not None else None
         with atomic_write(out_path) as temp_path:
-            cmd = build_mux_command(ffmpeg, concat_list, metadata, cover_path, temp_path,
-                                    bitrate, language=stream_language(tags.language))
+            cmd = build_mux_command(
+                ffmpeg,
+                concat_list,
+                metadata,
+                cover_path,
+                temp_path,
+                bitrate,
+                language=stream_language(tags.language),
+            )
             _encode(cmd, folder, temp_path, out_path.name, expected_s, progress)

@@ -74,8 +74,9 @@ def head_frames(sample_rate: int) -> int:
     return round(CHAPTER_HEAD_S * sample_rate)
 
 
-def stitch_chapter(chunks: Sequence[tuple[Path, bool]], sample_rate: int, path: Path,
-                   head: int | None = None) -> StitchedChapter:
+def stitch_chapter(
+    chunks: Sequence[tuple[Path, bool]], sample_rate: int, path: Path, head: int | None = None
+) -> StitchedChapter:
     """Write a chapter WAV at `path` from its chunk audio files in order, each with whether it
     ends a paragraph: room tone at the head (`head` frames; None: `head_frames`), each chunk
     trimmed and paused, and the chapter pause at the end. The same chunks and head give the
@@ -86,8 +87,10 @@ def stitch_chapter(chunks: Sequence[tuple[Path, bool]], sample_rate: int, path: 
         for chunk_path, ends_paragraph in chunks:
             samples, rate = sf.read(chunk_path, dtype="float32")
             if rate != sample_rate:  # one voice per job: only damaged files get here
-                raise AudiopubError(f"{chunk_path.name} is at {rate} Hz, the rest of its "
-                                    f"chapter at {sample_rate} Hz")
+                raise AudiopubError(
+                    f"{chunk_path.name} is at {rate} Hz, the rest of its "
+                    f"chapter at {sample_rate} Hz"
+                )
             clips.append(writer.add(samples, pause_after(ends_paragraph)))
             leads.append(writer.last_lead)
         writer.add_silence(CHAPTER_PAUSE_S)
@@ -218,7 +221,7 @@ class ChapterWriter:
         self.last_lead = 0
         if self.trim:
             self.last_lead, end = speech_bounds(audio, self.sample_rate)
-            audio = fade_edges(audio[self.last_lead:end], self.sample_rate)
+            audio = fade_edges(audio[self.last_lead : end], self.sample_rate)
         start = self._frames
         self._write(audio)
         self.add_silence(pause_after_s)
@@ -245,8 +248,8 @@ class ChapterWriter:
             except sf.LibsndfileError as error:
                 folder = self.path.parent
                 if shutil.disk_usage(folder).free < NO_ROOM_BYTES:
-                    raise DiskFull(f"The disk filled up while writing {self.path.name}.",
-                                   folder) from error
+                    raise DiskFull(
+                        f"The disk filled up while writing {self.path.name}.", folder
+                    ) from error
                 raise
             self._frames += len(audio)
-

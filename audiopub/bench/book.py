@@ -73,23 +73,30 @@ def end_to_end(job: BookJob, steps: int | None) -> Timing:
     submitted, then the job run. Stages are wall-time phases of the run, from the job's own
     records (its stitching and encoding times), not from its messages."""
     folder = job.scratch / f"run-{uuid.uuid4().hex[:8]}"
-    settings = JobSettings(engine=job.engine_name, voice=job.voice, seed=job.seed,
-                           use_gpu=job.use_gpu, steps=steps or defaults.DEFAULT_STEPS,
-                           batch_size=job.batch_size,
-                           proof_listen=False)  # speech alone: listening has its own figures
+    settings = JobSettings(
+        engine=job.engine_name,
+        voice=job.voice,
+        seed=job.seed,
+        use_gpu=job.use_gpu,
+        steps=steps or defaults.DEFAULT_STEPS,
+        batch_size=job.batch_size,
+        proof_listen=False,
+    )  # speech alone: listening has its own figures
     try:
         with JobStore(folder / "jobs.sqlite3") as store:
             began = time.perf_counter()
-            job_id = submit_job(store, job.epub, read_epub(job.epub), folder / "book.m4b",
-                                settings, job.engine).id
+            job_id = submit_job(
+                store, job.epub, read_epub(job.epub), folder / "book.m4b", settings, job.engine
+            ).id
             submitted = time.perf_counter()
             store.queue.set_state(job_id, JobState.RUNNING)
             state = execute_job(store, job_id, executors=job_executors())
             ended = time.perf_counter()
             finished = store.queue.get_job(job_id)
             if state is not JobState.DONE:
-                raise AudiopubError(f"The benchmark conversion ended {state.value}: "
-                                    f"{finished.error}")
+                raise AudiopubError(
+                    f"The benchmark conversion ended {state.value}: {finished.error}"
+                )
             chapters = store.ledger.chapters(job_id)
             engine_busy = sum(c.synth_s or 0.0 for c in store.ledger.all_chunks(job_id))
     finally:
@@ -97,16 +104,20 @@ def end_to_end(job: BookJob, steps: int | None) -> Timing:
     stitch = sum(c.stage_times.get("stitch", 0.0) for c in chapters)
     prepare = finished.stage_times.get("prepare", 0.0)
     mux = finished.stage_times.get("encode", 0.0)
-    stages = {"submit": submitted - began + prepare,
-              "synthesis": ended - submitted - prepare - stitch - mux,
-              "stitch": stitch, "mux": mux,
-              # Engine time summed over chunks (and so over workers): not a wall-time phase.
-              "engine_busy": engine_busy}
+    stages = {
+        "submit": submitted - began + prepare,
+        "synthesis": ended - submitted - prepare - stitch - mux,
+        "stitch": stitch,
+        "mux": mux,
+        # Engine time summed over chunks (and so over workers): not a wall-time phase.
+        "engine_busy": engine_busy,
+    }
     return Timing(ended - began, sum(c.duration_s or 0.0 for c in chapters), stages)
 
 
-def synthesis_only(executor: ChunkExecutor, workload: Workload, job: BookJob,
-                   options: SynthesisOptions) -> Timing:
+def synthesis_only(
+    executor: ChunkExecutor, workload: Workload, job: BookJob, options: SynthesisOptions
+) -> Timing:
     folder = Path(tempfile.mkdtemp(prefix="chunks-", dir=job.scratch))
     try:
         return run_executor(executor, workload, job.voice, options, folder)
@@ -118,27 +129,33 @@ def executor_label(executor: ChunkExecutor) -> tuple[str, int]:
     """How the executor runs its engines, in the results' words ("process": engine processes
     on this machine; "inline" for the rest), and how many it runs at once."""
     info = executor.describe()
-    return ("process" if info.placement is Placement.ENGINE_PROCESSES else "inline",
-            info.workers)
+    return ("process" if info.placement is Placement.ENGINE_PROCESSES else "inline", info.workers)
 
 
-def warm_up(executor: ChunkExecutor, workload: Workload, job: BookJob,
-            options: SynthesisOptions, times: int) -> None:
+def warm_up(
+    executor: ChunkExecutor, workload: Workload, job: BookJob, options: SynthesisOptions, times: int
+) -> None:
     """Start the worker processes and load their models on a few chunks, so synthesis-only
     runs time the engine at work; --warmup 0 times a cold start instead. End-to-end runs are
     never warmed: every job starts its engine processes and stops them when its audio is
     spoken (`ChunkExecutor.close`), so each run pays that start-up, as a conversion
     does."""
     _, workers = executor_label(executor)
-    sample = Workload("warm-up", workload.chunks[:max(4, 2 * workers)])
+    sample = Workload("warm-up", workload.chunks[: max(4, 2 * workers)])
     for _ in range(times):
         synthesis_only(executor, sample, job, options)
 
 
-def run_book(job: BookJob, book: BookPlan, mode: str, steps_list: list[int | None], runs: int,
-             warmup: int, plain_engine: Engine | None,
-             on_run: Callable[[BookRun], None]) -> tuple[BookResult, list[tuple[
-                 int | None, list[Timing], list[Timing]]], BatchingFacts]:
+def run_book(
+    job: BookJob,
+    book: BookPlan,
+    mode: str,
+    steps_list: list[int | None],
+    runs: int,
+    warmup: int,
+    plain_engine: Engine | None,
+    on_run: Callable[[BookRun], None],
+) -> tuple[BookResult, list[tuple[int | None, list[Timing], list[Timing]]], BatchingFacts]:
     """Time `runs` runs of the book per steps value; with `plain_engine`, each run is paired
     with the engine's plain loop over the same chunks, interleaved. Returns the result, for
     the comparison (steps, pipeline timings, plain timings) per steps value, and how the
@@ -176,23 +193,35 @@ def run_book(job: BookJob, book: BookPlan, mode: str, steps_list: list[int | Non
     batching = batching_facts(executor, job.engine, job.batch_size)
     executor.close()  # as a job does once its audio is spoken
     result = BookResult(
-        path=str(job.epub), title=book.title, chapters=book.chapters,
-        chunks=len(book.workload.chunks), chars=book.workload.chars,
-        plan_s=round(book.plan_s, 4), mode=mode, executor=label, workers=workers,
-        runs=book_runs, summary=BookResult.summarise(book_runs))
+        path=str(job.epub),
+        title=book.title,
+        chapters=book.chapters,
+        chunks=len(book.workload.chunks),
+        chars=book.workload.chars,
+        plan_s=round(book.plan_s, 4),
+        mode=mode,
+        executor=label,
+        workers=workers,
+        runs=book_runs,
+        summary=BookResult.summarise(book_runs),
+    )
     return result, pairs, batching
 
 
-def batching_facts(executor: ChunkExecutor | None, engine: Engine,
-                   forced: int | None) -> BatchingFacts:
+def batching_facts(
+    executor: ChunkExecutor | None, engine: Engine, forced: int | None
+) -> BatchingFacts:
     """The batch size allowed and, from `executor`, the batches it ran and each device's share."""
-    facts = BatchingFacts(default_batch_size(engine, forced),
-                          bool(forced or defaults.batch_size_override()))
+    facts = BatchingFacts(
+        default_batch_size(engine, forced), bool(forced or defaults.batch_size_override())
+    )
     if executor is None:
         return facts
-    return replace(facts, batches={str(size): count for size, count
-                                   in sorted(executor.batch_sizes.items())},
-                   device_chunks=dict(executor.device_chunks))
+    return replace(
+        facts,
+        batches={str(size): count for size, count in sorted(executor.batch_sizes.items())},
+        device_chunks=dict(executor.device_chunks),
+    )
 
 
 def _options(job: BookJob, steps: int | None) -> SynthesisOptions:
@@ -200,7 +229,12 @@ def _options(job: BookJob, steps: int | None) -> SynthesisOptions:
 
 
 def _book_run(steps: int | None, number: int, timing: Timing, chars: int) -> BookRun:
-    return BookRun(steps, number, round(timing.seconds, 4), round(timing.audio_s, 3),
-                   round(chars / timing.seconds, 2),
-                   round(timing.seconds / timing.audio_s, 5) if timing.audio_s else 0.0,
-                   {name: round(value, 4) for name, value in timing.stages.items()})
+    return BookRun(
+        steps,
+        number,
+        round(timing.seconds, 4),
+        round(timing.audio_s, 3),
+        round(chars / timing.seconds, 2),
+        round(timing.seconds / timing.audio_s, 5) if timing.audio_s else 0.0,
+        {name: round(value, 4) for name, value in timing.stages.items()},
+    )

@@ -85,32 +85,51 @@ def gpu_info(engine_name: str) -> dict[str, Any]:
     facts = gpu_facts()
     memory = available_memory_bytes()
     return {
-        "schema": SCHEMA_ID, "audiopub": __version__, "python": platform.python_version(),
-        "platform": platform.platform(), "onnxruntime": onnxruntime.__version__,
+        "schema": SCHEMA_ID,
+        "audiopub": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "onnxruntime": onnxruntime.__version__,
         "providers": onnx_runtime.available_providers(),
         "nvidia_driver_loads": onnx_runtime.nvidia_driver_present(),
-        "cuda_libraries": cuda_libraries(), "cuda_tuning": tuning_name(settings.cuda_tuning()),
+        "cuda_libraries": cuda_libraries(),
+        "cuda_tuning": tuning_name(settings.cuda_tuning()),
         "gpu": asdict(facts),
-        "cpu": {"model": cpu_model(), "usable_cores": usable_cores(),
-                "available_memory_mb": round(memory / 2**20)},
+        "cpu": {
+            "model": cpu_model(),
+            "usable_cores": usable_cores(),
+            "available_memory_mb": round(memory / 2**20),
+        },
         "engine": engine_name,
     }
 
 
 def workload(chars: int, engine: Engine) -> Workload:
     """`chars` characters of synthetic prose, chunked as a job chunks a book."""
-    chunks = [chunk.spoken for paragraph in synthetic_paragraphs(chars)
-              for chunk in plan_text(paragraph, engine.max_chunk_chars)]
+    chunks = [
+        chunk.spoken
+        for paragraph in synthetic_paragraphs(chars)
+        for chunk in plan_text(paragraph, engine.max_chunk_chars)
+    ]
     return Workload("doctor", tuple(chunks))
 
 
-def _side(label: str, engine: Engine, executor: ChunkExecutor, timings: list[Timing],
-          chars: int, nodes: dict[str, int]) -> dict[str, Any]:
-    return {"device": label, "provider": engine.device.provider,
-            "chars_per_s": asdict(Stats.of([chars / t.seconds for t in timings])),
-            "seconds": asdict(Stats.of([t.seconds for t in timings])),
-            "batches": {str(size): count for size, count in sorted(executor.batch_sizes.items())},
-            "node_placement": nodes}
+def _side(
+    label: str,
+    engine: Engine,
+    executor: ChunkExecutor,
+    timings: list[Timing],
+    chars: int,
+    nodes: dict[str, int],
+) -> dict[str, Any]:
+    return {
+        "device": label,
+        "provider": engine.device.provider,
+        "chars_per_s": asdict(Stats.of([chars / t.seconds for t in timings])),
+        "seconds": asdict(Stats.of([t.seconds for t in timings])),
+        "batches": {str(size): count for size, count in sorted(executor.batch_sizes.items())},
+        "node_placement": nodes,
+    }
 
 
 def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> dict[str, Any]:
@@ -124,23 +143,29 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
     if no_gpu is None:
         gpu_engine = get_engine(args.engine, use_gpu=True)
         if not gpu_engine.device.on_gpu:
-            no_gpu = (f"An NVIDIA GPU is there, but ONNX Runtime runs on the CPU: "
-                      f"{gpu_engine.device.fallback_reason}")
+            no_gpu = (
+                f"An NVIDIA GPU is there, but ONNX Runtime runs on the CPU: "
+                f"{gpu_engine.device.fallback_reason}"
+            )
             gpu_engine = None
     sides: list[tuple[str, Engine, ChunkExecutor]] = []
     if gpu_engine is not None:
         sides.append(("gpu", gpu_engine, executor_for(args.engine, gpu_engine, voice=voice)))
     sides.append(("cpu", cpu_engine, executor_for(args.engine, cpu_engine)))
-    runners = [partial(run_executor, executor, work, voice, options, scratch / name)
-               for name, _, executor in sides]
+    runners = [
+        partial(run_executor, executor, work, voice, options, scratch / name)
+        for name, _, executor in sides
+    ]
     names = [name.upper() for name, _, _ in sides]
     per_side = args.warmup + args.runs + 1  # and one run that counts where the nodes ran
     compared = len(SETTINGS_COMPARED) if gpu_engine is not None else 0
     step = Steps(len(sides) * per_side + compared * per_side)
-    _log(f"doctor: {work.chars:,} characters, {len(work.chunks)} chunks, on "
-         f"{' and '.join(names)}: {args.warmup} warm-up + {args.runs} timed run(s) each, "
-         f"interleaved{f', then {compared} CUDA settings' if compared else ''}: "
-         f"{step.total} steps")
+    _log(
+        f"doctor: {work.chars:,} characters, {len(work.chunks)} chunks, on "
+        f"{' and '.join(names)}: {args.warmup} warm-up + {args.runs} timed run(s) each, "
+        f"interleaved{f', then {compared} CUDA settings' if compared else ''}: "
+        f"{step.total} steps"
+    )
     try:
         with GpuMonitor() as monitor:
             timings = interleaved(runners, args.runs, args.warmup, names, step)
@@ -152,29 +177,53 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
             label = " + ".join(executor.describe().devices)
             measured[name] = _side(label, engine, executor, side, work.chars, nodes)
             if name == "gpu":
-                measured[name]["peak_vram_mb"] = {str(k): round(v, 1) for k, v in
-                                                  executor.peak_vram_mb.items()}
-                measured[name]["device_peak_vram_mb"] = {str(k): round(v, 1) for k, v in
-                                                         device_vram.items()}
+                measured[name]["peak_vram_mb"] = {
+                    str(k): round(v, 1) for k, v in executor.peak_vram_mb.items()
+                }
+                measured[name]["device_peak_vram_mb"] = {
+                    str(k): round(v, 1) for k, v in device_vram.items()
+                }
     finally:
         for _, _, executor in sides:
             executor.close()
     gpu, cpu = measured.get("gpu"), measured["cpu"]
-    ratio = (round(gpu["chars_per_s"]["median"] / cpu["chars_per_s"]["median"], 2)
-             if gpu else None)
+    ratio = round(gpu["chars_per_s"]["median"] / cpu["chars_per_s"]["median"], 2) if gpu else None
     cuda_settings = []
     if gpu_engine is not None:
-        _log(f"doctor: the CUDA settings {', '.join(map(tuning_name, SETTINGS_COMPARED))}, "
-             "interleaved on the GPU")
-        cuda_settings = [asdict(cell) for cell in compare_tunings(
-            args.engine, SETTINGS_COMPARED, voice, options, " ".join(work.chunks),
-            default_batch_size(gpu_engine), args.runs, args.warmup, step)]
-    return {"schema": SCHEMA_ID,
-            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "label": args.label or platform.node() or "unknown", "engine": args.engine,
-            "voice": voice, "chars": work.chars, "chunks": len(work.chunks), "runs": args.runs,
-            "warmup": args.warmup, "no_gpu": no_gpu, "gpu": gpu, "cpu": cpu,
-            "gpu_over_cpu": ratio, "cuda_settings": cuda_settings}
+        _log(
+            f"doctor: the CUDA settings {', '.join(map(tuning_name, SETTINGS_COMPARED))}, "
+            "interleaved on the GPU"
+        )
+        cuda_settings = [
+            asdict(cell)
+            for cell in compare_tunings(
+                args.engine,
+                SETTINGS_COMPARED,
+                voice,
+                options,
+                " ".join(work.chunks),
+                default_batch_size(gpu_engine),
+                args.runs,
+                args.warmup,
+                step,
+            )
+        ]
+    return {
+        "schema": SCHEMA_ID,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "label": args.label or platform.node() or "unknown",
+        "engine": args.engine,
+        "voice": voice,
+        "chars": work.chars,
+        "chunks": len(work.chunks),
+        "runs": args.runs,
+        "warmup": args.warmup,
+        "no_gpu": no_gpu,
+        "gpu": gpu,
+        "cpu": cpu,
+        "gpu_over_cpu": ratio,
+        "cuda_settings": cuda_settings,
+    }
 
 
 def _write(path: Path, text: str) -> None:
@@ -187,8 +236,10 @@ def run_doctor(args: argparse.Namespace) -> int:
     folder = (args.output / device_folder(info["gpu"]["devices"], info["cpu"]["model"])).resolve()
     _log(f"doctor: the report goes to {folder}/")
     if not info["gpu"]["available"]:
-        _log(f"doctor: no NVIDIA GPU on this machine ({info['gpu']['reason']}); "
-             "measuring the CPU only")
+        _log(
+            f"doctor: no NVIDIA GPU on this machine ({info['gpu']['reason']}); "
+            "measuring the CPU only"
+        )
     with tempfile.TemporaryDirectory(prefix="audiopub-doctor-") as scratch:
         summary = measure(args, info, Path(scratch))
     folder.mkdir(parents=True, exist_ok=True)
@@ -199,4 +250,3 @@ def run_doctor(args: argparse.Namespace) -> int:
     print(report, end="")
     print(f"Wrote {folder}/ ({GPU_INFO}, {SUMMARY}, {REPORT}): send that whole folder back.")
     return 0
-

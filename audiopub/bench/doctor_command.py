@@ -15,18 +15,32 @@ DEFAULT_CHARS: Final = 20_000  # ~30 s a run on a 16-core CPU; a second or two o
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--output", type=Path, default=Path("audiopub-doctor"), metavar="DIR",
-                        help="where the device's folder is written (default ./audiopub-doctor)")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=Path("audiopub-doctor"),
+        metavar="DIR",
+        help="where the device's folder is written (default ./audiopub-doctor)",
+    )
     parser.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
     parser.add_argument("--voice", help="voice id (default: the engine's first)")
-    parser.add_argument("--chars", type=int, default=DEFAULT_CHARS,
-                        help=f"characters of prose per run (default {DEFAULT_CHARS:,})")
+    parser.add_argument(
+        "--chars",
+        type=int,
+        default=DEFAULT_CHARS,
+        help=f"characters of prose per run (default {DEFAULT_CHARS:,})",
+    )
     parser.add_argument("--runs", type=int, default=3, help="timed runs per device (default 3)")
-    parser.add_argument("--warmup", type=int, default=1,
-                        help="untimed runs per device before them (default 1)")
+    parser.add_argument(
+        "--warmup", type=int, default=1, help="untimed runs per device before them (default 1)"
+    )
     parser.add_argument("--label", help="names this machine in the report (default: host name)")
-    parser.add_argument("--report", type=Path, metavar="DIR",
-                        help="compare the device folders under DIR in one table, and stop")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        metavar="DIR",
+        help="compare the device folders under DIR in one table, and stop",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -40,8 +54,9 @@ def main(args: argparse.Namespace) -> int:
         print(table, end="")
         return 0
     if args.chars < 1 or args.runs < 1 or args.warmup < 0:
-        print("audiopub: --chars and --runs must be at least 1, --warmup at least 0",
-              file=sys.stderr)
+        print(
+            "audiopub: --chars and --runs must be at least 1, --warmup at least 0", file=sys.stderr
+        )
         return 2
     from audiopub.bench.doctor import run_doctor
 

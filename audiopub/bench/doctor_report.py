@@ -32,12 +32,20 @@ def render_report(info: Facts, summary: Facts) -> str:
     lines += [
         f"- audiopub {info['audiopub']}, Python {info['python']}, onnxruntime "
         f"{info['onnxruntime']} ({', '.join(info['providers'])}), {info['platform']}",
-        "- GPU: " + ("; ".join(f"{g['name']} (driver {g['driver_version']}, CUDA "
-                               f"{g['cuda_driver_version']}, compute {g['compute_capability']}"
-                               f", {g['vram_total_mb']:,} MiB)" for g in gpus)
-                     or f"none — {info['gpu']['reason']}"),
-        "- CUDA libraries: " + ", ".join(f"{name} {path or 'not found'}"
-                                         for name, path in info["cuda_libraries"].items()),
+        "- GPU: "
+        + (
+            "; ".join(
+                f"{g['name']} (driver {g['driver_version']}, CUDA "
+                f"{g['cuda_driver_version']}, compute {g['compute_capability']}"
+                f", {g['vram_total_mb']:,} MiB)"
+                for g in gpus
+            )
+            or f"none — {info['gpu']['reason']}"
+        ),
+        "- CUDA libraries: "
+        + ", ".join(
+            f"{name} {path or 'not found'}" for name, path in info["cuda_libraries"].items()
+        ),
         f"- CPU: {info['cpu']['model']}, {info['cpu']['usable_cores']} usable cores, "
         f"{info['cpu']['available_memory_mb']:,} MiB available",
         f"- CUDA settings: {info['cuda_tuning']}",
@@ -52,14 +60,18 @@ def render_report(info: Facts, summary: Facts) -> str:
         side = summary[name]
         if side:
             batches = ", ".join(f"{count} × {size}" for size, count in side["batches"].items())
-            lines.append(f"| {name.upper()} | {side['device']} | {_speed(side)} | "
-                         f"{placement(side['node_placement'])} | {batches} |")
+            lines.append(
+                f"| {name.upper()} | {side['device']} | {_speed(side)} | "
+                f"{placement(side['node_placement'])} | {batches} |"
+            )
     lines.append("")
     if summary["gpu"]:
         gpu = summary["gpu"]
-        lines += [f"- GPU ÷ CPU: {summary['gpu_over_cpu']}×",
-                  f"- peak VRAM: this process {_vram(gpu['peak_vram_mb'])}; the device "
-                  f"{_vram(gpu['device_peak_vram_mb'])}"]
+        lines += [
+            f"- GPU ÷ CPU: {summary['gpu_over_cpu']}×",
+            f"- peak VRAM: this process {_vram(gpu['peak_vram_mb'])}; the device "
+            f"{_vram(gpu['device_peak_vram_mb'])}",
+        ]
     if summary.get("cuda_settings"):
         lines += ["", tuning_table(summary["cuda_settings"], "the same text").rstrip("\n")]
     return "\n".join(lines) + "\n"
@@ -83,16 +95,29 @@ def comparison(folder: Path) -> str | None:
     rows = load_summaries(folder)
     if not rows:
         return None
-    lines = ["| device | GPU | driver | onnxruntime | GPU chars/s | CPU chars/s | GPU ÷ CPU | "
-             "GPU nodes | peak VRAM |", "|---|---|---|---|---:|---:|---:|---|---|"]
+    lines = [
+        "| device | GPU | driver | onnxruntime | GPU chars/s | CPU chars/s | GPU ÷ CPU | "
+        "GPU nodes | peak VRAM |",
+        "|---|---|---|---|---:|---:|---:|---|---|",
+    ]
     for row in rows:
         info, summary = row["info"], row["summary"]
         gpus = info["gpu"]["devices"]
         gpu = summary["gpu"]
-        lines.append(" | ".join([
-            f"| {row['folder']}", gpus[0]["name"] if gpus else "none",
-            gpus[0]["driver_version"] if gpus else "—", info["onnxruntime"], _speed(gpu),
-            _speed(summary["cpu"]), f"{summary['gpu_over_cpu']}×" if gpu else "—",
-            placement(gpu["node_placement"]) if gpu else "—",
-            _vram(gpu["peak_vram_mb"]) if gpu else "—"]) + " |")
+        lines.append(
+            " | ".join(
+                [
+                    f"| {row['folder']}",
+                    gpus[0]["name"] if gpus else "none",
+                    gpus[0]["driver_version"] if gpus else "—",
+                    info["onnxruntime"],
+                    _speed(gpu),
+                    _speed(summary["cpu"]),
+                    f"{summary['gpu_over_cpu']}×" if gpu else "—",
+                    placement(gpu["node_placement"]) if gpu else "—",
+                    _vram(gpu["peak_vram_mb"]) if gpu else "—",
+                ]
+            )
+            + " |"
+        )
     return "\n".join(lines) + "\n"

@@ -16,8 +16,12 @@ from audiopub.tts import onnx_runtime
 CUDA_LIBRARIES: Final = {
     "cudart": ("libcudart.so.13", "libcudart.so.12", "cudart64_13.dll", "cudart64_12.dll"),
     "cublas": ("libcublas.so.13", "libcublas.so.12", "cublas64_13.dll", "cublas64_12.dll"),
-    "cublasLt": ("libcublasLt.so.13", "libcublasLt.so.12", "cublasLt64_13.dll",
-                 "cublasLt64_12.dll"),
+    "cublasLt": (
+        "libcublasLt.so.13",
+        "libcublasLt.so.12",
+        "cublasLt64_13.dll",
+        "cublasLt64_12.dll",
+    ),
     "cufft": ("libcufft.so.12", "libcufft.so.11", "cufft64_12.dll", "cufft64_11.dll"),
     "cudnn": ("libcudnn.so.9", "cudnn64_9.dll"),
 }

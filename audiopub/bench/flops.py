@@ -58,17 +58,31 @@ class ComputeBound:
     share: float | None  # measured / bound, 0..1
 
 
-def compute_bound(matmul_gflops: float, matmul_size: int, gflop_per_audio_s: float | None,
-                  flop_source: str, basis: str | None, chars_per_s: float | None,
-                  chars_per_audio_s: float | None) -> ComputeBound:
+def compute_bound(
+    matmul_gflops: float,
+    matmul_size: int,
+    gflop_per_audio_s: float | None,
+    flop_source: str,
+    basis: str | None,
+    chars_per_s: float | None,
+    chars_per_audio_s: float | None,
+) -> ComputeBound:
     bound = share = None
     if gflop_per_audio_s and chars_per_audio_s and chars_per_s:
         gflop_per_char = gflop_per_audio_s / chars_per_audio_s
         bound = matmul_gflops / gflop_per_char
         share = chars_per_s / bound
-    return ComputeBound(round(matmul_gflops, 1), matmul_size, gflop_per_audio_s, flop_source,
-                        basis, _rounded(chars_per_s), _rounded(chars_per_audio_s),
-                        _rounded(bound), None if share is None else round(share, 4))
+    return ComputeBound(
+        round(matmul_gflops, 1),
+        matmul_size,
+        gflop_per_audio_s,
+        flop_source,
+        basis,
+        _rounded(chars_per_s),
+        _rounded(chars_per_audio_s),
+        _rounded(bound),
+        None if share is None else round(share, 4),
+    )
 
 
 def _rounded(value: float | None) -> float | None:
@@ -113,10 +127,13 @@ def piper_gflop_per_audio_s(model: Path, config_path: Path, texts: Sequence[str]
         for text in texts:
             ids = phoneme_ids(phonemize(text, config.espeak_voice), config.phoneme_id_map)
             # The same inputs as PiperEngine._speak, at speed 1.
-            feeds = {"input": np.array([ids], dtype=np.int64),
-                     "input_lengths": np.array([len(ids)], dtype=np.int64),
-                     "scales": np.array([config.noise_scale, config.length_scale,
-                                         config.noise_w], dtype=np.float32)}
+            feeds = {
+                "input": np.array([ids], dtype=np.int64),
+                "input_lengths": np.array([len(ids)], dtype=np.int64),
+                "scales": np.array(
+                    [config.noise_scale, config.length_scale, config.noise_w], dtype=np.float32
+                ),
+            }
             if "sid" in names:
                 feeds["sid"] = np.array([0], dtype=np.int64)
             samples += session.run(None, feeds)[0].size

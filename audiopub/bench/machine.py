@@ -55,9 +55,14 @@ def cpu_model() -> str:
 def gpu_facts() -> GpuFacts:
     status = query_gpu_info()
     devices = [
-        {"index": g.index, "name": g.name, "driver_version": g.driver_version,
-         "cuda_driver_version": g.cuda_driver_version,
-         "compute_capability": g.compute_capability, "vram_total_mb": g.vram_total_mb}
+        {
+            "index": g.index,
+            "name": g.name,
+            "driver_version": g.driver_version,
+            "cuda_driver_version": g.cuda_driver_version,
+            "compute_capability": g.compute_capability,
+            "vram_total_mb": g.vram_total_mb,
+        }
         for g in status.gpus
     ]
     return GpuFacts(status.available, status.reason, devices)
@@ -81,8 +86,16 @@ def gpu_usage(monitor: GpuMonitor) -> list[GpuUsage]:
     usage = []
     for gpu in monitor.status().gpus:
         summary = busy.get(gpu.index, UtilisationSummary(0, None, None))
-        usage.append(GpuUsage(gpu.index, gpu.name, summary.samples, _round(summary.mean_pct),
-                              summary.max_pct, _round(peaks.get(gpu.index))))
+        usage.append(
+            GpuUsage(
+                gpu.index,
+                gpu.name,
+                summary.samples,
+                _round(summary.mean_pct),
+                summary.max_pct,
+                _round(peaks.get(gpu.index)),
+            )
+        )
     return usage
 
 
@@ -90,17 +103,25 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
 
 
-def device_facts(engine: Engine, requested_gpu: bool, engine_threads: int | None,
-                 cpu_workers: int) -> DeviceFacts:
+def device_facts(
+    engine: Engine, requested_gpu: bool, engine_threads: int | None, cpu_workers: int
+) -> DeviceFacts:
     import onnxruntime
 
     report = engine.device
     return DeviceFacts(
-        requested_gpu=requested_gpu, provider=report.provider, description=report.describe(),
-        fallback_reason=report.fallback_reason, cpu_model=cpu_model(),
-        cpu_threads=os.cpu_count() or 1, engine_threads=engine_threads, cpu_workers=cpu_workers,
-        platform=platform.platform(), python=platform.python_version(),
-        onnxruntime=onnxruntime.__version__, gpu=gpu_facts(),
+        requested_gpu=requested_gpu,
+        provider=report.provider,
+        description=report.describe(),
+        fallback_reason=report.fallback_reason,
+        cpu_model=cpu_model(),
+        cpu_threads=os.cpu_count() or 1,
+        engine_threads=engine_threads,
+        cpu_workers=cpu_workers,
+        platform=platform.platform(),
+        python=platform.python_version(),
+        onnxruntime=onnxruntime.__version__,
+        gpu=gpu_facts(),
     )
 
 

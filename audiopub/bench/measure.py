@@ -1,12 +1,12 @@
 """Ways to speak a list of chunks, each timed the same way.
 
-    inline     Audiopub's in-process path: chunks in padded batches by length, one engine call
-               per batch (as the device executor runs them), audio kept in memory. Engine stage
-               times are summed from the results, so the tables run here.
-    plain      the engine's plain loop: one chunk per call, in this process.
-    executor   the production path without stitching: ChunkTasks through the executor Audiopub
-               picks (one single-threaded engine process per core on a CPU), chunk WAVs written.
-               Its stages happen in the workers, out of sight.
+inline     Audiopub's in-process path: chunks in padded batches by length, one engine call
+           per batch (as the device executor runs them), audio kept in memory. Engine stage
+           times are summed from the results, so the tables run here.
+plain      the engine's plain loop: one chunk per call, in this process.
+executor   the production path without stitching: ChunkTasks through the executor Audiopub
+           picks (one single-threaded engine process per core on a CPU), chunk WAVs written.
+           Its stages happen in the workers, out of sight.
 """
 
 from __future__ import annotations
@@ -56,8 +56,9 @@ def _totals(results: Sequence[SynthesisResult]) -> tuple[float, dict[str, float]
     return sum(r.duration_s for r in results), dict(stages)
 
 
-def run_inline(engine: Engine, text: str, voice: str, options: SynthesisOptions,
-               batch_size: int) -> Timing:
+def run_inline(
+    engine: Engine, text: str, voice: str, options: SynthesisOptions, batch_size: int
+) -> Timing:
     """Chunk `text` as the pipeline does and speak it in padded batches of up to `batch_size`
     chunks, in memory."""
     began = time.perf_counter()
@@ -69,8 +70,7 @@ def run_inline(engine: Engine, text: str, voice: str, options: SynthesisOptions,
     return Timing(seconds, audio_s, {"text_prep": prepared - began, **stages})
 
 
-def run_plain(engine: Engine, workload: Workload, voice: str,
-              options: SynthesisOptions) -> Timing:
+def run_plain(engine: Engine, workload: Workload, voice: str, options: SynthesisOptions) -> Timing:
     """One chunk per engine call: what a script around the engine's own API would do."""
     began = time.perf_counter()
     results = [engine.synthesize([text], voice, options)[0] for text in workload.chunks]
@@ -78,12 +78,15 @@ def run_plain(engine: Engine, workload: Workload, voice: str,
     return Timing(seconds, *_totals(results))
 
 
-def run_executor(executor: ChunkExecutor, workload: Workload, voice: str,
-                 options: SynthesisOptions, folder: Path) -> Timing:
+def run_executor(
+    executor: ChunkExecutor, workload: Workload, voice: str, options: SynthesisOptions, folder: Path
+) -> Timing:
     """The chunks through the production executor, each written as a WAV into `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    tasks = [ChunkTask(f"{i:07d}", text, voice, options, folder / f"{i:07d}.wav")
-             for i, text in enumerate(workload.chunks)]
+    tasks = [
+        ChunkTask(f"{i:07d}", text, voice, options, folder / f"{i:07d}.wav")
+        for i, text in enumerate(workload.chunks)
+    ]
     began = time.perf_counter()
     audio_s = 0.0
     for result in executor.map(tasks):
@@ -96,14 +99,19 @@ def run_executor(executor: ChunkExecutor, workload: Workload, voice: str,
     return Timing(seconds, audio_s, {"synthesis": seconds})
 
 
-def interleaved(runners: Sequence[Callable[[], Timing]], runs: int, warmup: int,
-                names: Sequence[str] = (),
-                announce: Callable[[str], None] | None = None) -> list[list[Timing]]:
+def interleaved(
+    runners: Sequence[Callable[[], Timing]],
+    runs: int,
+    warmup: int,
+    names: Sequence[str] = (),
+    announce: Callable[[str], None] | None = None,
+) -> list[list[Timing]]:
     """Each runner `warmup` times, then `runs` rounds of all runners, the order reversed every
     other round so that neither side always runs on a warmer (or busier) machine.
 
     `announce`, if given, is told before each run what it is ("timed run 2 of 3, CPU", with
     the runner's `names`): a run can take minutes, and a person watching wants to know."""
+
     def run(index: int, what: str) -> Timing:
         if announce is not None:
             name = names[index] if index < len(names) else f"runner {index + 1}"

@@ -103,8 +103,7 @@ class MemorySampler:
         self._sampled_peak_mb = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="audiopub-bench-memory",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name="audiopub-bench-memory", daemon=True)
 
     def start(self) -> None:
         if self._enabled:
@@ -129,8 +128,9 @@ class MemorySampler:
             with self._lock:
                 seen = self._seen.get(pid)
                 if seen is None:
-                    seen = self._seen[pid] = _Seen(status.get("Name", "?").strip(),
-                                                   _is_engine_worker(pid))
+                    seen = self._seen[pid] = _Seen(
+                        status.get("Name", "?").strip(), _is_engine_worker(pid)
+                    )
                 seen.peak_mb = max(seen.peak_mb, _kib_as_mb(status.get("VmHWM")))
         with self._lock:
             self._sampled_peak_mb = max(self._sampled_peak_mb, total)
@@ -143,15 +143,21 @@ class MemorySampler:
         self.sample()
         with self._lock:
             worker_mb = sum(s.peak_mb for s in self._seen.values() if s.is_worker)
-            other_mb = max((s.peak_mb for s in self._seen.values() if not s.is_worker),
-                           default=0.0)
+            other_mb = max((s.peak_mb for s in self._seen.values() if not s.is_worker), default=0.0)
             sampled = self._sampled_peak_mb
         children = worker_mb + other_mb
         # Two small children at once (ffmpeg and the resource tracker) can beat the sum of
         # peaks, which counts only the largest other child; the bound must stay a bound.
         total = max((own or 0.0) + children, sampled)
-        return MemoryFacts(_round(own), _round(worker_mb), _round(other_mb), _round(children),
-                           _round(total), _round(sampled), vram)
+        return MemoryFacts(
+            _round(own),
+            _round(worker_mb),
+            _round(other_mb),
+            _round(children),
+            _round(total),
+            _round(sampled),
+            vram,
+        )
 
 
 @contextmanager

@@ -27,8 +27,9 @@ class Stats:
 
     @staticmethod
     def of(values: Sequence[float]) -> Stats:
-        return Stats(round(statistics.median(values), 6), round(min(values), 6),
-                     round(max(values), 6))
+        return Stats(
+            round(statistics.median(values), 6), round(min(values), 6), round(max(values), 6)
+        )
 
 
 @dataclass(frozen=True)
@@ -43,10 +44,17 @@ class Timing:
 def median_stages(timings: Sequence[Timing]) -> dict[str, float]:
     """Per stage, the median over runs; 'other' is what no stage accounts for (Python, I/O)."""
     names = list(dict.fromkeys(name for t in timings for name in t.stages))  # stage order
-    per_run = [{**{n: t.stages.get(n, 0.0) for n in names},
-                "other": max(0.0, t.seconds - sum(t.stages.values()))} for t in timings]
-    return {name: round(statistics.median(run[name] for run in per_run), 6)
-            for name in [*names, "other"]}
+    per_run = [
+        {
+            **{n: t.stages.get(n, 0.0) for n in names},
+            "other": max(0.0, t.seconds - sum(t.stages.values())),
+        }
+        for t in timings
+    ]
+    return {
+        name: round(statistics.median(run[name] for run in per_run), 6)
+        for name in [*names, "other"]
+    }
 
 
 @dataclass(frozen=True)
@@ -64,11 +72,16 @@ class SynthesisCell:
     stages: dict[str, float]  # median seconds per stage, see median_stages
 
     @staticmethod
-    def of(steps: int | None, size: str, chars: int, chunks: int,
-           timings: Sequence[Timing]) -> SynthesisCell:
+    def of(
+        steps: int | None, size: str, chars: int, chunks: int, timings: Sequence[Timing]
+    ) -> SynthesisCell:
         ordered = sorted(timings, key=lambda t: t.seconds)
         return SynthesisCell(
-            steps, size, chars, chunks, round(ordered[len(ordered) // 2].audio_s, 4),
+            steps,
+            size,
+            chars,
+            chunks,
+            round(ordered[len(ordered) // 2].audio_s, 4),
             Stats.of([t.seconds for t in timings]),
             Stats.of([chars / t.seconds for t in timings]),
             Stats.of([t.seconds / t.audio_s for t in timings if t.audio_s > 0] or [0.0]),
@@ -88,12 +101,23 @@ class CompareCell:
     ratio: float  # plain median ÷ pipeline median: above 1, the pipeline is faster
 
     @staticmethod
-    def of(steps: int | None, workload: str, chars: int, pipeline: Sequence[Timing],
-           plain: Sequence[Timing]) -> CompareCell:
+    def of(
+        steps: int | None,
+        workload: str,
+        chars: int,
+        pipeline: Sequence[Timing],
+        plain: Sequence[Timing],
+    ) -> CompareCell:
         pipeline_s = Stats.of([t.seconds for t in pipeline])
         plain_s = Stats.of([t.seconds for t in plain])
-        return CompareCell(steps, workload, chars, pipeline_s, plain_s,
-                           round(plain_s.median / pipeline_s.median, 4))
+        return CompareCell(
+            steps,
+            workload,
+            chars,
+            pipeline_s,
+            plain_s,
+            round(plain_s.median / pipeline_s.median, 4),
+        )
 
 
 @dataclass(frozen=True)
@@ -110,10 +134,12 @@ class EngineSide:
     rtf: Stats
 
     @staticmethod
-    def of(engine: str, voice: str, model_id: str, provider: str,
-           cell: SynthesisCell) -> EngineSide:
-        return EngineSide(engine, voice, model_id, provider, cell.steps, cell.audio_s,
-                          cell.chars_per_s, cell.rtf)
+    def of(
+        engine: str, voice: str, model_id: str, provider: str, cell: SynthesisCell
+    ) -> EngineSide:
+        return EngineSide(
+            engine, voice, model_id, provider, cell.steps, cell.audio_s, cell.chars_per_s, cell.rtf
+        )
 
 
 @dataclass(frozen=True)
@@ -129,10 +155,13 @@ class BesideCell:
 
     @staticmethod
     def of(size: str, chars: int, first: EngineSide, second: EngineSide) -> BesideCell:
-        return BesideCell(size, chars, [first, second],
-                          round(second.chars_per_s.median / first.chars_per_s.median, 4),
-                          round(first.rtf.median / second.rtf.median, 4)
-                          if second.rtf.median else 0.0)
+        return BesideCell(
+            size,
+            chars,
+            [first, second],
+            round(second.chars_per_s.median / first.chars_per_s.median, 4),
+            round(first.rtf.median / second.rtf.median, 4) if second.rtf.median else 0.0,
+        )
 
 
 @dataclass(frozen=True)
@@ -173,9 +202,15 @@ class BookResult:
     @staticmethod
     def summarise(runs: Sequence[BookRun]) -> list[BookSummary]:
         steps = list(dict.fromkeys(run.steps for run in runs))
-        return [BookSummary(s, Stats.of([r.wall_s for r in runs if r.steps == s]),
-                            Stats.of([r.chars_per_s for r in runs if r.steps == s]),
-                            Stats.of([r.rtf for r in runs if r.steps == s])) for s in steps]
+        return [
+            BookSummary(
+                s,
+                Stats.of([r.wall_s for r in runs if r.steps == s]),
+                Stats.of([r.chars_per_s for r in runs if r.steps == s]),
+                Stats.of([r.rtf for r in runs if r.steps == s]),
+            )
+            for s in steps
+        ]
 
 
 @dataclass(frozen=True)
@@ -261,15 +296,24 @@ def summary_line(result: Mapping[str, Any]) -> dict[str, Any]:
     if book:
         best = book["summary"][0]
         audio = statistics.median(r["audio_s"] for r in book["runs"])
-        line |= {"mode": book["mode"], "chars": book["chars"], "seconds": best["wall_s"]["median"],
-                 "chars_per_s": best["chars_per_s"]["median"], "audio_s": round(audio, 2),
-                 "rtf": best["rtf"]["median"]}
+        line |= {
+            "mode": book["mode"],
+            "chars": book["chars"],
+            "seconds": best["wall_s"]["median"],
+            "chars_per_s": best["chars_per_s"]["median"],
+            "audio_s": round(audio, 2),
+            "rtf": best["rtf"]["median"],
+        }
     elif result["synthesis"]:
         cell = result["synthesis"][-1]  # the longest text at the last steps value
-        line |= {"mode": f"synthesis:{cell['size']}", "chars": cell["chars"],
-                 "seconds": cell["seconds"]["median"],
-                 "chars_per_s": round(cell["chars_per_s"]["median"], 1),
-                 "audio_s": cell["audio_s"], "rtf": round(cell["rtf"]["median"], 4)}
+        line |= {
+            "mode": f"synthesis:{cell['size']}",
+            "chars": cell["chars"],
+            "seconds": cell["seconds"]["median"],
+            "chars_per_s": round(cell["chars_per_s"]["median"], 1),
+            "audio_s": cell["audio_s"],
+            "rtf": round(cell["rtf"]["median"], 4),
+        }
     if result.get("compare"):
         line["compare_ratio"] = result["compare"][-1]["ratio"]
     if result.get("beside"):

@@ -50,8 +50,9 @@ def _log(message: str) -> None:
 def _options(args: argparse.Namespace, steps: int | None) -> SynthesisOptions:
     # The texts are English: an engine that phonemises by the text's language (Kokoro, whose
     # voice may be another language's) must read them as English.
-    return SynthesisOptions(seed=args.seed, steps=steps or settings.DEFAULT_STEPS,
-                            language=TEXTS_LANGUAGE)
+    return SynthesisOptions(
+        seed=args.seed, steps=steps or settings.DEFAULT_STEPS, language=TEXTS_LANGUAGE
+    )
 
 
 @dataclass(frozen=True)
@@ -68,10 +69,15 @@ class Side:
             return None
         return wanted if wanted is not None else first[0]
 
-    def runner(self, args: argparse.Namespace, text: str, steps: int | None
-               ) -> partial[Timing]:
-        return partial(run_inline, self.engine, text, self.voice, _options(args, steps),
-                       default_batch_size(self.engine, args.batch_size))
+    def runner(self, args: argparse.Namespace, text: str, steps: int | None) -> partial[Timing]:
+        return partial(
+            run_inline,
+            self.engine,
+            text,
+            self.voice,
+            _options(args, steps),
+            default_batch_size(self.engine, args.batch_size),
+        )
 
 
 def measure(args: argparse.Namespace) -> dict:
@@ -84,21 +90,42 @@ def measure(args: argparse.Namespace) -> dict:
     steps_list: list[int | None] = list(args.steps) if engine.uses_steps else [None]
     result = BenchResult(
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        label=args.label or platform.node() or "unknown", audiopub_version=__version__,
-        command=sys.argv[1:], engine=_engine_facts(engine, voice),
-        device=device_facts(engine, args.gpu, args.threads,
-                            cpu_workers(default_batch_size(pipeline_engine, args.batch_size))),
-        settings=RunSettings(args.runs, args.warmup,
-                             [s for s in steps_list if s is not None] or None,
-                             [] if args.book else list(args.sizes), settings.DEFAULT_SPEED,
-                             args.seed, args.compare),
+        label=args.label or platform.node() or "unknown",
+        audiopub_version=__version__,
+        command=sys.argv[1:],
+        engine=_engine_facts(engine, voice),
+        device=device_facts(
+            engine,
+            args.gpu,
+            args.threads,
+            cpu_workers(default_batch_size(pipeline_engine, args.batch_size)),
+        ),
+        settings=RunSettings(
+            args.runs,
+            args.warmup,
+            [s for s in steps_list if s is not None] or None,
+            [] if args.book else list(args.sizes),
+            settings.DEFAULT_SPEED,
+            args.seed,
+            args.compare,
+        ),
     )
     result.cuda_tuning = tuning_name(settings.cuda_tuning())
-    with GpuMonitor(interval_s=VRAM_INTERVAL_S) as monitor, sampling_memory() as memory, \
-            tempfile.TemporaryDirectory(prefix="audiopub-bench-") as scratch:
+    with (
+        GpuMonitor(interval_s=VRAM_INTERVAL_S) as monitor,
+        sampling_memory() as memory,
+        tempfile.TemporaryDirectory(prefix="audiopub-bench-") as scratch,
+    ):
         if args.book:
-            _book(args, result, pipeline_engine, engine if args.compare else None, voice,
-                  steps_list, Path(scratch))
+            _book(
+                args,
+                result,
+                pipeline_engine,
+                engine if args.compare else None,
+                voice,
+                steps_list,
+                Path(scratch),
+            )
         else:
             beside = None
             if args.beside:
@@ -107,72 +134,109 @@ def measure(args: argparse.Namespace) -> dict:
             _sizes(args, result, Side(engine, voice), steps_list, beside)
             result.batching = batching_facts(None, engine, args.batch_size)
             if args.compare:
-                _compare(args, result, engine, pipeline_engine, voice, steps_list,
-                         Path(scratch))
+                _compare(args, result, engine, pipeline_engine, voice, steps_list, Path(scratch))
         # Read while the workers live, and before the matmul test, whose buffers would count
         # towards this process's peak (and whose NumPy work is no GPU's).
         result.memory = memory.facts(monitor.peak_vram_mb())
         result.gpu_usage = gpu_usage(monitor)
     # After the memory figures: each loads an engine of its own, which they would count.
     _log("bench: node placement")
-    result.node_placement = placed_engine(args.engine, args.gpu, voice,
-                                          _options(args, steps_list[0])).nodes
+    result.node_placement = placed_engine(
+        args.engine, args.gpu, voice, _options(args, steps_list[0])
+    ).nodes
     if args.cuda_tuning and args.gpu:
         _log(f"bench: CUDA settings {', '.join(map(tuning_name, args.cuda_tuning))}")
         result.tuning = compare_tunings(
-            args.engine, args.cuda_tuning, voice, _options(args, steps_list[0]),
-            TEXTS["long"], default_batch_size(pipeline_engine, args.batch_size), args.runs,
-            args.warmup)
+            args.engine,
+            args.cuda_tuning,
+            voice,
+            _options(args, steps_list[0]),
+            TEXTS["long"],
+            default_batch_size(pipeline_engine, args.batch_size),
+            args.runs,
+            args.warmup,
+        )
     result.compute = _compute(args, result, voice)
     return result.to_dict()
 
 
 def _engine_facts(engine: Engine, voice: str) -> EngineFacts:
-    return EngineFacts(engine.name, voice, engine.model_id(voice),
-                       voice_of(engine, voice).sample_rate,
-                       engine.uses_steps, engine.max_chunk_chars, engine.batch_size)
+    return EngineFacts(
+        engine.name,
+        voice,
+        engine.model_id(voice),
+        voice_of(engine, voice).sample_rate,
+        engine.uses_steps,
+        engine.max_chunk_chars,
+        engine.batch_size,
+    )
 
 
-def _sizes(args: argparse.Namespace, result: BenchResult, side: Side,
-           steps_list: list[int | None], beside: Side | None) -> None:
+def _sizes(
+    args: argparse.Namespace,
+    result: BenchResult,
+    side: Side,
+    steps_list: list[int | None],
+    beside: Side | None,
+) -> None:
     """The tables' cells; with `beside`, its engine speaks each text too, the two alternating
     round by round (`interleaved`), so both meet the machine's load alike."""
     for steps in steps_list:
         for size in args.sizes:
             text = TEXTS[size]
             sides = [side] if beside is None else [side, beside]
-            _log(f"bench: {' and '.join(s.engine.name for s in sides)} steps={steps} {size} "
-                 f"({args.warmup} warm-up + {args.runs} runs)")
+            _log(
+                f"bench: {' and '.join(s.engine.name for s in sides)} steps={steps} {size} "
+                f"({args.warmup} warm-up + {args.runs} runs)"
+            )
             wanted = [s.steps(steps, args.steps) for s in sides]
-            timings = interleaved([s.runner(args, text, w) for s, w in zip(sides, wanted)],
-                                  args.runs, args.warmup)
-            cells = [SynthesisCell.of(w, size, len(text),
-                                      len(text_workload(size, text, s.engine).chunks), t)
-                     for s, w, t in zip(sides, wanted, timings)]
+            timings = interleaved(
+                [s.runner(args, text, w) for s, w in zip(sides, wanted)], args.runs, args.warmup
+            )
+            cells = [
+                SynthesisCell.of(
+                    w, size, len(text), len(text_workload(size, text, s.engine).chunks), t
+                )
+                for s, w, t in zip(sides, wanted, timings)
+            ]
             result.synthesis.append(cells[0])
             result.texts[size] = text
             if beside is not None:
-                first, second = (EngineSide.of(s.engine.name, s.voice,
-                                               s.engine.model_id(s.voice),
-                                               s.engine.device.provider, cell)
-                                 for s, cell in zip(sides, cells))
+                first, second = (
+                    EngineSide.of(
+                        s.engine.name,
+                        s.voice,
+                        s.engine.model_id(s.voice),
+                        s.engine.device.provider,
+                        cell,
+                    )
+                    for s, cell in zip(sides, cells)
+                )
                 result.beside.append(BesideCell.of(size, len(text), first, second))
 
 
-def _compare(args: argparse.Namespace, result: BenchResult, engine: Engine,
-             pipeline_engine: Engine, voice: str, steps_list: list[int | None],
-             scratch: Path) -> None:
+def _compare(
+    args: argparse.Namespace,
+    result: BenchResult,
+    engine: Engine,
+    pipeline_engine: Engine,
+    voice: str,
+    steps_list: list[int | None],
+    scratch: Path,
+) -> None:
     executor = job_executors()(args.engine, pipeline_engine, args.batch_size, voice)
     label, workers = executor_label(executor)
-    result.compare_executor = (f"Audiopub's production executor ({label} × {workers}), "
-                               "chunk WAVs written")
+    result.compare_executor = (
+        f"Audiopub's production executor ({label} × {workers}), chunk WAVs written"
+    )
     for steps in steps_list:
         options = _options(args, steps)
         for size in args.sizes:
             workload = text_workload(size, TEXTS[size], engine)
             _log(f"bench: compare steps={steps} {size}")
-            pipeline = partial(run_executor, executor, workload, voice, options,
-                               scratch / "compare")
+            pipeline = partial(
+                run_executor, executor, workload, voice, options, scratch / "compare"
+            )
             plain = partial(run_plain, engine, workload, voice, options)
             timings = interleaved([pipeline, plain], args.runs, args.warmup)
             result.compare.append(CompareCell.of(steps, size, workload.chars, *timings))
@@ -180,30 +244,59 @@ def _compare(args: argparse.Namespace, result: BenchResult, engine: Engine,
     executor.close()
 
 
-def _book(args: argparse.Namespace, result: BenchResult, pipeline_engine: Engine,
-          plain_engine: Engine | None, voice: str, steps_list: list[int | None],
-          scratch: Path) -> None:
-    job = BookJob(args.book, args.engine, pipeline_engine, voice, args.gpu, args.seed, scratch,
-                  args.batch_size)
+def _book(
+    args: argparse.Namespace,
+    result: BenchResult,
+    pipeline_engine: Engine,
+    plain_engine: Engine | None,
+    voice: str,
+    steps_list: list[int | None],
+    scratch: Path,
+) -> None:
+    job = BookJob(
+        args.book,
+        args.engine,
+        pipeline_engine,
+        voice,
+        args.gpu,
+        args.seed,
+        scratch,
+        args.batch_size,
+    )
     mode = "synthesis_only" if args.synthesis_only else "end_to_end"
     _log(f"bench: {args.book.name}, {mode.replace('_', ' ')}, {args.runs} run(s)")
 
     planned = plan(args.book, pipeline_engine)
 
     def on_run(run: BookRun) -> None:  # one JSON line per run, for interleaving scripts
-        print(json.dumps({"engine": f"audiopub-{args.engine}", "mode": mode, "run": run.run,
-                          "steps": run.steps, "chars": planned.workload.chars,
-                          "seconds": run.wall_s, "chars_per_s": run.chars_per_s,
-                          "audio_s": run.audio_s, "rtf": run.rtf}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "engine": f"audiopub-{args.engine}",
+                    "mode": mode,
+                    "run": run.run,
+                    "steps": run.steps,
+                    "chars": planned.workload.chars,
+                    "seconds": run.wall_s,
+                    "chars_per_s": run.chars_per_s,
+                    "audio_s": run.audio_s,
+                    "rtf": run.rtf,
+                }
+            ),
+            flush=True,
+        )
 
-    book, pairs, result.batching = run_book(job, planned, mode, steps_list, args.runs,
-                                            args.warmup, plain_engine, on_run)
+    book, pairs, result.batching = run_book(
+        job, planned, mode, steps_list, args.runs, args.warmup, plain_engine, on_run
+    )
     result.book = book
     if plain_engine is not None:
         label = f"{mode.replace('_', ' ')} ({book.executor} × {book.workers})"
         result.compare_executor = f"the book, {label}"
-        result.compare = [CompareCell.of(steps, "book", book.chars, pipeline, plain)
-                          for steps, pipeline, plain in pairs]
+        result.compare = [
+            CompareCell.of(steps, "book", book.chars, pipeline, plain)
+            for steps, pipeline, plain in pairs
+        ]
 
 
 def _compute(args: argparse.Namespace, result: BenchResult, voice: str) -> ComputeBound | None:
@@ -225,8 +318,7 @@ def _compute(args: argparse.Namespace, result: BenchResult, voice: str) -> Compu
         cell = [c for c in result.synthesis if c.steps == first_steps][-1]
         basis, chars_per_s = f"{cell.size} text, in process", cell.chars_per_s.median
         chars_per_audio_s = cell.chars / cell.audio_s if cell.audio_s else None
-    return compute_bound(gflops, MATMUL_SIZE, cost, source, basis, chars_per_s,
-                         chars_per_audio_s)
+    return compute_bound(gflops, MATMUL_SIZE, cost, source, basis, chars_per_s, chars_per_audio_s)
 
 
 def bench(args: argparse.Namespace) -> int:

@@ -18,8 +18,9 @@ from audiopub.bench.results import SCHEMA_ID
 Result = Mapping[str, Any]
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[Any]],
-           align: Sequence[str] | None = None) -> str:
+def _table(
+    header: Sequence[str], rows: Iterable[Sequence[Any]], align: Sequence[str] | None = None
+) -> str:
     align = align or ["---", *(["---:"] * (len(header) - 1))]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
@@ -31,8 +32,7 @@ def _steps(value: int | None) -> str:
 
 
 def _spread(stats: Mapping[str, float], digits: int) -> str:
-    return (f"{stats['median']:,.{digits}f} "
-            f"({stats['min']:,.{digits}f}–{stats['max']:,.{digits}f})")
+    return f"{stats['median']:,.{digits}f} ({stats['min']:,.{digits}f}–{stats['max']:,.{digits}f})"
 
 
 def _grid(result: Result, metric: str, digits: int) -> str:
@@ -42,23 +42,28 @@ def _grid(result: Result, metric: str, digits: int) -> str:
     steps = list(dict.fromkeys(c["steps"] for c in cells))
     by_key = {(c["steps"], c["size"]): c for c in cells}
     header = ["steps", *(f"{size} ({chars[size]} chars)" for size in sizes)]
-    rows = [[_steps(s), *(_spread(by_key[s, size][metric], digits) for size in sizes)]
-            for s in steps]
+    rows = [
+        [_steps(s), *(_spread(by_key[s, size][metric], digits) for size in sizes)] for s in steps
+    ]
     return _table(header, rows)
 
 
 def synthesis_tables(result: Result) -> str:
     runs = result["settings"]["runs"]
-    where = (f"{result['device']['description']}, engine in this process "
-             f"({_threads(result['device']['engine_threads'])})")
+    where = (
+        f"{result['device']['description']}, engine in this process "
+        f"({_threads(result['device']['engine_threads'])})"
+    )
     note = f"median (min–max) of {runs} runs after {result['settings']['warmup']} warm-up; {where}"
-    return "\n\n".join([
-        f"### Characters per second, wall clock (higher is better)\n\n{note}\n\n"
-        + _grid(result, "chars_per_s", 0),
-        "### Real-time factor: wall-clock seconds per second of audio (lower is better)\n\n"
-        + _grid(result, "rtf", 4),
-        "### Time per stage, ms (median per run)\n\n" + stage_table(result["synthesis"]),
-    ])
+    return "\n\n".join(
+        [
+            f"### Characters per second, wall clock (higher is better)\n\n{note}\n\n"
+            + _grid(result, "chars_per_s", 0),
+            "### Real-time factor: wall-clock seconds per second of audio (lower is better)\n\n"
+            + _grid(result, "rtf", 4),
+            "### Time per stage, ms (median per run)\n\n" + stage_table(result["synthesis"]),
+        ]
+    )
 
 
 def _threads(threads: int | None) -> str:
@@ -67,21 +72,35 @@ def _threads(threads: int | None) -> str:
 
 def stage_table(cells: Sequence[Mapping[str, Any]]) -> str:
     names = list(dict.fromkeys(name for c in cells for name in c["stages"]))
-    rows = [[_steps(c["steps"]), c["size"], *(f"{1000 * c['stages'].get(n, 0.0):,.1f}"
-                                              for n in names)] for c in cells]
+    rows = [
+        [_steps(c["steps"]), c["size"], *(f"{1000 * c['stages'].get(n, 0.0):,.1f}" for n in names)]
+        for c in cells
+    ]
     return _table(["steps", "size", *names], rows, ["---:", "---", *(["---:"] * len(names))])
 
 
 def compare_table(result: Result) -> str:
-    rows = [[_steps(c["steps"]), f"{c['workload']} ({c['chars']:,} chars)",
-             _spread(c["pipeline_s"], 3), _spread(c["plain_s"], 3), f"{c['ratio']:.2f}×"]
-            for c in result["compare"]]
-    return (f"### Audiopub's pipeline vs the engine's plain one-chunk loop, interleaved\n\n"
-            f"pipeline = {result['compare_executor']}; plain = one engine.synthesize call per "
-            f"chunk in this process. Ratio = plain ÷ pipeline (above 1: the pipeline is "
-            f"faster).\n\n"
-            + _table(["steps", "text", "pipeline s", "plain s", "ratio"], rows,
-                     ["---:", "---", "---:", "---:", "---:"]))
+    rows = [
+        [
+            _steps(c["steps"]),
+            f"{c['workload']} ({c['chars']:,} chars)",
+            _spread(c["pipeline_s"], 3),
+            _spread(c["plain_s"], 3),
+            f"{c['ratio']:.2f}×",
+        ]
+        for c in result["compare"]
+    ]
+    return (
+        f"### Audiopub's pipeline vs the engine's plain one-chunk loop, interleaved\n\n"
+        f"pipeline = {result['compare_executor']}; plain = one engine.synthesize call per "
+        f"chunk in this process. Ratio = plain ÷ pipeline (above 1: the pipeline is "
+        f"faster).\n\n"
+        + _table(
+            ["steps", "text", "pipeline s", "plain s", "ratio"],
+            rows,
+            ["---:", "---", "---:", "---:", "---:"],
+        )
+    )
 
 
 def beside_table(result: Result) -> str:
@@ -93,52 +112,99 @@ def beside_table(result: Result) -> str:
         text = f"{cell['size']} ({cell['chars']} chars)"
         for side in cell["engines"]:
             steps = "" if side["steps"] is None else f", {side['steps']} steps"
-            rows.append([text, f"{side['engine']} ({side['voice']}{steps})",
-                         side["provider"].removesuffix("ExecutionProvider"),
-                         _spread(side["chars_per_s"], 1), _spread(side["rtf"], 4)])
+            rows.append(
+                [
+                    text,
+                    f"{side['engine']} ({side['voice']}{steps})",
+                    side["provider"].removesuffix("ExecutionProvider"),
+                    _spread(side["chars_per_s"], 1),
+                    _spread(side["rtf"], 4),
+                ]
+            )
             text = ""
-        rows.append(["", f"ratio {first} ÷ {second}", "", f"{cell['time_per_char_ratio']:.2f}×",
-                     f"{cell['rtf_ratio']:.2f}×"])
+        rows.append(
+            [
+                "",
+                f"ratio {first} ÷ {second}",
+                "",
+                f"{cell['time_per_char_ratio']:.2f}×",
+                f"{cell['rtf_ratio']:.2f}×",
+            ]
+        )
     settings = result["settings"]
-    return (f"### {first} beside {second}: the same text, interleaved in one run\n\n"
-            f"Rounds alternate the engines, the order reversed every other round; median "
-            f"(min–max) of {settings['runs']} runs after {settings['warmup']} warm-up; "
-            f"{result['device']['description']}. Ratios are of the medians: {first}'s time "
-            f"per character (its chars/s column: {second}'s ÷ {first}'s) and real-time factor "
-            f"÷ {second}'s; above 1, {first} is the slower.\n\n"
-            + _table(["text", "engine", "provider", "chars/s", "RTF"], rows,
-                     ["---", "---", "---", "---:", "---:"]))
+    return (
+        f"### {first} beside {second}: the same text, interleaved in one run\n\n"
+        f"Rounds alternate the engines, the order reversed every other round; median "
+        f"(min–max) of {settings['runs']} runs after {settings['warmup']} warm-up; "
+        f"{result['device']['description']}. Ratios are of the medians: {first}'s time "
+        f"per character (its chars/s column: {second}'s ÷ {first}'s) and real-time factor "
+        f"÷ {second}'s; above 1, {first} is the slower.\n\n"
+        + _table(
+            ["text", "engine", "provider", "chars/s", "RTF"],
+            rows,
+            ["---", "---", "---", "---:", "---:"],
+        )
+    )
 
 
 def book_tables(book: Mapping[str, Any]) -> str:
     names = list(dict.fromkeys(n for run in book["runs"] for n in run["stages"]))
-    rows = [[run["run"], _steps(run["steps"]), f"{run['wall_s']:.2f}",
-             f"{run['chars_per_s']:,.0f}", f"{run['rtf']:.4f}",
-             *(f"{run['stages'][n]:.2f}" for n in names)] for run in book["runs"]]
+    rows = [
+        [
+            run["run"],
+            _steps(run["steps"]),
+            f"{run['wall_s']:.2f}",
+            f"{run['chars_per_s']:,.0f}",
+            f"{run['rtf']:.4f}",
+            *(f"{run['stages'][n]:.2f}" for n in names),
+        ]
+        for run in book["runs"]
+    ]
     runs = _table(["run", "steps", "wall s", "chars/s", "RTF", *(f"{n} s" for n in names)], rows)
-    summary = _table(["steps", "wall s", "chars/s", "RTF"], [
-        [_steps(s["steps"]), _spread(s["wall_s"], 2), _spread(s["chars_per_s"], 0),
-         _spread(s["rtf"], 4)] for s in book["summary"]])
-    return (f"### Book: {book['title']} — {book['mode'].replace('_', ' ')}\n\n"
-            f"{book['chars']:,} chars in {book['chunks']:,} chunks, {book['chapters']} chapters; "
-            f"executor: {book['executor']} × {book['workers']}; planning took "
-            f"{book['plan_s']:.2f} s (once, not in the runs). chars/s and RTF on the wall clock."
-            + (" engine_busy = engine time summed over chunks and workers, not a phase."
-               if "engine_busy" in names else "")
-            + f"\n\n{runs}\n\n{summary}")
+    summary = _table(
+        ["steps", "wall s", "chars/s", "RTF"],
+        [
+            [
+                _steps(s["steps"]),
+                _spread(s["wall_s"], 2),
+                _spread(s["chars_per_s"], 0),
+                _spread(s["rtf"], 4),
+            ]
+            for s in book["summary"]
+        ],
+    )
+    return (
+        f"### Book: {book['title']} — {book['mode'].replace('_', ' ')}\n\n"
+        f"{book['chars']:,} chars in {book['chunks']:,} chunks, {book['chapters']} chapters; "
+        f"executor: {book['executor']} × {book['workers']}; planning took "
+        f"{book['plan_s']:.2f} s (once, not in the runs). chars/s and RTF on the wall clock."
+        + (
+            " engine_busy = engine time summed over chunks and workers, not a phase."
+            if "engine_busy" in names
+            else ""
+        )
+        + f"\n\n{runs}\n\n{summary}"
+    )
 
 
 def facts(result: Result) -> str:
     device, engine = result["device"], result["engine"]
     gpu = device["gpu"]
-    gpus = "; ".join(f"{g['name']} (driver {g['driver_version']}, CUDA "
-                     f"{g['cuda_driver_version']}, compute {g['compute_capability']})"
-                     for g in gpu["devices"]) or f"none — {gpu['reason']}"
+    gpus = (
+        "; ".join(
+            f"{g['name']} (driver {g['driver_version']}, CUDA "
+            f"{g['cuda_driver_version']}, compute {g['compute_capability']})"
+            for g in gpu["devices"]
+        )
+        or f"none — {gpu['reason']}"
+    )
     lines = [
         f"- engine: {engine['name']}, voice {engine['voice']} ({engine['model_id']})",
         f"- provider: {device['provider']} — {device['description']}",
-        (f"- CPU: {device['cpu_model']}, {device['cpu_threads']} threads; "
-         f"production executor: {device['cpu_workers']} engine process(es)"),
+        (
+            f"- CPU: {device['cpu_model']}, {device['cpu_threads']} threads; "
+            f"production executor: {device['cpu_workers']} engine process(es)"
+        ),
         f"- GPU: {gpus}",
         *gpu_usage_lines(result),
         *batching_lines(result),
@@ -148,14 +214,23 @@ def facts(result: Result) -> str:
     memory = result.get("memory")
     if memory:
         # Files with GPU usage state peak VRAM on its lines above, device by device.
-        vram = "" if "gpu_usage" in result else "; peak VRAM: " + (", ".join(
-            f"GPU {i}: {mb:,.0f} MiB" for i, mb in memory["peak_vram_mb"].items()) or "n/a")
-        lines.append(f"- peak RSS: {_mb(_peak_rss(memory))} (this process and its children at "
-                     f"once, sampled every 0.1 s); upper bound "
-                     f"{_mb(memory['total_peak_rss_mb'])}, the sum of per-process peaks "
-                     f"(this process {_mb(memory['peak_rss_mb'])}, "
-                     f"engine workers {_mb(memory['workers_peak_rss_mb'])}, "
-                     f"largest other child {_mb(memory['other_children_peak_rss_mb'])}){vram}")
+        vram = (
+            ""
+            if "gpu_usage" in result
+            else "; peak VRAM: "
+            + (
+                ", ".join(f"GPU {i}: {mb:,.0f} MiB" for i, mb in memory["peak_vram_mb"].items())
+                or "n/a"
+            )
+        )
+        lines.append(
+            f"- peak RSS: {_mb(_peak_rss(memory))} (this process and its children at "
+            f"once, sampled every 0.1 s); upper bound "
+            f"{_mb(memory['total_peak_rss_mb'])}, the sum of per-process peaks "
+            f"(this process {_mb(memory['peak_rss_mb'])}, "
+            f"engine workers {_mb(memory['workers_peak_rss_mb'])}, "
+            f"largest other child {_mb(memory['other_children_peak_rss_mb'])}){vram}"
+        )
     compute = result.get("compute")
     if compute:
         lines.append(compute_line(compute))
@@ -171,11 +246,16 @@ def gpu_usage_lines(result: Result) -> list[str]:
         return ["- GPU use: no NVIDIA GPU sampled"]
     lines = []
     for gpu in result["gpu_usage"]:
-        busy = ("utilisation not reported by the board" if not gpu["samples"] else
-                f"utilisation mean {gpu['mean_utilisation_pct']:.0f} % "
-                f"(max {gpu['max_utilisation_pct']} %, {gpu['samples']:,} samples every 0.1 s)")
-        lines.append(f"- GPU {gpu['index']} {gpu['name']}: {busy}, "
-                     f"peak VRAM {_mb(gpu['peak_vram_mb'])} (the device's, every process)")
+        busy = (
+            "utilisation not reported by the board"
+            if not gpu["samples"]
+            else f"utilisation mean {gpu['mean_utilisation_pct']:.0f} % "
+            f"(max {gpu['max_utilisation_pct']} %, {gpu['samples']:,} samples every 0.1 s)"
+        )
+        lines.append(
+            f"- GPU {gpu['index']} {gpu['name']}: {busy}, "
+            f"peak VRAM {_mb(gpu['peak_vram_mb'])} (the device's, every process)"
+        )
     return lines
 
 
@@ -183,28 +263,41 @@ def placement_lines(result: Result) -> list[str]:
     """Where the model's nodes ran, and the optional CUDA settings in force."""
     if "node_placement" not in result:  # files written before it was counted
         return []
-    return [f"- nodes: {placement(result['node_placement'])}; CUDA settings: "
-            f"{result['cuda_tuning']}"]
+    return [
+        f"- nodes: {placement(result['node_placement'])}; CUDA settings: {result['cuda_tuning']}"
+    ]
 
 
 def placement(nodes: Mapping[str, int]) -> str:
-    """"1,890 on CUDA, 12 on CPU" from {"CUDAExecutionProvider": 1890, ...}."""
-    return ", ".join(f"{count:,} on {provider.removesuffix('ExecutionProvider')}"
-                     for provider, count in sorted(nodes.items(), key=lambda item: -item[1])
-                     ) or "none counted"
+    """ "1,890 on CUDA, 12 on CPU" from {"CUDAExecutionProvider": 1890, ...}."""
+    return (
+        ", ".join(
+            f"{count:,} on {provider.removesuffix('ExecutionProvider')}"
+            for provider, count in sorted(nodes.items(), key=lambda item: -item[1])
+        )
+        or "none counted"
+    )
 
 
 def tuning_table(cells: Sequence[Mapping[str, Any]], text: str = "the long text") -> str:
     """The optional CUDA settings compared (tuning cells), as a table under a heading."""
-    rows = [[cell["tuning"], cell["device"], placement(cell["node_placement"]),
-             _spread(cell["chars_per_s"], 0), _difference(cell.get("difference"))]
-            for cell in cells]
-    return (f"### Optional CUDA settings, interleaved on {text}\n\n"
-            + _table(["settings", "device", "nodes", "chars/s", "audio vs the first"], rows))
+    rows = [
+        [
+            cell["tuning"],
+            cell["device"],
+            placement(cell["node_placement"]),
+            _spread(cell["chars_per_s"], 0),
+            _difference(cell.get("difference")),
+        ]
+        for cell in cells
+    ]
+    return f"### Optional CUDA settings, interleaved on {text}\n\n" + _table(
+        ["settings", "device", "nodes", "chars/s", "audio vs the first"], rows
+    )
 
 
 def _difference(relative: float | None) -> str:
-    """"identical", or the difference's level below the signal: "-66 dB"."""
+    """ "identical", or the difference's level below the signal: "-66 dB"."""
     if relative is None:
         return "other length"
     return "identical" if relative == 0 else f"{20 * math.log10(relative):.0f} dB"
@@ -216,15 +309,22 @@ def batching_lines(result: Result) -> list[str]:
     if not batching:
         return []
     how = "forced" if batching["forced"] else "the device's default"
-    ran = ", ".join(f"{count:,} × {size}" for size, count in sorted(
-        batching["batches"].items(), key=lambda item: -int(item[0])))
-    lines = [f"- batches: up to {batching['max_items']} chunks ({how})"
-             + (f"; ran {ran}" if ran else "")]
+    ran = ", ".join(
+        f"{count:,} × {size}"
+        for size, count in sorted(batching["batches"].items(), key=lambda item: -int(item[0]))
+    )
+    lines = [
+        f"- batches: up to {batching['max_items']} chunks ({how})" + (f"; ran {ran}" if ran else "")
+    ]
     shares = batching["device_chunks"]
     if shares:
         total = sum(shares.values()) or 1
-        lines.append("- chunks per device: " + ", ".join(
-            f"{device} {count:,} ({count / total:.0%})" for device, count in shares.items()))
+        lines.append(
+            "- chunks per device: "
+            + ", ".join(
+                f"{device} {count:,} ({count / total:.0%})" for device, count in shares.items()
+            )
+        )
     return lines
 
 
@@ -240,18 +340,22 @@ def _mb(value: float | None) -> str:
 
 
 def compute_line(compute: Mapping[str, Any]) -> str:
-    head = (f"- float32 matmul: {compute['matmul_gflops']:,.1f} GFLOP/s "
-            f"({compute['matmul_size']}² NumPy); model: ")
+    head = (
+        f"- float32 matmul: {compute['matmul_gflops']:,.1f} GFLOP/s "
+        f"({compute['matmul_size']}² NumPy); model: "
+    )
     if compute["share"] is None:
         return head + f"{compute['flop_source']}; no compute bound"
     per_char = compute["model_gflop_per_audio_s"] / compute["chars_per_audio_s"]
-    return (head + f"{compute['model_gflop_per_audio_s']} GFLOP per audio second "
-            f"({compute['flop_source']}), {compute['chars_per_audio_s']:.1f} chars per audio "
-            f"second\n- share of compute bound ({compute['basis']}) = measured chars/s ÷ "
-            f"(GFLOP/s ÷ GFLOP per char) = {compute['measured_chars_per_s']:,.1f} ÷ "
-            f"({compute['matmul_gflops']:,.1f} ÷ {per_char:.4f}) = "
-            f"{compute['measured_chars_per_s']:,.1f} ÷ {compute['bound_chars_per_s']:,.0f} = "
-            f"**{100 * compute['share']:.1f}%**")
+    return (
+        head + f"{compute['model_gflop_per_audio_s']} GFLOP per audio second "
+        f"({compute['flop_source']}), {compute['chars_per_audio_s']:.1f} chars per audio "
+        f"second\n- share of compute bound ({compute['basis']}) = measured chars/s ÷ "
+        f"(GFLOP/s ÷ GFLOP per char) = {compute['measured_chars_per_s']:,.1f} ÷ "
+        f"({compute['matmul_gflops']:,.1f} ÷ {per_char:.4f}) = "
+        f"{compute['measured_chars_per_s']:,.1f} ÷ {compute['bound_chars_per_s']:,.0f} = "
+        f"**{100 * compute['share']:.1f}%**"
+    )
 
 
 def render(result: Result) -> str:
@@ -273,8 +377,9 @@ def render(result: Result) -> str:
 # --- --report DIR ---------------------------------------------------------------------------
 
 
-def load_results(folder: Path, warn: Callable[[str], None] = lambda m: print(
-        m, file=sys.stderr)) -> list[dict[str, Any]]:
+def load_results(
+    folder: Path, warn: Callable[[str], None] = lambda m: print(m, file=sys.stderr)
+) -> list[dict[str, Any]]:
     """Every audiopub-bench result in `folder` (other JSON files are skipped with a note)."""
     results = []
     for path in sorted(folder.glob("*.json")):
@@ -298,28 +403,55 @@ def _hardware(result: Result) -> str:
 
 
 def _rows(result: Result) -> Iterable[list[Any]]:
-    common = [result["label"], _hardware(result), result["device"]["provider"]
-              .removesuffix("ExecutionProvider"), result["engine"]["name"],
-              result["engine"]["voice"]]
+    common = [
+        result["label"],
+        _hardware(result),
+        result["device"]["provider"].removesuffix("ExecutionProvider"),
+        result["engine"]["name"],
+        result["engine"]["voice"],
+    ]
     rss = _mb(_peak_rss(result.get("memory") or {}))
     for cell in result["synthesis"]:
-        yield [*common, _steps(cell["steps"]), f"{cell['size']} ({cell['chars']})",
-               f"{cell['chars_per_s']['median']:,.0f}", f"{cell['rtf']['median']:.4f}", rss]
+        yield [
+            *common,
+            _steps(cell["steps"]),
+            f"{cell['size']} ({cell['chars']})",
+            f"{cell['chars_per_s']['median']:,.0f}",
+            f"{cell['rtf']['median']:.4f}",
+            rss,
+        ]
     book = result.get("book")
     if not book:
         return
     for summary in book["summary"]:
-        yield [*common, _steps(summary["steps"]),
-               f"book, {book['mode'].replace('_', ' ')} ({book['chars']:,})",
-               f"{summary['chars_per_s']['median']:,.0f}", f"{summary['rtf']['median']:.4f}",
-               rss]
+        yield [
+            *common,
+            _steps(summary["steps"]),
+            f"book, {book['mode'].replace('_', ' ')} ({book['chars']:,})",
+            f"{summary['chars_per_s']['median']:,.0f}",
+            f"{summary['rtf']['median']:.4f}",
+            rss,
+        ]
 
 
 def report(results: Sequence[Result]) -> str:
-    header = ["machine", "CPU / GPU", "provider", "engine", "voice", "steps", "text",
-              "chars/s", "RTF", "peak RSS"]
+    header = [
+        "machine",
+        "CPU / GPU",
+        "provider",
+        "engine",
+        "voice",
+        "steps",
+        "text",
+        "chars/s",
+        "RTF",
+        "peak RSS",
+    ]
     rows = [row for result in results for row in _rows(result)]
     files = ", ".join(r.get("_file", r["label"]) for r in results)
-    return (f"## Audiopub benchmark comparison\n\n{len(results)} result file(s): {files}. "
-            "Medians; chars/s higher is better, RTF lower is better.\n\n"
-            + _table(header, rows, ["---"] * 7 + ["---:"] * 3) + "\n")
+    return (
+        f"## Audiopub benchmark comparison\n\n{len(results)} result file(s): {files}. "
+        "Medians; chars/s higher is better, RTF lower is better.\n\n"
+        + _table(header, rows, ["---"] * 7 + ["---:"] * 3)
+        + "\n"
+    )

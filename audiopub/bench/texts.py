@@ -14,12 +14,16 @@ from typing import Final
 TEXTS_LANGUAGE: Final = "en"  # of the texts below
 TEXTS: Final = {
     "short": "The lighthouse keeper climbed the stairs before the storm came.",
-    "mid": ("Nobody in the village remembered a winter as long as that one, and the old men "
-            "at the harbour said that the grey sea itself had forgotten how to thaw."),
-    "long": ("She folded the letter twice and hid it under the loose floorboard, where the "
-             "children would never think of looking. Then she lit the lamp, set the kettle "
-             "on the stove, and waited for the sound of the cart on the frozen road, as she "
-             "had done every evening since early October."),
+    "mid": (
+        "Nobody in the village remembered a winter as long as that one, and the old men "
+        "at the harbour said that the grey sea itself had forgotten how to thaw."
+    ),
+    "long": (
+        "She folded the letter twice and hid it under the loose floorboard, where the "
+        "children would never think of looking. Then she lit the lamp, set the kettle "
+        "on the stove, and waited for the sound of the cart on the frozen road, as she "
+        "had done every evening since early October."
+    ),
 }
 SIZES: Final = tuple(TEXTS)
 
@@ -29,8 +33,9 @@ MAX_SENTENCE_CHARS: Final = 68  # below Supertonic's 70-character chunk limit
 # Words for synthetic prose: common, easy to pronounce, every character in every engine's
 # alphabet. Random sentences (not repeated paragraphs) so that no two chunks share a cache
 # key: identical chunks are synthesised once per job, which would flatter any large-book run.
-_WORDS: Final = tuple(sorted(set(" ".join(TEXTS.values()).lower()
-                                 .replace(",", "").replace(".", "").split())))
+_WORDS: Final = tuple(
+    sorted(set(" ".join(TEXTS.values()).lower().replace(",", "").replace(".", "").split()))
+)
 
 
 def synthetic_paragraphs(chars: int, seed: int = 0) -> list[str]:
@@ -90,9 +95,16 @@ def chapters_of(paragraphs: Sequence[str]) -> list[tuple[str, list[str]]]:
     return chapters
 
 
-def write_simple_epub(path: Path, chapters: Sequence[tuple[str, Sequence[str]]], *,
-                      identifier: str, title: str, author: str, language: str = "en",
-                      cover: bytes | None = None) -> Path:
+def write_simple_epub(
+    path: Path,
+    chapters: Sequence[tuple[str, Sequence[str]]],
+    *,
+    identifier: str,
+    title: str,
+    author: str,
+    language: str = "en",
+    cover: bytes | None = None,
+) -> Path:
     """An EPUB 3 (nav + NCX) with one XHTML file per chapter: an <h1>, then one <p> per
     paragraph. Paragraphs are markup, inserted as they are (escape plain text first)."""
     from ebooklib import epub
@@ -125,12 +137,20 @@ def write_book(path: Path, chars: int, source: Path | None = None, seed: int = 0
     input format of scripts/piper_tts_loop.py, so both read exactly the same words."""
     from audiopub.book.epub_reader import read_epub
 
-    paragraphs = (source_paragraphs(source, chars) if source is not None
-                  else synthetic_paragraphs(chars, seed))
+    paragraphs = (
+        source_paragraphs(source, chars)
+        if source is not None
+        else synthetic_paragraphs(chars, seed)
+    )
     chapters = [(title, [_escape(p) for p in body]) for title, body in chapters_of(paragraphs)]
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_simple_epub(path, chapters, identifier=f"audiopub-bench-{chars}-{seed}",
-                      title=f"Benchmark book, {chars:,} characters", author="Audiopub bench")
+    write_simple_epub(
+        path,
+        chapters,
+        identifier=f"audiopub-bench-{chars}-{seed}",
+        title=f"Benchmark book, {chars:,} characters",
+        author="Audiopub bench",
+    )
     narrated = [p for chapter in read_epub(path).chapters for p in chapter.paragraphs]
     path.with_suffix(".txt").write_text("\n\n".join(narrated) + "\n", encoding="utf-8")
     return path

@@ -36,8 +36,11 @@ def tuning_name(tuning: frozenset[str]) -> str:
 def tuning_variants(text: str) -> list[frozenset[str]]:
     """`--cuda-tuning default,max_workspace,max_workspace+pad_nc1d` for argparse."""
     try:
-        return [settings.parse_cuda_tuning(part.replace("+", ","))
-                for part in text.split(",") if part.strip()]
+        return [
+            settings.parse_cuda_tuning(part.replace("+", ","))
+            for part in text.split(",")
+            if part.strip()
+        ]
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -57,12 +60,19 @@ class PlacedEngine:
     probe: np.ndarray  # that synthesis's audio (seed 0 unless the options had one)
 
 
-def placed_engine(name: str, use_gpu: bool, voice: str, options: SynthesisOptions,
-                  tuning: frozenset[str] | None = None) -> PlacedEngine:
+def placed_engine(
+    name: str,
+    use_gpu: bool,
+    voice: str,
+    options: SynthesisOptions,
+    tuning: frozenset[str] | None = None,
+) -> PlacedEngine:
     """A new engine, under `tuning` (else the settings in force), after one short synthesis."""
     seeded = options if options.seed is not None else replace(options, seed=0)
-    with tuned(settings.cuda_tuning() if tuning is None else tuning), \
-            recording_node_placement() as placement:
+    with (
+        tuned(settings.cuda_tuning() if tuning is None else tuning),
+        recording_node_placement() as placement,
+    ):
         engine = load_engine(name, use_gpu)
         (probe,) = engine.synthesize([PROBE_TEXT], voice, seeded)
     return PlacedEngine(engine, placement.nodes, probe.audio)
@@ -78,10 +88,17 @@ def relative_difference(audio: np.ndarray, reference: np.ndarray) -> float | Non
     return difference / signal if signal else None
 
 
-def compare_tunings(name: str, variants: list[frozenset[str]], voice: str,
-                    options: SynthesisOptions, text: str, batch_size: int, runs: int,
-                    warmup: int, announce: Callable[[str], None] | None = None
-                    ) -> list[TuningCell]:
+def compare_tunings(
+    name: str,
+    variants: list[frozenset[str]],
+    voice: str,
+    options: SynthesisOptions,
+    text: str,
+    batch_size: int,
+    runs: int,
+    warmup: int,
+    announce: Callable[[str], None] | None = None,
+) -> list[TuningCell]:
     """Each setting's engine speaks `text` in batches of up to `batch_size`, interleaved;
     `announce` is told each step before it runs (see `measure.interleaved`)."""
     placed = []
@@ -89,11 +106,19 @@ def compare_tunings(name: str, variants: list[frozenset[str]], voice: str,
         if announce is not None:
             announce(f"loading the engine with {tuning_name(tuning)}, its node placement")
         placed.append(placed_engine(name, True, voice, options, tuning))
-    runners = [partial(run_inline, side.engine, text, voice, options, batch_size)
-               for side in placed]
+    runners = [
+        partial(run_inline, side.engine, text, voice, options, batch_size) for side in placed
+    ]
     timings = interleaved(runners, runs, warmup, [tuning_name(t) for t in variants], announce)
-    return [TuningCell(tuning_name(tuning), side.engine.device.describe(), side.nodes, len(text),
-                       Stats.of([t.seconds for t in cell]),
-                       Stats.of([len(text) / t.seconds for t in cell]),
-                       relative_difference(side.probe, placed[0].probe))
-            for tuning, side, cell in zip(variants, placed, timings, strict=True)]
+    return [
+        TuningCell(
+            tuning_name(tuning),
+            side.engine.device.describe(),
+            side.nodes,
+            len(text),
+            Stats.of([t.seconds for t in cell]),
+            Stats.of([len(text) / t.seconds for t in cell]),
+            relative_difference(side.probe, placed[0].probe),
+        )
+        for tuning, side, cell in zip(variants, placed, timings, strict=True)
+    ]

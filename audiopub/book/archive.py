@@ -94,8 +94,11 @@ def _directory_extent(fp: BinaryIO) -> tuple[int, int] | None:
     if entries == 0xFFFF or directory_bytes == 0xFFFFFFFF:  # zip64: the real figures are before
         locator = at - 20
         record = locator - 56
-        if record < 0 or tail[locator : locator + 4] != _EOCD64_LOCATOR or \
-                tail[record : record + 4] != _EOCD64:
+        if (
+            record < 0
+            or tail[locator : locator + 4] != _EOCD64_LOCATOR
+            or tail[record : record + 4] != _EOCD64
+        ):
             return None
         entries, directory_bytes = struct.unpack("<32xQQ8x", tail[record : record + 56])
     return entries, directory_bytes
@@ -143,8 +146,10 @@ class EpubArchive:
         head = self._fp.read(4)
         looks_like_zip = head.startswith(b"PK")
         extent = _directory_extent(self._fp)
-        damaged = BadEpub(f"{self.book}: the archive is incomplete or damaged (was the download "
-                          "or copy cut short?)")
+        damaged = BadEpub(
+            f"{self.book}: the archive is incomplete or damaged (was the download "
+            "or copy cut short?)"
+        )
         if extent is None:
             if looks_like_zip:
                 raise damaged
@@ -152,8 +157,10 @@ class EpubArchive:
         entries, directory_bytes = extent
         limit = settings.EPUB_MAX_ENTRIES
         if entries > limit or directory_bytes > limit * _DIRECTORY_BYTES_PER_ENTRY:
-            raise BadEpub(f"{self.book}: refused: its archive lists more than {limit:,} files, "
-                          "far more than any real book")
+            raise BadEpub(
+                f"{self.book}: refused: its archive lists more than {limit:,} files, "
+                "far more than any real book"
+            )
         self._fp.seek(0)
         try:
             return zipfile.ZipFile(self._fp)
@@ -161,16 +168,25 @@ class EpubArchive:
             if not looks_like_zip and "not a zip file" in str(exc):
                 raise BadEpub(f"{self.book}: not an EPUB (it is not a zip archive)") from exc
             raise damaged from exc
-        except (zipfile.LargeZipFile, ValueError, EOFError, OverflowError, struct.error,
-                NotImplementedError, UnicodeDecodeError) as exc:
+        except (
+            zipfile.LargeZipFile,
+            ValueError,
+            EOFError,
+            OverflowError,
+            struct.error,
+            NotImplementedError,
+            UnicodeDecodeError,
+        ) as exc:
             raise damaged from exc
 
     def _index(self) -> tuple[dict[str, zipfile.ZipInfo], dict[str, str]]:
         """Safe names → entries; entries that can't be read → why; checks the size limits."""
         infos = self._zip.infolist()
         if len(infos) > settings.EPUB_MAX_ENTRIES:
-            raise BadEpub(f"{self.book}: refused: its archive lists more than "
-                          f"{settings.EPUB_MAX_ENTRIES:,} files, far more than any real book")
+            raise BadEpub(
+                f"{self.book}: refused: its archive lists more than "
+                f"{settings.EPUB_MAX_ENTRIES:,} files, far more than any real book"
+            )
         entries: dict[str, zipfile.ZipInfo] = {}
         unreadable: dict[str, str] = {}
         ignored: list[str] = []
@@ -192,14 +208,18 @@ class EpubArchive:
                 unreadable[name] = "it uses a compression method EPUBs don't allow"
         if total > settings.EPUB_MAX_UNPACKED_BYTES:
             limit = human_size(settings.EPUB_MAX_UNPACKED_BYTES)
-            raise BadEpub(f"{self.book}: refused: it would unpack to {human_size(total)}, over "
-                          f"the {limit} limit for an EPUB (zip bombs look like this)")
+            raise BadEpub(
+                f"{self.book}: refused: it would unpack to {human_size(total)}, over "
+                f"the {limit} limit for an EPUB (zip bombs look like this)"
+            )
         if ignored:
             shown = ", ".join(printable(n) for n in ignored[:3])
             shown += ", …" if len(ignored) > 3 else ""
-            what = ("entry whose name points outside the book or that is a link"
-                    if len(ignored) == 1 else
-                    "entries whose names point outside the book or that are links")
+            what = (
+                "entry whose name points outside the book or that is a link"
+                if len(ignored) == 1
+                else "entries whose names point outside the book or that are links"
+            )
             self.warnings.append(f"Ignored {len(ignored)} archive {what}: {shown}.")
         return entries, unreadable
 
@@ -208,15 +228,18 @@ class EpubArchive:
             return
         ratio = info.file_size / max(info.compress_size, 1)
         if ratio > settings.EPUB_MAX_COMPRESSION_RATIO:
-            raise BadEpub(f"{self.book}: refused: {printable(name)} is compressed "
-                          f"{ratio:,.0f} to 1, far beyond any real book (zip bombs look like this)")
+            raise BadEpub(
+                f"{self.book}: refused: {printable(name)} is compressed "
+                f"{ratio:,.0f} to 1, far beyond any real book (zip bombs look like this)"
+            )
 
     def _check_mimetype(self) -> None:
         """EPUBs start with a stored `mimetype` entry; readers accept books without, so do we."""
         info = self._entries.get("mimetype")
         if info is None:
-            self.warnings.append("The archive has no “mimetype” entry; it was read as an EPUB "
-                                 "anyway.")
+            self.warnings.append(
+                "The archive has no “mimetype” entry; it was read as an EPUB anyway."
+            )
             return
         problems = []
         try:
@@ -225,16 +248,21 @@ class EpubArchive:
             problems.append(f"can't be unpacked ({exc.reason})")
         else:
             if content is None or content.strip() != MIMETYPE:
-                text = "(something long)" if content is None else (
-                    printable(content.decode("ascii", "replace").strip()[:60]) or "nothing")
+                text = (
+                    "(something long)"
+                    if content is None
+                    else (printable(content.decode("ascii", "replace").strip()[:60]) or "nothing")
+                )
                 problems.append(f"says “{text}” instead of “{MIMETYPE.decode()}”")
         if info.compress_type != zipfile.ZIP_STORED:
             problems.append("is compressed")
         if self._zip.infolist()[0] is not info:
             problems.append("is not the first entry")
         if problems:
-            self.warnings.append(f"The archive’s “mimetype” entry {' and '.join(problems)}; "
-                                 "the book was read anyway.")
+            self.warnings.append(
+                f"The archive’s “mimetype” entry {' and '.join(problems)}; "
+                "the book was read anyway."
+            )
 
     # --- reading ------------------------------------------------------------------------
 
@@ -265,8 +293,10 @@ class EpubArchive:
         info = self._entries[key]
         limit = settings.EPUB_MAX_READ_BYTES
         if self._read_total + info.file_size > limit:
-            raise BadEpub(f"{self.book}: refused: its text and images unpack to more than "
-                          f"{human_size(limit)}, far more than any real book")
+            raise BadEpub(
+                f"{self.book}: refused: its text and images unpack to more than "
+                f"{human_size(limit)}, far more than any real book"
+            )
         data = self._unpack(key, info)
         self._cache[key] = data
         return data
@@ -279,16 +309,28 @@ class EpubArchive:
                     out.write(chunk)
                     self._read_total += len(chunk)
                     # zipfile stops at the declared size; this holds even if it didn't.
-                    if out.tell() > info.file_size or \
-                            self._read_total > settings.EPUB_MAX_READ_BYTES:
-                        raise BadEpub(f"{self.book}: refused: {printable(key)} unpacks to "
-                                      "more than its header says (zip bombs look like this)")
+                    if (
+                        out.tell() > info.file_size
+                        or self._read_total > settings.EPUB_MAX_READ_BYTES
+                    ):
+                        raise BadEpub(
+                            f"{self.book}: refused: {printable(key)} unpacks to "
+                            "more than its header says (zip bombs look like this)"
+                        )
         except BadEpub:
             raise
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, RuntimeError,
-                NotImplementedError, struct.error, OverflowError) as exc:
-            raise DamagedEntry(self.book, printable(key), str(exc) or type(exc).__name__) \
-                from exc
+        except (
+            zipfile.BadZipFile,
+            zlib.error,
+            EOFError,
+            OSError,
+            ValueError,
+            RuntimeError,
+            NotImplementedError,
+            struct.error,
+            OverflowError,
+        ) as exc:
+            raise DamagedEntry(self.book, printable(key), str(exc) or type(exc).__name__) from exc
         if out.tell() != info.file_size:
             raise DamagedEntry(self.book, printable(key), "it is shorter than its header says")
         return out.getvalue()

@@ -61,8 +61,9 @@ def _hard_split(word: str, max_chars: int) -> list[str]:
 _SPLITTERS: tuple[_Splitter, ...] = (split_sentences, split_clauses, _split_words)
 
 
-def _fit(text: str, max_chars: int, splitters: Sequence[_Splitter],
-         length: _Length = len) -> list[str]:
+def _fit(
+    text: str, max_chars: int, splitters: Sequence[_Splitter], length: _Length = len
+) -> list[str]:
     """Cut `text` into pieces of at most `max_chars` (as `length` counts), packing parts
     greedily.
 
@@ -102,7 +103,9 @@ def cut_sentence(sentence: str, max_chars: int) -> list[str]:
 
 
 def chunk_paragraphs(
-    paragraphs: Sequence[str], max_chars: int, chapter_index: int = 0,
+    paragraphs: Sequence[str],
+    max_chars: int,
+    chapter_index: int = 0,
     speak: Callable[[str], str] | None = None,
 ) -> list[Chunk]:
     """Chunk one chapter: each chunk has 1..max_chars characters and stays inside a paragraph.
@@ -119,8 +122,12 @@ def chunk_paragraphs(
     chunks: list[Chunk] = []
     for paragraph in paragraphs:
         # One space between words: the cuts (and the length limit) assume it.
-        pieces = _fit(" ".join(paragraph.split()), max_chars, _SPLITTERS,
-                      (lambda text: len(say(text))) if speak else len)
+        pieces = _fit(
+            " ".join(paragraph.split()),
+            max_chars,
+            _SPLITTERS,
+            (lambda text: len(say(text))) if speak else len,
+        )
         pieces = [piece for piece in pieces if piece]  # "" comes back for an empty paragraph
         for number, piece in enumerate(pieces):
             chunks.append(

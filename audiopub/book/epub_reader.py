@@ -89,9 +89,14 @@ def _read_book(archive: EpubArchive, name: str) -> Book:
     for block in stream:
         if isinstance(block, Block) and not block.skipped:
             block.spoken = normalise_text(block.text)
-    chapters = toc.cut_chapters(stream, entries, title, notes,
-                                [value for value, _ in package.dc.get("title", [])],
-                                _authors(package))
+    chapters = toc.cut_chapters(
+        stream,
+        entries,
+        title,
+        notes,
+        [value for value, _ in package.dc.get("title", [])],
+        _authors(package),
+    )
     cover = _cover(package, files) if chapters else None
     # Names in notes come from the file: no control characters may reach a log or a page.
     notes = [_CONTROL.sub("?", note) for note in notes]
@@ -112,21 +117,31 @@ def _read_book(archive: EpubArchive, name: str) -> Book:
     )
 
 
-def _why_no_text(archive: EpubArchive, package: Package, files: _Files, parsed: int,
-                 picture_pages: int) -> str:
+def _why_no_text(
+    archive: EpubArchive, package: Package, files: _Files, parsed: int, picture_pages: int
+) -> str:
     if parsed and picture_pages == parsed:
-        pages = ("its page is a picture" if parsed == 1
-                 else f"all {parsed} of its pages are pictures")
-        return (f"{pages} with no text in them, as in a scanned or drawn book; Audiopub reads "
-                "text only")
+        pages = (
+            "its page is a picture" if parsed == 1 else f"all {parsed} of its pages are pictures"
+        )
+        return (
+            f"{pages} with no text in them, as in a scanned or drawn book; Audiopub reads text only"
+        )
     if picture_pages:
-        return (f"{picture_pages} of its {parsed} pages are pictures with no text in them, and "
-                "the others hold only tables of contents or licence text")
+        return (
+            f"{picture_pages} of its {parsed} pages are pictures with no text in them, and "
+            "the others hold only tables of contents or licence text"
+        )
     if parsed:
-        return ("its pages hold no text to read aloud, only blank pages, tables of contents or "
-                "licence text")
-    listed = [package.items[idref] for idref, linear in package.spine
-              if linear and idref in package.items and package.items[idref].is_page]
+        return (
+            "its pages hold no text to read aloud, only blank pages, tables of contents or "
+            "licence text"
+        )
+    listed = [
+        package.items[idref]
+        for idref, linear in package.spine
+        if linear and idref in package.items and package.items[idref].is_page
+    ]
     if listed and all(item.path is None or item.path not in archive for item in listed):
         return "the text documents in its reading order are missing from the archive"
     if listed and files.damaged:
@@ -160,8 +175,10 @@ class _Files:
         if absent:
             shown = ", ".join(absent[:3]) + (", …" if len(absent) > 3 else "")
             what = "file the book lists is" if len(absent) == 1 else "files the book lists are"
-            notes.append(f"{len(absent)} {what} missing from the archive ({shown}); the book "
-                         "was read without them.")
+            notes.append(
+                f"{len(absent)} {what} missing from the archive ({shown}); the book "
+                "was read without them."
+            )
 
     def read(self, item: Item, consequence: str, limit: int | None = None) -> bytes | None:
         """The item's bytes, or None (with a note) if it is missing, can't be unpacked, or is
@@ -173,8 +190,10 @@ class _Files:
         except KeyError:
             return None  # noted above
         if limit is not None and size > limit:
-            self.notes.append(f"{item.name} is {human_size(size)}, too large for one page of "
-                              f"a book; {consequence}.")
+            self.notes.append(
+                f"{item.name} is {human_size(size)}, too large for one page of "
+                f"a book; {consequence}."
+            )
             return None
         try:
             return self.archive.read(item.path)
@@ -223,15 +242,18 @@ def _cover(package: Package, files: _Files) -> Cover | None:
     items = package.items
     by_name = {item.name: item for item in items.values()}
     # None where a <meta name="cover"> names no item: skipped below.
-    candidates: list[Item | None] = [item for item in items.values()
-                                     if "cover-image" in item.properties]
+    candidates: list[Item | None] = [
+        item for item in items.values() if "cover-image" in item.properties
+    ]
     for meta in package.metas:
         if meta.get("name") == "cover" and meta.get("content"):
             content = meta["content"]
             candidates.append(items.get(content) or by_name.get(posixpath.normpath(content)))
-    candidates += [item for item in items.values()
-                   if item.media_type.startswith("image/")
-                   and "cover" in f"{item.id} {item.name}".lower()]
+    candidates += [
+        item
+        for item in items.values()
+        if item.media_type.startswith("image/") and "cover" in f"{item.id} {item.name}".lower()
+    ]
     try:
         for item in candidates:
             cover = _raster_cover(item, by_name, files) if item is not None else None
@@ -258,9 +280,11 @@ def _usable_cover(item: Item, files: _Files) -> Cover | None:
     except KeyError:
         return None  # noted with the missing files
     if size > settings.EPUB_MAX_COVER_BYTES:
-        files.notes.append(f"The cover {item.name} is {human_size(size)}, too large to use "
-                           f"(the limit is {human_size(settings.EPUB_MAX_COVER_BYTES)}); the "
-                           "book has no cover.")
+        files.notes.append(
+            f"The cover {item.name} is {human_size(size)}, too large to use "
+            f"(the limit is {human_size(settings.EPUB_MAX_COVER_BYTES)}); the "
+            "book has no cover."
+        )
         raise _CoverRefused
     return _checked_cover(item.name, files.read(item, "the cover was not used") or b"", files)
 
@@ -271,8 +295,10 @@ def _checked_cover(name: str, data: bytes, files: _Files) -> Cover | None:
         return None
     width, height = image_size(data) or (0, 0)
     if width * height > settings.EPUB_MAX_COVER_PIXELS:
-        files.notes.append(f"The cover {name} is {width:,}×{height:,} pixels, too large to use; "
-                           "the book has no cover.")
+        files.notes.append(
+            f"The cover {name} is {width:,}×{height:,} pixels, too large to use; "
+            "the book has no cover."
+        )
         raise _CoverRefused
     return Cover(data, media_type)
 
@@ -281,8 +307,9 @@ class _CoverRefused(Exception):
     """The book's cover is too large: no other picture stands in for it."""
 
 
-def _cover_inside_svg(item: Item, svg: bytes, by_name: dict[str, Item],
-                      files: _Files) -> Cover | None:
+def _cover_inside_svg(
+    item: Item, svg: bytes, by_name: dict[str, Item], files: _Files
+) -> Cover | None:
     """Standard Ebooks' covers are SVGs wrapping a JPEG (inline as a data: URI or by href)."""
     root = parse_markup(svg)
     if root is None:
@@ -292,8 +319,11 @@ def _cover_inside_svg(item: Item, svg: bytes, by_name: dict[str, Item],
         if href.startswith("data:"):
             header, _, payload = href.partition(",")
             try:
-                data = (base64.b64decode(payload) if header.endswith(";base64")
-                        else unquote_to_bytes(payload))
+                data = (
+                    base64.b64decode(payload)
+                    if header.endswith(";base64")
+                    else unquote_to_bytes(payload)
+                )
             except (binascii.Error, ValueError):
                 continue
             cover = _checked_cover(item.name, data, files)
@@ -314,8 +344,7 @@ def _spine_documents(package: Package, files: _Files) -> list[Document]:
     for idref, linear in package.spine:
         item = package.items.get(idref)
         if item is None:
-            files.notes.append(f"The reading order names a missing item “{idref}”; it was "
-                               "ignored.")
+            files.notes.append(f"The reading order names a missing item “{idref}”; it was ignored.")
             continue
         if not linear or item.is_nav or not item.is_page:
             continue
@@ -331,8 +360,9 @@ def _toc_entries(package: Package, files: _Files, notes: list[str]) -> list[TocE
     navs = [(i, toc.nav_entries) for i in items if i.is_nav]
     ncxs = [(i, toc.ncx_entries) for i in items if i.media_type == NCX_TYPE]
     for item, reader in [*navs, *ncxs]:
-        data = files.read(item, "its table of contents was not used",
-                          settings.EPUB_MAX_DOCUMENT_BYTES)
+        data = files.read(
+            item, "its table of contents was not used", settings.EPUB_MAX_DOCUMENT_BYTES
+        )
         if data is None:
             continue
         root = parse_markup(data)

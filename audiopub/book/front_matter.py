@@ -42,8 +42,13 @@ def _words(text: str) -> list[str]:
     return re.findall(r"\w+", text)
 
 
-def is_front_matter(label: str, paragraphs: Sequence[str], marked: bool,
-                    book_titles: Iterable[str], authors: Iterable[str] = ()) -> bool:
+def is_front_matter(
+    label: str,
+    paragraphs: Sequence[str],
+    marked: bool,
+    book_titles: Iterable[str],
+    authors: Iterable[str] = (),
+) -> bool:
     """Is the chapter (TOC `label`, its `paragraphs`; `marked`: all its text sits in an
     element with a front-matter epub:type) a title page, half-title or dedication?"""
     if marked or _LABEL.match(label):
@@ -57,8 +62,12 @@ def is_front_matter(label: str, paragraphs: Sequence[str], marked: bool,
         words = _words(paragraph)
         if words and set(words) <= title_words:
             said_title = True
-        elif not (words and (set(words) <= author_words
-                             or (_BYLINE.match(paragraph)
-                                 and len(words) <= _MAX_BYLINE_WORDS))):
+        elif not (
+            words
+            and (
+                set(words) <= author_words
+                or (_BYLINE.match(paragraph) and len(words) <= _MAX_BYLINE_WORDS)
+            )
+        ):
             return False
     return said_title

@@ -87,17 +87,26 @@ def parse_line(line: str, where: str) -> Entry:
     """One entry line; `where` ("file:line") names it in the entry and in error messages."""
     columns = line.rstrip("\r\n").split("\t")
     if len(columns) not in (2, 3) or not columns[0].strip() or not columns[1].strip():
-        raise LexiconError(f"{where}: expected 'written form<TAB>how to say it<TAB>options', "
-                           f"got {line.strip()!r}")
+        raise LexiconError(
+            f"{where}: expected 'written form<TAB>how to say it<TAB>options', got {line.strip()!r}"
+        )
     written, say = columns[0].strip(), columns[1].strip()
     options = set(columns[2].split()) if len(columns) == 3 else set()
     unknown = options - _OPTIONS
     if unknown:
-        raise LexiconError(f"{where}: unknown option {', '.join(sorted(unknown))!r} "
-                           f"(options are: {', '.join(sorted(_OPTIONS))})")
+        raise LexiconError(
+            f"{where}: unknown option {', '.join(sorted(unknown))!r} "
+            f"(options are: {', '.join(sorted(_OPTIONS))})"
+        )
     phonemes = len(say) > 2 and say.startswith("/") and say.endswith("/")
-    entry = Entry(written, unicodedata.normalize("NFD", say[1:-1].strip()) if phonemes else say,
-                  phonemes, "case" in options, "regex" in options, where)
+    entry = Entry(
+        written,
+        unicodedata.normalize("NFD", say[1:-1].strip()) if phonemes else say,
+        phonemes,
+        "case" in options,
+        "regex" in options,
+        where,
+    )
     try:
         entry.pattern()
     except re.error as exc:
@@ -137,12 +146,18 @@ def user_lexicon_path(data_dir: Path) -> Path:
 
 def from_book(hints: Iterable[Pronunciation]) -> list[Entry]:
     """Entries for the book's own hints: as written (case and all), honoured where they can be."""
-    return [Entry(hint.written, hint.say, hint.phonemes, case=True, source=hint.origin,
-                  strict=False) for hint in hints]
+    return [
+        Entry(hint.written, hint.say, hint.phonemes, case=True, source=hint.origin, strict=False)
+        for hint in hints
+    ]
 
 
-def layered(book: Sequence[Entry], hints: Iterable[Pronunciation], user: Sequence[Entry],
-            own: Sequence[Entry] = ()) -> list[Entry]:
+def layered(
+    book: Sequence[Entry],
+    hints: Iterable[Pronunciation],
+    user: Sequence[Entry],
+    own: Sequence[Entry] = (),
+) -> list[Entry]:
     """Every scope's entries in the order they count, first wins: the job's own, the book's,
     the EPUB's own hints, the user's."""
     return [*own, *book, *from_book(hints), *user]
@@ -174,23 +189,30 @@ class Lexicon:
             if not entry.phonemes:
                 # A voice that takes phonemes reads a word's IPA line, where its file has one.
                 if phoneme_symbols is None or not any(
-                        other.phonemes and other.written == entry.written
-                        and _file(other) == _file(entry) for other in entries):
+                    other.phonemes
+                    and other.written == entry.written
+                    and _file(other) == _file(entry)
+                    for other in entries
+                ):
                     usable.append(entry)
-            elif not entry.strict and (phoneme_symbols is None
-                                       or not set(entry.say) - {" "} <= phoneme_symbols):
+            elif not entry.strict and (
+                phoneme_symbols is None or not set(entry.say) - {" "} <= phoneme_symbols
+            ):
                 continue  # the book's hint, which this voice cannot say: its own reading
             elif phoneme_symbols is None:
-                if not any(not other.phonemes and other.written == entry.written
-                           for other in entries):
+                if not any(
+                    not other.phonemes and other.written == entry.written for other in entries
+                ):
                     raise LexiconError(
                         f"{entry.describe()}: this voice takes no phonemes; add a line with a "
-                        f"respelling of {entry.written!r} for it")
+                        f"respelling of {entry.written!r} for it"
+                    )
             else:
                 unknown = sorted(set(entry.say) - phoneme_symbols - {" "})
                 if unknown:
-                    raise LexiconError(f"{entry.describe()}: the voice has no phoneme "
-                                       f"{' '.join(unknown)!r}")
+                    raise LexiconError(
+                        f"{entry.describe()}: the voice has no phoneme {' '.join(unknown)!r}"
+                    )
                 usable.append(entry)
         self.entries = tuple(usable)
         self._patterns = [(entry, entry.pattern()) for entry in self.entries]
@@ -209,8 +231,9 @@ class Lexicon:
         for start, end, entry in sorted(claimed, key=lambda span: span[0]):
             if start > position:
                 parts.append(say_plain(text[position:start]))
-            parts.append(f"{PHONEMES_OPEN}{entry.say}{PHONEMES_CLOSE}" if entry.phonemes
-                         else entry.say)
+            parts.append(
+                f"{PHONEMES_OPEN}{entry.say}{PHONEMES_CLOSE}" if entry.phonemes else entry.say
+            )
             position = end
         if position < len(text):
             parts.append(say_plain(text[position:]))

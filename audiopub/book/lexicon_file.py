@@ -80,11 +80,14 @@ class LexiconFile:
             if row.empty or (complete_only and not row.complete):
                 continue
             if not row.written.strip():
-                raise LexiconError(f"{where}: the written form is empty "
-                                   f"(how to say it: {row.say.strip()!r})")
+                raise LexiconError(
+                    f"{where}: the written form is empty (how to say it: {row.say.strip()!r})"
+                )
             if not row.say.strip():
-                raise LexiconError(f"{where}: say how {row.written.strip()!r} is said: a "
-                                   "respelling, or IPA between slashes")
+                raise LexiconError(
+                    f"{where}: say how {row.written.strip()!r} is said: a "
+                    "respelling, or IPA between slashes"
+                )
             entries.append(parse_line(row.line(), where))
         return entries
 
@@ -102,11 +105,15 @@ def _check_fields(row: Row, where: str) -> None:
     for name, value in (("written form", row.written), ("how to say it", row.say)):
         # splitlines() is how the file is read back: every break it knows would cut the line.
         if "\t" in value or (value and value.splitlines() != [value]):
-            raise LexiconError(f"{where}: the {name} {value.strip()!r} contains a tab or a line "
-                               "break, which a lexicon line cannot hold")
+            raise LexiconError(
+                f"{where}: the {name} {value.strip()!r} contains a tab or a line "
+                "break, which a lexicon line cannot hold"
+            )
     if row.written.strip().startswith("#"):
-        raise LexiconError(f"{where}: a written form cannot start with '#' (the line would be "
-                           "read as a comment); use the regex option and write [#]…")
+        raise LexiconError(
+            f"{where}: a written form cannot start with '#' (the line would be "
+            "read as a comment); use the regex option and write [#]…"
+        )
 
 
 def from_text(text: str, source: str) -> LexiconFile:
@@ -121,11 +128,20 @@ def from_text(text: str, source: str) -> LexiconFile:
         written, say, options = [*line.split("\t", 2), "", ""][:3]
         unknown = set(options.split()) - set(OPTIONS)
         if unknown:
-            raise LexiconError(f"{source}:{number}: unknown option "
-                               f"{', '.join(sorted(unknown))!r} (options are: "
-                               f"{', '.join(OPTIONS)}); fix this line in a text editor")
-        lexicon.rows.append(Row(written.strip(), say.strip(), "case" in options.split(),
-                                "regex" in options.split(), notes))
+            raise LexiconError(
+                f"{source}:{number}: unknown option "
+                f"{', '.join(sorted(unknown))!r} (options are: "
+                f"{', '.join(OPTIONS)}); fix this line in a text editor"
+            )
+        lexicon.rows.append(
+            Row(
+                written.strip(),
+                say.strip(),
+                "case" in options.split(),
+                "regex" in options.split(),
+                notes,
+            )
+        )
         notes = []
     lexicon.notes_at_end = notes
     return lexicon
@@ -143,8 +159,9 @@ def load(path: Path) -> LexiconFile:
     return from_text(text, str(path))
 
 
-def save(path: Path, lexicon: LexiconFile,
-         check: Callable[[list[Entry]], object] | None = None) -> list[Entry]:
+def save(
+    path: Path, lexicon: LexiconFile, check: Callable[[list[Entry]], object] | None = None
+) -> list[Entry]:
     """Write the rows to `path` and return their entries; `check` may refuse the entries
     (e.g. `Lexicon(entries, voice symbols)`) before anything is written."""
     path = Path(path)
@@ -153,8 +170,10 @@ def save(path: Path, lexicon: LexiconFile,
         check(entries)
     on_disk = _current_text(path)
     if on_disk != lexicon.loaded_text:
-        raise LexiconError(f"{path} was changed elsewhere since it was opened here; reload it "
-                           "to see those changes (yours are not saved)")
+        raise LexiconError(
+            f"{path} was changed elsewhere since it was opened here; reload it "
+            "to see those changes (yours are not saved)"
+        )
     text = lexicon.text()
     if on_disk is None and not text:
         return entries  # nothing to keep: no need for an empty file

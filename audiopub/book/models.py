@@ -95,10 +95,18 @@ class Book:
     def to_dict(self) -> dict[str, Any]:
         """Everything but the cover (binary; stored beside it), as JSON-ready data."""
         return {
-            "title": self.title, "authors": list(self.authors), "language": self.language,
-            "chapters": [{"index": c.index, "title": c.title, "paragraphs": list(c.paragraphs),
-                          **({"front_matter": True} if c.front_matter else {})}
-                         for c in self.chapters],
+            "title": self.title,
+            "authors": list(self.authors),
+            "language": self.language,
+            "chapters": [
+                {
+                    "index": c.index,
+                    "title": c.title,
+                    "paragraphs": list(c.paragraphs),
+                    **({"front_matter": True} if c.front_matter else {}),
+                }
+                for c in self.chapters
+            ],
             "warnings": list(self.warnings),
             "pronunciations": [hint.to_dict() for hint in self.pronunciations],
             "details": asdict(self.details),
@@ -107,13 +115,21 @@ class Book:
     @staticmethod
     def from_dict(data: Mapping[str, Any], cover: Cover | None = None) -> Book:
         return Book(
-            title=data["title"], authors=tuple(data["authors"]), language=data["language"],
-            chapters=tuple(Chapter(c["index"], c["title"], tuple(c["paragraphs"]),
-                                   bool(c.get("front_matter", False)))
-                           for c in data["chapters"]),
-            cover=cover, warnings=tuple(data.get("warnings", ())),
-            pronunciations=tuple(Pronunciation(**hint)
-                                 for hint in data.get("pronunciations", ())),
+            title=data["title"],
+            authors=tuple(data["authors"]),
+            language=data["language"],
+            chapters=tuple(
+                Chapter(
+                    c["index"],
+                    c["title"],
+                    tuple(c["paragraphs"]),
+                    bool(c.get("front_matter", False)),
+                )
+                for c in data["chapters"]
+            ),
+            cover=cover,
+            warnings=tuple(data.get("warnings", ())),
+            pronunciations=tuple(Pronunciation(**hint) for hint in data.get("pronunciations", ())),
             details=BookDetails(**data.get("details", {})),
         )
 

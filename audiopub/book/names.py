@@ -94,8 +94,10 @@ def likely_names(book: Book, language: str | None = None, limit: int = 50) -> li
     tallies = _tally(book)
     chosen = [t for key, t in tallies.items() if _is_candidate(key, t, vocabulary)]
     chosen.sort(key=lambda t: (-t.count, t.first_seen))
-    return [NameCandidate(t.forms.most_common(1)[0][0], t.count, t.example)
-            for t in chosen[:max(limit, 0)]]
+    return [
+        NameCandidate(t.forms.most_common(1)[0][0], t.count, t.example)
+        for t in chosen[: max(limit, 0)]
+    ]
 
 
 def first_use(book: Book, pattern: re.Pattern[str]) -> tuple[str, str] | None:
@@ -128,19 +130,21 @@ def _tally_sentence(sentence: str, tallies: dict[str, _Tally]) -> None:
     previous_end, previous_word = 0, ""
     for match in _WORD.finditer(sentence):
         word = _strip_possessive(match.group())
-        gap = sentence[previous_end:match.start()]
+        gap = sentence[previous_end : match.start()]
         mid = bool(previous_word) and (
             _MID_GAP.fullmatch(gap) is not None
             # "Mr. Holmes": the sentence goes on after an abbreviation's full stop
-            or (gap.strip() == "." and previous_word.lower() in ABBREVIATIONS))
+            or (gap.strip() == "." and previous_word.lower() in ABBREVIATIONS)
+        )
         previous_end, previous_word = match.end(), word
         if not _is_word(word):
             continue
         key = word.casefold()
         tally = tallies.get(key)
         if tally is None:
-            tally = tallies[key] = _Tally(example=_trim(sentence, match.start()),
-                                          first_seen=len(tallies))
+            tally = tallies[key] = _Tally(
+                example=_trim(sentence, match.start()), first_seen=len(tallies)
+            )
         tally.count += 1
         tally.forms[word] += 1
         if mid:
@@ -175,8 +179,7 @@ def _is_candidate(key: str, tally: _Tally, vocabulary: dict[str, float] | None) 
     zipf = _zipf(key, vocabulary)
     if tally.mid_capital > 0 and tally.mid_lower * 3 < tally.mid_capital:
         return zipf < COMMON_ZIPF
-    return (tally.mid_lower >= _RARE_MIN_COUNT and len(key) >= _RARE_MIN_LENGTH
-            and zipf < _RARE_ZIPF)
+    return tally.mid_lower >= _RARE_MIN_COUNT and len(key) >= _RARE_MIN_LENGTH and zipf < _RARE_ZIPF
 
 
 def _zipf(key: str, vocabulary: dict[str, float]) -> float:
@@ -204,7 +207,7 @@ def _trim(sentence: str, at: int, width: int = _EXAMPLE_CHARS) -> str:
 
 
 def _base_language(language: str | None) -> str | None:
-    """"en-GB" → "en"; wordfreq knows Norwegian Bokmål as "nb"."""
+    """ "en-GB" → "en"; wordfreq knows Norwegian Bokmål as "nb"."""
     if not language:
         return None
     base = primary_subtag(language)

@@ -41,8 +41,9 @@ class Item:
 
     @property
     def is_html(self) -> bool:
-        return (self.media_type in _HTML_TYPES
-                or self.name.lower().endswith((".xhtml", ".html", ".htm")))
+        return self.media_type in _HTML_TYPES or self.name.lower().endswith(
+            (".xhtml", ".html", ".htm")
+        )
 
     @property
     def is_svg(self) -> bool:
@@ -87,10 +88,17 @@ def read_package(archive: EpubArchive) -> Package:
     try:
         container = parse_xml(data)
     except etree.XMLSyntaxError as exc:
-        raise _fail(book, "META-INF/container.xml is not valid XML "
-                         f"({describe_error(exc)})") from exc
-    opf_path = next((el.get("full-path") for el in container.iter()
-                     if local_name(el) == "rootfile" and el.get("full-path")), None)
+        raise _fail(
+            book, f"META-INF/container.xml is not valid XML ({describe_error(exc)})"
+        ) from exc
+    opf_path = next(
+        (
+            el.get("full-path")
+            for el in container.iter()
+            if local_name(el) == "rootfile" and el.get("full-path")
+        ),
+        None,
+    )
     if not opf_path:
         raise _fail(book, "META-INF/container.xml does not name a package file")
     opf_path = opf_path.strip().lstrip("/")  # "/OEBPS/content.opf": the container's root
@@ -106,11 +114,14 @@ def read_package(archive: EpubArchive) -> Package:
         # what is left is still a package with a manifest and a spine.
         recovered = parse_markup(opf)
         if recovered is None or _missing_parts(recovered):
-            raise _fail(book, f"its package file {shown} is not valid XML "
-                              f"({describe_error(exc)})") from exc
+            raise _fail(
+                book, f"its package file {shown} is not valid XML ({describe_error(exc)})"
+            ) from exc
         root = recovered
-        notes.append(f"The package file {shown} has XML errors ({describe_error(exc)}); it was "
-                     "read as far as possible.")
+        notes.append(
+            f"The package file {shown} has XML errors ({describe_error(exc)}); it was "
+            "read as far as possible."
+        )
     missing = _missing_parts(root)
     if missing:
         raise _fail(book, f"its package file {shown} has no {missing}")
@@ -118,14 +129,15 @@ def read_package(archive: EpubArchive) -> Package:
     opf_dir = posixpath.dirname(safe_name(opf_path) or "")
     metadata = parts.get("metadata")
     dc, metas = _metadata(metadata) if metadata is not None else ({}, [])
-    package = Package(opf_path, dc, metas, _manifest(parts["manifest"], opf_dir),
-                      _spine(parts["spine"]), notes)
+    package = Package(
+        opf_path, dc, metas, _manifest(parts["manifest"], opf_dir), _spine(parts["spine"]), notes
+    )
     _check_drm(archive, package)
     return package
 
 
 def _missing_parts(root: etree._Element) -> str:
-    """"" for a package with a manifest and a spine, else what it lacks."""
+    """ "" for a package with a manifest and a spine, else what it lacks."""
     if local_name(root) != "package":
         return "package element"
     present = {local_name(el) for el in root}
@@ -136,8 +148,9 @@ def _text(el: etree._Element) -> str:
     return "".join(el.itertext()).strip()
 
 
-def _metadata(metadata: etree._Element) -> tuple[dict[str, list[tuple[str, dict[str, str]]]],
-                                                 list[dict[str, str]]]:
+def _metadata(
+    metadata: etree._Element,
+) -> tuple[dict[str, list[tuple[str, dict[str, str]]]], list[dict[str, str]]]:
     dc: dict[str, list[tuple[str, dict[str, str]]]] = {}
     metas: list[dict[str, str]] = []
     for el in metadata.iter():
@@ -165,14 +178,22 @@ def _manifest(manifest: etree._Element, opf_dir: str) -> dict[str, Item]:
         if media_type == "image/jpg":
             media_type = "image/jpeg"
         item_id = el.get("id") or name
-        items[item_id] = Item(item_id, posixpath.normpath(name) if name else name, path,
-                              media_type, frozenset((el.get("properties") or "").split()))
+        items[item_id] = Item(
+            item_id,
+            posixpath.normpath(name) if name else name,
+            path,
+            media_type,
+            frozenset((el.get("properties") or "").split()),
+        )
     return items
 
 
 def _spine(spine: etree._Element) -> list[tuple[str, bool]]:
-    return [(ref.get("idref", ""), (ref.get("linear") or "yes").strip().lower() != "no")
-            for ref in spine if local_name(ref) == "itemref"]
+    return [
+        (ref.get("idref", ""), (ref.get("linear") or "yes").strip().lower() != "no")
+        for ref in spine
+        if local_name(ref) == "itemref"
+    ]
 
 
 def _check_drm(archive: EpubArchive, package: Package) -> None:
@@ -184,11 +205,14 @@ def _check_drm(archive: EpubArchive, package: Package) -> None:
     except KeyError:
         return
     except (etree.XMLSyntaxError, BadEpub):
-        package.notes.append("META-INF/encryption.xml could not be read; if the text is "
-                             "encrypted it will not be readable.")
+        package.notes.append(
+            "META-INF/encryption.xml could not be read; if the text is "
+            "encrypted it will not be readable."
+        )
         return
-    text_paths = {item.path for item in package.items.values()
-                  if item.is_page or item.media_type == NCX_TYPE}
+    text_paths = {
+        item.path for item in package.items.values() if item.is_page or item.media_type == NCX_TYPE
+    }
     for data in root.iter():
         if local_name(data) != "EncryptedData":
             continue
@@ -197,5 +221,8 @@ def _check_drm(archive: EpubArchive, package: Package) -> None:
                 continue
             path = safe_name(unquote(ref.get("URI") or "").strip())
             if path and (path in text_paths or path.lower().endswith(_TEXT_SUFFIXES)):
-                raise _fail(archive.book, "this book is DRM-protected (its text is encrypted); "
-                                          "Audiopub can only narrate DRM-free EPUBs")
+                raise _fail(
+                    archive.book,
+                    "this book is DRM-protected (its text is encrypted); "
+                    "Audiopub can only narrate DRM-free EPUBs",
+                )

@@ -83,8 +83,12 @@ class Reading(NamedTuple):
     picture_pages: int  # parsed documents with pictures and no text at all
 
 
-def read_documents(docs: list[Document], targets: dict[str, dict[str, list[int]]],
-                   notes: list[str], hints: list[Pronunciation] | None = None) -> Reading:
+def read_documents(
+    docs: list[Document],
+    targets: dict[str, dict[str, list[int]]],
+    notes: list[str],
+    hints: list[Pronunciation] | None = None,
+) -> Reading:
     """The paragraphs of all documents in order, with marks where chapters start. The pages'
     `ssml:ph` hints go into `hints`."""
     stream: list[Block | Mark] = []
@@ -93,8 +97,10 @@ def read_documents(docs: list[Document], targets: dict[str, dict[str, list[int]]
         problems: list[str] = []
         root = parse_markup(doc.data, deep=True, problems=problems)
         for problem in problems:  # libxml2 gave up part-way: what came after is not in `root`
-            notes.append(f"{doc.path}: {problem}, far beyond any real book; its text from "
-                         "there on was left out.")
+            notes.append(
+                f"{doc.path}: {problem}, far beyond any real book; its text from "
+                "there on was left out."
+            )
         if root is None:
             if not problems:
                 notes.append(f"{doc.path} could not be parsed; its text was left out.")
@@ -108,8 +114,9 @@ def read_documents(docs: list[Document], targets: dict[str, dict[str, list[int]]
         walker.walk(root)
         walker.flush()
         # Entries for the whole file, or whose id is missing, start at the top of the file.
-        unplaced = [Mark(i) for key, found in doc_targets.items() if key not in walker.hit
-                    for i in found]
+        unplaced = [
+            Mark(i) for key, found in doc_targets.items() if key not in walker.hit for i in found
+        ]
         unplaced.sort(key=lambda mark: mark.entry)
         stream[begin:begin] = unplaced
         if walker.pictures and not any(isinstance(b, Block) and b.text for b in stream[begin:]):
@@ -188,8 +195,13 @@ class _Walker:
     def _enter(self, el: etree._Element, name: str) -> _Open:
         if name == "a" and "gutenberg.org" in (el.get("href") or ""):
             self._boilerplate = True  # e.g. PG's "an illustrated edition is at gutenberg.org/…"
-        opened = _Open(name in _BLOCK_TAGS, int(name in _HEADINGS), int(name == "hgroup"),
-                       int(name == "pre"), int(_is_front_matter(el)))
+        opened = _Open(
+            name in _BLOCK_TAGS,
+            int(name in _HEADINGS),
+            int(name == "hgroup"),
+            int(name == "pre"),
+            int(_is_front_matter(el)),
+        )
         self._heading += opened.heading
         self._hgroup += opened.hgroup
         self._pre += opened.pre
@@ -218,8 +230,9 @@ class _Walker:
             self._add(f" {' '.join(paragraphs)} " if paragraphs else None)
         elif paragraphs:
             self.flush()
-            self.out.extend(Block(text, self._heading > 0, front=self._front > 0)
-                            for text in paragraphs)
+            self.out.extend(
+                Block(text, self._heading > 0, front=self._front > 0) for text in paragraphs
+            )
 
     def _skip(self, el: etree._Element) -> None:
         for inner in el.iterdescendants():
@@ -257,8 +270,9 @@ class _Walker:
     def flush(self) -> None:
         text = "".join(self._buf)
         for paragraph in _split_paragraphs(text):
-            self.out.append(Block(paragraph, self._heading > 0, self._boilerplate,
-                                  front=self._front > 0))
+            self.out.append(
+                Block(paragraph, self._heading > 0, self._boilerplate, front=self._front > 0)
+            )
         self.out.extend(self._deferred)
         self._buf.clear()
         self._deferred.clear()
@@ -303,8 +317,9 @@ def _is_skipped_section(el: etree._Element, name: str) -> bool:
 
 def _is_front_matter(el: etree._Element) -> bool:
     """A title page or dedication (epub:type or role): read, but not narrated by default."""
-    return bool(epub_types(el) & FRONT_MATTER_TYPES
-                or _attr_tokens(el, "role") & FRONT_MATTER_ROLES)
+    return bool(
+        epub_types(el) & FRONT_MATTER_TYPES or _attr_tokens(el, "role") & FRONT_MATTER_ROLES
+    )
 
 
 def _is_dropped(el: etree._Element, name: str) -> bool:

@@ -36,8 +36,12 @@ class Pronunciation:
     origin: str  # the file it came from, for messages
 
     def to_dict(self) -> dict[str, Any]:
-        return {"written": self.written, "say": self.say, "phonemes": self.phonemes,
-                "origin": self.origin}
+        return {
+            "written": self.written,
+            "say": self.say,
+            "phonemes": self.phonemes,
+            "origin": self.origin,
+        }
 
 
 def from_pls(data: bytes, origin: str, notes: list[str]) -> list[Pronunciation]:
@@ -58,8 +62,9 @@ def from_pls(data: bytes, origin: str, notes: list[str]) -> list[Pronunciation]:
             continue
         found += [Pronunciation(grapheme, *said, origin) for grapheme in graphemes]
     if skipped:
-        notes.append(f"{origin}: {skipped} pronunciation(s) in an alphabet other than IPA "
-                     "were left out.")
+        notes.append(
+            f"{origin}: {skipped} pronunciation(s) in an alphabet other than IPA were left out."
+        )
     return found
 
 
@@ -88,11 +93,15 @@ def from_markup(root: etree._Element, origin: str, notes: list[str]) -> list[Pro
         if _alphabet_of(element) not in _KEPT_ALPHABETS:
             skipped += 1
             continue
-        found.append(Pronunciation(written, unicodedata.normalize("NFD", ph.strip()), True,
-                                   f"{origin} (ssml:ph)"))
+        found.append(
+            Pronunciation(
+                written, unicodedata.normalize("NFD", ph.strip()), True, f"{origin} (ssml:ph)"
+            )
+        )
     if skipped:
-        notes.append(f"{origin}: {skipped} ssml:ph hint(s) in an alphabet other than IPA "
-                     "were left out.")
+        notes.append(
+            f"{origin}: {skipped} ssml:ph hint(s) in an alphabet other than IPA were left out."
+        )
     return found
 
 

@@ -28,8 +28,14 @@ DEEP_MARKUP_LEVELS = 2048
 
 
 def _parser(recover: bool, deep: bool = False) -> etree.XMLParser:
-    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                           dtd_validation=False, huge_tree=deep, recover=recover)
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=deep,
+        recover=recover,
+    )
 
 
 def parse_xml(data: bytes, deep: bool = False) -> etree._Element:
@@ -39,8 +45,9 @@ def parse_xml(data: bytes, deep: bool = False) -> etree._Element:
     return root
 
 
-def parse_markup(data: bytes, deep: bool = False,
-                 problems: list[str] | None = None) -> etree._Element | None:
+def parse_markup(
+    data: bytes, deep: bool = False, problems: list[str] | None = None
+) -> etree._Element | None:
     """XHTML as books have it: HTML's named entities allowed; if strict parsing fails (e.g.
     calibre's tag soup), libxml2 recovers what it can. None if nothing is left.
 
@@ -114,9 +121,11 @@ _XML_ENTITIES = frozenset({b"amp", b"lt", b"gt", b"quot", b"apos"})
 def _numeric_entities(data: bytes) -> bytes:
     """&nbsp; → &#160;: XHTML files use HTML entities that XML without the DTD doesn't know.
     A bare "&" ("Tom & Jerry", common in tag soup) becomes "&amp;" instead of being lost."""
+
     def replace(match: re.Match[bytes]) -> bytes:
         code = html.entities.name2codepoint.get(match.group(1).decode("ascii"))
         if match.group(1) in _XML_ENTITIES or code is None:
             return match.group(0)
         return b"&#%d;" % code
+
     return _BARE_AMPERSAND.sub(b"&amp;", _NAMED_ENTITY.sub(replace, data))

@@ -20,17 +20,30 @@ from audiopub import settings
 from audiopub.book.models import Book
 from audiopub.errors import BadEpub
 
-__all__ = ["check_speakable", "language_scripts", "primary_subtag", "script_of",
-           "unsupported_script_share"]
+__all__ = [
+    "check_speakable",
+    "language_scripts",
+    "primary_subtag",
+    "script_of",
+    "unsupported_script_share",
+]
 
 # The first word of a letter's Unicode name, when it isn't the script's name itself.
 _NAME_WORDS = {
-    "CJK": "Han", "IDEOGRAPHIC": "Han", "KANGXI": "Han",
-    "HIRAGANA": "Kana", "KATAKANA": "Kana", "KATAKANA-HIRAGANA": "Kana",
-    "HANGUL": "Hangul", "NKO": "N'Ko",
+    "CJK": "Han",
+    "IDEOGRAPHIC": "Han",
+    "KANGXI": "Han",
+    "HIRAGANA": "Kana",
+    "KATAKANA": "Kana",
+    "KATAKANA-HIRAGANA": "Kana",
+    "HANGUL": "Hangul",
+    "NKO": "N'Ko",
 }
-_DISPLAY = {"Han": "Chinese characters (Han script)", "Kana": "Japanese kana",
-            "Hangul": "Korean Hangul"}
+_DISPLAY = {
+    "Han": "Chinese characters (Han script)",
+    "Kana": "Japanese kana",
+    "Hangul": "Korean Hangul",
+}
 # Letters that belong to no script in particular.
 _NO_SCRIPT = frozenset({"MODIFIER", "COMBINING", "LETTERLIKE", "SUPERSCRIPT", "SUBSCRIPT"})
 
@@ -160,6 +173,8 @@ def check_speakable(book: Book, voice_language: str | None, voice: str | None = 
     if script is None or share <= settings.MAX_UNSPEAKABLE_SHARE:
         return
     how_much = "mostly" if share > 0.5 else "largely"
-    raise BadEpub(f"This book is {how_much} in {_DISPLAY.get(script, script + ' script')}: "
-                  f"{share:.0%} of its letters. The voice {voice or voice_language} can't read "
-                  "it; choose a voice for the book's language.")
+    raise BadEpub(
+        f"This book is {how_much} in {_DISPLAY.get(script, script + ' script')}: "
+        f"{share:.0%} of its letters. The voice {voice or voice_language} can't read "
+        "it; choose a voice for the book's language."
+    )

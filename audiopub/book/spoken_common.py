@@ -123,8 +123,12 @@ def comma_decimal(text: str, lang: str, comma_word: str) -> str:
     return words
 
 
-def fraction_words(char: str, named: dict[tuple[int, int], str],
-                   cardinal: Callable[[int], str], ordinal: Callable[[int], str]) -> str:
+def fraction_words(
+    char: str,
+    named: dict[tuple[int, int], str],
+    cardinal: Callable[[int], str],
+    ordinal: Callable[[int], str],
+) -> str:
     """A vulgar fraction in words: `named` ones as they are said ("un demi"), the rest as a
     cardinal and a plural ordinal ("cinq huitièmes"), the French and Spanish way."""
     numerator, denominator = VULGAR_FRACTIONS[char]
@@ -133,8 +137,14 @@ def fraction_words(char: str, named: dict[tuple[int, int], str],
     return f"{cardinal(numerator)} {ordinal(denominator)}{'s' if numerator > 1 else ''}"
 
 
-def mixed_number_words(whole: str, char: str, conjunction: str, half: str,
-                       fraction: Callable[[str], str], cardinal: Callable[[int], str]) -> str:
-    """"2½" → "deux et demi" / "dos y medio": the whole number, the conjunction, the rest."""
+def mixed_number_words(
+    whole: str,
+    char: str,
+    conjunction: str,
+    half: str,
+    fraction: Callable[[str], str],
+    cardinal: Callable[[int], str],
+) -> str:
+    """ "2½" → "deux et demi" / "dos y medio": the whole number, the conjunction, the rest."""
     rest = half if char == "½" else fraction(char)
     return f"{cardinal(int(whole))} {conjunction} {rest}"

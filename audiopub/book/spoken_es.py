@@ -170,8 +170,7 @@ def _fraction(char: str) -> str:
 
 
 def _mixed(match: re.Match[str]) -> str:
-    return mixed_number_words(match.group(1), match.group(2), "y", "medio", _fraction,
-                              cardinal)
+    return mixed_number_words(match.group(1), match.group(2), "y", "medio", _fraction, cardinal)
 
 
 def _say_number(match: re.Match[str]) -> str:

@@ -180,8 +180,7 @@ def _fraction(char: str) -> str:
 
 
 def _mixed(match: re.Match[str]) -> str:
-    return mixed_number_words(match.group(1), match.group(2), "et", "demi", _fraction,
-                              cardinal)
+    return mixed_number_words(match.group(1), match.group(2), "et", "demi", _fraction, cardinal)
 
 
 RULES: list[Rule] = [

@@ -118,8 +118,11 @@ def _paragraphs(lines: list[_Line]) -> list[str]:
     if not lines:
         return []
     one_line_each = len({line.group for line in lines}) == len(lines)
-    steps = [b.y - a.y for a, b in zip(lines, lines[1:])
-             if a.y is not None and b.y is not None and b.y > a.y]
+    steps = [
+        b.y - a.y
+        for a, b in zip(lines, lines[1:])
+        if a.y is not None and b.y is not None and b.y > a.y
+    ]
     usual = min(steps) if steps else None
     paragraphs: list[list[str]] = [[lines[0].text]]
     for before, line in zip(lines, lines[1:]):

@@ -40,7 +40,7 @@ class TocEntry:
 
 
 def local_name(el: etree._Element) -> str:
-    """"p" for {http://www.w3.org/1999/xhtml}p; "" for comments and processing instructions."""
+    """ "p" for {http://www.w3.org/1999/xhtml}p; "" for comments and processing instructions."""
     tag = el.tag
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
@@ -187,8 +187,9 @@ class Mark:
     entry: int  # index into the TOC entries: a chapter starts here
 
 
-def chapter_targets(entries: list[TocEntry], doc_paths: list[str], known: set[str],
-                    notes: list[str]) -> tuple[list[TocEntry], dict[str, dict[str, list[int]]]]:
+def chapter_targets(
+    entries: list[TocEntry], doc_paths: list[str], known: set[str], notes: list[str]
+) -> tuple[list[TocEntry], dict[str, dict[str, list[int]]]]:
     """Where chapters start: {document path: {target id ("" = top of file): [entry, …]}}.
 
     Without a usable TOC every document becomes a chapter (titled later by its first heading),
@@ -197,8 +198,10 @@ def chapter_targets(entries: list[TocEntry], doc_paths: list[str], known: set[st
     starts = [i for i in range(len(entries)) if starts_chapter(entries, i)]
     for i in starts:
         if entries[i].path not in known:
-            notes.append(f"The table of contents entry “{entries[i].title}” points to "
-                         f"{entries[i].path}, which is not in the book; it was ignored.")
+            notes.append(
+                f"The table of contents entry “{entries[i].title}” points to "
+                f"{entries[i].path}, which is not in the book; it was ignored."
+            )
     if not any(entries[i].path in doc_paths for i in starts):
         entries = [TocEntry("", path, None, None) for path in doc_paths]
         starts = list(range(len(entries)))
@@ -215,9 +218,14 @@ class _Draft:
     blocks: list[Block] = field(default_factory=list)
 
 
-def cut_chapters(stream: list[Block | Mark], entries: list[TocEntry], book_title: str,
-                 notes: list[str], titles: Sequence[str] = (),
-                 authors: Sequence[str] = ()) -> list[Chapter]:
+def cut_chapters(
+    stream: list[Block | Mark],
+    entries: list[TocEntry],
+    book_title: str,
+    notes: list[str],
+    titles: Sequence[str] = (),
+    authors: Sequence[str] = (),
+) -> list[Chapter]:
     """Chapters from the stream; those with nothing to say are dropped (with a note, unless
     they only held matter skipped on purpose, like the PG licence or a colophon). Title pages
     and dedications are marked `front_matter` (`titles`: all the titles the package gives)."""
@@ -235,8 +243,9 @@ def cut_chapters(stream: list[Block | Mark], entries: list[TocEntry], book_title
         paragraphs = tuple(b.spoken for b in spoken)
         if paragraphs:
             label = entries[draft.entry].title if draft.entry is not None else ""
-            front = is_front_matter(label, paragraphs, all(b.front for b in spoken),
-                                    [book_title, *titles], authors)
+            front = is_front_matter(
+                label, paragraphs, all(b.front for b in spoken), [book_title, *titles], authors
+            )
             chapters.append(Chapter(len(chapters), title, paragraphs, front))
         elif draft.entry is not None and len(kept) == len(draft.blocks):
             notes.append(f"Left out “{title}”: it has no text to narrate.")
@@ -257,8 +266,9 @@ def _continues(draft: _Draft, entry: int, entries: list[TocEntry]) -> bool:
     return entries[entry].parent == draft.entry and all(b.heading for b in draft.blocks)
 
 
-def _chapter_title(draft: _Draft, kept: list[Block], entries: list[TocEntry],
-                   book_title: str, position: int) -> str:
+def _chapter_title(
+    draft: _Draft, kept: list[Block], entries: list[TocEntry], book_title: str, position: int
+) -> str:
     heading = next((b.text for b in kept if b.heading and b.spoken), "")
     if draft.entry is None:  # a title page or preface before the first TOC entry
         return heading or book_title

@@ -28,8 +28,9 @@ def text_words(text: str) -> list[str]:
     return [token for token in plain.split() if any(char.isalnum() for char in token)]
 
 
-def book_word_starts(text: str, spoken: str,
-                     engine_starts: Sequence[int] | None) -> tuple[int, ...] | None:
+def book_word_starts(
+    text: str, spoken: str, engine_starts: Sequence[int] | None
+) -> tuple[int, ...] | None:
     """`engine_starts` (one per engine word of `spoken`) as the starts of `text`'s words, or
     None where the words can't be matched safely (see the module docstring)."""
     if engine_starts is None:

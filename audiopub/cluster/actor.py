@@ -31,8 +31,9 @@ class SpokenBatch:
     node: str  # the address of the machine that spoke it
 
 
-def speak_batch(engine: Engine, texts: Sequence[str], voice: str,
-                options: SynthesisOptions) -> list[Spoken]:
+def speak_batch(
+    engine: Engine, texts: Sequence[str], voice: str, options: SynthesisOptions
+) -> list[Spoken]:
     """One padded batch; if it fails, each text alone (RETRIES more tries each)."""
     if len(texts) > 1:
         try:
@@ -40,8 +41,7 @@ def speak_batch(engine: Engine, texts: Sequence[str], voice: str,
         except AudiopubError:
             raise
         except Exception as exc:  # engine internals: fall back to one chunk at a time
-            log.warning("a batch of %d chunks failed (%s); trying them one by one",
-                        len(texts), exc)
+            log.warning("a batch of %d chunks failed (%s); trying them one by one", len(texts), exc)
     return [_speak_one(engine, text, voice, options) for text in texts]
 
 
@@ -69,8 +69,9 @@ class SpeechWorker:
         shipped: ModelFiles = ray.get(files[0])
         self.folder = unpack(shipped)
         # One intra-op thread on a CPU actor: the cluster runs one actor per core.
-        self.engine = get_engine(engine_name, use_gpu=use_gpu, model_dir=self.folder,
-                                 threads=None if use_gpu else 1)
+        self.engine = get_engine(
+            engine_name, use_gpu=use_gpu, model_dir=self.folder, threads=None if use_gpu else 1
+        )
         self.node = ray.util.get_node_ip_address()
 
     def speak(self, texts: list[str], voice: str, options: SynthesisOptions) -> SpokenBatch:

@@ -26,16 +26,17 @@ def ray_module() -> ModuleType:
     try:
         import ray
     except ImportError as exc:
-        raise EngineUnavailable(f"--ray needs Ray, which is not installed: {INSTALL_HINT}") \
-            from exc
+        raise EngineUnavailable(f"--ray needs Ray, which is not installed: {INSTALL_HINT}") from exc
     return ray
 
 
 def lost(address: str, reason: object) -> ClusterLost:
     """The error that pauses a job whose cluster went away (or never answered)."""
-    return ClusterLost(f"The Ray cluster at {address} can't be reached ({reason}). The job is "
-                       "paused with its finished chunks kept: start the cluster again and run "
-                       "the same command, or run it without --ray to finish on this machine.")
+    return ClusterLost(
+        f"The Ray cluster at {address} can't be reached ({reason}). The job is "
+        "paused with its finished chunks kept: start the cluster again and run "
+        "the same command, or run it without --ray to finish on this machine."
+    )
 
 
 def connect(address: str) -> Any:
@@ -45,8 +46,12 @@ def connect(address: str) -> Any:
         if not ray.is_initialized():
             log.info("connecting to the Ray cluster at %s", address)
             try:
-                ray.init(address=address, namespace=NAMESPACE, logging_level=logging.WARNING,
-                         log_to_driver=False)
+                ray.init(
+                    address=address,
+                    namespace=NAMESPACE,
+                    logging_level=logging.WARNING,
+                    log_to_driver=False,
+                )
             except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError…
                 raise lost(address, exc) from exc
     return ray

@@ -39,8 +39,15 @@ Connection = multiprocessing.connection.Connection
 Send = Callable[..., None]  # a message to the job: its kind, then its parts
 
 
-def main(pipe: Connection, address: str, engine_name: str, model_id: str, voice: str,
-         batch_size: int | None, cpu_batch_size: int) -> None:
+def main(
+    pipe: Connection,
+    address: str,
+    engine_name: str,
+    model_id: str,
+    voice: str,
+    batch_size: int | None,
+    cpu_batch_size: int,
+) -> None:
     """Connect, start the job's actors, say `ready`, then speak batches until `stop`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the job process's to handle
     # Ray's own C++ log lines (a lost worker's retries) would cut through the progress bar;
@@ -76,8 +83,9 @@ def main(pipe: Connection, address: str, engine_name: str, model_id: str, voice:
     pool.stop()
 
 
-def _answer(pool: _Pool, submitted: queue.SimpleQueue[tuple[list[str], str, Any, Any] | None],
-            send: Send) -> None:
+def _answer(
+    pool: _Pool, submitted: queue.SimpleQueue[tuple[list[str], str, Any, Any] | None], send: Send
+) -> None:
     """Each batch's audio back to the job, in the order it was sent."""
     while (item := submitted.get()) is not None:
         texts, voice, options, ref = item
@@ -96,8 +104,15 @@ def _say_error(send: Send, error: AudiopubError) -> None:
 class _Pool:
     """The job's actors: one per GPU where the cluster has free GPUs, else one per CPU."""
 
-    def __init__(self, address: str, engine_name: str, model_id: str, voice: str,
-                 batch_size: int | None, cpu_batch_size: int) -> None:
+    def __init__(
+        self,
+        address: str,
+        engine_name: str,
+        model_id: str,
+        voice: str,
+        batch_size: int | None,
+        cpu_batch_size: int,
+    ) -> None:
         self.address = address
         self.ray = ray = connection.connect(address)
         try:
@@ -106,15 +121,20 @@ class _Pool:
             count = int(free.get("GPU", 0)) if on_gpu else max(1, int(free.get("CPU", 0)))
             files = models.shipped(ray, engine_name, model_id, voice)
             actor = ray.remote(SpeechWorker).options(
-                num_gpus=1 if on_gpu else 0, num_cpus=0 if on_gpu else 1,
-                max_restarts=ACTOR_RESTARTS, max_task_retries=TASK_RETRIES)
+                num_gpus=1 if on_gpu else 0,
+                num_cpus=0 if on_gpu else 1,
+                max_restarts=ACTOR_RESTARTS,
+                max_task_retries=TASK_RETRIES,
+            )
             # The reference in a list: each actor fetches the files itself, again on restart.
             self.actors = [actor.remote(engine_name, [files], on_gpu) for _ in range(count)]
         except Exception as exc:  # connected, then gone
             raise connection.lost(address, first_line(exc)) from exc
         self.max_items = batch_size or (settings.GPU_MAX_BATCH if on_gpu else cpu_batch_size)
-        self.device = (f"Ray cluster at {address}: {count} "
-                       f"{'GPU' if on_gpu else 'CPU'} actor{'s' if count > 1 else ''}")
+        self.device = (
+            f"Ray cluster at {address}: {count} "
+            f"{'GPU' if on_gpu else 'CPU'} actor{'s' if count > 1 else ''}"
+        )
         self._next = 0
 
     def submit(self, texts: list[str], voice: str, options: Any) -> Any:
@@ -139,8 +159,11 @@ class _Pool:
             except Exception as exc:  # a worker, a node or the whole cluster lost
                 if attempt == HEAD_RETRIES:
                     raise connection.lost(self.address, first_line(exc)) from exc
-                log.warning("a batch of %d chunks was lost with its worker (%s); sending it "
-                            "again", len(texts), first_line(exc))
+                log.warning(
+                    "a batch of %d chunks was lost with its worker (%s); sending it again",
+                    len(texts),
+                    first_line(exc),
+                )
                 time.sleep(RETRY_WAIT_S)
                 ref = self.submit(texts, voice, options)
         raise AssertionError("unreachable")

@@ -53,17 +53,28 @@ Pending = tuple[list[int], list[ChunkTask]]  # positions and tasks of a batch se
 class RayExecutor(ChunkExecutor):
     """A job's actors on the cluster, fed batches in reading order through its driver."""
 
-    def __init__(self, address: str, engine_name: str, engine: Engine, voice: str,
-                 batch_size: int | None) -> None:
+    def __init__(
+        self, address: str, engine_name: str, engine: Engine, voice: str, batch_size: int | None
+    ) -> None:
         connection.ray_module()  # installed, or say which extra to install
         self.address = address
         context = multiprocessing.get_context("spawn")  # a fresh process: no threads forked
         self._pipe, theirs = context.Pipe()
         forced = batch_size or settings.batch_size_override()
         self._driver = context.Process(
-            target=driver.main, name="audiopub-ray-driver", daemon=True,
-            args=(theirs, address, engine_name, engine.model_id(voice), voice, forced,
-                  engine.batch_size))
+            target=driver.main,
+            name="audiopub-ray-driver",
+            daemon=True,
+            args=(
+                theirs,
+                address,
+                engine_name,
+                engine.model_id(voice),
+                voice,
+                forced,
+                engine.batch_size,
+            ),
+        )
         self._driver.start()
         theirs.close()
         try:
@@ -80,8 +91,9 @@ class RayExecutor(ChunkExecutor):
         """Nothing left to load: the actors loaded the job's voice before the driver said it
         was ready (`__init__` waits for that)."""
 
-    def map(self, tasks: Iterable[ChunkTask],
-            notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:
+    def map(
+        self, tasks: Iterable[ChunkTask], notify: Callable[[str], None] | None = None
+    ) -> Iterator[ChunkResult]:
         """Results in task order. Stopping the iteration leaves the batches in flight to be
         read (and dropped) before the next map's, so their chunks stay pending."""
         yield from in_task_order(self._map(tasks))
@@ -91,8 +103,12 @@ class RayExecutor(ChunkExecutor):
         try:
             for batch in planned_batches(tasks, lambda: self.limits):
                 chunk_tasks = [task for _, task in batch]
-                self._send("speak", [t.text for t in chunk_tasks], chunk_tasks[0].voice,
-                           chunk_tasks[0].options)
+                self._send(
+                    "speak",
+                    [t.text for t in chunk_tasks],
+                    chunk_tasks[0].voice,
+                    chunk_tasks[0].options,
+                )
                 pending.append(([position for position, _ in batch], chunk_tasks))
                 self.batch_sizes[len(batch)] += 1
                 if len(pending) >= self.actor_count * WINDOW_PER_ACTOR:
@@ -123,8 +139,9 @@ class RayExecutor(ChunkExecutor):
             raise SynthesisFailed(message[1])
         return message
 
-    def _collect(self, positions: list[int],
-                 tasks: list[ChunkTask]) -> list[tuple[int, ChunkResult]]:
+    def _collect(
+        self, positions: list[int], tasks: list[ChunkTask]
+    ) -> list[tuple[int, ChunkResult]]:
         batch: SpokenBatch = self._receive()[1]
         where = f"{batch.provider}{NODE_MARK}{batch.node}"  # the figures per node read it
         results = []
@@ -134,9 +151,17 @@ class RayExecutor(ChunkExecutor):
                 continue
             # Written here: the job's folder is on this machine only.
             frames = write_chunk(task.out_path, spoken.audio, spoken.sample_rate)
-            results.append(ChunkResult(task.key, frames, spoken.sample_rate, spoken.engine_s,
-                                       where, stages=spoken.stage_seconds,
-                                       word_starts=spoken.word_starts))
+            results.append(
+                ChunkResult(
+                    task.key,
+                    frames,
+                    spoken.sample_rate,
+                    spoken.engine_s,
+                    where,
+                    stages=spoken.stage_seconds,
+                    word_starts=spoken.word_starts,
+                )
+            )
         return list(zip(positions, results, strict=True))
 
     def describe(self) -> ExecutorInfo:
@@ -159,8 +184,9 @@ class RayExecutor(ChunkExecutor):
 def cluster_executors(address: str) -> ExecutorFactory:
     """The factory of executors on the cluster at `address`, for whoever runs jobs."""
 
-    def executor(engine_name: str, engine: Engine, batch_size: int | None = None,
-                 voice: str | None = None) -> ChunkExecutor:
+    def executor(
+        engine_name: str, engine: Engine, batch_size: int | None = None, voice: str | None = None
+    ) -> ChunkExecutor:
         assert voice is not None  # a job's: the actors load it before they say ready
         return RayExecutor(address, engine_name, engine, voice, batch_size)
 

@@ -32,8 +32,11 @@ def model_files(engine_name: str, voice: str) -> ModelFiles:
     if engine.voice_files is not None:
         return {path.name: path.read_bytes() for path in engine.voice_files(voice)}
     folder = engine.default_model_dir()
-    return {path.relative_to(folder).as_posix(): path.read_bytes()
-            for path in sorted(folder.rglob("*")) if path.is_file()}
+    return {
+        path.relative_to(folder).as_posix(): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
 
 
 def shipped(ray: Any, engine_name: str, model_id: str, voice: str) -> Any:

@@ -96,10 +96,14 @@ def reader(job: Job) -> str:
 
 def metadata_opf(book: Book, narrator: str) -> bytes:
     """An OPF package document with the metadata Audiobookshelf reads from `metadata.opf`."""
-    package = etree.Element(f"{{{OPF_NS}}}package", nsmap={None: OPF_NS},
-                            attrib={"version": "3.0", "unique-identifier": "id"})
-    metadata = etree.SubElement(package, f"{{{OPF_NS}}}metadata",
-                                nsmap={"dc": DC_NS, "opf": OPF_NS})
+    package = etree.Element(
+        f"{{{OPF_NS}}}package",
+        nsmap={None: OPF_NS},
+        attrib={"version": "3.0", "unique-identifier": "id"},
+    )
+    metadata = etree.SubElement(
+        package, f"{{{OPF_NS}}}metadata", nsmap={"dc": DC_NS, "opf": OPF_NS}
+    )
 
     def dc(name: str, text: str, **attributes: str) -> None:
         element = etree.SubElement(metadata, f"{{{DC_NS}}}{name}")
@@ -119,11 +123,16 @@ def metadata_opf(book: Book, narrator: str) -> bytes:
     if details.year:
         dc("date", details.year)
     if details.series:
-        etree.SubElement(metadata, f"{{{OPF_NS}}}meta", name="calibre:series",
-                         content=details.series)
+        etree.SubElement(
+            metadata, f"{{{OPF_NS}}}meta", name="calibre:series", content=details.series
+        )
         if details.series_index:
-            etree.SubElement(metadata, f"{{{OPF_NS}}}meta", name="calibre:series_index",
-                             content=details.series_index)
+            etree.SubElement(
+                metadata,
+                f"{{{OPF_NS}}}meta",
+                name="calibre:series_index",
+                content=details.series_index,
+            )
     return etree.tostring(package, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
@@ -139,9 +148,25 @@ def _write_cover(book: Book, folder: Path) -> None:
         if picture.suffix == ".jpg":
             shutil.copyfile(picture, folder / "cover.jpg")
             return
-        subprocess.run([ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y",
-                        "-i", str(picture), "-frames:v", "1", "-q:v", "2",
-                        str(folder / "cover.jpg")], capture_output=True, check=False)
+        subprocess.run(
+            [
+                ffmpeg,
+                "-hide_banner",
+                "-nostdin",
+                "-loglevel",
+                "error",
+                "-y",
+                "-i",
+                str(picture),
+                "-frames:v",
+                "1",
+                "-q:v",
+                "2",
+                str(folder / "cover.jpg"),
+            ],
+            capture_output=True,
+            check=False,
+        )
 
 
 def _replace_folder(staging: Path, folder: Path) -> None:

@@ -30,8 +30,9 @@ def chapter_wavs(store: JobStore, job_id: str, folder: Path) -> list[Path]:
     again from its chunk audio into `folder`. AudiopubError if the audio is gone."""
     job = store.queue.get_job(job_id)
     if job.state is not JobState.DONE:
-        raise AudiopubError(f"“{job.title}” is {job.state.value}: only a finished book can be "
-                            "exported")
+        raise AudiopubError(
+            f"“{job.title}” is {job.state.value}: only a finished book can be exported"
+        )
     job_dir = store.job_dir(job_id)
     wavs = []
     for chapter in store.ledger.chapters(job_id):
@@ -46,23 +47,36 @@ def chapter_wavs(store: JobStore, job_id: str, folder: Path) -> list[Path]:
 def _stitch_again(store: JobStore, job_id: str, chapter: ChapterRow, folder: Path) -> Path:
     job_dir = store.job_dir(job_id)
     chunks = store.ledger.chapter_chunks(job_id, chapter.idx)
-    if chapter.frames is None or chapter.sample_rate is None or \
-            any(c.clip_start is None for c in chunks):
-        raise AudiopubError("This book was made before Audiopub kept its timings: convert it "
-                            "again (the audio already made is reused)")
+    if (
+        chapter.frames is None
+        or chapter.sample_rate is None
+        or any(c.clip_start is None for c in chunks)
+    ):
+        raise AudiopubError(
+            "This book was made before Audiopub kept its timings: convert it "
+            "again (the audio already made is reused)"
+        )
     if not all(c.audio_path and chunk_is_valid(job_dir / c.audio_path, c.frames) for c in chunks):
         raise AudiopubError(
             f"The audio of chapter {chapter.idx + 1} (“{chapter.title}”) was not kept "
             "(AUDIOPUB_KEEP_CHUNK_AUDIO=0 removes it when a job finishes): convert the book "
-            "again to export it")
+            "again to export it"
+        )
     path = Path(folder) / f"{chapter.idx:04d}.wav"
-    stitched = stitch_chapter([(job_dir / c.audio_path, c.ends_paragraph)  # type: ignore[operator]
-                               for c in chunks], chapter.sample_rate, path,
-                              head=_head_made_with(chapter, chunks))
+    stitched = stitch_chapter(
+        [
+            (job_dir / c.audio_path, c.ends_paragraph)  # type: ignore[operator]
+            for c in chunks
+        ],
+        chapter.sample_rate,
+        path,
+        head=_head_made_with(chapter, chunks),
+    )
     if stitched.frames != chapter.frames:
         raise AudiopubError(
             f"Chapter {chapter.idx + 1} came out {stitched.frames} frames long made again, "
-            f"not {chapter.frames} as in the book: convert the book again to export it")
+            f"not {chapter.frames} as in the book: convert the book again to export it"
+        )
     return path
 
 

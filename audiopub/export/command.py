@@ -26,24 +26,46 @@ BOOK_MP3 = "mp3-book"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("job_id", help="the job's id (a unique prefix is enough)")
     parser.add_argument(
-        "--format", dest="formats", action="append",
+        "--format",
+        dest="formats",
+        action="append",
         choices=sorted([*SUBTITLE_FORMATS, *AUDIO_FORMATS, BOOK_MP3, "epub"]),
         help="repeatable. Subtitles: srt, vtt (the default: both). One audio file per chapter: "
-             "mp3 (VBR), mp3-cbr (192 kb/s, 44.1 kHz, as distributors ask), opus, m4a. The "
-             "whole book in one MP3 with chapters: mp3-book. epub: the book read aloud "
-             "(EPUB 3 Media Overlays), sentences highlighted")
-    parser.add_argument("--per-chapter", action="store_true",
-                        help="subtitles for each chapter file too, timed from its start")
-    parser.add_argument("--epub-audio", choices=["m4a", "mp3"], default="m4a",
-                        help="the audio inside the read-aloud EPUB: m4a (AAC, the default) or mp3")
-    parser.add_argument("-o", "--output-dir", type=Path,
-                        help="where to write (default: beside the audiobook, with its name)")
-    parser.add_argument("--loudness", choices=("audiobook", "off"), default="audiobook",
-                        help="audio files at -20 LUFS with peaks under -3 dB, as audiobook "
-                             "distributors ask (the default), or as the voice made them")
-    parser.add_argument("--audiobookshelf", type=Path, metavar="LIBRARY",
-                        help="put the book in this Audiobookshelf library folder, as "
-                             "Author/[Series/]Title/ with its cover and metadata")
+        "mp3 (VBR), mp3-cbr (192 kb/s, 44.1 kHz, as distributors ask), opus, m4a. The "
+        "whole book in one MP3 with chapters: mp3-book. epub: the book read aloud "
+        "(EPUB 3 Media Overlays), sentences highlighted",
+    )
+    parser.add_argument(
+        "--per-chapter",
+        action="store_true",
+        help="subtitles for each chapter file too, timed from its start",
+    )
+    parser.add_argument(
+        "--epub-audio",
+        choices=["m4a", "mp3"],
+        default="m4a",
+        help="the audio inside the read-aloud EPUB: m4a (AAC, the default) or mp3",
+    )
+    parser.add_argument(
+        "-o",
+        "--output-dir",
+        type=Path,
+        help="where to write (default: beside the audiobook, with its name)",
+    )
+    parser.add_argument(
+        "--loudness",
+        choices=("audiobook", "off"),
+        default="audiobook",
+        help="audio files at -20 LUFS with peaks under -3 dB, as audiobook "
+        "distributors ask (the default), or as the voice made them",
+    )
+    parser.add_argument(
+        "--audiobookshelf",
+        type=Path,
+        metavar="LIBRARY",
+        help="put the book in this Audiobookshelf library folder, as "
+        "Author/[Series/]Title/ with its cover and metadata",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -58,28 +80,37 @@ def main(args: argparse.Namespace) -> int:
             raise AudiopubError("mp3 and mp3-cbr write the same files: choose one")
         subtitles = [f for f in formats if f in SUBTITLE_FORMATS]
         if subtitles:
-            for path in export_subtitles(store, job.id, subtitles, folder, stem,
-                                         args.per_chapter):
+            for path in export_subtitles(store, job.id, subtitles, folder, stem, args.per_chapter):
                 print(path)
         for format_name in (f for f in formats if f in AUDIO_FORMATS):
-            for path in export_audio(store, job.id, format_name, folder, stem, print_progress,
-                                     loudness):
+            for path in export_audio(
+                store, job.id, format_name, folder, stem, print_progress, loudness
+            ):
                 print(path)
         if BOOK_MP3 in formats:
             print(export_book_mp3(store, job.id, folder, stem, loudness))
         if args.audiobookshelf:
             print(export_audiobookshelf(store, job.id, args.audiobookshelf))
         if "epub" in formats:
-            made = export_read_aloud(store, job.id, Path(folder) / f"{stem} (read-aloud).epub",
-                                     args.epub_audio, print_progress)
+            made = export_read_aloud(
+                store,
+                job.id,
+                Path(folder) / f"{stem} (read-aloud).epub",
+                args.epub_audio,
+                print_progress,
+            )
             print(made.path)
             if made.word_by_word:
-                print(f"  {made.word_by_word} of {made.placed} sentences are highlighted word "
-                      "by word (the rest whole: their words' times are not known)")
+                print(
+                    f"  {made.word_by_word} of {made.placed} sentences are highlighted word "
+                    "by word (the rest whole: their words' times are not known)"
+                )
             if made.placed < made.sentences:
-                print(f"  {made.sentences - made.placed} of {made.sentences} sentences were not "
-                      "found in the pages: each plays with the sentence before it",
-                      file=sys.stderr)
+                print(
+                    f"  {made.sentences - made.placed} of {made.sentences} sentences were not "
+                    "found in the pages: each plays with the sentence before it",
+                    file=sys.stderr,
+                )
     return 0
 
 

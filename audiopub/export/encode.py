@@ -77,23 +77,46 @@ class AudioFormat:
 
 
 AUDIO_FORMATS: Final = {
-    "mp3": AudioFormat(".mp3", ("-c:a", "libmp3lame", "-q:a", "5"),
-                       ("-f", "mp3", "-id3v2_version", "3"), picture_stream=True),
-    "mp3-cbr": AudioFormat(".mp3", ("-c:a", "libmp3lame", "-b:a", "192k"),
-                           ("-f", "mp3", "-id3v2_version", "3"), picture_stream=True,
-                           sample_rate=44_100),
+    "mp3": AudioFormat(
+        ".mp3",
+        ("-c:a", "libmp3lame", "-q:a", "5"),
+        ("-f", "mp3", "-id3v2_version", "3"),
+        picture_stream=True,
+    ),
+    "mp3-cbr": AudioFormat(
+        ".mp3",
+        ("-c:a", "libmp3lame", "-b:a", "192k"),
+        ("-f", "mp3", "-id3v2_version", "3"),
+        picture_stream=True,
+        sample_rate=44_100,
+    ),
     # Opus runs at 48 kHz inside whatever it is given: resample once, on our terms.
-    "opus": AudioFormat(".opus", ("-c:a", "libopus", "-b:a", "48k"), ("-f", "ogg"),
-                        picture_stream=False, sample_rate=48_000),
-    "m4a": AudioFormat(".m4a", ("-c:a", "aac", "-aac_coder", AAC_CODER, "-b:a", AAC_BITRATE),
-                       ("-movflags", "+faststart", "-f", "ipod"), picture_stream=True,
-                       itunes_tags=True),
+    "opus": AudioFormat(
+        ".opus",
+        ("-c:a", "libopus", "-b:a", "48k"),
+        ("-f", "ogg"),
+        picture_stream=False,
+        sample_rate=48_000,
+    ),
+    "m4a": AudioFormat(
+        ".m4a",
+        ("-c:a", "aac", "-aac_coder", AAC_CODER, "-b:a", AAC_BITRATE),
+        ("-movflags", "+faststart", "-f", "ipod"),
+        picture_stream=True,
+        itunes_tags=True,
+    ),
 }
 
 
-def encode_audio(wavs: Sequence[Path], out: Path, format_name: str, tags: BookTags,
-                 cover: Cover | None, chapters: Sequence[ChapterMark] = (),
-                 loudness: LoudnessTarget | None = AUDIOBOOK) -> None:
+def encode_audio(
+    wavs: Sequence[Path],
+    out: Path,
+    format_name: str,
+    tags: BookTags,
+    cover: Cover | None,
+    chapters: Sequence[ChapterMark] = (),
+    loudness: LoudnessTarget | None = AUDIOBOOK,
+) -> None:
     """Encode `wavs`, back to back, into `out` in the named format with `tags`, `cover` and
     chapter marks (an MP3's are ID3v2 CHAP frames), brought to `loudness` (None: as they
     are); MuxFailed if ffmpeg fails or the file comes out short. `out` appears only once
@@ -113,8 +136,16 @@ def encode_audio(wavs: Sequence[Path], out: Path, format_name: str, tags: BookTa
             write_concat_list(wavs, folder / "audio.ffconcat")
             source = ["-f", "concat", "-safe", "0", "-i", str(folder / "audio.ffconcat")]
             rate = audio_format.sample_rate or sf.info(str(wavs[0])).samplerate
-            command = partial(_command, ffmpeg, source, folder / "metadata.txt", picture,
-                              temp, audio_format, stream_language(tags.language))
+            command = partial(
+                _command,
+                ffmpeg,
+                source,
+                folder / "metadata.txt",
+                picture,
+                temp,
+                audio_format,
+                stream_language(tags.language),
+            )
             if loudness is None:
                 _encode(command(f"aresample={rate}"), out, temp)
             else:
@@ -123,38 +154,73 @@ def encode_audio(wavs: Sequence[Path], out: Path, format_name: str, tags: BookTa
             expected = sum(sf.info(str(wav)).duration for wav in wavs)
             written = probe(temp).duration_s
             if not -SHORTER_TOLERANCE_S <= written - expected <= LONGER_TOLERANCE_S:
-                raise MuxFailed(f"Could not write {out.name}: it holds {written:.2f} s of "
-                                f"audio instead of {expected:.2f} s")
+                raise MuxFailed(
+                    f"Could not write {out.name}: it holds {written:.2f} s of "
+                    f"audio instead of {expected:.2f} s"
+                )
 
 
-def _encode_under_peak_ceiling(command: Callable[[str], list[str]], audio_filter: str,
-                               out: Path, temp: Path) -> None:
+def _encode_under_peak_ceiling(
+    command: Callable[[str], list[str]], audio_filter: str, out: Path, temp: Path
+) -> None:
     """Encode with `audio_filter`, then measure the file as a player decodes it: while its
     true peak stands above ENCODED_PEAK_CEILING_DB, encode again, quieter by the overshoot."""
     trim_db = 0.0
     for _ in range(PEAK_ENCODES):
-        _encode(command(f"{audio_filter},volume={-trim_db:.2f}dB" if trim_db else audio_filter),
-                out, temp)
+        _encode(
+            command(f"{audio_filter},volume={-trim_db:.2f}dB" if trim_db else audio_filter),
+            out,
+            temp,
+        )
         peak = measure_levels(temp).true_peak_db
         if peak is None or peak <= ENCODED_PEAK_CEILING_DB:
             return
         trim_db += peak - (ENCODED_PEAK_CEILING_DB - PEAK_AIM_BELOW_DB)
-    log.warning("%s peaks at %.1f dB (true peak) after %d encodes, each quieter; audiobook "
-                "distributors ask for at most %g dB", out.name, peak, PEAK_ENCODES, MAX_PEAK_DB)
+    log.warning(
+        "%s peaks at %.1f dB (true peak) after %d encodes, each quieter; audiobook "
+        "distributors ask for at most %g dB",
+        out.name,
+        peak,
+        PEAK_ENCODES,
+        MAX_PEAK_DB,
+    )
 
 
 def _encode(cmd: list[str], out: Path, temp: Path) -> None:
-    result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-                            text=True, errors="replace")
+    result = subprocess.run(
+        cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace"
+    )
     if result.returncode != 0 or not temp.is_file():
-        raise MuxFailed(f"Could not write {out.name}: ffmpeg exited with code "
-                        f"{result.returncode}.\nffmpeg said:\n{stderr_tail(result.stderr)}")
+        raise MuxFailed(
+            f"Could not write {out.name}: ffmpeg exited with code "
+            f"{result.returncode}.\nffmpeg said:\n{stderr_tail(result.stderr)}"
+        )
 
 
-def _command(ffmpeg: str, source: list[str], metadata: Path, picture: Path | None, out: Path,
-             audio_format: AudioFormat, language: str | None, audio_filter: str) -> list[str]:
-    cmd = [ffmpeg, "-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-xerror", *source,
-           "-f", "ffmetadata", "-i", os.path.abspath(metadata)]
+def _command(
+    ffmpeg: str,
+    source: list[str],
+    metadata: Path,
+    picture: Path | None,
+    out: Path,
+    audio_format: AudioFormat,
+    language: str | None,
+    audio_filter: str,
+) -> list[str]:
+    cmd = [
+        ffmpeg,
+        "-hide_banner",
+        "-nostdin",
+        "-loglevel",
+        "error",
+        "-y",
+        "-xerror",
+        *source,
+        "-f",
+        "ffmetadata",
+        "-i",
+        os.path.abspath(metadata),
+    ]
     if picture is not None:
         cmd += ["-i", os.path.abspath(picture)]
     cmd += ["-map", "0:a", "-map_metadata", "1", "-map_chapters", "1"]
@@ -162,10 +228,25 @@ def _command(ffmpeg: str, source: list[str], metadata: Path, picture: Path | Non
         cmd += ["-metadata:s:a:0", f"language={language}"]
     if picture is not None:
         # "Cover (front)" is how ffmpeg's MP3 muxer is told the APIC picture type.
-        cmd += ["-map", "2:v", "-c:v", "copy", "-disposition:v:0", "attached_pic",
-                "-metadata:s:v", "title=Cover", "-metadata:s:v", "comment=Cover (front)"]
-    return cmd + ["-af", audio_filter, *audio_format.codec, *audio_format.container,
-                  os.path.abspath(out)]
+        cmd += [
+            "-map",
+            "2:v",
+            "-c:v",
+            "copy",
+            "-disposition:v:0",
+            "attached_pic",
+            "-metadata:s:v",
+            "title=Cover",
+            "-metadata:s:v",
+            "comment=Cover (front)",
+        ]
+    return cmd + [
+        "-af",
+        audio_filter,
+        *audio_format.codec,
+        *audio_format.container,
+        os.path.abspath(out),
+    ]
 
 
 def _flac_picture(path: Path) -> str:
@@ -173,6 +254,11 @@ def _flac_picture(path: Path) -> str:
     Width, height and depth are left 0 ("unknown"), which the format allows."""
     data = path.read_bytes()
     mime = (sniff_image_type(data) or "image/png").encode("ascii")
-    block = (struct.pack(">II", 3, len(mime)) + mime + struct.pack(">I", 0)
-             + struct.pack(">IIIII", 0, 0, 0, 0, len(data)) + data)
+    block = (
+        struct.pack(">II", 3, len(mime))
+        + mime
+        + struct.pack(">I", 0)
+        + struct.pack(">IIIII", 0, 0, 0, 0, len(data))
+        + data
+    )
     return base64.b64encode(block).decode("ascii")

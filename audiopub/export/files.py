@@ -25,11 +25,19 @@ from audiopub.jobs.book_plan import stored_book
 from audiopub.jobs.store import JobStore
 
 SUBTITLE_FORMATS: Final[dict[str, Callable[[Sequence[Cue]], str]]] = {
-    "srt": to_srt, "vtt": to_webvtt}
+    "srt": to_srt,
+    "vtt": to_webvtt,
+}
 
 
-def export_subtitles(store: JobStore, job_id: str, formats: Sequence[str], folder: Path,
-                     stem: str, per_chapter: bool = False) -> list[Path]:
+def export_subtitles(
+    store: JobStore,
+    job_id: str,
+    formats: Sequence[str],
+    folder: Path,
+    stem: str,
+    per_chapter: bool = False,
+) -> list[Path]:
     """Write `<stem>.<format>` for the whole book into `folder` (the audiobook's own stem by
     default, so players pick the subtitles up beside it) and, with `per_chapter`, one file
     per chapter on the chapter's own clock into `folder/<stem> chapters/`. Returns the paths."""
@@ -41,14 +49,24 @@ def export_subtitles(store: JobStore, job_id: str, formats: Sequence[str], folde
         if per_chapter:
             for chapter in chapters:
                 name = numbered(chapter.number, len(chapters), chapter.title)
-                written.append(_write(Path(folder) / f"{stem} chapters" / f"{name}.{fmt}",
-                                      render(chapter_cues(chapter))))
+                written.append(
+                    _write(
+                        Path(folder) / f"{stem} chapters" / f"{name}.{fmt}",
+                        render(chapter_cues(chapter)),
+                    )
+                )
     return written
 
 
-def export_audio(store: JobStore, job_id: str, format_name: str, folder: Path, stem: str,
-                 progress: Callable[[int, int], None] = lambda done, total: None,
-                 loudness: LoudnessTarget | None = AUDIOBOOK) -> list[Path]:
+def export_audio(
+    store: JobStore,
+    job_id: str,
+    format_name: str,
+    folder: Path,
+    stem: str,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+    loudness: LoudnessTarget | None = AUDIOBOOK,
+) -> list[Path]:
     """One audio file per chapter in `folder/<stem> chapters/`, tagged, with the cover; from
     the chapter audio, kept or made again from the chunks (nothing is spoken again).
     `progress(done, total)` after each file. Returns the paths."""
@@ -60,10 +78,14 @@ def export_audio(store: JobStore, job_id: str, format_name: str, folder: Path, s
     with tempfile.TemporaryDirectory(prefix="audiopub-chapters-", dir=scratch_dir()) as tmp:
         wavs = chapter_wavs(store, job_id, Path(tmp))
         for number, (chapter, wav) in enumerate(zip(chapters, wavs), start=1):
-            tags = book_tags(book, job.settings.narrator, title=chapter.title,
-                             track=f"{number}/{len(chapters)}")
-            path = (Path(folder) / f"{stem} chapters"
-                    / f"{numbered(number, len(chapters), chapter.title)}{suffix}")
+            tags = book_tags(
+                book, job.settings.narrator, title=chapter.title, track=f"{number}/{len(chapters)}"
+            )
+            path = (
+                Path(folder)
+                / f"{stem} chapters"
+                / f"{numbered(number, len(chapters), chapter.title)}{suffix}"
+            )
             encode_audio([wav], path, format_name, tags, book.cover, loudness=loudness)
             written.append(path)
             progress(number, len(chapters))
@@ -83,8 +105,13 @@ def export_chapters_zip(store: JobStore, job_id: str, format_name: str, path: Pa
     return path
 
 
-def export_book_mp3(store: JobStore, job_id: str, folder: Path, stem: str,
-                    loudness: LoudnessTarget | None = AUDIOBOOK) -> Path:
+def export_book_mp3(
+    store: JobStore,
+    job_id: str,
+    folder: Path,
+    stem: str,
+    loudness: LoudnessTarget | None = AUDIOBOOK,
+) -> Path:
     """The whole book as `folder/<stem>.mp3` (VBR), with ID3v2 chapters, tags and cover, for
     players that take no .m4b."""
     job = store.queue.get_job(job_id)

@@ -35,23 +35,32 @@ class ConvertOutputs:
     read_along: bool
 
     @staticmethod
-    def checked(audio_format: str = "m4b", split: str = "none",
-                subtitles: Sequence[str] = (), read_along: bool = False) -> ConvertOutputs:
+    def checked(
+        audio_format: str = "m4b",
+        split: str = "none",
+        subtitles: Sequence[str] = (),
+        read_along: bool = False,
+    ) -> ConvertOutputs:
         """The forms, or AudiopubError saying why they can't be made together (the command
         line and the web page refuse a combination with the same words)."""
         subtitles = tuple(dict.fromkeys(subtitles))
         unknown = [name for name in subtitles if name not in SUBTITLE_FORMATS]
         if unknown:
-            raise AudiopubError(f"--subtitles takes {', '.join(SUBTITLE_FORMATS)}, "
-                                f"not {', '.join(unknown)}")
+            raise AudiopubError(
+                f"--subtitles takes {', '.join(SUBTITLE_FORMATS)}, not {', '.join(unknown)}"
+            )
         if audio_format not in ("m4b", *AUDIO_FORMATS) or split not in SPLITS:
             raise AudiopubError(f"No such form: {audio_format}, split {split}")
         if split == "chapters" and audio_format == "m4b":
-            raise AudiopubError("An .m4b is one file with chapters: for a file per chapter, "
-                                "choose --format m4a, mp3, mp3-cbr or opus")
+            raise AudiopubError(
+                "An .m4b is one file with chapters: for a file per chapter, "
+                "choose --format m4a, mp3, mp3-cbr or opus"
+            )
         if split == "none" and audio_format not in ("m4b", "mp3"):
-            raise AudiopubError(f"One {audio_format} file for the whole book is not "
-                                "supported yet: use --split chapters, or --format mp3 or m4b")
+            raise AudiopubError(
+                f"One {audio_format} file for the whole book is not "
+                "supported yet: use --split chapters, or --format mp3 or m4b"
+            )
         return ConvertOutputs(audio_format, split, subtitles, read_along)
 
     @property
@@ -60,20 +69,27 @@ class ConvertOutputs:
         return self != ConvertOutputs.checked()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"audio_format": self.audio_format, "split": self.split,
-                "subtitles": list(self.subtitles), "read_along": self.read_along}
+        return {
+            "audio_format": self.audio_format,
+            "split": self.split,
+            "subtitles": list(self.subtitles),
+            "read_along": self.read_along,
+        }
 
     @staticmethod
     def from_dict(data: Mapping[str, Any]) -> ConvertOutputs:
         """As stored with a job; checked again (AudiopubError if no longer possible)."""
-        return ConvertOutputs.checked(str(data.get("audio_format", "m4b")),
-                                      str(data.get("split", "none")),
-                                      tuple(data.get("subtitles", ())),
-                                      bool(data.get("read_along", False)))
+        return ConvertOutputs.checked(
+            str(data.get("audio_format", "m4b")),
+            str(data.get("split", "none")),
+            tuple(data.get("subtitles", ())),
+            bool(data.get("read_along", False)),
+        )
 
 
-def make_outputs(store: JobStore, job_id: str, outputs: ConvertOutputs,
-                 progress: Progress = print_progress) -> list[Path]:
+def make_outputs(
+    store: JobStore, job_id: str, outputs: ConvertOutputs, progress: Progress = print_progress
+) -> list[Path]:
     """The forms `outputs` asks for, beside the finished book, with its name; every file
     written (those per chapter in `<stem> chapters/`). `progress(done, total)` as files are
     made."""
@@ -81,14 +97,22 @@ def make_outputs(store: JobStore, job_id: str, outputs: ConvertOutputs,
     folder, stem = job.output_path.parent, job.output_path.stem
     made: list[Path] = []
     if outputs.split == "chapters":
-        made += export_audio(store, job_id, outputs.audio_format, folder, stem, progress,
-                             AUDIOBOOK)
+        made += export_audio(store, job_id, outputs.audio_format, folder, stem, progress, AUDIOBOOK)
     elif outputs.audio_format == "mp3":
         made.append(export_book_mp3(store, job_id, folder, stem, AUDIOBOOK))
     if outputs.subtitles:
-        made += export_subtitles(store, job_id, list(outputs.subtitles), folder, stem,
-                                 per_chapter=outputs.split == "chapters")
+        made += export_subtitles(
+            store,
+            job_id,
+            list(outputs.subtitles),
+            folder,
+            stem,
+            per_chapter=outputs.split == "chapters",
+        )
     if outputs.read_along:
-        made.append(export_read_aloud(store, job_id, folder / f"{stem} (read-aloud).epub",
-                                      "m4a", progress).path)
+        made.append(
+            export_read_aloud(
+                store, job_id, folder / f"{stem} (read-aloud).epub", "m4a", progress
+            ).path
+        )
     return made

@@ -9,8 +9,16 @@ from typing import Final
 # Characters Windows, macOS or Linux refuse in a name, and control characters.
 _UNSAFE: Final = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f]')
 # Names Windows reserves whatever the extension.
-_RESERVED: Final = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
-                              *(f"LPT{i}" for i in range(1, 10))})
+_RESERVED: Final = frozenset(
+    {
+        "CON",
+        "PRN",
+        "AUX",
+        "NUL",
+        *(f"COM{i}" for i in range(1, 10)),
+        *(f"LPT{i}" for i in range(1, 10)),
+    }
+)
 MAX_NAME_CHARS: Final = 100  # well under every filesystem's 255 bytes, with room for a suffix
 
 
@@ -25,6 +33,6 @@ def safe_name(text: str, fallback: str = "Untitled") -> str:
 
 
 def numbered(number: int, count: int, title: str) -> str:
-    """"01 - Loomings": zero-padded to the width of `count`, so names sort in order."""
+    """ "01 - Loomings": zero-padded to the width of `count`, so names sort in order."""
     width = max(2, len(str(count)))
     return f"{number:0{width}d} - {safe_name(title, f'Chapter {number}')}"

@@ -45,11 +45,10 @@ def sentence_cues(chapter: ChapterTimeline, offset_s: float = 0.0) -> list[list[
     sentences = []
     for passage in chapter.passages:
         pieces = [cut_sentence(sentence, CUE_CHARS) for sentence in split_sentences(passage.text)]
-        cues = _exact_cues(passage, pieces, offset_s) or _estimated_cues(passage, pieces,
-                                                                         offset_s)
+        cues = _exact_cues(passage, pieces, offset_s) or _estimated_cues(passage, pieces, offset_s)
         for sentence in pieces:
-            sentences.append(cues[:len(sentence)])
-            cues = cues[len(sentence):]
+            sentences.append(cues[: len(sentence)])
+            cues = cues[len(sentence) :]
     return sentences
 
 
@@ -63,12 +62,19 @@ def _exact_cues(passage: Passage, pieces: list[list[str]], offset_s: float) -> l
         return []
     firsts = [sum(counts[:i]) for i in range(len(flat))]
     # The first cue starts with the passage's clip, a few milliseconds before its first word.
-    begins = [passage.start_s] + [starts[i] if i < len(starts) else passage.end_s
-                                  for i in firsts[1:]]
+    begins = [passage.start_s] + [
+        starts[i] if i < len(starts) else passage.end_s for i in firsts[1:]
+    ]
     ends = begins[1:] + [passage.end_s]
-    return [Cue(offset_s + begin, offset_s + end, _two_lines(piece),
-                tuple(offset_s + s for s in starts[first:first + count]))
-            for piece, begin, end, first, count in zip(flat, begins, ends, firsts, counts)]
+    return [
+        Cue(
+            offset_s + begin,
+            offset_s + end,
+            _two_lines(piece),
+            tuple(offset_s + s for s in starts[first : first + count]),
+        )
+        for piece, begin, end, first, count in zip(flat, begins, ends, firsts, counts)
+    ]
 
 
 def _estimated_cues(passage: Passage, pieces: list[list[str]], offset_s: float) -> list[Cue]:
@@ -135,4 +141,4 @@ def _two_lines(text: str) -> str:
     middle = len(text) // 2
     spaces = [i for i, char in enumerate(text) if char == " "]
     cut = min(spaces, key=lambda i: abs(i - middle))
-    return f"{text[:cut]}\n{text[cut + 1:]}"
+    return f"{text[:cut]}\n{text[cut + 1 :]}"

@@ -45,21 +45,27 @@ def book_timeline(store: JobStore, job_id: str) -> list[ChapterTimeline]:
     """The finished job's chapters and passages on the audiobook's clock."""
     job = store.queue.get_job(job_id)
     if job.state is not JobState.DONE:
-        raise AudiopubError(f"“{job.title}” is {job.state.value}: only a finished book has "
-                            "timings to export")
+        raise AudiopubError(
+            f"“{job.title}” is {job.state.value}: only a finished book has timings to export"
+        )
     chapters, book_s = [], 0.0
     for chapter in store.ledger.chapters(job_id):
         chunks = store.ledger.chapter_chunks(job_id, chapter.idx)
         rate = chapter.sample_rate
-        if rate is None or chapter.frames is None or \
-                any(c.clip_start is None or c.clip_frames is None for c in chunks):
+        if (
+            rate is None
+            or chapter.frames is None
+            or any(c.clip_start is None or c.clip_frames is None for c in chunks)
+        ):
             raise AudiopubError(
                 f"“{job.title}” was made before Audiopub kept its timings: convert the book "
-                "again (the audio already made is reused, so it takes little time)")
+                "again (the audio already made is reused, so it takes little time)"
+            )
         passages = tuple(_passage(chunk, rate) for chunk in chunks)
         duration_s = chapter.frames / rate
-        chapters.append(ChapterTimeline(chapter.idx + 1, chapter.title, book_s, duration_s,
-                                        passages))
+        chapters.append(
+            ChapterTimeline(chapter.idx + 1, chapter.title, book_s, duration_s, passages)
+        )
         book_s += duration_s
     return chapters
 
@@ -67,6 +73,9 @@ def book_timeline(store: JobStore, job_id: str) -> list[ChapterTimeline]:
 def _passage(chunk: ChunkRow, rate: int) -> Passage:
     assert chunk.clip_start is not None and chunk.clip_frames is not None  # checked above
     words = book_word_starts(chunk.text, chunk.spoken, chunk.clip_word_starts)
-    return Passage(chunk.text, chunk.clip_start / rate,
-                   (chunk.clip_start + chunk.clip_frames) / rate,
-                   None if words is None else tuple((chunk.clip_start + w) / rate for w in words))
+    return Passage(
+        chunk.text,
+        chunk.clip_start / rate,
+        (chunk.clip_start + chunk.clip_frames) / rate,
+        None if words is None else tuple((chunk.clip_start + w) / rate for w in words),
+    )

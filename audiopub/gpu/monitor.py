@@ -29,8 +29,11 @@ DEFAULT_MAX_SAMPLES = 600  # ring buffer: 10 minutes at 1 Hz, whatever the inter
 _JOIN_TIMEOUT_S = 5.0  # NVML calls take milliseconds; a longer wait means a hung driver
 _MIB = 1024 * 1024  # NVML reports bytes
 # "This board can't report this metric" (e.g. power on laptops), not "the GPU is gone".
-_UNSUPPORTED_ERRORS = ("NVMLError_NotSupported", "NVMLError_NoPermission",
-                       "NVMLError_FunctionNotFound")
+_UNSUPPORTED_ERRORS = (
+    "NVMLError_NotSupported",
+    "NVMLError_NoPermission",
+    "NVMLError_FunctionNotFound",
+)
 
 
 @dataclass(frozen=True)
@@ -104,8 +107,12 @@ class GpuMonitor:
     Use `with GpuMonitor() as monitor:` or `start()` / `stop()` (from one owning thread).
     """
 
-    def __init__(self, nvml: Any = None, interval_s: float = DEFAULT_INTERVAL_S,
-                 max_samples: int = DEFAULT_MAX_SAMPLES) -> None:
+    def __init__(
+        self,
+        nvml: Any = None,
+        interval_s: float = DEFAULT_INTERVAL_S,
+        max_samples: int = DEFAULT_MAX_SAMPLES,
+    ) -> None:
         if interval_s <= 0:
             raise ValueError(f"interval_s must be positive, got {interval_s}")
         if max_samples < 1:
@@ -144,8 +151,11 @@ class GpuMonitor:
         self._nvml = nvml
         self._stop.clear()
         self._thread = threading.Thread(
-            target=self._run, args=(nvml, status.gpus, _unsupported(nvml)),
-            name="audiopub-gpu-monitor", daemon=True)
+            target=self._run,
+            args=(nvml, status.gpus, _unsupported(nvml)),
+            name="audiopub-gpu-monitor",
+            daemon=True,
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -157,8 +167,10 @@ class GpuMonitor:
         thread.join(_JOIN_TIMEOUT_S)
         if thread.is_alive():
             # Shutting NVML down under a call still in progress could crash the driver library.
-            log.warning("GPU monitor thread did not stop within %.0f s; leaving NVML initialised",
-                        _JOIN_TIMEOUT_S)
+            log.warning(
+                "GPU monitor thread did not stop within %.0f s; leaving NVML initialised",
+                _JOIN_TIMEOUT_S,
+            )
             return
         _shutdown(self._nvml)
         self._nvml = None
@@ -199,20 +211,26 @@ class GpuMonitor:
         self.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
 
-    def _run(self, nvml: Any, gpus: tuple[GpuInfo, ...],
-             unsupported: tuple[type[BaseException], ...]) -> None:
+    def _run(
+        self, nvml: Any, gpus: tuple[GpuInfo, ...], unsupported: tuple[type[BaseException], ...]
+    ) -> None:
         while True:
             self._sample(nvml, gpus, unsupported)
             # Failed or not, the next attempt waits a full interval: a lost GPU never spins.
             if self._stop.wait(self._interval_s):
                 return
 
-    def _sample(self, nvml: Any, gpus: tuple[GpuInfo, ...],
-                unsupported: tuple[type[BaseException], ...]) -> None:
+    def _sample(
+        self, nvml: Any, gpus: tuple[GpuInfo, ...], unsupported: tuple[type[BaseException], ...]
+    ) -> None:
         samples: list[GpuSample] = []
         errors: list[str] = []
         for info in gpus:  # one lost GPU must not blank the others
@@ -273,8 +291,10 @@ def open_nvml(nvml: Any) -> tuple[Any, str | None]:
         if isinstance(err, getattr(nvml, "NVMLError_DriverNotLoaded", ())):
             return nvml, f"No NVIDIA GPU detected: the NVIDIA driver is not loaded ({err})"
         if isinstance(err, getattr(nvml, "NVMLError_LibRmVersionMismatch", ())):
-            return nvml, ("NVIDIA GPU unavailable: the driver and its NVML library versions "
-                          f"differ; rebooting after a driver update usually fixes this ({err})")
+            return nvml, (
+                "NVIDIA GPU unavailable: the driver and its NVML library versions "
+                f"differ; rebooting after a driver update usually fixes this ({err})"
+            )
         return nvml, f"No NVIDIA GPU detected: NVML could not be initialised ({err})"
     return nvml, None
 
@@ -290,8 +310,9 @@ def _unsupported(nvml: Any) -> tuple[type[BaseException], ...]:
     return tuple(getattr(nvml, name) for name in _UNSUPPORTED_ERRORS if hasattr(nvml, name))
 
 
-def _optional(unsupported: tuple[type[BaseException], ...], read: Callable[..., T],
-              *args: Any) -> T | None:
+def _optional(
+    unsupported: tuple[type[BaseException], ...], read: Callable[..., T], *args: Any
+) -> T | None:
     """`read(*args)`, or None when the board doesn't support it. Other NVML errors propagate."""
     try:
         return read(*args)
@@ -315,15 +336,19 @@ def _read_status(nvml: Any) -> GpuStatus:
             capability = _optional(unsupported, nvml.nvmlDeviceGetCudaComputeCapability, handle)
             memory = _optional(unsupported, nvml.nvmlDeviceGetMemoryInfo, handle)
             uuid = _optional(unsupported, nvml.nvmlDeviceGetUUID, handle)
-            gpus.append(GpuInfo(
-                index=index,
-                name=_text(nvml.nvmlDeviceGetName(handle)),
-                driver_version=driver,
-                cuda_driver_version=None if cuda is None else f"{cuda // 1000}.{cuda % 1000 // 10}",
-                compute_capability=None if capability is None else "{}.{}".format(*capability),
-                vram_total_mb=None if memory is None else memory.total / _MIB,
-                uuid=None if uuid is None else _text(uuid),
-            ))
+            gpus.append(
+                GpuInfo(
+                    index=index,
+                    name=_text(nvml.nvmlDeviceGetName(handle)),
+                    driver_version=driver,
+                    cuda_driver_version=None
+                    if cuda is None
+                    else f"{cuda // 1000}.{cuda % 1000 // 10}",
+                    compute_capability=None if capability is None else "{}.{}".format(*capability),
+                    vram_total_mb=None if memory is None else memory.total / _MIB,
+                    uuid=None if uuid is None else _text(uuid),
+                )
+            )
     except nvml.NVMLError as err:
         return GpuStatus(False, f"NVIDIA GPU unavailable: NVML could not read it ({err})")
     if not gpus:
@@ -331,17 +356,21 @@ def _read_status(nvml: Any) -> GpuStatus:
     return GpuStatus(True, None, tuple(gpus))
 
 
-def _read_sample(nvml: Any, info: GpuInfo,
-                 unsupported: tuple[type[BaseException], ...]) -> GpuSample:
+def _read_sample(
+    nvml: Any, info: GpuInfo, unsupported: tuple[type[BaseException], ...]
+) -> GpuSample:
     """One reading of one device; raises NVMLError if the device itself fails."""
     handle = nvml.nvmlDeviceGetHandleByIndex(info.index)  # cheap; keeps no stale handle around
     memory = _optional(unsupported, nvml.nvmlDeviceGetMemoryInfo, handle)
     rates = _optional(unsupported, nvml.nvmlDeviceGetUtilizationRates, handle)
     milliwatts = _optional(unsupported, nvml.nvmlDeviceGetPowerUsage, handle)
-    temperature = _optional(unsupported, nvml.nvmlDeviceGetTemperature, handle,
-                            nvml.NVML_TEMPERATURE_GPU)
+    temperature = _optional(
+        unsupported, nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU
+    )
     return GpuSample(
-        index=info.index, name=info.name, uuid=info.uuid,
+        index=info.index,
+        name=info.name,
+        uuid=info.uuid,
         vram_used_mb=None if memory is None else memory.used / _MIB,
         vram_total_mb=None if memory is None else memory.total / _MIB,
         temperature_c=None if temperature is None else int(temperature),

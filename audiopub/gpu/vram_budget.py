@@ -27,8 +27,9 @@ from audiopub.settings import Settings, current
 _MIB = 1024 * 1024
 
 
-def vram_budget_bytes(nvml: Any = None, options: Settings | None = None,
-                      pid: int | None = None) -> dict[int, int]:
+def vram_budget_bytes(
+    nvml: Any = None, options: Settings | None = None, pid: int | None = None
+) -> dict[int, int]:
     """Bytes a batch may plan on, per CUDA device id this process can see (as `options`, by
     default the settings in force, say CUDA shows them): the device's free memory plus what
     process `pid` (default: this one) holds on it."""
@@ -37,17 +38,24 @@ def vram_budget_bytes(nvml: Any = None, options: Settings | None = None,
     if reason is not None:
         return {}
     try:
-        visible = visible_nvml_indices(module, options.cuda_visible_devices,
-                                       options.cuda_device_order)
-        free = {index: int(module.nvmlDeviceGetMemoryInfo(
-            module.nvmlDeviceGetHandleByIndex(index)).free) for index in visible}
+        visible = visible_nvml_indices(
+            module, options.cuda_visible_devices, options.cuda_device_order
+        )
+        free = {
+            index: int(
+                module.nvmlDeviceGetMemoryInfo(module.nvmlDeviceGetHandleByIndex(index)).free
+            )
+            for index in visible
+        }
     except module.NVMLError:
         return {}
     finally:
         _shutdown(module)
     own = process_vram_mb(pid, module)  # MiB per NVML index; {} when NVML can't say
-    return {cuda_id: free[index] + int(own.get(index, 0.0) * _MIB)
-            for cuda_id, index in enumerate(visible)}
+    return {
+        cuda_id: free[index] + int(own.get(index, 0.0) * _MIB)
+        for cuda_id, index in enumerate(visible)
+    }
 
 
 def device_budget_bytes(cuda_id: int, nvml: Any = None) -> int | None:

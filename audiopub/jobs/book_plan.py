@@ -37,9 +37,13 @@ def stored_book(store: JobStore, job: Job) -> Book:
     return book
 
 
-def plan_book(book: Book, max_chars: int, selection: Sequence[int] | None = None,
-              language: str | None = None,
-              lexicon: Lexicon | None = None) -> list[tuple[str, list[Chunk]]]:
+def plan_book(
+    book: Book,
+    max_chars: int,
+    selection: Sequence[int] | None = None,
+    language: str | None = None,
+    lexicon: Lexicon | None = None,
+) -> list[tuple[str, list[Chunk]]]:
     """The chapters to narrate, each cut into chunks the engine reads well, with the words a
     narrator says for each: as the `lexicon` says for what its entries claim, else numbers,
     numerals, abbreviations and units by the rules of the text's `language` (default: the
@@ -52,8 +56,10 @@ def plan_book(book: Book, max_chars: int, selection: Sequence[int] | None = None
     def speak(text: str) -> str:
         return lexicon.speak(text, plain) if lexicon else plain(text)
 
-    return [(ch.title, chunk_paragraphs(ch.paragraphs, max_chars, ch.index, speak))
-            for ch in chosen_chapters(book, selection)]
+    return [
+        (ch.title, chunk_paragraphs(ch.paragraphs, max_chars, ch.index, speak))
+        for ch in chosen_chapters(book, selection)
+    ]
 
 
 def chosen_chapters(book: Book, selection: Sequence[int] | None) -> list[Chapter]:
@@ -61,12 +67,17 @@ def chosen_chapters(book: Book, selection: Sequence[int] | None) -> list[Chapter
     return [book.chapters[i - 1] for i in selection] if selection else list(book.chapters)
 
 
-def job_lexicon(store: JobStore, epub: Path, book: Book, settings: JobSettings,
-                engine: Engine) -> Lexicon:
+def job_lexicon(
+    store: JobStore, epub: Path, book: Book, settings: JobSettings, engine: Engine
+) -> Lexicon:
     """The entries of every scope for a job, first wins: its own, its book's, the EPUB's own
     hints, the user's — files read now, so an edit counts at the next run — checked against
     the voice."""
     data_dir = store.path.parent
-    entries = layered(read_if_present(book_lexicon_path(data_dir, epub)), book.pronunciations,
-                      read_if_present(user_lexicon_path(data_dir)), own=settings.lexicon)
+    entries = layered(
+        read_if_present(book_lexicon_path(data_dir, epub)),
+        book.pronunciations,
+        read_if_present(user_lexicon_path(data_dir)),
+        own=settings.lexicon,
+    )
     return Lexicon(entries, engine.phoneme_symbols(settings.voice or ""))

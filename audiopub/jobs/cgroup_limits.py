@@ -25,16 +25,24 @@ PROC_CGROUP: Final = Path("/proc/self/cgroup")
 _V1_NO_LIMIT: Final = 1 << 62  # v1 writes "no limit" as 2^63 less a page: anything this big
 
 
-def cgroup_memory_left(root: Path = CGROUP_ROOT,
-                       proc_cgroup: Path = PROC_CGROUP) -> int | None:
+def cgroup_memory_left(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP) -> int | None:
     """Bytes this process's cgroups still allow (the tightest limit less its usage), or None
     where no cgroup limits memory."""
-    lefts = [left for folder in _folders(root, proc_cgroup, "")
-             if (left := _left(folder, "memory.max", "memory.current", "inactive_file"))
-             is not None]
-    lefts += [left for folder in _folders(root, proc_cgroup, "memory")
-              if (left := _left(folder, "memory.limit_in_bytes", "memory.usage_in_bytes",
-                                "total_inactive_file")) is not None]
+    lefts = [
+        left
+        for folder in _folders(root, proc_cgroup, "")
+        if (left := _left(folder, "memory.max", "memory.current", "inactive_file")) is not None
+    ]
+    lefts += [
+        left
+        for folder in _folders(root, proc_cgroup, "memory")
+        if (
+            left := _left(
+                folder, "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"
+            )
+        )
+        is not None
+    ]
     return min(lefts, default=None)
 
 

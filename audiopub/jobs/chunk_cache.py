@@ -85,7 +85,8 @@ def verify_done_chunks(store: JobStore, job_id: str, job_dir: Path) -> list[Chun
     Run when a job is (re)started, before its pending chunks are listed.
     """
     bad = [
-        row for row in store.ledger.done_chunks(job_id)
+        row
+        for row in store.ledger.done_chunks(job_id)
         if row.audio_path is None or not chunk_is_valid(Path(job_dir) / row.audio_path, row.frames)
     ]
     store.ledger.reset_chunks(job_id, (row.cache_key for row in bad))
@@ -95,7 +96,8 @@ def verify_done_chunks(store: JobStore, job_id: str, job_dir: Path) -> list[Chun
 def verify_done_chapters(store: JobStore, job_id: str, job_dir: Path) -> list[ChapterRow]:
     """Reset to pending every done chapter whose audio is missing, unreadable or too short."""
     bad = [
-        chapter for chapter in store.ledger.chapters(job_id)
+        chapter
+        for chapter in store.ledger.chapters(job_id)
         if chapter.state is ChapterState.DONE and not _chapter_is_valid(job_dir, chapter)
     ]
     for chapter in bad:
@@ -121,11 +123,17 @@ def remove_unused_chunk_files(store: JobStore, job_id: str, job_dir: Path) -> li
     folder = Path(job_dir) / CHUNKS_DIR
     if not folder.is_dir():
         return []
-    used = {(Path(job_dir) / row.audio_path).resolve()
-            for row in store.ledger.done_chunks(job_id) if row.audio_path}
+    used = {
+        (Path(job_dir) / row.audio_path).resolve()
+        for row in store.ledger.done_chunks(job_id)
+        if row.audio_path
+    }
     # Any audio file: jobs from before chunks were FLAC recorded WAV files.
-    unused = [p for p in folder.iterdir()
-              if p.suffix in (".wav", CHUNK_SUFFIX) and p.resolve() not in used]
+    unused = [
+        p
+        for p in folder.iterdir()
+        if p.suffix in (".wav", CHUNK_SUFFIX) and p.resolve() not in used
+    ]
     for p in unused:
         p.unlink(missing_ok=True)
     return unused

@@ -56,8 +56,9 @@ class ChunkExecutor(ABC):
         """Load the engines with `voice` (start their processes) before the first chunk."""
 
     @abstractmethod
-    def map(self, tasks: Iterable[ChunkTask],
-            notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:
+    def map(
+        self, tasks: Iterable[ChunkTask], notify: Callable[[str], None] | None = None
+    ) -> Iterator[ChunkResult]:
         """Results in task order; stopping the iteration abandons the rest. `notify` gets
         lines for the job's log (a batch halved after running out of memory)."""
 
@@ -76,5 +77,10 @@ class ExecutorFactory(Protocol):
     """Makes the executor for a loaded engine: the job's `batch_size` (None: the fastest for
     the device) and `voice` (it sizes GPU batches by the voice's sample rate)."""
 
-    def __call__(self, engine_name: str, engine: Engine, batch_size: int | None = None,
-                 voice: str | None = None) -> ChunkExecutor: ...
+    def __call__(
+        self,
+        engine_name: str,
+        engine: Engine,
+        batch_size: int | None = None,
+        voice: str | None = None,
+    ) -> ChunkExecutor: ...

@@ -64,17 +64,26 @@ def write_spoken(spoken: Spoken) -> ChunkResult:
     """Write a spoken chunk atomically; its result, which only then may count as done."""
     task, result = spoken.task, spoken.result
     frames = write_chunk(task.out_path, result.audio, result.sample_rate)
-    return ChunkResult(task.key, frames, result.sample_rate, spoken.synth_s, spoken.provider,
-                       stages=result.stage_seconds, word_starts=result.word_starts)
+    return ChunkResult(
+        task.key,
+        frames,
+        result.sample_rate,
+        spoken.synth_s,
+        spoken.provider,
+        stages=result.stage_seconds,
+        word_starts=result.word_starts,
+    )
 
 
-def written(engine: Engine, task: ChunkTask, result: SynthesisResult,
-             synth_s: float) -> ChunkResult:
+def written(
+    engine: Engine, task: ChunkTask, result: SynthesisResult, synth_s: float
+) -> ChunkResult:
     return write_spoken(Spoken(task, result, synth_s, engine.device.provider))
 
 
-def speak_alone(engine: Engine, task: ChunkTask,
-                attempts: int = RETRIES + 1) -> Spoken | ChunkResult:
+def speak_alone(
+    engine: Engine, task: ChunkTask, attempts: int = RETRIES + 1
+) -> Spoken | ChunkResult:
     """Speak one chunk on its own; engine errors come back as a failed result (text), after
     `attempts` tries (the first one and RETRIES more)."""
     error = ""
@@ -92,8 +101,7 @@ def speak_alone(engine: Engine, task: ChunkTask,
     return ChunkResult(task.key, 0, 0, 0.0, engine.device.provider, error)
 
 
-def synthesize_to_file(engine: Engine, task: ChunkTask,
-                       attempts: int = RETRIES + 1) -> ChunkResult:
+def synthesize_to_file(engine: Engine, task: ChunkTask, attempts: int = RETRIES + 1) -> ChunkResult:
     """Speak one chunk and write it atomically (`speak_alone`, then `write_spoken`)."""
     outcome = speak_alone(engine, task, attempts)
     return write_spoken(outcome) if isinstance(outcome, Spoken) else outcome
@@ -111,13 +119,16 @@ def synthesize_batch(engine: Engine, tasks: Sequence[ChunkTask]) -> list[ChunkRe
         except Exception as exc:  # engine internals: fall back to one chunk at a time
             log.warning("a batch of %d chunks failed (%s); trying them one by one", len(tasks), exc)
         else:
-            return [written(engine, t, result, result.engine_s)
-                    for t, result in zip(tasks, results, strict=True)]
+            return [
+                written(engine, t, result, result.engine_s)
+                for t, result in zip(tasks, results, strict=True)
+            ]
     return [synthesize_to_file(engine, t) for t in tasks]
 
 
-def planned_batches(tasks: Iterable[ChunkTask], limits: Callable[[], BatchLimits]
-                    ) -> Iterator[list[tuple[int, ChunkTask]]]:
+def planned_batches(
+    tasks: Iterable[ChunkTask], limits: Callable[[], BatchLimits]
+) -> Iterator[list[tuple[int, ChunkTask]]]:
     """Batches of (position, task): windows of upcoming tasks grouped by text length within
     the limits of the moment (they shrink after an out-of-memory error). A batch holds one
     voice and one set of options; with at most one chunk a batch, tasks stay in order. The
@@ -135,8 +146,9 @@ def planned_batches(tasks: Iterable[ChunkTask], limits: Callable[[], BatchLimits
         yield from _plan_window(window, limits())
 
 
-def _plan_window(window: list[tuple[int, ChunkTask]],
-                 limits: BatchLimits) -> Iterator[list[tuple[int, ChunkTask]]]:
+def _plan_window(
+    window: list[tuple[int, ChunkTask]], limits: BatchLimits
+) -> Iterator[list[tuple[int, ChunkTask]]]:
     limits = limits.at_speed(window[0][1].options.speed)  # one window, one set of options
     for batch in plan_batches([len(task.text) for _, task in window], limits):
         yield [window[index] for index in batch]

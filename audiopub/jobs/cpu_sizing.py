@@ -31,9 +31,12 @@ ENGINE_PROCESS_BYTES = 1 << 30
 APP_RESERVE_BYTES = 1 << 30
 
 
-def cpu_workers_for(cores: int, available_bytes: int | None,
-                    per_process_bytes: int = ENGINE_PROCESS_BYTES,
-                    reserve_bytes: int = APP_RESERVE_BYTES) -> int:
+def cpu_workers_for(
+    cores: int,
+    available_bytes: int | None,
+    per_process_bytes: int = ENGINE_PROCESS_BYTES,
+    reserve_bytes: int = APP_RESERVE_BYTES,
+) -> int:
     """Engine processes for CPU synthesis: one per core, no more than the available memory
     holds after `reserve_bytes` for the app, and at least one.
 
@@ -85,5 +88,4 @@ def cpu_workers(batch_size: int = 1) -> int:
     override = forced_cpu_workers()
     if override:
         return override
-    return cpu_workers_for(usable_cores(), available_memory_bytes(),
-                           process_bytes_for(batch_size))
+    return cpu_workers_for(usable_cores(), available_memory_bytes(), process_bytes_for(batch_size))

@@ -101,7 +101,7 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE jobs ADD COLUMN stage_times_json TEXT",
     ),
     (  # 3: the book as read once at submission; each chunk's spoken form, sample rate, wall
-       # time and finish time
+        # time and finish time
         """
         CREATE TABLE job_books (
             job_id     TEXT PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
@@ -120,7 +120,7 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX chunks_by_cache_key ON chunks (cache_key, state)",
     ),
     (  # 5: where each chunk's speech lies in its chapter's audio, and each chapter's length,
-       # in frames, as the stitcher wrote them (what subtitles and read-along books are made of)
+        # in frames, as the stitcher wrote them (what subtitles and read-along books are made of)
         "ALTER TABLE chunks ADD COLUMN clip_start INTEGER",
         "ALTER TABLE chunks ADD COLUMN clip_frames INTEGER",
         "ALTER TABLE chapters ADD COLUMN frames INTEGER",
@@ -133,13 +133,13 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE chapters ADD COLUMN levels_json TEXT",
     ),
     (  # 8: where each of the engine's words starts in a chunk's audio (JSON list of frames;
-       # NULL: not known, as for every chunk made before), and the frames the stitcher cut
-       # before the chunk's clip, which puts those words in the chapter's audio
+        # NULL: not known, as for every chunk made before), and the frames the stitcher cut
+        # before the chunk's clip, which puts those words in the chapter's audio
         "ALTER TABLE chunks ADD COLUMN word_starts_json TEXT",
         "ALTER TABLE chunks ADD COLUMN clip_lead INTEGER",
     ),
     (  # 9: what proof-listening heard in each chunk's audio, by key (the audio's name), and
-       # the verdict on the take that was kept; deleted whenever that audio is made again
+        # the verdict on the take that was kept; deleted whenever that audio is made again
         """
         CREATE TABLE chunk_hearings (
             job_id        TEXT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
@@ -268,8 +268,12 @@ class StoreDatabase:
         # make; a store closed cleanly holds everything there.
         target = f"{self.path.resolve().as_uri()}?immutable=1" if self.read_only else self.path
         conn = sqlite3.connect(
-            target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-            check_same_thread=False, uri=self.read_only, factory=_Connection,
+            target,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=self.read_only,
+            factory=_Connection,
         )
         conn.raise_if_damage = self._raise_if_damage
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -340,8 +344,10 @@ class StoreDatabase:
         if version != SCHEMA_VERSION:
             self.close()
             raise disk_full(self.path.parent)  # it must be upgraded, which writes
-        log.warning("The disk is full (%s): the job store is read-only until space is freed.",
-                    self.path.parent)
+        log.warning(
+            "The disk is full (%s): the job store is read-only until space is freed.",
+            self.path.parent,
+        )
 
     def _migrate(self) -> None:
         conn = self.connection()
@@ -360,7 +366,7 @@ class StoreDatabase:
                 for statement in SCHEMA_V1:
                     conn.execute(statement)
                 version = 1
-            for upgrade in UPGRADES[version - 1:]:
+            for upgrade in UPGRADES[version - 1 :]:
                 for statement in upgrade:
                     conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

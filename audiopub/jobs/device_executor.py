@@ -74,9 +74,13 @@ _DONE: Final = object()  # a thread has nothing more to give
 class DeviceExecutor(ChunkExecutor):
     """Chunks → audio files on in-process engines, one worker thread per engine."""
 
-    def __init__(self, engines: Sequence[Engine], limits: BatchLimits,
-                 vram_probe: VramProbe | None = None,
-                 grow_after: int = GROW_AFTER_BATCHES) -> None:
+    def __init__(
+        self,
+        engines: Sequence[Engine],
+        limits: BatchLimits,
+        vram_probe: VramProbe | None = None,
+        grow_after: int = GROW_AFTER_BATCHES,
+    ) -> None:
         if not engines:
             raise ValueError("a device executor needs at least one engine")
         self.engines = list(engines)
@@ -105,8 +109,9 @@ class DeviceExecutor(ChunkExecutor):
     def close(self, keep_warm: bool = False) -> None:
         """Nothing to stop: the engines are the registry's (or the caller's), kept loaded."""
 
-    def map(self, tasks: Iterable[ChunkTask],
-            notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:
+    def map(
+        self, tasks: Iterable[ChunkTask], notify: Callable[[str], None] | None = None
+    ) -> Iterator[ChunkResult]:
         """Results in task order; stopping the iteration stops after the batches in flight."""
         todo: queue.Queue[object] = queue.Queue(maxsize=BATCHES_AHEAD * len(self.engines))
         # Bounded too: spoken audio waiting for a slow disk is held in memory.
@@ -114,15 +119,32 @@ class DeviceExecutor(ChunkExecutor):
         done: queue.Queue[object] = queue.Queue()
         stop = threading.Event()
         devices_left = _Countdown(len(self.engines))
-        threads = [threading.Thread(target=self._plan, args=(tasks, todo, done, stop),
-                                    name="audiopub-planner", daemon=True)]
-        threads += [threading.Thread(target=self._work,
-                                     args=(engine, todo, to_write, done, stop, devices_left),
-                                     name=f"audiopub-device-{number}", daemon=True)
-                    for number, engine in enumerate(self.engines)]
-        threads += [threading.Thread(target=_write, args=(to_write, done, stop),
-                                     name=f"audiopub-writer-{number}", daemon=True)
-                    for number in range(WRITERS)]
+        threads = [
+            threading.Thread(
+                target=self._plan,
+                args=(tasks, todo, done, stop),
+                name="audiopub-planner",
+                daemon=True,
+            )
+        ]
+        threads += [
+            threading.Thread(
+                target=self._work,
+                args=(engine, todo, to_write, done, stop, devices_left),
+                name=f"audiopub-device-{number}",
+                daemon=True,
+            )
+            for number, engine in enumerate(self.engines)
+        ]
+        threads += [
+            threading.Thread(
+                target=_write,
+                args=(to_write, done, stop),
+                name=f"audiopub-writer-{number}",
+                daemon=True,
+            )
+            for number in range(WRITERS)
+        ]
         for thread in threads:
             thread.start()
         try:
@@ -133,8 +155,9 @@ class DeviceExecutor(ChunkExecutor):
             for thread in threads:
                 thread.join(_JOIN_TIMEOUT_S)
 
-    def _finished(self, done: queue.Queue[object], threads: int,
-                  notify: Callable[[str], None]) -> Iterator[list[tuple[int, ChunkResult]]]:
+    def _finished(
+        self, done: queue.Queue[object], threads: int, notify: Callable[[str], None]
+    ) -> Iterator[list[tuple[int, ChunkResult]]]:
         """Batches of results as devices finish them, until every thread is done."""
         while threads:
             item = done.get()
@@ -149,8 +172,13 @@ class DeviceExecutor(ChunkExecutor):
 
     # --- the planner thread -------------------------------------------------------------
 
-    def _plan(self, tasks: Iterable[ChunkTask], todo: queue.Queue[object],
-              done: queue.Queue[object], stop: threading.Event) -> None:
+    def _plan(
+        self,
+        tasks: Iterable[ChunkTask],
+        todo: queue.Queue[object],
+        done: queue.Queue[object],
+        stop: threading.Event,
+    ) -> None:
         try:
             for batch in planned_batches(tasks, lambda: self.current_limits):
                 if stop.is_set():
@@ -167,8 +195,9 @@ class DeviceExecutor(ChunkExecutor):
     def _prepare(self, batch: list[tuple[int, ChunkTask]]) -> list[PreparedText] | None:
         first = batch[0][1]
         try:
-            return self.engines[0].prepare([task.text for _, task in batch], first.voice,
-                                           first.options)
+            return self.engines[0].prepare(
+                [task.text for _, task in batch], first.voice, first.options
+            )
         except AudiopubError:
             raise
         except Exception as exc:  # noqa: BLE001 - each chunk is tried alone and names itself
@@ -177,9 +206,15 @@ class DeviceExecutor(ChunkExecutor):
 
     # --- the device threads -------------------------------------------------------------
 
-    def _work(self, engine: Engine, todo: queue.Queue[object], to_write: queue.Queue[object],
-              done: queue.Queue[object], stop: threading.Event,
-              devices_left: _Countdown) -> None:
+    def _work(
+        self,
+        engine: Engine,
+        todo: queue.Queue[object],
+        to_write: queue.Queue[object],
+        done: queue.Queue[object],
+        stop: threading.Event,
+        devices_left: _Countdown,
+    ) -> None:
         try:
             for work in _taken(todo, stop):
                 assert isinstance(work, _Work)
@@ -200,34 +235,46 @@ class DeviceExecutor(ChunkExecutor):
         results: list[Spoken | ChunkResult] = []
         size = self.current_limits.max_items  # smaller since it was planned, after an OOM
         for start in range(0, len(tasks), size):
-            results += self._speak_batch(engine, tasks[start:start + size],
-                                         work.prepared[start:start + size])
+            results += self._speak_batch(
+                engine, tasks[start : start + size], work.prepared[start : start + size]
+            )
         self._record(engine, len(tasks))
         return list(zip(positions, results, strict=True))
 
-    def _speak_batch(self, engine: Engine, tasks: list[ChunkTask],
-                     prepared: list[PreparedText]) -> list[Spoken | ChunkResult]:
+    def _speak_batch(
+        self, engine: Engine, tasks: list[ChunkTask], prepared: list[PreparedText]
+    ) -> list[Spoken | ChunkResult]:
         try:
             spoken = self._speak_halving(engine, tasks, prepared)
         except Exception as exc:  # noqa: BLE001 - see below
             if is_out_of_memory(exc):  # even one chunk alone does not fit
-                return [ChunkResult(task.key, 0, 0, 0.0, engine.device.provider,
-                                    f"Out of GPU memory for this chunk alone: {task.text!r} "
-                                    f"({exc})") for task in tasks]
+                return [
+                    ChunkResult(
+                        task.key,
+                        0,
+                        0,
+                        0.0,
+                        engine.device.provider,
+                        f"Out of GPU memory for this chunk alone: {task.text!r} ({exc})",
+                    )
+                    for task in tasks
+                ]
             if isinstance(exc, AudiopubError):
                 raise
             if len(tasks) == 1:  # that was its first attempt
                 return [speak_alone(engine, tasks[0], attempts=RETRIES)]
-            log.warning("a batch of %d chunks failed (%s); trying them one by one",
-                        len(tasks), exc)
+            log.warning("a batch of %d chunks failed (%s); trying them one by one", len(tasks), exc)
             return [speak_alone(engine, task) for task in tasks]
         self._ran_cleanly(engine, len(tasks))
         provider = engine.device.provider
-        return [Spoken(task, result, result.engine_s, provider)
-                for task, result in zip(tasks, spoken, strict=True)]
+        return [
+            Spoken(task, result, result.engine_s, provider)
+            for task, result in zip(tasks, spoken, strict=True)
+        ]
 
-    def _speak_halving(self, engine: Engine, tasks: list[ChunkTask],
-                       prepared: list[PreparedText]) -> list[SynthesisResult]:
+    def _speak_halving(
+        self, engine: Engine, tasks: list[ChunkTask], prepared: list[PreparedText]
+    ) -> list[SynthesisResult]:
         """One padded batch; on running out of device memory, the same chunks as two."""
         try:
             return engine.speak(prepared, tasks[0].voice, tasks[0].options)
@@ -241,11 +288,14 @@ class DeviceExecutor(ChunkExecutor):
             if self._grown:  # grown too far again: wait longer before the next try
                 self._grow_after *= 2
             self._clean, self._grown = 0, False
-        self._notes.put(f"{engine.device.describe()} ran out of memory on a batch of "
-                        f"{len(tasks)} chunks: trying them again as {half} + {len(tasks) - half}"
-                        f"; batches are at most {limit} chunks until they run cleanly")
-        return (self._speak_halving(engine, tasks[:half], prepared[:half])
-                + self._speak_halving(engine, tasks[half:], prepared[half:]))
+        self._notes.put(
+            f"{engine.device.describe()} ran out of memory on a batch of "
+            f"{len(tasks)} chunks: trying them again as {half} + {len(tasks) - half}"
+            f"; batches are at most {limit} chunks until they run cleanly"
+        )
+        return self._speak_halving(engine, tasks[:half], prepared[:half]) + self._speak_halving(
+            engine, tasks[half:], prepared[half:]
+        )
 
     def _ran_cleanly(self, engine: Engine, size: int) -> None:
         """Count a batch that fitted; after enough of them since a halving, let batches grow."""
@@ -257,8 +307,10 @@ class DeviceExecutor(ChunkExecutor):
             self.limits = self.limits.grown(self._ceiling)
             self._clean, self._grown = 0, True
             limit, after = self.limits.max_items, self._grow_after
-        self._notes.put(f"{engine.device.describe()} ran {after} batches without "
-                        f"running out of memory: batches may again be {limit} chunks")
+        self._notes.put(
+            f"{engine.device.describe()} ran {after} batches without "
+            f"running out of memory: batches may again be {limit} chunks"
+        )
 
     def _record(self, engine: Engine, chunks: int) -> None:
         vram = self._vram_probe() if self._vram_probe and engine.device.on_gpu else {}
@@ -287,15 +339,18 @@ def _taken(items: queue.Queue[object], stop: threading.Event) -> Iterator[object
 
 # --- the writer threads ----------------------------------------------------------------------
 
-def _write(to_write: queue.Queue[object], done: queue.Queue[object],
-           stop: threading.Event) -> None:
+
+def _write(to_write: queue.Queue[object], done: queue.Queue[object], stop: threading.Event) -> None:
     """Write spoken batches' files, each atomically, and hand on their results once written."""
     try:
         for batch in _taken(to_write, stop):
             assert isinstance(batch, list)
-            done.put([(position, write_spoken(outcome) if isinstance(outcome, Spoken)
-                       else outcome)
-                      for position, outcome in batch])
+            done.put(
+                [
+                    (position, write_spoken(outcome) if isinstance(outcome, Spoken) else outcome)
+                    for position, outcome in batch
+                ]
+            )
     except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
         done.put(exc)
     finally:

@@ -64,8 +64,9 @@ def disk_full(folder: Path, needed_bytes: int = 0, then: str = RUN_AGAIN) -> Dis
     """The error that pauses a job: which folder is full, how much to free there, and `then`
     what to do (the command line's words unless a front end gives its own)."""
     short = max(needed_bytes - free_bytes(folder), MIN_FREE_BYTES)
-    return DiskFull(f"The disk is full ({folder}): free {-(-short // 1_000_000):,} MB and "
-                    f"{then}.", folder)
+    return DiskFull(
+        f"The disk is full ({folder}): free {-(-short // 1_000_000):,} MB and {then}.", folder
+    )
 
 
 def in_words_of(error: DiskFull, then: str) -> str:
@@ -99,6 +100,7 @@ def _sqlite_full(error: sqlite3.OperationalError, folder: Path | None) -> bool:
         return True
     if "database or disk is full" in str(error):
         return True
-    io_error = (code & 0xFF == sqlite3.SQLITE_IOERR if code is not None
-                else "disk I/O error" in str(error))
+    io_error = (
+        code & 0xFF == sqlite3.SQLITE_IOERR if code is not None else "disk I/O error" in str(error)
+    )
     return io_error and folder is not None and free_bytes(folder) < NO_ROOM_BYTES

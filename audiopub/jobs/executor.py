@@ -29,8 +29,9 @@ from audiopub.tts.registry import default_model_dir, get_engine
 _warm = WarmPools()  # this process's engine processes, in use or kept for the next job
 
 
-def executor_for(engine_name: str, engine: Engine, batch_size: int | None = None,
-                 voice: str | None = None) -> ChunkExecutor:
+def executor_for(
+    engine_name: str, engine: Engine, batch_size: int | None = None, voice: str | None = None
+) -> ChunkExecutor:
     """The executor for a loaded engine: one thread per GPU, or a process pool on a CPU.
 
     `batch_size` forces chunks per batch (else AUDIOPUB_BATCH_SIZE, else what is fastest on
@@ -52,8 +53,11 @@ def _cpu_executor(engine_name: str, engine: Engine, forced: int | None) -> Chunk
 
     def new_pool() -> ProcessExecutor | None:
         workers = cpu_workers(size)
-        return (ProcessExecutor(engine_name, model_dir, workers, size, device, keeper=_warm)
-                if workers > 1 else None)
+        return (
+            ProcessExecutor(engine_name, model_dir, workers, size, device, keeper=_warm)
+            if workers > 1
+            else None
+        )
 
     pool = _warm.take((engine_name, model_dir, size, device), forced_cpu_workers(), new_pool)
     return pool if pool is not None else in_process_executor(engine, forced)
@@ -77,12 +81,15 @@ def in_process_executor(engine: Engine, batch_size: int | None = None) -> ChunkE
     return DeviceExecutor([engine], BatchLimits(default_batch_size(engine, batch_size)))
 
 
-def _gpu_executor(engine_name: str, engine: Engine, forced: int | None,
-                  voice: str | None) -> ChunkExecutor:
+def _gpu_executor(
+    engine_name: str, engine: Engine, forced: int | None, voice: str | None
+) -> ChunkExecutor:
     """One engine per visible GPU, all fed from one queue; batches bounded by the VRAM budget
     (free + this process's own) of the tightest visible device, unless the size was forced."""
-    engines = [engine] + [get_engine(engine_name, use_gpu=True, device_id=device)
-                          for device in devices.cuda_device_ids()[1:]]
+    engines = [engine] + [
+        get_engine(engine_name, use_gpu=True, device_id=device)
+        for device in devices.cuda_device_ids()[1:]
+    ]
     limits = BatchLimits(_batch_size(engine, forced))
     budget = vram_budget.vram_budget_bytes()
     if budget and not forced:

@@ -26,14 +26,15 @@ from audiopub.jobs.worker import become_runner, execute_job, runner_lock
 FOLLOW_INTERVAL_S = 1.0  # how often a command waiting on another runner reads the store
 
 
-def run_or_follow(store: JobStore, job_id: str,
-                  executors: ExecutorFactory | None = None) -> int:
+def run_or_follow(store: JobStore, job_id: str, executors: ExecutorFactory | None = None) -> int:
     """Make the job here, or follow it in the process that runs jobs now; the exit status.
     `executors` makes the executor of a job made here (None: this machine's)."""
     lock = runner_lock(store)
     if not become_runner(lock, store):  # a crashed run's job would now be queued for us
-        print("Another Audiopub process (the web UI?) runs jobs now; following this job there.",
-              file=sys.stderr)
+        print(
+            "Another Audiopub process (the web UI?) runs jobs now; following this job there.",
+            file=sys.stderr,
+        )
         status = _follow(store, job_id, lock)
         if status is not None:
             return status
@@ -109,9 +110,15 @@ class ProgressBar:
         if not event.chars_total:
             return
         if self._bar is None:
-            self._bar = CountingBar(total=event.chars_total, initial=event.chars_done,
-                                    unit=" chars", unit_scale=True, dynamic_ncols=True,
-                                    bar_format=BAR_FORMAT, file=sys.stderr)
+            self._bar = CountingBar(
+                total=event.chars_total,
+                initial=event.chars_done,
+                unit=" chars",
+                unit_scale=True,
+                dynamic_ncols=True,
+                bar_format=BAR_FORMAT,
+                file=sys.stderr,
+            )
         doing = event.chapter_title or event.stage  # the chapter, or "Starting the engine…"
         if doing:  # before the update, which draws the bar
             self._bar.set_postfix_str(doing[:30], refresh=False)
@@ -128,18 +135,23 @@ class ProgressBar:
             self._bar.close()
 
 
-def _report(store: JobStore, job_id: str, state: JobState, elapsed_s: float,
-            since: float, message: str = "") -> int:
+def _report(
+    store: JobStore, job_id: str, state: JobState, elapsed_s: float, since: float, message: str = ""
+) -> int:
     job = store.queue.get_job(job_id)
     if state is JobState.QUEUED:  # another command asked for it with other settings
-        print(f"audiopub: job {job_id[:8]} was taken over by another command, which makes it "
-              "now", file=sys.stderr)
+        print(
+            f"audiopub: job {job_id[:8]} was taken over by another command, which makes it now",
+            file=sys.stderr,
+        )
         return 1
     if state is not JobState.DONE:
         # The run's own message where a full disk kept the store from recording its end.
         error = job.error if job.state is state else message
-        print(f"audiopub: job {job_id[:8]} is {state.value}: {error or ''}".rstrip(": "),
-              file=sys.stderr)
+        print(
+            f"audiopub: job {job_id[:8]} is {state.value}: {error or ''}".rstrip(": "),
+            file=sys.stderr,
+        )
         return 1
     print("\n".join(report.run_summary(store, job, elapsed_s, since)))
     return 0

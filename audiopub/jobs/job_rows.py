@@ -22,8 +22,7 @@ SELECT_JOB = f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?"
 
 # Settings change only while no worker runs the job; the worker plans the job it claimed from
 # the settings it has then. A done job is final.
-EDITABLE_STATES = frozenset({JobState.QUEUED, JobState.PAUSED, JobState.FAILED,
-                             JobState.CANCELLED})
+EDITABLE_STATES = frozenset({JobState.QUEUED, JobState.PAUSED, JobState.FAILED, JobState.CANCELLED})
 
 
 def current_state(conn: sqlite3.Connection, job_id: str) -> JobState:
@@ -33,8 +32,9 @@ def current_state(conn: sqlite3.Connection, job_id: str) -> JobState:
     return JobState(row[0])
 
 
-def require_state(conn: sqlite3.Connection, job_id: str, allowed: frozenset[JobState],
-                  action: str) -> None:
+def require_state(
+    conn: sqlite3.Connection, job_id: str, allowed: frozenset[JobState], action: str
+) -> None:
     state = current_state(conn, job_id)
     if state not in allowed:
         hint = ": pause it first" if state is JobState.RUNNING else ""
@@ -50,13 +50,37 @@ def touch(conn: sqlite3.Connection, job_id: str) -> None:
 
 
 def job_from_row(row: Sequence[Any]) -> Job:
-    (job_id, state, created_at, updated_at, started_at, finished_at, title, author,
-     epub_path, output_path, settings_json, error, device, stage_times_json,
-     peak_vram_json) = row
+    (
+        job_id,
+        state,
+        created_at,
+        updated_at,
+        started_at,
+        finished_at,
+        title,
+        author,
+        epub_path,
+        output_path,
+        settings_json,
+        error,
+        device,
+        stage_times_json,
+        peak_vram_json,
+    ) = row
     return Job(
-        id=job_id, state=JobState(state), created_at=created_at, updated_at=updated_at,
-        started_at=started_at, finished_at=finished_at, title=title, author=author,
-        epub_path=Path(epub_path), output_path=Path(output_path),
-        settings=JobSettings.from_dict(json.loads(settings_json)), error=error, device=device,
-        stage_times=times_of(stage_times_json), peak_vram_mb=vram_of(peak_vram_json),
+        id=job_id,
+        state=JobState(state),
+        created_at=created_at,
+        updated_at=updated_at,
+        started_at=started_at,
+        finished_at=finished_at,
+        title=title,
+        author=author,
+        epub_path=Path(epub_path),
+        output_path=Path(output_path),
+        settings=JobSettings.from_dict(json.loads(settings_json)),
+        error=error,
+        device=device,
+        stage_times=times_of(stage_times_json),
+        peak_vram_mb=vram_of(peak_vram_json),
     )

@@ -78,20 +78,37 @@ class JobLedger:
         with self._db.write() as conn:
             require_state(conn, job_id, _PLANNABLE_STATES, "plan")
             settings = settings_of(conn, job_id)
-            done_audio = {row.cache_key: row for row in map(chunk_from_row, conn.execute(
-                f"{SELECT_CHUNKS} AND state = 'done'", (job_id,)))}
+            done_audio = {
+                row.cache_key: row
+                for row in map(
+                    chunk_from_row, conn.execute(f"{SELECT_CHUNKS} AND state = 'done'", (job_id,))
+                )
+            }
             finished = done_chapters(conn, job_id)
             conn.execute("DELETE FROM chapters WHERE job_id = ?", (job_id,))  # and its chunks
             for idx, (title, chunks) in enumerate(chapters):
                 keys = [chunk_cache_key(chunk.spoken, settings) for chunk in chunks]
                 old = finished.get(idx)
                 kept = old if old and old.signature == signature(title, keys, chunks) else None
-                conn.execute(INSERT_CHAPTER, new_chapter_row(job_id, idx, title, chunks,
-                                                             kept.row if kept else None))
-                conn.executemany(INSERT_CHUNK, [
-                    new_chunk_row(job_id, idx, position, chunk, key, done_audio.get(key),
-                                  kept.chunks[position] if kept else None)
-                    for position, (chunk, key) in enumerate(zip(chunks, keys))])
+                conn.execute(
+                    INSERT_CHAPTER,
+                    new_chapter_row(job_id, idx, title, chunks, kept.row if kept else None),
+                )
+                conn.executemany(
+                    INSERT_CHUNK,
+                    [
+                        new_chunk_row(
+                            job_id,
+                            idx,
+                            position,
+                            chunk,
+                            key,
+                            done_audio.get(key),
+                            kept.chunks[position] if kept else None,
+                        )
+                        for position, (chunk, key) in enumerate(zip(chunks, keys))
+                    ],
+                )
             touch_job(conn, job_id)
 
     def chapters(self, job_id: str) -> list[ChapterRow]:
@@ -100,18 +117,21 @@ class JobLedger:
 
     def chapter_chunks(self, job_id: str, chapter_idx: int) -> list[ChunkRow]:
         """Every chunk of a chapter in order (what the stitcher reads)."""
-        rows = self._db.connection().execute(f"{SELECT_CHUNKS} AND chapter_idx = ? ORDER BY idx",
-                                          (job_id, chapter_idx))
+        rows = self._db.connection().execute(
+            f"{SELECT_CHUNKS} AND chapter_idx = ? ORDER BY idx", (job_id, chapter_idx)
+        )
         return [chunk_from_row(r) for r in rows]
 
     def all_chunks(self, job_id: str) -> list[ChunkRow]:
-        rows = self._db.connection().execute(f"{SELECT_CHUNKS} ORDER BY chapter_idx, idx",
-                                          (job_id,))
+        rows = self._db.connection().execute(
+            f"{SELECT_CHUNKS} ORDER BY chapter_idx, idx", (job_id,)
+        )
         return [chunk_from_row(r) for r in rows]
 
     def done_chunks(self, job_id: str) -> list[ChunkRow]:
         rows = self._db.connection().execute(
-            f"{SELECT_CHUNKS} AND state = 'done' ORDER BY chapter_idx, idx", (job_id,))
+            f"{SELECT_CHUNKS} AND state = 'done' ORDER BY chapter_idx, idx", (job_id,)
+        )
         return [chunk_from_row(r) for r in rows]
 
     def pending_chunks(self, job_id: str, chapter_idx: int | None = None) -> list[ChunkRow]:
@@ -123,11 +143,13 @@ class JobLedger:
         conn = self._db.connection()
         if chapter_idx is None:
             rows = conn.execute(
-                f"{SELECT_CHUNKS} AND state != 'done' ORDER BY chapter_idx, idx", (job_id,))
+                f"{SELECT_CHUNKS} AND state != 'done' ORDER BY chapter_idx, idx", (job_id,)
+            )
         else:
             rows = conn.execute(
                 f"{SELECT_CHUNKS} AND chapter_idx = ? AND state != 'done' ORDER BY idx",
-                (job_id, chapter_idx))
+                (job_id, chapter_idx),
+            )
         seen: set[str] = set()
         pending = []
         for row in map(chunk_from_row, rows):
@@ -138,11 +160,20 @@ class JobLedger:
 
     # --- marks ---------------------------------------------------------------------------
 
-    def mark_chunk_done(self, job_id: str, cache_key: str, *, audio_path: str, frames: int,
-                        sample_rate: int, synth_s: float, provider: str | None,
-                        stage_times: Mapping[str, float] | None = None,
-                        wall_s: float | None = None,
-                        word_starts: Sequence[int] | None = None) -> int:
+    def mark_chunk_done(
+        self,
+        job_id: str,
+        cache_key: str,
+        *,
+        audio_path: str,
+        frames: int,
+        sample_rate: int,
+        synth_s: float,
+        provider: str | None,
+        stage_times: Mapping[str, float] | None = None,
+        wall_s: float | None = None,
+        word_starts: Sequence[int] | None = None,
+    ) -> int:
         """Record a chunk's finished audio (call after the file is safely written).
 
         `synth_s` is the engine's time for this chunk and `stage_times` its seconds per stage
@@ -154,15 +185,29 @@ class JobLedger:
         settings changed meanwhile and the audio must not be used.
         """
         with self._db.write() as conn:
-            cursor = conn.execute("""
+            cursor = conn.execute(
+                """
                 UPDATE chunks SET state = 'done', audio_path = ?, frames = ?, sample_rate = ?,
                     duration_s = ?, synth_s = ?, provider = ?, stage_times_json = ?,
                     wall_s = ?, done_at = ?, attempts = attempts + 1, error = NULL,
                     reused_from = NULL, word_starts_json = ?
                 WHERE job_id = ? AND cache_key = ?
-            """, (audio_path, frames, sample_rate, frames / sample_rate, synth_s, provider,
-                  times_json(stage_times), wall_s, time.time(), words_json(word_starts),
-                  job_id, cache_key))
+            """,
+                (
+                    audio_path,
+                    frames,
+                    sample_rate,
+                    frames / sample_rate,
+                    synth_s,
+                    provider,
+                    times_json(stage_times),
+                    wall_s,
+                    time.time(),
+                    words_json(word_starts),
+                    job_id,
+                    cache_key,
+                ),
+            )
             _forget_hearing(conn, job_id, cache_key)  # it heard other audio
             touch_job(conn, job_id)
         return cursor.rowcount
@@ -173,11 +218,12 @@ class JobLedger:
         conn, found = self._db.connection(), {}
         keys = sorted(set(cache_keys))
         for start in range(0, len(keys), _KEYS_PER_QUERY):
-            batch = keys[start:start + _KEYS_PER_QUERY]
+            batch = keys[start : start + _KEYS_PER_QUERY]
             rows = conn.execute(
                 f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE state = 'done' AND job_id != ? "
                 f"AND cache_key IN ({', '.join('?' * len(batch))}) ORDER BY done_at DESC",
-                (job_id, *batch))
+                (job_id, *batch),
+            )
             for row in map(chunk_from_row, rows):
                 found.setdefault(row.cache_key, row)  # the latest made, most likely still there
         return found
@@ -190,26 +236,42 @@ class JobLedger:
         marked = 0
         with self._db.write() as conn:
             for source, audio_path in reused:
-                marked += conn.execute("""
+                marked += conn.execute(
+                    """
                     UPDATE chunks SET state = 'done', audio_path = ?, frames = ?,
                         sample_rate = ?, duration_s = ?, synth_s = ?, provider = ?,
                         stage_times_json = ?, wall_s = NULL, done_at = ?, error = NULL,
                         reused_from = ?, word_starts_json = ?
                     WHERE job_id = ? AND cache_key = ? AND state != 'done'
-                """, (audio_path, source.frames, source.sample_rate, source.duration_s,
-                      source.synth_s, source.provider, times_json(source.stage_times),
-                      time.time(), source.reused_from or source.job_id,
-                      words_json(source.word_starts), job_id, source.cache_key)).rowcount
+                """,
+                    (
+                        audio_path,
+                        source.frames,
+                        source.sample_rate,
+                        source.duration_s,
+                        source.synth_s,
+                        source.provider,
+                        times_json(source.stage_times),
+                        time.time(),
+                        source.reused_from or source.job_id,
+                        words_json(source.word_starts),
+                        job_id,
+                        source.cache_key,
+                    ),
+                ).rowcount
             touch_job(conn, job_id)
         return marked
 
     def mark_chunk_failed(self, job_id: str, cache_key: str, error: str) -> int:
         """Record a failed attempt; the chunk is retried when the job next runs."""
         with self._db.write() as conn:
-            cursor = conn.execute("""
+            cursor = conn.execute(
+                """
                 UPDATE chunks SET state = 'failed', attempts = attempts + 1, error = ?
                 WHERE job_id = ? AND cache_key = ? AND state != 'done'
-            """, (error, job_id, cache_key))
+            """,
+                (error, job_id, cache_key),
+            )
             touch_job(conn, job_id)
         return cursor.rowcount
 
@@ -217,29 +279,43 @@ class JobLedger:
         """Forget the audio of these keys (e.g. its file is gone); their chapters too."""
         with self._db.write() as conn:
             for key in set(cache_keys):
-                conn.execute(f"""
+                conn.execute(
+                    f"""
                     UPDATE chapters SET {CHAPTER_NOT_DONE}
                     WHERE job_id = ? AND idx IN (
                         SELECT chapter_idx FROM chunks WHERE job_id = ? AND cache_key = ?)
-                """, (job_id, job_id, key))
-                conn.execute("""
+                """,
+                    (job_id, job_id, key),
+                )
+                conn.execute(
+                    """
                     UPDATE chunks SET state = 'pending', audio_path = NULL, frames = NULL,
                         sample_rate = NULL, duration_s = NULL, synth_s = NULL, provider = NULL,
                         stage_times_json = NULL, wall_s = NULL, done_at = NULL, error = NULL,
                         reused_from = NULL, word_starts_json = NULL
                     WHERE job_id = ? AND cache_key = ?
-                """, (job_id, key))
+                """,
+                    (job_id, key),
+                )
                 _forget_hearing(conn, job_id, key)
 
-    def mark_chapter_done(self, job_id: str, idx: int, *, audio_path: str, duration_s: float,
-                          synth_s: float, chars_per_s: float | None = None,
-                          rtf: float | None = None,
-                          stage_times: Mapping[str, float] | None = None,
-                          frames: int | None = None, sample_rate: int | None = None,
-                          clips: Sequence[tuple[int, int]] = (),
-                          leads: Sequence[int] = (),
-                          levels: Mapping[str, Mapping[str, float | None]] | None = None
-                          ) -> bool:
+    def mark_chapter_done(
+        self,
+        job_id: str,
+        idx: int,
+        *,
+        audio_path: str,
+        duration_s: float,
+        synth_s: float,
+        chars_per_s: float | None = None,
+        rtf: float | None = None,
+        stage_times: Mapping[str, float] | None = None,
+        frames: int | None = None,
+        sample_rate: int | None = None,
+        clips: Sequence[tuple[int, int]] = (),
+        leads: Sequence[int] = (),
+        levels: Mapping[str, Mapping[str, float | None]] | None = None,
+    ) -> bool:
         """Record a chapter's stitched audio and telemetry (engine figures, see `figures`).
 
         `frames` and `sample_rate` are the chapter audio's exact length; `clips` gives, for
@@ -251,30 +327,52 @@ class JobLedger:
         the chapter was being stitched, the chapter audio is stale.
         """
         with self._db.write() as conn:
-            if conn.execute("SELECT 1 FROM chunks WHERE job_id = ? AND chapter_idx = ? "
-                            "AND state != 'done' LIMIT 1", (job_id, idx)).fetchone():
+            if conn.execute(
+                "SELECT 1 FROM chunks WHERE job_id = ? AND chapter_idx = ? "
+                "AND state != 'done' LIMIT 1",
+                (job_id, idx),
+            ).fetchone():
                 return False
-            cursor = conn.execute("""
+            cursor = conn.execute(
+                """
                 UPDATE chapters SET state = 'done', audio_path = ?, duration_s = ?, synth_s = ?,
                     chars_per_s = ?, rtf = ?, stage_times_json = ?, frames = ?, sample_rate = ?,
                     levels_json = ?
                 WHERE job_id = ? AND idx = ?
-            """, (audio_path, duration_s, synth_s, chars_per_s, rtf, times_json(stage_times),
-                  frames, sample_rate, json.dumps(levels) if levels else None, job_id, idx))
+            """,
+                (
+                    audio_path,
+                    duration_s,
+                    synth_s,
+                    chars_per_s,
+                    rtf,
+                    times_json(stage_times),
+                    frames,
+                    sample_rate,
+                    json.dumps(levels) if levels else None,
+                    job_id,
+                    idx,
+                ),
+            )
             lead_of = list(leads) + [None] * (len(clips) - len(leads))
             conn.executemany(
                 "UPDATE chunks SET clip_start = ?, clip_frames = ?, clip_lead = ? "
                 "WHERE job_id = ? AND chapter_idx = ? AND idx = ?",
-                [(start, length, lead_of[position], job_id, idx, position)
-                 for position, (start, length) in enumerate(clips)])
+                [
+                    (start, length, lead_of[position], job_id, idx, position)
+                    for position, (start, length) in enumerate(clips)
+                ],
+            )
             touch_job(conn, job_id)
         return cursor.rowcount == 1
 
     def reset_chapter(self, job_id: str, idx: int) -> None:
         """Forget a chapter's audio (e.g. its file is gone); its chunks are kept."""
         with self._db.write() as conn:
-            conn.execute(f"UPDATE chapters SET {CHAPTER_NOT_DONE} WHERE job_id = ? AND idx = ?",
-                         (job_id, idx))
+            conn.execute(
+                f"UPDATE chapters SET {CHAPTER_NOT_DONE} WHERE job_id = ? AND idx = ?",
+                (job_id, idx),
+            )
 
     # --- progress ------------------------------------------------------------------------
 
@@ -296,7 +394,10 @@ class JobLedger:
     def progress(self, job_id: str, since: float | None = None) -> JobProgress:
         """Totals and per-chapter counts from one snapshot; with `since` (Unix seconds) the
         `made_*` figures count only chunks finished from then on, e.g. in this run."""
-        rows = self._db.connection().execute(f"""
+        rows = (
+            self._db.connection()
+            .execute(
+                f"""
             SELECT c.idx, c.title, c.state,
                    count(k.idx),
                    coalesce(sum(k.state = 'done'), 0),
@@ -318,11 +419,24 @@ class JobLedger:
             FROM chapters c LEFT JOIN chunks k ON k.job_id = c.job_id AND k.chapter_idx = c.idx
             WHERE c.job_id = :job_id
             GROUP BY c.idx ORDER BY c.idx
-        """, {"job_id": job_id, "since": since}).fetchall()
+        """,
+                {"job_id": job_id, "since": since},
+            )
+            .fetchall()
+        )
         chapters = tuple(
-            ChapterProgress(idx=r[0], title=r[1], state=ChapterState(r[2]), chunks_total=r[3],
-                            chunks_done=r[4], chars_total=r[5], chars_done=r[6],
-                            chars_per_s=r[9], rtf=r[10], stage_times=times_of(r[11]))
+            ChapterProgress(
+                idx=r[0],
+                title=r[1],
+                state=ChapterState(r[2]),
+                chunks_total=r[3],
+                chunks_done=r[4],
+                chars_total=r[5],
+                chars_done=r[6],
+                chars_per_s=r[9],
+                rtf=r[10],
+                stage_times=times_of(r[11]),
+            )
             for r in rows
         )
         return JobProgress(
@@ -344,5 +458,6 @@ class JobLedger:
 
 def _forget_hearing(conn: sqlite3.Connection, job_id: str, cache_key: str) -> None:
     """A key's audio is made again or gone: what proof-listening heard no longer describes it."""
-    conn.execute("DELETE FROM chunk_hearings WHERE job_id = ? AND cache_key = ?",
-                 (job_id, cache_key))
+    conn.execute(
+        "DELETE FROM chunk_hearings WHERE job_id = ? AND cache_key = ?", (job_id, cache_key)
+    )

@@ -79,8 +79,9 @@ class Narration(SynthesisOptions):
 
     def synthesis_options(self) -> SynthesisOptions:
         """The engine contract's part of these settings."""
-        return SynthesisOptions(**{option.name: getattr(self, option.name)
-                                   for option in fields(SynthesisOptions)})
+        return SynthesisOptions(
+            **{option.name: getattr(self, option.name) for option in fields(SynthesisOptions)}
+        )
 
 
 @dataclass(frozen=True)
@@ -107,14 +108,20 @@ class JobSettings(Narration):
     def __post_init__(self) -> None:
         super().__post_init__()  # validates speed and steps with the engine contract's rules
         if self.batch_size is not None and not 1 <= self.batch_size <= defaults.MAX_BATCH_SIZE:
-            raise ValueError(f"batch size must be 1-{defaults.MAX_BATCH_SIZE}, "
-                             f"not {self.batch_size}")
+            raise ValueError(
+                f"batch size must be 1-{defaults.MAX_BATCH_SIZE}, not {self.batch_size}"
+            )
         if self.chapters is not None:
             object.__setattr__(self, "chapters", tuple(int(c) for c in self.chapters))
         # Read from JSON: a list of dicts.
-        object.__setattr__(self, "lexicon", tuple(
-            entry if isinstance(entry, Entry) else entries_from_data([entry])[0]
-            for entry in self.lexicon))
+        object.__setattr__(
+            self,
+            "lexicon",
+            tuple(
+                entry if isinstance(entry, Entry) else entries_from_data([entry])[0]
+                for entry in self.lexicon
+            ),
+        )
 
     @property
     def narrator(self) -> str:
@@ -261,8 +268,9 @@ class ChunkRow:
         that starts in the trimmed silence starts with the clip), or None where unknown."""
         if self.word_starts is None or self.clip_lead is None or self.clip_frames is None:
             return None
-        return tuple(min(max(0, start - self.clip_lead), self.clip_frames)
-                     for start in self.word_starts)
+        return tuple(
+            min(max(0, start - self.clip_lead), self.clip_frames) for start in self.word_starts
+        )
 
 
 @dataclass(frozen=True)

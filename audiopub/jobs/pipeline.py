@@ -85,10 +85,16 @@ ENCODING = "Encoding the audiobook…"
 class JobRun:
     """Runs one job that is already in the `running` state."""
 
-    def __init__(self, store: JobStore, job_id: str, engine: Engine | None = None,
-                 publish: Publish | None = None,
-                 stop_requested: Callable[[], bool] = lambda: False,
-                 keep_warm: bool = False, executors: ExecutorFactory | None = None) -> None:
+    def __init__(
+        self,
+        store: JobStore,
+        job_id: str,
+        engine: Engine | None = None,
+        publish: Publish | None = None,
+        stop_requested: Callable[[], bool] = lambda: False,
+        keep_warm: bool = False,
+        executors: ExecutorFactory | None = None,
+    ) -> None:
         self.store = store
         self.job = store.queue.get_job(job_id)
         self.dir = store.job_dir(job_id)
@@ -133,9 +139,16 @@ class JobRun:
         began = time.perf_counter()
         settings = self.job.settings
         self._set_stage(PREPARING_TEXT)
-        self.store.ledger.write_plan(self.job.id, plan_book(
-            self.book, self.engine.max_chunk_chars, settings.chapters, settings.language,
-            job_lexicon(self.store, self.job.epub_path, self.book, settings, self.engine)))
+        self.store.ledger.write_plan(
+            self.job.id,
+            plan_book(
+                self.book,
+                self.engine.max_chunk_chars,
+                settings.chapters,
+                settings.language,
+                job_lexicon(self.store, self.job.epub_path, self.book, settings, self.engine),
+            ),
+        )
         # Text preparation: cutting the chapters into chunks and writing the plan.
         self.store.queue.set_job_stage_times(self.job.id, {"prepare": time.perf_counter() - began})
         (self.dir / CHUNKS_DIR).mkdir(parents=True, exist_ok=True)
@@ -154,8 +167,11 @@ class JobRun:
         self._progress = self.store.ledger.progress(self.job.id)
         self._run = Speed(0, 0.0, 0.0, Clock.WALL)  # what this run has made so far
         self._recorded_speed = machine_speed(
-            settings.engine, self.plan.voice.id, settings.use_gpu,
-            settings.steps if self.engine.uses_steps else None)
+            settings.engine,
+            self.plan.voice.id,
+            settings.use_gpu,
+            settings.steps if self.engine.uses_steps else None,
+        )
         self._start_engine()
         log.info("job %s: %s", self.job.id, self.plan.describe())
         note = language_note(settings.language, self.plan.voice)
@@ -175,10 +191,14 @@ class JobRun:
         self.store.queue.set_state(self.job.id, JobState.DONE)
         self._remove_intermediate_files()
         # The library's file names are ids: say the book's title, and where a person finds it.
-        where = ("in the Library" if self.job.output_path.parent == self.store.library_dir
-                 else str(self.job.output_path))
-        self._emit(JobState.DONE,
-                   message=f"Finished: {self.job.title or 'the audiobook'} — {where}")
+        where = (
+            "in the Library"
+            if self.job.output_path.parent == self.store.library_dir
+            else str(self.job.output_path)
+        )
+        self._emit(
+            JobState.DONE, message=f"Finished: {self.job.title or 'the audiobook'} — {where}"
+        )
         return self.job.output_path
 
     def _start_engine(self) -> None:
@@ -190,8 +210,9 @@ class JobRun:
         began = time.perf_counter()
         self.executor.start(self.plan.voice.id)
         # This run's: a resume starts the engine again, and says how long that took.
-        self.store.queue.set_job_stage_times(self.job.id, {
-            ENGINE_START: self._loading_s + time.perf_counter() - began})
+        self.store.queue.set_job_stage_times(
+            self.job.id, {ENGINE_START: self._loading_s + time.perf_counter() - began}
+        )
         self._run_began = self._last_chunk_at = time.perf_counter()
 
     def _device(self) -> str:
@@ -203,8 +224,12 @@ class JobRun:
         where = getattr(error, "filename", None) or getattr(error, "path", None) or self.dir
         folder = Path(where) if Path(where).is_dir() else Path(where).parent
         progress = self.store.ledger.progress(self.job.id)
-        return disk_full(folder, space_to_finish(progress.chars_done, progress.chars_total,
-                                                 self.plan.sample_rate, self.plan.speed))
+        return disk_full(
+            folder,
+            space_to_finish(
+                progress.chars_done, progress.chars_total, self.plan.sample_rate, self.plan.speed
+            ),
+        )
 
     def _speak_and_stitch(self) -> None:
         try:
@@ -227,13 +252,22 @@ class JobRun:
     def _speak_chapter(self, chapter_idx: int, title: str) -> None:
         self._check_still_running()
         pending = self.store.ledger.pending_chunks(self.job.id, chapter_idx)
-        tasks = [ChunkTask(c.cache_key, c.spoken, self.plan.voice.id, self.plan.options,
-                           chunk_path(self.dir, c.cache_key)) for c in pending]
+        tasks = [
+            ChunkTask(
+                c.cache_key,
+                c.spoken,
+                self.plan.voice.id,
+                self.plan.options,
+                chunk_path(self.dir, c.cache_key),
+            )
+            for c in pending
+        ]
         # A chunk's wall time runs from the one before it, in this chapter: the previous
         # chapter's proof-listening and stitching are not speaking.
         self._last_chunk_at = time.perf_counter()
         results = self.executor.map(
-            tasks, notify=lambda line: self._emit(JobState.RUNNING, message=line))
+            tasks, notify=lambda line: self._emit(JobState.RUNNING, message=line)
+        )
         try:
             for chunk, result in zip(pending, results):
                 self._record(chunk, result, title)
@@ -247,19 +281,32 @@ class JobRun:
             raise SynthesisFailed(result.error)
         now = time.perf_counter()
         marked = self.store.ledger.mark_chunk_done(
-            self.job.id, chunk.cache_key, audio_path=chunk_relpath(chunk.cache_key),
-            frames=result.frames, sample_rate=result.sample_rate, synth_s=result.synth_s,
-            provider=result.provider, stage_times=result.stages,
-            wall_s=now - self._last_chunk_at, word_starts=result.word_starts)
+            self.job.id,
+            chunk.cache_key,
+            audio_path=chunk_relpath(chunk.cache_key),
+            frames=result.frames,
+            sample_rate=result.sample_rate,
+            synth_s=result.synth_s,
+            provider=result.provider,
+            stage_times=result.stages,
+            wall_s=now - self._last_chunk_at,
+            word_starts=result.word_starts,
+        )
         self._last_chunk_at = now
         if self._listening is not None and marked:
             self._listening.chunk_done(chunk, self.dir / chunk_relpath(chunk.cache_key))
         # Every chunk with this text shares the audio, so all of them are done now.
-        self._progress = replace(self._progress,
-                                 chunks_done=self._progress.chunks_done + marked,
-                                 chars_done=self._progress.chars_done + marked * chunk.char_count)
-        self._run = Speed(self._run.chars + chunk.char_count, now - self._run_began,
-                          self._run.audio_s + result.frames / result.sample_rate, Clock.WALL)
+        self._progress = replace(
+            self._progress,
+            chunks_done=self._progress.chunks_done + marked,
+            chars_done=self._progress.chars_done + marked * chunk.char_count,
+        )
+        self._run = Speed(
+            self._run.chars + chunk.char_count,
+            now - self._run_began,
+            self._run.audio_s + result.frames / result.sample_rate,
+            Clock.WALL,
+        )
         self._stage = SPEAKING.format(chapter=chapter_title)
         self._emit(JobState.RUNNING, chapter_title=chapter_title)
 
@@ -267,11 +314,17 @@ class JobRun:
         self._set_stage(LOADING_EARS)
         began = time.perf_counter()
         ears = load_ears(self.job.settings.use_gpu)
-        self.store.queue.set_job_stage_times(self.job.id, {"listen": time.perf_counter() - began},
-                                             add=True)
+        self.store.queue.set_job_stage_times(
+            self.job.id, {"listen": time.perf_counter() - began}, add=True
+        )
         self._listening = ProofListening(
-            self.store, self.job.id, self.dir, self.job.settings.language or self.book.language,
-            ears, notify=lambda line: self._emit(JobState.RUNNING, message=line))
+            self.store,
+            self.job.id,
+            self.dir,
+            self.job.settings.language or self.book.language,
+            ears,
+            notify=lambda line: self._emit(JobState.RUNNING, message=line),
+        )
         self._listening.start()
 
     def _proofread_chapter(self, chapter_idx: int, title: str) -> None:
@@ -282,20 +335,26 @@ class JobRun:
         self._set_stage(LISTENING.format(chapter=title))
         listening.finish_chapter(chapter_idx, self._check_still_running)
         began = time.perf_counter()
-        repairs = Retakes(self.job, self.dir, self.executor, listening,
-                          self._check_still_running,
-                          lambda line: self._emit(JobState.RUNNING, message=line)
-                          ).repair_chapter(chapter_idx)
+        repairs = Retakes(
+            self.job,
+            self.dir,
+            self.executor,
+            listening,
+            self._check_still_running,
+            lambda line: self._emit(JobState.RUNNING, message=line),
+        ).repair_chapter(chapter_idx)
         if repairs.spoken_again:
             self.store.queue.set_job_stage_times(
-                self.job.id, {"retakes": time.perf_counter() - began}, add=True)
+                self.job.id, {"retakes": time.perf_counter() - began}, add=True
+            )
             self._emit(JobState.RUNNING, message=repairs.describe(title))
 
     def _stop_listening(self) -> None:
         if self._listening is not None:
             self._listening.close()
-            self.store.queue.set_job_stage_times(self.job.id, {"listen": self._listening.heard_s},
-                                                 add=True)
+            self.store.queue.set_job_stage_times(
+                self.job.id, {"listen": self._listening.heard_s}, add=True
+            )
             self._listening = None
 
     def _stitch_chapter(self, chapter_idx: int, title: str) -> None:
@@ -305,27 +364,46 @@ class JobRun:
         began = time.perf_counter()
         # The chapter is written at the rate its chunks were spoken at: the voice's own, as
         # each chunk file records it (16 kHz and 22.05 kHz Piper voices both exist).
-        sample_rate = (sf.info(str(self.dir / chunks[0].audio_path)).samplerate if chunks
-                       else self.plan.sample_rate)
+        sample_rate = (
+            sf.info(str(self.dir / chunks[0].audio_path)).samplerate
+            if chunks
+            else self.plan.sample_rate
+        )
         # Where each chunk's speech lies in the chapter audio is kept for exports (`export`).
-        stitched = stitch_chapter([(self.dir / c.audio_path, c.ends_paragraph)  # type: ignore[operator]
-                                   for c in chunks], sample_rate, self.dir / relpath)
+        stitched = stitch_chapter(
+            [
+                (self.dir / c.audio_path, c.ends_paragraph)  # type: ignore[operator]
+                for c in chunks
+            ],
+            sample_rate,
+            self.dir / relpath,
+        )
         synth_s = sum(c.synth_s or 0.0 for c in chunks)
         engine_stages: Counter[str] = Counter()
         for chunk in chunks:
             engine_stages.update(chunk.stage_times)
         stitched_at = time.perf_counter()
         levels = self._level(self.dir / relpath, title)
-        speed = Speed(sum(c.char_count for c in chunks), synth_s, stitched.duration_s,
-                      Clock.ENGINE)
+        speed = Speed(sum(c.char_count for c in chunks), synth_s, stitched.duration_s, Clock.ENGINE)
         self.store.ledger.mark_chapter_done(
-            self.job.id, chapter_idx, audio_path=relpath, duration_s=stitched.duration_s,
-            synth_s=synth_s, chars_per_s=speed.chars_per_s, rtf=speed.rtf,
-            stage_times={"synthesis": synth_s, "stitch": stitched_at - began,
-                         "level": time.perf_counter() - stitched_at,
-                         **{f"engine.{name}": seconds for name, seconds in engine_stages.items()}},
-            frames=stitched.frames, sample_rate=sample_rate, clips=stitched.clips,
-            leads=stitched.leads, levels=levels,
+            self.job.id,
+            chapter_idx,
+            audio_path=relpath,
+            duration_s=stitched.duration_s,
+            synth_s=synth_s,
+            chars_per_s=speed.chars_per_s,
+            rtf=speed.rtf,
+            stage_times={
+                "synthesis": synth_s,
+                "stitch": stitched_at - began,
+                "level": time.perf_counter() - stitched_at,
+                **{f"engine.{name}": seconds for name, seconds in engine_stages.items()},
+            },
+            frames=stitched.frames,
+            sample_rate=sample_rate,
+            clips=stitched.clips,
+            leads=stitched.leads,
+            levels=levels,
         )
 
     def _level(self, wav: Path, title: str) -> dict[str, dict[str, float | None]]:
@@ -338,8 +416,10 @@ class JobRun:
             before = after = measure_levels(wav)
         problems = after.problems()
         if problems:
-            self._emit(JobState.RUNNING, message=f"Chapter {title!r} is outside the audiobook "
-                                                 f"levels: {'; '.join(problems)}")
+            self._emit(
+                JobState.RUNNING,
+                message=f"Chapter {title!r} is outside the audiobook levels: {'; '.join(problems)}",
+            )
         return {"before": before.to_dict(), "after": after.to_dict()}
 
     def _mux(self) -> None:
@@ -352,9 +432,14 @@ class JobRun:
         self.job.output_path.parent.mkdir(parents=True, exist_ok=True)
         # Checked while ffmpeg runs too: a cancel or pause during encoding stops it at once.
         began = time.perf_counter()
-        mux_m4b(wavs, marks, book_tags(self.book, self.job.settings.narrator),
-                self.book.cover, self.job.output_path,
-                progress=lambda fraction: self._check_still_running())
+        mux_m4b(
+            wavs,
+            marks,
+            book_tags(self.book, self.job.settings.narrator),
+            self.book.cover,
+            self.job.output_path,
+            progress=lambda fraction: self._check_still_running(),
+        )
         self.store.queue.set_job_stage_times(self.job.id, {"encode": time.perf_counter() - began})
 
     def _remove_intermediate_files(self) -> None:
@@ -386,16 +471,25 @@ class JobRun:
     def _emit(self, state: JobState, chapter_title: str = "", message: str = "") -> None:
         progress = self._progress
         if progress is None:  # before the plan: nothing counted yet, only what is happening
-            self._publish(JobEvent(job_id=self.job.id, state=state, message=message,
-                                   stage=self._stage))
+            self._publish(
+                JobEvent(job_id=self.job.id, state=state, message=message, stage=self._stage)
+            )
             return
-        self._publish(JobEvent(
-            job_id=self.job.id, state=state,
-            chars_done=progress.chars_done, chars_total=progress.chars_total,
-            chunks_done=progress.chunks_done, chunks_total=progress.chunks_total,
-            run=self._run,
-            eta_s=estimate_left_s(self._run, progress.chars_total - progress.chars_done,
-                                  self._recorded_speed),
-            chapter_title=chapter_title, provider=self.engine.device.describe(),
-            message=message, stage=self._stage if state is JobState.RUNNING else "",
-        ))
+        self._publish(
+            JobEvent(
+                job_id=self.job.id,
+                state=state,
+                chars_done=progress.chars_done,
+                chars_total=progress.chars_total,
+                chunks_done=progress.chunks_done,
+                chunks_total=progress.chunks_total,
+                run=self._run,
+                eta_s=estimate_left_s(
+                    self._run, progress.chars_total - progress.chars_done, self._recorded_speed
+                ),
+                chapter_title=chapter_title,
+                provider=self.engine.device.describe(),
+                message=message,
+                stage=self._stage if state is JobState.RUNNING else "",
+            )
+        )

@@ -91,9 +91,15 @@ class PoolKeeper(Protocol):
 class ProcessExecutor(ChunkExecutor):
     """A pool of single-threaded engine processes, fed batches in reading order."""
 
-    def __init__(self, engine_name: str, model_dir: Path, workers: int,
-                 batch_size: int = 1, device: str = "CPU",
-                 keeper: PoolKeeper | None = None) -> None:
+    def __init__(
+        self,
+        engine_name: str,
+        model_dir: Path,
+        workers: int,
+        batch_size: int = 1,
+        device: str = "CPU",
+        keeper: PoolKeeper | None = None,
+    ) -> None:
         """`device`: the job's engine device the processes stand for, in words (the CPU, or a
         GPU asked for that is unavailable, and why); `keeper`: who the pool goes back to when
         a job closes it (None: it shuts down)."""
@@ -107,9 +113,12 @@ class ProcessExecutor(ChunkExecutor):
         self.device_chunks: Counter[str] = Counter()  # the processes' own: not counted here
         self._keeper = keeper
         self.peak_vram_mb: dict[int, float] = {}  # CPU processes hold none
-        self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                         initargs=(engine_name, model_dir,
-                                                   settings.current()))
+        self._pool = ProcessPoolExecutor(
+            workers,
+            mp_context=context,
+            initializer=_init_worker,
+            initargs=(engine_name, model_dir, settings.current()),
+        )
 
     def start(self, voice: str) -> dict[int, int]:
         """Start every worker process and load `voice` in each, before any chunk: a stage of
@@ -121,25 +130,31 @@ class ProcessExecutor(ChunkExecutor):
         loads: dict[int, int] = {}
         try:
             while len(loads) < self.workers:
-                asked = [self._pool.submit(_load_voice_in_worker, voice)
-                         for _ in range(self.workers - len(loads))]
+                asked = [
+                    self._pool.submit(_load_voice_in_worker, voice)
+                    for _ in range(self.workers - len(loads))
+                ]
                 loads.update(future.result() for future in asked)
                 if len(loads) < self.workers:
                     time.sleep(START_POLL_S)
         except BrokenProcessPool as exc:
             self.broken = True
-            raise SynthesisFailed("An engine process stopped while it started (out of "
-                                  "memory?). Resume the job to try again.") from exc
+            raise SynthesisFailed(
+                "An engine process stopped while it started (out of "
+                "memory?). Resume the job to try again."
+            ) from exc
         return loads
 
     def process_ids(self) -> list[int]:
         """The worker processes running now."""
         return sorted(self._pool._processes or ())  # noqa: SLF001 — the pool's own record
 
-    def map(self, tasks: Iterable[ChunkTask],
-            notify: Callable[[str], None] | None = None) -> Iterator[ChunkResult]:
+    def map(
+        self, tasks: Iterable[ChunkTask], notify: Callable[[str], None] | None = None
+    ) -> Iterator[ChunkResult]:
         pending: collections.deque[tuple[list[int], Future[list[ChunkResult]]]] = (
-            collections.deque())
+            collections.deque()
+        )
         try:
             yield from in_task_order(self._map(pending, tasks))
         except BrokenProcessPool as exc:
@@ -152,12 +167,16 @@ class ProcessExecutor(ChunkExecutor):
             for _, future in pending:
                 future.cancel()
 
-    def _map(self, pending: collections.deque[tuple[list[int], Future[list[ChunkResult]]]],
-             tasks: Iterable[ChunkTask]) -> Iterator[list[tuple[int, ChunkResult]]]:
+    def _map(
+        self,
+        pending: collections.deque[tuple[list[int], Future[list[ChunkResult]]]],
+        tasks: Iterable[ChunkTask],
+    ) -> Iterator[list[tuple[int, ChunkResult]]]:
         for batch in planned_batches(tasks, lambda: self.limits):
             positions = [position for position, _ in batch]
-            pending.append((positions, self._pool.submit(_run_in_worker,
-                                                         [task for _, task in batch])))
+            pending.append(
+                (positions, self._pool.submit(_run_in_worker, [task for _, task in batch]))
+            )
             self.batch_sizes[len(batch)] += 1
             if len(pending) >= self.workers * WINDOW_PER_WORKER:
                 yield self._collect(*pending.popleft())
@@ -165,13 +184,18 @@ class ProcessExecutor(ChunkExecutor):
             yield self._collect(*pending.popleft())
 
     @staticmethod
-    def _collect(positions: list[int],
-                 future: Future[list[ChunkResult]]) -> list[tuple[int, ChunkResult]]:
+    def _collect(
+        positions: list[int], future: Future[list[ChunkResult]]
+    ) -> list[tuple[int, ChunkResult]]:
         return list(zip(positions, future.result(), strict=True))
 
     def describe(self) -> ExecutorInfo:
-        return ExecutorInfo(Placement.ENGINE_PROCESSES, self.device,
-                            (f"{self.device} × {self.workers} processes",), self.workers)
+        return ExecutorInfo(
+            Placement.ENGINE_PROCESSES,
+            self.device,
+            (f"{self.device} × {self.workers} processes",),
+            self.workers,
+        )
 
     def close(self, keep_warm: bool = False) -> None:
         """Back to its keeper, which keeps it warm for the next job if `keep_warm` and the

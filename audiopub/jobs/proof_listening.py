@@ -68,11 +68,14 @@ def require_listening(models_dir: Path | None = None) -> str:
     except ImportError as exc:
         raise ListeningUnavailable(
             f"Proof-listening needs the `listen` extra ({exc.name} is not installed): "
-            "pip install 'audiopub[listen]'") from exc
+            "pip install 'audiopub[listen]'"
+        ) from exc
     size = listening_model(models_dir)
     if size is None:
-        raise ListeningUnavailable("Proof-listening needs a listening model, and none is "
-                                   "installed: `audiopub voices download whisper:base`.")
+        raise ListeningUnavailable(
+            "Proof-listening needs a listening model, and none is "
+            "installed: `audiopub voices download whisper:base`."
+        )
     return size
 
 
@@ -110,8 +113,15 @@ class ProofListening:
     """The listening thread of one run of one job. `start`, then `chunk_done` for each chunk
     made, `finish_chapter` before stitching it, `close` at the end of the run."""
 
-    def __init__(self, store: JobStore, job_id: str, job_dir: Path, language: str,
-                 ears: Ears, notify: Callable[[str], None] = lambda line: None) -> None:
+    def __init__(
+        self,
+        store: JobStore,
+        job_id: str,
+        job_dir: Path,
+        language: str,
+        ears: Ears,
+        notify: Callable[[str], None] = lambda line: None,
+    ) -> None:
         self.store = store
         self.job_id = job_id
         self.job_dir = Path(job_dir)
@@ -125,8 +135,9 @@ class ProofListening:
         self._closing = False
         self.failure: str | None = None  # why listening stopped, if it broke
         self.heard_s = 0.0  # seconds spent hearing, this run
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name=f"audiopub-listen-{job_id[:8]}")
+        self._thread = threading.Thread(
+            target=self._loop, daemon=True, name=f"audiopub-listen-{job_id[:8]}"
+        )
 
     @property
     def working(self) -> bool:
@@ -218,16 +229,25 @@ class ProofListening:
         if not chunks:
             return
         began = time.perf_counter()
-        readable = [(item, audio) for item in chunks
-                    if (audio := _read(item.path)) is not None]
-        heard = self.ears.hear([Clip(audio, rate, self.language)
-                                for _, (audio, rate) in readable])
+        readable = [(item, audio) for item in chunks if (audio := _read(item.path)) is not None]
+        heard = self.ears.hear([Clip(audio, rate, self.language) for _, (audio, rate) in readable])
         self.heard_s += time.perf_counter() - began
         for (item, _), text in zip(readable, heard, strict=True):
             verdict = judge(item.chunk.spoken, text, self.language)
-            self.store.hearings.record_hearing(self.job_id, Hearing(
-                item.chunk.cache_key, text, verdict.wer, verdict.missing_run, verdict.flagged,
-                verdict.reason, first_flagged=verdict.flagged, takes=1, model=self.ears.size))
+            self.store.hearings.record_hearing(
+                self.job_id,
+                Hearing(
+                    item.chunk.cache_key,
+                    text,
+                    verdict.wer,
+                    verdict.missing_run,
+                    verdict.flagged,
+                    verdict.reason,
+                    first_flagged=verdict.flagged,
+                    takes=1,
+                    model=self.ears.size,
+                ),
+            )
         self._settle(chunks)
 
     def _settle(self, chunks: Sequence[_Chunk]) -> None:
@@ -245,10 +265,15 @@ class ProofListening:
 
     def _stop_listening(self, error: Exception, batch: list[_Chunk | _Request]) -> None:
         reason = str(error) if isinstance(error, AudiopubError) else repr(error)
-        log.warning("job %s: proof-listening stopped: %s", self.job_id, reason,
-                    exc_info=not isinstance(error, AudiopubError))
-        self.failure = (f"Proof-listening stopped ({reason}); the rest of the book is made "
-                        "without it")
+        log.warning(
+            "job %s: proof-listening stopped: %s",
+            self.job_id,
+            reason,
+            exc_info=not isinstance(error, AudiopubError),
+        )
+        self.failure = (
+            f"Proof-listening stopped ({reason}); the rest of the book is made without it"
+        )
         self._notify(self.failure)
         for item in batch:
             if isinstance(item, _Request) and not item.answer.done():

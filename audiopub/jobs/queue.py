@@ -45,24 +45,45 @@ class JobQueue:
         self._db = db
         self._job_dir = job_dir  # the job's folder (`JobStore.job_dir`)
 
-    def create_job(self, epub: Path, output_path: Path, settings: JobSettings, *,
-                   book: Book | None = None, copy_epub: bool = True) -> Job:
+    def create_job(
+        self,
+        epub: Path,
+        output_path: Path,
+        settings: JobSettings,
+        *,
+        book: Book | None = None,
+        copy_epub: bool = True,
+    ) -> Job:
         """A queued job for `book`, read from `epub`; the EPUB is copied into the job's folder
         so the upload may go away."""
         job_id = uuid.uuid4().hex
         epub_path = self._job_dir(job_id) / EPUB_NAME if copy_epub else Path(epub)
         now = time.time()
-        row = (job_id, JobState.QUEUED.value, now, now, None, None,
-               book.title if book else "", book.author if book else "",
-               str(epub_path), str(output_path), json.dumps(settings.to_dict()), None, None, None,
-               None)
+        row = (
+            job_id,
+            JobState.QUEUED.value,
+            now,
+            now,
+            None,
+            None,
+            book.title if book else "",
+            book.author if book else "",
+            str(epub_path),
+            str(output_path),
+            json.dumps(settings.to_dict()),
+            None,
+            None,
+            None,
+            None,
+        )
         try:
             if copy_epub:
                 epub_path.parent.mkdir(parents=True)
                 shutil.copyfile(epub, epub_path)
             with self._db.write() as conn:
-                conn.execute(f"INSERT INTO jobs ({JOB_COLUMNS}) VALUES ({', '.join('?' * 15)})",
-                             row)
+                conn.execute(
+                    f"INSERT INTO jobs ({JOB_COLUMNS}) VALUES ({', '.join('?' * 15)})", row
+                )
                 if book is not None:
                     _insert_book(conn, job_id, book)
         except BaseException:
@@ -74,14 +95,19 @@ class JobQueue:
     def book(self, job_id: str) -> Book | None:
         """The book as it was read when the job was submitted (None for a job from before
         books were kept: read its EPUB copy once and `keep_book` it)."""
-        row = self._db.connection().execute(
-            "SELECT book_json, cover, cover_type FROM job_books WHERE job_id = ?", (job_id,)
-        ).fetchone()
+        row = (
+            self._db.connection()
+            .execute(
+                "SELECT book_json, cover, cover_type FROM job_books WHERE job_id = ?", (job_id,)
+            )
+            .fetchone()
+        )
         if row is None:
             return None
         book_json, cover, cover_type = row
-        return Book.from_dict(json.loads(book_json),
-                              Cover(bytes(cover), cover_type) if cover is not None else None)
+        return Book.from_dict(
+            json.loads(book_json), Cover(bytes(cover), cover_type) if cover is not None else None
+        )
 
     def keep_book(self, job_id: str, book: Book) -> None:
         with self._db.write() as conn:
@@ -106,7 +132,8 @@ class JobQueue:
     def list_jobs(self, states: Iterable[JobState] | None = None) -> list[Job]:
         """Jobs oldest first (queue order), optionally only those in `states`."""
         rows = self._db.connection().execute(
-            f"SELECT {JOB_COLUMNS} FROM jobs ORDER BY created_at, rowid")
+            f"SELECT {JOB_COLUMNS} FROM jobs ORDER BY created_at, rowid"
+        )
         jobs = [job_from_row(r) for r in rows]
         if states is None:
             return jobs
@@ -123,11 +150,14 @@ class JobQueue:
         """Record what is learnt once the job runs: the device really used."""
         with self._db.write() as conn:
             current_state(conn, job_id)  # raises JobNotFound
-            conn.execute("UPDATE jobs SET device = coalesce(?, device), updated_at = ? "
-                         "WHERE id = ?", (device, time.time(), job_id))
+            conn.execute(
+                "UPDATE jobs SET device = coalesce(?, device), updated_at = ? WHERE id = ?",
+                (device, time.time(), job_id),
+            )
 
-    def set_job_stage_times(self, job_id: str, stage_times: Mapping[str, float], *,
-                            add: bool = False) -> None:
+    def set_job_stage_times(
+        self, job_id: str, stage_times: Mapping[str, float], *, add: bool = False
+    ) -> None:
         """Record seconds spent in job-wide stages (reading, planning, speaking, encoding).
 
         A stage measured again replaces the earlier figure (encoding after a resume), or with
@@ -135,13 +165,16 @@ class JobQueue:
         """
         with self._db.write() as conn:
             current_state(conn, job_id)  # raises JobNotFound
-            (stored,) = conn.execute("SELECT stage_times_json FROM jobs WHERE id = ?",
-                                     (job_id,)).fetchone()
+            (stored,) = conn.execute(
+                "SELECT stage_times_json FROM jobs WHERE id = ?", (job_id,)
+            ).fetchone()
             times = times_of(stored)
             for name, seconds in stage_times.items():
                 times[name] = times.get(name, 0.0) + seconds if add else seconds
-            conn.execute("UPDATE jobs SET stage_times_json = ?, updated_at = ? WHERE id = ?",
-                         (times_json(times), time.time(), job_id))
+            conn.execute(
+                "UPDATE jobs SET stage_times_json = ?, updated_at = ? WHERE id = ?",
+                (times_json(times), time.time(), job_id),
+            )
 
     def record_peak_vram(self, job_id: str, peak_mb: Mapping[int, float]) -> None:
         """Keep, per device index, the larger of the stored peak VRAM (MiB) and `peak_mb`'s,
@@ -151,14 +184,17 @@ class JobQueue:
                 raise ValueError(f"Peak VRAM of GPU {index} must be finite and >= 0, got {mb}")
         with self._db.write() as conn:
             current_state(conn, job_id)  # raises JobNotFound
-            (stored,) = conn.execute("SELECT peak_vram_json FROM jobs WHERE id = ?",
-                                     (job_id,)).fetchone()
+            (stored,) = conn.execute(
+                "SELECT peak_vram_json FROM jobs WHERE id = ?", (job_id,)
+            ).fetchone()
             peaks = vram_of(stored)
             merged = peaks | {i: max(peaks.get(i, 0.0), float(mb)) for i, mb in peak_mb.items()}
             if merged == peaks:
                 return  # no new peak: called after every batch, most calls change nothing
-            conn.execute("UPDATE jobs SET peak_vram_json = ?, updated_at = ? WHERE id = ?",
-                         (vram_json(merged), time.time(), job_id))
+            conn.execute(
+                "UPDATE jobs SET peak_vram_json = ?, updated_at = ? WHERE id = ?",
+                (vram_json(merged), time.time(), job_id),
+            )
 
     def claim_next_job(self) -> Job | None:
         """Atomically take the oldest queued job (queued → running); None if the queue is empty.
@@ -179,8 +215,12 @@ class JobQueue:
         Call it before the worker starts, and only from the one process that runs jobs.
         """
         with self._db.write() as conn:
-            ids = [r[0] for r in conn.execute(
-                "SELECT id FROM jobs WHERE state = 'running' ORDER BY created_at, rowid")]
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM jobs WHERE state = 'running' ORDER BY created_at, rowid"
+                )
+            ]
             for job_id in ids:
                 _transition(conn, job_id, JobState.QUEUED, None)
         return ids
@@ -193,8 +233,10 @@ class JobQueue:
         """
         with self._db.write() as conn:
             require_state(conn, job_id, EDITABLE_STATES, "change the settings of")
-            conn.execute("UPDATE jobs SET settings_json = ?, updated_at = ? WHERE id = ?",
-                         (json.dumps(settings.to_dict()), time.time(), job_id))
+            conn.execute(
+                "UPDATE jobs SET settings_json = ?, updated_at = ? WHERE id = ?",
+                (json.dumps(settings.to_dict()), time.time(), job_id),
+            )
 
     def requeue_with(self, job_id: str, settings: JobSettings) -> Job:
         """Put an unfinished job back in the queue to be made with `settings`, from whatever
@@ -208,10 +250,14 @@ class JobQueue:
         with self._db.write() as conn:
             state = current_state(conn, job_id)
             if state is JobState.DONE:
-                raise InvalidTransition("The job finished meanwhile; run the command again to "
-                                        "make the book with these settings")
-            conn.execute("UPDATE jobs SET settings_json = ?, updated_at = ? WHERE id = ?",
-                         (json.dumps(settings.to_dict()), time.time(), job_id))
+                raise InvalidTransition(
+                    "The job finished meanwhile; run the command again to "
+                    "make the book with these settings"
+                )
+            conn.execute(
+                "UPDATE jobs SET settings_json = ?, updated_at = ? WHERE id = ?",
+                (json.dumps(settings.to_dict()), time.time(), job_id),
+            )
             if state is not JobState.QUEUED:
                 _transition(conn, job_id, JobState.QUEUED, None)
         return self.get_job(job_id)
@@ -231,17 +277,23 @@ class JobQueue:
 
 def _insert_book(conn: sqlite3.Connection, job_id: str, book: Book) -> None:
     cover = book.cover
-    conn.execute("INSERT INTO job_books (job_id, book_json, cover, cover_type) VALUES (?, ?, ?, ?)",
-                 (job_id, json.dumps(book.to_dict(), ensure_ascii=False),
-                  cover.data if cover else None, cover.media_type if cover else None))
+    conn.execute(
+        "INSERT INTO job_books (job_id, book_json, cover, cover_type) VALUES (?, ?, ?, ?)",
+        (
+            job_id,
+            json.dumps(book.to_dict(), ensure_ascii=False),
+            cover.data if cover else None,
+            cover.media_type if cover else None,
+        ),
+    )
 
 
-def _transition(conn: sqlite3.Connection, job_id: str, state: JobState,
-                error: str | None) -> None:
+def _transition(conn: sqlite3.Connection, job_id: str, state: JobState, error: str | None) -> None:
     current = current_state(conn, job_id)
     if not current.can_become(state):
         raise InvalidTransition(f"A {current.value} job cannot become {state.value}")
-    conn.execute("""
+    conn.execute(
+        """
         UPDATE jobs SET state = :state, updated_at = :now, error = :error,
             started_at = CASE WHEN :state = 'running' THEN coalesce(started_at, :now)
                               ELSE started_at END,
@@ -249,4 +301,6 @@ def _transition(conn: sqlite3.Connection, job_id: str, state: JobState,
                                WHEN :state IN ('queued', 'running') THEN NULL
                                ELSE finished_at END
         WHERE id = :id
-    """, {"id": job_id, "state": state.value, "now": time.time(), "error": error})
+    """,
+        {"id": job_id, "state": state.value, "now": time.time(), "error": error},
+    )

@@ -30,16 +30,20 @@ def results_dir() -> Path:
     return settings.data_dir() / BENCH_DIR
 
 
-def machine_speed(engine: str, voice: str, on_gpu: bool, steps: int | None = None,
-                  folder: Path | None = None) -> float | None:
+def machine_speed(
+    engine: str, voice: str, on_gpu: bool, steps: int | None = None, folder: Path | None = None
+) -> float | None:
     """Characters a second this machine spoke `voice` of `engine` at, on the GPU or not, in the
     newest saved benchmark of them (None if none): a whole book's run where there is one (the
     job's own pipeline, on the wall clock), else the longest text of its tables at `steps`."""
     for result in reversed(_results(folder or results_dir())):
         facts = result.get("engine") or {}
         device = result.get("device") or {}
-        if (facts.get("name") != engine or facts.get("voice") != voice
-                or bool(device.get("requested_gpu")) != on_gpu):
+        if (
+            facts.get("name") != engine
+            or facts.get("voice") != voice
+            or bool(device.get("requested_gpu")) != on_gpu
+        ):
             continue
         speed = _chars_per_s(result, steps)
         if speed:

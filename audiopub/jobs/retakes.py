@@ -59,8 +59,10 @@ class Take:
     verdict: Verdict
 
     def better_than(self, other: Take) -> bool:
-        return ((self.verdict.missing_run, self.verdict.wer)
-                < (other.verdict.missing_run, other.verdict.wer))
+        return (self.verdict.missing_run, self.verdict.wer) < (
+            other.verdict.missing_run,
+            other.verdict.wer,
+        )
 
 
 @dataclass(frozen=True)
@@ -72,9 +74,11 @@ class Repairs:
 
     def describe(self, chapter_title: str) -> str:
         still = self.spoken_again - self.fixed
-        return (f"Proof-listening spoke {self.spoken_again} chunk"
-                f"{'' if self.spoken_again == 1 else 's'} of “{chapter_title}” again: "
-                f"{self.fixed} fixed, {still} still flagged")
+        return (
+            f"Proof-listening spoke {self.spoken_again} chunk"
+            f"{'' if self.spoken_again == 1 else 's'} of “{chapter_title}” again: "
+            f"{self.fixed} fixed, {still} still flagged"
+        )
 
 
 def clause_pieces(text: str) -> list[str]:
@@ -103,9 +107,15 @@ def take_seed(job_seed: int | None, take: int) -> int:
 class Retakes:
     """Repairs the flagged chunks of one run's job with its executor and its listener."""
 
-    def __init__(self, job: Job, job_dir: Path, executor: ChunkExecutor,
-                 listening: ProofListening, check: Callable[[], None],
-                 notify: Callable[[str], None] = lambda line: None) -> None:
+    def __init__(
+        self,
+        job: Job,
+        job_dir: Path,
+        executor: ChunkExecutor,
+        listening: ProofListening,
+        check: Callable[[], None],
+        notify: Callable[[str], None] = lambda line: None,
+    ) -> None:
         self.job = job
         self.job_dir = Path(job_dir)
         self.executor = executor
@@ -125,10 +135,14 @@ class Retakes:
 
     def _repair(self, chunk: ChunkRow, hearing: Hearing) -> Hearing:
         language = self.listening.language
-        best = first = Take(None, chunk.sample_rate or 0, chunk.word_starts,
-                            chunk.synth_s or 0.0, hearing.heard,
-                            Verdict(hearing.flagged, hearing.wer, hearing.missing_run,
-                                    hearing.reason))
+        best = first = Take(
+            None,
+            chunk.sample_rate or 0,
+            chunk.word_starts,
+            chunk.synth_s or 0.0,
+            hearing.heard,
+            Verdict(hearing.flagged, hearing.wer, hearing.missing_run, hearing.reason),
+        )
         synth_s, heard_takes = first.synth_s, 1
         for number, how in enumerate(MORE_TAKES, start=1):
             pieces = clause_pieces(chunk.spoken) if how == CLAUSES else [chunk.spoken]
@@ -137,7 +151,8 @@ class Retakes:
                 continue  # the engine failed on it: the takes so far stand
             try:
                 heard = self.listening.hear_now(
-                    [Clip(take.audio, take.sample_rate, language)], self._check)[0]
+                    [Clip(take.audio, take.sample_rate, language)], self._check
+                )[0]
             except ListeningUnavailable:
                 break  # listening stopped (and said why): keep the best take so far
             take = replace(take, heard=heard, verdict=judge(chunk.spoken, heard, language))
@@ -147,25 +162,38 @@ class Retakes:
                 best = take
             if not take.verdict.flagged:
                 break
-        kept = Hearing(chunk.cache_key, best.heard, best.verdict.wer, best.verdict.missing_run,
-                       best.verdict.flagged, best.verdict.reason, first_flagged=True,
-                       takes=heard_takes, model=self.listening.ears.size)
+        kept = Hearing(
+            chunk.cache_key,
+            best.heard,
+            best.verdict.wer,
+            best.verdict.missing_run,
+            best.verdict.flagged,
+            best.verdict.reason,
+            first_flagged=True,
+            takes=heard_takes,
+            model=self.listening.ears.size,
+        )
         if best is first:
             self.store.hearings.record_hearing(self.job.id, kept)
         else:
             self._keep(chunk, best, kept, synth_s)
         return kept
 
-    def _speak(self, chunk: ChunkRow, pieces: Sequence[str], seed: int,
-               number: int) -> Take | None:
+    def _speak(self, chunk: ChunkRow, pieces: Sequence[str], seed: int, number: int) -> Take | None:
         """The pieces spoken with `seed` and joined; None if the engine failed."""
         settings = self.job.settings
         assert settings.voice is not None  # resolved when the job was submitted
         options = replace(settings.synthesis_options(), seed=seed)
-        tasks = [ChunkTask(f"{chunk.cache_key}.take{number}.{index}", piece, settings.voice,
-                           options, self.job_dir / "chunks" /
-                           f"{chunk.cache_key}.take{number}.{index}.flac")
-                 for index, piece in enumerate(pieces)]
+        tasks = [
+            ChunkTask(
+                f"{chunk.cache_key}.take{number}.{index}",
+                piece,
+                settings.voice,
+                options,
+                self.job_dir / "chunks" / f"{chunk.cache_key}.take{number}.{index}.flac",
+            )
+            for index, piece in enumerate(pieces)
+        ]
         results: list[ChunkResult] = []
         iterator = self.executor.map(tasks, notify=self._notify)
         try:
@@ -177,22 +205,34 @@ class Retakes:
             parts = [_read_and_remove(task.out_path) for task in tasks]
         failed = next((r.error for r in results if r.error is not None), None)
         if failed is not None or len(results) != len(tasks) or any(p is None for p in parts):
-            log.warning("job %s: take %d of a flagged chunk failed: %s", self.job.id, number,
-                        failed)
+            log.warning(
+                "job %s: take %d of a flagged chunk failed: %s", self.job.id, number, failed
+            )
             return None
         audio = np.concatenate([p for p in parts if p is not None])
-        return Take(audio, results[0].sample_rate, _joined_word_starts(results),
-                    sum(r.synth_s for r in results), "", Verdict(True, 1.0, 0, ""))
+        return Take(
+            audio,
+            results[0].sample_rate,
+            _joined_word_starts(results),
+            sum(r.synth_s for r in results),
+            "",
+            Verdict(True, 1.0, 0, ""),
+        )
 
     def _keep(self, chunk: ChunkRow, take: Take, hearing: Hearing, synth_s: float) -> None:
         """The take becomes the chunk's audio: the file first (atomically), then the store."""
         assert take.audio is not None
         path = chunk_path(self.job_dir, chunk.cache_key)
         frames = write_chunk(path, take.audio, take.sample_rate)
-        self.store.hearings.keep_take(self.job.id, hearing,
-                                      audio_path=chunk_relpath(chunk.cache_key), frames=frames,
-                                      sample_rate=take.sample_rate,
-                                      word_starts=take.word_starts, synth_s=synth_s)
+        self.store.hearings.keep_take(
+            self.job.id,
+            hearing,
+            audio_path=chunk_relpath(chunk.cache_key),
+            frames=frames,
+            sample_rate=take.sample_rate,
+            word_starts=take.word_starts,
+            synth_s=synth_s,
+        )
         if chunk.audio_path and self.job_dir / chunk.audio_path != path:
             (self.job_dir / chunk.audio_path).unlink(missing_ok=True)  # an older WAV's
 

@@ -28,8 +28,9 @@ from audiopub.errors import StoreDamaged, StoreUnopenable
 log = logging.getLogger(__name__)
 
 _DAMAGE_CODES: Final = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
-_UNOPENABLE_CODES: Final = frozenset({sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY,
-                                      sqlite3.SQLITE_PERM})
+_UNOPENABLE_CODES: Final = frozenset(
+    {sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM}
+)
 RECOVERED_SUFFIX: Final = ".recovered"  # jobs.sqlite3 → jobs.recovered.sqlite3
 
 
@@ -61,7 +62,8 @@ def unopenable(path: Path, error: BaseException) -> StoreUnopenable:
     return StoreUnopenable(
         f"Audiopub can't open its job store {path} ({reason}): the folder {path.parent} or "
         "the file can't be written by you (a read-only folder or disk?). Make them writable "
-        "for you, or set AUDIOPUB_DATA_DIR to a folder you can write to.")
+        "for you, or set AUDIOPUB_DATA_DIR to a folder you can write to."
+    )
 
 
 def recovered_path(path: Path) -> Path:
@@ -75,10 +77,14 @@ def damaged(path: Path, error: BaseException, library: Path | None = None) -> St
     saved = salvage(path)
     recovered, jobs = saved if saved is not None else (None, 0)
     if recovered is not None:
-        kept = (f"What could still be read ({jobs} job{'s' if jobs != 1 else ''}) was saved "
-                f"in {recovered}.")
-        keep = (f", then put {recovered.name} in its place to keep the jobs saved, or leave "
-                "it out to start with an empty job list")
+        kept = (
+            f"What could still be read ({jobs} job{'s' if jobs != 1 else ''}) was saved "
+            f"in {recovered}."
+        )
+        keep = (
+            f", then put {recovered.name} in its place to keep the jobs saved, or leave "
+            "it out to start with an empty job list"
+        )
     else:
         kept, keep = "Nothing could be read from it.", " to start with an empty job list"
     books = f" (the web app's are in {library})" if library is not None else ""
@@ -86,7 +92,10 @@ def damaged(path: Path, error: BaseException, library: Path | None = None) -> St
         f"The job store {path} is damaged ({error}), so Audiopub can't use it. {kept} To go "
         f"on: move {path.name} (and its -wal and -shm files, if any) out of {path.parent}"
         f"{keep}; or set AUDIOPUB_DATA_DIR to another folder. Finished books are files of "
-        f"their own and are not touched{books}.", path, recovered)
+        f"their own and are not touched{books}.",
+        path,
+        recovered,
+    )
 
 
 def salvage(path: Path) -> tuple[Path, int] | None:
@@ -109,7 +118,8 @@ def salvage(path: Path) -> tuple[Path, int] | None:
     try:
         schema = source.execute(
             "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
-            "AND name NOT LIKE 'sqlite_%' ORDER BY type = 'index', rowid").fetchall()
+            "AND name NOT LIKE 'sqlite_%' ORDER BY type = 'index', rowid"
+        ).fetchall()
         version = source.execute("PRAGMA user_version").fetchone()[0]
     except sqlite3.Error:
         source.close()
@@ -140,8 +150,12 @@ def _open_damaged(path: Path) -> sqlite3.Connection:
         return sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True)
 
 
-def _copy(source: sqlite3.Connection, copy: sqlite3.Connection,
-          schema: list[tuple[str, str, str]], version: int) -> None:
+def _copy(
+    source: sqlite3.Connection,
+    copy: sqlite3.Connection,
+    schema: list[tuple[str, str, str]],
+    version: int,
+) -> None:
     copy.execute("BEGIN")
     for kind, name, sql in schema:
         if kind == "table":
@@ -162,13 +176,16 @@ def _copy_rows(source: sqlite3.Connection, copy: sqlite3.Connection, table: str)
     """The rows of `table` before the damage (read forwards) and after it (backwards)."""
     names = [_quoted(row[1]) for row in copy.execute(f"PRAGMA table_info({_quoted(table)})")]
     columns = ", ".join(names)
-    insert = (f"INSERT OR IGNORE INTO {_quoted(table)} (rowid, {columns}) "
-              f"VALUES ({', '.join('?' * (len(names) + 1))})")
+    insert = (
+        f"INSERT OR IGNORE INTO {_quoted(table)} (rowid, {columns}) "
+        f"VALUES ({', '.join('?' * (len(names) + 1))})"
+    )
     seen: set[int] = set()
     for order in ("ASC", "DESC"):
         try:  # the first row is read as the query starts: the damage may be right there
-            for row in source.execute(f"SELECT rowid, {columns} FROM {_quoted(table)} "
-                                      f"ORDER BY rowid {order}"):
+            for row in source.execute(
+                f"SELECT rowid, {columns} FROM {_quoted(table)} ORDER BY rowid {order}"
+            ):
                 if row[0] in seen:
                     break  # the two directions met: the table had no damaged page after all
                 seen.add(row[0])

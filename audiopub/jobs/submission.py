@@ -26,7 +26,7 @@ from audiopub.voices.suggest import language_name, voices_for
 
 
 def parse_chapter_selection(spec: str, count: int) -> list[int]:
-    """"1-3,7" → [1, 2, 3, 7] (1-based, in book order, each once); errors name the bad part."""
+    """ "1-3,7" → [1, 2, 3, 7] (1-based, in book order, each once); errors name the bad part."""
     chosen: set[int] = set()
     for part in spec.split(","):
         part = part.strip()
@@ -38,8 +38,10 @@ def parse_chapter_selection(spec: str, count: int) -> list[int]:
         except ValueError:
             raise AudiopubError(f"Bad chapter selection {part!r}: use numbers like 1-3,7") from None
         if start > end:
-            raise AudiopubError(f"Chapter selection {part!r} is reversed: write the lower "
-                                f"number first ({end}-{start})")
+            raise AudiopubError(
+                f"Chapter selection {part!r} is reversed: write the lower "
+                f"number first ({end}-{start})"
+            )
         if not 1 <= start <= end <= count:
             raise AudiopubError(f"Chapter selection {part!r} is outside 1-{count}")
         chosen.update(range(start, end + 1))
@@ -48,16 +50,22 @@ def parse_chapter_selection(spec: str, count: int) -> list[int]:
     return sorted(chosen)
 
 
-def resolve_settings(settings: JobSettings, engine: Engine, book: Book,
-                     earlier: JobSettings | None = None) -> JobSettings:
+def resolve_settings(
+    settings: JobSettings, engine: Engine, book: Book, earlier: JobSettings | None = None
+) -> JobSettings:
     """Fill in what the user left open: the voice (the engine's first), the language (the
     book's) and the model identity, so that cache keys are the same on every run; and whether
     the job proof-listens (`listening_decision`; `earlier`: the settings of the job resumed)."""
     voice = settings.voice or engine.voices()[0].id
-    return JobSettings.from_dict({**settings.to_dict(), "voice": voice,
-                                  "language": settings.language or book.language,
-                                  "model_id": engine.model_id(voice),
-                                  "proof_listen": listening_decision(settings, earlier)})
+    return JobSettings.from_dict(
+        {
+            **settings.to_dict(),
+            "voice": voice,
+            "language": settings.language or book.language,
+            "model_id": engine.model_id(voice),
+            "proof_listen": listening_decision(settings, earlier),
+        }
+    )
 
 
 def listening_decision(settings: JobSettings, earlier: JobSettings | None = None) -> bool:
@@ -85,18 +93,29 @@ def language_note(text_language: str | None, voice: Voice) -> str | None:
     Audiopub, with how to get it."""
     if not text_language or voice.speaks(text_language):
         return None
-    rules = (f"{text_language} rules" if primary_subtag(text_language) in supported_languages()
-             else "no language's rules (digits are left to the voice)")
+    rules = (
+        f"{text_language} rules"
+        if primary_subtag(text_language) in supported_languages()
+        else "no language's rules (digits are left to the voice)"
+    )
     catalogue = local_catalogue()
-    accent = ("a language it knows" if voice.language == "multi"
-              else language_name(voice.language, catalogue))
+    accent = (
+        "a language it knows"
+        if voice.language == "multi"
+        else language_name(voice.language, catalogue)
+    )
     wanted = language_name(text_language, catalogue)
     suggestions = voices_for(text_language, catalogue)
-    advice = (f"For {wanted}, choose {' or '.join(s.describe() for s in suggestions)}."
-              if suggestions else f"No voice Audiopub knows of reads {wanted}.")
-    return (f"The book is in {text_language}, the voice {voice.id} speaks "
-            f"{voice.describe_languages()}: its words will be pronounced as {accent}, its "
-            f"numbers and abbreviations read by {rules}. {advice}")
+    advice = (
+        f"For {wanted}, choose {' or '.join(s.describe() for s in suggestions)}."
+        if suggestions
+        else f"No voice Audiopub knows of reads {wanted}."
+    )
+    return (
+        f"The book is in {text_language}, the voice {voice.id} speaks "
+        f"{voice.describe_languages()}: its words will be pronounced as {accent}, its "
+        f"numbers and abbreviations read by {rules}. {advice}"
+    )
 
 
 def disk_needed(chars: int, sample_rate: int, speed: float) -> int:
@@ -110,20 +129,24 @@ def space_to_finish(chars_done: int, chars_total: int, sample_rate: int, speed: 
     """Bytes a job still writes: what `disk_needed` counts for the text not yet spoken, and
     the .m4b's share of what was."""
     audio_done_s = chars_done / (defaults.CHARS_PER_AUDIO_SECOND * speed)
-    return (disk_needed(max(chars_total - chars_done, 0), sample_rate, speed)
-            + int(audio_done_s * 8_000))
+    return disk_needed(max(chars_total - chars_done, 0), sample_rate, speed) + int(
+        audio_done_s * 8_000
+    )
 
 
 def check_disk_space(folder: Path, needed: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(folder).free
     if free < needed:
-        raise DiskFull(f"This book needs about {needed / 1e9:.1f} GB free in {folder} while it "
-                       f"is made; only {free / 1e9:.1f} GB are free.")
+        raise DiskFull(
+            f"This book needs about {needed / 1e9:.1f} GB free in {folder} while it "
+            f"is made; only {free / 1e9:.1f} GB are free."
+        )
 
 
-def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: JobSettings,
-               engine: Engine) -> Job:
+def submit_job(
+    store: JobStore, epub: Path, book: Book, output: Path, settings: JobSettings, engine: Engine
+) -> Job:
     """Check the book, the settings and the room for it, then queue a job.
 
     `book` is `read_epub(epub)`, read by the caller (who needed it already: the page shows it,
@@ -132,8 +155,10 @@ def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: 
     """
     active = store.queue.list_jobs([JobState.QUEUED, JobState.RUNNING])
     if len(active) >= defaults.MAX_ACTIVE_JOBS:
-        raise AudiopubError(f"{len(active)} jobs are already waiting or running; let some "
-                            "finish (or cancel them) before adding more.")
+        raise AudiopubError(
+            f"{len(active)} jobs are already waiting or running; let some "
+            "finish (or cancel them) before adding more."
+        )
     if settings.chapters and max(settings.chapters) > len(book.chapters):
         raise AudiopubError(f"The book has only {len(book.chapters)} chapters")
     resolved = resolve_settings(settings, engine, book)
@@ -141,7 +166,8 @@ def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: 
     # The language the voice will speak: its own, or the book's where the voice reads it
     # (multilingual voices; Kokoro's voices read each of Kokoro's languages).
     reads_book = voice.language == "multi" or (
-        bool(voice.languages) and bool(resolved.language) and voice.speaks(resolved.language or ""))
+        bool(voice.languages) and bool(resolved.language) and voice.speaks(resolved.language or "")
+    )
     check_speakable(book, resolved.language if reads_book else voice.language, voice.id)
     job_lexicon(store, epub, book, resolved, engine)  # a bad entry fails here, before a job
     chars = sum(ch.char_count for ch in chosen_chapters(book, resolved.chapters))
@@ -149,16 +175,20 @@ def submit_job(store: JobStore, epub: Path, book: Book, output: Path, settings: 
     return store.queue.create_job(epub, output.resolve(), resolved, book=book)
 
 
-def made_as_asked(store: JobStore, job: Job, book: Book, settings: JobSettings,
-                  engine: Engine) -> bool:
+def made_as_asked(
+    store: JobStore, job: Job, book: Book, settings: JobSettings, engine: Engine
+) -> bool:
     """Whether the finished `job` made `book` as `settings` (resolved) would make it now: the
     same settings and the same words in every chunk (the lexicon files are read again, so an
     edit since counts as a change)."""
     if settings != job.settings:
         return False
     lexicon = job_lexicon(store, job.epub_path, book, settings, engine)
-    planned = [chunk_cache_key(chunk.spoken, settings)
-               for _, chunks in plan_book(book, engine.max_chunk_chars, settings.chapters,
-                                          settings.language, lexicon)
-               for chunk in chunks]
+    planned = [
+        chunk_cache_key(chunk.spoken, settings)
+        for _, chunks in plan_book(
+            book, engine.max_chunk_chars, settings.chapters, settings.language, lexicon
+        )
+        for chunk in chunks
+    ]
     return planned == [row.cache_key for row in store.ledger.all_chunks(job.id)]

@@ -41,12 +41,15 @@ class SynthesisPlan:
 
     def describe(self) -> str:
         """One line for the job's log: voice, rate, speed, where it runs and in what batches."""
-        return (f"{self.voice.id} at {self.sample_rate} Hz, speed {self.speed:g}, on "
-                f"{' + '.join(self.info.devices)}, batches of up to {self.limits.max_items} chunks")
+        return (
+            f"{self.voice.id} at {self.sample_rate} Hz, speed {self.speed:g}, on "
+            f"{' + '.join(self.info.devices)}, batches of up to {self.limits.max_items} chunks"
+        )
 
 
-def plan_synthesis(settings: JobSettings, engine: Engine | None = None,
-                   executors: ExecutorFactory | None = None) -> SynthesisPlan:
+def plan_synthesis(
+    settings: JobSettings, engine: Engine | None = None, executors: ExecutorFactory | None = None
+) -> SynthesisPlan:
     """The plan for a job's settings: its engine from the registry (on the GPU if asked) with
     the executor `executors` makes (None: this machine's, `executor_for`), or `engine` as given
     (tests, benchmarks) in this process.
@@ -57,13 +60,15 @@ def plan_synthesis(settings: JobSettings, engine: Engine | None = None,
     if engine is None:
         engine = get_engine(settings.engine, use_gpu=settings.use_gpu)
         voice = voice_of(engine, settings.voice)
-        executor = (executors or executor_for)(settings.engine, engine, settings.batch_size,
-                                               settings.voice)
+        executor = (executors or executor_for)(
+            settings.engine, engine, settings.batch_size, settings.voice
+        )
     else:
         voice = voice_of(engine, settings.voice)
         executor = in_process_executor(engine, settings.batch_size)
-    return SynthesisPlan(engine, voice, settings.synthesis_options(), executor,
-                         executor.describe(), executor.limits)
+    return SynthesisPlan(
+        engine, voice, settings.synthesis_options(), executor, executor.describe(), executor.limits
+    )
 
 
 def prepare_engine(settings: JobSettings, executors: ExecutorFactory | None = None) -> None:

@@ -19,8 +19,7 @@ from audiopub import figures as fmt
 from audiopub.figures import Speed, rate
 from audiopub.jobs.models import Job
 
-BAR_FORMAT: Final = ("{l_bar}{bar}| {done}/{whole} chars "
-                     "[{elapsed}<{left}, {speed}{postfix}]")
+BAR_FORMAT: Final = "{l_bar}{bar}| {done}/{whole} chars [{elapsed}<{left}, {speed}{postfix}]"
 JOBS_TITLE_COLUMN: Final = 29  # where `jobs` prints a title: after id, state and percentage
 MIN_TITLE_WIDTH: Final = 20
 
@@ -37,10 +36,13 @@ class CountingBar(tqdm):  # type: ignore[type-arg]
         meter = super().format_dict
         total = meter["total"]
         speed = self.speaking.chars_per_s if self.speaking is not None else None
-        return {**meter, "done": f"{int(meter['n']):,}",
-                "whole": f"{int(total):,}" if total else "?",
-                "left": fmt.clock(self.eta_s) if self.eta_s is not None else "?",
-                "speed": f"{rate(speed)} speaking" if speed else "—"}
+        return {
+            **meter,
+            "done": f"{int(meter['n']):,}",
+            "whole": f"{int(total):,}" if total else "?",
+            "left": fmt.clock(self.eta_s) if self.eta_s is not None else "?",
+            "speed": f"{rate(speed)} speaking" if speed else "—",
+        }
 
 
 def title_width(jobs: list[Job], columns: int) -> int:
@@ -57,7 +59,7 @@ def fit_title(title: str, width: int) -> str:
     """`title` in `width` characters: a longer one cut at a word where it can be, with "…"."""
     if len(title) <= width:
         return title
-    cut = title[:width - 1]
-    if " " in cut[width // 2:]:  # end at a whole word unless that loses half the room
+    cut = title[: width - 1]
+    if " " in cut[width // 2 :]:  # end at a whole word unless that loses half the room
         cut = cut.rsplit(" ", 1)[0]
     return cut.rstrip(" ,;:.-–—") + "…"

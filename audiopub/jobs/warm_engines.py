@@ -52,22 +52,26 @@ class WarmPools:
         self._lock = threading.Lock()
         self._room = room
 
-    def take(self, key: PoolKey, workers: int | None,
-             make: Callable[[], ProcessExecutor | None]) -> ProcessExecutor | None:
+    def take(
+        self, key: PoolKey, workers: int | None, make: Callable[[], ProcessExecutor | None]
+    ) -> ProcessExecutor | None:
         """The warm pool for `key` (with `workers` processes, if that is forced), else what
         `make` makes once the idle pools of other keys are let go (None: no pool after all, the
         job speaks in this process). Either way the pool is in use until `give_back`."""
         with self._lock:
             kept = self._kept.get(key)
-            if kept is not None and (kept.pool.broken or
-                                     (workers is not None and kept.pool.workers != workers)):
+            if kept is not None and (
+                kept.pool.broken or (workers is not None and kept.pool.workers != workers)
+            ):
                 if kept.users == 0:
                     del self._kept[key]
                     kept.pool.shutdown()
                 kept = None
             # Idle pools of other engines go: their memory is this one's (or the job's).
-            self._let_go(lambda other: other.users == 0 and other is not kept,
-                         "another engine needs the memory")
+            self._let_go(
+                lambda other: other.users == 0 and other is not kept,
+                "another engine needs the memory",
+            )
             if kept is None:
                 pool = make()  # sized on the memory the idle pools just gave back
                 if pool is None:
@@ -80,8 +84,9 @@ class WarmPools:
         """A job is done with `pool`: kept warm for the next one if `keep` and the machine has
         room, else closed once nobody else uses it."""
         with self._lock:
-            key, kept = next(((k, v) for k, v in self._kept.items() if v.pool is pool),
-                             (None, None))
+            key, kept = next(
+                ((k, v) for k, v in self._kept.items() if v.pool is pool), (None, None)
+            )
             if kept is None:  # not kept (a forced size another job replaced): shut it down
                 pool.shutdown()
                 return
@@ -91,8 +96,12 @@ class WarmPools:
                 return
             room = self._room()
             if keep and room >= KEEP_ROOM_BYTES and not pool.broken:
-                log.info("keeping %d engine processes (%s) warm for the next job; %s available",
-                         pool.workers, size(pool_bytes(pool)), size(room))
+                log.info(
+                    "keeping %d engine processes (%s) warm for the next job; %s available",
+                    pool.workers,
+                    size(pool_bytes(pool)),
+                    size(room),
+                )
                 self._reap_later()
                 return
             del self._kept[key]
@@ -109,9 +118,10 @@ class WarmPools:
         short = self._room() < KEEP_ROOM_BYTES
         now = time.monotonic()
         with self._lock:
-            self._let_go(lambda kept: kept.users == 0 and
-                         (short or now - kept.idle_since >= idle_s),
-                         "short of memory" if short else "idle")
+            self._let_go(
+                lambda kept: kept.users == 0 and (short or now - kept.idle_since >= idle_s),
+                "short of memory" if short else "idle",
+            )
 
     def close_all(self) -> None:
         with self._lock:

@@ -84,10 +84,15 @@ def become_runner(lock: FileLock, store: JobStore) -> bool:
     return True
 
 
-def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
-                engine: Engine | None = None,
-                stop_requested: Callable[[], bool] = lambda: False,
-                keep_warm: bool = False, executors: ExecutorFactory | None = None) -> JobState:
+def execute_job(
+    store: JobStore,
+    job_id: str,
+    publish: Publish | None = None,
+    engine: Engine | None = None,
+    stop_requested: Callable[[], bool] = lambda: False,
+    keep_warm: bool = False,
+    executors: ExecutorFactory | None = None,
+) -> JobState:
     """Run a job that is already `running` and settle its state, whatever happens; with
     `keep_warm`, its engine processes stay for the next job (`ChunkExecutor.close`).
     `executors` makes the job's executor (None: this machine's, `executor.executor_for`).
@@ -124,8 +129,9 @@ def execute_job(store: JobStore, job_id: str, publish: Publish | None = None,
     return state
 
 
-def _settle(store: JobStore, job_id: str, state: JobState,
-            error: str | None = None) -> JobState | None:
+def _settle(
+    store: JobStore, job_id: str, state: JobState, error: str | None = None
+) -> JobState | None:
     """Record how a run ended, unless someone (a pause, a cancel) moved the job meanwhile.
 
     Returns `state` if the disk is too full to record it: the job stays `running` in the
@@ -144,9 +150,13 @@ def _settle(store: JobStore, job_id: str, state: JobState,
 class Worker:
     """A daemon thread that runs queued jobs in order while this process holds the lock."""
 
-    def __init__(self, store: JobStore, bus: EventBus | None = None,
-                 engine: Engine | None = None,
-                 executors: ExecutorFactory | None = None) -> None:
+    def __init__(
+        self,
+        store: JobStore,
+        bus: EventBus | None = None,
+        engine: Engine | None = None,
+        executors: ExecutorFactory | None = None,
+    ) -> None:
         self.store = store
         self.bus = bus or EventBus()
         self._engine = engine  # tests inject one; normally each job loads its own
@@ -203,8 +213,15 @@ class Worker:
             return False
         self.current_job = job.id
         self.bus.publish(JobEvent(job_id=job.id, state=JobState.RUNNING, message="Started"))
-        execute_job(self.store, job.id, self._publish_and_look_ahead, self._engine,
-                    self._stop.is_set, keep_warm=True, executors=self._executors)
+        execute_job(
+            self.store,
+            job.id,
+            self._publish_and_look_ahead,
+            self._engine,
+            self._stop.is_set,
+            keep_warm=True,
+            executors=self._executors,
+        )
         self.current_job = None
         return True
 
@@ -212,8 +229,11 @@ class Worker:
         """Pass the event on; once a job has spoken its last chunk (stitching and encoding
         remain), load the next queued job's engine meanwhile."""
         self.bus.publish(event)
-        if (event.state is JobState.RUNNING and event.stage == JOINING
-                and 0 < event.chunks_total == event.chunks_done):
+        if (
+            event.state is JobState.RUNNING
+            and event.stage == JOINING
+            and 0 < event.chunks_total == event.chunks_done
+        ):
             self._prepare_next()
 
     def _prepare_next(self) -> None:
@@ -222,11 +242,13 @@ class Worker:
         queued = self.store.queue.list_jobs([JobState.QUEUED])
         if queued:
             self._preparing = threading.Thread(
-                target=prepare_engine, args=(queued[0].settings, self._executors), daemon=True,
-                name="audiopub-next-engine")
+                target=prepare_engine,
+                args=(queued[0].settings, self._executors),
+                daemon=True,
+                name="audiopub-next-engine",
+            )
             self._preparing.start()
 
     def _take_lock(self) -> bool:
         # While a CLI conversion holds it, try again at the next poll.
         return self._lock.is_locked or become_runner(self._lock, self.store)
-

@@ -30,14 +30,19 @@ def download(model_id: str, revision: str | None, variant: str | None) -> int:
     from audiopub.listen.whisper_install import install_whisper
 
     if variant is not None:
-        raise AudiopubError("--variant chooses Kokoro's model; a listening model has one "
-                            "file, run int8 on the CPU and float16 on CUDA.")
+        raise AudiopubError(
+            "--variant chooses Kokoro's model; a listening model has one "
+            "file, run int8 on the CPU and float16 on CUDA."
+        )
     try:
         with DownloadBar() as bar:
             result = install_whisper(model_id, revision, on_progress=bar.show)
     except KeyboardInterrupt:
-        print("\nInterrupted: nothing was installed. The files already complete are kept; "
-              "run the same command to continue.", file=sys.stderr)
+        print(
+            "\nInterrupted: nothing was installed. The files already complete are kept; "
+            "run the same command to continue.",
+            file=sys.stderr,
+        )
         return 130
     if result.already:
         print(f"{result.id} is already installed ({result.path}).")

@@ -62,9 +62,12 @@ def normalise(text: str, language: str) -> list[str]:
     """The words a narrator says for `text`, lower case, without punctuation."""
     spoken = spoken_form(unicodedata.normalize("NFKC", text), language)
     spoken = _APOSTROPHES.sub("", _DASHES.sub(" ", spoken))
-    kept = "".join(char if char.isalnum() or char.isspace()
-                   or unicodedata.category(char).startswith("M") else " "
-                   for char in spoken.casefold())
+    kept = "".join(
+        char
+        if char.isalnum() or char.isspace() or unicodedata.category(char).startswith("M")
+        else " "
+        for char in spoken.casefold()
+    )
     return [word for token in kept.split() for word in _number_as_words(token, language)]
 
 
@@ -109,16 +112,23 @@ def align(expected: list[str], heard: list[str]) -> tuple[int, int]:
     for i in range(1, rows):
         for j in range(1, cols):
             edits, unmatched = cost[i - 1][j - 1]
-            diagonal = ((edits, unmatched - 1) if same_word(expected[i - 1], heard[j - 1])
-                        else (edits + 1, unmatched))
+            diagonal = (
+                (edits, unmatched - 1)
+                if same_word(expected[i - 1], heard[j - 1])
+                else (edits + 1, unmatched)
+            )
             up, left = cost[i - 1][j], cost[i][j - 1]
             cost[i][j] = min(diagonal, (up[0] + 1, up[1]), (left[0] + 1, left[1]))
     # Walk back along that path, counting runs of unheard expected words.
     i, j, run, longest = rows - 1, cols - 1, 0, 0
     while i > 0 or j > 0:
         here = cost[i][j]
-        if i > 0 and j > 0 and same_word(expected[i - 1], heard[j - 1]) \
-                and here == (cost[i - 1][j - 1][0], cost[i - 1][j - 1][1] - 1):
+        if (
+            i > 0
+            and j > 0
+            and same_word(expected[i - 1], heard[j - 1])
+            and here == (cost[i - 1][j - 1][0], cost[i - 1][j - 1][1] - 1)
+        ):
             i, j, run = i - 1, j - 1, 0
         elif i > 0 and j > 0 and here == (cost[i - 1][j - 1][0] + 1, cost[i - 1][j - 1][1]):
             i, j, run = i - 1, j - 1, run + 1
@@ -130,8 +140,9 @@ def align(expected: list[str], heard: list[str]) -> tuple[int, int]:
     return cost[-1][-1][0], longest
 
 
-def judge(expected: str, heard: str, language: str,
-          thresholds: Thresholds | None = None) -> Verdict:
+def judge(
+    expected: str, heard: str, language: str, thresholds: Thresholds | None = None
+) -> Verdict:
     """Whether `heard` (the listener's transcript) says the chunk's text `expected`."""
     limits = thresholds or Thresholds()
     want, got = normalise(expected, language), normalise(heard, language)
@@ -144,13 +155,23 @@ def judge(expected: str, heard: str, language: str,
     if missing_run >= limits.max_missing_run:
         return Verdict(True, wer, missing_run, f"{missing_run} words in a row not heard")
     if len(want) >= limits.min_words_for_wer and wer > limits.max_wer:
-        return Verdict(True, wer, missing_run,
-                       f"word error rate {wer:.0%} (flagged above {limits.max_wer:.0%})")
-    if limits.min_words_short <= len(want) < limits.min_words_for_wer \
-            and wer > limits.max_wer_short:
-        return Verdict(True, wer, missing_run,
-                       f"word error rate {wer:.0%} (flagged above {limits.max_wer_short:.0%} "
-                       f"in a chunk of {len(want)} words)")
+        return Verdict(
+            True,
+            wer,
+            missing_run,
+            f"word error rate {wer:.0%} (flagged above {limits.max_wer:.0%})",
+        )
+    if (
+        limits.min_words_short <= len(want) < limits.min_words_for_wer
+        and wer > limits.max_wer_short
+    ):
+        return Verdict(
+            True,
+            wer,
+            missing_run,
+            f"word error rate {wer:.0%} (flagged above {limits.max_wer_short:.0%} "
+            f"in a chunk of {len(want)} words)",
+        )
     return Verdict(False, wer, missing_run, "")
 
 

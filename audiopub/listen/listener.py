@@ -59,7 +59,8 @@ def _import_runtime() -> tuple[Any, Any]:
     except ImportError as exc:
         raise ListeningUnavailable(
             f"Proof-listening needs the `listen` extra ({exc.name} is not installed): "
-            f"{INSTALL_EXTRA}") from exc
+            f"{INSTALL_EXTRA}"
+        ) from exc
     return ctranslate2, tokenizers
 
 
@@ -78,8 +79,9 @@ def _mel_bins(folder: Path, model: Any) -> int:
         try:
             return int(json.loads(config.read_text("utf-8"))["feature_size"])
         except (ValueError, KeyError, TypeError) as exc:
-            raise ListeningUnavailable(f"{config} is not a Whisper preprocessor config "
-                                       f"({exc}); download the model again.") from exc
+            raise ListeningUnavailable(
+                f"{config} is not a Whisper preprocessor config ({exc}); download the model again."
+            ) from exc
     return int(model.n_mels)
 
 
@@ -89,7 +91,7 @@ def split_windows(audio_16k: np.ndarray) -> list[np.ndarray]:
     search = int(SEARCH_SECONDS * SAMPLE_RATE)
     while total - start > WINDOW_SAMPLES:
         end = start + WINDOW_SAMPLES
-        tail = audio_16k[end - search:end]
+        tail = audio_16k[end - search : end]
         frames = tail[: tail.size // QUIET_FRAME * QUIET_FRAME].reshape(-1, QUIET_FRAME)
         quietest = int(np.argmin(np.square(frames, dtype=np.float64).sum(axis=1)))
         cut = end - search + quietest * QUIET_FRAME + QUIET_FRAME // 2
@@ -102,8 +104,16 @@ def split_windows(audio_16k: np.ndarray) -> list[np.ndarray]:
 class Listener:
     """A loaded listening model: `hear` turns clips of speech into text."""
 
-    def __init__(self, model: Any, tokenizer: Any, size: str, device: str, n_mels: int,
-                 batch_size: int = 8, beam_size: int = 5) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        size: str,
+        device: str,
+        n_mels: int,
+        batch_size: int = 8,
+        beam_size: int = 5,
+    ) -> None:
         self._model = model
         self._tokenizer = tokenizer
         self.size = size
@@ -116,39 +126,53 @@ class Listener:
         self._suffix = [self._token("<|transcribe|>"), self._token("<|notimestamps|>")]
 
     @classmethod
-    def load(cls, size: str = "base", *, use_gpu: bool = False, models_dir: Path | None = None,
-             threads: int = 1, batch_size: int = 8, beam_size: int = 5) -> Listener:
+    def load(
+        cls,
+        size: str = "base",
+        *,
+        use_gpu: bool = False,
+        models_dir: Path | None = None,
+        threads: int = 1,
+        batch_size: int = 8,
+        beam_size: int = 5,
+    ) -> Listener:
         """The installed `whisper:<size>`: int8 on the CPU, float16 on CUDA (use_gpu, where
         CTranslate2 sees a CUDA device; the CPU otherwise)."""
         ctranslate2, tokenizers = _import_runtime()
         if size not in SIZES:
-            raise AudiopubError(f"There is no listening model {size!r}; choose one of "
-                                f"{', '.join(SIZES)}.")
+            raise AudiopubError(
+                f"There is no listening model {size!r}; choose one of {', '.join(SIZES)}."
+            )
         folder = model_folder(size, models_dir)
         if not is_complete(folder):
             raise ListeningUnavailable(
                 f"The listening model whisper:{size} is not installed in {folder}: "
-                f"`audiopub voices download whisper:{size}`.")
+                f"`audiopub voices download whisper:{size}`."
+            )
         on_cuda = use_gpu and _cuda_devices(ctranslate2) > 0
         if use_gpu and not on_cuda:
             log.info("No CUDA device for CTranslate2: listening on the CPU.")
         device = "cuda" if on_cuda else "cpu"
         try:
             model = ctranslate2.models.Whisper(
-                str(folder), device=device, compute_type="float16" if on_cuda else "int8",
-                intra_threads=max(1, threads))
+                str(folder),
+                device=device,
+                compute_type="float16" if on_cuda else "int8",
+                intra_threads=max(1, threads),
+            )
             tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
         except (RuntimeError, ValueError, OSError) as exc:
-            raise ListeningUnavailable(f"whisper:{size} in {folder} could not be loaded "
-                                       f"({exc}); download it again.") from exc
-        return cls(model, tokenizer, size, device, _mel_bins(folder, model), batch_size,
-                   beam_size)
+            raise ListeningUnavailable(
+                f"whisper:{size} in {folder} could not be loaded ({exc}); download it again."
+            ) from exc
+        return cls(model, tokenizer, size, device, _mel_bins(folder, model), batch_size, beam_size)
 
     def _token(self, text: str) -> int:
         token = self._tokenizer.token_to_id(text)
         if token is None:
-            raise ListeningUnavailable(f"whisper:{self.size}'s tokenizer has no {text}; "
-                                       "download the model again.")
+            raise ListeningUnavailable(
+                f"whisper:{self.size}'s tokenizer has no {text}; download the model again."
+            )
         return int(token)
 
     def hear(self, clips: Sequence[Clip]) -> list[str]:
@@ -160,7 +184,7 @@ class Listener:
                 windows.extend((index, part, clip.language) for part in split_windows(audio))
         heard: list[list[str]] = [[] for _ in clips]
         for start in range(0, len(windows), self.batch_size):
-            batch = windows[start:start + self.batch_size]
+            batch = windows[start : start + self.batch_size]
             mels = np.stack([log_mel(audio, self.n_mels) for _, audio, _ in batch])
             texts = self._transcribe(mels, [language for _, _, language in batch])
             for (index, _, _), text in zip(batch, texts):
@@ -174,12 +198,17 @@ class Listener:
         language_tokens = [self._language_token(language) for language in languages]
         if any(token is None for token in language_tokens):
             detected = self._model.detect_language(batch)
-            language_tokens = [token if token is not None else self._token(found[0][0])
-                               for token, found in zip(language_tokens, detected)]
-        prompts = [[*self._prefix, int(token), *self._suffix]  # type: ignore[arg-type]
-                   for token in language_tokens]
-        results = self._model.generate(batch, prompts, beam_size=self.beam_size,
-                                       max_length=MAX_TOKENS)
+            language_tokens = [
+                token if token is not None else self._token(found[0][0])
+                for token, found in zip(language_tokens, detected)
+            ]
+        prompts = [
+            [*self._prefix, int(token), *self._suffix]  # type: ignore[arg-type]
+            for token in language_tokens
+        ]
+        results = self._model.generate(
+            batch, prompts, beam_size=self.beam_size, max_length=MAX_TOKENS
+        )
         return [self._text(result.sequences_ids[0]) for result in results]
 
     def _language_token(self, language: str) -> int | None:

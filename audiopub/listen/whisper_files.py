@@ -30,7 +30,7 @@ def repo_of(size: str) -> str:
 
 
 def size_of(model_id: str) -> str | None:
-    """"whisper:base" → "base"; None for anything that is not a listening model's id."""
+    """ "whisper:base" → "base"; None for anything that is not a listening model's id."""
     if not model_id.startswith(PREFIX):
         return None
     size = model_id.removeprefix(PREFIX).strip()
@@ -44,8 +44,9 @@ def model_folder(size: str, models_dir: Path | None = None) -> Path:
 
 def is_complete(folder: Path) -> bool:
     """Whether the folder holds every file a listening model needs."""
-    return (all((folder / name).is_file() for name in REQUIRED)
-            and any((folder / name).is_file() for name in VOCABULARIES))
+    return all((folder / name).is_file() for name in REQUIRED) and any(
+        (folder / name).is_file() for name in VOCABULARIES
+    )
 
 
 def installed_sizes(models_dir: Path | None = None) -> list[str]:

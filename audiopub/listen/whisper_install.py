@@ -46,8 +46,10 @@ from audiopub.tts.downloads import (
 def _size(model_id: str) -> str:
     size = size_of(model_id)
     if size is None:
-        raise VoiceNotFound(f"There is no listening model {model_id!r}; choose one of "
-                            f"{', '.join(PREFIX + s for s in SIZES)}.")
+        raise VoiceNotFound(
+            f"There is no listening model {model_id!r}; choose one of "
+            f"{', '.join(PREFIX + s for s in SIZES)}."
+        )
     return size
 
 
@@ -58,26 +60,33 @@ def wanted(paths: set[str]) -> list[str]:
     return [*REQUIRED, *vocabulary, *(name for name in OPTIONAL if name in paths)]
 
 
-def install_whisper(model_id: str, revision: str | None = None,
-                    on_progress: Callable[[hub.Progress], None] | None = None,
-                    cancel: threading.Event | None = None) -> Installed:
+def install_whisper(
+    model_id: str,
+    revision: str | None = None,
+    on_progress: Callable[[hub.Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Installed:
     """Download `whisper:<size>` (at `revision`, default main) into the models folder."""
     size = _size(model_id)
     model_id, repo, revision = f"{PREFIX}{size}", repo_of(size), revision or "main"
     target = model_folder(size)
     if target.exists():
         if not is_complete(target):
-            raise DownloadFailed(f"{target} exists but is not a complete listening model; move "
-                                 f"it away (or `audiopub voices remove {model_id}` if Audiopub "
-                                 "downloaded it) and try again.")
+            raise DownloadFailed(
+                f"{target} exists but is not a complete listening model; move "
+                f"it away (or `audiopub voices remove {model_id}` if Audiopub "
+                "downloaded it) and try again."
+            )
         return Installed(model_id, target, folder_size(target), already=True)
     _, listing = hub.repo_files(repo, revision)
     by_path = {file.path: file for file in listing}
     names = wanted(set(by_path))
     missing = [name for name in names if name not in by_path]
     if missing or not any(name in by_path for name in VOCABULARIES):
-        raise DownloadFailed(f"{repo} at {revision} is not a listening model Audiopub can read "
-                             f"(missing: {', '.join(missing) or ' or '.join(VOCABULARIES)}).")
+        raise DownloadFailed(
+            f"{repo} at {revision} is not a listening model Audiopub can read "
+            f"(missing: {', '.join(missing) or ' or '.join(VOCABULARIES)})."
+        )
     files = [by_path[name] for name in names]
     with staging_folder(settings.models_dir(), target.name) as staging:
         download(repo, files, staging, model_id, on_progress, cancel)
@@ -101,5 +110,6 @@ def remove_whisper(model_id: str) -> list[Path]:
     if staging.exists():
         shutil.rmtree(staging)
         removed.append(staging)
-    return remove_downloaded_folder(target, RECORD, removed, VoiceNotFound(
-        f"{PREFIX}{size} is not installed in {target}."))
+    return remove_downloaded_folder(
+        target, RECORD, removed, VoiceNotFound(f"{PREFIX}{size} is not installed in {target}.")
+    )

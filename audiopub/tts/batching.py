@@ -82,12 +82,12 @@ def _fits(batch: list[int], lengths: Sequence[int], index: int, limits: BatchLim
     shortest, longest = max(1, lengths[batch[0]]), lengths[index]  # batch is sorted by length
     if len(batch) >= limits.max_items or longest > shortest * limits.max_length_ratio:
         return False
-    return (limits.max_padded_chars is None
-            or (len(batch) + 1) * longest <= limits.max_padded_chars)
+    return limits.max_padded_chars is None or (len(batch) + 1) * longest <= limits.max_padded_chars
 
 
-def padded_chars_for_vram(free_bytes: int, sample_rate: int,
-                          speed: float = settings.DEFAULT_SPEED) -> int:
+def padded_chars_for_vram(
+    free_bytes: int, sample_rate: int, speed: float = settings.DEFAULT_SPEED
+) -> int:
     """Characters of padded batch that `free_bytes` of GPU memory can take: the audio they
     make, at the slow end of speech (15 characters per second), in BYTES_PER_OUTPUT_SAMPLE."""
     samples_per_char = sample_rate / (settings.CHARS_PER_AUDIO_SECOND * speed)
@@ -95,8 +95,13 @@ def padded_chars_for_vram(free_bytes: int, sample_rate: int,
 
 
 # How ONNX Runtime's CUDA provider, cuDNN and cuBLAS say a device ran out of memory.
-_OUT_OF_MEMORY = ("failed to allocate memory", "out of memory", "cudaerrormemoryallocation",
-                  "cudnn_status_alloc_failed", "cublas_status_alloc_failed")
+_OUT_OF_MEMORY = (
+    "failed to allocate memory",
+    "out of memory",
+    "cudaerrormemoryallocation",
+    "cudnn_status_alloc_failed",
+    "cublas_status_alloc_failed",
+)
 
 
 def is_out_of_memory(error: BaseException) -> bool:

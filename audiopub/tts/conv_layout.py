@@ -42,17 +42,31 @@ def conv1d_as_2d(model: onnx.ModelProto) -> int:
         weight.dims.insert(2, 1)  # [out, in/groups, k] → [out, in/groups, 1, k]
         wide_in, wide_out = f"{node.output[0]}/h1_in", f"{node.output[0]}/h1_out"
         nodes += [
-            helper.make_node("Unsqueeze", [node.input[0], _HEIGHT_AXIS], [wide_in],
-                             name=f"{node.name}/h1_unsqueeze"),
-            helper.make_node("Conv", [wide_in, *node.input[1:]], [wide_out], name=node.name,
-                             **_attributes_2d(node)),
-            helper.make_node("Squeeze", [wide_out, _HEIGHT_AXIS], [node.output[0]],
-                             name=f"{node.name}/h1_squeeze"),
+            helper.make_node(
+                "Unsqueeze",
+                [node.input[0], _HEIGHT_AXIS],
+                [wide_in],
+                name=f"{node.name}/h1_unsqueeze",
+            ),
+            helper.make_node(
+                "Conv",
+                [wide_in, *node.input[1:]],
+                [wide_out],
+                name=node.name,
+                **_attributes_2d(node),
+            ),
+            helper.make_node(
+                "Squeeze",
+                [wide_out, _HEIGHT_AXIS],
+                [node.output[0]],
+                name=f"{node.name}/h1_squeeze",
+            ),
         ]
         rewritten += 1
     if rewritten:
         graph.initializer.append(
-            numpy_helper.from_array(np.array([2], dtype=np.int64), _HEIGHT_AXIS))
+            numpy_helper.from_array(np.array([2], dtype=np.int64), _HEIGHT_AXIS)
+        )
         del graph.node[:]
         graph.node.extend(nodes)
     return rewritten
@@ -62,8 +76,9 @@ def conv1d_as_2d(model: onnx.ModelProto) -> int:
 CONV2D_STEP = RewriteStep("conv2d-v1", conv1d_as_2d, cpu_only=True)
 
 
-def _own_1d_weight(node: onnx.NodeProto, weights: dict[str, onnx.TensorProto],
-                   uses: Counter[str]) -> onnx.TensorProto | None:
+def _own_1d_weight(
+    node: onnx.NodeProto, weights: dict[str, onnx.TensorProto], uses: Counter[str]
+) -> onnx.TensorProto | None:
     if node.op_type != "Conv" or node.domain not in _ONNX_DOMAINS or len(node.input) < 2:
         return None
     weight = weights.get(node.input[1])

@@ -42,10 +42,15 @@ class Installed:
     already: bool = False  # it was installed before: nothing was downloaded
 
 
-def download(repo: str, files: list[hub.HubFile], staging: Path, what: str,
-             on_progress: Callable[[hub.Progress], None] | None,
-             cancel: threading.Event | None, md5: dict[str, str] | None = None
-             ) -> dict[str, Path]:
+def download(
+    repo: str,
+    files: list[hub.HubFile],
+    staging: Path,
+    what: str,
+    on_progress: Callable[[hub.Progress], None] | None,
+    cancel: threading.Event | None,
+    md5: dict[str, str] | None = None,
+) -> dict[str, Path]:
     """Fetch and verify every file into `staging`; their local paths by repository path."""
     # The Hub client brings huggingface_hub: imported by what fetches, not by what only looks
     # for downloads (the Voices page's unfinished ones).
@@ -78,8 +83,10 @@ def staging_folder(folder: Path, name: str) -> Iterator[Path]:
     try:
         lock.acquire(timeout=0)
     except filelock.Timeout as exc:
-        raise DownloadFailed(f"{name} is already being downloaded (by another Audiopub "
-                             "process?); wait for it to finish.") from exc
+        raise DownloadFailed(
+            f"{name} is already being downloaded (by another Audiopub "
+            "process?); wait for it to finish."
+        ) from exc
     keep = False
     try:
         yield staging
@@ -107,17 +114,22 @@ def durable_replace(source: Path, destination: Path) -> None:
     os.replace(source, destination)
 
 
-def download_record(voice_id: str, repo: str, revision: str, files: list[hub.HubFile],
-           md5: dict[str, str]) -> dict[str, Any]:
+def download_record(
+    voice_id: str, repo: str, revision: str, files: list[hub.HubFile], md5: dict[str, str]
+) -> dict[str, Any]:
     """What was downloaded from where: the origin of an installed voice, kept beside it."""
     from audiopub.tts import hub  # huggingface_hub, as in `download`
 
     return {
-        "id": voice_id, "repo": repo, "endpoint": hub.endpoint(), "revision": revision,
+        "id": voice_id,
+        "repo": repo,
+        "endpoint": hub.endpoint(),
+        "revision": revision,
         "commit": files[0].commit if files else None,
         "downloaded": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "files": {f.path: {"size": f.size, "sha256": f.sha256, "md5": md5.get(f.path)}
-                  for f in files},
+        "files": {
+            f.path: {"size": f.size, "sha256": f.sha256, "md5": md5.get(f.path)} for f in files
+        },
     }
 
 
@@ -125,8 +137,9 @@ def folder_size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
-def remove_downloaded_folder(target: Path, record: str, staged: list[Path],
-                             not_installed: AudiopubError) -> list[Path]:
+def remove_downloaded_folder(
+    target: Path, record: str, staged: list[Path], not_installed: AudiopubError
+) -> list[Path]:
     """Remove a model folder Audiopub downloaded (one that holds its `record` file); `staged`:
     unfinished downloads already removed, which are enough when the folder is not there."""
     if not target.exists():
@@ -134,8 +147,10 @@ def remove_downloaded_folder(target: Path, record: str, staged: list[Path],
             return staged
         raise not_installed
     if not (target / record).is_file():
-        raise AudiopubError(f"{target} was not downloaded by Audiopub (it has no {record}); "
-                            "delete it yourself if you mean to.")
+        raise AudiopubError(
+            f"{target} was not downloaded by Audiopub (it has no {record}); "
+            "delete it yourself if you mean to."
+        )
     # Renamed away first, so an engine never finds half a model while it is deleted.
     doomed = target.with_name(f".{target.name}.removing")
     os.rename(target, doomed)

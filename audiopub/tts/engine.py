@@ -76,7 +76,7 @@ class Voice:
         return code == _primary_subtag(self.language)
 
     def describe_languages(self) -> str:
-        """"en-US", or a multilingual voice's list: "en, ko, es, pt, fr"."""
+        """ "en-US", or a multilingual voice's list: "en, ko, es, pt, fr"."""
         return ", ".join(self.languages) if self.languages else self.language
 
     @property
@@ -192,13 +192,15 @@ class Engine(Protocol):
         `book.lexicon`), or None when it takes no phonemes."""
         ...
 
-    def prepare(self, texts: Sequence[str], voice: str,
-                options: SynthesisOptions) -> list[PreparedText]:
+    def prepare(
+        self, texts: Sequence[str], voice: str, options: SynthesisOptions
+    ) -> list[PreparedText]:
         """The text front end: each text as the model's input (no model runs)."""
         ...
 
-    def speak(self, prepared: Sequence[PreparedText], voice: str,
-              options: SynthesisOptions) -> list[SynthesisResult]:
+    def speak(
+        self, prepared: Sequence[PreparedText], voice: str, options: SynthesisOptions
+    ) -> list[SynthesisResult]:
         """Run the model once on these texts, padded to the longest; one result per text, each
         cut at its exact length."""
         ...
@@ -211,9 +213,9 @@ class Engine(Protocol):
         ...
 
 
-def synthesize_in_batches(engine: Engine, texts: Sequence[str], voice: str,
-                          options: SynthesisOptions, limits: BatchLimits
-                          ) -> list[SynthesisResult]:
+def synthesize_in_batches(
+    engine: Engine, texts: Sequence[str], voice: str, options: SynthesisOptions, limits: BatchLimits
+) -> list[SynthesisResult]:
     """`engine.synthesize` for most engines: prepare every text, then speak them in batches of
     similar length within `limits`."""
     prepared = engine.prepare(texts, voice, options)
@@ -262,8 +264,10 @@ def voice_of(engine: Engine, voice_id: str) -> Voice:
     for voice in voices:
         if voice.id == voice_id:
             return voice
-    raise EngineUnavailable(f"Unknown {engine.name} voice {voice_id!r}; available: "
-                            f"{', '.join(v.id for v in voices) or 'none'}")
+    raise EngineUnavailable(
+        f"Unknown {engine.name} voice {voice_id!r}; available: "
+        f"{', '.join(v.id for v in voices) or 'none'}"
+    )
 
 
 class StageClock:
@@ -283,5 +287,7 @@ class StageClock:
         """These seconds shared out over a batch's items in proportion to `weights` (their text
         lengths): what each item cost, near enough."""
         total = sum(weights) or 1
-        return [{stage: seconds * weight / total for stage, seconds in self.seconds.items()}
-                for weight in weights]
+        return [
+            {stage: seconds * weight / total for stage, seconds in self.seconds.items()}
+            for weight in weights
+        ]

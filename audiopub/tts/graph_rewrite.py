@@ -37,14 +37,18 @@ class RewriteStep:
     tuning: str | None = None
 
 
-def steps_for(steps: Sequence[RewriteStep], cpu_only_session: bool,
-              tuning: frozenset[str] = frozenset()) -> tuple[RewriteStep, ...]:
+def steps_for(
+    steps: Sequence[RewriteStep], cpu_only_session: bool, tuning: frozenset[str] = frozenset()
+) -> tuple[RewriteStep, ...]:
     """The steps that apply to a session on the CPU alone, or to one that may run on a GPU
     with the CUDA settings `tuning` on."""
     if cpu_only_session:
         return tuple(step for step in steps if step.tuning is None)
-    return tuple(step for step in steps
-                 if not step.cpu_only and (step.tuning is None or step.tuning in tuning))
+    return tuple(
+        step
+        for step in steps
+        if not step.cpu_only and (step.tuning is None or step.tuning in tuning)
+    )
 
 
 def write_rewritten(source: Path, target: Path, steps: Sequence[RewriteStep]) -> bool:

@@ -29,9 +29,9 @@ DECODER_PREFIX: Final = "/dec/"
 HALF_SUFFIX: Final = "/fp16"
 # Ops whose every input and output is a float tensor: a region made only of them needs no type
 # inference to know which values to convert. A decoder holding any other op is left as it is.
-_FLOAT_ONLY_OPS: Final = frozenset({
-    "Add", "Sub", "Mul", "Div", "Conv", "ConvTranspose", "LeakyRelu", "Relu", "Tanh",
-    "Constant"})
+_FLOAT_ONLY_OPS: Final = frozenset(
+    {"Add", "Sub", "Mul", "Div", "Conv", "ConvTranspose", "LeakyRelu", "Relu", "Tanh", "Constant"}
+)
 
 
 def decoder_to_half(model: onnx.ModelProto) -> int:
@@ -48,12 +48,14 @@ def region_to_half(model: onnx.ModelProto, prefix: str) -> int:
 
     graph = model.graph
     inside = [node for node in graph.node if node.name.startswith(prefix)]
-    if not inside or any(node.op_type not in _FLOAT_ONLY_OPS or node.domain not in ("", "ai.onnx")
-                         for node in inside):
+    if not inside or any(
+        node.op_type not in _FLOAT_ONLY_OPS or node.domain not in ("", "ai.onnx") for node in inside
+    ):
         return 0
     made_inside = {name for node in inside for name in node.output}
-    consumers_outside = Counter(name for node in graph.node if not node.name.startswith(prefix)
-                                for name in node.input)
+    consumers_outside = Counter(
+        name for node in graph.node if not node.name.startswith(prefix) for name in node.input
+    )
     outputs = {output.name for output in graph.output}
     leaving = {name for name in made_inside if consumers_outside[name] or name in outputs}
     initializers = {tensor.name: tensor for tensor in graph.initializer}
@@ -80,9 +82,15 @@ def region_to_half(model: onnx.ModelProto, prefix: str) -> int:
             else:  # made before the region, or a graph input: cast once, where first read
                 if name not in cast_in:
                     cast_in.add(name)
-                    nodes.append(helper.make_node("Cast", [name], [half_name(name)],
-                                                  name=f"{prefix}to_fp16{name}",
-                                                  to=TensorProto.FLOAT16))
+                    nodes.append(
+                        helper.make_node(
+                            "Cast",
+                            [name],
+                            [half_name(name)],
+                            name=f"{prefix}to_fp16{name}",
+                            to=TensorProto.FLOAT16,
+                        )
+                    )
                 node.input[position] = half_name(name)
         if node.op_type == "Constant":
             _half_constant(node)
@@ -90,9 +98,15 @@ def region_to_half(model: onnx.ModelProto, prefix: str) -> int:
         for position, name in enumerate(node.output):
             if name in leaving:  # the region writes a half copy; the rest reads float32
                 node.output[position] = half_name(name)
-                nodes.append(helper.make_node("Cast", [half_name(name)], [name],
-                                              name=f"{prefix}to_fp32{name}",
-                                              to=TensorProto.FLOAT))
+                nodes.append(
+                    helper.make_node(
+                        "Cast",
+                        [half_name(name)],
+                        [name],
+                        name=f"{prefix}to_fp32{name}",
+                        to=TensorProto.FLOAT,
+                    )
+                )
     copies = []  # messages of their own, which outlive the del below
     for node in nodes:
         copies.append(onnx.NodeProto())

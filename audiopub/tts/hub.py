@@ -98,10 +98,12 @@ class Progress:
         return max(0, self.total_bytes - self.done_bytes) / self.bytes_per_s
 
     def describe(self) -> str:
-        """"12.3 MB of 63.2 MB, 4.1 MB/s, 0:12 left"."""
+        """ "12.3 MB of 63.2 MB, 4.1 MB/s, 0:12 left"."""
         rate = f"{figures.size(self.bytes_per_s)}/s" if self.bytes_per_s else "—"
-        return (f"{figures.size(self.done_bytes)} of {figures.size(self.total_bytes)}, {rate}, "
-                f"{figures.clock(self.eta_s)} left")
+        return (
+            f"{figures.size(self.done_bytes)} of {figures.size(self.total_bytes)}, {rate}, "
+            f"{figures.clock(self.eta_s)} left"
+        )
 
 
 class Transfer:
@@ -114,8 +116,12 @@ class Transfer:
     partial file.
     """
 
-    def __init__(self, total_bytes: int, on_progress: Callable[[Progress], None] | None = None,
-                 cancel: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        total_bytes: int,
+        on_progress: Callable[[Progress], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> None:
         self.total_bytes = total_bytes
         self.done_bytes = 0
         self.file = ""
@@ -160,8 +166,9 @@ class Transfer:
 
     def _report(self) -> None:
         if self._on_progress is not None:
-            self._on_progress(Progress(self.file, self.done_bytes, self.total_bytes,
-                                       self.bytes_per_s))
+            self._on_progress(
+                Progress(self.file, self.done_bytes, self.total_bytes, self.bytes_per_s)
+            )
 
 
 class _FileBar:
@@ -215,35 +222,50 @@ def hub_errors(what: str, repo: str, revision: str) -> Iterator[None]:
     except (DownloadFailed, KeyboardInterrupt):
         raise
     except OfflineModeIsEnabled as exc:
-        raise DownloadFailed(f"Can't download {what}: HF_HUB_OFFLINE is set, which forbids "
-                             "network access. Unset it and try again.") from exc
+        raise DownloadFailed(
+            f"Can't download {what}: HF_HUB_OFFLINE is set, which forbids "
+            "network access. Unset it and try again."
+        ) from exc
     except httpx2.ProxyError as exc:
-        raise DownloadFailed(f"Can't download {what}: the proxy refused the connection ({exc}). "
-                             "Check HTTPS_PROXY / HTTP_PROXY.") from exc
+        raise DownloadFailed(
+            f"Can't download {what}: the proxy refused the connection ({exc}). "
+            "Check HTTPS_PROXY / HTTP_PROXY."
+        ) from exc
     except (httpx2.TransportError, LocalEntryNotFoundError) as exc:
-        raise HubUnreachable(f"Can't reach {where} to download {what} ({reason(exc)}). Check "
-                             "your internet connection (or HF_ENDPOINT and proxy settings) and "
-                             "run the command again.") from exc
+        raise HubUnreachable(
+            f"Can't reach {where} to download {what} ({reason(exc)}). Check "
+            "your internet connection (or HF_ENDPOINT and proxy settings) and "
+            "run the command again."
+        ) from exc
     except GatedRepoError as exc:
-        raise DownloadFailed(f"{repo} on {where} needs you to accept its terms and log in "
-                             "(HF_TOKEN) before downloading.") from exc
+        raise DownloadFailed(
+            f"{repo} on {where} needs you to accept its terms and log in "
+            "(HF_TOKEN) before downloading."
+        ) from exc
     except RepositoryNotFoundError as exc:
-        raise DownloadFailed(f"{first} has no repository {repo} (or it is private); is "
-                             "HF_ENDPOINT a Hub mirror that carries it?") from exc
+        raise DownloadFailed(
+            f"{first} has no repository {repo} (or it is private); is "
+            "HF_ENDPOINT a Hub mirror that carries it?"
+        ) from exc
     except RevisionNotFoundError as exc:
         raise DownloadFailed(f"{repo} has no revision {revision!r} on {where}.") from exc
     except EntryNotFoundError as exc:
-        raise DownloadFailed(f"{first} has no {what} in {repo} at revision {revision!r} "
-                             "(404). The voice index may be out of date: "
-                             "`audiopub voices --all` refreshes it.") from exc
+        raise DownloadFailed(
+            f"{first} has no {what} in {repo} at revision {revision!r} "
+            "(404). The voice index may be out of date: "
+            "`audiopub voices --all` refreshes it."
+        ) from exc
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "?"
-        raise DownloadFailed(f"{first} answered HTTP {status} for {what}; try again later."
-                             ) from exc
+        raise DownloadFailed(
+            f"{first} answered HTTP {status} for {what}; try again later."
+        ) from exc
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
-            raise NotEnoughSpace(f"The disk filled up while downloading {what}; nothing was "
-                                 "installed. Free some space and try again.") from exc
+            raise NotEnoughSpace(
+                f"The disk filled up while downloading {what}; nothing was "
+                "installed. Free some space and try again."
+            ) from exc
         raise DownloadFailed(f"Downloading {what} failed: {reason(exc)}") from exc
 
 
@@ -272,34 +294,48 @@ def _name_lookup_failed(exc: BaseException | None) -> bool:
 
 
 def _is_sha256(etag: str | None) -> bool:
-    return (etag is not None and len(etag) == _SHA256_LENGTH
-            and all(c in "0123456789abcdef" for c in etag))
+    return (
+        etag is not None
+        and len(etag) == _SHA256_LENGTH
+        and all(c in "0123456789abcdef" for c in etag)
+    )
 
 
-def file_facts(repo: str, path: str, revision: str,
-               timeout_s: float | None = None) -> HubFile:
+def file_facts(repo: str, path: str, revision: str, timeout_s: float | None = None) -> HubFile:
     """Size, commit and (for LFS files) SHA-256 of a file, from one HEAD request."""
     with hub_errors(path, repo, revision):
         url = hf_hub_url(repo, path, revision=revision, endpoint=endpoint())
         meta = get_hf_file_metadata(url, timeout=_timeout(timeout_s))
     if meta.commit_hash is None or meta.size is None:
-        raise DownloadFailed(f"{endpoint()} does not answer like a Hugging Face Hub (no commit "
-                             f"or size for {path}); check HF_ENDPOINT and proxy settings.")
+        raise DownloadFailed(
+            f"{endpoint()} does not answer like a Hugging Face Hub (no commit "
+            f"or size for {path}); check HF_ENDPOINT and proxy settings."
+        )
     sha256 = meta.etag if _is_sha256(meta.etag) else None
     return HubFile(path, meta.size, meta.commit_hash, sha256)
 
 
-def repo_files(repo: str, revision: str,
-               timeout_s: float | None = None) -> tuple[str, list[HubFile]]:
+def repo_files(
+    repo: str, revision: str, timeout_s: float | None = None
+) -> tuple[str, list[HubFile]]:
     """The commit a revision points at, and every file there with size and LFS SHA-256."""
     with hub_errors(f"the file list of {repo}", repo, revision):
-        info = HfApi(endpoint=endpoint()).model_info(repo, revision=revision, files_metadata=True,
-                                                     timeout=_timeout(timeout_s))
+        info = HfApi(endpoint=endpoint()).model_info(
+            repo, revision=revision, files_metadata=True, timeout=_timeout(timeout_s)
+        )
     if not info.sha or info.siblings is None:
-        raise DownloadFailed(f"{endpoint()} did not list the files of {repo}; "
-                             "check HF_ENDPOINT and proxy settings.")
-    files = [HubFile(s.rfilename, int(s.lfs.size if s.lfs else s.size or 0), info.sha,
-                     s.lfs.sha256 if s.lfs else None) for s in info.siblings]
+        raise DownloadFailed(
+            f"{endpoint()} did not list the files of {repo}; check HF_ENDPOINT and proxy settings."
+        )
+    files = [
+        HubFile(
+            s.rfilename,
+            int(s.lfs.size if s.lfs else s.size or 0),
+            info.sha,
+            s.lfs.sha256 if s.lfs else None,
+        )
+        for s in info.siblings
+    ]
     return info.sha, files
 
 
@@ -310,10 +346,12 @@ def check_space(folder: Path, needed: int, what: str) -> None:
         probe = probe.parent
     free = shutil.disk_usage(probe).free
     if free < needed + SPARE_BYTES:
-        raise NotEnoughSpace(f"{what} needs {figures.size(needed)} but {probe} has only "
-                             f"{figures.size(free)} free (keeping {figures.size(SPARE_BYTES)} "
-                             "spare); free some space or set AUDIOPUB_MODELS_DIR to another "
-                             "disk.")
+        raise NotEnoughSpace(
+            f"{what} needs {figures.size(needed)} but {probe} has only "
+            f"{figures.size(free)} free (keeping {figures.size(SPARE_BYTES)} "
+            "spare); free some space or set AUDIOPUB_MODELS_DIR to another "
+            "disk."
+        )
 
 
 def fetch(file: HubFile, repo: str, staging: Path, transfer: Transfer) -> Path:
@@ -322,9 +360,15 @@ def fetch(file: HubFile, repo: str, staging: Path, transfer: Transfer) -> Path:
     transfer.start_file(file.path)
     try:
         with hub_errors(file.path, repo, file.commit):
-            local = hf_hub_download(repo, file.path, revision=file.commit, local_dir=staging,
-                                    endpoint=endpoint(), etag_timeout=metadata_timeout_s(),
-                                    tqdm_class=transfer.bar_class)  # type: ignore[arg-type]
+            local = hf_hub_download(
+                repo,
+                file.path,
+                revision=file.commit,
+                local_dir=staging,
+                endpoint=endpoint(),
+                etag_timeout=metadata_timeout_s(),
+                tqdm_class=transfer.bar_class,
+            )  # type: ignore[arg-type]
     except DownloadFailed:
         transfer.check_cancelled()  # a cancel seen in a Xet thread surfaces as another error
         raise
@@ -335,8 +379,10 @@ def verify(path: Path, file: HubFile, md5: str | None = None) -> None:
     """ChecksumMismatch unless the file has the listed size, MD5 and SHA-256."""
     size = path.stat().st_size
     if size != file.size:
-        raise ChecksumMismatch(f"{file.path} is {size:,} bytes, not the {file.size:,} the Hub "
-                               "lists; it was not installed. Try again.")
+        raise ChecksumMismatch(
+            f"{file.path} is {size:,} bytes, not the {file.size:,} the Hub "
+            "lists; it was not installed. Try again."
+        )
     want = {"MD5": md5, "SHA-256": file.sha256}
     digests = {"MD5": hashlib.md5(usedforsecurity=False), "SHA-256": hashlib.sha256()}
     active = {name: digests[name] for name, value in want.items() if value}
@@ -352,11 +398,13 @@ def verify(path: Path, file: HubFile, md5: str | None = None) -> None:
                 f"{file.path} does not match its published {name} ({want[name]}; got "
                 f"{digest.hexdigest()}): it is damaged or not the file the index lists, and "
                 "was not installed. Try again; if it happens again, the index or a mirror "
-                "(HF_ENDPOINT) is out of date.")
+                "(HF_ENDPOINT) is out of date."
+            )
 
 
-def fetch_json(repo: str, path: str, revision: str = "main",
-               timeout_s: float | None = None) -> tuple[HubFile, Any]:
+def fetch_json(
+    repo: str, path: str, revision: str = "main", timeout_s: float | None = None
+) -> tuple[HubFile, Any]:
     """A small JSON file from the Hub, parsed, with its facts (nothing is kept on disk)."""
     facts = file_facts(repo, path, revision, timeout_s)
     with tempfile.TemporaryDirectory(prefix="audiopub-hub-", dir=scratch_dir()) as folder:

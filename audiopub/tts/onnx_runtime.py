@@ -54,8 +54,12 @@ GPU_INTRA_OP_THREADS = 2
 
 # What ORT raises for a file that is not a usable model (e.g. a Git LFS pointer).
 _LOAD_ERRORS = (
-    ort_errors.InvalidProtobuf, ort_errors.InvalidGraph, ort_errors.Fail,
-    ort_errors.NoSuchFile, ort_errors.InvalidArgument, ort_errors.NotImplemented,
+    ort_errors.InvalidProtobuf,
+    ort_errors.InvalidGraph,
+    ort_errors.Fail,
+    ort_errors.NoSuchFile,
+    ort_errors.InvalidArgument,
+    ort_errors.NotImplemented,
 )
 
 
@@ -151,8 +155,7 @@ def explain_cpu_fallback(providers: list[str]) -> str:
     )
 
 
-def cuda_provider_options(device_id: int = 0,
-                          gpu_mem_limit: int | None = None) -> dict[str, str]:
+def cuda_provider_options(device_id: int = 0, gpu_mem_limit: int | None = None) -> dict[str, str]:
     """The CUDA provider options every GPU session is made with (ORT takes them as strings).
 
     The search setting matters most: with the joe voice on an H100, EXHAUSTIVE read 74 chars/s
@@ -160,7 +163,8 @@ def cuda_provider_options(device_id: int = 0,
     `gpu_mem_limit`: bytes the arena may grow to (the device's VRAM budget); None: no bound.
     """
     limit = {"gpu_mem_limit": str(gpu_mem_limit)} if gpu_mem_limit else {}
-    return {**limit,
+    return {
+        **limit,
         "device_id": str(device_id),  # which GPU, so a machine with several can use each one
         # Chunk shapes change every call; EXHAUSTIVE re-benchmarks each convolution per shape.
         "cudnn_conv_algo_search": "HEURISTIC",
@@ -204,8 +208,14 @@ def session_options(threads: int | None, on_gpu: bool = False) -> ort.SessionOpt
     return options
 
 
-def create_session(model: Path, use_gpu: bool, threads: int | None = None,
-                   rewrite: Sequence[RewriteStep] = (), *, device_id: int = 0) -> Session:
+def create_session(
+    model: Path,
+    use_gpu: bool,
+    threads: int | None = None,
+    rewrite: Sequence[RewriteStep] = (),
+    *,
+    device_id: int = 0,
+) -> Session:
     """Load `model`, on CUDA when asked and possible, else on the CPU; say which.
 
     `rewrite`: steps to load the model through (see `graph_rewrite`); those for the CPU only
@@ -220,9 +230,16 @@ def create_session(model: Path, use_gpu: bool, threads: int | None = None,
     if use_gpu:
         preload_cuda_libraries()
         if CUDA in providers:
-            requested = [(CUDA, {**cuda_provider_options(device_id,
-                                                         device_budget_bytes(device_id)),
-                                 **cuda_tuning_options(tuning)}), CPU]
+            requested = [
+                (
+                    CUDA,
+                    {
+                        **cuda_provider_options(device_id, device_budget_bytes(device_id)),
+                        **cuda_tuning_options(tuning),
+                    },
+                ),
+                CPU,
+            ]
     on_gpu = requested != [CPU]
     source = rewritten(model, steps_for(rewrite, cpu_only_session=not on_gpu, tuning=tuning))
     options = session_options(threads, on_gpu)
@@ -248,6 +265,12 @@ def create_session(model: Path, use_gpu: bool, threads: int | None = None,
         # Not a warning on stderr: the job's device report says it, once, where people look
         # (the summary after `convert`, the job's card).
         log.info("GPU requested for %s, running on CPU: %s", model.name, reason)
-    return Session(inference, DeviceReport(requested_gpu=use_gpu, provider=actual,
-                                           fallback_reason=reason,
-                                           device_id=device_id if actual == CUDA else None))
+    return Session(
+        inference,
+        DeviceReport(
+            requested_gpu=use_gpu,
+            provider=actual,
+            fallback_reason=reason,
+            device_id=device_id if actual == CUDA else None,
+        ),
+    )

@@ -42,8 +42,14 @@ _SEPARATOR = Separator(phone=None, word=" ", syllable=None)
 # phonemizer strips punctuation before espeak sees it, so "Mr." would get a full stop (and a
 # sentence pause) after "mister". Spell the common English titles out first.
 _EN_TITLES = {
-    "Mr.": "Mister", "Mrs.": "Missus", "Ms.": "Miz", "Dr.": "Doctor",
-    "St.": "Saint", "Jr.": "Junior", "Sr.": "Senior", "Prof.": "Professor",
+    "Mr.": "Mister",
+    "Mrs.": "Missus",
+    "Ms.": "Miz",
+    "Dr.": "Doctor",
+    "St.": "Saint",
+    "Jr.": "Junior",
+    "Sr.": "Senior",
+    "Prof.": "Professor",
 }
 _EN_TITLE_RE = re.compile(r"\b(" + "|".join(re.escape(t) for t in _EN_TITLES) + r")(?=\s)")
 

@@ -52,8 +52,9 @@ def engine_info(name: str) -> EngineInfo:
 
 
 def _load(key: EngineKey) -> Engine:
-    return engine_info(key.name).load(LoadRequest(key.model_dir, key.use_gpu, key.threads,
-                                                  key.device_id))
+    return engine_info(key.name).load(
+        LoadRequest(key.model_dir, key.use_gpu, key.threads, key.device_id)
+    )
 
 
 def default_model_dir(name: str) -> Path:
@@ -61,12 +62,16 @@ def default_model_dir(name: str) -> Path:
     return engine_info(name).default_model_dir()
 
 
-def get_engine(name: str, use_gpu: bool = False, model_dir: Path | None = None,
-               threads: int | None = None, device_id: int = 0) -> Engine:
+def get_engine(
+    name: str,
+    use_gpu: bool = False,
+    model_dir: Path | None = None,
+    threads: int | None = None,
+    device_id: int = 0,
+) -> Engine:
     """The engine, loaded once per (name, model dir, device request, threads, CUDA device), and
     again when its model files changed: a removed or replaced model is never spoken with."""
-    return _get(EngineKey(name, model_dir or default_model_dir(name), use_gpu, threads,
-                          device_id))
+    return _get(EngineKey(name, model_dir or default_model_dir(name), use_gpu, threads, device_id))
 
 
 def load_engine(name: str, use_gpu: bool = False, threads: int | None = None) -> Engine:
@@ -78,8 +83,11 @@ def load_engine(name: str, use_gpu: bool = False, threads: int | None = None) ->
 def get_preview_engine(name: str) -> Engine:
     """The engine previews speak with: on the CPU with `PREVIEW_THREADS`, loaded once (and
     again when its model files change) and shared by nothing a job runs."""
-    return _get(EngineKey(name, default_model_dir(name), use_gpu=False,
-                          threads=PREVIEW_THREADS, preview=True))
+    return _get(
+        EngineKey(
+            name, default_model_dir(name), use_gpu=False, threads=PREVIEW_THREADS, preview=True
+        )
+    )
 
 
 def _get(key: EngineKey) -> Engine:

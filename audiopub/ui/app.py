@@ -61,8 +61,7 @@ def setup(services: Services) -> None:
     if static is not None:
         app.add_static_files("/static", static)
     else:
-        log.warning("static files (package %s) not found; the UI will look plain",
-                    STATIC_PACKAGE)
+        log.warning("static files (package %s) not found; the UI will look plain", STATIC_PACKAGE)
     routes.register(services)
     _register_pages(services)
     app.on_startup(partial(_startup, services))
@@ -105,8 +104,13 @@ async def _drain_events(services: Services) -> None:
         await asyncio.sleep(DRAIN_INTERVAL_S)
 
 
-def main(host: str = "127.0.0.1", port: int = 8080, show: bool = True,
-         allowed_hosts: Sequence[str] = (), services: Services | None = None) -> None:
+def main(
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    show: bool = True,
+    allowed_hosts: Sequence[str] = (),
+    services: Services | None = None,
+) -> None:
     """Run the web UI until interrupted.
 
     `allowed_hosts`: names besides this computer's own that browsers may use to reach it.
@@ -125,10 +129,17 @@ def main(host: str = "127.0.0.1", port: int = 8080, show: bool = True,
     static = static_dir()
     icon = static / "icon.svg" if static is not None else None
     opened = guard.start_address(policy, "/") if show else False
-    ui.run(host=host, port=port, show=opened, title="Audiopub", reload=False, dark=None,
-           reconnect_timeout=RECONNECT_TIMEOUT_S,
-           favicon=icon if icon is not None and icon.is_file() else None,
-           uvicorn_logging_level="warning")
+    ui.run(
+        host=host,
+        port=port,
+        show=opened,
+        title="Audiopub",
+        reload=False,
+        dark=None,
+        reconnect_timeout=RECONNECT_TIMEOUT_S,
+        favicon=icon if icon is not None and icon.is_file() else None,
+        uvicorn_logging_level="warning",
+    )
 
 
 def _exit_on_sigterm() -> None:
@@ -149,8 +160,8 @@ def _announce_token(policy: guard.Policy, host: str, port: int, chosen: bool) ->
     address = guard.start_address(policy, f"http://{shown}:{port}/")
     if chosen:
         address = address.replace(str(policy.token), f"<{guard.TOKEN_ENV}>")  # theirs: unsaid
-    elsewhere = " (from another computer, with this one's address)" \
-        if host in guard.WILDCARDS else ""
+    elsewhere = (
+        " (from another computer, with this one's address)" if host in guard.WILDCARDS else ""
+    )
     # Printed, not logged: the address must be seen whatever the log level.
-    print(f"Audiopub asks every browser for its token: open {address} once{elsewhere}",
-          flush=True)
+    print(f"Audiopub asks every browser for its token: open {address} once{elsewhere}", flush=True)

@@ -21,8 +21,13 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-async def run_blocking(function: Callable[..., T], *args: Any, show: Callable[[str], None],
-                       failing: str, busy: ui.element | None = None) -> T | None:
+async def run_blocking(
+    function: Callable[..., T],
+    *args: Any,
+    show: Callable[[str], None],
+    failing: str,
+    busy: ui.element | None = None,
+) -> T | None:
     """`function(*args)` in a thread. None where it failed (said through `show`) and where the
     app is shutting down (`run.io_bound` runs nothing then). `failing` opens the message of an
     unexpected error ("The preview failed"); `busy`, a button, spins meanwhile."""

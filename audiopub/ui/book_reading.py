@@ -42,8 +42,16 @@ from audiopub.book.names import NameCandidate, likely_names
 from audiopub.errors import AudiopubError, BadEpub
 from audiopub.ui.uploads import remove_older_than
 
-__all__ = ["READERS", "BookReader", "ReadFailed", "UploadedBook", "read_upload",
-           "remove_stale_thumbnails", "remove_thumbnail", "thumbnail_path"]
+__all__ = [
+    "READERS",
+    "BookReader",
+    "ReadFailed",
+    "UploadedBook",
+    "read_upload",
+    "remove_stale_thumbnails",
+    "remove_thumbnail",
+    "thumbnail_path",
+]
 
 # Books read at once. Two keep a second upload from waiting behind a long one and leave the
 # other cores to the engines; more would only share the same cores.
@@ -96,8 +104,13 @@ def read_upload(path: Path, data_dir: Path, name: str | None = None) -> Uploaded
         folder = data_dir / THUMBNAILS
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            made = fit_cover(ffmpeg_exe(), book.cover, THUMBNAIL_SIDE, folder / uuid.uuid4().hex,
-                             "the page shows no cover")
+            made = fit_cover(
+                ffmpeg_exe(),
+                book.cover,
+                THUMBNAIL_SIDE,
+                folder / uuid.uuid4().hex,
+                "the page shows no cover",
+            )
         except OSError:  # a full disk: the book is shown all the same, without its cover
             made = None
         thumbnail = made.name if made is not None else None
@@ -115,8 +128,12 @@ class BookReader:
         self._closed = False
         self._queue = _Turns(workers)
 
-    async def read(self, path: Path, name: str | None = None,
-                   waiting: Callable[[int | None], None] = lambda ahead: None) -> UploadedBook:
+    async def read(
+        self,
+        path: Path,
+        name: str | None = None,
+        waiting: Callable[[int | None], None] = lambda ahead: None,
+    ) -> UploadedBook:
         """The upload at `path` (`name`: the person's name for it), read in a worker; BadEpub
         if it can't be read, ReadFailed on a reader bug. Books are read in the order they
         came: while all workers are busy, `waiting` is told how many books wait before this
@@ -132,8 +149,10 @@ class BookReader:
                 self._drop_pool(pool)
                 if self._closed:
                     raise BadEpub("The server is shutting down; the book was not read") from None
-                raise BadEpub(f"{name or path.name}: reading it stopped unexpectedly (out of "
-                              "memory?); try again, or with a smaller book") from None
+                raise BadEpub(
+                    f"{name or path.name}: reading it stopped unexpectedly (out of "
+                    "memory?); try again, or with a smaller book"
+                ) from None
         finally:
             self._queue.hand_on()
 
@@ -142,9 +161,12 @@ class BookReader:
             if self._closed:
                 raise BadEpub("The server is shutting down; the book was not read")
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(self.workers, initializer=_start_reader,
-                                                 initargs=(os.getpid(),),
-                                                 mp_context=multiprocessing.get_context("spawn"))
+                self._pool = ProcessPoolExecutor(
+                    self.workers,
+                    initializer=_start_reader,
+                    initargs=(os.getpid(),),
+                    mp_context=multiprocessing.get_context("spawn"),
+                )
             return self._pool
 
     def _drop_pool(self, pool: ProcessPoolExecutor) -> None:
@@ -229,8 +251,9 @@ def _start_reader(server_pid: int) -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     else:
-        threading.Thread(target=_end_with, args=(server_pid,), daemon=True,
-                         name="audiopub-reader-watch").start()
+        threading.Thread(
+            target=_end_with, args=(server_pid,), daemon=True, name="audiopub-reader-watch"
+        ).start()
     if os.getppid() != server_pid:  # the server died before this reader got here
         os._exit(1)
 

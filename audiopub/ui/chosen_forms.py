@@ -27,8 +27,13 @@ from audiopub.jobs.store import JobStore
 MADE_LIST: Final = "forms.json"
 ZIPS_DIR: Final = "forms"  # in the job's folder: the zips of folders made beside the book
 
-AUDIO_CHOICES: Final = {"m4b": "The .m4b alone", "mp3": "MP3 (VBR)",
-                        "mp3-cbr": "MP3, 192 kb/s CBR", "opus": "Opus", "m4a": "M4A (AAC)"}
+AUDIO_CHOICES: Final = {
+    "m4b": "The .m4b alone",
+    "mp3": "MP3 (VBR)",
+    "mp3-cbr": "MP3, 192 kb/s CBR",
+    "opus": "Opus",
+    "m4a": "M4A (AAC)",
+}
 SPLIT_CHOICES: Final = {"none": "One file for the book", "chapters": "A file per chapter"}
 
 _making: dict[str, threading.Lock] = {}  # one maker per job, however many tabs show it
@@ -53,8 +58,9 @@ def describe(outputs: ConvertOutputs) -> str:
     """The chosen forms in a few words: "Opus, a file per chapter; .srt subtitles"."""
     parts = []
     if outputs.audio_format != "m4b":
-        parts.append(f"{AUDIO_CHOICES[outputs.audio_format]}, "
-                     f"{SPLIT_CHOICES[outputs.split].lower()}")
+        parts.append(
+            f"{AUDIO_CHOICES[outputs.audio_format]}, {SPLIT_CHOICES[outputs.split].lower()}"
+        )
     if outputs.subtitles:
         parts.append(" and ".join(f".{name}" for name in outputs.subtitles) + " subtitles")
     if outputs.read_along:
@@ -84,11 +90,15 @@ def make_downloads(store: JobStore, job_id: str) -> list[Download]:
         outputs = chosen(job)
         if outputs is None:
             raise AudiopubError(f"No forms were chosen for “{job.title}” besides the .m4b")
-        items = _top_level(job.output_path.parent, make_outputs(store, job.id, outputs,
-                                                               progress=lambda done, total: None))
+        items = _top_level(
+            job.output_path.parent,
+            make_outputs(store, job.id, outputs, progress=lambda done, total: None),
+        )
         downloads = [_download(store, job, item) for item in items]
-        record = {"made": [str(item) for item in items],
-                  "downloads": [{"name": d.name, "path": str(d.path)} for d in downloads]}
+        record = {
+            "made": [str(item) for item in items],
+            "downloads": [{"name": d.name, "path": str(d.path)} for d in downloads],
+        }
         with atomic_write(store.job_dir(job.id) / MADE_LIST) as temp:
             temp.write_text(json.dumps(record, indent=1), encoding="utf-8")
         return downloads
@@ -114,7 +124,7 @@ def _top_level(folder: Path, files: list[Path]) -> list[Path]:
 
 def _download(store: JobStore, job: Job, item: Path) -> Download:
     # The book's files are named by a random stem; the browser gets its title instead.
-    name = safe_name(job.title, "audiobook") + item.name[len(job.output_path.stem):]
+    name = safe_name(job.title, "audiobook") + item.name[len(job.output_path.stem) :]
     if not item.is_dir():
         return Download(name, item)
     path = store.job_dir(job.id) / ZIPS_DIR / f"{item.name}.zip"

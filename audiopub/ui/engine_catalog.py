@@ -68,8 +68,12 @@ def load_engine_choice(name: str) -> EngineChoice:
         if (name, reason) not in _logged_unavailable:
             _logged_unavailable.add((name, reason))
             # An engine whose files nobody installed is the normal state of a first start.
-            log.log(logging.INFO if missing else logging.WARNING,
-                    "engine %s is unavailable: %s", name, reason)
+            log.log(
+                logging.INFO if missing else logging.WARNING,
+                "engine %s is unavailable: %s",
+                name,
+                reason,
+            )
         return EngineChoice(name, label, reason=reason, missing=missing)
     if not voices:
         return EngineChoice(name, label, reason="no voices are installed")
@@ -89,8 +93,12 @@ class EngineCatalog:
         the engines; an engine that failed to load is tried again (its model files may have
         been added since)."""
         choices = [load_engine_choice(n) for n in registry.ENGINE_NAMES]
-        return tuple(replace(c, voices=with_saved_mixes(c.voices, self.mixes))
-                     if c.name == KOKORO and c.available else c for c in choices)
+        return tuple(
+            replace(c, voices=with_saved_mixes(c.voices, self.mixes))
+            if c.name == KOKORO and c.available
+            else c
+            for c in choices
+        )
 
     def gpu_support(self) -> GpuSupport:
         if self._gpu_support is None:

@@ -40,8 +40,10 @@ SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 SOCKET_PATH: Final = "/_nicegui_ws/"  # NiceGUI's socket.io: every request there acts
 TOKEN_PARAMETER: Final = "token"
 COOKIE_MAX_AGE_S: Final = 30 * 24 * 3600
-FRAME_HEADERS: Final = ((b"content-security-policy", b"frame-ancestors 'none'"),
-                        (b"x-frame-options", b"DENY"))
+FRAME_HEADERS: Final = (
+    (b"content-security-policy", b"frame-ancestors 'none'"),
+    (b"x-frame-options", b"DENY"),
+)
 POLICY_VIOLATION: Final = 1008  # WebSocket close code; a close before accept answers 403
 
 
@@ -68,14 +70,17 @@ class Policy:
     def offered_tokens(self, connection: HTTPConnection) -> list[str]:
         """The tokens a request carries: in the cookie, the address, an Authorization header."""
         scheme, _, credentials = connection.headers.get("authorization", "").partition(" ")
-        offered = [connection.cookies.get(self.cookie),
-                   connection.query_params.get(TOKEN_PARAMETER),
-                   credentials if scheme.lower() == "bearer" else None]
+        offered = [
+            connection.cookies.get(self.cookie),
+            connection.query_params.get(TOKEN_PARAMETER),
+            credentials if scheme.lower() == "bearer" else None,
+        ]
         return [value for value in offered if value is not None]
 
 
-def policy_for(host: str, port: int, extra_names: Iterable[str] = (),
-               options: settings.Settings | None = None) -> Policy:
+def policy_for(
+    host: str, port: int, extra_names: Iterable[str] = (), options: settings.Settings | None = None
+) -> Policy:
     """The policy for serving on `host`:`port`, with the names (`--allow-host`, then the
     settings') and secret the user gave (the settings in force unless `options`)."""
     options = settings.current() if options is None else options
@@ -86,15 +91,17 @@ def policy_for(host: str, port: int, extra_names: Iterable[str] = (),
     for value in given:
         name = host_name(value)
         if name is None:
-            raise SettingInvalid(f"{value!r} is not a host name or address "
-                                 "(e.g. --allow-host books.example.lan)")
+            raise SettingInvalid(
+                f"{value!r} is not a host name or address (e.g. --allow-host books.example.lan)"
+            )
         names.add(name)
     token = options.token
     if token is not None and len(token) < settings.MIN_TOKEN_CHARS:
         raise SettingInvalid(
             f"{TOKEN_ENV} is too short to keep anyone out (a token needs at least "
             f"{settings.MIN_TOKEN_CHARS} characters, this one has {len(token)}): choose a "
-            f"longer one, e.g. {TOKEN_ENV}={secrets.token_urlsafe(24)}")
+            f"longer one, e.g. {TOKEN_ENV}={secrets.token_urlsafe(24)}"
+        )
     if token is None and not is_loopback(host):
         token = secrets.token_urlsafe(24)
     return Policy(frozenset(names), host in WILDCARDS, token, f"audiopub-token-{port}")
@@ -139,8 +146,9 @@ def socket_origin_check(origin: str | None, environ: Mapping[str, str]) -> bool:
 
 def start_address(policy: Policy, url: str) -> str:
     """The address to open first: `url` with the token, which sets the cookie."""
-    return f"{url.rstrip('/')}/?{urlencode({TOKEN_PARAMETER: policy.token})}" \
-        if policy.token else url
+    return (
+        f"{url.rstrip('/')}/?{urlencode({TOKEN_PARAMETER: policy.token})}" if policy.token else url
+    )
 
 
 class Guard:
@@ -165,13 +173,18 @@ class Guard:
             else:
                 await refusal(scope, receive, send_with_frame_headers(send))
             return
-        if scope["type"] == "http" and self.policy.token is not None and \
-                scope["method"] in ("GET", "HEAD") and TOKEN_PARAMETER in connection.query_params:
+        if (
+            scope["type"] == "http"
+            and self.policy.token is not None
+            and scope["method"] in ("GET", "HEAD")
+            and TOKEN_PARAMETER in connection.query_params
+        ):
             # The start-up address: keep the token in a cookie, and out of the address bar.
             await self._set_cookie(connection)(scope, receive, send_with_frame_headers(send))
             return
-        await self.app(scope, receive, send_with_frame_headers(send)
-                       if scope["type"] == "http" else send)
+        await self.app(
+            scope, receive, send_with_frame_headers(send) if scope["type"] == "http" else send
+        )
 
     def _refusal(self, scope: Scope, connection: HTTPConnection) -> Response | None:
         host = connection.headers.get("host")
@@ -179,13 +192,19 @@ class Guard:
             name = host_name(host) or "(none)"
             return PlainTextResponse(
                 f"Audiopub does not answer to the name {name}. If this is how you reach it, "
-                f"start it with --allow-host {name}.", status_code=400)
-        acts = scope["type"] == "websocket" or scope["method"] not in SAFE_METHODS or \
-            scope["path"].startswith(SOCKET_PATH)
+                f"start it with --allow-host {name}.",
+                status_code=400,
+            )
+        acts = (
+            scope["type"] == "websocket"
+            or scope["method"] not in SAFE_METHODS
+            or scope["path"].startswith(SOCKET_PATH)
+        )
         origin = connection.headers.get("origin")
         if acts and origin is not None and not same_origin(origin, host):
-            return PlainTextResponse("Refused: this request came from another site's page "
-                                     f"({origin}).", status_code=403)
+            return PlainTextResponse(
+                f"Refused: this request came from another site's page ({origin}).", status_code=403
+            )
         return None
 
     def _token_refusal(self, connection: HTTPConnection) -> Response | None:
@@ -203,11 +222,15 @@ class Guard:
             return PlainTextResponse(
                 f"Too many wrong tokens came from this address: wait {wait_s} s, then open the "
                 "address Audiopub printed when it started (ending in /?token=…).",
-                status_code=429, headers={"Retry-After": str(wait_s)})
+                status_code=429,
+                headers={"Retry-After": str(wait_s)},
+            )
         return PlainTextResponse(
             "This Audiopub asks for its token: open the address it printed when it "
             "started (ending in /?token=…), or add ?token= and the value of "
-            f"{TOKEN_ENV} to this address.", status_code=401)
+            f"{TOKEN_ENV} to this address.",
+            status_code=401,
+        )
 
     def _set_cookie(self, connection: HTTPConnection) -> Response:
         rest = [(k, v) for k, v in connection.query_params.multi_items() if k != TOKEN_PARAMETER]
@@ -215,17 +238,24 @@ class Guard:
         target = "/" + connection.url.path.lstrip("/") + (f"?{urlencode(rest)}" if rest else "")
         response = RedirectResponse(target, status_code=303)
         assert self.policy.token is not None
-        response.set_cookie(self.policy.cookie, self.policy.token, max_age=COOKIE_MAX_AGE_S,
-                            httponly=True, samesite="lax")
+        response.set_cookie(
+            self.policy.cookie,
+            self.policy.token,
+            max_age=COOKIE_MAX_AGE_S,
+            httponly=True,
+            samesite="lax",
+        )
         return response
 
 
 def send_with_frame_headers(send: Send) -> Send:
     """`send`, adding the headers that forbid framing to an HTTP response."""
+
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
             message = {**message, "headers": [*message.get("headers", []), *FRAME_HEADERS]}
         await send(message)
+
     return sending
 
 

@@ -22,8 +22,9 @@ from audiopub.ui.library import Library
 
 
 class JobControl:
-    def __init__(self, store: JobStore, worker: Worker, activity: JobActivity,
-                 library: Library) -> None:
+    def __init__(
+        self, store: JobStore, worker: Worker, activity: JobActivity, library: Library
+    ) -> None:
         self.store = store
         self.worker = worker
         self.activity = activity
@@ -45,13 +46,18 @@ class JobControl:
         (the worker runs one at a time, oldest first)."""
         jobs = self.store.queue.list_jobs((JobState.RUNNING, JobState.QUEUED))
         ids = [other.id for other in jobs]
-        queued_before = ids[:ids.index(job.id)] if job.id in ids else ids
-        ahead = sum(1 for other in jobs if other.id != job.id
-                    and (other.state is JobState.RUNNING or other.id in queued_before))
+        queued_before = ids[: ids.index(job.id)] if job.id in ids else ids
+        ahead = sum(
+            1
+            for other in jobs
+            if other.id != job.id and (other.state is JobState.RUNNING or other.id in queued_before)
+        )
         if not ahead:  # the worker was woken for it, and may have taken it already
             return f"Starting “{job.title}”…"
-        return (f"“{job.title}” is in the queue: it starts after "
-                f"{'the job' if ahead == 1 else f'the {ahead} jobs'} before it")
+        return (
+            f"“{job.title}” is in the queue: it starts after "
+            f"{'the job' if ahead == 1 else f'the {ahead} jobs'} before it"
+        )
 
     def pause(self, job_id: str) -> Job:
         return self.store.queue.set_state(job_id, JobState.PAUSED)

@@ -95,21 +95,33 @@ def metrics(job: Job, progress: JobProgress, event: JobEvent | None, now: float)
         eta = 0.0
     elif running:
         live = event if event is not None and event.job_id == job.id else None
-        eta = live.eta_s if live is not None and live.eta_s is not None else \
-            speed.eta_s(progress.chars_total - progress.chars_done)
+        eta = (
+            live.eta_s
+            if live is not None and live.eta_s is not None
+            else speed.eta_s(progress.chars_total - progress.chars_done)
+        )
     return Metrics(speed, elapsed, eta, job.stage_times.get(fmt.ENGINE_START))
 
 
-def chapter_figures(chars_per_s: float | None, rtf: float | None,
-                    stage_times: dict[str, float]) -> str:
+def chapter_figures(
+    chars_per_s: float | None, rtf: float | None, stage_times: dict[str, float]
+) -> str:
     """A stitched chapter's speed on engine time, which says why it reads lower than the job's
     wall-clock speed where several engine processes spoke at once."""
-    return (f"{fmt.rate(chars_per_s)} · real-time factor {fmt.factor(rtf)} "
-            f"({Clock.ENGINE.value}: {fmt.PER_PROCESS}) · {fmt.stage_times(stage_times)}")
+    return (
+        f"{fmt.rate(chars_per_s)} · real-time factor {fmt.factor(rtf)} "
+        f"({Clock.ENGINE.value}: {fmt.PER_PROCESS}) · {fmt.stage_times(stage_times)}"
+    )
 
 
-def job_view(store: JobStore, activity: JobActivity, job: Job, now: float | None = None,
-             cover: Path | None = None, held: bool = False) -> JobView:
+def job_view(
+    store: JobStore,
+    activity: JobActivity,
+    job: Job,
+    now: float | None = None,
+    cover: Path | None = None,
+    held: bool = False,
+) -> JobView:
     now = time.time() if now is None else now
     progress = store.ledger.progress(job.id)
     chapters: tuple[ChapterRow, ...] = ()
@@ -123,13 +135,27 @@ def job_view(store: JobStore, activity: JobActivity, job: Job, now: float | None
     event = activity.latest(job.id)
     total, lines = activity.log(job.id)
     listening = store.hearings.listening_summary(job.id) if job.settings.proof_listen else None
-    flagged = (tuple(store.hearings.still_flagged(job.id))
-               if listening and listening.still_flagged else ())
-    return JobView(job, progress, metrics(job, progress, event, now), tuple(lines), total,
-                   chapters, size, cover, event.provider if event is not None else None, held,
-                   stage_text(job, event), listening, flagged,
-                   job_language_note(job.settings.engine, job.settings.voice or "",
-                                     job.settings.language or ""))
+    flagged = (
+        tuple(store.hearings.still_flagged(job.id)) if listening and listening.still_flagged else ()
+    )
+    return JobView(
+        job,
+        progress,
+        metrics(job, progress, event, now),
+        tuple(lines),
+        total,
+        chapters,
+        size,
+        cover,
+        event.provider if event is not None else None,
+        held,
+        stage_text(job, event),
+        listening,
+        flagged,
+        job_language_note(
+            job.settings.engine, job.settings.voice or "", job.settings.language or ""
+        ),
+    )
 
 
 @lru_cache(maxsize=256)

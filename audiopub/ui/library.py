@@ -21,11 +21,21 @@ from audiopub.jobs.models import Job, JobState
 from audiopub.jobs.store import JobStore
 
 # What the library offers besides the .m4b, and the name each gets beside it.
-LIBRARY_EXPORTS: Final = {"epub": " (read-aloud).epub", "mp3": " chapters.zip",
-                          "m4a": " chapters (M4A).zip", "opus": " chapters (Opus).zip",
-                          "mp3-book": ".mp3", "audiobookshelf": " (Audiobookshelf).zip"}
-COVER_SUFFIXES: Final = {"image/jpeg": ".jpg", "image/png": ".png", "image/gif": ".gif",
-                         "image/webp": ".webp", "image/svg+xml": ".svg"}
+LIBRARY_EXPORTS: Final = {
+    "epub": " (read-aloud).epub",
+    "mp3": " chapters.zip",
+    "m4a": " chapters (M4A).zip",
+    "opus": " chapters (Opus).zip",
+    "mp3-book": ".mp3",
+    "audiobookshelf": " (Audiobookshelf).zip",
+}
+COVER_SUFFIXES: Final = {
+    "image/jpeg": ".jpg",
+    "image/png": ".png",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+    "image/svg+xml": ".svg",
+}
 
 
 class Library:
@@ -104,5 +114,8 @@ class Library:
 
 
 def _covers(output: Path) -> list[Path]:
-    return [output.with_name(f"{output.stem}-cover{s}") for s in COVER_SUFFIXES.values()
-            if output.with_name(f"{output.stem}-cover{s}").is_file()]
+    return [
+        output.with_name(f"{output.stem}-cover{s}")
+        for s in COVER_SUFFIXES.values()
+        if output.with_name(f"{output.stem}-cover{s}").is_file()
+    ]

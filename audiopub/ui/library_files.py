@@ -32,8 +32,14 @@ def books_in(folder: Path) -> list[BookFile]:
             tags = probe(path).tags
         except AudiopubError:  # unreadable: still listed, by its name
             tags = {}
-        books.append(BookFile(path, tags.get("title", "") or path.stem,
-                              tags.get("artist", ""), path.stat().st_size))
+        books.append(
+            BookFile(
+                path,
+                tags.get("title", "") or path.stem,
+                tags.get("artist", ""),
+                path.stat().st_size,
+            )
+        )
     return books
 
 

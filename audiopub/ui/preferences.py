@@ -38,8 +38,7 @@ class UiSettings(Narration):
 
     def to_dict(self) -> dict[str, Any]:
         """What the file keeps."""
-        return {name: value for name, value in asdict(self).items()
-                if name not in NOT_REMEMBERED}
+        return {name: value for name, value in asdict(self).items() if name not in NOT_REMEMBERED}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> UiSettings:
@@ -98,8 +97,11 @@ class Preferences:
                 self._write(self._current)
             except OSError as exc:
                 if not self._unsaved:
-                    log.warning("the UI settings are kept until the server stops, not in %s: "
-                                "%s", self.path, exc.strerror or exc)
+                    log.warning(
+                        "the UI settings are kept until the server stops, not in %s: %s",
+                        self.path,
+                        exc.strerror or exc,
+                    )
                 self._unsaved = True
             else:
                 self._unsaved = False

@@ -68,8 +68,16 @@ class Previews:
         """One sentence in `voice`, as WAV bytes."""
         return self.say([PREVIEW_TEXT], engine, voice, speed, steps)
 
-    def say(self, texts: Sequence[str], engine: str, voice: str, speed: float, steps: int,
-            lexicon_entries: Sequence[Entry] = (), language: str | None = None) -> bytes:
+    def say(
+        self,
+        texts: Sequence[str],
+        engine: str,
+        voice: str,
+        speed: float,
+        steps: int,
+        lexicon_entries: Sequence[Entry] = (),
+        language: str | None = None,
+    ) -> bytes:
         """`texts` one after the other, a short pause between, in `voice`, as WAV bytes.
 
         Said as a job would say them: what the lexicon's entries claim as they say it, the rest
@@ -86,8 +94,9 @@ class Previews:
         spoken = [lexicon.speak(text, plain) for text in texts if text.strip()]
         if not spoken:
             raise AudiopubError("There is nothing to say")
-        results = tts.synthesize(spoken, voice, SynthesisOptions(speed=speed, steps=steps,
-                                                                 language=language))
+        results = tts.synthesize(
+            spoken, voice, SynthesisOptions(speed=speed, steps=steps, language=language)
+        )
         rate = results[0].sample_rate
         pause = np.zeros(int(SAY_PAUSE_S * rate), dtype=np.float32)
         audio = np.concatenate([part for result in results for part in (pause, result.audio)][1:])

@@ -35,8 +35,11 @@ def register(services: Services) -> None:
     @app.get("/library/{job_id}/download")
     def download(job_id: str) -> FileResponse:
         job = _finished(services, job_id)
-        return FileResponse(job.output_path, media_type="audio/mp4",
-                            filename=f"{safe_name(job.title, 'audiobook')}.m4b")
+        return FileResponse(
+            job.output_path,
+            media_type="audio/mp4",
+            filename=f"{safe_name(job.title, 'audiobook')}.m4b",
+        )
 
     @app.get("/library/{job_id}/export/{kind}")
     def export(job_id: str, kind: str) -> FileResponse:
@@ -46,8 +49,11 @@ def register(services: Services) -> None:
         path = services.library.export_path(job, kind)
         if not path.is_file():  # made by the page's Export menu first
             raise HTTPException(404, "This export has not been made")
-        return FileResponse(path, filename=safe_name(job.title, "audiobook")
-                            + LIBRARY_EXPORTS[kind].replace(" chapters", " - chapters"))
+        return FileResponse(
+            path,
+            filename=safe_name(job.title, "audiobook")
+            + LIBRARY_EXPORTS[kind].replace(" chapters", " - chapters"),
+        )
 
     @app.get("/library/{job_id}/forms/{number}")
     def chosen_form(job_id: str, number: int) -> FileResponse:

@@ -50,9 +50,15 @@ log = logging.getLogger(__name__)
 
 
 class Services:
-    def __init__(self, data_dir: Path, *, nvml: Any = None, gpu_support: GpuSupport | None = None,
-                 gpu_interval_s: float = DEFAULT_INTERVAL_S,
-                 upload_limit_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        nvml: Any = None,
+        gpu_support: GpuSupport | None = None,
+        gpu_interval_s: float = DEFAULT_INTERVAL_S,
+        upload_limit_bytes: int | None = None,
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.store = JobStore(self.data_dir / default_store_path().name)
         self.bus = EventBus()

@@ -17,28 +17,43 @@ from audiopub.jobs.store import JobStore
 from audiopub.ui.preferences import Preferences
 from audiopub.ui.services import Services
 
-PAGES: Final = (("/", "Convert", "auto_stories"), ("/library", "Library", "library_music"),
-                 ("/voices", "Voices", "record_voice_over"),
-                 ("/lexicon", "Lexicon", "spellcheck"))
+PAGES: Final = (
+    ("/", "Convert", "auto_stories"),
+    ("/library", "Library", "library_music"),
+    ("/voices", "Voices", "record_voice_over"),
+    ("/lexicon", "Lexicon", "spellcheck"),
+)
 STORE_CHECK_S: Final = 1.0  # how soon a page says the job store was found damaged
 # Dark mode cycles: follow the system → dark → light → follow the system.
-DARK_MODES: Final = ((None, "brightness_auto", "Theme: follows the system"),
-                     (True, "dark_mode", "Theme: dark"),
-                     (False, "light_mode", "Theme: light"))
+DARK_MODES: Final = (
+    (None, "brightness_auto", "Theme: follows the system"),
+    (True, "dark_mode", "Theme: dark"),
+    (False, "light_mode", "Theme: light"),
+)
 
 
 @contextmanager
 def frame(services: Services, title: str, path: str) -> Iterator[None]:
     preferences = services.preferences
     ui.page_title(f"{title} · Audiopub")
-    ui.colors(primary="#3e6e7e", secondary="#62767f", accent="#b7844b", positive="#4d8b61",
-              negative="#b4534b", warning="#b8902a", info="#4a7aa0", dark="#1b2125",
-              dark_page="#13171a")
+    ui.colors(
+        primary="#3e6e7e",
+        secondary="#62767f",
+        accent="#b7844b",
+        positive="#4d8b61",
+        negative="#b4534b",
+        warning="#b8902a",
+        info="#4a7aa0",
+        dark="#1b2125",
+        dark_page="#13171a",
+    )
     ui.add_head_html('<link rel="stylesheet" href="/static/audiopub.css">')
     dark = ui.dark_mode(preferences.get().dark)
 
-    with ui.header(elevated=False).classes("ap-header"), \
-            ui.row().classes("w-full max-w-7xl mx-auto items-center no-wrap gap-3 px-4"):
+    with (
+        ui.header(elevated=False).classes("ap-header"),
+        ui.row().classes("w-full max-w-7xl mx-auto items-center no-wrap gap-3 px-4"),
+    ):
         ui.image("/static/icon.svg").classes("w-7 h-7").props("no-spinner no-transition")
         ui.label("Audiopub").classes("text-lg font-semibold tracking-wide")
         with ui.row().classes("gap-1 ml-4 no-wrap"):

@@ -40,8 +40,13 @@ class _Record:
 class TokenLockout:
     """Who has offered how many wrong tokens, and who must wait."""
 
-    def __init__(self, guesses: int, lockout_s: float, max_lockout_s: float,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        guesses: int,
+        lockout_s: float,
+        max_lockout_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.guesses = guesses
         self.lockout_s = lockout_s
         self.max_lockout_s = max_lockout_s
@@ -51,8 +56,9 @@ class TokenLockout:
     @staticmethod
     def from_settings() -> TokenLockout:
         # Read when the server starts, so a test's wrapper can lower them first.
-        return TokenLockout(settings.TOKEN_GUESSES, settings.TOKEN_LOCKOUT_S,
-                            settings.TOKEN_LOCKOUT_MAX_S)
+        return TokenLockout(
+            settings.TOKEN_GUESSES, settings.TOKEN_LOCKOUT_S, settings.TOKEN_LOCKOUT_MAX_S
+        )
 
     def wait_s(self, client: str) -> int:
         """Whole seconds `client` must still wait; 0 when it may try."""

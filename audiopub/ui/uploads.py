@@ -72,8 +72,9 @@ async def save_upload(file: FileUploadLike, folder: Path, max_bytes: int) -> Pat
         target.unlink(missing_ok=True)
         if is_disk_full(exc):
             raise disk_full(folder, length, UPLOAD_AGAIN) from None
-        raise UploadRejected(f"{display_name(file.name)} could not be saved: "
-                             f"{exc.strerror or exc}.") from None
+        raise UploadRejected(
+            f"{display_name(file.name)} could not be saved: {exc.strerror or exc}."
+        ) from None
     except BaseException:  # the tab went, or the server stops: half a book is no use
         target.unlink(missing_ok=True)
         raise

@@ -62,12 +62,18 @@ class VoiceDownloads:
         """Begin downloading `voice_id` in the background; AudiopubError if one is running."""
         with self._lock:
             if self._state is not None and self._state.running:
-                raise AudiopubError(f"{self._state.voice_id} is being downloaded; wait for it "
-                                    "to finish (or cancel it) before starting another.")
+                raise AudiopubError(
+                    f"{self._state.voice_id} is being downloaded; wait for it "
+                    "to finish (or cancel it) before starting another."
+                )
             self._cancel = threading.Event()
             self._state = DownloadState(voice_id, time.time())
-            self._thread = threading.Thread(target=self._run, args=(voice_id, self._cancel),
-                                            name=f"audiopub-download-{voice_id}", daemon=True)
+            self._thread = threading.Thread(
+                target=self._run,
+                args=(voice_id, self._cancel),
+                name=f"audiopub-download-{voice_id}",
+                daemon=True,
+            )
             self._thread.start()
             return self._state
 
@@ -94,9 +100,12 @@ class VoiceDownloads:
             else:
                 installed = install(voice_id, on_progress=self._progress, cancel=cancel)
         except DownloadCancelled:
-            self._finish(cancelled=True, error="Cancelled: nothing was installed. The files "
-                         "already complete are kept, so Download continues from them; "
-                         "Discard removes them.")
+            self._finish(
+                cancelled=True,
+                error="Cancelled: nothing was installed. The files "
+                "already complete are kept, so Download continues from them; "
+                "Discard removes them.",
+            )
         except AudiopubError as exc:
             self._finish(error=str(exc))
         except Exception as exc:  # a bug must still end the download with a message
@@ -114,5 +123,4 @@ class VoiceDownloads:
     def _update(self, **changes: object) -> None:
         with self._lock:
             if self._state is not None:
-                self._state = replace(self._state, version=self._state.version + 1,
-                                      **changes)  # type: ignore[arg-type]
+                self._state = replace(self._state, version=self._state.version + 1, **changes)  # type: ignore[arg-type]

@@ -37,10 +37,16 @@ UNFINISHED: Final = "unfinished"  # a download stopped half-way: its complete fi
 
 # Supertonic-3 speaks languages no Piper voice does; their names for the language filter.
 _OTHER_LANGUAGES: Final = {
-    "ar": ("Arabic", "العربية"), "bg": ("Bulgarian", "Български"),
-    "et": ("Estonian", "Eesti"), "hi": ("Hindi", "हिन्दी"), "hr": ("Croatian", "Hrvatski"),
-    "id": ("Indonesian", "Bahasa Indonesia"), "ja": ("Japanese", "日本語"),
-    "ko": ("Korean", "한국어"), "lt": ("Lithuanian", "Lietuvių"), "lv": ("Latvian", "Latviešu"),
+    "ar": ("Arabic", "العربية"),
+    "bg": ("Bulgarian", "Български"),
+    "et": ("Estonian", "Eesti"),
+    "hi": ("Hindi", "हिन्दी"),
+    "hr": ("Croatian", "Hrvatski"),
+    "id": ("Indonesian", "Bahasa Indonesia"),
+    "ja": ("Japanese", "日本語"),
+    "ko": ("Korean", "한국어"),
+    "lt": ("Lithuanian", "Lietuvių"),
+    "lv": ("Latvian", "Latviešu"),
     "sl": ("Slovenian", "Slovenščina"),
 }
 
@@ -95,8 +101,7 @@ class VoiceRow:
         """Audiopub removes only what it downloaded (and discards unfinished downloads)."""
         from audiopub.voices.installed import DOWNLOADED  # huggingface_hub, see the top
 
-        return self.status == UNFINISHED or (self.status == INSTALLED
-                                             and self.origin == DOWNLOADED)
+        return self.status == UNFINISHED or (self.status == INSTALLED and self.origin == DOWNLOADED)
 
 
 @dataclass(frozen=True)
@@ -128,8 +133,9 @@ def installed_now() -> OnDisk:
     if files.variants() and files.voice_names():
         kokoro = installed.DOWNLOADED if (kokoro_dir / RECORD).is_file() else installed.YOURS
     override = env_dir()
-    return OnDisk(origins, models, frozenset(stopped),
-                  str(override) if override is not None else None, kokoro)
+    return OnDisk(
+        origins, models, frozenset(stopped), str(override) if override is not None else None, kokoro
+    )
 
 
 def hub_address() -> str:
@@ -141,20 +147,31 @@ def hub_address() -> str:
 def build_rows(catalogue: Catalogue, have: OnDisk, endpoint: str) -> list[VoiceRow]:
     """Supertonic's releases, Kokoro, then every Piper voice by language and quality, then installed
     Piper voices the index does not list (the user's own)."""
-    rows = [_supertonic_row(release, catalogue, have, endpoint)
-            for release in catalogue.supertonic]
+    rows = [_supertonic_row(release, catalogue, have, endpoint) for release in catalogue.supertonic]
     rows.append(_kokoro_row(have, endpoint))
-    piper = sorted(catalogue.piper.values(),
-                   key=lambda e: (e.language_english, e.country, e.name, quality_rank(e.quality)))
+    piper = sorted(
+        catalogue.piper.values(),
+        key=lambda e: (e.language_english, e.country, e.name, quality_rank(e.quality)),
+    )
     rows += [_piper_row(entry, have, endpoint) for entry in piper]
     listed = {row.id for row in rows}
     for voice_id, origin in sorted(have.piper_origins.items()):
         if voice_id not in listed:
             key = voice_id.split(":", 1)[1]
             language = key.split("-", 1)[0]
-            rows.append(VoiceRow(voice_id, PIPER.name, key, (primary_subtag(language),),
-                                 language.replace("_", "-"), status=INSTALLED, origin=origin,
-                                 voice=key, quality=_quality_of(key)))
+            rows.append(
+                VoiceRow(
+                    voice_id,
+                    PIPER.name,
+                    key,
+                    (primary_subtag(language),),
+                    language.replace("_", "-"),
+                    status=INSTALLED,
+                    origin=origin,
+                    voice=key,
+                    quality=_quality_of(key),
+                )
+            )
     return rows
 
 
@@ -167,40 +184,70 @@ def _piper_row(entry: PiperEntry, have: OnDisk, endpoint: str) -> VoiceRow:
         label += f" · {entry.language_native}"
     origin = have.piper_origins.get(entry.id)
     status = INSTALLED if origin else UNFINISHED if entry.id in have.unfinished else AVAILABLE
-    return VoiceRow(entry.id, PIPER.name, entry.key, (entry.language_family.lower(),), label,
-                    quality=entry.quality, speakers=entry.num_speakers, size=entry.size,
-                    licence_url=licence, status=status, origin=origin,
-                    voice=entry.key if origin else None)
+    return VoiceRow(
+        entry.id,
+        PIPER.name,
+        entry.key,
+        (entry.language_family.lower(),),
+        label,
+        quality=entry.quality,
+        speakers=entry.num_speakers,
+        size=entry.size,
+        licence_url=licence,
+        status=status,
+        origin=origin,
+        voice=entry.key if origin else None,
+    )
 
 
-def _supertonic_row(release: SupertonicRelease, catalogue: Catalogue, have: OnDisk,
-                    endpoint: str) -> VoiceRow:
+def _supertonic_row(
+    release: SupertonicRelease, catalogue: Catalogue, have: OnDisk, endpoint: str
+) -> VoiceRow:
     origin, active = have.supertonic.get(release.id, (None, False))
     status = INSTALLED if origin else UNFINISHED if release.id in have.unfinished else AVAILABLE
     note, usable = None, False
     if origin and active:
         note = "In use: Supertonic speaks with this release."
     elif origin and have.env_dir:  # the engine reads one folder, and the variable names it
-        note = (f"Installed, but AUDIOPUB_SUPERTONIC_DIR ({have.env_dir}) is set: unset it to "
-                "choose this one.")
+        note = (
+            f"Installed, but AUDIOPUB_SUPERTONIC_DIR ({have.env_dir}) is set: unset it to "
+            "choose this one."
+        )
     elif origin:
         note, usable = "Installed; Supertonic speaks with another release.", True
-    return VoiceRow(release.id, SUPERTONIC.name, release.id, release.languages,
-                    release.description, size=catalogue.supertonic_sizes.get(release.id),
-                    licence_url=f"{endpoint}/{release.repo}", status=status, origin=origin,
-                    voice="" if origin and active else None, note=note, usable=usable)
+    return VoiceRow(
+        release.id,
+        SUPERTONIC.name,
+        release.id,
+        release.languages,
+        release.description,
+        size=catalogue.supertonic_sizes.get(release.id),
+        licence_url=f"{endpoint}/{release.repo}",
+        status=status,
+        origin=origin,
+        voice="" if origin and active else None,
+        note=note,
+        usable=usable,
+    )
 
 
 def _kokoro_row(have: OnDisk, endpoint: str) -> VoiceRow:
     """Kokoro-82M: one download, every voice in its nine languages (their primary subtags)."""
     languages = KOKORO.languages
-    status = (INSTALLED if have.kokoro else UNFINISHED if KOKORO_ID in have.unfinished
-              else AVAILABLE)
+    status = INSTALLED if have.kokoro else UNFINISHED if KOKORO_ID in have.unfinished else AVAILABLE
     note = "Its voices can be mixed on the Convert page." if have.kokoro else None
-    return VoiceRow(KOKORO_ID, KOKORO.name, "Kokoro-82M", languages,
-                    "Every voice, each reading " + ", ".join(languages),
-                    licence_url=f"{endpoint}/{KOKORO_REPO}", status=status, origin=have.kokoro,
-                    voice="" if have.kokoro else None, note=note)
+    return VoiceRow(
+        KOKORO_ID,
+        KOKORO.name,
+        "Kokoro-82M",
+        languages,
+        "Every voice, each reading " + ", ".join(languages),
+        licence_url=f"{endpoint}/{KOKORO_REPO}",
+        status=status,
+        origin=have.kokoro,
+        voice="" if have.kokoro else None,
+        note=note,
+    )
 
 
 def _quality_of(key: str) -> str | None:
@@ -215,21 +262,21 @@ def language_names(catalogue: Catalogue) -> dict[str, tuple[str, str]]:
     """Primary subtag → (English name, native name), for every language a voice speaks."""
     names = dict(_OTHER_LANGUAGES)
     for entry in catalogue.piper.values():
-        names.setdefault(entry.language_family.lower(),
-                         (entry.language_english, entry.language_native))
+        names.setdefault(
+            entry.language_family.lower(), (entry.language_english, entry.language_native)
+        )
     return names
 
 
 def describe(code: str, names: dict[str, tuple[str, str]], between: str = " · ") -> str:
-    """"German · Deutsch" (or "German (Deutsch)" with between="("), the code if unknown."""
+    """ "German · Deutsch" (or "German (Deutsch)" with between="("), the code if unknown."""
     english, native = names.get(code, (code, ""))
     if not native or native == english:
         return english
     return f"{english} ({native})" if between == "(" else f"{english}{between}{native}"
 
 
-def language_options(rows: Iterable[VoiceRow], names: dict[str, tuple[str, str]]
-                     ) -> dict[str, str]:
+def language_options(rows: Iterable[VoiceRow], names: dict[str, tuple[str, str]]) -> dict[str, str]:
     """Options for the language filter, with how many voices each has: {"de": "German ·
     Deutsch (10)"}, "" first for every language, then by name."""
     rows = list(rows)
@@ -263,13 +310,14 @@ def offers() -> Offers:
     return Offers(language_names(catalogue), dict(counts))
 
 
-def visible(rows: Sequence[VoiceRow], language: str | None, quality: str | None
-            ) -> list[VoiceRow]:
+def visible(rows: Sequence[VoiceRow], language: str | None, quality: str | None) -> list[VoiceRow]:
     """The rows for a language (primary subtag) and a Piper quality; None or "": any. Only
     Piper grades its voices, so a quality leaves Supertonic out."""
-    return [row for row in rows
-            if (not language or language in row.languages)
-            and (not quality or row.quality == quality)]
+    return [
+        row
+        for row in rows
+        if (not language or language in row.languages) and (not quality or row.quality == quality)
+    ]
 
 
 def sample(language: str) -> tuple[str, str | None]:

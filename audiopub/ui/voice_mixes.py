@@ -43,8 +43,10 @@ def mix_string(parts: Sequence[tuple[str, float]]) -> str:
     if len(set(names)) != len(names):
         raise AudiopubError("A mix names a voice twice: choose each voice once.")
     total = sum(weight for _, weight in chosen)
-    mix = MIX_SEPARATOR.join(f"{name}{WEIGHT_SEPARATOR}{round(weight / total, SHARE_DIGITS):g}"
-                             for name, weight in chosen)
+    mix = MIX_SEPARATOR.join(
+        f"{name}{WEIGHT_SEPARATOR}{round(weight / total, SHARE_DIGITS):g}"
+        for name, weight in chosen
+    )
     parse_mix(mix)  # the engine's own check of what it will be given
     return mix
 
@@ -68,8 +70,11 @@ class VoiceMixes:
             return {}
         if not isinstance(data, dict):
             return {}
-        return {name: mix for name, mix in data.items()
-                if isinstance(name, str) and isinstance(mix, str)}
+        return {
+            name: mix
+            for name, mix in data.items()
+            if isinstance(name, str) and isinstance(mix, str)
+        }
 
     def save(self, name: str, mix: str) -> str:
         """Keep `mix` under `name` (replacing a mix of that name); the name, tidied."""

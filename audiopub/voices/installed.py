@@ -49,8 +49,9 @@ def piper_voices() -> list[PiperVoice]:
         else:
             origin = YOURS
         size = files.model.stat().st_size + files.config.stat().st_size
-        voices.append(PiperVoice(files.id, files.id.split("-", 1)[0].replace("_", "-"), origin,
-                                 size))
+        voices.append(
+            PiperVoice(files.id, files.id.split("-", 1)[0].replace("_", "-"), origin, size)
+        )
     return voices
 
 

@@ -34,11 +34,17 @@ class Suggestion:
     whole_model: bool = False  # the download is the engine's model, every voice in it (Kokoro)
 
     def describe(self) -> str:
-        """"piper:fr_FR-siwis-medium (`audiopub voices download …`, then --voice …)"."""
-        use = f"--voice {self.voice}" if self.engine == settings.DEFAULT_ENGINE else \
-            f"--engine {self.engine} --voice {self.voice}"
-        name = f"{engine_info(self.engine).label}'s {self.voice}" if self.whole_model else \
-            self.download
+        """ "piper:fr_FR-siwis-medium (`audiopub voices download …`, then --voice …)"."""
+        use = (
+            f"--voice {self.voice}"
+            if self.engine == settings.DEFAULT_ENGINE
+            else f"--engine {self.engine} --voice {self.voice}"
+        )
+        name = (
+            f"{engine_info(self.engine).label}'s {self.voice}"
+            if self.whole_model
+            else self.download
+        )
         if self.installed:
             return f"{name} (installed: {use})"
         return f"{name} (`audiopub voices download {self.download}`, then {use})"
@@ -49,7 +55,7 @@ def _primary(tag: str) -> str:
 
 
 def language_name(tag: str, catalogue: Catalogue | None = None) -> str:
-    """"French" for "fr-FR", as Piper's index names the language; the tag where none does.
+    """ "French" for "fr-FR", as Piper's index names the language; the tag where none does.
     (`catalogue`: one already read, else the local one.)"""
     primary = _primary(tag)
     for entry in (catalogue or local_catalogue()).piper.values():
@@ -79,34 +85,53 @@ def _best_piper(tag: str, catalogue: Catalogue) -> Suggestion | None:
     region = tag.replace("_", "-").lower()
     # One speaker: a multi-speaker model's voice ids name speakers its config lists, which
     # are not known before it is downloaded.
-    entries = [entry for entry in catalogue.piper.values()
-               if entry.language_family.lower() == primary and entry.num_speakers == 1]
+    entries = [
+        entry
+        for entry in catalogue.piper.values()
+        if entry.language_family.lower() == primary and entry.num_speakers == 1
+    ]
     if not entries:
         return None
     have = installed_ids()
 
     def rank(entry: PiperEntry) -> tuple[bool, bool, int, str]:
-        return (entry.id not in have, entry.language.lower() != region and "-" in region,
-                _quality_rank(entry.quality), entry.key)
+        return (
+            entry.id not in have,
+            entry.language.lower() != region and "-" in region,
+            _quality_rank(entry.quality),
+            entry.key,
+        )
 
     best = min(entries, key=rank)
     return Suggestion(PIPER.name, best.key, best.id, best.id in have)
 
 
 def _quality_rank(quality: str) -> int:
-    return QUALITY_PREFERENCE.index(quality) if quality in QUALITY_PREFERENCE else \
-        len(QUALITY_PREFERENCE)
+    return (
+        QUALITY_PREFERENCE.index(quality)
+        if quality in QUALITY_PREFERENCE
+        else len(QUALITY_PREFERENCE)
+    )
 
 
 def _best_kokoro(tag: str) -> Suggestion | None:
     primary = _primary(tag)
     region = tag.replace("_", "-").lower()
-    voices = {name: language.lower() for name, (language, _) in kokoro_index().items()
-              if _primary(language) == primary}
+    voices = {
+        name: language.lower()
+        for name, (language, _) in kokoro_index().items()
+        if _primary(language) == primary
+    }
     if not voices:
         return None
     files = KokoroFiles(default_folder())
     installed = set(files.voice_names()) if files.variants() else set()
-    name = min(voices, key=lambda voice: (voice not in installed,
-                                          voices[voice] != region and "-" in region, voice))
+    name = min(
+        voices,
+        key=lambda voice: (
+            voice not in installed,
+            voices[voice] != region and "-" in region,
+            voice,
+        ),
+    )
     return Suggestion(KOKORO.name, name, KOKORO_ID, name in installed, whole_model=True)

@@ -53,9 +53,13 @@ class ReadAloud:
     word_by_word: int = 0  # of those placed, the sentences highlighted word by word
 
 
-def export_read_aloud(store: JobStore, job_id: str, out: Path, audio_format: str = "m4a",
-                      progress: Callable[[int, int], None] = lambda done, total: None
-                      ) -> ReadAloud:
+def export_read_aloud(
+    store: JobStore,
+    job_id: str,
+    out: Path,
+    audio_format: str = "m4a",
+    progress: Callable[[int, int], None] = lambda done, total: None,
+) -> ReadAloud:
     """Write the finished job's book as an EPUB 3 with Media Overlays at `out` (atomically),
     its chapter audio in `audio_format` (m4a or mp3). `progress(done, total)` after each
     chapter's audio."""
@@ -64,8 +68,10 @@ def export_read_aloud(store: JobStore, job_id: str, out: Path, audio_format: str
     chapters = book_timeline(store, job_id)
     book = stored_book(store, job)
     if not job.epub_path.is_file():
-        raise AudiopubError(f"The copy of “{job.title}” kept with the job is gone "
-                            f"({job.epub_path}): convert the book again to export it")
+        raise AudiopubError(
+            f"The copy of “{job.title}” kept with the job is gone "
+            f"({job.epub_path}): convert the book again to export it"
+        )
     width = max(2, len(str(len(chapters))))
     audio_paths = [f"{FOLDER}/audio/{ch.number:0{width}d}{suffix}" for ch in chapters]
     with EpubArchive(job.epub_path) as archive:
@@ -76,23 +82,42 @@ def export_read_aloud(store: JobStore, job_id: str, out: Path, audio_format: str
         pages = read_pages(archive, package)
         placed, total, word_by_word = place(chapters, pages, audio_paths)
         if not placed:
-            raise AudiopubError(f"None of the narrated text of “{job.title}” was found in the "
-                                "pages of its EPUB, so no sentence can be highlighted")
+            raise AudiopubError(
+                f"None of the narrated text of “{job.title}” was found in the "
+                "pages of its EPUB, so no sentence can be highlighted"
+            )
         if placed < total:
-            log.warning("%s: %d of %d sentences were not found in the pages; they play with "
-                        "the sentence before them", job.title, total - placed, total)
+            log.warning(
+                "%s: %d of %d sentences were not found in the pages; they play with "
+                "the sentence before them",
+                job.title,
+                total - placed,
+                total,
+            )
         with tempfile.TemporaryDirectory(prefix="audiopub-read-aloud-", dir=scratch_dir()) as tmp:
             wavs = chapter_wavs(store, job_id, Path(tmp))
             encoded = []
             for chapter, wav in zip(chapters, wavs):
                 path = Path(tmp) / f"{chapter.number:0{width}d}{suffix}"
-                tags = book_tags(book, job.settings.narrator, title=chapter.title,
-                                 track=f"{chapter.number}/{len(chapters)}")
+                tags = book_tags(
+                    book,
+                    job.settings.narrator,
+                    title=chapter.title,
+                    track=f"{chapter.number}/{len(chapters)}",
+                )
                 encode_audio([wav], path, audio_format, tags, None)
                 encoded.append(path)
                 progress(chapter.number, len(chapters))
-            write_book(out, archive, package, folder, pages, book.language,
-                       list(zip(audio_paths, encoded)), media_type)
+            write_book(
+                out,
+                archive,
+                package,
+                folder,
+                pages,
+                book.language,
+                list(zip(audio_paths, encoded)),
+                media_type,
+            )
     return ReadAloud(Path(out), placed, total, word_by_word)
 
 

@@ -62,38 +62,58 @@ FUZZY_MIN_SHARE: Final = 0.6  # of a piece's letters that must be found for it t
 Span = tuple[int, int]
 
 
-def place(chapters: list[ChapterTimeline], pages: list[BookPage],
-          audio_paths: list[str]) -> tuple[int, int, int]:
+def place(
+    chapters: list[ChapterTimeline], pages: list[BookPage], audio_paths: list[str]
+) -> tuple[int, int, int]:
     """Find every sentence in the pages; give each page its fragments and their clips.
     Returns (sentences placed, sentences with words: "..." has no place and needs none,
     sentences placed word by word)."""
     # A sentence is highlighted whole, from its first cue's start: a long one has several
     # subtitle cues (the lines a player shows), but it is one thing to follow while reading.
     # Or word by word, where its words' times are exact (every cue of it has them).
-    sentences = [(number, cues[0].start_s, " ".join(" ".join(cue.text.split()) for cue in cues),
-                  _word_starts(cues))
-                 for number, chapter in enumerate(chapters)
-                 for cues in sentence_cues(chapter)]
+    sentences = [
+        (
+            number,
+            cues[0].start_s,
+            " ".join(" ".join(cue.text.split()) for cue in cues),
+            _word_starts(cues),
+        )
+        for number, chapter in enumerate(chapters)
+        for cues in sentence_cues(chapter)
+    ]
     book_skeleton = "".join(page.text.skeleton for page in pages)
-    spans = align([text for _, _, text, _ in sentences], book_skeleton,
-                  [number for number, _, _, _ in sentences])
+    spans = align(
+        [text for _, _, text, _ in sentences],
+        book_skeleton,
+        [number for number, _, _, _ in sentences],
+    )
     starts = [page.base for page in pages]
     prefix = _id_prefix(pages)
-    found: list[tuple[int, float, list[Fragment], BookPage,
-                      tuple[list[list[Fragment]], tuple[float, ...]] | None]] = []
+    found: list[
+        tuple[
+            int,
+            float,
+            list[Fragment],
+            BookPage,
+            tuple[list[list[Fragment]], tuple[float, ...]] | None,
+        ]
+    ] = []
     for index, ((chapter, start_s, text, words_s), span) in enumerate(zip(sentences, spans)):
         if span is None:
             continue
         page = pages[bisect.bisect_right(starts, span[0]) - 1]
-        words = word_fragments(page.text, page.base, span, text, words_s, book_skeleton,
-                               f"{prefix}{index + 1}")
+        words = word_fragments(
+            page.text, page.base, span, text, words_s, book_skeleton, f"{prefix}{index + 1}"
+        )
         if words is not None and words_s is not None:
-            found.append((chapter, start_s, [f for word in words for f in word], page,
-                          (words, words_s)))
+            found.append(
+                (chapter, start_s, [f for word in words for f in word], page, (words, words_s))
+            )
             continue
         end = min(span[1], page.base + len(page.text.skeleton))
-        fragments = page.text.fragments(span[0] - page.base, end - page.base,
-                                        f"{prefix}{index + 1}")
+        fragments = page.text.fragments(
+            span[0] - page.base, end - page.base, f"{prefix}{index + 1}"
+        )
         if fragments:
             found.append((chapter, start_s, fragments, page, None))
     first_start = {}
@@ -105,17 +125,29 @@ def place(chapters: list[ChapterTimeline], pages: list[BookPage],
         # The first clip of a chapter starts with its first sentence, found or not; every clip
         # runs on to the next found sentence (the pause after it, and any sentence not found).
         begin = first_start[chapter] if first_of_chapter else start_s
-        end_s = (following[1] if following and following[0] == chapter
-                 else chapters[chapter].duration_s)
+        end_s = (
+            following[1] if following and following[0] == chapter else chapters[chapter].duration_s
+        )
         page.fragments.extend(fragments)
         if by_word is not None:
-            page.pars.extend(word_pars(by_word[0], by_word[1], audio_paths[chapter],
-                                       round(begin * 1000), round(end_s * 1000)))
+            page.pars.extend(
+                word_pars(
+                    by_word[0],
+                    by_word[1],
+                    audio_paths[chapter],
+                    round(begin * 1000),
+                    round(end_s * 1000),
+                )
+            )
         else:
-            page.pars.extend(clip_pars(fragments, audio_paths[chapter], round(begin * 1000),
-                                   round(end_s * 1000)))
-    return (len(found), sum(1 for _, _, text, _ in sentences if skeleton(text)),
-            sum(1 for entry in found if entry[4] is not None))
+            page.pars.extend(
+                clip_pars(fragments, audio_paths[chapter], round(begin * 1000), round(end_s * 1000))
+            )
+    return (
+        len(found),
+        sum(1 for _, _, text, _ in sentences if skeleton(text)),
+        sum(1 for entry in found if entry[4] is not None),
+    )
 
 
 def _word_starts(cues: list[Cue]) -> tuple[float, ...] | None:
@@ -134,8 +166,9 @@ def _id_prefix(pages: list[BookPage]) -> str:
     return prefix
 
 
-def align(pieces: Sequence[str], text: str,
-          chapters: Sequence[int] | None = None) -> list[Span | None]:
+def align(
+    pieces: Sequence[str], text: str, chapters: Sequence[int] | None = None
+) -> list[Span | None]:
     """For each piece, in reading order, its span in `text` (a skeleton), or None.
     `chapters` numbers each piece's chapter (default: all in one)."""
     keys = [skeleton(piece) for piece in pieces]
@@ -173,7 +206,7 @@ def _probe(keys: list[str], groups: list[int], i: int) -> str:
 def _between(spans: list[Span | None], i: int, size: int) -> Span:
     """The end of the last span placed before piece i, and the start of the next after it."""
     previous = next((s for s in reversed(spans[:i]) if s is not None), None)
-    following = next((s for s in spans[i + 1:] if s is not None), None)
+    following = next((s for s in spans[i + 1 :] if s is not None), None)
     return (previous[1] if previous else 0), (following[0] if following else size)
 
 
@@ -192,8 +225,9 @@ def _fill_gaps(keys: list[str], spans: list[Span | None], text: str) -> None:
         i = end
 
 
-def _fill_run(keys: list[str], spans: list[Span | None], text: str, first: int, end: int,
-              low: int, high: int) -> None:
+def _fill_run(
+    keys: list[str], spans: list[Span | None], text: str, first: int, end: int, low: int, high: int
+) -> None:
     joined = "".join(keys[first:end])
     if not joined or len(joined) > FUZZY_MAX_CHARS or high <= low:
         return
@@ -203,8 +237,9 @@ def _fill_run(keys: list[str], spans: list[Span | None], text: str, first: int, 
     windows = {(low, min(high, low + reach)), (max(low, high - reach), high)}
     best: tuple[int, int, list[tuple[int, int, int]]] | None = None
     for start, stop in windows:
-        blocks = SequenceMatcher(None, joined, text[start:stop],
-                                 autojunk=False).get_matching_blocks()
+        blocks = SequenceMatcher(
+            None, joined, text[start:stop], autojunk=False
+        ).get_matching_blocks()
         matched = sum(size for _, _, size in blocks)
         if best is None or matched > best[0]:
             best = (matched, start, blocks)
@@ -214,23 +249,37 @@ def _fill_run(keys: list[str], spans: list[Span | None], text: str, first: int, 
     for index in range(first, end):
         key_start, key_end = at, at + len(keys[index])
         at = key_end
-        found = [b + (k - a) for a, b, size in blocks
-                 for k in range(max(a, key_start), min(a + size, key_end))]
+        found = [
+            b + (k - a)
+            for a, b, size in blocks
+            for k in range(max(a, key_start), min(a + size, key_end))
+        ]
         if found and len(found) >= FUZZY_MIN_SHARE * len(keys[index]):
             spans[index] = (start + found[0], start + found[-1] + 1)
 
 
-def word_fragments(page: Page, base: int, span: tuple[int, int], text: str,
-                   starts_s: Sequence[float] | None, book_skeleton: str,
-                   id_: str) -> list[list[Fragment]] | None:
+def word_fragments(
+    page: Page,
+    base: int,
+    span: tuple[int, int],
+    text: str,
+    starts_s: Sequence[float] | None,
+    book_skeleton: str,
+    id_: str,
+) -> list[list[Fragment]] | None:
     """Each word's fragments (ids `id_w1`, `id_w2`…) for the sentence `text` found at `span`
     of the book's skeleton, on `page` (whose skeleton starts at `base`); None where it is to
     be highlighted whole."""
     words = text_words(text)
     keys = [skeleton(word) for word in words]
-    if starts_s is None or len(starts_s) != len(words) or not all(keys) \
-            or book_skeleton[span[0]:span[1]] != "".join(keys) \
-            or span[1] > base + len(page.skeleton) or not _each_lasts_a_millisecond(starts_s):
+    if (
+        starts_s is None
+        or len(starts_s) != len(words)
+        or not all(keys)
+        or book_skeleton[span[0] : span[1]] != "".join(keys)
+        or span[1] > base + len(page.skeleton)
+        or not _each_lasts_a_millisecond(starts_s)
+    ):
         return None
     out, at = [], span[0] - base
     for number, key in enumerate(keys, start=1):
@@ -248,14 +297,18 @@ def _each_lasts_a_millisecond(starts_s: Sequence[float]) -> bool:
     return all(a < b for a, b in zip(whole_ms, whole_ms[1:]))
 
 
-def word_pars(words: list[list[Fragment]], starts_s: Sequence[float], audio: str,
-              begin_ms: int, end_ms: int) -> list[Par]:
+def word_pars(
+    words: list[list[Fragment]], starts_s: Sequence[float], audio: str, begin_ms: int, end_ms: int
+) -> list[Par]:
     """A par per word fragment: a word from its start to the next word's (the first from
     `begin_ms`, the last to `end_ms`), shared among its fragments by their letters."""
     bounds = [begin_ms] + [min(max(round(s * 1000), begin_ms), end_ms) for s in starts_s[1:]]
     bounds.append(end_ms)
-    return [par for fragments, start, stop in zip(words, bounds, bounds[1:])
-            for par in clip_pars(fragments, audio, start, stop)]
+    return [
+        par
+        for fragments, start, stop in zip(words, bounds, bounds[1:])
+        for par in clip_pars(fragments, audio, start, stop)
+    ]
 
 
 def clip_pars(fragments: list[Fragment], audio: str, begin_ms: int, end_ms: int) -> list[Par]:

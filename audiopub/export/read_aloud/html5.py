@@ -16,13 +16,21 @@ from lxml import etree
 from audiopub.book.toc import local_name
 
 _TABLE_PARTS: Final = frozenset("table caption col colgroup thead tbody tfoot tr td th".split())
-_AS_CSS: Final = {"align": "text-align", "valign": "vertical-align", "width": "width",
-                  "height": "height"}
-_DROPPED: Final = frozenset("summary cellpadding cellspacing frame rules border char charoff "
-                            "axis abbr".split())
+_AS_CSS: Final = {
+    "align": "text-align",
+    "valign": "vertical-align",
+    "width": "width",
+    "height": "height",
+}
+_DROPPED: Final = frozenset(
+    "summary cellpadding cellspacing frame rules border char charoff axis abbr".split()
+)
 _CSS_VALUES: Final = frozenset("left right center justify top middle bottom baseline".split())
-_RENAMED: Final = {"big": ("span", "font-size: larger"), "tt": ("span", "font-family: monospace"),
-                   "acronym": ("abbr", "")}
+_RENAMED: Final = {
+    "big": ("span", "font-size: larger"),
+    "tt": ("span", "font-family: monospace"),
+    "acronym": ("abbr", ""),
+}
 
 
 def make_html5(root: etree._Element) -> None:
@@ -51,8 +59,9 @@ def make_html5(root: etree._Element) -> None:
 
 def _kept(name: str, attr: str, value: str) -> bool:
     """HTML5 keeps `border` on a table as "" or "1", and `abbr` on a header cell."""
-    return (name, attr) == ("table", "border") and value in ("", "1") or \
-        (name, attr) == ("th", "abbr")
+    return (
+        (name, attr) == ("table", "border") and value in ("", "1") or (name, attr) == ("th", "abbr")
+    )
 
 
 def _add_style(el: etree._Element, declaration: str) -> None:

@@ -42,8 +42,10 @@ XML_HEADER: Final = b'<?xml version="1.0" encoding="utf-8"?>\n'
 
 # The sentence being read, as Thorium and Apple Books mark it: a soft yellow behind the words,
 # which keeps the page's own colours and reads on light and dark themes alike.
-HIGHLIGHT_CSS: Final = (f".{ACTIVE_CLASS} {{\n  background-color: rgba(255, 214, 0, 0.45);\n"
-                        "  border-radius: 0.15em;\n}\n").encode()
+HIGHLIGHT_CSS: Final = (
+    f".{ACTIVE_CLASS} {{\n  background-color: rgba(255, 214, 0, 0.45);\n"
+    "  border-radius: 0.15em;\n}\n"
+).encode()
 _OPF_ATTRIBUTE = f"{{{OPF_NS}}}"
 _XSI_TYPE = "{http://www.w3.org/2001/XMLSchema-instance}type"  # EPUB 2's dcterms types
 
@@ -58,9 +60,16 @@ class Addition:
     properties: frozenset[str] = field(default_factory=frozenset)
 
 
-def write_book(out: Path, archive: EpubArchive, package: Package, folder: str,
-               pages: list[BookPage], language: str | None, audio: list[tuple[str, Path]],
-               media_type: str) -> None:
+def write_book(
+    out: Path,
+    archive: EpubArchive,
+    package: Package,
+    folder: str,
+    pages: list[BookPage],
+    language: str | None,
+    audio: list[tuple[str, Path]],
+    media_type: str,
+) -> None:
     """The source's files with the changed pages, OPF and the added files (in `folder`, beside
     the OPF; `audio`: each chapter's path in the book and its encoded file), as a new EPUB at
     `out`, written atomically."""
@@ -84,26 +93,33 @@ def write_book(out: Path, archive: EpubArchive, package: Package, folder: str,
         smil_id = unique_id(taken, f"overlay-{number:03d}")
         # A clip must not end where it begins (EPUBCheck MED-009): a fragment whose share of
         # its sentence's clip rounds to no millisecond is left without a highlight of its own.
-        added[smil] = smil_document(page.item.name, smil, [
-            Par(p.fragment, p.audio, p.begin_ms, p.end_ms) for p in page.pars
-            if p.end_ms > p.begin_ms])
+        added[smil] = smil_document(
+            page.item.name,
+            smil,
+            [
+                Par(p.fragment, p.audio, p.begin_ms, p.end_ms)
+                for p in page.pars
+                if p.end_ms > p.begin_ms
+            ],
+        )
         additions.append(Addition(smil_id, smil, SMIL_TYPE))
         overlays[page.item.id] = smil_id
         durations[smil_id] = sum(p.end_ms - p.begin_ms for p in page.pars)
     for number, (path, file) in enumerate(audio, start=1):
         added[path] = file
-        additions.append(Addition(unique_id(taken, f"read-aloud-audio-{number}"), path,
-                                  media_type))
+        additions.append(Addition(unique_id(taken, f"read-aloud-audio-{number}"), path, media_type))
     if upgrade:
         properties = _upgrade_pages(archive, package, pages, replaced)
     if not any(item.is_nav for item in package.items.values()):
         nav = f"{folder}/nav.xhtml"
         title = next((value for value, _ in package.dc.get("title", []) if value), "Contents")
         added[nav] = nav_document(_toc_entries(archive, package, pages), nav, title, language)
-        additions.append(Addition(unique_id(taken, "nav"), nav, "application/xhtml+xml",
-                                  frozenset({"nav"})))
-    replaced[package.opf_path] = rewrite_package(opf_root, additions, overlays, durations,
-                                                 properties)
+        additions.append(
+            Addition(unique_id(taken, "nav"), nav, "application/xhtml+xml", frozenset({"nav"}))
+        )
+    replaced[package.opf_path] = rewrite_package(
+        opf_root, additions, overlays, durations, properties
+    )
     # A book that has overlays already gets these instead: its own SMIL files are left out.
     dropped = {item.path for item in package.items.values() if item.media_type == SMIL_TYPE}
     with atomic_write(out) as temp, zipfile.ZipFile(temp, "w") as zf:
@@ -138,8 +154,9 @@ def _link_css(root: etree._Element, url: str, namespace: str) -> None:
         etree.SubElement(head, tag, {"rel": "stylesheet", "type": "text/css", "href": url})
 
 
-def _upgrade_pages(archive: EpubArchive, package: Package, pages: list[BookPage],
-                   replaced: dict[str, bytes]) -> dict[str, set[str]]:
+def _upgrade_pages(
+    archive: EpubArchive, package: Package, pages: list[BookPage], replaced: dict[str, bytes]
+) -> dict[str, set[str]]:
     """EPUB 2 pages as EPUB 3 wants them: an HTML5 doctype, and the properties of what they
     hold. Returns the properties by item id."""
     parsed = {page.item.id: page.root for page in pages}
@@ -158,8 +175,9 @@ def _upgrade_pages(archive: EpubArchive, package: Package, pages: list[BookPage]
     return properties
 
 
-def _toc_entries(archive: EpubArchive, package: Package,
-                 pages: list[BookPage]) -> list[toc.TocEntry]:
+def _toc_entries(
+    archive: EpubArchive, package: Package, pages: list[BookPage]
+) -> list[toc.TocEntry]:
     """The NCX's entries, or one per page when it has none."""
     for item in package.items.values():
         if item.media_type != NCX_TYPE or item.path is None:
@@ -168,13 +186,14 @@ def _toc_entries(archive: EpubArchive, package: Package,
         entries = toc.ncx_entries(root, posixpath.dirname(item.name)) if root is not None else []
         if entries:
             return entries
-    return [toc.TocEntry(_page_title(page.root) or f"Part {number}", page.item.name, None, None)
-            for number, page in enumerate(pages, start=1)]
+    return [
+        toc.TocEntry(_page_title(page.root) or f"Part {number}", page.item.name, None, None)
+        for number, page in enumerate(pages, start=1)
+    ]
 
 
 def _page_title(root: etree._Element) -> str:
-    title = next((el for el in root.iter() if toc.local_name(el) in ("title", "h1", "h2")),
-                 None)
+    title = next((el for el in root.iter() if toc.local_name(el) in ("title", "h1", "h2")), None)
     return toc.clean_label("".join(title.itertext())) if title is not None else ""
 
 
@@ -192,9 +211,13 @@ def unique_id(taken: set[str], wanted: str) -> str:
     return found
 
 
-def rewrite_package(root: etree._Element, additions: Iterable[Addition],
-                    overlays: Mapping[str, str], durations: Mapping[str, int],
-                    properties: Mapping[str, Iterable[str]]) -> bytes:
+def rewrite_package(
+    root: etree._Element,
+    additions: Iterable[Addition],
+    overlays: Mapping[str, str],
+    durations: Mapping[str, int],
+    properties: Mapping[str, Iterable[str]],
+) -> bytes:
     """The OPF with the read-aloud files: `overlays` maps page item ids to their SMIL's item
     id, `durations` SMIL item ids to their length in milliseconds; `properties` are added to
     the items with those ids."""
@@ -227,7 +250,10 @@ def rewrite_package(root: etree._Element, additions: Iterable[Addition],
         etree.SubElement(manifest, f"{{{OPF_NS}}}item", attrs)
     for el in list(metadata):
         if local_name(el) == "meta" and el.get("property") in (
-                "dcterms:modified", "media:duration", "media:active-class"):
+            "dcterms:modified",
+            "media:duration",
+            "media:active-class",
+        ):
             metadata.remove(el)  # replaced below: one of each is allowed
     _meta(metadata, "dcterms:modified", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     for smil, milliseconds in durations.items():
@@ -258,8 +284,10 @@ def _upgrade_metadata(metadata: etree._Element) -> None:
     root = metadata.getroottree().getroot()
     taken = ids_in(root)
     dates = [el for el in metadata if el.tag == f"{{{DC_NS}}}date"]
-    keep = next((el for el in dates if el.get(f"{_OPF_ATTRIBUTE}event") == "publication"),
-                dates[0] if dates else None)
+    keep = next(
+        (el for el in dates if el.get(f"{_OPF_ATTRIBUTE}event") == "publication"),
+        dates[0] if dates else None,
+    )
     for el in dates:
         if el is not keep:
             metadata.remove(el)
@@ -268,8 +296,10 @@ def _upgrade_metadata(metadata: etree._Element) -> None:
         if not isinstance(el.tag, str):
             continue
         if el.tag in (f"{{{DC_NS}}}creator", f"{{{DC_NS}}}contributor"):
-            for name, prop, scheme in (("role", "role", "marc:relators"),
-                                       ("file-as", "file-as", None)):
+            for name, prop, scheme in (
+                ("role", "role", "marc:relators"),
+                ("file-as", "file-as", None),
+            ):
                 value = (el.get(f"{_OPF_ATTRIBUTE}{name}") or "").strip()
                 if value:
                     refinements.append((el, prop, scheme, value))
@@ -292,8 +322,9 @@ def _upgrade_metadata(metadata: etree._Element) -> None:
 def _drop_opf_prefix(root: etree._Element) -> None:
     """New elements take the closest prefix of their namespace: without this they would come
     out as <opf:meta> where the metadata declares xmlns:opf for EPUB 2's attributes."""
-    prefixes = {prefix for el in root.iter() if isinstance(el.tag, str)
-                for prefix in el.nsmap if prefix}
+    prefixes = {
+        prefix for el in root.iter() if isinstance(el.tag, str) for prefix in el.nsmap if prefix
+    }
     etree.cleanup_namespaces(root, keep_ns_prefixes=sorted(prefixes - {"opf"}))
 
 
@@ -323,17 +354,25 @@ def href(target: str, base_dir: str, fragment: str | None = None) -> str:
 def smil_document(page: str, smil: str, pars: Sequence[Par]) -> bytes:
     """The media overlay of the page at book path `page`, for a SMIL file at book path `smil`."""
     base = posixpath.dirname(smil)
-    root = etree.Element(f"{{{SMIL_NS}}}smil", {"version": "3.0"},
-                         nsmap={None: SMIL_NS, "epub": EPUB_NS})
+    root = etree.Element(
+        f"{{{SMIL_NS}}}smil", {"version": "3.0"}, nsmap={None: SMIL_NS, "epub": EPUB_NS}
+    )
     body = etree.SubElement(root, f"{{{SMIL_NS}}}body")
-    seq = etree.SubElement(body, f"{{{SMIL_NS}}}seq",
-                           {"id": "seq1", f"{{{EPUB_NS}}}textref": href(page, base)})
+    seq = etree.SubElement(
+        body, f"{{{SMIL_NS}}}seq", {"id": "seq1", f"{{{EPUB_NS}}}textref": href(page, base)}
+    )
     for number, par in enumerate(pars, start=1):
         el = etree.SubElement(seq, f"{{{SMIL_NS}}}par", {"id": f"par{number}"})
         etree.SubElement(el, f"{{{SMIL_NS}}}text", {"src": href(page, base, par.fragment)})
-        etree.SubElement(el, f"{{{SMIL_NS}}}audio", {
-            "src": href(par.audio, base), "clipBegin": _seconds(par.begin_ms),
-            "clipEnd": _seconds(par.end_ms)})
+        etree.SubElement(
+            el,
+            f"{{{SMIL_NS}}}audio",
+            {
+                "src": href(par.audio, base),
+                "clipBegin": _seconds(par.begin_ms),
+                "clipEnd": _seconds(par.end_ms),
+            },
+        )
     return XML_HEADER + etree.tostring(root, encoding="utf-8")
 
 
@@ -349,23 +388,25 @@ def _seconds(milliseconds: int) -> str:
     return f"{milliseconds // 1000}.{milliseconds % 1000:03d}s"
 
 
-def nav_document(entries: Sequence[TocEntry], nav: str, title: str,
-                 language: str | None) -> bytes:
+def nav_document(entries: Sequence[TocEntry], nav: str, title: str, language: str | None) -> bytes:
     """An EPUB 3 nav document at book path `nav`, its toc made from `entries` (an NCX's, with
     their nesting, or one per page); an entry without a target links where its first child
     does, since every nav entry needs a link."""
     base = posixpath.dirname(nav)
-    attrs = {"lang": language, "{http://www.w3.org/XML/1998/namespace}lang": language} \
-        if language else {}
+    attrs = (
+        {"lang": language, "{http://www.w3.org/XML/1998/namespace}lang": language}
+        if language
+        else {}
+    )
     root = etree.Element(f"{{{XHTML_NS}}}html", attrs, nsmap={None: XHTML_NS, "epub": EPUB_NS})
     head = etree.SubElement(root, f"{{{XHTML_NS}}}head")
     etree.SubElement(head, f"{{{XHTML_NS}}}title").text = title
     body = etree.SubElement(root, f"{{{XHTML_NS}}}body")
-    nav_el = etree.SubElement(body, f"{{{XHTML_NS}}}nav", {f"{{{EPUB_NS}}}type": "toc",
-                                                           "id": "toc"})
+    nav_el = etree.SubElement(
+        body, f"{{{XHTML_NS}}}nav", {f"{{{EPUB_NS}}}type": "toc", "id": "toc"}
+    )
     etree.SubElement(nav_el, f"{{{XHTML_NS}}}h1").text = title
-    lists: dict[int | None, etree._Element] = {
-        None: etree.SubElement(nav_el, f"{{{XHTML_NS}}}ol")}
+    lists: dict[int | None, etree._Element] = {None: etree.SubElement(nav_el, f"{{{XHTML_NS}}}ol")}
     items: dict[int, etree._Element] = {}
     for index, entry in enumerate(entries):
         target = _target(entries, index)
@@ -375,8 +416,7 @@ def nav_document(entries: Sequence[TocEntry], nav: str, title: str,
         if parent is not None and parent not in lists:
             lists[parent] = etree.SubElement(items[parent], f"{{{XHTML_NS}}}ol")
         li = etree.SubElement(lists[parent], f"{{{XHTML_NS}}}li")
-        link = etree.SubElement(li, f"{{{XHTML_NS}}}a", {"href": href(target[0], base,
-                                                                          target[1])})
+        link = etree.SubElement(li, f"{{{XHTML_NS}}}a", {"href": href(target[0], base, target[1])})
         link.text = entry.title or f"Section {index + 1}"
         items[index] = li
     return XHTML_HEADER + etree.tostring(root, encoding="utf-8")

@@ -115,8 +115,14 @@ def read_pages(archive: EpubArchive, package: Package) -> list[BookPage]:
     pages, base, seen = [], 0, set()
     for idref, linear in package.spine:
         item = package.items.get(idref)
-        if item is None or not linear or item.is_nav or not item.is_html or item.path is None \
-                or idref in seen:
+        if (
+            item is None
+            or not linear
+            or item.is_nav
+            or not item.is_html
+            or item.path is None
+            or idref in seen
+        ):
             continue
         seen.add(idref)
         root = parse_item(archive, item)
@@ -181,8 +187,10 @@ class Page:
         pieces: list[list[int]] = []
         for index in range(first, end):
             run, _ = self.where[index]
-            if pieces and self.runs[self.where[pieces[-1][-1]][0]].segment == \
-                    self.runs[run].segment:
+            if (
+                pieces
+                and self.runs[self.where[pieces[-1][-1]][0]].segment == self.runs[run].segment
+            ):
                 pieces[-1].append(index)
             else:
                 pieces.append([index])
@@ -190,9 +198,14 @@ class Page:
         for number, piece in enumerate(pieces, start=1):
             start_run, start_offset = self.where[piece[0]]
             end_run, end_offset = self.where[piece[-1]]
-            out.append(Fragment(id_ if number == 1 else f"{id_}-{number}",
-                                (start_run, start_offset), (end_run, end_offset + 1),
-                                len(piece)))
+            out.append(
+                Fragment(
+                    id_ if number == 1 else f"{id_}-{number}",
+                    (start_run, start_offset),
+                    (end_run, end_offset + 1),
+                    len(piece),
+                )
+            )
         return out
 
     def widen(self, fragments: list[Fragment]) -> list[Fragment]:
@@ -224,8 +237,9 @@ class Page:
         starts: dict[str, etree._Element] = {}
         ends: dict[str, etree._Element] = {}
         # From the last position back, so every position still to come stays where it was.
-        for (run_index, offset), _, frag, is_start in sorted(marks, key=lambda m: (m[0], m[1]),
-                                                             reverse=True):
+        for (run_index, offset), _, frag, is_start in sorted(
+            marks, key=lambda m: (m[0], m[1]), reverse=True
+        ):
             mark = self._insert_mark(self.runs[run_index], offset)
             (starts if is_start else ends)[frag.id] = mark
         for frag in fragments:
@@ -245,8 +259,9 @@ class Page:
         return mark
 
 
-def _surround(start: etree._Element, end: etree._Element, tag: str, id_: str,
-              class_name: str) -> None:
+def _surround(
+    start: etree._Element, end: etree._Element, tag: str, id_: str, class_name: str
+) -> None:
     """Put everything between the marks `start` and `end` in one new element, splitting the
     inline elements either mark is inside up to their closest common ancestor."""
     start_chain = list(start.iterancestors())
@@ -288,8 +303,7 @@ def _lift_end(mark: etree._Element) -> None:
     grand.insert(grand.index(parent) + 1, mark)
 
 
-def _split_before(el: etree._Element, mark: etree._Element, after: bool = False
-                  ) -> etree._Element:
+def _split_before(el: etree._Element, mark: etree._Element, after: bool = False) -> etree._Element:
     """Cut `el` in two at `mark`: a copy of `el` (without its id, so ids stay unique) after it
     takes what follows the mark (`after`), or the mark and what follows. Returns the copy."""
     copy = etree.Element(el.tag, {k: v for k, v in el.attrib.items() if k not in _UNIQUE})

@@ -1,9 +1,9 @@
 """Kokoro-82M: one ONNX graph, 54 voices in nine languages, and mixes of them.
 
-    engine   `KokoroEngine`: voices, mixes, batched synthesis
-    files    its folder: model variants, vocabulary, voices, languages
-    graph    the graph rewrite that exposes each token's frames
-    install  the download from the Hub, and the voice index shipped with Audiopub
+engine   `KokoroEngine`: voices, mixes, batched synthesis
+files    its folder: model variants, vocabulary, voices, languages
+graph    the graph rewrite that exposes each token's frames
+install  the download from the Hub, and the voice index shipped with Audiopub
 """
 
 from __future__ import annotations
@@ -19,8 +19,12 @@ from audiopub.tts.kokoro.files import LANGUAGES, SAMPLE_RATE, KokoroFiles, defau
 def _load(request: LoadRequest) -> Engine:
     from audiopub.tts.kokoro.engine import KokoroEngine  # ONNX Runtime only when loaded
 
-    return KokoroEngine(request.model_dir, use_gpu=request.use_gpu, threads=request.threads,
-                        device_id=request.device_id)
+    return KokoroEngine(
+        request.model_dir,
+        use_gpu=request.use_gpu,
+        threads=request.threads,
+        device_id=request.device_id,
+    )
 
 
 def _stamp(model_dir: Path) -> Stamp:
@@ -28,7 +32,12 @@ def _stamp(model_dir: Path) -> Stamp:
 
 
 KOKORO = EngineInfo(
-    name="kokoro", label="Kokoro",
+    name="kokoro",
+    label="Kokoro",
     languages=tuple(dict.fromkeys(primary_subtag(tag) for tag, _ in LANGUAGES.values())),
-    sample_rate=SAMPLE_RATE, uses_steps=False, default_model_dir=default_folder, load=_load,
-    stamp=_stamp)
+    sample_rate=SAMPLE_RATE,
+    uses_steps=False,
+    default_model_dir=default_folder,
+    load=_load,
+    stamp=_stamp,
+)

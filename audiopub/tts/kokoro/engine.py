@@ -66,8 +66,9 @@ class Piece:
     word_positions: tuple[int, ...]  # indexes into `tokens`
 
 
-def tokenize(phonemes: Sequence[str], vocab: dict[str, int]) -> tuple[list[int], list[int],
-                                                                      list[bool]]:
+def tokenize(
+    phonemes: Sequence[str], vocab: dict[str, int]
+) -> tuple[list[int], list[int], list[bool]]:
     """Token ids of espeak's phonemes (composed where the vocabulary has the composed symbol,
     "ç", else decomposed, "ɑ̃" as ɑ + ◌̃; symbols it lacks are skipped), the positions where
     words start, and which tokens end a clause."""
@@ -90,8 +91,13 @@ def tokenize(phonemes: Sequence[str], vocab: dict[str, int]) -> tuple[list[int],
     return tokens, starts, clause_end
 
 
-def split_window(tokens: Sequence[int], starts: Sequence[int], clause_end: Sequence[bool],
-                 boundary: int, window: int = STYLE_ROWS) -> list[Piece]:
+def split_window(
+    tokens: Sequence[int],
+    starts: Sequence[int],
+    clause_end: Sequence[bool],
+    boundary: int,
+    window: int = STYLE_ROWS,
+) -> list[Piece]:
     """Tokens in pieces of at most `window`, cut after a clause's end where one lies in the
     window, else before a word (token `boundary` is the space), else at the window."""
     pieces = []
@@ -102,8 +108,9 @@ def split_window(tokens: Sequence[int], starts: Sequence[int], clause_end: Seque
             clause = [i + 1 for i in range(begin, end) if clause_end[i]]
             words = [i for i in range(begin + 1, end + 1) if tokens[i] == boundary]
             end = (clause or words or [end])[-1]
-        pieces.append(Piece(tuple(tokens[begin:end]),
-                            tuple(s - begin for s in starts if begin <= s < end)))
+        pieces.append(
+            Piece(tuple(tokens[begin:end]), tuple(s - begin for s in starts if begin <= s < end))
+        )
         begin = end
     return pieces
 
@@ -116,8 +123,14 @@ class KokoroEngine:
     batch_size = 1  # the exports fix the batch at 1
     max_chunk_chars = MAX_CHUNK_CHARS
 
-    def __init__(self, model_dir: Path, use_gpu: bool = False, threads: int | None = None,
-                 device_id: int = 0, variant: str | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: Path,
+        use_gpu: bool = False,
+        threads: int | None = None,
+        device_id: int = 0,
+        variant: str | None = None,
+    ) -> None:
         self.files = KokoroFiles(model_dir)
         # The variant for where it will run: asked for the GPU on a machine without CUDA, the
         # session falls back to the CPU, where int8 is the fast one.
@@ -133,8 +146,10 @@ class KokoroEngine:
     # --- what it offers -------------------------------------------------------------------
 
     def voices(self) -> list[Voice]:
-        return [Voice(name, describe(name), language_of(name)[0], SAMPLE_RATE, _reads(name))
-                for name in self.files.voice_names()]
+        return [
+            Voice(name, describe(name), language_of(name)[0], SAMPLE_RATE, _reads(name))
+            for name in self.files.voice_names()
+        ]
 
     def voice(self, voice_id: str) -> Voice:
         """A voice or a mix of voices (whose own language is its heaviest voice's)."""
@@ -151,11 +166,16 @@ class KokoroEngine:
     def model_id(self, voice: str) -> str:
         """Changes with the model file, the vocabulary, the voices' files and their mix."""
         mix = self._mix(voice)
-        paths = [self.model_path, *(self.files.folder / name for name in ("tokenizer.json",
-                                                                          "config.json")),
-                 *(self.files.voice_path(name) for name, _ in mix.parts)]
-        stamps = [f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}"
-                  for path in paths if path.is_file()]
+        paths = [
+            self.model_path,
+            *(self.files.folder / name for name in ("tokenizer.json", "config.json")),
+            *(self.files.voice_path(name) for name, _ in mix.parts),
+        ]
+        stamps = [
+            f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}"
+            for path in paths
+            if path.is_file()
+        ]
         parts = [f"{name}:{weight:g}" for name, weight in mix.parts]
         digest = hashlib.sha256("|".join([*stamps, *parts]).encode()).hexdigest()
         return f"kokoro:{self.variant}:{digest[:16]}"
@@ -170,8 +190,9 @@ class KokoroEngine:
 
     # --- speaking -------------------------------------------------------------------------
 
-    def prepare(self, texts: Sequence[str], voice: str,
-                options: SynthesisOptions) -> list[PreparedText]:
+    def prepare(
+        self, texts: Sequence[str], voice: str, options: SynthesisOptions
+    ) -> list[PreparedText]:
         mix = self._mix(voice)
         espeak = espeak_language(options.language, mix.first)
         prepared = []
@@ -182,8 +203,9 @@ class KokoroEngine:
             prepared.append(PreparedText(text, len(tokens), pieces, time.perf_counter() - began))
         return prepared
 
-    def speak(self, prepared: Sequence[PreparedText], voice: str,
-              options: SynthesisOptions) -> list[SynthesisResult]:
+    def speak(
+        self, prepared: Sequence[PreparedText], voice: str, options: SynthesisOptions
+    ) -> list[SynthesisResult]:
         """Each text's pieces one run at a time, joined: its audio and word starts."""
         style = self._mix(voice).style(self.files)
         load_s = 0.0
@@ -208,16 +230,21 @@ class KokoroEngine:
             audio = np.concatenate(waves) if waves else np.zeros(0, dtype=np.float32)
             stages = {"load": load_s} if number == 0 and load_s else {}
             stages.update(phonemes=item.seconds, model=time.perf_counter() - began)
-            results.append(SynthesisResult(audio, SAMPLE_RATE, stages,
-                                           tuple(words) if words is not None else None))
+            results.append(
+                SynthesisResult(
+                    audio, SAMPLE_RATE, stages, tuple(words) if words is not None else None
+                )
+            )
         return results
 
-    def synthesize(self, texts: Sequence[str], voice: str,
-                   options: SynthesisOptions) -> list[SynthesisResult]:
+    def synthesize(
+        self, texts: Sequence[str], voice: str, options: SynthesisOptions
+    ) -> list[SynthesisResult]:
         return synthesize_in_batches(self, texts, voice, options, BatchLimits(self.batch_size))
 
-    def _run(self, piece: Piece, style: np.ndarray, speed: float
-             ) -> tuple[np.ndarray, tuple[int, ...] | None]:
+    def _run(
+        self, piece: Piece, style: np.ndarray, speed: float
+    ) -> tuple[np.ndarray, tuple[int, ...] | None]:
         """One piece: its audio, cut at its exact length, and its words' start samples."""
         if not piece.tokens:
             return np.zeros(0, dtype=np.float32), ()
@@ -235,8 +262,7 @@ class KokoroEngine:
         frames = outputs[1].reshape(-1)
         length = audio_length(frames)
         if length > len(audio):
-            raise ValueError(f"Kokoro's durations make {length} samples but it spoke "
-                             f"{len(audio)}")
+            raise ValueError(f"Kokoro's durations make {length} samples but it spoke {len(audio)}")
         # +1: the leading pad's frames come before the first token.
         starts = frame_starts(frames, [position + 1 for position in piece.word_positions])
         return np.clip(audio[:length], -1.0, 1.0).astype(np.float32), starts
@@ -245,8 +271,12 @@ class KokoroEngine:
         with self._lock:
             if self._session is None:
                 session = onnx_runtime.create_session(
-                    self.model_path, self._use_gpu, self._threads, rewrite=(TOKEN_FRAMES_STEP,),
-                    device_id=self._device_id)
+                    self.model_path,
+                    self._use_gpu,
+                    self._threads,
+                    rewrite=(TOKEN_FRAMES_STEP,),
+                    device_id=self._device_id,
+                )
                 self._inputs = _input_names(session)
                 self._session = session
             return self._session
@@ -276,10 +306,16 @@ def _input_names(session: onnx_runtime.Session) -> dict[str, str]:
     outputs = [o.name for o in session.inference.get_outputs()]
     ids = next((name for name in _ID_INPUTS if name in inputs), None)
     if ids is None or "style" not in inputs or "speed" not in inputs:
-        raise ModelMissing(f"This is not a Kokoro graph: its inputs are {', '.join(inputs)} "
-                           f"(expected {' or '.join(_ID_INPUTS)}, style and speed)")
-    names = {"ids": ids, "style": "style", "speed": "speed",
-             "audio": next(name for name in outputs if name != TOKEN_FRAMES)}
+        raise ModelMissing(
+            f"This is not a Kokoro graph: its inputs are {', '.join(inputs)} "
+            f"(expected {' or '.join(_ID_INPUTS)}, style and speed)"
+        )
+    names = {
+        "ids": ids,
+        "style": "style",
+        "speed": "speed",
+        "audio": next(name for name in outputs if name != TOKEN_FRAMES),
+    }
     if TOKEN_FRAMES in outputs:
         names["frames"] = TOKEN_FRAMES
     return names
@@ -298,8 +334,9 @@ def espeak_language(book_language: str | None, voice: str) -> str:
     varieties = {code.lower(): espeak for code, espeak in LANGUAGES.values()}
     if tag in varieties:
         return varieties[tag]
-    same = [espeak for code, espeak in LANGUAGES.values()
-            if code.split("-", 1)[0].lower() == primary]
+    same = [
+        espeak for code, espeak in LANGUAGES.values() if code.split("-", 1)[0].lower() == primary
+    ]
     if same:
         return same[0]
     log.info("Kokoro does not speak %r; phonemising as the voice's language", book_language)

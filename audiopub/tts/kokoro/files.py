@@ -34,8 +34,11 @@ TOKENIZER: Final = "tokenizer.json"
 CONFIG: Final = "config.json"
 VOICES: Final = "voices"
 # Variant → the model file in the repository. int8 first: the one the CPU runs best.
-VARIANTS: Final = {"int8": "onnx/model_quantized.onnx", "fp32": "onnx/model.onnx",
-                   "fp16": "onnx/model_fp16.onnx"}
+VARIANTS: Final = {
+    "int8": "onnx/model_quantized.onnx",
+    "fp32": "onnx/model.onnx",
+    "fp16": "onnx/model_fp16.onnx",
+}
 # The int8 graph's ConvInteger/MatMulInteger/DynamicQuantizeLinear have no CUDA kernels.
 GPU_PREFERENCE: Final = ("fp32", "fp16", "int8")
 CPU_PREFERENCE: Final = ("int8", "fp32", "fp16")
@@ -44,8 +47,14 @@ WEIGHT_SEPARATOR: Final = ":"
 
 # The first letter of a voice's name: its language as a BCP 47 tag and as espeak-ng's voice.
 LANGUAGES: Final = {
-    "a": ("en-US", "en-us"), "b": ("en-GB", "en-gb"), "e": ("es", "es"), "f": ("fr-FR", "fr-fr"),
-    "h": ("hi", "hi"), "i": ("it", "it"), "p": ("pt-BR", "pt-br"), "j": ("ja", "ja"),
+    "a": ("en-US", "en-us"),
+    "b": ("en-GB", "en-gb"),
+    "e": ("es", "es"),
+    "f": ("fr-FR", "fr-fr"),
+    "h": ("hi", "hi"),
+    "i": ("it", "it"),
+    "p": ("pt-BR", "pt-br"),
+    "j": ("ja", "ja"),
     "z": ("zh", "cmn"),
 }
 GENDERS: Final = {"f": "female", "m": "male"}
@@ -59,23 +68,29 @@ class KokoroFiles:
 
     def variants(self) -> dict[str, Path]:
         """The model variants present, by name."""
-        return {name: self.folder / path for name, path in VARIANTS.items()
-                if (self.folder / path).is_file()}
+        return {
+            name: self.folder / path
+            for name, path in VARIANTS.items()
+            if (self.folder / path).is_file()
+        }
 
     def model(self, on_gpu: bool, variant: str | None = None) -> tuple[str, Path]:
         """The variant to load (asked for, or the best present for the device) and its file."""
         present = self.variants()
         if variant is not None:
             if variant not in present:
-                raise ModelMissing(f"Kokoro's {variant} model ({VARIANTS.get(variant, variant)}) "
-                                   f"is not in {self.folder}; `audiopub voices download kokoro "
-                                   f"--variant {variant}` installs it.")
+                raise ModelMissing(
+                    f"Kokoro's {variant} model ({VARIANTS.get(variant, variant)}) "
+                    f"is not in {self.folder}; `audiopub voices download kokoro "
+                    f"--variant {variant}` installs it."
+                )
             return variant, present[variant]
         for name in GPU_PREFERENCE if on_gpu else CPU_PREFERENCE:
             if name in present:
                 return name, present[name]
-        raise ModelMissing(f"No Kokoro model in {self.folder}; `audiopub voices download "
-                           "kokoro` installs one.")
+        raise ModelMissing(
+            f"No Kokoro model in {self.folder}; `audiopub voices download kokoro` installs one."
+        )
 
     def vocabulary(self) -> dict[str, int]:
         """Phoneme symbol → token id, from the repository's tokenizer (or a config that holds
@@ -85,10 +100,16 @@ class KokoroFiles:
     def stamp(self) -> tuple[tuple[str, int, int], ...]:
         """Size and modification time of the model variants and vocabulary: an engine loaded
         from files since removed, replaced or joined by a better variant is noticed."""
-        paths = [*(self.folder / path for path in VARIANTS.values()),
-                 self.folder / TOKENIZER, self.folder / CONFIG]
-        return tuple((path.name, stat.st_size, stat.st_mtime_ns) for path in paths
-                     if (stat := _stat(path)) is not None)
+        paths = [
+            *(self.folder / path for path in VARIANTS.values()),
+            self.folder / TOKENIZER,
+            self.folder / CONFIG,
+        ]
+        return tuple(
+            (path.name, stat.st_size, stat.st_mtime_ns)
+            for path in paths
+            if (stat := _stat(path)) is not None
+        )
 
     def voice_names(self) -> list[str]:
         folder = self.folder / VOICES
@@ -129,8 +150,10 @@ def _read_style(path: str, size: int, mtime_ns: int) -> np.ndarray:
     """The file's vectors (cached per file version: size and mtime are part of the key)."""
     expected = STYLE_ROWS * STYLE_WIDTH * 4
     if size != expected:
-        raise ModelMissing(f"{path} is {size:,} bytes, not a Kokoro voice ({STYLE_ROWS} × 1 × "
-                           f"{STYLE_WIDTH} float32: {expected:,} bytes)")
+        raise ModelMissing(
+            f"{path} is {size:,} bytes, not a Kokoro voice ({STYLE_ROWS} × 1 × "
+            f"{STYLE_WIDTH} float32: {expected:,} bytes)"
+        )
     rows = np.fromfile(path, dtype="<f4").reshape(STYLE_ROWS, STYLE_WIDTH)
     rows.setflags(write=False)
     return rows
@@ -149,8 +172,10 @@ def _vocabulary(tokenizer: Path, config: Path) -> dict[str, int]:
             raise ModelMissing(f"{path} holds no Kokoro vocabulary ({exc})") from exc
         if vocab:
             return vocab
-    raise ModelMissing(f"No Kokoro vocabulary: neither {tokenizer} nor {config} has one; "
-                       "`audiopub voices download kokoro` installs it.")
+    raise ModelMissing(
+        f"No Kokoro vocabulary: neither {tokenizer} nor {config} has one; "
+        "`audiopub voices download kokoro` installs it."
+    )
 
 
 def language_of(name: str) -> tuple[str, str]:
@@ -159,7 +184,7 @@ def language_of(name: str) -> tuple[str, str]:
 
 
 def describe(name: str) -> str:
-    """"jm_kumo (ja, male)"."""
+    """ "jm_kumo (ja, male)"."""
     gender = GENDERS.get(name[1:2].lower(), "")
     return f"{name} ({', '.join(filter(None, [language_of(name)[0], gender]))})"
 
@@ -184,12 +209,14 @@ class VoiceMix:
 
 
 def parse_mix(voice: str) -> VoiceMix:
-    """"af_heart", "af_heart:0.6+bf_emma:0.4" or "af_heart+bf_emma" (equal shares) as a mix;
+    """ "af_heart", "af_heart:0.6+bf_emma:0.4" or "af_heart+bf_emma" (equal shares) as a mix;
     EngineUnavailable says what is wrong with it."""
     pieces = [piece.strip() for piece in voice.split(MIX_SEPARATOR)]
     if not voice.strip() or any(not piece for piece in pieces):
-        raise EngineUnavailable(f"Kokoro voice {voice!r} is empty or has an empty part; write "
-                                "one voice (af_heart) or a mix (af_heart:0.6+bf_emma:0.4).")
+        raise EngineUnavailable(
+            f"Kokoro voice {voice!r} is empty or has an empty part; write "
+            "one voice (af_heart) or a mix (af_heart:0.6+bf_emma:0.4)."
+        )
     names, weights = [], []
     for piece in pieces:
         name, separator, weight = piece.partition(WEIGHT_SEPARATOR)
@@ -200,12 +227,15 @@ def parse_mix(voice: str) -> VoiceMix:
     if all(weight is None for weight in weights):
         return VoiceMix(tuple((name, 1 / len(names)) for name in names))
     if any(weight is None for weight in weights):
-        raise EngineUnavailable(f"Kokoro voice mix {voice!r}: give every voice a weight "
-                                "(af_heart:0.6+bf_emma:0.4), or none for equal shares.")
+        raise EngineUnavailable(
+            f"Kokoro voice mix {voice!r}: give every voice a weight "
+            "(af_heart:0.6+bf_emma:0.4), or none for equal shares."
+        )
     given = [float(w) for w in weights if w is not None]
     if not math.isclose(sum(given), 1.0, abs_tol=1e-3):
-        raise EngineUnavailable(f"Kokoro voice mix {voice!r}: the weights add up to "
-                                f"{sum(given):g}, not 1.")
+        raise EngineUnavailable(
+            f"Kokoro voice mix {voice!r}: the weights add up to {sum(given):g}, not 1."
+        )
     return VoiceMix(tuple(zip(names, given, strict=True)))
 
 
@@ -215,8 +245,10 @@ def _weight(text: str, voice: str) -> float:
     except ValueError:
         weight = math.nan
     if not (math.isfinite(weight) and 0 < weight <= 1):
-        raise EngineUnavailable(f"Kokoro voice mix {voice!r}: {text.strip()!r} is not a weight "
-                                "(a number above 0, at most 1).")
+        raise EngineUnavailable(
+            f"Kokoro voice mix {voice!r}: {text.strip()!r} is not a weight "
+            "(a number above 0, at most 1)."
+        )
     return weight
 
 

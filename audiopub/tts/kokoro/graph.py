@@ -55,10 +55,18 @@ def expose_token_frames(model: onnx.ModelProto) -> int:
         if node.op_type not in _PASS_THROUGH:
             return 0
         value = node.output[0]
-    graph.node.append(helper.make_node("Cast", [node.output[0]], [TOKEN_FRAMES],
-                                       to=TensorProto.INT64, name="audiopub/token_frames"))
-    graph.output.append(helper.make_tensor_value_info(TOKEN_FRAMES, TensorProto.INT64,
-                                                      [1, "tokens"]))
+    graph.node.append(
+        helper.make_node(
+            "Cast",
+            [node.output[0]],
+            [TOKEN_FRAMES],
+            to=TensorProto.INT64,
+            name="audiopub/token_frames",
+        )
+    )
+    graph.output.append(
+        helper.make_tensor_value_info(TOKEN_FRAMES, TensorProto.INT64, [1, "tokens"])
+    )
     return 1
 
 

@@ -66,14 +66,18 @@ def wanted(path: str, variant: str) -> bool:
     return folder == VOICES and "/" not in name and name.endswith(".bin")
 
 
-def install_kokoro(revision: str | None = None, variant: str | None = None,
-                   on_progress: Callable[[hub.Progress], None] | None = None,
-                   cancel: threading.Event | None = None) -> Installed:
+def install_kokoro(
+    revision: str | None = None,
+    variant: str | None = None,
+    on_progress: Callable[[hub.Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Installed:
     """The variant (default: the device's), the vocabulary and every voice."""
     variant = variant or device_variant()
     if variant not in VARIANTS:
-        raise AudiopubError(f"Kokoro has no variant {variant!r}; choose one of "
-                            f"{', '.join(VARIANTS)}.")
+        raise AudiopubError(
+            f"Kokoro has no variant {variant!r}; choose one of {', '.join(VARIANTS)}."
+        )
     revision = revision or "main"
     target = default_folder()
     model = target / VARIANTS[variant]
@@ -82,15 +86,16 @@ def install_kokoro(revision: str | None = None, variant: str | None = None,
     have = {file.path for file in files}
     missing = [path for path in (VARIANTS[variant], TOKENIZER) if path not in have]
     if missing or not any(path.startswith(f"{VOICES}/") for path in have):
-        raise DownloadFailed(f"{KOKORO_REPO} at {revision} is not a Kokoro model Audiopub can "
-                             f"read (missing: {', '.join(missing) or 'voices/*.bin'}).")
+        raise DownloadFailed(
+            f"{KOKORO_REPO} at {revision} is not a Kokoro model Audiopub can "
+            f"read (missing: {', '.join(missing) or 'voices/*.bin'})."
+        )
     fetch = [file for file in files if not _installed(target / file.path, file)]
     if not fetch:
         return Installed(KOKORO_ID, model, sum(file.size for file in files), already=True)
     # Staged beside the folder, on its filesystem, so the files are moved in by renames.
     with staging_folder(target.parent, KOKORO_ID) as staging:
-        staged = download(KOKORO_REPO, fetch, staging, f"Kokoro ({variant})", on_progress,
-                           cancel)
+        staged = download(KOKORO_REPO, fetch, staging, f"Kokoro ({variant})", on_progress, cancel)
         _place(target, staged, VARIANTS[variant])
         _note(target, variant, revision, files)
     _check(target, variant)
@@ -124,11 +129,17 @@ def _note(target: Path, variant: str, revision: str, files: list[hub.HubFile]) -
         record = json.loads(record_path.read_text("utf-8"))
     except (OSError, ValueError):
         record = {}
-    record.update(id=KOKORO_ID, repo=KOKORO_REPO, endpoint=hub.endpoint(), revision=revision,
-                  commit=files[0].commit if files else None,
-                  downloaded=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    record.update(
+        id=KOKORO_ID,
+        repo=KOKORO_REPO,
+        endpoint=hub.endpoint(),
+        revision=revision,
+        commit=files[0].commit if files else None,
+        downloaded=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    )
     record.setdefault("files", {}).update(
-        {f.path: {"size": f.size, "sha256": f.sha256} for f in files})
+        {f.path: {"size": f.size, "sha256": f.sha256} for f in files}
+    )
     record["variants"] = sorted({*record.get("variants", []), variant})
     with atomic_write(record_path) as temp:
         temp.write_text(json.dumps(record, indent=1), "utf-8")
@@ -153,8 +164,9 @@ def remove_kokoro() -> list[Path]:
     if staging.exists():
         shutil.rmtree(staging)
         removed.append(staging)
-    return remove_downloaded_folder(target, RECORD, removed, AudiopubError(
-        f"Kokoro is not installed in {target}."))
+    return remove_downloaded_folder(
+        target, RECORD, removed, AudiopubError(f"Kokoro is not installed in {target}.")
+    )
 
 
 @dataclass(frozen=True)
@@ -175,9 +187,11 @@ def kokoro_voices(ask_hub: bool = True, timeout_s: float = LIST_TIMEOUT_S) -> Ko
         except AudiopubError as exc:
             log.info("Kokoro's voice list not refreshed: %s", hub.reason(exc))
         else:
-            names = sorted(path.rsplit("/", 1)[-1].removesuffix(".bin") for path in
-                           (file.path for file in listing) if wanted(path, "int8")
-                           and path.startswith(f"{VOICES}/"))
+            names = sorted(
+                path.rsplit("/", 1)[-1].removesuffix(".bin")
+                for path in (file.path for file in listing)
+                if wanted(path, "int8") and path.startswith(f"{VOICES}/")
+            )
             return KokoroListing(tuple(names), KOKORO_REPO)
     installed = KokoroFiles(default_folder()).voice_names()
     return KokoroListing(tuple(sorted({*kokoro_index(), *installed})), SHIPPED_SOURCE)

@@ -23,12 +23,13 @@ def kokoro_index() -> dict[str, tuple[str, str]]:
     """Kokoro's voices as shipped (the voices/ folder of the repository): name → (language
     tag, "female"/"male"), so they are known without the Hub."""
     text = resources.files(__package__).joinpath(SNAPSHOT).read_text("utf-8")
-    return {name: (facts["language"], facts["gender"])
-            for name, facts in json.loads(text)["voices"].items()}
+    return {
+        name: (facts["language"], facts["gender"])
+        for name, facts in json.loads(text)["voices"].items()
+    }
 
 
 def describe_voice(name: str) -> tuple[str, str]:
     """(language tag, "female"/"male"/"") of a voice: as the shipped index says, else as its
     name says (a voice of your own)."""
-    return kokoro_index().get(name) or (language_of(name)[0],
-                                          GENDERS.get(name[1:2].lower(), ""))
+    return kokoro_index().get(name) or (language_of(name)[0], GENDERS.get(name[1:2].lower(), ""))

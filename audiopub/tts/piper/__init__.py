@@ -1,10 +1,10 @@
 """Piper: one ONNX graph per voice, each reading its own language, with espeak-ng phonemes.
 
-    engine   `PiperEngine`: voices' sessions, batched synthesis, word starts
-    config   a voice's `.onnx.json`: phoneme ids, speakers, sample rate
-    files    where the voices are: the embedded one and the models folder
-    graph    the graph rewrite that exposes each item's length and word durations
-    noise    the graph's noise drawn from each chunk's seed
+engine   `PiperEngine`: voices' sessions, batched synthesis, word starts
+config   a voice's `.onnx.json`: phoneme ids, speakers, sample rate
+files    where the voices are: the embedded one and the models folder
+graph    the graph rewrite that exposes each item's length and word durations
+noise    the graph's noise drawn from each chunk's seed
 """
 
 from __future__ import annotations
@@ -25,8 +25,12 @@ def _default_model_dir() -> Path:
 def _load(request: LoadRequest) -> Engine:
     from audiopub.tts.piper.engine import PiperEngine  # ONNX Runtime only when loaded
 
-    return PiperEngine(use_gpu=request.use_gpu, threads=request.threads,
-                       voices_dir=request.model_dir, device_id=request.device_id)
+    return PiperEngine(
+        use_gpu=request.use_gpu,
+        threads=request.threads,
+        voices_dir=request.model_dir,
+        device_id=request.device_id,
+    )
 
 
 def _voice_files(voice: str) -> list[Path]:
@@ -39,6 +43,13 @@ def _voice_files(voice: str) -> list[Path]:
 
 
 # Piper rescans its folder on every call, so it needs no stamp.
-PIPER = EngineInfo(name="piper", label="Piper", languages=(), sample_rate=None,
-                   uses_steps=False, default_model_dir=_default_model_dir, load=_load,
-                   voice_files=_voice_files)
+PIPER = EngineInfo(
+    name="piper",
+    label="Piper",
+    languages=(),
+    sample_rate=None,
+    uses_steps=False,
+    default_model_dir=_default_model_dir,
+    load=_load,
+    voice_files=_voice_files,
+)

@@ -61,7 +61,7 @@ def _speaker_names(count: int, id_map: Mapping[str, int]) -> tuple[str, ...]:
 
 
 WORD_BOUNDARY: Final = " "  # between espeak's words
-PUNCTUATION: Final = frozenset(",.;:!?¡¿—…\"«»“”")  # phoneme symbols that are no word's sound
+PUNCTUATION: Final = frozenset(',.;:!?¡¿—…"«»“”')  # phoneme symbols that are no word's sound
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,9 @@ class PiperInput:
     speaker: int = 0  # the graph's `sid`; 0 for a single-speaker voice
 
 
-def encode(phonemes: Sequence[str], id_map: Mapping[str, Sequence[int]],
-           speaker: int = 0) -> PiperInput:
+def encode(
+    phonemes: Sequence[str], id_map: Mapping[str, Sequence[int]], speaker: int = 0
+) -> PiperInput:
     """Piper's id layout, BOS PAD (phoneme PAD)* EOS (phonemes the voice lacks are skipped),
     and where the words start in it."""
     ids = [*id_map[BOS], *id_map[PAD]]

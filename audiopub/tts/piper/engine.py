@@ -71,6 +71,7 @@ log = logging.getLogger(__name__)
 # convs on the CPU, a half-precision decoder on a GPU when that setting is on.
 REWRITE: Final = (PHONEME_FRAMES_STEP, SEEDED_NOISE_STEP, CONV2D_STEP, FP16_DECODER_STEP)
 
+
 @dataclass(frozen=True)
 class SeededInput(PiperInput):
     """A prepared text, with its noise seed and its row of its batch's noise, drawn when it was
@@ -85,8 +86,9 @@ class _LoadedVoice:
     """A voice's config at once, its ONNX session on first use: a process that only plans a
     job and hands the synthesis to engine processes never pays for one (~2 s, ~150 MB)."""
 
-    def __init__(self, files: PiperVoiceFiles, use_gpu: bool, threads: int | None,
-                 device_id: int = 0) -> None:
+    def __init__(
+        self, files: PiperVoiceFiles, use_gpu: bool, threads: int | None, device_id: int = 0
+    ) -> None:
         try:
             self.config = PiperVoiceConfig.from_dict(json.loads(files.config.read_text("utf-8")))
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -107,8 +109,12 @@ class _LoadedVoice:
         with self._lock:
             if self._session is None:
                 session = onnx_runtime.create_session(
-                    self._files.model, self._use_gpu, self._threads, rewrite=REWRITE,
-                    device_id=self._device_id)
+                    self._files.model,
+                    self._use_gpu,
+                    self._threads,
+                    rewrite=REWRITE,
+                    device_id=self._device_id,
+                )
                 inputs = [i.name for i in session.inference.get_inputs()]
                 self.takes_speaker_id = "sid" in inputs
                 self.noise = NoiseFeeds(inputs)
@@ -141,8 +147,13 @@ class PiperEngine:
     batch_size = 1  # on the CPU, padded VITS batches were slower than one chunk at a time
     max_chunk_chars = settings.PIPER_MAX_CHUNK_CHARS
 
-    def __init__(self, use_gpu: bool = False, threads: int | None = None,
-                 voices_dir: Path | None = None, device_id: int = 0) -> None:
+    def __init__(
+        self,
+        use_gpu: bool = False,
+        threads: int | None = None,
+        voices_dir: Path | None = None,
+        device_id: int = 0,
+    ) -> None:
         self._use_gpu = use_gpu
         self._threads = threads
         self._device_id = device_id  # the CUDA device, when use_gpu
@@ -163,10 +174,16 @@ class PiperEngine:
             language = _language_of(files.id)
             if not config.multi_speaker:
                 voices.append(Voice(files.id, files.id, language, config.sample_rate))
-            voices.extend(Voice(speaker_voice_id(files.id, speaker),
-                                f"{files.id} (speaker {speaker})", language,
-                                config.sample_rate, speaker=speaker)
-                          for speaker in config.speakers)
+            voices.extend(
+                Voice(
+                    speaker_voice_id(files.id, speaker),
+                    f"{files.id} (speaker {speaker})",
+                    language,
+                    config.sample_rate,
+                    speaker=speaker,
+                )
+                for speaker in config.speakers
+            )
         return voices
 
     @property
@@ -210,9 +227,11 @@ class PiperEngine:
                 if model not in found:
                     raise EngineUnavailable(
                         f"Unknown Piper voice {model!r}; available: {', '.join(found)} "
-                        "(`audiopub voices` lists them with their speakers)")
-                self._loaded[model] = _LoadedVoice(found[model], self._use_gpu,
-                                                   self._threads, self._device_id)
+                        "(`audiopub voices` lists them with their speakers)"
+                    )
+                self._loaded[model] = _LoadedVoice(
+                    found[model], self._use_gpu, self._threads, self._device_id
+                )
             return self._loaded[model]
 
     def _speaker(self, voice_id: str) -> tuple[_LoadedVoice, int]:
@@ -225,38 +244,51 @@ class PiperEngine:
         if speaker is None:
             raise EngineUnavailable(
                 f"Piper voice {model!r} has {len(speakers)} speakers: choose one, e.g. "
-                f"{_some_speakers(model, speakers)} (`audiopub voices` lists them all)")
+                f"{_some_speakers(model, speakers)} (`audiopub voices` lists them all)"
+            )
         if not speakers:
-            raise EngineUnavailable(f"Piper voice {model!r} has a single speaker: use "
-                                    f"--voice {model}, without {speaker_voice_id('', speaker)!r}")
+            raise EngineUnavailable(
+                f"Piper voice {model!r} has a single speaker: use "
+                f"--voice {model}, without {speaker_voice_id('', speaker)!r}"
+            )
         if speaker not in speakers:
             raise EngineUnavailable(
                 f"Piper voice {model!r} has no speaker {speaker!r}; its speakers include "
-                f"{_some_speakers(model, speakers)} (`audiopub voices` lists them all)")
+                f"{_some_speakers(model, speakers)} (`audiopub voices` lists them all)"
+            )
         return loaded, speakers.index(speaker)
 
-    def prepare(self, texts: Sequence[str], voice: str,
-                options: SynthesisOptions) -> list[PreparedText]:
+    def prepare(
+        self, texts: Sequence[str], voice: str, options: SynthesisOptions
+    ) -> list[PreparedText]:
         loaded, speaker = self._speaker(voice)
         config = loaded.config
         encoded, seconds = [], []
         for text in texts:
             began = time.perf_counter()
-            encoded.append(encode(_phonemes(text, config.espeak_voice), config.phoneme_id_map,
-                                  speaker))
+            encoded.append(
+                encode(_phonemes(text, config.espeak_voice), config.phoneme_id_map, speaker)
+            )
             seconds.append(time.perf_counter() - began)
         seeds = noise_seeds(options.seed, len(texts))
         noise = None
         if texts and loaded.has_session and loaded.noise.names:  # its inputs known on load
             noise = loaded.noise.draw(seeds, max(len(item.ids) for item in encoded))
-        return [PreparedText(text, len(item.ids),
-                             SeededInput(item.ids, item.word_positions, item.speaker, seed,
-                                         noise, row), took)
-                for row, (text, item, seed, took)
-                in enumerate(zip(texts, encoded, seeds, seconds, strict=True))]
+        return [
+            PreparedText(
+                text,
+                len(item.ids),
+                SeededInput(item.ids, item.word_positions, item.speaker, seed, noise, row),
+                took,
+            )
+            for row, (text, item, seed, took) in enumerate(
+                zip(texts, encoded, seeds, seconds, strict=True)
+            )
+        ]
 
-    def speak(self, prepared: Sequence[PreparedText], voice: str,
-              options: SynthesisOptions) -> list[SynthesisResult]:
+    def speak(
+        self, prepared: Sequence[PreparedText], voice: str, options: SynthesisOptions
+    ) -> list[SynthesisResult]:
         """Each row is said by the speaker it was prepared for (of `voice`'s model)."""
         loaded, _ = self._speaker(voice)
         load_s = 0.0
@@ -265,15 +297,15 @@ class PiperEngine:
             loaded.load()
             load_s = time.perf_counter() - began
         if len(prepared) > 1 and not loaded.gives_lengths:  # no exact cut: one at a time
-            return [result for item in prepared
-                    for result in self.speak([item], voice, options)]
+            return [result for item in prepared for result in self.speak([item], voice, options)]
         began = time.perf_counter()
         waves, word_starts = _run_padded(loaded, [item.data for item in prepared], options)
         model_s = time.perf_counter() - began
         total = sum(item.length for item in prepared) or 1
         results = []
-        for number, (item, wave, words) in enumerate(zip(prepared, waves, word_starts,
-                                                           strict=True)):
+        for number, (item, wave, words) in enumerate(
+            zip(prepared, waves, word_starts, strict=True)
+        ):
             stages = {"load": load_s} if number == 0 and load_s else {}
             stages.update(phonemes=item.seconds, model=model_s * item.length / total)
             results.append(SynthesisResult(wave, loaded.config.sample_rate, stages, words))
@@ -285,15 +317,16 @@ class PiperEngine:
         return synthesize_in_batches(self, texts, voice, options, BatchLimits(self.batch_size))
 
 
-def _run_padded(loaded: _LoadedVoice, batch: Sequence[PiperInput], options: SynthesisOptions
-                ) -> tuple[list[np.ndarray], list[tuple[int, ...] | None]]:
+def _run_padded(
+    loaded: _LoadedVoice, batch: Sequence[PiperInput], options: SynthesisOptions
+) -> tuple[list[np.ndarray], list[tuple[int, ...] | None]]:
     """One ONNX run over phoneme id lists padded to the longest; each item's audio cut at its
     own length (the padding past it is not silence), and where its words start in it (None
     from a graph that does not expose its durations)."""
     config = loaded.config
     ids = np.zeros((len(batch), max(len(item.ids) for item in batch)), dtype=np.int64)
     for row, item in enumerate(batch):
-        ids[row, :len(item.ids)] = item.ids
+        ids[row, : len(item.ids)] = item.ids
     inputs: dict[str, np.ndarray] = {
         "input": ids,
         "input_lengths": np.array([len(item.ids) for item in batch], dtype=np.int64),
@@ -307,9 +340,12 @@ def _run_padded(loaded: _LoadedVoice, batch: Sequence[PiperInput], options: Synt
     wanted = [loaded.audio_output, *([PHONEME_FRAMES] if loaded.gives_lengths else [])]
     session, noise = loaded.session, loaded.noise  # session.run: shrinks after an OOM
     seeds, drawn = _noise_of(batch, options)
-    outputs = noise.run(lambda feeds: session.run([*wanted, *noise.used_outputs],
-                                                  {**inputs, **feeds}),
-                        seeds, ids.shape[1], drawn)
+    outputs = noise.run(
+        lambda feeds: session.run([*wanted, *noise.used_outputs], {**inputs, **feeds}),
+        seeds,
+        ids.shape[1],
+        drawn,
+    )
     audio = outputs[0].reshape(len(batch), -1)  # [B, 1, (1,) T] in Piper's exports
     words: list[tuple[int, ...] | None] = [None] * len(batch)
     if loaded.gives_lengths:
@@ -317,17 +353,22 @@ def _run_padded(loaded: _LoadedVoice, batch: Sequence[PiperInput], options: Synt
         hop = hop_of(outputs[1], audio.shape[1])
         frames = outputs[1].reshape(len(batch), -1)
         # Each row its own durations, up to its own length (the rest is the batch's padding).
-        words = [phoneme_starts(row[:len(item.ids)], item.word_positions, hop)
-                 for row, item in zip(frames, batch, strict=True)]
+        words = [
+            phoneme_starts(row[: len(item.ids)], item.word_positions, hop)
+            for row, item in zip(frames, batch, strict=True)
+        ]
     else:  # a single item, not rewritten: the audio is exactly its length
         lengths = [audio.shape[1]]
-    waves = [np.clip(row[:length], -1.0, 1.0).astype(np.float32)
-             for row, length in zip(audio, lengths, strict=True)]
+    waves = [
+        np.clip(row[:length], -1.0, 1.0).astype(np.float32)
+        for row, length in zip(audio, lengths, strict=True)
+    ]
     return waves, words
 
 
-def _noise_of(batch: Sequence[PiperInput], options: SynthesisOptions
-              ) -> tuple[list[int], DrawnNoise | None]:
+def _noise_of(
+    batch: Sequence[PiperInput], options: SynthesisOptions
+) -> tuple[list[int], DrawnNoise | None]:
     """The batch's noise seeds, and its noise if it was drawn when it was prepared: a view of
     the rows drawn together when the batch is (a run of) the batch prepared, else a copy."""
     if not all(isinstance(item, SeededInput) for item in batch):
@@ -337,12 +378,18 @@ def _noise_of(batch: Sequence[PiperInput], options: SynthesisOptions
     first = items[0].noise
     if first is None or any(item.noise is None for item in items):
         return seeds, None
-    if all(item.noise is first and item.row == items[0].row + number
-           for number, item in enumerate(items)):
+    if all(
+        item.noise is first and item.row == items[0].row + number
+        for number, item in enumerate(items)
+    ):
         return seeds, first.rows(items[0].row, items[0].row + len(items))
-    return seeds, DrawnNoise(tuple(seeds), {  # rows of several batches: padded, copied once
-        name: _stacked([item.noise.feeds[name][item.row] for item in items if item.noise])
-        for name in first.feeds})
+    return seeds, DrawnNoise(
+        tuple(seeds),
+        {  # rows of several batches: padded, copied once
+            name: _stacked([item.noise.feeds[name][item.row] for item in items if item.noise])
+            for name in first.feeds
+        },
+    )
 
 
 def _stacked(rows: list[np.ndarray]) -> np.ndarray:
@@ -359,7 +406,7 @@ def _phonemes(text: str, espeak_voice: str) -> list[str]:
     phonemes: list[str] = []
     position = 0
     for match in PHONEME_SPAN.finditer(text):
-        before = text[position:match.start()]
+        before = text[position : match.start()]
         if before.strip():
             _join(phonemes, phonemize(before, espeak_voice))
         _join(phonemes, list(match.group(1)))

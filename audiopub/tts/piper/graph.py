@@ -34,10 +34,16 @@ def expose_phoneme_frames(model: onnx.ModelProto) -> int:
     ceils = [node for node in graph.node if node.op_type == "Ceil"]
     if len(ceils) != 1:
         return 0
-    graph.node.append(helper.make_node("Identity", [ceils[0].output[0]], [PHONEME_FRAMES],
-                                       name="audiopub/phoneme_frames"))
-    graph.output.append(helper.make_tensor_value_info(
-        PHONEME_FRAMES, TensorProto.FLOAT, ["batch_size", 1, "phonemes"]))
+    graph.node.append(
+        helper.make_node(
+            "Identity", [ceils[0].output[0]], [PHONEME_FRAMES], name="audiopub/phoneme_frames"
+        )
+    )
+    graph.output.append(
+        helper.make_tensor_value_info(
+            PHONEME_FRAMES, TensorProto.FLOAT, ["batch_size", 1, "phonemes"]
+        )
+    )
     return 1
 
 

@@ -71,8 +71,9 @@ class DrawnNoise:
 
     def rows(self, start: int, stop: int) -> DrawnNoise:
         """Items start..stop of the batch (views: nothing is copied)."""
-        return DrawnNoise(self.seeds[start:stop],
-                          {name: feed[start:stop] for name, feed in self.feeds.items()})
+        return DrawnNoise(
+            self.seeds[start:stop], {name: feed[start:stop] for name, feed in self.feeds.items()}
+        )
 
 
 class NoiseFeeds:
@@ -92,13 +93,19 @@ class NoiseFeeds:
         """Noise for a batch of `seeds` padded to `phoneme_ids`, as many values as the runs so
         far say it takes (with a margin); `run` draws again, exactly, if that falls short."""
         with self._lock:
-            sizes = {name: int((self._per_id[name] or FIRST_GUESS_PER_ID) * phoneme_ids) + 1
-                     for name in self.names}
+            sizes = {
+                name: int((self._per_id[name] or FIRST_GUESS_PER_ID) * phoneme_ids) + 1
+                for name in self.names
+            }
         return DrawnNoise(tuple(seeds), self._draw(seeds, sizes))
 
-    def run(self, run: Callable[[dict[str, np.ndarray]], list[np.ndarray]],
-            seeds: Sequence[int], phoneme_ids: int,
-            drawn: DrawnNoise | None = None) -> list[np.ndarray]:
+    def run(
+        self,
+        run: Callable[[dict[str, np.ndarray]], list[np.ndarray]],
+        seeds: Sequence[int],
+        phoneme_ids: int,
+        drawn: DrawnNoise | None = None,
+    ) -> list[np.ndarray]:
         """`run(noise feeds)` → its outputs, the `used_outputs` last; run again, once, with
         exactly enough values when what was drawn fell short. The outputs without
         `used_outputs`. `drawn`: the batch's noise drawn ahead for these seeds (else drawn
@@ -108,26 +115,33 @@ class NoiseFeeds:
         feeds = drawn.feeds
         for _ in range(2):
             outputs = run(feeds)
-            used = {name: int(value.reshape(-1)[0]) for name, value
-                    in zip(self.names, outputs[len(outputs) - len(self.names):], strict=True)}
+            used = {
+                name: int(value.reshape(-1)[0])
+                for name, value in zip(
+                    self.names, outputs[len(outputs) - len(self.names) :], strict=True
+                )
+            }
             with self._lock:
                 for name, count in used.items():
                     seen = MARGIN * count / max(phoneme_ids, 1)
                     self._per_id[name] = max(self._per_id[name] or 0.0, seen)
             if all(used[name] <= feeds[name].shape[1] for name in self.names):
-                return outputs[:len(outputs) - len(self.names)]
+                return outputs[: len(outputs) - len(self.names)]
             feeds = self._draw(seeds, used)
-        raise SynthesisFailed(f"Piper's noise inputs were still short after a second run: "
-                              f"{used} values needed, "
-                              f"{ {name: feed.shape[1] for name, feed in feeds.items()} } given")
+        raise SynthesisFailed(
+            f"Piper's noise inputs were still short after a second run: "
+            f"{used} values needed, "
+            f"{ {name: feed.shape[1] for name, feed in feeds.items()} } given"
+        )
 
     def _draw(self, seeds: Sequence[int], sizes: dict[str, int]) -> dict[str, np.ndarray]:
         feeds = {}
         for number, name in enumerate(self.names):
             feed = np.empty((len(seeds), sizes[name]), dtype=np.float32)
             for row, seed in enumerate(seeds):  # each input its own stream of each row's seed
-                np.random.default_rng([seed, number]).standard_normal(dtype=np.float32,
-                                                                      out=feed[row])
+                np.random.default_rng([seed, number]).standard_normal(
+                    dtype=np.float32, out=feed[row]
+                )
             feeds[name] = feed
         return feeds
 
@@ -140,16 +154,28 @@ def _ranks(model: onnx.ModelProto) -> dict[str, int]:
 
     graph = model.graph
     small = [t for t in graph.initializer if int(np.prod(t.dims)) <= 64]
-    weights = [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
-               for t in graph.initializer if int(np.prod(t.dims)) > 64]
+    weights = [
+        helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+        for t in graph.initializer
+        if int(np.prod(t.dims)) > 64
+    ]
     light = helper.make_model(
-        helper.make_graph(list(graph.node), graph.name, [*graph.input, *weights],
-                          list(graph.output), initializer=small),
-        opset_imports=model.opset_import)
+        helper.make_graph(
+            list(graph.node),
+            graph.name,
+            [*graph.input, *weights],
+            list(graph.output),
+            initializer=small,
+        ),
+        opset_imports=model.opset_import,
+    )
     inferred = shape_inference.infer_shapes(light).graph
     known = [*inferred.value_info, *inferred.input, *inferred.output]
-    return {value.name: len(value.type.tensor_type.shape.dim) for value in known
-            if value.type.tensor_type.HasField("shape")}
+    return {
+        value.name: len(value.type.tensor_type.shape.dim)
+        for value in known
+        if value.type.tensor_type.HasField("shape")
+    }
 
 
 def _standard(node: onnx.NodeProto) -> bool:
@@ -157,8 +183,11 @@ def _standard(node: onnx.NodeProto) -> bool:
     from onnx import TensorProto, helper
 
     attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-    return (attributes.get("dtype", TensorProto.FLOAT) == TensorProto.FLOAT
-            and attributes.get("mean", 0.0) == 0.0 and attributes.get("scale", 1.0) == 1.0)
+    return (
+        attributes.get("dtype", TensorProto.FLOAT) == TensorProto.FLOAT
+        and attributes.get("mean", 0.0) == 0.0
+        and attributes.get("scale", 1.0) == 1.0
+    )
 
 
 def _replace(graph: onnx.GraphProto, node: onnx.NodeProto, feed: str) -> None:
@@ -175,41 +204,55 @@ def _replace(graph: onnx.GraphProto, node: onnx.NodeProto, feed: str) -> None:
     def const(part: str, values: list[int]) -> str:
         if name(part) not in made:
             made.add(name(part))
-            graph.initializer.append(helper.make_tensor(name(part), TensorProto.INT64,
-                                                        [len(values)], values))
+            graph.initializer.append(
+                helper.make_tensor(name(part), TensorProto.INT64, [len(values)], values)
+            )
         return name(part)
 
     steps = [
         helper.make_node("Shape", [like], [name("shape")]),
-        helper.make_node("Slice", [name("shape"), const("0", [0]), const("1", [1])],
-                         [name("batch")]),
-        helper.make_node("Slice", [name("shape"), const("1", [1]), const("2", [2])],
-                         [name("channels")]),
-        helper.make_node("Slice", [name("shape"), const("2", [2]), const("3", [3])],
-                         [name("time")]),
+        helper.make_node(
+            "Slice", [name("shape"), const("0", [0]), const("1", [1])], [name("batch")]
+        ),
+        helper.make_node(
+            "Slice", [name("shape"), const("1", [1]), const("2", [2])], [name("channels")]
+        ),
+        helper.make_node(
+            "Slice", [name("shape"), const("2", [2]), const("3", [3])], [name("time")]
+        ),
         helper.make_node("Mul", [name("channels"), name("time")], [feed + USED_SUFFIX]),
         # A row given too few values is padded with zeros: the run is then made again.
         helper.make_node("Shape", [feed], [name("given_shape")]),
-        helper.make_node("Slice", [name("given_shape"), const("1", [1]), const("2", [2])],
-                         [name("given")]),
+        helper.make_node(
+            "Slice", [name("given_shape"), const("1", [1]), const("2", [2])], [name("given")]
+        ),
         helper.make_node("Sub", [feed + USED_SUFFIX, name("given")], [name("short")]),
         helper.make_node("Max", [name("short"), const("none", [0])], [name("missing")]),
-        helper.make_node("Concat", [const("no_pads", [0, 0, 0]), name("missing")],
-                         [name("pads")], axis=0),
+        helper.make_node(
+            "Concat", [const("no_pads", [0, 0, 0]), name("missing")], [name("pads")], axis=0
+        ),
         helper.make_node("Pad", [feed, name("pads")], [name("padded")]),
-        helper.make_node("Slice", [name("padded"), const("0", [0]), feed + USED_SUFFIX,
-                                   const("1", [1])], [name("taken")]),
-        helper.make_node("Concat", [name("batch"), name("time"), name("channels")],
-                         [name("time_major_shape")], axis=0),
-        helper.make_node("Reshape", [name("taken"), name("time_major_shape")],
-                         [name("time_major")]),
+        helper.make_node(
+            "Slice",
+            [name("padded"), const("0", [0]), feed + USED_SUFFIX, const("1", [1])],
+            [name("taken")],
+        ),
+        helper.make_node(
+            "Concat",
+            [name("batch"), name("time"), name("channels")],
+            [name("time_major_shape")],
+            axis=0,
+        ),
+        helper.make_node(
+            "Reshape", [name("taken"), name("time_major_shape")], [name("time_major")]
+        ),
         helper.make_node("Transpose", [name("time_major")], [output], perm=[0, 2, 1]),
     ]
     position = list(graph.node).index(node)
     graph.node.remove(node)
     for offset, step in enumerate(steps):
         graph.node.insert(position + offset, step)
-    graph.input.append(helper.make_tensor_value_info(feed, TensorProto.FLOAT,
-                                                     ["batch_size", f"{feed}_values"]))
-    graph.output.append(helper.make_tensor_value_info(feed + USED_SUFFIX, TensorProto.INT64,
-                                                      [1]))
+    graph.input.append(
+        helper.make_tensor_value_info(feed, TensorProto.FLOAT, ["batch_size", f"{feed}_values"])
+    )
+    graph.output.append(helper.make_tensor_value_info(feed + USED_SUFFIX, TensorProto.INT64, [1]))

@@ -19,13 +19,24 @@ from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
 def _load(request: LoadRequest) -> Engine:
     from audiopub.tts.supertonic.engine import SupertonicEngine  # ONNX Runtime when loaded
 
-    return SupertonicEngine(request.model_dir, use_gpu=request.use_gpu,
-                            threads=request.threads, device_id=request.device_id,
-                            languages=languages_of(request.model_dir))
+    return SupertonicEngine(
+        request.model_dir,
+        use_gpu=request.use_gpu,
+        threads=request.threads,
+        device_id=request.device_id,
+        languages=languages_of(request.model_dir),
+    )
 
 
 # Its sample rate is the model's (its config says); its languages are all its releases'
 # together, each release reading its own (`releases.languages_of`).
-SUPERTONIC = EngineInfo(name="supertonic", label="Supertonic", languages=SUPPORTED_LANGUAGES,
-                        sample_rate=None, uses_steps=True, default_model_dir=active_model_dir,
-                        load=_load, stamp=folder_stamp)
+SUPERTONIC = EngineInfo(
+    name="supertonic",
+    label="Supertonic",
+    languages=SUPPORTED_LANGUAGES,
+    sample_rate=None,
+    uses_steps=True,
+    default_model_dir=active_model_dir,
+    load=_load,
+    stamp=folder_stamp,
+)

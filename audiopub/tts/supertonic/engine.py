@@ -69,8 +69,14 @@ MAX_CHUNK_CHARS: Final = 70
 MAX_BATCH_SIZE: Final = 16
 
 # What ONNX Runtime raises when a run fails (bad shapes, out of memory, a provider error).
-_RUN_ERRORS = (ort_errors.Fail, ort_errors.InvalidArgument, ort_errors.RuntimeException,
-               ort_errors.EPFail, ort_errors.NotImplemented, ort_errors.EngineError)
+_RUN_ERRORS = (
+    ort_errors.Fail,
+    ort_errors.InvalidArgument,
+    ort_errors.RuntimeException,
+    ort_errors.EPFail,
+    ort_errors.NotImplemented,
+    ort_errors.EngineError,
+)
 
 
 def default_model_dir() -> Path:
@@ -87,12 +93,16 @@ def combine_reports(reports: Mapping[str, DeviceReport]) -> DeviceReport:
         return first
     fallback = reports[on_cpu[0]]
     reason = f"{', '.join(on_cpu)} fell back to the CPU: {fallback.fallback_reason or 'unknown'}"
-    return DeviceReport(requested_gpu=fallback.requested_gpu, provider=CPU,
-                        fallback_reason=reason)
+    return DeviceReport(requested_gpu=fallback.requested_gpu, provider=CPU, fallback_reason=reason)
 
 
-def denoise(session: Session, latent: np.ndarray, conditions: Mapping[str, np.ndarray],
-            steps: int, io_binding_device: str | None = None) -> np.ndarray:
+def denoise(
+    session: Session,
+    latent: np.ndarray,
+    conditions: Mapping[str, np.ndarray],
+    steps: int,
+    io_binding_device: str | None = None,
+) -> np.ndarray:
     """Run the vector estimator `steps` times, as the official loop does.
 
     With `io_binding_device` ("cuda" or "cpu"; CUDA: the session's device) the latent stays in
@@ -112,8 +122,13 @@ def denoise(session: Session, latent: np.ndarray, conditions: Mapping[str, np.nd
     return _denoise_on_device(session, latent, feeds, step_inputs, io_binding_device)
 
 
-def _denoise_on_device(session: Session, latent: np.ndarray, feeds: Mapping[str, np.ndarray],
-                       step_inputs: list[np.ndarray], device: str) -> np.ndarray:
+def _denoise_on_device(
+    session: Session,
+    latent: np.ndarray,
+    feeds: Mapping[str, np.ndarray],
+    step_inputs: list[np.ndarray],
+    device: str,
+) -> np.ndarray:
     device_id = session.device.device_id or 0
 
     def on_device(array: np.ndarray) -> ort.OrtValue:
@@ -124,8 +139,10 @@ def _denoise_on_device(session: Session, latent: np.ndarray, feeds: Mapping[str,
     steps = [on_device(current) for current in step_inputs]
     # The two latent buffers belong to ORT and swap roles each step. (A value made from a
     # NumPy array would be written into that array, and its .numpy() view outlive it.)
-    source, target = (ort.OrtValue.ortvalue_from_shape_and_type(
-        list(latent.shape), np.float32, device, device_id) for _ in range(2))
+    source, target = (
+        ort.OrtValue.ortvalue_from_shape_and_type(list(latent.shape), np.float32, device, device_id)
+        for _ in range(2)
+    )
     source.update_inplace(np.ascontiguousarray(latent))
     binding = session.inference.io_binding()
     for name, value in fixed.items():
@@ -168,20 +185,29 @@ class SupertonicEngine:
     max_chunk_chars = MAX_CHUNK_CHARS
     batch_size = MAX_BATCH_SIZE
 
-    def __init__(self, model_dir: Path, use_gpu: bool, threads: int | None = None,
-                 language: str | None = None, device_id: int = 0,
-                 languages: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: Path,
+        use_gpu: bool,
+        threads: int | None = None,
+        language: str | None = None,
+        device_id: int = 0,
+        languages: Sequence[str] | None = None,
+    ) -> None:
         """`languages`: what the model reads, as its release lists them; None for a folder
         not from the catalogue, judged by its own files (see `_languages`)."""
         self.files = ModelFiles.locate(model_dir)
         try:
             self.config = SupertonicConfig.from_dict(self.files.read_json(CONFIG_FILE))
-            self.text = TextFrontEnd.from_indexer(self.files.read_json(INDEXER_FILE),
-                                                  _multilingual_override())
+            self.text = TextFrontEnd.from_indexer(
+                self.files.read_json(INDEXER_FILE), _multilingual_override()
+            )
         except (KeyError, TypeError, ValueError) as exc:
-            raise ModelMissing(f"{self.files.onnx_dir} holds a {CONFIG_FILE} or {INDEXER_FILE} "
-                               f"this engine cannot use ({exc!r}); "
-                               "see models/README.md for the official files") from exc
+            raise ModelMissing(
+                f"{self.files.onnx_dir} holds a {CONFIG_FILE} or {INDEXER_FILE} "
+                f"this engine cannot use ({exc!r}); "
+                "see models/README.md for the official files"
+            ) from exc
         self.sample_rate = self.config.sample_rate
         self.languages = _languages(languages, self.text.multilingual)
         # The book's language wins over the setting; single-language models take no tag.
@@ -191,7 +217,8 @@ class SupertonicEngine:
             log.info("This Supertonic model reads English only; language %r is ignored", wanted)
         self.sessions: dict[str, Session] = {
             name: create_session(self.files.graph(name), use_gpu, threads, device_id=device_id)
-            for name in GRAPHS}
+            for name in GRAPHS
+        }
         self.batching = BatchLimits(MAX_BATCH_SIZE)  # what `synthesize` groups by
         # Keep the latent on the device across steps when the loop runs on a GPU.
         self.io_binding = self.sessions["vector_estimator"].device.on_gpu
@@ -204,8 +231,10 @@ class SupertonicEngine:
     def voices(self) -> list[Voice]:
         language = "multi" if self.text.multilingual else DEFAULT_LANGUAGE
         languages = self.languages if self.text.multilingual else ()
-        return [Voice(path.stem, _voice_name(path.stem), language, self.sample_rate, languages)
-                for path in self.files.voice_paths()]
+        return [
+            Voice(path.stem, _voice_name(path.stem), language, self.sample_rate, languages)
+            for path in self.files.voice_paths()
+        ]
 
     def phoneme_symbols(self, voice: str) -> frozenset[str] | None:
         return None  # it reads characters: lexicon entries reach it as respellings
@@ -218,27 +247,39 @@ class SupertonicEngine:
         digest = hashlib.sha256("|".join([*stamps, str(self.language)]).encode()).hexdigest()
         return f"supertonic:{digest[:16]}"
 
-    def prepare(self, texts: Sequence[str], voice: str,
-                options: SynthesisOptions) -> list[PreparedText]:
+    def prepare(
+        self, texts: Sequence[str], voice: str, options: SynthesisOptions
+    ) -> list[PreparedText]:
         self._style(voice)  # a bad voice fails here, before any batch runs
         prepared = []
         # Each text's noise comes from its own seed, so it sounds the same in any batch.
         for text, seed in zip(texts, noise_seeds(options.seed, len(texts)), strict=True):
             began = time.perf_counter()
             cleaned = self.text.normalise(text)
-            prepared.append(PreparedText(text, len(cleaned), (cleaned, seed),
-                                         time.perf_counter() - began))
+            prepared.append(
+                PreparedText(text, len(cleaned), (cleaned, seed), time.perf_counter() - began)
+            )
         return prepared
 
-    def speak(self, prepared: Sequence[PreparedText], voice: str,
-              options: SynthesisOptions) -> list[SynthesisResult]:
+    def speak(
+        self, prepared: Sequence[PreparedText], voice: str, options: SynthesisOptions
+    ) -> list[SynthesisResult]:
         style = self._style(voice)
         # Text that normalises to nothing is silence: the graphs fail on empty input.
         speakable = [item for item in prepared if item.length]
         clock = StageClock()
-        spoken = iter(self._synthesize_batch(
-            [item.data[0] for item in speakable], style, self._language(options), options,
-            [item.data[1] for item in speakable], clock) if speakable else [])
+        spoken = iter(
+            self._synthesize_batch(
+                [item.data[0] for item in speakable],
+                style,
+                self._language(options),
+                options,
+                [item.data[1] for item in speakable],
+                clock,
+            )
+            if speakable
+            else []
+        )
         shares = iter(clock.shared([item.length for item in speakable]))
         results = []
         for item in prepared:
@@ -247,8 +288,9 @@ class SupertonicEngine:
             results.append(SynthesisResult(wave, self.sample_rate, stages))
         return results
 
-    def synthesize(self, texts: Sequence[str], voice: str, options: SynthesisOptions
-                   ) -> list[SynthesisResult]:
+    def synthesize(
+        self, texts: Sequence[str], voice: str, options: SynthesisOptions
+    ) -> list[SynthesisResult]:
         return synthesize_in_batches(self, texts, voice, options, self.batching)
 
     def _language(self, options: SynthesisOptions) -> str | None:
@@ -264,13 +306,20 @@ class SupertonicEngine:
         code = language_code(language)
         if code in self.languages or set(self.languages) >= set(SUPPORTED_LANGUAGES):
             return code
-        log.info("This Supertonic model does not read %r; it reads it as %r", language,
-                 self.languages[0])
+        log.info(
+            "This Supertonic model does not read %r; it reads it as %r", language, self.languages[0]
+        )
         return self.languages[0]
 
-    def _synthesize_batch(self, texts: list[str], style: Style, language: str | None,
-                          options: SynthesisOptions, seeds: list[int],
-                          clock: StageClock) -> list[np.ndarray]:
+    def _synthesize_batch(
+        self,
+        texts: list[str],
+        style: Style,
+        language: str | None,
+        options: SynthesisOptions,
+        seeds: list[int],
+        clock: StageClock,
+    ) -> list[np.ndarray]:
         began = time.perf_counter()
         text_ids, text_mask = self.text.encode(texts, language)
         styles = style.repeated(len(texts))
@@ -284,10 +333,19 @@ class SupertonicEngine:
             wav_lengths = (duration / options.speed * self.sample_rate).astype(np.int64)
             # The starting noise is counted in the step loop: it exists only to be denoised.
             latent, latent_mask = self._noise(wav_lengths, seeds)
-            conditions = {"text_emb": text_emb, "style_ttl": styles.ttl,
-                          "latent_mask": latent_mask, "text_mask": text_mask}
-            latent = denoise(self.sessions["vector_estimator"], latent, conditions,
-                             options.steps, self._binding_device())
+            conditions = {
+                "text_emb": text_emb,
+                "style_ttl": styles.ttl,
+                "latent_mask": latent_mask,
+                "text_mask": text_mask,
+            }
+            latent = denoise(
+                self.sessions["vector_estimator"],
+                latent,
+                conditions,
+                options.steps,
+                self._binding_device(),
+            )
             began = clock.lap("step_loop", began)
             wav = self._run("vocoder", {"latent": latent})
             clock.lap("vocoder", began)
@@ -339,15 +397,18 @@ class SupertonicEngine:
 
     def _load_style(self, path: Path) -> Style:
         style = read_style(path)
-        for graph, name, tensor in (("text_encoder", "style_ttl", style.ttl),
-                                    ("duration_predictor", "style_dp", style.dp)):
+        for graph, name, tensor in (
+            ("text_encoder", "style_ttl", style.ttl),
+            ("duration_predictor", "style_dp", style.dp),
+        ):
             expected = self._input_shape(graph, name)
             if not fits(tensor.shape, expected):
-                raise EngineUnavailable(f"{path}: {name} has shape {list(tensor.shape)}, "
-                                        f"this model expects {expected} with a batch of 1")
+                raise EngineUnavailable(
+                    f"{path}: {name} has shape {list(tensor.shape)}, "
+                    f"this model expects {expected} with a batch of 1"
+                )
         return style
 
     def _input_shape(self, graph: str, name: str) -> list[int | str]:
         inputs = self.sessions[graph].inference.get_inputs()
         return next(list(item.shape) for item in inputs if item.name == name)
-

@@ -67,9 +67,11 @@ class Style:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Style:
         """The release's format: {"style_ttl": {"dims": [...], "data": [...]}, "style_dp": …}."""
+
         def tensor(key: str) -> np.ndarray:
             values = np.asarray(data[key]["data"], dtype=np.float32)
             return values.reshape([int(d) for d in data[key]["dims"]])
+
         return cls(ttl=tensor("style_ttl"), dp=tensor("style_dp"))
 
     def repeated(self, batch: int) -> Style:
@@ -105,13 +107,18 @@ class ModelFiles:
     @classmethod
     def unchecked(cls, model_dir: Path) -> ModelFiles:
         """Where the files would be: the layout whose onnx/ folder exists (else the plain one)."""
-        base = next((model_dir / layout for layout in LAYOUTS
-                     if (model_dir / layout / "onnx").is_dir()), model_dir)
+        base = next(
+            (model_dir / layout for layout in LAYOUTS if (model_dir / layout / "onnx").is_dir()),
+            model_dir,
+        )
         return cls(base / "onnx", base / "voice_styles")
 
     def required(self) -> list[Path]:
-        return [*(self.graph(name) for name in GRAPHS),
-                self.onnx_dir / CONFIG_FILE, self.onnx_dir / INDEXER_FILE]
+        return [
+            *(self.graph(name) for name in GRAPHS),
+            self.onnx_dir / CONFIG_FILE,
+            self.onnx_dir / INDEXER_FILE,
+        ]
 
     def graph(self, name: str) -> Path:
         return self.onnx_dir / f"{name}.onnx"
@@ -121,8 +128,10 @@ class ModelFiles:
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ModelMissing(f"{path} is not readable JSON ({exc}); "
-                               "replace it with the official file (see models/README.md)") from exc
+            raise ModelMissing(
+                f"{path} is not readable JSON ({exc}); "
+                "replace it with the official file (see models/README.md)"
+            ) from exc
 
     def voice_paths(self) -> list[Path]:
         # Listed on every call, so style files dropped in the folder show up at once.
@@ -132,8 +141,9 @@ class ModelFiles:
         path = self.voices_dir / f"{voice}.json"
         if path.parent != self.voices_dir or not path.is_file():  # also refuses "../x"
             available = ", ".join(item.stem for item in self.voice_paths()) or "none"
-            raise EngineUnavailable(f"Supertonic has no voice {voice!r} in {self.voices_dir}; "
-                                    f"available: {available}")
+            raise EngineUnavailable(
+                f"Supertonic has no voice {voice!r} in {self.voices_dir}; available: {available}"
+            )
         return path
 
 
@@ -153,12 +163,20 @@ def folder_stamp(model_dir: Path) -> tuple[tuple[str, int, int], ...] | None:
 
 def read_style(path: Path) -> Style:
     if is_lfs_pointer(path):
-        raise ModelMissing(f"{path} is a Git LFS pointer, not a voice style: "
-                           "run `git lfs pull` in that clone or download the file")
+        raise ModelMissing(
+            f"{path} is a Git LFS pointer, not a voice style: "
+            "run `git lfs pull` in that clone or download the file"
+        )
     try:
         return Style.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError,
-            ValueError) as exc:
+    except (
+        OSError,
+        UnicodeDecodeError,
+        json.JSONDecodeError,
+        KeyError,
+        TypeError,
+        ValueError,
+    ) as exc:
         raise EngineUnavailable(f"{path} is not a Supertonic voice style ({exc!r})") from exc
 
 
@@ -166,23 +184,31 @@ def fits(shape: tuple[int, ...], expected: list[int | str]) -> bool:
     """Whether a style tensor (batch 1) fits a graph input; named dimensions fit anything."""
     if len(shape) != len(expected) or shape[0] != 1:
         return False
-    return all(not isinstance(want, int) or want == got
-               for want, got in zip(expected[1:], shape[1:], strict=True))
+    return all(
+        not isinstance(want, int) or want == got
+        for want, got in zip(expected[1:], shape[1:], strict=True)
+    )
 
 
-def _missing_message(model_dir: Path, base: Path, missing: list[Path],
-                     pointers: list[Path]) -> str:
+def _missing_message(model_dir: Path, base: Path, missing: list[Path], pointers: list[Path]) -> str:
     def names(paths: list[Path]) -> str:
         return ", ".join(str(path.relative_to(base)) for path in paths)
+
     lines = [f"The Supertonic model in {model_dir} is missing or incomplete."]
     if missing:
         lines.append(f"  Missing: {names(missing)}")
     if pointers:
-        lines.append(f"  Git LFS pointer files instead of the real weights: {names(pointers)} "
-                     "(run `git lfs install && git lfs pull` in that clone, or download the files)")
-    lines.append("Expected: onnx/duration_predictor.onnx, onnx/text_encoder.onnx, "
-                 "onnx/vector_estimator.onnx, onnx/vocoder.onnx, onnx/tts.json, "
-                 "onnx/unicode_indexer.json and voice_styles/<voice>.json.")
-    lines.append(f"Put the official Supertonic files in {model_dir} (see models/README.md), "
-                 f"or set {DIR_ENV} to the folder that holds them.")
+        lines.append(
+            f"  Git LFS pointer files instead of the real weights: {names(pointers)} "
+            "(run `git lfs install && git lfs pull` in that clone, or download the files)"
+        )
+    lines.append(
+        "Expected: onnx/duration_predictor.onnx, onnx/text_encoder.onnx, "
+        "onnx/vector_estimator.onnx, onnx/vocoder.onnx, onnx/tts.json, "
+        "onnx/unicode_indexer.json and voice_styles/<voice>.json."
+    )
+    lines.append(
+        f"Put the official Supertonic files in {model_dir} (see models/README.md), "
+        f"or set {DIR_ENV} to the folder that holds them."
+    )
     return "\n".join(lines)

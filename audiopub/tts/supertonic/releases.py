@@ -33,8 +33,11 @@ log = logging.getLogger(__name__)
 CHOICE_FILE: Final = "supertonic-release"  # under <data dir>/voices/: a release id, one line
 
 # What Audiopub needs of a Supertonic release, plus its licence and model card.
-SUPERTONIC_FILES: Final = (*(f"onnx/{name}.onnx" for name in GRAPHS), f"onnx/{CONFIG_FILE}",
-                           f"onnx/{INDEXER_FILE}")
+SUPERTONIC_FILES: Final = (
+    *(f"onnx/{name}.onnx" for name in GRAPHS),
+    f"onnx/{CONFIG_FILE}",
+    f"onnx/{INDEXER_FILE}",
+)
 _SUPERTONIC_EXTRAS: Final = ("LICENSE", "LICENSE.md", "LICENSE.txt", "README.md")
 
 
@@ -65,15 +68,27 @@ class SupertonicRelease:
 # Revisions: the commits `supertonic` 1.3.1 (PyPI) pins in its config.MODEL_CONFIGS, which is
 # what Audiopub's Supertonic engine and tests are checked against.
 SUPERTONIC_RELEASES: Final = (
-    SupertonicRelease("supertonic-3", "Supertone/supertonic-3",
-                      "724fb5abbf5502583fb520898d45929e62f02c0b", SUPPORTED_LANGUAGES,
-                      f"multilingual, {len(SUPPORTED_LANGUAGES)} languages"),
-    SupertonicRelease("supertonic-2", "Supertone/supertonic-2",
-                      "75e6727618a02f323c720cba9478152d4bc16ca4", ("en", "ko", "es", "pt", "fr"),
-                      "5 languages (older release)"),
-    SupertonicRelease("supertonic-1", "Supertone/supertonic",
-                      "b6856d033f622c63ea29441795be266a1133e227", ("en",),
-                      "English only (first release)"),
+    SupertonicRelease(
+        "supertonic-3",
+        "Supertone/supertonic-3",
+        "724fb5abbf5502583fb520898d45929e62f02c0b",
+        SUPPORTED_LANGUAGES,
+        f"multilingual, {len(SUPPORTED_LANGUAGES)} languages",
+    ),
+    SupertonicRelease(
+        "supertonic-2",
+        "Supertone/supertonic-2",
+        "75e6727618a02f323c720cba9478152d4bc16ca4",
+        ("en", "ko", "es", "pt", "fr"),
+        "5 languages (older release)",
+    ),
+    SupertonicRelease(
+        "supertonic-1",
+        "Supertone/supertonic",
+        "b6856d033f622c63ea29441795be266a1133e227",
+        ("en",),
+        "English only (first release)",
+    ),
 )
 SUPERTONIC_DEFAULT: Final = SUPERTONIC_RELEASES[0]
 
@@ -133,9 +148,11 @@ def choose_release(name: str) -> SupertonicRelease:
         known = ", ".join(r.id for r in SUPERTONIC_RELEASES)
         raise VoiceNotFound(f"No Supertonic release {name!r}; the releases are {known}.")
     if not is_installed(release):
-        raise VoiceNotFound(f"{release.id} is not installed in {release_dir(release)}: "
-                            f"`audiopub voices download {release.id}` (or Download on the "
-                            "Voices page) installs it, then choose it.")
+        raise VoiceNotFound(
+            f"{release.id} is not installed in {release_dir(release)}: "
+            f"`audiopub voices download {release.id}` (or Download on the "
+            "Voices page) installs it, then choose it."
+        )
     with atomic_write(choice_path()) as temp:
         temp.write_text(release.id + "\n", "utf-8")
     return release

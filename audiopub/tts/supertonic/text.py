@@ -23,8 +23,37 @@ log = logging.getLogger(__name__)
 
 # Supertonic-3's languages; Supertonic-2 knows a subset (en, ko, es, pt, fr).
 SUPPORTED_LANGUAGES: Final = (
-    "en", "ko", "ja", "ar", "bg", "cs", "da", "de", "el", "es", "et", "fi", "fr", "hi", "hr",
-    "hu", "id", "it", "lt", "lv", "nl", "pl", "pt", "ro", "ru", "sk", "sl", "sv", "tr", "uk", "vi",
+    "en",
+    "ko",
+    "ja",
+    "ar",
+    "bg",
+    "cs",
+    "da",
+    "de",
+    "el",
+    "es",
+    "et",
+    "fi",
+    "fr",
+    "hi",
+    "hr",
+    "hu",
+    "id",
+    "it",
+    "lt",
+    "lv",
+    "nl",
+    "pl",
+    "pt",
+    "ro",
+    "ru",
+    "sk",
+    "sl",
+    "sv",
+    "tr",
+    "uk",
+    "vi",
 )
 # Supertonic-3's tag for "language unknown or not supported".
 UNKNOWN_LANGUAGE: Final = "na"
@@ -39,9 +68,24 @@ _EMOJI = re.compile(
 )
 # The official replacements, in the official order (the model was trained on text after them).
 _OFFICIAL_SYMBOLS: Final = {
-    "\u2013": "-", "\u2011": "-", "\u2014": "-", "\u00af": " ", "_": " ",
-    "\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'", "\u00b4": "'", "`": "'",
-    "[": " ", "]": " ", "|": " ", "/": " ", "#": " ", "\u2192": " ", "\u2190": " ",
+    "\u2013": "-",
+    "\u2011": "-",
+    "\u2014": "-",
+    "\u00af": " ",
+    "_": " ",
+    "\u201c": '"',
+    "\u201d": '"',
+    "\u2018": "'",
+    "\u2019": "'",
+    "\u00b4": "'",
+    "`": "'",
+    "[": " ",
+    "]": " ",
+    "|": " ",
+    "/": " ",
+    "#": " ",
+    "\u2192": " ",
+    "\u2190": " ",
 }
 _OFFICIAL_REMOVED = re.compile(r"[♥☆♡©\\]")
 _OFFICIAL_EXPRESSIONS: Final = {"@": " at ", "e.g.,": "for example, ", "i.e.,": "that is, "}
@@ -54,14 +98,40 @@ _ENDS_WITH_PUNCT = re.compile(r"[.!?;:,'\"')\]}…。」』】〉》›»]$")
 # NFKD already turns NBSP into a space, "…" into "...", ligatures like "ﬁ" into "fi".
 _FALLBACKS: Final = {
     # quotation marks and primes: « » „ ‟ ″ ‹ › ‚ ‛ ′
-    "\u00ab": '"', "\u00bb": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
-    "\u2039": "'", "\u203a": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+    "\u00ab": '"',
+    "\u00bb": '"',
+    "\u201e": '"',
+    "\u201f": '"',
+    "\u2033": '"',
+    "\u2039": "'",
+    "\u203a": "'",
+    "\u201a": "'",
+    "\u201b": "'",
+    "\u2032": "'",
     # hyphen, figure dash, horizontal bar, minus sign, hyphen bullet; bullet, middle dot
-    "\u2010": "-", "\u2012": "-", "\u2015": "-", "\u2212": "-", "\u2043": "-",
-    "\u2022": ",", "\u00b7": ",",
+    "\u2010": "-",
+    "\u2012": "-",
+    "\u2015": "-",
+    "\u2212": "-",
+    "\u2043": "-",
+    "\u2022": ",",
+    "\u00b7": ",",
     # letters NFKD leaves whole
-    "ß": "ss", "æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ø": "o", "Ø": "O", "ł": "l",
-    "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th",
+    "ß": "ss",
+    "æ": "ae",
+    "Æ": "Ae",
+    "œ": "oe",
+    "Œ": "Oe",
+    "ø": "o",
+    "Ø": "O",
+    "ł": "l",
+    "Ł": "L",
+    "đ": "d",
+    "Đ": "D",
+    "ð": "d",
+    "Ð": "D",
+    "þ": "th",
+    "Þ": "Th",
     "\u0131": "i",  # dotless i
     "\u2044": " ",  # fraction slash, from NFKD of "½": "1 2" beats "12"
 }
@@ -96,8 +166,7 @@ class TextFrontEnd:
         object.__setattr__(self, "known", known)
 
     @classmethod
-    def from_indexer(cls, indexer: Sequence[int], multilingual: bool | None = None
-                     ) -> TextFrontEnd:
+    def from_indexer(cls, indexer: Sequence[int], multilingual: bool | None = None) -> TextFrontEnd:
         table = np.asarray(indexer, dtype=np.int64)
         if table.ndim != 1 or not (table >= 0).any():
             raise ValueError("the unicode indexer must be a non-empty list of ids")
@@ -147,8 +216,10 @@ class TextFrontEnd:
             else:
                 dropped.add(char)
         if dropped:
-            log.debug("Dropped characters the Supertonic model has no tokens for: %s",
-                      " ".join(f"U+{ord(c):04X}" for c in sorted(dropped)))
+            log.debug(
+                "Dropped characters the Supertonic model has no tokens for: %s",
+                " ".join(f"U+{ord(c):04X}" for c in sorted(dropped)),
+            )
         return "".join(kept)
 
     def wrap(self, text: str, language: str | None) -> str:
@@ -157,8 +228,7 @@ class TextFrontEnd:
             return text
         return f"<{language}>{text}</{language}>"
 
-    def encode(self, texts: Sequence[str], language: str | None
-               ) -> tuple[np.ndarray, np.ndarray]:
+    def encode(self, texts: Sequence[str], language: str | None) -> tuple[np.ndarray, np.ndarray]:
         """Normalised texts → `text_ids` int64 [B,T] and `text_mask` float32 [B,1,T]."""
         wrapped = [self.wrap(text, language) for text in texts]
         lengths = np.array([len(text) for text in wrapped], dtype=np.int64)

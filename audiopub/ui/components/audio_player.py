@@ -23,8 +23,14 @@ class AudioPlayer:
         self.element = ui.audio("").classes("w-full").mark(marker)
         self.element.set_visibility(False)
 
-    async def speak(self, speak: Callable[..., bytes], *args: Any, show: Callable[[str], None],
-                    failing: str, busy: ui.element | None = None) -> None:
+    async def speak(
+        self,
+        speak: Callable[..., bytes],
+        *args: Any,
+        show: Callable[[str], None],
+        failing: str,
+        busy: ui.element | None = None,
+    ) -> None:
         """`speak(*args)` in a thread (see `run_blocking` for `show`, `failing` and `busy`),
         then its WAV bytes played; nothing is played where it failed."""
         wav = await run_blocking(speak, *args, show=show, failing=failing, busy=busy)

@@ -42,8 +42,12 @@ class BookPanel:
     """The book to convert, and which of its chapters to narrate; `voice()` gives the voice
     chosen in the settings panel (None: none yet), to hear names and check the lexicon with."""
 
-    def __init__(self, services: Services, on_change: Callable[[], None],
-                 voice: Callable[[], JobSettings | None] = lambda: None) -> None:
+    def __init__(
+        self,
+        services: Services,
+        on_change: Callable[[], None],
+        voice: Callable[[], JobSettings | None] = lambda: None,
+    ) -> None:
         self.services = services
         self.on_change = on_change
         self.voice = voice
@@ -64,11 +68,18 @@ class BookPanel:
             section_title("Book", "menu_book")
             self.error = ui.label().classes("ap-banner ap-error").mark("upload-error")
             self.error.set_visibility(False)
-            self.upload = ui.upload(
-                label=f"Drop an .epub here or click to choose one (up to {fmt.size(limit)})",
-                auto_upload=True, max_file_size=limit, max_files=1,
-                on_upload=self._handle_upload,
-            ).props('accept=".epub,application/epub+zip" flat').classes("ap-upload").mark("upload")
+            self.upload = (
+                ui.upload(
+                    label=f"Drop an .epub here or click to choose one (up to {fmt.size(limit)})",
+                    auto_upload=True,
+                    max_file_size=limit,
+                    max_files=1,
+                    on_upload=self._handle_upload,
+                )
+                .props('accept=".epub,application/epub+zip" flat')
+                .classes("ap-upload")
+                .mark("upload")
+            )
             # A name the server could not take is refused before a byte is sent.
             self.upload.props(f':filter="{_NAME_FILTER}"')
             self.upload.on("rejected", self._handle_rejected, js_handler=_REJECTED)
@@ -100,8 +111,11 @@ class BookPanel:
         self.speed = speed
         chosen = self.voice()
         try:
-            self.pace = (self.services.store.ledger.speech_pace(chosen.engine, chosen.voice)
-                         if chosen is not None and chosen.voice else None)
+            self.pace = (
+                self.services.store.ledger.speech_pace(chosen.engine, chosen.voice)
+                if chosen is not None and chosen.voice
+                else None
+            )
         except StoreDamaged:  # estimates at the usual pace; the page's banner says why
             self.pace = None
         if self.book is not None:
@@ -118,8 +132,9 @@ class BookPanel:
         self._show_error(None)
         self.busy.set_visibility(True)
         try:
-            path = await save_upload(event.file, self.services.uploads_dir,
-                                     self.services.upload_limit_bytes)
+            path = await save_upload(
+                event.file, self.services.uploads_dir, self.services.upload_limit_bytes
+            )
         except AudiopubError as exc:
             self.busy.set_visibility(False)
             self._show_error(str(exc))
@@ -151,18 +166,25 @@ class BookPanel:
         if ahead is None:  # its turn has come
             self.place.set_text("")
         else:
-            self.place.set_text("next in line, after the books being read" if ahead == 0 else
-                                f"{ahead} book{'s' if ahead > 1 else ''} before it in line")
+            self.place.set_text(
+                "next in line, after the books being read"
+                if ahead == 0
+                else f"{ahead} book{'s' if ahead > 1 else ''} before it in line"
+            )
 
     def _handle_rejected(self, event: events.GenericEventArguments) -> None:
         for reason, name in event.args:
             if reason == "filter":
-                self._show_error(f"{display_name(name)}: its name is too long to upload "
-                                 f"({fmt.count(len(name))} characters; at most "
-                                 f"{MAX_NAME_CHARS}). Rename the file and choose it again.")
+                self._show_error(
+                    f"{display_name(name)}: its name is too long to upload "
+                    f"({fmt.count(len(name))} characters; at most "
+                    f"{MAX_NAME_CHARS}). Rename the file and choose it again."
+                )
                 return
-        self._show_error("That file was refused: only .epub files up to "
-                         f"{fmt.size(self.services.upload_limit_bytes)} are accepted.")
+        self._show_error(
+            "That file was refused: only .epub files up to "
+            f"{fmt.size(self.services.upload_limit_bytes)} are accepted."
+        )
 
     def _handle_failed(self, event: events.GenericEventArguments) -> None:
         """The browser sent the file and the server refused it (or never answered)."""
@@ -221,26 +243,32 @@ class BookPanel:
             with ui.row().classes("w-full gap-5 no-wrap items-start"):
                 with ui.element("div").classes("ap-cover").mark("book-cover"):
                     if read.thumbnail is not None:
-                        ui.image(f"/covers/{read.thumbnail}") \
-                            .classes("w-full h-full").props("fit=cover no-spinner")
+                        ui.image(f"/covers/{read.thumbnail}").classes("w-full h-full").props(
+                            "fit=cover no-spinner"
+                        )
                     else:
                         ui.icon("menu_book").classes("text-5xl ap-muted")
                 with ui.column().classes("gap-1 min-w-0 flex-1"):
                     ui.label(book.title).classes("text-xl font-semibold").mark("book-title")
-                    ui.label(book.author or "Unknown author").classes("ap-muted") \
-                        .mark("book-author")
+                    ui.label(book.author or "Unknown author").classes("ap-muted").mark(
+                        "book-author"
+                    )
                     with ui.row().classes("items-center gap-2 mt-1"):
-                        ui.label(book.language or "language not stated").classes("ap-chip") \
-                            .mark("book-language")
+                        ui.label(book.language or "language not stated").classes("ap-chip").mark(
+                            "book-language"
+                        )
                         ui.label(self.file_name).classes("ap-muted text-xs truncate")
                     self.summary = ui.label().classes("ap-muted text-sm mt-2").mark("book-summary")
                     with ui.row().classes("gap-2 mt-2"):
-                        ui.button("All", on_click=lambda: self._tick_all(True)) \
-                            .props("flat dense no-caps").mark("select-all")
-                        ui.button("None", on_click=lambda: self._tick_all(False)) \
-                            .props("flat dense no-caps").mark("select-none")
-                        ui.button("Another book", icon="swap_horiz", on_click=self.clear) \
-                            .props("flat dense no-caps").mark("another-book")
+                        ui.button("All", on_click=lambda: self._tick_all(True)).props(
+                            "flat dense no-caps"
+                        ).mark("select-all")
+                        ui.button("None", on_click=lambda: self._tick_all(False)).props(
+                            "flat dense no-caps"
+                        ).mark("select-none")
+                        ui.button("Another book", icon="swap_horiz", on_click=self.clear).props(
+                            "flat dense no-caps"
+                        ).mark("another-book")
             if book.warnings:  # read anyway, but the user should know what was left out
                 _warnings(book.warnings)
             if names:  # to check before hours of synthesis (docs/lexicons-and-spoken-forms.md)
@@ -263,13 +291,20 @@ class BookPanel:
     def _chapter_row(self, number: int, chapter: Chapter) -> None:
         with ui.row().classes("ap-chapter-row items-center no-wrap gap-2"):
             # Title pages and dedications are listed unticked, as `convert` leaves them out.
-            box = ui.checkbox(chapter.title, value=chapter.index + 1 in self._default,
-                              on_change=self._chapters_changed)
+            box = ui.checkbox(
+                chapter.title,
+                value=chapter.index + 1 in self._default,
+                on_change=self._chapters_changed,
+            )
             box.classes("flex-1 min-w-0").mark(f"chapter-{number}")
-            ui.label(f"{fmt.count(chapter.char_count)} chars") \
-                .classes("ap-muted text-sm ap-figure").mark(f"chapter-chars-{number}")
-            duration = ui.label(fmt.approx_duration(
-                fmt.estimate_speech_s(chapter.char_count, self.speed, self.pace)))
+            ui.label(f"{fmt.count(chapter.char_count)} chars").classes(
+                "ap-muted text-sm ap-figure"
+            ).mark(f"chapter-chars-{number}")
+            duration = ui.label(
+                fmt.approx_duration(
+                    fmt.estimate_speech_s(chapter.char_count, self.speed, self.pace)
+                )
+            )
             duration.classes("ap-muted text-sm ap-figure w-24 text-right")
             duration.mark(f"chapter-duration-{number}")
         self.checkboxes.append(box)
@@ -283,14 +318,25 @@ class BookPanel:
             # As a job of this book would have them: the rows are the book's file.
             return layered(edited, pronunciations, read_if_present(user_lexicon_path(data_dir)))
 
-        with ui.expansion("How to say words in this book", icon="spellcheck",
-                          caption="This book's lexicon: every conversion of it says these "
-                                  "words so, before your own lexicon's") \
-                .classes("w-full ap-expansion text-sm").mark("book-lexicon") as expansion:
+        with (
+            ui.expansion(
+                "How to say words in this book",
+                icon="spellcheck",
+                caption="This book's lexicon: every conversion of it says these "
+                "words so, before your own lexicon's",
+            )
+            .classes("w-full ap-expansion text-sm")
+            .mark("book-lexicon") as expansion
+        ):
             self.lexicon = LexiconEditor(
-                self.services, path, self.voice, layers, book,
+                self.services,
+                path,
+                self.voice,
+                layers,
+                book,
                 empty_text="No entries yet: add a word, or press Fix beside a name above.",
-                on_change=self.on_change)
+                on_change=self.on_change,
+            )
         self.lexicon_expansion = expansion
 
     async def _hear_name(self, name: NameCandidate) -> None:
@@ -317,41 +363,63 @@ class BookPanel:
         chosen = [self.book.chapters[n - 1] for n in self.selected()]
         chars = sum(c.char_count for c in chosen)
         total = len(self.book.chapters)
-        source = ("at this voice's pace in the books it finished" if self.pace else
-                  "a rough guess, until this voice has finished a book")
+        source = (
+            "at this voice's pace in the books it finished"
+            if self.pace
+            else "a rough guess, until this voice has finished a book"
+        )
         self.summary.set_text(
             f"{len(chosen)} of {total} chapters · {fmt.count(chars)} characters · "
             f"{fmt.approx_duration(fmt.estimate_speech_s(chars, self.speed, self.pace))} of "
-            f"audio ({source})" if chosen else f"No chapters selected (of {total})")
+            f"audio ({source})"
+            if chosen
+            else f"No chapters selected (of {total})"
+        )
 
 
-def _names(names: list[NameCandidate], hear: Callable[[NameCandidate], Awaitable[None]],
-           fix: Callable[[NameCandidate], None]) -> None:
-    with ui.expansion(f"Names to check: {', '.join(n.word for n in names[:5])}"
-                      + (" …" if len(names) > 5 else ""), icon="record_voice_over",
-                      caption="Words the voice may not know, most frequent first; a lexicon "
-                              "entry says how to pronounce one") \
-            .classes("w-full ap-expansion text-sm").mark("book-names"):
+def _names(
+    names: list[NameCandidate],
+    hear: Callable[[NameCandidate], Awaitable[None]],
+    fix: Callable[[NameCandidate], None],
+) -> None:
+    with (
+        ui.expansion(
+            f"Names to check: {', '.join(n.word for n in names[:5])}"
+            + (" …" if len(names) > 5 else ""),
+            icon="record_voice_over",
+            caption="Words the voice may not know, most frequent first; a lexicon "
+            "entry says how to pronounce one",
+        )
+        .classes("w-full ap-expansion text-sm")
+        .mark("book-names")
+    ):
         for name in names:
             with ui.row().classes("w-full no-wrap gap-3 items-baseline").mark("book-name"):
                 ui.label(name.word).classes("font-semibold w-40 shrink-0 truncate")
                 ui.label(f"{name.count}×").classes("ap-muted ap-figure w-10 shrink-0")
-                ui.button(icon="volume_up", on_click=lambda n=name: hear(n)) \
-                    .props('flat dense round size=sm aria-label="Hear it"') \
-                    .classes("shrink-0").tooltip("Hear it: the name, then this sentence") \
-                    .mark(f"name-hear-{name.word}")
-                ui.button("Fix", icon="edit", on_click=lambda n=name: fix(n)) \
-                    .props("flat dense no-caps size=sm").classes("shrink-0") \
-                    .tooltip("Add it to this book's lexicon") \
-                    .mark(f"name-fix-{name.word}")
+                ui.button(icon="volume_up", on_click=lambda n=name: hear(n)).props(
+                    'flat dense round size=sm aria-label="Hear it"'
+                ).classes("shrink-0").tooltip("Hear it: the name, then this sentence").mark(
+                    f"name-hear-{name.word}"
+                )
+                ui.button("Fix", icon="edit", on_click=lambda n=name: fix(n)).props(
+                    "flat dense no-caps size=sm"
+                ).classes("shrink-0").tooltip("Add it to this book's lexicon").mark(
+                    f"name-fix-{name.word}"
+                )
                 ui.label(name.example).classes("ap-muted text-xs min-w-0")
 
 
 def _warnings(warnings: tuple[str, ...]) -> None:
     count = len(warnings)
-    with ui.expansion(f"{count} note{'s' if count > 1 else ''} on reading this book",
-                      icon="info_outline", caption=warnings[0]) \
-            .classes("w-full ap-banner ap-warn ap-expansion text-sm").mark("book-warnings"):
+    with (
+        ui.expansion(
+            f"{count} note{'s' if count > 1 else ''} on reading this book",
+            icon="info_outline",
+            caption=warnings[0],
+        )
+        .classes("w-full ap-banner ap-warn ap-expansion text-sm")
+        .mark("book-warnings")
+    ):
         for warning in warnings:
-            ui.label(warning).classes("text-sm").style("white-space: pre-line") \
-                .mark("book-warning")
+            ui.label(warning).classes("text-sm").style("white-space: pre-line").mark("book-warning")

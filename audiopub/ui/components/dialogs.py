@@ -14,8 +14,9 @@ async def confirm(question: str, yes: str = "Delete", no: str = "Keep") -> bool:
         ui.label(question)
         with ui.row().classes("w-full justify-end gap-2"):
             ui.button(no, on_click=lambda: dialog.submit(False)).props("flat no-caps")
-            ui.button(yes, on_click=lambda: dialog.submit(True)) \
-                .props("unelevated no-caps color=negative").mark("confirm-delete")
+            ui.button(yes, on_click=lambda: dialog.submit(True)).props(
+                "unelevated no-caps color=negative"
+            ).mark("confirm-delete")
     confirmed = await dialog
     dialog.delete()
     return bool(confirmed)

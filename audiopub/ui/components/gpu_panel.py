@@ -24,8 +24,9 @@ TEMP_COLOUR: Final = "#b7844b"
 AXIS_COLOUR: Final = "#8a979d"
 MIN_SPAN_S: Final = 10.0  # the plot's shortest time axis
 # ECharts label formatter (JavaScript): -90 → "1.5 min", -20 → "20 s", 0 → "now".
-SECONDS_AGO: Final = ("v => v === 0 ? 'now' : (v <= -60 ? `${+(-v / 60).toFixed(1)} min`"
-                      " : `${Math.round(-v)} s`)")
+SECONDS_AGO: Final = (
+    "v => v === 0 ? 'now' : (v <= -60 ? `${+(-v / 60).toFixed(1)} min` : `${Math.round(-v)} s`)"
+)
 
 
 class GpuPanel:
@@ -38,8 +39,11 @@ class GpuPanel:
             with ui.row().classes("items-start no-wrap gap-3") as self.none:
                 ui.icon("developer_board_off").classes("text-2xl ap-muted")
                 with ui.column().classes("gap-1"):
-                    self.headline = ui.label("Checking for NVIDIA GPUs…").classes("font-medium") \
+                    self.headline = (
+                        ui.label("Checking for NVIDIA GPUs…")
+                        .classes("font-medium")
                         .mark("gpu-status")
+                    )
                     self.reason = ui.label().classes("ap-muted text-sm").mark("gpu-none-reason")
             self.warning = ui.label().classes("ap-banner ap-warn text-sm").mark("gpu-warning")
             self.warning.set_visibility(False)
@@ -72,8 +76,9 @@ class GpuPanel:
             if block is None:
                 with self.devices:
                     block = self.blocks[sample.index] = _GpuBlock(sample)
-            block.update(sample, [s for tick in history for s in tick if s.index == sample.index],
-                         now)
+            block.update(
+                sample, [s for tick in history for s in tick if s.index == sample.index], now
+            )
 
 
 class _GpuBlock:
@@ -86,14 +91,18 @@ class _GpuBlock:
             with ui.row().classes("w-full items-baseline no-wrap gap-3"):
                 ui.label("VRAM").classes("ap-stat-label flex-1")
                 self.vram = ui.label().classes("ap-figure text-sm").mark(f"gpu-{i}-vram")
-            self.vram_bar = ui.linear_progress(value=0, show_value=False) \
-                .props("rounded size=8px").classes("w-full")
+            self.vram_bar = (
+                ui.linear_progress(value=0, show_value=False)
+                .props("rounded size=8px")
+                .classes("w-full")
+            )
             with ui.row().classes("w-full justify-between"):
                 self.temp = stat("Temp", f"gpu-{i}-temp")
                 self.util = stat("Load", f"gpu-{i}-util")
                 self.power = stat("Power", f"gpu-{i}-power")
-            self.chart = ui.echart(_chart_options(sample)).classes("ap-gpu-chart") \
-                .mark(f"gpu-{i}-chart")
+            self.chart = (
+                ui.echart(_chart_options(sample)).classes("ap-gpu-chart").mark(f"gpu-{i}-chart")
+            )
 
     def update(self, sample: GpuSample, history: list[GpuSample], now: float) -> None:
         used, total = sample.vram_used_mb, sample.vram_total_mb
@@ -111,35 +120,65 @@ class _GpuBlock:
         span = now - history[0].timestamp if history else HISTORY_S
         options["xAxis"]["min"] = -round(max(MIN_SPAN_S, min(HISTORY_S, span)))
         vram, temperature = options["series"][0], options["series"][1]
-        vram["data"] = [[round(s.timestamp - now, 1), round(s.vram_used_mb / 1024, 2)]
-                        for s in history if s.vram_used_mb is not None]
-        temperature["data"] = [[round(s.timestamp - now, 1), s.temperature_c]
-                               for s in history if s.temperature_c is not None]
+        vram["data"] = [
+            [round(s.timestamp - now, 1), round(s.vram_used_mb / 1024, 2)]
+            for s in history
+            if s.vram_used_mb is not None
+        ]
+        temperature["data"] = [
+            [round(s.timestamp - now, 1), s.temperature_c]
+            for s in history
+            if s.temperature_c is not None
+        ]
         self.chart.update()
 
 
 def _chart_options(sample: GpuSample) -> dict[str, Any]:
     total_gib = round((sample.vram_total_mb or 0) / 1024, 1) or None
-    axis = {"axisLabel": {"color": AXIS_COLOUR, "fontSize": 10},
-            "splitLine": {"lineStyle": {"color": "rgba(128,128,128,0.15)"}}}
+    axis = {
+        "axisLabel": {"color": AXIS_COLOUR, "fontSize": 10},
+        "splitLine": {"lineStyle": {"color": "rgba(128,128,128,0.15)"}},
+    }
     return {
         "animation": False,
         "grid": {"left": 34, "right": 34, "top": 26, "bottom": 22},
-        "legend": {"top": 0, "itemWidth": 12, "itemHeight": 8,
-                   "textStyle": {"color": AXIS_COLOUR, "fontSize": 11}},
+        "legend": {
+            "top": 0,
+            "itemWidth": 12,
+            "itemHeight": 8,
+            "textStyle": {"color": AXIS_COLOUR, "fontSize": 11},
+        },
         "tooltip": {"trigger": "axis"},
-        "xAxis": {"type": "value", "min": -HISTORY_S, "max": 0, **axis,
-                  "axisLabel": {"color": AXIS_COLOUR, "fontSize": 10, ":formatter": SECONDS_AGO}},
-        "yAxis": [{"type": "value", "min": 0, "max": total_gib, **axis},
-                  {"type": "value", "min": 20, "max": 100, **axis,
-                   "splitLine": {"show": False}}],
+        "xAxis": {
+            "type": "value",
+            "min": -HISTORY_S,
+            "max": 0,
+            **axis,
+            "axisLabel": {"color": AXIS_COLOUR, "fontSize": 10, ":formatter": SECONDS_AGO},
+        },
+        "yAxis": [
+            {"type": "value", "min": 0, "max": total_gib, **axis},
+            {"type": "value", "min": 20, "max": 100, **axis, "splitLine": {"show": False}},
+        ],
         "series": [
-            {"name": "VRAM GiB", "type": "line", "showSymbol": False, "data": [],
-             "lineStyle": {"width": 1.5, "color": VRAM_COLOUR}, "itemStyle": {"color": VRAM_COLOUR},
-             "areaStyle": {"opacity": 0.12, "color": VRAM_COLOUR}},
-            {"name": "°C", "type": "line", "yAxisIndex": 1, "showSymbol": False, "data": [],
-             "lineStyle": {"width": 1.5, "color": TEMP_COLOUR},
-             "itemStyle": {"color": TEMP_COLOUR}},
+            {
+                "name": "VRAM GiB",
+                "type": "line",
+                "showSymbol": False,
+                "data": [],
+                "lineStyle": {"width": 1.5, "color": VRAM_COLOUR},
+                "itemStyle": {"color": VRAM_COLOUR},
+                "areaStyle": {"opacity": 0.12, "color": VRAM_COLOUR},
+            },
+            {
+                "name": "°C",
+                "type": "line",
+                "yAxisIndex": 1,
+                "showSymbol": False,
+                "data": [],
+                "lineStyle": {"width": 1.5, "color": TEMP_COLOUR},
+                "itemStyle": {"color": TEMP_COLOUR},
+            },
         ],
     }
 

@@ -29,8 +29,12 @@ from audiopub.ui.services import Services
 from audiopub.ui.theme import stat
 
 STATE_TEXT = {
-    JobState.QUEUED: "Queued", JobState.RUNNING: "Running", JobState.PAUSED: "Paused",
-    JobState.DONE: "Done", JobState.FAILED: "Failed", JobState.CANCELLED: "Cancelled",
+    JobState.QUEUED: "Queued",
+    JobState.RUNNING: "Running",
+    JobState.PAUSED: "Paused",
+    JobState.DONE: "Done",
+    JobState.FAILED: "Failed",
+    JobState.CANCELLED: "Cancelled",
 }
 
 
@@ -62,8 +66,9 @@ def device_text(view: JobView) -> str:
 
 
 class JobCard:
-    def __init__(self, services: Services, view: JobView,
-                 refresh: Callable[[], Awaitable[None]]) -> None:
+    def __init__(
+        self, services: Services, view: JobView, refresh: Callable[[], Awaitable[None]]
+    ) -> None:
         self.services = services
         self.job_id = view.job.id
         self._refresh = refresh
@@ -76,25 +81,29 @@ class JobCard:
         with ui.card().classes("ap-card w-full gap-3").mark("job", f"job-{job.id}") as self.card:
             with ui.row().classes("w-full items-start no-wrap gap-3"):
                 with ui.column().classes("gap-0 flex-1 min-w-0"):
-                    ui.label(job.title or "Untitled").classes("text-base font-semibold truncate") \
-                        .mark("job-title")
+                    ui.label(job.title or "Untitled").classes(
+                        "text-base font-semibold truncate"
+                    ).mark("job-title")
                     ui.label(job.author or "Unknown author").classes("ap-muted text-sm")
                 self.state = ui.label().classes("ap-chip").mark("job-state")
             ui.label(settings_summary(job)).classes("ap-muted text-sm").mark("job-settings")
             if view.language_note:
-                ui.label(view.language_note).classes("ap-banner ap-warn text-sm") \
-                    .mark("job-language-note")
+                ui.label(view.language_note).classes("ap-banner ap-warn text-sm").mark(
+                    "job-language-note"
+                )
             self.device = ui.label().classes("text-sm").mark("job-device")
             self.stage = ui.label().classes("text-sm").mark("job-stage")
             with ui.row().classes("w-full items-center no-wrap gap-3"):
-                self.bar = ui.linear_progress(value=0, show_value=False) \
-                    .props("rounded size=8px").classes("flex-1").mark("job-progress")
+                self.bar = (
+                    ui.linear_progress(value=0, show_value=False)
+                    .props("rounded size=8px")
+                    .classes("flex-1")
+                    .mark("job-progress")
+                )
                 self.percent = ui.label().classes("ap-figure w-12 text-right").mark("job-percent")
             self.chars = ui.label().classes("ap-muted text-sm ap-figure").mark("job-chars")
-            self.listening = ui.label().classes("ap-muted text-sm ap-figure") \
-                .mark("job-listening")
-            with ui.expansion().classes("w-full ap-expansion").mark("job-flagged") \
-                    as self.flagged:
+            self.listening = ui.label().classes("ap-muted text-sm ap-figure").mark("job-listening")
+            with ui.expansion().classes("w-full ap-expansion").mark("job-flagged") as self.flagged:
                 self.flagged_box = ui.column().classes("w-full gap-2")
             with ui.row().classes("w-full gap-x-10 gap-y-2"):
                 # The job's figures on the wall clock, running or done (see audiopub.figures).
@@ -110,22 +119,37 @@ class JobCard:
             with ui.expansion("Log").classes("w-full ap-expansion"):
                 self.log = ui.log(max_lines=200).classes("ap-log w-full").mark("job-log")
             with ui.row().classes("gap-2 items-center"):
-                self.pause = _button("Pause", "pause", "job-pause",
-                                     lambda: self._control(services.jobs.pause))
-                self.resume = _button("Resume", "play_arrow", "job-resume",
-                                      lambda: self._control(services.jobs.resume))
-                self.cancel = _button("Cancel", "stop", "job-cancel",
-                                      lambda: self._control(services.jobs.cancel))
-                self.download = ui.button(
-                    "Download .m4b", icon="download",
-                    on_click=lambda: ui.download.from_url(f"/library/{self.job_id}/download"),
-                ).props("unelevated no-caps").mark("job-download")
+                self.pause = _button(
+                    "Pause", "pause", "job-pause", lambda: self._control(services.jobs.pause)
+                )
+                self.resume = _button(
+                    "Resume",
+                    "play_arrow",
+                    "job-resume",
+                    lambda: self._control(services.jobs.resume),
+                )
+                self.cancel = _button(
+                    "Cancel", "stop", "job-cancel", lambda: self._control(services.jobs.cancel)
+                )
+                self.download = (
+                    ui.button(
+                        "Download .m4b",
+                        icon="download",
+                        on_click=lambda: ui.download.from_url(f"/library/{self.job_id}/download"),
+                    )
+                    .props("unelevated no-caps")
+                    .mark("job-download")
+                )
                 forms = chosen(view.job)
                 also = f" (and get {describe(forms)})" if forms is not None else ""
-                self.library = ui.link(f"Listen in the library{also}", "/library") \
-                    .classes("text-sm ap-link").mark("job-library")
-                self.delete_button = _button("Delete", "delete_outline", "job-delete",
-                                             self._confirm_delete)
+                self.library = (
+                    ui.link(f"Listen in the library{also}", "/library")
+                    .classes("text-sm ap-link")
+                    .mark("job-library")
+                )
+                self.delete_button = _button(
+                    "Delete", "delete_outline", "job-delete", self._confirm_delete
+                )
                 self.delete_button.props("flat")
         self.update(view)
 
@@ -145,10 +169,15 @@ class JobCard:
         self.chars.set_text(
             f"{fmt.count(progress.chars_done)} of {fmt.count(progress.chars_total)} characters · "
             f"{progress.chunks_done} of {progress.chunks_total} chunks"
-            + (f" ({progress.reused_chunks} reused from earlier jobs)"
-               if progress.reused_chunks else "")
+            + (
+                f" ({progress.reused_chunks} reused from earlier jobs)"
+                if progress.reused_chunks
+                else ""
+            )
             + (" · encoding the audiobook" if encoding else "")
-            if progress.chunks_total else "Planned when the job starts")
+            if progress.chunks_total
+            else "Planned when the job starts"
+        )
         self.rate.set_text(fmt.rate(m.chars_per_s))
         self.rtf.set_text(fmt.factor(m.rtf))
         self.startup.set_text(fmt.seconds_short(m.startup_s) if m.startup_s is not None else "—")
@@ -161,10 +190,13 @@ class JobCard:
         self._update_listening(view)
         self._update_chapters(view)
         self._update_log(view)
-        self.pause.set_visibility(state is JobState.QUEUED
-                                  or (state is JobState.RUNNING and not encoding))
-        self.cancel.set_visibility(state in (JobState.QUEUED, JobState.PAUSED)
-                                   or (state is JobState.RUNNING and not encoding))
+        self.pause.set_visibility(
+            state is JobState.QUEUED or (state is JobState.RUNNING and not encoding)
+        )
+        self.cancel.set_visibility(
+            state in (JobState.QUEUED, JobState.PAUSED)
+            or (state is JobState.RUNNING and not encoding)
+        )
         self.resume.set_visibility(state.is_resumable)
         self.resume.set_enabled(not stopping)
         self.delete_button.set_enabled(not stopping)
@@ -202,7 +234,7 @@ class JobCard:
         new = view.log_total - self._log_seen
         if new <= 0:
             return
-        for line in view.log[-min(new, len(view.log)):]:
+        for line in view.log[-min(new, len(view.log)) :]:
             self.log.push(line)
         self._log_seen = view.log_total
 
@@ -228,11 +260,15 @@ class _ChapterRow:
         with ui.column().classes("w-full gap-0").mark("job-chapter"):
             with ui.row().classes("w-full items-center no-wrap gap-3"):
                 ui.label(title).classes("flex-1 min-w-0 truncate text-sm")
-                self.bar = ui.linear_progress(value=0, show_value=False) \
-                    .props("rounded size=6px").classes("w-32")
+                self.bar = (
+                    ui.linear_progress(value=0, show_value=False)
+                    .props("rounded size=6px")
+                    .classes("w-32")
+                )
                 self.count = ui.label().classes("ap-muted text-xs ap-figure w-28 text-right")
-            self.figures = ui.label().classes("ap-muted text-xs ap-figure") \
-                .mark("job-chapter-figures")
+            self.figures = (
+                ui.label().classes("ap-muted text-xs ap-figure").mark("job-chapter-figures")
+            )
 
     def update(self, chapter: ChapterProgress) -> None:
         done = chapter.state is ChapterState.DONE
@@ -240,8 +276,9 @@ class _ChapterRow:
         self.bar.set_value(1.0 if done else round(fraction, 4))
         self.count.set_text(f"{fmt.count(chapter.chars_done)} / {fmt.count(chapter.chars_total)}")
         # Engine time, summed over engine processes: the card's top line has wall time.
-        self.figures.set_text(chapter_figures(chapter.chars_per_s, chapter.rtf,
-                                              chapter.stage_times))
+        self.figures.set_text(
+            chapter_figures(chapter.chars_per_s, chapter.rtf, chapter.stage_times)
+        )
         self.figures.set_visibility(done and chapter.chars_per_s is not None)
 
 

@@ -35,8 +35,14 @@ CardFactory = Callable[[Services, JobView, Callable[[], Awaitable[None]]], Card]
 
 
 class LiveList:
-    def __init__(self, services: Services, views: Callable[[], list[JobView]],
-                 card: CardFactory, empty_text: str, marker: str) -> None:
+    def __init__(
+        self,
+        services: Services,
+        views: Callable[[], list[JobView]],
+        card: CardFactory,
+        empty_text: str,
+        marker: str,
+    ) -> None:
         self.services = services
         self.views = views
         self.card = card
@@ -59,8 +65,11 @@ class LiveList:
             return
         version = self.services.activity.drain()
         wait = RUNNING_REFRESH_S if self._any_running else IDLE_REFRESH_S
-        if (not self._dirty and version == self._version
-                and time.monotonic() - self._refreshed_at < wait):
+        if (
+            not self._dirty
+            and version == self._version
+            and time.monotonic() - self._refreshed_at < wait
+        ):
             return
         self._busy, self._dirty = True, False
         try:
@@ -90,15 +99,19 @@ class LiveList:
         self._any_running = any(v.job.state is JobState.RUNNING for v in views)
 
 
-def job_list(services: Services, include: Callable[[Job, float], bool],
-             empty_text: str) -> LiveList:
+def job_list(
+    services: Services, include: Callable[[Job, float], bool], empty_text: str
+) -> LiveList:
     """Job cards (progress and controls) for the jobs `include` picks, in queue order."""
 
     def views() -> list[JobView]:
         now = time.time()
         store, activity = services.store, services.activity
         held = services.worker.current_job
-        return [job_view(store, activity, job, now, held=job.id == held)
-                for job in store.queue.list_jobs() if include(job, now)]
+        return [
+            job_view(store, activity, job, now, held=job.id == held)
+            for job in store.queue.list_jobs()
+            if include(job, now)
+        ]
 
     return LiveList(services, views, JobCard, empty_text, "job-list")

@@ -34,10 +34,16 @@ class LexiconEditor:
     files); `book` is where examples are found and whose language the rules follow;
     `on_change()` is called when `unsaved` changes."""
 
-    def __init__(self, services: Services, path: Path, voice: Callable[[], JobSettings | None],
-                 layers: Callable[[list[Entry]], list[Entry]], book: Book | None = None,
-                 empty_text: str = "No entries yet.",
-                 on_change: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        services: Services,
+        path: Path,
+        voice: Callable[[], JobSettings | None],
+        layers: Callable[[list[Entry]], list[Entry]],
+        book: Book | None = None,
+        empty_text: str = "No entries yet.",
+        on_change: Callable[[], None] = lambda: None,
+    ) -> None:
         self.services = services
         self.path = path
         self.voice = voice
@@ -60,12 +66,12 @@ class LexiconEditor:
                 self.add_button.props("flat dense no-caps").mark("lexicon-add")
                 self.save_button = ui.button("Save", icon="save", on_click=self._save)
                 self.save_button.props("outline dense no-caps").mark("lexicon-save")
-                ui.button(icon="refresh", on_click=self._load) \
-                    .props('flat dense round aria-label="Reload"') \
-                    .tooltip("Reload the file (changes not saved are dropped)") \
-                    .mark("lexicon-reload")
-                self.unsaved_label = ui.label("Not saved yet").classes("ap-muted text-sm") \
-                    .mark("lexicon-unsaved")
+                ui.button(icon="refresh", on_click=self._load).props(
+                    'flat dense round aria-label="Reload"'
+                ).tooltip("Reload the file (changes not saved are dropped)").mark("lexicon-reload")
+                self.unsaved_label = (
+                    ui.label("Not saved yet").classes("ap-muted text-sm").mark("lexicon-unsaved")
+                )
                 self.unsaved_label.set_visibility(False)
                 ui.label(str(path)).classes("ap-muted text-xs truncate").mark("lexicon-path")
         self._enable(False)
@@ -77,8 +83,11 @@ class LexiconEditor:
         """A new row for `written`, or the row it already has; the cursor goes to how to say it."""
         if self.file is None:
             return
-        existing = [i for i, row in enumerate(self.file.rows)
-                    if written and row.written.strip().casefold() == written.casefold()]
+        existing = [
+            i
+            for i, row in enumerate(self.file.rows)
+            if written and row.written.strip().casefold() == written.casefold()
+        ]
         if not existing:
             self.file.add(written)
             self._changed()
@@ -128,28 +137,34 @@ class LexiconEditor:
 
         with ui.row().classes("w-full items-center no-wrap gap-2").mark("lexicon-row"):
             ui.label(str(number)).classes("ap-muted ap-figure w-6 text-right")
-            ui.input("Written", value=row.written,
-                     on_change=lambda e: set_field("written", e.value)) \
-                .props("dense outlined").classes("flex-1 min-w-0") \
-                .mark(f"lexicon-written-{number}")
-            say = ui.input("How to say it", value=row.say, placeholder="her-MY-oh-nee or /IPA/",
-                           on_change=lambda e: set_field("say", e.value))
+            ui.input(
+                "Written", value=row.written, on_change=lambda e: set_field("written", e.value)
+            ).props("dense outlined").classes("flex-1 min-w-0").mark(f"lexicon-written-{number}")
+            say = ui.input(
+                "How to say it",
+                value=row.say,
+                placeholder="her-MY-oh-nee or /IPA/",
+                on_change=lambda e: set_field("say", e.value),
+            )
             say.props("dense outlined").classes("flex-1 min-w-0").mark(f"lexicon-say-{number}")
             self.says.append(say)
-            ui.checkbox("case", value=row.case, on_change=lambda e: set_field("case", e.value)) \
-                .tooltip("Match the case exactly").mark(f"lexicon-case-{number}")
-            ui.checkbox("regex", value=row.regex,
-                        on_change=lambda e: set_field("regex", e.value)) \
-                .tooltip("The written form is a regular expression") \
-                .mark(f"lexicon-regex-{number}")
+            ui.checkbox(
+                "case", value=row.case, on_change=lambda e: set_field("case", e.value)
+            ).tooltip("Match the case exactly").mark(f"lexicon-case-{number}")
+            ui.checkbox(
+                "regex", value=row.regex, on_change=lambda e: set_field("regex", e.value)
+            ).tooltip("The written form is a regular expression").mark(f"lexicon-regex-{number}")
             # Icon buttons: the label is what a screen reader (and a browser test) finds.
-            hear = ui.button(icon="volume_up").props('flat dense round aria-label="Hear it"') \
-                .tooltip("Hear it: the word, then its first sentence in the book") \
+            hear = (
+                ui.button(icon="volume_up")
+                .props('flat dense round aria-label="Hear it"')
+                .tooltip("Hear it: the word, then its first sentence in the book")
                 .mark(f"lexicon-hear-{number}")
+            )
             hear.on_click(lambda: self._hear_row(number - 1, hear))
-            ui.button(icon="delete_outline", on_click=lambda: self._delete(number - 1)) \
-                .props('flat dense round aria-label="Delete"').tooltip("Delete this row") \
-                .mark(f"lexicon-delete-{number}")
+            ui.button(icon="delete_outline", on_click=lambda: self._delete(number - 1)).props(
+                'flat dense round aria-label="Delete"'
+            ).tooltip("Delete this row").mark(f"lexicon-delete-{number}")
 
     def _delete(self, index: int) -> None:
         if self.file is not None:
@@ -199,9 +214,14 @@ class LexiconEditor:
         found = first_use(self.book, pattern) if self.book is not None else None
         if row.regex:
             if found is None:
-                raise AudiopubError(f"{written!r} is a regular expression, and "
-                                    + ("nothing in the book matches it" if self.book
-                                       else "there is no book to find what it matches in"))
+                raise AudiopubError(
+                    f"{written!r} is a regular expression, and "
+                    + (
+                        "nothing in the book matches it"
+                        if self.book
+                        else "there is no book to find what it matches in"
+                    )
+                )
             return list(found)
         return [written, found[1]] if found else [written]
 
@@ -217,9 +237,14 @@ class LexiconEditor:
             # Rows still being typed don't count yet; a complete row must be right.
             entries = rows.entries(str(self.path), complete_only=True)
             return self.services.previews.say(
-                texts(), settings.engine, settings.voice or "", settings.speed,
-                settings.steps, self.layers(entries),
-                self.book.language if self.book is not None else None)
+                texts(),
+                settings.engine,
+                settings.voice or "",
+                settings.speed,
+                settings.steps,
+                self.layers(entries),
+                self.book.language if self.book is not None else None,
+            )
 
         await self.audio.speak(speak, show=self._show_error, failing="Speaking failed")
 
@@ -233,12 +258,18 @@ class LexiconEditor:
 
         def check(entries: list[Entry]) -> None:
             if settings is not None:  # else only the file's own rules: no voice to ask
-                self.services.previews.check_lexicon(entries, settings.engine,
-                                                     settings.voice or "")
+                self.services.previews.check_lexicon(entries, settings.engine, settings.voice or "")
 
         self._show_error(None)
-        entries = await run_blocking(save, self.path, rows, check, show=self._show_error,
-                                     failing="Saving failed", busy=self.save_button)
+        entries = await run_blocking(
+            save,
+            self.path,
+            rows,
+            check,
+            show=self._show_error,
+            failing="Saving failed",
+            busy=self.save_button,
+        )
         if entries is None or self.file is None:  # said, shutting down, or reloaded meanwhile
             return
         self.file.loaded_text = rows.loaded_text  # what is on disk now

@@ -20,8 +20,9 @@ from audiopub.ui.services import Services
 
 
 class LibraryCard:
-    def __init__(self, services: Services, view: JobView,
-                 refresh: Callable[[], Awaitable[None]]) -> None:
+    def __init__(
+        self, services: Services, view: JobView, refresh: Callable[[], Awaitable[None]]
+    ) -> None:
         self.services = services
         self.view = view
         self.job_id = view.job.id
@@ -32,50 +33,69 @@ class LibraryCard:
             with ui.row().classes("w-full no-wrap gap-4 items-start"):
                 with ui.element("div").classes("ap-cover").style("width:5rem;min-width:5rem"):
                     if view.cover is not None:
-                        ui.image(f"/library/{job.id}/cover").classes("w-full h-full") \
-                            .props("fit=cover no-spinner")
+                        ui.image(f"/library/{job.id}/cover").classes("w-full h-full").props(
+                            "fit=cover no-spinner"
+                        )
                     else:
                         ui.icon("headphones").classes("text-4xl ap-muted")
                 with ui.column().classes("gap-1 flex-1 min-w-0"):
-                    ui.label(job.title or "Untitled").classes("text-base font-semibold truncate") \
-                        .mark("book-title")
+                    ui.label(job.title or "Untitled").classes(
+                        "text-base font-semibold truncate"
+                    ).mark("book-title")
                     ui.label(job.author or "Unknown author").classes("ap-muted text-sm")
                     size = fmt.size(view.output_bytes) if view.output_bytes else "file missing"
-                    ui.label(f"{fmt.clock(view.audio_s)} · {len(view.chapters)} chapters · {size}"
-                             f" · finished {fmt.when(job.finished_at)}") \
-                        .classes("text-sm ap-figure").mark("book-facts")
+                    ui.label(
+                        f"{fmt.clock(view.audio_s)} · {len(view.chapters)} chapters · {size}"
+                        f" · finished {fmt.when(job.finished_at)}"
+                    ).classes("text-sm ap-figure").mark("book-facts")
                     ui.label(settings_summary(job)).classes("ap-muted text-sm")
-                    ui.label(f"{fmt.rate(m.chars_per_s)} · real-time factor {fmt.factor(m.rtf)}"
-                             f" ({m.speed.clock.value}, {fmt.SPEAKING_ONLY})"
-                             f" · ran on {job.device or 'unknown'}") \
-                        .classes("ap-muted text-sm ap-figure").mark("book-speed")
+                    ui.label(
+                        f"{fmt.rate(m.chars_per_s)} · real-time factor {fmt.factor(m.rtf)}"
+                        f" ({m.speed.clock.value}, {fmt.SPEAKING_ONLY})"
+                        f" · ran on {job.device or 'unknown'}"
+                    ).classes("ap-muted text-sm ap-figure").mark("book-speed")
             with ui.row().classes("gap-2"):
-                self.play_button = ui.button("Play", icon="play_arrow", on_click=self._toggle) \
-                    .props("outline no-caps").mark("book-play")
+                self.play_button = (
+                    ui.button("Play", icon="play_arrow", on_click=self._toggle)
+                    .props("outline no-caps")
+                    .mark("book-play")
+                )
                 self.play_button.set_enabled(bool(view.output_bytes))
-                ui.button("Download .m4b", icon="download",
-                          on_click=lambda: ui.download.from_url(f"/library/{job.id}/download")) \
-                    .props("unelevated no-caps").mark("book-download")
-                with ui.button("Subtitles", icon="subtitles").props("flat no-caps") \
-                        .mark("book-subtitles"):
+                ui.button(
+                    "Download .m4b",
+                    icon="download",
+                    on_click=lambda: ui.download.from_url(f"/library/{job.id}/download"),
+                ).props("unelevated no-caps").mark("book-download")
+                with (
+                    ui.button("Subtitles", icon="subtitles")
+                    .props("flat no-caps")
+                    .mark("book-subtitles")
+                ):
                     with ui.menu():
                         for fmt_name, label in (("srt", "SubRip (.srt)"), ("vtt", "WebVTT (.vtt)")):
-                            ui.menu_item(label, on_click=lambda f=fmt_name: self._subtitles(f)) \
-                                .mark(f"book-subtitles-{fmt_name}")
-                with ui.button("Export", icon="ios_share").props("flat no-caps") \
-                        .mark("book-export") as self.export_button:
+                            ui.menu_item(
+                                label, on_click=lambda f=fmt_name: self._subtitles(f)
+                            ).mark(f"book-subtitles-{fmt_name}")
+                with (
+                    ui.button("Export", icon="ios_share")
+                    .props("flat no-caps")
+                    .mark("book-export") as self.export_button
+                ):
                     with ui.menu():
-                        for kind, label in (("epub", "Read-aloud EPUB (highlights as it reads)"),
-                                            ("mp3-book", "MP3, one file with chapters"),
-                                            ("mp3", "MP3, a file per chapter (.zip)"),
-                                            ("m4a", "M4A (AAC), a file per chapter (.zip)"),
-                                            ("opus", "Opus, a file per chapter (.zip)"),
-                                            ("audiobookshelf",
-                                             "Audiobookshelf folder: Author/Title (.zip)")):
-                            ui.menu_item(label, on_click=lambda k=kind: self._export(k)) \
-                                .mark(f"book-export-{kind}")
-                ui.button("Delete", icon="delete_outline", on_click=self._confirm_delete) \
-                    .props("flat no-caps").mark("book-delete")
+                        for kind, label in (
+                            ("epub", "Read-aloud EPUB (highlights as it reads)"),
+                            ("mp3-book", "MP3, one file with chapters"),
+                            ("mp3", "MP3, a file per chapter (.zip)"),
+                            ("m4a", "M4A (AAC), a file per chapter (.zip)"),
+                            ("opus", "Opus, a file per chapter (.zip)"),
+                            ("audiobookshelf", "Audiobookshelf folder: Author/Title (.zip)"),
+                        ):
+                            ui.menu_item(label, on_click=lambda k=kind: self._export(k)).mark(
+                                f"book-export-{kind}"
+                            )
+                ui.button("Delete", icon="delete_outline", on_click=self._confirm_delete).props(
+                    "flat no-caps"
+                ).mark("book-delete")
             if chosen(job) is not None:
                 self.forms = ui.row().classes("items-center gap-2").mark("book-forms")
                 with self.forms:
@@ -85,11 +105,15 @@ class LibraryCard:
             self.player_box = ui.column().classes("w-full gap-2").mark("book-player")
             self.player_box.set_visibility(False)
             if view.listening is not None:
-                ui.label(view.listening.describe()).classes("ap-muted text-sm ap-figure") \
-                    .mark("book-listening")
+                ui.label(view.listening.describe()).classes("ap-muted text-sm ap-figure").mark(
+                    "book-listening"
+                )
             if view.flagged:
-                with ui.expansion(flagged_title(len(view.flagged))) \
-                        .classes("w-full ap-expansion").mark("book-flagged"):
+                with (
+                    ui.expansion(flagged_title(len(view.flagged)))
+                    .classes("w-full ap-expansion")
+                    .mark("book-flagged")
+                ):
                     flagged_rows(view.flagged, self._play_at, marker="book-flagged")
 
     async def _toggle(self) -> None:
@@ -106,19 +130,27 @@ class LibraryCard:
 
     def _build_player(self, cues: list[Cue]) -> None:
         with self.player_box:
-            self.player = ui.audio(f"/library/{self.job_id}/audio").classes("w-full") \
-                .mark("book-audio")
+            self.player = (
+                ui.audio(f"/library/{self.job_id}/audio").classes("w-full").mark("book-audio")
+            )
             # Read along: the sentence being heard, under the progress bar.
             self.cues, self.cue_starts = cues, [cue.start_s for cue in cues]
             self.sentence = ui.label().classes("ap-read-along w-full").mark("book-sentence")
             self.sentence.set_visibility(bool(cues))
-            self.player.on("timeupdate", self._show_sentence, throttle=0.2,
-                           js_handler="(event) => emit(event.target.currentTime)")
+            self.player.on(
+                "timeupdate",
+                self._show_sentence,
+                throttle=0.2,
+                js_handler="(event) => emit(event.target.currentTime)",
+            )
             with ui.column().classes("w-full gap-0"):
                 for number, (title, start) in enumerate(chapter_starts(self.view.chapters), 1):
-                    button = ui.button(on_click=lambda s=start: self._seek(s), color=None) \
-                        .props("flat no-caps align=left").classes("w-full") \
+                    button = (
+                        ui.button(on_click=lambda s=start: self._seek(s), color=None)
+                        .props("flat no-caps align=left")
+                        .classes("w-full")
                         .mark(f"book-chapter-{number}")
+                    )
                     with button, ui.row().classes("w-full no-wrap items-center gap-3"):
                         ui.label(f"{number}.").classes("ap-muted w-8 text-left ap-figure")
                         ui.label(title).classes("flex-1 text-left truncate")
@@ -138,9 +170,9 @@ class LibraryCard:
         with self.forms:
             for number, download in enumerate(made):
                 url = f"/library/{self.job_id}/forms/{number}"
-                ui.button(download.name, icon="download",
-                          on_click=lambda u=url: ui.download.from_url(u)) \
-                    .props("outline no-caps").mark(f"book-form-{number}")
+                ui.button(
+                    download.name, icon="download", on_click=lambda u=url: ui.download.from_url(u)
+                ).props("outline no-caps").mark(f"book-form-{number}")
 
     def _show_sentence(self, event: events.GenericEventArguments) -> None:
         self.sentence.set_text(sentence_at(self.cues, self.cue_starts, float(event.args)))
@@ -151,9 +183,11 @@ class LibraryCard:
         except AudiopubError as exc:
             ui.notify(str(exc), type="warning", multi_line=True)
             return
-        ui.download.content(text.encode("utf-8"),
-                            f"{safe_name(self.view.job.title, 'audiobook')}.{fmt_name}",
-                            SUBTITLE_MEDIA_TYPES[fmt_name])
+        ui.download.content(
+            text.encode("utf-8"),
+            f"{safe_name(self.view.job.title, 'audiobook')}.{fmt_name}",
+            SUBTITLE_MEDIA_TYPES[fmt_name],
+        )
 
     async def _export(self, kind: str) -> None:
         """Made once (seconds to minutes: nothing is spoken again), then downloaded."""
@@ -179,8 +213,11 @@ class LibraryCard:
             self.player.play()
 
     async def _confirm_delete(self) -> None:
-        await confirm_delete(self.services, self.job_id, f"Delete “{self.view.job.title}”? "
-                             "The audiobook file is deleted too.")
+        await confirm_delete(
+            self.services,
+            self.job_id,
+            f"Delete “{self.view.job.title}”? The audiobook file is deleted too.",
+        )
         await self._refresh()
 
     def update(self, view: JobView) -> None:

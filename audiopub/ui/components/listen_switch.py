@@ -12,8 +12,10 @@ from nicegui import run, ui
 from audiopub.errors import ListeningUnavailable
 from audiopub.jobs.proof_listening import require_listening
 
-ABOUT = ("Hears every chunk and speaks again what came out wrong; on the CPU it costs "
-         "a few seconds per minute of audio.")
+ABOUT = (
+    "Hears every chunk and speaks again what came out wrong; on the CPU it costs "
+    "a few seconds per minute of audio."
+)
 
 
 class ListenSwitch:
@@ -22,11 +24,15 @@ class ListenSwitch:
         self.chosen = False  # the person set the switch: the GPU switch no longer moves it
         self._gpu = False
         with ui.column().classes("gap-0"):
-            self.switch = ui.switch("Proof-listening", value=False,
-                                    on_change=self._changed).mark("proof-listen")
+            self.switch = ui.switch("Proof-listening", value=False, on_change=self._changed).mark(
+                "proof-listen"
+            )
             self.switch.disable()
-            self.reason = ui.label("Looking for a listening model…") \
-                .classes("ap-muted text-sm pl-2").mark("proof-listen-reason")
+            self.reason = (
+                ui.label("Looking for a listening model…")
+                .classes("ap-muted text-sm pl-2")
+                .mark("proof-listen-reason")
+            )
         self._following = False  # the switch is being set here, not by the person
 
     @property

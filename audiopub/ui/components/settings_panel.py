@@ -60,47 +60,71 @@ class SettingsPanel:
                 ui.spinner(size="1.5em")
                 ui.label("Loading the speech engines…").classes("ap-muted")
             with ui.row().classes("w-full items-center gap-4"):
-                self.engine = ui.select({}, label="Engine", on_change=self._engine_changed) \
-                    .classes("w-40").props("outlined dense").mark("engine")
+                self.engine = (
+                    ui.select({}, label="Engine", on_change=self._engine_changed)
+                    .classes("w-40")
+                    .props("outlined dense")
+                    .mark("engine")
+                )
                 # Typing filters the list: a downloaded multi-speaker model alone adds hundreds.
-                self.voice = ui.select({}, label="Voice", with_input=True,
-                                       on_change=self._voice_changed) \
-                    .classes("flex-1 min-w-[12rem]").props("outlined dense").mark("voice")
-                self.preview_button = ui.button("Preview", icon="play_circle",
-                                                on_click=self._preview)
+                self.voice = (
+                    ui.select({}, label="Voice", with_input=True, on_change=self._voice_changed)
+                    .classes("flex-1 min-w-[12rem]")
+                    .props("outlined dense")
+                    .mark("voice")
+                )
+                self.preview_button = ui.button(
+                    "Preview", icon="play_circle", on_click=self._preview
+                )
                 self.preview_button.props("outline no-caps").mark("preview")
             self.preview_audio = AudioPlayer("preview-audio")
             self.preview_error = ui.label().classes("ap-banner ap-error").mark("preview-error")
             self.preview_error.set_visibility(False)
-            self.mixer = VoiceMixer(services, lambda: round(self.speed.value, 2),
-                                    self._mix_saved, self._mix_removed)
-            with ui.row().classes("ap-banner ap-warn items-center gap-3 no-wrap") \
-                    as self.suggestion:
+            self.mixer = VoiceMixer(
+                services, lambda: round(self.speed.value, 2), self._mix_saved, self._mix_removed
+            )
+            with ui.row().classes(
+                "ap-banner ap-warn items-center gap-3 no-wrap"
+            ) as self.suggestion:
                 self.suggestion_text = ui.label().classes("flex-1").mark("voice-suggestion")
-                self.suggestion_link = ui.link("Show them", "/voices").classes("ap-link") \
-                    .mark("voice-suggestion-link")
+                self.suggestion_link = (
+                    ui.link("Show them", "/voices").classes("ap-link").mark("voice-suggestion-link")
+                )
             self.suggestion.set_visibility(False)
             self.unavailable = ui.column().classes("w-full gap-2").mark("engines-unavailable")
 
             with ui.grid(columns="auto 1fr auto").classes("w-full items-center gap-x-4 gap-y-1"):
                 ui.label("Speed").classes("ap-muted")
-                self.speed = ui.slider(min=defaults.MIN_SPEED, max=defaults.MAX_SPEED, step=0.05,
-                                       value=saved.speed, on_change=self._speed_changed)
+                self.speed = ui.slider(
+                    min=defaults.MIN_SPEED,
+                    max=defaults.MAX_SPEED,
+                    step=0.05,
+                    value=saved.speed,
+                    on_change=self._speed_changed,
+                )
                 self.speed.mark("speed")
-                ui.label().bind_text_from(self.speed, "value", backward=lambda v: f"{v:.2f}×") \
-                    .classes("ap-figure w-14 text-right").mark("speed-value")
+                ui.label().bind_text_from(
+                    self.speed, "value", backward=lambda v: f"{v:.2f}×"
+                ).classes("ap-figure w-14 text-right").mark("speed-value")
                 self.steps_label = ui.label("Inference steps").classes("ap-muted")
-                self.steps = ui.slider(min=defaults.MIN_STEPS, max=defaults.MAX_STEPS, step=1,
-                                       value=saved.steps, on_change=self._steps_changed)
+                self.steps = ui.slider(
+                    min=defaults.MIN_STEPS,
+                    max=defaults.MAX_STEPS,
+                    step=1,
+                    value=saved.steps,
+                    on_change=self._steps_changed,
+                )
                 self.steps.mark("steps")
-                self.steps_value = ui.label().bind_text_from(self.steps, "value",
-                                                             backward=lambda v: f"{int(v)}")
+                self.steps_value = ui.label().bind_text_from(
+                    self.steps, "value", backward=lambda v: f"{int(v)}"
+                )
                 self.steps_value.classes("ap-figure w-14 text-right").mark("steps-value")
             self._show_steps(False)
 
             with ui.column().classes("gap-0"):
-                self.gpu_switch = ui.switch("GPU acceleration", value=False,
-                                            on_change=self._gpu_changed).mark("gpu")
+                self.gpu_switch = ui.switch(
+                    "GPU acceleration", value=False, on_change=self._gpu_changed
+                ).mark("gpu")
                 self.gpu_switch.disable()
                 self.gpu_reason = ui.label().classes("ap-muted text-sm pl-2").mark("gpu-reason")
             self.listening = ListenSwitch()  # follows the GPU switch until it is set
@@ -120,9 +144,12 @@ class SettingsPanel:
 
     def job_settings(self, chapters: tuple[int, ...] | None) -> JobSettings:
         return JobSettings(
-            engine=self.engine.value, voice=self.voice.value, speed=round(self.speed.value, 2),
+            engine=self.engine.value,
+            voice=self.voice.value,
+            speed=round(self.speed.value, 2),
             steps=int(self.steps.value) if self.uses_steps else defaults.DEFAULT_STEPS,
-            use_gpu=bool(self.gpu_switch.value), chapters=chapters,
+            use_gpu=bool(self.gpu_switch.value),
+            chapters=chapters,
             proof_listen=self.listening.value,
         )
 
@@ -145,8 +172,7 @@ class SettingsPanel:
         self.unavailable.clear()
         if not self.engines:
             with self.unavailable:
-                ui.label("No speech engine can run on this machine.") \
-                    .classes("ap-banner ap-error")
+                ui.label("No speech engine can run on this machine.").classes("ap-banner ap-error")
         self.gpu = gpu
         if gpu.usable:
             self.gpu_switch.enable()
@@ -194,8 +220,7 @@ class SettingsPanel:
         ordered = sorted(choice.voices, key=self._book_rank)
         self._choosing = True
         try:
-            self.voice.set_options({v.id: f"{v.name} · {v.language}" for v in ordered},
-                                   value=voice)
+            self.voice.set_options({v.id: f"{v.name} · {v.language}" for v in ordered}, value=voice)
         finally:
             self._choosing = False
 
@@ -221,7 +246,8 @@ class SettingsPanel:
         if choice is None:
             return
         choice = self.engines[KOKORO] = replace(
-            choice, voices=tuple(v for v in choice.voices if v.id != mix))
+            choice, voices=tuple(v for v in choice.voices if v.id != mix)
+        )
         if self.engine.value != KOKORO:
             return
         current = self.voice.value if self.voice.value != mix else choice.voices[0].id
@@ -269,10 +295,12 @@ class SettingsPanel:
             return
         speaking = [v for v in choice.voices if self._speaks_book(v)]
         current = next((v for v in choice.voices if v.id == self.voice.value), None)
-        best = min(speaking, key=lambda v: (self._book_rank(v), -_quality(v.model)),
-                   default=None)
-        if best is not None and not self.voice_chosen and (
-                current is None or self._book_rank(current) > self._book_rank(best)):
+        best = min(speaking, key=lambda v: (self._book_rank(v), -_quality(v.model)), default=None)
+        if (
+            best is not None
+            and not self.voice_chosen
+            and (current is None or self._book_rank(current) > self._book_rank(best))
+        ):
             self._set_voice(best.id, choice)
             self.services.preferences.update(voice=best.id)
         else:
@@ -289,11 +317,11 @@ class SettingsPanel:
             count = None
             self.suggestion_text.set_text(f"{said}.")
         elif count := self.offers.downloadable.get(code, 0):
-            self.suggestion_text.set_text(f"{said}; {count} voice{'s' if count > 1 else ''} "
-                                          "can be downloaded.")
+            self.suggestion_text.set_text(
+                f"{said}; {count} voice{'s' if count > 1 else ''} can be downloaded."
+            )
         else:
-            self.suggestion_text.set_text(f"{said}, and none of the voices Audiopub knows "
-                                          "does.")
+            self.suggestion_text.set_text(f"{said}, and none of the voices Audiopub knows does.")
         self.suggestion_link.props["href"] = f"/voices?language={quote(code)}"
         self.suggestion_link.update()
         self.suggestion_link.set_visibility(count != 0)
@@ -320,14 +348,19 @@ class SettingsPanel:
         if not self.ready:
             return
         self.preview_error.set_visibility(False)
-        await self.preview_audio.speak(self._speak_preview, show=self._preview_failed,
-                                       failing="The preview failed", busy=self.preview_button)
+        await self.preview_audio.speak(
+            self._speak_preview,
+            show=self._preview_failed,
+            failing="The preview failed",
+            busy=self.preview_button,
+        )
 
     def _speak_preview(self) -> bytes:
         """The voice as the panel is set now, spoken (blocking)."""
         settings = self.job_settings(None)
-        return self.services.previews.preview(settings.engine, settings.voice, settings.speed,
-                                              settings.steps)
+        return self.services.previews.preview(
+            settings.engine, settings.voice, settings.speed, settings.steps
+        )
 
     def _preview_failed(self, message: str) -> None:
         self.preview_error.set_text(message)
@@ -360,14 +393,22 @@ def _unavailable(choice: EngineChoice) -> None:
     """Why the picked engine can't run: not installed (the Voices page installs it), or the
     reason in full (often how to fix it) inside."""
     if choice.missing:
-        with ui.row().classes("w-full ap-banner ap-warn items-center gap-3 no-wrap text-sm") \
-                .mark(f"engine-unavailable-{choice.name}"):
+        with (
+            ui.row()
+            .classes("w-full ap-banner ap-warn items-center gap-3 no-wrap text-sm")
+            .mark(f"engine-unavailable-{choice.name}")
+        ):
             ui.label(f"{choice.label} is not installed.").classes("flex-1")
             ui.link("Get it on the Voices page", "/voices").classes("ap-link")
         return
     reason = choice.reason or ""
-    with ui.expansion(f"{choice.label} is not available", icon="info_outline",
-                      caption=reason.splitlines()[0] if reason else None) \
-            .classes("w-full ap-banner ap-warn ap-expansion text-sm") \
-            .mark(f"engine-unavailable-{choice.name}"):
+    with (
+        ui.expansion(
+            f"{choice.label} is not available",
+            icon="info_outline",
+            caption=reason.splitlines()[0] if reason else None,
+        )
+        .classes("w-full ap-banner ap-warn ap-expansion text-sm")
+        .mark(f"engine-unavailable-{choice.name}")
+    ):
         ui.label(reason).classes("text-sm").style("white-space: pre-line")

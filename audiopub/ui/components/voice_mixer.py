@@ -37,28 +37,43 @@ class _Part:
 
 
 class VoiceMixer:
-    def __init__(self, services: Services, speed: Callable[[], float],
-                 on_saved: Callable[[Voice], None], on_removed: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        services: Services,
+        speed: Callable[[], float],
+        on_saved: Callable[[Voice], None],
+        on_removed: Callable[[str], None],
+    ) -> None:
         self.services = services
         self.speed = speed
         self.on_saved = on_saved
         self.on_removed = on_removed  # given the mix string of a removed mix
         self.options: dict[str, str] = {}
         self.parts: list[_Part] = []
-        with ui.expansion("Mix Kokoro voices", icon="tune") \
-                .classes("w-full ap-expansion").mark("voice-mixer") as self.box:
-            ui.label("Blend two or more voices; each speaks its share of the weights.") \
-                .classes("ap-muted text-sm")
+        with (
+            ui.expansion("Mix Kokoro voices", icon="tune")
+            .classes("w-full ap-expansion")
+            .mark("voice-mixer") as self.box
+        ):
+            ui.label("Blend two or more voices; each speaks its share of the weights.").classes(
+                "ap-muted text-sm"
+            )
             self.rows = ui.column().classes("w-full gap-1")
             with ui.row().classes("w-full items-center gap-3"):
-                ui.button("Add a voice", icon="add", on_click=lambda: self._add_part(None)) \
-                    .props("flat no-caps").mark("mix-add")
-                self.hear_button = ui.button("Hear the mix", icon="play_circle",
-                                             on_click=self._hear)
+                ui.button("Add a voice", icon="add", on_click=lambda: self._add_part(None)).props(
+                    "flat no-caps"
+                ).mark("mix-add")
+                self.hear_button = ui.button(
+                    "Hear the mix", icon="play_circle", on_click=self._hear
+                )
                 self.hear_button.props("outline no-caps").mark("mix-hear")
             with ui.row().classes("w-full items-center gap-3"):
-                self.name = ui.input("Name of the mix").props("outlined dense") \
-                    .classes("flex-1").mark("mix-name")
+                self.name = (
+                    ui.input("Name of the mix")
+                    .props("outlined dense")
+                    .classes("flex-1")
+                    .mark("mix-name")
+                )
                 self.save_button = ui.button("Save the mix", icon="save", on_click=self._save)
                 self.save_button.props("unelevated no-caps").mark("mix-save")
             self.audio = AudioPlayer("mix-audio")
@@ -98,11 +113,13 @@ class VoiceMixer:
             voice = next((name for name in self.options if name not in used), None)
         number = len(self.parts)
         with self.rows, ui.row().classes("w-full items-center gap-3 no-wrap"):
-            select = ui.select(self.options, value=voice, with_input=True,
-                               on_change=self._shares).props("outlined dense") \
-                .classes("flex-1 min-w-[10rem]").mark(f"mix-voice-{number}")
-            weight = ui.slider(min=0, max=100, step=5, value=FIRST_WEIGHT,
-                               on_change=self._shares)
+            select = (
+                ui.select(self.options, value=voice, with_input=True, on_change=self._shares)
+                .props("outlined dense")
+                .classes("flex-1 min-w-[10rem]")
+                .mark(f"mix-voice-{number}")
+            )
+            weight = ui.slider(min=0, max=100, step=5, value=FIRST_WEIGHT, on_change=self._shares)
             weight.classes("flex-1").mark(f"mix-weight-{number}")
             share = ui.label().classes("ap-figure w-14 text-right").mark(f"mix-share-{number}")
         self.parts.append(_Part(select, weight, share))
@@ -119,8 +136,12 @@ class VoiceMixer:
 
     async def _hear(self) -> None:
         self.error.set_visibility(False)
-        await self.audio.speak(self._speak_mix, show=self._failed,
-                               failing="The mix could not be heard", busy=self.hear_button)
+        await self.audio.speak(
+            self._speak_mix,
+            show=self._failed,
+            failing="The mix could not be heard",
+            busy=self.hear_button,
+        )
 
     async def _save(self) -> None:
         self.error.set_visibility(False)
@@ -145,14 +166,15 @@ class VoiceMixer:
                 with ui.row().classes("w-full items-center gap-2 no-wrap"):
                     ui.label(voice.name).classes("flex-1").mark(f"saved-mix-{number}")
                     ui.label(voice.id).classes("ap-muted text-sm")
-                    ui.button(icon="delete", on_click=partial(self._remove, voice)) \
-                        .props("flat round dense").tooltip("Remove this mix") \
-                        .mark(f"mix-remove-{number}")
+                    ui.button(icon="delete", on_click=partial(self._remove, voice)).props(
+                        "flat round dense"
+                    ).tooltip("Remove this mix").mark(f"mix-remove-{number}")
 
     async def _remove(self, voice: Voice) -> None:
         self.error.set_visibility(False)
-        if not await confirm(f"Remove the saved mix {voice.name}? Jobs that speak it keep "
-                             "their voice.", "Remove"):
+        if not await confirm(
+            f"Remove the saved mix {voice.name}? Jobs that speak it keep their voice.", "Remove"
+        ):
             return
         try:
             await run.io_bound(self.services.mixes.remove, voice.id)
@@ -164,8 +186,9 @@ class VoiceMixer:
 
     def _speak_mix(self) -> bytes:
         """The mix as the rows are, spoken (blocking); AudiopubError says what is wrong."""
-        return self.services.previews.preview(KOKORO, self.mix(), self.speed(),
-                                              DEFAULT_STEPS)  # Kokoro takes no steps
+        return self.services.previews.preview(
+            KOKORO, self.mix(), self.speed(), DEFAULT_STEPS
+        )  # Kokoro takes no steps
 
     def _keep(self, name: str, mix: str) -> Voice:
         """Save the mix once its voices are known to be installed (blocking)."""

@@ -28,8 +28,9 @@ class RowActions:
 
 def voice_row(row: VoiceRow, actions: RowActions, downloading: str | None) -> None:
     """`downloading`: the id of the voice being downloaded now (no other can start)."""
-    with ui.row().classes("ap-chapter-row w-full items-center no-wrap gap-3") \
-            .mark(f"voice-{row.id}"):
+    with (
+        ui.row().classes("ap-chapter-row w-full items-center no-wrap gap-3").mark(f"voice-{row.id}")
+    ):
         with ui.column().classes("gap-0 min-w-0 flex-1"):
             with ui.row().classes("items-baseline gap-2 no-wrap min-w-0"):
                 ui.label(row.name).classes("font-semibold truncate")
@@ -41,11 +42,13 @@ def voice_row(row: VoiceRow, actions: RowActions, downloading: str | None) -> No
         ui.label(row.quality or "").classes("ap-muted text-sm w-16 shrink-0")
         ui.label(_speakers(row.speakers)).classes("ap-muted text-sm w-20 shrink-0")
         ui.label(figures.size(row.size) if row.size else "").classes(
-            "ap-figure text-sm w-16 text-right shrink-0").mark(f"size-{row.id}")
+            "ap-figure text-sm w-16 text-right shrink-0"
+        ).mark(f"size-{row.id}")
         with ui.element("div").classes("w-16 shrink-0"):
             if row.licence_url:
-                ui.link("Licence", row.licence_url, new_tab=True) \
-                    .classes("ap-link text-sm").mark(f"licence-{row.id}")
+                ui.link("Licence", row.licence_url, new_tab=True).classes("ap-link text-sm").mark(
+                    f"licence-{row.id}"
+                )
         _status(row, downloading)
         with ui.row().classes("gap-1 no-wrap shrink-0 w-56 justify-end"):
             _buttons(row, actions, downloading)
@@ -72,18 +75,24 @@ def _status(row: VoiceRow, downloading: str | None) -> None:
 def _buttons(row: VoiceRow, actions: RowActions, downloading: str | None) -> None:
     if row.status in (AVAILABLE, UNFINISHED) and row.id != downloading:
         label = "Continue" if row.status == UNFINISHED else "Download"
-        button = ui.button(label, icon="download", on_click=lambda: actions.download(row)) \
-            .props("outline dense no-caps").mark(f"download-{row.id}")
+        button = (
+            ui.button(label, icon="download", on_click=lambda: actions.download(row))
+            .props("outline dense no-caps")
+            .mark(f"download-{row.id}")
+        )
         if downloading is not None:  # one download at a time
             button.disable()
             button.tooltip(f"Wait for {downloading} to finish downloading")
     if row.status == INSTALLED and row.voice is not None:
-        ui.button("Preview", icon="play_circle", on_click=lambda: actions.preview(row)) \
-            .props("outline dense no-caps").mark(f"preview-{row.id}")
+        ui.button("Preview", icon="play_circle", on_click=lambda: actions.preview(row)).props(
+            "outline dense no-caps"
+        ).mark(f"preview-{row.id}")
     if row.usable:
-        ui.button("Use", icon="check_circle", on_click=lambda: actions.use(row)) \
-            .props("outline dense no-caps").mark(f"use-{row.id}")
+        ui.button("Use", icon="check_circle", on_click=lambda: actions.use(row)).props(
+            "outline dense no-caps"
+        ).mark(f"use-{row.id}")
     if row.removable and row.id != downloading:
         label = "Discard" if row.status == UNFINISHED else "Remove"
-        ui.button(label, icon="delete_outline", on_click=lambda: actions.remove(row)) \
-            .props("flat dense no-caps color=negative").mark(f"remove-{row.id}")
+        ui.button(label, icon="delete_outline", on_click=lambda: actions.remove(row)).props(
+            "flat dense no-caps color=negative"
+        ).mark(f"remove-{row.id}")

@@ -23,19 +23,26 @@ from audiopub.ui.uploads import GENERATE_AGAIN
 def page(services: Services) -> None:
     with frame(services, "Convert", "/"), ui.element("div").classes("ap-layout"):
         with ui.column().classes("w-full gap-5 min-w-0"):
-            book = BookPanel(services, on_change=lambda: update(),
-                             voice=lambda: voice.job_settings(None) if voice.ready else None)
+            book = BookPanel(
+                services,
+                on_change=lambda: update(),
+                voice=lambda: voice.job_settings(None) if voice.ready else None,
+            )
             voice = SettingsPanel(services, on_change=lambda: update())
             forms = FormsPanel(on_change=lambda: update())
             with ui.row().classes("w-full items-center gap-4"):
-                generate = ui.button("Generate audiobook", icon="graphic_eq") \
-                    .props("unelevated no-caps size=md").mark("generate")
+                generate = (
+                    ui.button("Generate audiobook", icon="graphic_eq")
+                    .props("unelevated no-caps size=md")
+                    .mark("generate")
+                )
                 hint = ui.label().classes("ap-muted text-sm").mark("generate-hint")
             submit_error = ui.label().classes("ap-banner ap-error").mark("generate-error")
             submit_error.set_visibility(False)
             section_title("Jobs", "queue_music")
-            jobs = job_list(services, is_listed_as_active,
-                            "No jobs yet. Upload a book and press Generate.")
+            jobs = job_list(
+                services, is_listed_as_active, "No jobs yet. Upload a book and press Generate."
+            )
         with ui.column().classes("w-full gap-5"):
             GpuPanel(services.gpu, lambda: services.gpu_started)
 
@@ -54,8 +61,12 @@ def page(services: Services) -> None:
             reason = ""
         generate.set_enabled(not reason)
         # Not a reason to wait: a note, since a job reads the lexicon file, not the page.
-        note = ("The book's lexicon has changes not saved yet: a conversion uses them once "
-                "they are saved." if book.lexicon_unsaved else "")
+        note = (
+            "The book's lexicon has changes not saved yet: a conversion uses them once "
+            "they are saved."
+            if book.lexicon_unsaved
+            else ""
+        )
         hint.set_text(reason or note)
 
     async def start() -> None:

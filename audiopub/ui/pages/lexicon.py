@@ -25,14 +25,22 @@ def page(services: Services) -> None:
 
     with frame(services, "Lexicon", "/lexicon"), ui.card().classes("ap-card w-full gap-3"):
         section_title("Your lexicon", "spellcheck")
-        ui.label("How to say words in every book you convert. A book's own lexicon (under the "
-                 "book on the Convert page) and the EPUB's own hints come first.") \
+        ui.label(
+            "How to say words in every book you convert. A book's own lexicon (under the "
+            "book on the Convert page) and the EPUB's own hints come first."
+        ).classes("ap-muted text-sm")
+        voice_line = (
+            ui.label("Loading the speech engines…")
             .classes("ap-muted text-sm")
-        voice_line = ui.label("Loading the speech engines…").classes("ap-muted text-sm") \
             .mark("lexicon-voice")
-        LexiconEditor(services, user_lexicon_path(services.data_dir),
-                      lambda: chosen[0] if chosen else None, user_scope,
-                      empty_text="No entries yet: add a word.")
+        )
+        LexiconEditor(
+            services,
+            user_lexicon_path(services.data_dir),
+            lambda: chosen[0] if chosen else None,
+            user_scope,
+            empty_text="No entries yet: add a word.",
+        )
 
     async def load_voice() -> None:
         catalog = await run.io_bound(services.catalog.engines)
@@ -40,19 +48,22 @@ def page(services: Services) -> None:
             return
         settings = remembered_voice(services, catalog)
         if settings is None:
-            voice_line.set_text("No speech engine can run here: entries are checked for their "
-                                "form only, and cannot be heard.")
+            voice_line.set_text(
+                "No speech engine can run here: entries are checked for their "
+                "form only, and cannot be heard."
+            )
             return
         chosen[:] = [settings]
         label = next(c.label for c in catalog if c.name == settings.engine)
-        voice_line.set_text(f"Heard and checked with {label} · {settings.voice}, the voice "
-                            "last chosen on the Convert page.")
+        voice_line.set_text(
+            f"Heard and checked with {label} · {settings.voice}, the voice "
+            "last chosen on the Convert page."
+        )
 
     ui.timer(0.01, load_voice, once=True)
 
 
-def remembered_voice(services: Services,
-                     catalog: tuple[EngineChoice, ...]) -> JobSettings | None:
+def remembered_voice(services: Services, catalog: tuple[EngineChoice, ...]) -> JobSettings | None:
     """The engine and voice the Convert page remembers, where they can still run; else the
     first that can."""
     saved = services.preferences.get()
@@ -62,6 +73,10 @@ def remembered_voice(services: Services,
         return None
     voices = [voice.id for voice in engine.voices]
     voice = saved.voice if saved.voice in voices else voices[0]
-    return JobSettings(engine=engine.name, voice=voice, speed=saved.speed,
-                       steps=saved.steps if engine.uses_steps else defaults.DEFAULT_STEPS,
-                       use_gpu=saved.use_gpu)
+    return JobSettings(
+        engine=engine.name,
+        voice=voice,
+        speed=saved.speed,
+        steps=saved.steps if engine.uses_steps else defaults.DEFAULT_STEPS,
+        use_gpu=saved.use_gpu,
+    )

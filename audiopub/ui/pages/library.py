@@ -19,8 +19,13 @@ from audiopub.ui.theme import STORE_CHECK_S, frame, section_title
 def page(services: Services) -> None:
     with frame(services, "Library", "/library"):
         section_title("Audiobooks", "library_music")
-        books = LiveList(services, lambda: finished_views(services), LibraryCard,
-                         "No finished audiobooks yet.", "library")
+        books = LiveList(
+            services,
+            lambda: finished_views(services),
+            LibraryCard,
+            "No finished audiobooks yet.",
+            "library",
+        )
         on_disk = ui.column().classes("w-full gap-3").mark("library-files")
         ui.element("div").classes("h-2")
         section_title("Stopped jobs", "history")
@@ -41,8 +46,10 @@ def finished_views(services: Services) -> list[JobView]:
     now = time.time()
     done = [j for j in services.store.queue.list_jobs([JobState.DONE])]
     done.sort(key=lambda j: j.finished_at or j.updated_at, reverse=True)
-    return [job_view(services.store, services.activity, job, now,
-                     cover=services.library.cover_of(job)) for job in done]
+    return [
+        job_view(services.store, services.activity, job, now, cover=services.library.cover_of(job))
+        for job in done
+    ]
 
 
 async def _books_on_disk(services: Services, column: ui.column) -> None:
@@ -56,12 +63,11 @@ async def _books_on_disk(services: Services, column: ui.column) -> None:
             ui.label(f"No finished audiobooks in {services.library.folder}.").classes("ap-muted")
         for book in books:
             with ui.card().classes("ap-card w-full gap-1").mark("book-file"):
-                ui.label(book.title).classes("text-base font-semibold truncate") \
-                    .mark("book-title")
-                ui.label(f"{book.author or 'Unknown author'} · {fmt.size(book.size)} · "
-                         f"{book.path}").classes("ap-muted text-sm")
-                ui.link("Download .m4b", f"/library/files/{book.path.name}") \
-                    .mark("book-download")
+                ui.label(book.title).classes("text-base font-semibold truncate").mark("book-title")
+                ui.label(
+                    f"{book.author or 'Unknown author'} · {fmt.size(book.size)} · {book.path}"
+                ).classes("ap-muted text-sm")
+                ui.link("Download .m4b", f"/library/files/{book.path.name}").mark("book-download")
 
 
 def _stopped(job: Job, now: float) -> bool:

@@ -50,8 +50,7 @@ from audiopub.voices.catalogue import Catalogue, refresh_catalogue
 log = logging.getLogger(__name__)
 
 POLL_S = 0.25  # how often the page looks at the running download
-QUALITIES = {"": "Any quality", "x_low": "x_low", "low": "low", "medium": "medium",
-             "high": "high"}
+QUALITIES = {"": "Any quality", "x_low": "x_low", "low": "low", "medium": "medium", "high": "high"}
 
 
 def page(services: Services, language: str = "", quality: str = "") -> None:
@@ -73,43 +72,65 @@ class VoicesPage:
         with frame(self.services, "Voices", "/voices"):
             with ui.card().classes("ap-card w-full gap-3"):
                 section_title("Voices", "record_voice_over")
-                ui.label("Voices to download from the Hugging Face Hub, and those installed. "
-                         "A new voice is offered on the Convert page once it is installed.") \
-                    .classes("ap-muted text-sm")
-                with ui.row().classes("items-center gap-3").mark("voices-loading") \
-                        as self.loading:
+                ui.label(
+                    "Voices to download from the Hugging Face Hub, and those installed. "
+                    "A new voice is offered on the Convert page once it is installed."
+                ).classes("ap-muted text-sm")
+                with ui.row().classes("items-center gap-3").mark("voices-loading") as self.loading:
                     ui.spinner(size="1.5em")
-                    ui.label("Asking the Hugging Face Hub for its current list of voices…") \
-                        .classes("ap-muted")
+                    ui.label("Asking the Hugging Face Hub for its current list of voices…").classes(
+                        "ap-muted"
+                    )
                 self.note = _banner("ap-warn", "catalogue-note")
                 self.source = ui.label().classes("ap-muted text-xs").mark("catalogue-source")
                 with ui.row().classes("w-full items-center gap-4"):
-                    self.language = ui.select({"": "All languages"}, value="",
-                                              label="Language", with_input=True,
-                                              on_change=self._show_rows) \
-                        .classes("w-72").props("outlined dense").mark("voice-language")
-                    self.quality = ui.select(QUALITIES, value="", label="Quality",
-                                             on_change=self._show_rows) \
-                        .classes("w-40").props("outlined dense").mark("voice-quality")
+                    self.language = (
+                        ui.select(
+                            {"": "All languages"},
+                            value="",
+                            label="Language",
+                            with_input=True,
+                            on_change=self._show_rows,
+                        )
+                        .classes("w-72")
+                        .props("outlined dense")
+                        .mark("voice-language")
+                    )
+                    self.quality = (
+                        ui.select(QUALITIES, value="", label="Quality", on_change=self._show_rows)
+                        .classes("w-40")
+                        .props("outlined dense")
+                        .mark("voice-quality")
+                    )
                     self.count = ui.label().classes("ap-muted text-sm").mark("voice-count")
                 self.filter_note = _banner("ap-warn", "filter-note")
 
             with ui.card().classes("ap-card w-full gap-2").mark("download-panel") as self.panel:
                 self.panel_title = ui.label().classes("font-semibold").mark("download-voice")
-                self.bar = ui.linear_progress(value=0, show_value=False, size="10px") \
-                    .props("rounded").mark("download-progress")
+                self.bar = (
+                    ui.linear_progress(value=0, show_value=False, size="10px")
+                    .props("rounded")
+                    .mark("download-progress")
+                )
                 with ui.row().classes("w-full items-center gap-4"):
-                    self.figures = ui.label("Starting…").classes("ap-figure text-sm flex-1") \
+                    self.figures = (
+                        ui.label("Starting…")
+                        .classes("ap-figure text-sm flex-1")
                         .mark("download-figures")
-                    self.cancel_button = ui.button("Cancel", icon="close", on_click=self._cancel) \
-                        .props("outline dense no-caps").mark("download-cancel")
+                    )
+                    self.cancel_button = (
+                        ui.button("Cancel", icon="close", on_click=self._cancel)
+                        .props("outline dense no-caps")
+                        .mark("download-cancel")
+                    )
             self.panel.set_visibility(False)
             self.message = _banner("", "download-message")
             self.error = _banner("ap-error", "download-error")
 
             with ui.column().classes("w-full gap-1"):
-                self.preview_note = ui.label().classes("ap-muted text-sm") \
-                    .mark("voice-preview-note")
+                self.preview_note = (
+                    ui.label().classes("ap-muted text-sm").mark("voice-preview-note")
+                )
                 self.preview_audio = AudioPlayer("voice-preview-audio")
                 self.preview_error = _banner("ap-error", "voice-preview-error")
 
@@ -175,8 +196,9 @@ class VoicesPage:
         self.list.clear()
         with self.list:
             if not shown:
-                ui.label("No voice matches these filters.").classes("ap-muted py-4") \
-                    .mark("voice-list-empty")
+                ui.label("No voice matches these filters.").classes("ap-muted py-4").mark(
+                    "voice-list-empty"
+                )
             for row in shown:
                 voice_row(row, self.actions, downloading)
 
@@ -227,18 +249,26 @@ class VoicesPage:
     def _show_outcome(self, state: DownloadState) -> None:
         if state.installed is not None:
             done = state.installed
-            what = "was already installed" if done.already else \
-                f"is installed ({figures.size(done.size)})"
-            _show(self.message, f"{done.id} {what}. Preview it below, or choose it on the "
-                                "Convert page.")
+            what = (
+                "was already installed"
+                if done.already
+                else f"is installed ({figures.size(done.size)})"
+            )
+            _show(
+                self.message,
+                f"{done.id} {what}. Preview it below, or choose it on the Convert page.",
+            )
         else:
             _show(self.error, state.error or f"Downloading {state.voice_id} failed.")
 
     # --- remove and preview --------------------------------------------------------------
 
     async def _remove(self, row: VoiceRow) -> None:
-        question = (f"Discard the files of the unfinished download of {row.id}?"
-                    if row.status == UNFINISHED else f"Remove {row.id} from this computer?")
+        question = (
+            f"Discard the files of the unfinished download of {row.id}?"
+            if row.status == UNFINISHED
+            else f"Remove {row.id} from this computer?"
+        )
         if not await confirm(question, "Discard" if row.status == UNFINISHED else "Remove"):
             return
         _show(self.message, None)
@@ -249,8 +279,12 @@ class VoicesPage:
             _show(self.error, str(exc))
             return
         if removed is not None:
-            _show(self.message, f"Removed {row.id}." if row.status != UNFINISHED
-                  else f"Discarded the unfinished download of {row.id}.")
+            _show(
+                self.message,
+                f"Removed {row.id}."
+                if row.status != UNFINISHED
+                else f"Discarded the unfinished download of {row.id}.",
+            )
         await self._reload_installed()
 
     async def _use(self, row: VoiceRow) -> None:
@@ -266,14 +300,23 @@ class VoicesPage:
         await self._reload_installed()
 
     async def _preview(self, row: VoiceRow) -> None:
-        language = row.languages[0] if not engine_info(row.engine).multilingual else (
-            self.language.value if self.language.value in row.languages else "en")
+        language = (
+            row.languages[0]
+            if not engine_info(row.engine).multilingual
+            else (self.language.value if self.language.value in row.languages else "en")
+        )
         text, note = sample(language)
         self.preview_note.set_text(f"{row.name}: “{text}”" + (f" {note}" if note else ""))
         _show(self.preview_error, None)
-        await self.preview_audio.speak(_speak, self.services, row, text, language,
-                                       show=partial(_show, self.preview_error),
-                                       failing="The preview failed")
+        await self.preview_audio.speak(
+            _speak,
+            self.services,
+            row,
+            text,
+            language,
+            show=partial(_show, self.preview_error),
+            failing="The preview failed",
+        )
 
 
 def _remove_files(voice_id: str) -> list[Path]:
@@ -291,8 +334,14 @@ def _speak(services: Services, row: VoiceRow, text: str, language: str) -> bytes
     voices = get_preview_engine(row.engine).voices()
     voice = next((v.id for v in voices if not row.voice or v.model == row.voice), row.voice or "")
     spoken_as = language if engine_info(row.engine).multilingual else None
-    return services.previews.say([text], row.engine, voice, defaults.DEFAULT_SPEED,
-                                 defaults.DEFAULT_STEPS, language=spoken_as)
+    return services.previews.say(
+        [text],
+        row.engine,
+        voice,
+        defaults.DEFAULT_SPEED,
+        defaults.DEFAULT_STEPS,
+        language=spoken_as,
+    )
 
 
 def _banner(kind: str, marker: str) -> ui.label:
