@@ -37,7 +37,9 @@ def _sizes(text: str) -> list[str]:
 
 
 def _tunings(text: str) -> list[frozenset[str]]:
-    from audiopub.bench.tuning import tuning_variants
+    from audiopub.bench.tuning import (
+        tuning_variants,  # imported when this subcommand runs: `audiopub --help` stays quick
+    )
 
     return tuning_variants(text)
 
@@ -180,7 +182,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     if args.report:
-        from audiopub.bench import tables
+        from audiopub.bench import (
+            tables,  # imported when this subcommand runs: `audiopub --help` stays quick
+        )
 
         results = tables.load_results(args.report)
         if not results:
@@ -192,13 +196,17 @@ def main(args: argparse.Namespace) -> int:
             args.markdown.write_text(text, encoding="utf-8")
         return 0
     if args.make_book:
-        from audiopub.bench.texts import write_book
+        from audiopub.bench.texts import (
+            write_book,  # imported when this subcommand runs: `audiopub --help` stays quick
+        )
 
         path = write_book(args.make_book, args.chars, args.source)
         print(f"Wrote {path} and {path.with_suffix('.txt')}")
         return 0
     if args.rss_check:
-        from audiopub.bench.rss import rss_check
+        from audiopub.bench.rss import (
+            rss_check,  # imported when this subcommand runs: `audiopub --help` stays quick
+        )
 
         return rss_check(args)
     if args.runs < 1 or args.warmup < 0:
@@ -210,6 +218,6 @@ def main(args: argparse.Namespace) -> int:
     if args.book and not args.book.is_file():
         print(f"audiopub: no such file: {args.book}", file=sys.stderr)
         return 1
-    from audiopub.bench.run import bench
+    from audiopub.bench.run import bench  # the engines and ONNX Runtime: only to measure
 
     return bench(args)

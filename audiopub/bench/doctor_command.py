@@ -45,7 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     if args.report:
-        from audiopub.bench.doctor_report import comparison
+        from audiopub.bench.doctor_report import (
+            comparison,  # imported when this subcommand runs: `audiopub --help` stays quick
+        )
 
         table = comparison(args.report)
         if table is None:
@@ -58,6 +60,6 @@ def main(args: argparse.Namespace) -> int:
             "audiopub: --chars and --runs must be at least 1, --warmup at least 0", file=sys.stderr
         )
         return 2
-    from audiopub.bench.doctor import run_doctor
+    from audiopub.bench.doctor import run_doctor  # the engines and ONNX Runtime: only to measure
 
     return run_doctor(args)

@@ -95,6 +95,7 @@ def model_cost(engine_name: str, voice: str, recount: bool) -> tuple[float | Non
         return None, f"not counted for {engine_name} (its cost depends on steps and model)"
     if voice == settings.DEFAULT_PIPER_VOICE and not recount:
         return JOE_GFLOP_PER_AUDIO_S, "constant JOE_GFLOP_PER_AUDIO_S (ORT profile count)"
+    # Only to count a voice other than joe's: reads its files and the benchmark texts.
     from audiopub.bench.texts import TEXTS
     from audiopub.tts.engine import split_speaker
     from audiopub.tts.piper.files import find_voices
@@ -108,7 +109,7 @@ def model_cost(engine_name: str, voice: str, recount: bool) -> tuple[float | Non
 
 def piper_gflop_per_audio_s(model: Path, config_path: Path, texts: Sequence[str]) -> float:
     """Count a Piper voice's multiply-adds per second of audio (method: module docstring)."""
-    import onnxruntime as ort
+    import onnxruntime as ort  # a profiling session: only when counting
 
     from audiopub.tts.phonemes import phonemize
     from audiopub.tts.piper.config import PiperVoiceConfig, phoneme_ids

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from audiopub.book.epub_reader import read_epub
+
 TEXTS_LANGUAGE: Final = "en"  # of the texts below
 TEXTS: Final = {
     "short": "The lighthouse keeper climbed the stairs before the storm came.",
@@ -65,8 +67,6 @@ def _sentence(rng: random.Random) -> str:
 def source_paragraphs(epub: Path, chars: int) -> list[str]:
     """Paragraphs of a real book in reading order, until `chars` characters (the book is
     read again from the start if it is shorter: its chunks then repeat, see above)."""
-    from audiopub.book.epub_reader import read_epub
-
     pool = [p for chapter in read_epub(epub).chapters for p in chapter.paragraphs]
     if not pool:
         raise ValueError(f"{epub} holds no text")
@@ -135,8 +135,6 @@ def write_book(path: Path, chars: int, source: Path | None = None, seed: int = 0
     """An EPUB of about `chars` characters (from `source`, else synthetic prose), plus
     `path.txt`: the text Audiopub narrates, paragraphs separated by blank lines, which is the
     input format of scripts/piper_tts_loop.py, so both read exactly the same words."""
-    from audiopub.book.epub_reader import read_epub
-
     paragraphs = (
         source_paragraphs(source, chars)
         if source is not None

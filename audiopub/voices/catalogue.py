@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from audiopub import settings
+from audiopub.atomic import atomic_write
 from audiopub.errors import AudiopubError, HubUnreachable, VoiceNotFound
 from audiopub.tts.piper import PIPER
 from audiopub.tts.supertonic import SUPERTONIC
@@ -227,7 +228,7 @@ def refresh_catalogue(timeout_s: float = REFRESH_TIMEOUT_S) -> Catalogue:
 
 def _supertonic_sizes(timeout_s: float) -> dict[str, int]:
     """Each release's download size at its pinned revision, as far as the Hub tells."""
-    from audiopub.tts import hub
+    from audiopub.tts import hub  # huggingface_hub: only for this network call
 
     sizes = {}
     for release in SUPERTONIC_RELEASES:
@@ -241,8 +242,6 @@ def _supertonic_sizes(timeout_s: float) -> dict[str, int]:
 
 
 def _keep(data: Any) -> None:
-    from audiopub.atomic import atomic_write
-
     try:
         with atomic_write(refreshed_index_path()) as temp:
             temp.write_text(json.dumps(data), "utf-8")
