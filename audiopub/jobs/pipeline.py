@@ -4,7 +4,7 @@
               chunks from the job's current settings, on every run, before any audio
     speak     each pending chunk → engine → chunk WAV (atomic) → marked done in the store
     listen    with proof-listening on, each chunk made is heard meanwhile on a thread of its
-              own (`proof_listening`); before a chapter is stitched its flagged chunks are
+              own (`listen.stage`); before a chapter is stitched its flagged chunks are
               spoken again (`retakes`)
     stitch    a chapter's chunk WAVs, in order, with pauses → chapter WAV → chapter done
     mux       chapter WAVs → AAC .m4b with chapters, tags and cover (atomic) → job done
@@ -54,12 +54,12 @@ from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
 from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
-from audiopub.jobs.proof_listening import ProofListening, load_ears
 from audiopub.jobs.recorded_speed import machine_speed
-from audiopub.jobs.retakes import Retakes
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import language_note, space_to_finish
 from audiopub.jobs.synthesis_plan import plan_synthesis
+from audiopub.listen.retakes import Retakes
+from audiopub.listen.stage import ProofListening, load_ears
 from audiopub.tts.engine import Engine
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ from audiopub.errors import AudiopubError, DiskFull
 from audiopub.gpu.monitor import query_gpu_info
 from audiopub.jobs.book_plan import chosen_chapters, job_lexicon, plan_book
 from audiopub.jobs.models import Job, JobSettings, JobState, chunk_cache_key
-from audiopub.jobs.proof_listening import listening_ready, require_listening
 from audiopub.jobs.store import JobStore
+from audiopub.listen.stage import listening_ready, require_listening
 from audiopub.tts.engine import Engine, Voice, voice_of
 from audiopub.voices.catalogue import local_catalogue
 from audiopub.voices.suggest import language_name, voices_for

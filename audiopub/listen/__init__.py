@@ -6,6 +6,8 @@
     whisper_files, whisper_install
                the listening models (`whisper:<size>`): their folder and files; download
     command    their part of `audiopub voices`: list, download, remove
+    stage      `ProofListening`: a job's chunks heard on a thread of their own as they are made
+    retakes    `Retakes`: the chunks heard wrong spoken again, the best take kept
 
 CTranslate2 and tokenizers come with the optional extra `listen`
 (`pip install 'audiopub[listen]'`); nothing here imports them until a listener is loaded, so
