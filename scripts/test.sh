@@ -34,5 +34,5 @@ scripts/install_java.sh
 # (`ruff format` fixes what the format check finds).
 python -m ruff check audiopub tests scripts
 python -m ruff format --check audiopub tests scripts
-python -m mypy audiopub/book audiopub/audio audiopub/gpu
+python -m mypy audiopub/book audiopub/audio audiopub/gpu audiopub/tts audiopub/jobs
 exec python -m pytest "$@"

@@ -22,7 +22,7 @@ import collections
 import logging
 import multiprocessing
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, Final
 
 from audiopub import settings
@@ -93,7 +93,7 @@ class RayExecutor(ChunkExecutor):
 
     def map(
         self, tasks: Iterable[ChunkTask], notify: Callable[[str], None] | None = None
-    ) -> Iterator[ChunkResult]:
+    ) -> Generator[ChunkResult, None, None]:
         """Results in task order. Stopping the iteration leaves the batches in flight to be
         read (and dropped) before the next map's, so their chunks stay pending."""
         yield from in_task_order(self._map(tasks))

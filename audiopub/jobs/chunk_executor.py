@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
@@ -58,9 +58,9 @@ class ChunkExecutor(ABC):
     @abstractmethod
     def map(
         self, tasks: Iterable[ChunkTask], notify: Callable[[str], None] | None = None
-    ) -> Iterator[ChunkResult]:
-        """Results in task order; stopping the iteration abandons the rest. `notify` gets
-        lines for the job's log (a batch halved after running out of memory)."""
+    ) -> Generator[ChunkResult, None, None]:
+        """Results in task order; stopping the iteration (or `close()`) abandons the rest.
+        `notify` gets lines for the job's log (a batch halved after running out of memory)."""
 
     @abstractmethod
     def describe(self) -> ExecutorInfo:

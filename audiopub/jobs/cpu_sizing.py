@@ -63,7 +63,7 @@ def usable_cores(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP) -> i
     allow fewer than the machine has), within its cgroup's CPU quota (2.5 CPUs: 3 processes,
     the last one sharing)."""
     try:
-        cores = len(psutil.Process().cpu_affinity() or ())  # type: ignore[attr-defined]
+        cores = len(psutil.Process().cpu_affinity() or ())
     except (AttributeError, psutil.Error):  # macOS has no CPU affinity
         cores = 0
     cores = cores or psutil.cpu_count() or os.cpu_count() or 1

@@ -26,7 +26,7 @@ import logging
 import queue
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -111,7 +111,7 @@ class DeviceExecutor(ChunkExecutor):
 
     def map(
         self, tasks: Iterable[ChunkTask], notify: Callable[[str], None] | None = None
-    ) -> Iterator[ChunkResult]:
+    ) -> Generator[ChunkResult, None, None]:
         """Results in task order; stopping the iteration stops after the batches in flight."""
         todo: queue.Queue[object] = queue.Queue(maxsize=BATCHES_AHEAD * len(self.engines))
         # Bounded too: spoken audio waiting for a slow disk is held in memory.
@@ -168,7 +168,7 @@ class DeviceExecutor(ChunkExecutor):
             elif isinstance(item, BaseException):
                 raise item
             else:
-                yield item  # type: ignore[misc]
+                yield item  # type: ignore[misc]  # a batch: the queue holds batches, errors and _DONE
 
     # --- the planner thread -------------------------------------------------------------
 

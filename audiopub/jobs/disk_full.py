@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 from audiopub.errors import DiskFull
+from audiopub.jobs.sqlite_codes import SQLITE_FULL, SQLITE_IOERR
 
 # What a full disk is asked to free at least: room for the store, a chapter and some chunks.
 MIN_FREE_BYTES: Final = 100_000_000
@@ -96,11 +97,9 @@ def give_room(folder: Path) -> None:
 
 def _sqlite_full(error: sqlite3.OperationalError, folder: Path | None) -> bool:
     code = getattr(error, "sqlite_errorcode", None)  # Python 3.11 and later
-    if code is not None and code & 0xFF == sqlite3.SQLITE_FULL:
+    if code is not None and code & 0xFF == SQLITE_FULL:
         return True
     if "database or disk is full" in str(error):
         return True
-    io_error = (
-        code & 0xFF == sqlite3.SQLITE_IOERR if code is not None else "disk I/O error" in str(error)
-    )
+    io_error = code & 0xFF == SQLITE_IOERR if code is not None else "disk I/O error" in str(error)
     return io_error and folder is not None and free_bytes(folder) < NO_ROOM_BYTES

@@ -215,7 +215,8 @@ class JobLedger:
     def done_elsewhere(self, job_id: str, cache_keys: Iterable[str]) -> dict[str, ChunkRow]:
         """key → a done chunk of *another* job with that key: the same words said with the
         same settings, whose audio this job may share (`chunk_cache.reuse_other_jobs_audio`)."""
-        conn, found = self._db.connection(), {}
+        conn = self._db.connection()
+        found: dict[str, ChunkRow] = {}
         keys = sorted(set(cache_keys))
         for start in range(0, len(keys), _KEYS_PER_QUERY):
             batch = keys[start : start + _KEYS_PER_QUERY]

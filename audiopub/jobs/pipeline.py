@@ -165,7 +165,7 @@ class JobRun:
         # Counted once, then kept up to date per chunk: a store-wide count after every chunk
         # would cost O(chunks) each time, O(n²) over a long book.
         self._progress = self.store.ledger.progress(self.job.id)
-        self._run = Speed(0, 0.0, 0.0, Clock.WALL)  # what this run has made so far
+        self._run_speed = Speed(0, 0.0, 0.0, Clock.WALL)  # what this run has made so far
         self._recorded_speed = machine_speed(
             settings.engine,
             self.plan.voice.id,
@@ -296,15 +296,17 @@ class JobRun:
         if self._listening is not None and marked:
             self._listening.chunk_done(chunk, self.dir / chunk_relpath(chunk.cache_key))
         # Every chunk with this text shares the audio, so all of them are done now.
+        progress = self._progress
+        assert progress is not None  # counted when the job was planned, before any chunk
         self._progress = replace(
-            self._progress,
-            chunks_done=self._progress.chunks_done + marked,
-            chars_done=self._progress.chars_done + marked * chunk.char_count,
+            progress,
+            chunks_done=progress.chunks_done + marked,
+            chars_done=progress.chars_done + marked * chunk.char_count,
         )
-        self._run = Speed(
-            self._run.chars + chunk.char_count,
+        self._run_speed = Speed(
+            self._run_speed.chars + chunk.char_count,
             now - self._run_began,
-            self._run.audio_s + result.frames / result.sample_rate,
+            self._run_speed.audio_s + result.frames / result.sample_rate,
             Clock.WALL,
         )
         self._stage = SPEAKING.format(chapter=chapter_title)
@@ -321,7 +323,8 @@ class JobRun:
             self.store,
             self.job.id,
             self.dir,
-            self.job.settings.language or self.book.language,
+            # No language known: "" lets Whisper detect it and the judge use neutral rules.
+            self.job.settings.language or self.book.language or "",
             ears,
             notify=lambda line: self._emit(JobState.RUNNING, message=line),
         )
@@ -365,16 +368,13 @@ class JobRun:
         # The chapter is written at the rate its chunks were spoken at: the voice's own, as
         # each chunk file records it (16 kHz and 22.05 kHz Piper voices both exist).
         sample_rate = (
-            sf.info(str(self.dir / chunks[0].audio_path)).samplerate
+            sf.info(str(_done_audio(self.dir, chunks[0]))).samplerate
             if chunks
             else self.plan.sample_rate
         )
         # Where each chunk's speech lies in the chapter audio is kept for exports (`export`).
         stitched = stitch_chapter(
-            [
-                (self.dir / c.audio_path, c.ends_paragraph)  # type: ignore[operator]
-                for c in chunks
-            ],
+            [(_done_audio(self.dir, c), c.ends_paragraph) for c in chunks],
             sample_rate,
             self.dir / relpath,
         )
@@ -483,9 +483,11 @@ class JobRun:
                 chars_total=progress.chars_total,
                 chunks_done=progress.chunks_done,
                 chunks_total=progress.chunks_total,
-                run=self._run,
+                run=self._run_speed,
                 eta_s=estimate_left_s(
-                    self._run, progress.chars_total - progress.chars_done, self._recorded_speed
+                    self._run_speed,
+                    progress.chars_total - progress.chars_done,
+                    self._recorded_speed,
                 ),
                 chapter_title=chapter_title,
                 provider=self.engine.device.describe(),
@@ -493,3 +495,9 @@ class JobRun:
                 stage=self._stage if state is JobState.RUNNING else "",
             )
         )
+
+
+def _done_audio(job_dir: Path, chunk: ChunkRow) -> Path:
+    """A done chunk's audio file: a chapter is stitched only once all its chunks are done."""
+    assert chunk.audio_path is not None
+    return job_dir / chunk.audio_path

@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -151,7 +151,7 @@ class ProcessExecutor(ChunkExecutor):
 
     def map(
         self, tasks: Iterable[ChunkTask], notify: Callable[[str], None] | None = None
-    ) -> Iterator[ChunkResult]:
+    ) -> Generator[ChunkResult, None, None]:
         pending: collections.deque[tuple[list[int], Future[list[ChunkResult]]]] = (
             collections.deque()
         )

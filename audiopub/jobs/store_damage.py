@@ -24,13 +24,18 @@ from typing import Final
 
 from audiopub.atomic import atomic_write
 from audiopub.errors import StoreDamaged, StoreUnopenable
+from audiopub.jobs.sqlite_codes import (
+    SQLITE_CANTOPEN,
+    SQLITE_CORRUPT,
+    SQLITE_NOTADB,
+    SQLITE_PERM,
+    SQLITE_READONLY,
+)
 
 log = logging.getLogger(__name__)
 
-_DAMAGE_CODES: Final = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
-_UNOPENABLE_CODES: Final = frozenset(
-    {sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM}
-)
+_DAMAGE_CODES: Final = frozenset({SQLITE_CORRUPT, SQLITE_NOTADB})
+_UNOPENABLE_CODES: Final = frozenset({SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM})
 RECOVERED_SUFFIX: Final = ".recovered"  # jobs.sqlite3 → jobs.recovered.sqlite3
 
 

@@ -24,7 +24,7 @@ JOBS_TITLE_COLUMN: Final = 29  # where `jobs` prints a title: after id, state an
 MIN_TITLE_WIDTH: Final = 20
 
 
-class CountingBar(tqdm):  # type: ignore[type-arg]
+class CountingBar(tqdm):
     """tqdm with whole numbers for the counts in `BAR_FORMAT` (`done`, `whole`), and the job's
     own estimate and speed (`left`, `speed`), as its events last said them."""
 

@@ -84,12 +84,11 @@ class WarmPools:
         """A job is done with `pool`: kept warm for the next one if `keep` and the machine has
         room, else closed once nobody else uses it."""
         with self._lock:
-            key, kept = next(
-                ((k, v) for k, v in self._kept.items() if v.pool is pool), (None, None)
-            )
-            if kept is None:  # not kept (a forced size another job replaced): shut it down
+            found = next(((k, v) for k, v in self._kept.items() if v.pool is pool), None)
+            if found is None:  # not kept (a forced size another job replaced): shut it down
                 pool.shutdown()
                 return
+            key, kept = found
             kept.users = max(0, kept.users - 1)
             kept.idle_since = time.monotonic()
             if kept.users:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 SAMPLE_RATE = 16_000
 N_FFT = 400
@@ -40,7 +41,7 @@ def to_16k(audio: np.ndarray, sample_rate: int) -> np.ndarray:
     return resampled.astype(np.float32)
 
 
-def _hz_to_mel(hz: np.ndarray) -> np.ndarray:
+def _hz_to_mel(hz: ArrayLike) -> np.ndarray:
     """Slaney's mel scale: linear (3 mels per 200 Hz) below 1 kHz, logarithmic above."""
     hz = np.asarray(hz, dtype=np.float64)
     linear = hz * 3.0 / 200.0

@@ -149,6 +149,7 @@ class Retakes:
             take = self._speak(chunk, pieces, take_seed(self.job.settings.seed, number), number)
             if take is None:
                 continue  # the engine failed on it: the takes so far stand
+            assert take.audio is not None  # a take spoken here carries its audio
             try:
                 heard = self.listening.hear_now(
                     [Clip(take.audio, take.sample_rate, language)], self._check

@@ -12,6 +12,7 @@ and its weight gains a height axis of 1 (the same bytes in the same order).
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import onnx
@@ -87,9 +88,9 @@ def _own_1d_weight(
     return weight
 
 
-def _attributes_2d(node: onnx.NodeProto) -> dict[str, object]:
+def _attributes_2d(node: onnx.NodeProto) -> dict[str, Any]:
     """The Conv's attributes with a height axis of 1 in front (pads: begin and end of each)."""
-    attributes: dict[str, object] = {}
+    attributes: dict[str, Any] = {}  # Any: each is passed to make_node as its keyword
     for attribute in node.attribute:
         value = helper.get_attribute_value(attribute)
         if attribute.name in ("kernel_shape", "strides", "dilations"):

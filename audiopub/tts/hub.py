@@ -368,7 +368,7 @@ def fetch(file: HubFile, repo: str, staging: Path, transfer: Transfer) -> Path:
                 endpoint=endpoint(),
                 etag_timeout=metadata_timeout_s(),
                 tqdm_class=transfer.bar_class,
-            )  # type: ignore[arg-type]
+            )
     except DownloadFailed:
         transfer.check_cancelled()  # a cancel seen in a Xet thread surfaces as another error
         raise

@@ -8,6 +8,7 @@ import re
 import threading
 import unicodedata
 from functools import cache
+from typing import Any
 
 import espeakng_loader
 from phonemizer.backend import EspeakBackend
@@ -27,10 +28,11 @@ class _AsDebug(logging.LoggerAdapter):
     propagates to the root logger: setting a level on it beforehand does not last.)
     """
 
-    def info(self, msg: object, *args: object, **kwargs: object) -> None:
+    # Any: the keywords (exc_info, stacklevel, extra...) pass on to `debug` as they came.
+    def info(self, msg: object, *args: object, **kwargs: Any) -> None:
         self.debug(msg, *args, **kwargs)
 
-    def warning(self, msg: object, *args: object, **kwargs: object) -> None:
+    def warning(self, msg: object, *args: object, **kwargs: Any) -> None:
         self.debug(msg, *args, **kwargs)
 
 
