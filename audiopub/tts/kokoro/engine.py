@@ -25,6 +25,7 @@ from typing import Final
 
 import numpy as np
 
+from audiopub.errors import ModelMissing
 from audiopub.tts import onnx_runtime
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import (
@@ -300,8 +301,6 @@ def _reads(name: str) -> tuple[str, ...]:
 def _input_names(session: onnx_runtime.Session) -> dict[str, str]:
     """The graph's inputs and outputs by role, read by name (the exports name the ids
     differently)."""
-    from audiopub.errors import ModelMissing
-
     inputs = [i.name for i in session.inference.get_inputs()]
     outputs = [o.name for o in session.inference.get_outputs()]
     ids = next((name for name in _ID_INPUTS if name in inputs), None)

@@ -25,6 +25,7 @@ from typing import Final
 
 import numpy as np
 
+from audiopub import settings
 from audiopub.errors import EngineUnavailable, ModelMissing
 
 SAMPLE_RATE: Final = 24_000
@@ -132,8 +133,6 @@ class KokoroFiles:
 
 def default_folder() -> Path:
     """Where Kokoro's files are: AUDIOPUB_KOKORO_DIR, or `kokoro` in the models folder."""
-    from audiopub import settings
-
     override = settings.current().kokoro_dir
     return override if override is not None else settings.models_dir() / "kokoro"
 

@@ -53,7 +53,7 @@ SHIPPED_SOURCE: Final = "the voice index shipped with Audiopub"
 
 def device_variant() -> str:
     """int8 where only the CPU runs it, fp32 where CUDA can."""
-    from audiopub.tts import onnx_runtime
+    from audiopub.tts import onnx_runtime  # ONNX Runtime itself: only to pick the variant
 
     return "fp32" if onnx_runtime.cuda_can_run() else "int8"
 
