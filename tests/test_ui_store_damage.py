@@ -6,8 +6,7 @@ worker says it once and stops, instead of failing again at every look at the que
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -16,6 +15,7 @@ from damaged_store import BOOK_NAME, TITLE, copy_data_dir, damage_middle, made_d
 from epub_factory import build_epub
 from nicegui import core, ui
 from nicegui.testing import User
+from test_ui import eventually
 from ui_services import installed_services
 
 from audiopub.ui.services import Services
@@ -42,20 +42,6 @@ def store(made: Path, data_dir: Path) -> Path:
 def services(store: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
     """Built on the damaged store before `user` runs the app's main file."""
     yield from installed_services(data_dir, monkeypatch)
-
-
-async def eventually(check: Callable[[], object], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if check() is not False:
-                return
-        except AssertionError:
-            if time.monotonic() > deadline:
-                raise
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.1)
 
 
 def texts(user: User, marker: str) -> list[str]:
