@@ -56,7 +56,8 @@ def clean_name(name: str, lowercase_words: Counter[str]) -> str | None:
     if words:
         # "Holmes's" and a possessive's mark go; a title keeps its full stop ("Mr.").
         keep = 1 if words[0].lower() in TITLES else 0
-        words[keep:] = [w.removesuffix("'s").rstrip(".,;:'") for w in words[keep:]]
+        words[keep:] = [w.rstrip(".,;:") for w in words[keep:]]
+        words[-1] = words[-1].removesuffix("'s").rstrip("'")
         words = [w for w in words if w]
     if not words or (len(words) == 1 and words[0].lower() in TITLES):
         return None
@@ -74,6 +75,7 @@ class Person:
 class Cast:
     people: list[Person]
     by_form: dict[str, int]  # every name form → index in `people`
+    narrator: int | None = None  # the first-person narrator, once known
 
     def resolve(self, name: str) -> int | None:
         """The person a name form means, trying it whole, then its title and surname, then its
@@ -91,7 +93,16 @@ class Cast:
         ):
             if candidate and candidate in self.by_form:
                 return self.by_form[candidate]
-        return None
+        # "Helen Stoner" for a book that otherwise says "Miss Stoner": the surname decides,
+        # for the person named by it most.
+        owners = Counter(
+            {
+                person: sum(self.people[person].forms.values())
+                for form, person in self.by_form.items()
+                if form.split()[-1] == words[-1] and form[:1].isupper()
+            }
+        )
+        return owners.most_common(1)[0][0] if owners else None
 
 
 def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> Cast:

@@ -21,6 +21,7 @@ finder still knows the typographic marks, so raw text works too.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -29,7 +30,7 @@ from audiopub.book.cast.tags import incise_at
 
 QuoteStyle = Literal["double", "single"]
 
-__all__ = ["QuoteStyle", "Span", "find_quotes", "quote_style"]
+__all__ = ["QuoteStyle", "Span", "book_elisions", "find_quotes", "quote_style"]
 
 _DOUBLE_OPEN = {'"': '"', "“": "”", "„": "“", "«": "»", "»": "«", "”": "”"}
 _SINGLE_OPEN = {"'": "'", "‘": "’", "‚": "‘", "‹": "›", "›": "‹"}
@@ -71,16 +72,40 @@ def quote_style(paragraphs: Iterable[str]) -> QuoteStyle:
     return "single" if single > double else "double"
 
 
+_LEADING_APOSTROPHE = re.compile(r"(?:(?<=\s)|^)['’]([^\W\d_]+)")
+_BARE_WORD = re.compile(r"(?<![\w'’])[^\W\d_]+")
+_MID_SENTENCE = re.compile(r"[a-z,;]\s['’]([^\W\d_]+)")
+
+
+def book_elisions(paragraphs: Iterable[str]) -> frozenset[str]:
+    """Words a book writes with a leading apostrophe and never without, at least once in the
+    middle of a sentence: its dialect elisions (Kipling's "'satiable", "'Vantage"), so the
+    apostrophe opens no quotation."""
+    marked: Counter[str] = Counter()
+    bare: Counter[str] = Counter()
+    mid: set[str] = set()
+    for paragraph in paragraphs:
+        if "'" not in paragraph and "’" not in paragraph:
+            bare.update(w.lower() for w in _BARE_WORD.findall(paragraph))
+            continue
+        marked.update(w.lower() for w in _LEADING_APOSTROPHE.findall(paragraph))
+        mid.update(w.lower() for w in _MID_SENTENCE.findall(paragraph))
+        bare.update(w.lower() for w in _BARE_WORD.findall(paragraph))
+    return frozenset(w for w, n in marked.items() if n >= 2 and not bare[w] and w in mid)
+
+
 def find_quotes(
     paragraph: str,
     style: QuoteStyle = "double",
     language: str | None = None,
     after_open: bool = False,
+    elisions: frozenset[str] = frozenset(),
 ) -> list[Span]:
     """The quotations of one paragraph, in order.
 
     `after_open` says the paragraph before ended inside a quotation: if this one opens with a
-    mark, its first quotation continues that speech.
+    mark, its first quotation continues that speech. `elisions` are the book's own words
+    that start with an apostrophe (`book_elisions`).
     """
     if paragraph[:1] in _DASHES:
         return _dash_dialogue(paragraph, language)
@@ -90,7 +115,7 @@ def find_quotes(
     n = len(paragraph)
     while i < n:
         char = paragraph[i]
-        if char not in openers or not _may_open(paragraph, i, style):
+        if char not in openers or not _may_open(paragraph, i, style, elisions):
             i += 1
             continue
         close = _find_close(paragraph, i + 1, openers[char], style)
@@ -109,22 +134,24 @@ def find_quotes(
     return spans
 
 
-def _may_open(text: str, i: int, style: QuoteStyle) -> bool:
+def _may_open(text: str, i: int, style: QuoteStyle, elisions: frozenset[str]) -> bool:
     if i > 0 and text[i - 1] not in _OPENS_AFTER and not text[i - 1].isspace():
         # A mark glued to a word closes or is an apostrophe ("o'", "boys'").
         if text[i] in "\"'":
             return False
     if i + 1 >= len(text) or text[i + 1].isspace():
         return False
-    return not (style == "single" and _is_elision(text, i))
+    return not (style == "single" and _is_elision(text, i, elisions))
 
 
-def _is_elision(text: str, i: int) -> bool:
+def _is_elision(text: str, i: int, elisions: frozenset[str] = frozenset()) -> bool:
     if text[i] not in "'’":
         return False
     word = _WORD_AFTER.match(text, i + 1)
     if word is None:
         return False
+    if word.group().lower() in elisions:
+        return True
     if word.group().lower() not in _ELISIONS:
         return False
     # "'n'" (rock 'n' roll) and "'tis" alike; but a real quotation can start with "Em" as a
