@@ -50,6 +50,10 @@ _INTRODUCTION = re.compile(
     r"(?:^|[.!?]\s)(?:[Mm]y name is|I am|I'm)\s+((?:(?:Mr|Mrs|Miss|Dr)\.?\s+)?[A-Z][\w'’-]+"
     r"(?:\s+[A-Z][\w'’-]+)*)"
 )
+_TITLED_NAME = re.compile(
+    r"\b(?:Mr|Mrs|Miss|Ms|Dr|Lady|Lord|Sir|Madame|Mme|Mademoiselle|Mlle|Monsieur|Herr|Frau"
+    r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s[A-Z][\w'’-]+){1,3}"
+)
 _LONGER_NAME = re.compile(r"['’]?\s[A-Z][a-z]")
 # What may come before a sentence's subject: its start, a conjunction, a clause's comma.
 _SUBJECT_BEFORE = re.compile(
@@ -57,7 +61,7 @@ _SUBJECT_BEFORE = re.compile(
 )
 # A vocative inside speech: ", Watson," "my dear Watson." "Mr. Holmes?" at a clause's edge.
 _VOCATIVE = re.compile(
-    r"(?:^|[,;!?]\s|\.\s)(?:(?:my|My)\s+(?:dear|good)\s+|(?:[Dd]ear|O|Oh)\s+)?"
+    r"(?:^|[,;!?]\s|(?<!Mr)(?<!Mrs)(?<!Dr)(?<!St)\.\s)(?:(?:my|My)\s+(?:dear|good)\s+|(?:[Dd]ear|O|Oh)\s+)?"
     r"((?:(?:Mr|Mrs|Miss|Dr|Sir|Lady|Lord|Captain|Inspector)\.?\s+)?[A-Z][\w'’-]+"
     r"(?:\s+[A-Z][\w'’-]+)?)(?=[,.!?;]|$)"
 )
@@ -79,6 +83,7 @@ def attribute(book: Book) -> Attribution:
     for nominal, count in _nominal_people(paragraphs).items():
         if nominal not in appositions:
             mentions[nominal] += count
+    mentions.update(_titled_names(paragraphs))
     _count_narration_mentions(paragraphs, mentions)
     cast = build_cast(mentions, _pronouns_after_names(paragraphs, mentions))
     for nominal, name in appositions.items():
@@ -149,6 +154,30 @@ def _tag(p: Paragraph, language: str | None, lowercase: Counter[str]) -> None:
             p.tag_kind = None
     elif tag.kind == "noun":
         p.tag_name = tag.subject.lower()
+    p.span_names = _span_names(p, language, lowercase)
+
+
+def _span_names(p: Paragraph, language: str | None, lowercase: Counter[str]) -> list[str | None]:
+    """The name tag of each quotation of its own, where a paragraph gives speech to two people
+    ('"What is it?" said the Man. And the Woman said, "His name…"'): a tag ending the
+    narration before it (and not the one the quotation before already had), else one opening
+    the narration after it."""
+    text = p.text
+    names: list[str | None] = []
+    for i, span in enumerate(p.spans):
+        start = p.spans[i - 1].end if i else 0
+        end = p.spans[i + 1].start if i + 1 < len(p.spans) else len(text)
+        before = find_tag(text[start : span.start], language, "before")
+        if before is not None and i:
+            previous = find_tag(text[start : span.start], language, "after")
+            if previous is not None and previous.start >= before.start:
+                before = None
+        tag = before or find_tag(text[span.end : end], language, "after")
+        name = None
+        if tag is not None and tag.kind == "name":
+            name = clean_name(tag.subject, lowercase)
+        names.append(name)
+    return names
 
 
 def _narration(p: Paragraph) -> list[tuple[int, str]]:
@@ -206,6 +235,16 @@ def _count_narration_mentions(paragraphs: list[Paragraph], mentions: Counter[str
                 if form is not None:
                     extra[form] += 1
     mentions.update(extra)
+
+
+def _titled_names(paragraphs: list[Paragraph]) -> Counter[str]:
+    """Names the narration writes with a title ("Miss Mary Sutherland"): people, whether or
+    not a tag ever names them, so a pronoun can mean them."""
+    found: Counter[str] = Counter()
+    for p in paragraphs:
+        for _, piece in _narration(p):
+            found.update(m.group().removesuffix("'s") for m in _TITLED_NAME.finditer(piece))
+    return found
 
 
 def _appositions(
@@ -456,11 +495,16 @@ def _result(paragraphs: list[Paragraph], cast: Cast) -> Attribution:
     quotes: list[Quote] = []
     lines: Counter[int] = Counter()
     for p in paragraphs:
-        name = cast.people[p.speaker].name if p.speaker is not None else None
-        for span in p.spans:
-            quotes.append(Quote(p.chapter, p.index, span.start, span.end, span.text, name, p.how))
-            if p.speaker is not None:
-                lines[p.speaker] += 1
+        speaker, how = p.speaker, p.how
+        for i, span in enumerate(p.spans):
+            own = p.span_names[i] if i < len(p.span_names) else None
+            person = cast.resolve(own) if own else None
+            if person is not None and person != speaker:
+                speaker, how = person, "explicit"
+            name = cast.people[speaker].name if speaker is not None else None
+            quotes.append(Quote(p.chapter, p.index, span.start, span.end, span.text, name, how))
+            if speaker is not None:
+                lines[speaker] += 1
     characters = tuple(
         Character(
             person.name,
