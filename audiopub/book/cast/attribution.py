@@ -57,7 +57,7 @@ _TITLED_NAME = re.compile(
 _LONGER_NAME = re.compile(r"['’]?\s[A-Z][a-z]")
 # What may come before a sentence's subject: its start, a conjunction, a clause's comma.
 _SUBJECT_BEFORE = re.compile(
-    r"(?:^|[.!?;:]\s+|\b(?:and|then|but|when|while|as)\s+)\W*$", re.IGNORECASE
+    r"(?:^|[.!?;:]\s+|\b(?:and|then|but|when|while|as)\s+)(?:the\s+)?\W*$", re.IGNORECASE
 )
 # A vocative inside speech: ", Watson," "my dear Watson." "Mr. Holmes?" at a clause's edge.
 _VOCATIVE = re.compile(
@@ -416,14 +416,16 @@ def _pronoun_person(
         return actual == gender or (not strict and actual is None)
 
     # Named in the paragraph's narration before its speech: 'Mr. Wilson laughed. "…" said he.'
-    before = [person for pos, person, _ in p.narration_names if pos < first_quote]
+    before = [(person, subject) for pos, person, subject in p.narration_names if pos < first_quote]
     for strict in (True, False):
-        for person in reversed(before):
-            if fits(person, strict):
+        for person, subject in reversed(before):
+            if subject and fits(person, strict):
                 return person
     # In a conversation: the one of that gender who did not speak last; else who was last
     # named as the subject of a sentence, before or (someone just coming in) after.
-    previous = _previous_speaker(paragraphs, at)
+    # Who spoke the turn before is not who answers, if this paragraph opens with its speech;
+    # after narration the same person may speak again.
+    previous = _previous_speaker(paragraphs, at) if first_quote == 0 else None
     chapter = p.chapter
     back = [q for q in paragraphs[max(0, at - _PRONOUN_BACK) : at] if q.chapter == chapter]
     ahead = [q for q in paragraphs[at : at + _PRONOUN_AHEAD] if q.chapter == chapter]
@@ -445,9 +447,10 @@ def _pronoun_person(
             for person in candidates(q, True, False):
                 if fits(person, strict):
                     return person
-    for q in reversed(back):
+    # Last, anyone named: in this paragraph, then before it.
+    for q in [p, *reversed(back)]:
         for person in candidates(q, False, True):
-            if fits(person):
+            if fits(person) and (q is not p or person in dict(before)):
                 return person
     return None
 

@@ -135,7 +135,7 @@ class Tag:
 _NAME_WORD = r"(?:St\.|[A-ZÀ-ÖØ-Þ]\.|[A-ZÀ-ÖØ-Þ][\w'’-]*)"
 
 
-_APPOSITION = re.compile(r",\s+(?:the\s+)?((?:[A-Z][\w'’-]*\s?){1,3})(?=[,.;!?]|$)")
+_APPOSITION = re.compile(r"[\w'’ -]{0,20}?,\s+(?:the\s+)?((?:[A-Z][\w'’-]*\s?){1,3})(?=[,.;!?]|$)")
 
 
 @lru_cache(maxsize=8)
@@ -232,8 +232,10 @@ def find_tag(
         for pattern in (direct, inverted):
             for found in pattern.finditer(tail):
                 rest = tail[found.end() :]
+                # The first tag of the sentence that runs into the quotation: in "Bird
+                # said, with a mournful cry," the cry is no second speaker.
                 if re.fullmatch(r"[^.!?\"]{0,40}[,:]?\s*", rest) and (
-                    match is None or found.start() > match.start()
+                    match is None or found.start() < match.start()
                 ):
                     match = found
         if match is None:
