@@ -52,7 +52,7 @@ _INTRODUCTION = re.compile(
 )
 _TITLED_NAME = re.compile(
     r"\b(?:Mr|Mrs|Miss|Ms|Dr|Lady|Lord|Sir|Madame|Mme|Mademoiselle|Mlle|Monsieur|Herr|Frau"
-    r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s[A-Z][\w'’-]+){1,3}"
+    r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s(?:St\.|[A-Z][\w'’-]+)){1,3}"
 )
 _LONGER_NAME = re.compile(r"['’]?\s[A-Z][a-z]")
 # What may come before a sentence's subject: its start, a conjunction, a clause's comma.

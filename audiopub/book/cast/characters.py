@@ -35,6 +35,9 @@ _NOT_NAMES = frozenset(
 )
 
 
+_ABBREVIATED = frozenset({"St.", "Jr.", "Sr.", "Mt."})  # their full stop is part of the name
+
+
 def split_name(name: str) -> tuple[str | None, list[str]]:
     """A name's title (lower case, no dot) and its other words: "Mrs. Carew" → ("mrs",
     ["Carew"])."""
@@ -58,10 +61,10 @@ def clean_name(name: str, lowercase_words: Counter[str]) -> str | None:
     if words:
         # "Holmes's" and a possessive's mark go; a title keeps its full stop ("Mr.").
         keep = 1 if words[0].lower() in TITLES else 0
-        words[keep:] = [w.rstrip(".,;:") for w in words[keep:]]
+        words[keep:] = [w if w in _ABBREVIATED else w.rstrip(".,;:") for w in words[keep:]]
         words[-1] = words[-1].removesuffix("'s").rstrip("'")
         words = [w for w in words if w]
-    if not words or (len(words) == 1 and words[0].lower() in TITLES):
+    if not words or (len(words) == 1 and (words[0].lower() in TITLES or len(words[0]) < 2)):
         return None
     return " ".join(words)
 

@@ -46,6 +46,9 @@ _ELISIONS = frozenset(
 _WORD_AFTER = re.compile(r"[A-Za-zÀ-ÿ]+")
 _OPENS_AFTER = " \t([{—–-/"
 _CLOSE_PUNCT = ".,;:!?…—–-"
+_SPACED = "«»‹›"
+# Languages whose quotations hold their own tags: « Entrez, dit-il, et fermez la porte. »
+_INCISE_LANGUAGES = frozenset({"fr", "es", "it", "pt", "ca"})
 
 
 @dataclass(frozen=True)
@@ -129,9 +132,31 @@ def find_quotes(
             break
         text = paragraph[i + 1 : close].strip()
         if text:
-            spans.append(Span(i, close + 1, text, continues=after_open and i == 0))
+            span = Span(i, close + 1, text, continues=after_open and i == 0)
+            spans.extend(_split_incises(paragraph, span, language))
         i = close + 1
     return spans
+
+
+def _split_incises(paragraph: str, span: Span, language: str | None) -> list[Span]:
+    """A French or Spanish quotation cut around the tag inside it: « Entrez, dit-il, et
+    fermez. » is "Entrez" and "et fermez.", with "dit-il" left to the narrator."""
+    if (language or "").split("-")[0].lower() not in _INCISE_LANGUAGES:
+        return [span]
+    inner_start = span.start + 1
+    inner_end = span.end - 1
+    incise = incise_at(paragraph[:inner_end], inner_start, language)
+    if incise is None:
+        return [span]
+    cut, resume = incise
+    first = paragraph[inner_start:cut].strip(" ,")
+    rest = paragraph[resume:inner_end].strip()
+    pieces = []
+    if first:
+        pieces.append(Span(span.start, cut, first, continues=span.continues))
+    if rest:
+        pieces.append(Span(resume, span.end, rest, open=span.open))
+    return pieces or [span]
 
 
 def _may_open(text: str, i: int, style: QuoteStyle, elisions: frozenset[str]) -> bool:
@@ -139,7 +164,8 @@ def _may_open(text: str, i: int, style: QuoteStyle, elisions: frozenset[str]) ->
         # A mark glued to a word closes or is an apostrophe ("o'", "boys'").
         if text[i] in "\"'":
             return False
-    if i + 1 >= len(text) or text[i + 1].isspace():
+    # French sets guillemets off with a space: « Entrez ».
+    if i + 1 >= len(text) or (text[i + 1].isspace() and text[i] not in _SPACED):
         return False
     return not (style == "single" and _is_elision(text, i, elisions))
 
@@ -163,7 +189,9 @@ def _find_close(text: str, start: int, closer: str, style: QuoteStyle) -> int | 
     closers = {closer, '"'} if style == "double" else {closer, "'"}
     if style == "double":
         for j in range(start, len(text)):
-            if text[j] in closers and (j == 0 or not text[j - 1].isspace() or j + 1 == len(text)):
+            if text[j] in closers and (
+                not text[j - 1].isspace() or j + 1 == len(text) or text[j] in _SPACED
+            ):
                 return j
         return None
     # Single marks: a candidate close has no letter right after it. One after punctuation

@@ -150,7 +150,9 @@ def _patterns(language: str | None) -> tuple[re.Pattern[str], re.Pattern[str], L
     articles = "|".join(re.escape(a) for a in table.articles)
     noun = rf"(?:{articles})\s+(?:[\w'’-]+\s+){{0,2}}?[\w'’-]+"
     definite = "|".join(re.escape(a) for a in ("the", "le", "la", "el", "der", "die", "das"))
-    subject = rf"(?P<subject>(?i:{pronouns})\b|{name}|(?i:{definite})\s+{name}|(?i:{noun}))"
+    subject = (
+        rf"(?<![\w'’])(?P<subject>(?i:{pronouns})\b|{name}|(?i:{definite})\s+{name}|(?i:{noun}))"
+    )
     adverb = rf"(?:\w+{table.adverb_suffix}\s+)?"
     # "said Holmes", "said he", "dit-il", "répondit le docteur"
     inverted = re.compile(rf"(?i:(?P<verb>{verbs}))(?:-t)?(?:\s+|-){adverb}{subject}")
