@@ -16,6 +16,7 @@ from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
 from audiopub.book.cast.tags import find_tag
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book, Chapter
+from audiopub.book.text import normalise_text
 
 EPUBS = Path(__file__).parent / "data" / "epubs"
 SHERLOCK = "pg1661-adventures-of-sherlock-holmes.epub"
@@ -261,3 +262,19 @@ def test_a_french_book_is_cast_from_its_tags() -> None:
         "Madame Bovary": "female",
         "Léon": None,
     }
+
+
+def test_dash_dialogue_survives_the_normaliser_taking_its_dashes() -> None:
+    # The reader's normaliser drops a paragraph's opening dash and turns the incise's dashes
+    # into commas; the tag inside the first sentence still marks the paragraph as speech.
+    raw = [
+        "—¿Vienes conmigo? —preguntó Sancho.",
+        "—No puedo —dijo ella—. Hace frío.",
+        "Sancho se fue sin decir nada más.",
+    ]
+    book = _one_chapter(*(normalise_text(p) for p in raw), language="es")
+    assert [(q.text, q.speaker) for q in attribute(book).quotes] == [
+        ("¿Vienes conmigo?", "Sancho"),
+        ("No puedo", None),
+        ("Hace frío.", None),
+    ]

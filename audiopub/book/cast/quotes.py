@@ -47,6 +47,8 @@ _WORD_AFTER = re.compile(r"[A-Za-zÀ-ÿ]+")
 _OPENS_AFTER = " \t([{—–-/"
 _CLOSE_PUNCT = ".,;:!?…—–-"
 _SPACED = "«»‹›"
+_QUOTE_MARKS = re.compile("[\"“”„«»‹›]|(?:^|\\s)['‘’]")
+_SENTENCE_END = re.compile(r"[.!?…]\s")
 # Languages whose quotations hold their own tags: « Entrez, dit-il, et fermez la porte. »
 _INCISE_LANGUAGES = frozenset({"fr", "es", "it", "pt", "ca"})
 
@@ -135,13 +137,29 @@ def find_quotes(
             span = Span(i, close + 1, text, continues=after_open and i == 0)
             spans.extend(_split_incises(paragraph, span, language))
         i = close + 1
+    if not spans and _incise_language(language) and not _QUOTE_MARKS.search(paragraph):
+        return _undashed_dialogue(paragraph, language)
     return spans
+
+
+def _incise_language(language: str | None) -> bool:
+    return (language or "").split("-")[0].lower() in _INCISE_LANGUAGES
+
+
+def _undashed_dialogue(paragraph: str, language: str | None) -> list[Span]:
+    """Dash dialogue whose dash the normaliser took away ("—Pasa —dijo ella—. Hace frío."
+    reaches us as "Pasa, dijo ella. Hace frío."): a paragraph whose first sentence breaks
+    off for a tag ("…, dijo ella", "…, dit-il") is speech around that tag."""
+    incise = incise_at(paragraph, 0, language)
+    if incise is None or _SENTENCE_END.search(paragraph, 0, incise[0]):
+        return []
+    return _dash_dialogue(paragraph, language, start=0)
 
 
 def _split_incises(paragraph: str, span: Span, language: str | None) -> list[Span]:
     """A French or Spanish quotation cut around the tag inside it: « Entrez, dit-il, et
     fermez. » is "Entrez" and "et fermez.", with "dit-il" left to the narrator."""
-    if (language or "").split("-")[0].lower() not in _INCISE_LANGUAGES:
+    if not _incise_language(language):
         return [span]
     inner_start = span.start + 1
     inner_end = span.end - 1
@@ -213,11 +231,11 @@ def _find_close(text: str, start: int, closer: str, style: QuoteStyle) -> int | 
     return letter_close
 
 
-def _dash_dialogue(paragraph: str, language: str | None) -> list[Span]:
+def _dash_dialogue(paragraph: str, language: str | None, start: int = 1) -> list[Span]:
     """A paragraph opening with a dash: speech, broken by incises (Spanish closes them with a
     second dash, French with a comma or the sentence's end)."""
     spans: list[Span] = []
-    pos = 1
+    pos = start
     n = len(paragraph)
     while pos < n:
         while pos < n and paragraph[pos] in " .,":
