@@ -278,3 +278,18 @@ def test_dash_dialogue_survives_the_normaliser_taking_its_dashes() -> None:
         ("No puedo", None),
         ("Hace frío.", None),
     ]
+
+
+@pytest.mark.parametrize("name", [SHERLOCK, JUST_SO, WAR])
+def test_every_span_holds_its_words_in_order_without_overlap(name: str) -> None:
+    # The chunker cuts paragraphs at these offsets, so they must be exact.
+    book = _book(name)
+    paragraphs = {(c.index, i): p for c in book.chapters for i, p in enumerate(c.paragraphs)}
+    result = _cast(name)
+    assert result.quotes
+    end_before: dict[tuple[int, int], int] = {}
+    for quote in result.quotes:
+        key = (quote.chapter, quote.paragraph)
+        assert quote.text and quote.text in paragraphs[key][quote.start : quote.end]
+        assert quote.start >= end_before.get(key, 0)
+        end_before[key] = quote.end
