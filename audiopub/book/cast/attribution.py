@@ -62,7 +62,7 @@ _SUBJECT_BEFORE = re.compile(
 # A vocative inside speech: ", Watson," "my dear Watson." "Mr. Holmes?" at a clause's edge.
 _VOCATIVE = re.compile(
     r"(?:^|[,;!?]\s|(?<!Mr)(?<!Mrs)(?<!Dr)(?<!St)\.\s)(?:(?:my|My)\s+(?:dear|good)\s+|(?:[Dd]ear|O|Oh)\s+)?"
-    r"((?:(?:Mr|Mrs|Miss|Dr|Sir|Lady|Lord|Captain|Inspector)\.?\s+)?[A-Z][\w'’-]+"
+    r"((?:(?:Mr|Mrs|Miss|Dr|Sir|Lady|Lord|Captain|Inspector)\.?\s+)?(?:St\.\s)?[A-Z][\w'’-]+"
     r"(?:\s+[A-Z][\w'’-]+)?)(?=[,.!?;]|$)"
 )
 
@@ -104,7 +104,7 @@ def attribute(book: Book) -> Attribution:
         narrator = _name_narrator(paragraphs, cast, narrator)
     _pronouns(paragraphs, cast, narrator)
     _nearby(paragraphs, narrator)
-    take_turns(paragraphs)
+    take_turns(paragraphs, [person.gender for person in cast.people])
     return _result(paragraphs, cast)
 
 
@@ -237,13 +237,30 @@ def _count_narration_mentions(paragraphs: list[Paragraph], mentions: Counter[str
     mentions.update(extra)
 
 
+def _vocatives(speech: str) -> list[str]:
+    """The names a quotation calls out, without the half-names the pattern can take ("Mrs.
+    St" of "Mrs. St. Clair has") or possessives ("Dr. Becher's")."""
+    names = []
+    for match in _VOCATIVE.finditer(speech):
+        name = match.group(1)
+        if name.endswith((" St", "'s", "’s")):
+            continue
+        names.append(name)
+    return names
+
+
 def _titled_names(paragraphs: list[Paragraph]) -> Counter[str]:
-    """Names the narration writes with a title ("Miss Mary Sutherland"): people, whether or
-    not a tag ever names them, so a pronoun can mean them."""
+    """Names written with a title ("Miss Mary Sutherland") in the narration or called out in
+    speech: people, whether or not a tag ever names them, so a pronoun can mean them."""
     found: Counter[str] = Counter()
     for p in paragraphs:
         for _, piece in _narration(p):
             found.update(m.group().removesuffix("'s") for m in _TITLED_NAME.finditer(piece))
+        # Speech calling someone by a titled name ("Well, Mrs. St. Clair, …") names them too.
+        for span in p.spans:
+            for name in _vocatives(span.text):
+                if _TITLED_NAME.fullmatch(name):
+                    found[name] += 1
     return found
 
 
@@ -321,8 +338,7 @@ def _find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str]
                     p.narration_names.append((offset + match.start(), cast.by_form[form], subject))
             p.narration_names.sort()
         for span in p.spans:
-            for match in _VOCATIVE.finditer(span.text):
-                name = match.group(1)
+            for name in _vocatives(span.text):
                 if lowercase[name.split()[-1].lower()] >= 3 or name.lower() in TITLES:
                     continue  # an ordinary word starting a clause, or a title alone
                 p.vocative_names.append(name)
