@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 from audiopub.book.cast.characters import (
     Cast,
@@ -33,7 +34,7 @@ from audiopub.book.cast.characters import (
 from audiopub.book.cast.conversation import Paragraph, take_turns, units
 from audiopub.book.cast.models import Attribution, Character, Gender, Quote
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
-from audiopub.book.cast.tags import NOUN_GENDERS, TITLES, find_tag, noun_gender
+from audiopub.book.cast.tags import NOUN_GENDERS, TITLES, find_tag, language_table, noun_gender
 from audiopub.book.models import Book
 
 __all__ = ["NARRATOR", "attribute", "by_lines"]
@@ -54,6 +55,7 @@ _TITLED_NAME = re.compile(
     r"\b(?:Mr|Mrs|Miss|Ms|Dr|Lady|Lord|Sir|Madame|Mme|Mademoiselle|Mlle|Monsieur|Herr|Frau"
     r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s(?:St\.|[A-Z][\w'’-]+)){1,3}"
 )
+_SENTENCE_END = re.compile(r"[.!?]['\"]?\s")
 _LONGER_NAME = re.compile(r"['’]?\s[A-Z][a-z]")
 # What may come before a sentence's subject: its start, a conjunction, a clause's comma.
 _SUBJECT_BEFORE = re.compile(
@@ -100,6 +102,7 @@ def attribute(book: Book) -> Attribution:
         cast.people.append(Person(NARRATOR, Counter({NARRATOR: 1})))
     _find_names(paragraphs, cast, lowercase)
     _explicit(paragraphs, cast, narrator)
+    _distant_subject(paragraphs, language)
     if narrator is not None:
         narrator = _name_narrator(paragraphs, cast, narrator)
     _pronouns(paragraphs, cast, narrator)
@@ -365,6 +368,38 @@ def _explicit(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> 
             p.speaker, p.how = narrator, "pronoun"
         if p.speaker is None and p.introduces is not None:
             p.speaker, p.how = p.introduces, "nearby"
+
+
+def _distant_subject(paragraphs: list[Paragraph], language: str | None) -> None:
+    """A speech verb ending the narration before the speech, its subject named earlier in the
+    same sentence: 'Then Wild Horse stamped with his wild foot and said, "…"'."""
+    verbs = _speech_verb_at_end(language)
+    for p in paragraphs:
+        if p.speaker is not None or p.tag_kind is not None or not p.spans:
+            continue
+        before = p.text[: p.spans[0].start]
+        verb = verbs.search(before)
+        if verb is None:
+            continue
+        sentence_start = max(
+            (m.end() for m in _SENTENCE_END.finditer(before, 0, verb.start())), default=0
+        )
+        named = [
+            (person, subject)
+            for pos, person, subject in p.narration_names
+            if sentence_start <= pos < verb.start()
+        ]
+        subjects = [person for person, subject in named if subject]
+        if subjects:
+            p.speaker, p.how = subjects[-1], "explicit"
+
+
+@lru_cache(maxsize=8)
+def _speech_verb_at_end(language: str | None) -> re.Pattern[str]:
+    verbs = "|".join(
+        sorted((re.escape(v) for v in language_table(language).verbs), key=len, reverse=True)
+    )
+    return re.compile(rf"\b(?:{verbs})\b[^.!?\"']{{0,30}}[,:]?\s*$", re.IGNORECASE)
 
 
 def _name_narrator(paragraphs: list[Paragraph], cast: Cast, narrator: int) -> int:
