@@ -507,12 +507,13 @@ def _pronoun_person(
 
 
 def _previous_speaker(paragraphs: list[Paragraph], at: int) -> int | None:
-    for q in reversed(paragraphs[max(0, at - 3) : at]):
-        if q.chapter != paragraphs[at].chapter:
-            return None
-        if q.spans:
-            return q.speaker
-    return None
+    """Who spoke in the paragraph just before, if it has speech: the turn this one answers."""
+    if at == 0:
+        return None
+    before = paragraphs[at - 1]
+    if before.chapter != paragraphs[at].chapter or not before.spans:
+        return None
+    return before.speaker
 
 
 def _nearby(paragraphs: list[Paragraph], narrator: int | None) -> None:
