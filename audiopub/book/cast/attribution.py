@@ -3,19 +3,20 @@ decide to the next (after He, Barbosa & Kondrak 2013 and Muzny et al. 2017).
 
 1. **Explicit tags** name the speaker: "said Mrs. Carew", "the Inspector cried", or a
    description the book gives a name elsewhere ("my friend, Mr. Sherlock Holmes") or uses
-   often enough to be a person of its own ("said the artilleryman").
+   often enough to be a person of its own ("said the artilleryman"). Speech that introduces
+   its speaker ("My name is Helen Stoner") counts too, and so does a speech verb ending the
+   narration with its subject earlier in the sentence ("Wild Horse stamped and said").
 2. **Pronoun tags** ("she said", "said he", and "the woman cried") go to the nearest person of
-   that gender: named earlier in the same paragraph, else the one in the conversation who did
-   not speak last, else named shortly before or after. "I said" is the first-person narrator,
-   whose name is the one the others call them by ("my dear Watson").
-3. **Continued speech**: paragraphs that continue an open quotation are one speech.
-4. **Nearby names**: a paragraph whose narration begins with a name ('Holmes chuckled. "…"')
-   gives them the speech.
-5. **Turn-taking** (`conversation`): in a run of speech, two people alternate; a vocative
-   ("…, Mr. Holmes?") tells who answers.
+   that gender: the subject of the paragraph's narration, else the one in the conversation
+   who did not speak the turn before, else named shortly before or after. "I said" is the
+   first-person narrator, whose name is the one the others call them by ("my dear Watson").
+3. **Nearby names**: narration that begins the paragraph, or is the paragraph just before,
+   with someone as its subject ('Holmes chuckled. "…"') gives them the speech.
+4. **Turn-taking** (`conversation`): a speech continued over paragraphs is one turn; in a run
+   of turns two people alternate, and a name called out ("…, Mr. Holmes?") says who answers.
 
-All quotations in one paragraph share a speaker: books start a new paragraph when the speaker
-changes.
+A paragraph's quotations share its speaker unless one of them has a tag of its own naming
+someone else ('"What is it?" said the Man. And the Woman said, "…"').
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ _TITLED_NAME = re.compile(
 )
 _SENTENCE_END = re.compile(r"[.!?]['\"]?\s")
 _LONGER_NAME = re.compile(r"['’]?\s[A-Z][a-z]")
-# What may come before a sentence's subject: its start, a conjunction, a clause's comma.
+# What may come before a sentence's subject: its start, a conjunction, an article.
 _SUBJECT_BEFORE = re.compile(
     r"(?:^|[.!?;:]\s+|\b(?:and|then|but|when|while|as)\s+)(?:the\s+)?\W*$", re.IGNORECASE
 )
