@@ -131,7 +131,18 @@ def fraction_words(
 ) -> str:
     """A vulgar fraction in words: `named` ones as they are said ("un demi"), the rest as a
     cardinal and a plural ordinal ("cinq huitièmes"), the French and Spanish way."""
-    numerator, denominator = VULGAR_FRACTIONS[char]
+    return fraction_of(*VULGAR_FRACTIONS[char], named, cardinal, ordinal)
+
+
+def fraction_of(
+    numerator: int,
+    denominator: int,
+    named: dict[tuple[int, int], str],
+    cardinal: Callable[[int], str],
+    ordinal: Callable[[int], str],
+) -> str:
+    """ "1/2" → "un demi", "5/8" → "cinq huitièmes": `named` ones as they are said, the rest
+    as a cardinal and an ordinal, plural after more than one."""
     if (numerator, denominator) in named:
         return named[numerator, denominator]
     return f"{cardinal(numerator)} {ordinal(denominator)}{'s' if numerator > 1 else ''}"
