@@ -48,7 +48,7 @@ _VERSION = re.compile(r"(?<![\w.])(?:(v|V)\.?\s?(\d+(?:\.\d+)*)|(\d+\.\d+(?:\.\d
 # "401(k)", "501(c)(3)": a code with its sub-clauses.
 _CLAUSE = re.compile(r"(?<![\w.])(\d{1,4})((?:\([a-z0-9]{1,3}\))+)")
 # "CP-42", "B-52", "AK-47", "M25"-style codes with a hyphen: letters, then the number.
-_LETTER_CODE = re.compile(r"\b([A-Z]{1,4})-(\d{1,6})\b(?![.,]\d)")
+_LETTER_CODE = re.compile(r"\b([A-Z]{1,5})-(\d{1,6})\b(?![.,]\d)")
 
 
 def code_rules(words: CodeWords) -> list[Rule]:
@@ -88,7 +88,10 @@ def code_rules(words: CodeWords) -> list[Rule]:
             return match.group()  # "25.12.2020": a date
         joiner = words.dot if bare and len(parts) == 4 else words.point  # an IP address
         spoken = f" {joiner} ".join(_part(part) for part in parts)
-        return f"{words.version} {spoken}" if mark else spoken
+        before = match.string[: match.start()].rstrip().rsplit(" ", 1)[-1]
+        if not mark or before.lower() == words.version.lower():
+            return spoken  # "version v2.3" says "version" once
+        return f"{words.version} {spoken}"
 
     def _part(part: str) -> str:
         return (

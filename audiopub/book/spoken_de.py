@@ -112,7 +112,7 @@ def _say_numeric_date(match: re.Match[str]) -> str:
     before, day, month, when = match.groups()
     if not (1 <= int(day) <= 31 and 1 <= int(month) <= 12):
         return match.group()
-    ending = "n" if before in _DATIVE else "r"
+    ending = "n" if before in _DATIVE else "" if before in _ARTICLES else "r"
     year_words = (
         number_words(int(when), LANG, "year") if 1100 <= int(when) <= 1999 else cardinal(int(when))
     )

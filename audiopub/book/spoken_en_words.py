@@ -37,10 +37,10 @@ def number(text: str) -> str:
     if len(whole) > 1 and whole.startswith("0"):
         words = digit_words(whole, LANG)
     else:
-        words = cardinal(to_int(whole)) if whole else "zero"
+        words = cardinal(to_int(whole)) if whole else ""
     if decimals:
         words += " point " + digit_words(decimals, LANG)
-    return words
+    return words.strip()
 
 
 def is_one(text: str) -> bool:

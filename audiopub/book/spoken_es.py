@@ -207,12 +207,19 @@ def _mixed(match: re.Match[str]) -> str:
 def _say_number(match: re.Match[str]) -> str:
     words = number(match.group(1))
     rest = match.string[match.end() :]
+    if _FEMININE_NOUN.match(rest):
+        return spaced(match, _feminine(words))  # "200 personas" → "doscientas personas"
     if words.endswith("uno") and _NOUN_FOLLOWS.match(rest):
         words = words[:-1]  # "1 libro" → "un libro", "21 libros" → "veintiún libros"
         words = words[:-2] + "ún" if words.endswith("iun") else words
     return spaced(match, words)
 
 
+# A feminine noun after the number: most nouns ending in "-a(s)" are, but not these.
+_FEMININE_NOUN = re.compile(
+    r" (?!(?:d[ií]as?|mapas?|problemas?|temas?|sistemas?|programas?|idiomas?|planetas?|"
+    r"climas?|poemas?|para|contra|hasta|nada|era|esta|una|las?)\b)[a-záéíóúñ]+as?\b"
+)
 # A noun after the number ("1 libro"), not "1 de mayo" or "1 y 2".
 _NOUN_FOLLOWS = re.compile(r" (?!(?:de|del|y|o|a|en|por|para|que)\b)[a-záéíóúñ]")
 

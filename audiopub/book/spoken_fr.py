@@ -103,6 +103,14 @@ _CODES = spoken_codes.CodeWords(
 )
 # Superscript ordinal marks ("1ᵉʳ", "XIXᵉ", "1.ᵉʳ", "2ᵒ") as the rules read them.
 _SUPERSCRIPTS = str.maketrans({"ᵉ": "e", "ʳ": "r", "ᵈ": "d", "ᵒ": "º", "ᵃ": "ª", "ˢ": "s"})
+# "01 23 45 67 89": French telephone numbers are read in pairs.
+_PHONE = re.compile(r"(?<![\w.,])0\d(?:[ .]\d\d){4}(?![\w.,]\d|\d)")
+
+
+def _phone_pair(pair: str) -> str:
+    return f"zéro {cardinal(int(pair[1]))}" if pair[0] == "0" else cardinal(int(pair))
+
+
 _SLASH_FRACTION = re.compile(r"(?<![\w./,])(\d{1,2})/(\d{1,2})(?![\w/]|[.,]\d)")
 
 
@@ -222,6 +230,7 @@ RULES: list[Rule] = [
     (_NUMBERED_ABBREVIATION, lambda m: _NUMBERED[m.group(1)]),
     (_ROMAN_ORDINAL, _say_roman_ordinal),
     *spoken_roman.roman_rules(_ROMAN),
+    (_PHONE, lambda m: ", ".join(_phone_pair(pair) for pair in re.findall(r"\d\d", m.group()))),
     *spoken_codes.code_rules(_CODES),
     (_ORDINAL, lambda m: spaced(m, _say_ordinal(int(m.group(1)), m.group(2)))),
     *spoken_money.money_rules(_MONEY),

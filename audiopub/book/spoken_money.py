@@ -42,7 +42,7 @@ def money_rules(words: MoneyWords) -> list[Rule]:
     scale_group = rf"(?:\s+({scale})(?!\w))?"
     before = re.compile(rf"(?<![\w])({_SYMBOL}|\b(?:{_CODE})\b)\s?{_AMOUNT}(?![\d,]){scale_group}")
     after = re.compile(
-        rf"(?<![\w.,]){_AMOUNT}(?![\d,]){scale_group}\s?(?:({_CODE})\b|({_SYMBOL})(?!\w))"
+        rf"(?<![\w.,]){_AMOUNT}(?![\d,]){scale_group}(?:\s+de)?\s?(?:({_CODE})\b|({_SYMBOL})(?!\w))"
     )
 
     scale_names = {name for pair in words.scales.values() for name in pair}
