@@ -157,11 +157,15 @@ def _say_decade(match: re.Match[str]) -> str:
 _SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d\d)\b(?![''’]|\.\d)")
 
 _ORDINAL = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(st|nd|rd|th|(?<=[23])d)\b")
-_YEAR_RANGE = re.compile(r"(?<![\w.,])(1\d{3}|20\d\d)\s*(?:–|-|\bto\b)\s*(\d{4}|\d\d)(?![\w.,]?\d)")
+_YEAR_RANGE = re.compile(
+    r"(?<![\w.,])(1\d{3}|20\d\d)\s*(?:–|-|\bto\b)\s*(\d{4}|\d\d?)(?![\w.,]?\d)"
+)
 
 
 def _say_year_range(match: re.Match[str]) -> str:
     start, end = match.groups()
+    if len(end) == 1:  # "1861-2": the next year of the same decade
+        end = start[2] + end
     end_words = year(int(end)) if len(end) == 4 else cardinal(int(end))
     return f"{year(int(start))} to {end_words}"
 

@@ -55,7 +55,8 @@ _DAY_MONTH = re.compile(
     rf"\b(?:(the|The)\s+)?{_DAY}(?:\s+of)?\s+({_MONTH})(?![\w])(?:(,?\s+){_YEAR})?"
 )
 _MONTH_DAY = re.compile(
-    rf"(?<![\w.])({_MONTH})\s+{_DAY}\b(?![:.,]\d|\s?[ap]\.?m\b|\s*%)(?:(,?\s+){_YEAR})?"
+    rf"(?<![\w.])({_MONTH})\s+{_DAY}\b(?![:.,]\d|\s?[ap]\.?m\b|\s*%)"
+    rf"(?:\s*[-–]\s*{_DAY}\b(?![:.,]\d))?(?:(,?\s+){_YEAR})?"
 )
 _ISO_DATE = re.compile(r"(?<![\w.-])(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?![\w-])")
 
@@ -69,10 +70,12 @@ def _say_day_month(match: re.Match[str]) -> str:
 
 
 def _say_month_day(match: re.Match[str]) -> str:
-    month, day, comma, when = match.groups()
-    if not 1 <= int(day) <= 31:
+    month, day, last_day, comma, when = match.groups()
+    if not 1 <= int(day) <= 31 or (last_day and not 1 <= int(last_day) <= 31):
         return match.group()
     words = f"{month_name(month)} {ordinal(int(day))}"
+    if last_day:  # "Sept. 19-20"
+        words += f" to {ordinal(int(last_day))}"
     return words + (f"{comma}{_year(when)}" if when else "")
 
 
