@@ -35,6 +35,7 @@ SYMBOLS = {
     "₤": "ITL", "₺": "TRY", "₪": "ILS", "₱": "PHP", "฿": "THB", "₫": "VND", "₴": "UAH",
     "₦": "NGN", "₡": "CRC", "₭": "LAK", "₮": "MNT", "₲": "PYG", "₵": "GHS", "₸": "KZT",
     "₼": "AZN", "₾": "GEL", "₿": "BTC", "元": "CNY", "円": "JPY", "₨": "INR",
+    "Rs.": "INR", "Rs": "INR", "R$": "BRL", "S$": "SGD", "NT$": "TWD",
 }  # fmt: skip
 SYMBOL_CLASS = "".join(sorted({symbol[-1] for symbol in SYMBOLS if len(symbol) == 1}))
 

@@ -226,6 +226,13 @@ def _say_fraction(match: re.Match[str]) -> str:
 
 # "221B", "16A": a house number with a letter, read as house numbers are ("two twenty-one").
 _HOUSE = re.compile(r"(?<![\w.,])(\d{3,4})([A-Z])\b")
+# "Room 101", "Boeing 747", "Flight 370": a number that names, read the same way.
+_NAMING = re.compile(
+    r"\b(Room|Flat|Apartment|Suite|Gate|Platform|Flight|Route|Highway|Bus|Boeing|Airbus|Model)"
+    r"\s+(\d{3,4})\b(?![.,]\d)"
+)
+# "3:1", "a 10:1 ratio": a ratio (a clock time has two digits of minutes).
+_RATIO = re.compile(r"(?<![\w.,:])(\d+):(\d)(?![\d:])")
 
 
 def house_number(digits: str) -> str:
@@ -306,6 +313,8 @@ RULES: list[Rule] = [
     (_VULGAR, lambda m: spaced(m, fraction(*VULGAR_FRACTIONS[m.group()]))),
     *_SYMBOLS,
     (_HOUSE, lambda m: f"{house_number(m.group(1))} {m.group(2)}"),
+    (_NAMING, lambda m: f"{m.group(1)} {house_number(m.group(2))}"),
+    (_RATIO, lambda m: f"{cardinal(int(m.group(1)))} to {cardinal(int(m.group(2)))}"),
     (_SHORT_YEAR, lambda m: short_year(m.group(1))),
     (_NUMBER, _say_number),
     (re.compile(r"§§?\s*"), lambda m: "sections " if len(m.group().strip()) == 2 else "section "),

@@ -69,6 +69,11 @@ _UNIT = re.compile(
     rf"{NUM}(\s?)(?i:({_ALTERNATION})){_POWER}(?:/(?i:({_ALTERNATION})){_POWER})?"
     r"(?![\w²³^/])(\.)?"
 )
+# After "5m", a plural noun that is not a measure's word counts millions: "5m copies".
+_COUNTED = re.compile(
+    r" (?!(?:is|was|has|as|its|this|his|us|across|plus|less|unless|towards|always|perhaps)\b)"
+    r"[a-z]+s\b"
+)
 _POWERS = {"²": "square", "^2": "square", "³": "cubic", "^3": "cubic"}
 
 
@@ -89,6 +94,8 @@ def _say_unit(match: re.Match[str]) -> str:
         return match.group()
     if space and unit in _ATTACHED_ONLY:
         return match.group()
+    if unit == "m" and not (power or per) and _COUNTED.match(match.string, match.end()):
+        return f"{number(amount)} million"  # "2.5m copies": millions of a counted thing
     one, many = words
     if power:
         one, many = f"{_POWERS[power]} {one}", f"{_POWERS[power]} {many}"

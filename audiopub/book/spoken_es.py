@@ -100,6 +100,26 @@ _CODES = spoken_codes.CodeWords(
 )
 # Superscript ordinal marks ("1ᵉʳ", "XIXᵉ", "1.ᵉʳ", "2ᵒ") as the rules read them.
 _SUPERSCRIPTS = str.maketrans({"ᵉ": "e", "ʳ": "r", "ᵈ": "d", "ᵒ": "º", "ᵃ": "ª", "ˢ": "s"})
+# Units after a number: one and many ("1 km" → "un kilómetro").
+_UNITS = {
+    "km": ("kilómetro", "kilómetros"), "m": ("metro", "metros"), "cm": ("centímetro",
+    "centímetros"), "mm": ("milímetro", "milímetros"), "kg": ("kilo", "kilos"),
+    "g": ("gramo", "gramos"), "l": ("litro", "litros"), "ml": ("mililitro", "mililitros"),
+    "km/h": ("kilómetro por hora", "kilómetros por hora"),
+}  # fmt: skip
+_UNIT = re.compile(
+    r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+(?:,\d+)?|\d+(?:,\d+)?)\s?"
+    rf"({word_alternation(list(_UNITS))})(?![\w/])"
+)
+
+
+def _say_unit(match: re.Match[str]) -> str:
+    amount, unit = match.groups()
+    one, many = _UNITS[unit]
+    words = number(amount)
+    return f"{'un' if words in ('uno', 'un') else words} {one if words in ('uno', 'un') else many}"
+
+
 _SLASH_FRACTION = re.compile(r"(?<![\w./,])(\d{1,2})/(\d{1,2})(?![\w/]|[.,]\d)")
 
 
@@ -217,8 +237,11 @@ def _say_number(match: re.Match[str]) -> str:
 
 # A feminine noun after the number: most nouns ending in "-a(s)" are, but not these.
 _FEMININE_NOUN = re.compile(
-    r" (?!(?:d[ií]as?|mapas?|problemas?|temas?|sistemas?|programas?|idiomas?|planetas?|"
-    r"climas?|poemas?|para|contra|hasta|nada|era|esta|una|las?)\b)[a-záéíóúñ]+as?\b"
+    r" (?:(?!(?:d[ií]as?|mapas?|problemas?|temas?|sistemas?|programas?|idiomas?|planetas?|"
+    r"climas?|poemas?|para|contra|hasta|nada|era|esta|una|las?)\b)[a-záéíóúñ]+as?"
+    # and common feminine nouns that don't end in "-a"
+    r"|[a-záéíóúñ]+(?:ción|sión|dad|tud)(?:es)?|mujer(?:es)?|vez|veces|noches?|leyes|ley"
+    r"|calles?|partes?|manos?|flor(?:es)?|llaves?|clases?|frases?|fuentes?|muertes?|torres?)\b"
 )
 # A noun after the number ("1 libro"), not "1 de mayo" or "1 y 2".
 _NOUN_FOLLOWS = re.compile(r" (?!(?:de|del|y|o|a|en|por|para|que)\b)[a-záéíóúñ]")
@@ -231,6 +254,7 @@ RULES: list[Rule] = [
     (_ORDINAL, lambda m: spaced(m, _say_ordinal(m))),
     *spoken_money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " por ciento"),
+    (_UNIT, _say_unit),
     (_TIME, _say_time),
     (re.compile(rf"(?<![\w.,])(\d+)\s?([{VULGAR_CLASS}])"), _mixed),
     (re.compile(f"[{VULGAR_CLASS}]"), lambda m: spaced(m, _fraction(m.group()))),

@@ -111,6 +111,26 @@ def _phone_pair(pair: str) -> str:
     return f"zéro {cardinal(int(pair[1]))}" if pair[0] == "0" else cardinal(int(pair))
 
 
+# Units after a number: one and many ("1 km" → "un kilomètre").
+_UNITS = {
+    "km": ("kilomètre", "kilomètres"), "m": ("mètre", "mètres"), "cm": ("centimètre",
+    "centimètres"), "mm": ("millimètre", "millimètres"), "kg": ("kilo", "kilos"),
+    "g": ("gramme", "grammes"), "l": ("litre", "litres"), "ml": ("millilitre", "millilitres"),
+    "km/h": ("kilomètre par heure", "kilomètres par heure"),
+}  # fmt: skip
+_UNIT = re.compile(
+    r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+(?:,\d+)?|\d+(?:,\d+)?)\s?"
+    rf"({word_alternation(list(_UNITS))})(?![\w/])"
+)
+
+
+def _say_unit(match: re.Match[str]) -> str:
+    amount, unit = match.groups()
+    one, many = _UNITS[unit]
+    words = number(amount)
+    return f"{'un' if words in ('uno', 'un') else words} {one if words in ('uno', 'un') else many}"
+
+
 _SLASH_FRACTION = re.compile(r"(?<![\w./,])(\d{1,2})/(\d{1,2})(?![\w/]|[.,]\d)")
 
 
@@ -235,6 +255,7 @@ RULES: list[Rule] = [
     (_ORDINAL, lambda m: spaced(m, _say_ordinal(int(m.group(1)), m.group(2)))),
     *spoken_money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " pour cent"),
+    (_UNIT, _say_unit),
     (_TIME, _say_time),
     (re.compile(rf"(?<![\w.,])(\d+)\s?([{VULGAR_CLASS}])"), _mixed),
     (re.compile(f"[{VULGAR_CLASS}]"), lambda m: spaced(m, _fraction(m.group()))),
