@@ -40,10 +40,12 @@ SYMBOLS = {
 SYMBOL_CLASS = "".join(sorted({symbol[-1] for symbol in SYMBOLS if len(symbol) == 1}))
 
 # ISO 4217 codes in use that books print next to amounts.
+# Codes that are also words or names in capitals ("TRY", "COP", "RON", "PHP 8") are left out:
+# their symbols (₺, ₱) are read.
 CODES = (
     "USD EUR GBP JPY CNY RMB KRW INR RUB CHF CAD AUD NZD HKD SGD SEK NOK DKK ISK PLN CZK HUF "
-    "RON BGN HRK BRL MXN ARS CLP COP ZAR TRY ILS THB IDR PHP MYR VND EGP NGN KES SAR AED QAR "
-    "KWD UAH PKR BDT LKR TWD"
+    "BGN HRK BRL MXN ARS CLP ZAR ILS THB IDR MYR VND EGP NGN KES SAR AED QAR KWD UAH PKR BDT "
+    "LKR TWD"
 ).split()
 
 # What a narrator says for a symbol, per language; codes and other symbols use babel's names.

@@ -233,6 +233,14 @@ _NAMING = re.compile(
 )
 # "3:1", "a 10:1 ratio": a ratio (a clock time has two digits of minutes).
 _RATIO = re.compile(r"(?<![\w.,:])(\d+):(\d)(?![\d:])")
+_NAMED_BEFORE = re.compile(r"\b[A-Z][a-z]+\s+$")
+
+
+def _say_ratio(match: re.Match[str]) -> str:
+    first, second = cardinal(int(match.group(1))), cardinal(int(match.group(2)))
+    if _NAMED_BEFORE.search(match.string, 0, match.start()):
+        return f"{first} {second}"  # "Genesis 1:1", "Psalm 23:4": chapter and verse
+    return f"{first} to {second}"
 
 
 def house_number(digits: str) -> str:
@@ -314,7 +322,7 @@ RULES: list[Rule] = [
     *_SYMBOLS,
     (_HOUSE, lambda m: f"{house_number(m.group(1))} {m.group(2)}"),
     (_NAMING, lambda m: f"{m.group(1)} {house_number(m.group(2))}"),
-    (_RATIO, lambda m: f"{cardinal(int(m.group(1)))} to {cardinal(int(m.group(2)))}"),
+    (_RATIO, _say_ratio),
     (_SHORT_YEAR, lambda m: short_year(m.group(1))),
     (_NUMBER, _say_number),
     (re.compile(r"§§?\s*"), lambda m: "sections " if len(m.group().strip()) == 2 else "section "),
