@@ -182,11 +182,15 @@ _ABBREVIATIONS = {
     "Hrn.": "Herrn",
     "Fr.": "Frau",
     "St.": "Sankt",
+    "Std.": "Stunden",
+    "Min.": "Minuten",
+    "Sek.": "Sekunden",
+    "Tsd.": "Tausend",
     "Mio.": "Millionen",
     "Mrd.": "Milliarden",
 }
 # Abbreviations that may end a sentence ("… Äpfel, Birnen usw. Dann"): the full stop stays.
-_MAY_END = {"usw.", "u. a.", "u.a.", "v. Chr.", "n. Chr.", "Jh.", "evtl."}
+_MAY_END = {"Std.", "Min.", "Sek.", "usw.", "u. a.", "u.a.", "v. Chr.", "n. Chr.", "Jh.", "evtl."}
 _ABBREVIATION = re.compile(rf"(?<![\w.])({word_alternation(list(_ABBREVIATIONS))})(?!\w)")
 
 

@@ -231,6 +231,8 @@ _NAMING = re.compile(
     r"\b(Room|Flat|Apartment|Suite|Gate|Platform|Flight|Route|Highway|Bus|Boeing|Airbus|Model)"
     r"\s+(\d{3,4})\b(?![.,]\d)"
 )
+# "Call 911", "dial 999": a number to call, digit by digit.
+_DIALLED = re.compile(r"\b((?i:call|dial|ring|phone|text)\s+)(\d{3,})\b(?![.,]\d)")
 # "3:1", "a 10:1 ratio": a ratio (a clock time has two digits of minutes).
 _RATIO = re.compile(r"(?<![\w.,:])(\d+):(\d)(?![\d:])")
 _NAMED_BEFORE = re.compile(r"\b[A-Z][a-z]+\s+$")
@@ -321,6 +323,7 @@ RULES: list[Rule] = [
     (_VULGAR, lambda m: spaced(m, fraction(*VULGAR_FRACTIONS[m.group()]))),
     *_SYMBOLS,
     (_HOUSE, lambda m: f"{house_number(m.group(1))} {m.group(2)}"),
+    (_DIALLED, lambda m: m.group(1) + code_digits(m.group(2))),
     (_NAMING, lambda m: f"{m.group(1)} {house_number(m.group(2))}"),
     (_RATIO, _say_ratio),
     (_SHORT_YEAR, lambda m: short_year(m.group(1))),

@@ -156,10 +156,19 @@ def _say_pence(match: re.Match[str]) -> str:
     return _pence(int(digits)) + sentence_stop(match)
 
 
+# "99p", "50¢": pence and cents on their own.
+_PENCE_ONLY = re.compile(r"(?<![\w.,])(\d{1,3})p\b")
+_CENTS_ONLY = re.compile(r"(?<![\w.,])(\d{1,3})\s?¢")
+
 RULES: list[Rule] = [
     (_BEFORE, _say_before),
     (_CODE_BEFORE, _say_code_before),
     (_AFTER, _say_after),
     (_SHILLINGS, _say_shillings),
     (_PENCE, _say_pence),
+    (_PENCE_ONLY, lambda m: _pence(int(m.group(1)))),
+    (
+        _CENTS_ONLY,
+        lambda m: f"{cardinal(int(m.group(1)))} {'cent' if m.group(1) == '1' else 'cents'}",
+    ),
 ]

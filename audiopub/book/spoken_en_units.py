@@ -18,7 +18,8 @@ UNITS = {
     "km": ("kilometre", "kilometres"), "m": ("metre", "metres"), "cm": ("centimetre",
     "centimetres"), "mm": ("millimetre", "millimetres"), "µm": ("micrometre", "micrometres"),
     "nm": ("nanometre", "nanometres"), "mi": ("mile", "miles"), "ft": ("foot", "feet"),
-    "in.": ("inch", "inches"), "yd": ("yard", "yards"), "yds": ("yard", "yards"),
+    "in.": ("inch", "inches"), "in": ("inch", "inches"), "yd": ("yard", "yards"),
+    "yds": ("yard", "yards"),
     "kg": ("kilogram", "kilograms"), "g": ("gram", "grams"), "mg": ("milligram", "milligrams"),
     "µg": ("microgram", "micrograms"), "lb": ("pound", "pounds"), "lbs": ("pound", "pounds"),
     "oz": ("ounce", "ounces"), "t": ("tonne", "tonnes"),
@@ -52,13 +53,14 @@ UNITS = {
     "sq mi": ("square mile", "square miles"), "sq m": ("square metre", "square metres"),
 }  # fmt: skip
 # Units whose case carries the meaning; every other unit is also found in any case.
-_CASE_SENSITIVE = {"m", "g", "t", "s", "h", "l", "W", "V", "J", "ms", "Mb", "Gb", "Kb",
+_CASE_SENSITIVE = {"m", "g", "t", "s", "h", "l", "in", "W", "V", "J", "ms", "Mb", "Gb", "Kb",
                    "kb", "mA", "MW", "mm", "Hz"}  # fmt: skip
 _FOLDED = {key.lower(): value for key, value in UNITS.items() if key not in _CASE_SENSITIVE}
 _FOLDED.update({"mb": UNITS["MB"], "mbps": UNITS["mbps"], "hz": UNITS["Hz"]})
-# One-letter units other than metres and grams only touching the number ("60W", "5h", "2l"),
+# One-letter units other than metres and grams, and "in", only touching the number ("60W",
+# "5h", "2l", "6ft 2in"),
 # and "s" only under another unit ("m/s"): "5 s" or "the 5s" are rarely seconds.
-_ATTACHED_ONLY = {"t", "h", "l", "W", "V", "J"}
+_ATTACHED_ONLY = {"t", "h", "l", "W", "V", "J", "in"}
 _PER_ONLY = {"s"}
 
 _ALTERNATION = "|".join(
