@@ -1,5 +1,5 @@
 """The `audiopub` command line: serve (the web UI; the default), convert, jobs, resume, pause,
-cancel, export, voices, names, bench, doctor.
+cancel, export, voices, names, spoken, bench, doctor.
 
 One job: the parser and a short handler per command, read side by side, with what the
 arguments mean (where `convert -o` writes, the books a folder names, the forms asked for) and
@@ -30,6 +30,7 @@ from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
 from audiopub.book.models import Book
+from audiopub.book.spoken import spoken_form
 from audiopub.cluster import connection as cluster_connection
 from audiopub.cluster.executor import job_executors
 from audiopub.errors import AudiopubError
@@ -171,6 +172,13 @@ def _build_parser() -> argparse.ArgumentParser:
     names.add_argument("book", type=Path, help="the .epub file")
     names.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     names.add_argument("--language", help="e.g. en, fr (default: the book's language)")
+    spoken = commands.add_parser(
+        "spoken",
+        help="print what a narrator says for each line of text: numbers, money, dates, "
+        "units and abbreviations in words (docs/lexicons-and-spoken-forms.md)",
+    )
+    spoken.add_argument("text", nargs="*", help="lines of text (none or -: read standard input)")
+    spoken.add_argument("--language", default="en", help="e.g. en, de, fr, es (default: en)")
     bench = commands.add_parser(
         "bench",
         help="measure speed: chars/sec and real-time factor "
@@ -649,6 +657,13 @@ def _names(args: argparse.Namespace) -> int:
     return 0
 
 
+def _spoken(args: argparse.Namespace) -> int:
+    lines = args.text if args.text and args.text != ["-"] else sys.stdin
+    for line in lines:
+        print(spoken_form(line.rstrip("\n"), args.language))
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     return bench_command.main(args)  # it imports what each mode needs when it runs
 
@@ -679,6 +694,8 @@ def _run(args: argparse.Namespace) -> int:
         return doctor_command.main(args)  # it imports what it measures when it runs
     if args.command == "names":
         return _names(args)
+    if args.command == "spoken":
+        return _spoken(args)
     return _serve(args)  # `audiopub` alone, or `audiopub serve`
 
 

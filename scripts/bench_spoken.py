@@ -1,16 +1,25 @@
 """What the spoken-form stage costs, next to what synthesis costs, on real books.
 
 Run: PYTHONPATH=. python scripts/bench_spoken.py [EPUB ...]   (default: tests/data/epubs/*.epub)
+     PYTHONPATH=. python scripts/bench_spoken.py --against ../main-tree [--rounds 5]
 
 Per book: `spoken_form` once per paragraph (the stage alone), and the whole chapter-chunking
 step with and without it (what a job's planning really pays: the chunker measures candidate
 chunks in their spoken form). Then Piper speaking a few chunks in this process on one thread,
 the same chunking's output, for the seconds per million characters that synthesis takes.
 Times are process CPU times; the machine's speed drifts, so compare within one run.
+
+`--against TREE` compares the stage alone with another source tree's (an older checkout):
+each round times this tree's stage and then TREE's in fresh processes, one after the other,
+so a drift in the machine's speed touches both alike; it prints each tree's median.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -107,5 +116,57 @@ def main(paths: list[Path]) -> None:
     )
 
 
+def _stage_only(paths: list[Path]) -> None:
+    """Print the stage's seconds per million characters on these books (a `--against` round)."""
+    books = [read_epub(path) for path in paths]
+    work = [
+        (paragraph, book.language)
+        for book in books
+        for chapter in book.chapters
+        for paragraph in chapter.paragraphs
+    ]
+    chars = sum(len(paragraph) for paragraph, _ in work)
+    seconds = _cpu(lambda: [spoken_form(paragraph, language) for paragraph, language in work])
+    print(seconds / chars * 1e6)
+
+
+def _stage_in(tree: Path, paths: list[Path]) -> float:
+    environment = {**os.environ, "PYTHONPATH": str(tree)}
+    command = [sys.executable, __file__, "--stage-only", *map(str, paths)]
+    result = subprocess.run(
+        command, capture_output=True, text=True, check=True, env=environment, cwd=tree
+    )
+    return float(result.stdout.split()[-1])
+
+
+def compare(against: Path, paths: list[Path], rounds: int) -> None:
+    here = Path(__file__).resolve().parent.parent
+    times: dict[Path, list[float]] = {here: [], against: []}
+    for _round in range(rounds):
+        for tree in times:
+            times[tree].append(_stage_in(tree, paths))
+    chars = sum(
+        len(p) for book in map(read_epub, paths) for ch in book.chapters for p in ch.paragraphs
+    )
+    print(f"spoken-form stage on {len(paths)} books, {chars:,} chars, {rounds} rounds interleaved")
+    for tree, seconds in times.items():
+        median = statistics.median(seconds)
+        print(f"{str(tree)[:50]:50} {median:8.3f} s per M chars  ({1e6 / median:,.0f} chars/s)")
+
+
 if __name__ == "__main__":
-    main([Path(arg) for arg in sys.argv[1:]] or _DEFAULT)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("epub", nargs="*", type=Path, help="books (default: the test books)")
+    parser.add_argument(
+        "--against", type=Path, help="another source tree to compare the stage with"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="rounds with --against (default 5)")
+    parser.add_argument("--stage-only", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    books = [path.resolve() for path in args.epub] or _DEFAULT
+    if args.stage_only:
+        _stage_only(books)
+    elif args.against:
+        compare(args.against.resolve(), books, args.rounds)
+    else:
+        main(books)

@@ -14,7 +14,7 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 # Run with another environment on purpose: piper-tts brings the CPU onnxruntime.
 OTHER_ENVIRONMENT = {"piper_tts_loop.py"}
 # Take their input as a positional path and open it before parsing any option.
-NO_HELP = {"bench_spoken.py"}
+NO_HELP: set[str] = set()
 
 
 @pytest.mark.parametrize(

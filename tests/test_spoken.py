@@ -283,7 +283,7 @@ SPANISH = [
     ("Tenía 3 perros.", "Tenía tres perros."),
     (
         "Había 21 hombres y 1.250 mujeres.",
-        "Había veintiún hombres y mil doscientos cincuenta mujeres.",
+        "Había veintiún hombres y mil doscientas cincuenta mujeres.",
     ),
     ("Cuesta 3,5 millones.", "Cuesta tres coma cinco millones."),
     ("El 12 de marzo de 1850.", "El doce de marzo de mil ochocientos cincuenta."),

@@ -6,7 +6,9 @@ own for some numbers but not for currency, fractions, Roman numerals or most abb
 and Supertonic reads characters.
 
 Each supported language has its own rule module (`spoken_en`, `spoken_de`, `spoken_fr`,
-`spoken_es`); Roman numerals share `spoken_roman`. Any other language, or none, gets only the
+`spoken_es`; English's money, dates and units have modules of their own). They share Roman
+numerals (`spoken_roman`), currencies (`spoken_currency`), money in the continental languages
+(`spoken_money`) and codes read digit by digit (`spoken_codes`). Any other language, or none, gets only the
 language-neutral cleanups: vulgar fractions become digits ("½" → "1/2") and primes become
 ASCII marks, which is what the text cleaner did before it kept them. Its numbers stay digits
 for the engine's own rules; no English words are ever put into another language's text.

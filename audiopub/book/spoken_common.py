@@ -34,6 +34,7 @@ VULGAR_FRACTIONS = {
 VULGAR_CLASS = "".join(VULGAR_FRACTIONS)
 
 # What may follow a full stop that ends a sentence: spaces, opening quotes, then a capital.
+_CLOSING = "\"'’”)]»"
 _SENTENCE_FOLLOWS = re.compile(r"\s+[\"'(\[«“‘¿¡]*[A-ZÀ-ÖØ-ÞĀ-Ž0-9]")
 
 
@@ -73,6 +74,9 @@ def sentence_stop(match: re.Match[str], end: int | None = None) -> str:
     sentence, so replacing "etc." keeps it: at the end of the text or before a capital."""
     text = match.string
     end = match.end() if end is None else end
+    # Closing quotes or brackets after the stop still end the sentence: "at 7s. 6d.'"
+    while end < len(text) and text[end] in _CLOSING:
+        end += 1
     if end >= len(text) or not text[end:].strip():
         return "."
     return "." if _SENTENCE_FOLLOWS.match(text, end) else ""
@@ -131,7 +135,18 @@ def fraction_words(
 ) -> str:
     """A vulgar fraction in words: `named` ones as they are said ("un demi"), the rest as a
     cardinal and a plural ordinal ("cinq huitièmes"), the French and Spanish way."""
-    numerator, denominator = VULGAR_FRACTIONS[char]
+    return fraction_of(*VULGAR_FRACTIONS[char], named, cardinal, ordinal)
+
+
+def fraction_of(
+    numerator: int,
+    denominator: int,
+    named: dict[tuple[int, int], str],
+    cardinal: Callable[[int], str],
+    ordinal: Callable[[int], str],
+) -> str:
+    """ "1/2" → "un demi", "5/8" → "cinq huitièmes": `named` ones as they are said, the rest
+    as a cardinal and an ordinal, plural after more than one."""
     if (numerator, denominator) in named:
         return named[numerator, denominator]
     return f"{cardinal(numerator)} {ordinal(denominator)}{'s' if numerator > 1 else ''}"

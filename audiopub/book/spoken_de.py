@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import re
 
-from audiopub.book import spoken_roman
+from audiopub.book import spoken_codes, spoken_money, spoken_roman
 from audiopub.book.spoken_common import (
     VULGAR_CLASS,
     VULGAR_FRACTIONS,
     Rule,
     apply_rules,
     comma_decimal,
+    digit_words,
     number_words,
     sentence_stop,
     spaced,
@@ -50,9 +51,15 @@ _NUM = r"(?<![\w.,])(\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+(?:,\d+)?)(?![\w]|[.,]\d)"
 
 _MONTHS = "Januar Februar März April Mai Juni Juli August September Oktober November Dezember"
 _MONTH = "|".join(_MONTHS.split())
-# After these words an ordinal takes "-en": "am dritten Mai", "vom zweiten Band".
-_DATIVE = {"am", "vom", "zum", "im", "dem", "den", "des", "beim", "Am", "Vom", "Zum", "Im"}
+# After these words an ordinal takes "-en": "am dritten Mai", "vom zweiten Band", "seinem
+# hundertsten Geburtstag"; after the others "-e" or "-er" (see _say_ordinal).
+_DATIVE = {"am", "vom", "zum", "zur", "im", "dem", "den", "des", "beim", "Am", "Vom", "Zum",
+           "Zur", "Im", "Beim"}  # fmt: skip
 _ARTICLES = _DATIVE | {"der", "die", "das", "Der", "Die", "Das"}
+# Possessives, "ein", "kein", "dies-", "jed-": the ending on them says the ordinal's.
+_DETERMINER = re.compile(
+    r"(?i:ein|kein|mein|dein|sein|ihr|unser|euer|dies|jed|jen)(em|en|es|er|e)?"
+)
 _ORDINAL = re.compile(
     rf"(?:\b(\w+)\s+)?(?<![\d.,])(\d{{1,3}})\.(?=\s+(?:{_MONTH}|[a-zäöüß]|[A-ZÄÖÜ]))(?=\s+(\S+))"
 )
@@ -61,29 +68,68 @@ _ORDINAL = re.compile(
 def _say_ordinal(match: re.Match[str]) -> str:
     before, digits, following = match.groups()
     is_month = following.strip(",.;") in _MONTHS.split()
-    if not (is_month or following[:1].islower() or before in _ARTICLES):
+    determiner = _DETERMINER.fullmatch(before) if before else None
+    if not (is_month or following[:1].islower() or before in _ARTICLES or determiner):
         return match.group()  # "bis 1850. Dann": a number that ends a sentence
     words = ordinal(int(digits))
-    if before in _DATIVE:
+    if determiner:
+        ending = determiner.group(1)
+        words += "n" if ending in ("em", "en", "es", "er") else "" if ending == "e" else "r"
+    elif before in _DATIVE:
         words += "n"
     elif not before or before not in _ARTICLES:
         words += "r" if is_month else ""
     return (before + " " if before else "") + words
 
 
-_CURRENCIES = {"€": "Euro", "$": "Dollar", "£": "Pfund"}
-_MONEY_BEFORE = re.compile(rf"([€$£])\s?{_NUM}")
-_MONEY_AFTER = re.compile(rf"{_NUM}\s?([€$£])")
+_MONEY = spoken_money.MoneyWords(
+    lang=LANG,
+    number=number,
+    cardinal=cardinal,
+    scales={
+        "Million": ("Million", "Millionen"),
+        "Millionen": ("Million", "Millionen"),
+        "Mio.": ("Million", "Millionen"),
+        "Milliarde": ("Milliarde", "Milliarden"),
+        "Milliarden": ("Milliarde", "Milliarden"),
+        "Mrd.": ("Milliarde", "Milliarden"),
+        "Billion": ("Billion", "Billionen"),
+        "Billionen": ("Billion", "Billionen"),
+        "million": ("Million", "Millionen"),
+        "billion": ("Milliarde", "Milliarden"),
+    },  # fmt: skip
+    before_currency=lambda _name: " ",
+    minor_join=" ",
+    one=lambda feminine: "eine" if feminine else "ein",
+    feminine_scales=True,
+)
+
+# "25.12.2020": a date, each part an ordinal but the year.
+_NUMERIC_DATE = re.compile(r"(?:\b(\w+)\s+)?(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.]\d)")
 
 
-def _money(amount: str, symbol: str) -> str:
-    whole, _, cents = amount.partition(",")
-    words = f"{number(whole)} {_CURRENCIES[symbol]}"
-    if words.startswith("eins "):
-        words = "ein" + words[4:]
-    if cents and int(cents):
-        words += " " + cardinal(int(cents))
-    return words
+def _say_numeric_date(match: re.Match[str]) -> str:
+    before, day, month, when = match.groups()
+    if not (1 <= int(day) <= 31 and 1 <= int(month) <= 12):
+        return match.group()
+    ending = "n" if before in _DATIVE else "" if before in _ARTICLES else "r"
+    year_words = (
+        number_words(int(when), LANG, "year") if 1100 <= int(when) <= 1999 else cardinal(int(when))
+    )
+    spoken = f"{ordinal(int(day))}{ending} {ordinal(int(month))}{ending} {year_words}"
+    return (before + " " if before else "") + spoken
+
+
+_CODES = spoken_codes.CodeWords(
+    digits=lambda digits: digit_words(digits, LANG),
+    cardinal=cardinal,
+    at="at",
+    dot="Punkt",
+    slash="Schrägstrich",
+    point="Punkt",
+    version="Version",
+    plus="plus",
+)
 
 
 # Units after a number: German uses the same word for one and many ("1 Meter", "5 Meter").
@@ -136,9 +182,15 @@ _ABBREVIATIONS = {
     "Hrn.": "Herrn",
     "Fr.": "Frau",
     "St.": "Sankt",
+    "Std.": "Stunden",
+    "Min.": "Minuten",
+    "Sek.": "Sekunden",
+    "Tsd.": "Tausend",
+    "Mio.": "Millionen",
+    "Mrd.": "Milliarden",
 }
 # Abbreviations that may end a sentence ("… Äpfel, Birnen usw. Dann"): the full stop stays.
-_MAY_END = {"usw.", "u. a.", "u.a.", "v. Chr.", "n. Chr.", "Jh.", "evtl."}
+_MAY_END = {"Std.", "Min.", "Sek.", "usw.", "u. a.", "u.a.", "v. Chr.", "n. Chr.", "Jh.", "evtl."}
 _ABBREVIATION = re.compile(rf"(?<![\w.])({word_alternation(list(_ABBREVIATIONS))})(?!\w)")
 
 
@@ -179,15 +231,27 @@ def _say_number(match: re.Match[str]) -> str:
     words = number(text)
     rest = match.string[match.end() :]
     if words == "eins" and rest[:1] == " " and rest[1:2].isalpha():
-        words = "ein"  # "1 Mann" → "ein Mann"
+        # "1 Mann" → "ein Mann", "1 Million" → "eine Million"
+        words = "eine" if _FEMININE_SCALE.match(rest) else "ein"
     return spaced(match, words)
 
 
-_VULGAR_WORDS = {(1, 2): "ein halb", (1, 4): "ein Viertel", (3, 4): "drei Viertel"}
+_FEMININE_SCALE = re.compile(r" (?:Million|Milliarde|Billion)\b")
+
+_VULGAR_WORDS = {(1, 2): "ein halb", (1, 3): "ein Drittel", (2, 3): "zwei Drittel",
+                 (1, 4): "ein Viertel", (3, 4): "drei Viertel"}  # fmt: skip
+
+
+_SLASH_FRACTION = re.compile(r"(?<![\w./,])(\d{1,2})/(\d{1,2})(?![\w/]|[.,]\d)")
 
 
 def _fraction(char: str) -> str:
-    numerator, denominator = VULGAR_FRACTIONS[char]
+    return _fraction_of(*VULGAR_FRACTIONS[char])
+
+
+def _fraction_of(numerator: int, denominator: int) -> str:
+    if denominator < 2:
+        return f"{cardinal(numerator)}/{cardinal(denominator)}"
     if (numerator, denominator) in _VULGAR_WORDS:
         return _VULGAR_WORDS[numerator, denominator]
     return f"{cardinal(numerator)} {ordinal(denominator).capitalize()}l"
@@ -197,9 +261,10 @@ RULES: list[Rule] = [
     (_ABBREVIATION, _say_abbreviation),
     (_NUMBERED_ABBREVIATION, lambda m: _NUMBERED[m.group(1)]),
     *spoken_roman.roman_rules(_ROMAN),
+    (_NUMERIC_DATE, _say_numeric_date),
+    *spoken_codes.code_rules(_CODES),
     (_TIME, _say_time),
-    (_MONEY_BEFORE, lambda m: _money(m.group(2), m.group(1))),
-    (_MONEY_AFTER, lambda m: _money(m.group(1), m.group(2))),
+    *spoken_money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " Prozent"),
     (_UNIT, lambda m: f"{number(m.group(1))} {_UNITS[m.group(2)]}"),
     (_ORDINAL, _say_ordinal),
@@ -212,6 +277,7 @@ RULES: list[Rule] = [
         ),
     ),
     (re.compile(f"[{VULGAR_CLASS}]"), lambda m: spaced(m, _fraction(m.group()))),
+    (_SLASH_FRACTION, lambda m: spaced(m, _fraction_of(int(m.group(1)), int(m.group(2))))),
     (re.compile(r"(?<=\d)\s*–\s*(?=\d)"), " bis "),
     (re.compile(r"(?<![\w-])[-−](?=\d)"), "minus "),
     (re.compile(r"\s*&\s*"), " und "),
@@ -222,7 +288,8 @@ RULES: list[Rule] = [
 
 # Words that send a chunk through the rules (see `spoken`).
 TRIGGER = (
-    rf"(?<![\w.])(?:{word_alternation([*_ABBREVIATIONS, *(k + '.' for k in _NUMBERED)])})"
+    rf"{spoken_codes.TRIGGER}"
+    rf"|(?<![\w.])(?:{word_alternation([*_ABBREVIATIONS, *(k + '.' for k in _NUMBERED)])})"
     rf"|{spoken_roman.trigger(_ROMAN)}"
 )
 

@@ -1,220 +1,57 @@
 """English spoken forms: what a narrator says for numbers, symbols and abbreviations.
 
-One job, English's rules; a little over 400 lines because English gets the most of them (units,
-coordinates, regnal names, clock times), most of it tables and patterns read side by side.
+This module runs English's rules in order; money (`spoken_en_money`), dates and clock times
+(`spoken_en_dates`), units (`spoken_en_units`) and codes read digit by digit (`spoken_codes`)
+have modules of their own. Here: cardinals, ordinals ("21st", "1,000th", old "3d"), years
+("1999" → "nineteen ninety-nine", a plain four-digit number from 1000 to 2099 is read as a
+year, "'85" → "eighty-five"), decades ("1880s", "the '60s", "mid-80s", "1960s-80s"), ranges
+("2-5", "10–20%", "1914-18" → "… to …"), decimals, fractions ("3/4", "1/4th", "2 1/2", "½",
+"1/28,000" → "one twenty-eight-thousandth"), percentages, house numbers ("221B" → "two
+twenty-one B"), Roman numerals where the context makes them numbers, and common abbreviations
+("Dr.", "St.", "No. 5", "pp. 12–14", "c. 1850", "e.g.", "etc.").
 
-Covers cardinals, ordinals ("21st", old "3d"), years ("1999" → "nineteen ninety-nine", a plain
-four-digit number from 1000 to 2099 is read as a year), decades ("1880s"), ranges, decimals,
-fractions ("3/4", "½", "2½"), percentages, currency (£ $ € with pence/cents), clock times
-("7:45 a.m." → "seven forty-five in the morning": words every engine says well, where "a m"
-is read as the article "a"), dates ("12 March 1850", "March 12, 1850"), units after numbers,
-degrees and coordinates, Roman numerals where the context makes them numbers, and common
-abbreviations ("Dr.", "St.", "No. 5", "pp. 12–14", "c. 1850", "e.g.", "etc.").
+A hyphen between two numbers is a range unless the numbers are a phone number, a date or a
+code (`spoken_codes` reads those first): "2-5lb" is "two to five pounds".
 
-Deliberately not covered: pre-decimal money ("£3 10s. 6d."), phone numbers and other digit
-strings with hyphens (each group is read as a number), abbreviated month names, "4th July"
-style dates in other orders, units that are also words without a full stop ("in", "l").
-A full stop that ends an abbreviation and the sentence ("etc. Then") is kept.
+Deliberately not covered: dates written with slashes ("12/05/2020" is read differently on
+each side of the Atlantic), units that are also words without a full stop ("in"), and the
+"fifty £1000 notes" kind of amount used as an adjective. A full stop that ends an abbreviation
+and the sentence ("etc. Then") is kept.
 """
 
 from __future__ import annotations
 
 import re
 
-from audiopub.book import spoken_roman
+from audiopub.book import (
+    spoken_codes,
+    spoken_en_dates,
+    spoken_en_money,
+    spoken_en_units,
+    spoken_roman,
+)
 from audiopub.book.spoken_common import (
     VULGAR_CLASS,
     VULGAR_FRACTIONS,
     Rule,
     apply_rules,
-    digit_words,
     match_case,
-    number_words,
     sentence_stop,
     spaced,
     word_alternation,
 )
+from audiopub.book.spoken_en_dates import short_year
+from audiopub.book.spoken_en_words import (
+    NUM,
+    cardinal,
+    code_digits,
+    number,
+    ordinal,
+    to_int,
+    year,
+)
 
 LANG = "en"
-
-
-def cardinal(value: int) -> str:
-    return number_words(value, LANG)
-
-
-def ordinal(value: int) -> str:
-    return number_words(value, LANG, "ordinal")
-
-
-def year(value: int) -> str:
-    """Years as people say them: "nineteen ninety-nine", "two thousand and five"."""
-    return number_words(value, LANG, "year") if 1000 <= value <= 2099 else cardinal(value)
-
-
-def _int(digits: str) -> int:
-    return int(digits.replace(",", ""))
-
-
-def number(text: str) -> str:
-    """A written amount ("1,250", "3.75", "007") in words; four-digit years stay cardinals."""
-    whole, _, decimals = text.partition(".")
-    if len(whole) > 1 and whole.startswith("0"):
-        words = digit_words(whole, LANG)
-    else:
-        words = cardinal(_int(whole)) if whole else "zero"
-    if decimals:
-        words += " point " + digit_words(decimals, LANG)
-    return words
-
-
-def _is_one(text: str) -> bool:
-    return text.replace(",", "") in ("1", "1.0")
-
-
-# A written number: "12", "1,250", "3.75" (never the tail of a longer number or a word).
-_NUM = r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
-
-# --- units, degrees ---------------------------------------------------------------------------
-
-_UNITS = {
-    "km": ("kilometre", "kilometres"), "m": ("metre", "metres"), "cm": ("centimetre",
-    "centimetres"), "mm": ("millimetre", "millimetres"), "kg": ("kilogram", "kilograms"),
-    "g": ("gram", "grams"), "mg": ("milligram", "milligrams"), "ft": ("foot", "feet"),
-    "in.": ("inch", "inches"), "yd": ("yard", "yards"), "yds": ("yard", "yards"),
-    "mi": ("mile", "miles"), "lb": ("pound", "pounds"), "lbs": ("pound", "pounds"),
-    "oz": ("ounce", "ounces"), "mph": ("mile an hour", "miles an hour"),
-    "km/h": ("kilometre an hour", "kilometres an hour"), "kph": ("kilometre an hour",
-    "kilometres an hour"),
-}  # fmt: skip
-_UNIT = re.compile(rf"{_NUM}\s?({word_alternation(list(_UNITS))})(?![\w/])(\.)?")
-
-
-def _say_unit(match: re.Match[str]) -> str:
-    amount, unit, stop = match.groups()
-    singular, plural = _UNITS[unit]
-    words = f"{number(amount)} {singular if _is_one(amount) else plural}"
-    # "in." carries its own full stop; any other unit's stop is the sentence's.
-    return words + (sentence_stop(match) if stop or unit.endswith(".") else "")
-
-
-_DIRECTIONS = {"N": "north", "S": "south", "E": "east", "W": "west"}
-_COORDINATE = re.compile(
-    rf"{_NUM}\s?°\s*(?:{_NUM}['′]\s*)?(?:{_NUM}[\"″]\s*)?(?:([NSEW])\b(\.)?)?(?:\s*([CF])\b)?"
-)
-
-
-def _plural(amount: str, singular: str) -> str:
-    return f"{number(amount)} {singular if _is_one(amount) else singular + 's'}"
-
-
-def _say_degrees(match: re.Match[str]) -> str:
-    degrees, minutes, seconds, direction, stop, scale = match.groups()
-    parts = [_plural(degrees, "degree")]
-    if minutes:
-        parts.append(_plural(minutes, "minute"))
-    if seconds:
-        parts.append(_plural(seconds, "second"))
-    if direction:
-        parts.append(_DIRECTIONS[direction] + (sentence_stop(match, match.end(5)) if stop else ""))
-    if scale:
-        parts.append("Celsius" if scale == "C" else "Fahrenheit")
-    trailing = match.group()[len(match.group().rstrip()) :]
-    return " ".join(parts) + trailing
-
-
-# 6′ 2″: feet and inches (a prime after degrees is minutes, handled above).
-_FEET_INCHES = re.compile(rf"{_NUM}′(?:\s*{_NUM}″)?|{_NUM}″")
-
-
-def _say_feet_inches(match: re.Match[str]) -> str:
-    feet, inches, only_inches = match.groups()
-    if only_inches:
-        return number(only_inches) + (" inch" if _is_one(only_inches) else " inches")
-    words = number(feet) + (" foot" if _is_one(feet) else " feet")
-    if inches:
-        words += " " + number(inches) + (" inch" if _is_one(inches) else " inches")
-    return words
-
-
-# --- money, per cent, times, dates ------------------------------------------------------------
-
-_CURRENCIES = {"£": ("pound", "pounds", "penny", "pence"), "$": ("dollar", "dollars", "cent",
-               "cents"), "€": ("euro", "euros", "cent", "cents")}  # fmt: skip
-_MONEY = re.compile(
-    r"([£$€])\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d\d))?(?!\d)(?:\s+(thousand|million|billion)\b)?"
-)
-
-
-def _say_money(match: re.Match[str]) -> str:
-    symbol, whole, cents, scale = match.groups()
-    one, many, minor_one, minor_many = _CURRENCIES[symbol]
-    amount = _int(whole)
-    if scale:
-        return f"{cardinal(amount)} {scale} {many}"
-    words = [f"{cardinal(amount)} {one if amount == 1 else many}"] if amount or not cents else []
-    if cents and int(cents):
-        minor = int(cents)
-        words.append(f"{cardinal(minor)} {minor_one if minor == 1 else minor_many}")
-    return " and ".join(words) or f"zero {many}"
-
-
-_PERCENT = re.compile(rf"{_NUM}\s?%")
-
-_TIME = re.compile(
-    r"(?<![\d:])([01]?\d|2[0-3])(?::([0-5]\d))?(?(2)(?!\d)|(?=\s?[aApP]\.?[mM]\b))"
-    r"(?:\s?([aApP])\.?\s?[mM]\b(\.)?)?"
-)
-
-
-def _say_time(match: re.Match[str]) -> str:
-    hour, minutes, half, stop = match.groups()
-    words = cardinal(int(hour))
-    if minutes:
-        if minutes == "00":
-            words += " o'clock" if half else " hundred" if len(hour) == 2 else " o'clock"
-        elif minutes.startswith("0"):
-            words += " oh " + cardinal(int(minutes))
-        else:
-            words += " " + cardinal(int(minutes))
-    if half:
-        if half in "aA":
-            words += " at night" if hour == "12" else " in the morning"
-        else:
-            words += (
-                " noon"
-                if hour == "12" and minutes in (None, "00")
-                else (" in the afternoon" if int(hour) < 6 or hour == "12" else " in the evening")
-            )
-        if stop:
-            words += sentence_stop(match)
-    return words
-
-
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December")  # fmt: skip
-_MONTH = "|".join(_MONTHS)
-_DAY_MONTH = re.compile(
-    rf"\b(?:(the|The)\s+)?([0-3]?\d)(?:st|nd|rd|th)?\s+({_MONTH})\b(?:,?\s+(\d{{3,4}})\b)?"
-)
-_MONTH_DAY = re.compile(
-    rf"\b({_MONTH})\s+([0-3]?\d)(?:st|nd|rd|th)?\b(?!:)(?:(,?\s+)(\d{{3,4}})\b)?"
-)
-
-
-def _say_day_month(match: re.Match[str]) -> str:
-    the, day, month, when = match.groups()
-    if not 1 <= int(day) <= 31:
-        return match.group()
-    words = f"{the or 'the'} {ordinal(int(day))} of {month}"
-    return words + (f" {year(int(when))}" if when else "")
-
-
-def _say_month_day(match: re.Match[str]) -> str:
-    month, day, comma, when = match.groups()
-    if not 1 <= int(day) <= 31:
-        return match.group()
-    return f"{month} {ordinal(int(day))}" + (f"{comma}{year(int(when))}" if when else "")
-
 
 # --- abbreviations ----------------------------------------------------------------------------
 
@@ -292,54 +129,129 @@ def _say_ending(match: re.Match[str]) -> str:
 
 # --- numbers ----------------------------------------------------------------------------------
 
-_DECADE = re.compile(r"(?<![\w.,'’])(1\d|20)(\d)0(?:'|’)?s\b")
+_RANGE_TO = r"(?:\s*[-–]\s*|\s+to\s+)"
+# "1880s", "1900s", "the '60s", "80s", "mid-80s", "1960s-80s", "the 60's".
+_DECADE_PART = r"(?:(1\d|20)|['’])?(\d)0['’]?s\b"
+_DECADE = re.compile(rf"(?<![\w.,'’]){_DECADE_PART}(?:({_RANGE_TO}){_DECADE_PART})?")
 
 
-def _say_decade(match: re.Match[str]) -> str:
-    century, tens = match.groups()
-    words = year(int(century + tens + "0"))
+def _decade(century: str | None, tens: str) -> str | None:
+    if century is None and tens == "0":
+        return None  # "00s"
+    words = year(int(century + tens + "0")) if century else cardinal(int(tens + "0"))
     return (words[:-1] + "ies") if words.endswith("y") else words + "s"
 
 
-_ORDINAL = re.compile(r"(?<![\w.,])(\d+)(st|nd|rd|th|(?<=[23])d)\b")
-_YEAR_RANGE = re.compile(r"(?<![\w.,])(1\d{3}|20\d\d)\s*(?:–|-|\bto\b)\s*(\d{4}|\d\d)(?![\w.,]?\d)")
+def _say_decade(match: re.Match[str]) -> str:
+    century, tens, joiner, last_century, last_tens = match.groups()
+    first = _decade(century, tens)
+    if first is None:
+        return match.group()
+    if joiner is None:
+        return first
+    last = _decade(last_century, last_tens)
+    return f"{first} to {last}" if last else match.group()
+
+
+# "'85", "’07": a year of the century the text is in.
+_SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d\d)\b(?![''’]|\.\d)")
+
+_ORDINAL = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(st|nd|rd|th|(?<=[23])d)\b")
+_YEAR_RANGE = re.compile(
+    r"(?<![\w.,])(1\d{3}|20\d\d)\s*(?:–|-|\bto\b)\s*(\d{4}|\d\d?)(?![\w.,]?\d)"
+)
 
 
 def _say_year_range(match: re.Match[str]) -> str:
     start, end = match.groups()
+    if len(end) == 1:  # "1861-2": the next year of the same decade
+        end = start[2] + end
     end_words = year(int(end)) if len(end) == 4 else cardinal(int(end))
     return f"{year(int(start))} to {end_words}"
 
 
+# "2-5", "10–20%", "2-5lb": a hyphen between two numbers, not in a longer chain ("3-4-5"),
+# reads "to". Phone numbers, dates and codes are gone by the time this runs.
+_NUMBER_RANGE = re.compile(
+    r"(?<![\w.,/-])(\d+(?:\.\d+)?)\s?[-–]\s?(?=\d+(?:\.\d+)?(?![\d.,]?\d|-\d|/))"
+)
+
 _MIXED_FRACTION = re.compile(rf"(?<![\w.,])(\d+)\s?([{VULGAR_CLASS}])")
 _VULGAR = re.compile(rf"[{VULGAR_CLASS}]")
-_FRACTION = re.compile(r"(?<![\w./])(\d{1,3})/(\d{1,3})(?![\w/]|\.\d)")
+_DENOMINATOR = r"(\d{1,3}(?:,\d{3})+|\d{1,6})"
+# "2 1/2", "1 3/4": a whole number and a proper fraction.
+_MIXED_SLASH = re.compile(rf"(?<![\w.,/])(\d+)[ \u00a0]+(\d{{1,2}})/{_DENOMINATOR}(?![\w/]|[.,]\d)")
+# "1/4th", "3/4ths", "1/3rd": the suffix says the denominator is an ordinal.
+_FRACTION = re.compile(rf"(?<![\w./])(\d{{1,3}})/{_DENOMINATOR}(st|nd|rd|ths?)?(?![\w/]|[.,]\d)")
 _DENOMINATORS = {2: ("half", "halves"), 4: ("quarter", "quarters")}
 
 
 def fraction(numerator: int, denominator: int) -> str:
+    """ "three quarters", "one twenty-eight-thousandth": a many-word ordinal is hyphenated."""
     if denominator in _DENOMINATORS:
         one, many = _DENOMINATORS[denominator]
     else:
-        one = ordinal(denominator)
+        one = ordinal(denominator).replace(" ", "-")
         many = one + "s"
     return f"{cardinal(numerator)} {one if numerator == 1 else many}"
 
 
+def _and_a(numerator: int, denominator: int) -> str:
+    """The part after "two and": "a half", "three quarters"."""
+    part = fraction(numerator, denominator)
+    return "a " + part.split(" ", 1)[1] if numerator == 1 else part
+
+
 def _say_mixed(match: re.Match[str]) -> str:
     whole, char = match.groups()
-    numerator, denominator = VULGAR_FRACTIONS[char]
-    part = fraction(numerator, denominator)
-    if numerator == 1:
-        part = "a " + part.split(" ", 1)[1]
-    return f"{cardinal(int(whole))} and {part}"
+    return f"{cardinal(int(whole))} and {_and_a(*VULGAR_FRACTIONS[char])}"
+
+
+def _say_mixed_slash(match: re.Match[str]) -> str:
+    whole, numerator, denominator = match.group(1), int(match.group(2)), to_int(match.group(3))
+    if not 0 < numerator < denominator:
+        return match.group()
+    return f"{cardinal(int(whole))} and {_and_a(numerator, denominator)}"
 
 
 def _say_fraction(match: re.Match[str]) -> str:
-    numerator, denominator = int(match.group(1)), int(match.group(2))
+    numerator, denominator = int(match.group(1)), to_int(match.group(2))
     if denominator < 2 or numerator > 100:
         return match.group()
+    if match.group(3) and denominator == 4:
+        ordinal_words = "fourth"
+        return f"{cardinal(numerator)} {ordinal_words if numerator == 1 else ordinal_words + 's'}"
     return fraction(numerator, denominator)
+
+
+# "221B", "16A": a house number with a letter, read as house numbers are ("two twenty-one").
+_HOUSE = re.compile(r"(?<![\w.,])(\d{3,4})([A-Z])\b")
+# "Room 101", "Boeing 747", "Flight 370": a number that names, read the same way.
+_NAMING = re.compile(
+    r"\b(Room|Flat|Apartment|Suite|Gate|Platform|Flight|Route|Highway|Bus|Boeing|Airbus|Model)"
+    r"\s+(\d{3,4})\b(?![.,]\d)"
+)
+# "Call 911", "dial 999": a number to call, digit by digit.
+_DIALLED = re.compile(r"\b((?i:call|dial|ring|phone|text)\s+)(\d{3,})\b(?![.,]\d)")
+# "3:1", "a 10:1 ratio": a ratio (a clock time has two digits of minutes).
+_RATIO = re.compile(r"(?<![\w.,:])(\d+):(\d)(?![\d:])")
+_NAMED_BEFORE = re.compile(r"\b[A-Z][a-z]+\s+$")
+
+
+def _say_ratio(match: re.Match[str]) -> str:
+    first, second = cardinal(int(match.group(1))), cardinal(int(match.group(2)))
+    if _NAMED_BEFORE.search(match.string, 0, match.start()):
+        return f"{first} {second}"  # "Genesis 1:1", "Psalm 23:4": chapter and verse
+    return f"{first} to {second}"
+
+
+def house_number(digits: str) -> str:
+    if len(digits) == 4:
+        return year(int(digits))
+    head, tail = cardinal(int(digits[0])), digits[1:]
+    if tail == "00":
+        return f"{head} hundred"
+    return f"{head} {'oh ' + cardinal(int(tail[1])) if tail[0] == '0' else cardinal(int(tail))}"
 
 
 _NUMBER = re.compile(r"(?<![\d,.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d])")
@@ -355,7 +267,6 @@ def _say_number(match: re.Match[str]) -> str:
 _SYMBOLS: list[Rule] = [
     (re.compile(r"(?<=\d)\s?×\s?(?=\d)"), " by "),
     (re.compile(r"\s*×\s*"), " times "),
-    (re.compile(r"(?<![\w-])[-−](?=\d)"), "minus "),
     # Only an en dash is a range: "555-1234" keeps its hyphen.
     (re.compile(r"(?<=\d)\s*–\s*(?=\d)"), " to "),
     (re.compile(r"\s*&\s*"), " and "),
@@ -373,6 +284,18 @@ _ROMAN = spoken_roman.RomanWords(
     cardinal_after=_CARDINAL_AFTER,
 )
 
+_MINUS = re.compile(r"(?<![\w-])[-−](?=\.?\d)")
+_CODES = spoken_codes.CodeWords(
+    digits=code_digits,
+    cardinal=cardinal,
+    at="at",
+    dot="dot",
+    slash="slash",
+    point="point",
+    version="version",
+    plus="plus",
+)
+
 RULES: list[Rule] = [
     (re.compile(r"&c\.(?=[\s,;:)]|$)"), lambda m: "et cetera" + sentence_stop(m)),
     (_ENDING_ABBREVIATION, _say_ending),
@@ -380,23 +303,30 @@ RULES: list[Rule] = [
     (_SAINT, "Saint"),
     (_STREET, lambda m: m.group(1) + "Street" + sentence_stop(m)),
     *spoken_roman.roman_rules(_ROMAN),
-    (_TIME, _say_time),  # before "p." is read as "page": "3 p.m."
+    *spoken_codes.code_rules(_CODES),
+    *spoken_en_dates.TIME_RULES,  # before "p." is read as "page": "3 p.m."
     (_NUMBERED, _say_numbered),
     (_CIRCA, lambda m: "circa " + year(int(m.group(1)))),
-    (_COORDINATE, _say_degrees),
-    (_FEET_INCHES, _say_feet_inches),
-    (_MONEY, _say_money),
-    (_PERCENT, lambda m: number(m.group(1)) + " percent"),
-    (_DAY_MONTH, _say_day_month),
-    (_MONTH_DAY, _say_month_day),
-    (_UNIT, _say_unit),
+    *spoken_en_money.RULES,
+    (_MINUS, "minus "),
+    *spoken_en_units.DEGREE_RULES,
+    *spoken_en_dates.DATE_RULES,
     (_DECADE, _say_decade),
-    (_ORDINAL, lambda m: spaced(m, ordinal(int(m.group(1))))),
     (_YEAR_RANGE, _say_year_range),
+    (_NUMBER_RANGE, lambda m: m.group(1) + " to "),
+    (re.compile(rf"{NUM}\s?%"), lambda m: number(m.group(1)) + " percent"),
+    *spoken_en_units.UNIT_RULES,
+    (_MIXED_SLASH, _say_mixed_slash),
+    (_FRACTION, _say_fraction),  # before ordinals: "1/4th"
+    (_ORDINAL, lambda m: spaced(m, ordinal(to_int(m.group(1))))),
     (_MIXED_FRACTION, _say_mixed),
     (_VULGAR, lambda m: spaced(m, fraction(*VULGAR_FRACTIONS[m.group()]))),
-    (_FRACTION, _say_fraction),
     *_SYMBOLS,
+    (_HOUSE, lambda m: f"{house_number(m.group(1))} {m.group(2)}"),
+    (_DIALLED, lambda m: m.group(1) + code_digits(m.group(2))),
+    (_NAMING, lambda m: f"{m.group(1)} {house_number(m.group(2))}"),
+    (_RATIO, _say_ratio),
+    (_SHORT_YEAR, lambda m: short_year(m.group(1))),
     (_NUMBER, _say_number),
     (re.compile(r"§§?\s*"), lambda m: "sections " if len(m.group().strip()) == 2 else "section "),
     # Whatever digits the rules above left ("1.2.3") are read one number at a time.
@@ -411,6 +341,7 @@ def say(text: str) -> str:
 # Words that send a chunk through the rules: the abbreviations above (see `spoken`).
 _TRIGGER_ABBREVIATIONS = [*_ENDING, *_NUMBER_ABBREVIATIONS, "c", "ca", "circ"]
 TRIGGER = (
+    rf"{spoken_codes.TRIGGER}|"
     rf"\b(?:{word_alternation([*_TITLES, 'St'])})\b|{spoken_roman.trigger(_ROMAN)}"
     rf"|(?i:(?<![\w.])(?:{word_alternation(_TRIGGER_ABBREVIATIONS)})\.)"
 )

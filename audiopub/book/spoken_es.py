@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import re
 
-from audiopub.book import spoken_roman
+from audiopub.book import spoken_codes, spoken_money, spoken_roman
 from audiopub.book.spoken_common import (
     VULGAR_CLASS,
     Rule,
     apply_rules,
     comma_decimal,
+    digit_words,
+    fraction_of,
     fraction_words,
     mixed_number_words,
     number_words,
@@ -61,22 +63,71 @@ def _say_ordinal(match: re.Match[str]) -> str:
     return words + "s" if mark in ("os", "as") else words
 
 
-_CURRENCIES = {"€": ("euro", "euros"), "$": ("dólar", "dólares"), "£": ("libra", "libras")}
-_MONEY_BEFORE = re.compile(rf"([€$£])\s?{_NUM}")
-_MONEY_AFTER = re.compile(rf"{_NUM}\s?([€$£])")
+def _feminine(words: str) -> str:
+    """ "doscientos uno" → "doscientas una": numbers before a feminine noun ("libras")."""
+    words = re.sub(r"ientos\b(?! mill)", "ientas", words)
+    return re.sub(r"(?<!\w)(veinti)?(uno|ún|un)$", lambda m: (m.group(1) or "") + "una", words)
 
 
-def _money(amount: str, symbol: str) -> str:
-    whole, _, cents = amount.partition(",")
-    one, many = _CURRENCIES[symbol]
-    words = number(whole)
-    if words.endswith("uno"):
-        words = words[:-1]  # "un euro", "veintiún euros"
-        words = words[:-2] + "ún" if words.endswith("iun") else words
-    words += f" {one if words == 'un' else many}"
-    if cents and int(cents):
-        words += " con " + cardinal(int(cents))
-    return words
+_MONEY = spoken_money.MoneyWords(
+    lang=LANG,
+    number=number,
+    cardinal=cardinal,
+    scales={
+        "millón": ("millón", "millones"),
+        "millones": ("millón", "millones"),
+        "billón": ("billón", "billones"),
+        "billones": ("billón", "billones"),
+        "mil millones": ("mil millones", "mil millones"),
+    },  # fmt: skip
+    before_currency=lambda _name: " de ",
+    minor_join=" con ",
+    one=lambda feminine: "una" if feminine else "un",
+    feminine=_feminine,
+    masculine=lambda words: re.sub(r"veintiuno$", "veintiún", re.sub(r"\buno$", "un", words)),
+)
+
+
+_CODES = spoken_codes.CodeWords(
+    digits=lambda digits: digit_words(digits, LANG),
+    cardinal=cardinal,
+    at="arroba",
+    dot="punto",
+    slash="barra",
+    point="punto",
+    version="versión",
+    plus="más",
+)
+# Superscript ordinal marks ("1ᵉʳ", "XIXᵉ", "1.ᵉʳ", "2ᵒ") as the rules read them.
+_SUPERSCRIPTS = str.maketrans({"ᵉ": "e", "ʳ": "r", "ᵈ": "d", "ᵒ": "º", "ᵃ": "ª", "ˢ": "s"})
+# Units after a number: one and many ("1 km" → "un kilómetro").
+_UNITS = {
+    "km": ("kilómetro", "kilómetros"), "m": ("metro", "metros"), "cm": ("centímetro",
+    "centímetros"), "mm": ("milímetro", "milímetros"), "kg": ("kilo", "kilos"),
+    "g": ("gramo", "gramos"), "l": ("litro", "litros"), "ml": ("mililitro", "mililitros"),
+    "km/h": ("kilómetro por hora", "kilómetros por hora"),
+}  # fmt: skip
+_UNIT = re.compile(
+    r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+(?:,\d+)?|\d+(?:,\d+)?)\s?"
+    rf"({word_alternation(list(_UNITS))})(?![\w/])"
+)
+
+
+def _say_unit(match: re.Match[str]) -> str:
+    amount, unit = match.groups()
+    one, many = _UNITS[unit]
+    words = number(amount)
+    return f"{'un' if words in ('uno', 'un') else words} {one if words in ('uno', 'un') else many}"
+
+
+_SLASH_FRACTION = re.compile(r"(?<![\w./,])(\d{1,2})/(\d{1,2})(?![\w/]|[.,]\d)")
+
+
+def _slash_fraction(match: re.Match[str]) -> str:
+    numerator, denominator = int(match.group(1)), int(match.group(2))
+    if denominator < 2:
+        return match.group()
+    return spaced(match, fraction_of(numerator, denominator, _VULGAR_WORDS, cardinal, ordinal))
 
 
 _TIME = re.compile(r"(?<![\d.,:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
@@ -176,12 +227,22 @@ def _mixed(match: re.Match[str]) -> str:
 def _say_number(match: re.Match[str]) -> str:
     words = number(match.group(1))
     rest = match.string[match.end() :]
+    if _FEMININE_NOUN.match(rest):
+        return spaced(match, _feminine(words))  # "200 personas" → "doscientas personas"
     if words.endswith("uno") and _NOUN_FOLLOWS.match(rest):
         words = words[:-1]  # "1 libro" → "un libro", "21 libros" → "veintiún libros"
         words = words[:-2] + "ún" if words.endswith("iun") else words
     return spaced(match, words)
 
 
+# A feminine noun after the number: most nouns ending in "-a(s)" are, but not these.
+_FEMININE_NOUN = re.compile(
+    r" (?:(?!(?:d[ií]as?|mapas?|problemas?|temas?|sistemas?|programas?|idiomas?|planetas?|"
+    r"climas?|poemas?|para|contra|hasta|nada|era|esta|una|las?)\b)[a-záéíóúñ]+as?"
+    # and common feminine nouns that don't end in "-a"
+    r"|[a-záéíóúñ]+(?:ción|sión|dad|tud)(?:es)?|mujer(?:es)?|vez|veces|noches?|leyes|ley"
+    r"|calles?|partes?|manos?|flor(?:es)?|llaves?|clases?|frases?|fuentes?|muertes?|torres?)\b"
+)
 # A noun after the number ("1 libro"), not "1 de mayo" or "1 y 2".
 _NOUN_FOLLOWS = re.compile(r" (?!(?:de|del|y|o|a|en|por|para|que)\b)[a-záéíóúñ]")
 
@@ -189,13 +250,15 @@ RULES: list[Rule] = [
     (_ABBREVIATION, _say_abbreviation),
     (_NUMBERED_ABBREVIATION, lambda m: _NUMBERED[m.group(1)]),
     *spoken_roman.roman_rules(_ROMAN),
+    *spoken_codes.code_rules(_CODES),
     (_ORDINAL, lambda m: spaced(m, _say_ordinal(m))),
-    (_MONEY_BEFORE, lambda m: _money(m.group(2), m.group(1))),
-    (_MONEY_AFTER, lambda m: _money(m.group(1), m.group(2))),
+    *spoken_money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " por ciento"),
+    (_UNIT, _say_unit),
     (_TIME, _say_time),
     (re.compile(rf"(?<![\w.,])(\d+)\s?([{VULGAR_CLASS}])"), _mixed),
     (re.compile(f"[{VULGAR_CLASS}]"), lambda m: spaced(m, _fraction(m.group()))),
+    (_SLASH_FRACTION, _slash_fraction),
     (re.compile(r"(?<=\d)\s*–\s*(?=\d)"), " a "),
     (re.compile(r"(?<![\w-])[-−](?=\d)"), "menos "),
     (re.compile(r"\s*&\s*"), " y "),
@@ -206,10 +269,11 @@ RULES: list[Rule] = [
 
 # Words that send a chunk through the rules (see `spoken`).
 TRIGGER = (
-    rf"(?<![\w.])(?:{word_alternation([*_ABBREVIATIONS, *_NUMBERED])})"
+    rf"{spoken_codes.TRIGGER}|[ᵉᵒᵃ]"
+    rf"|(?<![\w.])(?:{word_alternation([*_ABBREVIATIONS, *_NUMBERED])})"
     rf"|{spoken_roman.trigger(_ROMAN)}"
 )
 
 
 def say(text: str) -> str:
-    return apply_rules(text, RULES)
+    return apply_rules(text.translate(_SUPERSCRIPTS), RULES)

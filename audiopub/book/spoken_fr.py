@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import re
 
-from audiopub.book import spoken_roman
+from audiopub.book import spoken_codes, spoken_money, spoken_roman
 from audiopub.book.spoken_common import (
     VULGAR_CLASS,
     Rule,
     apply_rules,
     comma_decimal,
+    digit_words,
+    fraction_of,
     fraction_words,
     mixed_number_words,
     number_words,
@@ -65,19 +67,78 @@ def _say_roman_ordinal(match: re.Match[str]) -> str:
     return match.group() if value is None else _say_ordinal(value, match.group(2))
 
 
-_CURRENCIES = {"€": ("euro", "euros"), "$": ("dollar", "dollars"), "£": ("livre", "livres")}
-_MONEY_BEFORE = re.compile(rf"([€$£])\s?{_NUM}")
-_MONEY_AFTER = re.compile(rf"{_NUM}\s?([€$£])")
+def _feminine(words: str) -> str:
+    """ "vingt et un" → "vingt et une": numbers before a feminine noun ("livres")."""
+    return re.sub(r"\bun$", "une", words)
 
 
-def _money(amount: str, symbol: str) -> str:
-    whole, _, cents = amount.partition(",")
-    one, many = _CURRENCIES[symbol]
-    words = number(whole)
-    words += f" {one if words == 'un' else many}"
-    if cents and int(cents):
-        words += " " + cardinal(int(cents))
-    return words
+_MONEY = spoken_money.MoneyWords(
+    lang=LANG,
+    number=number,
+    cardinal=cardinal,
+    scales={
+        "million": ("million", "millions"),
+        "millions": ("million", "millions"),
+        "milliard": ("milliard", "milliards"),
+        "milliards": ("milliard", "milliards"),
+        "billion": ("billion", "billions"),
+        "billions": ("billion", "billions"),
+    },  # fmt: skip
+    before_currency=lambda name: " d'" if name[:1].lower() in "aeiouéèêh" else " de ",
+    minor_join=" ",
+    one=lambda feminine: "une" if feminine else "un",
+    feminine=_feminine,
+)
+
+
+_CODES = spoken_codes.CodeWords(
+    digits=lambda digits: digit_words(digits, LANG),
+    cardinal=cardinal,
+    at="arobase",
+    dot="point",
+    slash="barre oblique",
+    point="point",
+    version="version",
+    plus="plus",
+)
+# Superscript ordinal marks ("1ᵉʳ", "XIXᵉ", "1.ᵉʳ", "2ᵒ") as the rules read them.
+_SUPERSCRIPTS = str.maketrans({"ᵉ": "e", "ʳ": "r", "ᵈ": "d", "ᵒ": "º", "ᵃ": "ª", "ˢ": "s"})
+# "01 23 45 67 89": French telephone numbers are read in pairs.
+_PHONE = re.compile(r"(?<![\w.,])0\d(?:[ .]\d\d){4}(?![\w.,]\d|\d)")
+
+
+def _phone_pair(pair: str) -> str:
+    return f"zéro {cardinal(int(pair[1]))}" if pair[0] == "0" else cardinal(int(pair))
+
+
+# Units after a number: one and many ("1 km" → "un kilomètre").
+_UNITS = {
+    "km": ("kilomètre", "kilomètres"), "m": ("mètre", "mètres"), "cm": ("centimètre",
+    "centimètres"), "mm": ("millimètre", "millimètres"), "kg": ("kilo", "kilos"),
+    "g": ("gramme", "grammes"), "l": ("litre", "litres"), "ml": ("millilitre", "millilitres"),
+    "km/h": ("kilomètre par heure", "kilomètres par heure"),
+}  # fmt: skip
+_UNIT = re.compile(
+    r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+(?:,\d+)?|\d+(?:,\d+)?)\s?"
+    rf"({word_alternation(list(_UNITS))})(?![\w/])"
+)
+
+
+def _say_unit(match: re.Match[str]) -> str:
+    amount, unit = match.groups()
+    one, many = _UNITS[unit]
+    words = number(amount)
+    return f"{'un' if words in ('uno', 'un') else words} {one if words in ('uno', 'un') else many}"
+
+
+_SLASH_FRACTION = re.compile(r"(?<![\w./,])(\d{1,2})/(\d{1,2})(?![\w/]|[.,]\d)")
+
+
+def _slash_fraction(match: re.Match[str]) -> str:
+    numerator, denominator = int(match.group(1)), int(match.group(2))
+    if denominator < 2:
+        return match.group()
+    return spaced(match, fraction_of(numerator, denominator, _VULGAR_WORDS, cardinal, ordinal))
 
 
 _TIME = re.compile(r"(?<![\d.,:])([01]?\d|2[0-3])(?:\s?h\s?|:)([0-5]\d)?(?!\w)")
@@ -189,13 +250,16 @@ RULES: list[Rule] = [
     (_NUMBERED_ABBREVIATION, lambda m: _NUMBERED[m.group(1)]),
     (_ROMAN_ORDINAL, _say_roman_ordinal),
     *spoken_roman.roman_rules(_ROMAN),
+    (_PHONE, lambda m: ", ".join(_phone_pair(pair) for pair in re.findall(r"\d\d", m.group()))),
+    *spoken_codes.code_rules(_CODES),
     (_ORDINAL, lambda m: spaced(m, _say_ordinal(int(m.group(1)), m.group(2)))),
-    (_MONEY_BEFORE, lambda m: _money(m.group(2), m.group(1))),
-    (_MONEY_AFTER, lambda m: _money(m.group(1), m.group(2))),
+    *spoken_money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " pour cent"),
+    (_UNIT, _say_unit),
     (_TIME, _say_time),
     (re.compile(rf"(?<![\w.,])(\d+)\s?([{VULGAR_CLASS}])"), _mixed),
     (re.compile(f"[{VULGAR_CLASS}]"), lambda m: spaced(m, _fraction(m.group()))),
+    (_SLASH_FRACTION, _slash_fraction),
     (re.compile(r"(?<=\d)\s*–\s*(?=\d)"), " à "),
     (re.compile(r"(?<![\w-])[-−](?=\d)"), "moins "),
     (re.compile(r"\s*&\s*"), " et "),
@@ -206,10 +270,11 @@ RULES: list[Rule] = [
 
 # Words that send a chunk through the rules (see `spoken`).
 TRIGGER = (
-    rf"(?<![\w.])(?:{word_alternation([*_ABBREVIATIONS, *_NUMBERED, 'M.'])})"
+    rf"{spoken_codes.TRIGGER}|[ᵉᵒᵃ]"
+    rf"|(?<![\w.])(?:{word_alternation([*_ABBREVIATIONS, *_NUMBERED, 'M.'])})"
     rf"|{spoken_roman.trigger(_ROMAN)}|\b[IVXLC]+(?:er|re|e)\b"
 )
 
 
 def say(text: str) -> str:
-    return apply_rules(text, RULES)
+    return apply_rules(text.translate(_SUPERSCRIPTS), RULES)

@@ -1,0 +1,155 @@
+"""English dates and clock times as a narrator says them.
+
+Dates: the day is an ordinal in every order books use ("June 30" → "June thirtieth", "15
+january" → "the fifteenth of January", "22nd july 2012" → "the twenty-second of July twenty
+twelve", "the 4th of March", ISO "2012-07-22"), with abbreviated months ("Sept. 3", "3 Jan").
+A lower-case "may" or "march" is a word, never a month.
+
+Clock times: a twelve-hour time is said as it is written ("7:45" → "seven forty-five", "7:00"
+→ "seven o'clock", "5pm" → "five in the evening"). A 24-hour time, one with a leading zero or
+an hour past twelve, is said the way 24-hour clocks are read aloud: "01:00" → "oh one hundred
+hours", "23:00" → "twenty-three hundred hours", "13:45" → "thirteen forty-five". A range of
+times names the part of the day once: "5pm-7 pm" → "five to seven in the evening".
+"""
+
+from __future__ import annotations
+
+import re
+
+from audiopub.book.spoken_common import Rule, sentence_stop
+from audiopub.book.spoken_en_words import cardinal, ordinal, year
+
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")  # fmt: skip
+_ABBREVIATED = {"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "Jun": 6, "Jul": 7, "Aug": 8,
+                "Sep": 9, "Sept": 9, "Oct": 10, "Nov": 11, "Dec": 12}  # fmt: skip
+# Capitalised or upper-case month names, their abbreviations (with or without a full stop),
+# and lower-case names that are not also common words.
+_MONTH = (
+    r"(?:" + "|".join(MONTHS) + "|" + "|".join(m.upper() for m in MONTHS)
+    + r"|(?:" + "|".join(_ABBREVIATED) + r")\b\.?"
+    + "|" + "|".join(m.lower() for m in MONTHS if m not in ("May", "March")) + r")"
+)  # fmt: skip
+_DAY = r"([0-3]?\d)(?:st|nd|rd|th|d)?"
+_YEAR = r"(\d{4}|['’]\d\d)(?![\d:])"
+
+
+def month_name(written: str) -> str:
+    """ "june", "JUNE", "Jun." → "June"."""
+    key = written.rstrip(".")
+    if key in _ABBREVIATED:
+        return MONTHS[_ABBREVIATED[key] - 1]
+    return key.capitalize()
+
+
+def _year(written: str) -> str:
+    return year(int(written.lstrip("'’"))) if written[0].isdigit() else short_year(written[1:])
+
+
+def short_year(digits: str) -> str:
+    """ "'85" → "eighty-five", "'07" → "oh seven"."""
+    return f"oh {cardinal(int(digits[1]))}" if digits[0] == "0" else cardinal(int(digits))
+
+
+_DAY_MONTH = re.compile(
+    rf"\b(?:(the|The)\s+)?{_DAY}(?:\s+of)?\s+({_MONTH})(?![\w])(?:(,?\s+){_YEAR})?"
+)
+_MONTH_DAY = re.compile(
+    rf"(?<![\w.])({_MONTH})\s+{_DAY}\b(?![:.,]\d|\s?[ap]\.?m\b|\s*%)"
+    rf"(?:\s*[-–]\s*{_DAY}\b(?![:.,]\d))?(?:(,?\s+){_YEAR})?"
+)
+_ISO_DATE = re.compile(r"(?<![\w.-])(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?![\w-])")
+
+
+def _say_day_month(match: re.Match[str]) -> str:
+    the, day, month, comma, when = match.groups()
+    if not 1 <= int(day) <= 31:
+        return match.group()
+    words = f"{the or 'the'} {ordinal(int(day))} of {month_name(month)}"
+    return words + (f"{(comma or ' ').replace(',', '')}{_year(when)}" if when else "")
+
+
+def _say_month_day(match: re.Match[str]) -> str:
+    month, day, last_day, comma, when = match.groups()
+    if not 1 <= int(day) <= 31 or (last_day and not 1 <= int(last_day) <= 31):
+        return match.group()
+    words = f"{month_name(month)} {ordinal(int(day))}"
+    if last_day:  # "Sept. 19-20"
+        words += f" to {ordinal(int(last_day))}"
+    return words + (f"{comma}{_year(when)}" if when else "")
+
+
+def _say_iso_date(match: re.Match[str]) -> str:
+    when, month, day = match.groups()
+    return f"the {ordinal(int(day))} of {MONTHS[int(month) - 1]} {year(int(when))}"
+
+
+# --- clock times --------------------------------------------------------------------------------
+
+_HALF = r"(?:\s?([aApP])\.?\s?[mM]\b(\.)?)"
+_CLOCK = r"([01]?\d|2[0-3])(?::([0-5]\d))?"
+_TIME = re.compile(rf"(?<![\d:.,]){_CLOCK}(?(2)(?![\d:])|(?=\s?[aApP]\.?\s?[mM]\b)){_HALF}?")
+_TIME_RANGE = re.compile(
+    rf"(?<![\d:.,])([01]?\d|2[0-3])(?::([0-5]\d))?{_HALF}?\s*(?:[-–]|\bto\b)\s*{_CLOCK}{_HALF}"
+)
+
+
+def _part_of_day(hour: int, minutes: str | None, half: str) -> str:
+    if half in "aA":
+        return " at night" if hour == 12 else " in the morning"
+    if hour == 12 and minutes in (None, "00"):
+        return " noon"
+    return " in the afternoon" if hour < 6 or hour == 12 else " in the evening"
+
+
+def clock(hour: str, minutes: str | None, half: str | None) -> str:
+    """The time without its part of the day: "seven forty-five", "oh one hundred hours"."""
+    if not half and minutes is not None and (hour.startswith("0") or int(hour) > 12):
+        words = f"oh {cardinal(int(hour))}" if hour.startswith("0") else cardinal(int(hour))
+        if hour == "00":
+            words = "zero"
+        if minutes == "00":
+            return words + " hundred hours"
+        return f"{words} {_minutes(minutes)}"
+    words = cardinal(int(hour))
+    if minutes is None:
+        return words
+    if minutes == "00":
+        return words + " o'clock"
+    return f"{words} {_minutes(minutes)}"
+
+
+def _minutes(minutes: str) -> str:
+    return f"oh {cardinal(int(minutes))}" if minutes[0] == "0" else cardinal(int(minutes))
+
+
+def _say_time(match: re.Match[str]) -> str:
+    hour, minutes, half, stop = match.groups()
+    words = clock(hour, minutes, half)
+    if half:
+        if minutes == "00":
+            words = words.removesuffix(" o'clock")
+        words += _part_of_day(int(hour), minutes, half)
+        if stop:
+            words += sentence_stop(match)
+    return words
+
+
+def _say_time_range(match: re.Match[str]) -> str:
+    hour1, minutes1, half1, _stop1, hour2, minutes2, half2, stop2 = match.groups()
+    if half1 and half1.lower() != half2.lower():
+        first = clock(hour1, minutes1, half1) + _part_of_day(int(hour1), minutes1, half1)
+    else:
+        first = clock(hour1, minutes1, half2)
+    last = clock(hour2, minutes2, half2) + _part_of_day(int(hour2), minutes2, half2)
+    first = first.removesuffix(" o'clock")
+    last = last.replace(" o'clock", "")
+    return f"{first} to {last}" + (sentence_stop(match) if stop2 else "")
+
+
+TIME_RULES: list[Rule] = [(_TIME_RANGE, _say_time_range), (_TIME, _say_time)]
+DATE_RULES: list[Rule] = [
+    (_ISO_DATE, _say_iso_date),
+    (_DAY_MONTH, _say_day_month),
+    (_MONTH_DAY, _say_month_day),
+]
