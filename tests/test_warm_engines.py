@@ -7,25 +7,34 @@ run on the CPU), counting the sessions alive: a session destroyed is VRAM given 
 from __future__ import annotations
 
 import gc
+import threading
 import weakref
 from pathlib import Path
 from typing import Any, ClassVar
 
 import psutil
 import pytest
+from epub_factory import build_epub
+from voices import add_still_voice
 
 from audiopub import settings
-from audiopub.jobs import executor
+from audiopub.book.epub_reader import read_epub
+from audiopub.jobs import executor, pipeline
 from audiopub.jobs.chunk_executor import Placement
-from audiopub.jobs.models import JobSettings
+from audiopub.jobs.events import EventBus, JobEvent
+from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.process_pool import ProcessExecutor
+from audiopub.jobs.store import JobStore
+from audiopub.jobs.submission import submit_job
 from audiopub.jobs.synthesis_plan import plan_synthesis
 from audiopub.jobs.warm_engines import KEEP_ROOM_BYTES, WarmEngines
+from audiopub.jobs.worker import Worker
 from audiopub.tts import onnx_runtime, registry
 
 pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
 
 VOICE = settings.DEFAULT_PIPER_VOICE
+STILL = "en_US-still-medium"
 IDLE_S = 120.0
 PLENTY = 64 << 30
 SHORT = KEEP_ROOM_BYTES - 1
@@ -113,12 +122,14 @@ class _SessionsOnGpu(onnx_runtime.ort.InferenceSession):
     CUDA first; the work runs on the CPU. Counts the sessions alive (each would hold VRAM)."""
 
     alive: ClassVar[int] = 0
+    made: ClassVar[int] = 0  # ever
 
     def __init__(
         self, path: Any, sess_options: Any = None, providers: Any = None, **kwargs: Any
     ) -> None:
         super().__init__(path, sess_options, providers=["CPUExecutionProvider"], **kwargs)
         type(self).alive += 1
+        type(self).made += 1
         weakref.finalize(self, _SessionsOnGpu._destroyed)
 
     @staticmethod
@@ -141,7 +152,7 @@ def gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(onnx_runtime.ort, "InferenceSession", _SessionsOnGpu)
     monkeypatch.setattr(devices, "cuda_device_ids", lambda: [0])
     gc.collect()
-    _SessionsOnGpu.alive = 0
+    _SessionsOnGpu.alive = _SessionsOnGpu.made = 0
 
 
 @pytest.fixture
@@ -222,3 +233,81 @@ def test_a_one_off_conversion_releases_its_gpu_engine_once_spoken(
     del plan
     gc.collect()
     assert kept.on_gpu() == [] and engine() is None and _SessionsOnGpu.alive == 0
+
+
+class _SessionsAtStart(EventBus):
+    """The worker's bus, noting how many sessions were ever made as each job starts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.at_start: dict[str, int] = {}
+
+    def publish(self, event: JobEvent) -> None:
+        if event.state is JobState.RUNNING and event.message == "Started":
+            self.at_start[event.job_id] = _SessionsOnGpu.made
+        super().publish(event)
+
+
+@pytest.mark.usefixtures("gpu")
+@pytest.mark.parametrize("memory", ["plenty", "short"])
+def test_the_next_jobs_voice_is_loaded_while_this_one_finishes_where_memory_allows(
+    memory: str,
+    keeper: tuple[WarmEngines, Clock, Room],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two GPU jobs queued, the second with another voice: while the first one encodes, the
+    worker loads the second one's voice (its session made before the job starts), unless
+    memory is short, where the first one's engine is not even kept."""
+    kept, _, room = keeper
+    room.bytes = PLENTY if memory == "plenty" else SHORT
+    add_still_voice(tmp_path / "models" / "piper", STILL)
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
+    real_mux = pipeline.mux_m4b
+
+    def mux_once_the_next_engine_is_loaded(*args: Any, **kwargs: Any) -> None:
+        # The test waits for the worker's look-ahead: encoding a long book gives it the time.
+        for thread in threading.enumerate():
+            if thread.name == "audiopub-next-engine":
+                thread.join(120)
+        real_mux(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "mux_m4b", mux_once_the_next_engine_is_loaded)
+    with JobStore.open_default() as store:
+        jobs = []
+        for voice, word in ((VOICE, "rain"), (STILL, "snow")):
+            epub = build_epub(
+                tmp_path / f"{word}.epub", [("One", [f"The {word} fell on the town."])]
+            )
+            jobs.append(
+                submit_job(
+                    store,
+                    epub,
+                    read_epub(epub),
+                    epub.with_suffix(".m4b"),
+                    JobSettings(voice=voice, use_gpu=True),
+                    registry.get_engine("piper", use_gpu=True),
+                )
+            )
+        loaded = registry.engines_loaded()
+        bus = _SessionsAtStart()
+        inbox = bus.subscribe()
+        worker = Worker(store, bus)
+        worker.start()
+        try:
+            for job in jobs:
+                while (event := inbox.get(timeout=300)).job_id != job.id or (
+                    event.state is JobState.RUNNING
+                ):
+                    pass
+                assert event.state is JobState.DONE, event.message
+        finally:
+            worker.stop()
+    first, second = (bus.at_start[job.id] for job in jobs)
+    if memory == "plenty":
+        assert second == first + 2  # the first job's voice, and the second one's made ahead
+        assert registry.engines_loaded() == loaded  # one engine, kept for both jobs
+    else:
+        assert second == first + 1  # the first job's voice only: nothing made ahead
+        assert registry.engines_loaded() == loaded + 1  # the first job's was not kept
+    assert kept.on_gpu() == [] and _SessionsOnGpu.alive == 0  # a stopped worker lets go
