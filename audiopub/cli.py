@@ -10,7 +10,6 @@ the lines a command ends with; what a command does lives in the modules it calls
 from __future__ import annotations
 
 import argparse
-import filecmp
 import functools
 import logging
 import os
@@ -44,10 +43,14 @@ from audiopub.jobs.book_plan import job_lexicon, plan_book, stored_book
 from audiopub.jobs.models import Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
+    audiobook_deleted,
+    deleted_as_asked,
     language_note,
     made_as_asked,
     parse_chapter_selection,
+    remake,
     resolve_settings,
+    same_epub,
     submit_job,
 )
 from audiopub.jobs.terminal import fit_title, title_width
@@ -284,14 +287,10 @@ def _settings_from(args: argparse.Namespace, book: Book) -> JobSettings:
         raise AudiopubError(str(exc)) from exc
 
 
-def _same_book(job: Job, epub: Path) -> bool:
-    return job.epub_path.is_file() and filecmp.cmp(job.epub_path, epub, shallow=False)
-
-
 def _find_unfinished(store: JobStore, epub: Path, output: Path) -> Job | None:
     """The job an interrupted `convert` with the same book and output left behind."""
     for job in reversed(store.queue.list_jobs()):
-        if job.state is not JobState.DONE and job.output_path == output and _same_book(job, epub):
+        if job.state is not JobState.DONE and job.output_path == output and same_epub(job, epub):
             return job
     return None
 
@@ -304,7 +303,7 @@ def _made(store: JobStore, epub: Path, output: Path) -> list[Job]:
     return [
         job
         for job in reversed(store.queue.list_jobs())
-        if job.state is JobState.DONE and job.output_path == output and _same_book(job, epub)
+        if job.state is JobState.DONE and job.output_path == output and same_epub(job, epub)
     ]
 
 
@@ -409,7 +408,16 @@ def _convert_book(
             )
             job = done
         elif job is None:
-            job = submit_job(store, epub, book, output, wanted, engine)
+            deleted = deleted_as_asked(store, epub, book, wanted, engine, output)
+            if deleted is not None:  # its chapters are in its folder: no need to speak them
+                print(
+                    f"The audiobook was deleted: making it again from the saved audio "
+                    f"(job {deleted.id[:8]})",
+                    file=sys.stderr,
+                )
+                job = remake(store, deleted)
+            else:
+                job = submit_job(store, epub, book, output, wanted, engine)
         else:
             job = _prepare_resume(store, job, resolve_settings(wanted, engine, book, job.settings))
         note = language_note(job.settings.language, voice_of(engine, job.settings.voice or ""))
@@ -422,7 +430,15 @@ def _convert_book(
                 job.settings,
                 job_lexicon(store, job.epub_path, book, job.settings, engine),
             )
+        remaking = audiobook_deleted(job)  # made once, deleted since: made again now
+        began = time.perf_counter()
         status = 0 if job is done else foreground.run_or_follow(store, job.id, job_executors())
+        if status == 0 and remaking:
+            print(
+                f"The audiobook was deleted; made again from the saved audio in "
+                f"{fmt.seconds_short(time.perf_counter() - began)}",
+                file=sys.stderr,
+            )
         if status == 0 and store.queue.get_job(job.id).state is JobState.DONE:
             for path in make_outputs(store, job.id, outputs):
                 print(path)

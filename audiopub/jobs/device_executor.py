@@ -80,7 +80,10 @@ class DeviceExecutor(ChunkExecutor):
         limits: BatchLimits,
         vram_probe: VramProbe | None = None,
         grow_after: int = GROW_AFTER_BATCHES,
+        on_close: Callable[[bool], None] | None = None,
     ) -> None:
+        """`on_close`: told once, with `keep_warm`, when the caller is done speaking (who keeps
+        the engines loaded between jobs, `warm_engines`); None: the engines are the caller's."""
         if not engines:
             raise ValueError("a device executor needs at least one engine")
         self.engines = list(engines)
@@ -95,6 +98,7 @@ class DeviceExecutor(ChunkExecutor):
         self.device_chunks: Counter[str] = Counter()  # device → chunks it spoke
         self.peak_vram_mb: dict[int, float] = {}
         self._notes: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._on_close = on_close
 
     def start(self, voice: str) -> None:
         """Load `voice` on every engine before any chunk (Piper loads a voice's session on
@@ -107,7 +111,11 @@ class DeviceExecutor(ChunkExecutor):
         return ExecutorInfo(Placement.IN_PROCESS, devices[0], devices, len(self.engines))
 
     def close(self, keep_warm: bool = False) -> None:
-        """Nothing to stop: the engines are the registry's (or the caller's), kept loaded."""
+        """Nothing to stop here: the engines are the registry's (or the caller's); whoever
+        keeps them between jobs is told, once."""
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            on_close(keep_warm)
 
     def map(
         self, tasks: Iterable[ChunkTask], notify: Callable[[str], None] | None = None

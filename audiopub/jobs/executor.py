@@ -21,12 +21,12 @@ from audiopub.jobs.chunk_executor import ChunkExecutor
 from audiopub.jobs.cpu_sizing import cpu_workers, forced_cpu_workers
 from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.jobs.process_pool import ProcessExecutor
-from audiopub.jobs.warm_engines import WarmPools
+from audiopub.jobs.warm_engines import WarmEngines
 from audiopub.tts.batching import BatchLimits, padded_chars_for_vram
 from audiopub.tts.engine import Engine, device_for, voice_of
 from audiopub.tts.registry import default_model_dir, get_engine
 
-_warm = WarmPools()  # this process's engine processes, in use or kept for the next job
+_warm = WarmEngines()  # this process's engines, in use or kept for the next job
 
 
 def executor_for(
@@ -85,7 +85,9 @@ def _gpu_executor(
     engine_name: str, engine: Engine, forced: int | None, voice: str | None
 ) -> ChunkExecutor:
     """One engine per visible GPU, all fed from one queue; batches bounded by the VRAM budget
-    (free + this process's own) of the tightest visible device, unless the size was forced."""
+    (free + this process's own) of the tightest visible device, unless the size was forced.
+    The engines stay loaded for the next job while there is room (`warm_engines`)."""
+    _warm.hold_on_gpu(engine_name)  # first: idle engines of others give their memory back
     engines = [engine] + [
         get_engine(engine_name, use_gpu=True, device_id=device)
         for device in devices.cuda_device_ids()[1:]
@@ -95,7 +97,12 @@ def _gpu_executor(
     if budget and not forced:
         rate = voice_of(engine, voice).sample_rate if voice else 48_000  # the highest there is
         limits = BatchLimits(limits.max_items, padded_chars_for_vram(min(budget.values()), rate))
-    return DeviceExecutor(engines, limits, vram_probe=process_vram_mb)
+    return DeviceExecutor(
+        engines,
+        limits,
+        vram_probe=process_vram_mb,
+        on_close=lambda keep: _warm.give_back_on_gpu(engine_name, keep),
+    )
 
 
 def warm_pools() -> list[ProcessExecutor]:
@@ -103,7 +110,13 @@ def warm_pools() -> list[ProcessExecutor]:
     return _warm.pools()
 
 
+def warm_engines() -> WarmEngines:
+    """This process's engines kept between jobs (the worker asks it before loading ahead)."""
+    return _warm
+
+
 @atexit.register
 def close_warm_engines() -> None:
-    """Stop every engine process this process holds (a worker stopping, the app exiting)."""
+    """Stop every engine process this process holds and release its GPU engines (a worker
+    stopping, the app exiting)."""
     _warm.close_all()

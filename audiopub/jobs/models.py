@@ -50,7 +50,9 @@ _TRANSITIONS: dict[JobState, frozenset[JobState]] = {
     JobState.PAUSED: frozenset({JobState.QUEUED, JobState.CANCELLED}),
     JobState.FAILED: frozenset({JobState.QUEUED}),
     JobState.CANCELLED: frozenset({JobState.QUEUED}),
-    JobState.DONE: frozenset(),  # a finished book is final; start a new job to redo it
+    # A finished book is final; start a new job to redo it. Only a deleted audiobook brings
+    # its job back to the queue, to be made again from its saved audio (`JobQueue.remake`).
+    JobState.DONE: frozenset(),
 }
 
 

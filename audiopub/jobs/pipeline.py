@@ -38,7 +38,7 @@ from audiopub.errors import (
     JobStopped,
     SynthesisFailed,
 )
-from audiopub.figures import ENGINE_START, Clock, Speed, estimate_left_s
+from audiopub.figures import ENGINE_START, Clock, Speed, estimate_left_s, seconds_short
 from audiopub.jobs.book_plan import job_lexicon, plan_book, stored_book
 from audiopub.jobs.chunk_cache import (
     chunk_path,
@@ -56,7 +56,12 @@ from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
 from audiopub.jobs.recorded_speed import machine_speed
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import language_note, space_to_finish
+from audiopub.jobs.submission import (
+    ENCODE_STAGE,
+    audiobook_deleted,
+    language_note,
+    space_to_finish,
+)
 from audiopub.jobs.synthesis_plan import plan_synthesis
 from audiopub.listen.retakes import Retakes
 from audiopub.listen.stage import ProofListening, load_ears
@@ -104,8 +109,11 @@ class JobRun:
         self._recorded_speed: float | None = None  # chars/s this machine's benchmark found
         self._progress: JobProgress | None = None  # counted once the job is planned
         self._stage = ""
+        # Its audiobook was made once and deleted: this run makes it again from the audio kept
+        # in the job's folder, and says so when it is done.
+        self._remaking = audiobook_deleted(self.job)
         self._set_stage(LOADING_VOICE)
-        began = time.perf_counter()
+        began = self._began = time.perf_counter()
         # An injected engine (tests, benchmarks) runs in this process; else `executors` makes
         # the executor (None: this machine's).
         self.plan = plan_synthesis(self.job.settings, engine, executors)
@@ -172,7 +180,12 @@ class JobRun:
             settings.use_gpu,
             settings.steps if self.engine.uses_steps else None,
         )
-        self._start_engine()
+        kept_chunks = self._progress.chunks_done
+        if kept_chunks < self._progress.chunks_total:
+            self._start_engine()
+        else:  # every chunk's audio is there: stitched and encoded without the engine
+            self.store.queue.set_job_stage_times(self.job.id, {ENGINE_START: self._loading_s})
+            self._run_began = self._last_chunk_at = time.perf_counter()
         log.info("job %s: %s", self.job.id, self.plan.describe())
         note = language_note(settings.language, self.plan.voice)
         if note:
@@ -196,9 +209,21 @@ class JobRun:
             if self.job.output_path.parent == self.store.library_dir
             else str(self.job.output_path)
         )
-        self._emit(
-            JobState.DONE, message=f"Finished: {self.job.title or 'the audiobook'} — {where}"
-        )
+        title = self.job.title or "the audiobook"
+        if self._remaking:
+            spoken = self._progress.chunks_done - kept_chunks
+            again = (
+                f" ({spoken} missing chunk{'s' if spoken != 1 else ''} spoken again)"
+                if spoken
+                else ""
+            )
+            message = (
+                f"{title}: the audiobook was deleted; made again from the saved audio in "
+                f"{seconds_short(time.perf_counter() - self._began)}{again} — {where}"
+            )
+        else:
+            message = f"Finished: {title} — {where}"
+        self._emit(JobState.DONE, message=message)
         return self.job.output_path
 
     def _start_engine(self) -> None:
@@ -440,7 +465,9 @@ class JobRun:
             self.job.output_path,
             progress=lambda fraction: self._check_still_running(),
         )
-        self.store.queue.set_job_stage_times(self.job.id, {"encode": time.perf_counter() - began})
+        self.store.queue.set_job_stage_times(
+            self.job.id, {ENCODE_STAGE: time.perf_counter() - began}
+        )
 
     def _remove_intermediate_files(self) -> None:
         """Chapter WAVs are remade from chunk audio in seconds; chunk audio is kept unless the

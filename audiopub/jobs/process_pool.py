@@ -81,7 +81,7 @@ def _load_voice_in_worker(voice: str) -> tuple[int, int]:
 
 
 class PoolKeeper(Protocol):
-    """Whoever keeps engine processes between jobs (`warm_engines.WarmPools`)."""
+    """Whoever keeps engine processes between jobs (`warm_engines.WarmEngines`)."""
 
     def give_back(self, pool: ProcessExecutor, keep: bool) -> None:
         """A job is done with `pool`: keep it for the next one if `keep` (and there is room),

@@ -262,6 +262,28 @@ class JobQueue:
                 _transition(conn, job_id, JobState.QUEUED, None)
         return self.get_job(job_id)
 
+    def remake(self, job_id: str) -> Job:
+        """Put a finished job whose audiobook was deleted back in the queue: its next run
+        makes the book again from the chapter and chunk audio left in its folder, speaking
+        only what is missing there. The one way out of `done`, and only while its output is
+        gone (InvalidTransition otherwise): a finished book is final."""
+        with self._db.write() as conn:
+            state = current_state(conn, job_id)
+            (output,) = conn.execute(
+                "SELECT output_path FROM jobs WHERE id = ?", (job_id,)
+            ).fetchone()
+            if state is not JobState.DONE or Path(output).exists():
+                raise InvalidTransition(
+                    f"Only a finished job whose audiobook is gone is made again (this one is "
+                    f"{state.value}{', its audiobook is there' if Path(output).exists() else ''})"
+                )
+            conn.execute(
+                "UPDATE jobs SET state = 'queued', error = NULL, finished_at = NULL, "
+                "updated_at = ? WHERE id = ?",
+                (time.time(), job_id),
+            )
+        return self.get_job(job_id)
+
     def delete_job(self, job_id: str, *, remove_files: bool = True) -> None:
         """Forget a job (and by default delete its folder). A running job must be stopped first."""
         with self._db.write() as conn:

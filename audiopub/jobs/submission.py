@@ -1,12 +1,15 @@
 """Everything before a job runs: checking a book and its settings, and queueing the job.
 
 `submit_job` is what the page and the CLI call; `made_as_asked` tells the CLI that a book asked
-for again was made already. The disk a job needs is estimated here, for the check at
-submission and for the runs that follow (`space_to_finish`).
+for again was made already, and `deleted_as_asked` finds the job that made it where its
+audiobook was deleted since: `remake` makes it again from the audio its folder kept. The disk
+a job needs is estimated here, for the check at submission and for the runs that follow
+(`space_to_finish`).
 """
 
 from __future__ import annotations
 
+import filecmp
 import shutil
 from pathlib import Path
 
@@ -144,6 +147,15 @@ def check_disk_space(folder: Path, needed: int) -> None:
         )
 
 
+def _check_queue_room(store: JobStore) -> None:
+    active = store.queue.list_jobs([JobState.QUEUED, JobState.RUNNING])
+    if len(active) >= defaults.MAX_ACTIVE_JOBS:
+        raise AudiopubError(
+            f"{len(active)} jobs are already waiting or running; let some "
+            "finish (or cancel them) before adding more."
+        )
+
+
 def submit_job(
     store: JobStore, epub: Path, book: Book, output: Path, settings: JobSettings, engine: Engine
 ) -> Job:
@@ -153,12 +165,7 @@ def submit_job(
     the CLI checks the chapter selection against it). The job keeps it, with a copy of the
     EPUB, so nothing reads the book again.
     """
-    active = store.queue.list_jobs([JobState.QUEUED, JobState.RUNNING])
-    if len(active) >= defaults.MAX_ACTIVE_JOBS:
-        raise AudiopubError(
-            f"{len(active)} jobs are already waiting or running; let some "
-            "finish (or cancel them) before adding more."
-        )
+    _check_queue_room(store)
     if settings.chapters and max(settings.chapters) > len(book.chapters):
         raise AudiopubError(f"The book has only {len(book.chapters)} chapters")
     resolved = resolve_settings(settings, engine, book)
@@ -192,3 +199,51 @@ def made_as_asked(
         for chunk in chunks
     ]
     return planned == [row.cache_key for row in store.ledger.all_chunks(job.id)]
+
+
+# The job-wide stage a run records once its audiobook is written (`pipeline.JobRun._mux`).
+ENCODE_STAGE = "encode"
+
+
+def same_epub(job: Job, epub: Path) -> bool:
+    """Whether `job` was made from this very book file (its copy holds the same bytes)."""
+    return job.epub_path.is_file() and filecmp.cmp(job.epub_path, epub, shallow=False)
+
+
+def audiobook_deleted(job: Job) -> bool:
+    """Whether the job wrote its audiobook once (it is recorded as encoded) and the file is
+    gone: a finished job's output deleted, or one queued to be made again."""
+    return ENCODE_STAGE in job.stage_times and not job.output_path.exists()
+
+
+def deleted_as_asked(
+    store: JobStore,
+    epub: Path,
+    book: Book,
+    settings: JobSettings,
+    engine: Engine,
+    output: Path | None = None,
+    folder: Path | None = None,
+) -> Job | None:
+    """The newest finished job that made `epub` as `settings` would make it now (to `output`,
+    or into `folder`, if given) and whose audiobook was deleted since; None if there is
+    none."""
+    for job in reversed(store.queue.list_jobs([JobState.DONE])):
+        if output is not None and job.output_path != output.resolve():
+            continue
+        if folder is not None and job.output_path.parent != folder.resolve():
+            continue
+        if job.output_path.exists() or not same_epub(job, epub):
+            continue
+        resolved = resolve_settings(settings, engine, book, job.settings)
+        if made_as_asked(store, job, book, resolved, engine):
+            return job
+    return None
+
+
+def remake(store: JobStore, job: Job) -> Job:
+    """Queue `job` (finished, its audiobook deleted) to be made again: its run stitches and
+    encodes the chapters from the audio kept in its folder and speaks only what is missing
+    there (`chunk_cache.verify_done_chunks`, `verify_done_chapters`)."""
+    _check_queue_room(store)
+    return store.queue.remake(job.id)

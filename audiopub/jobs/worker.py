@@ -28,7 +28,7 @@ from audiopub.errors import (
 from audiopub.jobs.chunk_executor import ExecutorFactory
 from audiopub.jobs.disk_full import give_room, keep_room
 from audiopub.jobs.events import EventBus, JobEvent
-from audiopub.jobs.executor import close_warm_engines
+from audiopub.jobs.executor import close_warm_engines, warm_engines
 from audiopub.jobs.models import JobState
 from audiopub.jobs.pipeline import JOINING, JobRun, Publish
 from audiopub.jobs.store import JobStore
@@ -240,6 +240,11 @@ class Worker:
         if self._engine is not None or (self._preparing and self._preparing.is_alive()):
             return  # an injected engine is all there is; one preparation at a time
         queued = self.store.queue.list_jobs([JobState.QUEUED])
+        if queued and self._executors is None and not warm_engines().room_to_prepare():
+            # Two engines at once would crowd out the encoding (or kill an engine process):
+            # the next job loads its own once this one is done.
+            log.info("the next job's engine is not loaded ahead: memory is short")
+            return
         if queued:
             self._preparing = threading.Thread(
                 target=prepare_engine,

@@ -129,3 +129,16 @@ def _forget_changed(name: str) -> None:
     for key, (_, stamp) in list(_cache.items()):
         if key.name == name and _stamp(key) != stamp:
             del _cache[key]
+
+
+def release(name: str, use_gpu: bool) -> int:
+    """Forget the cached job engines of `name` on that device request (never the previews'):
+    their ONNX sessions, and the memory or VRAM they hold, go as soon as nobody speaks with
+    them; the next lookup loads them again. How many were forgotten."""
+    with _lock:
+        gone = [
+            key for key in _cache if key.name == name and key.use_gpu == use_gpu and not key.preview
+        ]
+        for key in gone:
+            del _cache[key]
+        return len(gone)

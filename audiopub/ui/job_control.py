@@ -13,7 +13,7 @@ from pathlib import Path
 from audiopub.book.models import Book
 from audiopub.jobs.models import Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
-from audiopub.jobs.submission import submit_job
+from audiopub.jobs.submission import audiobook_deleted, deleted_as_asked, remake, submit_job
 from audiopub.jobs.worker import Worker
 from audiopub.tts import registry
 from audiopub.ui.activity import JobActivity
@@ -31,13 +31,21 @@ class JobControl:
         self.library = library
 
     def submit(self, epub: Path, book: Book, settings: JobSettings) -> Job:
-        """Queue a job for an uploaded book and wake the worker."""
+        """Queue a job for an uploaded book and wake the worker. A book made before with the
+        same settings, whose audiobook was deleted since, is made again by its job from the
+        chapters it saved."""
         engine = registry.get_engine(settings.engine, use_gpu=settings.use_gpu)
         self.library.folder.mkdir(parents=True, exist_ok=True)
-        output = self.library.folder / f"{uuid.uuid4().hex}.m4b"
-        job = submit_job(self.store, epub, book, output, settings, engine)
+        deleted = deleted_as_asked(
+            self.store, epub, book, settings, engine, folder=self.library.folder
+        )
+        if deleted is not None:
+            job = remake(self.store, deleted)
+        else:
+            output = self.library.folder / f"{uuid.uuid4().hex}.m4b"
+            job = submit_job(self.store, epub, book, output, settings, engine)
         if book.cover is not None:
-            self.library.save_cover(book.cover, output)
+            self.library.save_cover(book.cover, job.output_path)
         self.worker.wake()
         return job
 
@@ -52,12 +60,15 @@ class JobControl:
             for other in jobs
             if other.id != job.id and (other.state is JobState.RUNNING or other.id in queued_before)
         )
+        if audiobook_deleted(job):
+            when = f", after {_jobs(ahead)} before it" if ahead else "…"
+            return (
+                f"“{job.title}” was made before and its audiobook deleted: making it again "
+                f"from the saved audio{when}"
+            )
         if not ahead:  # the worker was woken for it, and may have taken it already
             return f"Starting “{job.title}”…"
-        return (
-            f"“{job.title}” is in the queue: it starts after "
-            f"{'the job' if ahead == 1 else f'the {ahead} jobs'} before it"
-        )
+        return f"“{job.title}” is in the queue: it starts after {_jobs(ahead)} before it"
 
     def pause(self, job_id: str) -> Job:
         return self.store.queue.set_state(job_id, JobState.PAUSED)
@@ -82,3 +93,7 @@ class JobControl:
             self.library.remove_files(job)
             return f"Deleted “{job.title}”"
         return f"Removed “{job.title}” from the list; {job.output_path} was kept"
+
+
+def _jobs(count: int) -> str:
+    return "the job" if count == 1 else f"the {count} jobs"
