@@ -54,12 +54,13 @@ def voice_gender(voice: Voice) -> Gender | None:
     return None
 
 
-def cast_voices(engine: Engine, narrator: Voice, language: str | None) -> list[Voice]:
-    """The voices a cast may give characters: the engine's in the book's language (the
-    narrator's where the book names none), at the narrator's sample rate, not the narrator's."""
+def cast_voices(voices: Iterable[Voice], narrator: Voice, language: str | None) -> list[Voice]:
+    """The voices a cast may give characters, of an engine's `voices`: those in the book's
+    language (the narrator's where the book names none), at the narrator's sample rate, not
+    the narrator's."""
     return [
         voice
-        for voice in engine.voices()
+        for voice in voices
         if voice.id != narrator.id
         and voice.sample_rate == narrator.sample_rate
         and (voice.speaks(language) if language else voice.language == narrator.language)
@@ -169,7 +170,8 @@ class CastFile:
     def corrected(self) -> Attribution:
         """The attribution with the user's corrections: names mapped (a merge joins aliases and
         keeps the first known gender), speakers of quotations reassigned (a name no character
-        has yet is a new character), genders set, lines counted again."""
+        has yet is a new character), genders set, lines counted again; a character no
+        quotation is left to is gone."""
         characters: dict[str, Character] = {}
         for original in self.attribution.characters:
             name = self.final_name(original.name)
@@ -186,8 +188,11 @@ class CastFile:
         quotes = []
         for quote in self.attribution.quotes:
             key = quote_key(quote)
-            speaker = self.speakers[key] if key in self.speakers else quote.speaker
-            speaker = self.final_name(speaker) if speaker is not None else None
+            # A speaker the user gave is a name as it is now; the finder's are mapped.
+            if key in self.speakers:
+                speaker = self.speakers[key]
+            else:
+                speaker = self.final_name(quote.speaker) if quote.speaker is not None else None
             if speaker is not None and speaker not in characters:
                 characters[speaker] = Character(speaker)
             quotes.append(replace(quote, speaker=speaker))
@@ -198,7 +203,7 @@ class CastFile:
                     c,
                     gender=self.genders.get(c.name, c.gender),
                     lines=lines[c.name],
-                    aliases=tuple(a for a in c.aliases if a != c.name),
+                    aliases=tuple(a for a in c.aliases if a not in characters),
                 )
                 for c in characters.values()
                 if lines[c.name]
@@ -344,7 +349,7 @@ class BookCast:
             except AudiopubError:
                 continue  # another engine's voice: that engine's casts keep it
             chosen[name] = voice
-        pool = cast_voices(engine, narrator_voice, language or self._book.language)
+        pool = cast_voices(engine.voices(), narrator_voice, language or self._book.language)
         names = {c.name for c in attribution.characters}
         voices = assign_voices(
             attribution.characters,
@@ -390,7 +395,11 @@ class BookCast:
         voices = dict(current.voices)
         if name in voices:
             voices.setdefault(new_name, voices.pop(name))
-        self._save(replace(current, names=names, voices=voices))
+        speakers = {
+            key: new_name if speaker == name else speaker
+            for key, speaker in current.speakers.items()
+        }
+        self._save(replace(current, names=names, voices=voices, speakers=speakers))
 
     def split(self, name: str, new_name: str, quotes: Iterable[Quote]) -> None:
         """Give some of a character's quotations to a new one (the finder made two people
