@@ -1,0 +1,221 @@
+"""The people of a book: each name the tags give, grouped with the other names the book calls
+the same person by, and a gender where titles or pronouns show one.
+
+Names group by their parts: "Sherlock Holmes", "Mr. Sherlock Holmes", "Mr. Holmes" and
+"Holmes" are one person. A title keeps people apart: "Mr. Carew" and "Mrs. Carew" are two, and
+a bare "Carew" goes to whichever of them the book names more often. A first name alone
+("Anna") joins the one full name it begins ("Anna Carew"), which joins the one titled name of
+its surname and a fitting gender ("Miss Carew").
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from audiopub.book.cast.models import Gender
+from audiopub.book.cast.tags import TITLES
+
+__all__ = ["Cast", "Person", "build_cast", "split_name"]
+
+_PRONOUNS: dict[str, Gender] = {
+    "he": "male", "him": "male", "his": "male", "himself": "male",
+    "she": "female", "her": "female", "hers": "female", "herself": "female",
+    "il": "male", "elle": "female", "él": "male", "ella": "female", "er": "male",
+}  # fmt: skip
+_PRONOUN_AFTER = re.compile(r"\b(" + "|".join(_PRONOUNS) + r")\b", re.IGNORECASE)
+# Words a sentence may start with before a name ("Then Holmes said"): never part of it.
+_NOT_NAMES = frozenset(
+    """then and but now so when presently here there yes no oh ah well at last still
+    again suddenly soon after before while as if once just only even indeed perhaps""".split()
+)
+
+
+def split_name(name: str) -> tuple[str | None, list[str]]:
+    """A name's title (lower case, no dot) and its other words: "Mrs. Carew" → ("mrs",
+    ["Carew"])."""
+    words = name.split()
+    title = None
+    if len(words) > 1 and words[0].lower() in TITLES:
+        title = words[0].lower().rstrip(".")
+        words = words[1:]
+    return title, words
+
+
+def clean_name(name: str, lowercase_words: Counter[str]) -> str | None:
+    """A tag's name without the sentence words before it; None when nothing name-like is
+    left. A word the book also writes in lower case is an ordinary word, not a name."""
+    words = name.replace("’", "'").split()
+    while words and (
+        words[0].lower() in _NOT_NAMES
+        or (words[0].lower() not in TITLES and lowercase_words[words[0].lower()] >= 3)
+    ):
+        words = words[1:]
+    if words:
+        # "Holmes's" and a possessive's mark go; a title keeps its full stop ("Mr.").
+        keep = 1 if words[0].lower() in TITLES else 0
+        words[keep:] = [w.removesuffix("'s").rstrip(".,;:'") for w in words[keep:]]
+        words = [w for w in words if w]
+    if not words or (len(words) == 1 and words[0].lower() in TITLES):
+        return None
+    return " ".join(words)
+
+
+@dataclass
+class Person:
+    name: str  # the fullest form the book uses most
+    forms: Counter[str] = field(default_factory=Counter)
+    gender: Gender | None = None
+
+
+@dataclass
+class Cast:
+    people: list[Person]
+    by_form: dict[str, int]  # every name form → index in `people`
+
+    def resolve(self, name: str) -> int | None:
+        """The person a name form means, trying it whole, then its title and surname, then its
+        last or first word."""
+        if name in self.by_form:
+            return self.by_form[name]
+        title, words = split_name(name)
+        if not words:
+            return None
+        for candidate in (
+            " ".join(words),
+            f"{title} {words[-1]}" if title else None,
+            words[-1],
+            words[0],
+        ):
+            if candidate and candidate in self.by_form:
+                return self.by_form[candidate]
+        return None
+
+
+def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> Cast:
+    """Group name forms (with how often each is used as a speaker or mentioned) into people.
+    `genders` holds, per form, the pronouns seen right after it."""
+    parent: dict[str, str] = {form: form for form in mentions}
+
+    def find(form: str) -> str:
+        while parent[form] != form:
+            parent[form] = parent[parent[form]]
+            form = parent[form]
+        return form
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            # The more-used form's group absorbs the other.
+            if mentions[ra] >= mentions[rb]:
+                parent[rb] = ra
+            else:
+                parent[ra] = rb
+
+    parts = {form: split_name(form) for form in mentions}
+    titled: dict[str, list[str]] = {}  # surname → titled forms ("Mr. Carew", "Mrs. Carew")
+    full: dict[str, list[str]] = {}  # surname → untitled full names ("Anna Carew")
+    for form, (title, words) in parts.items():
+        if not words:
+            continue
+        if title:
+            titled.setdefault(words[-1], []).append(form)
+        elif len(words) > 1:
+            full.setdefault(words[-1], []).append(form)
+
+    def title_key(form: str) -> str:
+        title, words = parts[form]
+        return f"{title} {words[-1]}"
+
+    # Titled forms of one title and surname are one person ("Mr. Holmes", "Mr. Sherlock
+    # Holmes"); a titled form with a first name joins that full name.
+    for surname, forms in titled.items():
+        by_key: dict[str, str] = {}
+        for form in forms:
+            key = title_key(form)
+            if key in by_key:
+                union(by_key[key], form)
+            else:
+                by_key[key] = form
+            words = parts[form][1]
+            if len(words) > 1 and " ".join(words) in parent:
+                union(" ".join(words), form)
+        # A full name with no titled form of its own joins the one title of its surname.
+        keys = {title_key(f): f for f in forms}
+        for name in full.get(surname, ()):
+            if any(" ".join(parts[f][1]) == name for f in forms):
+                continue
+            if len(keys) == 1:
+                union(next(iter(keys.values())), name)
+    # Single words: a surname or first name of a longer form, joined to the most used one.
+    for form, (title, words) in parts.items():
+        if title or len(words) != 1:
+            continue
+        word = words[0]
+        owners = [
+            other
+            for other, (_, other_words) in parts.items()
+            if other != form
+            and len(other_words) >= 1
+            and word in (other_words[-1], other_words[0])
+            and (len(other_words) > 1 or parts[other][0])
+        ]
+        if owners:
+            best = max(owners, key=lambda o: (mentions[o], o))
+            union(best, form)
+
+    groups: dict[str, list[str]] = {}
+    for form in mentions:
+        groups.setdefault(find(form), []).append(form)
+    people: list[Person] = []
+    by_form: dict[str, int] = {}
+    for forms in groups.values():
+        counts = Counter({f: mentions[f] for f in forms})
+        person = Person(_canonical(counts, parts), counts, _gender(forms, parts, genders))
+        for form in forms:
+            by_form[form] = len(people)
+        people.append(person)
+    return Cast(people, by_form)
+
+
+def _canonical(counts: Counter[str], parts: dict[str, tuple[str | None, list[str]]]) -> str:
+    """The untitled full name used most, else the titled one, else the single word."""
+
+    def rank(form: str) -> tuple[int, int, int]:
+        title, words = parts[form]
+        kind = 2 if (len(words) > 1 and not title) else 1 if title else 0
+        return kind, counts[form], -len(form)
+
+    return max(counts, key=rank)
+
+
+def _gender(
+    forms: Iterable[str],
+    parts: dict[str, tuple[str | None, list[str]]],
+    genders: dict[str, Counter[Gender]],
+) -> Gender | None:
+    votes: Counter[Gender] = Counter()
+    for form in forms:
+        title = parts[form][0]
+        if title is not None:
+            titled = TITLES.get(title) or TITLES.get(title + ".")
+            if titled is not None:
+                votes[titled] += 100
+        votes.update(genders.get(form, Counter()))
+    if not votes:
+        return None
+    (top, count), *rest = votes.most_common()
+    other = rest[0][1] if rest else 0
+    if count >= 2 and count >= 2 * other:
+        return top
+    return None
+
+
+def pronoun_gender(text: str) -> Gender | None:
+    """The gender of the first third-person pronoun in `text` (narration after a name)."""
+    match = _PRONOUN_AFTER.search(text)
+    if match is None:
+        return None
+    return _PRONOUNS[match.group(1).lower()]

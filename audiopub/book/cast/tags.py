@@ -1,0 +1,217 @@
+"""Speech tags: the narration beside a quotation that says who speaks ("said Holmes", "she
+asked", "the doctor cried", "dit-il", "dijo Juan", "sagte er").
+
+A tag is a speech verb with its subject next to it, either way round. The subject is a
+pronoun, a name (with its title: "Mrs. Carew", "Señora Ruiz"), or a noun phrase ("the
+doctor", "my companion"). Each language is a table: its speech verbs, its pronouns with their
+genders and its articles; adding a language is adding a row.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from audiopub.book.cast.models import Gender
+
+__all__ = ["Language", "Tag", "find_tag", "incise_at", "language_table"]
+
+SubjectKind = Literal["name", "pronoun", "first_person", "noun"]
+
+
+@dataclass(frozen=True)
+class Language:
+    verbs: frozenset[str]  # lower case; several words allowed ("went on")
+    pronouns: dict[str, Gender | None]  # third person, with gender where it has one
+    first_person: frozenset[str]
+    articles: frozenset[str]  # what starts a noun-phrase subject ("the doctor")
+    adverb_suffix: str  # "quietly" in "he said quietly" / "he quietly said"
+    # Name particles that stay lower case inside a name ("de", "van").
+    particles: frozenset[str] = frozenset()
+
+
+_EN_VERBS = """said says say asked asks cried cries answered answers replied replies remarked
+remarks observed observes exclaimed exclaims shouted shouts whispered whispers muttered mutters
+continued continues added adds returned returns began begins repeated repeats murmured murmurs
+called calls yelled yells screamed screams growled growls snapped snaps sighed laughed
+chuckled grumbled roared interrupted interposed demanded inquired enquired suggested
+explained protested insisted declared responded retorted gasped sobbed groaned stammered
+stammers ejaculated broke_in went_on put_in struck_in cut_in spoke murmured pleaded urged
+whimpered wailed shrieked hissed breathed blurted agreed admitted answered thundered bellowed
+squeaked panted sang sings quoth cries cry shouted said_he""".split()
+
+_FR_VERBS = """dit dis dit-il répondit répond demanda demande s'écria écria cria crie reprit
+reprend ajouta ajoute murmura murmure répliqua réplique fit fait continua continue poursuivit
+poursuit interrompit hurla chuchota soupira observa remarqua déclara expliqua insista
+protesta objecta lança souffla gémit balbutia bégaya rétorqua conclut affirma questionna
+s'exclama exclama""".split()
+
+_ES_VERBS = """dijo dice digo respondió responde preguntó pregunta exclamó exclama gritó grita
+contestó contesta añadió añade murmuró murmura repuso replicó replica continuó prosiguió
+interrumpió susurró suspiró explicó insistió declaró observó afirmó agregó balbuceó gimió
+concluyó comentó""".split()
+
+_DE_VERBS = """sagte sagt fragte fragt antwortete antwortet rief ruft erwiderte erwidert meinte
+meint flüsterte flüstert murmelte murmelt entgegnete entgegnet schrie schreit fuhr_fort
+seufzte erklärte bemerkte versetzte stammelte brüllte flehte fügte_hinzu""".split()
+
+
+def _words(verbs: list[str]) -> frozenset[str]:
+    return frozenset(v.replace("_", " ") for v in verbs)
+
+
+LANGUAGES: dict[str, Language] = {
+    "en": Language(
+        _words(_EN_VERBS),
+        {"he": "male", "she": "female", "they": None},
+        frozenset({"i", "we"}),
+        frozenset({"the", "my", "our", "his", "her", "their", "your", "a", "an", "this", "that"}),
+        "ly",
+        frozenset({"de", "van", "von", "du", "le", "la", "st."}),
+    ),
+    "fr": Language(
+        _words(_FR_VERBS),
+        {"il": "male", "elle": "female", "ils": None, "elles": None, "on": None},
+        frozenset({"je", "nous"}),
+        frozenset({"le", "la", "l'", "les", "un", "une", "son", "sa", "mon", "ma", "notre"}),
+        "ment",
+        frozenset({"de", "du", "des", "d'", "la", "le"}),
+    ),
+    "es": Language(
+        _words(_ES_VERBS),
+        {"él": "male", "ella": "female", "ellos": None, "ellas": None},
+        frozenset({"yo", "nosotros"}),
+        frozenset({"el", "la", "los", "las", "un", "una", "su", "mi", "nuestro"}),
+        "mente",
+        frozenset({"de", "del", "la", "y"}),
+    ),
+    "de": Language(
+        _words(_DE_VERBS),
+        {"er": "male", "sie": "female"},
+        frozenset({"ich", "wir"}),
+        frozenset({"der", "die", "das", "ein", "eine", "sein", "seine", "ihr", "ihre", "mein"}),
+        "lich",
+        frozenset({"von", "van", "zu", "der"}),
+    ),
+}
+
+# Titles before a name, with the gender they show (None: either).
+TITLES: dict[str, Gender | None] = {
+    "mr": "male", "mr.": "male", "mister": "male", "sir": "male", "lord": "male",
+    "master": "male", "herr": "male", "monsieur": "male", "m.": "male", "señor": "male",
+    "don": "male", "father": "male", "uncle": "male", "brother": "male", "king": "male",
+    "prince": "male", "count": "male", "baron": "male", "colonel": "male", "col.": "male",
+    "captain": "male", "capt.": "male", "general": "male", "major": "male", "inspector": None,
+    "dr.": None, "dr": None, "doctor": None, "professor": None, "prof.": None, "rev.": "male",
+    "mrs": "female", "mrs.": "female", "miss": "female", "ms.": "female", "ms": "female",
+    "lady": "female", "madam": "female", "madame": "female", "mme": "female",
+    "mme.": "female", "mademoiselle": "female", "mlle": "female", "mlle.": "female",
+    "frau": "female", "fräulein": "female", "señora": "female", "señorita": "female",
+    "doña": "female", "aunt": "female", "sister": "female", "mother": "female",
+    "queen": "female", "princess": "female", "countess": "female",
+}  # fmt: skip
+
+
+def language_table(language: str | None) -> Language:
+    """The table for a language tag ("en-GB" → English); English when unknown."""
+    base = (language or "en").split("-")[0].split("_")[0].lower()
+    return LANGUAGES.get(base, LANGUAGES["en"])
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A speech tag: who it names, what kind of subject, and where the subject stands."""
+
+    subject: str  # as written: "Mrs. Carew", "he", "the doctor"
+    kind: SubjectKind
+    gender: Gender | None = None  # a pronoun's
+    start: int = 0  # the subject's span in the text searched
+    end: int = 0
+
+
+# A capitalised word, or an initial ("J."); a full stop after a whole word ends the sentence.
+_NAME_WORD = r"(?:St\.|[A-ZÀ-ÖØ-Þ]\.|[A-ZÀ-ÖØ-Þ][\w'’-]*)"
+
+
+@lru_cache(maxsize=8)
+def _patterns(language: str | None) -> tuple[re.Pattern[str], re.Pattern[str], Language]:
+    table = language_table(language)
+    verbs = "|".join(sorted((re.escape(v) for v in table.verbs), key=len, reverse=True))
+    titles = "|".join(sorted((re.escape(t.rstrip(".")) for t in TITLES), key=len, reverse=True))
+    particles = "|".join(re.escape(p) for p in table.particles) or "(?!)"
+    title = rf"(?:(?i:(?:{titles}))\.?\s+)?"
+    name = rf"{title}{_NAME_WORD}(?:\s+(?:(?:{particles})\s+)?{_NAME_WORD}){{0,3}}"
+    pronouns = "|".join(re.escape(p) for p in [*table.pronouns, *table.first_person])
+    articles = "|".join(re.escape(a) for a in table.articles)
+    noun = rf"(?:{articles})\s+(?:[\w-]+\s+){{0,2}}?[\w-]+"
+    subject = rf"(?P<subject>(?i:{pronouns})\b|{name}|(?i:{noun}))"
+    adverb = rf"(?:\w+{table.adverb_suffix}\s+)?"
+    # "said Holmes", "said he", "dit-il", "répondit le docteur"
+    inverted = re.compile(rf"(?i:(?P<verb>{verbs}))(?:-t)?(?:\s+|-){adverb}{subject}")
+    # "Holmes said", "she asked", "the doctor cried", "I observed"
+    direct = re.compile(rf"{subject}\s+{adverb}(?i:(?P<verb>{verbs}))\b")
+    return inverted, direct, table
+
+
+def _classify(subject: str, table: Language) -> tuple[SubjectKind, Gender | None]:
+    low = subject.lower()
+    if low in table.first_person:
+        return "first_person", None
+    if low in table.pronouns:
+        return "pronoun", table.pronouns[low]
+    first = low.split()[0]
+    if first in table.articles or first.rstrip("'’") in table.articles:
+        return "noun", None
+    return "name", None
+
+
+def find_tag(
+    text: str, language: str | None, where: Literal["after", "before"] = "after"
+) -> Tag | None:
+    """The speech tag in narration next to a quotation. `after`: the narration that follows
+    one (the tag comes first in it: ', said Holmes, rising'); `before`: the narration before
+    one (the tag ends it: 'Holmes said, ' or 'He turned to me and asked:')."""
+    inverted, direct, table = _patterns(language)
+    if where == "after":
+        head = text[:80]
+        candidates = []
+        for pattern in (inverted, direct):
+            match = pattern.match(head.lstrip(" ,;:-—–"), 0)
+            if match is not None:
+                candidates.append((match, len(head) - len(head.lstrip(" ,;:-—–"))))
+        if not candidates:
+            return None
+        match, offset = min(candidates, key=lambda c: c[0].end())
+    else:
+        tail = text[-80:]
+        offset = len(text) - len(tail)
+        match = None
+        for pattern in (direct, inverted):
+            for found in pattern.finditer(tail):
+                rest = tail[found.end() :]
+                if re.fullmatch(r"[^.!?\"]{0,40}[,:]?\s*", rest) and (
+                    match is None or found.start() > match.start()
+                ):
+                    match = found
+        if match is None:
+            return None
+    subject = match.group("subject")
+    kind, gender = _classify(subject, table)
+    start = offset + match.start("subject")
+    return Tag(subject, kind, gender, start, start + len(subject))
+
+
+def incise_at(text: str, start: int, language: str | None) -> tuple[int, int] | None:
+    """In dash dialogue, a tag inside the speech after a comma (", dit-il, ", ", dijo Juan."):
+    where the speech stops and where it may start again (after the tag's clause)."""
+    inverted, _, _ = _patterns(language)
+    for comma in re.finditer(r"[,!?]\s+", text[start:]):
+        at = start + comma.end()
+        match = inverted.match(text, at)
+        if match is not None:
+            end = re.search(r"[,.;]\s|[.;]$|$", text[match.end() :])
+            resume = match.end() + (end.end() if end else 0)
+            return start + comma.start() + 1, resume
+    return None
