@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from audiopub.book.cast.attribution import NARRATOR as FIRST_PERSON
 from audiopub.book.cast.models import Attribution, Character, Quote
 from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
@@ -100,6 +101,19 @@ def test_main_characters_get_distinct_voices_of_their_gender_never_the_narrators
             assert voice_gender(voice) == character.gender, character
     # The narrator's accent first (American English), while it has voices of that gender.
     assert all(voices[name].startswith(("af_", "am_")) for name in ("Holmes", "Irene Adler"))
+
+
+def test_the_first_person_narrator_speaks_in_the_narrators_voice_unless_told() -> None:
+    pool = cast_voices(kokoro_voices(), kokoro_voice(NARRATOR), "en")
+    characters = [Character(FIRST_PERSON, lines=50), Character("Holmes", "male", lines=40)]
+    voices = assign_voices(characters, pool, kokoro_voice(NARRATOR))
+    assert voices[FIRST_PERSON] == NARRATOR and voices["Holmes"] != NARRATOR
+    chosen = assign_voices(characters, pool, kokoro_voice(NARRATOR), {FIRST_PERSON: "am_adam"})
+    assert chosen[FIRST_PERSON] == "am_adam" != chosen["Holmes"]
+    # Its quotations are the narrator's, so the chunker leaves them in the narrator's chunks.
+    quote = Quote(0, 0, 0, 8, "Seven!", FIRST_PERSON)
+    cast = Cast("kokoro", NARRATOR, Attribution(tuple(characters), (quote,)), voices)
+    assert cast.voicing(Voices()).spans == {}  # type: ignore[arg-type]
 
 
 def test_casting_again_gives_the_same_voices_whatever_the_order_and_a_newcomer_moves_no_one() -> (

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from audiopub.atomic import atomic_write
+from audiopub.book.cast.attribution import NARRATOR as FIRST_PERSON
 from audiopub.book.cast.models import Attribution, Character, Gender, Quote
 from audiopub.book.lexicon import book_key
 from audiopub.book.models import Book
@@ -96,20 +97,23 @@ def assign_voices(
     Characters choose in `speaking_order`. Each takes the first voice it ranks (its gender,
     then the narrator's accent, then a stable hash of its name and the voice) that no one has
     yet and is not of the other gender; when none is left it shares the one of its gender
-    the fewest characters have. Never the narrator's voice. The same characters and voices
-    give the same cast every time.
+    the fewest characters have. Never the narrator's voice, but for the first-person narrator
+    (the finder's `FIRST_PERSON`: "I said"), who is the one telling the story. The same
+    characters and voices give the same cast every time.
     """
     chosen = dict(chosen or {})
     voices = {name: voice for name, voice in chosen.items()}
+    if any(c.name == FIRST_PERSON for c in characters):
+        voices.setdefault(FIRST_PERSON, narrator.id)  # "I said": the one who tells the story
     candidates = [voice for voice in pool if voice.id != narrator.id]
     if not candidates:
-        if any(name not in voices for name in (c.name for c in characters)):
+        if any(c.name not in voices for c in characters):
             raise AudiopubError(
                 f"No voice is left for the characters: the engine has no other voice than the "
                 f"narrator's ({narrator.id}) in the book's language at {narrator.sample_rate} Hz"
             )
         return voices
-    taken = Counter(voices.values())
+    taken = Counter(voice for voice in voices.values() if voice != narrator.id)
     for character in speaking_order(characters):
         if character.name in voices:
             continue
