@@ -15,6 +15,9 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+import soundfile as sf
+from epub_factory import build_epub
+from voices import SPEAKERS, add_multi_speaker_voice
 
 from audiopub.book.cast.attribution import NARRATOR as FIRST_PERSON
 from audiopub.book.cast.models import Attribution, Character, Quote
@@ -24,11 +27,14 @@ from audiopub.book.models import Book
 from audiopub.book.voicing import Voicing, voiced_segments
 from audiopub.errors import AudiopubError
 from audiopub.jobs.book_plan import plan_book
-from audiopub.jobs.models import JobSettings, chunk_cache_key
+from audiopub.jobs.models import ChunkRow, JobSettings, JobState, chunk_cache_key
 from audiopub.jobs.store import JobStore
+from audiopub.jobs.submission import submit_job
+from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import Voice
 from audiopub.tts.kokoro.files import SAMPLE_RATE, describe, language_of
 from audiopub.tts.kokoro.repository import kokoro_index
+from audiopub.tts.registry import get_engine
 from audiopub.voices.casting import (
     BookCast,
     Cast,
@@ -403,3 +409,59 @@ def test_a_cast_of_another_engine_or_sample_rate_is_refused() -> None:
     check_voicing(mixed, Voices(), kokoro_voice(NARRATOR))  # type: ignore[arg-type]
     with pytest.raises(AudiopubError, match="share one sample rate"):
         check_voicing(mixed, Voices(), Voice(NARRATOR, "n", "en-US", 22_050))  # type: ignore[arg-type]
+
+
+# --- a Piper cast spoken: each chunk in its speaker's voice ---------------------------------------
+
+PIPER_MODEL = "en_GB-tiny-medium"
+# The tiny graph's speakers say every sample shifted by their own offset (tests/voices.py):
+# p239 by 0, p236 up by 0.25, p264 down by 0.25.
+P239, P236, P264 = (f"{PIPER_MODEL}#{speaker}" for speaker in SPEAKERS)
+
+
+def mean_level(store: JobStore, job_id: str, row: ChunkRow) -> float:
+    assert row.audio_path is not None
+    return float(sf.read(store.job_dir(row.reused_from or job_id) / row.audio_path)[0].mean())
+
+
+def test_a_piper_cast_speaks_each_chunk_in_its_voice_and_a_new_voice_remakes_only_its_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_multi_speaker_voice(tmp_path / "models" / "piper", PIPER_MODEL)
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
+    epub = build_epub(
+        tmp_path / "scandal.epub",
+        [("A Scandal in Bohemia", list(holmes().chapters[1].paragraphs[6:12]))],
+    )
+    book = read_epub(epub)
+    attribution = attribute_in_turn(book, 0, ("Holmes", "Watson"))
+    engine = get_engine("piper")
+
+    def convert(voices: dict[str, str], name: str) -> tuple[str, list[ChunkRow]]:
+        cast = Cast("piper", P236, attribution, voices)
+        settings = JobSettings(engine="piper", voice=P236, cast=cast.voicing(engine))
+        job = submit_job(store, epub, book, tmp_path / f"{name}.m4b", settings, engine)
+        store.queue.set_state(job.id, JobState.RUNNING)
+        assert execute_job(store, job.id, None, engine) is JobState.DONE
+        return job.id, store.ledger.all_chunks(job.id)
+
+    with JobStore.open_default() as store:
+        first_job, first = convert({"Holmes": P264, "Watson": P239}, "first")
+        assert {row.voice for row in first} == {"", P264, P239}
+        for row in first:
+            level = mean_level(store, first_job, row)
+            if row.voice == P264:
+                assert level < -0.15, row.text
+            elif row.voice == P239:
+                assert -0.15 < level < 0.2, row.text
+            else:  # the narrator's chunks: the heading, the tags, the narrator's paragraphs
+                assert level > 0.2, row.text
+
+        # Holmes in another voice: only his chunks are spoken again, the rest is reused.
+        _, second = convert({"Holmes": P239, "Watson": P239}, "again")
+        assert [row.text for row in second] == [row.text for row in first]
+        for old, new in zip(first, second, strict=True):
+            holmes_line = old.voice == P264
+            assert (old.cache_key != new.cache_key) == holmes_line, old.text
+            assert (new.reused_from is None) == holmes_line, old.text
+        assert any(row.voice == P264 for row in first)
