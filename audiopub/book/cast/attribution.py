@@ -1,15 +1,18 @@
 """Who says each quotation: deterministic sieves, surest first, each leaving what it can't
 decide to the next (after He, Barbosa & Kondrak 2013 and Muzny et al. 2017).
 
-1. **Explicit tags** name the speaker: "said Mrs. Carew", "the Inspector cried".
-2. **Pronoun tags** ("she said", "said he") go to the last person of that gender named in the
-   paragraph's narration, else the one of that gender in the conversation who did not speak
-   last. "I said" is the first-person narrator.
-3. **Continued speech**: a paragraph continuing an open quotation has its speaker.
-4. **Nearby names**: a paragraph whose narration names someone as it begins ('Holmes
-   chuckled. "…"') gives them the speech.
-5. **Turn-taking**: in a run of speech paragraphs, two people alternate; a vocative ("…, Mr.
-   Holmes?") tells who answers.
+1. **Explicit tags** name the speaker: "said Mrs. Carew", "the Inspector cried", or a
+   description the book gives a name elsewhere ("my friend, Mr. Sherlock Holmes") or uses
+   often enough to be a person of its own ("said the artilleryman").
+2. **Pronoun tags** ("she said", "said he", and "the woman cried") go to the nearest person of
+   that gender: named earlier in the same paragraph, else the one in the conversation who did
+   not speak last, else named shortly before or after. "I said" is the first-person narrator,
+   whose name is the one the others call them by ("my dear Watson").
+3. **Continued speech**: paragraphs that continue an open quotation are one speech.
+4. **Nearby names**: a paragraph whose narration begins with a name ('Holmes chuckled. "…"')
+   gives them the speech.
+5. **Turn-taking** (`conversation`): in a run of speech, two people alternate; a vocative
+   ("…, Mr. Holmes?") tells who answers.
 
 All quotations in one paragraph share a speaker: books start a new paragraph when the speaker
 changes.
@@ -19,32 +22,49 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 
-from audiopub.book.cast.characters import Cast, build_cast, clean_name, pronoun_gender
-from audiopub.book.cast.models import Attribution, Character, Gender, How, Quote
-from audiopub.book.cast.quotes import Span, find_quotes, quote_style
-from audiopub.book.cast.tags import Tag, find_tag
+from audiopub.book.cast.characters import (
+    Cast,
+    Person,
+    build_cast,
+    clean_name,
+    pronoun_gender,
+)
+from audiopub.book.cast.conversation import Paragraph, take_turns, units
+from audiopub.book.cast.models import Attribution, Character, Gender, Quote
+from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
+from audiopub.book.cast.tags import NOUN_GENDERS, TITLES, find_tag, noun_gender
 from audiopub.book.models import Book
 
 __all__ = ["NARRATOR", "attribute", "by_lines"]
 
 NARRATOR = "Narrator"  # the first-person narrator's name when the book gives none
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
-
-
-@dataclass
-class _Paragraph:
-    chapter: int
-    index: int
-    text: str
-    spans: list[Span]
-    tag: Tag | None = None
-    tag_name: str | None = None  # the cleaned name of an explicit tag
-    speaker: int | None = None  # index into the cast
-    how: How = "none"
-    narration_names: list[tuple[int, int]] = field(default_factory=list)  # (position, person)
-    vocatives: list[int] = field(default_factory=list)
+# A description used as a tag this often is a person of its own ("the artilleryman").
+_NOMINAL_MIN = 3
+# How far (in paragraphs) a pronoun may look back, or forward, for the person it means.
+_PRONOUN_BACK = 25
+_PRONOUN_AHEAD = 50
+# Speech that says who speaks: "My name is Helen Stoner", "I am Sherlock Holmes".
+_INTRODUCTION = re.compile(
+    r"(?:^|[.!?]\s)(?:[Mm]y name is|I am|I'm)\s+((?:(?:Mr|Mrs|Miss|Dr)\.?\s+)?[A-Z][\w'’-]+"
+    r"(?:\s+[A-Z][\w'’-]+)*)"
+)
+_TITLED_NAME = re.compile(
+    r"\b(?:Mr|Mrs|Miss|Ms|Dr|Lady|Lord|Sir|Madame|Mme|Mademoiselle|Mlle|Monsieur|Herr|Frau"
+    r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s(?:St\.|[A-Z][\w'’-]+)){1,3}"
+)
+_LONGER_NAME = re.compile(r"['’]?\s[A-Z][a-z]")
+# What may come before a sentence's subject: its start, a conjunction, a clause's comma.
+_SUBJECT_BEFORE = re.compile(
+    r"(?:^|[.!?;:]\s+|\b(?:and|then|but|when|while|as)\s+)(?:the\s+)?\W*$", re.IGNORECASE
+)
+# A vocative inside speech: ", Watson," "my dear Watson." "Mr. Holmes?" at a clause's edge.
+_VOCATIVE = re.compile(
+    r"(?:^|[,;!?]\s|(?<!Mr)(?<!Mrs)(?<!Dr)(?<!St)\.\s)(?:(?:my|My)\s+(?:dear|good)\s+|(?:[Dd]ear|O|Oh)\s+)?"
+    r"((?:(?:Mr|Mrs|Miss|Dr|Sir|Lady|Lord|Captain|Inspector)\.?\s+)?[A-Z][\w'’-]+"
+    r"(?:\s+[A-Z][\w'’-]+)?)(?=[,.!?;]|$)"
+)
 
 
 def attribute(book: Book) -> Attribution:
@@ -52,30 +72,39 @@ def attribute(book: Book) -> Attribution:
     language = book.language
     paragraphs = _find_all(book)
     lowercase = _lowercase_words(book)
-    # Tags first: their names make the cast.
-    mentions: Counter[str] = Counter()
     for p in paragraphs:
-        p.tag = _paragraph_tag(p, language)
-        if p.tag is not None and p.tag.kind == "name":
-            p.tag_name = clean_name(p.tag.subject, lowercase)
-            if p.tag_name:
-                mentions[p.tag_name] += 1
-    has_narrator = any(p.tag is not None and p.tag.kind == "first_person" for p in paragraphs)
-    _count_narration_mentions(paragraphs, mentions)
-    genders = _pronouns_after_names(paragraphs, mentions)
-    cast = build_cast(mentions, genders)
-    narrator = None
-    if has_narrator:
-        narrator = len(cast.people)
-        from audiopub.book.cast.characters import Person
+        _tag(p, language, lowercase)
 
+    mentions: Counter[str] = Counter(
+        p.tag_name for p in paragraphs if p.tag_name and p.tag_kind == "name"
+    )
+    nominals = Counter(p.tag_name for p in paragraphs if p.tag_name and p.tag_kind == "noun")
+    appositions = _appositions(paragraphs, mentions, nominals)
+    for nominal, count in _nominal_people(paragraphs).items():
+        if nominal not in appositions:
+            mentions[nominal] += count
+    mentions.update(_titled_names(paragraphs))
+    _count_narration_mentions(paragraphs, mentions)
+    cast = build_cast(mentions, _pronouns_after_names(paragraphs, mentions))
+    for nominal, name in appositions.items():
+        person = cast.resolve(name)
+        if person is not None:
+            cast.by_form[nominal] = person
+    for form, person in list(cast.by_form.items()):
+        if cast.people[person].gender is None and form[:1].islower():
+            cast.people[person].gender = noun_gender(form)
+
+    narrator = None
+    if any(p.tag_kind == "first_person" for p in paragraphs):
+        narrator = len(cast.people)
         cast.people.append(Person(NARRATOR, Counter({NARRATOR: 1})))
-    _find_names_in_narration(paragraphs, cast)
+    _find_names(paragraphs, cast, lowercase)
     _explicit(paragraphs, cast, narrator)
-    _pronouns(paragraphs, cast)
-    _continued(paragraphs)
-    _nearby(paragraphs)
-    _turns(paragraphs)
+    if narrator is not None:
+        narrator = _name_narrator(paragraphs, cast, narrator)
+    _pronouns(paragraphs, cast, narrator)
+    _nearby(paragraphs, narrator)
+    take_turns(paragraphs)
     return _result(paragraphs, cast)
 
 
@@ -87,24 +116,71 @@ def by_lines(attribution: Attribution) -> list[Character]:
 # --- finding --------------------------------------------------------------------------------
 
 
-def _find_all(book: Book) -> list[_Paragraph]:
-    style = quote_style(p for c in book.chapters for p in c.paragraphs)
-    found: list[_Paragraph] = []
+def _find_all(book: Book) -> list[Paragraph]:
+    every = [p for c in book.chapters for p in c.paragraphs]
+    style = quote_style(every)
+    elisions = book_elisions(every) if style == "single" else frozenset()
+    found: list[Paragraph] = []
     for chapter in book.chapters:
         after_open = False
         for index, text in enumerate(chapter.paragraphs):
             if index == 0 and text.strip() == chapter.title.strip():
                 continue
-            spans = find_quotes(text, style, book.language, after_open)
+            spans = find_quotes(text, style, book.language, after_open, elisions)
             after_open = bool(spans) and spans[-1].open
-            if spans:
-                found.append(_Paragraph(chapter.index, index, text, spans))
-            else:
-                found.append(_Paragraph(chapter.index, index, text, []))
+            found.append(Paragraph(chapter.index, index, text, spans))
     return found
 
 
-def _narration(p: _Paragraph) -> list[tuple[int, str]]:
+def _tag(p: Paragraph, language: str | None, lowercase: Counter[str]) -> None:
+    """The paragraph's speech tag: after one of its quotations, else before the first."""
+    if not p.spans:
+        return
+    text = p.text
+    tag = None
+    for i, span in enumerate(p.spans):
+        end = p.spans[i + 1].start if i + 1 < len(p.spans) else len(text)
+        tag = find_tag(text[span.end : end], language, "after")
+        if tag is not None:
+            break
+    if tag is None and text[: p.spans[0].start].strip():
+        tag = find_tag(text[: p.spans[0].start], language, "before")
+    if tag is None:
+        return
+    p.tag_kind, p.tag_gender = tag.kind, tag.gender
+    if tag.kind == "name":
+        p.tag_name = clean_name(tag.subject, lowercase)
+        if p.tag_name is None:
+            p.tag_kind = None
+    elif tag.kind == "noun":
+        p.tag_name = tag.subject.lower()
+    p.span_names = _span_names(p, language, lowercase)
+
+
+def _span_names(p: Paragraph, language: str | None, lowercase: Counter[str]) -> list[str | None]:
+    """The name tag of each quotation of its own, where a paragraph gives speech to two people
+    ('"What is it?" said the Man. And the Woman said, "His name…"'): a tag ending the
+    narration before it (and not the one the quotation before already had), else one opening
+    the narration after it."""
+    text = p.text
+    names: list[str | None] = []
+    for i, span in enumerate(p.spans):
+        start = p.spans[i - 1].end if i else 0
+        end = p.spans[i + 1].start if i + 1 < len(p.spans) else len(text)
+        before = find_tag(text[start : span.start], language, "before")
+        if before is not None and i:
+            previous = find_tag(text[start : span.start], language, "after")
+            if previous is not None and previous.start >= before.start:
+                before = None
+        tag = before or find_tag(text[span.end : end], language, "after")
+        name = None
+        if tag is not None and tag.kind == "name":
+            name = clean_name(tag.subject, lowercase)
+        names.append(name)
+    return names
+
+
+def _narration(p: Paragraph) -> list[tuple[int, str]]:
     """The paragraph's text outside its quotations, as (offset, text) pieces."""
     pieces = []
     at = 0
@@ -115,27 +191,6 @@ def _narration(p: _Paragraph) -> list[tuple[int, str]]:
     if at < len(p.text):
         pieces.append((at, p.text[at:]))
     return pieces
-
-
-def _paragraph_tag(p: _Paragraph, language: str | None) -> Tag | None:
-    if not p.spans:
-        return None
-    text = p.text
-    for i, span in enumerate(p.spans):
-        end = p.spans[i + 1].start if i + 1 < len(p.spans) else len(text)
-        tag = find_tag(text[span.end : end], language, "after")
-        if tag is not None and _ends_with_tag_punct(span, text):
-            return tag
-    before = text[: p.spans[0].start]
-    if before.strip():
-        return find_tag(before, language, "before")
-    return None
-
-
-def _ends_with_tag_punct(span: Span, text: str) -> bool:
-    """A tag follows speech that ends in a comma, "?", "!" or a dash; after a full stop the
-    narration is a new sentence ('"No." He turned away.') — but 'said he' still counts."""
-    return not span.open
 
 
 def _lowercase_words(book: Book) -> Counter[str]:
@@ -149,189 +204,310 @@ def _lowercase_words(book: Book) -> Counter[str]:
 # --- names in narration ---------------------------------------------------------------------
 
 
-def _count_narration_mentions(paragraphs: list[_Paragraph], mentions: Counter[str]) -> None:
+def _names_pattern(forms: list[str]) -> re.Pattern[str]:
+    alternatives = sorted((re.escape(f) for f in forms), key=len, reverse=True)
+    return re.compile(r"(?<![\w.])(?:" + "|".join(alternatives) + r")(?![\w])", re.IGNORECASE)
+
+
+def _form_of(match: str, forms: dict[str, str]) -> str | None:
+    """A matched name back to its form; a name must keep its capital, a description may
+    start a sentence ("The artilleryman")."""
+    form = forms.get(match.casefold())
+    if form is None:
+        return None
+    if form[:1].isupper() and match != form:
+        return None
+    return form
+
+
+def _count_narration_mentions(paragraphs: list[Paragraph], mentions: Counter[str]) -> None:
     """How often each speaker's name is also written in narration (makes "Holmes" more used
     than a once-named "Mr. Holmes")."""
     if not mentions:
         return
+    forms = {f.casefold(): f for f in mentions}
     pattern = _names_pattern(list(mentions))
     extra: Counter[str] = Counter()
     for p in paragraphs:
         for _, piece in _narration(p):
-            extra.update(m.group() for m in pattern.finditer(piece))
+            for match in pattern.finditer(piece):
+                form = _form_of(match.group(), forms)
+                if form is not None:
+                    extra[form] += 1
     mentions.update(extra)
 
 
-def _names_pattern(forms: list[str]) -> re.Pattern[str]:
-    alternatives = sorted((re.escape(f) for f in forms), key=len, reverse=True)
-    return re.compile(r"(?<![\w.])(?:" + "|".join(alternatives) + r")(?![\w])")
+def _titled_names(paragraphs: list[Paragraph]) -> Counter[str]:
+    """Names the narration writes with a title ("Miss Mary Sutherland"): people, whether or
+    not a tag ever names them, so a pronoun can mean them."""
+    found: Counter[str] = Counter()
+    for p in paragraphs:
+        for _, piece in _narration(p):
+            found.update(m.group().removesuffix("'s") for m in _TITLED_NAME.finditer(piece))
+    return found
+
+
+def _appositions(
+    paragraphs: list[Paragraph], mentions: Counter[str], nominals: Counter[str]
+) -> dict[str, str]:
+    """Descriptions the narration puts beside a name ("my friend, Mr. Sherlock Holmes",
+    "Sherlock Holmes, my friend"): the description means that name."""
+    if not nominals or not mentions:
+        return {}
+    names = _names_pattern(list(mentions)).pattern
+    described = "|".join(re.escape(n) for n in sorted(nominals, key=len, reverse=True))
+    after = re.compile(rf"\b({described}),?\s+({names})", re.IGNORECASE)
+    before = re.compile(rf"({names}),\s+({described})\b", re.IGNORECASE)
+    seen: dict[str, Counter[str]] = {}
+    for p in paragraphs:
+        for _, piece in _narration(p):
+            for match in after.finditer(piece):
+                seen.setdefault(match.group(1).lower(), Counter())[match.group(2)] += 1
+            for match in before.finditer(piece):
+                seen.setdefault(match.group(2).lower(), Counter())[match.group(1)] += 1
+    return {nominal: names.most_common(1)[0][0] for nominal, names in seen.items()}
+
+
+def _nominal_people(paragraphs: list[Paragraph]) -> Counter[str]:
+    """Descriptions a chapter uses as a speaker often enough to be a person of their own:
+    "the artilleryman", "the curate". Not "my friend" or "our visitor" (someone already
+    named, in other words), nor "the lady" (whichever lady is there)."""
+    per_chapter: Counter[tuple[int, str]] = Counter(
+        (p.chapter, p.tag_name)
+        for p in paragraphs
+        if p.tag_kind == "noun" and p.tag_name and p.tag_name.startswith("the ")
+    )
+    people: Counter[str] = Counter()
+    for (_, nominal), count in per_chapter.items():
+        if count >= _NOMINAL_MIN and nominal.split()[-1] not in NOUN_GENDERS:
+            people[nominal] += count
+    return people
 
 
 def _pronouns_after_names(
-    paragraphs: list[_Paragraph], mentions: Counter[str]
+    paragraphs: list[Paragraph], mentions: Counter[str]
 ) -> dict[str, Counter[Gender]]:
     genders: dict[str, Counter[Gender]] = {}
     if not mentions:
         return genders
+    forms = {f.casefold(): f for f in mentions}
     pattern = _names_pattern(list(mentions))
     for p in paragraphs:
         for _, piece in _narration(p):
             for match in pattern.finditer(piece):
+                form = _form_of(match.group(), forms)
+                if form is None:
+                    continue
                 after = piece[match.end() : match.end() + 60]
                 cut = re.search(r"[.!?;]|\b[A-Z][a-z]", after)
                 gender = pronoun_gender(after[: cut.start()] if cut else after)
                 if gender is not None:
-                    genders.setdefault(match.group(), Counter())[gender] += 1
+                    genders.setdefault(form, Counter())[gender] += 1
     return genders
 
 
-def _find_names_in_narration(paragraphs: list[_Paragraph], cast: Cast) -> None:
-    forms = [f for f in cast.by_form]
-    if not forms:
-        return
-    pattern = _names_pattern(forms)
+def _find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str]) -> None:
+    """Each paragraph's people named in narration, and those its speech calls by name."""
+    forms = {f.casefold(): f for f in cast.by_form}
+    pattern = _names_pattern(list(cast.by_form)) if forms else None
     for p in paragraphs:
-        for offset, piece in _narration(p):
-            for match in pattern.finditer(piece):
-                p.narration_names.append((offset + match.start(), cast.by_form[match.group()]))
+        if pattern is not None:
+            for offset, piece in _narration(p):
+                for match in pattern.finditer(piece):
+                    form = _form_of(match.group(), forms)
+                    if form is None or _LONGER_NAME.match(piece, match.end()):
+                        continue  # "Baker Street" is not Mr. Baker
+                    subject = _SUBJECT_BEFORE.search(piece[: match.start()]) is not None
+                    p.narration_names.append((offset + match.start(), cast.by_form[form], subject))
+            p.narration_names.sort()
         for span in p.spans:
-            for vocative in re.finditer(
-                r"(?:^|[,!?] )(?:my dear |dear |my good )?(" + pattern.pattern + r")(?=[,.!?]|$)",
-                span.text,
-            ):
-                p.vocatives.append(cast.by_form[vocative.group(1)])
+            for match in _VOCATIVE.finditer(span.text):
+                name = match.group(1)
+                if lowercase[name.split()[-1].lower()] >= 3 or name.lower() in TITLES:
+                    continue  # an ordinary word starting a clause, or a title alone
+                p.vocative_names.append(name)
+                person = cast.resolve(name)
+                if person is not None:
+                    p.vocatives.append(person)
+            introduced = _INTRODUCTION.search(span.text)
+            if introduced is not None and p.introduces is None:
+                p.introduces = cast.resolve(introduced.group(1))
 
 
 # --- sieves -----------------------------------------------------------------------------------
 
 
-def _explicit(paragraphs: list[_Paragraph], cast: Cast, narrator: int | None) -> None:
+def _explicit(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> None:
     for p in paragraphs:
-        if p.tag is None:
-            continue
-        if p.tag.kind == "name" and p.tag_name:
-            person = cast.resolve(p.tag_name)
+        if p.tag_kind in ("name", "noun") and p.tag_name:
+            person = cast.resolve(p.tag_name) if p.tag_kind == "name" else None
+            if p.tag_kind == "noun":
+                person = cast.by_form.get(p.tag_name)
             if person is not None:
                 p.speaker, p.how = person, "explicit"
-        elif p.tag.kind == "first_person" and narrator is not None:
+        elif p.tag_kind == "first_person" and narrator is not None:
             p.speaker, p.how = narrator, "pronoun"
+        if p.speaker is None and p.introduces is not None:
+            p.speaker, p.how = p.introduces, "nearby"
 
 
-def _pronouns(paragraphs: list[_Paragraph], cast: Cast) -> None:
-    recent: list[int] = []  # people named or speaking, most recent last
-    previous_speaker: int | None = None
-    for p in paragraphs:
-        if p.tag is not None and p.tag.kind == "pronoun" and p.speaker is None:
-            gender = p.tag.gender
-            fits = [
-                person
-                for _, person in sorted(p.narration_names)
-                if _fits(cast, person, gender) and _before_tag(p)
-            ]
-            if fits:
-                p.speaker, p.how = fits[-1], "pronoun"
-            else:
-                for person in reversed(recent):
-                    if person != previous_speaker and _fits(cast, person, gender, strict=True):
-                        p.speaker, p.how = person, "pronoun"
-                        break
-        for _, person in sorted(p.narration_names):
-            _touch(recent, person)
-        if p.speaker is not None:
-            _touch(recent, p.speaker)
-        if p.spans:
-            previous_speaker = p.speaker
-        elif p.narration_names:
-            previous_speaker = None
-
-
-def _before_tag(p: _Paragraph) -> bool:
-    return True
-
-
-def _touch(recent: list[int], person: int) -> None:
-    if person in recent:
-        recent.remove(person)
-    recent.append(person)
-    del recent[:-12]
-
-
-def _fits(cast: Cast, person: int, gender: Gender | None, strict: bool = False) -> bool:
-    if cast.people[person].name == "Narrator":
-        return False
-    actual = cast.people[person].gender
-    if gender is None:
-        return True
-    return actual == gender if strict else actual in (gender, None)
-
-
-def _continued(paragraphs: list[_Paragraph]) -> None:
-    for before, p in zip(paragraphs, paragraphs[1:], strict=False):
-        if p.spans and p.spans[0].continues and p.speaker is None and before.speaker is not None:
-            p.speaker, p.how = before.speaker, before.how
-    for p, after in reversed(list(zip(paragraphs, paragraphs[1:], strict=False))):
-        if after.spans and after.spans[0].continues and p.speaker is None:
-            p.speaker, p.how = after.speaker, after.how
-
-
-def _nearby(paragraphs: list[_Paragraph]) -> None:
-    for p in paragraphs:
-        if p.speaker is not None or not p.spans or not p.narration_names:
+def _name_narrator(paragraphs: list[Paragraph], cast: Cast, narrator: int) -> int:
+    """The narrator's name: the one the people answering them call them by, most often.
+    Where that is a person already in the cast, the narrator is that person."""
+    called: Counter[str] = Counter()
+    for before, p, after in zip(paragraphs, paragraphs[1:], paragraphs[2:], strict=False):
+        if p.speaker != narrator:
             continue
-        # Narration that begins the paragraph with a name: 'Holmes chuckled. "…"'.
-        first_at, person = min(p.narration_names)
-        if first_at < p.spans[0].start and first_at < 5:
-            p.speaker, p.how = person, "nearby"
-
-
-def _turns(paragraphs: list[_Paragraph]) -> None:
-    """Alternation in runs of consecutive speech paragraphs."""
-    runs: list[list[_Paragraph]] = []
-    run: list[_Paragraph] = []
+        for other in (before, after):
+            if other.spans and other.speaker not in (None, narrator):
+                called.update(set(other.vocative_names))
+    if not called:
+        return narrator
+    name, count = called.most_common(1)[0]
+    if count < 2:
+        return narrator
+    person = cast.resolve(name)
+    if person is None:
+        cast.people[narrator].name = name
+        cast.people[narrator].forms[name] += 1
+        cast.by_form[name] = narrator
+        person = narrator
+    else:
+        for p in paragraphs:
+            if p.speaker == narrator:
+                p.speaker = person
+            p.vocatives = [person if v == narrator else v for v in p.vocatives]
     for p in paragraphs:
-        if p.spans:
-            run.append(p)
-        else:
-            if run:
-                runs.append(run)
-            run = []
-    if run:
-        runs.append(run)
-    for run in runs:
-        changed = True
-        while changed:
-            changed = False
-            for i, p in enumerate(run):
-                if p.speaker is not None:
-                    continue
-                guess = None
-                if i >= 1 and run[i - 1].vocatives and run[i - 1].speaker is not None:
-                    addressed = [v for v in run[i - 1].vocatives if v != run[i - 1].speaker]
-                    if addressed:
-                        guess = addressed[0]
-                if guess is None and i >= 2 and run[i - 2].speaker is not None:
-                    if run[i - 1].speaker not in (None, run[i - 2].speaker):
-                        guess = run[i - 2].speaker
-                if guess is None and i + 2 < len(run) and run[i + 2].speaker is not None:
-                    if run[i + 1].speaker not in (None, run[i + 2].speaker):
-                        guess = run[i + 2].speaker
-                if guess is not None:
-                    p.speaker, p.how = guess, "turn"
-                    changed = True
+        if name in p.vocative_names and person not in p.vocatives:
+            p.vocatives.append(person)
+    cast.narrator = person
+    return person
+
+
+def _pronouns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> None:
+    """Pronoun tags, and descriptions with a gender ("the lady"), resolved to a person."""
+    for at, p in enumerate(paragraphs):
+        if p.speaker is not None or p.tag_kind not in ("pronoun", "noun"):
+            continue
+        gender = p.tag_gender
+        if gender is None and p.tag_kind == "noun":
+            continue
+        person = _pronoun_person(paragraphs, at, cast, gender, narrator)
+        if person is not None:
+            p.speaker, p.how = person, "pronoun"
+
+
+def _pronoun_person(
+    paragraphs: list[Paragraph],
+    at: int,
+    cast: Cast,
+    gender: Gender | None,
+    narrator: int | None,
+) -> int | None:
+    p = paragraphs[at]
+    first_quote = p.spans[0].start
+
+    def fits(person: int, strict: bool = True) -> bool:
+        if person == narrator:
+            return False
+        actual = cast.people[person].gender
+        if gender is None:
+            return True
+        return actual == gender or (not strict and actual is None)
+
+    # Named in the paragraph's narration before its speech: 'Mr. Wilson laughed. "…" said he.'
+    before = [(person, subject) for pos, person, subject in p.narration_names if pos < first_quote]
+    for strict in (True, False):
+        for person, subject in reversed(before):
+            if subject and fits(person, strict):
+                return person
+    # In a conversation: the one of that gender who did not speak last; else who was last
+    # named as the subject of a sentence, before or (someone just coming in) after.
+    # Who spoke the turn before is not who answers, if this paragraph opens with its speech;
+    # after narration the same person may speak again.
+    previous = _previous_speaker(paragraphs, at) if first_quote == 0 else None
+    chapter = p.chapter
+    back = [q for q in paragraphs[max(0, at - _PRONOUN_BACK) : at] if q.chapter == chapter]
+    ahead = [q for q in paragraphs[at : at + _PRONOUN_AHEAD] if q.chapter == chapter]
+
+    def candidates(q: Paragraph, subjects_only: bool, backwards: bool) -> list[int]:
+        named = [person for _, person, subject in q.narration_names if subject or not subjects_only]
+        # Who speaks counts too, ahead as well: someone who will say "My name is …".
+        found = ([q.speaker] if q.speaker is not None else []) + (
+            named[::-1] if backwards else named
+        )
+        return [person for person in found if person != previous]
+
+    for strict in (True, False):
+        for q in reversed(back):
+            for person in candidates(q, True, True):
+                if fits(person, strict):
+                    return person
+        for q in ahead:
+            for person in candidates(q, True, False):
+                if fits(person, strict):
+                    return person
+    # Last, anyone named: in this paragraph, then before it.
+    for q in [p, *reversed(back)]:
+        for person in candidates(q, False, True):
+            if fits(person) and (q is not p or person in dict(before)):
+                return person
+    return None
+
+
+def _previous_speaker(paragraphs: list[Paragraph], at: int) -> int | None:
+    for q in reversed(paragraphs[max(0, at - 3) : at]):
+        if q.chapter != paragraphs[at].chapter:
+            return None
+        if q.spans:
+            return q.speaker
+    return None
+
+
+def _nearby(paragraphs: list[Paragraph], narrator: int | None) -> None:
+    """Narration naming someone as a sentence's subject, just before untagged speech: at the
+    start of its paragraph ('Holmes chuckled. "…"'), or as the paragraph before ('The
+    artilleryman looked at me for a moment.')."""
+    for before, p in zip([None, *paragraphs], paragraphs, strict=False):
+        if p.speaker is not None or not p.spans or p.spans[0].continues:
+            continue
+        if p.spans[0].start > 0:
+            subjects = [(pos, person) for pos, person, subject in p.narration_names if subject]
+            if subjects and subjects[0][0] < 5:
+                p.speaker, p.how = subjects[0][1], "nearby"
+            elif narrator is not None and p.text.startswith("I "):
+                p.speaker, p.how = narrator, "nearby"
+            continue
+        if before is None or before.spans or before.chapter != p.chapter:
+            continue
+        first = before.narration_names[0] if before.narration_names else None
+        if first is not None and first[2] and first[0] < 5:
+            p.speaker, p.how = first[1], "nearby"
 
 
 # --- result -----------------------------------------------------------------------------------
 
 
-def _result(paragraphs: list[_Paragraph], cast: Cast) -> Attribution:
+def _result(paragraphs: list[Paragraph], cast: Cast) -> Attribution:
+    for unit in units(paragraphs):
+        speakers = [p.speaker for p in unit if p.speaker is not None]
+        if speakers:
+            first = next(p for p in unit if p.speaker is not None)
+            for p in unit:
+                p.speaker, p.how = speakers[0], first.how
     quotes: list[Quote] = []
     lines: Counter[int] = Counter()
     for p in paragraphs:
-        name = cast.people[p.speaker].name if p.speaker is not None else None
-        for span in p.spans:
-            quotes.append(Quote(p.chapter, p.index, span.start, span.end, span.text, name, p.how))
-            if p.speaker is not None:
-                lines[p.speaker] += 1
+        speaker, how = p.speaker, p.how
+        for i, span in enumerate(p.spans):
+            own = p.span_names[i] if i < len(p.span_names) else None
+            person = cast.resolve(own) if own else None
+            if person is not None and person != speaker:
+                speaker, how = person, "explicit"
+            name = cast.people[speaker].name if speaker is not None else None
+            quotes.append(Quote(p.chapter, p.index, span.start, span.end, span.text, name, how))
+            if speaker is not None:
+                lines[speaker] += 1
     characters = tuple(
         Character(
             person.name,

@@ -29,8 +29,13 @@ _PRONOUN_AFTER = re.compile(r"\b(" + "|".join(_PRONOUNS) + r")\b", re.IGNORECASE
 # Words a sentence may start with before a name ("Then Holmes said"): never part of it.
 _NOT_NAMES = frozenset(
     """then and but now so when presently here there yes no oh ah well at last still
-    again suddenly soon after before while as if once just only even indeed perhaps""".split()
+    again suddenly soon after before while as if once just only even indeed perhaps
+    next one that this at by with for where who which what how said says everybody
+    everyone nobody somebody someone anybody all both each they we you it""".split()
 )
+
+
+_ABBREVIATED = frozenset({"St.", "Jr.", "Sr.", "Mt."})  # their full stop is part of the name
 
 
 def split_name(name: str) -> tuple[str | None, list[str]]:
@@ -48,17 +53,18 @@ def clean_name(name: str, lowercase_words: Counter[str]) -> str | None:
     """A tag's name without the sentence words before it; None when nothing name-like is
     left. A word the book also writes in lower case is an ordinary word, not a name."""
     words = name.replace("’", "'").split()
-    while words and (
-        words[0].lower() in _NOT_NAMES
-        or (words[0].lower() not in TITLES and lowercase_words[words[0].lower()] >= 3)
-    ):
+    # A sentence's first words before the name ("Then", "Presently"); a word the book also
+    # writes in lower case may still be part of a name ("Wild Dog", "the Woman").
+    while words and (words[0].lower() in _NOT_NAMES or words[0].lower().endswith("ly")):
         words = words[1:]
+
     if words:
         # "Holmes's" and a possessive's mark go; a title keeps its full stop ("Mr.").
         keep = 1 if words[0].lower() in TITLES else 0
-        words[keep:] = [w.removesuffix("'s").rstrip(".,;:'") for w in words[keep:]]
+        words[keep:] = [w if w in _ABBREVIATED else w.rstrip(".,;:") for w in words[keep:]]
+        words[-1] = words[-1].removesuffix("'s").rstrip("'")
         words = [w for w in words if w]
-    if not words or (len(words) == 1 and words[0].lower() in TITLES):
+    if not words or (len(words) == 1 and (words[0].lower() in TITLES or len(words[0]) < 2)):
         return None
     return " ".join(words)
 
@@ -74,24 +80,43 @@ class Person:
 class Cast:
     people: list[Person]
     by_form: dict[str, int]  # every name form → index in `people`
+    narrator: int | None = None  # the first-person narrator, once known
 
     def resolve(self, name: str) -> int | None:
-        """The person a name form means, trying it whole, then its title and surname, then its
-        last or first word."""
+        """The person a name form means: the form itself, else its title with the surname
+        ("Mr. Sherlock Holmes" → "Mr. Holmes"), else the name without its title, its surname
+        or first name, else whoever the surname names most. A title's gender must fit: "Mrs.
+        Carew" is never Mr. Carew."""
         if name in self.by_form:
             return self.by_form[name]
         title, words = split_name(name)
         if not words:
             return None
-        for candidate in (
+        wanted = TITLES.get(title) if title else None
+        written_title = name.split()[0] if title else None
+
+        def fitting(person: int) -> bool:
+            return wanted is None or self.people[person].gender in (wanted, None)
+
+        candidates = [
+            f"{written_title} {words[-1]}" if written_title else None,
             " ".join(words),
-            f"{title} {words[-1]}" if title else None,
             words[-1],
             words[0],
-        ):
-            if candidate and candidate in self.by_form:
+        ]
+        for candidate in candidates:
+            if candidate and candidate in self.by_form and fitting(self.by_form[candidate]):
                 return self.by_form[candidate]
-        return None
+        # "Helen Stoner" for a book that otherwise says "Miss Stoner": the surname decides,
+        # for the person named by it most.
+        owners = Counter(
+            {
+                person: sum(self.people[person].forms.values())
+                for form, person in self.by_form.items()
+                if form.split()[-1] == words[-1] and form[:1].isupper() and fitting(person)
+            }
+        )
+        return owners.most_common(1)[0][0] if owners else None
 
 
 def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> Cast:

@@ -21,6 +21,7 @@ finder still knows the typographic marks, so raw text works too.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -29,7 +30,7 @@ from audiopub.book.cast.tags import incise_at
 
 QuoteStyle = Literal["double", "single"]
 
-__all__ = ["QuoteStyle", "Span", "find_quotes", "quote_style"]
+__all__ = ["QuoteStyle", "Span", "book_elisions", "find_quotes", "quote_style"]
 
 _DOUBLE_OPEN = {'"': '"', "“": "”", "„": "“", "«": "»", "»": "«", "”": "”"}
 _SINGLE_OPEN = {"'": "'", "‘": "’", "‚": "‘", "‹": "›", "›": "‹"}
@@ -45,6 +46,11 @@ _ELISIONS = frozenset(
 _WORD_AFTER = re.compile(r"[A-Za-zÀ-ÿ]+")
 _OPENS_AFTER = " \t([{—–-/"
 _CLOSE_PUNCT = ".,;:!?…—–-"
+_SPACED = "«»‹›"
+_QUOTE_MARKS = re.compile("[\"“”„«»‹›]|(?:^|\\s)['‘’]")
+_SENTENCE_END = re.compile(r"[.!?…]\s")
+# Languages whose quotations hold their own tags: « Entrez, dit-il, et fermez la porte. »
+_INCISE_LANGUAGES = frozenset({"fr", "es", "it", "pt", "ca"})
 
 
 @dataclass(frozen=True)
@@ -71,16 +77,40 @@ def quote_style(paragraphs: Iterable[str]) -> QuoteStyle:
     return "single" if single > double else "double"
 
 
+_LEADING_APOSTROPHE = re.compile(r"(?:(?<=\s)|^)['’]([^\W\d_]+)")
+_BARE_WORD = re.compile(r"(?<![\w'’])[^\W\d_]+")
+_MID_SENTENCE = re.compile(r"[a-z,;]\s['’]([^\W\d_]+)")
+
+
+def book_elisions(paragraphs: Iterable[str]) -> frozenset[str]:
+    """Words a book writes with a leading apostrophe and never without, at least once in the
+    middle of a sentence: its dialect elisions (Kipling's "'satiable", "'Vantage"), so the
+    apostrophe opens no quotation."""
+    marked: Counter[str] = Counter()
+    bare: Counter[str] = Counter()
+    mid: set[str] = set()
+    for paragraph in paragraphs:
+        if "'" not in paragraph and "’" not in paragraph:
+            bare.update(w.lower() for w in _BARE_WORD.findall(paragraph))
+            continue
+        marked.update(w.lower() for w in _LEADING_APOSTROPHE.findall(paragraph))
+        mid.update(w.lower() for w in _MID_SENTENCE.findall(paragraph))
+        bare.update(w.lower() for w in _BARE_WORD.findall(paragraph))
+    return frozenset(w for w, n in marked.items() if n >= 2 and not bare[w] and w in mid)
+
+
 def find_quotes(
     paragraph: str,
     style: QuoteStyle = "double",
     language: str | None = None,
     after_open: bool = False,
+    elisions: frozenset[str] = frozenset(),
 ) -> list[Span]:
     """The quotations of one paragraph, in order.
 
     `after_open` says the paragraph before ended inside a quotation: if this one opens with a
-    mark, its first quotation continues that speech.
+    mark, its first quotation continues that speech. `elisions` are the book's own words
+    that start with an apostrophe (`book_elisions`).
     """
     if paragraph[:1] in _DASHES:
         return _dash_dialogue(paragraph, language)
@@ -90,7 +120,7 @@ def find_quotes(
     n = len(paragraph)
     while i < n:
         char = paragraph[i]
-        if char not in openers or not _may_open(paragraph, i, style):
+        if char not in openers or not _may_open(paragraph, i, style, elisions):
             i += 1
             continue
         close = _find_close(paragraph, i + 1, openers[char], style)
@@ -104,27 +134,68 @@ def find_quotes(
             break
         text = paragraph[i + 1 : close].strip()
         if text:
-            spans.append(Span(i, close + 1, text, continues=after_open and i == 0))
+            span = Span(i, close + 1, text, continues=after_open and i == 0)
+            spans.extend(_split_incises(paragraph, span, language))
         i = close + 1
+    if not spans and _incise_language(language) and not _QUOTE_MARKS.search(paragraph):
+        return _undashed_dialogue(paragraph, language)
     return spans
 
 
-def _may_open(text: str, i: int, style: QuoteStyle) -> bool:
+def _incise_language(language: str | None) -> bool:
+    return (language or "").split("-")[0].lower() in _INCISE_LANGUAGES
+
+
+def _undashed_dialogue(paragraph: str, language: str | None) -> list[Span]:
+    """Dash dialogue whose dash the normaliser took away ("—Pasa —dijo ella—. Hace frío."
+    reaches us as "Pasa, dijo ella. Hace frío."): a paragraph whose first sentence breaks
+    off for a tag ("…, dijo ella", "…, dit-il") is speech around that tag."""
+    incise = incise_at(paragraph, 0, language)
+    if incise is None or _SENTENCE_END.search(paragraph, 0, incise[0]):
+        return []
+    return _dash_dialogue(paragraph, language, start=0)
+
+
+def _split_incises(paragraph: str, span: Span, language: str | None) -> list[Span]:
+    """A French or Spanish quotation cut around the tag inside it: « Entrez, dit-il, et
+    fermez. » is "Entrez" and "et fermez.", with "dit-il" left to the narrator."""
+    if not _incise_language(language):
+        return [span]
+    inner_start = span.start + 1
+    inner_end = span.end - 1
+    incise = incise_at(paragraph[:inner_end], inner_start, language)
+    if incise is None:
+        return [span]
+    cut, resume = incise
+    first = paragraph[inner_start:cut].strip(" ,")
+    rest = paragraph[resume:inner_end].strip()
+    pieces = []
+    if first:
+        pieces.append(Span(span.start, cut, first, continues=span.continues))
+    if rest:
+        pieces.append(Span(resume, span.end, rest, open=span.open))
+    return pieces or [span]
+
+
+def _may_open(text: str, i: int, style: QuoteStyle, elisions: frozenset[str]) -> bool:
     if i > 0 and text[i - 1] not in _OPENS_AFTER and not text[i - 1].isspace():
         # A mark glued to a word closes or is an apostrophe ("o'", "boys'").
         if text[i] in "\"'":
             return False
-    if i + 1 >= len(text) or text[i + 1].isspace():
+    # French sets guillemets off with a space: « Entrez ».
+    if i + 1 >= len(text) or (text[i + 1].isspace() and text[i] not in _SPACED):
         return False
-    return not (style == "single" and _is_elision(text, i))
+    return not (style == "single" and _is_elision(text, i, elisions))
 
 
-def _is_elision(text: str, i: int) -> bool:
+def _is_elision(text: str, i: int, elisions: frozenset[str] = frozenset()) -> bool:
     if text[i] not in "'’":
         return False
     word = _WORD_AFTER.match(text, i + 1)
     if word is None:
         return False
+    if word.group().lower() in elisions:
+        return True
     if word.group().lower() not in _ELISIONS:
         return False
     # "'n'" (rock 'n' roll) and "'tis" alike; but a real quotation can start with "Em" as a
@@ -136,7 +207,9 @@ def _find_close(text: str, start: int, closer: str, style: QuoteStyle) -> int | 
     closers = {closer, '"'} if style == "double" else {closer, "'"}
     if style == "double":
         for j in range(start, len(text)):
-            if text[j] in closers and (j == 0 or not text[j - 1].isspace() or j + 1 == len(text)):
+            if text[j] in closers and (
+                not text[j - 1].isspace() or j + 1 == len(text) or text[j] in _SPACED
+            ):
                 return j
         return None
     # Single marks: a candidate close has no letter right after it. One after punctuation
@@ -158,11 +231,11 @@ def _find_close(text: str, start: int, closer: str, style: QuoteStyle) -> int | 
     return letter_close
 
 
-def _dash_dialogue(paragraph: str, language: str | None) -> list[Span]:
+def _dash_dialogue(paragraph: str, language: str | None, start: int = 1) -> list[Span]:
     """A paragraph opening with a dash: speech, broken by incises (Spanish closes them with a
     second dash, French with a comma or the sentence's end)."""
     spans: list[Span] = []
-    pos = 1
+    pos = start
     n = len(paragraph)
     while pos < n:
         while pos < n and paragraph[pos] in " .,":

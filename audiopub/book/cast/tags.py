@@ -135,6 +135,9 @@ class Tag:
 _NAME_WORD = r"(?:St\.|[A-ZÀ-ÖØ-Þ]\.|[A-ZÀ-ÖØ-Þ][\w'’-]*)"
 
 
+_APPOSITION = re.compile(r"[\w'’ -]{0,20}?,\s+(?:the\s+)?((?:[A-Z][\w'’-]*\s?){1,3})(?=[,.;!?]|$)")
+
+
 @lru_cache(maxsize=8)
 def _patterns(language: str | None) -> tuple[re.Pattern[str], re.Pattern[str], Language]:
     table = language_table(language)
@@ -145,8 +148,11 @@ def _patterns(language: str | None) -> tuple[re.Pattern[str], re.Pattern[str], L
     name = rf"{title}{_NAME_WORD}(?:\s+(?:(?:{particles})\s+)?{_NAME_WORD}){{0,3}}"
     pronouns = "|".join(re.escape(p) for p in [*table.pronouns, *table.first_person])
     articles = "|".join(re.escape(a) for a in table.articles)
-    noun = rf"(?:{articles})\s+(?:[\w-]+\s+){{0,2}}?[\w-]+"
-    subject = rf"(?P<subject>(?i:{pronouns})\b|{name}|(?i:{noun}))"
+    noun = rf"(?:{articles})\s+(?:[\w'’-]+\s+){{0,2}}?[\w'’-]+"
+    definite = "|".join(re.escape(a) for a in ("the", "le", "la", "el", "der", "die", "das"))
+    subject = (
+        rf"(?<![\w'’])(?P<subject>(?i:{pronouns})\b|{name}|(?i:{definite})\s+{name}|(?i:{noun}))"
+    )
     adverb = rf"(?:\w+{table.adverb_suffix}\s+)?"
     # "said Holmes", "said he", "dit-il", "répondit le docteur"
     inverted = re.compile(rf"(?i:(?P<verb>{verbs}))(?:-t)?(?:\s+|-){adverb}{subject}")
@@ -155,16 +161,53 @@ def _patterns(language: str | None) -> tuple[re.Pattern[str], re.Pattern[str], L
     return inverted, direct, table
 
 
-def _classify(subject: str, table: Language) -> tuple[SubjectKind, Gender | None]:
+# Nouns that show a gender when a tag says "the woman cried" or "said the old gentleman".
+NOUN_GENDERS: dict[str, Gender] = {
+    **dict.fromkeys(
+        "woman lady girl mother wife sister aunt daughter widow maid queen princess "
+        "governess mistress nurse femme dame fille mère señora mujer niña madre frau "
+        "mädchen mutter".split(),
+        "female",
+    ),
+    **dict.fromkeys(
+        "man gentleman boy father husband brother uncle son king prince fellow lad "
+        "homme garçon père monsieur hombre señor niño padre herr mann junge vater".split(),
+        "male",
+    ),
+}
+
+
+def noun_gender(phrase: str) -> Gender | None:
+    """The gender a noun phrase's head shows ("the old gentleman" → male); nouns ending in
+    "-man" are men ("the artilleryman")."""
+    words = phrase.lower().split()
+    if not words:
+        return None
+    head = words[-1]
+    if head in NOUN_GENDERS:
+        return NOUN_GENDERS[head]
+    if head.endswith("woman"):
+        return "female"
+    if head.endswith("man") and len(head) > 4:
+        return "male"
+    return None
+
+
+def _classify(subject: str, table: Language) -> tuple[str, SubjectKind, Gender | None]:
     low = subject.lower()
     if low in table.first_person:
-        return "first_person", None
+        return subject, "first_person", None
     if low in table.pronouns:
-        return "pronoun", table.pronouns[low]
-    first = low.split()[0]
+        return subject, "pronoun", table.pronouns[low]
+    words = subject.split()
+    first = words[0].lower()
     if first in table.articles or first.rstrip("'’") in table.articles:
-        return "noun", None
-    return "name", None
+        rest = words[1:]
+        # "the Elephant's Child", "the Crocodile": a capitalised noun is a name.
+        if rest and all(w[:1].isupper() for w in rest) and first in {"the", "le", "la", "el"}:
+            return " ".join(rest), "name", None
+        return subject, "noun", noun_gender(subject)
+    return subject, "name", None
 
 
 def find_tag(
@@ -191,16 +234,23 @@ def find_tag(
         for pattern in (direct, inverted):
             for found in pattern.finditer(tail):
                 rest = tail[found.end() :]
+                # The first tag of the sentence that runs into the quotation: in "Bird
+                # said, with a mournful cry," the cry is no second speaker.
                 if re.fullmatch(r"[^.!?\"]{0,40}[,:]?\s*", rest) and (
-                    match is None or found.start() > match.start()
+                    match is None or found.start() < match.start()
                 ):
                     match = found
         if match is None:
             return None
-    subject = match.group("subject")
-    kind, gender = _classify(subject, table)
+    written = match.group("subject")
+    subject, kind, gender = _classify(written, table)
     start = offset + match.start("subject")
-    return Tag(subject, kind, gender, start, start + len(subject))
+    if kind == "noun":
+        # "said his hairy uncle, the Baboon": the apposition names the speaker.
+        apposition = _APPOSITION.match(text, start + len(written))
+        if apposition is not None:
+            return Tag(apposition.group(1), "name", None, start, offset + apposition.end())
+    return Tag(subject, kind, gender, start, start + len(written))
 
 
 def incise_at(text: str, start: int, language: str | None) -> tuple[int, int] | None:

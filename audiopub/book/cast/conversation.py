@@ -1,0 +1,146 @@
+"""Conversations: the paragraphs of a book as speech turns, and the turn-taking sieve.
+
+A **unit** is one turn: a paragraph with speech and the paragraphs that continue it (English
+leaves a long speech's closing mark off until its last paragraph). A **run** is a stretch of
+turns with no narration paragraph between them. In a run two people usually alternate, so a
+turn nobody tagged goes to the one who did not speak the turn before (or after); a name the
+speaker before calls out ("…, Mr. Holmes?") says who answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from audiopub.book.cast.models import Gender, How
+from audiopub.book.cast.quotes import Span
+from audiopub.book.cast.tags import SubjectKind
+
+__all__ = ["Paragraph", "take_turns", "units"]
+
+
+@dataclass
+class Paragraph:
+    """One paragraph of the book as the sieves see it."""
+
+    chapter: int
+    index: int
+    text: str
+    spans: list[Span]
+    tag_kind: SubjectKind | None = None
+    tag_name: str | None = None  # a name tag's cleaned name, a description in lower case
+    tag_gender: Gender | None = None
+    speaker: int | None = None  # a person of the cast
+    how: How = "none"
+    # People named in narration: (offset, person, whether the name stands as a subject).
+    narration_names: list[tuple[int, int, bool]] = field(default_factory=list)
+    vocative_names: list[str] = field(default_factory=list)  # as the speech writes them
+    vocatives: list[int] = field(default_factory=list)  # those that are people of the cast
+    span_names: list[str | None] = field(default_factory=list)  # each quotation's own tag
+    introduces: int | None = None  # the person its speech says it is ("My name is …")
+
+
+def units(paragraphs: list[Paragraph]) -> list[list[Paragraph]]:
+    """The speech turns: each paragraph with speech, with those that continue it."""
+    found: list[list[Paragraph]] = []
+    for p in paragraphs:
+        if not p.spans:
+            continue
+        if found and p.spans[0].continues and found[-1][-1].spans[-1].open:
+            found[-1].append(p)
+        else:
+            found.append([p])
+    return found
+
+
+def _runs(paragraphs: list[Paragraph]) -> list[list[list[Paragraph]]]:
+    """Turns grouped into runs: a narration paragraph or a new chapter ends a run."""
+    runs: list[list[list[Paragraph]]] = []
+    run: list[list[Paragraph]] = []
+    unit: list[Paragraph] = []
+    previous: Paragraph | None = None
+    for p in paragraphs:
+        new_chapter = previous is not None and previous.chapter != p.chapter
+        previous = p
+        if new_chapter or not p.spans:
+            if unit:
+                run.append(unit)
+            if run:
+                runs.append(run)
+            run, unit = [], []
+            if not p.spans:
+                continue
+        if unit and p.spans[0].continues and unit[-1].spans[-1].open:
+            unit.append(p)
+            continue
+        if unit:
+            run.append(unit)
+        unit = [p]
+    if unit:
+        run.append(unit)
+    if run:
+        runs.append(run)
+    return runs
+
+
+def _speaker(unit: list[Paragraph]) -> int | None:
+    return next((p.speaker for p in unit if p.speaker is not None), None)
+
+
+def _set(unit: list[Paragraph], speaker: int) -> None:
+    for p in unit:
+        if p.speaker is None:
+            p.speaker, p.how = speaker, "turn"
+
+
+def take_turns(paragraphs: list[Paragraph]) -> None:
+    """Give untagged turns a speaker by alternation and vocatives, run by run."""
+    runs = _runs(paragraphs)
+    last_two: list[int] = []  # the two people who spoke last, carried across short breaks
+    for run in runs:
+        known = [s for s in (_speaker(u) for u in run) if s is not None]
+        people = list(dict.fromkeys(known))
+        for unit in run:
+            for p in unit:
+                people.extend(v for v in p.vocatives if v not in people)
+        # A run with one known voice talks with whoever spoke with them just before.
+        if len(people) == 1:
+            people.extend(s for s in reversed(last_two) if s not in people)
+            del people[2:]
+        changed = True
+        while changed:
+            changed = False
+            for k, unit in enumerate(run):
+                if _speaker(unit) is not None:
+                    continue
+                guess = _guess(run, k, people)
+                if guess is not None:
+                    _set(unit, guess)
+                    changed = True
+        for speaker in (_speaker(u) for u in run):
+            if speaker is not None and (not last_two or last_two[-1] != speaker):
+                if speaker in last_two:
+                    last_two.remove(speaker)
+                last_two.append(speaker)
+                del last_two[:-2]
+
+
+def _guess(run: list[list[Paragraph]], k: int, people: list[int]) -> int | None:
+    before = _speaker(run[k - 1]) if k >= 1 else None
+    after = _speaker(run[k + 1]) if k + 1 < len(run) else None
+    # The turn before called someone by name: they answer.
+    if k >= 1 and before is not None:
+        called = [v for p in run[k - 1] for v in p.vocatives if v != before]
+        if called:
+            return called[-1]
+    two = people[:2] if len(people) >= 2 else None
+    if two is not None and len(set(people)) == 2:
+        if before is not None and before in two:
+            return two[1] if before == two[0] else two[0]
+        if after is not None and after in two:
+            return two[1] if after == two[0] else two[0]
+    # With more people: the turn two back, if the turn between was someone else.
+    if k >= 2 and before is not None and _speaker(run[k - 2]) not in (None, before):
+        return _speaker(run[k - 2])
+    if k + 2 < len(run) and after is not None and _speaker(run[k + 2]) not in (None, after):
+        return _speaker(run[k + 2])
+    return None

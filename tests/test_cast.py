@@ -1,0 +1,295 @@
+"""The cast finder on real book text: quotations found (interrupted, continued over several
+paragraphs, nested, beside apostrophes), their speakers (tags, pronouns, turn-taking, aliases,
+one surname for two people), and the other languages' marks and tags."""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from audiopub.book.cast import Attribution, Quote, attribute, by_lines
+from audiopub.book.cast.characters import build_cast
+from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
+from audiopub.book.cast.tags import find_tag
+from audiopub.book.epub_reader import read_epub
+from audiopub.book.models import Book, Chapter
+from audiopub.book.text import normalise_text
+
+EPUBS = Path(__file__).parent / "data" / "epubs"
+SHERLOCK = "pg1661-adventures-of-sherlock-holmes.epub"
+JUST_SO = "pg2781-just-so-stories.epub"
+WAR = "se-war-of-the-worlds.epub"
+
+
+@cache
+def _book(name: str) -> Book:
+    return read_epub(EPUBS / name)
+
+
+@cache
+def _cast(name: str) -> Attribution:
+    return attribute(_book(name))
+
+
+def _quotes(name: str, chapter: int, paragraph: int) -> list[Quote]:
+    return _cast(name).in_paragraph(chapter, paragraph)
+
+
+def _speakers(name: str, chapter: int, paragraphs: range) -> list[str | None]:
+    return [_quotes(name, chapter, p)[0].speaker for p in paragraphs]
+
+
+def _one_chapter(*paragraphs: str, language: str = "en") -> Book:
+    return Book("T", ("A",), language, (Chapter(0, "One", ("One", *paragraphs)),))
+
+
+# --- finding ----------------------------------------------------------------------------------
+
+
+def test_speech_interrupted_by_a_tag_is_two_quotations_with_the_tag_left_to_the_narrator() -> None:
+    # "Try the settee," said Holmes, relapsing into his armchair … "I know, my dear Watson, …"
+    text = _book(SHERLOCK).chapters[2].paragraphs[8]
+    first, second = _quotes(SHERLOCK, 2, 8)
+    assert first.text == "Try the settee,"
+    assert second.text.startswith("I know, my dear Watson")
+    assert "said Holmes" in text[first.end : second.start]
+    assert first.speaker == second.speaker == "Sherlock Holmes"
+    assert first.how == "explicit"
+
+
+def test_speech_over_several_paragraphs_is_one_speaker_throughout() -> None:
+    # Jabez Wilson's story runs from paragraph 40 to 57, each paragraph reopening the quote.
+    paragraphs = _book(SHERLOCK).chapters[2].paragraphs
+    assert not paragraphs[40].endswith('"')
+    assert set(_speakers(SHERLOCK, 2, range(40, 58))) == {"Jabez Wilson"}
+
+
+def test_nested_quotations_stay_inside_the_speech_that_quotes_them() -> None:
+    # Holmes quotes Latin in single marks; Wilson's story quotes Spaulding word for word.
+    (latin_first, latin_rest) = _quotes(SHERLOCK, 2, 26)
+    assert "'Omne ignotum pro magnifico,' you know" in latin_rest.text
+    (story,) = _quotes(SHERLOCK, 2, 44)
+    assert story.text.startswith("'Why,' says he, 'here's another vacancy")
+    assert story.speaker == "Jabez Wilson"  # the teller, not "he" inside the story
+
+
+def test_apostrophes_are_not_quotation_marks_in_a_book_quoting_with_single_marks() -> None:
+    paragraphs = [p for c in _book(JUST_SO).chapters for p in c.paragraphs]
+    assert quote_style(paragraphs) == "single"
+    # "full of 'satiable curtiosity" is narration, however often it is said.
+    assert "satiable" in book_elisions(paragraphs)
+    assert _quotes(JUST_SO, 5, 1) == []
+    # "''Scuse me,' said the Elephant's Child most politely, 'but have you seen …'"
+    first, second = _quotes(JUST_SO, 5, 10)
+    assert (first.text, first.speaker) == ("'Scuse me,", "Elephant's Child")
+    assert second.text.startswith("but have you seen such a thing as a Crocodile")
+    # "She sends 'em abroad" in the closing verse is no quotation either.
+    assert _quotes(JUST_SO, 5, 62) == []
+
+
+def test_contractions_plural_possessives_and_elisions_do_not_open_or_close_quotes() -> None:
+    text = "''Tis the boys' books, rock 'n' roll and o'clock,' said Ann. 'Don't go.'"
+    spans = find_quotes(text, "single")
+    assert [s.text for s in spans] == [
+        "'Tis the boys' books, rock 'n' roll and o'clock,",
+        "Don't go.",
+    ]
+    assert find_quotes("The boys' books and the girls' toys.", "single") == []
+    assert find_quotes("'Tis a pity, and 'twas ever so, at six o' the clock.", "single") == []
+
+
+def test_a_book_with_no_dialogue_has_no_quotations_and_no_cast() -> None:
+    war = _book(WAR)
+    narration = next(c for c in war.chapters if c.title.startswith("VI: The Work of Fifteen"))
+    assert not any('"' in p or "'" in p for p in narration.paragraphs)
+    result = attribute(Book("W", ("H. G. Wells",), "en", (narration,)))
+    assert result == Attribution((), ())
+
+
+# --- who speaks -------------------------------------------------------------------------------
+
+
+def test_explicit_tags_in_either_order_and_pronoun_tags() -> None:
+    assert _quotes(SHERLOCK, 2, 35)[0].speaker == "Sherlock Holmes"  # asked Sherlock Holmes
+    assert _quotes(SHERLOCK, 2, 58)[0].speaker == "Sherlock Holmes"  # remarked Holmes
+    # 'Mr. Jabez Wilson laughed heavily. "Well, I never!" said he.'
+    wilson = _quotes(SHERLOCK, 2, 25)[0]
+    assert (wilson.speaker, wilson.how) == ("Jabez Wilson", "pronoun")
+    # '"Whatever your reasons may be, you are perfectly correct," said she.' — the lady is
+    # named only later ("My name is Helen Stoner").
+    assert _quotes(SHERLOCK, 8, 17)[0].speaker == "Miss Stoner"
+
+
+def test_an_untagged_exchange_alternates_between_its_two_speakers() -> None:
+    # Paragraphs 18–24: Holmes explains his deductions, Wilson asks, no tags at all.
+    assert _speakers(SHERLOCK, 2, range(18, 25)) == ["Sherlock Holmes", "Jabez Wilson"] * 3 + [
+        "Sherlock Holmes"
+    ]
+    assert {q.how for p in range(18, 25) for q in _quotes(SHERLOCK, 2, p)} == {"turn"}
+
+
+def test_the_first_person_narrator_is_named_by_what_the_others_call_them() -> None:
+    # '"Your cases have indeed been of the greatest interest to me," I observed.' — and
+    # Holmes calls him "my dear Watson".
+    assert _quotes(SHERLOCK, 2, 9)[0].speaker == "Watson"
+    # The Martians' narrator is never named.
+    assert _quotes(WAR, 28, 9)[0].speaker == "Narrator"
+
+
+def test_a_description_the_book_uses_as_a_speaker_becomes_a_character() -> None:
+    # "said the artilleryman"; elsewhere "he said" in the same talk.
+    assert _quotes(WAR, 28, 32)[0].speaker == "the artilleryman"
+    assert _quotes(WAR, 28, 10)[0].speaker == "the artilleryman"
+
+
+def test_one_paragraph_can_give_speech_to_two_people() -> None:
+    # 'When the Man waked up he said, "What is Wild Dog doing here?" And the Woman said, …'
+    man, woman = _quotes(JUST_SO, 11, 16)
+    assert (man.speaker, woman.speaker) == ("Man", "Woman")
+
+
+def test_a_persons_names_are_one_character_with_their_aliases_and_gender() -> None:
+    people = {c.name: c for c in _cast(SHERLOCK).characters}
+    holmes = people["Sherlock Holmes"]
+    assert {"Holmes", "Mr. Sherlock Holmes"} <= set(holmes.aliases)
+    assert holmes.gender == "male"
+    assert {"Mr. Jabez Wilson", "Mr. Wilson"} <= set(people["Jabez Wilson"].aliases)
+    assert people["Miss Stoner"].gender == "female"
+    assert not any(name in people for name in ("Holmes", "Mr. Holmes", "Mr. Wilson"))
+
+
+def test_two_people_with_one_surname_stay_two() -> None:
+    # The Copper Beeches' Rucastles as the book writes them.
+    cast = build_cast(
+        Counter({"Mr. Rucastle": 30, "Mrs. Rucastle": 12, "Rucastle": 2, "Mr. Jephro Rucastle": 1}),
+        {},
+    )
+    mister, missus = cast.resolve("Mr. Rucastle"), cast.resolve("Mrs. Rucastle")
+    assert mister is not None and missus is not None and mister != missus
+    assert cast.people[mister].gender == "male" and cast.people[missus].gender == "female"
+    assert cast.resolve("Rucastle") == mister  # a bare surname: the one named most
+    assert cast.resolve("Mr. Jephro Rucastle") == mister
+
+
+def test_first_name_full_name_and_title_are_one_person_but_a_married_title_is_another() -> None:
+    cast = build_cast(
+        Counter({"Anna Carew": 3, "Anna": 9, "Miss Carew": 4, "Mr. Carew": 5, "Mrs. Carew": 6}),
+        {},
+    )
+    anna = cast.resolve("Anna")
+    assert cast.resolve("Anna Carew") == anna
+    assert cast.resolve("Mrs. Carew") not in (anna, cast.resolve("Mr. Carew"))
+    assert cast.people[anna].name == "Anna Carew"
+
+
+def test_characters_are_listed_by_how_much_they_say() -> None:
+    ordered = by_lines(_cast(SHERLOCK))
+    assert ordered[0].name == "Sherlock Holmes"
+    assert [c.lines for c in ordered] == sorted((c.lines for c in ordered), reverse=True)
+    assert sum(c.lines for c in ordered) == sum(
+        q.speaker is not None for q in _cast(SHERLOCK).quotes
+    )
+
+
+def test_the_result_round_trips_through_its_dictionary() -> None:
+    result = _cast(JUST_SO)
+    assert Attribution.from_dict(result.to_dict()) == result
+
+
+# --- other languages --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "quotes"),
+    [
+        ("« Entrez, et fermez la porte. »", ["Entrez, et fermez la porte."]),
+        ("„Komm herein“, sagte er.", ["Komm herein"]),
+        ("»Komm herein«, sagte sie.", ["Komm herein"]),
+        ("“Come in,” she said, “and shut the door.”", ["Come in,", "and shut the door."]),
+        ("‘Come in,’ she said, ‘it’s cold.’", ["Come in,", "it’s cold."]),
+    ],
+)
+def test_curly_marks_guillemets_and_german_quotes(text: str, quotes: list[str]) -> None:
+    style = "single" if text[0] == "‘" else "double"
+    assert [s.text for s in find_quotes(text, style)] == quotes
+
+
+def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -> None:
+    guillemets = find_quotes("« Entrez, dit-il, et fermez la porte. »", "double", "fr")
+    assert [s.text for s in guillemets] == ["Entrez", "et fermez la porte."]
+    french = find_quotes("— Entrez, dit-il, et fermez la porte.", "double", "fr")
+    assert [s.text for s in french] == ["Entrez", "et fermez la porte."]
+    spanish = find_quotes("—Pasa —dijo ella—. Hace frío.", "double", "es")
+    assert [s.text for s in spanish] == ["Pasa", "Hace frío."]
+
+
+@pytest.mark.parametrize(
+    ("language", "narration", "subject", "kind"),
+    [
+        ("en", ", said Mrs. Carew, smiling.", "Mrs. Carew", "name"),
+        ("en", " the doctor cried.", "the doctor", "noun"),
+        ("en", " she whispered.", "she", "pronoun"),
+        ("fr", ", répondit Madame Bovary.", "Madame Bovary", "name"),
+        ("fr", ", dit-elle.", "elle", "pronoun"),
+        ("es", " —dijo Sancho—.", "Sancho", "name"),
+        ("de", ", sagte er.", "er", "pronoun"),
+        ("de", ", rief Frau Müller.", "Frau Müller", "name"),
+    ],
+)
+def test_speech_tags_per_language(language: str, narration: str, subject: str, kind: str) -> None:
+    tag = find_tag(narration, language)
+    assert tag is not None and (tag.subject, tag.kind) == (subject, kind)
+
+
+def test_a_french_book_is_cast_from_its_tags() -> None:
+    book = _one_chapter(
+        "« Vous voilà enfin, dit Madame Bovary. Asseyez-vous. »",
+        "« Merci, madame, répondit Léon. »",
+        "« Il fait froid, dit-elle. »",
+        language="fr",
+    )
+    result = attribute(book)
+    assert [(q.text, q.speaker) for q in result.quotes] == [
+        ("Vous voilà enfin", "Madame Bovary"),
+        ("Asseyez-vous.", "Madame Bovary"),
+        ("Merci, madame", "Léon"),
+        ("Il fait froid", "Madame Bovary"),
+    ]
+    assert {c.name: c.gender for c in result.characters} == {
+        "Madame Bovary": "female",
+        "Léon": None,
+    }
+
+
+def test_dash_dialogue_survives_the_normaliser_taking_its_dashes() -> None:
+    # The reader's normaliser drops a paragraph's opening dash and turns the incise's dashes
+    # into commas; the tag inside the first sentence still marks the paragraph as speech.
+    raw = [
+        "—¿Vienes conmigo? —preguntó Sancho.",
+        "—No puedo —dijo ella—. Hace frío.",
+        "Sancho se fue sin decir nada más.",
+    ]
+    book = _one_chapter(*(normalise_text(p) for p in raw), language="es")
+    assert [(q.text, q.speaker) for q in attribute(book).quotes] == [
+        ("¿Vienes conmigo?", "Sancho"),
+        ("No puedo", None),
+        ("Hace frío.", None),
+    ]
+
+
+@pytest.mark.parametrize("name", [SHERLOCK, JUST_SO, WAR])
+def test_every_span_holds_its_words_in_order_without_overlap(name: str) -> None:
+    # The chunker cuts paragraphs at these offsets, so they must be exact.
+    book = _book(name)
+    paragraphs = {(c.index, i): p for c in book.chapters for i, p in enumerate(c.paragraphs)}
+    result = _cast(name)
+    assert result.quotes
+    end_before: dict[tuple[int, int], int] = {}
+    for quote in result.quotes:
+        key = (quote.chapter, quote.paragraph)
+        assert quote.text and quote.text in paragraphs[key][quote.start : quote.end]
+        assert quote.start >= end_before.get(key, 0)
+        end_before[key] = quote.end
