@@ -8,6 +8,7 @@ speaker in turn): what is tested is what the cast does with an attribution, whoe
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -25,6 +26,7 @@ from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book
 from audiopub.book.voicing import Voicing, voiced_segments
+from audiopub.cli import main
 from audiopub.errors import AudiopubError
 from audiopub.jobs.book_plan import plan_book
 from audiopub.jobs.models import ChunkRow, JobSettings, JobState, chunk_cache_key
@@ -465,3 +467,35 @@ def test_a_piper_cast_speaks_each_chunk_in_its_voice_and_a_new_voice_remakes_onl
             assert (old.cache_key != new.cache_key) == holmes_line, old.text
             assert (new.reused_from is None) == holmes_line, old.text
         assert any(row.voice == P264 for row in first)
+
+
+def test_the_cast_command_lists_sets_and_keeps_a_voice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_multi_speaker_voice(tmp_path / "models" / "piper", PIPER_MODEL)
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
+    epub = build_epub(
+        tmp_path / "thumb.epub",
+        [("The Engineer's Thumb", list(read_epub(HOLMES).chapters[9].paragraphs[155:159]))],
+    )
+    command = ["cast", str(epub), "--engine", "piper", "--voice", P236]
+    assert main([*command, "--set", f"Holmes={P264}", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    voices = {c["name"]: c["voice"] for c in listed["characters"]}
+    assert voices["Holmes"] == P264 and P236 not in voices.values()
+    assert set(listed["characters"][0]) == {"name", "aliases", "gender", "lines", "voice"}
+    none_at_all = next(q for q in listed["quotes"] if q["text"].startswith("None"))
+    assert none_at_all == {
+        "chapter": 0,
+        "text": "None at all,",  # its own words, without its marks
+        "speaker": "Holmes",
+        "voice": P264,
+    }
+    assert main(command) == 0  # cast again: the voice chosen is kept
+    table = capsys.readouterr()
+    assert re.search(rf"^Holmes +{re.escape(P264)} ", table.out, re.M)
+    assert table.err.startswith(f"cast: {len(voices)} characters in ")
+    assert main([*command, "--set", "Moriarty=x"]) == 1
+    assert "No character 'Moriarty'" in capsys.readouterr().err
+    assert main([*command, "--set", "Holmes"]) == 1
+    assert "--set takes NAME=VOICE" in capsys.readouterr().err
