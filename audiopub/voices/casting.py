@@ -28,7 +28,7 @@ from audiopub.book.cast.attribution import NARRATOR as FIRST_PERSON
 from audiopub.book.cast.models import Attribution, Character, Gender, Quote
 from audiopub.book.lexicon import book_key
 from audiopub.book.models import Book
-from audiopub.book.voicing import VoicedSpan, Voicing
+from audiopub.book.voicing import VoicedSpan, Voicing, cast_summary
 from audiopub.errors import AudiopubError
 from audiopub.tts.engine import Engine, Voice, voice_of
 
@@ -102,7 +102,7 @@ def assign_voices(
     characters and voices give the same cast every time.
     """
     chosen = dict(chosen or {})
-    voices = {name: voice for name, voice in chosen.items()}
+    voices = dict(chosen)
     if any(c.name == FIRST_PERSON for c in characters):
         voices.setdefault(FIRST_PERSON, narrator.id)  # "I said": the one who tells the story
     candidates = [voice for voice in pool if voice.id != narrator.id]
@@ -277,10 +277,7 @@ class Cast:
 
     def summary(self) -> str:
         """ "cast: 3 characters in 2 voices (narrator af_heart)"."""
-        return (
-            f"cast: {len(self.voices)} characters in {len(set(self.voices.values()))} voices "
-            f"(narrator {self.narrator})"
-        )
+        return f"cast: {cast_summary(self.voices, self.narrator)}"
 
     def to_dict(self) -> dict[str, Any]:
         """Characters with their voices and quotations with theirs (what `cast --json` prints:
