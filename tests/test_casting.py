@@ -178,6 +178,13 @@ def test_voices_in_another_language_or_at_another_rate_are_not_cast() -> None:
         Voice("de_DE-thorsten-medium", "thorsten", "de-DE", 22_050),
     ]
     assert [v.id for v in cast_voices(voices, narrator, "en")] == ["en_GB-vctk-medium#p239"]
+    # Every Kokoro voice reads English; the English ones are cast while there are any.
+    kokoro = [kokoro_voice(name) for name in ("af_heart", "am_adam", "bf_emma")]
+    japanese = Voice("jf_alpha", describe("jf_alpha"), "ja", SAMPLE_RATE, ("ja", "en"))
+    assert cast_voices([*kokoro, japanese], kokoro[0], "en-GB") == kokoro[1:]
+    assert cast_voices([kokoro[0], japanese], kokoro[0], "en") == [japanese]
+    multilingual = [Voice(f"F{n}", f"Female {n}", "multi", 44_100, ("en", "ko")) for n in (1, 2)]
+    assert cast_voices(multilingual, multilingual[0], "en") == multilingual[1:]
     assert voice_gender(kokoro_voice("bm_george")) == "male"
     assert voice_gender(Voice("F2", "Female 2", "multi", 44_100)) == "female"
     assert voice_gender(voices[1]) is None

@@ -56,16 +56,25 @@ def voice_gender(voice: Voice) -> Gender | None:
 
 
 def cast_voices(voices: Iterable[Voice], narrator: Voice, language: str | None) -> list[Voice]:
-    """The voices a cast may give characters, of an engine's `voices`: those in the book's
-    language (the narrator's where the book names none), at the narrator's sample rate, not
-    the narrator's."""
-    return [
+    """The voices a cast may give characters, of an engine's `voices`: those that read the
+    book's language (the narrator's where the book names none) at the narrator's sample rate,
+    not the narrator's; of those, the voices whose own language it is where there are any
+    (every Kokoro voice reads English, a Japanese voice with its accent)."""
+    readers = [
         voice
         for voice in voices
         if voice.id != narrator.id
         and voice.sample_rate == narrator.sample_rate
         and (voice.speaks(language) if language else voice.language == narrator.language)
     ]
+    if not language:
+        return readers
+    native = [voice for voice in readers if _primary(voice.language) == _primary(language)]
+    return native or readers
+
+
+def _primary(tag: str) -> str:
+    return tag.replace("_", "-").split("-", 1)[0].lower()
 
 
 def _stable_rank(name: str, voice: str) -> str:
