@@ -1,5 +1,5 @@
 """The `audiopub` command line: serve (the web UI; the default), convert, jobs, resume, pause,
-cancel, export, voices, names, spoken, bench, doctor.
+cancel, export, voices, names, spoken, cast, bench, doctor.
 
 One job: the parser and a short handler per command, read side by side, with what the
 arguments mean (where `convert -o` writes, the books a folder names, the forms asked for) and
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import logging
 import os
 import shutil
@@ -18,13 +19,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from audiopub import __version__, settings
 from audiopub import figures as fmt
 from audiopub.bench import command as bench_command
 from audiopub.bench import doctor_command
+from audiopub.book.cast import attribute
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
@@ -59,6 +61,7 @@ from audiopub.listen import command as listen_command
 from audiopub.tts.engine import voice_of
 from audiopub.tts.registry import ENGINE_NAMES, get_engine
 from audiopub.voices import command as voices_command
+from audiopub.voices.casting import BookCast
 
 SERVE_HOST = "127.0.0.1"  # the web UI has no accounts: only this computer, unless --host
 SERVE_PORT = 8080
@@ -135,6 +138,11 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _add_ray_option(conv)
     conv.add_argument(
+        "--cast",
+        action="store_true",
+        help="read each character's quotations in a voice of its own (`audiopub cast`)",
+    )
+    conv.add_argument(
         "--proof-listen",
         action=argparse.BooleanOptionalAction,
         help="hear every chunk made and speak again what came out wrong "
@@ -182,6 +190,20 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     spoken.add_argument("text", nargs="*", help="lines of text (none or -: read standard input)")
     spoken.add_argument("--language", default="en", help="e.g. en, de, fr, es (default: en)")
+    cast = commands.add_parser(
+        "cast", help="a book's characters and the voices that read them (docs/cast.md)"
+    )
+    cast.add_argument("book", type=Path, help="the .epub file")
+    cast.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
+    cast.add_argument("--voice", help="the narrator's voice (default: the engine's first)")
+    cast.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VOICE",
+        help="read a character in this voice (kept in the book's cast file)",
+    )
+    cast.add_argument("--json", action="store_true", help="characters and quotations as JSON")
     bench = commands.add_parser(
         "bench",
         help="measure speed: chars/sec and real-time factor "
@@ -386,6 +408,10 @@ def _convert_book(
         if not args.chapters:
             _say_front_matter(book)
         engine = get_engine(wanted.engine, use_gpu=wanted.use_gpu)
+        if args.cast:
+            narrator = wanted.voice or engine.voices()[0].id
+            voicing = _book_cast(epub, book).cast(engine, narrator).voicing(engine)
+            wanted = replace(wanted, voice=narrator, cast=voicing)
         done = None
         if job is None:  # one book made with the same settings and words is one job
             done = next(
@@ -587,7 +613,9 @@ def _convert_library(args: argparse.Namespace, outputs: ConvertOutputs) -> int:
 
 def _show_spoken(book: Book, max_chars: int, settings: JobSettings, lexicon: Lexicon) -> None:
     """Each chunk whose spoken form differs from its text, as the job will plan it."""
-    for title, chunks in plan_book(book, max_chars, settings.chapters, settings.language, lexicon):
+    for title, chunks in plan_book(
+        book, max_chars, settings.chapters, settings.language, lexicon, settings.cast
+    ):
         changed = [chunk for chunk in chunks if chunk.spoken != chunk.text]
         if changed:
             print(f"{title}:")
@@ -680,6 +708,52 @@ def _spoken(args: argparse.Namespace) -> int:
     return 0
 
 
+def _book_cast(epub: Path, book: Book) -> BookCast:
+    return BookCast.of(settings.data_dir(), epub, book, attribute)
+
+
+def _cast(args: argparse.Namespace) -> int:
+    if not args.book.is_file():
+        raise AudiopubError(f"No such file: {args.book}")
+    engine = get_engine(args.engine)
+    book_cast = _book_cast(args.book, read_epub(args.book))
+    narrator = args.voice or engine.voices()[0].id
+    for assignment in args.set:
+        name, equals, voice = assignment.partition("=")
+        if not equals or not name.strip() or not voice.strip():
+            raise AudiopubError(f"--set takes NAME=VOICE, not {assignment!r}")
+        book_cast.set_voice(name.strip(), voice.strip(), engine)
+    cast = book_cast.cast(engine, narrator)
+    if args.json:
+        data = cast.to_dict()
+        keep = ("name", "aliases", "gender", "lines", "voice")
+        print(
+            json.dumps(
+                {
+                    "characters": [{k: c[k] for k in keep} for c in data["characters"]],
+                    "quotes": [
+                        {k: q[k] for k in ("chapter", "text", "speaker", "voice")}
+                        for q in data["quotes"]
+                    ],
+                },
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
+        return 0
+    rows = cast.to_dict()["characters"]
+    width = max((len(row["name"]) for row in rows), default=4)
+    print(f"{'narrator':{width}}  {narrator}")
+    for row in rows:
+        aliases = f"  ({', '.join(row['aliases'])})" if row["aliases"] else ""
+        print(
+            f"{row['name']:{width}}  {row['voice']:12} {row['gender'] or '?':6} "
+            f"{row['lines']:5} lines{aliases}"
+        )
+    print(cast.summary(), file=sys.stderr)
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     return bench_command.main(args)  # it imports what each mode needs when it runs
 
@@ -712,6 +786,8 @@ def _run(args: argparse.Namespace) -> int:
         return _names(args)
     if args.command == "spoken":
         return _spoken(args)
+    if args.command == "cast":
+        return _cast(args)
     return _serve(args)  # `audiopub` alone, or `audiopub serve`
 
 

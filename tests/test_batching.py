@@ -89,6 +89,18 @@ def test_planned_batches_never_mix_voices_and_cover_every_task_once() -> None:
         assert len({task.voice for _, task in batch}) == 1
 
 
+def test_voices_taking_turns_fill_batches_of_their_own_in_reading_order() -> None:
+    # A cast: the narrator and a character in turn, as a dialogue is cut.
+    tasks = [_task(i, "a" * (40 + i), voice="narrator" if i % 2 else "holmes") for i in range(8)]
+    batches = list(planned_batches(tasks, lambda: BatchLimits(8)))
+    assert [[position for position, _ in batch] for batch in batches] == [
+        [0, 2, 4, 6],
+        [1, 3, 5, 7],
+    ]
+    alone = list(planned_batches(tasks, lambda: BatchLimits(1)))
+    assert [[position for position, _ in batch] for batch in alone] == [[i] for i in range(8)]
+
+
 def test_results_come_back_in_task_order_whatever_order_batches_finish() -> None:
     def result(position: int) -> tuple[int, ChunkResult]:
         return position, ChunkResult(f"k{position}", position, 1, 0.0, "CPU")

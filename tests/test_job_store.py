@@ -273,14 +273,17 @@ def test_a_version_7_store_keeps_its_chunks_without_word_starts(db_path: Path, e
             "ALTER TABLE chunks DROP COLUMN word_starts_json",
             "ALTER TABLE chunks DROP COLUMN clip_lead",
             "DROP TABLE chunk_hearings",
+            "ALTER TABLE chunks DROP COLUMN voice",
         ],
     )
 
     with JobStore(db_path) as store:
         chunks = store.ledger.chapter_chunks(job_id, 0)
-        assert [(c.state, c.clip_start, c.word_starts, c.clip_word_starts) for c in chunks] == [
-            (ChunkState.DONE, 0, None, None),
-            (ChunkState.DONE, 95, None, None),
+        assert [
+            (c.state, c.clip_start, c.word_starts, c.clip_word_starts, c.voice) for c in chunks
+        ] == [
+            (ChunkState.DONE, 0, None, None, ""),  # read by the job's voice, as they were
+            (ChunkState.DONE, 95, None, None, ""),
         ]
 
 

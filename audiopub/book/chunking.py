@@ -6,7 +6,8 @@ most `max_chars` characters — characters of the spoken form when a `speak` fun
 engine reads). Only a sentence that is longer than the limit on its own is cut
 smaller: at clause boundaries first, then between words, and as a last resort inside a word.
 A chunk never spans two paragraphs, because the stitcher puts a paragraph pause after the last
-chunk of each paragraph.
+chunk of each paragraph; nor two voices, where a cast gives quotations to characters
+(`book.voicing`): a paragraph is cut at its voiced spans first.
 
 Every cut is made at whitespace except that last resort, so the words of the chunks, in order,
 are the words of the paragraphs.
@@ -15,10 +16,11 @@ are the words of the paragraphs.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from audiopub.book.models import Chunk
 from audiopub.book.text import split_sentences
+from audiopub.book.voicing import VoicedSpan, voiced_segments
 
 __all__ = ["chunk_paragraphs", "cut_sentence", "split_clauses"]
 
@@ -107,6 +109,7 @@ def chunk_paragraphs(
     max_chars: int,
     chapter_index: int = 0,
     speak: Callable[[str], str] | None = None,
+    voiced: Mapping[int, Sequence[VoicedSpan]] | None = None,
 ) -> list[Chunk]:
     """Chunk one chapter: each chunk has 1..max_chars characters and stays inside a paragraph.
 
@@ -115,21 +118,28 @@ def chunk_paragraphs(
     longer than the limit on its own is cut as written. Empty (or whitespace-only) paragraphs
     are skipped. The last chunk of each paragraph has `ends_paragraph=True`. Chunk indices run
     0..n-1 within the chapter.
+
+    `voiced` (paragraph position → its spans read by other voices than the narrator's) cuts a
+    paragraph at those spans, so that no chunk holds two voices, and each chunk carries its
+    voice ("" for the narrator's).
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
     say = speak or (lambda text: text)
     chunks: list[Chunk] = []
-    for paragraph in paragraphs:
-        # One space between words: the cuts (and the length limit) assume it.
-        pieces = _fit(
-            " ".join(paragraph.split()),
-            max_chars,
-            _SPLITTERS,
-            (lambda text: len(say(text))) if speak else len,
-        )
-        pieces = [piece for piece in pieces if piece]  # "" comes back for an empty paragraph
-        for number, piece in enumerate(pieces):
+    length = (lambda text: len(say(text))) if speak else len
+    for position, paragraph in enumerate(paragraphs):
+        spans = voiced.get(position, ()) if voiced else ()
+        segments = voiced_segments(paragraph, list(spans)) if spans else [(paragraph, "")]
+        # One space between words: the cuts (and the length limit) assume it. "" comes back
+        # for an empty paragraph or segment.
+        pieces = [
+            (piece, voice)
+            for segment, voice in segments
+            for piece in _fit(" ".join(segment.split()), max_chars, _SPLITTERS, length)
+            if piece
+        ]
+        for number, (piece, voice) in enumerate(pieces):
             chunks.append(
                 Chunk(
                     chapter_index=chapter_index,
@@ -137,6 +147,7 @@ def chunk_paragraphs(
                     text=piece,
                     ends_paragraph=number == len(pieces) - 1,
                     spoken=say(piece),
+                    voice=voice,
                 )
             )
     return chunks

@@ -154,6 +154,8 @@ class Chunk:
     text: str
     ends_paragraph: bool  # the stitcher follows it with a paragraph pause, else a sentence pause
     spoken: str = ""  # "" until the chunker sets it: then the text as written
+    # The voice that reads it, where a cast gives it to a character; "": the job's voice.
+    voice: str = ""
 
     def __post_init__(self) -> None:
         if not self.spoken:

@@ -22,6 +22,7 @@ from audiopub.book.lexicon import (
 )
 from audiopub.book.models import Book, Chapter, Chunk
 from audiopub.book.spoken import spoken_form
+from audiopub.book.voicing import Voicing
 from audiopub.jobs.models import Job, JobSettings
 from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import Engine
@@ -43,11 +44,13 @@ def plan_book(
     selection: Sequence[int] | None = None,
     language: str | None = None,
     lexicon: Lexicon | None = None,
+    cast: Voicing | None = None,
 ) -> list[tuple[str, list[Chunk]]]:
     """The chapters to narrate, each cut into chunks the engine reads well, with the words a
     narrator says for each: as the `lexicon` says for what its entries claim, else numbers,
     numerals, abbreviations and units by the rules of the text's `language` (default: the
-    book's)."""
+    book's). With a `cast`, quotations its characters read are chunks of their own, in their
+    voices."""
     text_language = language or book.language
 
     def plain(text: str) -> str:
@@ -57,7 +60,16 @@ def plan_book(
         return lexicon.speak(text, plain) if lexicon else plain(text)
 
     return [
-        (ch.title, chunk_paragraphs(ch.paragraphs, max_chars, ch.index, speak))
+        (
+            ch.title,
+            chunk_paragraphs(
+                ch.paragraphs,
+                max_chars,
+                ch.index,
+                speak,
+                cast.in_chapter(ch.index) if cast else None,
+            ),
+        )
         for ch in chosen_chapters(book, selection)
     ]
 

@@ -131,13 +131,12 @@ def planned_batches(
 ) -> Iterator[list[tuple[int, ChunkTask]]]:
     """Batches of (position, task): windows of upcoming tasks grouped by text length within
     the limits of the moment (they shrink after an out-of-memory error). A batch holds one
-    voice and one set of options; with at most one chunk a batch, tasks stay in order. The
-    padded-characters bound is the one for the window's speed."""
+    voice and one set of options (an engine speaks a padded batch in one voice), so a window's
+    tasks are grouped by them first: a cast's voices taking turns still fill whole batches.
+    With at most one chunk a batch, tasks stay in order. The padded-characters bound is the
+    one for each group's speed."""
     window: list[tuple[int, ChunkTask]] = []
     for position, task in enumerate(tasks):
-        if window and (task.voice, task.options) != (window[0][1].voice, window[0][1].options):
-            yield from _plan_window(window, limits())
-            window = []
         window.append((position, task))
         if len(window) >= limits().max_items * WINDOW_BATCHES:
             yield from _plan_window(window, limits())
@@ -149,9 +148,16 @@ def planned_batches(
 def _plan_window(
     window: list[tuple[int, ChunkTask]], limits: BatchLimits
 ) -> Iterator[list[tuple[int, ChunkTask]]]:
-    limits = limits.at_speed(window[0][1].options.speed)  # one window, one set of options
-    for batch in plan_batches([len(task.text) for _, task in window], limits):
-        yield [window[index] for index in batch]
+    groups: dict[tuple[str, SynthesisOptions], list[tuple[int, ChunkTask]]] = {}
+    for item in window:
+        groups.setdefault((item[1].voice, item[1].options), []).append(item)
+    batches = []
+    for (_, options), group in groups.items():
+        lengths = [len(task.text) for _, task in group]
+        for batch in plan_batches(lengths, limits.at_speed(options.speed)):
+            batches.append([group[index] for index in batch])
+    # In the reading order of their first chunk, so the start of the window is ready first.
+    yield from sorted(batches, key=lambda batch: batch[0][0])
 
 
 def in_task_order(batches: Iterable[list[tuple[int, ChunkResult]]]) -> Iterator[ChunkResult]:

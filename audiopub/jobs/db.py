@@ -157,6 +157,10 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
         )
         """,
     ),
+    (  # 10: the voice that reads each chunk, where a cast gives it to a character (NULL: the
+        # job's voice)
+        "ALTER TABLE chunks ADD COLUMN voice TEXT",
+    ),
 )
 
 

@@ -87,7 +87,7 @@ class JobLedger:
             finished = done_chapters(conn, job_id)
             conn.execute("DELETE FROM chapters WHERE job_id = ?", (job_id,))  # and its chunks
             for idx, (title, chunks) in enumerate(chapters):
-                keys = [chunk_cache_key(chunk.spoken, settings) for chunk in chunks]
+                keys = [chunk_cache_key(chunk.spoken, settings, chunk.voice) for chunk in chunks]
                 old = finished.get(idx)
                 kept = old if old and old.signature == signature(title, keys, chunks) else None
                 conn.execute(

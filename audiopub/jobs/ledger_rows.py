@@ -19,7 +19,7 @@ CHAPTER_COLUMNS = (
 CHUNK_COLUMNS = (
     "job_id, chapter_idx, idx, text, ends_paragraph, cache_key, state, audio_path, frames, "
     "duration_s, synth_s, provider, attempts, error, stage_times_json, sample_rate, wall_s, "
-    "done_at, spoken, reused_from, clip_start, clip_frames, word_starts_json, clip_lead"
+    "done_at, spoken, reused_from, clip_start, clip_frames, word_starts_json, clip_lead, voice"
 )
 INSERT_CHAPTER = (
     f"INSERT INTO chapters ({CHAPTER_COLUMNS}) "
@@ -102,6 +102,7 @@ def chunk_from_row(row: Sequence[Any]) -> ChunkRow:
         clip_frames,
         word_starts_json,
         clip_lead,
+        voice,
     ) = row
     return ChunkRow(
         job_id=job_id,
@@ -128,6 +129,7 @@ def chunk_from_row(row: Sequence[Any]) -> ChunkRow:
         clip_frames=clip_frames,
         word_starts=words_of(word_starts_json),
         clip_lead=clip_lead,
+        voice=voice or "",
     )
 
 
@@ -248,6 +250,7 @@ def new_chunk_row(
             None,
             None,
             None,
+            chunk.voice or None,
         )
     return (
         job_id,
@@ -274,4 +277,5 @@ def new_chunk_row(
         clip_frames,
         words_json(done.word_starts),
         clip_lead,
+        chunk.voice or None,
     )

@@ -18,6 +18,7 @@ from typing import Any
 from audiopub import settings as defaults
 from audiopub.book.lexicon import Entry, entries_from_data, entries_to_data
 from audiopub.book.models import chunk_chars
+from audiopub.book.voicing import Voicing
 from audiopub.tts.engine import SynthesisOptions
 
 
@@ -106,9 +107,15 @@ class JobSettings(Narration):
     # None: not decided yet; `submission.resolve_settings` decides it once, at submission,
     # and the job keeps the decision for every run. It changes no audio the cache keeps.
     proof_listen: bool | None = None
+    # The cast it speaks with (`convert --cast`): which quotations other voices read. Each
+    # chunk's own voice goes into its cache key (`chunk_cache_key`), so the cast itself needs
+    # no place in the key. None: the narrator reads everything.
+    cast: Voicing | None = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()  # validates speed and steps with the engine contract's rules
+        if isinstance(self.cast, Mapping):  # read from JSON
+            object.__setattr__(self, "cast", Voicing.from_dict(self.cast))
         if self.batch_size is not None and not 1 <= self.batch_size <= defaults.MAX_BATCH_SIZE:
             raise ValueError(
                 f"batch size must be 1-{defaults.MAX_BATCH_SIZE}, not {self.batch_size}"
@@ -145,6 +152,7 @@ class JobSettings(Narration):
             "lexicon": entries_to_data(self.lexicon),
             "forms": dict(self.forms) if self.forms is not None else None,
             "proof_listen": self.proof_listen,
+            "cast": self.cast.to_dict() if self.cast is not None else None,
         }
 
     @classmethod
@@ -173,15 +181,23 @@ class JobSettings(Narration):
         }
 
 
-def chunk_cache_key(text: str, settings: JobSettings) -> str:
+def chunk_cache_key(text: str, settings: JobSettings, voice: str = "") -> str:
     """32 hex chars naming a chunk's audio: sha256 of canonical JSON of text + settings.
 
     The text is hashed exactly as the engine receives it (the chunk's spoken form); normalising
-    it again here could make two different inputs share audio.
+    it again here could make two different inputs share audio. `voice`: the chunk's own, where
+    the cast gives it to a character ("": the job's); its key is the one a job in that voice
+    would give the text, so changing one character's voice changes only that character's keys.
     """
     if settings.voice is None:
         raise ValueError("Resolve the voice before computing cache keys: None is ambiguous")
-    payload = {"text": text, **settings.cache_namespace()}
+    namespace = settings.cache_namespace()
+    if voice and voice != settings.voice:
+        models = settings.cast.models if settings.cast is not None else {}
+        if voice not in models:
+            raise ValueError(f"The cast names no model for the voice {voice!r}")
+        namespace.update(voice=voice, model_id=models[voice])
+    payload = {"text": text, **namespace}
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
 
@@ -258,6 +274,7 @@ class ChunkRow:
     # audio, so they go wherever it is reused.
     word_starts: tuple[int, ...] | None = None
     clip_lead: int | None = None  # frames of its audio cut before its clip (leading silence)
+    voice: str = ""  # the voice that reads it, where the cast says; "": the job's voice
 
     @property
     def char_count(self) -> int:

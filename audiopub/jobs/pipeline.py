@@ -155,6 +155,7 @@ class JobRun:
                 settings.chapters,
                 settings.language,
                 job_lexicon(self.store, self.job.epub_path, self.book, settings, self.engine),
+                settings.cast,
             ),
         )
         # Text preparation: cutting the chapters into chunks and writing the plan.
@@ -281,7 +282,7 @@ class JobRun:
             ChunkTask(
                 c.cache_key,
                 c.spoken,
-                self.plan.voice.id,
+                c.voice or self.plan.voice.id,
                 self.plan.options,
                 chunk_path(self.dir, c.cache_key),
             )

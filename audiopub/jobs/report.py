@@ -35,6 +35,8 @@ def run_summary(store: JobStore, job: Job, elapsed_s: float, since: float) -> li
         f"  chapters: {len(chapters)}   duration: {fmt.clock(audio_s)}",
         f"  this run: {run.describe(fmt.START_TO_FINISH)}",
     ]
+    if job.settings.cast is not None:
+        lines.append(f"  cast: {job.settings.cast.summary()}")
     started = job.stage_times.get(fmt.ENGINE_START)
     if started is not None:
         lines.append(

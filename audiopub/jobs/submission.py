@@ -24,6 +24,7 @@ from audiopub.jobs.models import Job, JobSettings, JobState, chunk_cache_key
 from audiopub.jobs.store import JobStore
 from audiopub.listen.stage import listening_ready, require_listening
 from audiopub.tts.engine import Engine, Voice, voice_of
+from audiopub.voices.casting import check_voicing
 from audiopub.voices.catalogue import local_catalogue
 from audiopub.voices.suggest import language_name, voices_for
 
@@ -176,6 +177,8 @@ def submit_job(
         bool(voice.languages) and bool(resolved.language) and voice.speaks(resolved.language or "")
     )
     check_speakable(book, resolved.language if reads_book else voice.language, voice.id)
+    if resolved.cast is not None:
+        check_voicing(resolved.cast, engine, voice)
     job_lexicon(store, epub, book, resolved, engine)  # a bad entry fails here, before a job
     chars = sum(ch.char_count for ch in chosen_chapters(book, resolved.chapters))
     check_disk_space(store.jobs_dir, disk_needed(chars, voice.sample_rate, resolved.speed))
@@ -192,9 +195,14 @@ def made_as_asked(
         return False
     lexicon = job_lexicon(store, job.epub_path, book, settings, engine)
     planned = [
-        chunk_cache_key(chunk.spoken, settings)
+        chunk_cache_key(chunk.spoken, settings, chunk.voice)
         for _, chunks in plan_book(
-            book, engine.max_chunk_chars, settings.chapters, settings.language, lexicon
+            book,
+            engine.max_chunk_chars,
+            settings.chapters,
+            settings.language,
+            lexicon,
+            settings.cast,
         )
         for chunk in chunks
     ]

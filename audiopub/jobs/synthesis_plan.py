@@ -18,6 +18,7 @@ from audiopub.jobs.models import JobSettings
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import Engine, SynthesisOptions, Voice, voice_of
 from audiopub.tts.registry import get_engine
+from audiopub.voices.casting import check_voicing
 
 log = logging.getLogger(__name__)
 
@@ -54,18 +55,20 @@ def plan_synthesis(
     the executor `executors` makes (None: this machine's, `executor_for`), or `engine` as given
     (tests, benchmarks) in this process.
 
-    The voice is looked up before any executor starts, so an unknown voice starts no engine
-    processes."""
+    The voice (and a cast's voices) are looked up before any executor starts, so an unknown
+    voice starts no engine processes."""
     assert settings.voice is not None  # resolved when the job was submitted
-    if engine is None:
-        engine = get_engine(settings.engine, use_gpu=settings.use_gpu)
-        voice = voice_of(engine, settings.voice)
+    given = engine is not None
+    engine = engine or get_engine(settings.engine, use_gpu=settings.use_gpu)
+    voice = voice_of(engine, settings.voice)
+    if settings.cast is not None:
+        check_voicing(settings.cast, engine, voice)
+    if given:
+        executor = in_process_executor(engine, settings.batch_size)
+    else:
         executor = (executors or executor_for)(
             settings.engine, engine, settings.batch_size, settings.voice
         )
-    else:
-        voice = voice_of(engine, settings.voice)
-        executor = in_process_executor(engine, settings.batch_size)
     return SynthesisPlan(
         engine, voice, settings.synthesis_options(), executor, executor.describe(), executor.limits
     )

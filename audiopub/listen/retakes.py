@@ -189,7 +189,7 @@ class Retakes:
             ChunkTask(
                 f"{chunk.cache_key}.take{number}.{index}",
                 piece,
-                settings.voice,
+                chunk.voice or settings.voice,  # a character's chunk keeps its voice
                 options,
                 self.job_dir / "chunks" / f"{chunk.cache_key}.take{number}.{index}.flac",
             )
