@@ -26,10 +26,10 @@ from audiopub import __version__, settings
 from audiopub import figures as fmt
 from audiopub.bench import command as bench_command
 from audiopub.bench import doctor_command
-from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
 from audiopub.book.models import Book
+from audiopub.book.reading import BOOK_SUFFIXES, book_suffix, read_book
 from audiopub.cluster import connection as cluster_connection
 from audiopub.cluster.executor import job_executors
 from audiopub.errors import AudiopubError
@@ -77,7 +77,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "book",
         type=Path,
         nargs="+",
-        help="the .epub file; several, or folders of them, make one job per book",
+        help="the book (EPUB, or text, Markdown, HTML, Word, FB2, OpenDocument, PDF: "
+        "see docs/formats.md); several, or folders of them, make one job per book",
     )
     conv.add_argument(
         "-o",
@@ -168,7 +169,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="list a book's likely names and unusual words, "
         "to check how they are pronounced before converting",
     )
-    names.add_argument("book", type=Path, help="the .epub file")
+    names.add_argument("book", type=Path, help="the book file")
+    chapters = commands.add_parser(
+        "chapters",
+        help="list the chapters found in a book: the numbers `convert --chapters` takes",
+    )
+    chapters.add_argument("book", type=Path, help="the book file (any format Audiopub reads)")
     names.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     names.add_argument("--language", help="e.g. en, fr (default: the book's language)")
     bench = commands.add_parser(
@@ -362,8 +368,8 @@ def _convert_book(
     book already made to its output is left as it is (a library command run again)."""
     if not epub.is_file():
         raise AudiopubError(f"No such file: {epub}")
-    read_book = functools.cache(lambda: read_epub(epub))
-    output = _book_path(requested, epub, lambda: read_book().title)
+    read_book_once = functools.cache(lambda: read_book(epub))
+    output = _book_path(requested, epub, lambda: read_book_once().title)
     if output in taken:  # two books of one title in one folder
         output = output.with_name(f"{output.stem} ({safe_name(epub.stem)}).m4b")
     with JobStore.open_default() as store:
@@ -374,7 +380,7 @@ def _convert_book(
         job = _find_unfinished(store, epub, output)
         earlier = job or next(iter(made), None)
         # The book is read once per job: now for a new one, at submission for a known one.
-        book = read_book() if earlier is None else stored_book(store, earlier)
+        book = read_book_once() if earlier is None else stored_book(store, earlier)
         wanted = _settings_from(args, book)
         if not args.chapters:
             _say_front_matter(book)
@@ -438,8 +444,6 @@ def _say_front_matter(book: Book) -> None:
 # A publisher or a library converts a back catalogue at once, and reads at the end which books
 # are done and which need a look, rather than scrolling back through each book's progress.
 
-EPUB_SUFFIX = ".epub"
-
 
 def _books_in(paths: Sequence[Path]) -> list[Path]:
     """The EPUBs the arguments name, each once, in the order given: a folder stands for the
@@ -449,12 +453,11 @@ def _books_in(paths: Sequence[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             found = sorted(
-                entry
-                for entry in path.iterdir()
-                if entry.suffix.lower() == EPUB_SUFFIX and entry.is_file()
+                entry for entry in path.iterdir() if book_suffix(entry.name) and entry.is_file()
             )
             if not found:
-                raise AudiopubError(f"No .epub files in the folder {path}")
+                shown = ", ".join(BOOK_SUFFIXES)
+                raise AudiopubError(f"No books ({shown}) in the folder {path}")
             books.update(dict.fromkeys(found))
         else:
             books.setdefault(path, None)
@@ -641,11 +644,29 @@ def _names(args: argparse.Namespace) -> int:
 
     if not args.book.is_file():
         raise AudiopubError(f"No such file: {args.book}")
-    candidates = likely_names(read_epub(args.book), args.language, args.limit)
+    candidates = likely_names(read_book(args.book), args.language, args.limit)
     word_width = max((len(c.word) for c in candidates), default=4)
     example_width = max(shutil.get_terminal_size((100, 24)).columns - word_width - 15, 30)
     for rank, c in enumerate(candidates, 1):
         print(f"{rank:4}  {c.word:{word_width}}  {c.count:5}  {c.excerpt(example_width)}")
+    return 0
+
+
+def _chapters(args: argparse.Namespace) -> int:
+    """Number, title, characters and first words of each chapter; title pages marked."""
+    if not args.book.is_file():
+        raise AudiopubError(f"No such file: {args.book}")
+    book = read_book(args.book)
+    columns = shutil.get_terminal_size((100, 24)).columns
+    print(f"{book.title}" + (f" by {book.author}" if book.authors else ""))
+    for chapter in book.chapters:
+        mark = " (title page: narrated only if chosen)" if chapter.front_matter else ""
+        head = f"{chapter.index + 1:4}  {chapter.title[:50]}{mark}  {chapter.char_count:,} chars"
+        words = chapter.paragraphs[1 if len(chapter.paragraphs) > 1 else 0]
+        room = max(columns - len(head) - 4, 20)
+        print(f"{head}  {words[:room]}{'…' if len(words) > room else ''}")
+    for warning in book.warnings:
+        print(f"note: {warning}", file=sys.stderr)
     return 0
 
 
@@ -679,6 +700,8 @@ def _run(args: argparse.Namespace) -> int:
         return doctor_command.main(args)  # it imports what it measures when it runs
     if args.command == "names":
         return _names(args)
+    if args.command == "chapters":
+        return _chapters(args)
     return _serve(args)  # `audiopub` alone, or `audiopub serve`
 
 
