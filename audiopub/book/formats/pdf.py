@@ -252,6 +252,7 @@ def _gutter(page: Page, lines: list[Line]) -> float | None:
 
 def _paragraphs(pages: list[Page], body_size: float) -> list[_Paragraph]:
     out: list[_Paragraph] = []
+    room = 0.0  # the space left at the end of the last line read, in its column
     for number, page in enumerate(pages):
         for run in _reading_order(page):
             left = min(line.x0 for line in run)
@@ -261,13 +262,15 @@ def _paragraphs(pages: list[Page], body_size: float) -> list[_Paragraph]:
                 text = clean_label(line.text)
                 large = line.size >= HEADING_SIZE * body_size and len(text) <= 120
                 last = out[-1] if out else None
+                if previous is not None:
+                    room = right - previous.x1
                 if last is not None and large and last.heading and previous is not None:
                     last.text = f"{last.text} {text}"  # a heading over two lines
                 elif (
                     last is None
                     or large
                     or last.heading
-                    or _starts_paragraph(line, previous, left, right, body_size, last.text)
+                    or _starts_paragraph(line, previous, left, room, body_size, last.text)
                 ):
                     heading = (1 if line.size >= 1.6 * body_size else 2) if large else 0
                     out.append(_Paragraph(text, number, line.size, heading=heading))
@@ -275,21 +278,27 @@ def _paragraphs(pages: list[Page], body_size: float) -> list[_Paragraph]:
                     last.text = _joined(last.text, text)
                     last.lines += 1
                 previous = line
+            if previous is not None:
+                room = right - previous.x1
     return out
 
 
 def _starts_paragraph(
-    line: Line, previous: Line | None, left: float, right: float, size: float, text: str
+    line: Line, previous: Line | None, left: float, room: float, size: float, text: str
 ) -> bool:
-    if _SENTENCE_END.search(text) and is_heading_text(text):
+    """Does `line` start a paragraph, after `text` (the paragraph so far, whose last line left
+    `room` points free at its end)? Yes after a larger gap, at an indented line, or after a
+    sentence that ended on a line with room left for this line's first word."""
+    if is_heading_text(text):
         return True
     indented = line.x0 > left + size and (previous is None or previous.x0 <= left + size)
-    if previous is None:  # the top of a page or column
-        return indented or (_SENTENCE_END.search(text) is not None and line.text[:1].isupper())
-    if previous.y0 - line.y1 > 0.7 * min(previous.y1 - previous.y0, line.y1 - line.y0):
+    if previous is not None and previous.y0 - line.y1 > 0.7 * min(
+        previous.y1 - previous.y0, line.y1 - line.y0
+    ):
         return True
-    short = previous.x1 < right - 0.15 * (right - left)
-    return indented or (short and _SENTENCE_END.search(text) is not None)
+    first_word = line.text.split(" ", 1)[0]
+    word_width = (line.x1 - line.x0) / max(len(line.text), 1) * len(first_word)
+    return indented or (room > word_width + size and _SENTENCE_END.search(text) is not None)
 
 
 def _joined(text: str, line: str) -> str:
