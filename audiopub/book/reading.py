@@ -87,8 +87,12 @@ def read_book(path: str | os.PathLike[str], name: str | None = None) -> Book:
             head = file.read(4096)
     except OSError as exc:
         raise BadBook(f"{name}: the file can't be opened ({exc.strerror or exc})") from exc
-    if head.startswith(b"PK"):
-        return _read_zipped(path, name, stem, suffix)
+    if head.startswith(b"PK") or suffix == ".epub":  # an ".epub" must be one: it says why not
+        return (
+            _read_zipped(path, name, stem, suffix)
+            if head.startswith(b"PK")
+            else read_epub(path, name)
+        )
     if b"%PDF-" in head[:1024]:
         return pdf.read_pdf(path, name, stem)
     if head[60:68] in (b"BOOKMOBI", b"TEXtREAd") or suffix in (".mobi", ".azw", ".azw3"):

@@ -303,8 +303,8 @@ def _starts_paragraph(
 
 def _joined(text: str, line: str) -> str:
     """The next line read on; a word hyphenated at the end of the line is joined whole."""
-    if _HYPHENATED.search(text) and line[:1].islower():
-        return text[:-1] + line
+    if _HYPHENATED.search(text):  # "Anglo-" + "Saxon" keeps its hyphen
+        return text[:-1] + line if line[:1].islower() else text + line
     return f"{text} {line}"
 
 
