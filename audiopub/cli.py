@@ -446,9 +446,10 @@ def _say_front_matter(book: Book) -> None:
 
 
 def _books_in(paths: Sequence[Path]) -> list[Path]:
-    """The EPUBs the arguments name, each once, in the order given: a folder stands for the
-    EPUBs directly in it, by name. A path that is not there is kept, so that its own line
-    says so while the other books are made; a folder without EPUBs is an error at once."""
+    """The books the arguments name, each once, in the order given: a folder stands for the
+    books directly in it (files with a book extension, `BOOK_SUFFIXES`), by name. A path that
+    is not there is kept, so that its own line says so while the other books are made; a
+    folder without books is an error at once."""
     books: dict[Path, None] = {}
     for path in paths:
         if path.is_dir():
