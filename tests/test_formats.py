@@ -4,14 +4,12 @@ PDF by scripts/make_test_documents.py."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from documents import make_documents, script
 
 from audiopub import settings
 from audiopub.book.formats.assemble import is_heading_text
@@ -24,25 +22,14 @@ from audiopub.errors import BadBook
 FORMATS = ["txt", "md", "html", "docx", "odt", "fb2", "fb2.zip", "pdf"]
 
 
-def _script() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "scripts" / "make_test_documents.py"
-    spec = importlib.util.spec_from_file_location("make_test_documents", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["make_test_documents"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    script = _script()
-    return script.write_all(tmp_path_factory.mktemp("documents"), script.source_chapters())
+    return make_documents(tmp_path_factory.mktemp("documents"))
 
 
 @pytest.fixture(scope="module")
 def source() -> list:  # type: ignore[type-arg]
-    return _script().source_chapters()
+    return script().source_chapters()
 
 
 @pytest.fixture(scope="module")

@@ -6,31 +6,24 @@ format, one listener for both."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 import soundfile as sf
+from documents import make_documents
 
 from audiopub.audio.ffmpeg import run_ffmpeg
 from audiopub.book.reading import read_book
 from audiopub.cli import main
 from audiopub.listen import Clip, Listener, judge
-from audiopub.listen.judge import normalise
+from audiopub.listen.judge import align, normalise
 
 pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
 
 
 @pytest.fixture(scope="module")
 def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    path = Path(__file__).resolve().parents[1] / "scripts" / "make_test_documents.py"
-    spec = importlib.util.spec_from_file_location("make_test_documents", path)
-    assert spec is not None and spec.loader is not None
-    script = importlib.util.module_from_spec(spec)
-    sys.modules["make_test_documents"] = script
-    spec.loader.exec_module(script)
-    return script.write_all(tmp_path_factory.mktemp("documents"), script.source_chapters())
+    return make_documents(tmp_path_factory.mktemp("documents"))
 
 
 @pytest.fixture(scope="module")
@@ -55,5 +48,7 @@ def test_a_converted_chapter_says_every_word(
     verdict = judge(chapter.text, heard, "en")
     assert not verdict.flagged, (verdict, heard)
     assert verdict.missing_run < 6 and verdict.wer < 0.2, (verdict, heard)
-    # The chapter's closing words (in the PDF, the right column's last line) are heard.
-    assert normalise(chapter.paragraphs[-1], "en")[-3:] == normalise(heard, "en")[-3:]
+    # The chapter's last paragraph (in the PDF, the right column's end) is heard last.
+    last = normalise(chapter.paragraphs[-1], "en")
+    _, unheard = align(last, normalise(heard, "en")[-len(last) - 3 :])
+    assert unheard <= 2, heard
