@@ -12,7 +12,8 @@ import pytest
 from documents import make_documents, script
 
 from audiopub import settings
-from audiopub.book.formats.assemble import is_heading_text
+from audiopub.book.formats.assemble import build_book, is_heading_text
+from audiopub.book.formats.pdf import Line, Page, book_text
 from audiopub.book.models import Book
 from audiopub.book.reading import BOOK_SUFFIXES, UPLOAD_TYPES, read_book
 from audiopub.book.text import normalise_text
@@ -106,6 +107,32 @@ def test_a_pdf_over_the_page_limit_or_time_limit_is_refused(
     monkeypatch.setattr(settings, "PDF_MAX_SECONDS", 0.05)
     with pytest.raises(BadBook, match=r"took over 0 s"):
         read_book(documents["pdf"])
+
+
+def test_a_pdf_that_needs_too_much_memory_is_refused(
+    documents: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(settings, "PDF_MAX_MEMORY_BYTES", 40_000_000)
+    with pytest.raises(BadBook, match=r"needed more than 40\.0 MB of memory"):
+        read_book(documents["pdf"])
+
+
+def test_a_pdf_without_an_outline_has_chapters_at_its_larger_lines() -> None:
+    body = "It was a dark and stormy night; the rain fell in torrents."
+    pages = [
+        Page(
+            612,
+            792,
+            [
+                Line(72, 700, 300, 718, f"Chapter {n}: The Storm", 18.0),
+                *[Line(72, 680 - 14 * i, 540, 691 - 14 * i, body, 11.0) for i in range(10)],
+            ],
+        )
+        for n in (1, 2)
+    ]
+    book = build_book(book_text(pages, [], "storm.pdf"), "storm.pdf", "storm")
+    assert [c.title for c in book.chapters] == ["Chapter 1: The Storm", "Chapter 2: The Storm"]
+    assert book.chapters[0].paragraphs[1].count("dark and stormy") == 10
 
 
 def test_a_kindle_book_without_calibre_says_how_to_install_it(

@@ -21,7 +21,6 @@ does no OCR.
 from __future__ import annotations
 
 import json
-import os
 import re
 import statistics
 import subprocess
@@ -104,11 +103,17 @@ def _pages(path: Path, name: str) -> dict[str, Any]:
     try:
         done = subprocess.run(
             # -I: the script's folder (with this package's html.py) is not put on the path.
-            [sys.executable, "-I", str(_WORKER), str(path), str(settings.PDF_MAX_PAGES)],
+            [
+                sys.executable,
+                "-I",
+                str(_WORKER),
+                str(path),
+                str(settings.PDF_MAX_PAGES),
+                str(settings.PDF_MAX_MEMORY_BYTES),
+            ],
             capture_output=True,
             timeout=seconds,
             check=False,
-            preexec_fn=_limit_memory if os.name == "posix" else None,  # noqa: PLW1509
         )
     except subprocess.TimeoutExpired:
         raise BadBook(
@@ -141,13 +146,6 @@ def _pages(path: Path, name: str) -> dict[str, Any]:
         detail = clean_label(str(found.get("detail") or ""))
         raise BadBook(f"{name}: the PDF is damaged and can't be read ({detail or 'no detail'})")
     return found
-
-
-def _limit_memory() -> None:
-    import resource
-
-    limit = settings.PDF_MAX_MEMORY_BYTES
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 # --- from lines to paragraphs ---------------------------------------------------------------

@@ -2,7 +2,7 @@
 process of its own that is stopped past the time and memory limits (pdfminer.six is pure
 Python, and a hostile PDF can make it work for hours or fill memory).
 
-    python pdf_pages.py BOOK.pdf MAX_PAGES  →  JSON on stdout
+    python pdf_pages.py BOOK.pdf MAX_PAGES MAX_MEMORY_BYTES  →  JSON on stdout
 
 Only the standard library and pdfminer.six are imported: this file runs without Audiopub on
 the path. Exit status 0 with the pages; 2 with {"error": …} for a PDF refused on purpose.
@@ -124,11 +124,25 @@ def _refuse(why: str, detail: str = "") -> int:
     return 2
 
 
+def _limit_memory(limit: int) -> None:
+    """Past `limit` bytes of address space, allocations fail (MemoryError): set here, in the
+    process itself, rather than by the parent between fork and exec (not safe with threads)."""
+    try:
+        import resource
+    except ImportError:  # Windows: the time limit still holds
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 if __name__ == "__main__":
+    _limit_memory(int(sys.argv[3]))
     try:
         sys.exit(main(sys.argv[1], int(sys.argv[2])))
     except MemoryError:
         sys.exit(_refuse("memory"))
+    except (ImportError, OSError) as exc:  # a library that could not be mapped into memory
+        out_of_memory = "map" in str(exc) or "allocate" in str(exc)
+        sys.exit(_refuse("memory" if out_of_memory else "damaged", str(exc)))
     except RecursionError:
         sys.exit(_refuse("damaged", "its objects nest too deeply"))
     except Exception as exc:  # noqa: BLE001 - pdfminer raises many kinds on a damaged file
