@@ -189,6 +189,8 @@ def test_the_format_comes_from_the_bytes_or_the_given_name(
         "Capítulo 2",
         "PROLOGUE",
         "Part the First",
+        "I. A SCANDAL IN BOHEMIA",
+        "XII. THE ADVENTURE OF THE COPPER BEECHES",
     ],
 )
 def test_headings_in_the_text_are_found(text: str) -> None:
@@ -201,6 +203,7 @@ def test_headings_in_the_text_are_found(text: str) -> None:
         "chapter 12 of the act",
         "Chapter 12 of the act says that nobody may sell a horse on a Sunday, and nobody did.",
         "I said so.",
+        "I. Then we went home.",
         "It was the best of times.",
         "",
     ],

@@ -13,7 +13,7 @@ Where chapters start:
   which `front_matter` then leaves unticked);
 - where the format has none, at paragraphs that read as headings (`is_heading_text`):
   "CHAPTER I.", "Chapter 12", "BOOK TWO", "Kapitel 3", "Chapitre III", "Capítulo 2", a Roman
-  numeral alone, "PROLOGUE".
+  numeral alone or before a title in capitals ("I. A SCANDAL IN BOHEMIA"), "PROLOGUE".
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ _NUMBERED_HEADING = re.compile(
     re.IGNORECASE,
 )
 _ROMAN_ALONE = re.compile(r"^[IVXLC]{1,7}\.?$")
+# "I. A SCANDAL IN BOHEMIA": a Roman numeral and a title in capitals (Gutenberg's collections).
+_ROMAN_AND_TITLE = re.compile(r"^[IVXLC]{1,7}\.\s+[A-Z][A-Z0-9 ,;:'’\"“”!?.-]*[A-Z]\W*$")
 _NAMED_HEADING = re.compile(
     r"^(?:prologue|prolog|epilogue|epilog|épilogue|epílogo|prólogo|preface|vorwort|préface|"
     r"introduction|einleitung|introducción|conclusion|afterword|nachwort)\.?$",
@@ -69,7 +71,10 @@ def is_heading_text(text: str) -> bool:
     if not text or len(text) > MAX_HEADING_CHARS or not text[0].isupper():
         return False
     return bool(
-        _NUMBERED_HEADING.match(text) or _ROMAN_ALONE.match(text) or _NAMED_HEADING.match(text)
+        _NUMBERED_HEADING.match(text)
+        or _ROMAN_ALONE.match(text)
+        or _ROMAN_AND_TITLE.match(text)
+        or _NAMED_HEADING.match(text)
     )
 
 
