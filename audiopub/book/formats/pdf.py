@@ -309,23 +309,18 @@ def _joined(text: str, line: str) -> str:
 def _place_outline(
     paragraphs: list[_Paragraph], outline: list[tuple[int, str, int | None]]
 ) -> bool:
-    """Mark the paragraphs the outline's entries point at as headings; True if it had any."""
-    placed = False
+    """Mark the paragraphs the outline's entries point at as headings, and only those: where
+    the PDF has an outline, it says where chapters are, not type sizes. True if it had any."""
+    placed: dict[int, int] = {}  # paragraph index → heading level
     for level, title, page in outline:
-        wanted = clean_label(title).casefold()
+        wanted = clean_label(title).casefold()[:40]
         if page is None or not wanted:
             continue
-        for paragraph in paragraphs:
-            if paragraph.page == page and paragraph.text.casefold().startswith(wanted[:40]):
-                paragraph.heading = level
-                placed = True
+        for index, paragraph in enumerate(paragraphs):
+            if paragraph.page == page and paragraph.text.casefold().startswith(wanted):
+                placed.setdefault(index, level)
                 break
-    if placed:  # the outline says where chapters are: sizes alone don't
-        for paragraph in paragraphs:
-            if paragraph.heading and not any(
-                paragraph.page == page
-                and paragraph.text.casefold().startswith(clean_label(t).casefold()[:40])
-                for _, t, page in outline
-            ):
-                paragraph.heading = 0
-    return placed
+    if placed:
+        for index, paragraph in enumerate(paragraphs):
+            paragraph.heading = placed.get(index, 0)
+    return bool(placed)
