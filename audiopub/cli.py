@@ -1,5 +1,5 @@
 """The `audiopub` command line: serve (the web UI; the default), convert, jobs, resume, pause,
-cancel, export, voices, names, spoken, cast, bench, doctor.
+cancel, export, voices, names, chapters, spoken, cast, bench, doctor.
 
 One job: the parser and a short handler per command, read side by side, with what the
 arguments mean (where `convert -o` writes, the books a folder names, the forms asked for) and
@@ -27,10 +27,10 @@ from audiopub import figures as fmt
 from audiopub.bench import command as bench_command
 from audiopub.bench import doctor_command
 from audiopub.book.cast import attribute
-from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
 from audiopub.book.models import Book
+from audiopub.book.reading import BOOK_SUFFIXES, book_suffix, read_book
 from audiopub.book.spoken import spoken_form
 from audiopub.cluster import connection as cluster_connection
 from audiopub.cluster.executor import job_executors
@@ -84,7 +84,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "book",
         type=Path,
         nargs="+",
-        help="the .epub file; several, or folders of them, make one job per book",
+        help="the book (EPUB, or text, Markdown, HTML, Word, FB2, OpenDocument, PDF: "
+        "see docs/formats.md); several, or folders of them, make one job per book",
     )
     conv.add_argument(
         "-o",
@@ -180,9 +181,14 @@ def _build_parser() -> argparse.ArgumentParser:
         help="list a book's likely names and unusual words, "
         "to check how they are pronounced before converting",
     )
-    names.add_argument("book", type=Path, help="the .epub file")
+    names.add_argument("book", type=Path, help="the book file")
     names.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     names.add_argument("--language", help="e.g. en, fr (default: the book's language)")
+    chapters = commands.add_parser(
+        "chapters",
+        help="list the chapters found in a book: the numbers `convert --chapters` takes",
+    )
+    chapters.add_argument("book", type=Path, help="the book file (any format Audiopub reads)")
     spoken = commands.add_parser(
         "spoken",
         help="print what a narrator says for each line of text: numbers, money, dates, "
@@ -193,7 +199,7 @@ def _build_parser() -> argparse.ArgumentParser:
     cast = commands.add_parser(
         "cast", help="a book's characters and the voices that read them (docs/cast.md)"
     )
-    cast.add_argument("book", type=Path, help="the .epub file")
+    cast.add_argument("book", type=Path, help="the book file")
     cast.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
     cast.add_argument("--voice", help="the narrator's voice (default: the engine's first)")
     cast.add_argument(
@@ -391,8 +397,8 @@ def _convert_book(
     book already made to its output is left as it is (a library command run again)."""
     if not epub.is_file():
         raise AudiopubError(f"No such file: {epub}")
-    read_book = functools.cache(lambda: read_epub(epub))
-    output = _book_path(requested, epub, lambda: read_book().title)
+    read_book_once = functools.cache(lambda: read_book(epub))
+    output = _book_path(requested, epub, lambda: read_book_once().title)
     if output in taken:  # two books of one title in one folder
         output = output.with_name(f"{output.stem} ({safe_name(epub.stem)}).m4b")
     with JobStore.open_default() as store:
@@ -403,7 +409,7 @@ def _convert_book(
         job = _find_unfinished(store, epub, output)
         earlier = job or next(iter(made), None)
         # The book is read once per job: now for a new one, at submission for a known one.
-        book = read_book() if earlier is None else stored_book(store, earlier)
+        book = read_book_once() if earlier is None else stored_book(store, earlier)
         wanted = _settings_from(args, book)
         if not args.chapters:
             _say_front_matter(book)
@@ -488,23 +494,21 @@ def _say_front_matter(book: Book) -> None:
 # A publisher or a library converts a back catalogue at once, and reads at the end which books
 # are done and which need a look, rather than scrolling back through each book's progress.
 
-EPUB_SUFFIX = ".epub"
-
 
 def _books_in(paths: Sequence[Path]) -> list[Path]:
-    """The EPUBs the arguments name, each once, in the order given: a folder stands for the
-    EPUBs directly in it, by name. A path that is not there is kept, so that its own line
-    says so while the other books are made; a folder without EPUBs is an error at once."""
+    """The books the arguments name, each once, in the order given: a folder stands for the
+    books directly in it (files with a book extension, `BOOK_SUFFIXES`), by name. A path that
+    is not there is kept, so that its own line says so while the other books are made; a
+    folder without books is an error at once."""
     books: dict[Path, None] = {}
     for path in paths:
         if path.is_dir():
             found = sorted(
-                entry
-                for entry in path.iterdir()
-                if entry.suffix.lower() == EPUB_SUFFIX and entry.is_file()
+                entry for entry in path.iterdir() if book_suffix(entry.name) and entry.is_file()
             )
             if not found:
-                raise AudiopubError(f"No .epub files in the folder {path}")
+                shown = ", ".join(BOOK_SUFFIXES)
+                raise AudiopubError(f"No books ({shown}) in the folder {path}")
             books.update(dict.fromkeys(found))
         else:
             books.setdefault(path, None)
@@ -693,11 +697,29 @@ def _names(args: argparse.Namespace) -> int:
 
     if not args.book.is_file():
         raise AudiopubError(f"No such file: {args.book}")
-    candidates = likely_names(read_epub(args.book), args.language, args.limit)
+    candidates = likely_names(read_book(args.book), args.language, args.limit)
     word_width = max((len(c.word) for c in candidates), default=4)
     example_width = max(shutil.get_terminal_size((100, 24)).columns - word_width - 15, 30)
     for rank, c in enumerate(candidates, 1):
         print(f"{rank:4}  {c.word:{word_width}}  {c.count:5}  {c.excerpt(example_width)}")
+    return 0
+
+
+def _chapters(args: argparse.Namespace) -> int:
+    """Number, title, characters and first words of each chapter; title pages marked."""
+    if not args.book.is_file():
+        raise AudiopubError(f"No such file: {args.book}")
+    book = read_book(args.book)
+    columns = shutil.get_terminal_size((100, 24)).columns
+    print(f"{book.title}" + (f" by {book.author}" if book.authors else ""))
+    for chapter in book.chapters:
+        mark = " (title page: narrated only if chosen)" if chapter.front_matter else ""
+        head = f"{chapter.index + 1:4}  {chapter.title[:50]}{mark}  {chapter.char_count:,} chars"
+        words = chapter.paragraphs[1 if len(chapter.paragraphs) > 1 else 0]
+        room = max(columns - len(head) - 4, 20)
+        print(f"{head}  {words[:room]}{'…' if len(words) > room else ''}")
+    for warning in book.warnings:
+        print(f"note: {warning}", file=sys.stderr)
     return 0
 
 
@@ -716,7 +738,7 @@ def _cast(args: argparse.Namespace) -> int:
     if not args.book.is_file():
         raise AudiopubError(f"No such file: {args.book}")
     engine = get_engine(args.engine)
-    book_cast = _book_cast(args.book, read_epub(args.book))
+    book_cast = _book_cast(args.book, read_book(args.book))
     narrator = args.voice or engine.voices()[0].id
     for assignment in args.set:
         name, equals, voice = assignment.partition("=")
@@ -788,6 +810,8 @@ def _run(args: argparse.Namespace) -> int:
         return _spoken(args)
     if args.command == "cast":
         return _cast(args)
+    if args.command == "chapters":
+        return _chapters(args)
     return _serve(args)  # `audiopub` alone, or `audiopub serve`
 
 

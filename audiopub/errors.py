@@ -1,8 +1,9 @@
 """Audiopub's exceptions: every error a user can cause or fix is one of these.
 
     AudiopubError
-     ├── BadEpub              the file is not a readable EPUB (or has nothing to narrate)
-     │    └── DamagedEntry    one entry of the archive can't be unpacked
+     ├── BadBook              the file is not a book Audiopub can read (or has nothing to narrate)
+     │    └── BadEpub         … an EPUB (or another zipped format) that can't be read
+     │         └── DamagedEntry  one entry of the archive can't be unpacked
      ├── UploadRejected       an upload is too large or empty
      ├── LexiconError         a pronunciation lexicon is malformed or can't be honoured
      ├── EngineUnavailable    an engine or voice can't be used here (missing package, unknown voice)
@@ -36,8 +37,14 @@ class AudiopubError(Exception):
     """Base class for every error Audiopub raises on purpose."""
 
 
-class BadEpub(AudiopubError):
-    """The input is not an EPUB we can read, or it holds no text to narrate."""
+class BadBook(AudiopubError):
+    """The input is not a book in a format we read (EPUB, text, Markdown, HTML, Word, FB2,
+    OpenDocument, PDF), can't be read, or holds no text to narrate."""
+
+
+class BadEpub(BadBook):
+    """The input is not an EPUB we can read, or it holds no text to narrate. Zipped formats
+    other than EPUB (Word, OpenDocument, FB2 in a zip) fail through the same archive checks."""
 
 
 class DamagedEntry(BadEpub):

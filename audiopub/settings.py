@@ -95,6 +95,20 @@ EPUB_MAX_COVER_PIXELS: Final = 50_000_000
 EPUB_MAX_COMPRESSION_RATIO: Final = 100
 # Entries up to this size unpacked are harmless whatever their ratio (e.g. a page of spaces).
 EPUB_RATIO_FREE_BYTES: Final = 1 << 20
+# Books in other formats (see docs/formats.md). A text, Markdown or HTML file is read whole
+# like one EPUB page (`EPUB_MAX_DOCUMENT_BYTES`); a Word, OpenDocument or zipped FB2 file with
+# the EPUB's zip limits; an FB2 file, pictures inside, up to `EPUB_MAX_READ_BYTES`.
+# The text part of a Word or OpenDocument file (word/document.xml, content.xml): their XML is
+# ~8 times the text, so a long novel's is ~10 MiB.
+OFFICE_MAX_DOCUMENT_BYTES: Final = 64 << 20
+# PDFs are read in a separate process that is stopped past these: pages (the longest real
+# books have ~1,500), seconds (a 300-page novel takes ~30 s on one slow core) and memory.
+PDF_MAX_BYTES: Final = 256 << 20
+PDF_MAX_PAGES: Final = 3_000
+PDF_MAX_SECONDS: Final = 600.0
+PDF_MAX_MEMORY_BYTES: Final = 3 << 30
+# Calibre's ebook-convert, for MOBI and AZW3: seconds before the conversion is given up.
+EBOOK_CONVERT_SECONDS: Final = 300.0
 # A book whose letters are more than this share in scripts the voice can't read is refused.
 MAX_UNSPEAKABLE_SHARE: Final = 0.3
 

@@ -32,7 +32,7 @@ def shelf(tmp_path: Path) -> Path:
         title="Boats",
     )
     build_epub(folder / "b.epub", [("Alone", ["A short second book."])], title="Second")
-    (folder / "notes.txt").write_text("not a book")
+    (folder / "cover.jpg").write_bytes(b"\xff\xd8\xff not a book")
     return folder
 
 

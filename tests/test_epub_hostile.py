@@ -29,6 +29,7 @@ from audiopub.book.archive import EpubArchive
 from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.models import Book
+from audiopub.book.safe_xml import parse_html
 from audiopub.book.scripts import check_speakable, script_of, unsupported_script_share
 from audiopub.errors import BadEpub, DamagedEntry
 
@@ -588,6 +589,21 @@ def test_total_size_limit_is_a_setting(tmp_path: Path, monkeypatch: pytest.Monke
         read_epub(build(tmp_path, files))
 
 
+def test_other_zipped_formats_get_the_same_limits_in_their_own_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Word, OpenDocument and zipped FB2 books are opened by the same archive reader.
+    monkeypatch.setattr(settings, "EPUB_MAX_UNPACKED_BYTES", 100_000)
+    path = tmp_path / "big.docx"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("word/media/pic.png", PNG + os.urandom(200_000))
+    with pytest.raises(BadEpub, match=r"over the 100\.0 kB limit for a Word document"):
+        EpubArchive(path, kind="a Word document", mimetype=None)
+    with pytest.raises(BadEpub, match=r"^notes\.docx: not a Word document \(it is not a zip"):
+        (tmp_path / "notes.docx").write_bytes(b"just text")
+        EpubArchive(tmp_path / "notes.docx", kind="a Word document", mimetype=None)
+
+
 def test_a_lying_header_gets_no_more_than_it_promised(tmp_path: Path) -> None:
     # 50 MB of spaces deflate to ~50 kB; the headers say 100 kB, which passes every limit.
     bomb = page(ONE + " " * 50_000_000)
@@ -714,6 +730,15 @@ def test_billion_laughs_in_a_chapter_is_not_expanded(tmp_path: Path) -> None:
         "Giggles\n\nStart end.",
         "Two\n\nThe second chapter follows.",
     ]
+
+
+def test_billion_laughs_in_an_html_page_is_not_expanded() -> None:
+    # HTML that is not XHTML has its own parser (safe_xml.parse_html): it reads no DTD at all.
+    root = parse_html(
+        f"{BILLION_LAUGHS}<html><body><p>Start &lol9; end.</p></body></html>".encode()
+    )
+    assert root is not None
+    assert "lollol" not in "".join(root.itertext())
 
 
 @pytest.mark.parametrize("where", ["OEBPS/content.opf", "META-INF/container.xml"])

@@ -34,6 +34,7 @@ from epub_factory import build_epub, tiny_png
 from server_helper import RunningServer, browser, free_port, require_chromium, running_server
 
 from audiopub.atomic import SCRATCH_DIR
+from audiopub.book.reading import BOOK_SUFFIXES
 from audiopub.ui import app as app_module
 
 LIMIT_MB = 1
@@ -354,7 +355,9 @@ def test_oversized_upload_is_refused(app: App, chrome: Any, tmp_path: Path) -> N
         )
         page.locator("input[type=file]").set_input_files(huge)
         _error_shown(
-            page, f"That file was refused: only .epub files up to {LIMIT_TEXT} are accepted."
+            page,
+            f"That file was refused: only books ({', '.join(BOOK_SUFFIXES)}) up to {LIMIT_TEXT} "
+            "are accepted.",
         )
         assert sent == []
 

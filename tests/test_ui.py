@@ -23,6 +23,7 @@ import httpx
 import pynvml
 import pytest
 import soundfile as sf
+from documents import make_documents
 from epub_factory import build_epub, build_frankenstein_like, tiny_png
 from nicegui import core, ui
 from nicegui.testing import User
@@ -37,6 +38,7 @@ from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, user_lexicon_path
 from audiopub.book.models import Book
 from audiopub.book.pictures import image_size
+from audiopub.book.reading import read_book
 from audiopub.export.audiobookshelf import export_audiobookshelf
 from audiopub.figures import approx_duration
 from audiopub.jobs.models import JobSettings, JobState
@@ -193,6 +195,25 @@ async def test_good_upload_shows_the_book_card(
     (saved,) = services.uploads_dir.iterdir()
     assert saved.name != "small.epub" and saved.suffix == ".epub" and len(saved.stem) == 32
     await user.should_not_see(marker="book-warnings")  # nothing to say about this one
+
+
+@pytest.mark.parametrize("kind", ["txt", "pdf", "docx"])
+async def test_a_book_in_another_format_shows_its_chapters(
+    user: User, tmp_path: Path, services: Services, kind: str
+) -> None:
+    document = make_documents(tmp_path / "documents")[kind]
+    book = read_book(document)
+    await user.open("/")
+    await upload(user, document, name=f"War of the Worlds.{kind}")
+    await see(user, marker="book-title", timeout=60)
+    assert text(user, "book-title") == "The War of the Worlds"
+    assert text(user, "book-author") == "H. G. Wells"
+    for chapter in book.chapters:
+        await user.should_see(chapter.title)
+    shown = f"{len(book.default_selection)} of {len(book.chapters)} chapters"
+    await eventually(lambda: text(user, "book-summary").startswith(shown))
+    (saved,) = services.uploads_dir.iterdir()  # kept with its extension, which tells a format
+    assert saved.suffix == f".{kind}" and len(saved.stem) == 32
 
 
 async def test_a_closed_tab_lets_go_of_its_book_at_once(

@@ -22,7 +22,7 @@ from pathlib import Path
 from audiopub import settings as defaults
 from audiopub.bench.measure import Workload, interleaved, run_executor, run_plain
 from audiopub.bench.results import BatchingFacts, BookResult, BookRun, Timing
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.reading import read_book
 from audiopub.cluster.executor import job_executors
 from audiopub.errors import AudiopubError
 from audiopub.jobs.book_plan import plan_book
@@ -61,7 +61,7 @@ class BookPlan:
 
 def plan(epub: Path, engine: Engine) -> BookPlan:
     began = time.perf_counter()
-    book = read_epub(epub)
+    book = read_book(epub)
     chapters = plan_book(book, engine.max_chunk_chars)
     plan_s = time.perf_counter() - began
     texts = tuple(chunk.spoken for _, chunks in chapters for chunk in chunks)
@@ -86,7 +86,7 @@ def end_to_end(job: BookJob, steps: int | None) -> Timing:
         with JobStore(folder / "jobs.sqlite3") as store:
             began = time.perf_counter()
             job_id = submit_job(
-                store, job.epub, read_epub(job.epub), folder / "book.m4b", settings, job.engine
+                store, job.epub, read_book(job.epub), folder / "book.m4b", settings, job.engine
             ).id
             submitted = time.perf_counter()
             store.queue.set_state(job_id, JobState.RUNNING)

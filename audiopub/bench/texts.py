@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.reading import read_book
 
 TEXTS_LANGUAGE: Final = "en"  # of the texts below
 TEXTS: Final = {
@@ -67,7 +67,7 @@ def _sentence(rng: random.Random) -> str:
 def source_paragraphs(epub: Path, chars: int) -> list[str]:
     """Paragraphs of a real book in reading order, until `chars` characters (the book is
     read again from the start if it is shorter: its chunks then repeat, see above)."""
-    pool = [p for chapter in read_epub(epub).chapters for p in chapter.paragraphs]
+    pool = [p for chapter in read_book(epub).chapters for p in chapter.paragraphs]
     if not pool:
         raise ValueError(f"{epub} holds no text")
     paragraphs: list[str] = []
@@ -149,7 +149,7 @@ def write_book(path: Path, chars: int, source: Path | None = None, seed: int = 0
         title=f"Benchmark book, {chars:,} characters",
         author="Audiopub bench",
     )
-    narrated = [p for chapter in read_epub(path).chapters for p in chapter.paragraphs]
+    narrated = [p for chapter in read_book(path).chapters for p in chapter.paragraphs]
     path.with_suffix(".txt").write_text("\n\n".join(narrated) + "\n", encoding="utf-8")
     return path
 

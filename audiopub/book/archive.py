@@ -108,11 +108,21 @@ def _directory_extent(fp: BinaryIO) -> tuple[int, int] | None:
 class EpubArchive:
     """The entries of one EPUB file, by name; use as a context manager (it holds the file)."""
 
-    def __init__(self, path: str | os.PathLike[str], name: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        name: str | None = None,
+        kind: str = "an EPUB",
+        mimetype: bytes | None = MIMETYPE,
+    ) -> None:
         """`name`: the file's name in messages (default: the path's; an upload is kept under
-        a random one)."""
+        a random one). Other zipped formats (Word, OpenDocument, FB2 in a zip) are read with the
+        same limits: `kind` names the format in messages ("a Word document"), `mimetype` is
+        the `mimetype` entry it should have (None: it has none)."""
         path = Path(path)
         self.book = name or path.name
+        self.kind = kind
+        self.mimetype = mimetype
         self.warnings: list[str] = []
         self._read_total = 0
         self._cache: dict[str, bytes] = {}
@@ -123,7 +133,8 @@ class EpubArchive:
         try:
             self._zip = self._open_zip()
             self._entries, self._unreadable = self._index()
-            self._check_mimetype()
+            if self.mimetype is not None:
+                self._check_mimetype(self.mimetype)
         except BaseException:
             self.close()
             raise
@@ -153,7 +164,7 @@ class EpubArchive:
         if extent is None:
             if looks_like_zip:
                 raise damaged
-            raise BadEpub(f"{self.book}: not an EPUB (it is not a zip archive)")
+            raise BadEpub(f"{self.book}: not {self.kind} (it is not a zip archive)")
         entries, directory_bytes = extent
         limit = settings.EPUB_MAX_ENTRIES
         if entries > limit or directory_bytes > limit * _DIRECTORY_BYTES_PER_ENTRY:
@@ -166,7 +177,7 @@ class EpubArchive:
             return zipfile.ZipFile(self._fp)
         except zipfile.BadZipFile as exc:
             if not looks_like_zip and "not a zip file" in str(exc):
-                raise BadEpub(f"{self.book}: not an EPUB (it is not a zip archive)") from exc
+                raise BadEpub(f"{self.book}: not {self.kind} (it is not a zip archive)") from exc
             raise damaged from exc
         except (
             zipfile.LargeZipFile,
@@ -210,7 +221,7 @@ class EpubArchive:
             limit = human_size(settings.EPUB_MAX_UNPACKED_BYTES)
             raise BadEpub(
                 f"{self.book}: refused: it would unpack to {human_size(total)}, over "
-                f"the {limit} limit for an EPUB (zip bombs look like this)"
+                f"the {limit} limit for {self.kind} (zip bombs look like this)"
             )
         if ignored:
             shown = ", ".join(printable(n) for n in ignored[:3])
@@ -233,12 +244,12 @@ class EpubArchive:
                 f"{ratio:,.0f} to 1, far beyond any real book (zip bombs look like this)"
             )
 
-    def _check_mimetype(self) -> None:
+    def _check_mimetype(self, mimetype: bytes) -> None:
         """EPUBs start with a stored `mimetype` entry; readers accept books without, so do we."""
         info = self._entries.get("mimetype")
         if info is None:
             self.warnings.append(
-                "The archive has no “mimetype” entry; it was read as an EPUB anyway."
+                f"The archive has no “mimetype” entry; it was read as {self.kind} anyway."
             )
             return
         problems = []
@@ -247,13 +258,13 @@ class EpubArchive:
         except DamagedEntry as exc:
             problems.append(f"can't be unpacked ({exc.reason})")
         else:
-            if content is None or content.strip() != MIMETYPE:
+            if content is None or content.strip() != mimetype:
                 text = (
                     "(something long)"
                     if content is None
                     else (printable(content.decode("ascii", "replace").strip()[:60]) or "nothing")
                 )
-                problems.append(f"says “{text}” instead of “{MIMETYPE.decode()}”")
+                problems.append(f"says “{text}” instead of “{mimetype.decode()}”")
         if info.compress_type != zipfile.ZIP_STORED:
             problems.append("is compressed")
         if self._zip.infolist()[0] is not info:

@@ -108,20 +108,27 @@ def read_documents(
         parsed += 1
         if hints is not None:
             hints.extend(from_markup(root, doc.path, notes))
-        doc_targets = targets.get(doc.path, {})
         begin = len(stream)
-        walker = _Walker(doc_targets, stream)
-        walker.walk(root)
-        walker.flush()
-        # Entries for the whole file, or whose id is missing, start at the top of the file.
-        unplaced = [
-            Mark(i) for key, found in doc_targets.items() if key not in walker.hit for i in found
-        ]
-        unplaced.sort(key=lambda mark: mark.entry)
-        stream[begin:begin] = unplaced
-        if walker.pictures and not any(isinstance(b, Block) and b.text for b in stream[begin:]):
+        pictures = read_tree(root, targets.get(doc.path, {}), stream)
+        if pictures and not any(isinstance(b, Block) and b.text for b in stream[begin:]):
             picture_pages += 1
     return Reading(stream, parsed, picture_pages)
+
+
+def read_tree(
+    root: etree._Element, targets: dict[str, list[int]], stream: list[Block | Mark]
+) -> int:
+    """One parsed (X)HTML tree's paragraphs onto `stream`, with a mark where an element with a
+    target id (`targets`: id → entries, "" = top of the tree) starts; the pictures it holds."""
+    begin = len(stream)
+    walker = _Walker(targets, stream)
+    walker.walk(root)
+    walker.flush()
+    # Entries for the whole file, or whose id is missing, start at the top of the file.
+    unplaced = [Mark(i) for key, found in targets.items() if key not in walker.hit for i in found]
+    unplaced.sort(key=lambda mark: mark.entry)
+    stream[begin:begin] = unplaced
+    return walker.pictures
 
 
 class _Open(NamedTuple):

@@ -21,7 +21,7 @@ import re
 
 from lxml import etree
 
-__all__ = ["DEEP_MARKUP_LEVELS", "describe_error", "parse_markup", "parse_xml"]
+__all__ = ["DEEP_MARKUP_LEVELS", "describe_error", "parse_html", "parse_markup", "parse_xml"]
 
 # How deep `deep=True` parsing goes: libxml2's limit with XML_PARSE_HUGE (256 without).
 DEEP_MARKUP_LEVELS = 2048
@@ -71,7 +71,24 @@ def parse_markup(
     return _decodable(root, deep)
 
 
-def _limits_hit(parser: etree.XMLParser, deep: bool) -> list[str]:
+def parse_html(data: bytes, problems: list[str] | None = None) -> etree._Element | None:
+    """An HTML page that is not XHTML (`<p>` left open, `<br>`), by libxml2's HTML parser: it
+    knows HTML's entities and no others (it reads no DTD, so "&lol;" is left as it is written),
+    fetches nothing, and nests up to `DEEP_MARKUP_LEVELS`. None if nothing is left; as with
+    `parse_markup`, `problems` says if a limit cut the page short."""
+    parser = etree.HTMLParser(
+        no_network=True, remove_comments=True, remove_pis=True, huge_tree=True
+    )
+    try:
+        root = etree.fromstring(data, parser)
+    except (etree.XMLSyntaxError, ValueError):
+        return None
+    if problems is not None:
+        problems.extend(_limits_hit(parser, deep=True))
+    return None if root is None else _decodable(root, deep=True)
+
+
+def _limits_hit(parser: etree.XMLParser | etree.HTMLParser, deep: bool) -> list[str]:
     """What made libxml2 stop early while recovering, in words."""
     hit = []
     for error in parser.error_log:

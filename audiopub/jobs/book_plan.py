@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from audiopub.book.chunking import chunk_paragraphs
-from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import (
     Lexicon,
     book_lexicon_path,
@@ -21,6 +20,7 @@ from audiopub.book.lexicon import (
     user_lexicon_path,
 )
 from audiopub.book.models import Book, Chapter, Chunk
+from audiopub.book.reading import read_book
 from audiopub.book.spoken import spoken_form
 from audiopub.book.voicing import Voicing
 from audiopub.jobs.models import Job, JobSettings
@@ -33,7 +33,7 @@ def stored_book(store: JobStore, job: Job) -> Book:
     jobs reads its EPUB copy once, and keeps what it read."""
     book = store.queue.book(job.id)
     if book is None:
-        book = read_epub(job.epub_path)
+        book = read_book(job.epub_path)
         store.queue.keep_book(job.id, book)
     return book
 

@@ -35,11 +35,11 @@ from typing import Final
 
 from audiopub.audio.cover_art import THUMBNAIL_SIDE, fit_cover
 from audiopub.audio.ffmpeg import ffmpeg_exe
-from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import book_lexicon_path
 from audiopub.book.models import Book
 from audiopub.book.names import NameCandidate, likely_names
-from audiopub.errors import AudiopubError, BadEpub
+from audiopub.book.reading import read_book
+from audiopub.errors import AudiopubError, BadBook, BadEpub
 from audiopub.ui.uploads import remove_older_than
 
 __all__ = [
@@ -91,12 +91,12 @@ def read_upload(path: Path, data_dir: Path, name: str | None = None) -> Uploaded
     `name`: the person's name for the file, which messages and the server's log say (the
     upload itself is kept under a random one)."""
     try:
-        book = read_epub(path, name)
+        book = read_book(path, name)
         names = likely_names(book, None, NAMES_SHOWN)
         # A job copies the upload byte for byte: its book key, so its lexicon, is the same.
         lexicon_path = book_lexicon_path(data_dir, path)
     except AudiopubError as exc:
-        raise BadEpub(str(exc)) from None  # one message: every subclass comes back whole
+        raise BadBook(str(exc)) from None  # one message: every subclass comes back whole
     except Exception as exc:  # noqa: BLE001 - a bug must still reach the page as a message
         raise ReadFailed(type(exc).__name__, str(exc), traceback.format_exc()) from None
     thumbnail = None

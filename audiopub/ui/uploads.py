@@ -1,4 +1,5 @@
-"""Uploaded EPUBs: saved under a random name in the server's scratch folder in the data dir
+"""Uploaded books: saved under a random name (with the book's extension, which tells a text
+file's format) in the server's scratch folder in the data dir
 (`atomic.scratch_dir`, so a killed server's uploads go at the next start), within the size limit.
 
 The client's file name is only ever shown, never used as a path: a name like
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Final, Protocol
 
 from audiopub import settings
+from audiopub.book.reading import BOOK_SUFFIXES, book_suffix
 from audiopub.errors import UploadRejected
 from audiopub.figures import size
 from audiopub.jobs.disk_full import disk_full, is_disk_full
@@ -20,7 +22,7 @@ from audiopub.jobs.disk_full import disk_full, is_disk_full
 # Uploads nobody turned into a job in the data dir's uploads/, where they were kept before
 # the scratch folder, are removed at start-up after this long.
 STALE_AFTER_S: Final = 24 * 3600
-SUFFIX: Final = ".epub"
+SUFFIX: Final = ".epub"  # for a name without a book extension (the content tells the format)
 # What a browser's multipart request adds around the file: boundaries, headers, its name.
 MULTIPART_FRAMING_BYTES: Final = 64 * 1024
 # The longest file name the page sends. The server's multipart parser (python-multipart)
@@ -54,9 +56,9 @@ def max_request_bytes(upload_limit: int) -> int:
 
 
 async def save_upload(file: FileUploadLike, folder: Path, max_bytes: int) -> Path:
-    """Save `file` as `<folder>/<uuid>.epub`; raise UploadRejected if it is empty or too big,
-    DiskFull (in the page's words) if the disk has no room for it. A file that could not be
-    saved whole is not kept."""
+    """Save `file` as `<folder>/<uuid><its book extension>`; raise UploadRejected if it is
+    empty or too big, DiskFull (in the page's words) if the disk has no room for it. A file
+    that could not be saved whole is not kept."""
     length = file.size()
     if length == 0:
         raise UploadRejected(f"{display_name(file.name)} is empty.")
@@ -64,7 +66,7 @@ async def save_upload(file: FileUploadLike, folder: Path, max_bytes: int) -> Pat
         raise UploadRejected(
             f"{display_name(file.name)} is {size(length)}; the limit is {size(max_bytes)}."
         )
-    target = folder / f"{uuid.uuid4().hex}{SUFFIX}"
+    target = folder / f"{uuid.uuid4().hex}{book_suffix(file.name or '') or SUFFIX}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         await file.save(target)
@@ -89,7 +91,7 @@ def display_name(name: str | None) -> str:
 
 def remove_stale_uploads(folder: Path, max_age_s: float = STALE_AFTER_S) -> int:
     """Delete uploads older than `max_age_s`; returns how many."""
-    return remove_older_than(folder, f"*{SUFFIX}", max_age_s)
+    return sum(remove_older_than(folder, f"*{suffix}", max_age_s) for suffix in BOOK_SUFFIXES)
 
 
 def remove_older_than(folder: Path, pattern: str, max_age_s: float) -> int:

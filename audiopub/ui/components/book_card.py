@@ -19,6 +19,7 @@ from audiopub import figures as fmt
 from audiopub.book.lexicon import Entry, layered, read_if_present, user_lexicon_path
 from audiopub.book.models import Book, Chapter
 from audiopub.book.names import NameCandidate
+from audiopub.book.reading import BOOK_SUFFIXES, UPLOAD_TYPES
 from audiopub.errors import AudiopubError, StoreDamaged
 from audiopub.jobs.models import JobSettings
 from audiopub.ui.book_reading import ReadFailed, UploadedBook, remove_thumbnail
@@ -70,13 +71,16 @@ class BookPanel:
             self.error.set_visibility(False)
             self.upload = (
                 ui.upload(
-                    label=f"Drop an .epub here or click to choose one (up to {fmt.size(limit)})",
+                    label=(
+                        "Drop a book here or click to choose one: EPUB, PDF, Word, "
+                        f"OpenDocument, FB2, HTML, Markdown or text (up to {fmt.size(limit)})"
+                    ),
                     auto_upload=True,
                     max_file_size=limit,
                     max_files=1,
                     on_upload=self._handle_upload,
                 )
-                .props('accept=".epub,application/epub+zip" flat')
+                .props(f'accept="{UPLOAD_TYPES}" flat')
                 .classes("ap-upload")
                 .mark("upload")
             )
@@ -147,7 +151,7 @@ class BookPanel:
             return
         except ReadFailed as exc:  # a reader bug must still end in a message, not a dead page
             log.error("reading upload %s (%s) failed:\n%s", path.name, name, exc.details)
-            self._fail(path, f"{name} could not be read as an EPUB ({exc})")
+            self._fail(path, f"{name} could not be read as a book ({exc})")
             return
         if self.upload.is_deleted:  # the tab closed while the book was read: nobody will use it
             path.unlink(missing_ok=True)
@@ -182,7 +186,7 @@ class BookPanel:
                 )
                 return
         self._show_error(
-            "That file was refused: only .epub files up to "
+            f"That file was refused: only books ({', '.join(BOOK_SUFFIXES)}) up to "
             f"{fmt.size(self.services.upload_limit_bytes)} are accepted."
         )
 

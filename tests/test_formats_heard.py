@@ -1,0 +1,54 @@
+"""A chapter of a PDF and of a Word file, converted with the embedded voice and heard by the
+real Whisper base (`whisper_model`): the audiobook says every word of the chapter as the
+document has it, by proof-listening's own measure (`listen.judge`: no run of words unheard,
+word error rate within bounds). Slow (speech and listening on the CPU): one short chapter per
+format, one listener for both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import soundfile as sf
+from documents import make_documents
+
+from audiopub.audio.ffmpeg import run_ffmpeg
+from audiopub.book.reading import read_book
+from audiopub.cli import main
+from audiopub.listen import Clip, Listener, judge
+from audiopub.listen.judge import align, normalise
+
+pytestmark = pytest.mark.usefixtures("embedded_voice_loaded_once")
+
+
+@pytest.fixture(scope="module")
+def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return make_documents(tmp_path_factory.mktemp("documents"))
+
+
+@pytest.fixture(scope="module")
+def listener(whisper_base: Path) -> Listener:
+    return Listener.load("base", models_dir=whisper_base, threads=2)
+
+
+@pytest.mark.parametrize("kind", ["pdf", "docx"])
+def test_a_converted_chapter_says_every_word(
+    kind: str, documents: dict[str, Path], listener: Listener, tmp_path: Path
+) -> None:
+    book = read_book(documents[kind])
+    # The last chapter: the shortest, and in the PDF the one set in two columns.
+    chapter = book.chapters[-1]
+    out = tmp_path / "chapter.m4b"
+    number = str(chapter.index + 1)
+    assert main(["convert", str(documents[kind]), "--chapters", number, "-o", str(out)]) == 0
+    wav = tmp_path / "chapter.wav"
+    run_ffmpeg(["-v", "error", "-i", str(out), "-ac", "1", str(wav)], "decode the chapter")
+    audio, rate = sf.read(wav, dtype="float32")
+    heard = listener.hear([Clip(audio, rate, "en")])[0]
+    verdict = judge(chapter.text, heard, "en")
+    assert not verdict.flagged, (verdict, heard)
+    assert verdict.missing_run < 6 and verdict.wer < 0.2, (verdict, heard)
+    # The chapter's last paragraph (in the PDF, the right column's end) is heard last.
+    last = normalise(chapter.paragraphs[-1], "en")
+    _, unheard = align(last, normalise(heard, "en")[-len(last) - 3 :])
+    assert unheard <= 2, heard
