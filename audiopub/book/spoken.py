@@ -8,10 +8,10 @@ and Supertonic reads characters.
 Each supported language has its own rule module (`spoken_en`, `spoken_de`, `spoken_fr`,
 `spoken_es`; English's money, dates and units have modules of their own). They share Roman
 numerals (`spoken_roman`), currencies (`spoken_currency`), money in the continental languages
-(`spoken_money`) and codes read digit by digit (`spoken_codes`). Any other language, or none, gets only the
-language-neutral cleanups: vulgar fractions become digits ("½" → "1/2") and primes become
-ASCII marks, which is what the text cleaner did before it kept them. Its numbers stay digits
-for the engine's own rules; no English words are ever put into another language's text.
+(`spoken_money`) and codes read digit by digit (`spoken_codes`). Any other language, or none,
+gets only the language-neutral cleanups: vulgar fractions become digits ("½" → "1/2") and
+primes become ASCII marks, which is what the text cleaner did before it kept them. Its numbers
+stay digits for the engine's own rules; no English words are ever put into another language's text.
 
 `spoken_form` is pure and never raises. Most prose has nothing to change, so a chunk without a
 digit, symbol, capital-letter numeral or abbreviation candidate is returned as it is, after one
