@@ -192,7 +192,7 @@ class CastPanel:
                     ui.select(
                         self._voice_options(cast, voice),
                         value=voice,
-                        label="Voice",
+                        label=f"Voice for {character.name}",
                         with_input=True,
                         on_change=lambda e, name=character.name: self._set_voice(name, e.value),
                     ).classes("flex-1 min-w-[12rem]").props("outlined dense").mark(
