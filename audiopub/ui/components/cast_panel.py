@@ -50,6 +50,7 @@ class CastPanel:
         self.cast: Cast | None = None  # as spoken with the engine and narrator chosen
         self._shown_for: tuple[object, ...] = ()  # what the cast shown was made for
         self._loading = 0  # loads started: only the latest one's result is shown
+        self._loading_for: tuple[object, ...] = ()  # what the load under way is for
 
         with ui.card().classes("ap-card w-full gap-3").mark("cast-panel") as self.card:
             section_title("Cast of voices", "groups")
@@ -96,7 +97,8 @@ class CastPanel:
             self.opened = self.cast = None
             self._shown_for = ()
         self._show_state()
-        if self.switch.value and self._wanted() != self._shown_for:
+        wanted = self._wanted()
+        if self.switch.value and wanted not in (self._shown_for, self._loading_for):
             with self.card:
                 ui.timer(0.01, self._load, once=True)
 
@@ -135,6 +137,7 @@ class CastPanel:
         engine, narrator = self.settings.engine.value, self.settings.voice.value
         self._loading += 1
         mine = self._loading
+        self._loading_for = wanted
         self.busy.set_visibility(True)
         self.error.set_visibility(False)
 
@@ -147,6 +150,7 @@ class CastPanel:
         finally:
             if mine == self._loading:
                 self.busy.set_visibility(False)
+                self._loading_for = ()
         if loaded is None or mine != self._loading or wanted != self._wanted():
             return
         self.opened, self.cast = loaded
@@ -155,7 +159,7 @@ class CastPanel:
 
     async def _recast(self) -> None:
         """The cast again after a change saved to its file."""
-        self._shown_for = ()
+        self._shown_for = self._loading_for = ()
         await self._load()
 
     def _failed(self, message: str) -> None:
