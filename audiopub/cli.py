@@ -27,6 +27,7 @@ from audiopub import __version__, settings
 from audiopub import figures as fmt
 from audiopub.bench import command as bench_command
 from audiopub.bench import doctor_command
+from audiopub.book.cast import attribute
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
@@ -677,8 +678,6 @@ def _names(args: argparse.Namespace) -> int:
 
 
 def _book_cast(epub: Path, book: Book) -> BookCast:
-    from audiopub.book.cast import attribute  # the finder: only for the commands that cast
-
     return BookCast.of(settings.data_dir(), epub, book, attribute)
 
 

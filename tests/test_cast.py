@@ -133,8 +133,8 @@ def test_an_untagged_exchange_alternates_between_its_two_speakers() -> None:
 
 def test_the_first_person_narrator_is_named_by_what_the_others_call_them() -> None:
     # '"Your cases have indeed been of the greatest interest to me," I observed.' — and
-    # Holmes calls him "my dear Watson".
-    assert _quotes(SHERLOCK, 2, 9)[0].speaker == "Watson"
+    # Holmes calls him "my dear Watson" and introduces "Dr. Watson".
+    assert _quotes(SHERLOCK, 2, 9)[0].speaker == "Dr. Watson"
     # The Martians' narrator is never named.
     assert _quotes(WAR, 28, 9)[0].speaker == "Narrator"
 

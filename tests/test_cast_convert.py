@@ -1,6 +1,6 @@
 """`convert --cast` end to end: a short real chapter read by the real Kokoro (int8) in a cast
-of voices, heard by the real Whisper base. No words lost, and the subtitles follow the voices
-to the cue.
+of voices, heard by the real Whisper base. No words lost, the subtitles follow the voices to
+the cue, and the read-along book highlights every word.
 
 The Kokoro test voices are real style vectors (Japanese speakers', `kokoro_model`) saved under
 English voices' names, so that the English book is cast from them: what is tested is who reads
@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import posixpath
 import re
 import subprocess
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,9 +24,11 @@ import pytest
 import soundfile as sf
 from epub_factory import build_epub
 from kokoro_model import install_folder, voice_vectors
+from lxml import etree
 
 from audiopub.audio.ffmpeg import ffmpeg_exe
 from audiopub.book.epub_reader import read_epub
+from audiopub.book.text import normalise_text
 from audiopub.cli import main
 from audiopub.jobs.models import ChunkRow
 from audiopub.jobs.store import JobStore
@@ -33,6 +37,7 @@ from audiopub.listen.listener import Clip, Listener
 
 HOLMES = Path("/work/shared/testdata/epubs/pg1661-adventures-of-sherlock-holmes.epub")
 NARRATOR = "af_heart"
+SMIL = "{http://www.w3.org/ns/SMIL}"
 # English names for the packaged voices; bm_george is a blend of two of them, as a mix is.
 VOICES = {
     "af_heart": {"jf_alpha": 1.0},
@@ -83,7 +88,10 @@ def converted(tmp_path_factory: pytest.TempPathFactory, kokoro_model_file: Path)
             )
         with contextlib.redirect_stdout(summary):
             command = ["convert", str(epub), "--engine", "kokoro", "--voice", NARRATOR]
-            assert main([*command, "--cast", "-o", str(out), "--subtitles", "srt"]) == 0
+            assert (
+                main([*command, "--cast", "-o", str(out), "--subtitles", "srt", "--read-along"])
+                == 0
+            )
         with JobStore.open_default() as store:
             (job,) = store.queue.list_jobs()
             chunks = store.ledger.all_chunks(job.id)
@@ -158,6 +166,26 @@ def test_no_word_is_lost_and_each_subtitle_says_what_is_heard_in_its_time(
     whole = ears.hear([Clip(audio, rate, "en")])[0]
     verdict = judge(" ".join(converted.paragraphs), whole, "en")
     assert not verdict.flagged and verdict.wer < 0.15, (whole, verdict)
+
+
+def test_the_read_along_book_highlights_every_word_in_order(converted: Converted) -> None:
+    (read_along,) = converted.output.parent.glob("*read-aloud*.epub")
+    pages: dict[str, etree._Element] = {}
+    highlighted = []
+    with zipfile.ZipFile(read_along) as book:
+        for name in sorted(n for n in book.namelist() if n.endswith(".smil")):
+            for text in etree.fromstring(book.read(name)).iter(f"{SMIL}text"):
+                page, _, fragment = text.get("src", "").partition("#")
+                path = posixpath.normpath(posixpath.join(posixpath.dirname(name), page))
+                if path not in pages:
+                    pages[path] = etree.fromstring(book.read(path))
+                (span,) = [el for el in pages[path].iter() if el.get("id") == fragment]
+                highlighted.append("".join(span.itertext()))
+    # Each quotation and each tag is a sentence of its own or part of one, never lost between
+    # two voices' clips.
+    assert normalise_text(" ".join(highlighted)).split() == (
+        normalise_text(" ".join(converted.paragraphs)).split()
+    )
 
 
 def _seconds(stamp: str) -> float:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 from epub_factory import build_epub
+from kokoro_model import install_folder, voice_vectors
 from voices import SPEAKERS, add_multi_speaker_voice
 
 from audiopub.book.cast.attribution import NARRATOR as FIRST_PERSON
@@ -34,6 +35,7 @@ from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import Voice
+from audiopub.tts.kokoro.engine import KokoroEngine
 from audiopub.tts.kokoro.files import SAMPLE_RATE, describe, language_of
 from audiopub.tts.kokoro.repository import kokoro_index
 from audiopub.tts.registry import get_engine
@@ -111,8 +113,10 @@ def test_main_characters_get_distinct_voices_of_their_gender_never_the_narrators
     assert all(voices[name].startswith(("af_", "am_")) for name in ("Holmes", "Irene Adler"))
 
 
-def test_the_first_person_narrator_speaks_in_the_narrators_voice_unless_told() -> None:
-    pool = cast_voices(kokoro_voices(), kokoro_voice(NARRATOR), "en")
+def test_the_first_person_narrator_speaks_in_the_narrators_voice_unless_told(
+    kokoro: KokoroEngine,
+) -> None:
+    pool = cast_voices(kokoro.voices(), kokoro_voice(NARRATOR), "en")
     characters = [Character(FIRST_PERSON, lines=50), Character("Holmes", "male", lines=40)]
     voices = assign_voices(characters, pool, kokoro_voice(NARRATOR))
     assert voices[FIRST_PERSON] == NARRATOR and voices["Holmes"] != NARRATOR
@@ -121,7 +125,7 @@ def test_the_first_person_narrator_speaks_in_the_narrators_voice_unless_told() -
     # Its quotations are the narrator's, so the chunker leaves them in the narrator's chunks.
     quote = Quote(0, 0, 0, 8, "Seven!", FIRST_PERSON)
     cast = Cast("kokoro", NARRATOR, Attribution(tuple(characters), (quote,)), voices)
-    assert cast.voicing(Voices()).spans == {}  # type: ignore[arg-type]
+    assert cast.voicing(kokoro).spans == {}
 
 
 def test_casting_again_gives_the_same_voices_whatever_the_order_and_a_newcomer_moves_no_one() -> (
@@ -174,6 +178,13 @@ def test_voices_in_another_language_or_at_another_rate_are_not_cast() -> None:
         Voice("de_DE-thorsten-medium", "thorsten", "de-DE", 22_050),
     ]
     assert [v.id for v in cast_voices(voices, narrator, "en")] == ["en_GB-vctk-medium#p239"]
+    # Every Kokoro voice reads English; the English ones are cast while there are any.
+    kokoro = [kokoro_voice(name) for name in ("af_heart", "am_adam", "bf_emma")]
+    japanese = Voice("jf_alpha", describe("jf_alpha"), "ja", SAMPLE_RATE, ("ja", "en"))
+    assert cast_voices([*kokoro, japanese], kokoro[0], "en-GB") == kokoro[1:]
+    assert cast_voices([kokoro[0], japanese], kokoro[0], "en") == [japanese]
+    multilingual = [Voice(f"F{n}", f"Female {n}", "multi", 44_100, ("en", "ko")) for n in (1, 2)]
+    assert cast_voices(multilingual, multilingual[0], "en") == multilingual[1:]
     assert voice_gender(kokoro_voice("bm_george")) == "male"
     assert voice_gender(Voice("F2", "Female 2", "multi", 44_100)) == "female"
     assert voice_gender(voices[1]) is None
@@ -182,29 +193,31 @@ def test_voices_in_another_language_or_at_another_rate_are_not_cast() -> None:
 # --- the book's cast file and its corrections --------------------------------------------------
 
 
-class Voices:
-    """An engine's voice list and model identities: what casting asks of an engine."""
+# Kokoro voices with real style vectors (Japanese speakers', `kokoro_model`) saved under the
+# names of the English voices a cast is made of: casting asks an engine only its voices' names,
+# rates and model identities.
+KOKORO_VOICES = {
+    "af_heart": "jf_alpha",
+    "af_bella": "jf_nezumi",
+    "am_adam": "jm_kumo",
+    "am_michael": "jm_kumo",
+    "bm_george": "jm_kumo",
+    "bm_lewis": "jm_kumo",
+}
 
-    name = "kokoro"
 
-    def voices(self) -> list[Voice]:
-        return list(kokoro_voices())
-
-    def voice(self, voice_id: str) -> Voice:
-        parts = [part.partition(":")[0] for part in voice_id.split("+")]
-        unknown = [p for p in parts if p not in kokoro_index()]
-        if unknown:
-            raise AudiopubError(f"Unknown Kokoro voice {unknown[0]!r}")
-        return (
-            kokoro_voice(parts[0]) if len(parts) == 1 else Voice(voice_id, "mix", "en-US", 24_000)
-        )
-
-    def model_id(self, voice: str) -> str:
-        return f"kokoro:{voice}"
+@pytest.fixture(scope="module")
+def kokoro(tmp_path_factory: pytest.TempPathFactory, kokoro_model_file: Path) -> KokoroEngine:
+    folder = install_folder(tmp_path_factory.mktemp("models") / "kokoro", kokoro_model_file, ())
+    (folder / "voices").mkdir()
+    vectors = voice_vectors()
+    for name, source in KOKORO_VOICES.items():
+        (folder / "voices" / f"{name}.bin").write_bytes(vectors[source].astype("<f4").tobytes())
+    return KokoroEngine(folder, threads=1)
 
 
 @pytest.fixture
-def book_cast(tmp_path: Path) -> Iterator[BookCast]:
+def book_cast(tmp_path: Path, kokoro: KokoroEngine) -> Iterator[BookCast]:
     epub = tmp_path / "holmes.epub"
     epub.write_bytes(HOLMES.read_bytes())
     made = []
@@ -220,19 +233,19 @@ def book_cast(tmp_path: Path) -> Iterator[BookCast]:
 
 
 def test_the_cast_is_kept_per_book_and_corrections_are_kept_with_it(
-    book_cast: BookCast, tmp_path: Path
+    book_cast: BookCast, kokoro: KokoroEngine
 ) -> None:
-    engine = Voices()
-    cast = book_cast.cast(engine, NARRATOR)  # type: ignore[arg-type]
+    engine = kokoro
+    cast = book_cast.cast(engine, NARRATOR)
     lines = {c.name: c.lines for c in cast.attribution.characters}
     assert lines["Holmes"] > lines["Watson"] > 0
     assert sum(lines.values()) == len(cast.attribution.quotes)
 
     book_cast.rename("The King", "King of Bohemia")
     book_cast.merge("Watson", "Holmes")  # (wrongly) one man
-    book_cast.set_voice("Holmes", "bm_george", engine)  # type: ignore[arg-type]
+    book_cast.set_voice("Holmes", "bm_george", engine)
     again = BookCast(book_cast.path, holmes(), lambda book: pytest.fail("attributed again"))
-    corrected = again.cast(engine, NARRATOR)  # type: ignore[arg-type]
+    corrected = again.cast(engine, NARRATOR)
     names = {c.name: c for c in corrected.attribution.characters}
     assert set(names) == {"Holmes", "King of Bohemia"}
     assert names["Holmes"].lines == lines["Holmes"] + lines["Watson"]
@@ -245,7 +258,7 @@ def test_the_cast_is_kept_per_book_and_corrections_are_kept_with_it(
     again.split("Holmes", "Watson", [first_watson])
     again.reassign([cast.attribution.quotes[0]], None)  # no one: the narrator reads it
     again.set_gender("Watson", "male")
-    final = again.cast(engine, NARRATOR)  # type: ignore[arg-type]
+    final = again.cast(engine, NARRATOR)
     names = {c.name: c for c in final.attribution.characters}
     assert (names["Watson"].lines, names["Watson"].gender) == (1, "male")
     assert final.attribution.quotes[0].speaker is None
@@ -253,9 +266,9 @@ def test_the_cast_is_kept_per_book_and_corrections_are_kept_with_it(
     assert final.voices["Watson"] not in (NARRATOR, "bm_george")
 
     with pytest.raises(AudiopubError, match="No character 'Moriarty'"):
-        again.set_voice("Moriarty", "am_adam", engine)  # type: ignore[arg-type]
+        again.set_voice("Moriarty", "am_adam", engine)
     with pytest.raises(AudiopubError, match="Unknown Kokoro voice"):
-        again.set_voice("Watson", "zz_nobody", engine)  # type: ignore[arg-type]
+        again.set_voice("Watson", "zz_nobody", engine)
     with pytest.raises(AudiopubError, match="a character already"):
         again.rename("Watson", "Holmes")
 
@@ -269,9 +282,9 @@ def holmes_cast() -> Cast:
     return Cast("kokoro", NARRATOR, attribution, voices)
 
 
-def test_no_chunk_holds_two_voices_and_every_word_is_kept_in_order() -> None:
+def test_no_chunk_holds_two_voices_and_every_word_is_kept_in_order(kokoro: KokoroEngine) -> None:
     book, cast = holmes(), holmes_cast()
-    voicing = cast.voicing(Voices())  # type: ignore[arg-type]
+    voicing = cast.voicing(kokoro)
     chapter = book.chapters[1]
     chunks = chunk_paragraphs(chapter.paragraphs, 300, 1, voiced=voicing.in_chapter(1))
 
@@ -340,12 +353,12 @@ def test_speech_tags_stay_the_narrators_and_a_glued_tag_is_never_cut_inside_a_wo
 # --- a job's chunks in their voices -------------------------------------------------------------
 
 
-def job_settings(cast: Cast) -> JobSettings:
+def job_settings(cast: Cast, engine: KokoroEngine) -> JobSettings:
     return JobSettings(
         engine="kokoro",
         voice=NARRATOR,
-        model_id=f"kokoro:{NARRATOR}",
-        cast=cast.voicing(Voices()),  # type: ignore[arg-type]
+        model_id=engine.model_id(NARRATOR),
+        cast=cast.voicing(engine),
         chapters=(2,),
     )
 
@@ -358,24 +371,28 @@ def planned_keys(settings: JobSettings) -> list[tuple[str, str]]:
     ]
 
 
-def test_changing_one_characters_voice_changes_only_that_characters_chunk_keys() -> None:
+def test_changing_one_characters_voice_changes_only_that_characters_chunk_keys(
+    kokoro: KokoroEngine,
+) -> None:
     cast = holmes_cast()
-    before = planned_keys(job_settings(cast))
+    before = planned_keys(job_settings(cast, kokoro))
     after = planned_keys(
-        job_settings(replace(cast, voices={**cast.voices, "Watson": "am_michael"}))
+        job_settings(replace(cast, voices={**cast.voices, "Watson": "am_michael"}), kokoro)
     )
     assert len(before) == len(after)
     changed = [old != new for (old, _), (new, _) in zip(before, after)]
     assert changed == [voice == "am_adam" for _, voice in before]
     assert any(changed) and not all(changed)
     # A narrator's chunk has the key a job without a cast gives it: its audio is shared.
-    plain = JobSettings(engine="kokoro", voice=NARRATOR, model_id=f"kokoro:{NARRATOR}")
+    plain = JobSettings(engine="kokoro", voice=NARRATOR, model_id=kokoro.model_id(NARRATOR))
     chunk = next(c for c in plan_book(holmes(), 300, (2,), "en")[0][1])
     assert chunk_cache_key(chunk.spoken, plain) == before[0][0]
 
 
-def test_the_store_keeps_each_chunks_voice_and_a_resumed_job_its_cast(tmp_path: Path) -> None:
-    settings = job_settings(holmes_cast())
+def test_the_store_keeps_each_chunks_voice_and_a_resumed_job_its_cast(
+    tmp_path: Path, kokoro: KokoroEngine
+) -> None:
+    settings = job_settings(holmes_cast(), kokoro)
     epub = tmp_path / "holmes.epub"
     epub.write_bytes(HOLMES.read_bytes())
     plan = plan_book(holmes(), 300, settings.chapters, "en", cast=settings.cast)
@@ -403,14 +420,14 @@ def test_the_store_keeps_each_chunks_voice_and_a_resumed_job_its_cast(tmp_path: 
         assert store.ledger.progress(job.id).chunks_done >= len(done)
 
 
-def test_a_cast_of_another_engine_or_sample_rate_is_refused() -> None:
+def test_a_cast_of_another_engine_or_sample_rate_is_refused(kokoro: KokoroEngine) -> None:
     voicing = Voicing("piper", "en_US-joe-medium", {"Holmes": "en_US-lessac-low"})
     with pytest.raises(AudiopubError, match="made for piper, not kokoro"):
-        check_voicing(voicing, Voices(), kokoro_voice(NARRATOR))  # type: ignore[arg-type]
+        check_voicing(voicing, kokoro, kokoro_voice(NARRATOR))
     mixed = Voicing("kokoro", NARRATOR, {"Holmes": "am_adam"})
-    check_voicing(mixed, Voices(), kokoro_voice(NARRATOR))  # type: ignore[arg-type]
+    check_voicing(mixed, kokoro, kokoro_voice(NARRATOR))
     with pytest.raises(AudiopubError, match="share one sample rate"):
-        check_voicing(mixed, Voices(), Voice(NARRATOR, "n", "en-US", 22_050))  # type: ignore[arg-type]
+        check_voicing(mixed, kokoro, Voice(NARRATOR, "n", "en-US", 22_050))
 
 
 # --- a Piper cast spoken: each chunk in its speaker's voice ---------------------------------------

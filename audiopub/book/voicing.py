@@ -25,26 +25,19 @@ class Voicing:
     voices: Mapping[str, str] = field(default_factory=dict)  # character → voice
     # voice → `Engine.model_id(voice)`: a voice's files name its chunks' audio.
     models: Mapping[str, str] = field(default_factory=dict)
-    # (chapter index, paragraph) → its voiced spans, in order, not overlapping.
+    # (chapter index, paragraph) → its voiced spans, in order.
     spans: Mapping[tuple[int, int], tuple[VoicedSpan, ...]] = field(default_factory=dict)
 
-    def __hash__(self) -> int:
+    def __hash__(self) -> int:  # its mappings are not hashable: hashed by what names it
         return hash((self.engine, self.narrator, tuple(sorted(self.voices.items()))))
 
     def in_chapter(self, chapter: int) -> dict[int, tuple[VoicedSpan, ...]]:
         """paragraph → its voiced spans, for one chapter."""
         return {p: spans for (c, p), spans in self.spans.items() if c == chapter}
 
-    @property
-    def voice_count(self) -> int:
-        """The distinct voices of the characters."""
-        return len(set(self.voices.values()))
-
     def summary(self) -> str:
         """ "3 characters in 2 voices (narrator af_heart)"."""
-        return (
-            f"{len(self.voices)} characters in {self.voice_count} voices (narrator {self.narrator})"
-        )
+        return cast_summary(self.voices, self.narrator)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,6 +66,11 @@ class Voicing:
             dict(data.get("models", {})),
             {key: tuple(sorted(value)) for key, value in spans.items()},
         )
+
+
+def cast_summary(voices: Mapping[str, str], narrator: str) -> str:
+    """ "3 characters in 2 voices (narrator af_heart)": characters → voices."""
+    return f"{len(voices)} characters in {len(set(voices.values()))} voices (narrator {narrator})"
 
 
 def voiced_segments(

@@ -28,7 +28,7 @@ from audiopub.book.cast.attribution import NARRATOR as FIRST_PERSON
 from audiopub.book.cast.models import Attribution, Character, Gender, Quote
 from audiopub.book.lexicon import book_key
 from audiopub.book.models import Book
-from audiopub.book.voicing import VoicedSpan, Voicing
+from audiopub.book.voicing import VoicedSpan, Voicing, cast_summary
 from audiopub.errors import AudiopubError
 from audiopub.tts.engine import Engine, Voice, voice_of
 
@@ -56,16 +56,25 @@ def voice_gender(voice: Voice) -> Gender | None:
 
 
 def cast_voices(voices: Iterable[Voice], narrator: Voice, language: str | None) -> list[Voice]:
-    """The voices a cast may give characters, of an engine's `voices`: those in the book's
-    language (the narrator's where the book names none), at the narrator's sample rate, not
-    the narrator's."""
-    return [
+    """The voices a cast may give characters, of an engine's `voices`: those that read the
+    book's language (the narrator's where the book names none) at the narrator's sample rate,
+    not the narrator's; of those, the voices whose own language it is where there are any
+    (every Kokoro voice reads English, a Japanese voice with its accent)."""
+    readers = [
         voice
         for voice in voices
         if voice.id != narrator.id
         and voice.sample_rate == narrator.sample_rate
         and (voice.speaks(language) if language else voice.language == narrator.language)
     ]
+    if not language:
+        return readers
+    native = [voice for voice in readers if _primary(voice.language) == _primary(language)]
+    return native or readers
+
+
+def _primary(tag: str) -> str:
+    return tag.replace("_", "-").split("-", 1)[0].lower()
 
 
 def _stable_rank(name: str, voice: str) -> str:
@@ -102,7 +111,7 @@ def assign_voices(
     characters and voices give the same cast every time.
     """
     chosen = dict(chosen or {})
-    voices = {name: voice for name, voice in chosen.items()}
+    voices = dict(chosen)
     if any(c.name == FIRST_PERSON for c in characters):
         voices.setdefault(FIRST_PERSON, narrator.id)  # "I said": the one who tells the story
     candidates = [voice for voice in pool if voice.id != narrator.id]
@@ -277,10 +286,7 @@ class Cast:
 
     def summary(self) -> str:
         """ "cast: 3 characters in 2 voices (narrator af_heart)"."""
-        return (
-            f"cast: {len(self.voices)} characters in {len(set(self.voices.values()))} voices "
-            f"(narrator {self.narrator})"
-        )
+        return f"cast: {cast_summary(self.voices, self.narrator)}"
 
     def to_dict(self) -> dict[str, Any]:
         """Characters with their voices and quotations with theirs (what `cast --json` prints:

@@ -3,25 +3,27 @@ decide to the next (after He, Barbosa & Kondrak 2013 and Muzny et al. 2017).
 
 1. **Explicit tags** name the speaker: "said Mrs. Carew", "the Inspector cried", or a
    description the book gives a name elsewhere ("my friend, Mr. Sherlock Holmes") or uses
-   often enough to be a person of its own ("said the artilleryman").
+   often enough to be a person of its own ("said the artilleryman"). Speech that introduces
+   its speaker ("My name is Helen Stoner") counts too, and so does a speech verb ending the
+   narration with its subject earlier in the sentence ("Wild Horse stamped and said").
 2. **Pronoun tags** ("she said", "said he", and "the woman cried") go to the nearest person of
-   that gender: named earlier in the same paragraph, else the one in the conversation who did
-   not speak last, else named shortly before or after. "I said" is the first-person narrator,
-   whose name is the one the others call them by ("my dear Watson").
-3. **Continued speech**: paragraphs that continue an open quotation are one speech.
-4. **Nearby names**: a paragraph whose narration begins with a name ('Holmes chuckled. "…"')
-   gives them the speech.
-5. **Turn-taking** (`conversation`): in a run of speech, two people alternate; a vocative
-   ("…, Mr. Holmes?") tells who answers.
+   that gender: the subject of the paragraph's narration, else the one in the conversation
+   who did not speak the turn before, else named shortly before or after. "I said" is the
+   first-person narrator, whose name is the one the others call them by ("my dear Watson").
+3. **Nearby names**: narration that begins the paragraph, or is the paragraph just before,
+   with someone as its subject ('Holmes chuckled. "…"') gives them the speech.
+4. **Turn-taking** (`conversation`): a speech continued over paragraphs is one turn; in a run
+   of turns two people alternate, and a name called out ("…, Mr. Holmes?") says who answers.
 
-All quotations in one paragraph share a speaker: books start a new paragraph when the speaker
-changes.
+A paragraph's quotations share its speaker unless one of them has a tag of its own naming
+someone else ('"What is it?" said the Man. And the Woman said, "…"').
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 from audiopub.book.cast.characters import (
     Cast,
@@ -33,7 +35,7 @@ from audiopub.book.cast.characters import (
 from audiopub.book.cast.conversation import Paragraph, take_turns, units
 from audiopub.book.cast.models import Attribution, Character, Gender, Quote
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
-from audiopub.book.cast.tags import NOUN_GENDERS, TITLES, find_tag, noun_gender
+from audiopub.book.cast.tags import NOUN_GENDERS, TITLES, find_tag, language_table, noun_gender
 from audiopub.book.models import Book
 
 __all__ = ["NARRATOR", "attribute", "by_lines"]
@@ -54,15 +56,16 @@ _TITLED_NAME = re.compile(
     r"\b(?:Mr|Mrs|Miss|Ms|Dr|Lady|Lord|Sir|Madame|Mme|Mademoiselle|Mlle|Monsieur|Herr|Frau"
     r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s(?:St\.|[A-Z][\w'’-]+)){1,3}"
 )
+_SENTENCE_END = re.compile(r"[.!?]['\"]?\s")
 _LONGER_NAME = re.compile(r"['’]?\s[A-Z][a-z]")
-# What may come before a sentence's subject: its start, a conjunction, a clause's comma.
+# What may come before a sentence's subject: its start, a conjunction, an article.
 _SUBJECT_BEFORE = re.compile(
     r"(?:^|[.!?;:]\s+|\b(?:and|then|but|when|while|as)\s+)(?:the\s+)?\W*$", re.IGNORECASE
 )
 # A vocative inside speech: ", Watson," "my dear Watson." "Mr. Holmes?" at a clause's edge.
 _VOCATIVE = re.compile(
     r"(?:^|[,;!?]\s|(?<!Mr)(?<!Mrs)(?<!Dr)(?<!St)\.\s)(?:(?:my|My)\s+(?:dear|good)\s+|(?:[Dd]ear|O|Oh)\s+)?"
-    r"((?:(?:Mr|Mrs|Miss|Dr|Sir|Lady|Lord|Captain|Inspector)\.?\s+)?[A-Z][\w'’-]+"
+    r"((?:(?:Mr|Mrs|Miss|Dr|Sir|Lady|Lord|Captain|Inspector)\.?\s+)?(?:St\.\s)?[A-Z][\w'’-]+"
     r"(?:\s+[A-Z][\w'’-]+)?)(?=[,.!?;]|$)"
 )
 
@@ -100,11 +103,12 @@ def attribute(book: Book) -> Attribution:
         cast.people.append(Person(NARRATOR, Counter({NARRATOR: 1})))
     _find_names(paragraphs, cast, lowercase)
     _explicit(paragraphs, cast, narrator)
+    _distant_subject(paragraphs, language)
     if narrator is not None:
         narrator = _name_narrator(paragraphs, cast, narrator)
     _pronouns(paragraphs, cast, narrator)
     _nearby(paragraphs, narrator)
-    take_turns(paragraphs)
+    take_turns(paragraphs, [person.gender for person in cast.people])
     return _result(paragraphs, cast)
 
 
@@ -237,13 +241,30 @@ def _count_narration_mentions(paragraphs: list[Paragraph], mentions: Counter[str
     mentions.update(extra)
 
 
+def _vocatives(speech: str) -> list[str]:
+    """The names a quotation calls out, without the half-names the pattern can take ("Mrs.
+    St" of "Mrs. St. Clair has") or possessives ("Dr. Becher's")."""
+    names = []
+    for match in _VOCATIVE.finditer(speech):
+        name = match.group(1)
+        if name.endswith((" St", "'s", "’s")):
+            continue
+        names.append(name)
+    return names
+
+
 def _titled_names(paragraphs: list[Paragraph]) -> Counter[str]:
-    """Names the narration writes with a title ("Miss Mary Sutherland"): people, whether or
-    not a tag ever names them, so a pronoun can mean them."""
+    """Names written with a title ("Miss Mary Sutherland") in the narration or called out in
+    speech: people, whether or not a tag ever names them, so a pronoun can mean them."""
     found: Counter[str] = Counter()
     for p in paragraphs:
         for _, piece in _narration(p):
             found.update(m.group().removesuffix("'s") for m in _TITLED_NAME.finditer(piece))
+        # Speech calling someone by a titled name ("Well, Mrs. St. Clair, …") names them too.
+        for span in p.spans:
+            for name in _vocatives(span.text):
+                if _TITLED_NAME.fullmatch(name):
+                    found[name] += 1
     return found
 
 
@@ -321,8 +342,7 @@ def _find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str]
                     p.narration_names.append((offset + match.start(), cast.by_form[form], subject))
             p.narration_names.sort()
         for span in p.spans:
-            for match in _VOCATIVE.finditer(span.text):
-                name = match.group(1)
+            for name in _vocatives(span.text):
                 if lowercase[name.split()[-1].lower()] >= 3 or name.lower() in TITLES:
                     continue  # an ordinary word starting a clause, or a title alone
                 p.vocative_names.append(name)
@@ -349,6 +369,38 @@ def _explicit(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> 
             p.speaker, p.how = narrator, "pronoun"
         if p.speaker is None and p.introduces is not None:
             p.speaker, p.how = p.introduces, "nearby"
+
+
+def _distant_subject(paragraphs: list[Paragraph], language: str | None) -> None:
+    """A speech verb ending the narration before the speech, its subject named earlier in the
+    same sentence: 'Then Wild Horse stamped with his wild foot and said, "…"'."""
+    verbs = _speech_verb_at_end(language)
+    for p in paragraphs:
+        if p.speaker is not None or p.tag_kind is not None or not p.spans:
+            continue
+        before = p.text[: p.spans[0].start]
+        verb = verbs.search(before)
+        if verb is None:
+            continue
+        sentence_start = max(
+            (m.end() for m in _SENTENCE_END.finditer(before, 0, verb.start())), default=0
+        )
+        named = [
+            (person, subject)
+            for pos, person, subject in p.narration_names
+            if sentence_start <= pos < verb.start()
+        ]
+        subjects = [person for person, subject in named if subject]
+        if subjects:
+            p.speaker, p.how = subjects[-1], "explicit"
+
+
+@lru_cache(maxsize=8)
+def _speech_verb_at_end(language: str | None) -> re.Pattern[str]:
+    verbs = "|".join(
+        sorted((re.escape(v) for v in language_table(language).verbs), key=len, reverse=True)
+    )
+    return re.compile(rf"\b(?:{verbs})\b[^.!?\"']{{0,30}}[,:]?\s*$", re.IGNORECASE)
 
 
 def _name_narrator(paragraphs: list[Paragraph], cast: Cast, narrator: int) -> int:
@@ -456,12 +508,13 @@ def _pronoun_person(
 
 
 def _previous_speaker(paragraphs: list[Paragraph], at: int) -> int | None:
-    for q in reversed(paragraphs[max(0, at - 3) : at]):
-        if q.chapter != paragraphs[at].chapter:
-            return None
-        if q.spans:
-            return q.speaker
-    return None
+    """Who spoke in the paragraph just before, if it has speech: the turn this one answers."""
+    if at == 0:
+        return None
+    before = paragraphs[at - 1]
+    if before.chapter != paragraphs[at].chapter or not before.spans:
+        return None
+    return before.speaker
 
 
 def _nearby(paragraphs: list[Paragraph], narrator: int | None) -> None:

@@ -9,6 +9,9 @@ speaker before calls out ("…, Mr. Holmes?") says who answers.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from audiopub.book.cast.models import Gender, How
@@ -16,6 +19,15 @@ from audiopub.book.cast.quotes import Span
 from audiopub.book.cast.tags import SubjectKind
 
 __all__ = ["Paragraph", "take_turns", "units"]
+
+# How far back the narration may have named the other party of a conversation.
+_LOOK_BACK = 30
+# Forms of address that show the gender of who is spoken to.
+_ADDRESS = re.compile(
+    r"(?:^|[,;!?.]\s)(madam|ma'am|miss|sir|my dear fellow|my good man)(?=[,.!?;]|$)",
+    re.IGNORECASE,
+)
+_LADIES = frozenset({"madam", "ma'am", "miss"})
 
 
 @dataclass
@@ -92,27 +104,38 @@ def _set(unit: list[Paragraph], speaker: int) -> None:
             p.speaker, p.how = speaker, "turn"
 
 
-def take_turns(paragraphs: list[Paragraph]) -> None:
-    """Give untagged turns a speaker by alternation and vocatives, run by run."""
+def take_turns(paragraphs: list[Paragraph], genders: Sequence[Gender | None] = ()) -> None:
+    """Give untagged turns a speaker by alternation and vocatives, run by run. `genders`
+    holds each person's gender, where known."""
     runs = _runs(paragraphs)
+    position = {id(p): i for i, p in enumerate(paragraphs)}
+    # A name called out only counts for someone who speaks in the chapter: "Hosmer, Mr.
+    # Angel, was a cashier" calls no one.
+    voices: dict[int, set[int]] = {}
+    for p in paragraphs:
+        if p.speaker is not None:
+            voices.setdefault(p.chapter, set()).add(p.speaker)
     last_two: list[int] = []  # the two people who spoke last, carried across short breaks
     for run in runs:
         known = [s for s in (_speaker(u) for u in run) if s is not None]
         people = list(dict.fromkeys(known))
+        present = voices.get(run[0][0].chapter, set())
         for unit in run:
             for p in unit:
-                people.extend(v for v in p.vocatives if v not in people)
-        # A run with one known voice talks with whoever spoke with them just before.
+                people.extend(v for v in p.vocatives if v not in people and v in present)
         if len(people) == 1:
-            people.extend(s for s in reversed(last_two) if s not in people)
-            del people[2:]
+            other = _other_party(
+                paragraphs, position[id(run[0][0])], run, people[0], last_two, genders
+            )
+            if other is not None:
+                people.append(other)
         changed = True
         while changed:
             changed = False
             for k, unit in enumerate(run):
                 if _speaker(unit) is not None:
                     continue
-                guess = _guess(run, k, people)
+                guess = _guess(run, k, people, present)
                 if guess is not None:
                     _set(unit, guess)
                     changed = True
@@ -124,12 +147,58 @@ def take_turns(paragraphs: list[Paragraph]) -> None:
                 del last_two[:-2]
 
 
-def _guess(run: list[list[Paragraph]], k: int, people: list[int]) -> int | None:
+def _other_party(
+    paragraphs: list[Paragraph],
+    start: int,
+    run: list[list[Paragraph]],
+    speaker: int,
+    last_two: list[int],
+    genders: Sequence[Gender | None],
+) -> int | None:
+    """Who a run's one known voice talks with: whoever spoke with them just before, unless
+    the voice calls the other "madam" or "sir" and that person is of the other gender; then
+    the last person of the right gender the narration named shortly before."""
+    addressed = _addressed_gender(run, speaker)
+
+    def gender(person: int) -> Gender | None:
+        return genders[person] if person < len(genders) else None
+
+    before = [person for person in reversed(last_two) if person != speaker]
+    if addressed is None:
+        return before[0] if before else None
+    for person in before:
+        if gender(person) == addressed:
+            return person
+    chapter = paragraphs[start].chapter
+    for p in reversed(paragraphs[max(0, start - _LOOK_BACK) : start + 1]):
+        if p.chapter != chapter:
+            break
+        for _, person, _ in reversed(p.narration_names):
+            if person != speaker and gender(person) == addressed:
+                return person
+    return next((person for person in before if gender(person) is None), None)
+
+
+def _addressed_gender(run: list[list[Paragraph]], speaker: int) -> Gender | None:
+    votes: Counter[Gender] = Counter()
+    for unit in run:
+        if _speaker(unit) != speaker:
+            continue
+        for p in unit:
+            for span in p.spans:
+                for match in _ADDRESS.finditer(span.text):
+                    votes["female" if match.group(1).lower() in _LADIES else "male"] += 1
+    if not votes or len(votes) > 1:
+        return None
+    return next(iter(votes))
+
+
+def _guess(run: list[list[Paragraph]], k: int, people: list[int], present: set[int]) -> int | None:
     before = _speaker(run[k - 1]) if k >= 1 else None
     after = _speaker(run[k + 1]) if k + 1 < len(run) else None
     # The turn before called someone by name: they answer.
     if k >= 1 and before is not None:
-        called = [v for p in run[k - 1] for v in p.vocatives if v != before]
+        called = [v for p in run[k - 1] for v in p.vocatives if v != before and v in present]
         if called:
             return called[-1]
     two = people[:2] if len(people) >= 2 else None

@@ -16,6 +16,10 @@ finder still knows the typographic marks, so raw text works too.
   and the next paragraph's first quotation `continues` it.
 - **Dashes**: French and Spanish open a line of dialogue with a dash at the start of the
   paragraph; a tag inside it ("—Sí —dijo él—. Vamos.", "— Oui, dit-il, allons.") is narration.
+  The normaliser removes that dash ("Sí, dijo él. Vamos."), so in those languages a
+  paragraph whose first sentence breaks off for a tag is taken as such a line; one with no
+  tag ("— Oui.") is lost as speech. Their quotations in guillemets are cut around a tag
+  inside them the same way.
 """
 
 from __future__ import annotations

@@ -148,7 +148,10 @@ def _patterns(language: str | None) -> tuple[re.Pattern[str], re.Pattern[str], L
     name = rf"{title}{_NAME_WORD}(?:\s+(?:(?:{particles})\s+)?{_NAME_WORD}){{0,3}}"
     pronouns = "|".join(re.escape(p) for p in [*table.pronouns, *table.first_person])
     articles = "|".join(re.escape(a) for a in table.articles)
-    noun = rf"(?:{articles})\s+(?:[\w'’-]+\s+){{0,2}}?[\w'’-]+"
+    # A description: its article and up to three words, none of them a conjunction ("his
+    # wild foot and said" is no speaker).
+    word = r"(?!(?:and|or|but|then|et|y|und)\b)[\w'’-]+"
+    noun = rf"(?:{articles})\s+(?:{word}\s+){{0,2}}?{word}"
     definite = "|".join(re.escape(a) for a in ("the", "le", "la", "el", "der", "die", "das"))
     subject = (
         rf"(?<![\w'’])(?P<subject>(?i:{pronouns})\b|{name}|(?i:{definite})\s+{name}|(?i:{noun}))"
