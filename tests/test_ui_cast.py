@@ -114,7 +114,7 @@ async def test_the_characters_are_listed_a_voice_chosen_is_kept_and_heard(
     assert abs(audio.mean() - SPEAKER_OFFSETS[SPEAKERS.index(speaker)]) < 0.12, audio.mean()
 
 
-async def test_rename_merge_and_reassign_a_line_are_saved(
+async def test_rename_merge_gender_and_reassign_a_line_are_saved(
     user: User, kitchen: Path, services: Services
 ) -> None:
     await open_cast(user, kitchen)
@@ -124,6 +124,14 @@ async def test_rename_merge_and_reassign_a_line_are_saved(
     user.find(marker="cast-rename-save").click()
     await eventually(lambda: names(user) == ["John", "Mary", "Aunt Hale"])
     assert cast_file(services, kitchen)["names"] == {"Mrs. Hale": "Aunt Hale"}
+    assert cast_file(services, kitchen)["genders"] == {}  # unchanged: not written
+
+    user.find(marker="cast-rename-0").click()  # John is a man
+    await see(user, marker="cast-gender-input")
+    element(user, "cast-gender-input").value = "male"  # type: ignore[attr-defined]
+    user.find(marker="cast-rename-save").click()
+    await eventually(lambda: text(user, "cast-facts-0") == "3 lines · male")
+    assert cast_file(services, kitchen)["genders"] == {"John": "male"}
 
     # Another character's name: the two are one.
     user.find(marker="cast-rename-1").click()
@@ -131,7 +139,7 @@ async def test_rename_merge_and_reassign_a_line_are_saved(
     element(user, "cast-rename-input").value = "John"  # type: ignore[attr-defined]
     user.find(marker="cast-rename-save").click()
     await eventually(lambda: names(user) == ["John", "Aunt Hale"])
-    assert text(user, "cast-facts-0") == "5 lines · gender unknown"
+    assert text(user, "cast-facts-0") == "5 lines · male"
 
     # John's lines in their paragraphs; the first given to the narrator, the last to Aunt Hale.
     user.find(marker="cast-quotes-0").click()
@@ -146,7 +154,7 @@ async def test_rename_merge_and_reassign_a_line_are_saved(
     speakers = cast_file(services, kitchen)["speakers"]
     assert speakers == {"0:2:0": None, "0:5:0": "Aunt Hale"}
     user.find(marker="cast-quotes-close").click()
-    await eventually(lambda: text(user, "cast-facts-0") == "3 lines · gender unknown")
+    await eventually(lambda: text(user, "cast-facts-0") == "3 lines · male")
     assert text(user, "cast-facts-1") == "2 lines · female"
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
 
-from audiopub.book.cast.models import Quote
+from audiopub.book.cast.models import Gender, Quote
 from audiopub.book.lexicon import book_key
 from audiopub.book.models import Book
 from audiopub.book.voicing import Voicing
@@ -68,20 +68,23 @@ class OpenCast:
         tts = registry.get_preview_engine(engine)
         self._locked(lambda: self.book_cast.set_voice(name, voice, tts))
 
-    def rename(self, name: str, new_name: str) -> None:
-        """A new name, or the name of another character: then the two are merged."""
+    def edit(self, name: str, new_name: str, gender: Gender | None) -> None:
+        """Rename a character (to another character's name: the two are merged) and say their
+        gender."""
         new_name = new_name.strip()
         if not new_name:
             raise AudiopubError("A character needs a name")
-        if new_name == name:
-            return
 
         def change() -> None:
-            names = {c.name for c in self.book_cast.file.corrected().characters}
-            if new_name in names:
+            characters = {c.name: c for c in self.book_cast.file.corrected().characters}
+            if new_name in characters and new_name != name:
                 self.book_cast.merge(name, new_name)
-            else:
+            elif new_name != name:
                 self.book_cast.rename(name, new_name)
+            # Only a gender changed is written (a merge keeps the other's), and after the
+            # rename: it is kept under the name the character has now.
+            if name in characters and characters[name].gender != gender:
+                self.book_cast.set_gender(new_name, gender)
 
         self._locked(change)
 

@@ -33,6 +33,7 @@ from audiopub.voices.casting import Cast, cast_voices, speaking_order
 
 NARRATOR_CHOICE: Final = "\u2063narrator"  # the speaker select's "no speaker" (no name is it)
 QUOTES_SHOWN: Final = 200  # a character's quotations listed at once
+GENDERS: Final = {"female": "female", "male": "male", "": "unknown"}
 
 
 class CastPanel:
@@ -209,8 +210,8 @@ class CastPanel:
                     )
                     ui.button(
                         icon="edit",
-                        on_click=lambda _, name=character.name: self._rename(name),
-                    ).props("flat round dense").tooltip("Rename, or merge into another").mark(
+                        on_click=lambda _, name=character.name: self._edit(name),
+                    ).props("flat round dense").tooltip("Rename, merge into another, gender").mark(
                         f"cast-rename-{index}"
                     )
                     ui.button(
@@ -280,36 +281,46 @@ class CastPanel:
 
         await self.audio.speak(speak, show=self._failed, failing="Hearing it failed", busy=button)
 
-    async def _rename(self, name: str) -> None:
+    async def _edit(self, name: str) -> None:
+        """Rename (or merge) a character and say their gender."""
         if self.opened is None or self.cast is None:
             return
-        others = [c.name for c in self.cast.attribution.characters if c.name != name]
+        characters = {c.name: c for c in self.cast.attribution.characters}
+        others = [other for other in characters if other != name]
         with ui.dialog() as dialog, ui.card().classes("ap-card gap-3 min-w-[20rem]"):
-            ui.label(f"Rename {name}").classes("font-semibold")
+            ui.label(name).classes("font-semibold")
             ui.label("Give the name of another character to make the two one (a merge).").classes(
                 "ap-muted text-sm"
             )
             field = (
-                ui.input("New name", value=name, autocomplete=others)
+                ui.input("Name", value=name, autocomplete=others)
                 .classes("w-full")
                 .props("outlined dense")
                 .mark("cast-rename-input")
             )
+            gender = (
+                ui.select(GENDERS, value=characters[name].gender or "", label="Gender")
+                .classes("w-full")
+                .props("outlined dense")
+                .mark("cast-gender-input")
+            )
             with ui.row().classes("w-full justify-end gap-2"):
                 ui.button("Cancel", on_click=lambda: dialog.submit(None)).props("flat no-caps")
-                ui.button("Save", on_click=lambda: dialog.submit(field.value)).props(
-                    "unelevated no-caps"
-                ).mark("cast-rename-save")
-        new_name = await dialog
+                ui.button(
+                    "Save", on_click=lambda: dialog.submit((field.value, gender.value))
+                ).props("unelevated no-caps").mark("cast-rename-save")
+        answer = await dialog
         dialog.delete()
-        if not new_name or self.opened is None:
+        if not answer or self.opened is None:
             return
+        new_name, new_gender = answer
         saved = await run_blocking(
-            self._saved(self.opened.rename),
+            self._saved(self.opened.edit),
             name,
-            str(new_name),
+            str(new_name or ""),
+            new_gender or None,
             show=self._failed,
-            failing="Renaming failed",
+            failing="Saving the character failed",
         )
         if saved:
             await self._recast()
