@@ -173,3 +173,18 @@ async def test_generate_speaks_with_the_cast(user: User, kitchen: Path, services
     await job_state(user, "Done", timeout=120)
     voiced = {c.voice for c in services.store.ledger.all_chunks(only_job(services))}
     assert chosen in voiced
+
+
+async def test_a_cast_the_engine_has_no_voices_for_is_refused_and_says_why(
+    user: User, kitchen: Path, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))  # the narrator alone
+    await user.open("/")
+    await see(user, marker="voice", content=NARRATOR, timeout=30)
+    await upload(user, kitchen)
+    await see(user, marker="book-title", timeout=30)
+    element(user, "cast-switch").value = True  # type: ignore[attr-defined]
+    await see(user, marker="cast-error", content="No voice is left for the characters", timeout=60)
+    user.find(marker="generate").click()
+    await see(user, marker="generate-error", content="No voice is left for the characters")
+    assert services.store.queue.list_jobs() == []

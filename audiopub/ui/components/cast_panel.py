@@ -79,8 +79,8 @@ class CastPanel:
         """Generate speaks with the cast."""
         return bool(self.switch.value) and self.book is not None
 
-    async def voicing(self, settings: JobSettings) -> Voicing | None:
-        """What the job keeps of the cast (None where it failed: said in the panel)."""
+    async def voicing(self, settings: JobSettings, show: Callable[[str], None]) -> Voicing | None:
+        """What the job keeps of the cast (None where it failed: said through `show`)."""
         if self.path is None or self.book is None:
             return None
         path, book = self.path, self.book
@@ -89,7 +89,7 @@ class CastPanel:
             opened = self.services.casts.open(path, book)
             return opened.voicing(settings.engine, settings.use_gpu, settings.voice or "")
 
-        return await run_blocking(make, show=self._failed, failing="Casting the book failed")
+        return await run_blocking(make, show=show, failing="Casting the book failed")
 
     def follow(self, path: Path | None, book: Book | None) -> None:
         """The book shown and the settings as they are now: the cast follows them."""
@@ -97,6 +97,7 @@ class CastPanel:
             self.path, self.book = path, book
             self.opened = self.cast = None
             self._shown_for = ()
+            self.rows.clear()  # another book's characters
         self._show_state()
         wanted = self._wanted()
         if self.switch.value and wanted not in (self._shown_for, self._loading_for):

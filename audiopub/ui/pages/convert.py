@@ -85,8 +85,8 @@ def page(services: Services) -> None:
             if outputs.anything:
                 settings = replace(settings, forms=outputs.to_dict())
             if cast.enabled:  # as `convert --cast`: the book's cast file, as it is now
-                voicing = await cast.voicing(settings)
-                if voicing is None:  # the panel says why
+                voicing = await cast.voicing(settings, failed)
+                if voicing is None:  # said under the button
                     return
                 settings = replace(settings, cast=voicing)
             job = await run.io_bound(services.jobs.submit, book.path, book.book, settings)
