@@ -265,6 +265,11 @@ def test_the_cast_is_kept_per_book_and_corrections_are_kept_with_it(
     assert final.voice_of(final.attribution.quotes[0]) == NARRATOR
     assert final.voices["Watson"] not in (NARRATOR, "bm_george")
 
+    # The file says, for a person reading it, each character's voice as last cast.
+    made = json.loads(again.path.read_text("utf-8"))["made"]
+    assert (made["engine"], made["narrator"]) == ("kokoro", NARRATOR)
+    assert {c["name"]: c["voice"] for c in made["characters"]} == final.voices
+
     with pytest.raises(AudiopubError, match="No character 'Moriarty'"):
         again.set_voice("Moriarty", "am_adam", engine)
     with pytest.raises(AudiopubError, match="Unknown Kokoro voice"):

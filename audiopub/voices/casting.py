@@ -5,8 +5,9 @@ another, chosen from the engine's voices and kept per book with the user's corre
                     while the engine has voices to spare, of the character's gender where both
                     are known, never the narrator's, the same every time it is cast again
     CastFile        what is kept per book (<data dir>/books/<book key>/cast.json, beside its
-                    lexicon): the quotations and speakers as the finder attributed them, and
-                    the user's corrections (names, speakers of quotations, voices, genders)
+                    lexicon): the quotations and speakers as the finder attributed them, the
+                    user's corrections (names, speakers of quotations, voices, genders), and
+                    the characters with their voices as last cast
     Cast            the cast as it is spoken: the corrected attribution, a voice per character
     rename, merge, split, reassign, set_voice, set_gender   corrections, kept in the file
 
@@ -159,15 +160,19 @@ class CastFile:
     speakers: Mapping[str, str | None] = field(default_factory=dict)  # quote_key → speaker
     voices: Mapping[str, str] = field(default_factory=dict)  # character → the voice chosen
     genders: Mapping[str, Gender | None] = field(default_factory=dict)
+    # The cast last made of it, for a person reading the file: engine, narrator, and each
+    # character with its voice. Made again from the rest whenever it is asked for.
+    made: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": VERSION,
-            "attribution": self.attribution.to_dict(),
+            "made": dict(self.made),
             "names": dict(self.names),
             "speakers": dict(self.speakers),
             "voices": dict(self.voices),
             "genders": dict(self.genders),
+            "attribution": self.attribution.to_dict(),
         }
 
     @staticmethod
@@ -178,6 +183,7 @@ class CastFile:
             dict(data.get("speakers", {})),
             dict(data.get("voices", {})),
             dict(data.get("genders", {})),
+            dict(data.get("made", {})),
         )
 
     def corrected(self) -> Attribution:
@@ -367,7 +373,18 @@ class BookCast:
             narrator_voice,
             {name: voice for name, voice in chosen.items() if name in names},
         )
-        return Cast(engine.name, narrator, attribution, voices)
+        cast = Cast(engine.name, narrator, attribution, voices)
+        made = {
+            "engine": engine.name,
+            "narrator": narrator,
+            "characters": [
+                {**character.to_dict(), "voice": voices.get(character.name)}
+                for character in speaking_order(attribution.characters)
+            ],
+        }
+        if made != self.file.made:
+            self._save(replace(self.file, made=made))
+        return cast
 
     # --- corrections ---
 
