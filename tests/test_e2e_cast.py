@@ -18,7 +18,7 @@ from voices import SPEAKERS, add_multi_speaker_voice
 from audiopub.book.epub_reader import read_epub
 from audiopub.voices.casting import book_cast_path
 
-HOLMES = Path("/work/shared/testdata/epubs/pg1661-adventures-of-sherlock-holmes.epub")
+HOLMES = Path(__file__).parent / "data" / "epubs" / "pg1661-adventures-of-sherlock-holmes.epub"
 NARRATOR = "en_US-joe-medium"
 
 
