@@ -112,7 +112,10 @@ def state_from_onnx(path: Path) -> dict[str, torch.Tensor]:
             array = array.T  # x @ W in the graph; Linear keeps W as [out, in]
         state.setdefault(key, array)
     # np.array copies: the initializers' buffers are read-only, tensors must own theirs.
-    return {key: torch.from_numpy(np.array(value, np.float32)) for key, value in state.items()}
+    return {
+        key: torch.from_numpy(np.array(value, np.float32, order="C"))
+        for key, value in state.items()
+    }
 
 
 def _dequantize(

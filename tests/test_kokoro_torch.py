@@ -1,0 +1,123 @@
+"""Kokoro-82M on PyTorch beside ONNX Runtime: the real int8 model, its weights dequantized into
+the PyTorch network, spoken through the same engine (phonemes, pieces, word times, trims)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kokoro_model import install_folder
+
+from audiopub.errors import EngineUnavailable
+from audiopub.tts.engine import SynthesisOptions
+from audiopub.tts.kokoro import torch_runtime, torch_weights
+from audiopub.tts.kokoro.engine import KokoroEngine
+
+pytest.importorskip("torch", reason="scripts/test.sh installs torch==2.13.0")
+
+TEXT = "今日はとても良い天気ですね。散歩に行きましょう。"
+OPTIONS = SynthesisOptions(language="ja")
+
+
+@pytest.fixture(scope="module")
+def folder(kokoro_model_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return install_folder(tmp_path_factory.mktemp("models") / "kokoro", kokoro_model_file)
+
+
+@pytest.fixture(scope="module")
+def spoken(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """The same text by both runtimes: their prepared pieces and results."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AUDIOPUB_DATA_DIR", str(tmp_path_factory.mktemp("kokoro-cache")))
+        out: dict[str, object] = {}
+        for runtime in ("onnx", "torch"):
+            engine = KokoroEngine(folder, runtime=runtime)
+            out[f"{runtime}-prepared"] = engine.prepare([TEXT], "jf_alpha", OPTIONS)
+            out[runtime] = engine.synthesize([TEXT], "jf_alpha", OPTIONS)[0]
+            out[f"{runtime}-engine"] = engine
+    return out
+
+
+def _log_spectrogram(audio: np.ndarray) -> np.ndarray:
+    frames = np.lib.stride_tricks.sliding_window_view(audio, 1024)[::256] * np.hanning(1024)
+    return np.log(np.abs(np.fft.rfft(frames, axis=1)) + 1e-4)
+
+
+def test_torch_speaks_the_same_phonemes_for_as_long_and_as_onnx_runtime(spoken) -> None:
+    onnx, torch = spoken["onnx"], spoken["torch"]
+    assert [p.data for p in spoken["onnx-prepared"]] == [p.data for p in spoken["torch-prepared"]]
+    # Durations: int8 activations (ORT) and dequantized weights (here) round a few tokens'
+    # frames differently; the whole stays within 1 % and every word gets a start.
+    assert abs(len(torch.audio) - len(onnx.audio)) <= 0.01 * len(onnx.audio)
+    assert torch.word_starts is not None and onnx.word_starts is not None
+    assert len(torch.word_starts) == len(onnx.word_starts)
+    assert torch.audio.dtype == np.float32 and np.abs(torch.audio).max() <= 1.0
+    # The sound: the export's iSTFT is an approximation (no window normalisation) and its
+    # matrix products quantize activations, so the waveforms differ sample by sample; their
+    # spectra agree. Measured: the long-term log spectra correlate at 0.99+, the loudness
+    # contours (one time-warped to the other's length) at 0.9+; unrelated speech or a
+    # wrong weight falls far below.
+    a, b = _log_spectrogram(onnx.audio), _log_spectrogram(torch.audio)
+    assert np.corrcoef(a.mean(axis=0), b.mean(axis=0))[0, 1] > 0.97
+    contour_a = a.mean(axis=1)
+    contour_b = np.interp(
+        np.linspace(0, 1, len(contour_a)), np.linspace(0, 1, len(b)), b.mean(axis=1)
+    )
+    assert np.corrcoef(contour_a, contour_b)[0, 1] > 0.85
+
+
+def test_the_weights_are_cached_beside_the_model_and_made_again_when_it_changes(
+    spoken, folder: Path
+) -> None:
+    model = spoken["torch-engine"].model_path
+    cache = torch_weights.cache_path(model)
+    assert cache.is_file()
+    made = cache.stat().st_mtime_ns
+    torch_weights.load_state(model)
+    assert cache.stat().st_mtime_ns == made  # current: read, not made again
+    stat = model.stat()
+    os.utime(model, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    state = torch_weights.load_state(model)
+    assert cache.stat().st_mtime_ns != made
+    assert "decoder.generator.conv_post.weight" in state
+
+
+def test_choosing_torch_without_pytorch_says_what_to_install(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if it were not installed
+    with pytest.raises(EngineUnavailable, match=r"audiopub\[torch\]"):
+        KokoroEngine(folder, runtime="torch")
+
+
+def test_auto_takes_torch_only_where_cuda_works_through_torch_and_not_ort(monkeypatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert torch_runtime.choose_runtime("auto", True, ort_cuda_works=False) == "torch"
+    assert torch_runtime.choose_runtime("auto", True, ort_cuda_works=True) == "onnx"
+    assert torch_runtime.choose_runtime("auto", False, ort_cuda_works=False) == "onnx"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert torch_runtime.choose_runtime("auto", True, ort_cuda_works=False) == "onnx"
+    with pytest.raises(EngineUnavailable):
+        torch_runtime.choose_runtime("tensorflow", True, ort_cuda_works=False)
+
+
+@pytest.mark.parametrize(
+    ("capability", "dtype", "tf32"),
+    [
+        ((9, 0), "bfloat16", True),
+        ((8, 0), "bfloat16", True),
+        ((7, 5), "float16", False),
+        ((7, 0), "float16", False),
+        ((6, 1), "float32", False),
+    ],
+)
+def test_precision_follows_the_compute_capability(capability, dtype, tf32) -> None:
+    chosen = torch_runtime.precision_for("cuda", capability, allow_reduced=True)
+    assert (chosen.dtype, chosen.tf32) == (dtype, tf32)
+    assert torch_runtime.precision_for("cpu", None, True).dtype == "float32"
+    assert torch_runtime.precision_for("cuda", capability, False).dtype == "float32"
