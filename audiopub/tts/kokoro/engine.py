@@ -36,7 +36,6 @@ from audiopub.tts.engine import (
     Voice,
     synthesize_in_batches,
 )
-from audiopub.tts.kokoro import torch_runtime
 from audiopub.tts.kokoro.files import (
     LANGUAGES,
     SAMPLE_RATE,
@@ -49,6 +48,13 @@ from audiopub.tts.kokoro.files import (
     vocabulary_symbols,
 )
 from audiopub.tts.kokoro.graph import TOKEN_FRAMES, TOKEN_FRAMES_STEP, audio_length, frame_starts
+from audiopub.tts.kokoro.torch_runtime import (
+    ONNX,
+    TORCH,
+    TorchKokoro,
+    choose_runtime,
+    require_torch,
+)
 from audiopub.tts.piper.engine import _phonemes
 
 log = logging.getLogger(__name__)
@@ -132,23 +138,23 @@ class KokoroEngine:
         threads: int | None = None,
         device_id: int = 0,
         variant: str | None = None,
-        runtime: str = torch_runtime.ONNX,
+        runtime: str = ONNX,
     ) -> None:
         self.files = KokoroFiles(model_dir)
-        ort_cuda = use_gpu and runtime != torch_runtime.TORCH and onnx_runtime.cuda_can_run()
-        self.runtime = torch_runtime.choose_runtime(runtime, use_gpu, ort_cuda)
-        if self.runtime == torch_runtime.TORCH:
-            torch_runtime.require_torch()
+        ort_cuda = use_gpu and runtime != TORCH and onnx_runtime.cuda_can_run()
+        self.runtime = choose_runtime(runtime, use_gpu, ort_cuda)
+        if self.runtime == TORCH:
+            require_torch()
         # The variant for where it will run: asked for the GPU on a machine without CUDA, the
         # session falls back to the CPU, where int8 is the fast one. PyTorch takes its weights
         # from the fp32 export where there is one (exact), else dequantizes the int8 one.
-        on_gpu = self.runtime == torch_runtime.TORCH or ort_cuda
+        on_gpu = self.runtime == TORCH or ort_cuda
         self.variant, self.model_path = self.files.model(on_gpu, variant)
         self.vocab = self.files.vocabulary()
         self._boundary = self.vocab.get(WORD_BOUNDARY, -1)
         self._use_gpu, self._threads, self._device_id = use_gpu, threads, device_id
         self._session: onnx_runtime.Session | None = None
-        self._torch: torch_runtime.TorchKokoro | None = None
+        self._torch: TorchKokoro | None = None
         self._lock = threading.Lock()
         self._inputs: dict[str, str] = {}
 
@@ -168,7 +174,7 @@ class KokoroEngine:
 
     @property
     def device(self) -> DeviceReport:
-        if self.runtime == torch_runtime.TORCH:
+        if self.runtime == TORCH:
             network = self._load_torch()
             on_gpu = network.device.type == "cuda"
             return DeviceReport(
@@ -198,7 +204,7 @@ class KokoroEngine:
         ]
         parts = [f"{name}:{weight:g}" for name, weight in mix.parts]
         digest = hashlib.sha256("|".join([*stamps, *parts]).encode()).hexdigest()
-        runtime = "" if self.runtime == torch_runtime.ONNX else f"{self.runtime}:"
+        runtime = "" if self.runtime == ONNX else f"{self.runtime}:"
         return f"kokoro:{runtime}{self.variant}:{digest[:16]}"
 
     def phoneme_symbols(self, voice: str) -> frozenset[str]:
@@ -285,7 +291,7 @@ class KokoroEngine:
         self, ids: np.ndarray, style: np.ndarray, speed: float
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """The model's one run, on either runtime: the audio and each token's frames."""
-        if self.runtime == torch_runtime.TORCH:
+        if self.runtime == TORCH:
             return self._load_torch().run(ids, style, speed)
         session = self._load().inference
         feeds = {
@@ -299,15 +305,15 @@ class KokoroEngine:
         return outputs[0].reshape(-1), frames
 
     def _load_model(self) -> None:
-        if self.runtime == torch_runtime.TORCH:
+        if self.runtime == TORCH:
             self._load_torch()
         else:
             self._load()
 
-    def _load_torch(self) -> torch_runtime.TorchKokoro:
+    def _load_torch(self) -> TorchKokoro:
         with self._lock:
             if self._torch is None:
-                self._torch = torch_runtime.TorchKokoro(
+                self._torch = TorchKokoro(
                     self.model_path, self._use_gpu, self._device_id, self._threads
                 )
             return self._torch
