@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from audiopub import __version__, settings
@@ -123,6 +123,12 @@ def _build_parser() -> argparse.ArgumentParser:
     device = conv.add_mutually_exclusive_group()
     device.add_argument("--gpu", dest="gpu", action="store_true", help="use CUDA when available")
     device.add_argument("--cpu", dest="gpu", action="store_false", help="use the CPU (default)")
+    conv.add_argument(
+        "--runtime",
+        type=settings.parse_kokoro_runtime,
+        help="what runs Kokoro: onnx (default), torch (PyTorch: pip install "
+        "'audiopub[torch]') or auto (torch where CUDA works only through PyTorch)",
+    )
     conv.add_argument(
         "--batch-size",
         type=settings.batch_size_argument,
@@ -703,6 +709,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Read once, for everything this command runs; `--ray` is for this process's jobs.
         options = settings.load(ray_address=args.ray)
+        if args.command == "convert" and args.runtime:
+            options = replace(options, kokoro_runtime=args.runtime)
         if args.ray:  # checked now, connected by the first job
             cluster_connection.ray_module()
         with settings.installed(options):

@@ -121,3 +121,37 @@ def test_precision_follows_the_compute_capability(capability, dtype, tf32) -> No
     assert (chosen.dtype, chosen.tf32) == (dtype, tf32)
     assert torch_runtime.precision_for("cpu", None, True).dtype == "float32"
     assert torch_runtime.precision_for("cuda", capability, False).dtype == "float32"
+
+
+def test_the_runtime_is_a_setting_the_environment_and_the_command_line_choose(
+    folder: Path,
+) -> None:
+    from dataclasses import replace
+
+    from audiopub import settings
+    from audiopub.cli import _build_parser
+    from audiopub.errors import SettingInvalid
+    from audiopub.tts.kokoro import KOKORO
+
+    assert settings.from_environ({}).kokoro_runtime == "onnx"
+    assert settings.from_environ({"AUDIOPUB_KOKORO_RUNTIME": "Torch"}).kokoro_runtime == "torch"
+    with pytest.raises(SettingInvalid, match="AUDIOPUB_KOKORO_RUNTIME"):
+        settings.from_environ({"AUDIOPUB_KOKORO_RUNTIME": "tensorflow"})
+    args = _build_parser().parse_args(["convert", "book.epub", "--runtime", "auto"])
+    assert args.runtime == "auto"
+    bench = _build_parser().parse_args(["bench", "--engine", "kokoro", "--runtime", "onnx,torch"])
+    assert bench.runtime == ["onnx", "torch"]
+    # An engine loaded under one runtime is not the one the other asks for: the registry's
+    # stamp of Kokoro's folder says which.
+    base = settings.from_environ({})
+    with settings.installed(base):
+        onnx_stamp = KOKORO.stamp(folder)
+    with settings.installed(replace(base, kokoro_runtime="torch")):
+        assert KOKORO.stamp(folder) != onnx_stamp
+        assert KOKORO.load(_request(folder)).runtime == "torch"
+
+
+def _request(folder: Path):
+    from audiopub.tts.engine_info import LoadRequest
+
+    return LoadRequest(folder, use_gpu=False, threads=1, device_id=0)
