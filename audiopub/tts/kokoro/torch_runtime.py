@@ -141,10 +141,17 @@ class TorchKokoro:
         with self._lock, torch.inference_mode():
             tokens = _to_device(torch.from_numpy(ids), self.device)
             row = _to_device(torch.from_numpy(style.astype(np.float32)), self.device)
-            with torch.autocast(
-                device_type=self.device.type, dtype=dtype, enabled=dtype is not torch.float32
-            ):
-                audio, frames = self.network(tokens, row, float(speed))
+            try:
+                with torch.autocast(
+                    device_type=self.device.type, dtype=dtype, enabled=dtype is not torch.float32
+                ):
+                    audio, frames = self.network(tokens, row, float(speed))
+            except torch.cuda.OutOfMemoryError:
+                # Give the failed run's blocks back before the caller retries smaller (its
+                # message says "out of memory", as batching.is_out_of_memory reads it).
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                raise
             return audio.float().cpu().numpy(), frames.cpu().numpy()
 
 
