@@ -102,11 +102,14 @@ def test_choosing_torch_without_pytorch_says_what_to_install(
         KokoroEngine(folder, runtime="torch")
 
 
-def test_auto_takes_torch_only_where_cuda_works_through_torch_and_not_ort(monkeypatch) -> None:
+def test_auto_takes_torch_only_where_cuda_works_through_torch_and_not_ort(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     import torch
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert torch_runtime.choose_runtime("auto", True, ort_cuda_works=False) == "torch"
+    assert "Kokoro runtime auto: torch" in caplog.text  # it says which it chose
     assert torch_runtime.choose_runtime("auto", True, ort_cuda_works=True) == "onnx"
     assert torch_runtime.choose_runtime("auto", False, ort_cuda_works=False) == "onnx"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)

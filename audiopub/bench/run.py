@@ -183,10 +183,13 @@ def _engine_facts(engine: Engine, voice: str) -> EngineFacts:
     )
 
 
-def _name(engine: Engine) -> str:
-    """The engine's name, with its runtime where it has a choice of them: kokoro (torch)."""
-    runtime = getattr(engine, "runtime", None)
-    return f"{engine.name} ({runtime})" if runtime else engine.name
+def _names(sides: list[Side]) -> list[str]:
+    """The engines' names; one engine on two runtimes (`--runtime onnx,torch`) is named with
+    each side's: kokoro (onnx), kokoro (torch)."""
+    names = [side.engine.name for side in sides]
+    if len(set(names)) == len(names):
+        return names
+    return [f"{name} ({getattr(s.engine, 'runtime', '?')})" for name, s in zip(names, sides)]
 
 
 def _sizes(
@@ -221,13 +224,13 @@ def _sizes(
             if beside is not None:
                 first, second = (
                     EngineSide.of(
-                        _name(s.engine),
+                        name,
                         s.voice,
                         s.engine.model_id(s.voice),
                         s.engine.device.provider,
                         cell,
                     )
-                    for s, cell in zip(sides, cells)
+                    for s, cell, name in zip(sides, cells, _names(sides))
                 )
                 result.beside.append(BesideCell.of(size, len(text), first, second))
 

@@ -60,10 +60,11 @@ def choose_runtime(asked: str, use_gpu: bool, ort_cuda_works: bool) -> str:
         raise EngineUnavailable(f"Unknown runtime {asked!r}: one of {', '.join(RUNTIMES)}")
     if asked != AUTO:
         return asked
+    # Said at the level a command shows by default: the person asked to be told.
     if use_gpu and not ort_cuda_works and torch_cuda_works():
-        log.info("Runtime auto: torch (CUDA works through PyTorch, not through ONNX Runtime)")
+        log.warning("Kokoro runtime auto: torch (CUDA works through PyTorch, not ONNX Runtime)")
         return TORCH
-    log.info("Runtime auto: onnx")
+    log.warning("Kokoro runtime auto: onnx")
     return ONNX
 
 
