@@ -244,6 +244,14 @@ class SnakeResBlock(nn.Module):
 # --- encoders and the prosody predictor --------------------------------------------------------
 
 
+def run_lstm(lstm: nn.Module, x: Tensor) -> Tensor:
+    """A bidirectional LSTM's outputs, computed in float32 whatever the rest runs in: its
+    state carries through every step (and not every backend has reduced-precision LSTMs)."""
+    with torch.autocast(device_type=x.device.type, enabled=False):
+        output, _ = lstm(x.float())
+    return output
+
+
 class ChannelLayerNorm(nn.Module):
     """Layer norm over the channels of [B, C, T]."""
 
@@ -278,7 +286,7 @@ class TextEncoder(nn.Module):
         x = self.embedding(ids).transpose(1, 2)
         for block in self.cnn:
             x = block(x)
-        x, _ = self.lstm(x.transpose(1, 2))
+        x = run_lstm(self.lstm, x.transpose(1, 2))
         return x.transpose(1, 2)
 
 
@@ -302,7 +310,7 @@ class DurationEncoder(nn.Module):
             if isinstance(block, AdaLayerNorm):
                 x = torch.cat([block(x, style), steps], dim=-1)
             else:
-                x, _ = block(x)
+                x = run_lstm(block, x)
         return x
 
 
@@ -345,12 +353,12 @@ class ProsodyPredictor(nn.Module):
 
     def duration_logits(self, features: Tensor) -> Tensor:
         """[B, T, max_duration]: each token's duration as a sum of sigmoids."""
-        x, _ = self.lstm(features)
+        x = run_lstm(self.lstm, features)
         return self.duration_proj(x)
 
     def pitch_and_energy(self, aligned: Tensor, style: Tensor) -> tuple[Tensor, Tensor]:
         """aligned: [B, frames, hidden + style] → F0 and N curves at twice the frame rate."""
-        x, _ = self.shared(aligned)
+        x = run_lstm(self.shared, aligned)
         x = x.transpose(1, 2)
         f0, energy = x, x
         for block in self.F0:
@@ -374,7 +382,12 @@ class HarmonicSource(nn.Module):
         self.l_linear = nn.Linear(self.harmonics, 1)
 
     def forward(self, f0: Tensor) -> Tensor:
-        """f0: [B, samples] (already upsampled) → [B, samples]."""
+        """f0: [B, samples] (already upsampled) → [B, samples]. In float32 whatever the rest
+        runs in: the phase is a running sum over every sample, which half precision loses."""
+        with torch.autocast(device_type=f0.device.type, enabled=False):
+            return self._excitation(f0.float())
+
+    def _excitation(self, f0: Tensor) -> Tensor:
         orders = torch.arange(1, self.harmonics + 1, device=f0.device, dtype=f0.dtype)
         cycles = f0.unsqueeze(-1) * orders / SAMPLE_RATE  # [B, samples, harmonics]
         cycles = cycles - torch.floor(cycles)
