@@ -260,3 +260,17 @@ def test_running_out_of_gpu_memory_frees_the_cache_and_says_out_of_memory(
         spoken["torch-engine"].synthesize([TEXT], "jf_alpha", OPTIONS)
     assert is_out_of_memory(raised.value)
     assert emptied == [True]
+
+
+def test_a_one_thread_engine_leaves_the_process_threads_to_the_engine_beside_it(
+    spoken,
+) -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        torch_runtime.TorchKokoro(spoken["torch-engine"].model_path, threads=1)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -117,7 +117,10 @@ class TorchKokoro:
         if self.precision.tf32:
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
-        if threads and not on_gpu:
+        # PyTorch's threads are the process's, not this engine's: an engine process sized to
+        # its share of the cores sets them; a one-thread engine (previews) beside a job's
+        # engine in the same process leaves them, or it would slow the job to one core.
+        if threads and threads > 1 and not on_gpu:
             torch.set_num_threads(threads)
         state = {key: value for key, value in load_state(model).items() if not unused(key)}
         network = KokoroNetwork()
