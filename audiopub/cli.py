@@ -132,6 +132,12 @@ def _build_parser() -> argparse.ArgumentParser:
     device.add_argument("--gpu", dest="gpu", action="store_true", help="use CUDA when available")
     device.add_argument("--cpu", dest="gpu", action="store_false", help="use the CPU (default)")
     conv.add_argument(
+        "--runtime",
+        type=settings.parse_kokoro_runtime,
+        help="what runs Kokoro: onnx (default), torch (PyTorch: pip install "
+        "'audiopub[torch]') or auto (torch where CUDA works only through PyTorch)",
+    )
+    conv.add_argument(
         "--batch-size",
         type=settings.batch_size_argument,
         metavar="N",
@@ -836,6 +842,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Read once, for everything this command runs; `--ray` is for this process's jobs.
         options = settings.load(ray_address=args.ray)
+        if args.command == "convert" and args.runtime:
+            options = replace(options, kokoro_runtime=args.runtime)
         if args.ray:  # checked now, connected by the first job
             cluster_connection.ray_module()
         with settings.installed(options):

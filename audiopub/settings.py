@@ -136,6 +136,10 @@ RAY_ADDRESS_ENV: Final = "AUDIOPUB_RAY_ADDRESS"
 TOKEN_ENV: Final = "AUDIOPUB_TOKEN"
 HOSTS_ENV: Final = "AUDIOPUB_ALLOWED_HOSTS"  # more names, separated by commas or spaces
 KOKORO_DIR_ENV: Final = "AUDIOPUB_KOKORO_DIR"
+# What runs Kokoro's network: ONNX Runtime, PyTorch, or `auto` (PyTorch where CUDA works
+# through it and not through ONNX Runtime).
+KOKORO_RUNTIME_ENV: Final = "AUDIOPUB_KOKORO_RUNTIME"
+KOKORO_RUNTIMES: Final = ("onnx", "torch", "auto")
 SUPERTONIC_DIR_ENV: Final = "AUDIOPUB_SUPERTONIC_DIR"
 SUPERTONIC_LANGUAGE_ENV: Final = "AUDIOPUB_SUPERTONIC_LANGUAGE"
 SUPERTONIC_MULTILINGUAL_ENV: Final = "AUDIOPUB_SUPERTONIC_MULTILINGUAL"
@@ -176,6 +180,7 @@ class Settings:
     token: str | None = field(default=None, repr=False)
     allowed_hosts: tuple[str, ...] = ()  # more names for the web UI (AUDIOPUB_ALLOWED_HOSTS)
     kokoro_dir: Path | None = None  # Kokoro's files outside models/ (AUDIOPUB_KOKORO_DIR)
+    kokoro_runtime: str = "onnx"  # see KOKORO_RUNTIMES (AUDIOPUB_KOKORO_RUNTIME, --runtime)
     supertonic_dir: Path | None = None  # a Supertonic model outside models/ (…_SUPERTONIC_DIR)
     # The language Supertonic reads when the book names none (AUDIOPUB_SUPERTONIC_LANGUAGE).
     supertonic_language: str | None = None
@@ -214,6 +219,7 @@ def from_environ(environ: Mapping[str, str]) -> Settings:
         token=environ.get(TOKEN_ENV, "").strip() or None,
         allowed_hosts=tuple(environ.get(HOSTS_ENV, "").replace(",", " ").split()),
         kokoro_dir=_folder(environ.get(KOKORO_DIR_ENV)),
+        kokoro_runtime=parse_kokoro_runtime(environ.get(KOKORO_RUNTIME_ENV, "onnx")),
         supertonic_dir=_folder(environ.get(SUPERTONIC_DIR_ENV)),
         supertonic_language=environ.get(SUPERTONIC_LANGUAGE_ENV) or None,
         supertonic_multilingual=_yes_no(environ.get(SUPERTONIC_MULTILINGUAL_ENV, "")),
@@ -346,6 +352,16 @@ def _engine_idle_s(value: str) -> float:
     if not seconds >= 0:
         raise SettingInvalid(f"{ENGINE_IDLE_ENV}: expected seconds (0 or more), not {value!r}")
     return seconds
+
+
+def parse_kokoro_runtime(value: str) -> str:
+    """One of KOKORO_RUNTIMES (empty: onnx); SettingInvalid names the others."""
+    runtime = value.strip().lower() or "onnx"
+    if runtime not in KOKORO_RUNTIMES:
+        raise SettingInvalid(
+            f"{KOKORO_RUNTIME_ENV}: expected one of {', '.join(KOKORO_RUNTIMES)}, not {value!r}"
+        )
+    return runtime
 
 
 def _cpu_workers(value: str | None) -> int | None:

@@ -10,7 +10,11 @@ if [ -z "${VIRTUAL_ENV:-}" ]; then
   . .venv/bin/activate
 fi
 python -m pip install --quiet --upgrade pip
-python -m pip install --quiet -e '.[test,listen]'
+# PyTorch for the Kokoro torch runtime's tests, by an exact version: on this project's machines
+# pip finds 2.13.0's CPU build on disk (192 MB; the newest PyPI build for Linux needs ~2.2 GB of
+# nvidia-* wheels before `import torch` works, even on a CPU). Elsewhere it is PyPI's build.
+python -m pip install --quiet torch==2.13.0
+python -m pip install --quiet -e '.[test,listen,torch]'
 # The official Supertonic package is the engine tests' oracle. It depends on plain onnxruntime,
 # which would overwrite onnxruntime-gpu's files, so it comes without its dependencies.
 python -m pip install --quiet --no-deps supertonic==1.3.1

@@ -110,3 +110,42 @@ def test_beside_names_an_engine_and_compares_texts_not_a_book(
     book = build_epub(tmp_path / "b.epub", [("One", ["A line."])])
     assert main(["bench", "--book", str(book), "--beside", "piper"]) == 2
     assert "--beside compares the text sizes, not a book" in capsys.readouterr().err
+
+
+def test_two_runtimes_time_kokoro_on_each_side_by_side(
+    kokoro_models: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("torch", reason="scripts/test.sh installs torch==2.13.0")
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(kokoro_models))
+    output = tmp_path / "runtimes.json"
+    out = _bench(
+        [
+            "--engine",
+            "kokoro",
+            "--voice",
+            "jf_alpha",
+            "--runtime",
+            "onnx,torch",
+            "--sizes",
+            "short",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--output",
+            str(output),
+            "--matmul-seconds",
+            "0",
+        ],
+        capsys,
+    )
+    (cell,) = _valid(output)["beside"]
+    onnx, torch = cell["engines"]
+    assert (onnx["engine"], torch["engine"]) == ("kokoro (onnx)", "kokoro (torch)")
+    assert onnx["voice"] == torch["voice"] == "jf_alpha"
+    assert torch["model_id"].startswith("kokoro:torch:") and onnx["model_id"] != torch["model_id"]
+    assert onnx["provider"] == torch["provider"] == "CPUExecutionProvider"
+    assert "### kokoro (onnx) beside kokoro (torch): the same text" in out

@@ -44,6 +44,14 @@ def _tunings(text: str) -> list[frozenset[str]]:
     return tuning_variants(text)
 
 
+def _runtimes(text: str) -> list[str]:
+    """One or two of Kokoro's runtimes, comma-separated."""
+    runtimes = [settings.parse_kokoro_runtime(part) for part in text.split(",")]
+    if not 1 <= len(runtimes) <= 2:
+        raise argparse.ArgumentTypeError("one runtime, or two to compare: onnx,torch")
+    return runtimes
+
+
 def _engine_voice(text: str) -> tuple[str, str | None]:
     """ENGINE or ENGINE:VOICE (a Kokoro mix keeps its own colons: kokoro:jf_alpha:0.6+…)."""
     engine, _, voice = text.partition(":")
@@ -62,6 +70,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     device = what.add_mutually_exclusive_group()
     device.add_argument("--gpu", dest="gpu", action="store_true", help="use CUDA when available")
     device.add_argument("--cpu", dest="gpu", action="store_false", help="use the CPU (default)")
+    what.add_argument(
+        "--runtime",
+        type=_runtimes,
+        metavar="RUNTIMES",
+        help="what runs Kokoro: onnx, torch or auto; two (onnx,torch) time both on the "
+        "same texts in one run, alternating, side by side as --beside does",
+    )
     what.add_argument(
         "--steps",
         type=_int_list,
@@ -211,6 +226,9 @@ def main(args: argparse.Namespace) -> int:
         return rss_check(args)
     if args.runs < 1 or args.warmup < 0:
         print("audiopub: --runs must be at least 1 and --warmup at least 0", file=sys.stderr)
+        return 2
+    if args.runtime and len(args.runtime) == 2 and (args.beside or args.book):
+        print("audiopub: two --runtime values compare like --beside: not with it", file=sys.stderr)
         return 2
     if args.book and args.beside:
         print("audiopub: --beside compares the text sizes, not a book", file=sys.stderr)

@@ -8,7 +8,7 @@ import json
 import platform
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -38,7 +38,7 @@ from audiopub.gpu.monitor import GpuMonitor
 from audiopub.jobs.cpu_sizing import cpu_workers
 from audiopub.jobs.executor import default_batch_size
 from audiopub.tts.engine import Engine, SynthesisOptions, voice_of
-from audiopub.tts.registry import get_engine
+from audiopub.tts.registry import get_engine, load_engine
 
 VRAM_INTERVAL_S = 0.1  # NVML sampling period while the benchmark runs
 
@@ -82,6 +82,12 @@ class Side:
 
 def measure(args: argparse.Namespace) -> dict:
     """Run everything the arguments ask for; returns the result in its JSON form."""
+    runtimes = args.runtime or [settings.current().kokoro_runtime]
+    with settings.installed(replace(settings.current(), kokoro_runtime=runtimes[0])):
+        return _measure(args, runtimes)
+
+
+def _measure(args: argparse.Namespace, runtimes: list[str]) -> dict:
     engine = get_engine(args.engine, use_gpu=args.gpu, threads=args.threads)
     # The engine the pipeline itself loads (registry default threads): its executor is the
     # production one, and an end-to-end run reuses it.
@@ -128,6 +134,11 @@ def measure(args: argparse.Namespace) -> dict:
             )
         else:
             beside = None
+            if len(runtimes) == 2:  # the same engine on the other runtime, made for this run
+                other_runtime = replace(settings.current(), kokoro_runtime=runtimes[1])
+                with settings.installed(other_runtime):
+                    other = load_engine(args.engine, use_gpu=args.gpu, threads=args.threads)
+                beside = Side(other, voice)
             if args.beside:
                 other = get_engine(args.beside[0], use_gpu=args.gpu, threads=args.threads)
                 beside = Side(other, args.beside[1] or other.voices()[0].id)
@@ -172,6 +183,15 @@ def _engine_facts(engine: Engine, voice: str) -> EngineFacts:
     )
 
 
+def _names(sides: list[Side]) -> list[str]:
+    """The engines' names; one engine on two runtimes (`--runtime onnx,torch`) is named with
+    each side's: kokoro (onnx), kokoro (torch)."""
+    names = [side.engine.name for side in sides]
+    if len(set(names)) == len(names):
+        return names
+    return [f"{name} ({getattr(s.engine, 'runtime', '?')})" for name, s in zip(names, sides)]
+
+
 def _sizes(
     args: argparse.Namespace,
     result: BenchResult,
@@ -204,13 +224,13 @@ def _sizes(
             if beside is not None:
                 first, second = (
                     EngineSide.of(
-                        s.engine.name,
+                        name,
                         s.voice,
                         s.engine.model_id(s.voice),
                         s.engine.device.provider,
                         cell,
                     )
-                    for s, cell in zip(sides, cells)
+                    for s, cell, name in zip(sides, cells, _names(sides))
                 )
                 result.beside.append(BesideCell.of(size, len(text), first, second))
 

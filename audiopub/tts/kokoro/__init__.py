@@ -4,12 +4,14 @@ engine   `KokoroEngine`: voices, mixes, batched synthesis
 files    its folder: model variants, vocabulary, voices, languages
 graph    the graph rewrite that exposes each token's frames
 install  the download from the Hub, and the voice index shipped with Audiopub
+torch_*  the same network on PyTorch (`--runtime torch`): modules, weights, runtime
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from audiopub import settings
 from audiopub.book.scripts import primary_subtag
 from audiopub.tts.engine import Engine
 from audiopub.tts.engine_info import EngineInfo, LoadRequest, Stamp
@@ -24,11 +26,15 @@ def _load(request: LoadRequest) -> Engine:
         use_gpu=request.use_gpu,
         threads=request.threads,
         device_id=request.device_id,
+        runtime=settings.current().kokoro_runtime,
     )
 
 
 def _stamp(model_dir: Path) -> Stamp:
-    return KokoroFiles(model_dir).stamp()
+    """The model files, and the runtime setting: an engine loaded under another runtime is
+    loaded again, as one whose files changed."""
+    runtime = settings.current().kokoro_runtime
+    return (*KokoroFiles(model_dir).stamp(), (f"runtime:{runtime}", 0, 0))
 
 
 KOKORO = EngineInfo(

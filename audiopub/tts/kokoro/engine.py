@@ -48,6 +48,13 @@ from audiopub.tts.kokoro.files import (
     vocabulary_symbols,
 )
 from audiopub.tts.kokoro.graph import TOKEN_FRAMES, TOKEN_FRAMES_STEP, audio_length, frame_starts
+from audiopub.tts.kokoro.torch_runtime import (
+    ONNX,
+    TORCH,
+    TorchKokoro,
+    choose_runtime,
+    require_torch,
+)
 from audiopub.tts.piper.engine import _phonemes
 
 log = logging.getLogger(__name__)
@@ -131,16 +138,23 @@ class KokoroEngine:
         threads: int | None = None,
         device_id: int = 0,
         variant: str | None = None,
+        runtime: str = ONNX,
     ) -> None:
         self.files = KokoroFiles(model_dir)
+        ort_cuda = use_gpu and runtime != TORCH and onnx_runtime.cuda_can_run()
+        self.runtime = choose_runtime(runtime, use_gpu, ort_cuda)
+        if self.runtime == TORCH:
+            require_torch()
         # The variant for where it will run: asked for the GPU on a machine without CUDA, the
-        # session falls back to the CPU, where int8 is the fast one.
-        on_gpu = use_gpu and onnx_runtime.cuda_can_run()
+        # session falls back to the CPU, where int8 is the fast one. PyTorch takes its weights
+        # from the fp32 export where there is one (exact), else dequantizes the int8 one.
+        on_gpu = self.runtime == TORCH or ort_cuda
         self.variant, self.model_path = self.files.model(on_gpu, variant)
         self.vocab = self.files.vocabulary()
         self._boundary = self.vocab.get(WORD_BOUNDARY, -1)
         self._use_gpu, self._threads, self._device_id = use_gpu, threads, device_id
         self._session: onnx_runtime.Session | None = None
+        self._torch: TorchKokoro | None = None
         self._lock = threading.Lock()
         self._inputs: dict[str, str] = {}
 
@@ -160,6 +174,17 @@ class KokoroEngine:
 
     @property
     def device(self) -> DeviceReport:
+        if self.runtime == TORCH:
+            network = self._load_torch()
+            on_gpu = network.device.type == "cuda"
+            return DeviceReport(
+                requested_gpu=self._use_gpu,
+                provider=network.provider if on_gpu else onnx_runtime.CPU,
+                fallback_reason="CUDA does not work through PyTorch here"
+                if self._use_gpu and not on_gpu
+                else None,
+                device_id=network.device.index if on_gpu else None,
+            )
         if self._session is None and not self._use_gpu:
             return DeviceReport(requested_gpu=False, provider=onnx_runtime.CPU)
         return self._load().device
@@ -179,7 +204,8 @@ class KokoroEngine:
         ]
         parts = [f"{name}:{weight:g}" for name, weight in mix.parts]
         digest = hashlib.sha256("|".join([*stamps, *parts]).encode()).hexdigest()
-        return f"kokoro:{self.variant}:{digest[:16]}"
+        runtime = "" if self.runtime == ONNX else f"{self.runtime}:"
+        return f"kokoro:{runtime}{self.variant}:{digest[:16]}"
 
     def phoneme_symbols(self, voice: str) -> frozenset[str]:
         return vocabulary_symbols(self.vocab)
@@ -187,7 +213,7 @@ class KokoroEngine:
     def load_voice(self, voice: str) -> None:
         """Make the model's session now, instead of in the first chunk (one for every voice)."""
         self._mix(voice)  # an unknown voice is an error here, before any chunk
-        self._load()
+        self._load_model()
 
     # --- speaking -------------------------------------------------------------------------
 
@@ -210,9 +236,9 @@ class KokoroEngine:
         """Each text's pieces one run at a time, joined: its audio and word starts."""
         style = self._mix(voice).style(self.files)
         load_s = 0.0
-        if self._session is None:  # made on first use: a stage of its own, once per process
+        if self._session is None and self._torch is None:  # made on first use, once
             began = time.perf_counter()
-            self._load()
+            self._load_model()
             load_s = time.perf_counter() - began
         results = []
         for number, item in enumerate(prepared):
@@ -249,24 +275,48 @@ class KokoroEngine:
         """One piece: its audio, cut at its exact length, and its words' start samples."""
         if not piece.tokens:
             return np.zeros(0, dtype=np.float32), ()
-        session = self._load().inference
-        feeds = {
-            self._inputs["ids"]: np.array([[PAD, *piece.tokens, PAD]], dtype=np.int64),
-            self._inputs["style"]: style[len(piece.tokens) - 1].reshape(1, -1),
-            self._inputs["speed"]: np.array([speed], dtype=np.float32),
-        }
-        wanted = [self._inputs["audio"], *([TOKEN_FRAMES] if "frames" in self._inputs else [])]
-        outputs = session.run(wanted, feeds)
-        audio = outputs[0].reshape(-1)
-        if len(outputs) == 1:  # a graph the rewrite did not recognise: no word times
+        ids = np.array([[PAD, *piece.tokens, PAD]], dtype=np.int64)
+        row = style[len(piece.tokens) - 1].reshape(1, -1)
+        audio, frames = self._infer(ids, row, speed)
+        if frames is None:  # a graph the rewrite did not recognise: no word times
             return np.clip(audio, -1.0, 1.0).astype(np.float32), None
-        frames = outputs[1].reshape(-1)
         length = audio_length(frames)
         if length > len(audio):
             raise ValueError(f"Kokoro's durations make {length} samples but it spoke {len(audio)}")
         # +1: the leading pad's frames come before the first token.
         starts = frame_starts(frames, [position + 1 for position in piece.word_positions])
         return np.clip(audio[:length], -1.0, 1.0).astype(np.float32), starts
+
+    def _infer(
+        self, ids: np.ndarray, style: np.ndarray, speed: float
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The model's one run, on either runtime: the audio and each token's frames."""
+        if self.runtime == TORCH:
+            return self._load_torch().run(ids, style, speed)
+        session = self._load().inference
+        feeds = {
+            self._inputs["ids"]: ids,
+            self._inputs["style"]: style,
+            self._inputs["speed"]: np.array([speed], dtype=np.float32),
+        }
+        wanted = [self._inputs["audio"], *([TOKEN_FRAMES] if "frames" in self._inputs else [])]
+        outputs = session.run(wanted, feeds)
+        frames = outputs[1].reshape(-1) if len(outputs) > 1 else None
+        return outputs[0].reshape(-1), frames
+
+    def _load_model(self) -> None:
+        if self.runtime == TORCH:
+            self._load_torch()
+        else:
+            self._load()
+
+    def _load_torch(self) -> TorchKokoro:
+        with self._lock:
+            if self._torch is None:
+                self._torch = TorchKokoro(
+                    self.model_path, self._use_gpu, self._device_id, self._threads
+                )
+            return self._torch
 
     def _load(self) -> onnx_runtime.Session:
         with self._lock:

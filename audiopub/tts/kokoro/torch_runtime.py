@@ -1,0 +1,166 @@
+"""Kokoro-82M's network run by PyTorch: what replaces the ONNX session's run for the torch
+runtime. Same inputs (token ids with their pads, a style row, the speed), same outputs (the
+audio and each token's frames), so phonemes, chunking, word times and trims stay one code path.
+
+On a GPU it runs in reduced precision where the card does that well (bfloat16 from compute
+capability 8.0, float16 on Volta and Turing), with TF32 matrix products on Ampere and newer;
+the durations are rounded and the spectra inverted in float32 whatever the rest runs in.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+from audiopub.errors import EngineUnavailable
+
+if TYPE_CHECKING:
+    import torch
+
+    from audiopub.tts.kokoro.torch_network import KokoroNetwork
+
+log = logging.getLogger(__name__)
+
+INSTALL: Final = "pip install 'audiopub[torch]' (PyTorch and safetensors)"
+ONNX: Final = "onnx"
+TORCH: Final = "torch"
+AUTO: Final = "auto"
+RUNTIMES: Final = (ONNX, TORCH, AUTO)
+
+
+def require_torch() -> None:
+    """PyTorch and safetensors importable, else an error that says what to install."""
+    try:
+        import safetensors  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise EngineUnavailable(
+            f"The torch runtime needs PyTorch ({exc.name} is not installed): {INSTALL}"
+        ) from exc
+
+
+def torch_cuda_works() -> bool:
+    """CUDA usable through PyTorch (False where PyTorch is not installed)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def choose_runtime(asked: str, use_gpu: bool, ort_cuda_works: bool) -> str:
+    """`auto`: torch where the GPU is wanted and CUDA works through PyTorch but not through
+    ONNX Runtime; ONNX Runtime otherwise (its int8 graph is the CPU's fastest)."""
+    if asked not in RUNTIMES:
+        raise EngineUnavailable(f"Unknown runtime {asked!r}: one of {', '.join(RUNTIMES)}")
+    if asked != AUTO:
+        return asked
+    # Said at the level a command shows by default: the person asked to be told.
+    if use_gpu and not ort_cuda_works and torch_cuda_works():
+        log.warning("Kokoro runtime auto: torch (CUDA works through PyTorch, not ONNX Runtime)")
+        return TORCH
+    log.warning("Kokoro runtime auto: onnx")
+    return ONNX
+
+
+@dataclass(frozen=True)
+class Precision:
+    """What the network computes in on its device."""
+
+    dtype: str  # "float32", "bfloat16" or "float16"
+    tf32: bool
+
+
+def precision_for(
+    device: str, capability: tuple[int, int] | None, allow_reduced: bool
+) -> Precision:
+    """bfloat16 and TF32 on sm_80 and newer, float16 on Volta/Turing (sm_70–75), float32 on
+    the CPU, older cards, or when reduced precision is switched off."""
+    if device != "cuda" or capability is None:
+        return Precision("float32", False)
+    ampere = capability >= (8, 0)
+    if not allow_reduced:
+        return Precision("float32", ampere)
+    if ampere:
+        return Precision("bfloat16", True)
+    if capability >= (7, 0):
+        return Precision("float16", False)
+    return Precision("float32", False)
+
+
+class TorchKokoro:
+    """The network on one device, its weights from `model` (made once, cached beside it)."""
+
+    def __init__(
+        self,
+        model: Path,
+        use_gpu: bool = False,
+        device_id: int = 0,
+        threads: int | None = None,
+        reduced_precision: bool = True,
+    ) -> None:
+        require_torch()
+        import torch
+
+        from audiopub.tts.kokoro.torch_network import KokoroNetwork
+        from audiopub.tts.kokoro.torch_weights import check_complete, load_state, unused
+
+        on_gpu = use_gpu and torch.cuda.is_available()
+        self.device = torch.device(f"cuda:{device_id}" if on_gpu else "cpu")
+        capability = torch.cuda.get_device_capability(self.device) if on_gpu else None
+        self.precision = precision_for(self.device.type, capability, reduced_precision)
+        if self.precision.tf32:
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
+        # PyTorch's threads are the process's, not this engine's: an engine process sized to
+        # its share of the cores sets them; a one-thread engine (previews) beside a job's
+        # engine in the same process leaves them, or it would slow the job to one core.
+        if threads and threads > 1 and not on_gpu:
+            torch.set_num_threads(threads)
+        state = {key: value for key, value in load_state(model).items() if not unused(key)}
+        network = KokoroNetwork()
+        expected = network.state_dict().keys()
+        check_complete(expected, state)
+        network.load_state_dict({key: state[key] for key in expected})
+        self.network: KokoroNetwork = network.eval().to(self.device)
+        self._lock = threading.Lock()
+        log.info("Kokoro on PyTorch: %s, %s", self.device, self.precision.dtype)
+
+    @property
+    def provider(self) -> str:
+        return f"torch:{self.device.type}"
+
+    def run(
+        self, ids: np.ndarray, style: np.ndarray, speed: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """ids [1, T] int64, style [1, 256] float32 → audio [samples] float32, frames [T] int64."""
+        import torch
+
+        dtype = getattr(torch, self.precision.dtype)
+        with self._lock, torch.inference_mode():
+            tokens = _to_device(torch.from_numpy(ids), self.device)
+            row = _to_device(torch.from_numpy(style.astype(np.float32)), self.device)
+            try:
+                with torch.autocast(
+                    device_type=self.device.type, dtype=dtype, enabled=dtype is not torch.float32
+                ):
+                    audio, frames = self.network(tokens, row, float(speed))
+            except torch.cuda.OutOfMemoryError:
+                # Give the failed run's blocks back before the caller retries smaller (its
+                # message says "out of memory", as batching.is_out_of_memory reads it).
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                raise
+            return audio.float().cpu().numpy(), frames.cpu().numpy()
+
+
+def _to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """To the GPU from pinned memory without waiting on the copy; as is on the CPU."""
+    if device.type != "cuda":
+        return tensor
+    return tensor.pin_memory().to(device, non_blocking=True)

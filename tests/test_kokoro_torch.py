@@ -1,0 +1,276 @@
+"""Kokoro-82M on PyTorch beside ONNX Runtime: the real int8 model, its weights dequantized into
+the PyTorch network, spoken through the same engine (phonemes, pieces, word times, trims)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kokoro_model import install_folder
+
+from audiopub.errors import EngineUnavailable
+from audiopub.tts.engine import SynthesisOptions
+from audiopub.tts.kokoro import torch_runtime, torch_weights
+from audiopub.tts.kokoro.engine import KokoroEngine
+
+pytest.importorskip("torch", reason="scripts/test.sh installs torch==2.13.0")
+# The real 82M network on PyTorch's CPU kernels: a sentence takes tens of seconds on a busy
+# two-core machine, its first run also making the weights from the ONNX model.
+pytestmark = pytest.mark.timeout(900)
+
+# English in a Japanese voice (Kokoro's voices read every language it phonemises; the test
+# voices are Japanese): words Whisper can be checked on one by one.
+TEXT = "The rain had stopped by the time the train reached the coast, and the harbour was quiet."
+OPTIONS = SynthesisOptions(language="en")
+
+
+@pytest.fixture(scope="module")
+def folder(kokoro_model_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return install_folder(tmp_path_factory.mktemp("models") / "kokoro", kokoro_model_file)
+
+
+@pytest.fixture(scope="module")
+def spoken(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """The same text by both runtimes: their prepared pieces and results."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AUDIOPUB_DATA_DIR", str(tmp_path_factory.mktemp("kokoro-cache")))
+        out: dict[str, object] = {}
+        for runtime in ("onnx", "torch"):
+            engine = KokoroEngine(folder, runtime=runtime)
+            out[f"{runtime}-prepared"] = engine.prepare([TEXT], "jf_alpha", OPTIONS)
+            out[runtime] = engine.synthesize([TEXT], "jf_alpha", OPTIONS)[0]
+            out[f"{runtime}-engine"] = engine
+    return out
+
+
+def _log_spectrogram(audio: np.ndarray) -> np.ndarray:
+    frames = np.lib.stride_tricks.sliding_window_view(audio, 1024)[::256] * np.hanning(1024)
+    return np.log(np.abs(np.fft.rfft(frames, axis=1)) + 1e-4)
+
+
+def test_torch_speaks_the_same_phonemes_for_as_long_and_as_onnx_runtime(spoken) -> None:
+    onnx, torch = spoken["onnx"], spoken["torch"]
+    assert [p.data for p in spoken["onnx-prepared"]] == [p.data for p in spoken["torch-prepared"]]
+    # Durations: ORT quantizes the activations of its int8 matrix products, PyTorch runs the
+    # dequantized weights on float activations, so a token whose duration lies near .5 frames
+    # rounds the other way now and then. Measured: 3 of this sentence's 223 frames (1.3 %),
+    # 2 of a 505-frame Japanese text's (0.4 %). Every word gets a start either way.
+    assert abs(len(torch.audio) - len(onnx.audio)) <= 0.02 * len(onnx.audio)
+    assert torch.word_starts is not None and onnx.word_starts is not None
+    assert len(torch.word_starts) == len(onnx.word_starts)
+    assert torch.audio.dtype == np.float32 and np.abs(torch.audio).max() <= 1.0
+    # The sound: the export's iSTFT is an approximation (no window normalisation) and its
+    # matrix products quantize activations, so the waveforms differ sample by sample; their
+    # spectra agree. Measured: the long-term log spectra correlate at 0.988 (this sentence)
+    # and 0.993 (a Japanese one), the loudness contours (one time-warped to the other's
+    # length) at 0.92 and 0.86; with the ORT run's own durations forced, the log spectrograms
+    # frame by frame at 0.96.
+    a, b = _log_spectrogram(onnx.audio), _log_spectrogram(torch.audio)
+    assert np.corrcoef(a.mean(axis=0), b.mean(axis=0))[0, 1] > 0.97
+    contour_a = a.mean(axis=1)
+    contour_b = np.interp(
+        np.linspace(0, 1, len(contour_a)), np.linspace(0, 1, len(b)), b.mean(axis=1)
+    )
+    assert np.corrcoef(contour_a, contour_b)[0, 1] > 0.85
+
+
+def test_the_weights_are_cached_beside_the_model_and_made_again_when_it_changes(
+    spoken, folder: Path
+) -> None:
+    model = spoken["torch-engine"].model_path
+    cache = torch_weights.cache_path(model)
+    assert cache.is_file()
+    made = cache.stat().st_mtime_ns
+    torch_weights.load_state(model)
+    assert cache.stat().st_mtime_ns == made  # current: read, not made again
+    stat = model.stat()
+    os.utime(model, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    state = torch_weights.load_state(model)
+    assert cache.stat().st_mtime_ns != made
+    assert "decoder.generator.conv_post.weight" in state
+
+
+def test_choosing_torch_without_pytorch_says_what_to_install(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if it were not installed
+    with pytest.raises(EngineUnavailable, match=r"audiopub\[torch\]"):
+        KokoroEngine(folder, runtime="torch")
+
+
+def test_auto_takes_torch_only_where_cuda_works_through_torch_and_not_ort(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert torch_runtime.choose_runtime("auto", True, ort_cuda_works=False) == "torch"
+    assert "Kokoro runtime auto: torch" in caplog.text  # it says which it chose
+    assert torch_runtime.choose_runtime("auto", True, ort_cuda_works=True) == "onnx"
+    assert torch_runtime.choose_runtime("auto", False, ort_cuda_works=False) == "onnx"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert torch_runtime.choose_runtime("auto", True, ort_cuda_works=False) == "onnx"
+    with pytest.raises(EngineUnavailable):
+        torch_runtime.choose_runtime("tensorflow", True, ort_cuda_works=False)
+
+
+@pytest.mark.parametrize(
+    ("capability", "dtype", "tf32"),
+    [
+        ((9, 0), "bfloat16", True),
+        ((8, 0), "bfloat16", True),
+        ((7, 5), "float16", False),
+        ((7, 0), "float16", False),
+        ((6, 1), "float32", False),
+    ],
+)
+def test_precision_follows_the_compute_capability(capability, dtype, tf32) -> None:
+    chosen = torch_runtime.precision_for("cuda", capability, allow_reduced=True)
+    assert (chosen.dtype, chosen.tf32) == (dtype, tf32)
+    assert torch_runtime.precision_for("cpu", None, True).dtype == "float32"
+    assert torch_runtime.precision_for("cuda", capability, False).dtype == "float32"
+
+
+def test_the_runtime_is_a_setting_the_environment_and_the_command_line_choose(
+    folder: Path,
+) -> None:
+    from dataclasses import replace
+
+    from audiopub import settings
+    from audiopub.cli import _build_parser
+    from audiopub.errors import SettingInvalid
+    from audiopub.tts.kokoro import KOKORO
+
+    assert settings.from_environ({}).kokoro_runtime == "onnx"
+    assert settings.from_environ({"AUDIOPUB_KOKORO_RUNTIME": "Torch"}).kokoro_runtime == "torch"
+    with pytest.raises(SettingInvalid, match="AUDIOPUB_KOKORO_RUNTIME"):
+        settings.from_environ({"AUDIOPUB_KOKORO_RUNTIME": "tensorflow"})
+    args = _build_parser().parse_args(["convert", "book.epub", "--runtime", "auto"])
+    assert args.runtime == "auto"
+    bench = _build_parser().parse_args(["bench", "--engine", "kokoro", "--runtime", "onnx,torch"])
+    assert bench.runtime == ["onnx", "torch"]
+    # An engine loaded under one runtime is not the one the other asks for: the registry's
+    # stamp of Kokoro's folder says which.
+    base = settings.from_environ({})
+    with settings.installed(base):
+        onnx_stamp = KOKORO.stamp(folder)
+    with settings.installed(replace(base, kokoro_runtime="torch")):
+        assert KOKORO.stamp(folder) != onnx_stamp
+        assert KOKORO.load(_request(folder)).runtime == "torch"
+
+
+def _request(folder: Path):
+    from audiopub.tts.engine_info import LoadRequest
+
+    return LoadRequest(folder, use_gpu=False, threads=1, device_id=0)
+
+
+def _recall(text: str, heard: str) -> float:
+    """How many of the text's words the transcript holds, in order: their longest common
+    subsequence over the text's word count."""
+    wanted, got = (re.findall(r"[a-z]+", words.lower()) for words in (text, heard))
+    row = [0] * (len(got) + 1)
+    for word in wanted:
+        previous = 0
+        for j, said in enumerate(got, 1):
+            previous, row[j] = row[j], previous + 1 if word == said else max(row[j], row[j - 1])
+    return row[-1] / len(wanted)
+
+
+def test_whisper_hears_every_word_the_torch_runtime_says(spoken, whisper_base: Path) -> None:
+    from audiopub.listen import Listener
+    from audiopub.listen.listener import Clip
+
+    listener = Listener.load("base", models_dir=whisper_base, threads=2)
+    heard = listener.hear(
+        [Clip(spoken[runtime].audio, 24_000, "en") for runtime in ("onnx", "torch")]
+    )
+    onnx_recall, torch_recall = (_recall(TEXT, said) for said in heard)
+    assert torch_recall >= 0.8
+    assert torch_recall >= onnx_recall - 0.1
+
+
+def test_the_published_checkpoint_layout_loads_into_the_same_weights(
+    spoken, tmp_path: Path
+) -> None:
+    """kokoro-v1_0.pth's layout: a state per part, keys under `module.`, convolutions as
+    weight-norm pairs (g, v). Written here from the ONNX model's weights, it loads back to them."""
+    import torch
+    from torch import nn
+
+    from audiopub.tts.kokoro.torch_network import KokoroNetwork
+
+    state = torch_weights.load_state(spoken["torch-engine"].model_path)
+    convolutions = {
+        f"{name}.weight"
+        for name, module in KokoroNetwork().named_modules()
+        if isinstance(module, (nn.Conv1d, nn.ConvTranspose1d))
+    }
+    parts: dict[str, dict[str, torch.Tensor]] = {}
+    for key, value in state.items():
+        part, rest = key.split(".", 1)
+        tensors = parts.setdefault(part, {})
+        if key in convolutions:
+            norm = value.flatten(1).norm(dim=1).reshape(-1, *([1] * (value.dim() - 1)))
+            stem = rest.removesuffix(".weight")
+            # Both of PyTorch's spellings, as checkpoints of either age have them.
+            g, v = (
+                (f"{stem}.weight_g", f"{stem}.weight_v")
+                if len(tensors) % 2
+                else (
+                    f"{stem}.parametrizations.weight.original0",
+                    f"{stem}.parametrizations.weight.original1",
+                )
+            )
+            # v at any scale; a channel int8 rounded to all zeros gets g = 0 and some v.
+            direction = torch.where(norm == 0, torch.ones_like(value), value * 3.0)
+            tensors[f"module.{g}"], tensors[f"module.{v}"] = norm, direction
+        else:
+            tensors[f"module.{rest}"] = value
+    checkpoint = tmp_path / "kokoro-v1_0.pth"
+    torch.save(parts, checkpoint)
+    loaded = torch_weights.state_from_checkpoint(checkpoint)
+    assert set(loaded) == set(state)
+    for key, value in state.items():
+        torch.testing.assert_close(loaded[key], value, rtol=1e-5, atol=1e-6)
+
+
+def test_running_out_of_gpu_memory_frees_the_cache_and_says_out_of_memory(
+    spoken, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    from audiopub.tts.batching import is_out_of_memory
+
+    runtime = spoken["torch-engine"]._load_torch()
+    emptied: list[bool] = []
+
+    def out_of_memory(*args: object, **kwargs: object) -> None:
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    # The CUDA boundary: the network's first kernel fails, the allocator is asked to let go.
+    monkeypatch.setattr(runtime.network.bert, "forward", out_of_memory)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append(True))
+    with pytest.raises(torch.cuda.OutOfMemoryError) as raised:
+        spoken["torch-engine"].synthesize([TEXT], "jf_alpha", OPTIONS)
+    assert is_out_of_memory(raised.value)
+    assert emptied == [True]
+
+
+def test_a_one_thread_engine_leaves_the_process_threads_to_the_engine_beside_it(
+    spoken,
+) -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        torch_runtime.TorchKokoro(spoken["torch-engine"].model_path, threads=1)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
