@@ -3,7 +3,7 @@
     python scripts/make_test_documents.py FOLDER
 
 The text is the opening chapters of The War of the Worlds (H. G. Wells, public domain), taken
-from the Standard Ebooks EPUB in the shared test data. Each file has a title, a table of
+from the Standard Ebooks EPUB in tests/data/epubs. Each file has a title, a table of
 contents where the format prints one, and three chapters; the text file has Project
 Gutenberg's header and licence around it and `_italics_`; the PDF has a running head, page
 numbers, words hyphenated across lines, its last chapter in two columns and an outline. A
@@ -13,15 +13,15 @@ reportlab (test dependencies).
 
 from __future__ import annotations
 
+import argparse
 import io
-import sys
 import textwrap
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-SOURCE = Path(__file__).resolve().parents[1] / ".." / "shared" / "testdata" / "epubs"
+SOURCE = Path(__file__).resolve().parents[1] / "tests" / "data" / "epubs"
 SOURCE_BOOK = "se-war-of-the-worlds.epub"
 TITLE = "The War of the Worlds"
 AUTHOR = "H. G. Wells"
@@ -39,8 +39,7 @@ class Chapter:
 def source_chapters(testdata: Path | None = None) -> list[Chapter]:
     from audiopub.book.epub_reader import read_epub
 
-    folder = testdata or _testdata()
-    book = read_epub(folder / SOURCE_BOOK)
+    book = read_epub((testdata or SOURCE) / SOURCE_BOOK)
     found = []
     for chapter in book.chapters:
         body = [p for p in chapter.paragraphs[1:] if len(p) > 200]
@@ -50,13 +49,6 @@ def source_chapters(testdata: Path | None = None) -> list[Chapter]:
         if len(found) == CHAPTERS:
             return found
     raise SystemExit("the source book has too few chapters")
-
-
-def _testdata() -> Path:
-    for folder in (Path("/work/shared/testdata/epubs"), SOURCE.resolve()):
-        if (folder / SOURCE_BOOK).is_file():
-            return folder
-    raise SystemExit(f"{SOURCE_BOOK} not found")
 
 
 def heading(i: int) -> str:
@@ -336,7 +328,7 @@ def write_scan(path: Path) -> Path:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit(__doc__)
-    for kind, made in write_all(Path(sys.argv[1]), source_chapters()).items():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path, help="where the documents are written")
+    for kind, made in write_all(parser.parse_args().folder, source_chapters()).items():
         print(f"{kind:8} {made}")

@@ -35,7 +35,7 @@ from audiopub.jobs.store import JobStore
 from audiopub.listen.judge import judge
 from audiopub.listen.listener import Clip, Listener
 
-HOLMES = Path("/work/shared/testdata/epubs/pg1661-adventures-of-sherlock-holmes.epub")
+HOLMES = Path(__file__).parent / "data" / "epubs" / "pg1661-adventures-of-sherlock-holmes.epub"
 NARRATOR = "af_heart"
 SMIL = "{http://www.w3.org/ns/SMIL}"
 # English names for the packaged voices; bm_george is a blend of two of them, as a mix is.

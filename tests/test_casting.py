@@ -49,7 +49,7 @@ from audiopub.voices.casting import (
     voice_gender,
 )
 
-EPUBS = Path("/work/shared/testdata/epubs")
+EPUBS = Path(__file__).parent / "data" / "epubs"
 HOLMES = EPUBS / "pg1661-adventures-of-sherlock-holmes.epub"
 QUOTATION = re.compile(r'"([^"]*)"')  # this edition's quotation marks are straight
 NARRATOR = "af_heart"

@@ -9,6 +9,7 @@
      ├── library      Library: the finished books, their covers, timings and exports
      ├── catalog      EngineCatalog: the engines and voices offered, the GPU switch's support
      ├── previews     Previews: speech heard in the page, lexicon entries checked
+     ├── casts        BookCasts: the casts of the books uploaded (who speaks, in which voice)
      ├── gpu          GpuMonitor: NVML sampled on its own thread
      ├── downloads    VoiceDownloads: one voice download at a time, on its own thread
      ├── reader       BookReader: uploads read in worker processes, a few at a time
@@ -35,6 +36,7 @@ from audiopub.jobs.events import EventBus
 from audiopub.jobs.store import JobStore, default_store_path
 from audiopub.jobs.worker import Worker
 from audiopub.ui.activity import JobActivity
+from audiopub.ui.book_casts import BookCasts
 from audiopub.ui.book_reading import BookReader, remove_stale_thumbnails
 from audiopub.ui.engine_catalog import EngineCatalog, GpuSupport
 from audiopub.ui.job_control import JobControl
@@ -74,6 +76,7 @@ class Services:
         self.mixes = VoiceMixes(self.data_dir / MIXES_FILE)
         self.catalog = EngineCatalog(self.mixes, gpu_support)
         self.previews = Previews(self.preferences)
+        self.casts = BookCasts(self.data_dir)
         # This process's: a killed server's uploads go at the next start (`atomic.scratch_dir`).
         self.uploads_dir = scratch_dir(self.data_dir) / "uploads"
         self.upload_limit_bytes = upload_limit_bytes or max_upload_bytes()

@@ -87,6 +87,10 @@ class JobCard:
                     ui.label(job.author or "Unknown author").classes("ap-muted text-sm")
                 self.state = ui.label().classes("ap-chip").mark("job-state")
             ui.label(settings_summary(job)).classes("ap-muted text-sm").mark("job-settings")
+            if job.settings.cast is not None:  # read in a cast of voices (`convert --cast`)
+                ui.label(f"cast: {job.settings.cast.summary()}").classes("ap-muted text-sm").mark(
+                    "job-cast"
+                )
             if view.language_note:
                 ui.label(view.language_note).classes("ap-banner ap-warn text-sm").mark(
                     "job-language-note"

@@ -10,6 +10,7 @@ from nicegui import run, ui
 from audiopub.errors import AudiopubError, DiskFull
 from audiopub.jobs.disk_full import disk_full, in_words_of, is_disk_full
 from audiopub.ui.components.book_card import BookPanel
+from audiopub.ui.components.cast_panel import CastPanel
 from audiopub.ui.components.forms_panel import FormsPanel
 from audiopub.ui.components.gpu_panel import GpuPanel
 from audiopub.ui.components.job_list import job_list
@@ -29,6 +30,7 @@ def page(services: Services) -> None:
                 voice=lambda: voice.job_settings(None) if voice.ready else None,
             )
             voice = SettingsPanel(services, on_change=lambda: update())
+            cast = CastPanel(services, voice, on_change=lambda: update())
             forms = FormsPanel(on_change=lambda: update())
             with ui.row().classes("w-full items-center gap-4"):
                 generate = (
@@ -49,6 +51,7 @@ def page(services: Services) -> None:
     def update() -> None:
         book.set_speed(voice.speed.value)
         voice.set_book_language(book.book.language if book.book is not None else None)
+        cast.follow(book.path if book.book is not None else None, book.book)
         if book.book is None:
             reason = "Upload an EPUB to begin."
         elif not book.selected():
@@ -81,6 +84,11 @@ def page(services: Services) -> None:
             outputs = forms.outputs()
             if outputs.anything:
                 settings = replace(settings, forms=outputs.to_dict())
+            if cast.enabled:  # as `convert --cast`: the book's cast file, as it is now
+                voicing = await cast.voicing(settings, failed)
+                if voicing is None:  # said under the button
+                    return
+                settings = replace(settings, cast=voicing)
             job = await run.io_bound(services.jobs.submit, book.path, book.book, settings)
             said = await run.io_bound(services.jobs.submitted_text, job)
         except (AudiopubError, ValueError) as exc:
