@@ -31,6 +31,7 @@ BUSY_MODULES = {
     "test_cluster",
     "test_doctor",
     "test_e2e_browser",
+    "test_e2e_cast",
     "test_e2e_kokoro",
     "test_e2e_voices",
     "test_resume_after_kill",
