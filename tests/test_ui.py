@@ -567,7 +567,7 @@ async def test_gpu_switch_shows_what_really_ran(
     user.find(marker="gpu").click()
     assert services.preferences.get().use_gpu is True
     user.find(marker="generate").click()
-    await job_state(user, "Done", timeout=90)
+    await job_state(user, "Done", timeout=240)
     assert services.store.queue.get_job(only_job(services)).settings.use_gpu
     # The switch was offered, but CUDA does not load: the job says it ran on the CPU, and why.
     device = text(user, "job-device")
@@ -593,7 +593,7 @@ async def test_generate_progress_done_download_library(
     await open_with_book(user, small_book)
     user.find(marker="generate").click()
     # Submitting loads the job's engine (its graph rewrite is made anew in a fresh data folder).
-    await see(user, marker="job", timeout=90)
+    await see(user, marker="job", timeout=240)
     await job_state(user, "Done")
     job_id = only_job(services)
     assert text(user, "job-percent") == "100%"
@@ -773,7 +773,7 @@ async def test_a_book_not_in_the_voices_language_is_said_on_its_job_card(
     )
     await open_with_book(user, book)
     user.find(marker="generate").click()
-    await see(user, marker="job-language-note", timeout=90)
+    await see(user, marker="job-language-note", timeout=240)
     note = text(user, "job-language-note")
     # The same words as the command line's warning.
     assert note == language_note("fr", voice_of(get_engine("piper"), "en_US-joe-medium"))
