@@ -19,12 +19,47 @@ pytest_plugins = ["nicegui.testing.user_plugin"]
 ENGINE_PROCESSES = "engine_processes"
 
 
+# scripts/test.sh runs the suite on two pytest-xdist workers with `--dist loadfile`: a worker
+# takes a whole module at a time, so its module-scoped fixtures (a converted book, a started
+# engine) are made once, as in a run without xdist. The modules below each keep the whole
+# machine busy for a while (a Ray cluster, a browser beside a server, several engine processes,
+# timings taken on every core): they are one unit of work, run one after another on one worker,
+# so no two of them ever run side by side.
+BUSY_MODULES = {
+    "test_bench",
+    "test_bench_beside",
+    "test_cluster",
+    "test_doctor",
+    "test_e2e_browser",
+    "test_e2e_cast",
+    "test_e2e_kokoro",
+    "test_e2e_voices",
+    "test_resume_after_kill",
+}
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{ENGINE_PROCESSES}: speak with as many engine "
         "processes as the machine allows, as a conversion does by default",
     )
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's, called only where it runs
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile`, with the busy modules as one file. (xdist's own `--dist loadgroup`
+    names its groups in the tests' ids, which pytest 9 no longer lets a plugin change.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BusyModulesTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = super()._split_scope(nodeid)
+            return "busy modules" if Path(module).stem in BUSY_MODULES else module
+
+    return BusyModulesTogether(config, log)
 
 
 @pytest.fixture(autouse=True)

@@ -130,7 +130,7 @@ def start_cluster() -> Cluster:
             "--temp-dir",
             str(temp_dir),
         ],
-        timeout=120,
+        timeout=300,  # Ray's start-up: a minute or more on a busy machine
     )
     if started.returncode != 0:
         end_cluster(cluster)

@@ -23,6 +23,12 @@ from audiopub.cli import main
 from audiopub.jobs.models import JobState
 from audiopub.jobs.store import JobStore
 
+# A cluster's actors each start an engine on a 2-CPU cluster sharing the machine with the rest of
+# the run: on a busy machine their first chunk took minutes. The waits below are generous deadlines
+# (a passing run returns as soon as it can), and the module's tests get the time they need.
+PATIENCE_S = 600
+pytestmark = pytest.mark.timeout(2 * PATIENCE_S)
+
 SENTENCES = [
     "The rain had stopped by the time the train reached the coast.",
     "She counted the lighthouses as they passed, one for every mile.",
@@ -70,7 +76,7 @@ def _job(title: str) -> tuple[JobState, int, int, str]:
 
 
 def _wait_for_chunks(title: str, done: int, run: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + PATIENCE_S
     while time.monotonic() < deadline and run.poll() is None:
         try:
             if _job(title)[1] >= done:
@@ -115,7 +121,8 @@ def test_two_books_on_the_cluster_match_the_same_books_made_here(
             "7",
             "--ray",
             ADDRESS,
-        )
+        ),
+        timeout=PATIENCE_S,
     )
     assert made.returncode == 0, made.stderr
     assert "ran on: Ray cluster at 127.0.0.1:6379: 2 CPU actors" in made.stdout
@@ -144,7 +151,7 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster: Cluster, tmp_path: Path)
     _wait_for_chunks("Long", 1, run)
     (victim, *_) = cluster.actor_pids()
     os.kill(victim, signal.SIGKILL)
-    stdout, stderr = run.communicate(timeout=240)
+    stdout, stderr = run.communicate(timeout=PATIENCE_S)
     assert run.returncode == 0, stderr
     state, done, total, _ = _job("Long")
     assert state is JobState.DONE and done == total
@@ -163,7 +170,7 @@ def test_the_cluster_gone_pauses_the_job_and_this_machine_finishes_it(
     )
     _wait_for_chunks("Stopped", 1, run)
     cluster.stop()
-    stdout, stderr = run.communicate(timeout=240)
+    stdout, stderr = run.communicate(timeout=PATIENCE_S)
     assert run.returncode == 1, (stdout, stderr)
     state, done, total, error = _job("Stopped")
     assert state is JobState.PAUSED and 0 < done < total

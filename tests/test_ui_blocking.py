@@ -100,7 +100,7 @@ async def test_the_voice_preview_says_why_it_failed(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     await user.open("/")
-    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    await see(user, marker="voice", content="en_US-joe-medium")
     monkeypatch.setattr(services.previews, "preview", _refused)
     user.find(marker="preview").click()
     await see(user, marker="preview-error", content="No voice can say this")
@@ -160,7 +160,7 @@ async def test_the_voices_page_preview_says_why_it_failed(
     add_multi_speaker_voice(Path(os.environ["AUDIOPUB_MODELS_DIR"]) / "piper", key)
     monkeypatch.setattr(services.previews, "say", _bug)
     await user.open("/voices")
-    await see(user, marker="voice-list-loaded", timeout=20)
+    await see(user, marker="voice-list-loaded")
     user.find(marker=f"preview-piper:{key}").click()
     await see(
         user,

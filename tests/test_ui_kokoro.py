@@ -55,7 +55,7 @@ async def choose_kokoro(user: User) -> None:
     await see(user, marker="voice", content="en_US-joe-medium", timeout=60)
     await user.should_not_see(marker="voice-mixer")  # Piper's voices are not mixed
     element(user, "engine").value = "kokoro"  # type: ignore[attr-defined]
-    await see(user, marker="voice-mixer", timeout=30)
+    await see(user, marker="voice-mixer")
 
 
 async def test_a_mix_is_heard_saved_under_a_name_and_speaks_the_book(
@@ -195,7 +195,7 @@ async def test_the_voices_page_downloads_previews_and_removes_kokoro(
 ) -> None:
     folder = Path(os.environ["AUDIOPUB_MODELS_DIR"]) / "kokoro"
     await user.open("/voices")
-    await see(user, marker="voice-list-loaded", timeout=30)
+    await see(user, marker="voice-list-loaded")
     await see(user, marker="voice-kokoro")
     await user.should_not_see(marker="status-kokoro")
     await user.should_not_see(marker="preview-kokoro")

@@ -38,7 +38,7 @@ def services(
 @pytest.mark.parametrize("models_dir", [Path("/nonexistent/models")])
 async def test_without_a_listening_model_the_switch_is_off_and_says_why(user: User) -> None:
     await user.open("/")
-    await see(user, marker="proof-listen-reason", content="Unavailable", timeout=20)
+    await see(user, marker="proof-listen-reason", content="Unavailable")
     assert "audiopub voices download whisper:base" in text(user, "proof-listen-reason")
     switch = element(user, "proof-listen")
     assert not switch.enabled and switch.value is False  # type: ignore[attr-defined]
@@ -53,7 +53,7 @@ async def test_a_job_that_listens_shows_what_is_still_flagged_and_plays_it(
         title="Tones",
     )
     await user.open("/")
-    await see(user, marker="proof-listen-reason", content=ABOUT, timeout=20)
+    await see(user, marker="proof-listen-reason", content=ABOUT)
     switch = element(user, "proof-listen")
     assert switch.enabled and switch.value is False  # type: ignore[attr-defined]  # the CPU
     user.find(marker="proof-listen").click()
@@ -62,7 +62,7 @@ async def test_a_job_that_listens_shows_what_is_still_flagged_and_plays_it(
     user.find("Supertonic").click()
     await see(user, marker="steps")
     await upload(user, book)
-    await see(user, marker="book-title", timeout=20)
+    await see(user, marker="book-title")
     user.find(marker="generate").click()
     await see(user, marker="job", timeout=90)
     await job_state(user, "Done", timeout=240)

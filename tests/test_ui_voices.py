@@ -80,7 +80,7 @@ def shown(user: User) -> list[str]:
 
 async def open_voices(user: User, path: str = "/voices") -> None:
     await user.open(path)
-    await see(user, marker="voice-list-loaded", timeout=20)
+    await see(user, marker="voice-list-loaded")
 
 
 def card_path(key: str) -> str:
@@ -96,7 +96,7 @@ async def test_the_hubs_voices_are_listed_with_facts_and_filtered(
     serve_three(hub)
     await user.open("/")
     user.find(marker="nav-voices").click()
-    await see(user, marker="voice-list-loaded", timeout=20)
+    await see(user, marker="voice-list-loaded")
     await user.should_not_see(marker="catalogue-note")  # the Hub answered
     assert text(user, "catalogue-source") == "Listed from the Hub's voice index."
     ids = shown(user)
@@ -190,9 +190,9 @@ async def test_a_download_shows_progress_goes_on_without_the_tab_and_is_offered(
         await user.open("/")  # the Voices tab is gone; the download is not
     finally:
         hub.release(card_path(TINY_DE))
-    await eventually(lambda: TINY_DE in find_voices(models() / "piper"), timeout=20)
+    await eventually(lambda: TINY_DE in find_voices(models() / "piper"))
     await user.open("/")  # the Convert page lists voices as they are when it opens
-    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    await see(user, marker="voice", content="en_US-joe-medium")
     assert TINY_DE in element(user, "voice").options  # type: ignore[attr-defined]
 
 
@@ -236,7 +236,7 @@ async def test_a_checksum_mismatch_or_a_404_says_so_and_installs_nothing(
     hub.damage(PIPER_REPO, voice_folder(TINY_FR) + f"{TINY_FR}.onnx.json")
     await open_voices(user)
     user.find(marker=f"download-piper:{TINY_FR}").click()
-    await see(user, marker="download-error", timeout=20)
+    await see(user, marker="download-error")
     message = text(user, "download-error")
     assert f"{TINY_FR}.onnx.json does not match its published MD5" in message, message
     assert "Traceback" not in message
@@ -246,7 +246,7 @@ async def test_a_checksum_mismatch_or_a_404_says_so_and_installs_nothing(
     for attempt in range(3):
         user.find(marker=f"download-piper:{SMALL_DE}").click()
         try:
-            await see(user, marker="download-error", content="(404)", timeout=10)
+            await see(user, marker="download-error", content="(404)")
             break
         except AssertionError:
             if attempt == 2:
@@ -272,7 +272,7 @@ async def test_a_downloaded_voice_previews_in_its_language_and_is_removed(
     await see(user, marker=f"status-piper:{key}", content="downloaded")
 
     user.find(marker=f"preview-piper:{key}").click()
-    await see(user, marker="voice-preview-audio", timeout=30)
+    await see(user, marker="voice-preview-audio")
     assert (
         text(user, "voice-preview-note")
         == f"{key}: “Hallo! So klinge ich, wenn ich dein Buch vorlese.”"
@@ -300,7 +300,7 @@ async def test_an_installed_multi_speaker_voice_previews_with_its_first_speaker(
     await open_voices(user)
     await see(user, marker=f"status-piper:{key}", content="added by you")
     user.find(marker=f"preview-piper:{key}").click()
-    await see(user, marker="voice-preview-audio", timeout=30)
+    await see(user, marker="voice-preview-audio")
     await user.should_not_see(marker="voice-preview-error")
     assert text(user, "voice-preview-note").startswith(f"{key}: “")
 
@@ -319,9 +319,9 @@ def german_book(tmp_path: Path, name: str = "buch.epub") -> Path:
 
 async def open_convert_with(user: User, book: Path) -> None:
     await user.open("/")
-    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    await see(user, marker="voice", content="en_US-joe-medium")
     await upload(user, book)
-    await see(user, marker="book-title", timeout=20)
+    await see(user, marker="book-title")
 
 
 async def test_a_german_book_without_a_german_voice_links_to_german_voices(
@@ -338,9 +338,9 @@ async def test_a_german_book_without_a_german_voice_links_to_german_voices(
     assert element(user, "voice").value == "en_US-joe-medium"  # nothing better to choose
 
     await user.open("/")  # an English book needs no suggestion
-    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    await see(user, marker="voice", content="en_US-joe-medium")
     await upload(user, build_epub(tmp_path / "en.epub", [("One", ["A day."])], language="en"))
-    await see(user, marker="book-title", timeout=20)
+    await see(user, marker="book-title")
     await user.should_not_see(marker="voice-suggestion")
 
 
@@ -361,7 +361,7 @@ async def test_an_installed_german_voice_is_chosen_for_a_german_book(
     voice.value = "en_US-joe-medium"
     user.find(marker="another-book").click()
     await upload(user, german_book(tmp_path, "zweites.epub"))
-    await see(user, marker="book-title", timeout=20)
+    await see(user, marker="book-title")
     assert voice.value == "en_US-joe-medium"
 
 
@@ -412,7 +412,7 @@ async def download_in_page(user: User, release: str) -> None:
 
 async def choose_supertonic(user: User) -> None:
     await user.open("/")
-    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    await see(user, marker="voice", content="en_US-joe-medium")
     user.find(marker="engine").click()
     user.find("Supertonic").click()
     await see(user, marker="steps")
@@ -451,7 +451,7 @@ async def test_supertonic_downloaded_or_removed_in_the_page_needs_no_restart(
     user.find(marker="confirm-delete").click()
     await see(user, marker="download-message", content="Removed supertonic-3.")
     await user.open("/")
-    await see(user, marker="voice", content="en_US-joe-medium", timeout=20)
+    await see(user, marker="voice", content="en_US-joe-medium")
     assert element(user, "engine").options == {  # type: ignore[attr-defined]
         "piper": "Piper",
         "supertonic": "Supertonic (not installed)",
