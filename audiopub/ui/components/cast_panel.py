@@ -71,6 +71,12 @@ class CastPanel:
             self.rows = ui.column().classes("w-full gap-2").mark("cast-characters")
             self.audio = AudioPlayer("cast-audio")
         self._show_state()
+        ui.context.client.on_delete(self._let_go)
+
+    def _let_go(self) -> None:
+        """The tab is gone: the book and its cast go now, as the book panel lets go of its
+        book, not when Python next looks for cycles among the page's elements."""
+        self.path, self.book, self.opened, self.cast = None, None, None, None
 
     # --- what the page asks ----------------------------------------------------------------
 
