@@ -274,3 +274,94 @@ def test_a_one_thread_engine_leaves_the_process_threads_to_the_engine_beside_it(
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def _ort_int8(nodes, initializers, x: np.ndarray, out_shape) -> np.ndarray:
+    """A small graph of the int8 export's own ops, run by ONNX Runtime on the CPU."""
+    import onnxruntime
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        nodes,
+        "int8",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)],
+        [numpy_helper.from_array(value, name) for name, value in initializers.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    return session.run(["y"], {"x": x})[0]
+
+
+def test_the_int8_layers_do_onnx_runtimes_integer_arithmetic() -> None:
+    """The export's pattern for a linear layer (DynamicQuantizeLinear, MatMulInteger with int8
+    weights scaled per output, × scales, + bias) and a convolution (uint8 weights, one scale
+    and zero point, its bias floor-quantized and added as an integer), against ONNX Runtime.
+    Full-range int8 weights make the pair sums saturate where this CPU's ORT saturates them."""
+    import torch
+    from onnx import helper
+    from torch import nn
+
+    from audiopub.tts.kokoro.torch_int8 import Int8Conv1d, Int8Linear, pairs_saturate
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(1, 9, 16)).astype(np.float32) + 0.3
+    weight = rng.integers(-127, 128, size=(16, 8)).astype(np.int8)
+    scale = rng.uniform(0.001, 0.01, size=8).astype(np.float32)
+    bias = rng.normal(size=8).astype(np.float32)
+    nodes = [
+        helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+        helper.make_node("MatMulInteger", ["xq", "w", "xz", "wz"], ["acc"]),
+        helper.make_node("Cast", ["acc"], ["accf"], to=1),
+        helper.make_node("Mul", ["xs", "ws"], ["s"]),
+        helper.make_node("Mul", ["accf", "s"], ["prod"]),
+        helper.make_node("Add", ["b", "prod"], ["y"]),
+    ]
+    wz = np.zeros(8, np.int8)
+    expected = _ort_int8(nodes, {"w": weight, "wz": wz, "ws": scale, "b": bias}, x, [1, 9, 8])
+    linear = nn.Linear(16, 8)
+    with torch.no_grad():
+        linear.weight.copy_(torch.from_numpy(weight.T.astype(np.float32) * scale[:, None]))
+        linear.bias.copy_(torch.from_numpy(bias))
+    zero = torch.from_numpy(wz.astype(np.float32))
+    twin = Int8Linear(linear, torch.from_numpy(scale), zero, saturate=pairs_saturate())
+    with torch.inference_mode():
+        got = twin(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+    signal = rng.normal(size=(1, 6, 20)).astype(np.float32)
+    kernel = rng.integers(0, 256, size=(4, 6, 3)).astype(np.uint8)
+    k_zero, k_scale = np.array(128, np.uint8), np.array(0.004, np.float32)
+    conv_bias = rng.normal(size=4).astype(np.float32)
+    nodes = [
+        helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+        helper.make_node("ConvInteger", ["xq", "w", "xz", "wz"], ["acc"], pads=[1, 1]),
+        helper.make_node("Mul", ["xs", "ws"], ["s"]),
+        helper.make_node("Div", ["b", "s"], ["bq"]),
+        helper.make_node("Floor", ["bq"], ["bf"]),
+        helper.make_node("Cast", ["bf"], ["bi"], to=6),
+        helper.make_node("Reshape", ["bi", "shape"], ["b3"]),
+        helper.make_node("Add", ["acc", "b3"], ["sum"]),
+        helper.make_node("Cast", ["sum"], ["sumf"], to=1),
+        helper.make_node("Mul", ["sumf", "s"], ["y"]),
+    ]
+    initializers = {
+        "w": kernel,
+        "wz": k_zero,
+        "ws": k_scale,
+        "b": conv_bias,
+        "shape": np.array([1, -1, 1], np.int64),
+    }
+    expected = _ort_int8(nodes, initializers, signal, [1, 4, 20])
+    conv = nn.Conv1d(6, 4, 3, padding=1)
+    with torch.no_grad():
+        conv.weight.copy_(torch.from_numpy((kernel.astype(np.float32) - 128) * k_scale))
+        conv.bias.copy_(torch.from_numpy(conv_bias))
+    twin_conv = Int8Conv1d(
+        conv, torch.from_numpy(k_scale.reshape(1)), torch.tensor([128.0], dtype=torch.float32)
+    )
+    with torch.inference_mode():
+        got = twin_conv(torch.from_numpy(signal)).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)

@@ -5,6 +5,14 @@ audio and each token's frames), so phonemes, chunking, word times and trims stay
 On a GPU it runs in reduced precision where the card does that well (bfloat16 from compute
 capability 8.0, float16 on Volta and Turing), with TF32 matrix products on Ampere and newer;
 the durations are rounded and the spectra inverted in float32 whatever the rest runs in.
+
+Weights from the int8 export run dequantized on float activations. `match_onnx_int8` does
+ONNX Runtime's integer arithmetic instead (torch_int8), layer for layer exact against ORT; it
+is off by default: it is about 2.6× slower on the CPU and, measured, does not bring the
+durations closer to ORT's (ALBERT's twelve passes of one layer and the LSTMs amplify the last
+float rounding differences, in the layer norms, softmax and activations, into other int8
+roundings: ALBERT's output differs from ORT's by 13 % either way). On a GPU the float path is
+the one wanted in any case: it is what the card is fast at.
 """
 
 from __future__ import annotations
@@ -103,10 +111,14 @@ class TorchKokoro:
         device_id: int = 0,
         threads: int | None = None,
         reduced_precision: bool = True,
+        match_onnx_int8: bool = False,
     ) -> None:
+        """`match_onnx_int8`: the int8 export's integer arithmetic in its int8 layers (nothing
+        to match in weights that were never int8)."""
         require_torch()
         import torch
 
+        from audiopub.tts.kokoro.torch_int8 import match_int8, quantized_weights
         from audiopub.tts.kokoro.torch_network import KokoroNetwork
         from audiopub.tts.kokoro.torch_weights import check_complete, load_state, unused
 
@@ -127,9 +139,17 @@ class TorchKokoro:
         expected = network.state_dict().keys()
         check_complete(expected, state)
         network.load_state_dict({key: state[key] for key in expected})
+        self.int8_layers = match_int8(network, quantized_weights(state)) if match_onnx_int8 else 0
         self.network: KokoroNetwork = network.eval().to(self.device)
         self._lock = threading.Lock()
-        log.info("Kokoro on PyTorch: %s, %s", self.device, self.precision.dtype)
+        log.info(
+            "Kokoro on PyTorch: %s, %s%s",
+            self.device,
+            self.precision.dtype,
+            f", ONNX Runtime's int8 arithmetic in {self.int8_layers} layers"
+            if self.int8_layers
+            else "",
+        )
 
     @property
     def provider(self) -> str:

@@ -7,7 +7,9 @@ anonymous constants (`onnx::MatMul_6548_3`, weight-normalised convolutions folde
 `/encoder/F0.0/Mul_output_0`), named here by the node that consumes them, whose name is the
 module path. Dynamic quantization stores a weight as integers with a scale and zero point
 (per output channel for matrix products, per tensor for convolutions, per direction for LSTMs);
-dequantizing gives the float weights ORT's integer kernels approximate.
+dequantizing gives the float weights ORT's integer kernels approximate. Each int8 weight's
+scale and zero point are kept beside it (`<key>_scale`, `<key>_zero_point`), so that the
+network can do ORT's integer arithmetic itself (see torch_int8).
 """
 
 from __future__ import annotations
@@ -31,10 +33,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CACHE_SUFFIX: Final = ".torch.safetensors"
+# Part of the cache's stamp: a cache made by an older loader (without the int8 scales) is made
+# again.
+_FORMAT: Final = 2
+SCALE: Final = "_scale"
+ZERO_POINT: Final = "_zero_point"
 _STAMP_KEY: Final = "audiopub_source"
 _QUANTIZED: Final = "_quantized"
 # ONNX LSTM gates are input, output, forget, cell; PyTorch's are input, forget, cell, output.
 _GATE_ORDER: Final = (0, 2, 3, 1)
+_INTEGER_OPS: Final = ("MatMulInteger", "ConvInteger", "DynamicQuantizeLSTM")
 # Parameters of the published model the network has no use for in inference.
 _UNUSED: Final = re.compile(r"(^bert\.pooler\.|position_ids$|\.norm\.(weight|bias)$)")
 
@@ -46,7 +54,14 @@ def cache_path(model: Path) -> Path:
 def source_stamp(model: Path) -> str:
     """Says which model file the cache was made from: its size and modification time."""
     stat = model.stat()
-    return json.dumps({"file": model.name, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
+    return json.dumps(
+        {
+            "file": model.name,
+            "size": stat.st_size,
+            "mtime_ns": stat.st_mtime_ns,
+            "format": _FORMAT,
+        }
+    )
 
 
 def load_state(model: Path) -> dict[str, torch.Tensor]:
@@ -89,28 +104,34 @@ def state_from_onnx(path: Path) -> dict[str, torch.Tensor]:
             consumers.setdefault(name, []).append(node)
     state: dict[str, np.ndarray] = {}
     for name, array in arrays.items():
-        if array.dtype.kind not in "fiu" or name.endswith(("_scale", "_zero_point")):
+        if array.dtype.kind not in "fiu" or name.endswith((SCALE, ZERO_POINT)):
             continue
         users = consumers.get(name, [])
         if not users:
             continue
         node = users[0]
+        quantization: tuple[np.ndarray, np.ndarray] | None = None
         if name.endswith(_QUANTIZED):
-            array = _dequantize(name, array, node, arrays)
+            array, scale, zero = _dequantize(name, array, node, arrays)
             base = name[: -len(_QUANTIZED)]
+            if node.op_type in _INTEGER_OPS:  # not a DequantizeLinear: ORT's product is int8
+                quantization = scale, zero
         elif array.dtype.kind != "f":
             continue
         else:
             base = name
         if node.op_type in ("LSTM", "DynamicQuantizeLSTM"):
-            _add_lstm(state, _module_of(node.name), node, name, array, arrays)
+            _add_lstm(state, _module_of(node.name), node, name, array, quantization)
             continue
         key = _parameter_name(base, node)
         if key is None:
             continue
         if node.op_type in ("MatMul", "MatMulInteger") and array.ndim == 2:
             array = array.T  # x @ W in the graph; Linear keeps W as [out, in]
-        state.setdefault(key, array)
+        if key not in state:
+            state[key] = array
+            if quantization is not None:
+                state[key + SCALE], state[key + ZERO_POINT] = quantization
     # np.array copies: the initializers' buffers are read-only, tensors must own theirs.
     return {
         key: torch.from_numpy(np.array(value, np.float32, order="C"))
@@ -120,8 +141,9 @@ def state_from_onnx(path: Path) -> dict[str, torch.Tensor]:
 
 def _dequantize(
     name: str, values: np.ndarray, node: onnx.NodeProto, arrays: Mapping[str, np.ndarray]
-) -> np.ndarray:
-    """(q − zero point) × scale, the zero point and scale those the consuming node reads."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q − zero point) × scale, the zero point and scale those the consuming node reads; with
+    the scale and zero point (per output channel, per direction or a single value)."""
     base = name[: -len(_QUANTIZED)]
     scale = arrays.get(base + "_scale")
     zero = _input_beside(node, name, arrays, {"MatMulInteger": 3, "ConvInteger": 3})
@@ -140,10 +162,13 @@ def _dequantize(
     zero_f = np.zeros(1, np.float32) if zero is None else zero.astype(np.float32)
     scale = scale.astype(np.float32)
     if node.op_type == "DynamicQuantizeLSTM":  # per direction: [2] against [2, in, gates]
-        return (values - zero_f.reshape(-1, 1, 1)) * scale.reshape(-1, 1, 1)
+        zero_f, scale = zero_f.reshape(-1), scale.reshape(-1)
+        return (values - zero_f[:, None, None]) * scale[:, None, None], scale, zero_f
     if values.ndim == 2 and scale.ndim == 1 and node.op_type == "MatMulInteger":
-        return (values - zero_f) * scale  # per output column
-    return (values - zero_f.reshape(-1)[0]) * scale.reshape(-1)[0]  # per tensor
+        zero_f = np.broadcast_to(zero_f, scale.shape)
+        return (values - zero_f) * scale, scale, zero_f  # per output column
+    zero_f, scale = zero_f.reshape(-1)[:1], scale.reshape(-1)[:1]
+    return (values - zero_f[0]) * scale[0], scale, zero_f  # per tensor
 
 
 def _input_beside(
@@ -194,10 +219,11 @@ def _add_lstm(
     node: onnx.NodeProto,
     name: str,
     array: np.ndarray,
-    arrays: Mapping[str, np.ndarray],
+    quantization: tuple[np.ndarray, np.ndarray] | None,
 ) -> None:
     """ONNX's W [dirs, in, 4H] (quantized; [dirs, 4H, in] plain), R likewise and B [dirs, 8H]
-    as PyTorch's weight_ih/hh and bias_ih/hh per direction, gates reordered."""
+    as PyTorch's weight_ih/hh and bias_ih/hh per direction, gates reordered; a quantized
+    weight's scale and zero point per direction beside it."""
     slot = list(node.input).index(name)
     if slot not in (1, 2, 3):
         return
@@ -210,7 +236,12 @@ def _add_lstm(
             state[f"{module}.bias_hh{suffix}"] = _reorder(array[direction, 4 * hidden :], hidden)
         else:
             kind = "ih" if slot == 1 else "hh"
-            state[f"{module}.weight_{kind}{suffix}"] = _reorder(array[direction], hidden)
+            key = f"{module}.weight_{kind}{suffix}"
+            state[key] = _reorder(array[direction], hidden)
+            if quantization is not None:
+                scale, zero = quantization
+                state[key + SCALE] = scale[direction : direction + 1]
+                state[key + ZERO_POINT] = zero[direction : direction + 1]
 
 
 def _reorder(gates: np.ndarray, hidden: int) -> np.ndarray:
