@@ -10,7 +10,7 @@ its context is each language's decision, not this module's.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from num2words import num2words
@@ -163,3 +163,23 @@ def mixed_number_words(
     """ "2½" → "deux et demi" / "dos y medio": the whole number, the conjunction, the rest."""
     rest = half if char == "½" else fraction(char)
     return f"{cardinal(int(whole))} {conjunction} {rest}"
+
+
+def unit_rule(
+    units: Mapping[str, tuple[str, str]], number: Callable[[str], str], one_words: Sequence[str]
+) -> tuple[re.Pattern[str], Callable[[re.Match[str]], str]]:
+    """A number followed by one of `units` ({abbreviation: (one, many)}) and how it is said:
+    "1 km" → "un kilómetro", "3 km" → "tres kilómetros". `one_words` are the number's words
+    for 1, said "un" before the unit."""
+    pattern = re.compile(
+        r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+(?:,\d+)?|\d+(?:,\d+)?)\s?"
+        rf"({word_alternation(list(units))})(?![\w/])"
+    )
+
+    def say(match: re.Match[str]) -> str:
+        amount, unit = match.groups()
+        one, many = units[unit]
+        words = number(amount)
+        return f"un {one}" if words in one_words else f"{words} {many}"
+
+    return pattern, say

@@ -28,6 +28,7 @@ from audiopub.book.spoken_common import (
     number_words,
     sentence_stop,
     spaced,
+    unit_rule,
     word_alternation,
 )
 
@@ -107,17 +108,7 @@ _UNITS = {
     "g": ("gramo", "gramos"), "l": ("litro", "litros"), "ml": ("mililitro", "mililitros"),
     "km/h": ("kilómetro por hora", "kilómetros por hora"),
 }  # fmt: skip
-_UNIT = re.compile(
-    r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+(?:,\d+)?|\d+(?:,\d+)?)\s?"
-    rf"({word_alternation(list(_UNITS))})(?![\w/])"
-)
-
-
-def _say_unit(match: re.Match[str]) -> str:
-    amount, unit = match.groups()
-    one, many = _UNITS[unit]
-    words = number(amount)
-    return f"{'un' if words in ('uno', 'un') else words} {one if words in ('uno', 'un') else many}"
+_UNIT, _say_unit = unit_rule(_UNITS, number, ("uno", "un"))
 
 
 _SLASH_FRACTION = re.compile(r"(?<![\w./,])(\d{1,2})/(\d{1,2})(?![\w/]|[.,]\d)")

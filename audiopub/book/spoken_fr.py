@@ -29,6 +29,7 @@ from audiopub.book.spoken_common import (
     roman_value,
     sentence_stop,
     spaced,
+    unit_rule,
     word_alternation,
 )
 
@@ -118,17 +119,7 @@ _UNITS = {
     "g": ("gramme", "grammes"), "l": ("litre", "litres"), "ml": ("millilitre", "millilitres"),
     "km/h": ("kilomètre par heure", "kilomètres par heure"),
 }  # fmt: skip
-_UNIT = re.compile(
-    r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+(?:,\d+)?|\d+(?:,\d+)?)\s?"
-    rf"({word_alternation(list(_UNITS))})(?![\w/])"
-)
-
-
-def _say_unit(match: re.Match[str]) -> str:
-    amount, unit = match.groups()
-    one, many = _UNITS[unit]
-    words = number(amount)
-    return f"{'un' if words in ('uno', 'un') else words} {one if words in ('uno', 'un') else many}"
+_UNIT, _say_unit = unit_rule(_UNITS, number, ("un",))
 
 
 _SLASH_FRACTION = re.compile(r"(?<![\w./,])(\d{1,2})/(\d{1,2})(?![\w/]|[.,]\d)")
