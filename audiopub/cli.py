@@ -782,8 +782,8 @@ def _cast(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench(args: argparse.Namespace) -> int:
-    return bench_command.main(args)  # it imports what each mode needs when it runs
+def _bench(args: argparse.Namespace, options: settings.Settings) -> int:
+    return bench_command.main(args, options)  # it imports what each mode needs when it runs
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -795,7 +795,8 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, options: settings.Settings) -> int:
+    """The command `args` names, under its settings `options` (installed for it as well)."""
     if args.command == "convert":
         return _convert(args)
     if args.command == "jobs":
@@ -807,7 +808,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "voices":
         return voices_command.main(args, listen_command)
     if args.command == "bench":
-        return _bench(args)
+        return _bench(args, options)
     if args.command == "doctor":
         return doctor_command.main(args)  # it imports what it measures when it runs
     if args.command == "names":
@@ -847,7 +848,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.ray:  # checked now, connected by the first job
             cluster_connection.ray_module()
         with settings.installed(options):
-            return _run(args)
+            return _run(args, options)
     except AudiopubError as exc:
         print(f"audiopub: error: {exc}", file=sys.stderr)
         return 1

@@ -1,10 +1,12 @@
 """Defaults in one place, one comment each; the options the environment sets (AUDIOPUB_*, and
 the few of other programs Audiopub honours) in one `Settings`, read here and nowhere else.
 
-A command reads them once as it starts (`load`, then `installed` for its run) and the code
-below it asks `current()`. Code run without a command (tests, a library caller) gets the
-environment's settings as they are at the call, so a test may set a variable at any time;
-`from_environ` builds them from any mapping."""
+A command reads them once as it starts (`load`, then `installed` for its run) and hands them
+to the code below it where it can; code no caller can hand them to (engines the registry loads
+for every caller, the executor a job's plan asks for, the Hub's address, the folders below)
+asks `current()`. Code run without a command (tests, a library caller) gets the environment's
+settings as they are at the call, so a test may set a variable at any time; `from_environ`
+builds them from any mapping."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ scripts/install_java.sh
 # (`ruff format` fixes what the format check finds).
 python -m ruff check audiopub tests scripts
 python -m ruff format --check audiopub tests scripts
-python -m mypy audiopub/book audiopub/audio audiopub/gpu audiopub/tts audiopub/jobs
+python -m mypy audiopub
 # Two workers (pytest-xdist), each taking a module at a time, or the modules that keep the whole
 # machine busy, one after another (tests/conftest.py). More workers would only crowd a small
 # machine's cores; `scripts/test.sh -n 0` runs in one process.

@@ -168,13 +168,11 @@ def test_unreadable_or_damaged_cgroup_files_mean_no_limit(
     assert usable_cores(root, proc) == 8
 
 
-def test_the_override_wins(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "3")
-    assert cpu_workers() == 3
+def test_the_override_wins() -> None:
+    assert cpu_workers(forced=3) == 3
 
 
 def test_without_an_override_cores_and_memory_decide(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AUDIOPUB_CPU_WORKERS", raising=False)
     monkeypatch.setattr(cpu_sizing, "usable_cores", lambda: 16)
     monkeypatch.setattr(cpu_sizing, "available_memory_bytes", lambda: 6 * GIB)
     assert cpu_workers() == 5

@@ -84,7 +84,7 @@ def test_every_device_speaks_from_the_same_queue(tmp_path: Path, voices: Path) -
 def test_a_gpu_job_gets_one_engine_per_device_and_a_vram_budget(
     voices: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(devices, "cuda_device_ids", lambda: [0, 1])
+    monkeypatch.setattr(devices, "cuda_device_ids", lambda visible: [0, 1])
     monkeypatch.setattr(vram_budget, "vram_budget_bytes", lambda: {0: 8 << 30, 1: 2 << 30})
     made: list[int] = []
 
@@ -107,15 +107,12 @@ def test_a_gpu_job_gets_one_engine_per_device_and_a_vram_budget(
     assert forced.limits == BatchLimits(16)  # as asked; only an out-of-memory error halves it
 
 
-def test_cuda_device_ids_follow_cuda_visible_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cuda_device_ids_follow_cuda_visible_devices() -> None:
     nvml = FakeNvml()
     nvml.device_count = 3
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    assert devices.cuda_device_ids(nvml) == [0, 1, 2]
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,0")  # CUDA renumbers what it is shown
-    assert devices.cuda_device_ids(nvml) == [0, 1]
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    assert devices.cuda_device_ids(nvml) == [0]  # a session then says why it fell back
+    assert devices.cuda_device_ids(None, nvml) == [0, 1, 2]
+    assert devices.cuda_device_ids("2,0", nvml) == [0, 1]  # CUDA renumbers what it is shown
+    assert devices.cuda_device_ids("", nvml) == [0]  # a session then says why it fell back
 
 
 def test_free_vram_is_read_per_device_and_never_raises() -> None:

@@ -412,11 +412,14 @@ def test_ctrl_c_reaching_the_engine_processes_leaves_the_pool_working(tmp_path: 
     import os
     import signal
 
+    from audiopub import settings
     from audiopub.jobs.chunk_work import ChunkTask
     from audiopub.jobs.process_pool import ProcessExecutor
     from audiopub.tts.engine import SynthesisOptions
 
-    pool = ProcessExecutor("piper", tmp_path / "no-extra-voices", workers=1)
+    pool = ProcessExecutor(
+        "piper", tmp_path / "no-extra-voices", workers=1, options=settings.current()
+    )
     try:
 
         def task(name: str) -> ChunkTask:

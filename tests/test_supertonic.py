@@ -570,6 +570,5 @@ def test_encode_pads_and_masks(front_end: TextFrontEnd) -> None:
     assert ids[0, -3:].tolist() == [0, 0, 0]
 
 
-def test_multilingual_override(tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(supertonic.MULTILINGUAL_ENV, "0")
-    assert SupertonicEngine(tiny_model, use_gpu=False).language is None
+def test_multilingual_override(tiny_model: Path) -> None:
+    assert SupertonicEngine(tiny_model, use_gpu=False, multilingual=False).language is None

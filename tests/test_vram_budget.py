@@ -121,7 +121,7 @@ def test_a_gpu_job_is_sized_by_the_visible_devices_budget(
     _holding(nvml, 1, 40 * 1024)
     monkeypatch.setitem(sys.modules, "pynvml", nvml)  # what `import pynvml` finds
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
-    monkeypatch.setattr(devices, "cuda_device_ids", lambda: [0])
+    monkeypatch.setattr(devices, "cuda_device_ids", lambda visible: [0])
 
     pool = executor.executor_for("piper", OnGpu(0, voices), voice=STILL)
 

@@ -80,7 +80,11 @@ def test_engine_processes_stop_after_the_idle_time_or_when_memory_runs_short() -
     made: list[ProcessExecutor] = []
 
     def make() -> ProcessExecutor:
-        made.append(ProcessExecutor("piper", _pool_key()[1], 1, 1, "CPU", keeper=keeper))
+        made.append(
+            ProcessExecutor(
+                "piper", _pool_key()[1], 1, 1, "CPU", keeper=keeper, options=settings.current()
+            )
+        )
         return made[-1]
 
     pool = keeper.take(_pool_key(), None, make)
@@ -150,7 +154,7 @@ def gpu(monkeypatch: pytest.MonkeyPatch) -> None:
         onnx_runtime, "available_providers", lambda: [onnx_runtime.CUDA, onnx_runtime.CPU]
     )
     monkeypatch.setattr(onnx_runtime.ort, "InferenceSession", _SessionsOnGpu)
-    monkeypatch.setattr(devices, "cuda_device_ids", lambda: [0])
+    monkeypatch.setattr(devices, "cuda_device_ids", lambda visible: [0])
     gc.collect()
     _SessionsOnGpu.alive = _SessionsOnGpu.made = 0
 

@@ -195,7 +195,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, options: settings.Settings) -> int:
+    """`audiopub bench` under the command's settings `options`."""
     if args.report:
         from audiopub.bench import (
             tables,  # imported when this subcommand runs: `audiopub --help` stays quick
@@ -238,4 +239,4 @@ def main(args: argparse.Namespace) -> int:
         return 1
     from audiopub.bench.run import bench  # the engines and ONNX Runtime: only to measure
 
-    return bench(args)
+    return bench(args, options)

@@ -80,14 +80,16 @@ class Side:
         )
 
 
-def measure(args: argparse.Namespace) -> dict:
-    """Run everything the arguments ask for; returns the result in its JSON form."""
-    runtimes = args.runtime or [settings.current().kokoro_runtime]
-    with settings.installed(replace(settings.current(), kokoro_runtime=runtimes[0])):
-        return _measure(args, runtimes)
+def measure(args: argparse.Namespace, options: settings.Settings) -> dict:
+    """Run everything the arguments ask for, under the command's settings `options`; returns
+    the result in its JSON form."""
+    runtimes = args.runtime or [options.kokoro_runtime]
+    # Installed for the engines the registry loads, which read the settings in force.
+    with settings.installed(replace(options, kokoro_runtime=runtimes[0])) as first:
+        return _measure(args, first, runtimes)
 
 
-def _measure(args: argparse.Namespace, runtimes: list[str]) -> dict:
+def _measure(args: argparse.Namespace, options: settings.Settings, runtimes: list[str]) -> dict:
     engine = get_engine(args.engine, use_gpu=args.gpu, threads=args.threads)
     # The engine the pipeline itself loads (registry default threads): its executor is the
     # production one, and an end-to-end run reuses it.
@@ -104,7 +106,7 @@ def _measure(args: argparse.Namespace, runtimes: list[str]) -> dict:
             engine,
             args.gpu,
             args.threads,
-            cpu_workers(default_batch_size(pipeline_engine, args.batch_size)),
+            cpu_workers(default_batch_size(pipeline_engine, args.batch_size), options.cpu_workers),
         ),
         settings=RunSettings(
             args.runs,
@@ -116,7 +118,7 @@ def _measure(args: argparse.Namespace, runtimes: list[str]) -> dict:
             args.compare,
         ),
     )
-    result.cuda_tuning = tuning_name(settings.cuda_tuning())
+    result.cuda_tuning = tuning_name(options.cuda_tuning)
     with (
         GpuMonitor(interval_s=VRAM_INTERVAL_S) as monitor,
         sampling_memory() as memory,
@@ -135,7 +137,7 @@ def _measure(args: argparse.Namespace, runtimes: list[str]) -> dict:
         else:
             beside = None
             if len(runtimes) == 2:  # the same engine on the other runtime, made for this run
-                other_runtime = replace(settings.current(), kokoro_runtime=runtimes[1])
+                other_runtime = replace(options, kokoro_runtime=runtimes[1])
                 with settings.installed(other_runtime):
                     other = load_engine(args.engine, use_gpu=args.gpu, threads=args.threads)
                 beside = Side(other, voice)
@@ -341,8 +343,8 @@ def _compute(args: argparse.Namespace, result: BenchResult, voice: str) -> Compu
     return compute_bound(gflops, MATMUL_SIZE, cost, source, basis, chars_per_s, chars_per_audio_s)
 
 
-def bench(args: argparse.Namespace) -> int:
-    data = measure(args)
+def bench(args: argparse.Namespace, options: settings.Settings) -> int:
+    data = measure(args, options)
     text = tables.render(data)
     print(text)
     # Kept in the data directory too: a job's first estimate starts from this machine's speed.

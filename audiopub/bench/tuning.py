@@ -49,6 +49,8 @@ def tuning_variants(text: str) -> list[frozenset[str]]:
 def tuned(tuning: frozenset[str]) -> Iterator[None]:
     """The settings in force with `tuning` as their CUDA settings inside the block, as they
     were after it."""
+    # The engine inside is loaded through the registry, whose sessions read the settings in
+    # force: a variant of those is what it must find.
     with settings.installed(replace(settings.current(), cuda_tuning=tuning)):
         yield
 

@@ -37,7 +37,7 @@ def speak_batch(
     """One padded batch; if it fails, each text alone (RETRIES more tries each)."""
     if len(texts) > 1:
         try:
-            return engine.speak(engine.prepare(texts, voice, options), voice, options)
+            return list(engine.speak(engine.prepare(texts, voice, options), voice, options))
         except AudiopubError:
             raise
         except Exception as exc:  # engine internals: fall back to one chunk at a time

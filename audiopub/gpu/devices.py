@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from audiopub import settings
 from audiopub.gpu.monitor import _shutdown, open_nvml, query_gpu_info
 
 
-def cuda_device_ids(nvml: Any = None) -> list[int]:
-    """CUDA device ids to run engines on: every visible GPU, or [0] when none can be counted
-    (a session asked for device 0 then runs there or reports why it fell back)."""
-    visible = settings.current().cuda_visible_devices
+def cuda_device_ids(visible: str | None, nvml: Any = None) -> list[int]:
+    """CUDA device ids to run engines on: every visible GPU (`visible`: CUDA_VISIBLE_DEVICES as
+    the settings hold it; None: every GPU NVML counts), or [0] when none can be counted (a
+    session asked for device 0 then runs there or reports why it fell back)."""
     if visible is not None:
         count = len([device for device in visible.split(",") if device.strip()])
     else:

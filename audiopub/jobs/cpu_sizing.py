@@ -15,7 +15,6 @@ from pathlib import Path
 
 import psutil
 
-from audiopub import settings
 from audiopub.jobs.cgroup_limits import (
     CGROUP_ROOT,
     PROC_CGROUP,
@@ -78,14 +77,9 @@ def process_bytes_for(batch_size: int) -> int:
     return int(ENGINE_PROCESS_BYTES * (1 + (batch_size - 1) / 3))
 
 
-def forced_cpu_workers() -> int | None:
-    """AUDIOPUB_CPU_WORKERS, if set: engine processes for CPU synthesis (1 = in-process)."""
-    return settings.current().cpu_workers
-
-
-def cpu_workers(batch_size: int = 1) -> int:
-    """Worker processes for CPU synthesis (AUDIOPUB_CPU_WORKERS overrides; 1 = in-process)."""
-    override = forced_cpu_workers()
-    if override:
-        return override
+def cpu_workers(batch_size: int = 1, forced: int | None = None) -> int:
+    """Worker processes for CPU synthesis: `forced` (the settings' `cpu_workers`,
+    AUDIOPUB_CPU_WORKERS; 1 = in-process) if given, else as many as cores and memory allow."""
+    if forced:
+        return forced
     return cpu_workers_for(usable_cores(), available_memory_bytes(), process_bytes_for(batch_size))

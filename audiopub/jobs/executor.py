@@ -18,7 +18,7 @@ from audiopub import settings
 from audiopub.gpu import devices, vram_budget
 from audiopub.gpu.usage import process_vram_mb
 from audiopub.jobs.chunk_executor import ChunkExecutor
-from audiopub.jobs.cpu_sizing import cpu_workers, forced_cpu_workers
+from audiopub.jobs.cpu_sizing import cpu_workers
 from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.jobs.process_pool import ProcessExecutor
 from audiopub.jobs.warm_engines import WarmEngines
@@ -38,28 +38,36 @@ def executor_for(
     the device: the engine's own choice on a CPU, up to GPU_MAX_BATCH within the free VRAM on a
     GPU); `voice` sizes GPU batches by the audio it makes (its sample rate). An
     `ExecutorFactory` (`chunk_executor`)."""
-    forced = batch_size or settings.batch_size_override()
+    # Called by a job's synthesis plan, which holds no settings (the factory's signature is
+    # every executor's, a cluster's too): the settings in force are read here, once a job.
+    options = settings.current()
+    forced = batch_size or options.batch_size
     if device_for(engine, voice).on_gpu:  # the job's voice: no other is loaded to tell
-        return _gpu_executor(engine_name, engine, forced, voice)
-    return _cpu_executor(engine_name, engine, forced)
+        return _gpu_executor(engine_name, engine, forced, voice, options)
+    return _cpu_executor(engine_name, engine, forced, options)
 
 
-def _cpu_executor(engine_name: str, engine: Engine, forced: int | None) -> ChunkExecutor:
-    """A pool of engine processes, one per core as far as memory allows, kept for the next job
-    of the same engine; on one core, the engine already loaded, in this process."""
+def _cpu_executor(
+    engine_name: str, engine: Engine, forced: int | None, options: settings.Settings
+) -> ChunkExecutor:
+    """A pool of engine processes, one per core as far as memory allows (`options` may fix
+    how many), kept for the next job of the same engine; on one core, the engine already
+    loaded, in this process."""
     size = _batch_size(engine, forced)
     model_dir = default_model_dir(engine_name)
     device = engine.device.describe()
 
     def new_pool() -> ProcessExecutor | None:
-        workers = cpu_workers(size)
+        workers = cpu_workers(size, options.cpu_workers)
         return (
-            ProcessExecutor(engine_name, model_dir, workers, size, device, keeper=_warm)
+            ProcessExecutor(
+                engine_name, model_dir, workers, size, device, keeper=_warm, options=options
+            )
             if workers > 1
             else None
         )
 
-    pool = _warm.take((engine_name, model_dir, size, device), forced_cpu_workers(), new_pool)
+    pool = _warm.take((engine_name, model_dir, size, device), options.cpu_workers, new_pool)
     return pool if pool is not None else in_process_executor(engine, forced)
 
 
@@ -82,7 +90,11 @@ def in_process_executor(engine: Engine, batch_size: int | None = None) -> ChunkE
 
 
 def _gpu_executor(
-    engine_name: str, engine: Engine, forced: int | None, voice: str | None
+    engine_name: str,
+    engine: Engine,
+    forced: int | None,
+    voice: str | None,
+    options: settings.Settings,
 ) -> ChunkExecutor:
     """One engine per visible GPU, all fed from one queue; batches bounded by the VRAM budget
     (free + this process's own) of the tightest visible device, unless the size was forced.
@@ -90,7 +102,7 @@ def _gpu_executor(
     _warm.hold_on_gpu(engine_name)  # first: idle engines of others give their memory back
     engines = [engine] + [
         get_engine(engine_name, use_gpu=True, device_id=device)
-        for device in devices.cuda_device_ids()[1:]
+        for device in devices.cuda_device_ids(options.cuda_visible_devices)[1:]
     ]
     limits = BatchLimits(_batch_size(engine, forced))
     budget = vram_budget.vram_budget_bytes()

@@ -99,10 +99,13 @@ class ProcessExecutor(ChunkExecutor):
         batch_size: int = 1,
         device: str = "CPU",
         keeper: PoolKeeper | None = None,
+        *,
+        options: settings.Settings,
     ) -> None:
         """`device`: the job's engine device the processes stand for, in words (the CPU, or a
         GPU asked for that is unavailable, and why); `keeper`: who the pool goes back to when
-        a job closes it (None: it shuts down)."""
+        a job closes it (None: it shuts down); `options`: the settings the processes run
+        under."""
         # spawn, not fork: ONNX Runtime's thread pools do not survive a fork.
         context = multiprocessing.get_context("spawn")
         self.workers = workers
@@ -117,7 +120,7 @@ class ProcessExecutor(ChunkExecutor):
             workers,
             mp_context=context,
             initializer=_init_worker,
-            initargs=(engine_name, model_dir, settings.current()),
+            initargs=(engine_name, model_dir, options),
         )
 
     def start(self, voice: str) -> dict[int, int]:

@@ -58,6 +58,11 @@ SPARE_BYTES: Final = 50 * 1024 * 1024
 _SHA256_LENGTH: Final = 64
 
 
+# The Hub's address and patience are the process's, asked by every download, file listing
+# and message that names the Hub, across the voice, model and catalogue code: read here, where
+# they are used, rather than carried through every one of those calls.
+
+
 def endpoint() -> str:
     """The Hub's address: HF_ENDPOINT as the settings hold it, else huggingface_hub's."""
     return (settings.current().hub_endpoint or constants.ENDPOINT).rstrip("/")

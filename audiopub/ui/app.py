@@ -117,6 +117,8 @@ def main(
     `services`: the process's services, made here from the environment unless given (a test
     gives its own, on a temporary data dir with a fake NVML).
     """
+    # The web app's top: what `audiopub serve` installed, or the environment's for
+    # `python -m audiopub.ui`; what runs below is handed these.
     options = settings.current()
     policy = guard.policy_for(host, port, allowed_hosts, options)
     # NiceGUI's simulated browser (the UI tests) calls the app in-process: no network to guard.

@@ -79,11 +79,10 @@ class Policy:
 
 
 def policy_for(
-    host: str, port: int, extra_names: Iterable[str] = (), options: settings.Settings | None = None
+    host: str, port: int, extra_names: Iterable[str], options: settings.Settings
 ) -> Policy:
     """The policy for serving on `host`:`port`, with the names (`--allow-host`, then the
-    settings') and secret the user gave (the settings in force unless `options`)."""
-    options = settings.current() if options is None else options
+    settings') and secret the user gave (in `options`)."""
     names = set(LOOPBACK_NAMES)
     given = [*extra_names, *options.allowed_hosts]
     if host not in WILDCARDS:

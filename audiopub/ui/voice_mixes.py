@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from audiopub.atomic import atomic_write
-from audiopub.errors import AudiopubError
+from audiopub.errors import AudiopubError, EngineUnavailable
 from audiopub.tts import registry
 from audiopub.tts.engine import Voice
 from audiopub.tts.kokoro import KOKORO as KOKORO_ENGINE
@@ -109,7 +109,14 @@ class VoiceMixes:
 def mixed_voice(name: str, mix: str) -> Voice:
     """The saved mix as Kokoro's voice list shows it: the mix as its id, the name to read
     (blocking: the engine checks its voices are installed)."""
-    return replace(registry.get_engine(KOKORO).voice(mix), name=f"{name} (mix)")
+    # Imported here as the registry imports it, when Kokoro is first loaded: the engine's
+    # module brings ONNX Runtime. Only Kokoro's own engine mixes voices.
+    from audiopub.tts.kokoro.engine import KokoroEngine
+
+    engine = registry.get_engine(KOKORO)
+    if not isinstance(engine, KokoroEngine):
+        raise EngineUnavailable(f"{type(engine).__name__} can't mix Kokoro's voices")
+    return replace(engine.voice(mix), name=f"{name} (mix)")
 
 
 def with_saved_mixes(voices: Sequence[Voice], mixes: VoiceMixes) -> tuple[Voice, ...]:

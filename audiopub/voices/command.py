@@ -166,9 +166,12 @@ def _voices_installed(language: str | None, listening: ListeningModels) -> int:
                     subsequent_indent=" " * 6,
                 )
             )
-    for model in installed.supertonic_models():
-        if not model.active:
-            print(f"also installed: {model.id} in {model.path} ({_how_to_use(model.id)})")
+    for supertonic in installed.supertonic_models():
+        if not supertonic.active:
+            print(
+                f"also installed: {supertonic.id} in {supertonic.path} "
+                f"({_how_to_use(supertonic.id)})"
+            )
     listening.print_models(installed_only=True)
     for name in unfinished_downloads():
         print(

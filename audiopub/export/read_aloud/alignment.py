@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from difflib import SequenceMatcher
+from difflib import Match, SequenceMatcher
 from typing import Final
 
 from audiopub.book.words import text_words
@@ -235,7 +235,7 @@ def _fill_run(
     # Right after the anchor before, or right before the anchor after: whichever holds more of
     # the pieces (the text between may be long, e.g. a licence nobody hears).
     windows = {(low, min(high, low + reach)), (max(low, high - reach), high)}
-    best: tuple[int, int, list[tuple[int, int, int]]] | None = None
+    best: tuple[int, int, list[Match]] | None = None
     for start, stop in windows:
         blocks = SequenceMatcher(
             None, joined, text[start:stop], autojunk=False

@@ -84,11 +84,11 @@ def write_book(
     overlays, durations, properties = {}, {}, {}
     span = "span"
     for number, page in enumerate((p for p in pages if p.pars), start=1):
-        namespace = page.root.tag.partition("}")[0][1:] if page.root.tag.startswith("{") else ""
+        namespace = etree.QName(page.root).namespace or ""
         span = f"{{{namespace}}}span" if namespace else "span"
         page.text.wrap(page.text.widen(page.fragments), span)
         _link_css(page.root, href(css, posixpath.dirname(page.item.name)), namespace)
-        replaced[page.item.path] = XHTML_HEADER + etree.tostring(page.root, encoding="utf-8")
+        replaced[page.path] = XHTML_HEADER + etree.tostring(page.root, encoding="utf-8")
         smil = f"{folder}/{number:03d}.smil"
         smil_id = unique_id(taken, f"overlay-{number:03d}")
         # A clip must not end where it begins (EPUBCheck MED-009): a fragment whose share of
@@ -233,13 +233,13 @@ def rewrite_package(
         if (item.get("media-type") or "").strip().lower() == SMIL_TYPE:
             manifest.remove(item)
     for item_id, names in properties.items():
-        item = items.get(item_id)
-        if item is None:
+        listed = items.get(item_id)
+        if listed is None:
             continue
-        present = (item.get("properties") or "").split()
+        present = (listed.get("properties") or "").split()
         merged = present + [name for name in sorted(set(names)) if name not in present]
         if merged:
-            item.set("properties", " ".join(merged))
+            listed.set("properties", " ".join(merged))
     for page, smil in overlays.items():
         if page in items:  # else the item has no id (an invalid book): it plays no overlay
             items[page].set("media-overlay", smil)

@@ -103,6 +103,7 @@ class BookPage:
     """A page of the reading order, and what the read-aloud book adds to it."""
 
     item: Item
+    path: str  # the item's in the archive (an item without one is not read)
     root: etree._Element
     text: Page
     base: int  # where its skeleton starts in the book's
@@ -129,7 +130,7 @@ def read_pages(archive: EpubArchive, package: Package) -> list[BookPage]:
         if root is None:
             continue
         text = Page(root)
-        pages.append(BookPage(item, root, text, base, [], []))
+        pages.append(BookPage(item, item.path, root, text, base, [], []))
         base += len(text.skeleton)
     return pages
 
@@ -145,7 +146,7 @@ def parse_item(archive: EpubArchive, item: Item) -> etree._Element | None:
 
 
 def ids_in(root: etree._Element) -> set[str]:
-    return {el.get("id") for el in root.iter() if isinstance(el.tag, str) and el.get("id")}
+    return {id_ for el in root.iter() if isinstance(el.tag, str) and (id_ := el.get("id"))}
 
 
 class Page:
@@ -251,7 +252,7 @@ class Page:
         el = run.element
         if run.tail:
             mark.tail, el.tail = (el.tail or "")[offset:] or None, (el.tail or "")[:offset] or None
-            parent = el.getparent()
+            parent = _parent(el)
             parent.insert(parent.index(el) + 1, mark)
         else:
             mark.tail, el.text = (el.text or "")[offset:] or None, (el.text or "")[:offset] or None
@@ -274,6 +275,8 @@ def _surround(
     span.text, start.tail = start.tail, None
     node = start.getnext()
     while node is not end:
+        if node is None:
+            raise ValueError("the end of a span is not after its start in the page")
         following = node.getnext()
         span.append(node)  # its tail comes with it
         node = following
@@ -285,7 +288,7 @@ def _surround(
 def _lift_start(mark: etree._Element) -> None:
     """Move a start mark out of its parent, to just before it (or before the part of it that
     follows the mark, split off as a copy)."""
-    parent = mark.getparent()
+    parent = _parent(mark)
     if parent.text or parent.index(mark) != 0:
         parent = _split_before(parent, mark)
     parent.text, mark.tail = mark.tail, None
@@ -295,10 +298,10 @@ def _lift_start(mark: etree._Element) -> None:
 def _lift_end(mark: etree._Element) -> None:
     """Move an end mark out of its parent, to just after it (splitting the parent if anything
     follows the mark inside it)."""
-    parent = mark.getparent()
+    parent = _parent(mark)
     if mark.tail or mark.getnext() is not None:
         _split_before(parent, mark, after=True)
-    grand = parent.getparent()
+    grand = _parent(parent)
     mark.tail, parent.tail = parent.tail, None
     grand.insert(grand.index(parent) + 1, mark)
 
@@ -313,6 +316,15 @@ def _split_before(el: etree._Element, mark: etree._Element, after: bool = False)
     for child in list(el)[index:]:
         copy.append(child)
     copy.tail, el.tail = el.tail, None
-    parent = el.getparent()
+    parent = _parent(el)
     parent.insert(parent.index(el) + 1, copy)
     return copy
+
+
+def _parent(el: etree._Element) -> etree._Element:
+    """The element `el` is in. Every element moved here (a mark, a run's element, what a mark
+    is lifted out of) lies inside the page's body, so one without a parent is a bug here."""
+    parent = el.getparent()
+    if parent is None:
+        raise ValueError(f"<{local_name(el)}> has no parent element to move it in")
+    return parent

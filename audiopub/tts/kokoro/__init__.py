@@ -21,6 +21,8 @@ from audiopub.tts.kokoro.files import LANGUAGES, SAMPLE_RATE, KokoroFiles, defau
 def _load(request: LoadRequest) -> Engine:
     from audiopub.tts.kokoro.engine import KokoroEngine  # ONNX Runtime only when loaded
 
+    # Called by the registry, whose engines every caller shares and which holds no settings:
+    # the runtime in force is read here (and in `_stamp`).
     return KokoroEngine(
         request.model_dir,
         use_gpu=request.use_gpu,

@@ -133,6 +133,8 @@ class KokoroFiles:
 
 def default_folder() -> Path:
     """Where Kokoro's files are: AUDIOPUB_KOKORO_DIR, or `kokoro` in the models folder."""
+    # Asked without arguments by the registry (`EngineInfo.default_model_dir`) and the
+    # installer for every caller: read from the settings in force, as the models folder is.
     override = settings.current().kokoro_dir
     return override if override is not None else settings.models_dir() / "kokoro"
 

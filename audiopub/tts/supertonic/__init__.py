@@ -9,6 +9,7 @@ its release, in as many denoising steps as asked.
 
 from __future__ import annotations
 
+from audiopub import settings
 from audiopub.tts.engine import Engine
 from audiopub.tts.engine_info import EngineInfo, LoadRequest
 from audiopub.tts.supertonic.files import folder_stamp
@@ -19,12 +20,17 @@ from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
 def _load(request: LoadRequest) -> Engine:
     from audiopub.tts.supertonic.engine import SupertonicEngine  # ONNX Runtime when loaded
 
+    # Loaded by the registry for whoever asks first and shared by every later caller: the
+    # engine is made under the settings in force, as its cache key's model folder is.
+    options = settings.current()
     return SupertonicEngine(
         request.model_dir,
         use_gpu=request.use_gpu,
         threads=request.threads,
         device_id=request.device_id,
         languages=languages_of(request.model_dir),
+        fallback_language=options.supertonic_language,
+        multilingual=options.supertonic_multilingual,
     )
 
 

@@ -22,7 +22,6 @@ import numpy as np
 import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 
-from audiopub import settings
 from audiopub.errors import EngineUnavailable, ModelMissing, SynthesisFailed
 from audiopub.tts.batching import BatchLimits, is_out_of_memory
 from audiopub.tts.engine import (
@@ -156,10 +155,6 @@ def _denoise_on_device(
     return np.array(source.numpy())  # a copy the caller owns, on the host
 
 
-def _multilingual_override() -> bool | None:
-    return settings.current().supertonic_multilingual
-
-
 def _languages(listed: Sequence[str] | None, multilingual: bool) -> tuple[str, ...]:
     """What the model reads. A release says (its catalogue entry); a folder of the person's own
     can only be judged by its text front end: a multilingual one is taken to read what the
@@ -193,15 +188,19 @@ class SupertonicEngine:
         language: str | None = None,
         device_id: int = 0,
         languages: Sequence[str] | None = None,
+        fallback_language: str | None = None,
+        multilingual: bool | None = None,
     ) -> None:
         """`languages`: what the model reads, as its release lists them; None for a folder
-        not from the catalogue, judged by its own files (see `_languages`)."""
+        not from the catalogue, judged by its own files (see `_languages`).
+        `fallback_language`: what it reads when `language` (the book's) is None, else English
+        (the settings' `supertonic_language`); `multilingual`: whether the text front end is,
+        where detection guesses wrong (the settings' `supertonic_multilingual`; None:
+        detected)."""
         self.files = ModelFiles.locate(model_dir)
         try:
             self.config = SupertonicConfig.from_dict(self.files.read_json(CONFIG_FILE))
-            self.text = TextFrontEnd.from_indexer(
-                self.files.read_json(INDEXER_FILE), _multilingual_override()
-            )
+            self.text = TextFrontEnd.from_indexer(self.files.read_json(INDEXER_FILE), multilingual)
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelMissing(
                 f"{self.files.onnx_dir} holds a {CONFIG_FILE} or {INDEXER_FILE} "
@@ -211,7 +210,7 @@ class SupertonicEngine:
         self.sample_rate = self.config.sample_rate
         self.languages = _languages(languages, self.text.multilingual)
         # The book's language wins over the setting; single-language models take no tag.
-        wanted = language or settings.current().supertonic_language or DEFAULT_LANGUAGE
+        wanted = language or fallback_language or DEFAULT_LANGUAGE
         self.language = self._tag(wanted) if self.text.multilingual else None
         if not self.text.multilingual and language_code(wanted) != DEFAULT_LANGUAGE:
             log.info("This Supertonic model reads English only; language %r is ignored", wanted)

@@ -120,6 +120,8 @@ def installed_releases() -> list[SupertonicRelease]:
 
 def env_dir() -> Path | None:
     """AUDIOPUB_SUPERTONIC_DIR, which wins over any choice."""
+    # Asked without arguments by the registry (`EngineInfo.default_model_dir`) and the voice
+    # listings for every caller: read from the settings in force, as the models folder is.
     return settings.current().supertonic_dir
 
 

@@ -118,7 +118,10 @@ class LibraryCard:
 
     async def _toggle(self) -> None:
         if self.player is None:
-            self._build_player(await run.io_bound(self.services.library.book_cues, self.job_id))
+            cues = await run.io_bound(self.services.library.book_cues, self.job_id)
+            if cues is None:  # the app is shutting down
+                return
+            self._build_player(cues)
         showing = not self.player_box.visible
         self.player_box.set_visibility(showing)
         self.play_button.set_text("Stop" if showing else "Play")
@@ -166,6 +169,8 @@ class LibraryCard:
             with self.forms:
                 ui.label(str(exc)).classes("ap-banner ap-error").mark("book-forms-error")
             return
+        if made is None:  # the app is shutting down
+            return
         self.forms.clear()
         with self.forms:
             for number, download in enumerate(made):
@@ -182,6 +187,8 @@ class LibraryCard:
             text = await run.io_bound(self.services.library.subtitles, self.job_id, fmt_name)
         except AudiopubError as exc:
             ui.notify(str(exc), type="warning", multi_line=True)
+            return
+        if text is None:  # the app is shutting down
             return
         ui.download.content(
             text.encode("utf-8"),

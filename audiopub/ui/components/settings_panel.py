@@ -23,6 +23,7 @@ from nicegui import run, ui
 
 from audiopub import settings as defaults
 from audiopub.book.scripts import primary_subtag
+from audiopub.errors import VoiceNotFound
 from audiopub.jobs.models import JobSettings
 from audiopub.tts.engine import Voice
 from audiopub.ui.components.audio_player import AudioPlayer
@@ -358,6 +359,8 @@ class SettingsPanel:
     def _speak_preview(self) -> bytes:
         """The voice as the panel is set now, spoken (blocking)."""
         settings = self.job_settings(None)
+        if not settings.voice:  # the voice list changed since the button was pressed
+            raise VoiceNotFound("Choose a voice to hear its preview")
         return self.services.previews.preview(
             settings.engine, settings.voice, settings.speed, settings.steps
         )

@@ -90,6 +90,8 @@ def page(services: Services) -> None:
                     return
                 settings = replace(settings, cast=voicing)
             job = await run.io_bound(services.jobs.submit, book.path, book.book, settings)
+            if job is None:  # the app is shutting down
+                return
             said = await run.io_bound(services.jobs.submitted_text, job)
         except (AudiopubError, ValueError) as exc:
             failed(in_words_of(exc, GENERATE_AGAIN) if isinstance(exc, DiskFull) else str(exc))
