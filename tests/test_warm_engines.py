@@ -315,3 +315,26 @@ def test_the_next_jobs_voice_is_loaded_while_this_one_finishes_where_memory_allo
         assert second == first + 1  # the first job's voice only: nothing made ahead
         assert registry.engines_loaded() == loaded + 1  # the first job's was not kept
     assert kept.on_gpu() == [] and _SessionsOnGpu.alive == 0  # a stopped worker lets go
+
+
+def test_a_warm_pool_serves_only_jobs_asking_for_what_its_processes_loaded(
+    tmp_path: Path,
+) -> None:
+    from dataclasses import replace
+
+    from audiopub.jobs.executor import pool_key
+
+    def key_under(runtime: str, engine: str) -> tuple:
+        with settings.installed(replace(settings.current(), kokoro_runtime=runtime)):
+            return pool_key(engine, tmp_path, 4, "CPU")
+
+    # Kokoro's processes load the runtime in force: ONNX Runtime's never serve PyTorch's.
+    assert key_under("onnx", "kokoro") != key_under("torch", "kokoro")
+    assert key_under("onnx", "kokoro") == key_under("onnx", "kokoro")
+    # Piper has one runtime: the setting changes nothing for it.
+    assert key_under("onnx", "piper") == key_under("torch", "piper")
+    # New files in the folder (a download, a replaced model) are not what a pool loaded.
+    (tmp_path / "config.json").write_text("{}")
+    before = key_under("onnx", "kokoro")
+    (tmp_path / "tokenizer.json").write_text("{}")
+    assert key_under("onnx", "kokoro") != before

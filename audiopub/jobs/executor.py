@@ -13,6 +13,7 @@ cluster: `cluster.executor`) come from a factory of their own, handed to whoever
 from __future__ import annotations
 
 import atexit
+from pathlib import Path
 
 from audiopub import settings
 from audiopub.gpu import devices, vram_budget
@@ -21,10 +22,10 @@ from audiopub.jobs.chunk_executor import ChunkExecutor
 from audiopub.jobs.cpu_sizing import cpu_workers
 from audiopub.jobs.device_executor import DeviceExecutor
 from audiopub.jobs.process_pool import ProcessExecutor
-from audiopub.jobs.warm_engines import WarmEngines
+from audiopub.jobs.warm_engines import PoolKey, WarmEngines
 from audiopub.tts.batching import BatchLimits, padded_chars_for_vram
 from audiopub.tts.engine import Engine, device_for, voice_of
-from audiopub.tts.registry import default_model_dir, get_engine
+from audiopub.tts.registry import default_model_dir, get_engine, stamp
 
 _warm = WarmEngines()  # this process's engines, in use or kept for the next job
 
@@ -67,8 +68,13 @@ def _cpu_executor(
             else None
         )
 
-    pool = _warm.take((engine_name, model_dir, size, device), options.cpu_workers, new_pool)
+    pool = _warm.take(pool_key(engine_name, model_dir, size, device), options.cpu_workers, new_pool)
     return pool if pool is not None else in_process_executor(engine, forced)
+
+
+def pool_key(engine_name: str, model_dir: Path, size: int, device: str) -> PoolKey:
+    """What a warm pool of engine processes must match to serve a job (see `PoolKey`)."""
+    return (engine_name, model_dir, size, device, stamp(engine_name, model_dir))
 
 
 def default_batch_size(engine: Engine, forced: int | None = None) -> int:

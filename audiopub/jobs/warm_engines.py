@@ -31,6 +31,7 @@ from audiopub.figures import size
 from audiopub.jobs.cpu_sizing import APP_RESERVE_BYTES, ENGINE_PROCESS_BYTES, available_memory_bytes
 from audiopub.jobs.process_pool import ProcessExecutor
 from audiopub.tts import registry
+from audiopub.tts.engine_info import Stamp
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +39,12 @@ log = logging.getLogger(__name__)
 # reserve, and room for one more engine process (a preview's, the next job's planning).
 KEEP_ROOM_BYTES: Final = APP_RESERVE_BYTES + ENGINE_PROCESS_BYTES
 
-# Engine name, models folder, chunks per batch, and the device the processes stand for in
-# words (the CPU, or a GPU asked for that is unavailable: a job's record says why).
-PoolKey = tuple[str, Path, int, str]
+# Engine name, models folder, chunks per batch, the device the processes stand for in words
+# (the CPU, or a GPU asked for that is unavailable: a job's record says why), and the stamp of
+# what they loaded (`registry.stamp`: the files, and Kokoro's runtime), so a pool of ONNX
+# Runtime engines never serves a job asking for PyTorch, nor one of old files a job after a
+# download.
+PoolKey = tuple[str, Path, int, str, Stamp]
 
 
 @dataclass

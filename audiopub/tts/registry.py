@@ -120,7 +120,13 @@ def engines_loaded() -> int:
 
 def _stamp(key: EngineKey) -> Stamp:
     """What the engine's model files look like now (None for an engine that rescans them)."""
-    return engine_info(key.name).stamp(key.model_dir)
+    return stamp(key.name, key.model_dir)
+
+
+def stamp(name: str, model_dir: Path) -> Stamp:
+    """What `name`'s engine would load from `model_dir` now: its files, and for an engine
+    with several runtimes the one in force (engines made for another stamp are not these)."""
+    return engine_info(name).stamp(model_dir)
 
 
 def _forget_changed(name: str) -> None:
