@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -34,6 +34,7 @@ class Cluster:
     holder: subprocess.Popen[bytes]  # `unshare`: its child is the namespaces' first process
     first: int  # that child's pid, as this machine sees it
     temp_dir: Path
+    stopped: bool = field(default=False, init=False)  # `stop` has ended it
 
     def command(self, argv: Sequence[str]) -> list[str]:
         return ["nsenter", "-t", str(self.first), "-n", "-p", "-m", *argv]
@@ -88,6 +89,7 @@ class Cluster:
         are killed at once (--force); killed, they stay zombies (the namespace's first process
         reaps nothing), which `ray stop` would wait its whole grace period (16 s) to see go."""
         self.run([str(RAY), "stop", "--force", "--grace-period", "1"], timeout=60)
+        self.stopped = True
 
 
 def audiopub(*args: str) -> list[str]:
@@ -139,7 +141,8 @@ def start_cluster() -> Cluster:
 
 
 def end_cluster(cluster: Cluster) -> None:
-    cluster.stop()
+    if not cluster.stopped:  # a test may have stopped it: `ray stop` again costs seconds
+        cluster.stop()
     os.kill(cluster.first, signal.SIGKILL)  # the namespace's first process: all of it ends
     cluster.holder.wait(timeout=30)
     shutil.rmtree(cluster.temp_dir, ignore_errors=True)

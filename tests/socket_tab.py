@@ -13,6 +13,8 @@ import threading
 import time
 import urllib.request
 import uuid
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -119,6 +121,8 @@ class SocketTab:
             connection.close()
 
     def close(self) -> None:
+        """Leave, telling the server. Returns once the client's long poll is answered: the
+        server answers it at its next ping, not at the goodbye (up to 8 + 4 s)."""
         self.socket.disconnect()
 
     def __enter__(self) -> SocketTab:
@@ -131,3 +135,11 @@ class SocketTab:
         trace: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def close_all(tabs: Sequence[SocketTab]) -> None:
+    """Close the tabs side by side, as a browser closing them would: each close waits for the
+    server's next ping (`SocketTab.close`), and one after another they took 35 s for four."""
+    if tabs:
+        with ThreadPoolExecutor(len(tabs)) as closing:
+            list(closing.map(SocketTab.close, tabs))

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from epub_factory import build_epub
 from server_helper import RunningServer, held_reading_server
-from socket_tab import SocketTab
+from socket_tab import SocketTab, close_all
 
 from audiopub.ui.book_reading import READERS
 
@@ -80,8 +80,7 @@ def test_each_waiting_tab_is_told_its_place(
         for tab, (_, title) in zip(tabs, shelf):
             tab.wait_for(title)
     finally:
-        for tab in tabs:
-            tab.close()
+        close_all(tabs)
 
 
 def test_a_tab_that_comes_back_gets_its_book(
