@@ -173,3 +173,40 @@ def test_device_folders_are_named_for_any_file_system() -> None:
     assert device_folder([], "Intel(R) Core(TM) i7-8550U CPU @ 1.80GHz") == (
         "cpu-Intel-R-Core-TM-i7-8550U-CPU-1.80GHz"
     )
+
+
+def test_kokoro_times_its_other_runtime_in_turn_with_onnx_runtime(
+    nvml: FakeNvml,
+    kokoro_model_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("torch", reason="scripts/test.sh installs torch==2.13.0")
+    from kokoro_model import install_folder
+
+    nvml.init_error = FakeNvml.NVMLError_DriverNotLoaded
+    monkeypatch.setenv(
+        "AUDIOPUB_KOKORO_DIR", str(install_folder(tmp_path / "kk", kokoro_model_file))
+    )
+    monkeypatch.chdir(tmp_path)
+    argv = ["--engine", "kokoro", "--voice", "jf_alpha", "--chars", "20"]
+    out = _doctor([*argv, "--runs", "1", "--warmup", "0", "--output", "reports"], capsys)
+
+    (folder,) = (tmp_path / "reports").iterdir()
+    info, summary, report = _folder(folder)
+    # No GPU: PyTorch takes its turns on the CPU, between ONNX Runtime's.
+    torch_side = summary["runtimes"]["torch"]
+    assert summary["runtime"] == "onnx" and torch_side["placed"] == "cpu"
+    assert torch_side["chars_per_s"]["median"] > 0 and torch_side["over_cpu"] > 0
+    assert summary["cpu"]["chars_per_s"]["median"] > 0
+    assert torch_side["node_placement"] == {}  # no ONNX graph of its own
+    assert re.search(r"\| CPU, torch \| .+ \| [\d,]+ \(", report)
+    assert f"- torch on the CPU ÷ CPU: {torch_side['over_cpu']}×" in report
+    assert report in out
+
+    # ONNX Runtime first, and only runtimes the engine has.
+    for wrong in (["--runtime", "torch"], ["--runtime", "onnx,tensorflow"]):
+        assert main(["doctor", *argv, *wrong]) == 2
+        assert "onnx,torch, onnx first" in capsys.readouterr().err
+    assert main(["doctor", "--runtime", "onnx,torch"]) == 2  # Piper has one

@@ -25,7 +25,7 @@ import platform
 import re
 import sys
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
@@ -39,13 +39,14 @@ from audiopub.bench.measure import Workload, interleaved, plan_text, run_executo
 from audiopub.bench.results import Stats, Timing
 from audiopub.bench.texts import TEXTS_LANGUAGE, synthetic_paragraphs
 from audiopub.bench.tuning import compare_tunings, placed_engine, tuning_name
+from audiopub.errors import AudiopubError
 from audiopub.gpu.monitor import GpuMonitor
 from audiopub.jobs.chunk_executor import ChunkExecutor
 from audiopub.jobs.cpu_sizing import available_memory_bytes, usable_cores
 from audiopub.jobs.executor import default_batch_size, executor_for
 from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import Engine, SynthesisOptions
-from audiopub.tts.registry import get_engine
+from audiopub.tts.registry import engine_info, get_engine, load_engine
 
 SCHEMA_ID: Final = "audiopub-doctor/1"
 # On a GPU, the optional CUDA settings are timed one by one against none: what a report needs to
@@ -132,6 +133,37 @@ def _side(
     }
 
 
+def _runtimes_asked(args: argparse.Namespace) -> list[str]:
+    """The runtimes to time: those asked, else every one the engine has (its default first)."""
+    return list(args.runtime or engine_info(args.engine).runtimes)
+
+
+def _other_runtimes(
+    args: argparse.Namespace,
+    info: dict[str, Any],
+    voice: str,
+    sides: list[tuple[str, Engine, ChunkExecutor]],
+) -> dict[str, dict[str, Any]]:
+    """The engine on each runtime after the first, on the GPU where one is there and CUDA
+    works through that runtime, else on the CPU, added to `sides` to take turns with the
+    others; a runtime that can't be had here is reported with the reason, untimed."""
+    found: dict[str, dict[str, Any]] = {}
+    wants_gpu = bool(info["gpu"]["devices"])
+    for runtime in _runtimes_asked(args)[1:]:
+        with settings.installed(replace(settings.current(), kokoro_runtime=runtime)):
+            try:
+                engine = load_engine(args.engine, use_gpu=wants_gpu)
+                placed = "gpu" if engine.device.on_gpu else "cpu"
+                executor = executor_for(args.engine, engine, voice=voice)
+            except AudiopubError as exc:
+                _log(f"doctor: the {runtime} runtime is not timed: {exc}")
+                found[runtime] = {"not_timed": str(exc)}
+                continue
+        found[runtime] = {"placed": placed}
+        sides.append((runtime, engine, executor))
+    return found
+
+
 def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> dict[str, Any]:
     """Time the GPU's executor (when a GPU session can be had) and the CPU's, interleaved."""
     cpu_engine = get_engine(args.engine, use_gpu=False)
@@ -152,14 +184,18 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
     if gpu_engine is not None:
         sides.append(("gpu", gpu_engine, executor_for(args.engine, gpu_engine, voice=voice)))
     sides.append(("cpu", cpu_engine, executor_for(args.engine, cpu_engine)))
+    runtimes = _other_runtimes(args, info, voice, sides)
     runners = [
         partial(run_executor, executor, work, voice, options, scratch / name)
         for name, _, executor in sides
     ]
-    names = [name.upper() for name, _, _ in sides]
+    names = [
+        name.upper() if name in ("gpu", "cpu") else f"{runtimes[name]['placed'].upper()}, {name}"
+        for name, _, _ in sides
+    ]
     per_side = args.warmup + args.runs + 1  # and one run that counts where the nodes ran
     compared = len(SETTINGS_COMPARED) if gpu_engine is not None else 0
-    step = Steps(len(sides) * per_side + compared * per_side)
+    step = Steps(len(sides) * per_side - len(runtimes) + compared * per_side)
     _log(
         f"doctor: {work.chars:,} characters, {len(work.chunks)} chunks, on "
         f"{' and '.join(names)}: {args.warmup} warm-up + {args.runs} timed run(s) each, "
@@ -172,9 +208,12 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
         device_vram = monitor.peak_vram_mb()
         measured = {}
         for (name, engine, executor), side in zip(sides, timings, strict=True):
+            label = " + ".join(executor.describe().devices)
+            if name not in ("gpu", "cpu"):  # another runtime: no ONNX graph to place
+                runtimes[name].update(_side(label, engine, executor, side, work.chars, {}))
+                continue
             step(f"node placement, {name.upper()}")
             nodes = placed_engine(args.engine, name == "gpu", voice, options).nodes
-            label = " + ".join(executor.describe().devices)
             measured[name] = _side(label, engine, executor, side, work.chars, nodes)
             if name == "gpu":
                 measured[name]["peak_vram_mb"] = {
@@ -188,6 +227,11 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
             executor.close()
     gpu, cpu = measured.get("gpu"), measured["cpu"]
     ratio = round(gpu["chars_per_s"]["median"] / cpu["chars_per_s"]["median"], 2) if gpu else None
+    for other in runtimes.values():
+        if "chars_per_s" in other:
+            other["over_cpu"] = round(
+                other["chars_per_s"]["median"] / cpu["chars_per_s"]["median"], 2
+            )
     cuda_settings = []
     if gpu_engine is not None:
         _log(
@@ -223,6 +267,8 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
         "cpu": cpu,
         "gpu_over_cpu": ratio,
         "cuda_settings": cuda_settings,
+        "runtime": _runtimes_asked(args)[0],
+        "runtimes": runtimes,
     }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Final
 
 from audiopub import settings
-from audiopub.tts.registry import ENGINE_NAMES
+from audiopub.tts.registry import ENGINE_NAMES, engine_info
 
 DEFAULT_CHARS: Final = 20_000  # ~30 s a run on a 16-core CPU; a second or two on a GPU
 
@@ -24,6 +24,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
     parser.add_argument("--voice", help="voice id (default: the engine's first)")
+    parser.add_argument(
+        "--runtime",
+        type=lambda text: text.split(","),
+        metavar="RUNTIMES",
+        help="what runs the model, comma-separated, onnx first (default: every runtime the "
+        "engine has: onnx,torch for Kokoro); the others take turns with it on the GPU, or "
+        "on the CPU where there is none",
+    )
     parser.add_argument(
         "--chars",
         type=int,
@@ -58,6 +66,14 @@ def main(args: argparse.Namespace) -> int:
     if args.chars < 1 or args.runs < 1 or args.warmup < 0:
         print(
             "audiopub: --chars and --runs must be at least 1, --warmup at least 0", file=sys.stderr
+        )
+        return 2
+    runtimes = engine_info(args.engine).runtimes
+    if args.runtime and (args.runtime[0] != runtimes[0] or not set(args.runtime) <= set(runtimes)):
+        print(
+            f"audiopub: --runtime for {args.engine}: {','.join(runtimes)}, "
+            f"{runtimes[0]} first (its node placement and CUDA settings are measured)",
+            file=sys.stderr,
         )
         return 2
     from audiopub.bench.doctor import run_doctor  # the engines and ONNX Runtime: only to measure

@@ -53,7 +53,8 @@ def render_report(info: Facts, summary: Facts) -> str:
         f"### {summary['engine']} ({summary['voice']}): {summary['chars']:,} characters, "
         f"{summary['chunks']} chunks, {summary['runs']} timed run(s) each, interleaved",
         "",
-        "| executor | device | chars/s median (min–max) | nodes | batches |",
+        f"| executor ({summary.get('runtime', 'onnx')} unless named) | device | "
+        "chars/s median (min–max) | nodes | batches |",
         "|---|---|---:|---|---|",
     ]
     for name in ("gpu", "cpu"):
@@ -64,7 +65,19 @@ def render_report(info: Facts, summary: Facts) -> str:
                 f"| {name.upper()} | {side['device']} | {_speed(side)} | "
                 f"{placement(side['node_placement'])} | {batches} |"
             )
+    for runtime, side in summary.get("runtimes", {}).items():
+        if "chars_per_s" in side:
+            batches = ", ".join(f"{count} × {size}" for size, count in side["batches"].items())
+            lines.append(
+                f"| {side['placed'].upper()}, {runtime} | {side['device']} | {_speed(side)} | "
+                f"— | {batches} |"
+            )
     lines.append("")
+    for runtime, side in summary.get("runtimes", {}).items():
+        if "chars_per_s" in side:
+            lines.append(f"- {runtime} on the {side['placed'].upper()} ÷ CPU: {side['over_cpu']}×")
+        else:
+            lines.append(f"- {runtime}: not timed — {side['not_timed']}")
     if summary["gpu"]:
         gpu = summary["gpu"]
         lines += [

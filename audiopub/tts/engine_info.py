@@ -50,6 +50,8 @@ class EngineInfo:
     # `.onnx.json`, none for one shipped inside a package); None: the model folder is one
     # whole that speaks every voice.
     voice_files: Callable[[str], list[Path]] | None = None
+    # What can run its model (`settings.KOKORO_RUNTIMES` names them), its default first.
+    runtimes: tuple[str, ...] = ("onnx",)
 
     @property
     def multilingual(self) -> bool:

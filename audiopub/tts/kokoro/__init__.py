@@ -47,5 +47,6 @@ KOKORO = EngineInfo(
     uses_steps=False,
     default_model_dir=default_folder,
     load=_load,
+    runtimes=("onnx", "torch"),
     stamp=_stamp,
 )
