@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Final
 
 from audiopub import settings
+from audiopub.bench.doctor_report import comparison
 from audiopub.tts.registry import ENGINE_NAMES
 
 DEFAULT_CHARS: Final = 20_000  # ~30 s a run on a 16-core CPU; a second or two on a GPU
@@ -45,10 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     if args.report:
-        from audiopub.bench.doctor_report import (
-            comparison,  # imported when this subcommand runs: `audiopub --help` stays quick
-        )
-
         table = comparison(args.report)
         if table is None:
             print(f"audiopub: no doctor reports in {args.report}", file=sys.stderr)
