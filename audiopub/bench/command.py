@@ -8,10 +8,8 @@ import sys
 from pathlib import Path
 
 from audiopub import settings
-from audiopub.bench import tables
 from audiopub.bench.rss import rss_check
 from audiopub.bench.texts import SIZES, write_book
-from audiopub.bench.tuning import tuning_variants
 from audiopub.tts.registry import ENGINE_NAMES
 
 DEFAULT_STEPS = "2,5,16"  # the rows of Supertonic's published tables
@@ -40,6 +38,9 @@ def _sizes(text: str) -> list[str]:
 
 
 def _tunings(text: str) -> list[frozenset[str]]:
+    # bench's measuring and results modules: some 50 ms that `audiopub --help` should not pay
+    from audiopub.bench.tuning import tuning_variants
+
     return tuning_variants(text)
 
 
@@ -197,6 +198,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, options: settings.Settings) -> int:
     """`audiopub bench` under the command's settings `options`."""
     if args.report:
+        from audiopub.bench import tables  # bench's results modules: not for `audiopub --help`
+
         results = tables.load_results(args.report)
         if not results:
             print(f"audiopub: no benchmark results in {args.report}", file=sys.stderr)

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Final
 
 from audiopub import settings
-from audiopub.bench.doctor_report import comparison
 from audiopub.tts.registry import ENGINE_NAMES
 
 DEFAULT_CHARS: Final = 20_000  # ~30 s a run on a 16-core CPU; a second or two on a GPU
@@ -46,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     if args.report:
+        # bench's results modules: some 50 ms that `audiopub --help` should not pay
+        from audiopub.bench.doctor_report import comparison
+
         table = comparison(args.report)
         if table is None:
             print(f"audiopub: no doctor reports in {args.report}", file=sys.stderr)
