@@ -30,6 +30,7 @@ from audiopub.book.cast import attribute
 from audiopub.book.lexicon import Lexicon
 from audiopub.book.lexicon import read as read_lexicon
 from audiopub.book.models import Book
+from audiopub.book.names import likely_names
 from audiopub.book.reading import BOOK_SUFFIXES, book_suffix, read_book
 from audiopub.book.spoken import spoken_form
 from audiopub.cluster import connection as cluster_connection
@@ -699,8 +700,6 @@ def _control(command: str, prefix: str) -> int:
 
 
 def _names(args: argparse.Namespace) -> int:
-    from audiopub.book.names import likely_names  # loads word lists: only for this command
-
     if not args.book.is_file():
         raise AudiopubError(f"No such file: {args.book}")
     candidates = likely_names(read_book(args.book), args.language, args.limit)

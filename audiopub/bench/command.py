@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from audiopub import settings
-from audiopub.bench.texts import SIZES
+from audiopub.bench.rss import rss_check
+from audiopub.bench.texts import SIZES, write_book
 from audiopub.tts.registry import ENGINE_NAMES
 
 DEFAULT_STEPS = "2,5,16"  # the rows of Supertonic's published tables
@@ -37,9 +38,8 @@ def _sizes(text: str) -> list[str]:
 
 
 def _tunings(text: str) -> list[frozenset[str]]:
-    from audiopub.bench.tuning import (
-        tuning_variants,  # imported when this subcommand runs: `audiopub --help` stays quick
-    )
+    # bench's measuring and results modules: some 50 ms that `audiopub --help` should not pay
+    from audiopub.bench.tuning import tuning_variants
 
     return tuning_variants(text)
 
@@ -198,9 +198,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, options: settings.Settings) -> int:
     """`audiopub bench` under the command's settings `options`."""
     if args.report:
-        from audiopub.bench import (
-            tables,  # imported when this subcommand runs: `audiopub --help` stays quick
-        )
+        from audiopub.bench import tables  # bench's results modules: not for `audiopub --help`
 
         results = tables.load_results(args.report)
         if not results:
@@ -212,18 +210,10 @@ def main(args: argparse.Namespace, options: settings.Settings) -> int:
             args.markdown.write_text(text, encoding="utf-8")
         return 0
     if args.make_book:
-        from audiopub.bench.texts import (
-            write_book,  # imported when this subcommand runs: `audiopub --help` stays quick
-        )
-
         path = write_book(args.make_book, args.chars, args.source)
         print(f"Wrote {path} and {path.with_suffix('.txt')}")
         return 0
     if args.rss_check:
-        from audiopub.bench.rss import (
-            rss_check,  # imported when this subcommand runs: `audiopub --help` stays quick
-        )
-
         return rss_check(args)
     if args.runs < 1 or args.warmup < 0:
         print("audiopub: --runs must be at least 1 and --warmup at least 0", file=sys.stderr)

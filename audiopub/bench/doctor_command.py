@@ -53,9 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     if args.report:
-        from audiopub.bench.doctor_report import (
-            comparison,  # imported when this subcommand runs: `audiopub --help` stays quick
-        )
+        # bench's results modules: some 50 ms that `audiopub --help` should not pay
+        from audiopub.bench.doctor_report import comparison
 
         table = comparison(args.report)
         if table is None:

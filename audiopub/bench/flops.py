@@ -34,7 +34,10 @@ from typing import Any, Final
 import numpy as np
 
 from audiopub import settings
+from audiopub.tts.engine import split_speaker
 from audiopub.tts.piper import PIPER
+from audiopub.tts.piper.config import PiperVoiceConfig, phoneme_ids
+from audiopub.tts.piper.files import find_voices
 
 # en_US-joe-medium: piper_gflop_per_audio_s gives 5.76 (short text), 5.91 (mid), 6.02 (long) and
 # 5.95 over all three. 67% is the HiFi-GAN decoder and 21% the flow, both paid per audio frame,
@@ -95,10 +98,7 @@ def model_cost(engine_name: str, voice: str, recount: bool) -> tuple[float | Non
         return None, f"not counted for {engine_name} (its cost depends on steps and model)"
     if voice == settings.DEFAULT_PIPER_VOICE and not recount:
         return JOE_GFLOP_PER_AUDIO_S, "constant JOE_GFLOP_PER_AUDIO_S (ORT profile count)"
-    # Only to count a voice other than joe's: reads its files and the benchmark texts.
-    from audiopub.bench.texts import TEXTS
-    from audiopub.tts.engine import split_speaker
-    from audiopub.tts.piper.files import find_voices
+    from audiopub.bench.texts import TEXTS  # every book reader (lxml): only to count a voice
 
     files = find_voices().get(split_speaker(voice)[0])  # every speaker costs the same
     if files is None:
@@ -111,8 +111,7 @@ def piper_gflop_per_audio_s(model: Path, config_path: Path, texts: Sequence[str]
     """Count a Piper voice's multiply-adds per second of audio (method: module docstring)."""
     import onnxruntime as ort  # a profiling session: only when counting
 
-    from audiopub.tts.phonemes import phonemize
-    from audiopub.tts.piper.config import PiperVoiceConfig, phoneme_ids
+    from audiopub.tts.phonemes import phonemize  # phonemizer and eSpeak: only when counting
 
     config = PiperVoiceConfig.from_dict(json.loads(config_path.read_text("utf-8")))
     with tempfile.TemporaryDirectory(prefix="audiopub-flops-") as folder:

@@ -26,7 +26,7 @@ import filelock
 
 from audiopub.errors import AudiopubError, DownloadCancelled, DownloadFailed, HubUnreachable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for the hints only: the Hub client brings huggingface_hub (see `download`)
     from audiopub.tts import hub
 
 STAGING: Final = ".downloads"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
 
+from audiopub.book.cast import attribute
 from audiopub.book.cast.models import Gender, Quote
 from audiopub.book.lexicon import book_key
 from audiopub.book.models import Book
@@ -142,8 +143,6 @@ class BookCasts:
     def open(self, epub: Path, book: Book) -> OpenCast:
         """The book's cast; the first time, the book is attributed (a second or two for a
         novel) unless its cast file is kept from before."""
-        from audiopub.book.cast import attribute  # the finder: only once a cast is asked for
-
         key = book_key(epub)
         with self._lock:
             opened = self._open.get(key)

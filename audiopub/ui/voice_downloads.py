@@ -17,9 +17,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from audiopub.errors import AudiopubError, DownloadCancelled
+from audiopub.tts.downloads import Installed
+from audiopub.tts.kokoro.repository import KOKORO_ID
 
-if TYPE_CHECKING:  # for the hints only: they bring in huggingface_hub (see `_run`)
-    from audiopub.tts.downloads import Installed
+if TYPE_CHECKING:  # for the hint only: it brings in huggingface_hub (see `_run`)
     from audiopub.tts.hub import Progress
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,6 @@ class VoiceDownloads:
     def _run(self, voice_id: str, cancel: threading.Event) -> None:
         # Here, not at the top: both bring in huggingface_hub, needed by a download only.
         from audiopub.tts.kokoro.install import install_kokoro
-        from audiopub.tts.kokoro.repository import KOKORO_ID
         from audiopub.voices.install import install
 
         try:

@@ -130,7 +130,8 @@ def main(args: argparse.Namespace, listening: ListeningModels) -> int:
 
 
 def _voices_installed(language: str | None, listening: ListeningModels) -> int:
-    from audiopub.voices import installed  # huggingface_hub: see the top
+    # huggingface_hub: see the top
+    from audiopub.voices import installed
     from audiopub.voices.install import unfinished_downloads
 
     origins = {voice.id: voice.origin for voice in installed.piper_voices()}

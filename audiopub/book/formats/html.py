@@ -19,6 +19,7 @@ import re
 from lxml import etree
 
 from audiopub.book.formats.assemble import BookText
+from audiopub.book.formats.plain_text import decode_text
 from audiopub.book.safe_xml import parse_html, parse_markup
 from audiopub.book.toc import clean_label, local_name
 from audiopub.errors import BadBook
@@ -49,8 +50,6 @@ def read_html(data: bytes, name: str) -> BookText:
 
 def read_markdown(data: bytes, name: str) -> BookText:
     from markdown_it import MarkdownIt
-
-    from audiopub.book.formats.plain_text import decode_text
 
     # Raw HTML in the Markdown is kept: it is then read as any page is.
     page = MarkdownIt("commonmark").render(decode_text(data))
