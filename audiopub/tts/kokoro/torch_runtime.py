@@ -13,12 +13,16 @@ durations closer to ORT's (ALBERT's twelve passes of one layer and the LSTMs amp
 float rounding differences, in the layer norms, softmax and activations, into other int8
 roundings: ALBERT's output differs from ORT's by 13 % either way). On a GPU the float path is
 the one wanted in any case: it is what the card is fast at.
+
+`run_batch` runs several texts in one padded batch (torch_network's masks): the Kokoro engine
+gives it the pieces of the texts the executor batched by length.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -159,24 +163,36 @@ class TorchKokoro:
         self, ids: np.ndarray, style: np.ndarray, speed: float
     ) -> tuple[np.ndarray, np.ndarray]:
         """ids [1, T] int64, style [1, 256] float32 → audio [samples] float32, frames [T] int64."""
+        return self.run_batch([ids.reshape(-1)], style.reshape(1, -1), speed)[0]
+
+    def run_batch(
+        self, ids: Sequence[np.ndarray], styles: np.ndarray, speed: float
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Several texts in one padded run: ids, each [T_i] int64 with its pads; styles
+        [B, 256] float32, a row each → each text's audio [samples] float32 and frames [T_i]
+        int64, the same as it gets alone (to float rounding)."""
         import torch
 
+        lengths = [len(row) for row in ids]
+        padded = np.zeros((len(ids), max(lengths)), dtype=np.int64)
+        for number, row in enumerate(ids):
+            padded[number, : len(row)] = row
         dtype = getattr(torch, self.precision.dtype)
         with self._lock, torch.inference_mode():
-            tokens = _to_device(torch.from_numpy(ids), self.device)
-            row = _to_device(torch.from_numpy(style.astype(np.float32)), self.device)
+            tokens = _to_device(torch.from_numpy(padded), self.device)
+            rows = _to_device(torch.from_numpy(styles.astype(np.float32)), self.device)
             try:
                 with torch.autocast(
                     device_type=self.device.type, dtype=dtype, enabled=dtype is not torch.float32
                 ):
-                    audio, frames = self.network(tokens, row, float(speed))
+                    spoken = self.network.speak_batch(tokens, lengths, rows, float(speed))
             except torch.cuda.OutOfMemoryError:
                 # Give the failed run's blocks back before the caller retries smaller (its
                 # message says "out of memory", as batching.is_out_of_memory reads it).
                 if torch.cuda.is_available():
                     torch.cuda.empty_cache()
                 raise
-            return audio.float().cpu().numpy(), frames.cpu().numpy()
+            return [(audio.float().cpu().numpy(), frames.cpu().numpy()) for audio, frames in spoken]
 
 
 def _to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
