@@ -16,20 +16,26 @@ the one wanted in any case: it is what the card is fast at.
 
 `run_batch` runs several texts in one padded batch (torch_network's masks): the Kokoro engine
 gives it the pieces of the texts the executor batched by length.
+
+`compile_backend` (off by default) puts the parts whose shapes follow only the text's length,
+ALBERT and the decoder, through `torch.compile` with dynamic shapes ("inductor" on a GPU); the
+alignment between them, data-dependent, stays eager. A part that fails to compile, when made or
+on its first run, runs eager instead, and the log says why once.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from audiopub.errors import EngineUnavailable
+from audiopub.tts.batching import is_out_of_memory
 
 if TYPE_CHECKING:
     import torch
@@ -43,6 +49,8 @@ ONNX: Final = "onnx"
 TORCH: Final = "torch"
 AUTO: Final = "auto"
 RUNTIMES: Final = (ONNX, TORCH, AUTO)
+# What `torch.compile` takes on: their input shapes follow the text's length alone.
+COMPILED_PARTS: Final = ("bert", "decoder")
 
 
 def require_torch() -> None:
@@ -116,9 +124,11 @@ class TorchKokoro:
         threads: int | None = None,
         reduced_precision: bool = True,
         match_onnx_int8: bool = False,
+        compile_backend: str | Callable[..., Any] | None = None,
     ) -> None:
         """`match_onnx_int8`: the int8 export's integer arithmetic in its int8 layers (nothing
-        to match in weights that were never int8)."""
+        to match in weights that were never int8). `compile_backend`: torch.compile's backend
+        for ALBERT and the decoder (`compile`); None: eager."""
         require_torch()
         import torch
 
@@ -146,6 +156,9 @@ class TorchKokoro:
         self.int8_layers = match_int8(network, quantized_weights(state)) if match_onnx_int8 else 0
         self.network: KokoroNetwork = network.eval().to(self.device)
         self._lock = threading.Lock()
+        self._eager: dict[str, torch.nn.Module] = {}  # the compiled parts' own modules
+        if compile_backend is not None:
+            self.compile(compile_backend)
         log.info(
             "Kokoro on PyTorch: %s, %s%s",
             self.device,
@@ -154,6 +167,42 @@ class TorchKokoro:
             if self.int8_layers
             else "",
         )
+
+    @property
+    def compiled(self) -> bool:
+        """Whether ALBERT and the decoder run compiled (False after a failed compilation)."""
+        return bool(self._eager)
+
+    def compile(self, backend: str | Callable[..., Any] = "inductor") -> None:
+        """ALBERT and the decoder through `torch.compile`, with dynamic shapes (a new text
+        length is not a new compilation); eager, said once, where that fails."""
+        import torch
+
+        try:
+            for name in COMPILED_PARTS:
+                part = getattr(self.network, name)
+                self._eager[name] = part
+                setattr(self.network, name, torch.compile(part, backend=backend, dynamic=True))
+        except Exception as exc:  # noqa: BLE001 - any failure to compile means eager
+            self._run_eager(exc)
+
+    def _run_eager(self, failure: BaseException) -> None:
+        """Back to the eager modules after `failure` to compile."""
+        root = failure
+        while True:  # the compiler's own error, under dynamo's wrapping
+            inner = getattr(root, "inner_exception", None) or root.__cause__
+            if not isinstance(inner, BaseException):
+                break
+            root = inner
+        reason = str(root).strip().splitlines()
+        log.warning(
+            "torch.compile failed for Kokoro (%s: %s); running eager",
+            type(root).__name__,
+            reason[0] if reason else "no message",
+        )
+        for name, part in self._eager.items():
+            setattr(self.network, name, part)
+        self._eager.clear()
 
     @property
     def provider(self) -> str:
@@ -185,7 +234,7 @@ class TorchKokoro:
                 with torch.autocast(
                     device_type=self.device.type, dtype=dtype, enabled=dtype is not torch.float32
                 ):
-                    spoken = self.network.speak_batch(tokens, lengths, rows, float(speed))
+                    spoken = self._speak(tokens, lengths, rows, float(speed))
             except torch.cuda.OutOfMemoryError:
                 # Give the failed run's blocks back before the caller retries smaller (its
                 # message says "out of memory", as batching.is_out_of_memory reads it).
@@ -193,6 +242,23 @@ class TorchKokoro:
                     torch.cuda.empty_cache()
                 raise
             return [(audio.float().cpu().numpy(), frames.cpu().numpy()) for audio, frames in spoken]
+
+    def _speak(
+        self, tokens: torch.Tensor, lengths: list[int], rows: torch.Tensor, speed: float
+    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The network's batch; compiled parts compile on their first run, and one that fails
+        to leaves the run, and every later one, to the eager modules."""
+        import torch
+
+        if not self._eager:
+            return self.network.speak_batch(tokens, lengths, rows, speed)
+        try:
+            return self.network.speak_batch(tokens, lengths, rows, speed)
+        except Exception as exc:  # noqa: BLE001 - a compiler's error: the eager run decides
+            if isinstance(exc, torch.cuda.OutOfMemoryError) or is_out_of_memory(exc):
+                raise  # the batch is too big, compiled or not: the caller halves it
+            self._run_eager(exc)
+        return self.network.speak_batch(tokens, lengths, rows, speed)
 
 
 def _to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
