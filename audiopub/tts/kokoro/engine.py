@@ -68,6 +68,9 @@ PAD: Final = 0  # the token before and after every text ("$")
 WORD_BOUNDARY: Final = " "
 CLAUSE_ENDS: Final = frozenset(",;:.!?—…")
 # Chunks per padded batch on the torch runtime's CPU (a GPU's batches are the executor's).
+# Only the encoders run batched; the decoder, most of the time, runs chunk by chunk: four
+# short sentences gave 0.88 chars/s batched against 0.81 one by one (three interleaved rounds
+# on a shared two-core CPU, round to round from -13 % to +70 %).
 TORCH_CPU_BATCH: Final = 4
 _ID_INPUTS: Final = ("input_ids", "tokens")  # onnx-community's export, kokoro-onnx's
 
