@@ -432,3 +432,47 @@ def test_the_int8_layers_do_onnx_runtimes_integer_arithmetic() -> None:
     with torch.inference_mode():
         got = twin_conv(torch.from_numpy(signal)).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def short_run(spoken) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """A short text's ids and style row, and what the eager network makes of them."""
+    engine = spoken["torch-engine"]
+    (item,) = engine.prepare(["It was late."], "jf_alpha", OPTIONS)
+    tokens = item.data[0].tokens
+    ids = np.array([[0, *tokens, 0]], dtype=np.int64)
+    row = engine._mix("jf_alpha").style(engine.files)[len(tokens) - 1].reshape(1, -1)
+    return ids, row, engine._load_torch().run(ids, row, 1.0)
+
+
+def test_compiled_parts_speak_exactly_as_the_eager_network(spoken, short_run, caplog) -> None:
+    """torch.compile's real wrapping and tracing, with the backend that runs the traced graph
+    as it is (no C compiler here): the same durations and the same samples."""
+    ids, row, (audio, frames) = short_run
+    runtime = torch_runtime.TorchKokoro(spoken["torch-engine"].model_path, compile_backend="eager")
+    assert runtime.compiled
+    got_audio, got_frames = runtime.run(ids, row, 1.0)
+    assert runtime.compiled  # it ran compiled: nothing fell back to eager
+    assert "torch.compile failed" not in caplog.text
+    np.testing.assert_array_equal(got_frames, frames)
+    np.testing.assert_array_equal(got_audio, audio)
+
+
+def test_a_part_that_fails_to_compile_runs_eager_and_says_why_once(
+    spoken, short_run, caplog
+) -> None:
+    ids, row, (audio, frames) = short_run
+
+    def no_compiler(graph, example_inputs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("no C compiler on this machine")
+
+    runtime = torch_runtime.TorchKokoro(
+        spoken["torch-engine"].model_path, compile_backend=no_compiler
+    )
+    got_audio, got_frames = runtime.run(ids, row, 1.0)
+    assert not runtime.compiled
+    failures = [r.getMessage() for r in caplog.records]
+    failures = [message for message in failures if "torch.compile failed" in message]
+    assert len(failures) == 1 and "no C compiler on this machine" in failures[0]
+    np.testing.assert_array_equal(got_frames, frames)
+    np.testing.assert_array_equal(got_audio, audio)

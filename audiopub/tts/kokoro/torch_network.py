@@ -7,8 +7,18 @@ decoder, in the shape of the published model so that its parameters load by name
     token ids ─ TextEncoder (CNN + LSTM) ─ × frames ────┴─ Decoder ─ Generator ─ iSTFT ─ audio
 
 The style vector (256 numbers) is two halves: the first drives the decoder's timbre, the second
-the prosody. Everything here is inference only (no dropout, no noise): the audio is a function
-of the tokens, the style and the speed, as in the ONNX export Audiopub also runs.
+the prosody.
+
+Several texts run as one batch (`KokoroNetwork.speak_batch`), padded to the longest: the padded
+tokens are masked out of ALBERT's attention, zeroed before every convolution of the text
+encoder (where a text run alone sees the convolution's zero padding) and packed out of every
+LSTM (so the backward direction starts at each text's own last token). From the durations on,
+each text runs alone: the alignment is data-dependent, and the decoder's instance norms
+average over time, so padding would change every frame. Each text's durations and audio are
+its own, as when it runs alone, to float rounding.
+
+Everything here is inference only (no dropout, no noise): the audio is a function of the
+tokens, the style and the speed, as in the ONNX export Audiopub also runs.
 Weight-normalised convolutions are plain convolutions whose weights were folded when loaded
 (see torch_weights). Parameter names follow the published checkpoint.
 """
@@ -93,12 +103,16 @@ class AlbertAttention(nn.Module):
         batch, length, width = x.shape
         return x.view(batch, length, self.heads, width // self.heads).transpose(1, 2)
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
+        """mask: [B, T], True at tokens (None: no padding); padded keys get no attention."""
         q, k, v = self._split(self.query(x)), self._split(self.key(x)), self._split(self.value(x))
+        keys = None if mask is None else mask[:, None, None, :]
         if self.use_sdpa:
-            context = F.scaled_dot_product_attention(q, k, v)
+            context = F.scaled_dot_product_attention(q, k, v, attn_mask=keys)
         else:
             scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+            if keys is not None:
+                scores = scores.masked_fill(~keys, float("-inf"))
             context = scores.softmax(dim=-1) @ v
         context = context.transpose(1, 2).reshape(x.shape)
         return self.LayerNorm(x + self.dense(context))
@@ -112,8 +126,8 @@ class AlbertLayer(nn.Module):
         self.ffn_output = nn.Linear(config.albert_intermediate, config.albert_hidden)
         self.full_layer_layer_norm = nn.LayerNorm(config.albert_hidden, eps=1e-12)
 
-    def forward(self, x: Tensor) -> Tensor:
-        attended = self.attention(x)
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
+        attended = self.attention(x, mask)
         hidden = self.ffn_output(F.gelu(self.ffn(attended), approximate="tanh"))
         return self.full_layer_layer_norm(hidden + attended)
 
@@ -131,24 +145,25 @@ class AlbertEncoder(nn.Module):
         self.albert_layer_groups = nn.ModuleList([AlbertGroup(config)])
         self.repeats = config.albert_repeats
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
         x = self.embedding_hidden_mapping_in(x)
         layer = cast(AlbertGroup, self.albert_layer_groups[0]).albert_layers[0]
         for _ in range(self.repeats):  # ALBERT shares one layer's weights across its depth
-            x = layer(x)
+            x = layer(x, mask)
         return x
 
 
 class Albert(nn.Module):
-    """The PL-BERT phoneme encoder: ALBERT without its pooler (no padding: one text a run)."""
+    """The PL-BERT phoneme encoder: ALBERT without its pooler."""
 
     def __init__(self, config: KokoroConfig) -> None:
         super().__init__()
         self.embeddings = AlbertEmbeddings(config)
         self.encoder = AlbertEncoder(config)
 
-    def forward(self, ids: Tensor) -> Tensor:
-        return self.encoder(self.embeddings(ids))
+    def forward(self, ids: Tensor, mask: Tensor | None = None) -> Tensor:
+        """mask: [B, T], True at tokens; None where no text is padded."""
+        return self.encoder(self.embeddings(ids), mask)
 
 
 # --- style-conditioned normalisation and residual blocks --------------------------------------
@@ -244,12 +259,29 @@ class SnakeResBlock(nn.Module):
 # --- encoders and the prosody predictor --------------------------------------------------------
 
 
-def run_lstm(lstm: nn.Module, x: Tensor) -> Tensor:
+def token_mask(lengths: Tensor, width: int) -> Tensor:
+    """[B, width], True at each text's tokens, False at the padding after them."""
+    return torch.arange(width, device=lengths.device)[None] < lengths[:, None]
+
+
+def run_lstm(lstm: nn.Module, x: Tensor, lengths: Tensor | None = None) -> Tensor:
     """A bidirectional LSTM's outputs, computed in float32 whatever the rest runs in: its
-    state carries through every step (and not every backend has reduced-precision LSTMs)."""
+    state carries through every step (and not every backend has reduced-precision LSTMs).
+    `lengths` (on the CPU, as packing wants them): each text's steps; the padding after them
+    is packed out, so the backward direction starts at a text's own last step, and comes
+    back as zeros. None: no text is padded."""
     with torch.autocast(device_type=x.device.type, enabled=False):
-        output, _ = lstm(x.float())
-    return output
+        if lengths is None:
+            output, _ = lstm(x.float())
+            return output
+        packed = nn.utils.rnn.pack_padded_sequence(
+            x.float(), lengths, batch_first=True, enforce_sorted=False
+        )
+        output, _ = lstm(packed)
+        padded, _ = nn.utils.rnn.pad_packed_sequence(
+            output, batch_first=True, total_length=x.shape[1]
+        )
+        return padded
 
 
 class ChannelLayerNorm(nn.Module):
@@ -282,11 +314,15 @@ class TextEncoder(nn.Module):
         )
         self.lstm = nn.LSTM(width, width // 2, batch_first=True, bidirectional=True)
 
-    def forward(self, ids: Tensor) -> Tensor:
+    def forward(self, ids: Tensor, lengths: Tensor | None = None) -> Tensor:
+        """`lengths` (CPU): each text's tokens, None where no text is padded."""
         x = self.embedding(ids).transpose(1, 2)
+        # Zeros at the padding before every convolution: what a text alone has beyond its ends.
+        keep = None if lengths is None else token_mask(lengths.to(ids.device), ids.shape[1])
         for block in self.cnn:
+            x = x if keep is None else x.masked_fill(~keep[:, None], 0.0)
             x = block(x)
-        x = run_lstm(self.lstm, x.transpose(1, 2))
+        x = run_lstm(self.lstm, x.transpose(1, 2), lengths)
         return x.transpose(1, 2)
 
 
@@ -303,14 +339,16 @@ class DurationEncoder(nn.Module):
             blocks.append(AdaLayerNorm(style, width))
         self.lstms = nn.ModuleList(blocks)
 
-    def forward(self, x: Tensor, style: Tensor) -> Tensor:
+    def forward(self, x: Tensor, style: Tensor, lengths: Tensor | None = None) -> Tensor:
+        """`lengths` (CPU): each text's tokens, None where no text is padded. The layer norms
+        are per step: only the LSTMs need to know where a text ends."""
         steps = style.unsqueeze(1).expand(-1, x.shape[1], -1)
         x = torch.cat([x, steps], dim=-1)
         for block in self.lstms:
             if isinstance(block, AdaLayerNorm):
                 x = torch.cat([block(x, style), steps], dim=-1)
             else:
-                x = run_lstm(block, x)
+                x = run_lstm(block, x, lengths)
         return x
 
 
@@ -351,9 +389,9 @@ class ProsodyPredictor(nn.Module):
         self.F0_proj = nn.Conv1d(half, 1, 1)
         self.N_proj = nn.Conv1d(half, 1, 1)
 
-    def duration_logits(self, features: Tensor) -> Tensor:
+    def duration_logits(self, features: Tensor, lengths: Tensor | None = None) -> Tensor:
         """[B, T, max_duration]: each token's duration as a sum of sigmoids."""
-        x = run_lstm(self.lstm, features)
+        x = run_lstm(self.lstm, features, lengths)
         return self.duration_proj(x)
 
     def pitch_and_energy(self, aligned: Tensor, style: Tensor) -> tuple[Tensor, Tensor]:
@@ -504,15 +542,22 @@ class KokoroNetwork(nn.Module):
         self.text_encoder = TextEncoder(config)
         self.decoder = Decoder(config)
 
-    def durations(self, ids: Tensor, style: Tensor, speed: float) -> tuple[Tensor, Tensor]:
-        """Each token's frames [T] (int64) and the prosody features [1, T, hidden + style]."""
+    def durations(
+        self, ids: Tensor, style: Tensor, speed: float, lengths: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """Each token's frames [B, T] (int64; 0 at the padding) and the prosody features
+        [B, T, hidden + style]. `lengths` (CPU): each row's tokens, None where no row is
+        padded."""
         prosody_style = style[:, STYLE_HALF:]
-        encoded = self.bert_encoder(self.bert(ids))
-        features = self.predictor.text_encoder(encoded, prosody_style)
-        logits = self.predictor.duration_logits(features)
+        mask = None if lengths is None else token_mask(lengths.to(ids.device), ids.shape[1])
+        encoded = self.bert_encoder(self.bert(ids, mask))
+        features = self.predictor.text_encoder(encoded, prosody_style, lengths)
+        logits = self.predictor.duration_logits(features, lengths)
         # Rounded in float32 whatever the rest runs in: a frame more or less moves every word.
         seconds = torch.sigmoid(logits.float()).sum(dim=-1) / speed
-        frames = torch.round(seconds).clamp(min=1).long().reshape(-1)
+        frames = torch.round(seconds).clamp(min=1).long()
+        if mask is not None:
+            frames = frames * mask
         return frames, features
 
     def forward(
@@ -522,10 +567,36 @@ class KokoroNetwork(nn.Module):
         `frames`, those durations are spoken instead of the predicted ones (to compare the
         decoder alone with another runtime's)."""
         predicted, features = self.durations(ids, style, speed)
-        frames = predicted if frames is None else frames
+        frames = predicted.reshape(-1) if frames is None else frames
+        audio = self.decode(features, self.text_encoder(ids), frames, style)
+        return audio, frames
+
+    def speak_batch(
+        self, ids: Tensor, lengths: list[int], style: Tensor, speed: float
+    ) -> list[tuple[Tensor, Tensor]]:
+        """ids: [B, T], each row a text with its pads, then zeros up to the longest; style:
+        [B, 256] → each text's audio [samples] and frames [length], as `forward` gives it
+        alone. The encoders run as one batch; alignment and decoding text by text."""
+        padded = None if min(lengths) == ids.shape[1] else torch.tensor(lengths)
+        frames, features = self.durations(ids, style, speed, padded)
+        text = self.text_encoder(ids, padded)
+        spoken = []
+        for row, length in enumerate(lengths):
+            own = frames[row, :length]
+            audio = self.decode(
+                features[row : row + 1, :length],
+                text[row : row + 1, :, :length],
+                own,
+                style[row : row + 1],
+            )
+            spoken.append((audio, own))
+        return spoken
+
+    def decode(self, features: Tensor, text: Tensor, frames: Tensor, style: Tensor) -> Tensor:
+        """One text's audio [samples]: its prosody features [1, T, hidden + style] and text
+        encoding [1, hidden, T], each token held for its frames [T]."""
         prosody_style, voice_style = style[:, STYLE_HALF:], style[:, :STYLE_HALF]
         aligned = features.repeat_interleave(frames, dim=1)
         f0, energy = self.predictor.pitch_and_energy(aligned, prosody_style)
-        text = self.text_encoder(ids).repeat_interleave(frames, dim=2)
-        audio = self.decoder(text, f0, energy, voice_style)
-        return audio.reshape(-1), frames
+        audio = self.decoder(text.repeat_interleave(frames, dim=2), f0, energy, voice_style)
+        return audio.reshape(-1)

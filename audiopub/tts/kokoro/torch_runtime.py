@@ -13,19 +13,29 @@ durations closer to ORT's (ALBERT's twelve passes of one layer and the LSTMs amp
 float rounding differences, in the layer norms, softmax and activations, into other int8
 roundings: ALBERT's output differs from ORT's by 13 % either way). On a GPU the float path is
 the one wanted in any case: it is what the card is fast at.
+
+`run_batch` runs several texts in one padded batch (torch_network's masks): the Kokoro engine
+gives it the pieces of the texts the executor batched by length.
+
+`compile_backend` (off by default) puts the parts whose shapes follow only the text's length,
+ALBERT and the decoder, through `torch.compile` with dynamic shapes ("inductor" on a GPU); the
+alignment between them, data-dependent, stays eager. A part that fails to compile, when made or
+on its first run, runs eager instead, and the log says why once.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from audiopub.errors import EngineUnavailable
+from audiopub.tts.batching import is_out_of_memory
 
 if TYPE_CHECKING:
     import torch
@@ -39,6 +49,8 @@ ONNX: Final = "onnx"
 TORCH: Final = "torch"
 AUTO: Final = "auto"
 RUNTIMES: Final = (ONNX, TORCH, AUTO)
+# What `torch.compile` takes on: their input shapes follow the text's length alone.
+COMPILED_PARTS: Final = ("bert", "decoder")
 
 
 def require_torch() -> None:
@@ -112,9 +124,11 @@ class TorchKokoro:
         threads: int | None = None,
         reduced_precision: bool = True,
         match_onnx_int8: bool = False,
+        compile_backend: str | Callable[..., Any] | None = None,
     ) -> None:
         """`match_onnx_int8`: the int8 export's integer arithmetic in its int8 layers (nothing
-        to match in weights that were never int8)."""
+        to match in weights that were never int8). `compile_backend`: torch.compile's backend
+        for ALBERT and the decoder (`compile`); None: eager."""
         require_torch()
         import torch
 
@@ -142,6 +156,9 @@ class TorchKokoro:
         self.int8_layers = match_int8(network, quantized_weights(state)) if match_onnx_int8 else 0
         self.network: KokoroNetwork = network.eval().to(self.device)
         self._lock = threading.Lock()
+        self._eager: dict[str, torch.nn.Module] = {}  # the compiled parts' own modules
+        if compile_backend is not None:
+            self.compile(compile_backend)
         log.info(
             "Kokoro on PyTorch: %s, %s%s",
             self.device,
@@ -152,6 +169,42 @@ class TorchKokoro:
         )
 
     @property
+    def compiled(self) -> bool:
+        """Whether ALBERT and the decoder run compiled (False after a failed compilation)."""
+        return bool(self._eager)
+
+    def compile(self, backend: str | Callable[..., Any] = "inductor") -> None:
+        """ALBERT and the decoder through `torch.compile`, with dynamic shapes (a new text
+        length is not a new compilation); eager, said once, where that fails."""
+        import torch
+
+        try:
+            for name in COMPILED_PARTS:
+                part = getattr(self.network, name)
+                self._eager[name] = part
+                setattr(self.network, name, torch.compile(part, backend=backend, dynamic=True))
+        except Exception as exc:  # noqa: BLE001 - any failure to compile means eager
+            self._run_eager(exc)
+
+    def _run_eager(self, failure: BaseException) -> None:
+        """Back to the eager modules after `failure` to compile."""
+        root = failure
+        while True:  # the compiler's own error, under dynamo's wrapping
+            inner = getattr(root, "inner_exception", None) or root.__cause__
+            if not isinstance(inner, BaseException):
+                break
+            root = inner
+        reason = str(root).strip().splitlines()
+        log.warning(
+            "torch.compile failed for Kokoro (%s: %s); running eager",
+            type(root).__name__,
+            reason[0] if reason else "no message",
+        )
+        for name, part in self._eager.items():
+            setattr(self.network, name, part)
+        self._eager.clear()
+
+    @property
     def provider(self) -> str:
         return f"torch:{self.device.type}"
 
@@ -159,24 +212,53 @@ class TorchKokoro:
         self, ids: np.ndarray, style: np.ndarray, speed: float
     ) -> tuple[np.ndarray, np.ndarray]:
         """ids [1, T] int64, style [1, 256] float32 → audio [samples] float32, frames [T] int64."""
+        return self.run_batch([ids.reshape(-1)], style.reshape(1, -1), speed)[0]
+
+    def run_batch(
+        self, ids: Sequence[np.ndarray], styles: np.ndarray, speed: float
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Several texts in one padded run: ids, each [T_i] int64 with its pads; styles
+        [B, 256] float32, a row each → each text's audio [samples] float32 and frames [T_i]
+        int64, the same as it gets alone (to float rounding)."""
         import torch
 
+        lengths = [len(row) for row in ids]
+        padded = np.zeros((len(ids), max(lengths)), dtype=np.int64)
+        for number, row in enumerate(ids):
+            padded[number, : len(row)] = row
         dtype = getattr(torch, self.precision.dtype)
         with self._lock, torch.inference_mode():
-            tokens = _to_device(torch.from_numpy(ids), self.device)
-            row = _to_device(torch.from_numpy(style.astype(np.float32)), self.device)
+            tokens = _to_device(torch.from_numpy(padded), self.device)
+            rows = _to_device(torch.from_numpy(styles.astype(np.float32)), self.device)
             try:
                 with torch.autocast(
                     device_type=self.device.type, dtype=dtype, enabled=dtype is not torch.float32
                 ):
-                    audio, frames = self.network(tokens, row, float(speed))
+                    spoken = self._speak(tokens, lengths, rows, float(speed))
             except torch.cuda.OutOfMemoryError:
                 # Give the failed run's blocks back before the caller retries smaller (its
                 # message says "out of memory", as batching.is_out_of_memory reads it).
                 if torch.cuda.is_available():
                     torch.cuda.empty_cache()
                 raise
-            return audio.float().cpu().numpy(), frames.cpu().numpy()
+            return [(audio.float().cpu().numpy(), frames.cpu().numpy()) for audio, frames in spoken]
+
+    def _speak(
+        self, tokens: torch.Tensor, lengths: list[int], rows: torch.Tensor, speed: float
+    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The network's batch; compiled parts compile on their first run, and one that fails
+        to leaves the run, and every later one, to the eager modules."""
+        import torch
+
+        if not self._eager:
+            return self.network.speak_batch(tokens, lengths, rows, speed)
+        try:
+            return self.network.speak_batch(tokens, lengths, rows, speed)
+        except Exception as exc:  # noqa: BLE001 - a compiler's error: the eager run decides
+            if isinstance(exc, torch.cuda.OutOfMemoryError) or is_out_of_memory(exc):
+                raise  # the batch is too big, compiled or not: the caller halves it
+            self._run_eager(exc)
+        return self.network.speak_batch(tokens, lengths, rows, speed)
 
 
 def _to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
