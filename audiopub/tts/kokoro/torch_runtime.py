@@ -37,6 +37,9 @@ import numpy as np
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.batching import is_out_of_memory
 
+# PyTorch is an optional extra (`audiopub[torch]`) and takes seconds to import: it and the
+# modules built on it (torch_network, torch_weights, torch_int8) are imported inside the
+# functions that run the network, so choosing a runtime or ONNX Runtime's path never needs it.
 if TYPE_CHECKING:
     import torch
 

@@ -26,6 +26,8 @@ import numpy as np
 from audiopub.atomic import atomic_write
 from audiopub.errors import ModelMissing
 
+# onnx, PyTorch and safetensors come with the optional torch extra and are heavy to import:
+# imported inside the functions that read or write weights.
 if TYPE_CHECKING:
     import onnx
     import torch
