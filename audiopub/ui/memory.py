@@ -14,6 +14,11 @@ rounds of 20 uploads of a 5 MB book):
 
 So once a tab has gone (NiceGUI removes its elements after its delete handlers ran),
 `release_soon` does all three, once for the tabs that go within `RELEASE_AFTER_S` of each other.
+
+What stays is Python's own: its small objects live in 1 MiB arenas, returned only once empty,
+and a page's objects are scattered among those that outlive it. After two rounds of 20 tabs
+the objects were back to their number at start but the arenas had grown from 70 to 171, none
+returned; neither MALLOC_ARENA_MAX=2 nor PYTHONMALLOC=malloc made the server smaller.
 """
 
 from __future__ import annotations
