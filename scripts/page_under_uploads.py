@@ -148,9 +148,16 @@ class Tab:
             f"client_id={client_id}&next_message_id=0&implicit_handshake=true"
             f"&document_id={uuid.uuid4()}&tab_id={uuid.uuid4()}"
         )
-        await self.socket.connect(
-            f"{self.base}?{query}", transports=["websocket"], socketio_path="/_nicegui_ws/socket.io"
-        )
+        try:
+            await self.socket.connect(
+                f"{self.base}?{query}",
+                transports=["websocket"],
+                socketio_path="/_nicegui_ws/socket.io",
+            )
+        except socketio.exceptions.ConnectionError as exc:  # a server too busy to answer
+            self.dropped = True
+            self.ended.set()
+            print(f"  a socket did not connect ({exc})")
 
     async def send(self, book: Path) -> None:
         form = aiohttp.FormData()
