@@ -155,5 +155,5 @@ def test_closed_tabs_leave_no_page_and_no_book(server: CountingServer, tmp_path:
             and not ours & set(now["deleted_clients"])
         ),
         lambda: f"the closed tabs' pages or books are still in memory: {server.alive()}",
-        timeout_s=10.0,
+        timeout_s=20.0,
     )
