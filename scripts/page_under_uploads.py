@@ -6,8 +6,10 @@ Starts `audiopub serve` on 127.0.0.1 with a fresh data dir, opens N tabs as a br
 same moment, and meanwhile asks for `/` every 0.2 s, timing each answer. It waits until every
 tab shows its book, closes the tabs, and does that `--rounds` times. It prints the page's
 latency (alone, and during the uploads: median, p95, max), the sockets that dropped before
-their tab showed its book, and the server's resident memory after each round and after
-`--idle` seconds with no tab open.
+their tab showed its book, and the server's resident memory after each round (once the
+server has forgotten the closed tabs) and after `--idle` seconds with no tab open; the last
+line sums them up. The server runs the `audiopub` Python finds: `PYTHONPATH=TREE` measures
+another checkout's.
 
 Without BOOK it builds a 5 MB one (`--mb`): the text of Leaves of Grass (376 chapters, from
 /work/shared/testdata/epubs or AUDIOPUB_TESTDATA) and a cover of random pixels (many EPUBs
@@ -41,7 +43,11 @@ UPLOAD_URL = re.compile(r'"url":"(/_nicegui/client/([0-9a-f-]+)/upload/\d+)"')
 PROBE_EVERY_S = 0.2
 TESTDATA = Path(os.environ.get("AUDIOPUB_TESTDATA", "/work/shared/testdata")) / "epubs"
 TEXT_SOURCE = "pg1322-leaves-of-grass-calibre.epub"
-CLOSED_TAB_GONE_S = 5.0  # NiceGUI forgets a closed tab 3 s after it went
+START_TIMEOUT_S = 300.0  # a loaded machine takes minutes to import the app
+# The server loads its engines after it answers: memory is measured once it has settled.
+SETTLED_MB = 2.0
+SETTLED_FOR_S = 5.0
+SETTLE_TIMEOUT_S = 120.0
 
 
 def rss_mb(pid: int, children: bool = True) -> float:
@@ -142,9 +148,16 @@ class Tab:
             f"client_id={client_id}&next_message_id=0&implicit_handshake=true"
             f"&document_id={uuid.uuid4()}&tab_id={uuid.uuid4()}"
         )
-        await self.socket.connect(
-            f"{self.base}?{query}", transports=["websocket"], socketio_path="/_nicegui_ws/socket.io"
-        )
+        try:
+            await self.socket.connect(
+                f"{self.base}?{query}",
+                transports=["websocket"],
+                socketio_path="/_nicegui_ws/socket.io",
+            )
+        except socketio.exceptions.ConnectionError as exc:  # a server too busy to answer
+            self.dropped = True
+            self.ended.set()
+            print(f"  a socket did not connect ({exc})")
 
     async def send(self, book: Path) -> None:
         form = aiohttp.FormData()
@@ -185,14 +198,22 @@ def summary(times: list[float]) -> str:
     )
 
 
+def closed_tab_gone_s() -> float:
+    """How long after a tab closed the server has forgotten it (and let go of what it held)."""
+    from audiopub.ui.app import RECONNECT_TIMEOUT_S
+
+    return RECONNECT_TIMEOUT_S + 5.0
+
+
 def memory(pid: int) -> str:
     return f"{rss_mb(pid, False):.0f} MB, {rss_mb(pid):.0f} MB with its child processes"
 
 
 async def one_round(
     session: aiohttp.ClientSession, base: str, book: Path, tabs: int, title: str, wait_s: float
-) -> list[float]:
-    """`tabs` tabs upload `book` at once and wait for it; the page's answer times meanwhile."""
+) -> tuple[list[float], int]:
+    """`tabs` tabs upload `book` at once and wait for it; the page's answer times meanwhile,
+    and how many sockets dropped."""
     opened = [Tab(session, base, title) for _ in range(tabs)]
     await asyncio.gather(*(tab.open() for tab in opened))
     busy: list[float] = []
@@ -219,7 +240,19 @@ async def one_round(
     print(f"  GET / during uploads: {summary(busy)}")
     for tab in opened:
         await tab.close()
-    return busy
+    return busy, dropped
+
+
+async def settled(pid: int) -> None:
+    """Until the server's memory has stopped growing (it loads its engines once it is up)."""
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    last = rss_mb(pid, False)
+    while time.monotonic() < deadline:
+        await asyncio.sleep(SETTLED_FOR_S)
+        now = rss_mb(pid, False)
+        if abs(now - last) < SETTLED_MB:
+            return
+        last = now
 
 
 async def measure(
@@ -241,16 +274,23 @@ async def measure(
         stop.set()
         await task
         print(f"GET / alone:             {summary(quiet)}")
+        await settled(pid)
         print(f"server RSS before:       {memory(pid)}")
+        figures = [f"start {rss_mb(pid, False):.0f}"]
         every: list[float] = []
+        dropped = 0
         for number in range(1, rounds + 1):
             print(f"round {number}: {tabs} uploads of {book.stat().st_size / 1e6:.1f} MB")
-            every += await one_round(session, base, book, tabs, title, wait_s)
-            await asyncio.sleep(CLOSED_TAB_GONE_S)
+            busy, lost = await one_round(session, base, book, tabs, title, wait_s)
+            every, dropped = every + busy, dropped + lost
+            await asyncio.sleep(closed_tab_gone_s())
             print(f"  server RSS after:      {memory(pid)}")
+            figures.append(f"round {number} {rss_mb(pid, False):.0f}")
         print(f"GET / during all rounds: {summary(every)}")
         await asyncio.sleep(idle_s)
         print(f"server RSS {idle_s:.0f}s idle:    {memory(pid)}")
+        figures.append(f"{idle_s:.0f} s idle {rss_mb(pid, False):.0f}")
+        print(f"in all: server RSS (MB) {', '.join(figures)}; {dropped} sockets dropped")
 
 
 def main() -> None:
@@ -299,18 +339,23 @@ def main() -> None:
             )
         finally:
             server.terminate()
-            server.wait(30)
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
 
 
 def _wait_up(base: str) -> None:
     import urllib.request
 
-    for _ in range(300):
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(base, timeout=2):
+            with urllib.request.urlopen(base, timeout=5):
                 return
         except OSError:
-            time.sleep(0.2)
+            time.sleep(0.5)
     raise SystemExit("the server did not start")
 
 

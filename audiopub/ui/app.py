@@ -22,6 +22,7 @@ from nicegui import app, background_tasks, core, helpers, run, ui
 
 from audiopub import settings
 from audiopub.ui import guard, routes
+from audiopub.ui.memory import release_soon
 from audiopub.ui.pages import convert, lexicon, library, voices
 from audiopub.ui.services import Services
 from audiopub.ui.uploads import max_request_bytes
@@ -66,6 +67,7 @@ def setup(services: Services) -> None:
     _register_pages(services)
     app.on_startup(partial(_startup, services))
     app.on_shutdown(services.stop)  # waits for the chunk in progress; the job resumes next start
+    app.on_delete(release_soon)  # a closed tab's page is freed now, not at the next full collection
 
 
 def _register_pages(services: Services) -> None:

@@ -24,7 +24,6 @@ from audiopub.errors import AudiopubError, StoreDamaged
 from audiopub.jobs.models import JobSettings
 from audiopub.ui.book_reading import ReadFailed, UploadedBook, remove_thumbnail
 from audiopub.ui.components.lexicon_editor import LexiconEditor
-from audiopub.ui.memory import return_freed_memory
 from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
 from audiopub.ui.uploads import MAX_NAME_CHARS, display_name, save_upload
@@ -219,12 +218,12 @@ class BookPanel:
     def _let_go(self) -> None:
         """The tab is gone: its upload and thumbnail go, and its book now, not when Python
         next looks for cycles among the page's elements (which may be long after, with a
-        book's text and cover held meanwhile); the freed memory goes back to the system."""
+        book's text and cover held meanwhile). The rest of the page, and the memory, go with
+        the tab (`memory.release_soon`)."""
         self._discard_upload()
         self.book = None
         if self.lexicon is not None:
             self.lexicon.book = None
-        return_freed_memory()
 
     def clear(self) -> None:
         self._discard_upload()
