@@ -127,7 +127,7 @@ def test_over_a_passage_torch_predicts_the_durations_onnx_runtime_does(folder: P
             ort_frames = onnx_frames(ids, row).astype(np.int64)
             with torch.inference_mode():
                 frames, _ = network.durations(torch.from_numpy(ids), torch.tensor(row), 1.0)
-            torch_frames = frames.numpy()
+            torch_frames = frames[0].numpy()  # [batch, tokens]: a batch of one
             assert len(torch_frames) == len(ort_frames)
             # A flip of a rounding, never a different prediction. Measured: 17 tokens of the
             # passage's 505 a frame apart, one two frames (a token near .5 frames of ORT's
