@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,3 +210,16 @@ def held_reading_server(tmp_path: Path, held: Path) -> Iterator[RunningServer]:
         [sys.executable, "-c", source], tmp_path, port, {"AUDIOPUB_TEST_HOLD_READ": str(held)}
     ) as app:
         yield app
+
+
+def wait_until(
+    condition: Callable[[], object], what: str | Callable[[], str], timeout_s: float = 30.0
+) -> None:
+    """Poll `condition` until it holds, else fail saying `what` (called when it is a function,
+    so it can describe the state at the deadline)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            said = what() if callable(what) else what
+            pytest.fail(f"not in {timeout_s:.0f} s: {said}")
+        time.sleep(0.05)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from epub_factory import build_epub, tiny_png
-from server_helper import RunningServer, free_port, running_server
+from server_helper import RunningServer, free_port, running_server, wait_until
 from socket_tab import SocketTab
 
 TABS = 3
@@ -110,14 +110,6 @@ def server(tmp_path: Path) -> Iterator[CountingServer]:
         [sys.executable, "-c", source], tmp_path, port, {"AUDIOPUB_TEST_ASK": str(folder)}
     ) as running:
         yield CountingServer(running, folder)
-
-
-def wait_until(condition: Any, what: Any, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"not in {timeout_s:.0f} s: {what()}")
-        time.sleep(0.1)
 
 
 def test_closed_tabs_leave_no_page_and_no_book(server: CountingServer, tmp_path: Path) -> None:

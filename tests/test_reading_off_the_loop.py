@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from epub_factory import build_epub
-from server_helper import RunningServer, browser, held_reading_server, require_chromium
+from server_helper import RunningServer, browser, held_reading_server, require_chromium, wait_until
 
 from audiopub.ui.book_reading import READERS
 
@@ -43,14 +43,6 @@ def server(tmp_path: Path, held: Path) -> Iterator[RunningServer]:
 
 def reading_now(held: Path) -> list[Path]:
     return sorted(held.glob("reading-*"))
-
-
-def wait_until(condition: Any, what: str, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"not in {timeout_s:.0f} s: {what}")
-        time.sleep(0.05)
 
 
 def open_tab(chrome: Any, url: str) -> Any:

@@ -10,11 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from epub_factory import build_epub
-from server_helper import RunningServer, held_reading_server
+from server_helper import RunningServer, held_reading_server, wait_until
 from socket_tab import SocketTab, close_all
 
 from audiopub.ui.book_reading import READERS
@@ -37,14 +36,6 @@ def held(tmp_path: Path) -> Path:
 def server(tmp_path: Path, held: Path) -> Iterator[RunningServer]:
     with held_reading_server(tmp_path, held) as app:
         yield app
-
-
-def wait_until(condition: Any, what: str, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"not in {timeout_s:.0f} s: {what}")
-        time.sleep(0.05)
 
 
 def books(tmp_path: Path, count: int) -> list[tuple[Path, str]]:

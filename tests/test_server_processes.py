@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import signal
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from epub_factory import build_epub
-from server_helper import RunningServer, held_reading_server
+from server_helper import RunningServer, held_reading_server, wait_until
 from socket_tab import SocketTab
 
 from audiopub.atomic import SCRATCH_DIR
@@ -59,14 +57,6 @@ def running(pid: int) -> bool:
     except (FileNotFoundError, IndexError):
         return False
     return state not in ("Z", "X")
-
-
-def wait_until(condition: Any, what: Any, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"not in {timeout_s:.0f} s: {what()}")
-        time.sleep(0.05)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
