@@ -286,7 +286,12 @@ def run_doctor(args: argparse.Namespace) -> int:
             f"doctor: no NVIDIA GPU on this machine ({info['gpu']['reason']}); "
             "measuring the CPU only"
         )
-    with tempfile.TemporaryDirectory(prefix="audiopub-doctor-") as scratch:
+    # The first runtime is the one the GPU and CPU rows run on, whatever the setting says.
+    first = replace(settings.current(), kokoro_runtime=_runtimes_asked(args)[0])
+    with (
+        tempfile.TemporaryDirectory(prefix="audiopub-doctor-") as scratch,
+        settings.installed(first),
+    ):
         summary = measure(args, info, Path(scratch))
     folder.mkdir(parents=True, exist_ok=True)
     report = render_report(info, summary)
