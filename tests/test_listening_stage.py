@@ -6,6 +6,7 @@ not heard, and listening that breaks never fails the book."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -139,14 +140,30 @@ def test_chunks_are_heard_in_batches_and_a_chapter_waits_for_its_own(
     assert store.hearings.unheard_chunks(job_id, 1) == []
 
 
-def test_a_resumed_run_hears_only_what_was_not_heard(store: JobStore, tmp_path: Path) -> None:
+def test_a_resumed_run_hears_only_what_was_not_heard(
+    store: JobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     job_id, chunks, says = plan(store, tmp_path)
     ears = StandInEars(says)
+    ears.release.clear()  # chunk 0 is being heard while the chapter's unheard ones are read
     listening = stage(store, job_id, ears)
+    unheard = store.hearings.unheard_chunks
+
+    def read_then_let_the_hearing_finish(job: str, chapter: int) -> list[ChunkRow]:
+        found = unheard(job, chapter)  # chunk 0 among them: not recorded yet
+        ears.release.set()
+        deadline = time.monotonic() + 1.0  # time enough for its hearing to be recorded
+        while listening._keys_in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return found
+
     listening.chunk_done(chunks[0], store.job_dir(job_id) / chunks[0].audio_path)
+    assert ears.entered.wait(10)
+    monkeypatch.setattr(store.hearings, "unheard_chunks", read_then_let_the_hearing_finish)
     listening.finish_chapter(0, lambda: None)  # the other two: made by an "earlier run"
+    monkeypatch.undo()
     listening.close()
-    assert sum(ears.batches) == 3
+    assert sum(ears.batches) == 3  # chunk 0 once, though it was unheard when the chapter was read
     before = store.hearings.by_key(job_id)
 
     again = StandInEars(says)

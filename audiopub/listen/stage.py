@@ -129,7 +129,7 @@ class ProofListening:
         self.ears = ears
         self._notify = notify
         self._queue: queue.Queue[_Chunk | _Request | None] = queue.Queue()
-        self._changed = threading.Condition()
+        self._changed = threading.Condition(threading.RLock())  # chunk_done runs under it too
         self._in_flight: Counter[int] = Counter()  # chapter index → its chunks not yet heard
         self._keys_in_flight: set[str] = set()  # queued or being heard: not to be queued again
         self._closing = False
@@ -172,9 +172,12 @@ class ProofListening:
         (a pause, a cancel)."""
         if not self.working:
             return
-        for chunk in self.store.hearings.unheard_chunks(self.job_id, chapter_idx):
-            if chunk.audio_path:  # one queued or being heard already is not queued again
-                self.chunk_done(chunk, self.job_dir / chunk.audio_path)
+        # Read and queue under the lock: a chunk being heard now is either recorded already
+        # (so not unheard) or still in flight (so not queued again), never settled in between.
+        with self._changed:
+            for chunk in self.store.hearings.unheard_chunks(self.job_id, chapter_idx):
+                if chunk.audio_path:
+                    self.chunk_done(chunk, self.job_dir / chunk.audio_path)
         while True:
             with self._changed:
                 if self._in_flight[chapter_idx] <= 0 or not self.working:
