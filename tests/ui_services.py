@@ -35,6 +35,9 @@ def installed_services(
         "nvml": FakeNvml(),
         "gpu_support": GpuSupport(False, NO_CUDA),
         "gpu_interval_s": 0.05,
+        # The previews' voice loaded ahead at start (tested in test_previews.py) cost every UI
+        # test 2-3 s of CPU beside it; most never preview, and a test's first preview loads it.
+        "warm_previews": False,
         **options,
     }
     installed = Services(data_dir, **options)

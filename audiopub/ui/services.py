@@ -60,6 +60,7 @@ class Services:
         gpu_support: GpuSupport | None = None,
         gpu_interval_s: float = DEFAULT_INTERVAL_S,
         upload_limit_bytes: int | None = None,
+        warm_previews: bool = True,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.store = JobStore(self.data_dir / default_store_path().name)
@@ -76,6 +77,7 @@ class Services:
         self.mixes = VoiceMixes(self.data_dir / MIXES_FILE)
         self.catalog = EngineCatalog(self.mixes, gpu_support)
         self.previews = Previews(self.preferences)
+        self.warm_previews = warm_previews  # load the remembered voice for previews at start
         self.casts = BookCasts(self.data_dir)
         # This process's: a killed server's uploads go at the next start (`atomic.scratch_dir`).
         self.uploads_dir = scratch_dir(self.data_dir) / "uploads"
@@ -107,7 +109,8 @@ class Services:
             self.gpu_started = True
             self.worker.start()
             self._worker_started = True
-            self.previews.start_warmup()
+            if self.warm_previews:
+                self.previews.start_warmup()
 
     def stop(self) -> None:
         """Stop after the current chunk; a running job goes back to the queue for next time."""
