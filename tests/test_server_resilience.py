@@ -35,12 +35,12 @@ from server_helper import RunningServer, browser, free_port, require_chromium, r
 
 from audiopub.atomic import SCRATCH_DIR
 from audiopub.book.reading import BOOK_SUFFIXES
-from audiopub.ui import app as app_module
 
 LIMIT_MB = 1
 LIMIT_TEXT = "1.0 MB"  # how the page writes the limit
-# NiceGUI deletes a closed tab's client this long after it went away.
-RECONNECT_TIMEOUT_S = app_module.RECONNECT_TIMEOUT_S
+# NiceGUI deletes a closed tab's client this long after it went away: shorter than the app's
+# (`app.RECONNECT_TIMEOUT_S`), since every test waits for its tabs' uploads to be cleaned up.
+RECONNECT_TIMEOUT_S = 2.0
 TAB_TIMEOUT_MS = 30_000
 HTTP_TIMEOUT_S = 15.0
 CLEANUP_TIMEOUT_S = RECONNECT_TIMEOUT_S + 9  # a closed tab's upload is gone by then
@@ -54,6 +54,9 @@ sys.path.insert(0, {tests!r})
 
 import audiopub.settings as settings
 settings.MAX_UPLOAD_MB = {limit}
+
+import audiopub.ui.app as app
+app.RECONNECT_TIMEOUT_S = {reconnect}
 
 import held_reading
 from audiopub.ui import book_reading
@@ -109,7 +112,12 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
     command = [
         sys.executable,
         "-c",
-        SERVER.format(limit=LIMIT_MB, port=port, tests=str(Path(__file__).parent)),
+        SERVER.format(
+            limit=LIMIT_MB,
+            port=port,
+            tests=str(Path(__file__).parent),
+            reconnect=RECONNECT_TIMEOUT_S,
+        ),
     ]
     env = {"TMPDIR": str(tmp), "AUDIOPUB_TEST_SLOW_READ": str(flag)}
     with running_server(command, folder, port, env) as server:
