@@ -131,6 +131,15 @@ def wait_until_up(
     pytest.fail(f"the app did not answer on {url}:\n{log_path.read_text()}")
 
 
+CONTEXT_OPTIONS: dict[str, Any] = {
+    "viewport": {"width": 1400, "height": 1000},
+    "color_scheme": "light",
+    # Headless Chromium may not advance CSS transitions between frames, so a screenshot could
+    # catch a progress bar mid-slide; the UI drops them for reduced motion.
+    "reduced_motion": "reduce",
+}
+
+
 @contextmanager
 def browser_context(chromium: Path, tmp_path: Path) -> Iterator[Any]:
     """One Chromium with a fresh user-data-dir, as a Playwright persistent context."""
@@ -144,16 +153,23 @@ def browser_context(chromium: Path, tmp_path: Path) -> Iterator[Any]:
             headless=True,
             args=CHROMIUM_FLAGS,
             accept_downloads=True,
-            viewport={"width": 1400, "height": 1000},
-            color_scheme="light",
-            # Headless Chromium may not advance CSS transitions between frames, so a screenshot
-            # could catch a progress bar mid-slide; the UI drops them for reduced motion.
-            reduced_motion="reduce",
+            **CONTEXT_OPTIONS,
         )
         try:
             yield context
         finally:
             context.close()
+
+
+@contextmanager
+def fresh_context(launched: Any) -> Iterator[Any]:
+    """A context of a running Chromium (`browser`) set up as `browser_context`'s: as fresh as
+    a new profile (its own cookies, storage and cache), without starting another Chromium."""
+    context = launched.new_context(accept_downloads=True, **CONTEXT_OPTIONS)
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 @contextmanager

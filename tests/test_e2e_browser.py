@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,9 @@ import pytest
 from epub_factory import build_epub, tiny_png
 from server_helper import (
     ROOT,
-    browser_context,
+    browser,
     free_port,
+    fresh_context,
     require_chromium,
     server,
     wait_for_voice,
@@ -75,12 +77,15 @@ app.main(host="127.0.0.1", port={port}, show=False,
 
 
 @pytest.fixture(scope="module")
-def chromium() -> Path:
-    return require_chromium()
+def chromium() -> Iterator[Any]:
+    """One Chromium for the module (starting one costs ~2 s of CPU); each test has a fresh
+    context of its own in it (`fresh_context`)."""
+    with browser(require_chromium()) as launched:
+        yield launched
 
 
 @pytest.mark.engine_processes  # the app as it is run: a job speaks in engine processes
-def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path) -> None:
+def test_generate_and_download_in_a_real_browser(chromium: Any, tmp_path: Path) -> None:
     book = build_epub(
         tmp_path / "harbour.epub",
         CHAPTERS,
@@ -90,7 +95,7 @@ def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path)
     )
     port = free_port()
     command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
-    with server(command, tmp_path, port) as url, browser_context(chromium, tmp_path) as context:
+    with server(command, tmp_path, port) as url, fresh_context(chromium) as context:
         page = context.new_page()
         outside = _record_outside_requests(page)
         _generate(page, url, book, "The Harbour Book")
@@ -132,7 +137,7 @@ def test_generate_and_download_in_a_real_browser(chromium: Path, tmp_path: Path)
 
 
 def test_a_lexicon_entry_is_heard_then_used_by_the_next_conversion(
-    chromium: Path, tmp_path: Path
+    chromium: Any, tmp_path: Path
 ) -> None:
     """Convert once, fix a name in the book's lexicon (hearing it first), convert again."""
     book = build_epub(
@@ -150,7 +155,7 @@ def test_a_lexicon_entry_is_heard_then_used_by_the_next_conversion(
     )
     port = free_port()
     command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
-    with server(command, tmp_path, port) as url, browser_context(chromium, tmp_path) as context:
+    with server(command, tmp_path, port) as url, fresh_context(chromium) as context:
         page = context.new_page()
         page.goto(url)
         wait_for_voice(page, "en_US-joe-medium")
@@ -200,7 +205,7 @@ READ_ALONG = [
 SENTENCE = ".ap-read-along"  # the line under the player
 
 
-def test_the_library_player_shows_the_sentence_being_heard(chromium: Path, tmp_path: Path) -> None:
+def test_the_library_player_shows_the_sentence_being_heard(chromium: Any, tmp_path: Path) -> None:
     """A finished book plays in the library; the line under the player follows it from one
     sentence to the next. Its picture is the README's read-along screenshot."""
     book = build_epub(
@@ -213,7 +218,7 @@ def test_the_library_player_shows_the_sentence_being_heard(chromium: Path, tmp_p
     first, second = READ_ALONG[0][1][:2]
     port = free_port()
     command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
-    with server(command, tmp_path, port) as url, browser_context(chromium, tmp_path) as context:
+    with server(command, tmp_path, port) as url, fresh_context(chromium) as context:
         page = context.new_page()
         _generate(page, url, book, "The Harbour Book")
         page.get_by_role("link", name="Listen in the library").click()
@@ -236,12 +241,12 @@ def test_the_library_player_shows_the_sentence_being_heard(chromium: Path, tmp_p
     _publish(tmp_path / "read-along.png", "read-along.png")
 
 
-def test_gpu_panel_with_a_fake_gpu(chromium: Path, tmp_path: Path) -> None:
+def test_gpu_panel_with_a_fake_gpu(chromium: Any, tmp_path: Path) -> None:
     port = free_port()
     code = GPU_DEMO.format(tests=str(TESTS), data=str(tmp_path / "data"), port=port)
     with (
         server([sys.executable, "-c", code], tmp_path, port) as url,
-        browser_context(chromium, tmp_path) as context,
+        fresh_context(chromium) as context,
     ):
         page = context.new_page()
         page.set_viewport_size({"width": 1400, "height": 900})

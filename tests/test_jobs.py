@@ -40,8 +40,10 @@ def submit(store: JobStore, epub: Path, output: Path, settings: JobSettings, eng
     return submit_job(store, epub, read_epub(epub), output, settings, engine)
 
 
-def _long_epub(path: Path, chapters: int = 2, paragraphs: int = 6) -> Path:
-    """Every paragraph is one short sentence, so every paragraph is its own chunk."""
+def _long_epub(path: Path, chapters: int = 2, paragraphs: int = 2) -> Path:
+    """Every paragraph is one short sentence, so every paragraph is its own chunk. The jobs
+    pause at a known chunk (`_pause_after`), so a chapter of a heading and two paragraphs is
+    long enough to stop inside it: every chunk more is one more to speak."""
     return build_epub(
         path,
         [
@@ -82,9 +84,10 @@ def _run(
 
 def test_pause_then_resume_reuses_every_finished_chunk(store, engine, tmp_path) -> None:
     job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b", JobSettings(), engine)
-    assert _run(store, job.id, engine, _pause_after(store, 4)) is JobState.PAUSED
+    # Paused inside the first chapter, after its heading and first paragraph.
+    assert _run(store, job.id, engine, _pause_after(store, 2)) is JobState.PAUSED
     done_before = {c.cache_key for c in store.ledger.done_chunks(job.id)}
-    assert len(done_before) == 4
+    assert len(done_before) == 2
 
     store.queue.set_state(job.id, JobState.QUEUED)
     assert _run(store, job.id, engine) is JobState.DONE
@@ -182,8 +185,10 @@ def test_engine_processes_stop_once_the_audio_is_spoken(
 
 
 def test_truncated_chunk_file_is_detected_and_redone(store, engine, tmp_path, monkeypatch) -> None:
-    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b", JobSettings(), engine)
-    _run(store, job.id, engine, _pause_after(store, 3))
+    job = submit(
+        store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b", JobSettings(), engine
+    )
+    _run(store, job.id, engine, _pause_after(store, 2))  # one chunk of three left to speak
     victim = store.ledger.done_chunks(job.id)[1]
     path = store.job_dir(job.id) / victim.audio_path
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])  # a torn write
@@ -199,8 +204,10 @@ def test_truncated_chunk_file_is_detected_and_redone(store, engine, tmp_path, mo
 def test_changed_settings_on_resume_redo_the_affected_chunks(
     store, engine, tmp_path, change
 ) -> None:
-    job = submit(store, _long_epub(tmp_path / "b.epub"), tmp_path / "b.m4b", JobSettings(), engine)
-    _run(store, job.id, engine, _pause_after(store, 3))
+    job = submit(
+        store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b", JobSettings(), engine
+    )
+    _run(store, job.id, engine, _pause_after(store, 2))  # one chunk of three left to speak
     old_keys = {c.cache_key for c in store.ledger.done_chunks(job.id)}
     changed = JobSettings.from_dict({**store.queue.get_job(job.id).settings.to_dict(), **change})
     store.queue.update_settings(job.id, changed)
@@ -299,7 +306,7 @@ def test_pause_and_resume_between_two_checks_never_kills_the_worker(
     store, engine, tmp_path
 ) -> None:
     job = submit(
-        store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b", JobSettings(), engine
+        store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b", JobSettings(), engine
     )
     flipped = threading.Event()
 
@@ -383,7 +390,7 @@ def test_disk_full_mid_job_pauses_it_and_resume_continues(
     from audiopub.jobs import chunk_work
 
     job = submit(
-        store, _long_epub(tmp_path / "b.epub", 1, 4), tmp_path / "b.m4b", JobSettings(), engine
+        store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b", JobSettings(), engine
     )
     real_write = chunk_work.write_chunk
     writes: list[Path] = []

@@ -25,35 +25,43 @@ AWAY_S = 12.0
 pytestmark = pytest.mark.timeout(180)
 
 
-@pytest.fixture
-def held(tmp_path: Path) -> Path:
-    folder = tmp_path / "held"
-    folder.mkdir()
-    return folder
+@pytest.fixture(scope="module")
+def held(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("held")
 
 
-@pytest.fixture
-def server(tmp_path: Path, held: Path) -> Iterator[RunningServer]:
-    with held_reading_server(tmp_path, held) as app:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, held: Path) -> Iterator[RunningServer]:
+    """One server for the module (starting one is most of a short test's CPU): each test's
+    tabs are new pages, its books titled apart from the others' (`books`)."""
+    with held_reading_server(tmp_path_factory.mktemp("server"), held) as app:
         yield app
 
 
-def books(tmp_path: Path, count: int) -> list[tuple[Path, str]]:
+@pytest.fixture(autouse=True)
+def reads_held(held: Path) -> Iterator[None]:
+    """Each test starts with reads held again and none under way."""
+    assert not list(held.glob("reading-*")), "a read of an earlier test is still held"
+    yield
+    (held / "release").touch()  # nothing a test leaves held outlives it
+    wait_until(lambda: not list(held.glob("reading-*")), "the held reads to finish")
+    (held / "release").unlink()
+
+
+def books(tmp_path: Path, count: int, kind: str) -> list[tuple[Path, str]]:
+    """Books titled after the test (`kind`), so that a tab waiting for one cannot be sent
+    another test's."""
+    titles = [f"{kind} Book Number {n}" for n in range(count)]
     return [
-        (
-            build_epub(
-                tmp_path / f"b{n}.epub", [("One", [f"Book {n} begins."])], title=f"Book Number {n}"
-            ),
-            f"Book Number {n}",
-        )
-        for n in range(count)
+        (build_epub(tmp_path / f"b{n}.epub", [("One", [f"Book {n} begins."])], title=title), title)
+        for n, title in enumerate(titles)
     ]
 
 
 def test_each_waiting_tab_is_told_its_place(
     server: RunningServer, held: Path, tmp_path: Path
 ) -> None:
-    shelf = books(tmp_path, READERS + 2)
+    shelf = books(tmp_path, READERS + 2, "Waiting")
     tabs = [SocketTab(server.url) for _ in shelf]
     try:
         for tab, (book, _) in zip(tabs, shelf):
@@ -77,7 +85,7 @@ def test_each_waiting_tab_is_told_its_place(
 def test_a_tab_that_comes_back_gets_its_book(
     server: RunningServer, held: Path, tmp_path: Path
 ) -> None:
-    ((book, title),) = books(tmp_path, 1)
+    ((book, title),) = books(tmp_path, 1, "Returning")
     with SocketTab(server.url) as tab:
         assert tab.upload(book) == 200
         wait_until(lambda: list(held.glob("reading-*")), "the read started")
