@@ -35,7 +35,9 @@ def engine(model_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Kokoro
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AUDIOPUB_DATA_DIR", str(cache))
         folder = install_folder(tmp_path_factory.mktemp("models") / "kokoro", model_file)
-        loaded = KokoroEngine(folder)
+        # One thread: ORT's default pool of every core spins while it waits, which on a busy
+        # machine costs CPU time and gives nothing (the same samples either way).
+        loaded = KokoroEngine(folder, threads=1)
         loaded._load()
     return loaded
 
@@ -49,7 +51,9 @@ def test_a_chunk_is_600_samples_per_frame_and_sounds_as_the_unrewritten_graph(
     (piece,) = prepared.data
     # The original graph, untouched, as ONNX Runtime runs it: the same samples, and no more
     # than the durations say.
-    original = ort.InferenceSession(str(model_file), providers=["CPUExecutionProvider"])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # as the engine's
+    original = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
     style = voice_vectors()["jm_kumo"].reshape(STYLE_ROWS, -1)[len(piece.tokens) - 1]
     (audio,) = original.run(
         ["audio"],

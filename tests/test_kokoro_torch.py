@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from kokoro_model import install_folder
+from kokoro_model import install_folder, one_torch_thread
 
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import SynthesisOptions
@@ -28,6 +29,12 @@ TEXT = "The rain had stopped by the time the train reached the coast, and the ha
 OPTIONS = SynthesisOptions(language="en")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread() -> Iterator[None]:
+    with one_torch_thread():
+        yield
+
+
 @pytest.fixture(scope="module")
 def folder(kokoro_model_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return install_folder(tmp_path_factory.mktemp("models") / "kokoro", kokoro_model_file)
@@ -40,7 +47,9 @@ def spoken(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         patch.setenv("AUDIOPUB_DATA_DIR", str(tmp_path_factory.mktemp("kokoro-cache")))
         out: dict[str, object] = {}
         for runtime in ("onnx", "torch"):
-            engine = KokoroEngine(folder, runtime=runtime)
+            # One thread: ORT's pool of every core spins while it waits, which on a busy
+            # machine costs CPU time and gives nothing (the same samples either way).
+            engine = KokoroEngine(folder, runtime=runtime, threads=1)
             out[f"{runtime}-prepared"] = engine.prepare([TEXT], "jf_alpha", OPTIONS)
             out[runtime] = engine.synthesize([TEXT], "jf_alpha", OPTIONS)[0]
             out[f"{runtime}-engine"] = engine
@@ -103,13 +112,19 @@ def _onnx_durations(model: Path):
     expose_token_frames(graph)
     inputs = [value.name for value in graph.graph.input]
     front = Extractor(graph).extract_model(inputs, [TOKEN_FRAMES])
-    session = ort.InferenceSession(front.SerializeToString(), providers=["CPUExecutionProvider"])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # as the engines here: no pool spinning beside the test
+    session = ort.InferenceSession(
+        front.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
     return lambda ids, row: session.run(
         [TOKEN_FRAMES], dict(zip(inputs, (ids, row, np.ones(1, np.float32)), strict=True))
     )[0].reshape(-1)
 
 
-def test_over_a_passage_torch_predicts_the_durations_onnx_runtime_does(folder: Path) -> None:
+def test_over_a_passage_torch_predicts_the_durations_onnx_runtime_does(
+    spoken, folder: Path
+) -> None:
     import torch
 
     from audiopub.tts.kokoro.engine import PAD
@@ -117,7 +132,8 @@ def test_over_a_passage_torch_predicts_the_durations_onnx_runtime_does(folder: P
     engine = KokoroEngine(folder, runtime="onnx")
     style = engine.files.style("jf_alpha")
     onnx_frames = _onnx_durations(engine.model_path)
-    network = torch_runtime.TorchKokoro(engine.model_path).network
+    # The torch engine's own network (its weights made from this model), not a second copy.
+    network = spoken["torch-engine"]._load_torch().network
     total = {"onnx": 0, "torch": 0}
     tokens = differing = 0
     for prepared in engine.prepare(list(PASSAGE), "jf_alpha", OPTIONS):

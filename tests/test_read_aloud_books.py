@@ -21,17 +21,22 @@ from audiopub.export.read_aloud import export_read_aloud
 from audiopub.jobs.store import JobStore
 
 BOOKS = Path(__file__).parent / "data" / "epubs"
+# Each book with the chapters spoken: its first three, or where those are long, as many as make
+# a title page and a whole chapter. Sherlock Holmes's chapters are whole stories (46,000 and
+# 49,000 characters, against 5,500 a chapter of the Just So Stories): its first three took
+# three times as long as another book's; the second story adds nothing to the package a first
+# one does not (the same markup, more sentences).
 VALID_SOURCES = (
-    "pg1661-adventures-of-sherlock-holmes.epub",  # EPUB 2: made EPUB 3 here
-    "pg2781-just-so-stories.epub",
-    "se-poe-poetry.epub",
-    "se-war-of-the-worlds.epub",
+    ("pg1661-adventures-of-sherlock-holmes.epub", "1-2"),  # EPUB 2: made EPUB 3 here
+    ("pg2781-just-so-stories.epub", "1-3"),
+    ("se-poe-poetry.epub", "1-3"),
+    ("se-war-of-the-worlds.epub", "1-3"),
 )
 
 
-@pytest.mark.parametrize("name", VALID_SOURCES)
+@pytest.mark.parametrize(("name", "chapters"), VALID_SOURCES, ids=[n for n, _ in VALID_SOURCES])
 def test_a_real_books_read_aloud_export_passes_epubcheck(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, chapters: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     models = tmp_path / "models"
     add_multi_speaker_voice(models / "piper", "en_US-tiny-medium")
@@ -47,7 +52,7 @@ def test_a_real_books_read_aloud_export_passes_epubcheck(
                 "--voice",
                 f"en_US-tiny-medium#{SPEAKERS[0]}",
                 "--chapters",
-                "1-3",
+                chapters,
                 "-o",
                 str(tmp_path / "book.m4b"),
             ]
