@@ -112,6 +112,22 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(scope="session")
+def run_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One model cache for the whole run (see `shared_model_cache`)."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
+@pytest.fixture
+def shared_model_cache(data_dir: Path, run_model_cache: Path) -> None:
+    """The test's data directory with the run's model cache in it: the rewritten models (Piper's
+    CPU and GPU graphs, the half-precision decoder, Kokoro's) are made once for the run instead
+    of once per test (~2 s of CPU each), as they are made once per machine in real use. Keyed by
+    the model file and the steps, so no test finds another's by mistake."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / "model-cache").symlink_to(run_model_cache, target_is_directory=True)
+
+
+@pytest.fixture(scope="session")
 def shared_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An empty models folder for the whole run (see `embedded_voice_loaded_once`)."""
     return tmp_path_factory.mktemp("no-models")

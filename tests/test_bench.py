@@ -36,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "audiopub" / "bench" / "schema.json").read_text("utf-8"))
 DOC = (ROOT / "docs" / "bench-schema.md").read_text("utf-8")
 FAST = ["--matmul-seconds", "0.05"]  # the matmul test only needs to run, not to be precise
+# Piper's, Kokoro's and the half-precision graphs rewritten once for the run, not per test.
+pytestmark = pytest.mark.usefixtures("shared_model_cache")
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +135,7 @@ def test_supertonic_tables_stages_and_json(
     assert _summary(out)["engine"] == "audiopub-supertonic"
 
 
+@pytest.mark.usefixtures("embedded_voice_loaded_once")  # the run's one Piper engine on the CPU
 def test_piper_short_text_with_compare(
     tmp_path: Path,
     data_dir: Path,

@@ -19,6 +19,9 @@ from audiopub.bench.results import Timing
 from audiopub.bench.texts import TEXTS
 from audiopub.cli import main
 
+# Kokoro's and Piper's graphs rewritten once for the run, not per test.
+pytestmark = pytest.mark.usefixtures("shared_model_cache")
+
 
 @pytest.fixture(scope="module")
 def kokoro_models(tmp_path_factory: pytest.TempPathFactory, kokoro_model_file: Path) -> Path:

@@ -8,9 +8,13 @@ are the real ones.
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import shutil
 import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +42,65 @@ class _ClaimsCuda(ort.InferenceSession):
         return [onnx_runtime.CUDA, onnx_runtime.CPU] if self.cuda else [onnx_runtime.CPU]
 
 
-@pytest.fixture
-def nvml(monkeypatch: pytest.MonkeyPatch) -> FakeNvml:
+@pytest.fixture(scope="module")
+def engines() -> dict[Any, Any]:
+    """The engine registry's cache for this module's doctor runs."""
+    return {}
+
+
+def _fake_nvml(patch: pytest.MonkeyPatch, engines: dict[Any, Any]) -> FakeNvml:
     fake = FakeNvml()
-    monkeypatch.setitem(sys.modules, "pynvml", fake)
-    monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")  # the CPU side in this process: no pool
-    monkeypatch.setattr(registry, "_cache", {})  # engines made here are nobody else's
+    patch.setitem(sys.modules, "pynvml", fake)
+    patch.setenv("AUDIOPUB_CPU_WORKERS", "1")  # the CPU side in this process: no pool
+    # Engines made here are nobody else's (some claim CUDA); within the module, one models
+    # folder keys one Piper engine on the CPU for every run (~4 s of CPU per session made).
+    patch.setattr(registry, "_cache", engines)
     return fake
+
+
+@pytest.fixture
+def nvml(
+    monkeypatch: pytest.MonkeyPatch,
+    engines: dict[Any, Any],
+    embedded_voice_loaded_once: None,
+    shared_model_cache: None,
+) -> FakeNvml:
+    return _fake_nvml(monkeypatch, engines)
+
+
+@dataclass(frozen=True)
+class DoctorRun:
+    folder: Path  # the device folder it wrote
+    out: str
+    err: str
+
+
+@pytest.fixture(scope="module")
+def without_a_gpu(
+    tmp_path_factory: pytest.TempPathFactory,
+    engines: dict[Any, Any],
+    shared_models_dir: Path,
+    run_model_cache: Path,
+) -> DoctorRun:
+    """`audiopub doctor` run once here with NVML finding no driver, from its own folder with
+    `--output reports`: the no-GPU test reads it, and the GPU test puts its folder beside its
+    own as a second machine's (a doctor run of its own took ~7 s of CPU more)."""
+    cwd = tmp_path_factory.mktemp("without-a-gpu")
+    data = cwd / "audiopub-data"  # as the `data_dir` and `shared_model_cache` fixtures make it
+    data.mkdir()
+    (data / "model-cache").symlink_to(run_model_cache, target_is_directory=True)
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        _fake_nvml(patch, engines).init_error = FakeNvml.NVMLError_DriverNotLoaded
+        patch.setenv("AUDIOPUB_DATA_DIR", str(data))
+        patch.setenv("AUDIOPUB_MODELS_DIR", str(shared_models_dir))
+        patch.chdir(cwd)
+        argv = ["doctor", "--chars", "150", "--runs", "2", "--warmup", "1", "--output", "reports"]
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(argv)
+    assert code == 0, err.getvalue()
+    (folder,) = (cwd / "reports").iterdir()
+    return DoctorRun(folder, out.getvalue(), err.getvalue())
 
 
 def _doctor(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -60,21 +116,8 @@ def _folder(path: Path) -> tuple[dict[str, Any], dict[str, Any], str]:
     )
 
 
-def test_without_a_gpu_it_says_so_and_measures_the_cpu(
-    nvml: FakeNvml,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    nvml.init_error = FakeNvml.NVMLError_DriverNotLoaded
-    monkeypatch.chdir(tmp_path)
-    assert (
-        main(["doctor", "--chars", "150", "--runs", "2", "--warmup", "1", "--output", "reports"])
-        == 0
-    )
-    out, err = capsys.readouterr()
-
-    (folder,) = (tmp_path / "reports").iterdir()
+def test_without_a_gpu_it_says_so_and_measures_the_cpu(without_a_gpu: DoctorRun) -> None:
+    folder, out, err = without_a_gpu.folder, without_a_gpu.out, without_a_gpu.err
     # Each measurement says what it is before it starts, n of N; the folder by its full path.
     assert f"doctor: the report goes to {folder}/" in err
     steps = [line for line in err.splitlines() if line.startswith("doctor: [")]
@@ -101,6 +144,7 @@ def test_without_a_gpu_it_says_so_and_measures_the_cpu(
 
 def test_on_a_gpu_it_times_both_interleaved_and_reports_compare_in_one_table(
     nvml: FakeNvml,
+    without_a_gpu: DoctorRun,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -152,8 +196,7 @@ def test_on_a_gpu_it_times_both_interleaved_and_reports_compare_in_one_table(
     assert re.search(r"\| fp16_decoder \| GPU \(CUDA\) \| .* \| -\d\d dB \|", report)
 
     # A second machine's folder beside it (here: this one without its GPU): one table.
-    nvml.init_error = FakeNvml.NVMLError_DriverNotLoaded
-    _doctor([*TINY, "--output", str(reports)], capsys)
+    shutil.copytree(without_a_gpu.folder, reports / without_a_gpu.folder.name)
     table = _doctor(["--report", str(reports)], capsys)
     rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) == 3  # the header and one row per device folder
