@@ -29,7 +29,13 @@ ACTOR_TITLE = "ray::SpeechWorker"  # Ray's process title for an actor of this cl
 GCS_RECONNECT_S = 5
 # Ray's Python processes that `ray stop` ends by their script (its RAY_PROCESSES); its workers
 # and agents are titled `ray::…`, its two binaries `raylet` and `gcs_server`.
-RAY_SCRIPTS = ("monitor.py", "default_worker.py", "setup_worker.py", "ray.util.client.server")
+RAY_SCRIPTS = (
+    "monitor.py",  # the autoscaler's and the log monitor
+    "ray.util.client.server",
+    "default_worker.py",
+    "setup_worker.py",
+    "dashboard/dashboard.py",
+)
 
 
 @dataclass
@@ -162,6 +168,9 @@ def start_cluster() -> Cluster:
             "--port",
             str(PORT),
             "--include-dashboard=false",
+            # A Python process importing Ray that Audiopub does not use: the log monitor streams
+            # the workers' output to drivers, which connect with log_to_driver=False.
+            "--include-log-monitor=false",
             "--disable-usage-stats",
             "--temp-dir",
             str(temp_dir),
