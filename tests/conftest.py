@@ -6,12 +6,15 @@ import gc
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import onnxruntime as ort
 import pytest
 from epub_factory import build_epub, tiny_png
 from kokoro_model import join_model
+
+if TYPE_CHECKING:
+    from audiopub.listen import Listener
 
 # NiceGUI's `user` fixture for the web UI tests (tests/test_ui.py): a simulated browser.
 pytest_plugins = ["nicegui.testing.user_plugin"]
@@ -226,6 +229,17 @@ def whisper_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     models = tmp_path_factory.mktemp("listening-models")
     assemble(models / "whisper-base")
     return models
+
+
+@pytest.fixture(scope="session")
+def whisper_listener(whisper_base: Path) -> Listener:
+    """Whisper base loaded once for the run, shared by the modules that hear with it directly
+    (a worker of `--dist loadfile` running several of them loads it once): a `Listener` keeps
+    no state between calls to `hear`, so what one test heard does not change what the next
+    hears."""
+    from audiopub.listen import Listener
+
+    return Listener.load("base", models_dir=whisper_base, threads=2)
 
 
 @pytest.fixture(scope="module")

@@ -105,9 +105,9 @@ def converted(tmp_path_factory: pytest.TempPathFactory, kokoro_model_file: Path)
     )
 
 
-@pytest.fixture(scope="module")
-def ears(whisper_base: Path) -> Listener:
-    return Listener.load("base", models_dir=whisper_base)
+@pytest.fixture
+def ears(whisper_listener: Listener) -> Listener:
+    return whisper_listener  # loaded once for the run (conftest)
 
 
 def test_the_cast_reads_each_speaker_in_a_voice_and_the_narrator_the_rest(

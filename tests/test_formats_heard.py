@@ -26,9 +26,9 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return make_documents(tmp_path_factory.mktemp("documents"))
 
 
-@pytest.fixture(scope="module")
-def listener(whisper_base: Path) -> Listener:
-    return Listener.load("base", models_dir=whisper_base, threads=2)
+@pytest.fixture
+def listener(whisper_listener: Listener) -> Listener:
+    return whisper_listener  # loaded once for the run (conftest)
 
 
 @pytest.mark.parametrize("kind", ["pdf", "docx"])

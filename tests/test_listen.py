@@ -135,9 +135,9 @@ def test_judge_flags_a_short_chunk_heard_as_another_sentence() -> None:
     assert not judge("He went down the hill.", "He went down the hall.", "en").flagged
 
 
-@pytest.fixture(scope="module")
-def listener(whisper_base: Path) -> Listener:
-    return Listener.load("base", models_dir=whisper_base, threads=2)
+@pytest.fixture
+def listener(whisper_listener: Listener) -> Listener:
+    return whisper_listener  # loaded once for the run (conftest)
 
 
 @pytest.fixture(scope="module")

@@ -188,17 +188,11 @@ def test_tones_are_flagged_still_flagged_and_the_book_finishes_with_the_list(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("AUDIOPUB_SUPERTONIC_DIR", str(build_tiny_model(tmp_path / "st")))
+    # A title and one sentence: two chunks, each heard on four takes (a Whisper window each),
+    # are enough for a list of what is still flagged, in the book's order.
     epub = build_epub(
         tmp_path / "tones.epub",
-        [
-            (
-                "Only",
-                [
-                    "The clocks were striking thirteen all over the town.",
-                    "Nobody in the whole town seemed to mind it at all.",
-                ],
-            )
-        ],
+        [("Only", ["Nobody in the whole town seemed to mind it at all."])],
         title="Tones",
     )
     out = tmp_path / "tones.m4b"
@@ -225,21 +219,20 @@ def test_tones_are_flagged_still_flagged_and_the_book_finishes_with_the_list(
     printed = capsys.readouterr().out.strip().splitlines()
     assert out.is_file()
     assert printed[-1] == (
-        "proof-listening: 3 of 3 chunks flagged (3 spoken again, 3 still flagged)"
+        "proof-listening: 2 of 2 chunks flagged (2 spoken again, 2 still flagged)"
     )
     with JobStore.open_default() as store:
         (job,) = [j for j in store.queue.list_jobs() if j.output_path == out]
         flagged = store.hearings.still_flagged(job.id)
         assert [f.text for f in flagged] == [
             "Only",
-            "The clocks were striking thirteen all over the town.",
             "Nobody in the whole town seemed to mind it at all.",
         ]
         assert all(f.takes == 4 and f.book_s is not None for f in flagged)
-        assert flagged[0].book_s < flagged[1].book_s < flagged[2].book_s  # type: ignore[operator]
+        assert flagged[0].book_s < flagged[1].book_s  # type: ignore[operator]
     assert main(["jobs", "--details"]) == 0
     details = capsys.readouterr().out
-    assert "proof-listening: 3 of 3 chunks flagged (3 spoken again, 3 still flagged)" in details
+    assert "proof-listening: 2 of 2 chunks flagged (2 spoken again, 2 still flagged)" in details
     assert "chapter 1 “Only”, at 0:0" in details
     assert "text:  Nobody in the whole town seemed to mind it at all." in details
     assert "heard: " in details
@@ -256,29 +249,31 @@ def test_a_resumed_job_does_not_hear_again_what_it_heard(
         return real_hear(self, clips)
 
     monkeypatch.setattr(Listener, "hear", counting)
+    # Part one heard and stitched before the pause, part two begun, part three not: a title
+    # and a line a part is enough for that (each chunk heard costs a Whisper window).
     epub = build_epub(
         tmp_path / "three.epub",
         [
-            (f"Part {c}", [f"This is line {n} of part {c}, read aloud." for n in ("one", "two")])
+            (f"Part {c}", [f"This is the line of part {c}, read aloud."])
             for c in ("one", "two", "three")
         ],
     )
 
-    def pause_in_part_two(event: JobEvent) -> None:  # part one: its title and two lines
-        if event.state is JobState.RUNNING and event.chunks_done >= 4:
+    def pause_in_part_two(event: JobEvent) -> None:  # part one: its title and its line
+        if event.state is JobState.RUNNING and event.chunks_done >= 3:
             if store.queue.get_job(event.job_id).state is JobState.RUNNING:
                 store.queue.set_state(event.job_id, JobState.PAUSED)
 
     job = convert(store, epub, joe, JobSettings(proof_listen=True), pause_in_part_two)
     assert job.state is JobState.PAUSED
     first = store.hearings.by_key(job.id)
-    assert len(first) >= 3  # part one was heard before it was stitched
+    assert len(first) >= 2  # part one was heard before it was stitched
     heard.clear()
     store.queue.set_state(job.id, JobState.QUEUED)
     store.queue.set_state(job.id, JobState.RUNNING)
     assert execute_job(store, job.id, engine=joe) is JobState.DONE
     after = store.hearings.by_key(job.id)
-    assert len(after) == 9
+    assert len(after) == 6
     assert all(after[key] == hearing for key, hearing in first.items())  # not heard again
     retakes = sum(h.takes - 1 for h in after.values())
-    assert sum(heard) == 9 - len(first) + retakes
+    assert sum(heard) == 6 - len(first) + retakes
