@@ -130,6 +130,22 @@ def shared_model_cache(data_dir: Path, run_model_cache: Path) -> None:
     (data_dir / "model-cache").symlink_to(run_model_cache, target_is_directory=True)
 
 
+@pytest.fixture(scope="module")
+def torch_on_one_thread() -> Iterator[None]:
+    """PyTorch's CPU kernels on one thread for a module, as before afterwards. On a busy two-core
+    machine (the suite runs two workers on it) a second thread mostly spins waiting for the
+    first: measured, "It was late." took 9.3 CPU seconds on two threads and 2.0 on one. The
+    network computes the same thing on either; the tests compare runs made on the same count."""
+    import torch  # only for the modules that ask, which skip without it
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def shared_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An empty models folder for the whole run (see `embedded_voice_loaded_once`)."""

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Final
@@ -114,19 +112,3 @@ def install_folder(
         else:
             target.write_bytes(data)
     return folder
-
-
-@contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """PyTorch's CPU kernels on one thread, as before afterwards. On a busy two-core machine
-    (the suite runs two workers on it) a second thread mostly spins waiting for the first:
-    measured, "It was late." took 9.3 CPU seconds on two threads and 2.0 on one. The network
-    computes the same thing on either; the tests compare runs made on the same count."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)

@@ -6,12 +6,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from kokoro_model import install_folder, one_torch_thread
+from kokoro_model import install_folder
 
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import SynthesisOptions
@@ -21,18 +20,12 @@ from audiopub.tts.kokoro.engine import KokoroEngine
 pytest.importorskip("torch", reason="scripts/test.sh installs torch==2.13.0")
 # The real 82M network on PyTorch's CPU kernels: a sentence takes tens of seconds on a busy
 # two-core machine, its first run also making the weights from the ONNX model.
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.usefixtures("torch_on_one_thread")]
 
 # English in a Japanese voice (Kokoro's voices read every language it phonemises; the test
 # voices are Japanese): words Whisper can be checked on one by one.
 TEXT = "The rain had stopped by the time the train reached the coast, and the harbour was quiet."
 OPTIONS = SynthesisOptions(language="en")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread() -> Iterator[None]:
-    with one_torch_thread():
-        yield
 
 
 @pytest.fixture(scope="module")

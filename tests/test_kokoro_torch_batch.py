@@ -4,19 +4,18 @@ device has no room for is halved by the executor, as for every engine."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
-from kokoro_model import install_folder, one_torch_thread
+from kokoro_model import install_folder
 
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.kokoro.engine import PAD, KokoroEngine, Piece
 
 pytest.importorskip("torch", reason="scripts/test.sh installs torch==2.13.0")
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.usefixtures("torch_on_one_thread")]
 
 VOICE = "jf_alpha"
 OPTIONS = SynthesisOptions(language="en")
@@ -32,12 +31,6 @@ TEXTS = ("It was late.", "The rain stopped.", "Good night, Tom.", "The sea was c
 FRONT_TOLERANCE = 1e-4
 RELATIVE_RMS = 0.03
 FLAC_STEP = 2 / 32768  # chunk files are 16-bit
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread() -> Iterator[None]:
-    with one_torch_thread():
-        yield
 
 
 @pytest.fixture(scope="module")
