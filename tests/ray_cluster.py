@@ -82,11 +82,7 @@ class Cluster:
         """This cluster's own processes, raylet first and GCS server last, as `ray stop`
         orders them: the commands under test (and their Ray driver) are not among them."""
         found: list[tuple[int, int]] = []
-        for pid in self._pids():
-            try:
-                command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-            except OSError:  # ended meanwhile
-                continue
+        for pid, command in self._commands().items():
             name = Path(command.split("\0")[0]).name
             if name == "raylet":
                 found.append((0, pid))
@@ -98,26 +94,20 @@ class Cluster:
 
     def actor_pids(self) -> list[int]:
         """The speech actors' processes of this cluster."""
-        pids = []
-        for pid in self._pids():
-            try:
-                if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(ACTOR_TITLE.encode()):
-                    pids.append(pid)
-            except OSError:  # ended meanwhile
-                continue
-        return pids
+        return [pid for pid, command in self._commands().items() if command.startswith(ACTOR_TITLE)]
 
-    def _pids(self) -> list[int]:
-        """The processes in this cluster's PID namespace."""
+    def _commands(self) -> dict[int, str]:
+        """The processes in this cluster's PID namespace, with their command lines."""
         ours = os.readlink(f"/proc/{self.first}/ns/pid")
-        pids = []
+        commands = {}
         for folder in Path("/proc").iterdir():
             try:
                 if folder.name.isdigit() and os.readlink(folder / "ns" / "pid") == ours:
-                    pids.append(int(folder.name))
+                    command = (folder / "cmdline").read_bytes().decode(errors="replace")
+                    commands[int(folder.name)] = command
             except OSError:  # ended meanwhile
                 continue
-        return pids
+        return commands
 
     def stop(self) -> None:
         """The cluster goes away: its processes are killed at once, as `ray stop --force` kills
