@@ -12,6 +12,7 @@ import onnxruntime as ort
 import pytest
 from epub_factory import build_epub, tiny_png
 from kokoro_model import join_model
+from shared_sessions import SharedSession
 
 if TYPE_CHECKING:
     from audiopub.listen import Listener
@@ -93,6 +94,28 @@ def one_engine_in_process(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
     the browser's conversion, the bench's production executor)."""
     if request.node.get_closest_marker(ENGINE_PROCESSES) is None:
         monkeypatch.setenv("AUDIOPUB_CPU_WORKERS", "1")
+    else:
+        monkeypatch.delenv("AUDIOPUB_CPU_WORKERS", raising=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_engine_in_process_for_the_run() -> Iterator[None]:
+    """The same for the fixtures of a module or a class, made before a test's own fixtures: a
+    module's book converted once for its tests speaks in the worker's process too (with an
+    engine process per core, each loading the voice, four Kokoro paragraphs took twice as
+    long)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AUDIOPUB_CPU_WORKERS", "1")
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sessions_shared() -> Iterator[None]:
+    """CPU sessions of the same model and options made once per worker (see shared_sessions):
+    a test that fakes ORT replaces `InferenceSession` for itself, as before."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ort, "InferenceSession", SharedSession)
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)
