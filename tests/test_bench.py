@@ -25,7 +25,7 @@ from audiopub.bench import memory, rss, run, tables
 from audiopub.bench.flops import compute_bound, count_flops
 from audiopub.bench.machine import GpuUsage, gpu_usage
 from audiopub.bench.results import SCHEMA_ID, Stats, Timing, median_stages, summary_line
-from audiopub.bench.texts import TEXTS, synthetic_paragraphs
+from audiopub.bench.texts import MAX_SENTENCE_CHARS, TEXTS, synthetic_paragraphs
 from audiopub.book.chunking import chunk_paragraphs
 from audiopub.book.epub_reader import read_epub
 from audiopub.cli import main
@@ -423,6 +423,15 @@ def test_synthetic_prose_has_no_repeated_chunks() -> None:
     # Identical chunks are synthesised once per job, which would flatter big-book runs.
     chunks = [c.text for c in chunk_paragraphs(synthetic_paragraphs(30_000), 70)]
     assert len(set(chunks)) == len(chunks)
+
+
+@pytest.mark.parametrize("chars", [20, 150, 1_000, 5_000])
+def test_synthetic_prose_is_as_long_as_asked_to_the_sentence(chars: int) -> None:
+    # At least `chars`, and over it by less than one sentence: `--chars 20` reads a sentence,
+    # not a paragraph of several.
+    paragraphs = synthetic_paragraphs(chars)
+    assert chars <= sum(len(p) for p in paragraphs) <= chars + MAX_SENTENCE_CHARS
+    assert paragraphs == synthetic_paragraphs(chars)  # reproducibly
 
 
 def test_flop_count_from_a_profile() -> None:
