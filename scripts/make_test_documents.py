@@ -6,9 +6,9 @@ The text is the opening chapters of The War of the Worlds (H. G. Wells, public d
 from the Standard Ebooks EPUB in tests/data/epubs. Each file has a title, a table of
 contents where the format prints one, and three chapters; the text file has Project
 Gutenberg's header and licence around it and `_italics_`; the PDF has a running head, page
-numbers, words hyphenated across lines, its last chapter in two columns and an outline. A
-scanned PDF (pages that are pictures, no text) comes too. Writers: python-docx, odfpy and
-reportlab (test dependencies).
+numbers, words hyphenated across lines, its last chapter in two balanced columns and an
+outline. A scanned PDF (pages that are pictures, no text) comes too. Writers: python-docx,
+odfpy and reportlab (test dependencies).
 """
 
 from __future__ import annotations
@@ -253,13 +253,34 @@ class _PdfWriter:
         self.y -= 40
 
     def paragraph(self, text: str) -> None:
+        for line, indent in self._lines(text):
+            self._draw(line, indent)
+        self.y -= 4
+
+    def balanced(self, paragraphs: list[str]) -> None:
+        """The paragraphs down the page's two columns, the left one ending where half the
+        lines are, as a typesetter ends a chapter set in columns: both columns hold text side
+        by side however short the chapter. One that does not fit on the page flows on."""
+        laid = [self._lines(paragraph) for paragraph in paragraphs]
+        half = sum(len(lines) * LEADING + 4 for lines in laid) / 2
+        top, balance = self.y, half + LEADING <= self.y - BOTTOM
+        for lines in laid:
+            for line, indent in lines:
+                if balance and self.column == 0 and top - self.y >= half:
+                    self.column, self.y = 1, top
+                self._draw(line, indent)
+            self.y -= 4
+
+    def _lines(self, text: str) -> list[tuple[str, float]]:
+        """The paragraph's lines as the column's width breaks them, each with its indent."""
         from reportlab.pdfbase.pdfmetrics import stringWidth
 
+        left, right = self.columns[self.column]  # every column of a page is as wide
+        lines: list[tuple[str, float]] = []
         words = text.split()
         line: list[str] = []
         indent = 18.0
         while words:
-            left, right = self.columns[self.column]
             room = right - left - indent
             word = words[0]
             candidate = " ".join([*line, word])
@@ -275,11 +296,11 @@ class _PdfWriter:
                         words[0] = word[cut:]
                         self.hyphenated.append(word)
                         break
-            self._draw(" ".join(line), indent)
+            lines.append((" ".join(line), indent))
             line, indent = [], 0.0
         if line:
-            self._draw(" ".join(line), indent)
-        self.y -= 4
+            lines.append((" ".join(line), indent))
+        return lines
 
     def _draw(self, text: str, indent: float) -> None:
         if self.y < BOTTOM:
@@ -297,10 +318,14 @@ class _PdfWriter:
 def write_pdf(path: Path, chapters: list[Chapter]) -> Path:
     writer = _PdfWriter(path)
     for i, chapter in enumerate(chapters):
-        writer.new_page(columns=2 if i == len(chapters) - 1 else 1)
+        last = i == len(chapters) - 1
+        writer.new_page(columns=2 if last else 1)
         writer.heading(f"{heading(i)}: {chapter.title}", f"c{i}")
-        for paragraph in chapter.paragraphs:
-            writer.paragraph(paragraph)
+        if last:
+            writer.balanced(chapter.paragraphs)
+        else:
+            for paragraph in chapter.paragraphs:
+                writer.paragraph(paragraph)
     writer.canvas.save()
     path.with_suffix(".hyphenated").write_text("\n".join(writer.hyphenated), "utf-8")
     return path

@@ -203,17 +203,31 @@ def wait_for_voice(page: Any, voice: str, timeout_ms: int = 30_000) -> None:
     expect(voice_field(page)).to_have_value(re.compile(re.escape(voice)), timeout=timeout_ms)
 
 
+# The server tests never hear a preview: the voice the server loads for them as it starts cost
+# each start ~5 s of CPU, and a stop waited for it (the warm-up is tested in test_previews.py).
+NO_PREVIEW_WARMUP = """
+import audiopub.ui.services
+audiopub.ui.services.WARM_PREVIEWS = False
+"""
+
+
+def serve_command(port: int, *options: str, setup: str = "") -> list[str]:
+    """`audiopub serve` on 127.0.0.1:`port` with `options`, in a fresh Python that first runs
+    `setup` (a test's own changes to the app) and leaves out the previews' warm-up."""
+    args = ["serve", "--host", "127.0.0.1", "--port", str(port), "--no-browser", *options]
+    run = f"from audiopub.cli import main\nraise SystemExit(main({args!r}))\n"
+    source = f"{setup}\n{NO_PREVIEW_WARMUP}\n{run}"
+    return [sys.executable, "-c", source]
+
+
 # A server whose reader processes read through tests/held_reading.py (slowed or held on purpose).
-HELD_READING_SERVER = """
+HELD_READING_SETUP = """
 import sys
 sys.path.insert(0, {tests!r})
 
 import held_reading
 from audiopub.ui import book_reading
 book_reading.read_upload = held_reading.read_upload
-
-from audiopub.cli import main
-main(["serve", "--host", "127.0.0.1", "--port", "{port}", "--no-browser"])
 """
 
 
@@ -221,9 +235,9 @@ main(["serve", "--host", "127.0.0.1", "--port", "{port}", "--no-browser"])
 def held_reading_server(tmp_path: Path, held: Path) -> Iterator[RunningServer]:
     """`audiopub serve` on a free port whose reads wait in `held` (AUDIOPUB_TEST_HOLD_READ)."""
     port = free_port()
-    source = HELD_READING_SERVER.format(port=port, tests=str(Path(__file__).parent))
+    setup = HELD_READING_SETUP.format(tests=str(Path(__file__).parent))
     with running_server(
-        [sys.executable, "-c", source], tmp_path, port, {"AUDIOPUB_TEST_HOLD_READ": str(held)}
+        serve_command(port, setup=setup), tmp_path, port, {"AUDIOPUB_TEST_HOLD_READ": str(held)}
     ) as app:
         yield app
 

@@ -10,7 +10,6 @@ full collections) and answers a test's question through a file: which objects ar
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 from epub_factory import build_epub, tiny_png
-from server_helper import RunningServer, free_port, running_server, wait_until
+from server_helper import RunningServer, free_port, running_server, serve_command, wait_until
 from socket_tab import SocketTab
 
 TABS = 3
@@ -31,7 +30,7 @@ pytestmark = pytest.mark.timeout(120)
 
 # The app, with the test's eyes inside: when a file `ask` appears in AUDIOPUB_TEST_ASK, what
 # is alive is written to `answer` beside it.
-COUNTING_SERVER = """
+COUNTING_SETUP = """
 import gc, json, os, threading, time
 from pathlib import Path
 
@@ -76,8 +75,6 @@ threading.Thread(
 
 from audiopub.ui import app
 app.RECONNECT_TIMEOUT_S = {reconnect}
-from audiopub.cli import main
-main(["serve", "--host", "127.0.0.1", "--port", "{port}", "--no-browser"])
 """
 
 
@@ -105,9 +102,9 @@ def server(tmp_path: Path) -> Iterator[CountingServer]:
     folder = tmp_path / "ask"
     folder.mkdir()
     port = free_port()
-    source = COUNTING_SERVER.format(port=port, poll=POLL_S, reconnect=RECONNECT_TIMEOUT_S)
+    setup = COUNTING_SETUP.format(poll=POLL_S, reconnect=RECONNECT_TIMEOUT_S)
     with running_server(
-        [sys.executable, "-c", source], tmp_path, port, {"AUDIOPUB_TEST_ASK": str(folder)}
+        serve_command(port, setup=setup), tmp_path, port, {"AUDIOPUB_TEST_ASK": str(folder)}
     ) as running:
         yield CountingServer(running, folder)
 

@@ -29,6 +29,7 @@ from server_helper import (
     free_port,
     require_chromium,
     running_server,
+    serve_command,
 )
 
 from audiopub import settings
@@ -41,13 +42,10 @@ pytestmark = pytest.mark.timeout(120)
 TOKEN = "correct-horse-battery-staple"
 GUESSES = 3  # wrong tokens the lock-out server takes before it locks an address out
 LOCKOUT_S = 2  # its first lock-out; the next one lasts twice as long
-LOCKOUT_SERVER = """
+LOCKOUT_SETUP = """
 import audiopub.settings as settings
 settings.TOKEN_GUESSES = {guesses}
 settings.TOKEN_LOCKOUT_S = {lockout}
-
-from audiopub.cli import main
-main(["serve", "--port", "{port}", "--no-browser"])
 """
 FRAME_HEADERS = {"content-security-policy": "frame-ancestors 'none'", "x-frame-options": "DENY"}
 
@@ -57,17 +55,7 @@ def named(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     """A server on loopback (no token) that also answers to two names the user gave."""
     folder = tmp_path_factory.mktemp("named")
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "audiopub",
-        "serve",
-        "--port",
-        str(port),
-        "--no-browser",
-        "--allow-host",
-        "books.example",
-    ]
+    command = serve_command(port, "--allow-host", "books.example")
     env = {guard.HOSTS_ENV: "shelf.example, Reader.Example"}
     with running_server(command, folder, port, env) as server:
         yield server
@@ -78,9 +66,8 @@ def locked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     """A server that asks for its token (AUDIOPUB_TOKEN)."""
     folder = tmp_path_factory.mktemp("locked")
     port = free_port()
-    command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
     with running_server(
-        command,
+        serve_command(port),
         folder,
         port,
         {guard.TOKEN_ENV: TOKEN},
@@ -94,13 +81,9 @@ def lockable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer
     """A server that asks for its token and locks an address out after GUESSES wrong ones."""
     folder = tmp_path_factory.mktemp("lockable")
     port = free_port()
-    command = [
-        sys.executable,
-        "-c",
-        LOCKOUT_SERVER.format(guesses=GUESSES, lockout=LOCKOUT_S, port=port),
-    ]
+    setup = LOCKOUT_SETUP.format(guesses=GUESSES, lockout=LOCKOUT_S)
     with running_server(
-        command,
+        serve_command(port, setup=setup),
         folder,
         port,
         {guard.TOKEN_ENV: TOKEN},

@@ -20,7 +20,6 @@ from __future__ import annotations
 import http.client
 import os
 import socket
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -31,16 +30,25 @@ from typing import Any
 
 import pytest
 from epub_factory import build_epub, tiny_png
-from server_helper import RunningServer, browser, free_port, require_chromium, running_server
+from server_helper import (
+    RunningServer,
+    browser,
+    free_port,
+    require_chromium,
+    running_server,
+    serve_command,
+)
 
 from audiopub.atomic import SCRATCH_DIR
 from audiopub.book.reading import BOOK_SUFFIXES
 
 LIMIT_MB = 1
 LIMIT_TEXT = "1.0 MB"  # how the page writes the limit
-# NiceGUI deletes a closed tab's client this long after it went away: shorter than the app's
-# (`app.RECONNECT_TIMEOUT_S`), since every test waits for its tabs' uploads to be cleaned up.
-RECONNECT_TIMEOUT_S = 2.0
+# NiceGUI deletes a closed tab's client this long after it went away: far shorter than the
+# app's (`app.RECONNECT_TIMEOUT_S`), since every test ends waiting for its closed tabs' uploads
+# to be cleaned up. The tabs here never lose their connection while open, so it is never
+# waited for but after a tab closed.
+RECONNECT_TIMEOUT_S = 0.5
 TAB_TIMEOUT_MS = 30_000
 HTTP_TIMEOUT_S = 15.0
 CLEANUP_TIMEOUT_S = RECONNECT_TIMEOUT_S + 9  # a closed tab's upload is gone by then
@@ -48,7 +56,7 @@ BOUNDARY = uuid.uuid4().hex
 
 pytestmark = pytest.mark.timeout(180)  # each test takes about a minute
 
-SERVER = """
+SETUP = """
 import sys
 sys.path.insert(0, {tests!r})
 
@@ -61,9 +69,6 @@ app.RECONNECT_TIMEOUT_S = {reconnect}
 import held_reading
 from audiopub.ui import book_reading
 book_reading.read_upload = held_reading.read_upload
-
-from audiopub.cli import main
-main(["serve", "--host", "127.0.0.1", "--port", "{port}", "--no-browser"])
 """
 
 
@@ -109,16 +114,10 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
     tmp.mkdir()
     flag = folder / "slow-reading"
     port = free_port()
-    command = [
-        sys.executable,
-        "-c",
-        SERVER.format(
-            limit=LIMIT_MB,
-            port=port,
-            tests=str(Path(__file__).parent),
-            reconnect=RECONNECT_TIMEOUT_S,
-        ),
-    ]
+    setup = SETUP.format(
+        limit=LIMIT_MB, tests=str(Path(__file__).parent), reconnect=RECONNECT_TIMEOUT_S
+    )
+    command = serve_command(port, setup=setup)
     env = {"TMPDIR": str(tmp), "AUDIOPUB_TEST_SLOW_READ": str(flag)}
     with running_server(command, folder, port, env) as server:
         yield App(server, folder / "data", tmp, flag)

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 from damaged_store import TITLE, copy_data_dir, damage_header, damage_middle, made_data_dir
-from server_helper import browser_context, free_port, require_chromium, running_server
+from server_helper import (
+    browser_context,
+    free_port,
+    require_chromium,
+    running_server,
+    serve_command,
+)
 
 pytestmark = [pytest.mark.usefixtures("embedded_voice_loaded_once"), pytest.mark.timeout(240)]
 
@@ -44,7 +50,7 @@ def test_the_server_says_the_store_is_damaged_once_and_still_lists_the_book(
     damage_middle(store)
     port = free_port()
     with (
-        running_server(serve(port), tmp_path, port) as server,
+        running_server(serve_command(port), tmp_path, port) as server,
         browser_context(chromium, tmp_path) as context,
     ):
         page = context.new_page()

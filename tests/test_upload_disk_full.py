@@ -11,14 +11,13 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from epub_factory import build_epub
-from server_helper import RunningServer, free_port, running_server
+from server_helper import RunningServer, free_port, running_server, serve_command
 from socket_tab import SocketTab
 
 from audiopub.atomic import SCRATCH_DIR
@@ -30,7 +29,7 @@ BOOK_BYTES = 3_000_000
 
 pytestmark = pytest.mark.timeout(180)
 
-SERVER = """
+SETUP = """
 import errno, os, sys
 if os.environ.get("AUDIOPUB_TEST_ENOSPC_AFTER"):
     # No disk small enough could be mounted: a save that stops as a full disk stops it.
@@ -44,9 +43,6 @@ if os.environ.get("AUDIOPUB_TEST_ENOSPC_AFTER"):
 
     upload_files.SmallFileUpload.save = save
     upload_files.LargeFileUpload.save = save
-
-from audiopub.cli import main
-main(["serve", "--host", "127.0.0.1", "--port", "{port}", "--no-browser"])
 """
 
 
@@ -90,7 +86,7 @@ def fill(folder: Path, leave: int) -> Path:
 def full_disk_server(tmp_path: Path) -> Iterator[tuple[RunningServer, Path | None]]:
     """The server, and the filler that fills its disk (None: ENOSPC is injected instead)."""
     port = free_port()
-    command = [sys.executable, "-c", SERVER.replace("{port}", str(port))]
+    command = serve_command(port, setup=SETUP)
     with small_disk(tmp_path / "data", DISK_MB) as mounted:
         env = {} if mounted else {"AUDIOPUB_TEST_ENOSPC_AFTER": "100000"}
         with running_server(command, tmp_path, port, env) as server:

@@ -107,6 +107,8 @@ _REFERENCE_MARKS = re.compile(r"[*†‡⁂]")
 
 def _remove_reference_marks(text: str) -> str:
     text = _REFERENCE_MARKS.sub("", text)
+    if "[" not in text:  # no marker: not scanned for one, from every position
+        return text
     # Repeat because removing "[1]" from "[[1]2]" leaves a new marker. Real text needs one or
     # two passes; deeper nesting (only hostile input has it) goes to a single linear scan.
     for _ in range(4):
@@ -150,6 +152,9 @@ _DASH_RUN = rf"[-{_DASHES}]*(?:[{_DASHES}]|--)[-{_DASHES}]*"
 _LONE_HYPHEN = r"(?<!\S)-(?!\S)"
 _DASH_PART = rf"(?:{_DASH_RUN}|{_LONE_HYPHEN})"
 _DASH_BREAK = re.compile(rf"\s*{_DASH_PART}(?:\s*{_DASH_PART})*\s*")
+# Both patterns need a dash or hyphen; a paragraph without one (most) is not scanned by them,
+# which try their alternatives at every position.
+_ANY_DASH = re.compile(rf"[-{_DASHES}]")
 
 
 def _opens_quote(text: str, i: int) -> bool:
@@ -186,6 +191,8 @@ def _replace_dash(match: re.Match[str]) -> str:
 
 
 def _replace_dashes(text: str) -> str:
+    if not _ANY_DASH.search(text):
+        return text
     text = _NUMBER_RANGE.sub(" to ", text)
     return _DASH_BREAK.sub(_replace_dash, text)
 

@@ -50,6 +50,11 @@ from audiopub.ui.voice_mixes import VoiceMixes
 
 log = logging.getLogger(__name__)
 
+# Whether the server (`from_environment`) loads the remembered voice for previews as it starts,
+# so the first Preview is quick. A program that starts servers only to send them books may turn
+# it off: the voice costs seconds of CPU per start, and a stop waits for it.
+WARM_PREVIEWS = True
+
 
 class Services:
     def __init__(
@@ -91,7 +96,7 @@ class Services:
 
     @classmethod
     def from_environment(cls) -> Services:
-        return cls(defaults.data_dir())
+        return cls(defaults.data_dir(), warm_previews=WARM_PREVIEWS)
 
     # --- lifecycle (blocking) -------------------------------------------------------------
 
