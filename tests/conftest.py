@@ -216,6 +216,15 @@ def kokoro_model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return join_model(tmp_path_factory.mktemp("kokoro-parts") / "model_quantized.onnx")
 
 
+@pytest.fixture(scope="session")
+def kokoro_torch_folder(kokoro_model_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One installed Kokoro folder for the torch modules: the PyTorch weights the first makes
+    from the model (cached beside it, ~3 s of CPU) are read by the next on the same worker."""
+    from kokoro_model import install_folder
+
+    return install_folder(tmp_path_factory.mktemp("torch-models") / "kokoro", kokoro_model_file)
+
+
 @pytest.fixture(scope="module")
 def kokoro_repo(kokoro_model_file: Path) -> dict[str, bytes]:
     """`onnx-community/Kokoro-82M-v1.0-ONNX` as a local Hub serves it (see kokoro_model)."""

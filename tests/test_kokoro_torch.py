@@ -7,15 +7,18 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from kokoro_model import install_folder
 
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.kokoro import torch_runtime, torch_weights
 from audiopub.tts.kokoro.engine import KokoroEngine
+
+if TYPE_CHECKING:
+    from audiopub.listen import Listener
 
 pytest.importorskip("torch", reason="scripts/test.sh installs torch==2.13.0")
 # The real 82M network on PyTorch's CPU kernels: a sentence takes tens of seconds on a busy
@@ -29,8 +32,8 @@ OPTIONS = SynthesisOptions(language="en")
 
 
 @pytest.fixture(scope="module")
-def folder(kokoro_model_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return install_folder(tmp_path_factory.mktemp("models") / "kokoro", kokoro_model_file)
+def folder(kokoro_torch_folder: Path) -> Path:
+    return kokoro_torch_folder  # its weights shared with the batch module (conftest)
 
 
 @pytest.fixture(scope="module")
@@ -257,12 +260,13 @@ def _recall(text: str, heard: str) -> float:
     return row[-1] / len(wanted)
 
 
-def test_whisper_hears_every_word_the_torch_runtime_says(spoken, whisper_base: Path) -> None:
-    from audiopub.listen import Listener
+def test_whisper_hears_every_word_the_torch_runtime_says(
+    spoken, whisper_listener: Listener
+) -> None:
     from audiopub.listen.listener import Clip
 
-    listener = Listener.load("base", models_dir=whisper_base, threads=2)
-    heard = listener.hear(
+    # Whisper loaded once for the run (conftest), as the other modules that hear take it.
+    heard = whisper_listener.hear(
         [Clip(spoken[runtime].audio, 24_000, "en") for runtime in ("onnx", "torch")]
     )
     onnx_recall, torch_recall = (_recall(TEXT, said) for said in heard)
@@ -278,12 +282,12 @@ def test_the_published_checkpoint_layout_loads_into_the_same_weights(
     import torch
     from torch import nn
 
-    from audiopub.tts.kokoro.torch_network import KokoroNetwork
-
     state = torch_weights.load_state(spoken["torch-engine"].model_path)
+    # The engine's network for the module names: the same KokoroNetwork, not another one built.
+    network = spoken["torch-engine"]._load_torch().network
     convolutions = {
         f"{name}.weight"
-        for name, module in KokoroNetwork().named_modules()
+        for name, module in network.named_modules()
         if isinstance(module, (nn.Conv1d, nn.ConvTranspose1d))
     }
     parts: dict[str, dict[str, torch.Tensor]] = {}

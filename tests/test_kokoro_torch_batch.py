@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from kokoro_model import install_folder
 
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.kokoro.engine import PAD, KokoroEngine, Piece
@@ -34,8 +33,8 @@ FLAC_STEP = 2 / 32768  # chunk files are 16-bit
 
 
 @pytest.fixture(scope="module")
-def engine(kokoro_model_file: Path, tmp_path_factory: pytest.TempPathFactory) -> KokoroEngine:
-    folder = install_folder(tmp_path_factory.mktemp("models") / "kokoro", kokoro_model_file)
+def engine(kokoro_torch_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> KokoroEngine:
+    folder = kokoro_torch_folder  # its weights shared with test_kokoro_torch (conftest)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AUDIOPUB_DATA_DIR", str(tmp_path_factory.mktemp("kokoro-cache")))
         engine = KokoroEngine(folder, runtime="torch")
