@@ -81,8 +81,11 @@ def services(
     monkeypatch: pytest.MonkeyPatch,
     nvml: FakeNvml,
     gpu_support: GpuSupport,
+    shared_model_cache: None,
 ) -> Iterator[Services]:
-    """Runs before `user`, so the app's main file finds these services already installed."""
+    """Runs before `user`, so the app's main file finds these services already installed.
+    The run's model cache: a job's rewritten voice graph is made once, not in every test that
+    converts (the rewrites are tested in test_conv_layout.py and test_half_precision.py)."""
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models_dir))
     monkeypatch.delenv("AUDIOPUB_SUPERTONIC_DIR", raising=False)
     yield from installed_services(
@@ -594,7 +597,7 @@ async def test_generate_progress_done_download_library(
 ) -> None:
     await open_with_book(user, small_book)
     user.find(marker="generate").click()
-    # Submitting loads the job's engine (its graph rewrite is made anew in a fresh data folder).
+    # Submitting loads the job's engine.
     await see(user, marker="job", timeout=240)
     await job_state(user, "Done")
     job_id = only_job(services)
