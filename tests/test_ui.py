@@ -703,6 +703,9 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
     user: User, small_book: Path, services: Services
 ) -> None:
     await open_with_book(user, small_book)
+    # The hint speaks of the book once every chapter row is built (on a busy machine, after
+    # the title shows).
+    await eventually(lambda: text(user, "book-summary").startswith("3 of 3 chapters"))
     # A combination the command line refuses is refused here, with its words.
     set_value(user, "forms-split", "chapters")
     refusal = "An .m4b is one file with chapters: for a file per chapter, choose --format"
