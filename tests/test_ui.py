@@ -81,8 +81,11 @@ def services(
     monkeypatch: pytest.MonkeyPatch,
     nvml: FakeNvml,
     gpu_support: GpuSupport,
+    shared_model_cache: None,
 ) -> Iterator[Services]:
-    """Runs before `user`, so the app's main file finds these services already installed."""
+    """Runs before `user`, so the app's main file finds these services already installed.
+    The run's model cache: a job's rewritten voice graph is made once, not in every test that
+    converts (the rewrites are tested in test_conv_layout.py and test_half_precision.py)."""
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(models_dir))
     monkeypatch.delenv("AUDIOPUB_SUPERTONIC_DIR", raising=False)
     yield from installed_services(
@@ -594,7 +597,7 @@ async def test_generate_progress_done_download_library(
 ) -> None:
     await open_with_book(user, small_book)
     user.find(marker="generate").click()
-    # Submitting loads the job's engine (its graph rewrite is made anew in a fresh data folder).
+    # Submitting loads the job's engine.
     await see(user, marker="job", timeout=240)
     await job_state(user, "Done")
     job_id = only_job(services)
@@ -700,6 +703,9 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
     user: User, small_book: Path, services: Services
 ) -> None:
     await open_with_book(user, small_book)
+    # The hint speaks of the book once every chapter row is built (on a busy machine, after
+    # the title shows).
+    await eventually(lambda: text(user, "book-summary").startswith("3 of 3 chapters"))
     # A combination the command line refuses is refused here, with its words.
     set_value(user, "forms-split", "chapters")
     refusal = "An .m4b is one file with chapters: for a file per chapter, choose --format"

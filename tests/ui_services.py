@@ -34,7 +34,9 @@ def installed_services(
     options = {
         "nvml": FakeNvml(),
         "gpu_support": GpuSupport(False, NO_CUDA),
-        "gpu_interval_s": 0.05,
+        # Fast enough for the GPU panel's chart to have two points within a second; faster
+        # sampling only made every once-a-second panel tick redraw hundreds of history points.
+        "gpu_interval_s": 0.25,
         # The previews' voice loaded ahead at start (tested in test_previews.py) cost every UI
         # test 2-3 s of CPU beside it; most never preview, and a test's first preview loads it.
         "warm_previews": False,

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Final
 
-from nicegui import app, background_tasks, core, helpers, run, ui
+from nicegui import Client, app, background_tasks, core, helpers, run, ui
 
 from audiopub import settings
 from audiopub.ui import guard, routes
@@ -67,7 +67,16 @@ def setup(services: Services) -> None:
     _register_pages(services)
     app.on_startup(partial(_startup, services))
     app.on_shutdown(services.stop)  # waits for the chunk in progress; the job resumes next start
+    app.on_shutdown(_stop_outboxes)
     app.on_delete(release_soon)  # a closed tab's page is freed now, not at the next full collection
+
+
+def _stop_outboxes() -> None:
+    """Each tab's outbox loop told to end, before NiceGUI cancels its tasks at shutdown. On
+    Python 3.11, `asyncio.wait_for` loses a cancel that lands as the loop wakes for an update:
+    the loop goes on, and NiceGUI waits its 2 s limit for it and logs an error."""
+    for client in list(Client.instances.values()):
+        client.outbox.stop()
 
 
 def _register_pages(services: Services) -> None:
