@@ -39,8 +39,9 @@ _CONFIG_KEYS = (
     "session.inter_op.allow_spinning",
     "session.disable_prepacking",
 )
-# A Piper session holds ~150 MB: a few models at a few thread counts are all a module uses.
-KEPT = 6
+# A Piper session holds ~150 MB: a few models at a few thread counts (and tiny Supertonic
+# graphs) are all a module uses.
+KEPT = 8
 
 _made: OrderedDict[tuple[Any, ...], ort.InferenceSession] = OrderedDict()
 # (device, inode, size, mtime) → the file's digest, so a model is read once to be named.

@@ -44,11 +44,11 @@ from audiopub.book.reading import BOOK_SUFFIXES
 
 LIMIT_MB = 1
 LIMIT_TEXT = "1.0 MB"  # how the page writes the limit
-# NiceGUI deletes a closed tab's client this long after it went away: far shorter than the
-# app's (`app.RECONNECT_TIMEOUT_S`), since every test ends waiting for its closed tabs' uploads
-# to be cleaned up. The tabs here never lose their connection while open, so it is never
-# waited for but after a tab closed.
-RECONNECT_TIMEOUT_S = 0.5
+# NiceGUI deletes a closed tab's client this long after it went away: shorter than the app's
+# (`app.RECONNECT_TIMEOUT_S`), since every test ends waiting for its closed tabs' uploads to be
+# cleaned up; long enough that a tab whose connection stalls on a busy machine is not taken for
+# a closed one.
+RECONNECT_TIMEOUT_S = 2.0
 TAB_TIMEOUT_MS = 30_000
 HTTP_TIMEOUT_S = 15.0
 CLEANUP_TIMEOUT_S = RECONNECT_TIMEOUT_S + 9  # a closed tab's upload is gone by then
