@@ -239,13 +239,12 @@ def held_reading_server(tmp_path: Path, held: Path) -> Iterator[RunningServer]:
     """`audiopub serve` on a free port whose reads wait in `held` (AUDIOPUB_TEST_HOLD_READ)."""
     port = free_port()
     setup = HELD_READING_SETUP.format(tests=str(Path(__file__).parent))
+    # Started as `main([...])` with the previews' warm-up, as a person's server is: the reads
+    # and waits of the reading tests are timed against that.
+    args = ["serve", "--host", "127.0.0.1", "--port", str(port), "--no-browser"]
+    source = f"{setup}\nfrom audiopub.cli import main\nmain({args!r})\n"
     with running_server(
-        # The reading-queue tests time reads and waits against a server started as a person's
-        # is, the previews' voice loading beside the first reads.
-        serve_command(port, setup=setup, warm_previews=True),
-        tmp_path,
-        port,
-        {"AUDIOPUB_TEST_HOLD_READ": str(held)},
+        [sys.executable, "-c", source], tmp_path, port, {"AUDIOPUB_TEST_HOLD_READ": str(held)}
     ) as app:
         yield app
 
