@@ -211,15 +211,12 @@ audiopub.ui.services.WARM_PREVIEWS = False
 """
 
 
-def serve_command(
-    port: int, *options: str, setup: str = "", warm_previews: bool = False
-) -> list[str]:
+def serve_command(port: int, *options: str, setup: str = "") -> list[str]:
     """`audiopub serve` on 127.0.0.1:`port` with `options`, in a fresh Python that first runs
-    `setup` (a test's own changes to the app) and, unless `warm_previews`, leaves out the
-    previews' warm-up."""
+    `setup` (a test's own changes to the app) and leaves out the previews' warm-up."""
     args = ["serve", "--host", "127.0.0.1", "--port", str(port), "--no-browser", *options]
     run = f"from audiopub.cli import main\nraise SystemExit(main({args!r}))\n"
-    source = f"{setup}\n{'' if warm_previews else NO_PREVIEW_WARMUP}\n{run}"
+    source = f"{setup}\n{NO_PREVIEW_WARMUP}\n{run}"
     return [sys.executable, "-c", source]
 
 
