@@ -1,9 +1,9 @@
 """ONNX Runtime sessions shared across the tests of a worker: a CPU session of the same model
 bytes with the same options is made once and handed out again.
 
-Making a Piper session costs ~2.5 s of CPU on a small machine whatever the options (it is ORT
-building the 2,755-node graph, not optimising it), and the suite's conversions, previews and
-engines made ~300 of them: a quarter of the suite's time, measured with py-spy. Every line of
+Making a Piper session cost ~2.5 s of CPU on a small machine (about 1 s since Audiopub's CPU
+sessions skip ORT's memory-reuse plan), and the suite's conversions, previews and engines make
+~300 of them. Every line of
 Audiopub still runs: the engines, `onnx_runtime.create_session`, the rewrites; only ORT's
 construction of an identical session is skipped. A session holds no state between runs that
 changes what a run computes (ORT runs are thread-safe), so a test cannot tell a shared one from
@@ -30,6 +30,7 @@ _OPTION_FIELDS = (
     "intra_op_num_threads",
     "inter_op_num_threads",
     "enable_mem_pattern",
+    "enable_mem_reuse",
     "enable_cpu_mem_arena",
     "execution_mode",
     "log_severity_level",

@@ -87,6 +87,7 @@ def test_a_gpu_session_gets_two_threads_that_do_not_spin(on_a_gpu: type[FakeCuda
     (made,) = on_a_gpu.made
     assert made.options.intra_op_num_threads == onnx_runtime.GPU_INTRA_OP_THREADS == 2
     assert made.options.inter_op_num_threads == 1
+    assert made.options.enable_mem_reuse
     assert [made.options.get_session_config_entry(key) for key in SPINNING] == ["0", "0"]
     assert not made.options.enable_profiling  # profiled only while placement is recorded
     options = _cuda_options(made)
@@ -146,6 +147,7 @@ def test_a_cpu_session_keeps_its_threads_and_its_pool_does_not_spin() -> None:
     options = onnx_runtime.session_options(threads=1)
     assert options.intra_op_num_threads == 1
     assert [options.get_session_config_entry(key) for key in SPINNING] == ["0", "0"]
+    assert not options.enable_mem_reuse  # no reuse plan to build: quicker to load
     assert onnx_runtime.session_options(threads=None).intra_op_num_threads == 0  # ORT's choice
 
 
