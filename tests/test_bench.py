@@ -8,7 +8,6 @@ import json
 import multiprocessing
 import os
 import re
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import jsonschema
 import onnxruntime as ort
 import pytest
 from epub_factory import build_epub
+from held_memory import hold_memory
 from test_gpu_monitor import FakeNvml, wait_for
 from tiny_supertonic import build_tiny_model
 
@@ -568,19 +568,12 @@ def test_rss_check_render_and_child_command(tmp_path: Path) -> None:
     assert command[command.index("--steps") + 1] == "2"
 
 
-def _hold_memory(mb: int) -> int:
-    block = bytearray(mb * 1024 * 1024)
-    block[::4096] = b"x" * len(block[::4096])  # touch every page so it is resident
-    time.sleep(0.5)  # long enough for the sampler to see it
-    return len(block)
-
-
 def test_memory_counts_engine_workers_after_they_have_ended() -> None:
     """A job stops its engine processes before encoding; their peaks still count as workers."""
     with memory.sampling_memory(interval_s=0.05) as sampler:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(1, mp_context=context) as pool:
-            assert pool.submit(_hold_memory, 80).result() > 0
+            assert pool.submit(hold_memory, 80).result() > 0
         facts = sampler.facts()
     assert facts.workers_peak_rss_mb is not None and facts.workers_peak_rss_mb >= 80
     assert facts.sampled_peak_rss_mb is not None and facts.total_peak_rss_mb is not None
