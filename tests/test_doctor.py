@@ -167,7 +167,9 @@ def test_on_a_gpu_it_times_both_interleaved_and_reports_compare_in_one_table(
         "doctor: [3/12] node placement, GPU",
         "doctor: [4/12] node placement, CPU",
     ]
-    assert steps[4] == "doctor: [5/12] loading the engine with default, its node placement"
+    # The settings in force are the default: the GPU's engine placed above is that one's.
+    assert steps[4] == "doctor: [5/12] reusing the engine with default, its node placement"
+    assert steps[5] == "doctor: [6/12] loading the engine with max_workspace, its node placement"
     assert steps[-1] == "doctor: [12/12] timed run 1 of 1, fp16_decoder" and len(steps) == 12
 
     folder = reports / "NVIDIA-GeForce-RTX-4090"
