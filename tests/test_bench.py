@@ -624,7 +624,9 @@ def test_gpu_run_compares_cuda_settings_and_counts_node_placement(
         lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"],
     )
     monkeypatch.setattr(onnx_runtime.ort, "InferenceSession", _ClaimsCuda)
-    monkeypatch.setenv("AUDIOPUB_CUDA_TUNING", "pad_nc1d")
+    # The run's own settings are among those compared: that engine, placed for the run, is
+    # compared as it is rather than loaded again.
+    monkeypatch.setenv("AUDIOPUB_CUDA_TUNING", "max_workspace,pad_nc1d")
     output = tmp_path / "gpu.json"
     out = _bench(
         [
@@ -649,7 +651,7 @@ def test_gpu_run_compares_cuda_settings_and_counts_node_placement(
 
     data = _valid(output)
     assert data["device"]["provider"] == "CUDAExecutionProvider"
-    assert data["cuda_tuning"] == "pad_nc1d"  # what the run itself was made with
+    assert data["cuda_tuning"] == "max_workspace+pad_nc1d"  # what the run itself was made with
     assert set(data["node_placement"]) == {"CPUExecutionProvider"}  # what really ran: the CPU
     assert [cell["tuning"] for cell in data["tuning"]] == [
         "default",
@@ -670,8 +672,10 @@ def test_gpu_run_compares_cuda_settings_and_counts_node_placement(
         for options in _ClaimsCuda.cuda_options
     ]
     assert set() in tuned and {"cudnn_conv_use_max_workspace", "cudnn_conv1d_pad_to_nc1d"} in tuned
-    assert os.environ["AUDIOPUB_CUDA_TUNING"] == "pad_nc1d"
-    assert settings.cuda_tuning() == {"pad_nc1d"}
+    # Under the run's own settings: its engine and the one placed for it, compared as it is.
+    assert tuned.count({"cudnn_conv_use_max_workspace", "cudnn_conv1d_pad_to_nc1d"}) == 2
+    assert os.environ["AUDIOPUB_CUDA_TUNING"] == "max_workspace,pad_nc1d"
+    assert settings.cuda_tuning() == {"max_workspace", "pad_nc1d"}
     assert "### Optional CUDA settings, interleaved on the long text" in out
     assert re.search(
         r"\| max_workspace\+pad_nc1d \| GPU \(CUDA\) \| [\d,]+ on CPU \| [\d,]+ "
@@ -683,7 +687,7 @@ def test_gpu_run_compares_cuda_settings_and_counts_node_placement(
     default, cudnn, half = (cell["difference"] for cell in data["tuning"])
     assert default == cudnn == 0.0 and 0 < half < 1e-3
     assert re.search(r"\| fp16_decoder \| GPU \(CUDA\) \| .* \| -\d\d dB \|", out)
-    assert re.search(r"- nodes: [\d,]+ on CPU; CUDA settings: pad_nc1d", out)
+    assert re.search(r"- nodes: [\d,]+ on CPU; CUDA settings: max_workspace\+pad_nc1d", out)
 
 
 def test_an_unknown_cuda_setting_is_refused_by_the_arguments(
