@@ -8,7 +8,6 @@ import json
 import multiprocessing
 import os
 import re
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import jsonschema
 import onnxruntime as ort
 import pytest
 from epub_factory import build_epub
+from held_memory import hold_memory
 from test_gpu_monitor import FakeNvml, wait_for
 from tiny_supertonic import build_tiny_model
 
@@ -568,19 +568,12 @@ def test_rss_check_render_and_child_command(tmp_path: Path) -> None:
     assert command[command.index("--steps") + 1] == "2"
 
 
-def _hold_memory(mb: int) -> int:
-    block = bytearray(mb * 1024 * 1024)
-    block[::4096] = b"x" * len(block[::4096])  # touch every page so it is resident
-    time.sleep(0.5)  # long enough for the sampler to see it
-    return len(block)
-
-
 def test_memory_counts_engine_workers_after_they_have_ended() -> None:
     """A job stops its engine processes before encoding; their peaks still count as workers."""
     with memory.sampling_memory(interval_s=0.05) as sampler:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(1, mp_context=context) as pool:
-            assert pool.submit(_hold_memory, 80).result() > 0
+            assert pool.submit(hold_memory, 80).result() > 0
         facts = sampler.facts()
     assert facts.workers_peak_rss_mb is not None and facts.workers_peak_rss_mb >= 80
     assert facts.sampled_peak_rss_mb is not None and facts.total_peak_rss_mb is not None
@@ -631,7 +624,9 @@ def test_gpu_run_compares_cuda_settings_and_counts_node_placement(
         lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"],
     )
     monkeypatch.setattr(onnx_runtime.ort, "InferenceSession", _ClaimsCuda)
-    monkeypatch.setenv("AUDIOPUB_CUDA_TUNING", "pad_nc1d")
+    # The run's own settings are among those compared: that engine, placed for the run, is
+    # compared as it is rather than loaded again.
+    monkeypatch.setenv("AUDIOPUB_CUDA_TUNING", "max_workspace,pad_nc1d")
     output = tmp_path / "gpu.json"
     out = _bench(
         [
@@ -656,7 +651,7 @@ def test_gpu_run_compares_cuda_settings_and_counts_node_placement(
 
     data = _valid(output)
     assert data["device"]["provider"] == "CUDAExecutionProvider"
-    assert data["cuda_tuning"] == "pad_nc1d"  # what the run itself was made with
+    assert data["cuda_tuning"] == "max_workspace+pad_nc1d"  # what the run itself was made with
     assert set(data["node_placement"]) == {"CPUExecutionProvider"}  # what really ran: the CPU
     assert [cell["tuning"] for cell in data["tuning"]] == [
         "default",
@@ -677,8 +672,10 @@ def test_gpu_run_compares_cuda_settings_and_counts_node_placement(
         for options in _ClaimsCuda.cuda_options
     ]
     assert set() in tuned and {"cudnn_conv_use_max_workspace", "cudnn_conv1d_pad_to_nc1d"} in tuned
-    assert os.environ["AUDIOPUB_CUDA_TUNING"] == "pad_nc1d"
-    assert settings.cuda_tuning() == {"pad_nc1d"}
+    # Under the run's own settings: its engine and the one placed for it, compared as it is.
+    assert tuned.count({"cudnn_conv_use_max_workspace", "cudnn_conv1d_pad_to_nc1d"}) == 2
+    assert os.environ["AUDIOPUB_CUDA_TUNING"] == "max_workspace,pad_nc1d"
+    assert settings.cuda_tuning() == {"max_workspace", "pad_nc1d"}
     assert "### Optional CUDA settings, interleaved on the long text" in out
     assert re.search(
         r"\| max_workspace\+pad_nc1d \| GPU \(CUDA\) \| [\d,]+ on CPU \| [\d,]+ "
@@ -690,7 +687,7 @@ def test_gpu_run_compares_cuda_settings_and_counts_node_placement(
     default, cudnn, half = (cell["difference"] for cell in data["tuning"])
     assert default == cudnn == 0.0 and 0 < half < 1e-3
     assert re.search(r"\| fp16_decoder \| GPU \(CUDA\) \| .* \| -\d\d dB \|", out)
-    assert re.search(r"- nodes: [\d,]+ on CPU; CUDA settings: pad_nc1d", out)
+    assert re.search(r"- nodes: [\d,]+ on CPU; CUDA settings: max_workspace\+pad_nc1d", out)
 
 
 def test_an_unknown_cuda_setting_is_refused_by_the_arguments(

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from epub_factory import build_epub
-from kokoro_model import install_folder
 from test_bench import _bench, _summary, _valid
 
 from audiopub.bench import run
@@ -24,11 +23,11 @@ pytestmark = pytest.mark.usefixtures("shared_model_cache")
 
 
 @pytest.fixture(scope="module")
-def kokoro_models(tmp_path_factory: pytest.TempPathFactory, kokoro_model_file: Path) -> Path:
-    """A models folder with the real Kokoro int8 and its jm_kumo and jf_alpha voices."""
-    models = tmp_path_factory.mktemp("models")
-    install_folder(models / "kokoro", kokoro_model_file)
-    return models
+def kokoro_models(kokoro_torch_folder: Path) -> Path:
+    """A models folder with the real Kokoro int8 and its jm_kumo and jf_alpha voices: the
+    worker's (conftest), so the PyTorch weights made from the model for the other runtime are
+    made once per worker (~3 s of CPU), not again here."""
+    return kokoro_torch_folder.parent
 
 
 def test_kokoro_beside_piper_alternates_rounds_and_divides_the_medians(
@@ -120,8 +119,11 @@ def test_two_runtimes_time_kokoro_on_each_side_by_side(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
 ) -> None:
     pytest.importorskip("torch", reason="scripts/test.sh installs torch==2.13.0")
+    # PyTorch on one thread (conftest): on a busy two-core machine a second one mostly spins.
+    request.getfixturevalue("torch_on_one_thread")
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(kokoro_models))
     output = tmp_path / "runtimes.json"
     out = _bench(

@@ -207,15 +207,17 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
             timings = interleaved(runners, args.runs, args.warmup, names, step)
         device_vram = monitor.peak_vram_mb()
         measured = {}
+        gpu_placed = None  # the GPU's engine under the settings in force: compared below too
         for (name, engine, executor), side in zip(sides, timings, strict=True):
             label = " + ".join(executor.describe().devices)
             if name not in ("gpu", "cpu"):  # another runtime: no ONNX graph to place
                 runtimes[name].update(_side(label, engine, executor, side, work.chars, {}))
                 continue
             step(f"node placement, {name.upper()}")
-            nodes = placed_engine(args.engine, name == "gpu", voice, options).nodes
-            measured[name] = _side(label, engine, executor, side, work.chars, nodes)
+            placed = placed_engine(args.engine, name == "gpu", voice, options)
+            measured[name] = _side(label, engine, executor, side, work.chars, placed.nodes)
             if name == "gpu":
+                gpu_placed = placed
                 measured[name]["peak_vram_mb"] = {
                     str(k): round(v, 1) for k, v in executor.peak_vram_mb.items()
                 }
@@ -250,6 +252,7 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
                 args.runs,
                 args.warmup,
                 step,
+                {settings.cuda_tuning(): gpu_placed} if gpu_placed is not None else None,
             )
         ]
     return {

@@ -154,9 +154,8 @@ def _measure(args: argparse.Namespace, options: settings.Settings, runtimes: lis
         result.gpu_usage = gpu_usage(monitor)
     # After the memory figures: each loads an engine of its own, which they would count.
     _log("bench: node placement")
-    result.node_placement = placed_engine(
-        args.engine, args.gpu, voice, _options(args, steps_list[0])
-    ).nodes
+    placed = placed_engine(args.engine, args.gpu, voice, _options(args, steps_list[0]))
+    result.node_placement = placed.nodes
     if args.cuda_tuning and args.gpu:
         _log(f"bench: CUDA settings {', '.join(map(tuning_name, args.cuda_tuning))}")
         result.tuning = compare_tunings(
@@ -168,6 +167,7 @@ def _measure(args: argparse.Namespace, options: settings.Settings, runtimes: lis
             default_batch_size(pipeline_engine, args.batch_size),
             args.runs,
             args.warmup,
+            already_placed={options.cuda_tuning: placed},  # the run's own settings: loaded
         )
     result.compute = _compute(args, result, voice)
     return result.to_dict()

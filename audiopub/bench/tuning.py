@@ -2,17 +2,17 @@
 
 Each setting (`settings.CUDA_TUNINGS`, alone or joined with "+") gets an engine of its own,
 loaded while AUDIOPUB_CUDA_TUNING says that setting, since ORT takes provider options when a
-session is made; its first synthesis is profiled to count its nodes by provider
-(`tts.node_placement`) and kept, with a fixed seed, to say how far each setting's audio is from
-the first's (`fp16_decoder` changes the samples; the cuDNN settings should not). Then every
-engine speaks the same text in padded batches, interleaved, as `measure.interleaved`
-alternates any comparison.
+session is made (or the one a caller already placed under it); its first synthesis is profiled
+to count its nodes by provider (`tts.node_placement`) and kept, with a fixed seed, to say how
+far each setting's audio is from the first's (`fp16_decoder` changes the samples; the cuDNN
+settings should not). Then every engine speaks the same text in padded batches, interleaved,
+as `measure.interleaved` alternates any comparison.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -100,14 +100,19 @@ def compare_tunings(
     runs: int,
     warmup: int,
     announce: Callable[[str], None] | None = None,
+    already_placed: Mapping[frozenset[str], PlacedEngine] | None = None,
 ) -> list[TuningCell]:
     """Each setting's engine speaks `text` in batches of up to `batch_size`, interleaved;
-    `announce` is told each step before it runs (see `measure.interleaved`)."""
+    `announce` is told each step before it runs (see `measure.interleaved`). A setting in
+    `already_placed` (a GPU engine placed with the same voice and options, such as the run's
+    own) takes that engine instead of loading another: a GPU session takes seconds to make."""
     placed = []
     for tuning in variants:
+        known = (already_placed or {}).get(tuning)
         if announce is not None:
-            announce(f"loading the engine with {tuning_name(tuning)}, its node placement")
-        placed.append(placed_engine(name, True, voice, options, tuning))
+            what = "loading" if known is None else "reusing"
+            announce(f"{what} the engine with {tuning_name(tuning)}, its node placement")
+        placed.append(known or placed_engine(name, True, voice, options, tuning))
     runners = [
         partial(run_inline, side.engine, text, voice, options, batch_size) for side in placed
     ]
