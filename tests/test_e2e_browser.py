@@ -30,6 +30,7 @@ from server_helper import (
     free_port,
     fresh_context,
     require_chromium,
+    serve_command,
     server,
     wait_for_voice,
 )
@@ -72,7 +73,8 @@ class BusyGpu(FakeNvml):
         return int(58 + 8 * math.sin(time.monotonic() / 4))
 
 app.main(host="127.0.0.1", port={port}, show=False,
-         services=Services(Path({data!r}), nvml=BusyGpu(), gpu_interval_s=0.1))
+         services=Services(Path({data!r}), nvml=BusyGpu(), gpu_interval_s=0.1,
+                           warm_previews=False))
 """
 
 
@@ -94,7 +96,7 @@ def test_generate_and_download_in_a_real_browser(chromium: Any, tmp_path: Path) 
         cover=tiny_png(60, 90, (62, 110, 126)),
     )
     port = free_port()
-    command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
+    command = serve_command(port)  # no preview is heard: without the previews' warm-up
     with server(command, tmp_path, port) as url, fresh_context(chromium) as context:
         page = context.new_page()
         outside = _record_outside_requests(page)
@@ -154,7 +156,9 @@ def test_a_lexicon_entry_is_heard_then_used_by_the_next_conversion(
         title="The Captain",
     )
     port = free_port()
-    command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
+    # Without the previews' warm-up (~5 CPU s a start): the one "Hear it" here loads its voice
+    # when asked, as a server's first preview does while the warm-up has not finished.
+    command = serve_command(port)
     with server(command, tmp_path, port) as url, fresh_context(chromium) as context:
         page = context.new_page()
         page.goto(url)
@@ -217,7 +221,7 @@ def test_the_library_player_shows_the_sentence_being_heard(chromium: Any, tmp_pa
     )
     first, second = READ_ALONG[0][1][:2]
     port = free_port()
-    command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
+    command = serve_command(port)  # no preview is heard: without the previews' warm-up
     with server(command, tmp_path, port) as url, fresh_context(chromium) as context:
         page = context.new_page()
         _generate(page, url, book, "The Harbour Book")

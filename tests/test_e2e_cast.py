@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 from epub_factory import build_epub
 from playwright.sync_api import expect
-from server_helper import browser_context, free_port, require_chromium, server, wait_for_voice
+from server_helper import (
+    browser_context,
+    free_port,
+    require_chromium,
+    serve_command,
+    server,
+    wait_for_voice,
+)
 from voices import SPEAKERS, add_multi_speaker_voice
 
 from audiopub.book.epub_reader import read_epub
@@ -35,7 +41,7 @@ def test_a_character_is_given_another_voice_in_the_cast_panel(tmp_path: Path) ->
     models = tmp_path / "models"  # the embedded voice narrates; a tiny model's speakers act
     add_multi_speaker_voice(models / "piper", "en_GB-tiny-medium")
     port = free_port()
-    command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
+    command = serve_command(port)  # no preview is heard: without the previews' warm-up
     extra = {"AUDIOPUB_MODELS_DIR": str(models)}
     with (
         server(command, tmp_path, port, extra) as url,

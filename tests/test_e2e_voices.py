@@ -10,7 +10,6 @@ spoke it by its sample rate as well as by the job's settings.
 from __future__ import annotations
 
 import json
-import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from server_helper import (
     browser_context,
     free_port,
     require_chromium,
+    serve_command,
     server,
     voice_field,
     wait_for_voice,
@@ -59,7 +59,7 @@ def test_a_voice_downloaded_on_the_voices_page_speaks_the_next_book(
     )
     models = tmp_path / "models"
     port = free_port()
-    command = [sys.executable, "-m", "audiopub", "serve", "--port", str(port), "--no-browser"]
+    command = serve_command(port)  # no preview is heard: without the previews' warm-up
     with running_hub() as hub:
         serve_piper_voices(hub, {VOICE: _voice_at(RATE)})
         env = {
