@@ -22,7 +22,22 @@ pytestmark = [
     pytest.mark.engine_processes,
 ]  # killed as a conversion runs by default
 
-CHAPTER_CHUNKS = 12  # one heading + 11 one-sentence paragraphs per chapter
+CHAPTER_CHUNKS = 12  # one heading + 11 one-sentence paragraphs: long enough to kill inside
+# The second chapter only has to exist after the killed one: every chunk more is one more to speak.
+SECOND_CHAPTER_CHUNKS = 3
+
+
+def _two_chapters(path: Path) -> Path:
+    return build_epub(
+        path,
+        [
+            (
+                f"Chapter {c}",
+                [f"Sentence number {p} of chapter {c} is spoken here." for p in range(chunks - 1)],
+            )
+            for c, chunks in (("One", CHAPTER_CHUNKS), ("Two", SECOND_CHAPTER_CHUNKS))
+        ],
+    )
 
 
 def _done_in_first_chapter(db: Path) -> int:
@@ -38,8 +53,13 @@ def _done_in_first_chapter(db: Path) -> int:
     return row[0]
 
 
-def _convert(epub: Path, out: Path, data_dir: Path, *options: str) -> subprocess.Popen[str]:
+def _convert(
+    epub: Path, out: Path, data_dir: Path, *options: str, cpu_workers: str | None = None
+) -> subprocess.Popen[str]:
+    """`convert` in a process of its own; with its engine processes, unless `cpu_workers`."""
     env = {**os.environ, "AUDIOPUB_DATA_DIR": str(data_dir)}
+    if cpu_workers is not None:
+        env["AUDIOPUB_CPU_WORKERS"] = cpu_workers
     return subprocess.Popen(
         [sys.executable, "-m", "audiopub", "convert", str(epub), "-o", str(out), *options],
         env=env,
@@ -50,16 +70,7 @@ def _convert(epub: Path, out: Path, data_dir: Path, *options: str) -> subprocess
 
 
 def test_sigkill_mid_chapter_then_resume(tmp_path: Path, data_dir: Path) -> None:
-    epub = build_epub(
-        tmp_path / "book.epub",
-        [
-            (
-                f"Chapter {c}",
-                [f"Sentence number {p} of chapter {c} is spoken here." for p in range(11)],
-            )
-            for c in ("One", "Two")
-        ],
-    )
+    epub = _two_chapters(tmp_path / "book.epub")
     out = tmp_path / "book.m4b"
     db = data_dir / "jobs.sqlite3"
 
@@ -84,7 +95,7 @@ def test_sigkill_mid_chapter_then_resume(tmp_path: Path, data_dir: Path) -> None
         (job,) = store.queue.list_jobs()
         chunks = store.ledger.all_chunks(job.id)
         chapters = store.ledger.chapters(job.id)
-    assert len(chunks) == 2 * CHAPTER_CHUNKS
+    assert len(chunks) == CHAPTER_CHUNKS + SECOND_CHAPTER_CHUNKS
     # Every chunk was made exactly once: the one in flight at the kill was never marked done,
     # so it counts once, in the second run.
     assert [c.attempts for c in chunks] == [1] * len(chunks)
@@ -100,27 +111,20 @@ def test_sigkill_mid_chapter_then_resume(tmp_path: Path, data_dir: Path) -> None
     # the book holds each chunk once: its length is the chapters', which are the chunks' plus pauses
     assert book.duration_s == pytest.approx(sum(c.duration_s for c in chapters), abs=0.15)
     speech = sum(c.duration_s for c in chunks)
-    assert speech < book.duration_s < speech + 2 * CHAPTER_CHUNKS * 1.0 + 2 * 1.5
+    assert speech < book.duration_s < speech + len(chunks) * 1.0 + 2 * 1.5
 
 
 def test_killed_then_run_with_another_chapter_selection_makes_the_new_one(
     tmp_path: Path, data_dir: Path
 ) -> None:
     """Killed mid-chapter, the job is still marked running; the next command's selection wins."""
-    epub = build_epub(
-        tmp_path / "book.epub",
-        [
-            (
-                f"Chapter {c}",
-                [f"Sentence number {p} of chapter {c} is spoken here." for p in range(11)],
-            )
-            for c in ("One", "Two")
-        ],
-    )
+    epub = _two_chapters(tmp_path / "book.epub")
     out = tmp_path / "book.m4b"
     db = data_dir / "jobs.sqlite3"
 
-    first = _convert(epub, out, data_dir, "--chapters", "1")
+    # Speaking in the command's own process: a kill among engine processes is the test above's,
+    # here the chapters chosen are what counts (two engine processes less to start per run).
+    first = _convert(epub, out, data_dir, "--chapters", "1", cpu_workers="1")
     deadline = time.monotonic() + 120
     while _done_in_first_chapter(db) < 3:
         assert first.poll() is None, first.communicate()
@@ -129,7 +133,7 @@ def test_killed_then_run_with_another_chapter_selection_makes_the_new_one(
     first.send_signal(signal.SIGKILL)
     first.communicate()
 
-    second = _convert(epub, out, data_dir, "--chapters", "2")
+    second = _convert(epub, out, data_dir, "--chapters", "2", cpu_workers="1")
     _, stderr = second.communicate(timeout=300)
     assert second.returncode == 0, stderr
     assert "settings changed" in stderr

@@ -9,11 +9,13 @@ from __future__ import annotations
 import gc
 import threading
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import psutil
 import pytest
+import shared_sessions
 from epub_factory import build_epub
 from voices import add_still_voice
 
@@ -121,6 +123,17 @@ def test_engine_processes_stop_after_the_idle_time_or_when_memory_runs_short() -
     assert keeper.pools() == [] and _gone(pids)
 
 
+# The ORT session state (its native session among it) of each CPU session built under a fake
+# GPU session, by model and options, for the module (`gpu_sessions_built_once`).
+_BUILT_ON_CPU: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+@pytest.fixture(scope="module")
+def gpu_sessions_built_once() -> Iterator[None]:
+    yield
+    _BUILT_ON_CPU.clear()
+
+
 class _SessionsOnGpu(onnx_runtime.ort.InferenceSession):
     """ORT's session as on a GPU machine, as far as Audiopub can tell: asked for CUDA, it names
     CUDA first; the work runs on the CPU. Counts the sessions alive (each would hold VRAM)."""
@@ -131,7 +144,17 @@ class _SessionsOnGpu(onnx_runtime.ort.InferenceSession):
     def __init__(
         self, path: Any, sess_options: Any = None, providers: Any = None, **kwargs: Any
     ) -> None:
-        super().__init__(path, sess_options, providers=["CPUExecutionProvider"], **kwargs)
+        cpu = [onnx_runtime.CPU]
+        # ORT builds the CPU session underneath once per model and options (2-4 CPU s each,
+        # see shared_sessions); every one made here is still a session of its own, counted
+        # alive until it is destroyed, which is what the tests follow.
+        key = shared_sessions._key(path, sess_options, cpu, kwargs)  # noqa: SLF001
+        if key is not None and key in _BUILT_ON_CPU:
+            self.__dict__.update(_BUILT_ON_CPU[key])
+        else:
+            super().__init__(path, sess_options, providers=cpu, **kwargs)
+            if key is not None:
+                _BUILT_ON_CPU[key] = dict(self.__dict__)
         type(self).alive += 1
         type(self).made += 1
         weakref.finalize(self, _SessionsOnGpu._destroyed)
@@ -145,7 +168,7 @@ class _SessionsOnGpu(onnx_runtime.ort.InferenceSession):
 
 
 @pytest.fixture
-def gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+def gpu(monkeypatch: pytest.MonkeyPatch, gpu_sessions_built_once: None) -> None:
     """A machine whose ORT offers CUDA (one device); engines loaded here stay here."""
     from audiopub.gpu import devices
 
