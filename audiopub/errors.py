@@ -130,6 +130,10 @@ class JobStoreError(AudiopubError):
     """The job store refused an operation."""
 
 
+class StoreClosed(JobStoreError):
+    """The job store was closed (the process is stopping) while something still used it."""
+
+
 class JobNotFound(JobStoreError):
     """No job has that id (it may have been deleted)."""
 

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from epub_factory import build_epub
@@ -20,7 +21,7 @@ from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.models import ChunkState, Job, JobSettings, JobState, chunk_cache_key
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import submit_job
-from audiopub.jobs.worker import Worker, execute_job
+from audiopub.jobs.worker import Worker, become_runner, execute_job, runner_lock
 from audiopub.tts.engine import Engine
 from audiopub.tts.registry import get_engine
 
@@ -243,6 +244,53 @@ def test_two_queued_jobs_run_one_after_the_other(store, engine, tmp_path) -> Non
     a, b = store.queue.get_job(first.id), store.queue.get_job(second.id)
     assert a.finished_at <= b.started_at
     assert (tmp_path / "a.m4b").is_file() and (tmp_path / "b.m4b").is_file()
+
+
+class _HeldEngine:
+    """The real engine, whose speaking waits until `release` is set."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self.speaking = threading.Event()
+        self.release = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def speak(self, *args: Any, **kwargs: Any) -> Any:
+        self.speaking.set()
+        assert self.release.wait(60)
+        return self._engine.speak(*args, **kwargs)
+
+
+def test_a_store_closed_under_a_running_job_stops_the_worker_quietly(
+    data_dir, engine, tmp_path
+) -> None:
+    """A server that stops while a job's chunk outlasts the worker's stop timeout closes the
+    store under that job: the worker thread ends without an error (an unhandled one fails this
+    test), and the job, still `running` in the store, is queued again by the next runner."""
+    held = _HeldEngine(engine)
+    store = JobStore.open_default()
+    job = submit(
+        store, _long_epub(tmp_path / "b.epub", 1, 2), tmp_path / "b.m4b", JobSettings(), engine
+    )
+    worker = Worker(store, EventBus(), held)  # type: ignore[arg-type]  # an engine, held
+    worker.start()
+    assert held.speaking.wait(60)
+    worker.stop(timeout=0.1)  # the chunk outlasts it
+    assert worker.current_job == job.id
+    store.close()
+    held.release.set()
+    deadline = time.monotonic() + 60
+    while worker.current_job is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert worker.current_job is None
+    with JobStore.open_default() as again:
+        assert again.queue.get_job(job.id).state is JobState.RUNNING
+        lock = runner_lock(again)
+        assert become_runner(lock, again)
+        lock.release()
+        assert again.queue.get_job(job.id).state is JobState.QUEUED
 
 
 def test_cancel_takes_effect_within_one_chunk(store, engine, tmp_path) -> None:

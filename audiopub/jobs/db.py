@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from audiopub.errors import JobStoreError, StoreDamaged
+from audiopub.errors import JobStoreError, StoreClosed, StoreDamaged
 from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.store_damage import damaged, is_damage, is_unopenable, unopenable
 
@@ -253,7 +253,7 @@ class StoreDatabase:
     def connection(self) -> sqlite3.Connection:
         """This thread's connection, for reads (each sees the last committed state)."""
         if self._closed:
-            raise JobStoreError("The job store is closed")
+            raise StoreClosed("The job store is closed")
         if self.damage is not None:  # nothing more is read from or written to it
             raise self._copy_of(self.damage)
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

@@ -23,6 +23,7 @@ from audiopub.errors import (
     DiskFull,
     InvalidTransition,
     JobStopped,
+    StoreClosed,
     StoreDamaged,
 )
 from audiopub.jobs.chunk_executor import ExecutorFactory
@@ -199,6 +200,14 @@ class Worker:
             except StoreDamaged as exc:  # it won't mend by waiting: say so once and stop
                 log.error("The worker stopped: %s", exc)
                 self.stopped_by = exc
+                self.current_job = None
+                return
+            except StoreClosed:
+                # The process is stopping and did not wait for this job (`stop`'s timeout):
+                # the job stays `running` in the store, and the next runner queues it again.
+                log.info(
+                    "The worker stopped: the job store was closed under job %s", self.current_job
+                )
                 self.current_job = None
                 return
             self._wake.wait(wait_s)
