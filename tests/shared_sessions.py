@@ -66,7 +66,7 @@ def _config(options: ort.SessionOptions, key: str) -> str | None:
         return None
 
 
-def _key(
+def session_key(
     path: Any, sess_options: Any, providers: Any, kwargs: dict[str, Any]
 ) -> tuple[Any, ...] | None:
     """What identifies the session asked for, or None where it must be made fresh."""
@@ -93,7 +93,7 @@ class SharedSession(ort.InferenceSession):
     def __new__(
         cls, path: Any, sess_options: Any = None, providers: Any = None, **kwargs: Any
     ) -> SharedSession:
-        key = _key(path, sess_options, providers, kwargs) if cls is SharedSession else None
+        key = session_key(path, sess_options, providers, kwargs) if cls is SharedSession else None
         if key is not None and key in _made:
             _made.move_to_end(key)
             return _made[key]  # type: ignore[return-value]

@@ -148,7 +148,7 @@ class _SessionsOnGpu(onnx_runtime.ort.InferenceSession):
         # ORT builds the CPU session underneath once per model and options (2-4 CPU s each,
         # see shared_sessions); every one made here is still a session of its own, counted
         # alive until it is destroyed, which is what the tests follow.
-        key = shared_sessions._key(path, sess_options, cpu, kwargs)  # noqa: SLF001
+        key = shared_sessions.session_key(path, sess_options, cpu, kwargs)
         if key is not None and key in _BUILT_ON_CPU:
             self.__dict__.update(_BUILT_ON_CPU[key])
         else:
