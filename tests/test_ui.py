@@ -156,6 +156,14 @@ def text(user: User, marker: str) -> str:
     return element(user, marker).text  # type: ignore[attr-defined]
 
 
+async def press(user: User, marker: str, timeout: float = PATIENCE_S) -> None:
+    """Click a button once the app has enabled it. NiceGUI's simulated user ignores a click on
+    a disabled element, and a button waiting on work off the loop (the voices of an engine just
+    chosen) can still be disabled when the test gets there: the click must not be lost."""
+    await eventually(lambda: element(user, marker).enabled, timeout)
+    user.find(marker=marker).click()
+
+
 async def upload(
     user: User, path: Path | None = None, *, data: bytes | None = None, name: str | None = None
 ) -> None:
@@ -404,7 +412,7 @@ async def test_chapter_selection(user: User, small_book: Path, services: Service
     user.find(marker="select-all").click()
     user.find(marker="chapter-2").click()
     assert element(user, "generate").enabled
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
     job = services.store.queue.get_job(only_job(services))
     assert job.settings.chapters == (1, 3)
@@ -419,7 +427,7 @@ async def test_title_pages_are_listed_unticked(
     boxes = [element(user, f"chapter-{n}") for n in range(1, 5)]
     assert [box.value for box in boxes] == [False, False, True, True]  # type: ignore[attr-defined]
     await eventually(lambda: text(user, "book-summary").startswith("2 of 4 chapters"))
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
     assert services.store.queue.get_job(only_job(services)).settings.chapters == (3, 4)
 
@@ -489,7 +497,7 @@ async def test_each_speaker_of_a_multi_speaker_voice_is_a_choice_and_speaks_the_
     user.find(marker="voice").click()
     user.find("en_GB-tiny-medium (speaker p264) · en-GB").click()
     assert services.preferences.get().voice == "en_GB-tiny-medium#p264"
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
     job_id = only_job(services)
     assert services.store.queue.get_job(job_id).settings.voice == "en_GB-tiny-medium#p264"
@@ -571,7 +579,7 @@ async def test_gpu_switch_shows_what_really_ran(
     await eventually(lambda: element(user, "gpu").enabled)
     user.find(marker="gpu").click()
     assert services.preferences.get().use_gpu is True
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await job_state(user, "Done", timeout=240)
     assert services.store.queue.get_job(only_job(services)).settings.use_gpu
     # The switch was offered, but CUDA does not load: the job says it ran on the CPU, and why.
@@ -596,7 +604,7 @@ async def test_generate_progress_done_download_library(
     user: User, small_book: Path, services: Services, tmp_path: Path
 ) -> None:
     await open_with_book(user, small_book)
-    user.find(marker="generate").click()
+    await press(user, "generate")
     # Submitting loads the job's engine.
     await see(user, marker="job", timeout=240)
     await job_state(user, "Done")
@@ -720,7 +728,7 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
     set_value(user, "forms-srt", True)
     assert element(user, "generate").enabled and text(user, "generate-hint") == ""
 
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await job_state(user, "Done")
     job = services.store.queue.get_job(only_job(services))
     assert job.settings.forms == {
@@ -780,7 +788,7 @@ async def test_a_book_not_in_the_voices_language_is_said_on_its_job_card(
         tmp_path / "fr.epub", [("Un", ["Le train arriva."])], title="Le Train", language="fr"
     )
     await open_with_book(user, book)
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await see(user, marker="job-language-note", timeout=240)
     note = text(user, "job-language-note")
     # The same words as the command line's warning.
@@ -791,7 +799,7 @@ async def test_a_book_not_in_the_voices_language_is_said_on_its_job_card(
 
 async def test_cancel_a_running_job(user: User, long_book: Path, services: Services) -> None:
     await open_with_book(user, long_book)
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await job_state(user, "Running")
     await eventually(lambda: services.store.ledger.progress(only_job(services)).chunks_done > 0)
     user.find(marker="job-cancel").click()
@@ -807,7 +815,7 @@ async def test_cancel_a_running_job(user: User, long_book: Path, services: Servi
 
 async def test_pause_and_resume(user: User, long_book: Path, services: Services) -> None:
     await open_with_book(user, long_book)
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await job_state(user, "Running")
     user.find(marker="job-pause").click()
     await job_state(user, "Paused")
@@ -828,7 +836,7 @@ async def test_the_estimate_is_a_guess_until_the_voice_has_finished_a_book_then_
     assert text(user, "book-summary").endswith(
         "of audio (a rough guess, until this voice has finished a book)"
     )
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
     await job_state(user, "Done")
     made_s = sum(c.duration_s or 0.0 for c in services.store.ledger.chapters(only_job(services)))
@@ -843,7 +851,7 @@ async def test_closing_the_tab_never_stops_a_job_and_every_tab_sees_it(
     user: User, small_book: Path, services: Services
 ) -> None:
     await open_with_book(user, small_book)
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await see(user, marker="job")
     await user.open("/library")  # the convert page (its client, its timers) goes away
     job_id = only_job(services)

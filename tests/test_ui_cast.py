@@ -15,7 +15,7 @@ import pytest
 import soundfile as sf
 from epub_factory import build_epub
 from nicegui.testing import User
-from test_ui import element, eventually, job_state, only_job, see, text, upload
+from test_ui import element, eventually, job_state, only_job, press, see, text, upload
 from ui_services import installed_services
 from voices import SPEAKER_OFFSETS, SPEAKERS, add_multi_speaker_voice
 
@@ -161,7 +161,7 @@ async def test_rename_merge_gender_and_reassign_a_line_are_saved(
 async def test_generate_speaks_with_the_cast(user: User, kitchen: Path, services: Services) -> None:
     await open_cast(user, kitchen)
     chosen = element(user, "cast-voice-0").value  # type: ignore[attr-defined]
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await eventually(lambda: len(services.store.queue.list_jobs()) == 1, timeout=60)
     cast = services.store.queue.get_job(only_job(services)).settings.cast
     assert cast is not None
@@ -185,6 +185,6 @@ async def test_a_cast_the_engine_has_no_voices_for_is_refused_and_says_why(
     await see(user, marker="book-title", timeout=30)
     element(user, "cast-switch").value = True  # type: ignore[attr-defined]
     await see(user, marker="cast-error", content="No voice is left for the characters", timeout=60)
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await see(user, marker="generate-error", content="No voice is left for the characters")
     assert services.store.queue.list_jobs() == []

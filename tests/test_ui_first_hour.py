@@ -16,6 +16,7 @@ from test_ui import (  # noqa: F401 — fixtures this module's tests use
     models_dir,
     nvml,
     open_with_book,
+    press,
     see,
     services,
     small_book,
@@ -68,7 +69,7 @@ async def test_a_new_job_says_what_it_is_doing_from_the_first_second(
     speaking_held: threading.Event,
 ) -> None:
     await open_with_book(user, small_book)
-    user.find(marker="generate").click()
+    await press(user, "generate")
     # Said at once, and true at once: nothing else runs, so the worker starts it now.
     await eventually(lambda: user.notify.contains("Starting “A Small Book”…"))
     await see(user, marker="job")
@@ -88,10 +89,10 @@ async def test_a_job_behind_another_is_said_to_wait(
     user: User, small_book: Path, services: Services, slow_voice: threading.Event
 ) -> None:
     await open_with_book(user, small_book)
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await eventually(lambda: user.notify.contains("Starting “A Small Book”…"))
     await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await eventually(
         lambda: user.notify.contains(
             "“A Small Book” is in the queue: it starts after the job before it"

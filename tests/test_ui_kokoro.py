@@ -18,7 +18,7 @@ from hub_repos import local_hub
 from hub_server import HubServer
 from kokoro_model import REPO, install_folder, voice_vectors
 from nicegui.testing import User
-from test_ui import element, eventually, only_job, see, text, upload
+from test_ui import element, eventually, only_job, press, see, text, upload
 from ui_services import installed_services
 
 from audiopub.jobs.models import JobState
@@ -102,7 +102,7 @@ async def test_a_mix_is_heard_saved_under_a_name_and_speaks_the_book(
     await see(user, marker="book-title", timeout=60)
     assert element(user, "voice").value == MIX  # type: ignore[attr-defined]
     await eventually(lambda: element(user, "generate").enabled, 60)
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await eventually(lambda: len(services.store.queue.list_jobs()) == 1)
     job_id = only_job(services)
     # The job's voice is the mix itself: its cache key follows the voices and their weights,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from epub_factory import build_epub
 from nicegui.testing import User
-from test_ui import element, eventually, job_state, only_job, see, text, upload
+from test_ui import element, eventually, job_state, only_job, press, see, text, upload
 from tiny_supertonic import build_tiny_model
 from ui_services import installed_services
 
@@ -63,7 +63,7 @@ async def test_a_job_that_listens_shows_what_is_still_flagged_and_plays_it(
     await see(user, marker="steps")
     await upload(user, book)
     await see(user, marker="book-title")
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await see(user, marker="job", timeout=90)
     await job_state(user, "Done", timeout=240)
     job_id = only_job(services)

@@ -15,7 +15,7 @@ from damaged_store import BOOK_NAME, TITLE, copy_data_dir, damage_middle, made_d
 from epub_factory import build_epub
 from nicegui import core, ui
 from nicegui.testing import User
-from test_ui import eventually
+from test_ui import eventually, press
 from ui_services import installed_services
 
 from audiopub.ui.services import Services
@@ -110,8 +110,6 @@ async def pages_on_a_damaged_store(
             )
         ]
     )
-    generate = next(iter(user.find(marker="generate").elements))
-    await eventually(lambda: generate.enabled)
-    user.find(marker="generate").click()
+    await press(user, "generate")
     await eventually(lambda: "is damaged" in " ".join(texts(user, "generate-error")))
     await asyncio.sleep(3)  # the job list and the banner poll meanwhile
