@@ -284,10 +284,12 @@ def whisper_listener(whisper_base: Path) -> Listener:
     """Whisper base loaded once for the run, shared by the modules that hear with it directly
     (a worker of `--dist loadfile` running several of them loads it once): a `Listener` keeps
     no state between calls to `hear`, so what one test heard does not change what the next
-    hears."""
+    hears. On one thread, as a job's listener: the suite keeps both cores busy, so a second
+    CTranslate2 thread mostly waits for the first (measured on a busy machine, six of joe's
+    sentences: 12.1 CPU s on one thread, 13.8 on two, and no faster; the same words heard)."""
     from audiopub.listen import Listener
 
-    return Listener.load("base", models_dir=whisper_base, threads=2)
+    return Listener.load("base", models_dir=whisper_base, threads=1)
 
 
 @pytest.fixture(scope="module")

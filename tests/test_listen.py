@@ -142,7 +142,8 @@ def listener(whisper_listener: Listener) -> Listener:
 
 @pytest.fixture(scope="module")
 def joe_speech() -> list[Clip]:
-    engine = PiperEngine(threads=2)
+    # One thread, as the listener (conftest): the same samples bit for bit, less CPU waiting.
+    engine = PiperEngine(threads=1)
     voice = engine.voices()[0].id
     spoken = engine.synthesize(SENTENCES, voice, SynthesisOptions(seed=1))
     return [Clip(result.audio, result.sample_rate, "en-US") for result in spoken]
