@@ -39,6 +39,13 @@ scripts/install_java.sh
 python -m ruff check audiopub tests scripts
 python -m ruff format --check audiopub tests scripts
 python -m mypy audiopub
+# glibc keeps the memory the tests' engines free for their next call, in one arena, instead of
+# mapping and unmapping it each time: Whisper's encoder needs buffers past the largest size glibc
+# serves from its heap (32 MB; its attention over a 30 s window is 8 heads x 1500 x 1500 floats),
+# and each fresh mapping is faulted in page by page. Hearing six sentences three times took 49-50 s
+# (14 s of it in the kernel) by default and 32-36 s (0.3 s in the kernel) so; none of the three
+# settings alone did it. What is tested does not change: only how freed memory is kept.
+export MALLOC_ARENA_MAX=1 MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=4294967296
 # Two workers (pytest-xdist), each taking a module at a time, or the modules that keep the whole
 # machine busy, one after another (tests/conftest.py). More workers would only crowd a small
 # machine's cores; `scripts/test.sh -n 0` runs in one process.
