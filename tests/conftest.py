@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +44,45 @@ BUSY_MODULES = {
 }
 
 
+# The modules that take longest (half a minute or more of a quiet run's wall time), longest first.
+# The workers take these first, so that the run does not end with one worker alone on a long
+# module while the other has finished: a module's place in this list is only its turn.
+LONGEST_FIRST = (
+    "test_ui",
+    "test_server_resilience",
+    "test_cast_convert",
+    "test_kokoro_torch",
+    "test_read_aloud_books",
+    "test_proof_listening",
+    "test_reading_queue",
+    "test_listen",
+    "test_kokoro",
+    "test_convert_cli",
+    "test_jobs",
+    "test_kokoro_torch_batch",
+    "test_read_aloud",
+    "test_export",
+)
+
+
+def _turn(item: pytest.Item) -> int:
+    """The busy modules (together the longest unit of work) first, then LONGEST_FIRST, then
+    the rest in their own order."""
+    module = item.path.stem
+    if module in BUSY_MODULES:
+        return 0
+    if module in LONGEST_FIRST:
+        return 1 + LONGEST_FIRST.index(module)
+    return 1 + len(LONGEST_FIRST)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In xdist's workers (scripts/test.sh), the longest work is collected first (`_turn`), and
+    so handed out first: xdist gives out modules in the order its workers collected them."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=_turn)  # stable: a module's tests keep their order
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
@@ -58,6 +98,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
+
+    config.option.loadscopereorder = False  # by `_turn`, not by each module's number of tests
 
     class BusyModulesTogether(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
