@@ -46,7 +46,15 @@ python -m mypy audiopub
 # (14 s of it in the kernel) by default and 32-36 s (0.3 s in the kernel) so; none of the three
 # settings alone did it. What is tested does not change: only how freed memory is kept.
 export MALLOC_ARENA_MAX=1 MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=4294967296
-# Two workers (pytest-xdist), each taking a module at a time, or the modules that keep the whole
-# machine busy, one after another (tests/conftest.py). More workers would only crowd a small
-# machine's cores; `scripts/test.sh -n 0` runs in one process.
-exec python -m pytest --numprocesses 2 --dist loadfile "$@"
+# Python keeps the bytecode it compiles, and pytest its test modules with their asserts rewritten,
+# in __pycache__ (ignored by git), even where the environment asks it not to: otherwise each
+# process the tests start (servers, engine processes, commands) compiled Audiopub again (0.5 s of
+# CPU for the web app's modules), and each worker rewrote every test module (8 s of its 17 s of
+# collection).
+unset PYTHONDONTWRITEBYTECODE
+# Three workers (pytest-xdist), each taking a module at a time, or the modules that keep the whole
+# machine busy, one after another (tests/conftest.py), the longest first. Many tests wait (for a
+# server, a browser, a tab's time-out): with two workers on two cores, the cores were idle for
+# 160 of the run's 1,650 core-seconds, with three for 24, and the run took 813 s instead of 852.
+# `scripts/test.sh -n 0` runs in one process.
+exec python -m pytest --numprocesses 3 --dist loadfile "$@"
