@@ -25,7 +25,7 @@ pytest_plugins = ["nicegui.testing.user_plugin"]
 ENGINE_PROCESSES = "engine_processes"
 
 
-# scripts/test.sh runs the suite on two pytest-xdist workers with `--dist loadfile`: a worker
+# scripts/test.sh runs the suite on three pytest-xdist workers with `--dist loadfile`: a worker
 # takes a whole module at a time, so its module-scoped fixtures (a converted book, a started
 # engine) are made once, as in a run without xdist. The modules below each keep the whole
 # machine busy for a while (a Ray cluster, a browser beside a server, several engine processes,
@@ -198,7 +198,7 @@ def shared_model_cache(data_dir: Path, run_model_cache: Path) -> None:
 @pytest.fixture(scope="module")
 def torch_on_one_thread() -> Iterator[None]:
     """PyTorch's CPU kernels on one thread for a module, as before afterwards. On a busy two-core
-    machine (the suite runs two workers on it) a second thread mostly spins waiting for the
+    machine (the suite runs three workers on it) a second thread mostly spins waiting for the
     first: measured, "It was late." took 9.3 CPU seconds on two threads and 2.0 on one. The
     network computes the same thing on either; the tests compare runs made on the same count."""
     import torch  # only for the modules that ask, which skip without it
