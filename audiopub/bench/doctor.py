@@ -252,7 +252,7 @@ def measure(args: argparse.Namespace, info: dict[str, Any], scratch: Path) -> di
                 args.runs,
                 args.warmup,
                 step,
-                {settings.cuda_tuning(): gpu_placed} if gpu_placed is not None else None,
+                [gpu_placed] if gpu_placed is not None else [],
             )
         ]
     return {

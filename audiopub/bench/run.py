@@ -154,7 +154,8 @@ def _measure(args: argparse.Namespace, options: settings.Settings, runtimes: lis
         result.gpu_usage = gpu_usage(monitor)
     # After the memory figures: each loads an engine of its own, which they would count.
     _log("bench: node placement")
-    placed = placed_engine(args.engine, args.gpu, voice, _options(args, steps_list[0]))
+    first_options = _options(args, steps_list[0])
+    placed = placed_engine(args.engine, args.gpu, voice, first_options)
     result.node_placement = placed.nodes
     if args.cuda_tuning and args.gpu:
         _log(f"bench: CUDA settings {', '.join(map(tuning_name, args.cuda_tuning))}")
@@ -162,12 +163,12 @@ def _measure(args: argparse.Namespace, options: settings.Settings, runtimes: lis
             args.engine,
             args.cuda_tuning,
             voice,
-            _options(args, steps_list[0]),
+            first_options,
             TEXTS["long"],
             default_batch_size(pipeline_engine, args.batch_size),
             args.runs,
             args.warmup,
-            already_placed={options.cuda_tuning: placed},  # the run's own settings: loaded
+            already_placed=[placed],  # the run's own settings: loaded already
         )
     result.compute = _compute(args, result, voice)
     return result.to_dict()

@@ -12,7 +12,7 @@ as `measure.interleaved` alternates any comparison.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -60,6 +60,7 @@ class PlacedEngine:
     engine: Engine
     nodes: dict[str, int]  # its nodes per provider, counted over one short synthesis
     probe: np.ndarray  # that synthesis's audio (seed 0 unless the options had one)
+    tuning: frozenset[str]  # the CUDA settings it was loaded under
 
 
 def placed_engine(
@@ -71,13 +72,11 @@ def placed_engine(
 ) -> PlacedEngine:
     """A new engine, under `tuning` (else the settings in force), after one short synthesis."""
     seeded = options if options.seed is not None else replace(options, seed=0)
-    with (
-        tuned(settings.cuda_tuning() if tuning is None else tuning),
-        recording_node_placement() as placement,
-    ):
+    under = settings.cuda_tuning() if tuning is None else tuning
+    with tuned(under), recording_node_placement() as placement:
         engine = load_engine(name, use_gpu)
         (probe,) = engine.synthesize([PROBE_TEXT], voice, seeded)
-    return PlacedEngine(engine, placement.nodes, probe.audio)
+    return PlacedEngine(engine, placement.nodes, probe.audio, under)
 
 
 def relative_difference(audio: np.ndarray, reference: np.ndarray) -> float | None:
@@ -100,15 +99,16 @@ def compare_tunings(
     runs: int,
     warmup: int,
     announce: Callable[[str], None] | None = None,
-    already_placed: Mapping[frozenset[str], PlacedEngine] | None = None,
+    already_placed: Sequence[PlacedEngine] = (),
 ) -> list[TuningCell]:
     """Each setting's engine speaks `text` in batches of up to `batch_size`, interleaved;
-    `announce` is told each step before it runs (see `measure.interleaved`). A setting in
-    `already_placed` (a GPU engine placed with the same voice and options, such as the run's
-    own) takes that engine instead of loading another: a GPU session takes seconds to make."""
+    `announce` is told each step before it runs (see `measure.interleaved`). A setting an
+    engine of `already_placed` was loaded under (a GPU engine placed with the same voice and
+    options, such as the run's own) takes that engine instead of loading another: a GPU
+    session takes seconds to make."""
     placed = []
     for tuning in variants:
-        known = (already_placed or {}).get(tuning)
+        known = next((side for side in already_placed if side.tuning == tuning), None)
         if announce is not None:
             what = "loading" if known is None else "reusing"
             announce(f"{what} the engine with {tuning_name(tuning)}, its node placement")
