@@ -274,6 +274,12 @@ def test_a_resumed_job_does_not_hear_again_what_it_heard(
     assert execute_job(store, job.id, engine=joe) is JobState.DONE
     after = store.hearings.by_key(job.id)
     assert len(after) == 6
-    assert all(after[key] == hearing for key, hearing in first.items())  # not heard again
-    retakes = sum(h.takes - 1 for h in after.values())
-    assert sum(heard) == 6 - len(first) + retakes
+    # A chunk heard before the pause is not heard again, except that one still wrong then (its
+    # chapter not yet stitched) is repaired now: its hearing becomes its retakes' verdict.
+    to_repair = {key for key, h in first.items() if h.flagged and not h.spoken_again}
+    assert all(after[key] == h for key, h in first.items() if key not in to_repair)
+    assert all(after[key].spoken_again for key in to_repair)
+    retakes_now = sum(h.takes - 1 for h in after.values()) - sum(
+        h.takes - 1 for h in first.values()
+    )
+    assert sum(heard) == 6 - len(first) + retakes_now
