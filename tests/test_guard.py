@@ -25,8 +25,9 @@ from pathlib import Path
 import pytest
 from server_helper import (
     RunningServer,
-    browser_context,
+    browser,
     free_port,
+    fresh_context,
     require_chromium,
     running_server,
     serve_command,
@@ -235,20 +236,21 @@ def test_the_start_up_address_sets_a_cookie(locked: RunningServer) -> None:
     assert _get(locked, f"//evil.example/?token={TOKEN}").headers["location"] == "/evil.example/"
 
 
-def test_a_browser_opens_the_start_up_address(locked: RunningServer, tmp_path: Path) -> None:
-    chromium = require_chromium()
-    with browser_context(chromium, tmp_path) as context:
-        page = context.new_page()
-        page.goto(f"{locked.url}?token={TOKEN}")
-        page.wait_for_function("() => window.did_handshake === true", timeout=30_000)
-        assert page.url == locked.url
-        page.goto(f"{locked.url}library")
-        page.wait_for_function("() => window.did_handshake === true", timeout=30_000)
-    with browser_context(chromium, tmp_path) as fresh:  # a browser that never had the token
-        page = fresh.new_page()
-        reply = page.goto(locked.url)
-        assert reply is not None and reply.status == 401
-        assert "asks for its token" in page.content()
+def test_a_browser_opens_the_start_up_address(locked: RunningServer) -> None:
+    # One Chromium (seconds of CPU to start); each context its own cookies, as a new profile.
+    with browser(require_chromium()) as launched:
+        with fresh_context(launched) as context:
+            page = context.new_page()
+            page.goto(f"{locked.url}?token={TOKEN}")
+            page.wait_for_function("() => window.did_handshake === true", timeout=30_000)
+            assert page.url == locked.url
+            page.goto(f"{locked.url}library")
+            page.wait_for_function("() => window.did_handshake === true", timeout=30_000)
+        with fresh_context(launched) as fresh:  # a browser that never had the token
+            page = fresh.new_page()
+            reply = page.goto(locked.url)
+            assert reply is not None and reply.status == 401
+            assert "asks for its token" in page.content()
 
 
 def test_wrong_tokens_lock_the_address_out_for_a_while(lockable: RunningServer) -> None:
