@@ -97,7 +97,7 @@ def session_key(
     )
 
 
-def one_thread(sess_options: Any, providers: Any) -> None:
+def _one_thread(sess_options: Any, providers: Any) -> None:
     """A CPU-only session's options with one intra-op thread where they left ORT to choose."""
     if _cpu_only(providers) and sess_options is not None and sess_options.intra_op_num_threads == 0:
         sess_options.intra_op_num_threads = 1
@@ -109,9 +109,10 @@ class SharedSession(ort.InferenceSession):
     def __new__(
         cls, path: Any, sess_options: Any = None, providers: Any = None, **kwargs: Any
     ) -> SharedSession:
-        if cls is SharedSession:
-            one_thread(sess_options, providers)
-        key = session_key(path, sess_options, providers, kwargs) if cls is SharedSession else None
+        key = None
+        if cls is SharedSession:  # a test's fake of ORT is made as it asks
+            _one_thread(sess_options, providers)
+            key = session_key(path, sess_options, providers, kwargs)
         if key is not None and key in _made:
             _made.move_to_end(key)
             return _made[key]  # type: ignore[return-value]
