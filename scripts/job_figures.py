@@ -2,6 +2,7 @@
 the first time-left estimate, and what the command line and the job card say at the end.
 
     python scripts/job_figures.py [--book EPUB --chapters 1-2] [--data DIR] [--cli-only]
+                                  [--tree DIR]
 
 Runs in a data directory of its own (a temporary one unless --data is given; a bench result
 saved there is what a job's first estimate starts from):
@@ -11,6 +12,10 @@ saved there is what a job's first estimate starts from):
      runs them (the second book has other text, so none of its audio is reused).
 
 Engine processes as a conversion starts them by default (AUDIOPUB_CPU_WORKERS decides).
+
+`--tree DIR` measures another source tree's code (an older checkout) with this script: run it
+for each tree in turn, more than once, as the machine's speed drifts. Give each run a data
+directory where `audiopub bench` has run, or none, alike.
 """
 
 from __future__ import annotations
@@ -154,7 +159,7 @@ def worker_runs(books: list[Path]) -> None:
                         first_progress = now
                     if event.state is not JobState.RUNNING:
                         break
-                done = store.queue.get_job(job.id)
+                done = _queue(store).get_job(job.id)
                 print(
                     f"\nweb job {number}: {done.state.value} in {now:.1f} s; submit to first "
                     f"progress {first_progress:.1f} s; first estimate {first_eta}"
@@ -164,6 +169,16 @@ def worker_runs(books: list[Path]) -> None:
             worker.stop()
 
 
+def _queue(store):  # type: ignore[no-untyped-def]
+    """The store's job queue (an older store is one object with the queue's methods)."""
+    return getattr(store, "queue", store)
+
+
+def _ledger(store):  # type: ignore[no-untyped-def]
+    """The store's ledger of chunks and chapters (likewise)."""
+    return getattr(store, "ledger", store)
+
+
 def card_lines(store, job, event) -> None:  # type: ignore[no-untyped-def]
     """What the job card shows once the job is done, line by line as the card builds them
     (with the labels of the code it runs: a checkout without them gets the older ones)."""
@@ -171,7 +186,7 @@ def card_lines(store, job, event) -> None:  # type: ignore[no-untyped-def]
     from audiopub.figures import Clock
     from audiopub.ui import jobview
 
-    progress = store.ledger.progress(job.id)
+    progress = _ledger(store).progress(job.id)
     m = jobview.metrics(job, progress, event, time.time())
     label = getattr(jobview, "SPEED_LABEL", f"Speed (wall clock, {fmt.SPEAKING_ONLY})")
     print(f"  card: {label}: {fmt.rate(m.chars_per_s)}")
@@ -182,7 +197,7 @@ def card_lines(store, job, event) -> None:  # type: ignore[no-untyped-def]
             f"{fmt.seconds_short(startup) if startup is not None else '—'}"
         )
     print(f"  card: Job stages: {fmt.stage_times(job.stage_times)}")
-    for chapter in store.ledger.chapters(job.id):
+    for chapter in _ledger(store).chapters(job.id):
         figures = getattr(jobview, "chapter_figures", None)
         text = (
             figures(chapter.chars_per_s, chapter.rtf, chapter.stage_times)
@@ -195,13 +210,32 @@ def card_lines(store, job, event) -> None:  # type: ignore[no-untyped-def]
         print(f"  card: chapter {chapter.title}: {text}")
 
 
+def in_tree(tree: Path, args: argparse.Namespace) -> int:
+    """This script again, with `tree`'s package first on the path, from a working directory
+    outside any checkout (whose own package `python -m audiopub` would take instead)."""
+    command = [sys.executable, str(Path(__file__).resolve())]
+    if args.book:
+        command += ["--book", str(args.book.resolve())]
+    if args.chapters:
+        command += ["--chapters", args.chapters]
+    if args.data:
+        command += ["--data", str(args.data.resolve())]
+    if args.cli_only:
+        command.append("--cli-only")
+    environment = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.run(command, env=environment, cwd=tempfile.gettempdir()).returncode
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--book", type=Path, help="a real EPUB (default: a generated one)")
     parser.add_argument("--chapters", help="with --book: which chapters, e.g. 1-2")
     parser.add_argument("--data", type=Path, help="data directory (default: a temporary one)")
     parser.add_argument("--cli-only", action="store_true", help="only the `convert` command")
+    parser.add_argument("--tree", type=Path, help="run another source tree's Audiopub")
     args = parser.parse_args()
+    if args.tree:
+        return in_tree(args.tree.resolve(), args)
     folder = Path(tempfile.mkdtemp(prefix="job-figures-"))
     data = args.data or folder / "data"
     os.environ["AUDIOPUB_DATA_DIR"] = str(data)
