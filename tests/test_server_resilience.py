@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 from epub_factory import build_epub, tiny_png
+from playwright.sync_api import Error as PlaywrightError
 from server_helper import (
     RunningServer,
     browser,
@@ -443,6 +444,40 @@ def test_an_upload_the_server_refuses_is_named_in_the_page(
         page.locator("input[type=file]").set_input_files(book)
         _title(page, "Refused").wait_for(timeout=TAB_TIMEOUT_MS)
         assert _errors(page) == []
+
+
+def test_an_upload_whose_answer_comes_late_is_not_called_lost(
+    app: App, chrome: Any, tmp_path: Path
+) -> None:
+    """The server takes the file and starts reading it before the browser has its HTTP answer
+    (on a busy machine the page's socket can outrun the answer). Nothing the server tells the
+    page meanwhile may cut that request short: the book is shown, and no "connection was lost".
+
+    The answer is held in the browser (Chromium's Fetch domain, at the response stage: the
+    request itself goes to the server untouched) until the page shows the book being read."""
+    book = build_epub(tmp_path / "late.epub", [("One", ["Late answer."])], title="Late Answer")
+    context = chrome.new_context()
+    try:
+        page = _open(context, app)
+        cdp = context.new_cdp_session(page)
+        held: list[str] = []
+        cdp.on("Fetch.requestPaused", lambda event: held.append(event["requestId"]))
+        cdp.send(
+            "Fetch.enable", {"patterns": [{"urlPattern": "*/upload/*", "requestStage": "Response"}]}
+        )
+        with app.slow_reading(2.0):
+            page.locator("input[type=file]").set_input_files(book)
+            _reading(page).wait_for(timeout=10_000)
+            assert len(held) == 1, "the upload's answer was not held"
+            try:
+                cdp.send("Fetch.continueRequest", {"requestId": held[0]})
+            except PlaywrightError as exc:  # the request it held is gone
+                pytest.fail(f"the page gave up on its upload before the answer came: {exc}")
+            _title(page, "Late Answer").wait_for(timeout=TAB_TIMEOUT_MS)
+        page.wait_for_timeout(300)  # a "failed" event would come as the answer arrives
+        assert _errors(page) == []
+    finally:
+        context.close()
 
 
 def test_too_big_a_request_is_refused_before_its_body_is_stored(

@@ -87,6 +87,10 @@ class BookPanel:
             self.upload.props(f':filter="{_NAME_FILTER}"')
             self.upload.on("rejected", self._handle_rejected, js_handler=_REJECTED)
             self.upload.on("failed", self._handle_failed, js_handler=_FAILED)
+            # Emptied for the next file once the browser has the server's answer: emptying it
+            # sooner (the file is handled before the answer leaves) aborts the request, and
+            # the page would report a book it received as lost.
+            self.upload.on("uploaded", lambda: self.upload.reset())
             with ui.row().classes("items-center gap-3") as self.busy:
                 ui.spinner(size="1.5em")
                 ui.label("Reading the book…").classes("ap-muted")
@@ -130,7 +134,6 @@ class BookPanel:
     # --- upload ----------------------------------------------------------------------------
 
     async def _handle_upload(self, event: events.UploadEventArguments) -> None:
-        self.upload.reset()
         name = display_name(event.file.name)
         self._show_error(None)
         self.busy.set_visibility(True)
