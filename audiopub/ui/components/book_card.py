@@ -35,7 +35,19 @@ ROWS_PER_BATCH = 200  # chapter rows built before the event loop gets a turn
 # not send (each refused file's reason, e.g. "max-file-size", and name).
 _NAME_FILTER = f"files => files.filter(file => file.name.length <= {MAX_NAME_CHARS})"
 _REJECTED = "(entries) => emit(entries.map(e => [e.failedPropValidation, e.file.name]))"
-_FAILED = "(info) => emit(info.xhr.status, info.files.map(file => file.name))"
+
+
+def _on_failed(uploader: int) -> str:
+    """Drops the file it could not send (ready for the next one), then reports it."""
+    return (
+        f"(info) => {{ runMethod({uploader}, 'removeQueuedFiles', []);"
+        " emit(info.xhr.status, info.files.map(file => file.name)); }"
+    )
+
+
+def _on_uploaded(uploader: int) -> str:
+    """Drops the file it sent: ready for the next one."""
+    return f"() => runMethod({uploader}, 'removeUploadedFiles', [])"
 
 
 class BookPanel:
@@ -86,11 +98,12 @@ class BookPanel:
             # A name the server could not take is refused before a byte is sent.
             self.upload.props(f':filter="{_NAME_FILTER}"')
             self.upload.on("rejected", self._handle_rejected, js_handler=_REJECTED)
-            self.upload.on("failed", self._handle_failed, js_handler=_FAILED)
-            # Emptied for the next file once the browser has the server's answer: emptying it
-            # sooner (the file is handled before the answer leaves) aborts the request, and
-            # the page would report a book it received as lost.
-            self.upload.on("uploaded", lambda: self.upload.reset())
+            # The uploader is made ready for the next file in the browser, once it has the
+            # server's answer: the server ignores a hidden uploader's events (it is hidden when
+            # the book is shown, which can come first), and a reset() from the server would
+            # abort whatever upload is in flight when its message arrives.
+            self.upload.on("failed", self._handle_failed, js_handler=_on_failed(self.upload.id))
+            self.upload.on("uploaded", js_handler=_on_uploaded(self.upload.id))
             with ui.row().classes("items-center gap-3") as self.busy:
                 ui.spinner(size="1.5em")
                 ui.label("Reading the book…").classes("ap-muted")
@@ -197,7 +210,6 @@ class BookPanel:
         status, names = event.args
         name = display_name(names[0] if names else None)
         answer = f"the server answered HTTP {status}" if status else "the connection was lost"
-        self.upload.reset()  # ready for the next file
         self._show_error(f"{name} could not be uploaded ({answer}). Choose it again.")
 
     def _fail(self, path: Path, message: str) -> None:
