@@ -174,10 +174,13 @@ async def upload(
 
 
 async def open_with_book(user: User, book: Path) -> None:
+    """The page with the book's card complete: its title comes first, and its chapters (in
+    batches, the event loop getting turns between them) and their summary last."""
     await user.open("/")
     await see(user, marker="voice", content="en_US-joe-medium")
     await upload(user, book)
     await see(user, marker="book-title")
+    await eventually(lambda: text(user, "book-summary") != "")
 
 
 def only_job(services: Services) -> str:
