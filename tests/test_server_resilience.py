@@ -466,6 +466,8 @@ def test_an_upload_whose_answer_comes_late_is_not_called_lost(
         assert _errors(page) == []
 
         page.get_by_role("button", name="Another book").click()
+        # Shown again once the server has the click (it refuses uploads to a hidden uploader).
+        page.locator(".q-uploader").wait_for(state="visible", timeout=TAB_TIMEOUT_MS)
         page.locator("input[type=file]").set_input_files(second)
         release()
         _title(page, "Next One").wait_for(timeout=TAB_TIMEOUT_MS)
