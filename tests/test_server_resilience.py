@@ -455,10 +455,8 @@ def test_an_upload_whose_answer_comes_late_is_not_called_lost(
     takes the next book after "Another book"."""
     first = build_epub(tmp_path / "late.epub", [("One", ["Late answer."])], title="Late Answer")
     second = build_epub(tmp_path / "next.epub", [("One", ["Next one."])], title="Next One")
-    context = chrome.new_context()
-    try:
-        page = _open(context, app)
-        release = _hold_upload_answers(context, page)
+    with _tab(chrome, app) as page:
+        release = _hold_upload_answers(page)
         page.locator("input[type=file]").set_input_files(first)
         _title(page, "Late Answer").wait_for(timeout=TAB_TIMEOUT_MS)  # its answer is still held
         release()
@@ -472,8 +470,6 @@ def test_an_upload_whose_answer_comes_late_is_not_called_lost(
         release()
         _title(page, "Next One").wait_for(timeout=TAB_TIMEOUT_MS)
         assert _errors(page) == []
-    finally:
-        context.close()
 
 
 def test_too_big_a_request_is_refused_before_its_body_is_stored(
@@ -544,11 +540,11 @@ def _open(context: Any, app: App) -> Any:
     return page
 
 
-def _hold_upload_answers(context: Any, page: Any) -> Callable[[], None]:
+def _hold_upload_answers(page: Any) -> Callable[[], None]:
     """Hold the page's upload answers in Chromium (the Fetch domain at the response stage: the
     request itself reaches the server untouched); the function returned lets the one held go,
     and fails the test if the page has given up on it meanwhile."""
-    cdp = context.new_cdp_session(page)
+    cdp = page.context.new_cdp_session(page)
     held: list[str] = []
     cdp.on("Fetch.requestPaused", lambda event: held.append(event["requestId"]))
     cdp.send(
