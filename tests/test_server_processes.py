@@ -2,8 +2,9 @@
 
 A real `audiopub serve` process on 127.0.0.1, reading held open on purpose (`held_reading`),
 driven by socket clients (`socket_tab`). Killed outright (`kill -9`), the processes that read
-books end within seconds instead of running on under PID 1; stopped with SIGTERM while a book
-is in its scratch folder, it removes that folder as it goes.
+books, a PDF's page reader among them, end within seconds instead of running on under PID 1; a
+PDF's page reader also stops when the tab that uploaded the book closes; stopped with SIGTERM
+while a book is in its scratch folder, it removes that folder as it goes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 from epub_factory import build_epub
 from server_helper import RunningServer, held_reading_server, wait_until
 from socket_tab import SocketTab
+from test_pdf_limits import busy_pdf
 
 from audiopub.atomic import SCRATCH_DIR
 
@@ -96,3 +98,42 @@ def test_sigterm_removes_the_scratch_folder_with_an_upload_in_it(
     server.process.wait(STOP_WITHIN_S)
     left = sorted(str(p.relative_to(data)) for p in data.glob(f"{SCRATCH_DIR}/*"))
     assert left == [], (left, f"exit status {server.process.returncode}", server.log())
+
+
+def _pdf_page_readers(server: RunningServer) -> list[int]:
+    return [
+        pid
+        for pid in descendants(server.process.pid)
+        if running(pid) and "pdf_pages.py" in Path(f"/proc/{pid}/cmdline").read_bytes().decode()
+    ]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("ending", ["tab closed", "server killed"])
+def test_a_pdf_page_reader_ends_with_its_tab_or_its_server(
+    server: RunningServer, held: Path, tmp_path: Path, ending: str
+) -> None:
+    """A PDF that takes minutes to read: its page reader (a process of the reader process)
+    stops when the tab that uploaded it closes, and when the server is killed outright."""
+    (held / "release").touch()  # read at once
+    book = tmp_path / "busy.pdf"
+    book.write_bytes(busy_pdf())
+    tab = SocketTab(server.url)
+    try:
+        assert tab.upload(book) == 200
+        wait_until(lambda: _pdf_page_readers(server), lambda: "no PDF reader started", 60)
+        readers = _pdf_page_readers(server)
+        if ending == "tab closed":
+            tab.close()  # the server lets the tab go once it does not come back in time
+            within = 60.0
+        else:
+            server.process.send_signal(signal.SIGKILL)
+            server.process.wait(STOP_WITHIN_S)
+            within = GONE_WITHIN_S
+        wait_until(
+            lambda: not [p for p in readers if running(p)],
+            lambda: f"still running: {[p for p in readers if running(p)]}",
+            within,
+        )
+    finally:
+        tab.close()

@@ -1,8 +1,10 @@
 """PDF: the text layer of its pages, in reading order, as paragraphs and chapters.
 
 pdfminer.six finds the lines of text and where they sit (`pdf_pages`, run in a process of its
-own: it is stopped past `PDF_MAX_SECONDS` and `PDF_MAX_MEMORY_BYTES`, and a PDF of more than
-`PDF_MAX_PAGES` pages is refused before its pages are read). Here, from those lines:
+own: it stops itself past `PDF_MAX_SECONDS` of CPU and `PDF_MAX_MEMORY_BYTES`, ends with the
+process that started it or when the book's file goes, refuses references in a circle at once,
+and a PDF of more than `PDF_MAX_PAGES` pages is refused before its pages are read). Here, from
+those lines:
 
 - running heads and footers (a line in the top or bottom margin whose text, less a page
   number, comes back on several pages) and page numbers are not read;
@@ -21,7 +23,9 @@ does no OCR.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -39,6 +43,7 @@ from audiopub.errors import BadBook
 __all__ = ["Line", "Page", "book_text", "read_pdf"]
 
 _WORKER = Path(__file__).with_name("pdf_pages.py")
+_FILE_GONE = 3  # pdf_pages' exit status when the book's file went away while it was read
 MARGIN = 0.12  # the top and bottom share of a page where running heads and numbers sit
 _PAGE_NUMBER = re.compile(
     r"^[\W_]*(?:page\s+|p\.\s*)?(?:\d{1,4}|[ivxlcdm]{1,8})(?:\s*(?:/|of)\s*\d{1,4})?[\W_]*$",
@@ -110,16 +115,19 @@ def _pages(path: Path, name: str) -> dict[str, Any]:
                 str(path),
                 str(settings.PDF_MAX_PAGES),
                 str(settings.PDF_MAX_MEMORY_BYTES),
+                str(round(seconds)),
+                str(os.getpid()),
             ],
             capture_output=True,
             timeout=seconds,
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise BadBook(
-            f"{name}: refused: reading its pages took over {seconds:.0f} s, far longer than "
-            "any real book's (a damaged or hostile PDF?)"
-        ) from None
+        raise BadBook(_too_long(name, seconds)) from None
+    if done.returncode == _FILE_GONE or not path.exists():
+        raise BadBook(f"{name}: the file went away while it was read")
+    if done.returncode == -getattr(signal, "SIGXCPU", 0):  # its own CPU limit stopped it
+        raise BadBook(_too_long(name, seconds))
     try:
         found: dict[str, Any] = json.loads(done.stdout)
     except ValueError:
@@ -146,6 +154,13 @@ def _pages(path: Path, name: str) -> dict[str, Any]:
         detail = clean_label(str(found.get("detail") or ""))
         raise BadBook(f"{name}: the PDF is damaged and can't be read ({detail or 'no detail'})")
     return found
+
+
+def _too_long(name: str, seconds: float) -> str:
+    return (
+        f"{name}: refused: reading its pages took over {seconds:.0f} s, far longer than "
+        "any real book's (a damaged or hostile PDF?)"
+    )
 
 
 # --- from lines to paragraphs ---------------------------------------------------------------

@@ -67,6 +67,7 @@ class BookPanel:
         self.lexicon: LexiconEditor | None = None  # the book's, once a book is shown
         self.lexicon_expansion: ui.expansion | None = None
         self.path: Path | None = None
+        self.reading: Path | None = None  # an upload being read, not yet shown
         self.thumbnail: str | None = None  # the cover shown, in the reader's thumbnails folder
         self.file_name = ""
         self.speed = 1.0
@@ -159,8 +160,12 @@ class BookPanel:
             self._show_error(str(exc))
             return
         self.place.set_text("")
+        self.reading = path
         try:
             read = await self.services.reader.read(path, name, self._show_place)
+        except asyncio.CancelledError:
+            path.unlink(missing_ok=True)
+            raise
         except AudiopubError as exc:
             self._fail(path, str(exc))
             return
@@ -168,6 +173,8 @@ class BookPanel:
             log.error("reading upload %s (%s) failed:\n%s", path.name, name, exc.details)
             self._fail(path, f"{name} could not be read as a book ({exc})")
             return
+        finally:
+            self.reading = None
         if self.upload.is_deleted:  # the tab closed while the book was read: nobody will use it
             path.unlink(missing_ok=True)
             remove_thumbnail(self.services.data_dir, read.thumbnail)
@@ -234,7 +241,10 @@ class BookPanel:
         """The tab is gone: its upload and thumbnail go, and its book now, not when Python
         next looks for cycles among the page's elements (which may be long after, with a
         book's text and cover held meanwhile). The rest of the page, and the memory, go with
-        the tab (`memory.release_soon`)."""
+        the tab (`memory.release_soon`). An upload still being read goes too: a PDF's page
+        reader stops as soon as its file is gone."""
+        if self.reading is not None:
+            self.reading.unlink(missing_ok=True)
         self._discard_upload()
         self.book = None
         if self.lexicon is not None:
