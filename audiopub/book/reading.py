@@ -27,6 +27,7 @@ from audiopub.book.archive import EpubArchive, human_size
 from audiopub.book.epub_reader import read_epub
 from audiopub.book.formats import calibre, docx, fb2, html, odt, pdf, plain_text
 from audiopub.book.formats.assemble import BookText, build_book
+from audiopub.book.formats.decoding import looks_like_text, sniffing_text
 from audiopub.book.models import Book
 from audiopub.errors import BadBook, DamagedEntry
 
@@ -65,7 +66,7 @@ UPLOAD_TYPES = ",".join(
     ]
 )
 _ODT_MIMETYPE = b"application/vnd.oasis.opendocument.text"
-_NOT_TEXT = (b"\x00", b"\xd0\xcf\x11\xe0")  # NUL bytes; the old Office format's signature
+_OLD_OFFICE = b"\xd0\xcf\x11\xe0"  # the old Office formats' signature (.doc)
 
 
 def book_suffix(name: str) -> str | None:
@@ -97,16 +98,17 @@ def read_book(path: str | os.PathLike[str], name: str | None = None) -> Book:
         return pdf.read_pdf(path, name, stem)
     if head[60:68] in (b"BOOKMOBI", b"TEXtREAd") or suffix in (".mobi", ".azw", ".azw3"):
         return calibre.read_kindle(path, name)
-    if any(mark in head for mark in _NOT_TEXT):
+    if head.startswith(_OLD_OFFICE) or not looks_like_text(head):
         raise BadBook(_unknown(name, head))
-    if b"<FictionBook" in head or suffix == ".fb2":
+    sniffed = sniffing_text(head)  # UTF-16 or UTF-32 as bytes the markers below can be found in
+    if b"<FictionBook" in sniffed or suffix == ".fb2":
         data = _read_whole(path, name, settings.EPUB_MAX_READ_BYTES)
         return build_book(fb2.read_fb2(data, name), name, stem)
     data = _read_whole(path, name, settings.EPUB_MAX_DOCUMENT_BYTES)
     text: BookText
     if suffix in (".md", ".markdown"):
         text = html.read_markdown(data, name)
-    elif suffix in (".html", ".htm", ".xhtml") or _looks_like_html(head):
+    elif suffix in (".html", ".htm", ".xhtml") or _looks_like_html(sniffed):
         text = html.read_html(data, name)
     else:
         text = plain_text.read_plain_text(data)
@@ -160,7 +162,7 @@ def _looks_like_html(head: bytes) -> bool:
 
 
 def _unknown(name: str, head: bytes) -> str:
-    if head.startswith(b"\xd0\xcf\x11\xe0"):
+    if head.startswith(_OLD_OFFICE):
         return (
             f"{name} is an old Word (.doc) or other Office file; save it as .docx (or .odt, "
             "or a PDF) and try again"

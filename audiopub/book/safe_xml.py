@@ -71,13 +71,20 @@ def parse_markup(
     return _decodable(root, deep)
 
 
-def parse_html(data: bytes, problems: list[str] | None = None) -> etree._Element | None:
+def parse_html(
+    data: bytes, problems: list[str] | None = None, encoding: str | None = None
+) -> etree._Element | None:
     """An HTML page that is not XHTML (`<p>` left open, `<br>`), by libxml2's HTML parser: it
     knows HTML's entities and no others (it reads no DTD, so "&lol;" is left as it is written),
     fetches nothing, and nests up to `DEEP_MARKUP_LEVELS`. None if nothing is left; as with
-    `parse_markup`, `problems` says if a limit cut the page short."""
+    `parse_markup`, `problems` says if a limit cut the page short. `encoding`: the page's, where
+    the caller knows it; else libxml2 reads the page's own `<meta charset>`."""
     parser = etree.HTMLParser(
-        no_network=True, remove_comments=True, remove_pis=True, huge_tree=True
+        no_network=True,
+        remove_comments=True,
+        remove_pis=True,
+        huge_tree=True,
+        encoding=encoding,
     )
     try:
         root = etree.fromstring(data, parser)

@@ -30,7 +30,7 @@ from audiopub.book.text import normalise_text
 from audiopub.book.toc import Block, Mark, TocEntry, clean_label, cut_chapters, local_name
 from audiopub.errors import BadBook
 
-__all__ = ["BookText", "TreeBuilder", "build_book", "is_heading_text"]
+__all__ = ["BookText", "TreeBuilder", "build_book", "is_heading_text", "visible_text"]
 
 _HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
 # The words that open a numbered heading, in the languages the spoken-form stage reads.
@@ -62,6 +62,16 @@ _NAMED_HEADING = re.compile(
     re.IGNORECASE,
 )
 MAX_HEADING_CHARS = 80  # a "heading" longer than this is a sentence that starts like one
+# The text of a page that is never shown: a heading's `<script>` is not part of its title.
+_VISIBLE_TEXT = etree.XPath(
+    ".//text()[not(ancestor::*[local-name()='script' or local-name()='style' "
+    "or local-name()='template' or local-name()='noscript'])]"
+)
+
+
+def visible_text(el: etree._Element) -> str:
+    """The text of `el` as a reader sees it: not that of scripts and styles inside it."""
+    return "".join(str(text) for text in _VISIBLE_TEXT(el))
 
 
 def is_heading_text(text: str) -> bool:
@@ -167,5 +177,5 @@ def _chapter_starts(
         key = el.get("id") or f"audiopub-heading-{len(entries)}"
         el.set("id", key)
         targets.setdefault(key, []).append(len(entries))
-        entries.append(TocEntry(clean_label("".join(el.itertext())), "book", key, None))
+        entries.append(TocEntry(clean_label(visible_text(el)), "book", key, None))
     return entries, targets

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from lxml import etree
 from audiopub import settings
 from audiopub.book.archive import EpubArchive, human_size, printable
 from audiopub.book.formats.assemble import BookText
+from audiopub.book.formats.decoding import bom_encoding
 from audiopub.book.models import Cover, sniff_image_type
 from audiopub.book.pictures import image_size
 from audiopub.book.safe_xml import parse_markup
@@ -47,6 +49,8 @@ _AS_HTML = {
     "image": "img",
 }
 _DROPPED = frozenset({"empty-line", "binary"})
+_DECLARATION = re.compile(rb"^(\s*<\?xml[^>]*?encoding\s*=\s*)([\"'])([\w.:-]+)\2")
+_UTF8_NAMES = frozenset({b"utf-8", b"utf8"})
 
 
 def read_zipped_fb2(path: Path, name: str) -> BookText:
@@ -68,6 +72,7 @@ def read_zipped_fb2(path: Path, name: str) -> BookText:
 
 def read_fb2(data: bytes, name: str) -> BookText:
     problems: list[str] = []
+    data, encoding_note = _as_written(data)
     root = parse_markup(data, deep=True, problems=problems)
     if root is None or local_name(root) != "FictionBook":
         raise BadBook(
@@ -77,6 +82,8 @@ def read_fb2(data: bytes, name: str) -> BookText:
         f"{problem}, far beyond any real book; its text from there on was left out."
         for problem in problems
     ]
+    if encoding_note:
+        notes.append(encoding_note)
     info = _child(_child(root, "description"), "title-info")
     html = etree.Element("html")
     body = etree.SubElement(html, "body")
@@ -94,6 +101,39 @@ def read_fb2(data: bytes, name: str) -> BookText:
         language=clean_label(_text(_child(info, "lang"))) or None,
         cover=_cover(root, info, notes),
         notes=notes,
+    )
+
+
+def _as_written(data: bytes) -> tuple[bytes, str | None]:
+    """The book with its XML declaration naming the encoding it is written in. FB2 books are
+    mostly Russian, and some say UTF-8 (or nothing, which means UTF-8) while written in
+    Windows-1251: the parser then drops every letter it can't decode. Such a book is read in
+    Windows-1251 where its bytes look Cyrillic, else Windows-1252; and a note says so."""
+    if bom_encoding(data):
+        return data, None
+    declared = _DECLARATION.match(data[:200])
+    if declared is not None and declared.group(3).lower() not in _UTF8_NAMES:
+        return data, None  # the parser reads the encoding it names
+    try:
+        data.decode("utf-8")
+        return data, None
+    except UnicodeDecodeError:
+        pass
+    high = [byte for byte in data if byte >= 0x80]
+    # Windows-1251's letters are 0xC0-0xFF, which is most of a Russian text's high bytes.
+    cyrillic = sum(byte >= 0xC0 for byte in high) >= 0.6 * len(high)
+    written = "windows-1251" if cyrillic else "windows-1252"
+    if declared is not None:
+        start, end = declared.span(3)
+        data = data[:start] + written.encode() + data[end:]
+    elif data.lstrip().startswith(b"<?xml") and b"?>" in data[:200]:  # no encoding named
+        end = data.index(b"?>")
+        data = data[:end] + f' encoding="{written}"'.encode() + data[end:]
+    else:
+        data = f'<?xml version="1.0" encoding="{written}"?>'.encode() + data.lstrip()
+    return data, (
+        f"It says it is in UTF-8 but is written in another encoding; it was read as "
+        f"{written.capitalize()}."
     )
 
 

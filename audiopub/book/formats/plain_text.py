@@ -1,7 +1,8 @@
 """Plain text (.txt), as Project Gutenberg and most text editors write it.
 
-- The encoding: UTF-8 (with or without a byte-order mark), UTF-16 with one, else Windows-1252
-  (older Gutenberg files are Latin-1, which it extends).
+- The encoding: as `decoding` tells it (a byte-order mark, else UTF-8, else Windows-1252, which
+  extends the Latin-1 of older Gutenberg files, line by line in a file of both); control
+  characters are left out, with a note.
 - Paragraphs are separated by blank lines; the lines of one paragraph, wrapped at ~70
   characters, are read on as one.
 - A paragraph whose first line reads as a heading ("CHAPTER I.", "Chapter 12", "BOOK TWO",
@@ -14,13 +15,13 @@
 
 from __future__ import annotations
 
-import codecs
 import re
 
 from audiopub.book.formats.assemble import BookText, TreeBuilder, is_heading_text
+from audiopub.book.formats.decoding import decode_text
 from audiopub.book.toc import clean_label
 
-__all__ = ["decode_text", "read_plain_text"]
+__all__ = ["read_plain_text"]
 
 _BLANK_LINE = re.compile(r"\n[ \t\f\v]*\n")
 # _word_ and *word*, not snake_case or "5 * 3".
@@ -49,18 +50,9 @@ _LANGUAGES = {
 MAX_HEADING_LINES = 3  # "CHAPTER I." over its title, perhaps over two lines
 
 
-def decode_text(data: bytes) -> str:
-    """The text of a file in UTF-8 (BOM or not), UTF-16 (with its BOM) or Windows-1252."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return data.decode("utf-16", "replace")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("cp1252", "replace")
-
-
 def read_plain_text(data: bytes) -> BookText:
-    text = decode_text(data).replace("\r\n", "\n").replace("\r", "\n")
+    decoded = decode_text(data)
+    text = decoded.text.replace("\r\n", "\n").replace("\r", "\n")
     builder = TreeBuilder()
     for block in _BLANK_LINE.split(text):
         lines = [clean_label(line) for line in block.split("\n")]
@@ -81,6 +73,7 @@ def read_plain_text(data: bytes) -> BookText:
         title=fields.get("Title"),
         authors=(fields["Author"],) if "Author" in fields else (),
         language=_LANGUAGES.get(language, language if len(language) == 2 else None),
+        notes=decoded.notes,
     )
 
 
