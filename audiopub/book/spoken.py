@@ -15,7 +15,9 @@ stay digits for the engine's own rules; no English words are ever put into anoth
 
 `spoken_form` is pure and never raises. Most prose has nothing to change, so a chunk without a
 digit, symbol, capital-letter numeral or abbreviation candidate is returned as it is, after one
-regex search.
+regex search. A number longer than any quantity (a row of thousands of digits) is read digit by
+digit before the rules run, and they run on the text around it: no rule converts it to an int
+(Python refuses one of over 4,300 digits), and none scans its words.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Callable
 
 from audiopub.book import spoken_de, spoken_en, spoken_es, spoken_fr
 from audiopub.book.scripts import primary_subtag
-from audiopub.book.spoken_common import VULGAR_CLASS, VULGAR_FRACTIONS
+from audiopub.book.spoken_common import VULGAR_CLASS, VULGAR_FRACTIONS, digit_words, spaced
 
 __all__ = ["spoken_form", "supported_languages"]
 
@@ -41,6 +43,13 @@ _COMMON = (
 )
 _CANDIDATE = {key: re.compile(f"{_COMMON}|{module.TRIGGER}") for key, module in _MODULES.items()}
 _SAY: dict[str, Callable[[str], str]] = {key: module.say for key, module in _MODULES.items()}
+
+# A written number: digits with grouping or decimal marks between them ("1,250.5", "1.250,5",
+# "10 000"; a space groups only before three digits), as any language's rules may join them.
+_WRITTEN_NUMBER = re.compile(r"\d+(?:(?:[.,]|[ \u00a0\u202f](?=\d{3}(?!\d)))\d+)*")
+# Up to this many digits a number is the rules' to read (they read one of over 15 digits digit
+# by digit, keeping "point" before decimals); a longer one is read digit by digit here.
+_LONGEST_NUMBER = 32
 
 _NEUTRAL = {
     **{char: f"{numerator}/{denominator}" for char, (numerator, denominator) in
@@ -70,7 +79,28 @@ def spoken_form(text: str, language: str | None) -> str:
         return text.translate(_NEUTRAL_TABLE)
     if not _CANDIDATE[key].search(text):
         return text
-    return _SAY[key](text)
+    return _around_long_numbers(text, key)
+
+
+def _around_long_numbers(text: str, key: str) -> str:
+    """The language's rules on `text`, each number of over `_LONGEST_NUMBER` digits read digit
+    by digit instead, and the rules run on the text between them."""
+    say = _SAY[key]
+    out: list[str] = []
+    start = 0
+    for match in _WRITTEN_NUMBER.finditer(text):
+        written = match.group()
+        if len(written) <= _LONGEST_NUMBER or _digit_count(written) <= _LONGEST_NUMBER:
+            continue
+        out.append(say(text[start : match.start()]))
+        out.append(spaced(match, digit_words(written, key)))
+        start = match.end()
+    out.append(say(text[start:]))
+    return "".join(out)
+
+
+def _digit_count(written: str) -> int:
+    return sum(char.isdigit() for char in written)
 
 
 def supported_languages() -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from lxml import etree
 
 from audiopub.book.archive import EpubArchive
 from audiopub.book.formats.assemble import BookText, TreeBuilder
+from audiopub.book.formats.attributes import whole_number
 from audiopub.book.formats.zipped_xml import read_part
 from audiopub.book.toc import clean_label, local_name
 
@@ -31,6 +32,7 @@ _RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
 _DC = "http://purl.org/dc/elements/1.1/"
 _MAIN = "/officeDocument"
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.I)
+_BODY_TEXT = 9  # the outline level of text that is not a heading
 # Whose text is not read: deleted or moved-away text, field codes, footnote marks, pictures.
 _SKIP = frozenset(
     "del moveFrom instrText footnoteReference endnoteReference commentReference drawing "
@@ -82,21 +84,27 @@ def _style_levels(styles: etree._Element | None) -> dict[str, int]:
         name_el = style.find(f"{{{W}}}name")
         name = (name_el.get(f"{{{W}}}val") or "") if name_el is not None else ""
         heading = _HEADING_STYLE.match(name.strip())
-        outline = style.find(f"{{{W}}}pPr/{{{W}}}outlineLvl")
+        heading_number = whole_number(heading.group(1), 9) if heading else None
+        outline = _outline_level(style)
         if name.strip().lower() == "title":
             levels[style_id] = 1
-        elif heading:
-            levels[style_id] = int(heading.group(1)) + 1
-        elif outline is not None and (outline.get(f"{{{W}}}val") or "").isdigit():
-            levels[style_id] = int(outline.get(f"{{{W}}}val") or 0) + 2
+        elif heading_number is not None:
+            levels[style_id] = heading_number + 1
+        elif outline is not None and outline < _BODY_TEXT:
+            levels[style_id] = outline + 2
     return levels
 
 
+def _outline_level(el: etree._Element) -> int | None:
+    """The outline level a style or paragraph gives itself (0 for "Heading 1"), if any."""
+    outline = el.find(f"{{{W}}}pPr/{{{W}}}outlineLvl")
+    return whole_number(outline.get(f"{{{W}}}val"), _BODY_TEXT) if outline is not None else None
+
+
 def _paragraph_level(p: etree._Element, levels: dict[str, int]) -> int:
-    outline = p.find(f"{{{W}}}pPr/{{{W}}}outlineLvl")
-    value = outline.get(f"{{{W}}}val") if outline is not None else None
-    if value is not None and value.isdigit() and int(value) < 9:  # 9: body text
-        return int(value) + 2
+    outline = _outline_level(p)
+    if outline is not None and outline < _BODY_TEXT:
+        return outline + 2
     style = p.find(f"{{{W}}}pPr/{{{W}}}pStyle")
     return levels.get(style.get(f"{{{W}}}val") or "", 0) if style is not None else 0
 

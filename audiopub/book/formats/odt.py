@@ -15,6 +15,7 @@ from lxml import etree
 
 from audiopub.book.archive import EpubArchive
 from audiopub.book.formats.assemble import BookText, TreeBuilder
+from audiopub.book.formats.attributes import whole_number
 from audiopub.book.formats.zipped_xml import read_part
 from audiopub.book.toc import clean_label, local_name
 
@@ -30,6 +31,8 @@ _NOT_TEXT = frozenset(
     "illustration-index table-index object-index user-index bibliography".split()
 )
 _SKIP = frozenset({"note", "annotation", "annotation-end", "tracked-changes", "h", "p"})
+_DEEPEST = 6  # headings go no deeper than h6
+_MOST_SPACES = 100  # spaces one `text:s` may add: a wider gap says nothing more
 
 
 def read_odt(path: Path, name: str) -> BookText:
@@ -45,8 +48,8 @@ def read_odt(path: Path, name: str) -> BookText:
             continue
         text = _own_text(el)
         if local_name(el) == "h":
-            level = el.get(f"{{{TEXT}}}outline-level") or "1"
-            builder.heading(int(level) if level.isdigit() else 1, text)
+            level = whole_number(el.get(f"{{{TEXT}}}outline-level"), _DEEPEST)
+            builder.heading(1 if level is None else level, text)
         else:
             builder.paragraph(text)
     title, authors, language = _meta(meta)
@@ -64,8 +67,8 @@ def _own_text(p: etree._Element) -> str:
             continue
         name = local_name(el)
         if name == "s":
-            count = el.get(f"{{{TEXT}}}c") or "1"
-            out.append(" " * min(int(count) if count.isdigit() else 1, 100))
+            count = whole_number(el.get(f"{{{TEXT}}}c"), _MOST_SPACES)
+            out.append(" " * (1 if count is None else count))
         elif name in ("tab", "line-break"):
             out.append(" ")
         elif name not in _SKIP:
