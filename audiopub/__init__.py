@@ -1,3 +1,3 @@
-"""Audiopub: a local audiobook producer (EPUB in, chapterised .m4b out)."""
+"""Audiopub: a local audiobook producer (a book in, chapterised .m4b out)."""
 
 __version__ = "0.1.0"

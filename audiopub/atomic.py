@@ -11,6 +11,7 @@ go in `scratch_dir()`: one folder per process under the data directory, removed 
 process exits, and by the next process to start if it was killed. A lock file beside the
 folder, held while its process lives, says whether it is still in use; the OS lets go of it
 however the process ends, and a pid used again by another process can't fool it.
+`claim_folder` and `remove_orphaned_folders` do the same for folders elsewhere.
 """
 
 from __future__ import annotations
@@ -127,11 +128,7 @@ def scratch_dir(data_dir: Path | None = None) -> Path:
             return own[0]
         root.mkdir(parents=True, exist_ok=True)
         remove_orphaned_scratch(root.parent)
-        name = f"{os.getpid()}-{secrets.token_hex(4)}"
-        lock = FileLock(str(root / f"{name}{_LOCK_SUFFIX}"), thread_local=False)
-        lock.acquire()  # before the folder exists: no one sees it unclaimed
-        folder = root / name
-        folder.mkdir()
+        folder, lock = claim_folder(root)
         _scratch[root] = (folder, lock)
         atexit.register(_remove_scratch, folder, lock)
         return folder
@@ -141,16 +138,36 @@ def remove_orphaned_scratch(data_dir: Path | None = None) -> list[Path]:
     """Delete the scratch folders of processes that are gone (a crash, a kill); returns them.
     Those of running processes, this one's included, are kept."""
     root = Path(data_dir if data_dir is not None else settings.data_dir()) / SCRATCH_DIR
+    return remove_orphaned_folders(root)
+
+
+def claim_folder(root: Path, prefix: str = "") -> tuple[Path, FileLock]:
+    """A new folder `<root>/<prefix><pid>-<random>/` of this process's, with its lock file
+    beside it held: `remove_orphaned_folders` leaves it alone while the process lives."""
+    name = f"{prefix}{os.getpid()}-{secrets.token_hex(4)}"
+    lock = FileLock(str(root / f"{name}{_LOCK_SUFFIX}"), thread_local=False)
+    lock.acquire()  # before the folder exists: no one sees it unclaimed
+    folder = root / name
+    folder.mkdir()
+    return folder, lock
+
+
+def remove_orphaned_folders(root: Path, prefix: str = "") -> list[Path]:
+    """Delete the folders in `root` that `claim_folder(root, prefix)` made for processes that
+    are gone, and their lock files; returns the folders. Other names in `root` are kept."""
     if not root.is_dir():
         return []
-    removed = []
+    claimed = re.compile(re.escape(prefix) + r"\d+-[0-9a-f]+")
     names = {p.name.removesuffix(_LOCK_SUFFIX) for p in root.iterdir()}
-    for name in sorted(names):
+    removed = []
+    for name in sorted(n for n in names if claimed.fullmatch(n)):
         lock = FileLock(str(root / f"{name}{_LOCK_SUFFIX}"), thread_local=False)
         try:
             lock.acquire(timeout=0)
         except Timeout:
             continue  # its process is alive
+        except OSError:
+            continue  # another user's, in a folder shared with them (the system temp folder)
         try:
             if (root / name).is_dir():
                 shutil.rmtree(root / name, ignore_errors=True)

@@ -70,7 +70,11 @@ INTERRUPTED = "interrupted"  # how `jobs` shows a job left `running` by a proces
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="audiopub", description="Turn EPUBs into audiobooks.")
+    parser = argparse.ArgumentParser(
+        prog="audiopub",
+        description="Turn books into chapterised audiobooks (.m4b): EPUB, PDF, Word, "
+        "OpenDocument, FB2, HTML, Markdown or plain text, and MOBI or AZW3 through Calibre.",
+    )
     parser.add_argument("--version", action="version", version=f"audiopub {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     _add_serve_options(parser.add_argument_group("web UI (serving is the default command)"))
@@ -79,7 +83,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     conv = commands.add_parser(
         "convert",
-        help="convert EPUBs into chapterised .m4b files (run the same command again to resume)",
+        help="convert books into chapterised .m4b files (run the same command again to resume)",
     )
     conv.add_argument(
         "book",

@@ -39,6 +39,38 @@ def test_a_book_and_its_job_count_the_same_characters(tmp_path: Path) -> None:
     assert progress.chars_total == book.char_count
 
 
+def test_chunks_that_share_their_audio_count_their_own_characters_done(tmp_path: Path) -> None:
+    """Chunks with the same spoken words share one audio file, and are marked done together,
+    but need not count alike: "He said." cut inside a paragraph counts the space after it,
+    ending one does not; "Dr." is said as "Doctor". Done ends at the total, not past it."""
+    cut = "The rain had stopped long before the train came. He said. Nobody expected anyone."
+    epub = build_epub(
+        tmp_path / "b.epub",
+        [("One", [cut, "He said.", "Doctor Watson came in.", "Dr. Watson came in."])],
+    )
+    book = read_epub(epub)
+    with JobStore.open_default() as store:
+        job = store.queue.create_job(epub, tmp_path / "b.m4b", JobSettings(voice="v"), book=book)
+        plan = plan_book(book, max_chars=40)
+        store.ledger.write_plan(job.id, plan)
+        pending = store.ledger.pending_chunks(job.id)
+        assert len(pending) < len(plan[0][1])  # some chunks share their audio
+        done = 0
+        for chunk in pending:  # as a run records them: once per shared audio file
+            marked = store.ledger.mark_chunk_done(
+                job.id,
+                chunk.cache_key,
+                audio_path=f"chunks/{chunk.cache_key}.flac",
+                frames=100,
+                sample_rate=1000,
+                synth_s=0.1,
+                provider="CPU",
+            )
+            done += marked.chars
+        progress = store.ledger.progress(job.id)
+    assert done == progress.chars_done == progress.chars_total == book.char_count
+
+
 def _line(lines: list[str], start: str) -> str:
     (found,) = [line.strip() for line in lines if line.strip().startswith(start)]
     return found

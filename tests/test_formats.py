@@ -233,3 +233,14 @@ def test_the_upload_accepts_every_format() -> None:
     for suffix in BOOK_SUFFIXES:
         assert suffix in accepted
     assert "application/pdf" in accepted
+
+
+def test_the_help_names_every_format_read(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    said = " ".join(capsys.readouterr().out.split())  # as one line, however argparse wraps it
+    assert "EPUBs into" not in said
+    for name in ("EPUB", "PDF", "Word", "OpenDocument", "FB2", "HTML", "Markdown", "plain text"):
+        assert name in said
+    assert "convert books into chapterised .m4b files" in said

@@ -647,18 +647,15 @@ def test_mark_chunk_done_and_failed(store: JobStore, epub: Path) -> None:
     store.ledger.write_plan(job_id, make_plan(1, 3))
     first, second, _ = store.ledger.pending_chunks(job_id)
 
-    assert (
-        store.ledger.mark_chunk_done(
-            job_id,
-            first.cache_key,
-            audio_path="chunks/a.wav",
-            frames=480,
-            sample_rate=24000,
-            synth_s=0.5,
-            provider="CPU",
-        )
-        == 1
-    )
+    assert store.ledger.mark_chunk_done(
+        job_id,
+        first.cache_key,
+        audio_path="chunks/a.wav",
+        frames=480,
+        sample_rate=24000,
+        synth_s=0.5,
+        provider="CPU",
+    ) == (1, first.char_count)
     assert store.ledger.mark_chunk_failed(job_id, second.cache_key, "boom") == 1
 
     rows = store.ledger.chapter_chunks(job_id, 0)
@@ -679,18 +676,15 @@ def test_identical_texts_share_one_audio_file(store: JobStore, epub: Path) -> No
 
     pending = store.ledger.pending_chunks(job_id)
     assert [r.idx for r in pending] == [0, 1]  # listed once per cache key
-    assert (
-        store.ledger.mark_chunk_done(
-            job_id,
-            pending[0].cache_key,
-            audio_path="chunks/x.wav",
-            frames=1,
-            sample_rate=10,
-            synth_s=0.1,
-            provider="CPU",
-        )
-        == 2
-    )
+    assert store.ledger.mark_chunk_done(
+        job_id,
+        pending[0].cache_key,
+        audio_path="chunks/x.wav",
+        frames=1,
+        sample_rate=10,
+        synth_s=0.1,
+        provider="CPU",
+    ) == (2, 10)
     assert [r.idx for r in store.ledger.pending_chunks(job_id)] == [1]
 
 
@@ -867,9 +861,11 @@ def test_audio_made_under_old_settings_is_never_used(store: JobStore, epub: Path
         "synth_s": 0.1,
         "provider": "CPU",
     }
-    assert store.ledger.mark_chunk_done(job_id, first.cache_key, **done) == 1  # the old plan's row
+    marked = store.ledger.mark_chunk_done(job_id, first.cache_key, **done)
+    assert marked.chunks == 1  # the old plan's row
     store.ledger.write_plan(job_id, make_plan(1, 2))
-    assert store.ledger.mark_chunk_done(job_id, second.cache_key, **done) == 0  # no such key now
+    marked = store.ledger.mark_chunk_done(job_id, second.cache_key, **done)
+    assert marked == (0, 0)  # no such key now
     assert store.ledger.progress(job_id).chunks_done == 0
 
 

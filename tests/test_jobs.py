@@ -220,6 +220,22 @@ def test_changed_settings_on_resume_redo_the_affected_chunks(
     assert {c.cache_key for c in chunks}.isdisjoint(old_keys)  # every one made again
 
 
+def test_characters_done_end_at_the_total_when_chunks_share_their_audio(
+    store, engine, tmp_path
+) -> None:
+    """ "Doctor" and "Dr." are said alike: one audio file for both chunks, each counted with its
+    own characters (the bar once ended at 10,942/10,941 chars)."""
+    epub = build_epub(
+        tmp_path / "b.epub", [("One", ["Doctor Watson came in.", "Dr. Watson came in."])]
+    )
+    job = submit(store, epub, tmp_path / "b.m4b", JobSettings(), engine)
+    events: list[JobEvent] = []
+    assert _run(store, job.id, engine, events.append) is JobState.DONE
+    counted = [e for e in events if e.chars_total]
+    assert all(e.chars_done <= e.chars_total for e in counted)
+    assert counted[-1].chars_done == counted[-1].chars_total == read_epub(epub).char_count
+
+
 def test_two_queued_jobs_run_one_after_the_other(store, engine, tmp_path) -> None:
     first = submit(
         store, _long_epub(tmp_path / "a.epub", 1, 2), tmp_path / "a.m4b", JobSettings(), engine

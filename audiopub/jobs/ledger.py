@@ -18,6 +18,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from audiopub.book.models import Chunk
 from audiopub.jobs.db import StoreDatabase
@@ -57,6 +58,13 @@ _PLANNABLE_STATES = EDITABLE_STATES | {JobState.RUNNING}
 
 ChapterPlanInput = tuple[str, Sequence[Chunk]]  # (title, chunks) as the chunker makes them
 _KEYS_PER_QUERY = 500  # cache keys per IN (...) list, well under SQLite's variable limit
+
+
+class Marked(NamedTuple):
+    """The chunks `mark_chunk_done` marked, and their characters as `progress` counts them."""
+
+    chunks: int
+    chars: int
 
 
 class JobLedger:
@@ -173,7 +181,7 @@ class JobLedger:
         stage_times: Mapping[str, float] | None = None,
         wall_s: float | None = None,
         word_starts: Sequence[int] | None = None,
-    ) -> int:
+    ) -> Marked:
         """Record a chunk's finished audio (call after the file is safely written).
 
         `synth_s` is the engine's time for this chunk and `stage_times` its seconds per stage
@@ -181,11 +189,19 @@ class JobLedger:
         previous chunk was recorded), whose sum is how long the job took to speak.
         `word_starts` are where the engine's words start in the audio, if it said.
 
-        Marks every chunk of the job with this key; returns how many. 0 means the plan or the
-        settings changed meanwhile and the audio must not be used.
+        Marks every chunk of the job with this key; returns how many, and their characters:
+        chunks that share a key share their spoken words, not always their count ("He said."
+        cut inside a paragraph counts the space after it, ending one does not; "Dr." and
+        "Doctor" are said alike). 0 chunks means the plan or the settings changed meanwhile
+        and the audio must not be used.
         """
         with self._db.write() as conn:
-            cursor = conn.execute(
+            chunks, chars = conn.execute(
+                f"SELECT count(*), coalesce(sum({CHARS}), 0) FROM chunks k "
+                "WHERE k.job_id = ? AND k.cache_key = ?",
+                (job_id, cache_key),
+            ).fetchone()
+            conn.execute(
                 """
                 UPDATE chunks SET state = 'done', audio_path = ?, frames = ?, sample_rate = ?,
                     duration_s = ?, synth_s = ?, provider = ?, stage_times_json = ?,
@@ -210,7 +226,7 @@ class JobLedger:
             )
             _forget_hearing(conn, job_id, cache_key)  # it heard other audio
             touch_job(conn, job_id)
-        return cursor.rowcount
+        return Marked(chunks, chars)
 
     def done_elsewhere(self, job_id: str, cache_keys: Iterable[str]) -> dict[str, ChunkRow]:
         """key → a done chunk of *another* job with that key: the same words said with the

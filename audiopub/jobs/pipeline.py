@@ -319,15 +319,16 @@ class JobRun:
             word_starts=result.word_starts,
         )
         self._last_chunk_at = now
-        if self._listening is not None and marked:
+        if self._listening is not None and marked.chunks:
             self._listening.chunk_done(chunk, self.dir / chunk_relpath(chunk.cache_key))
-        # Every chunk with this text shares the audio, so all of them are done now.
+        # Every chunk with this text shares the audio, so all of them are done now: each
+        # counted with its own characters, which may not be this one's.
         progress = self._progress
         assert progress is not None  # counted when the job was planned, before any chunk
         self._progress = replace(
             progress,
-            chunks_done=progress.chunks_done + marked,
-            chars_done=progress.chars_done + marked * chunk.char_count,
+            chunks_done=progress.chunks_done + marked.chunks,
+            chars_done=progress.chars_done + marked.chars,
         )
         self._run_speed = Speed(
             self._run_speed.chars + chunk.char_count,

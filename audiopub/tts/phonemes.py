@@ -1,19 +1,36 @@
 """espeak-ng phonemes for Piper voices, through phonemizer and the espeak-ng library shipped
-by `espeakng-loader` (no system espeak, and no second onnxruntime as `piper-tts` would bring)."""
+by `espeakng-loader` (no system espeak, and no second onnxruntime as `piper-tts` would bring).
+
+phonemizer loads a copy of the library for each of its wrappers, from a temporary folder of
+its own: espeak-ng keeps global state, and dlopen would hand back the library already loaded
+from the same path. It removes the folder when the wrapper goes or the process exits, so a
+killed process (a server stopped with SIGKILL) would leave its copies in the temp folder for
+good. Here they go in folders claimed like scratch folders (`atomic.claim_folder`), named
+`audiopub-espeak-<pid>-<random>`, and each process that makes a copy removes those of
+processes that are gone.
+"""
 
 from __future__ import annotations
 
 import logging
 import re
+import tempfile
 import threading
 import unicodedata
+import weakref
 from functools import cache
-from typing import Any
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Final
 
 import espeakng_loader
+from filelock import FileLock
 from phonemizer.backend import EspeakBackend
+from phonemizer.backend.espeak import api as espeak_api
 from phonemizer.backend.espeak.wrapper import EspeakWrapper
 from phonemizer.separator import Separator
+
+from audiopub.atomic import claim_folder, remove_orphaned_folders
 
 
 class _AsDebug(logging.LoggerAdapter):
@@ -61,6 +78,31 @@ _THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}\b)")
 # Only the clause terminators espeak itself reports, as piper keeps them; quotes and dashes
 # must not reach the voice as symbols (they were never in its training phonemes).
 _PUNCTUATION = ";:,.!?"
+
+
+COPY_PREFIX: Final = "audiopub-espeak-"
+
+
+def _copy_folder() -> str:
+    """A folder for phonemizer to copy the espeak-ng library into (its `mkdtemp`), made once
+    the folders of processes that are gone are removed."""
+    temp = Path(tempfile.gettempdir())
+    remove_orphaned_folders(temp, COPY_PREFIX)
+    folder, lock = claim_folder(temp, COPY_PREFIX)
+    # phonemizer removes the folder in a finalizer made just after this one. At exit the
+    # newest finalizers run first: the lock is let go only once the folder is gone, so no
+    # other process takes it for an orphan while it is in use.
+    weakref.finalize(_copy_folder, _let_go, lock)
+    return str(folder)
+
+
+def _let_go(lock: FileLock) -> None:
+    Path(lock.lock_file).unlink(missing_ok=True)
+    lock.release()
+
+
+# The one use phonemizer's espeak API makes of `tempfile`: where the library copies go.
+espeak_api.tempfile = SimpleNamespace(mkdtemp=_copy_folder)
 
 
 @cache
