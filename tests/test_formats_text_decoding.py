@@ -172,3 +172,14 @@ def test_a_headings_script_is_not_its_title(tmp_path: Path, name: str, data: str
     book = _read(tmp_path, name, data.encode())
     assert [c.title for c in book.chapters] == ["Chapter One", "Chapter Two"]
     assert "alert" not in _text(book) and "pwn" not in _text(book)
+
+
+def test_a_div_left_open_in_the_nav_does_not_swallow_the_book(tmp_path: Path) -> None:
+    page = (
+        '<html><body><nav><div><a href="#c1">One</a> <a href="#c2">Two</a></nav>'
+        '<h2 id="c1">One</h2><p>First text.</p><h2 id="c2">Two</h2><p>Second text.</p>'
+        "</body></html>"
+    )
+    book = _read(tmp_path, "b.html", page.encode())
+    assert [c.title for c in book.chapters] == ["One", "Two"]
+    assert book.chapters[1].text.endswith("Second text.")

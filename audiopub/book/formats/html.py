@@ -61,6 +61,8 @@ def read_html(data: bytes, name: str) -> BookText:
         root = parse_html(data, problems)
     if root is None:
         raise BadBook(f"{name}: the page could not be parsed")
+    for nav in list(root.iter("nav")):
+        _end_at_its_targets(nav)
     return _book_text(root, _notes(problems))
 
 
@@ -94,6 +96,34 @@ def _first_markers(line_start: re.Match[str]) -> str:
         assert found is not None  # the run matched these markers
         end = position = found.end()
     return line_start.group()[:end]
+
+
+def _end_at_its_targets(nav: etree._Element) -> None:
+    """libxml2's HTML parser knows no HTML5 elements: a `<div>` left open in a `<nav>` keeps the
+    nav open to the end of the page, and the whole book was then a table of contents, never
+    read. A nav ends where the first place it links to starts: that element and everything
+    after it are moved out, after the nav."""
+    targets = {
+        href[1:] for a in nav.iter("a") if (href := a.get("href") or "").startswith("#") and href
+    }
+    linked = False  # a target before the nav's first link is the nav's own (its heading)
+    first: etree._Element | None = None
+    for el in nav.iterdescendants():
+        linked = linked or local_name(el) == "a"
+        if linked and el.get("id") in targets:
+            first = el
+            break
+    if first is None:
+        return
+    moved: list[etree._Element] = [first, *first.itersiblings()]
+    above = first.getparent()
+    while above is not None and above is not nav:
+        moved.extend(above.itersiblings())
+        above = above.getparent()
+    after = nav
+    for part in moved:  # in the page's order: each one's tail text moves with it
+        after.addnext(part)
+        after = part
 
 
 def _notes(problems: list[str]) -> list[str]:
