@@ -7,7 +7,9 @@ test cases (English, German, French, Spanish), one `written~spoken` a line in fi
 FOLDER defaults to `shared/spoken-dev` beside the checkout. A case is right when Audiopub's
 reading (`spoken_form`, as a chunk of book text) and the suite's are the same words once
 `comparable` has set aside what a listener does not hear: letter case, punctuation, hyphens
-between number words, and the British "and" after "hundred", "thousand"... in English. Our
+between number words, the British "and" after "hundred", "thousand"... in English, and the
+spaces in German compounds (the suite writes "ein hundert drei und zwanzig", "quadrat
+kilometer" where German writes one word, and a listener hears no space). Our
 judgements of the rest are in tests/data/spoken_suite/<language>.tsv, one case a line:
 
     accept   WRITTEN   OUR READING   why it is as natural as the suite's
@@ -92,10 +94,13 @@ def read_judgements(language: str, folder: Path = JUDGEMENTS) -> dict[str, Judge
 
 
 def comparable(text: str, language: str) -> str:
-    """The words a listener hears: no case, punctuation or hyphens, one space between."""
+    """The words a listener hears: no case, punctuation or hyphens, one space between (none
+    in German, whose compounds the suite spaces)."""
     text = text.casefold().replace("-", " ")
     if language == "en":
         text = _ENGLISH_AND.sub(r"\1", text)
+    if language == "de":
+        return "".join(_PUNCTUATION.sub(" ", text).split())
     return " ".join(_PUNCTUATION.sub(" ", text).split())
 
 
