@@ -58,6 +58,8 @@ def money_rules(words: MoneyWords) -> list[Rule]:
                 count = words.one(words.feminine_scales)
             name = one if whole == 1 and not cents else many
             return f"{count} {name}{words.before_currency(money.many)}{money.many}"
+        if len(cents) > 2 and cents[2:].strip("0"):  # "1,799 €": said as a decimal number
+            return f"{words.number(amount)} {money.many}"
         parts = []
         if whole or not (cents and int(cents) and money.minor_one):
             count = words.one(money.feminine) if whole == 1 else words.cardinal(whole)
