@@ -75,6 +75,8 @@ _MONTH_NAMES = _MONTHS.split()
 _DATIVE = {"am", "vom", "zum", "zur", "im", "dem", "den", "des", "beim", "Am", "Vom", "Zum",
            "Zur", "Im", "Beim"}  # fmt: skip
 _ARTICLES = _DATIVE | {"der", "die", "das", "Der", "Die", "Das"}
+# Before a date these take "-en" too: "bis fünften März", "ab ersten Mai".
+_UNTIL = {"bis", "Bis", "ab", "Ab"}
 # Possessives, "ein", "kein", "dies-", "jed-": the ending on them says the ordinal's.
 _DETERMINER = re.compile(
     r"(?i:ein|kein|mein|dein|sein|ihr|unser|euer|dies|jed|jen)(em|en|es|er|e)?"
@@ -111,7 +113,7 @@ def _ending_after(before: str | None, is_month: bool) -> str:
     if determiner:
         ending = determiner.group(1)
         return "n" if ending in ("em", "en", "es", "er") else "" if ending == "e" else "r"
-    if before in _DATIVE:
+    if before in _DATIVE or (is_month and before in _UNTIL):
         return "n"
     if not before or before not in _ARTICLES:
         return "r" if is_month else ""
@@ -163,8 +165,8 @@ def _year(written: str) -> str:
 
 
 def _day_ending(before: str | None) -> str:
-    """A day's ordinal ending: "am dritten", "der dritte", on its own "dritter"."""
-    return "n" if before in _DATIVE else "" if before in _ARTICLES else "r"
+    """A day's ordinal ending: "am dritten", "bis dritten", "der dritte", alone "dritter"."""
+    return "n" if before in _DATIVE or before in _UNTIL else "" if before in _ARTICLES else "r"
 
 
 def _say_numeric_date(match: re.Match[str]) -> str:
