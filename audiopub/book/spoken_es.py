@@ -116,7 +116,8 @@ def _slash_fraction(match: re.Match[str]) -> str:
         return match.group()
     words = _fraction_of(numerator, denominator)
     if whole:
-        words = f"{cardinal(int(whole))} y {words}"  # "tres y dos centésimos"
+        # "tres y dos centésimos", "uno y medio" (as "1½" is read)
+        words = f"{cardinal(int(whole))} y {'medio' if words == 'un medio' else words}"
     return spaced(match, words)
 
 
@@ -140,6 +141,10 @@ _NUMBERED = {
     "p.": "página",
     "vol.": "volumen",
     "cap.": "capítulo",
+    "art.": "artículo",
+    "arts.": "artículos",
+    "fig.": "figura",
+    "figs.": "figuras",
 }
 _NUMBERED_ABBREVIATION = re.compile(rf"(?<![\w.])({word_alternation(list(_NUMBERED))})(?=\s*\d)")
 _ABBREVIATIONS = {
@@ -282,6 +287,8 @@ def _say_article_roman(match: re.Match[str]) -> str:
     return f"{article}{space}{words}"
 
 
+# "1914-1918": years joined by a hyphen are a range.
+_YEAR_RANGE = re.compile(r"(?<![\w.,/-])(\d{4})-(\d{4})(?![\w/-]|[.,]\d)")
 # "3 000 000 000 000": thousands grouped by spaces are one number, not a phone number.
 _SPACED_NUMBER = re.compile(
     r"(?<![\w.,+-])([1-9]\d{0,2}(?:[ \u00a0\u202f]\d{3}){2,})(?![\w]|[.,]\d)"
@@ -337,11 +344,12 @@ RULES: list[Rule] = [
     (_ORDINAL, lambda m: spaced(m, _say_ordinal(m))),
     (_SPACED_NUMBER, _say_number),
     *spoken_es_dates.RULES,
+    (_YEAR_RANGE, r"\1 a \2"),
     *spoken_es_dates.TIME_RULES,
     *spoken_codes.code_rules(_CODES),
     (re.compile(r"(?<![\w-])[-−](?=\d)"), "menos "),
-    *spoken_money.money_rules(_MONEY),
     *spoken_es_units.MONEY_RULES,
+    *spoken_money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " por ciento"),
     *spoken_es_units.UNIT_RULES,
     (re.compile(rf"(?<![\w.,])(\d+)\s?([{VULGAR_CLASS}])"), _mixed),
@@ -359,7 +367,7 @@ TRIGGER = (
     rf"{spoken_codes.TRIGGER}|[ᵉᵒᵃ]"
     rf"|(?<![\w.])(?:{word_alternation([*_ABBREVIATIONS, *_NUMBERED])})"
     rf"|{spoken_roman.trigger(_ROMAN)}"
-    r"|\b(?:siglos?|Siglos?|años?)\s+[ivxlcdm]"
+    r"|\b(?:siglos?|Siglos?|años?)\s+[ivxlcdmIVXLCDM]"
 )
 
 

@@ -5,10 +5,12 @@ noventa", "abril 30" and "abr. 22" (month first) → "treinta de abril", "10/10/
 and "1990-02-28" → "diez de octubre de mil novecientos ochenta y nueve". Month names come from
 babel. The first of the month is "primero", as most Spanish speakers say it.
 
-Times: "7:45", "13.30", "24:50", "12:00:00", with "a.m."/"p.m." ("de la mañana", "de la tarde",
-"de la noche", "del mediodía"), "h" (dropped: "a las 13.00 h" → "a las trece") and a time zone
-("GMT-3" → "G M T menos tres"). A dotted time ("13.30") is read only where nothing says it is
-a quantity: not before a unit, a currency or a word other than after "la"/"las".
+Times: "7:45", "13.30", "24:50", "12:00:00", "12h30", with "a.m."/"p.m." ("de la mañana",
+"de la tarde", "de la noche", "del mediodía"), "h" (dropped: "a las 13.00 h" → "a las trece")
+and a time zone ("GMT-3" → "G M T menos tres"). A dotted time ("13.30") is read only where
+nothing says it is a quantity: not before a unit, a currency or a word other than after
+"la"/"las". A duration in hours and minutes joins its last part with "y" ("15 h 10 min 40 seg"
+→ "quince horas diez minutos y cuarenta segundos").
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import re
 from babel.dates import get_month_names
 
 from audiopub.book.spoken_common import Rule, sentence_stop, spaced, word_alternation
-from audiopub.book.spoken_es_words import cardinal, feminine
+from audiopub.book.spoken_es_words import cardinal, feminine, masculine
 
 _MONTH_NAMES = [str(name) for name in get_month_names("wide", locale="es").values()]
 _MONTHS = {name: index for index, name in enumerate(_MONTH_NAMES, 1)}
@@ -99,6 +101,10 @@ _TIME = re.compile(
     r"(?:(\s?)([ap])\.?\s?m\b\.?|\s?(h)\b\.?)?"
     rf"(?:\s*\b({_ZONE}){_OFFSET}\b)?"
 )
+# "12h30", "12h02m00s": a clock time written with letters, no spaces.
+_LETTER_TIME = re.compile(r"(?<![\w.,:])(2[0-4]|[01]?\d)h([0-5]\d)(?:m([0-5]\d)s)?(?!\w)")
+# "15 h 10 min 40 seg", "2 h 30 min": a duration; "y" joins its last part.
+_DURATION = re.compile(r"(?<![\w.,:])(\d+)\s?h\s(\d+)\s?min\.?(?:\s(\d+)\s?(?:seg|s)\b\.?)?(?!\w)")
 # "7 a.m.", "5pm": an hour with no minutes, then the part of the day.
 _HOUR_MERIDIEM = re.compile(r"(?<![\w.,:])(1[0-2]|0?\d)\s?([ap])\.?\s?m\b(\.?)")
 _ZONE_ALONE = re.compile(rf"\b({_ZONE}){_OFFSET}(?![\w:])")
@@ -157,6 +163,33 @@ def _part_of_day(hour: int, afternoon: bool) -> str:
     return "de la noche" if 8 <= hour <= 11 else "de la tarde"
 
 
+def _say_letter_time(match: re.Match[str]) -> str:
+    hour, minutes, seconds = match.groups()
+    words = _hour(int(hour)) + (f" y {cardinal(int(minutes))}" if int(minutes) else "")
+    if seconds and int(seconds):
+        words += f" y {cardinal(int(seconds))} segundos"
+    return spaced(match, words)
+
+
+def _say_duration(match: re.Match[str]) -> str:
+    parts = [
+        _count(int(value), one, many)
+        for value, (one, many) in zip(match.groups(), _DURATION_UNITS, strict=True)
+        if value is not None
+    ]
+    return spaced(match, " ".join(parts[:-1]) + " y " + parts[-1])
+
+
+_DURATION_UNITS = (("hora", "horas"), ("minuto", "minutos"), ("segundo", "segundos"))
+
+
+def _count(value: int, one: str, many: str) -> str:
+    if value == 1:
+        return f"{'una' if one == 'hora' else 'un'} {one}"
+    words = cardinal(value)
+    return f"{feminine(words) if one == 'hora' else masculine(words)} {many}"
+
+
 def _say_hour_meridiem(match: re.Match[str]) -> str:
     hour, meridiem, stop = match.groups()
     words = f"{_hour(int(hour))} {_part_of_day(int(hour), meridiem == 'p')}"
@@ -177,6 +210,8 @@ RULES: list[Rule] = [
 ]
 TIME_RULES: list[Rule] = [
     (_TIME, _say_time),
+    (_LETTER_TIME, _say_letter_time),
+    (_DURATION, _say_duration),
     (_HOUR_MERIDIEM, _say_hour_meridiem),
     (_ZONE_ALONE, _say_zone),
 ]

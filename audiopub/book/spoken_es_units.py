@@ -42,7 +42,8 @@ _UNIT_IDS = {
     "V": "electric-volt", "Hz": "frequency-hertz", "kHz": "frequency-kilohertz",
     "MHz": "frequency-megahertz", "GB": "digital-gigabyte", "MB": "digital-megabyte",
     "kcal": "energy-kilocalorie", "°C": "temperature-celsius", "°F": "temperature-fahrenheit",
-    "K": "temperature-kelvin", "°": "angle-degree",
+    "K": "temperature-kelvin", "°": "angle-degree", "kw": "power-kilowatt",
+    "gb": "digital-gigabyte", "cc": "volume-cubic-centimeter",
 }  # fmt: skip
 # Written with a space or in lower case after the degree sign: "8° c", "40 ° k".
 _DEGREE = re.compile(r"°\s?([CcFfKk])(?!\w)")
@@ -126,6 +127,8 @@ _ABBREVIATIONS = {
     "Q": Currency("quetzal", "quetzales", "centavo", "centavos"),
     "q": Currency("quetzal", "quetzales", "centavo", "centavos"),
     "rs": Currency("rupia", "rupias", feminine=True),
+    "¢": Currency("centavo", "centavos"),
+    "US$": Currency("dólar estadounidense", "dólares estadounidenses", "centavo", "centavos"),
     "us$": Currency("dólar estadounidense", "dólares estadounidenses", "centavo", "centavos"),
     "r$": Currency("real", "reales", "centavo", "centavos"),
     "Bs.": Currency("bolívar", "bolívares", "céntimo", "céntimos"),
