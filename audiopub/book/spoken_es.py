@@ -371,5 +371,19 @@ TRIGGER = (
 )
 
 
+# The rules that read something other than ASCII digits; a chunk without a digit (most prose)
+# skips the others. No rule writes a digit, so none can be missed.
+_WORD_PATTERNS = {
+    _ABBREVIATION,
+    _CENTURY,
+    _ARTICLE_ROMAN,
+    *(pattern for pattern, _ in spoken_roman.roman_rules(_ROMAN)),
+    *(pattern for pattern, _ in spoken_codes.code_rules(_CODES)),
+}
+_WORD_RULES = [rule for rule in RULES if rule[0] in _WORD_PATTERNS or r"\d" not in rule[0].pattern]
+_DIGIT = re.compile(r"\d")
+
+
 def say(text: str) -> str:
-    return apply_rules(text.translate(_SUPERSCRIPTS), RULES)
+    text = text.translate(_SUPERSCRIPTS)
+    return apply_rules(text, RULES if _DIGIT.search(text) else _WORD_RULES)

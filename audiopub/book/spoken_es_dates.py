@@ -107,7 +107,8 @@ _LETTER_TIME = re.compile(r"(?<![\w.,:])(2[0-4]|[01]?\d)h([0-5]\d)(?:m([0-5]\d)s
 _DURATION = re.compile(r"(?<![\w.,:])(\d+)\s?h\s(\d+)\s?min\.?(?:\s(\d+)\s?(?:seg|s)\b\.?)?(?!\w)")
 # "7 a.m.", "5pm": an hour with no minutes, then the part of the day.
 _HOUR_MERIDIEM = re.compile(r"(?<![\w.,:])(1[0-2]|0?\d)\s?([ap])\.?\s?m\b(\.?)")
-_ZONE_ALONE = re.compile(rf"\b({_ZONE}){_OFFSET}(?![\w:])")
+# "GMT-3" without a time before it; a zone alone is left to the engine.
+_ZONE_ALONE = re.compile(rf"\b({_ZONE})\s?([+\-−])\s?(\d{{1,2}})(?::?(\d{{2}}))?(?![\w:])")
 # What makes "1.50" a quantity, not a time: a unit, currency or word after it.
 _QUANTITY_FOLLOWS = re.compile(r"\s*(?:[^\W\d_]|[%€$£¥°'\"])")
 _HOUR_BEFORE = re.compile(r"\blas?\s+$", re.IGNORECASE)
@@ -197,10 +198,7 @@ def _say_hour_meridiem(match: re.Match[str]) -> str:
 
 
 def _say_zone(match: re.Match[str]) -> str:
-    zone, sign, hours, minutes = match.groups()
-    if not sign and zone.islower():
-        return match.group()  # "est" alone is a word
-    return _zone(zone, sign, hours, minutes)
+    return _zone(*match.groups())
 
 
 RULES: list[Rule] = [

@@ -155,7 +155,8 @@ _SCALES = {"millón": "millón", "millones": "millones", "billón": "billón", "
            "mil millones": "mil millones"}  # fmt: skip
 _SCALE = rf"(?:\s+({word_alternation(list(_SCALES))})\b)?"
 _MONEY_BEFORE = re.compile(
-    rf"(?<![\w$])({_CURRENCY})(?![^\W\d_])\s?{_MONEY_AMOUNT}(?![\d,]){_SCALE}"
+    # the lookahead turns most places away before the alternation is tried
+    rf"(?<![\w$])(?=\S{{1,4}}\s?\d)({_CURRENCY})(?![^\W\d_])\s?{_MONEY_AMOUNT}(?![\d,]){_SCALE}"
 )
 _MONEY_AFTER = re.compile(
     rf"(?<![\w.,]){_MONEY_AMOUNT}(?![\d,]){_SCALE}(?:\s+de)?\s?({_CURRENCY})(?![\w$])"
