@@ -1,14 +1,21 @@
-"""Spanish spoken forms: numbers, dates, money, times and common abbreviations.
+"""Spanish spoken forms: numbers, ordinals, fractions, dates, times, money, units and
+abbreviations.
 
 Covers cardinals with "." or spaces between thousands and "," before decimals ("3,5" → "tres
-coma cinco"), years (read as cardinals, as Spanish does), ordinals written "1.º", "1º", "1.ª",
-currency (€ $ £), per cent, clock times ("7:45" → "siete y cuarenta y cinco"), Roman numerals
-in headings ("Capítulo IV") and after rulers' names ("Felipe II" → "Felipe segundo"; ordinals
-up to ten, cardinals beyond: "Alfonso XIII" → "Alfonso trece"), and abbreviations ("Sr.",
-"Sra.", "Dr.", "p. ej.", "núm.", "n.º", "pág.", "etc.").
+coma cinco", "33,32" → "treinta y tres coma treinta y dos"), years (read as cardinals, as
+Spanish does), ordinals written "1.º", "21.ª", "3.er", "1.os", "1ro", "2da" ("21.º" →
+"vigesimoprimero", "vigesimoprimer" before a noun; words in `spoken_es_words`), fractions
+("1/6" → "un sexto", "1/12" → "un doceavo", "1/111" → "uno sobre ciento once"), currency (€ $ £,
+any ISO code, "kr", "ptas"), per cent, dates and clock times (`spoken_es_dates`), units
+(`spoken_es_units`), Roman numerals in headings ("Capítulo IV"), after "siglo" ("siglo XIX" →
+"siglo diecinueve"), after an article before a noun ("el XI apóstol" → "el undécimo apóstol")
+and after rulers' names ("Felipe II" → "Felipe segundo"; ordinals up to ten, cardinals beyond:
+"Alfonso XIII" → "Alfonso trece"), and abbreviations ("Sr.", "Sra.", "Dr.", "p. ej.", "núm.",
+"n.º", "pág.", "etc.", "Pza.", "EE. UU.", in lower case too where titles are written so).
 
-Deliberately not covered: gender of number words beyond "un" before a noun and "segunda" after
-a queen's name, and "y cuarto"/"y media" readings of times.
+Number words agree with a feminine noun, unit or currency after them ("doscientas personas",
+"veintiuna libras") and ordinals with their mark or article; other agreement is deliberately
+not covered, nor are "y cuarto"/"y media" readings of times.
 """
 
 from __future__ import annotations
@@ -136,6 +143,8 @@ _NUMBERED = {
     "Núm.": "número",
     "n.º": "número",
     "nº": "número",
+    "N.º": "número",
+    "Nº": "número",
     "pág.": "página",
     "págs.": "páginas",
     "p.": "página",
@@ -194,6 +203,17 @@ _ABBREVIATIONS = {
     "d. C.": "después de Cristo",
     "Sto.": "santo",
     "Sta.": "santa",
+    "Mª": "María",
+    "M.ª": "María",
+    "Fco.": "Francisco",
+    "Fdez.": "Fernández",
+    "Glez.": "González",
+    "Hnos.": "hermanos",
+    "Dpto.": "departamento",
+    "Depto.": "departamento",
+    "Vda.": "viuda",
+    "Ntra.": "nuestra",
+    "Ntro.": "nuestro",
 }
 # Titles and places are written in lower case in running text too ("el sr. López").
 _ABBREVIATIONS.update({
@@ -348,6 +368,7 @@ RULES: list[Rule] = [
     *spoken_es_dates.TIME_RULES,
     *spoken_codes.code_rules(_CODES),
     (re.compile(r"(?<![\w-])[-−](?=\d)"), "menos "),
+    (re.compile(r"(?<=\d)\s*×\s*(?=\d)"), " por "),  # "2 × 3 m"
     *spoken_es_units.MONEY_RULES,
     *spoken_money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " por ciento"),

@@ -43,7 +43,8 @@ _DAY_MONTH = re.compile(
 )
 # "abril 30", "junio 11 2000", "abr. 22, 1990"; not "en mayo 5 personas".
 _MONTH_DAY = re.compile(
-    rf"(?<![\w.])({_MONTH})\s+({_DAY})(?:,?\s+(\d{{4}}))?(?![\w,.]\d|\s+[a-záéíóúñ]|[\w/])"
+    rf"(?<![\w.])({_MONTH})\s+({_DAY})(?:(,?\s+(?:de\s+|del\s+)?)(\d{{4}}))?"
+    r"(?![\w,.]\d|\s+[a-záéíóúñ]|[\w/])"
 )
 # "10/10/1989", "10-10-1989", "10.10.1989" (day first); "1990-02-28" (ISO).
 _NUMERIC = re.compile(
@@ -79,9 +80,12 @@ def _say_day_month(match: re.Match[str]) -> str:
 
 
 def _say_month_day(match: re.Match[str]) -> str:
-    month, day, year = match.groups()
+    month, day, joiner, year = match.groups()
     words = f"{_day(int(day))} de {_month(month)}"
-    return words + (f" de {cardinal(int(year))}" if year else "")
+    if year:
+        words += " del " if joiner.strip().endswith("del") else " de "
+        words += cardinal(int(year))
+    return words
 
 
 def _say_numeric(match: re.Match[str]) -> str:
@@ -98,7 +102,7 @@ _ZONE = rf"(?:{'|'.join(_ZONES)}|{'|'.join(zone.lower() for zone in _ZONES)})"
 _OFFSET = r"(?:\s?([+\-−])\s?(\d{1,2})(?::?(\d{2}))?(?!\d))?"
 _TIME = re.compile(
     r"(?<![\w.,:])(2[0-4]|[01]?\d)(?:(:)([0-5]\d)(?::([0-5]\d))?|\.([0-5]\d))(?![\d]|[.,:]\d)"
-    r"(?:(\s?)([ap])\.?\s?m\b\.?|\s?(h)\b\.?)?"
+    r"(?:(\s?)([ap])\.?\s?m\b\.?|\s?(h|hs|hrs)\b\.?)?"
     rf"(?:\s*\b({_ZONE}){_OFFSET}\b)?"
 )
 # "12h30", "12h02m00s": a clock time written with letters, no spaces.
@@ -149,10 +153,10 @@ def _say_time(match: re.Match[str]) -> str:
         words += f" y {cardinal(int(seconds))} segundos"
     if meridiem:
         words += " " + _part_of_day(hour, meridiem == "p")
-        if match.group().endswith("."):
-            words += sentence_stop(match)
     if zone:
         words += " " + _zone(zone, sign, offset_hours, offset_minutes)
+    elif match.group().endswith("."):
+        words += sentence_stop(match)  # "p.m." or "hrs." may end the sentence
     return words
 
 

@@ -128,6 +128,8 @@ _ABBREVIATIONS = {
     "q": Currency("quetzal", "quetzales", "centavo", "centavos"),
     "rs": Currency("rupia", "rupias", feminine=True),
     "¢": Currency("centavo", "centavos"),
+    "cts.": Currency("céntimo", "céntimos"),
+    "cts": Currency("céntimo", "céntimos"),
     "US$": Currency("dólar estadounidense", "dólares estadounidenses", "centavo", "centavos"),
     "us$": Currency("dólar estadounidense", "dólares estadounidenses", "centavo", "centavos"),
     "r$": Currency("real", "reales", "centavo", "centavos"),
