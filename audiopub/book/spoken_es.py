@@ -216,11 +216,12 @@ _ABBREVIATIONS = {
     "Ntro.": "nuestro",
 }
 # Titles and places are written in lower case in running text too ("el sr. López").
+# Not those whose lower case is a word or an initial: "me da.", "d.", "pl." (plural).
+_NO_LOWER_CASE = {"D.", "Da.", "Pl.", "EE. UU.", "EE.UU."}
 _ABBREVIATIONS.update({
     written.lower(): words
     for written, words in list(_ABBREVIATIONS.items())
-    if written[0].isupper() and written not in ("D.", "Dª") and written.endswith(".")
-    and not written.startswith("EE")
+    if written[0].isupper() and written.endswith(".") and written not in _NO_LOWER_CASE
 })  # fmt: skip
 _MAY_END = {"etc.", "a. C.", "d. C.", "aprox.", "EE. UU.", "EE.UU.", "izq.", "dcha."}
 _ABBREVIATION = re.compile(rf"(?<![\w.])({word_alternation(list(_ABBREVIATIONS))})(?!\w)")
