@@ -1,73 +1,81 @@
-"""Spanish spoken forms: numbers, dates, money, times and common abbreviations.
+"""Spanish spoken forms: numbers, ordinals, fractions, dates, times, money, units and
+abbreviations.
 
 Covers cardinals with "." or spaces between thousands and "," before decimals ("3,5" → "tres
-coma cinco"), years (read as cardinals, as Spanish does), ordinals written "1.º", "1º", "1.ª",
-currency (€ $ £), per cent, clock times ("7:45" → "siete y cuarenta y cinco"), Roman numerals
-in headings ("Capítulo IV") and after rulers' names ("Felipe II" → "Felipe segundo"; ordinals
-up to ten, cardinals beyond: "Alfonso XIII" → "Alfonso trece"), and abbreviations ("Sr.",
-"Sra.", "Dr.", "p. ej.", "núm.", "n.º", "pág.", "etc.").
+coma cinco", "33,32" → "treinta y tres coma treinta y dos"), years (read as cardinals, as
+Spanish does), ordinals written "1.º", "21.ª", "3.er", "1.os", "1ro", "2da" ("21.º" →
+"vigesimoprimero", "vigesimoprimer" before a noun; words in `spoken_es_words`), fractions
+("1/6" → "un sexto", "1/12" → "un doceavo", "1/111" → "uno sobre ciento once"), currency (€ $ £,
+any ISO code, "kr", "ptas"), per cent, dates and clock times (`spoken_es_dates`), units
+(`spoken_es_units`), Roman numerals in headings ("Capítulo IV"), after "siglo" ("siglo XIX" →
+"siglo diecinueve"), after an article before a noun ("el XI apóstol" → "el undécimo apóstol")
+and after rulers' names ("Felipe II" → "Felipe segundo"; ordinals up to ten, cardinals beyond:
+"Alfonso XIII" → "Alfonso trece"), and abbreviations ("Sr.", "Sra.", "Dr.", "p. ej.", "núm.",
+"n.º", "pág.", "etc.", "Pza.", "EE. UU.", in lower case too where titles are written so).
 
-Deliberately not covered: gender of number words beyond "un" before a noun and "segunda" after
-a queen's name, and "y cuarto"/"y media" readings of times.
+Number words agree with a feminine noun, unit or currency after them ("doscientas personas",
+"veintiuna libras") and ordinals with their mark or article; other agreement is deliberately
+not covered, nor are "y cuarto"/"y media" readings of times.
 """
 
 from __future__ import annotations
 
 import re
 
-from audiopub.book import spoken_codes, spoken_money, spoken_roman
+from audiopub.book import spoken_codes, spoken_es_dates, spoken_es_units, spoken_money, spoken_roman
 from audiopub.book.spoken_common import (
     VULGAR_CLASS,
     Rule,
     apply_rules,
-    comma_decimal,
     digit_words,
-    fraction_of,
     fraction_words,
+    match_case,
     mixed_number_words,
-    number_words,
+    roman_value,
     sentence_stop,
     spaced,
-    unit_rule,
     word_alternation,
 )
-
-LANG = "es"
-
-
-def cardinal(value: int) -> str:
-    return number_words(value, LANG)
+from audiopub.book.spoken_es_words import (
+    LANG,
+    LARGEST_ORDINAL,
+    cardinal,
+    masculine,
+    number,
+    ordinal_words,
+    partitive,
+)
+from audiopub.book.spoken_es_words import feminine as _feminine
 
 
 def ordinal(value: int, feminine: bool = False) -> str:
-    words = number_words(value, LANG, "ordinal")
-    return words[:-1] + "a" if feminine and words.endswith("o") else words
-
-
-def number(text: str) -> str:
-    return comma_decimal(text, LANG, "coma")
+    return ordinal_words(value, feminine)
 
 
 _NUM = r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+(?:,\d+)?|\d+(?:,\d+)?)(?![\w]|[.,]\d)"
 
-# "1.º", "1º", "2.ª", "3.er" (primer), "1.os".
-_ORDINAL = re.compile(r"(?<![\w.,])(\d{1,2})\.?(º|ª|er|os|as)(?!\w)")
+# "1.º", "1º", "2.ª", "3.er" (primer), "1.os", "21.º", "1.000.ª", and the short marks "1ro",
+# "2da", "4to", which must end as the ordinal does.
+_ORDINAL = re.compile(r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+|\d+)\.?(º|ª|er|os|as|[rdtmvn][oa])(?!\w)")
 
 
 def _say_ordinal(match: re.Match[str]) -> str:
-    value, mark = int(match.group(1)), match.group(2)
-    if value > 10:
-        return cardinal(value)
+    value, mark = int(re.sub(r"\D", "", match.group(1))), match.group(2)
+    if not 0 < value <= LARGEST_ORDINAL:
+        return match.group()
     if mark == "er":
-        return "primer" if value == 1 else "tercer" if value == 3 else ordinal(value)
-    words = ordinal(value, feminine=mark in ("ª", "as"))
-    return words + "s" if mark in ("os", "as") else words
-
-
-def _feminine(words: str) -> str:
-    """ "doscientos uno" → "doscientas una": numbers before a feminine noun ("libras")."""
-    words = re.sub(r"ientos\b(?! mill)", "ientas", words)
-    return re.sub(r"(?<!\w)(veinti)?(uno|ún|un)$", lambda m: (m.group(1) or "") + "una", words)
+        # "11.ᵉʳ" says "decimoprimer": "undécimo" has no short form.
+        words = re.sub(r"undécimo$", "decimoprimer", ordinal_words(value, apocope=True))
+        return words if words.endswith(("primer", "tercer")) else match.group()
+    feminine = mark in ("ª", "as") or mark.endswith("a")
+    words = ordinal_words(value, feminine)
+    if mark in ("os", "as"):
+        return " ".join(word + "s" for word in words.split())
+    if mark not in ("º", "ª") and not words.endswith(mark):
+        return match.group()  # "2ro" is no ordinal
+    if not feminine and _NOUN_FOLLOWS.match(match.string, match.end()):
+        return ordinal_words(value, apocope=True)  # "el 21.º piso" → "vigesimoprimer piso"
+    return words
 
 
 _MONEY = spoken_money.MoneyWords(
@@ -85,7 +93,8 @@ _MONEY = spoken_money.MoneyWords(
     minor_join=" con ",
     one=lambda feminine: "una" if feminine else "un",
     feminine=_feminine,
-    masculine=lambda words: re.sub(r"veintiuno$", "veintiún", re.sub(r"\buno$", "un", words)),
+    masculine=masculine,
+    minor_named_below=10,
 )
 
 
@@ -101,48 +110,82 @@ _CODES = spoken_codes.CodeWords(
 )
 # Superscript ordinal marks ("1ᵉʳ", "XIXᵉ", "1.ᵉʳ", "2ᵒ") as the rules read them.
 _SUPERSCRIPTS = str.maketrans({"ᵉ": "e", "ʳ": "r", "ᵈ": "d", "ᵒ": "º", "ᵃ": "ª", "ˢ": "s"})
-# Units after a number: one and many ("1 km" → "un kilómetro").
-_UNITS = {
-    "km": ("kilómetro", "kilómetros"), "m": ("metro", "metros"), "cm": ("centímetro",
-    "centímetros"), "mm": ("milímetro", "milímetros"), "kg": ("kilo", "kilos"),
-    "g": ("gramo", "gramos"), "l": ("litro", "litros"), "ml": ("mililitro", "mililitros"),
-    "km/h": ("kilómetro por hora", "kilómetros por hora"),
-}  # fmt: skip
-_UNIT, _say_unit = unit_rule(_UNITS, number, ("uno", "un"))
-
-
-_SLASH_FRACTION = re.compile(r"(?<![\w./,])(\d{1,2})/(\d{1,2})(?![\w/]|[.,]\d)")
+# "1/6", "3 2/100", "1/1.000.000"; dates ("10/10/1989") are read before.
+_SLASH_FRACTION = re.compile(
+    r"(?<![\w./,])(?:(\d+)\s)?(\d{1,3})/(\d{1,3}(?:\.\d{3})+|\d{1,10})(?![\w/]|[.,]\d)"
+)
 
 
 def _slash_fraction(match: re.Match[str]) -> str:
-    numerator, denominator = int(match.group(1)), int(match.group(2))
+    whole = match.group(1)
+    numerator, denominator = int(match.group(2)), int(match.group(3).replace(".", ""))
     if denominator < 2:
         return match.group()
-    return spaced(match, fraction_of(numerator, denominator, _VULGAR_WORDS, cardinal, ordinal))
+    words = _fraction_of(numerator, denominator)
+    if whole:
+        # "tres y dos centésimos", "uno y medio" (as "1½" is read)
+        words = f"{cardinal(int(whole))} y {'medio' if words == 'un medio' else words}"
+    return spaced(match, words)
 
 
-_TIME = re.compile(r"(?<![\d.,:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
-
-
-def _say_time(match: re.Match[str]) -> str:
-    hour, minutes = int(match.group(1)), int(match.group(2))
-    words = "una" if hour == 1 else cardinal(hour)  # "la una"
-    return words if minutes == 0 else f"{words} y {cardinal(minutes)}"
+def _fraction_of(numerator: int, denominator: int) -> str:
+    """ "un sexto", "dos tercios", "un doceavo", "uno sobre ciento once"."""
+    if (numerator, denominator) in _VULGAR_WORDS:
+        return _VULGAR_WORDS[numerator, denominator]
+    part = partitive(denominator)
+    if part is None:
+        return f"{cardinal(numerator)} sobre {cardinal(denominator)}"
+    return f"{masculine(cardinal(numerator))} {part}{'s' if numerator != 1 else ''}"
 
 
 _NUMBERED = {
     "núm.": "número",
+    "Núm.": "número",
     "n.º": "número",
     "nº": "número",
+    "N.º": "número",
+    "Nº": "número",
     "pág.": "página",
     "págs.": "páginas",
     "p.": "página",
     "vol.": "volumen",
     "cap.": "capítulo",
+    "art.": "artículo",
+    "arts.": "artículos",
+    "fig.": "figura",
+    "figs.": "figuras",
 }
 _NUMBERED_ABBREVIATION = re.compile(rf"(?<![\w.])({word_alternation(list(_NUMBERED))})(?=\s*\d)")
 _ABBREVIATIONS = {
     "Sr.": "señor",
+    "Da.": "doña",
+    "Dª": "doña",
+    "Lic.": "licenciado",
+    "Lda.": "licenciada",
+    "Ldo.": "licenciado",
+    "Ing.": "ingeniero",
+    "Prof.": "profesor",
+    "Profa.": "profesora",
+    "Gral.": "general",
+    "Excmo.": "excelentísimo",
+    "Excma.": "excelentísima",
+    "Ilmo.": "ilustrísimo",
+    "Ilma.": "ilustrísima",
+    "Mons.": "monseñor",
+    "Avda.": "avenida",
+    "Av.": "avenida",
+    "Pza.": "plaza",
+    "Pl.": "plaza",
+    "Cía.": "compañía",
+    "esq.": "esquina",
+    "izq.": "izquierda",
+    "dcha.": "derecha",
+    "tel.": "teléfono",
+    "Tel.": "teléfono",
+    "ext.": "extensión",
+    "EE. UU.": "Estados Unidos",
+    "EE.UU.": "Estados Unidos",
+    "EE UU": "Estados Unidos",
     "Sra.": "señora",
     "Srta.": "señorita",
     "Sres.": "señores",
@@ -160,8 +203,27 @@ _ABBREVIATIONS = {
     "d. C.": "después de Cristo",
     "Sto.": "santo",
     "Sta.": "santa",
+    "Mª": "María",
+    "M.ª": "María",
+    "Fco.": "Francisco",
+    "Fdez.": "Fernández",
+    "Glez.": "González",
+    "Hnos.": "hermanos",
+    "Dpto.": "departamento",
+    "Depto.": "departamento",
+    "Vda.": "viuda",
+    "Ntra.": "nuestra",
+    "Ntro.": "nuestro",
 }
-_MAY_END = {"etc.", "a. C.", "d. C.", "aprox."}
+# Titles and places are written in lower case in running text too ("el sr. López").
+# Not those whose lower case is a word or an initial: "me da.", "d.", "pl." (plural).
+_NO_LOWER_CASE = {"D.", "Da.", "Pl.", "EE. UU.", "EE.UU."}
+_ABBREVIATIONS.update({
+    written.lower(): words
+    for written, words in list(_ABBREVIATIONS.items())
+    if written[0].isupper() and written.endswith(".") and written not in _NO_LOWER_CASE
+})  # fmt: skip
+_MAY_END = {"etc.", "a. C.", "d. C.", "aprox.", "EE. UU.", "EE.UU.", "izq.", "dcha."}
 _ABBREVIATION = re.compile(rf"(?<![\w.])({word_alternation(list(_ABBREVIATIONS))})(?!\w)")
 _NAME_FOLLOWS = re.compile(r"\s+[A-ZÁÉÍÓÚÑ][a-záéíóúñ]")
 
@@ -171,7 +233,16 @@ def _say_abbreviation(match: re.Match[str]) -> str:
     if written == "D." and not _NAME_FOLLOWS.match(match.string, match.end()):
         return written  # "D." is "don" only before a name; otherwise an initial
     words = _ABBREVIATIONS[written]
+    if written in _PLACES:
+        words = match_case(words, written)
+    if written.lower() in _PLACES_MAY_END and not match.string[match.end() :].strip(_CLOSING):
+        return words + "."  # "en la esq." ends the chunk; "esq. Toledo" is a name after it
     return words + sentence_stop(match) if written in _MAY_END else words
+
+
+_PLACES = {"Avda.", "Av.", "Pza.", "Pl.", "Cía."}
+_PLACES_MAY_END = {"esq.", "pza.", "avda.", "cía."}
+_CLOSING = " \t\n\"'’”)]»"
 
 
 _QUEENS = {"Isabel", "Juana", "María", "Catalina"}
@@ -198,6 +269,52 @@ _ROMAN = spoken_roman.RomanWords(
     cardinal_after=("Guerra",),
 )
 
+# A numeral after "siglo" ("siglo XIX", "siglos XV y XVI", or "siglo xix" in small capitals)
+# or "año" is a cardinal; after an article and before a noun it is an ordinal that agrees
+# with the article: "el XI apóstol" → "el undécimo apóstol", "la XX edición".
+_CENTURY = re.compile(
+    r"\b(siglos?|Siglos?|SIGLOS?|años?|Años?)(\s+)([IVXLCDM]+|[ivxlcdm]+)\b(?![\w'’-])"
+    r"(?:(\s+(?:y|e|o|al|a)\s+)([IVXLCDM]+|[ivxlcdm]+)\b(?![\w'’-]))?"
+)
+_ARTICLE_ROMAN = re.compile(
+    r"\b(el|la|los|las|del|al|El|La|Los|Las|Del|Al)(\s+)([IVXLCDM]{2,})(?=\s+"
+    r"(?!(?:de|del|y|e|o|u|en|a|al|que|es|fue|con|por|para)\b)[a-záéíóúñ]{3,})"
+)
+
+
+def _say_century(match: re.Match[str]) -> str:
+    word, space, numeral, joiner, second = match.groups()
+    value = roman_value(numeral)
+    if value is None or (word.lower().startswith("año") and numeral.islower() and len(numeral) < 4):
+        return match.group()  # "ese año vi a…": a short lower-case word is a word
+    words = f"{word}{space}{cardinal(value)}"
+    second_value = roman_value(second) if second else None
+    if second_value is None:
+        return words + (match.group()[len(word) + len(space) + len(numeral) :] if second else "")
+    return f"{words}{joiner}{cardinal(second_value)}"
+
+
+def _say_article_roman(match: re.Match[str]) -> str:
+    article, space, numeral = match.groups()
+    value = roman_value(numeral)
+    if value is None:
+        return match.group()
+    lower = article.lower()
+    words = ordinal_words(
+        value, feminine=lower in ("la", "las"), apocope=lower in ("el", "del", "al")
+    )
+    if lower in ("los", "las"):
+        words = " ".join(word + "s" for word in words.split())
+    return f"{article}{space}{words}"
+
+
+# "1914-1918": years joined by a hyphen are a range.
+_YEAR_RANGE = re.compile(r"(?<![\w.,/-])(\d{4})-(\d{4})(?![\w/-]|[.,]\d)")
+# "3 000 000 000 000": thousands grouped by spaces are one number, not a phone number.
+_SPACED_NUMBER = re.compile(
+    r"(?<![\w.,+-])([1-9]\d{0,2}(?:[ \u00a0\u202f]\d{3}){2,})(?![\w]|[.,]\d)"
+)
+
 _VULGAR_WORDS = {
     (1, 2): "un medio",
     (1, 3): "un tercio",
@@ -218,6 +335,8 @@ def _mixed(match: re.Match[str]) -> str:
 def _say_number(match: re.Match[str]) -> str:
     words = number(match.group(1))
     rest = match.string[match.end() :]
+    if words.endswith(("millón", "millones", "billón", "billones")) and _NOUN_FOLLOWS.match(rest):
+        return spaced(match, words + " de")  # "3 000 000 habitantes" → "tres millones de …"
     if _FEMININE_NOUN.match(rest):
         return spaced(match, _feminine(words))  # "200 personas" → "doscientas personas"
     if words.endswith("uno") and _NOUN_FOLLOWS.match(rest):
@@ -240,18 +359,25 @@ _NOUN_FOLLOWS = re.compile(r" (?!(?:de|del|y|o|a|en|por|para|que)\b)[a-záéíó
 RULES: list[Rule] = [
     (_ABBREVIATION, _say_abbreviation),
     (_NUMBERED_ABBREVIATION, lambda m: _NUMBERED[m.group(1)]),
+    (_CENTURY, _say_century),
+    (_ARTICLE_ROMAN, _say_article_roman),
     *spoken_roman.roman_rules(_ROMAN),
-    *spoken_codes.code_rules(_CODES),
     (_ORDINAL, lambda m: spaced(m, _say_ordinal(m))),
+    (_SPACED_NUMBER, _say_number),
+    *spoken_es_dates.RULES,
+    (_YEAR_RANGE, r"\1 a \2"),
+    *spoken_es_dates.TIME_RULES,
+    *spoken_codes.code_rules(_CODES),
+    (re.compile(r"(?<![\w-])[-−](?=\d)"), "menos "),
+    (re.compile(r"(?<=\d)\s*×\s*(?=\d)"), " por "),  # "2 × 3 m"
+    *spoken_es_units.MONEY_RULES,
     *spoken_money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " por ciento"),
-    (_UNIT, _say_unit),
-    (_TIME, _say_time),
+    *spoken_es_units.UNIT_RULES,
     (re.compile(rf"(?<![\w.,])(\d+)\s?([{VULGAR_CLASS}])"), _mixed),
     (re.compile(f"[{VULGAR_CLASS}]"), lambda m: spaced(m, _fraction(m.group()))),
     (_SLASH_FRACTION, _slash_fraction),
     (re.compile(r"(?<=\d)\s*–\s*(?=\d)"), " a "),
-    (re.compile(r"(?<![\w-])[-−](?=\d)"), "menos "),
     (re.compile(r"\s*&\s*"), " y "),
     (re.compile(r"§\s*"), "párrafo "),
     (re.compile(_NUM), _say_number),
@@ -263,8 +389,23 @@ TRIGGER = (
     rf"{spoken_codes.TRIGGER}|[ᵉᵒᵃ]"
     rf"|(?<![\w.])(?:{word_alternation([*_ABBREVIATIONS, *_NUMBERED])})"
     rf"|{spoken_roman.trigger(_ROMAN)}"
+    r"|\b(?:siglos?|Siglos?|años?)\s+[ivxlcdmIVXLCDM]"
 )
 
 
+# The rules that read something other than ASCII digits; a chunk without a digit (most prose)
+# skips the others. No rule writes a digit, so none can be missed.
+_WORD_PATTERNS = {
+    _ABBREVIATION,
+    _CENTURY,
+    _ARTICLE_ROMAN,
+    *(pattern for pattern, _ in spoken_roman.roman_rules(_ROMAN)),
+    *(pattern for pattern, _ in spoken_codes.code_rules(_CODES)),
+}
+_WORD_RULES = [rule for rule in RULES if rule[0] in _WORD_PATTERNS or r"\d" not in rule[0].pattern]
+_DIGIT = re.compile(r"\d")
+
+
 def say(text: str) -> str:
-    return apply_rules(text.translate(_SUPERSCRIPTS), RULES)
+    text = text.translate(_SUPERSCRIPTS)
+    return apply_rules(text, RULES if _DIGIT.search(text) else _WORD_RULES)

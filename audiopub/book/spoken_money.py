@@ -29,6 +29,9 @@ class MoneyWords:
     feminine: Callable[[str], str] = lambda words: words  # number words agreeing with "libra"
     masculine: Callable[[str], str] = lambda words: words  # "veintiuno" → "veintiún euros"
     feminine_scales: bool = False  # German "eine Million"
+    # Hundredths under this are named ("cinco libras con un penique"): a bare "con uno" is
+    # heard as ten.
+    minor_named_below: int = 0
 
 
 _SYMBOL = "|".join(re.escape(symbol) for symbol in sorted(SYMBOLS, key=len, reverse=True))
@@ -73,7 +76,11 @@ def money_rules(words: MoneyWords) -> list[Rule]:
             if not parts:
                 count = words.one(False) if minor == 1 else words.cardinal(minor)
                 return f"{count} {money.minor_one if minor == 1 else money.minor_many}"
-            parts.append(words.cardinal(minor))
+            if minor < words.minor_named_below and money.minor_one:
+                count = words.one(False) if minor == 1 else words.cardinal(minor)
+                parts.append(f"{count} {money.minor_one if minor == 1 else money.minor_many}")
+            else:
+                parts.append(words.cardinal(minor))
         return words.minor_join.join(parts)
 
     def say_before(match: re.Match[str]) -> str:
