@@ -86,8 +86,9 @@ _NUM = r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+(?:,\d+)?|\d+(?:,\d+)?)(?![\w]|[.,]\d)
 
 # "1er", "1re", "2e", "2ème", "2nd"; "XIXe", "Ier".
 # Thousands may be grouped by spaces: "1 000 000 000e" → "un milliardième".
+# Plurals take an "s": "les 1ers", "les 2es", "3èmes".
 _ORDINAL = re.compile(
-    r"(?<![\w.,])(\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d+)(er|re|ère|e|ème|nd|nde)\b"
+    r"(?<![\w.,])(\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d+)(er|re|ère|e|ème|nd|nde)(s?)\b"
 )
 # One letter only as "Ier"/"Ire", or "Ve"/"Xe" before "siècle": "Le" and "Ce" are words.
 _ROMAN_ORDINAL = re.compile(r"\b([IVXLC]{2,}|I(?=er|re|ère)|[VX](?=e\s+siècle))(er|re|ère|e|ème)\b")
@@ -133,6 +134,26 @@ _MONEY = spoken_money.MoneyWords(
 )
 
 
+# "1 000 000 000 000": the groups after the first look like a telephone number ("000 000
+# 000"), but digits that continue a number grouped by spaces are never a code.
+_GROUP_BEFORE = re.compile(r"\d[ \u00a0\u202f]$")
+_DIGITS_ONLY = re.compile(r"[\d\s.-]+")
+
+
+def _outside_numbers(rule: Rule) -> Rule:
+    pattern, replacement = rule
+
+    def say(match: re.Match[str]) -> str:
+        text, start = match.string, match.start()
+        if _GROUP_BEFORE.search(text, max(0, start - 2), start) and _DIGITS_ONLY.fullmatch(
+            match.group()
+        ):
+            return match.group()
+        return replacement(match) if callable(replacement) else match.expand(replacement)
+
+    return pattern, say
+
+
 _CODES = spoken_codes.CodeWords(
     digits=lambda digits: digit_words(digits, LANG),
     cardinal=cardinal,
@@ -163,18 +184,20 @@ _UNITS = {
 _UNIT, _say_unit = unit_rule(_UNITS, number, ("un",))
 
 
-_SLASH_FRACTION = re.compile(r"(?<![\w./,])(\d{1,2})/(\d{1,2})(?![\w/]|[.,]\d)")
+# "3/4", "-1/2" (the sign is the fraction's).
+_SLASH_FRACTION = re.compile(r"(?<![\w./,-])([-−]?)(\d{1,2})/(\d{1,2})(?![\w/]|[.,]\d)")
 
 
 # "1/100", "3/1000": a denominator that is a power of ten may be longer than two digits.
-_DECIMAL_FRACTION = re.compile(r"(?<![\w./,])(\d{1,3})/(10{2,9})(?![\w/]|[.,]\d)")
+_DECIMAL_FRACTION = re.compile(r"(?<![\w./,-])([-−]?)(\d{1,3})/(10{2,9})(?![\w/]|[.,]\d)")
 
 
 def _slash_fraction(match: re.Match[str]) -> str:
-    numerator, denominator = int(match.group(1)), int(match.group(2))
+    sign, numerator, denominator = match.group(1), int(match.group(2)), int(match.group(3))
     if denominator < 2:
         return match.group()
-    return spaced(match, _fraction_of(numerator, denominator))
+    words = _fraction_of(numerator, denominator)
+    return spaced(match, f"moins {words}" if sign else words)
 
 
 # Denominators with names of their own, one and many: "trois demis", "deux tiers".
@@ -430,9 +453,12 @@ RULES: list[Rule] = [
     (_DECADE, _say_decade),
     *spoken_roman.roman_rules(_ROMAN),
     (_PHONE, lambda m: ", ".join(_phone_pair(pair) for pair in re.findall(r"\d\d", m.group()))),
-    *spoken_codes.code_rules(_CODES),
+    *(_outside_numbers(rule) for rule in spoken_codes.code_rules(_CODES)),
     (_DEGREE, _say_degree),
-    (_ORDINAL, lambda m: spaced(m, _say_ordinal(_digits_value(m.group(1)), m.group(2)))),
+    (
+        _ORDINAL,
+        lambda m: spaced(m, _say_ordinal(_digits_value(m.group(1)), m.group(2)) + m.group(3)),
+    ),
     *spoken_money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " pour cent"),
     (_UNIT, _say_unit),
