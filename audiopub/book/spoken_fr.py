@@ -252,9 +252,12 @@ _NUMERIC_DATE = re.compile(
     rf"(?<![\w.,/-])(?:(\d{{1,2}})([./-])(\d{{1,2}})\2(\d{{4}})"
     rf"|(\d\d)([./])(\d\d)\6(\d\d)){_DATE_END}"
 )
-# "17.06", "17/06", "2.09": no year, so the month must be written with two digits and, after a
-# slash, with a leading zero ("3/10" is a fraction).
-_DAY_MONTH = re.compile(rf"(?<![\w.,/-])(\d{{1,2}})(?:\.(0[1-9]|1[0-2])|/(0[1-9])){_DATE_END}")
+# "17.06", "17/06", "31/12", "2.09", "17-06": no year, so the month must be written with two
+# digits; after a slash, the day too or the month with a leading zero ("3/10" is a fraction);
+# after a hyphen, the month with a leading zero ("10-12" is a range).
+_DAY_MONTH = re.compile(
+    rf"(?<![\w.,/-])(?:(\d{{1,2}})(?:\.(0[1-9]|1[0-2])|[/-](0[1-9]))|(\d\d)/(1[0-2])){_DATE_END}"
+)
 # "2003-03-02": the ISO order.
 _ISO_DATE = re.compile(rf"(?<![\w.,/-])(\d{{4}})-(\d{{2}})-(\d{{2}}){_DATE_END}")
 # "les 17/18 juin", "17-18-19 mars": days listed before a month's name.
@@ -270,8 +273,9 @@ def _say_numeric_date(match: re.Match[str]) -> str:
 
 
 def _say_day_month(match: re.Match[str]) -> str:
-    day, dotted, slashed = match.groups()
-    return spaced(match, _date_words(day, dotted or slashed, None) or match.group())
+    day, dotted, padded, two_digit_day, two_digit_month = match.groups()
+    month = dotted or padded or two_digit_month
+    return spaced(match, _date_words(day or two_digit_day, month, None) or match.group())
 
 
 def _say_iso_date(match: re.Match[str]) -> str:
@@ -367,6 +371,10 @@ _ABBREVIATIONS = {
     "Dres": "docteures",
     "Pr": "professeur",
     "Cie": "compagnie",
+    # Canadian parliamentary style: "le hon. Jean Chrétien"
+    "hon.": "honorable",
+    "le hon.": "l'honorable",
+    "Le hon.": "L'honorable",
 }
 _BEFORE_NAMES = {"Me", "St", "Ste", "Dr", "Drs", "Dre", "Dres", "Pr"}
 _NAME_FOLLOWS = re.compile(r"[\s-]+[A-ZÀ-Þ]")
@@ -461,6 +469,7 @@ RULES: list[Rule] = [
     ),
     *spoken_money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " pour cent"),
+    (re.compile("%"), lambda m: spaced(m, "pour cent")),  # "un taux en %"
     (_UNIT, _say_unit),
     (_TIME, _say_time),
     (_MIXED_SLASH, _say_mixed_slash),
@@ -469,6 +478,8 @@ RULES: list[Rule] = [
     (_SLASH_FRACTION, _slash_fraction),
     (_DECIMAL_FRACTION, _slash_fraction),
     (re.compile(r"(?<=\d)\s*–\s*(?=\d)"), " à "),
+    # "10-12 ans", "1914-1918": two numbers joined by a hyphen are a range
+    (re.compile(r"(?<![\w.,-])([1-9]\d*)-(?=[1-9]\d*(?![\w-]|[.,]\d))"), r"\1 à "),
     (re.compile(r"(?<![\w-])[-−](?=\d)"), "moins "),
     (re.compile(r"\s*&\s*"), " et "),
     (re.compile(r"§\s*"), "paragraphe "),
