@@ -449,6 +449,9 @@ def _mixed(match: re.Match[str]) -> str:
     return mixed_number_words(match.group(1), match.group(2), "et", "demi", _fraction, cardinal)
 
 
+# "10-12 ans", "1914-1918": two numbers joined by a hyphen are a range.
+_HYPHEN_RANGE = re.compile(r"(?<![\w.,-])([1-9]\d*)-(?=[1-9]\d*(?![\w-]|[.,]\d))")
+
 RULES: list[Rule] = [
     (_ABBREVIATION, _say_abbreviation),
     (_MONSIEUR, "Monsieur"),
@@ -478,8 +481,7 @@ RULES: list[Rule] = [
     (_SLASH_FRACTION, _slash_fraction),
     (_DECIMAL_FRACTION, _slash_fraction),
     (re.compile(r"(?<=\d)\s*–\s*(?=\d)"), " à "),
-    # "10-12 ans", "1914-1918": two numbers joined by a hyphen are a range
-    (re.compile(r"(?<![\w.,-])([1-9]\d*)-(?=[1-9]\d*(?![\w-]|[.,]\d))"), r"\1 à "),
+    (_HYPHEN_RANGE, r"\1 à "),
     (re.compile(r"(?<![\w-])[-−](?=\d)"), "moins "),
     (re.compile(r"\s*&\s*"), " et "),
     (re.compile(r"§\s*"), "paragraphe "),
@@ -504,6 +506,7 @@ _GATES: dict[re.Pattern[str], Callable[[str], object]] = {
     _DECADE: lambda text: "0s" in text,
     _DEGREE: lambda text: "°" in text,
     **dict.fromkeys((_MIXED_SLASH, _DECIMAL_FRACTION), lambda text: "/" in text),
+    _HYPHEN_RANGE: lambda text: "-" in text,
 }
 _GATED_RULES = [(pattern, replacement, _GATES.get(pattern)) for pattern, replacement in RULES]
 
