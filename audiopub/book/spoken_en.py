@@ -43,8 +43,10 @@ from audiopub.book.spoken_common import (
 from audiopub.book.spoken_en_dates import short_year
 from audiopub.book.spoken_en_words import (
     NUM,
+    and_a,
     cardinal,
     code_digits,
+    fraction,
     number,
     ordinal,
     to_int,
@@ -183,35 +185,18 @@ _DENOMINATOR = r"(\d{1,3}(?:,\d{3})+|\d{1,6})"
 _MIXED_SLASH = re.compile(rf"(?<![\w.,/])(\d+)[ \u00a0]+(\d{{1,2}})/{_DENOMINATOR}(?![\w/]|[.,]\d)")
 # "1/4th", "3/4ths", "1/3rd": the suffix says the denominator is an ordinal.
 _FRACTION = re.compile(rf"(?<![\w./])(\d{{1,3}})/{_DENOMINATOR}(st|nd|rd|ths?)?(?![\w/]|[.,]\d)")
-_DENOMINATORS = {2: ("half", "halves"), 4: ("quarter", "quarters")}
-
-
-def fraction(numerator: int, denominator: int) -> str:
-    """ "three quarters", "one twenty-eight-thousandth": a many-word ordinal is hyphenated."""
-    if denominator in _DENOMINATORS:
-        one, many = _DENOMINATORS[denominator]
-    else:
-        one = ordinal(denominator).replace(" ", "-")
-        many = one + "s"
-    return f"{cardinal(numerator)} {one if numerator == 1 else many}"
-
-
-def _and_a(numerator: int, denominator: int) -> str:
-    """The part after "two and": "a half", "three quarters"."""
-    part = fraction(numerator, denominator)
-    return "a " + part.split(" ", 1)[1] if numerator == 1 else part
 
 
 def _say_mixed(match: re.Match[str]) -> str:
     whole, char = match.groups()
-    return f"{cardinal(int(whole))} and {_and_a(*VULGAR_FRACTIONS[char])}"
+    return f"{cardinal(int(whole))} and {and_a(*VULGAR_FRACTIONS[char])}"
 
 
 def _say_mixed_slash(match: re.Match[str]) -> str:
     whole, numerator, denominator = match.group(1), int(match.group(2)), to_int(match.group(3))
     if not 0 < numerator < denominator:
         return match.group()
-    return f"{cardinal(int(whole))} and {_and_a(numerator, denominator)}"
+    return f"{cardinal(int(whole))} and {and_a(numerator, denominator)}"
 
 
 def _say_fraction(match: re.Match[str]) -> str:
@@ -311,11 +296,11 @@ RULES: list[Rule] = [
     (_MINUS, "minus "),
     *spoken_en_units.DEGREE_RULES,
     *spoken_en_dates.DATE_RULES,
+    *spoken_en_units.UNIT_RULES,  # before ranges of years: "1980-1970 kg" is a weight
     (_DECADE, _say_decade),
     (_YEAR_RANGE, _say_year_range),
     (_NUMBER_RANGE, lambda m: m.group(1) + " to "),
     (re.compile(rf"{NUM}\s?%"), lambda m: number(m.group(1)) + " percent"),
-    *spoken_en_units.UNIT_RULES,
     (_MIXED_SLASH, _say_mixed_slash),
     (_FRACTION, _say_fraction),  # before ordinals: "1/4th"
     (_ORDINAL, lambda m: spaced(m, ordinal(to_int(m.group(1))))),
