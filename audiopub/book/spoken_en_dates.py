@@ -2,14 +2,18 @@
 
 Dates: the day is an ordinal in every order books use ("June 30" → "June thirtieth", "15
 january" → "the fifteenth of January", "22nd july 2012" → "the twenty-second of July twenty
-twelve", "the 4th of March", ISO "2012-07-22"), with abbreviated months ("Sept. 3", "3 Jan").
-A lower-case "may" or "march" is a word, never a month.
+twelve", "the 4th of March", ISO "2012-07-22"), with abbreviated months ("Sept. 3", "3 Jan",
+"FEB 3", "25 sept.", "Mar-15"). A lower-case "may" or "march" is a word, never a month. Dates
+in figures ("10/06/2005", "15.01.2020") take the day from the part that can't be a month and
+otherwise put the month first, the American order.
 
 Clock times: a twelve-hour time is said as it is written ("7:45" → "seven forty-five", "7:00"
 → "seven o'clock", "5pm" → "five in the evening"). A 24-hour time, one with a leading zero or
 an hour past twelve, is said the way 24-hour clocks are read aloud: "01:00" → "oh one hundred
 hours", "23:00" → "twenty-three hundred hours", "13:45" → "thirteen forty-five". A range of
-times names the part of the day once: "5pm-7 pm" → "five to seven in the evening".
+times names the part of the day once: "5pm-7 pm" → "five to seven in the evening". A time
+with seconds names each part ("09:15:45" → "nine hours fifteen minutes and forty-five
+seconds"); "1.15 p.m." is a time; a time zone after it is said as its letters ("EST").
 """
 
 from __future__ import annotations
@@ -23,22 +27,26 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
           "September", "October", "November", "December")  # fmt: skip
 _ABBREVIATED = {"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "Jun": 6, "Jul": 7, "Aug": 8,
                 "Sep": 9, "Sept": 9, "Oct": 10, "Nov": 11, "Dec": 12}  # fmt: skip
-# Capitalised or upper-case month names, their abbreviations (with or without a full stop),
-# and lower-case names that are not also common words.
+# Capitalised or upper-case month names, their abbreviations (with or without a full stop, in
+# capitals too: "FEB", "SEPT."), lower-case abbreviations with their full stop ("sept."), and
+# lower-case names that are not also common words.
 _MONTH = (
     r"(?:" + "|".join(MONTHS) + "|" + "|".join(m.upper() for m in MONTHS)
-    + r"|(?:" + "|".join(_ABBREVIATED) + r")\b\.?"
+    + r"|(?:" + "|".join(_ABBREVIATED) + "|" + "|".join(a.upper() for a in _ABBREVIATED)
+    + r")\b\.?"
+    + r"|(?:" + "|".join(a.lower() for a in _ABBREVIATED if a != "Mar") + r")\."
     + "|" + "|".join(m.lower() for m in MONTHS if m not in ("May", "March")) + r")"
 )  # fmt: skip
+_ABBREVIATED_ANY = {key.lower(): value for key, value in _ABBREVIATED.items()}
 _DAY = r"([0-3]?\d)(?:st|nd|rd|th|d)?"
 _YEAR = r"(\d{4}|['’]\d\d)(?![\d:])"
 
 
 def month_name(written: str) -> str:
     """ "june", "JUNE", "Jun." → "June"."""
-    key = written.rstrip(".")
-    if key in _ABBREVIATED:
-        return MONTHS[_ABBREVIATED[key] - 1]
+    key = written.rstrip(".").lower()
+    if key in _ABBREVIATED_ANY:
+        return MONTHS[_ABBREVIATED_ANY[key] - 1]
     return key.capitalize()
 
 
@@ -54,9 +62,17 @@ def short_year(digits: str) -> str:
 _DAY_MONTH = re.compile(
     rf"\b(?:(the|The)\s+)?{_DAY}(?:\s+of)?\s+({_MONTH})(?![\w])(?:(,?\s+){_YEAR})?"
 )
+# "June 30", "FEB 3 2021", "Mar-15", "Jan-15-2020", "Sept. 19-20".
 _MONTH_DAY = re.compile(
-    rf"(?<![\w.])({_MONTH})\s+{_DAY}\b(?![:.,]\d|\s?[ap]\.?m\b|\s*%)"
-    rf"(?:\s*[-–]\s*{_DAY}\b(?![:.,]\d))?(?:(,?\s+){_YEAR})?"
+    rf"(?<![\w.])({_MONTH})(?:\s+|-(?=\d)){_DAY}\b(?![:.,]\d|\s?[ap]\.?m\b|\s*%)"
+    rf"(?:\s*[-–]\s*{_DAY}\b(?![:.,\d-]\d))?(?:(,?\s+|-){_YEAR})?"
+)
+# Dates in figures: "10/06/2005", "15.01.2020", "15-01-2020", "11/17/05", "1998/2/30". The
+# day is whichever part can't be a month; where both can, the month comes first, the American
+# order English books mostly follow.
+_NUMERIC_DATE = re.compile(
+    r"(?<![\w./:-])(?:(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d\d)"
+    r"|(\d{4})([/.])(\d{1,2})\6(\d{1,2}))(?![\w/:-]|[.,]\d)"
 )
 _ISO_DATE = re.compile(r"(?<![\w.-])(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?![\w-])")
 
@@ -76,7 +92,23 @@ def _say_month_day(match: re.Match[str]) -> str:
     words = f"{month_name(month)} {ordinal(int(day))}"
     if last_day:  # "Sept. 19-20"
         words += f" to {ordinal(int(last_day))}"
-    return words + (f"{comma}{_year(when)}" if when else "")
+    return words + (f"{comma.replace('-', ' ')}{_year(when)}" if when else "")
+
+
+def _say_numeric_date(match: re.Match[str]) -> str:
+    first, _sep, second, when, long_year, _sep2, month_part, day_part = match.groups()
+    if long_year:
+        month, day, when = int(month_part), int(day_part), long_year
+        day_first = False
+    else:
+        day_first = int(first) > 12
+        month, day = (int(second), int(first)) if day_first else (int(first), int(second))
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return match.group()
+    said_year = year(int(when)) if len(when) == 4 else short_year(when)
+    if day_first:
+        return f"the {ordinal(day)} of {MONTHS[month - 1]} {said_year}"
+    return f"{MONTHS[month - 1]} {ordinal(day)} {said_year}"
 
 
 def _say_iso_date(match: re.Match[str]) -> str:
@@ -147,9 +179,49 @@ def _say_time_range(match: re.Match[str]) -> str:
     return f"{first} to {last}" + (sentence_stop(match) if stop2 else "")
 
 
-TIME_RULES: list[Rule] = [(_TIME_RANGE, _say_time_range), (_TIME, _say_time)]
+# "09:15:45", "10:00:00 p.m.": hours, minutes and seconds, each named.
+_TIME_SECONDS = re.compile(
+    rf"(?<![\d:.,])([01]?\d|2[0-3]):([0-5]\d):([0-5]\d)(?![\d:]|[.,]\d){_HALF}?"
+)
+# "1.15 p.m.": a full stop between hour and minutes, as British books write times.
+_DOTTED_TIME = re.compile(r"(?<![\d:.,])(1[0-2]|0?\d)\.([0-5]\d)(?=\s?[aApP]\.?\s?[mM]\b)")
+# A time zone after a part of the day, however written ("p.m.est", "pm E.S.T."): its letters.
+_ZONE = re.compile(
+    r"(?:(?<=morning)|(?<=evening)|(?<=afternoon)|(?<=at night)|(?<= noon))\.?\s?"
+    r"(?i:[ecmpa]\.?[sd]\.?t|g\.?m\.?t|u\.?t\.?c)\b\.?(?!\w)"
+)
+
+
+def _counted(value: int, unit: str) -> str:
+    return f"{cardinal(value)} {unit}{'' if value == 1 else 's'}"
+
+
+def _say_time_seconds(match: re.Match[str]) -> str:
+    hour, minutes, seconds, half, stop = match.groups()
+    words = (
+        f"{_counted(int(hour), 'hour')} {_counted(int(minutes), 'minute')}"
+        f" and {_counted(int(seconds), 'second')}"
+    )
+    if half:
+        words += _part_of_day(int(hour), minutes, half) + (sentence_stop(match) if stop else "")
+    return words
+
+
+def _say_zone(match: re.Match[str]) -> str:
+    letters = re.sub(r"[^A-Za-z]", "", match.group()).upper()
+    return " " + letters + (sentence_stop(match) if match.group().endswith(".") else "")
+
+
+TIME_RULES: list[Rule] = [
+    (_TIME_SECONDS, _say_time_seconds),
+    (_DOTTED_TIME, r"\1:\2"),
+    (_TIME_RANGE, _say_time_range),
+    (_TIME, _say_time),
+    (_ZONE, _say_zone),
+]
 DATE_RULES: list[Rule] = [
     (_ISO_DATE, _say_iso_date),
+    (_NUMERIC_DATE, _say_numeric_date),
     (_DAY_MONTH, _say_day_month),
     (_MONTH_DAY, _say_month_day),
 ]
