@@ -11,10 +11,13 @@ twenty-one B"), Roman numerals where the context makes them numbers, and common 
 ("Dr.", "St.", "No. 5", "pp. 12–14", "c. 1850", "e.g.", "etc.").
 
 A hyphen between two numbers is a range unless the numbers are a phone number, a date or a
-code (`spoken_codes` reads those first): "2-5lb" is "two to five pounds".
+code (`spoken_codes` reads those first): "2-5lb" is "two to five pounds". A longer chain of
+figures ("111-11-1111") is read in groups of digits, letters run into four figures ("ab9453")
+digit by digit. Also here: eras ("340 A.D" → "three forty AD"), quarters ("2Q22"), equations
+("y=x +1" → "y equals x plus one"), "C++", and street addresses ("708 N 1st St" → "seven oh
+eight North first Street", "CA 95051" with its ZIP code digit by digit).
 
-Deliberately not covered: dates written with slashes ("12/05/2020" is read differently on
-each side of the Atlantic), units that are also words without a full stop ("in"), and the
+Deliberately not covered: units that are also words without a full stop ("in"), and the
 "fifty £1000 notes" kind of amount used as an adjective. A full stop that ends an abbreviation
 and the sentence ("etc. Then") is kept.
 """
@@ -36,12 +39,14 @@ from audiopub.book.spoken_common import (
     Rule,
     apply_rules,
     match_case,
+    number_words,
     sentence_stop,
     spaced,
     word_alternation,
 )
 from audiopub.book.spoken_en_dates import short_year
 from audiopub.book.spoken_en_words import (
+    LANG,
     NUM,
     and_a,
     cardinal,
@@ -52,8 +57,6 @@ from audiopub.book.spoken_en_words import (
     to_int,
     year,
 )
-
-LANG = "en"
 
 # --- abbreviations ----------------------------------------------------------------------------
 
@@ -175,7 +178,7 @@ def _say_year_range(match: re.Match[str]) -> str:
 # "2-5", "10–20%", "2-5lb": a hyphen between two numbers, not in a longer chain ("3-4-5"),
 # reads "to". Phone numbers, dates and codes are gone by the time this runs.
 _NUMBER_RANGE = re.compile(
-    r"(?<![\w.,/-])(\d+(?:\.\d+)?)\s?[-–]\s?(?=\d+(?:\.\d+)?(?![\d.,]?\d|-\d|/))"
+    r"(?<![\w.,/-])(\d+(?:\.\d+)?)\s?[-–]\s?(?=\d+(?:\.\d+)?(?![\d.,]?\d|-\w|/))"
 )
 
 _MIXED_FRACTION = re.compile(rf"(?<![\w.,])(\d+)\s?([{VULGAR_CLASS}])")
@@ -184,7 +187,9 @@ _DENOMINATOR = r"(\d{1,3}(?:,\d{3})+|\d{1,6})"
 # "2 1/2", "1 3/4": a whole number and a proper fraction.
 _MIXED_SLASH = re.compile(rf"(?<![\w.,/])(\d+)[ \u00a0]+(\d{{1,2}})/{_DENOMINATOR}(?![\w/]|[.,]\d)")
 # "1/4th", "3/4ths", "1/3rd": the suffix says the denominator is an ordinal.
-_FRACTION = re.compile(rf"(?<![\w./])(\d{{1,3}})/{_DENOMINATOR}(st|nd|rd|ths?)?(?![\w/]|[.,]\d)")
+_FRACTION = re.compile(
+    rf"(?<![\w./])(\d{{1,3}})/{_DENOMINATOR}((?i:st|nd|rd|ths?))?(?![\w/]|[.,]\d)"
+)
 
 
 def _say_mixed(match: re.Match[str]) -> str:
@@ -217,7 +222,9 @@ _NAMING = re.compile(
     r"\s+(\d{3,4})\b(?![.,]\d)"
 )
 # "Call 911", "dial 999": a number to call, digit by digit.
-_DIALLED = re.compile(r"\b((?i:call|dial|ring|phone|text)\s+)(\d{3,})\b(?![.,]\d)")
+_DIALLED = re.compile(
+    r"\b((?i:call|dial|ring|phone|text|ending in|ends in|ending with)\s+)(\d{3,})\b(?![.,]\d)"
+)
 # "3:1", "a 10:1 ratio": a ratio (a clock time has two digits of minutes).
 _RATIO = re.compile(r"(?<![\w.,:])(\d+):(\d)(?![\d:])")
 _NAMED_BEFORE = re.compile(r"\b[A-Z][a-z]+\s+$")
@@ -281,14 +288,118 @@ _CODES = spoken_codes.CodeWords(
     plus="plus",
 )
 
+# "340 A.D", "44 B.C.", "AD 79": a year of an era; "A.D" is said as its letters.
+_ERA_NAMES = {"AD": "AD", "BC": "BC", "BCE": "BCE", "CE": "CE"}
+_ERA = re.compile(
+    r"(?<![\w.,])(\d{1,4})\s?((?:A\.?D|B\.?C(?:\.?E)?|C\.?E)\b\.?|AD|BC|BCE|CE)(?!\w)"
+)
+
+
+def _say_era(match: re.Match[str]) -> str:
+    digits, era = match.groups()
+    name = _ERA_NAMES[era.replace(".", "")]
+    said = house_number(digits) if len(digits) >= 3 else cardinal(int(digits))
+    return f"{said} {name}" + (sentence_stop(match) if era.endswith(".") else "")
+
+
+# "2Q22", "3Q2021": a quarter of a year, as business writing has it.
+_QUARTER = re.compile(r"(?<![\w.,])([1-4])Q(\d\d|\d{4})\b")
+
+
+def _say_quarter(match: re.Match[str]) -> str:
+    quarter, when = match.groups()
+    said = year(int(when)) if len(when) == 4 else cardinal(int(when))
+    return f"the {ordinal(int(quarter))} quarter of {said}"
+
+
+# "123-123-5678-1", "111-11-1111": a chain of three groups of figures or more, with seven
+# figures in all, is an account or identity number, read in groups of digits.
+_DIGIT_CHAIN = re.compile(r"(?<![\w.,/-])\d+(?:-\d+){2,}(?![\w/-]|[.,]\d)")
+
+
+_DATE_SHAPE = re.compile(r"\d{1,2}-\d{1,2}-(?:\d\d|\d{4})|\d{4}-\d{1,2}-\d{1,2}")
+
+
+def _say_digit_chain(match: re.Match[str]) -> str:
+    groups = match.group().split("-")
+    if sum(len(group) for group in groups) < 7 or _DATE_SHAPE.fullmatch(match.group()):
+        return match.group()  # "3-4-5": small numbers; "15-01-2020": a date
+    return ", ".join(code_digits(group) for group in groups)
+
+
+# "ab9453", "XK20417": letters run into four figures or more are a code, said digit by digit.
+_LETTERED_CODE = re.compile(r"(?<![\w.,])([A-Za-z]{1,4})(\d{4,})\b(?![.,]\d)")
+
+# "1 - 2 = 5", "y=x +1": an equation; its signs are said.
+_OPERAND = r"(?:\d+(?:\.\d+)?|[A-Za-z](?![\w']))"
+_EQUATION = re.compile(
+    rf"(?<![\w=+*/.,-]){_OPERAND}(?:\s*[-+*/×=−]\s*{_OPERAND})*\s*=\s*{_OPERAND}"
+    rf"(?:\s*[-+*/×=−]\s*{_OPERAND})*(?![\w=+*/])"
+)
+_OPERATOR = re.compile(r"\s*([-+*/×=−])\s*")
+_OPERATOR_WORDS = {"+": "plus", "-": "minus", "−": "minus", "*": "times", "×": "times",
+                   "/": "over", "=": "equals"}  # fmt: skip
+
+
+def _say_equation(match: re.Match[str]) -> str:
+    return _OPERATOR.sub(lambda m: f" {_OPERATOR_WORDS[m.group(1)]} ", match.group())
+
+
+# "C++", "f++": the language names read with their pluses.
+_PLUS_PLUS = re.compile(r"(?<=\b[A-Za-z])\+\+(?![\w+])")
+
+# An address: "1428 Elm St.", "708 N 1st St", "123 Laguna Ct": the house number is read in
+# pairs, a direction and the kind of street are said in full.
+_STREET_KINDS = {
+    "st": "Street", "ave": "Avenue", "av": "Avenue", "rd": "Road", "ct": "Court",
+    "blvd": "Boulevard", "ln": "Lane", "dr": "Drive", "pl": "Place", "sq": "Square",
+    "pkwy": "Parkway", "hwy": "Highway", "expy": "Expressway", "fwy": "Freeway",
+    "cir": "Circle", "ter": "Terrace", "terr": "Terrace",
+}  # fmt: skip
+_ADDRESS = re.compile(
+    r"(?<![\w.,])(\d{1,5})\s+(?:([NSEW])\.?\s+)?"
+    r"((?:(?:[A-Z][a-z]+|\d+(?:st|nd|rd|th))\s+){1,3})"
+    rf"(?i:({word_alternation(list(_STREET_KINDS))}))\b(\.)?"
+)
+# "Santa Clara, CA 95051": a ZIP code after a state's two letters, digit by digit.
+_ZIP = re.compile(r"(?<=, [A-Z]{2} )(\d{5})(?:-(\d{4}))?\b(?![.,]\d)")
+_DIRECTION_NAMES = {"N": "North", "S": "South", "E": "East", "W": "West"}
+
+
+def _address_number(digits: str) -> str:
+    if len(digits) == 4 and digits[2] != "0":
+        return number_words(int(digits), LANG, "year")  # "1428": "fourteen twenty-eight"
+    if len(digits) == 3:
+        return house_number(digits)
+    return cardinal(int(digits))
+
+
+def _say_address(match: re.Match[str]) -> str:
+    digits, direction, name, kind, stop = match.groups()
+    words = [_address_number(digits)]
+    if direction:
+        words.append(_DIRECTION_NAMES[direction])
+    words.append(name.strip())
+    words.append(_STREET_KINDS[kind.lower()])
+    return " ".join(words) + (sentence_stop(match) if stop else "")
+
+
 RULES: list[Rule] = [
     (re.compile(r"&c\.(?=[\s,;:)]|$)"), lambda m: "et cetera" + sentence_stop(m)),
     (_ENDING_ABBREVIATION, _say_ending),
+    (_ADDRESS, _say_address),  # before titles: "12 Oak Dr" is a drive
     (_TITLE, lambda m: _TITLES[m.group(1)]),
     (_SAINT, "Saint"),
     (_STREET, lambda m: m.group(1) + "Street" + sentence_stop(m)),
     *spoken_roman.roman_rules(_ROMAN),
     *spoken_codes.code_rules(_CODES),
+    (_EQUATION, _say_equation),
+    (_PLUS_PLUS, " plus plus"),
+    (_DIGIT_CHAIN, _say_digit_chain),
+    (_LETTERED_CODE, lambda m: f"{m.group(1)} {code_digits(m.group(2))}"),
+    (_ERA, _say_era),
+    (_ZIP, lambda m: " ".join(code_digits(part) for part in m.groups() if part)),
+    (_QUARTER, _say_quarter),
     *spoken_en_dates.TIME_RULES,  # before "p." is read as "page": "3 p.m."
     (_NUMBERED, _say_numbered),
     (_CIRCA, lambda m: "circa " + year(int(m.group(1)))),
@@ -328,5 +439,5 @@ _TRIGGER_ABBREVIATIONS = [*_ENDING, *_NUMBER_ABBREVIATIONS, "c", "ca", "circ"]
 TRIGGER = (
     rf"{spoken_codes.TRIGGER}|"
     rf"\b(?:{word_alternation([*_TITLES, 'St'])})\b|{spoken_roman.trigger(_ROMAN)}"
-    rf"|(?i:(?<![\w.])(?:{word_alternation(_TRIGGER_ABBREVIATIONS)})\.)"
+    rf"|(?i:(?<![\w.])(?:{word_alternation(_TRIGGER_ABBREVIATIONS)})\.)|\w\+\+"
 )

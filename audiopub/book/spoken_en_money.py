@@ -3,8 +3,11 @@
 The amount comes first and the currency last, as a narrator says it, and a scale word belongs
 to the amount: "$2.5 million" is "two point five million dollars". Hundredths are said as
 cents or pence where the currency has them and the written form implies them ("$20.5" is
-"twenty dollars and fifty cents"); currencies without ("¥2.5") keep the decimal. A range names
-the currency once, at its end ("two hundred and fifty to three hundred dollars").
+"twenty dollars and fifty cents"); currencies without ("¥2.5") keep the decimal. A full stop
+before three figures is a decimal point ("$20.506", "$20.010" → "twenty dollars and one cent")
+unless they are "000" or the number has more groups ("$1.250.000"). A range names the
+currency once, at its end ("two hundred and fifty to three hundred dollars"); an amount per
+unit says "per" ("$30/mo" → "thirty dollars per month").
 
 Pre-decimal British money is read where its marks are unambiguous: "10s." after an amount in
 pounds or a shilling figure that is not a round ten ("26s." → "twenty-six shillings"), pence
@@ -29,8 +32,8 @@ from audiopub.book.spoken_en_words import (
 
 _SYMBOL = "|".join(re.escape(symbol) for symbol in sorted(SYMBOLS, key=len, reverse=True))
 _CODE = "|".join(CODES)
-# "1,250", "3.75", "2.000" (a full stop before three digits groups thousands, as continental
-# books and translations write it), "20.5".
+# "1,250", "3.75", "2.000" (a full stop may group thousands, as continental books and
+# translations write them; see `_whole_and_decimals`), "20.5", ".05".
 _AMOUNT = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+(?!\d)|\d+(?:\.\d+)?|\.\d+)"
 _SCALES = {"thousand": "thousand", "million": "million", "billion": "billion",
            "trillion": "trillion", "k": "thousand", "K": "thousand", "m": "million",

@@ -3,7 +3,10 @@
 A unit is read only right after a number, so "in", "m" or "g" elsewhere stay words. Units are
 matched in any case ("12KG", "12 Kg") except where the case is the meaning: "m" (metre) and "M",
 "g" and "G", "MB" (megabyte) and "Mb" (megabit), "ms" and "Ms". A unit over another reads
-"per" ("kilograms per kilogram"), "²" and "³" read "square" and "cubic".
+"per" ("kilograms per kilogram"), "²" and "³" (and "2", "3" after a length: "m2") read "square"
+and "cubic". The amount may be a range ("1980-1970 kg"), a fraction ("4 1/2 lbs", "4½ lbs",
+"½ lb" → "half a pound") or carry a scale word ("200 million kg"); a bare number per unit
+("15/kg") reads "per", dimensions ("3x4") "by" and a sum ("2+2") "plus".
 """
 
 from __future__ import annotations
