@@ -105,7 +105,9 @@ _TITLES = {
     "Dr": "Doctor", "Mr": "Mister", "Mrs": "Missus", "Ms": "Miz", "Messrs": "Messers",
     "Prof": "Professor", "Capt": "Captain", "Col": "Colonel", "Gen": "General",
     "Lieut": "Lieutenant", "Lt": "Lieutenant", "Sgt": "Sergeant", "Rev": "Reverend",
-    "Hon": "Honourable", "Gov": "Governor", "Mt": "Mount",
+    "Hon": "Honourable", "Gov": "Governor", "Mt": "Mount", "Sen": "Senator",
+    "Rep": "Representative", "Pres": "President", "Adm": "Admiral", "Maj": "Major",
+    "Cpl": "Corporal", "Pvt": "Private", "Fr": "Father", "Ft": "Fort",
 }  # fmt: skip
 _TITLE = re.compile(rf"\b({word_alternation(list(_TITLES))})(?:\.|(?=\s+[A-Z]))(?=\s)")
 # "St." is "Saint" before a name and "Street" after one ("Baker St.").
@@ -116,7 +118,8 @@ _STREET = re.compile(r"\b([A-Z][a-z]+\s+)St\.(?=\s|$|[,;:])")
 _ENDING = {
     "etc": "et cetera", "&c": "et cetera", "viz": "namely", "approx": "approximately",
     "Jr": "Junior", "Sr": "Senior", "vs": "versus", "cf": "compare", "e.g": "for example",
-    "i.e": "that is", "a.k.a": "also known as",
+    "i.e": "that is", "a.k.a": "also known as", "Inc": "Incorporated", "Ltd": "Limited",
+    "Corp": "Corporation", "Bros": "Brothers",
 }  # fmt: skip
 _ENDING_LOWER = {key.lower(): words for key, words in _ENDING.items()}
 _ENDING_ABBREVIATION = re.compile(
@@ -124,11 +127,16 @@ _ENDING_ABBREVIATION = re.compile(
 )
 
 
+_FIGURE_FOLLOWS = re.compile(r"\s*[-$£€]?\d")
+
+
 def _say_ending(match: re.Match[str]) -> str:
     key = match.group(1).lower()
     words = _ENDING_LOWER[key]
     if key in ("e.g", "i.e", "cf", "vs") and match.end() < len(match.string):
         return words  # never ends a sentence: "e.g. London" goes on
+    if key == "approx" and _FIGURE_FOLLOWS.match(match.string, match.end()):
+        return words  # "approx. 5": the figure goes on
     return words + sentence_stop(match)
 
 
@@ -256,12 +264,18 @@ def _say_number(match: re.Match[str]) -> str:
     return spaced(match, number(text))
 
 
+# "WWII", "WW2": the world wars by their names.
+_WORLD_WAR = re.compile(r"\bWW(I|II|1|2)\b")
+_WARS = {"I": "One", "1": "One", "II": "Two", "2": "Two"}
+
 _SYMBOLS: list[Rule] = [
     (re.compile(r"(?<=\d)\s?×\s?(?=\d)"), " by "),
     (re.compile(r"\s*×\s*"), " times "),
     # Only an en dash is a range: "555-1234" keeps its hyphen.
     (re.compile(r"(?<=\d)\s*–\s*(?=\d)"), " to "),
     (re.compile(r"\s*&\s*"), " and "),
+    (re.compile(r"±\s?(?=\d|[a-z]{1,3}\b)"), "plus or minus "),
+    (re.compile(r"(?<![\w~])~\s?(?=\d)"), "about "),
 ]
 
 _HEADINGS = ("Chapter", "Book", "Part", "Volume", "Section", "Act", "Scene", "Canto", "Stave",
@@ -345,6 +359,24 @@ def _say_equation(match: re.Match[str]) -> str:
     return _OPERATOR.sub(lambda m: f" {_OPERATOR_WORDS[m.group(1)]} ", match.group())
 
 
+# "nvidia.com", "test2.co.uk": a bare web address with a well-known ending.
+_TLDS = ("com", "org", "net", "edu", "gov", "io", "ai", "co", "uk", "us", "ca", "de", "fr",
+         "es", "nl", "au", "jp", "cn", "ru", "info", "biz", "tv")  # fmt: skip
+_TLD = "|".join(_TLDS)
+_DOMAIN = re.compile(
+    rf"(?<![\w@./-])[A-Za-z0-9][A-Za-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:{_TLD})(?:\.[a-z]{{2}})?"
+    r"(?![\w/@-]|\.\w)"
+)
+
+
+def _say_domain(match: re.Match[str]) -> str:
+    parts = [
+        re.sub(r"\d+", lambda m: " " + code_digits(m.group()) + " ", part).strip()
+        for part in match.group().split(".")
+    ]
+    return " dot ".join(re.sub(r"\s+", " ", part) for part in parts)
+
+
 # "C++", "f++": the language names read with their pluses.
 _PLUS_PLUS = re.compile(r"(?<=\b[A-Za-z])\+\+(?![\w+])")
 
@@ -387,12 +419,14 @@ def _say_address(match: re.Match[str]) -> str:
 RULES: list[Rule] = [
     (re.compile(r"&c\.(?=[\s,;:)]|$)"), lambda m: "et cetera" + sentence_stop(m)),
     (_ENDING_ABBREVIATION, _say_ending),
+    (_WORLD_WAR, lambda m: "World War " + _WARS[m.group(1)]),
     (_ADDRESS, _say_address),  # before titles: "12 Oak Dr" is a drive
     (_TITLE, lambda m: _TITLES[m.group(1)]),
     (_SAINT, "Saint"),
     (_STREET, lambda m: m.group(1) + "Street" + sentence_stop(m)),
     *spoken_roman.roman_rules(_ROMAN),
     *spoken_codes.code_rules(_CODES),
+    (_DOMAIN, _say_domain),
     (_EQUATION, _say_equation),
     (_PLUS_PLUS, " plus plus"),
     (_DIGIT_CHAIN, _say_digit_chain),
@@ -440,4 +474,5 @@ TRIGGER = (
     rf"{spoken_codes.TRIGGER}|"
     rf"\b(?:{word_alternation([*_TITLES, 'St'])})\b|{spoken_roman.trigger(_ROMAN)}"
     rf"|(?i:(?<![\w.])(?:{word_alternation(_TRIGGER_ABBREVIATIONS)})\.)|\w\+\+"
+    rf"|[A-Za-z0-9]\.(?:{_TLD})\b|\bWWI"
 )

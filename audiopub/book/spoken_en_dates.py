@@ -28,13 +28,13 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
 _ABBREVIATED = {"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "Jun": 6, "Jul": 7, "Aug": 8,
                 "Sep": 9, "Sept": 9, "Oct": 10, "Nov": 11, "Dec": 12}  # fmt: skip
 # Capitalised or upper-case month names, their abbreviations (with or without a full stop, in
-# capitals too: "FEB", "SEPT."), lower-case abbreviations with their full stop ("sept."), and
-# lower-case names that are not also common words.
+# capitals or lower case too: "FEB", "SEPT.", "sept.", "jan"; never "mar"), and lower-case
+# names that are not also common words. Every rule wants a day or a year beside them.
 _MONTH = (
     r"(?:" + "|".join(MONTHS) + "|" + "|".join(m.upper() for m in MONTHS)
     + r"|(?:" + "|".join(_ABBREVIATED) + "|" + "|".join(a.upper() for a in _ABBREVIATED)
     + r")\b\.?"
-    + r"|(?:" + "|".join(a.lower() for a in _ABBREVIATED if a != "Mar") + r")\."
+    + r"|(?:" + "|".join(a.lower() for a in _ABBREVIATED if a != "Mar") + r")\b\.?"
     + "|" + "|".join(m.lower() for m in MONTHS if m not in ("May", "March")) + r")"
 )  # fmt: skip
 _ABBREVIATED_ANY = {key.lower(): value for key, value in _ABBREVIATED.items()}
@@ -74,6 +74,20 @@ _NUMERIC_DATE = re.compile(
     r"(?<![\w./:-])(?:(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d\d)"
     r"|(\d{4})([/.])(\d{1,2})\6(\d{1,2}))(?![\w/:-]|[.,]\d)"
 )
+# "Feb. 2012", "SEPTEMBER 1939": a month and a year; "03/2012", "2012/03": the same in figures
+# (two figures for the month: "1/2000" is a fraction).
+_MONTH_YEAR = re.compile(rf"(?<![\w.])({_MONTH})\s+(\d{{4}})(?![\d:.,]?\d)")
+_NUMERIC_MONTH_YEAR = re.compile(
+    r"(?<![\w./:-])(?:(0[1-9]|1[0-2])/(1[5-9]\d\d|20\d\d)|(1[5-9]\d\d|20\d\d)/(0[1-9]|1[0-2]))"
+    r"(?![\w/:-]|[.,]\d)"
+)
+
+
+def _say_numeric_month_year(match: re.Match[str]) -> str:
+    month, when, when_first, month_last = match.groups()
+    return f"{MONTHS[int(month or month_last) - 1]} {year(int(when or when_first))}"
+
+
 _ISO_DATE = re.compile(r"(?<![\w.-])(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?![\w-])")
 
 
@@ -138,7 +152,7 @@ def clock(hour: str, minutes: str | None, half: str | None) -> str:
     """The time without its part of the day: "seven forty-five", "oh one hundred hours"."""
     if not half and minutes is not None and (hour.startswith("0") or int(hour) > 12):
         words = f"oh {cardinal(int(hour))}" if hour.startswith("0") else cardinal(int(hour))
-        if hour == "00":
+        if hour in ("0", "00"):
             words = "zero"
         if minutes == "00":
             return words + " hundred hours"
@@ -224,4 +238,6 @@ DATE_RULES: list[Rule] = [
     (_NUMERIC_DATE, _say_numeric_date),
     (_DAY_MONTH, _say_day_month),
     (_MONTH_DAY, _say_month_day),
+    (_MONTH_YEAR, lambda m: f"{month_name(m.group(1))} {year(int(m.group(2)))}"),
+    (_NUMERIC_MONTH_YEAR, _say_numeric_month_year),
 ]
