@@ -38,6 +38,7 @@ from audiopub.book.spoken_common import (
     VULGAR_FRACTIONS,
     Rule,
     apply_rules,
+    digit_words,
     match_case,
     number_words,
     sentence_stop,
@@ -393,8 +394,32 @@ _ADDRESS = re.compile(
     r"((?:(?:[A-Z][a-z]+|\d+(?:st|nd|rd|th))\s+){1,3})"
     rf"(?i:({word_alternation(list(_STREET_KINDS))}))\b(\.)?"
 )
-# "Santa Clara, CA 95051": a ZIP code after a state's two letters, digit by digit.
-_ZIP = re.compile(r"(?<=, [A-Z]{2} )(\d{5})(?:-(\d{4}))?\b(?![.,]\d)")
+# "Santa Clara, CA 95051": a state's two letters before a ZIP code are its name, and the ZIP
+# code is read digit by digit.
+_STATES = {
+    "AL": "Alabama", "AK": "Alaska", "AZ": "Arizona", "AR": "Arkansas", "CA": "California",
+    "CO": "Colorado", "CT": "Connecticut", "DE": "Delaware", "DC": "D C", "FL": "Florida",
+    "GA": "Georgia", "HI": "Hawaii", "ID": "Idaho", "IL": "Illinois", "IN": "Indiana",
+    "IA": "Iowa", "KS": "Kansas", "KY": "Kentucky", "LA": "Louisiana", "ME": "Maine",
+    "MD": "Maryland", "MA": "Massachusetts", "MI": "Michigan", "MN": "Minnesota",
+    "MS": "Mississippi", "MO": "Missouri", "MT": "Montana", "NE": "Nebraska", "NV": "Nevada",
+    "NH": "New Hampshire", "NJ": "New Jersey", "NM": "New Mexico", "NY": "New York",
+    "NC": "North Carolina", "ND": "North Dakota", "OH": "Ohio", "OK": "Oklahoma",
+    "OR": "Oregon", "PA": "Pennsylvania", "RI": "Rhode Island", "SC": "South Carolina",
+    "SD": "South Dakota", "TN": "Tennessee", "TX": "Texas", "UT": "Utah", "VT": "Vermont",
+    "VA": "Virginia", "WA": "Washington", "WV": "West Virginia", "WI": "Wisconsin",
+    "WY": "Wyoming",
+}  # fmt: skip
+_ZIP = re.compile(r"(?<=, )([A-Z]{2}) (\d{5})(?:-(\d{4}))?\b(?![.,]\d)")
+
+
+def _say_zip(match: re.Match[str]) -> str:
+    state, zip_code, extension = match.groups()
+    # ZIP codes are said with "zero", not "oh"
+    digits = " ".join(digit_words(part, LANG) for part in (zip_code, extension) if part)
+    return f"{_STATES.get(state, state)} {digits}"
+
+
 _DIRECTION_NAMES = {"N": "North", "S": "South", "E": "East", "W": "West"}
 
 
@@ -432,7 +457,7 @@ RULES: list[Rule] = [
     (_DIGIT_CHAIN, _say_digit_chain),
     (_LETTERED_CODE, lambda m: f"{m.group(1)} {code_digits(m.group(2))}"),
     (_ERA, _say_era),
-    (_ZIP, lambda m: " ".join(code_digits(part) for part in m.groups() if part)),
+    (_ZIP, _say_zip),
     (_QUARTER, _say_quarter),
     *spoken_en_dates.TIME_RULES,  # before "p." is read as "page": "3 p.m."
     (_NUMBERED, _say_numbered),

@@ -6,8 +6,7 @@ matched in any case ("12KG", "12 Kg") except where the case is the meaning: "m" 
 "per" ("kilograms per kilogram"), "²" and "³" (and "2", "3" after a length: "m2") read "square"
 and "cubic". The amount may be a range ("1980-1970 kg"), a fraction ("4 1/2 lbs", "4½ lbs",
 "½ lb" → "half a pound") or carry a scale word ("200 million kg"); a bare number per unit
-("15/kg") reads "per", dimensions ("3x4") "by", a multiple ("10x") "times" and a sum ("2+2")
-"plus".
+("15/kg") reads "per", dimensions ("3x4") "by" and a sum ("2+2") "plus".
 """
 
 from __future__ import annotations
@@ -219,14 +218,11 @@ DEGREE_RULES: list[Rule] = [(_COORDINATE, _say_degrees), (_FEET_INCHES, _say_fee
 _PER_UNIT = re.compile(rf"{NUM}\s?/\s?({PER_ALTERNATION})\b(?![/\d])")
 # "3x4", "2 x 3": dimensions; "2+2": a sum (never a leading "+44" of a phone number).
 _BY = re.compile(r"(?<![\w.])([1-9]\d*(?:\.\d+)?)\s?[x×]\s?(?=\d)")
-# "10x", "2.5x faster": a multiple.
-_TIMES = re.compile(r"(?<![\w.,])([1-9]\d*(?:\.\d+)?)x\b")
 _PLUS = re.compile(r"(?<=\d)\s?\+\s?(?=\d)")
 
 UNIT_RULES: list[Rule] = [
     (_BY, lambda m: m.group(1) + " by "),
     (_PLUS, " plus "),
-    (_TIMES, lambda m: f"{number(m.group(1))} times"),
     (_UNIT, _say_unit),
     (_PER_UNIT, lambda m: f"{number(m.group(1))} per {per_words(m.group(2))}"),
 ]
