@@ -66,13 +66,14 @@ _NUMBER_ABBREVIATIONS = {
     "no": ("number", "numbers"), "nos": ("numbers", "numbers"), "p": ("page", "pages"),
     "pp": ("pages", "pages"), "vol": ("volume", "volumes"), "vols": ("volumes", "volumes"),
     "ch": ("chapter", "chapters"), "chap": ("chapter", "chapters"), "fig": ("figure", "figures"),
-    "figs": ("figures", "figures"), "art": ("article", "articles"), "para": ("paragraph",
+    "figs": ("figures", "figures"), "art": ("article", "articles"), "ext": ("extension",
+    "extensions"), "para": ("paragraph",
     "paragraphs"), "§": ("section", "sections"), "§§": ("sections", "sections"),
     "#": ("number", "numbers"),
 }  # fmt: skip
 _RANGE = r"(?:\s*(?:–|-|\bto\b|\band\b)\s*(\d+|[ivxlcdm]+|[IVXLCDM]+)\b)?"
 _NUMBERED = re.compile(
-    r"(?<![\w.])(?i:(no|nos|pp?|vols?|chap|ch|figs?|art|para)\.|(§§?|#))\s*"
+    r"(?<![\w.])(?i:(no|nos|pp?|vols?|chap|ch|figs?|art|ext|para)\.|(§§?|#))\s*"
     rf"(\d+|[ivxlcdm]+\b|[IVXLCDM]+\b){_RANGE}"
 )
 

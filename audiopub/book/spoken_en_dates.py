@@ -226,9 +226,21 @@ def _say_zone(match: re.Match[str]) -> str:
     return " " + letters + (sentence_stop(match) if match.group().endswith(".") else "")
 
 
+# "10:00-11:00": a range of clock times without a part of the day.
+_CLOCK_RANGE = re.compile(
+    r"(?<![\d:.,])([01]?\d|2[0-3]):([0-5]\d)\s*[-–]\s*([01]?\d|2[0-3]):([0-5]\d)(?![\d:]|\s?[aApP]\.?\s?[mM]\b)"
+)
+
+
+def _say_clock_range(match: re.Match[str]) -> str:
+    hour1, minutes1, hour2, minutes2 = match.groups()
+    return f"{clock(hour1, minutes1, None)} to {clock(hour2, minutes2, None)}"
+
+
 TIME_RULES: list[Rule] = [
     (_TIME_SECONDS, _say_time_seconds),
     (_DOTTED_TIME, r"\1:\2"),
+    (_CLOCK_RANGE, _say_clock_range),
     (_TIME_RANGE, _say_time_range),
     (_TIME, _say_time),
     (_ZONE, _say_zone),

@@ -39,10 +39,10 @@ _SCALES = {"thousand": "thousand", "million": "million", "billion": "billion",
            "trillion": "trillion", "k": "thousand", "K": "thousand", "m": "million",
            "M": "million", "mn": "million", "bn": "billion", "b": "billion", "B": "billion",
            "tn": "trillion"}  # fmt: skip
-# A letter scale may stand apart at the end of a phrase: "¥30 b", "$5 bn.".
+# A letter scale may stand apart at the end of a phrase: "¥30 b", "£2 m", "$5 bn.".
 _SCALE = (
     r"(?:(?:\s+|-)(thousand|million|billion|trillion)\b"
-    r"|(?:\s(?=(?:mn|bn|b|tn)\b(?![\w'’]|\s+[a-z])))?(k|K|m|M|mn|bn|b|B|tn)\b)"
+    r"|(?:\s(?=(?:mn|bn|m|b|tn)\b(?![\w'’]|\s+[a-z])))?(k|K|m|M|mn|bn|b|B|tn)\b)"
 )
 _RANGE_TO = r"(?:\s*[-–]\s*|\s+to\s+)"
 # "$30/mo", "£10/wk", "$0.5/hr": an amount per unit of time or quantity.

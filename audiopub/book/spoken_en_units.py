@@ -201,6 +201,17 @@ def _say_degrees(match: re.Match[str]) -> str:
 
 # 6′ 2″: feet and inches (a prime after degrees is minutes, handled above).
 _FEET_INCHES = re.compile(rf"{NUM}′(?:\s*{NUM}″)?|{NUM}″")
+# 6'2", "3 ft 4 in": feet and inches with ASCII marks or abbreviations ("in" is inches here,
+# after feet).
+_FEET_AND_INCHES = re.compile(
+    r"(?<![\w.,'])(\d{1,2})(?:'\s?|\s?ft\.?\s+)(\d{1,2}(?:\.\d+)?)(?:\"|''|\s?in\b(\.)?)"
+)
+
+
+def _say_feet_and_inches(match: re.Match[str]) -> str:
+    feet, inches, stop = match.groups()
+    words = f"{counted(feet, 'foot', 'feet')} {counted(inches, 'inch', 'inches')}"
+    return words + (sentence_stop(match) if stop else "")
 
 
 def _say_feet_inches(match: re.Match[str]) -> str:
@@ -213,7 +224,11 @@ def _say_feet_inches(match: re.Match[str]) -> str:
     return words
 
 
-DEGREE_RULES: list[Rule] = [(_COORDINATE, _say_degrees), (_FEET_INCHES, _say_feet_inches)]
+DEGREE_RULES: list[Rule] = [
+    (_COORDINATE, _say_degrees),
+    (_FEET_INCHES, _say_feet_inches),
+    (_FEET_AND_INCHES, _say_feet_and_inches),
+]
 # "15/kg", "40/hr": a bare number per unit.
 _PER_UNIT = re.compile(rf"{NUM}\s?/\s?({PER_ALTERNATION})\b(?![/\d])")
 # "3x4", "2 x 3": dimensions; "2+2": a sum (never a leading "+44" of a phone number).
