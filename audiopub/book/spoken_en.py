@@ -37,7 +37,6 @@ from audiopub.book.spoken_common import (
     VULGAR_CLASS,
     VULGAR_FRACTIONS,
     Rule,
-    apply_rules,
     digit_words,
     match_case,
     number_words,
@@ -90,6 +89,8 @@ def _say_numbered(match: re.Match[str]) -> str:
     key = (word or symbol).lower()
     if key in ("no", "nos", "#") and not first.isdigit():
         return match.group()  # "No. I don't" is the word no and the pronoun
+    if key == "p" and first.lower() == "m":
+        return match.group()  # "p.m.", never "page M"
     one, many = _NUMBER_ABBREVIATIONS[key]
     first_words = _numbered_item(first)
     last_words = _numbered_item(last) if last else None
@@ -304,10 +305,13 @@ _CODES = spoken_codes.CodeWords(
     plus="plus",
 )
 
+# The patterns below start with the character they need ("\d(?<![\w.,]\d)" rather than
+# "(?<![\w.,])\d"), so the regex engine skips ahead to it instead of testing every position.
+
 # "340 A.D", "44 B.C.", "AD 79": a year of an era; "A.D" is said as its letters.
 _ERA_NAMES = {"AD": "AD", "BC": "BC", "BCE": "BCE", "CE": "CE"}
 _ERA = re.compile(
-    r"(?<![\w.,])(\d{1,4})\s?((?:A\.?D|B\.?C(?:\.?E)?|C\.?E)\b\.?|AD|BC|BCE|CE)(?!\w)"
+    r"(\d(?<![\w.,]\d)\d{0,3})\s?((?:A\.?D|B\.?C(?:\.?E)?|C\.?E)\b\.?|AD|BC|BCE|CE)(?!\w)"
 )
 
 
@@ -319,7 +323,7 @@ def _say_era(match: re.Match[str]) -> str:
 
 
 # "2Q22", "3Q2021": a quarter of a year, as business writing has it.
-_QUARTER = re.compile(r"(?<![\w.,])([1-4])Q(\d\d|\d{4})\b")
+_QUARTER = re.compile(r"([1-4])(?<![\w.,][1-4])Q(\d\d|\d{4})\b")
 
 
 def _say_quarter(match: re.Match[str]) -> str:
@@ -330,7 +334,7 @@ def _say_quarter(match: re.Match[str]) -> str:
 
 # "123-123-5678-1", "111-11-1111": a chain of three groups of figures or more, with seven
 # figures in all, is an account or identity number, read in groups of digits.
-_DIGIT_CHAIN = re.compile(r"(?<![\w.,/-])\d+(?:-\d+){2,}(?![\w/-]|[.,]\d)")
+_DIGIT_CHAIN = re.compile(r"\d(?<![\w.,/-]\d)\d*(?:-\d+){2,}(?![\w/-]|[.,]\d)")
 
 
 _DATE_SHAPE = re.compile(r"\d{1,2}-\d{1,2}-(?:\d\d|\d{4})|\d{4}-\d{1,2}-\d{1,2}")
@@ -344,7 +348,15 @@ def _say_digit_chain(match: re.Match[str]) -> str:
 
 
 # "ab9453", "XK20417": letters run into four figures or more are a code, said digit by digit.
-_LETTERED_CODE = re.compile(r"(?<![\w.,])([A-Za-z]{1,4})(\d{4,})\b(?![.,]\d)")
+_LETTERED_CODE = re.compile(r"\d(?<=[A-Za-z]\d)\d{3,}\b(?![.,]\d)")
+_CODE_LETTERS = re.compile(r"(?<![\w.,])[A-Za-z]{1,4}$")
+
+
+def _say_lettered_code(match: re.Match[str]) -> str:
+    if not _CODE_LETTERS.search(match.string, max(0, match.start() - 5), match.start()):
+        return match.group()  # "ABCDE1234" or "x.ab1234": not letters that start a code
+    return " " + code_digits(match.group())
+
 
 # "1 - 2 = 5", "y=x +1": an equation; its signs are said.
 _OPERAND = r"(?:\d+(?:\.\d+)?|[A-Za-z](?![\w']))"
@@ -380,7 +392,7 @@ def _say_domain(match: re.Match[str]) -> str:
 
 
 # "C++", "f++": the language names read with their pluses.
-_PLUS_PLUS = re.compile(r"(?<=\b[A-Za-z])\+\+(?![\w+])")
+_PLUS_PLUS = re.compile(r"\+\+(?<=\b[A-Za-z]\+\+)(?![\w+])")
 
 # An address: "1428 Elm St.", "708 N 1st St", "123 Laguna Ct": the house number is read in
 # pairs, a direction and the kind of street are said in full.
@@ -391,7 +403,7 @@ _STREET_KINDS = {
     "cir": "Circle", "ter": "Terrace", "terr": "Terrace",
 }  # fmt: skip
 _ADDRESS = re.compile(
-    r"(?<![\w.,])(\d{1,5})\s+(?:([NSEW])\.?\s+)?"
+    r"(\d(?<![\w.,]\d)\d{0,4})\s+(?:([NSEW])\.?\s+)?"
     r"((?:(?:[A-Z][a-z]+|\d+(?:st|nd|rd|th))\s+){1,3})"
     rf"(?i:({word_alternation(list(_STREET_KINDS))}))\b(\.)?"
 )
@@ -411,14 +423,14 @@ _STATES = {
     "VA": "Virginia", "WA": "Washington", "WV": "West Virginia", "WI": "Wisconsin",
     "WY": "Wyoming",
 }  # fmt: skip
-_ZIP = re.compile(r"(?<=, )([A-Z]{2}) (\d{5})(?:-(\d{4}))?\b(?![.,]\d)")
+_ZIP = re.compile(r", ([A-Z]{2}) (\d{5})(?:-(\d{4}))?\b(?![.,]\d)")
 
 
 def _say_zip(match: re.Match[str]) -> str:
     state, zip_code, extension = match.groups()
     # ZIP codes are said with "zero", not "oh"
     digits = " ".join(digit_words(part, LANG) for part in (zip_code, extension) if part)
-    return f"{_STATES.get(state, state)} {digits}"
+    return f", {_STATES.get(state, state)} {digits}"
 
 
 _DIRECTION_NAMES = {"N": "North", "S": "South", "E": "East", "W": "West"}
@@ -456,7 +468,7 @@ RULES: list[Rule] = [
     (_EQUATION, _say_equation),
     (_PLUS_PLUS, " plus plus"),
     (_DIGIT_CHAIN, _say_digit_chain),
-    (_LETTERED_CODE, lambda m: f"{m.group(1)} {code_digits(m.group(2))}"),
+    (_LETTERED_CODE, _say_lettered_code),
     (_ERA, _say_era),
     (_ZIP, _say_zip),
     (_QUARTER, _say_quarter),
@@ -490,8 +502,26 @@ RULES: list[Rule] = [
 ]
 
 
+# Rules that need what few chunks have run only where a cheap test finds it: a plain
+# substring, or a pattern that starts with a literal or a digit.
+_NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
+    _DOMAIN: re.compile(rf"\.(?:{_TLD})\b"),
+    _EQUATION: "=",
+    _PLUS_PLUS: "++",
+    _WORLD_WAR: "WW",
+    _ZIP: ", ",
+    **spoken_en_dates.NEEDS,
+}
+
+
 def say(text: str) -> str:
-    return apply_rules(text, RULES)
+    for pattern, replacement in RULES:
+        needed = _NEEDS.get(pattern)
+        if needed is None or (
+            needed in text if isinstance(needed, str) else needed.search(text) is not None
+        ):
+            text = pattern.sub(replacement, text)
+    return text
 
 
 # Words that send a chunk through the rules: the abbreviations above (see `spoken`).
@@ -499,6 +529,6 @@ _TRIGGER_ABBREVIATIONS = [*_ENDING, *_NUMBER_ABBREVIATIONS, "c", "ca", "circ"]
 TRIGGER = (
     rf"{spoken_codes.TRIGGER}|"
     rf"\b(?:{word_alternation([*_TITLES, 'St'])})\b|{spoken_roman.trigger(_ROMAN)}"
-    rf"|(?i:(?<![\w.])(?:{word_alternation(_TRIGGER_ABBREVIATIONS)})\.)|\w\+\+"
-    rf"|[A-Za-z0-9]\.(?:{_TLD})\b|\bWWI"
+    rf"|(?i:(?<![\w.])(?:{word_alternation(_TRIGGER_ABBREVIATIONS)})\.)|\+\+"
+    rf"|\.(?:{_TLD})\b|WW[I12]"
 )

@@ -71,20 +71,23 @@ _MONTH_DAY = re.compile(
 # day is whichever part can't be a month; where both can, the month comes first, the American
 # order English books mostly follow.
 _NUMERIC_DATE = re.compile(
-    r"(?<![\w./:-])(?:(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d\d)"
-    r"|(\d{4})([/.])(\d{1,2})\6(\d{1,2}))(?![\w/:-]|[.,]\d)"
+    r"(?:(\d(?<![\w./:-]\d)\d?)([/.-])(\d{1,2})\2(\d{4}|\d\d)"
+    r"|(\d(?<![\w./:-]\d)\d{3})([/.])(\d{1,2})\6(\d{1,2}))(?![\w/:-]|[.,]\d)"
 )
 # "Feb. 2012", "SEPTEMBER 1939": a month and a year; "03/2012", "2012/03": the same in figures
 # (two figures for the month: "1/2000" is a fraction).
 _MONTH_YEAR = re.compile(rf"(?<![\w.])({_MONTH})\s+(\d{{4}})(?![\d:.,]?\d)")
 _NUMERIC_MONTH_YEAR = re.compile(
-    r"(?<![\w./:-])(?:(0[1-9]|1[0-2])/(1[5-9]\d\d|20\d\d)|(1[5-9]\d\d|20\d\d)/(0[1-9]|1[0-2]))"
+    r"(?:([01](?<![\w./:-][01])\d)/(1[5-9]\d\d|20\d\d)"
+    r"|([12](?<![\w./:-][12])\d{3})/(0[1-9]|1[0-2]))"
     r"(?![\w/:-]|[.,]\d)"
 )
 
 
 def _say_numeric_month_year(match: re.Match[str]) -> str:
     month, when, when_first, month_last = match.groups()
+    if not 1 <= int(month or month_last) <= 12 or not 1500 <= int(when or when_first) <= 2099:
+        return match.group()
     return f"{MONTHS[int(month or month_last) - 1]} {year(int(when or when_first))}"
 
 
@@ -194,14 +197,12 @@ def _say_time_range(match: re.Match[str]) -> str:
 
 
 # "09:15:45", "10:00:00 p.m.": hours, minutes and seconds, each named.
-_TIME_SECONDS = re.compile(
-    rf"(?<![\d:.,])([01]?\d|2[0-3]):([0-5]\d):([0-5]\d)(?![\d:]|[.,]\d){_HALF}?"
-)
+_TIME_SECONDS = re.compile(rf"(\d(?<![\d:.,]\d)\d?):([0-5]\d):([0-5]\d)(?![\d:]|[.,]\d){_HALF}?")
 # "1.15 p.m.": a full stop between hour and minutes, as British books write times.
-_DOTTED_TIME = re.compile(r"(?<![\d:.,])(1[0-2]|0?\d)\.([0-5]\d)(?=\s?[aApP]\.?\s?[mM]\b)")
+_DOTTED_TIME = re.compile(r"(\d(?<![\d:.,]\d)\d?)\.([0-5]\d)(?=\s?[aApP]\.?\s?[mM]\b)")
 # A time zone after a part of the day, however written ("p.m.est", "pm E.S.T."): its letters.
 _ZONE = re.compile(
-    r"(?:(?<=morning)|(?<=evening)|(?<=afternoon)|(?<=at night)|(?<= noon))\.?\s?"
+    r"(morning|evening|afternoon|at night| noon)\.?\s?"
     r"(?i:[ecmpa]\.?[sd]\.?t|g\.?m\.?t|u\.?t\.?c)\b\.?(?!\w)"
 )
 
@@ -212,6 +213,8 @@ def _counted(value: int, unit: str) -> str:
 
 def _say_time_seconds(match: re.Match[str]) -> str:
     hour, minutes, seconds, half, stop = match.groups()
+    if int(hour) > 23:
+        return match.group()
     words = (
         f"{_counted(int(hour), 'hour')} {_counted(int(minutes), 'minute')}"
         f" and {_counted(int(seconds), 'second')}"
@@ -222,29 +225,44 @@ def _say_time_seconds(match: re.Match[str]) -> str:
 
 
 def _say_zone(match: re.Match[str]) -> str:
-    letters = re.sub(r"[^A-Za-z]", "", match.group()).upper()
-    return " " + letters + (sentence_stop(match) if match.group().endswith(".") else "")
+    letters = re.sub(r"[^A-Za-z]", "", match.group()[len(match.group(1)) :]).upper()
+    return f"{match.group(1)} {letters}" + (
+        sentence_stop(match) if match.group().endswith(".") else ""
+    )
 
 
 # "10:00-11:00": a range of clock times without a part of the day.
 _CLOCK_RANGE = re.compile(
-    r"(?<![\d:.,])([01]?\d|2[0-3]):([0-5]\d)\s*[-–]\s*([01]?\d|2[0-3]):([0-5]\d)(?![\d:]|\s?[aApP]\.?\s?[mM]\b)"
+    r"(\d(?<![\d:.,]\d)\d?):([0-5]\d)\s*[-–]\s*([01]?\d|2[0-3]):([0-5]\d)"
+    r"(?![\d:]|\s?[aApP]\.?\s?[mM]\b)"
 )
 
 
 def _say_clock_range(match: re.Match[str]) -> str:
     hour1, minutes1, hour2, minutes2 = match.groups()
+    if int(hour1) > 23:
+        return match.group()
     return f"{clock(hour1, minutes1, None)} to {clock(hour2, minutes2, None)}"
 
 
 TIME_RULES: list[Rule] = [
     (_TIME_SECONDS, _say_time_seconds),
-    (_DOTTED_TIME, r"\1:\2"),
+    (_DOTTED_TIME, lambda m: f"{m[1]}:{m[2]}" if int(m[1]) <= 12 else m[0]),
     (_CLOCK_RANGE, _say_clock_range),
     (_TIME_RANGE, _say_time_range),
     (_TIME, _say_time),
     (_ZONE, _say_zone),
 ]
+# What a chunk needs for a rule to be worth running (see `spoken_en.say`).
+NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
+    _NUMERIC_DATE: re.compile(r"\d[/.-]\d\d?[/.-]\d"),
+    _MONTH_YEAR: re.compile(r"\d{4}"),
+    _NUMERIC_MONTH_YEAR: re.compile(r"\d/\d"),
+    _TIME_SECONDS: re.compile(r"\d:\d\d:"),
+    _CLOCK_RANGE: re.compile(r"\d:\d\d\s*[-–]"),
+    _ZONE: re.compile(r"(?:ing|noon|night)\.?\s?(?i:[ecmpagu]\.?[sdmt]\.?[tc])\b"),
+}
+
 DATE_RULES: list[Rule] = [
     (_ISO_DATE, _say_iso_date),
     (_NUMERIC_DATE, _say_numeric_date),

@@ -204,7 +204,7 @@ _FEET_INCHES = re.compile(rf"{NUM}′(?:\s*{NUM}″)?|{NUM}″")
 # 6'2", "3 ft 4 in": feet and inches with ASCII marks or abbreviations ("in" is inches here,
 # after feet).
 _FEET_AND_INCHES = re.compile(
-    r"(?<![\w.,'])(\d{1,2})(?:'\s?|\s?ft\.?\s+)(\d{1,2}(?:\.\d+)?)(?:\"|''|\s?in\b(\.)?)"
+    r"(\d(?<![\w.,']\d)\d?)(?:'\s?|\s?ft\.?\s+)(\d{1,2}(?:\.\d+)?)(?:\"|''|\s?in\b(\.)?)"
 )
 
 
@@ -230,14 +230,14 @@ DEGREE_RULES: list[Rule] = [
     (_FEET_AND_INCHES, _say_feet_and_inches),
 ]
 # "15/kg", "40/hr": a bare number per unit.
-_PER_UNIT = re.compile(rf"{NUM}\s?/\s?({PER_ALTERNATION})\b(?![/\d])")
+_PER_UNIT = re.compile(rf"(?=[\d.])(?<![\w.,])({_PLAIN})\s?/\s?({PER_ALTERNATION})\b(?![/\d])")
 # "3x4", "2 x 3": dimensions; "2+2": a sum (never a leading "+44" of a phone number).
-_BY = re.compile(r"(?<![\w.])([1-9]\d*(?:\.\d+)?)\s?[x×]\s?(?=\d)")
-_PLUS = re.compile(r"(?<=\d)\s?\+\s?(?=\d)")
+_BY = re.compile(r"([1-9](?<![\w.][1-9])\d*(?:\.\d+)?)\s?[x×]\s?(?=\d)")
+_PLUS = re.compile(r"(\d)\s?\+\s?(?=\d)")
 
 UNIT_RULES: list[Rule] = [
     (_BY, lambda m: m.group(1) + " by "),
-    (_PLUS, " plus "),
+    (_PLUS, r"\1 plus "),
     (_UNIT, _say_unit),
     (_PER_UNIT, lambda m: f"{number(m.group(1))} per {per_words(m.group(2))}"),
 ]
