@@ -278,7 +278,7 @@ _SYMBOLS: list[Rule] = [
     (re.compile(r"(?<=\d)\s*–\s*(?=\d)"), " to "),
     (re.compile(r"\s*&\s*"), " and "),
     (re.compile(r"±\s?(?=\d|[a-z]{1,3}\b)"), "plus or minus "),
-    (re.compile(r"(?<![\w~])~\s?(?=\d)"), "about "),
+    (re.compile(r"~(?<![\w~]~)\s?(?=\d)"), "about "),
 ]
 
 _HEADINGS = ("Chapter", "Book", "Part", "Volume", "Section", "Act", "Scene", "Canto", "Stave",
@@ -510,7 +510,10 @@ _NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
     _PLUS_PLUS: "++",
     _WORLD_WAR: "WW",
     _ZIP: ", ",
+    _ERA: re.compile(r"[ABC]\.?[DCE]"),
+    _DIGIT_CHAIN: "-",
     **spoken_en_dates.NEEDS,
+    **spoken_en_units.NEEDS,
 }
 
 

@@ -235,6 +235,14 @@ _PER_UNIT = re.compile(rf"(?=[\d.])(?<![\w.,])({_PLAIN})\s?/\s?({PER_ALTERNATION
 _BY = re.compile(r"([1-9](?<![\w.][1-9])\d*(?:\.\d+)?)\s?[x×]\s?(?=\d)")
 _PLUS = re.compile(r"(\d)\s?\+\s?(?=\d)")
 
+# What a chunk needs for a rule to be worth running (see `spoken_en.say`).
+NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
+    _PER_UNIT: "/",
+    _BY: re.compile(r"\d\s?[x×]\s?\d"),
+    _PLUS: "+",
+    _FEET_AND_INCHES: re.compile(r"\d(?:'|\s?ft)"),
+}
+
 UNIT_RULES: list[Rule] = [
     (_BY, lambda m: m.group(1) + " by "),
     (_PLUS, r"\1 plus "),
