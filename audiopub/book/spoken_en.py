@@ -169,6 +169,14 @@ def _say_decade(match: re.Match[str]) -> str:
     return f"{first} to {last}" if last else match.group()
 
 
+# "100s of", "1,000s": round hundreds, thousands, millions in the plural.
+_ROUND_PLURAL = re.compile(r"1(?<![\w.,]1)(00|,?000|,?000,?000)s\b")
+_ROUND_WORDS = {"00": "hundreds", "000": "thousands", "000000": "millions"}
+# Figures that are names of their own: "24/7", "9/11", "50/50", "20/20".
+_IDIOMS = {"24/7": "twenty-four seven", "9/11": "nine eleven", "50/50": "fifty-fifty",
+           "20/20": "twenty-twenty"}  # fmt: skip
+_IDIOM = re.compile(r"(?<![\w./])(24/7|9/11|50/50|20/20)(?![\w/]|[.,]\d)")
+
 # "'85", "’07": a year of the century the text is in.
 _SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d\d)\b(?![''’]|\.\d)")
 
@@ -218,7 +226,10 @@ def _say_mixed_slash(match: re.Match[str]) -> str:
 def _say_fraction(match: re.Match[str]) -> str:
     numerator, denominator = int(match.group(1)), to_int(match.group(2))
     if denominator < 2 or numerator > 100:
-        return match.group()
+        if match.group(3):
+            return match.group()
+        # "142/1", "124/7": no fraction anyone says, but the figures and the slash are read
+        return f"{cardinal(numerator)} over {cardinal(denominator)}"
     if match.group(3) and denominator == 4:
         ordinal_words = "fourth"
         return f"{cardinal(numerator)} {ordinal_words if numerator == 1 else ordinal_words + 's'}"
@@ -481,6 +492,8 @@ RULES: list[Rule] = [
     *spoken_en_dates.DATE_RULES,
     *spoken_en_units.UNIT_RULES,  # before ranges of years: "1980-1970 kg" is a weight
     (_DECADE, _say_decade),
+    (_ROUND_PLURAL, lambda m: _ROUND_WORDS[m.group(1).replace(",", "")]),
+    (_IDIOM, lambda m: _IDIOMS[m.group(1)]),
     (_YEAR_RANGE, _say_year_range),
     (_NUMBER_RANGE, lambda m: m.group(1) + " to "),
     (re.compile(rf"{NUM}\s?%"), lambda m: number(m.group(1)) + " percent"),
