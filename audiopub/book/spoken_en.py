@@ -6,7 +6,8 @@ have modules of their own. Here: cardinals, ordinals ("21st", "1,000th", old "3d
 ("1999" → "nineteen ninety-nine", a plain four-digit number from 1000 to 2099 is read as a
 year, "'85" → "eighty-five"), decades ("1880s", "the '60s", "mid-80s", "1960s-80s"), ranges
 ("2-5", "10–20%", "1914-18" → "… to …"), decimals, fractions ("3/4", "1/4th", "2 1/2", "½",
-"1/28,000" → "one twenty-eight-thousandth"), percentages, house numbers ("221B" → "two
+"1/28,000" → "one twenty-eight-thousandth", "124/7" → "… over seven"), round plurals ("1,000s"
+→ "thousands"), figures that are names ("24/7", "9/11"), percentages, house numbers ("221B" → "two
 twenty-one B"), Roman numerals where the context makes them numbers, and common abbreviations
 ("Dr.", "St.", "No. 5", "pp. 12–14", "c. 1850", "e.g.", "etc.").
 
