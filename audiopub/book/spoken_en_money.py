@@ -3,8 +3,11 @@
 The amount comes first and the currency last, as a narrator says it, and a scale word belongs
 to the amount: "$2.5 million" is "two point five million dollars". Hundredths are said as
 cents or pence where the currency has them and the written form implies them ("$20.5" is
-"twenty dollars and fifty cents"); currencies without ("¥2.5") keep the decimal. A range names
-the currency once, at its end ("two hundred and fifty to three hundred dollars").
+"twenty dollars and fifty cents"); currencies without ("¥2.5") keep the decimal. A full stop
+before three figures is a decimal point ("$20.506", "$20.010" → "twenty dollars and one cent")
+unless they are "000" or the number has more groups ("$1.250.000"). A range names the
+currency once, at its end ("two hundred and fifty to three hundred dollars"); an amount per
+unit says "per" ("$30/mo" → "thirty dollars per month").
 
 Pre-decimal British money is read where its marks are unambiguous: "10s." after an amount in
 pounds or a shilling figure that is not a round ten ("26s." → "twenty-six shillings"), pence
@@ -18,33 +21,46 @@ import re
 
 from audiopub.book.spoken_common import Rule, sentence_stop
 from audiopub.book.spoken_currency import CODES, SYMBOLS, Currency, currency
-from audiopub.book.spoken_en_words import LANG, cardinal, number, to_int
+from audiopub.book.spoken_en_words import (
+    LANG,
+    PER_ALTERNATION,
+    cardinal,
+    number,
+    per_words,
+    to_int,
+)
 
 _SYMBOL = "|".join(re.escape(symbol) for symbol in sorted(SYMBOLS, key=len, reverse=True))
 _CODE = "|".join(CODES)
-# "1,250", "3.75", "2.000" (a full stop before three digits groups thousands, as continental
-# books and translations write it), "20.5".
-_AMOUNT = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+(?!\d)|\d+(?:\.\d+)?)"
+# "1,250", "3.75", "2.000" (a full stop may group thousands, as continental books and
+# translations write them; see `_whole_and_decimals`), "20.5", ".05".
+_AMOUNT = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+(?!\d)|\d+(?:\.\d+)?|\.\d+)"
 _SCALES = {"thousand": "thousand", "million": "million", "billion": "billion",
            "trillion": "trillion", "k": "thousand", "K": "thousand", "m": "million",
            "M": "million", "mn": "million", "bn": "billion", "b": "billion", "B": "billion",
            "tn": "trillion"}  # fmt: skip
-_SCALE = r"(?:(?:\s+|-)(thousand|million|billion|trillion)\b|(k|K|m|M|mn|bn|b|B|tn)\b)"
+# A letter scale may stand apart at the end of a phrase: "¥30 b", "£2 m", "$5 bn.".
+_SCALE = (
+    r"(?:(?:\s+|-)(thousand|million|billion|trillion)\b"
+    r"|(?:\s(?=(?:mn|bn|m|b|tn)\b(?![\w'’]|\s+[a-z])))?(k|K|m|M|mn|bn|b|B|tn)\b)"
+)
 _RANGE_TO = r"(?:\s*[-–]\s*|\s+to\s+)"
+# "$30/mo", "£10/wk", "$0.5/hr": an amount per unit of time or quantity.
+_PER = rf"(?:\s?/\s?({PER_ALTERNATION})\b(?!/))?"
 
 # "$5", "-$5", "£ 4", "$2.5 million", "$5bn", "$250-$300", "$5 to $10 million".
 _BEFORE = re.compile(
     rf"([-−]\s?)?(?<![\w$])({_SYMBOL})\s?{_AMOUNT}(?!\d){_SCALE}?"
-    rf"(?:{_RANGE_TO}(?:{_SYMBOL})?\s?{_AMOUNT}(?!\d){_SCALE}?)?"
+    rf"(?:{_RANGE_TO}(?:{_SYMBOL})?\s?{_AMOUNT}(?!\d){_SCALE}?)?{_PER}"
 )
 # "USD 5", "EUR 2.5 million".
 _CODE_BEFORE = re.compile(
-    rf"\b({_CODE})\s?{_AMOUNT}(?!\d){_SCALE}?(?:{_RANGE_TO}{_AMOUNT}(?!\d){_SCALE}?)?"
+    rf"\b({_CODE})\s?{_AMOUNT}(?!\d){_SCALE}?(?:{_RANGE_TO}{_AMOUNT}(?!\d){_SCALE}?)?{_PER}"
 )
 # "5 EUR", "30 €", "2.5 million USD", "5-10 EUR".
 _AFTER = re.compile(
     rf"(?<![\w.,]){_AMOUNT}{_SCALE}?(?:{_RANGE_TO}{_AMOUNT}{_SCALE}?)?\s?"
-    rf"(?:({_CODE})\b|({_SYMBOL})(?!\w))"
+    rf"(?:({_CODE})\b|({_SYMBOL})(?!\w)){_PER}"
 )
 
 
@@ -53,17 +69,27 @@ def _scale(word: str | None, letter: str | None) -> str | None:
     return _SCALES[written] if written else None
 
 
+_GROUPED = re.compile(r"\d{1,3}(?:\.\d{3}){2,}|\d{1,3}\.000")
+
+
 def _whole_and_decimals(amount: str) -> tuple[int, str]:
-    if re.fullmatch(r"\d{1,3}(?:\.\d{3})+", amount):
+    # "1.250.000" and "2.000" group thousands; one full stop before other digits is a decimal
+    # point ("$10.250" is ten dollars and a quarter).
+    if _GROUPED.fullmatch(amount):
         return int(amount.replace(".", "")), ""
     whole, _, decimals = amount.partition(".")
+    if len(decimals) > 2 and not decimals[2:].strip("0"):
+        decimals = decimals[:2]  # "$20.010": cents written with a trailing zero
     return to_int(whole or "0"), decimals
 
 
 def amount_words(amount: str, scale: str | None) -> str:
     """The amount alone, as it is said before the currency's name ("two point five million")."""
     whole, decimals = _whole_and_decimals(amount)
-    words = number(f"{whole}.{decimals}" if decimals else str(whole))
+    if amount.startswith("."):
+        words = number("." + decimals)  # "$.506": "point five zero six"
+    else:
+        words = number(f"{whole}.{decimals}" if decimals else str(whole))
     return f"{words} {scale}" if scale else words
 
 
@@ -100,28 +126,30 @@ def _say(
     first_scale: str | None,
     last: str | None,
     last_scale: str | None,
+    per: str | None,
 ) -> str:
     money = currency(written, LANG)
     if last:
         words = _range(first, first_scale, last, last_scale, money)
     else:
         words = money_words(first, first_scale, money)
-    return ("minus " if sign else "") + words
+    return ("minus " if sign else "") + words + (f" per {per_words(per)}" if per else "")
 
 
 def _say_before(match: re.Match[str]) -> str:
-    sign, symbol, first, word1, letter1, last, word2, letter2 = match.groups()
-    return _say(sign, symbol, first, _scale(word1, letter1), last, _scale(word2, letter2))
+    sign, symbol, first, word1, letter1, last, word2, letter2, per = match.groups()
+    return _say(sign, symbol, first, _scale(word1, letter1), last, _scale(word2, letter2), per)
 
 
 def _say_code_before(match: re.Match[str]) -> str:
-    code, first, word1, letter1, last, word2, letter2 = match.groups()
-    return _say(None, code, first, _scale(word1, letter1), last, _scale(word2, letter2))
+    code, first, word1, letter1, last, word2, letter2, per = match.groups()
+    return _say(None, code, first, _scale(word1, letter1), last, _scale(word2, letter2), per)
 
 
 def _say_after(match: re.Match[str]) -> str:
-    first, word1, letter1, last, word2, letter2, code, symbol = match.groups()
-    return _say(None, code or symbol, first, _scale(word1, letter1), last, _scale(word2, letter2))
+    first, word1, letter1, last, word2, letter2, code, symbol, per = match.groups()
+    scales = _scale(word1, letter1), _scale(word2, letter2)
+    return _say(None, code or symbol, first, scales[0], last, scales[1], per)
 
 
 # --- pounds, shillings and pence ----------------------------------------------------------------

@@ -6,6 +6,8 @@ the module that runs them all.
 
 from __future__ import annotations
 
+import re
+
 from audiopub.book.spoken_common import digit_words, number_words
 
 LANG = "en"
@@ -57,3 +59,43 @@ def code_digits(digits: str) -> str:
     English speakers say it ("401" → "four oh one"); a leading zero is "zero"."""
     words = [digit_words(digit, LANG) for digit in digits if digit.isdigit()]
     return " ".join("oh" if word == "zero" and index else word for index, word in enumerate(words))
+
+
+_DENOMINATORS = {2: ("half", "halves"), 4: ("quarter", "quarters")}
+
+
+def fraction(numerator: int, denominator: int) -> str:
+    """ "three quarters", "one twenty-eight-thousandth": a many-word ordinal is hyphenated."""
+    if denominator in _DENOMINATORS:
+        one, many = _DENOMINATORS[denominator]
+    else:
+        one = ordinal(denominator).replace(" ", "-")
+        many = one + "s"
+    return f"{cardinal(numerator)} {one if numerator == 1 else many}"
+
+
+def and_a(numerator: int, denominator: int) -> str:
+    """The part after "two and": "a half", "three quarters"."""
+    part = fraction(numerator, denominator)
+    return "a " + part.split(" ", 1)[1] if numerator == 1 else part
+
+
+# What an amount is per ("$30/mo", "15/kg"): the word said after "per".
+PER_UNITS = {
+    "s": "second", "sec": "second", "second": "second", "min": "minute", "minute": "minute",
+    "h": "hour", "hr": "hour", "hour": "hour", "d": "day", "day": "day", "night": "night",
+    "wk": "week", "week": "week", "mo": "month", "mth": "month", "month": "month",
+    "yr": "year", "year": "year", "annum": "annum", "kg": "kilogram", "g": "gram",
+    "lb": "pound", "oz": "ounce", "t": "tonne", "l": "litre", "litre": "litre", "liter": "liter",
+    "ml": "millilitre", "gal": "gallon", "m": "metre", "km": "kilometre", "mi": "mile",
+    "mile": "mile", "ft": "foot", "sq ft": "square foot", "m2": "square metre",
+    "m²": "square metre", "kWh": "kilowatt hour", "GB": "gigabyte", "MB": "megabyte",
+    "unit": "unit", "item": "item", "piece": "piece", "person": "person", "head": "head",
+    "share": "share", "seat": "seat", "ticket": "ticket", "page": "page", "word": "word",
+    "copy": "copy", "pair": "pair", "dozen": "dozen", "user": "user", "capita": "capita",
+}  # fmt: skip
+PER_ALTERNATION = "|".join(re.escape(unit) for unit in sorted(PER_UNITS, key=len, reverse=True))
+
+
+def per_words(unit: str) -> str:
+    return PER_UNITS[unit]
