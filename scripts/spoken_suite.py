@@ -2,7 +2,7 @@
 test cases (English, German, French, Spanish), one `written~spoken` a line in files named
 `<language>_<category>.txt`.
 
-    python scripts/spoken_suite.py [FOLDER] [--language LANG] [--failures]
+    python scripts/spoken_suite.py [FOLDER] [--language LANG] [--failures] [--strict]
 
 FOLDER defaults to `shared/spoken-dev` beside the checkout. A case is right when Audiopub's
 reading (`spoken_form`, as a chunk of book text) and the suite's are the same words once
@@ -17,7 +17,8 @@ judgements of the rest are in tests/data/spoken_suite/<language>.tsv, one case a
                                      text is not book text)
 
 Prints the share right per language and category, with the numbers of accepted alternatives
-and exclusions, and with --failures every case read otherwise.
+and exclusions, and with --failures every case read otherwise; --strict leaves the judgements
+out (every case counts, and only the suite's own reading is right).
 """
 
 from __future__ import annotations
@@ -117,9 +118,9 @@ def judge(case: Case, judgements: dict[str, Judgement]) -> Outcome:
     return Outcome(case, reading, right=accepted, accepted=accepted)
 
 
-def outcomes(folder: Path, language: str | None = None) -> list[Outcome]:
+def outcomes(folder: Path, language: str | None = None, judged: bool = True) -> list[Outcome]:
     cases = [c for c in read_cases(folder) if language in (None, c.language)]
-    judgements = {lang: read_judgements(lang) for lang in LANGUAGES}
+    judgements = {lang: read_judgements(lang) if judged else {} for lang in LANGUAGES}
     return [judge(case, judgements.get(case.language, {})) for case in cases]
 
 
@@ -163,10 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", nargs="?", type=Path, default=DEFAULT_FOLDER)
     parser.add_argument("--language", choices=LANGUAGES)
     parser.add_argument("--failures", action="store_true", help="list every case read otherwise")
+    parser.add_argument("--strict", action="store_true", help="leave the judgements out")
     args = parser.parse_args(argv)
     if not args.folder.is_dir():
         parser.error(f"{args.folder} is not a folder of cases")
-    print(report(outcomes(args.folder, args.language), args.failures))
+    print(report(outcomes(args.folder, args.language, not args.strict), args.failures))
     return 0
 
 
