@@ -183,3 +183,41 @@ def test_a_div_left_open_in_the_nav_does_not_swallow_the_book(tmp_path: Path) ->
     book = _read(tmp_path, "b.html", page.encode())
     assert [c.title for c in book.chapters] == ["One", "Two"]
     assert book.chapters[1].text.endswith("Second text.")
+
+
+def test_an_fb2_in_utf8_with_a_few_stray_bytes_is_read_to_its_end(tmp_path: Path) -> None:
+    fb2 = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<FictionBook xmlns="http://www.gribuser.ru/xml/fictionbook/2.0"><body><section>'
+        "<title><p>Chapter 1</p></title><p>Café “one”. ** Last words here.</p></section>"
+        "</body></FictionBook>"
+    ).encode()
+    book = _read(tmp_path, "b.fb2", fb2.replace(b"**", b"\x80\x81\xfe"))
+    assert 'Café "one". Last words here.' in _text(book)  # quotes straightened as ever
+    assert any("3 bytes that are not UTF-8" in note for note in book.warnings)
+
+
+def test_a_character_reference_to_a_control_character_in_an_odt_is_left_out(
+    tmp_path: Path,
+) -> None:
+    import zipfile
+
+    content = (
+        '<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"'
+        ' xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body>'
+        '<office:text><text:h text:outline-level="1">One&#7;</text:h>'
+        "<text:p>The bell&#7; rang.</text:p></office:text></office:body>"
+        "</office:document-content>"
+    )
+    path = tmp_path / "b.odt"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        archive.writestr("content.xml", content)
+    book = read_book(path)
+    assert book.chapters[0].title == "One" and "The bell rang." in _text(book)
+
+
+def test_a_reversed_byte_order_mark_is_not_part_of_a_title(tmp_path: Path) -> None:
+    page = "<html><head><title>&#xFFFE;The Book</title></head><body><h1>&#xFFFE;One</h1>"
+    book = _read(tmp_path, "b.html", (page + "<p>Text.</p></body></html>").encode())
+    assert book.title == "The Book" and book.chapters[0].title == "One"

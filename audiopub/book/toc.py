@@ -45,9 +45,10 @@ def local_name(el: etree._Element) -> str:
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
-# Word joiners, soft hyphens, zero-width spaces and BOMs carry no sound or meaning for us; nor
-# do control characters (an HTML parser keeps them), but those `str.split` takes for spaces.
-_INVISIBLE = {0x2060: None, 0x00AD: None, 0x200B: None, 0xFEFF: None} | {
+# Word joiners, soft hyphens, zero-width spaces, BOMs (and a reversed one, U+FFFE) carry no
+# sound or meaning for us; nor do control characters (an HTML parser keeps them), but those
+# `str.split` takes for spaces.
+_INVISIBLE = {0x2060: None, 0x00AD: None, 0x200B: None, 0xFEFF: None, 0xFFFE: None} | {
     code: None for code in [*range(0x20), *range(0x7F, 0xA0)] if not chr(code).isspace()
 }
 

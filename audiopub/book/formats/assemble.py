@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from audiopub.book.formats.decoding import drop_control_characters
 from audiopub.book.models import Book, BookDetails, Cover
 from audiopub.book.paragraphs import cut_gutenberg_boilerplate, read_tree
 from audiopub.book.text import normalise_text
@@ -96,17 +97,21 @@ class TreeBuilder:
         self.body = etree.SubElement(self.root, "body")
 
     def heading(self, level: int, text: str) -> None:
-        if clean_label(text):
-            etree.SubElement(self.body, f"h{min(max(level, 1), 6)}").text = text
+        self._add(f"h{min(max(level, 1), 6)}", text)
 
     def paragraph(self, text: str) -> None:
-        if clean_label(text):
-            etree.SubElement(self.body, "p").text = text
+        self._add("p", text)
 
     def skipped(self, text: str) -> None:
         """Text kept out of the narration (a printed table of contents), as a `nav`."""
+        self._add("nav", text)
+
+    def _add(self, tag: str, text: str) -> None:
+        # A document's XML may carry control characters (a recovered "&#7;"): no voice says
+        # them and lxml refuses them in a tree.
+        text, _ = drop_control_characters(text)
         if clean_label(text):
-            etree.SubElement(self.body, "nav").text = text
+            etree.SubElement(self.body, tag).text = text
 
 
 @dataclass

@@ -105,10 +105,11 @@ def read_fb2(data: bytes, name: str) -> BookText:
 
 
 def _as_written(data: bytes) -> tuple[bytes, str | None]:
-    """The book with its XML declaration naming the encoding it is written in. FB2 books are
-    mostly Russian, and some say UTF-8 (or nothing, which means UTF-8) while written in
-    Windows-1251: the parser then drops every letter it can't decode. Such a book is read in
-    Windows-1251 where its bytes look Cyrillic, else Windows-1252; and a note says so."""
+    """The book as UTF-8 that the parser can read whole, and a note where that took more than
+    its declaration. FB2 books are mostly Russian, and some say UTF-8 (or nothing, which means
+    UTF-8) while written in Windows-1251: the parser then dropped every letter it could not
+    decode, or stopped at the first. Such a book is read in Windows-1251 where its bytes look
+    Cyrillic, else in Windows-1252; a UTF-8 book with a few stray bytes keeps its UTF-8."""
     if bom_encoding(data):
         return data, None
     declared = _DECLARATION.match(data[:200])
@@ -119,22 +120,25 @@ def _as_written(data: bytes) -> tuple[bytes, str | None]:
         return data, None
     except UnicodeDecodeError:
         pass
-    high = [byte for byte in data if byte >= 0x80]
-    # Windows-1251's letters are 0xC0-0xFF, which is most of a Russian text's high bytes.
-    cyrillic = sum(byte >= 0xC0 for byte in high) >= 0.6 * len(high)
-    written = "windows-1251" if cyrillic else "windows-1252"
-    if declared is not None:
-        start, end = declared.span(3)
-        data = data[:start] + written.encode() + data[end:]
-    elif data.lstrip().startswith(b"<?xml") and b"?>" in data[:200]:  # no encoding named
-        end = data.index(b"?>")
-        data = data[:end] + f' encoding="{written}"'.encode() + data[end:]
+    high = sum(byte >= 0x80 for byte in data)
+    text = data.decode("utf-8", "ignore")
+    stray = len(data) - len(text.encode("utf-8"))
+    if sum(ord(char) >= 0x80 for char in text) >= stray:  # more UTF-8 letters than stray bytes
+        note = (
+            f"{stray:,} byte{'s' if stray > 1 else ''} that {'are' if stray > 1 else 'is'} not "
+            f"UTF-8 {'were' if stray > 1 else 'was'} left out."
+        )
     else:
-        data = f'<?xml version="1.0" encoding="{written}"?>'.encode() + data.lstrip()
-    return data, (
-        f"It says it is in UTF-8 but is written in another encoding; it was read as "
-        f"{written.capitalize()}."
-    )
+        # Windows-1251's letters are 0xC0-0xFF, which is most of a Russian text's high bytes.
+        cyrillic = sum(byte >= 0xC0 for byte in data) >= 0.6 * high
+        written = "windows-1251" if cyrillic else "windows-1252"
+        text = data.decode(written, "replace")
+        note = (
+            "It says it is in UTF-8 but is written in another encoding; it was read as "
+            f"{written.capitalize()}."
+        )
+    # Its declaration, if any, named UTF-8 or nothing: UTF-8 is now true.
+    return text.encode("utf-8"), note
 
 
 def _as_html(body: etree._Element) -> None:
