@@ -743,6 +743,13 @@ def _book_cast(epub: Path, book: Book) -> BookCast:
     return BookCast.of(settings.data_dir(), epub, book, attribute)
 
 
+# What a cast of voices needs, said when the engine has only the narrator's voice.
+CAST_NEEDS = (
+    "a cast of voices needs Kokoro or a multi-speaker Piper voice: "
+    "`audiopub voices download kokoro`"
+)
+
+
 def _cast(args: argparse.Namespace) -> int:
     if not args.book.is_file():
         raise AudiopubError(f"No such file: {args.book}")
@@ -754,9 +761,12 @@ def _cast(args: argparse.Namespace) -> int:
         if not equals or not name.strip() or not voice.strip():
             raise AudiopubError(f"--set takes NAME=VOICE, not {assignment!r}")
         book_cast.set_voice(name.strip(), voice.strip(), engine)
-    cast = book_cast.cast(engine, narrator)
+    # With one voice the characters and their quotations are still shown; only `convert
+    # --cast` needs the voices.
+    voiced = book_cast.can_cast(engine, narrator)
+    cast = book_cast.cast(engine, narrator) if voiced else book_cast.unvoiced(engine, narrator)
+    data = cast.to_dict()
     if args.json:
-        data = cast.to_dict()
         keep = ("name", "aliases", "gender", "lines", "voice")
         print(
             json.dumps(
@@ -771,17 +781,21 @@ def _cast(args: argparse.Namespace) -> int:
                 indent=1,
             )
         )
-        return 0
-    rows = cast.to_dict()["characters"]
-    width = max((len(row["name"]) for row in rows), default=4)
-    print(f"{'narrator':{width}}  {narrator}")
-    for row in rows:
-        aliases = f"  ({', '.join(row['aliases'])})" if row["aliases"] else ""
-        print(
-            f"{row['name']:{width}}  {row['voice']:12} {row['gender'] or '?':6} "
-            f"{row['lines']:5} lines{aliases}"
-        )
-    print(cast.summary(), file=sys.stderr)
+    else:
+        rows = data["characters"]
+        width = max((len(row["name"]) for row in rows), default=4)
+        print(f"{'narrator':{width}}  {narrator}")
+        for row in rows:
+            aliases = f"  ({', '.join(row['aliases'])})" if row["aliases"] else ""
+            print(
+                f"{row['name']:{width}}  {row['voice'] or '-':12} {row['gender'] or '?':6} "
+                f"{row['lines']:5} lines{aliases}"
+            )
+        print()
+        for q in data["quotes"]:
+            text = q["text"] if len(q["text"]) <= 70 else q["text"][:69] + "…"
+            print(f'{q["chapter"] + 1}:{q["paragraph"]}  {q["speaker"] or "-"}: "{text}"')
+    print(cast.summary() if voiced else CAST_NEEDS, file=sys.stderr)
     return 0
 
 

@@ -521,3 +521,31 @@ def test_the_cast_command_lists_sets_and_keeps_a_voice(
     assert "No character 'Moriarty'" in capsys.readouterr().err
     assert main([*command, "--set", "Holmes"]) == 1
     assert "--set takes NAME=VOICE" in capsys.readouterr().err
+
+
+def test_the_cast_command_lists_the_characters_and_speakers_with_the_one_embedded_voice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A fresh install: no model downloaded, the embedded one-voice Piper engine only.
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
+    epub = build_epub(
+        tmp_path / "thumb.epub",
+        [("The Engineer's Thumb", list(read_epub(HOLMES).chapters[9].paragraphs[150:175]))],
+    )
+    assert main(["cast", str(epub), "--json"]) == 0
+    captured = capsys.readouterr()
+    listed = json.loads(captured.out)
+    assert "`audiopub voices download kokoro`" in captured.err
+    assert "No voice is left" not in captured.err
+    names = {c["name"]: c for c in listed["characters"]}
+    assert "Holmes" in {n.split()[-1] for n in names}
+    assert all(set(c) == {"name", "aliases", "gender", "lines", "voice"} for c in names.values())
+    assert all(c["voice"] is None and c["lines"] > 0 for c in names.values())
+    spoken = [q for q in listed["quotes"] if q["speaker"] is not None]
+    assert spoken and all(q["speaker"] in names for q in spoken)
+
+    assert main(["cast", str(epub)]) == 0  # the table and the quotations, then what is needed
+    table = capsys.readouterr()
+    assert re.search(r"^\S*Holmes +- ", table.out, re.M)
+    assert re.search(r'^1:\d+  Holmes: "', table.out, re.M)
+    assert table.err.strip().endswith("`audiopub voices download kokoro`")

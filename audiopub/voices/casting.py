@@ -386,6 +386,23 @@ class BookCast:
             self._save(replace(self.file, made=made))
         return cast
 
+    def can_cast(self, engine: Engine, narrator: str, language: str | None = None) -> bool:
+        """Whether the engine has a voice for the characters beside the narrator's (Kokoro or
+        a multi-speaker Piper voice does; the embedded one-voice Piper does not)."""
+        pool = cast_voices(
+            engine.voices(), voice_of(engine, narrator), language or self._book.language
+        )
+        return bool(pool)
+
+    def unvoiced(self, engine: Engine, narrator: str) -> Cast:
+        """The characters and who says each quotation, with no voice given to anyone beyond
+        those the user chose: what `cast` shows when the engine has one voice."""
+        voice_of(engine, narrator)
+        attribution = self.file.corrected()
+        names = {c.name for c in attribution.characters}
+        chosen = {name: voice for name, voice in self.file.voices.items() if name in names}
+        return Cast(engine.name, narrator, attribution, chosen)
+
     # --- corrections ---
 
     def _names(self) -> set[str]:

@@ -26,6 +26,7 @@ from collections import Counter
 from functools import lru_cache
 
 from audiopub.book.cast.characters import (
+    NOT_NAMES,
     Cast,
     Person,
     build_cast,
@@ -35,10 +36,11 @@ from audiopub.book.cast.characters import (
 from audiopub.book.cast.conversation import Paragraph, take_turns, units
 from audiopub.book.cast.models import Attribution, Character, Gender, Quote
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
+from audiopub.book.cast.ranker import rank_speakers
 from audiopub.book.cast.tags import NOUN_GENDERS, TITLES, find_tag, language_table, noun_gender
 from audiopub.book.models import Book
 
-__all__ = ["NARRATOR", "attribute", "by_lines"]
+__all__ = ["NARRATOR", "attribute", "by_lines", "sieves"]
 
 NARRATOR = "Narrator"  # the first-person narrator's name when the book gives none
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
@@ -72,6 +74,14 @@ _VOCATIVE = re.compile(
 
 def attribute(book: Book) -> Attribution:
     """Find every quotation of the book and who says it."""
+    paragraphs, cast, narrator = sieves(book)
+    rank_speakers(paragraphs, cast, narrator)
+    return _result(paragraphs, cast)
+
+
+def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
+    """The book's paragraphs with their quotations, tags, names and the sieves' speakers; the
+    cast; the first-person narrator (a person of the cast) where there is one."""
     language = book.language
     paragraphs = _find_all(book)
     lowercase = _lowercase_words(book)
@@ -87,6 +97,7 @@ def attribute(book: Book) -> Attribution:
         if nominal not in appositions:
             mentions[nominal] += count
     mentions.update(_titled_names(paragraphs))
+    mentions.update(_full_names(paragraphs, mentions, lowercase))
     _count_narration_mentions(paragraphs, mentions)
     cast = build_cast(mentions, _pronouns_after_names(paragraphs, mentions))
     for nominal, name in appositions.items():
@@ -109,7 +120,7 @@ def attribute(book: Book) -> Attribution:
     _pronouns(paragraphs, cast, narrator)
     _nearby(paragraphs, narrator)
     take_turns(paragraphs, [person.gender for person in cast.people])
-    return _result(paragraphs, cast)
+    return paragraphs, cast, narrator
 
 
 def by_lines(attribution: Attribution) -> list[Character]:
@@ -266,6 +277,31 @@ def _titled_names(paragraphs: list[Paragraph]) -> Counter[str]:
                 if _TITLED_NAME.fullmatch(name):
                     found[name] += 1
     return found
+
+
+_FULL_NAME = re.compile(r"(?<![\w.])([A-Z][a-z]+)\s([A-Z][a-z]+(?:-[A-Z][a-z]+)?)(?![\w'’])")
+
+
+def _full_names(
+    paragraphs: list[Paragraph], mentions: Counter[str], lowercase: Counter[str]
+) -> Counter[str]:
+    """A speaker's full name the book writes untitled ("Bill" said, "Bill Gorton" elsewhere),
+    at least twice: the name a reader knows them by, which joins their first
+    name and their titled forms ("Adela", "Adela Quested", "Miss Quested")."""
+    words = {w for form in mentions for w in form.split()[-1:] + form.split()[:1]}
+    found: Counter[str] = Counter()
+    for p in paragraphs:
+        for piece in (p.text,):  # speech too: "This is Bill Gorton," introduces him
+            for match in _FULL_NAME.finditer(piece):
+                first, last = match.groups()
+                if first not in words and last not in words:
+                    continue
+                if first.lower() in TITLES or first.lower() in NOT_NAMES:
+                    continue
+                if lowercase[first.lower()] >= 3 or lowercase[last.lower()] >= 3:
+                    continue  # an ordinary word starting a sentence, or a place ("Street")
+                found[match.group()] += 1
+    return Counter({name: n for name, n in found.items() if n >= 2})
 
 
 def _appositions(

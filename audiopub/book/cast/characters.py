@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from audiopub.book.cast.models import Gender
 from audiopub.book.cast.tags import TITLES
 
-__all__ = ["Cast", "Person", "build_cast", "split_name"]
+__all__ = ["NOT_NAMES", "Cast", "Person", "build_cast", "split_name"]
 
 _PRONOUNS: dict[str, Gender] = {
     "he": "male", "him": "male", "his": "male", "himself": "male",
@@ -27,7 +27,7 @@ _PRONOUNS: dict[str, Gender] = {
 }  # fmt: skip
 _PRONOUN_AFTER = re.compile(r"\b(" + "|".join(_PRONOUNS) + r")\b", re.IGNORECASE)
 # Words a sentence may start with before a name ("Then Holmes said"): never part of it.
-_NOT_NAMES = frozenset(
+NOT_NAMES = frozenset(
     """then and but now so when presently here there yes no oh ah well at last still
     again suddenly soon after before while as if once just only even indeed perhaps
     next one that this at by with for where who which what how said says everybody
@@ -55,7 +55,7 @@ def clean_name(name: str, lowercase_words: Counter[str]) -> str | None:
     words = name.replace("’", "'").split()
     # A sentence's first words before the name ("Then", "Presently"); a word the book also
     # writes in lower case may still be part of a name ("Wild Dog", "the Woman").
-    while words and (words[0].lower() in _NOT_NAMES or words[0].lower().endswith("ly")):
+    while words and (words[0].lower() in NOT_NAMES or words[0].lower().endswith("ly")):
         words = words[1:]
 
     if words:
@@ -130,9 +130,19 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             form = parent[form]
         return form
 
+    # Each group's gender where a title or the pronouns after a form show it: a group of one
+    # gender never takes in a form of the other ("Archer", he, is not Mrs. Archer).
+    group_gender: dict[str, Gender | None] = {
+        form: _gender([form], {form: split_name(form)}, genders) for form in mentions
+    }
+
     def union(a: str, b: str) -> None:
         ra, rb = find(a), find(b)
+        ga, gb = group_gender[ra], group_gender[rb]
+        if ra != rb and ga is not None and gb is not None and ga != gb:
+            return
         if ra != rb:
+            group_gender[ra] = group_gender[rb] = ga or gb
             # The more-used form's group absorbs the other.
             if mentions[ra] >= mentions[rb]:
                 parent[rb] = ra
@@ -187,6 +197,9 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             and word in (other_words[-1], other_words[0])
             and (len(other_words) > 1 or parts[other][0])
         ]
+        # Of the fitting gender only (a group of the other gender refuses it anyway).
+        own = group_gender[find(form)]
+        owners = [o for o in owners if own is None or group_gender[find(o)] in (own, None)]
         if owners:
             best = max(owners, key=lambda o: (mentions[o], o))
             union(best, form)
