@@ -22,11 +22,11 @@ from audiopub.gpu.monitor import GpuInfo, GpuStatus
 from audiopub.jobs import pipeline, submission
 from audiopub.jobs.chunk_cache import chunk_path, chunk_relpath, write_chunk
 from audiopub.jobs.models import ChunkRow, JobSettings, JobState
+from audiopub.jobs.proof_listening import ProofListening
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import listening_decision, submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.listen import Clip
-from audiopub.listen.stage import ProofListening
 from audiopub.tts.registry import get_engine
 
 RATE = 16_000
@@ -276,7 +276,7 @@ def test_convert_asked_to_listen_without_a_model_says_so_before_any_speech(
 def test_a_job_whose_listening_breaks_is_still_made(
     tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pipeline, "load_ears", lambda use_gpu: StandInEars({}, broken=True))
+    monkeypatch.setattr(pipeline, "load_listener", lambda use_gpu: StandInEars({}, broken=True))
     engine = get_engine("piper")
     epub = build_epub(tmp_path / "b.epub", [("One", ["A line to say."]), ("Two", ["Another."])])
     log: list[str] = []

@@ -4,8 +4,8 @@
               chunks from the job's current settings, on every run, before any audio
     speak     each pending chunk → engine → chunk WAV (atomic) → marked done in the store
     listen    with proof-listening on, each chunk made is heard meanwhile on a thread of its
-              own (`listen.stage`); before a chapter is stitched its flagged chunks are
-              spoken again (`retakes`)
+              own (`proof_listening`, hearing with `audiopub.listen`); before a chapter
+              is stitched its flagged chunks are spoken again (`retakes`)
     stitch    a chapter's chunk WAVs, in order, with pauses → chapter WAV → chapter done
     mux       chapter WAVs → AAC .m4b with chapters, tags and cover (atomic) → job done
 
@@ -54,7 +54,9 @@ from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
 from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
+from audiopub.jobs.proof_listening import ProofListening
 from audiopub.jobs.recorded_speed import machine_speed
+from audiopub.jobs.retakes import Retakes
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
     ENCODE_STAGE,
@@ -63,8 +65,7 @@ from audiopub.jobs.submission import (
     space_to_finish,
 )
 from audiopub.jobs.synthesis_plan import plan_synthesis
-from audiopub.listen.retakes import Retakes
-from audiopub.listen.stage import ProofListening, load_ears
+from audiopub.listen.ready import load_listener
 from audiopub.tts.engine import Engine
 
 log = logging.getLogger(__name__)
@@ -342,7 +343,7 @@ class JobRun:
     def _start_listening(self) -> None:
         self._set_stage(LOADING_EARS)
         began = time.perf_counter()
-        ears = load_ears(self.job.settings.use_gpu)
+        ears = load_listener(self.job.settings.use_gpu)
         self.store.queue.set_job_stage_times(
             self.job.id, {"listen": time.perf_counter() - began}, add=True
         )

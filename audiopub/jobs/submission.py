@@ -22,7 +22,7 @@ from audiopub.gpu.monitor import query_gpu_info
 from audiopub.jobs.book_plan import chosen_chapters, job_lexicon, plan_book
 from audiopub.jobs.models import Job, JobSettings, JobState, chunk_cache_key
 from audiopub.jobs.store import JobStore
-from audiopub.listen.stage import listening_ready, require_listening
+from audiopub.listen.ready import listening_ready, require_listening
 from audiopub.tts.engine import Engine, Voice, voice_of
 from audiopub.voices.casting import check_voicing
 from audiopub.voices.catalogue import local_catalogue

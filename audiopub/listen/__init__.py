@@ -1,13 +1,15 @@
-"""Proof-listening: Audiopub hears the audio it made and says which chunks do not say their text.
+"""Hearing speech and judging it: what proof-listening hears with, and nothing of jobs.
 
     features   Whisper's log-mel input from 16 kHz audio, written from the published definition
     listener   `Listener`: a Whisper model (CTranslate2) transcribing `Clip`s in batches
     judge      `judge`: the chunk's text against what was heard → a `Verdict` by `Thresholds`
+    ready      whether this machine can listen, with which model; `load_listener`
     whisper_files, whisper_install
                the listening models (`whisper:<size>`): their folder and files; download
     command    their part of `audiopub voices`: list, download, remove
-    stage      `ProofListening`: a job's chunks heard on a thread of their own as they are made
-    retakes    `Retakes`: the chunks heard wrong spoken again, the best take kept
+
+A job's listening stage and its retakes are the pipeline's (`jobs.proof_listening`,
+`jobs.retakes`): they hear through the stage's `Ears`, which a `Listener` is.
 
 CTranslate2 and tokenizers come with the optional extra `listen`
 (`pip install 'audiopub[listen]'`); nothing here imports them until a listener is loaded, so

@@ -10,7 +10,7 @@ from __future__ import annotations
 from nicegui import run, ui
 
 from audiopub.errors import ListeningUnavailable
-from audiopub.listen.stage import require_listening
+from audiopub.listen.ready import require_listening
 
 ABOUT = (
     "Hears every chunk and speaks again what came out wrong; on the CPU it costs "

@@ -35,8 +35,8 @@ from audiopub.jobs.chunk_executor import ChunkExecutor
 from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
 from audiopub.jobs.hearings import Hearing
 from audiopub.jobs.models import ChunkRow, Job
+from audiopub.jobs.proof_listening import ProofListening
 from audiopub.listen import Clip, Verdict, judge
-from audiopub.listen.stage import ProofListening
 
 log = logging.getLogger(__name__)
 

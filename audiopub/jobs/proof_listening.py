@@ -1,15 +1,17 @@
 """Proof-listening during a job: every chunk made is heard while the next ones are spoken.
 
     speak (the run's thread)  ── a chunk is done ──▶  queue  ──▶  listening thread:
-        read its audio file, hear a batch (`Listener.hear`), judge each against the chunk's
+        read its audio file, hear a batch (`Ears.hear`), judge each against the chunk's
         spoken text (`judge`), keep the verdict in the store (`JobHearings.record_hearing`)
     before a chapter is stitched: wait until its chunks are heard, then speak again the
-        flagged ones (`retakes.repair_chunk`), so the chapter is made of the kept takes
+        flagged ones (`retakes.Retakes`), so the chapter is made of the kept takes
 
-A thread, not a process: CTranslate2 runs outside the GIL, and the engine's own processes keep
-speaking meanwhile. Verdicts are in the store, so a resumed job hears only what it has not.
-Listening that breaks mid-job (a model file gone bad) stops listening for the rest of the run
-and says so in the job's log; the book is still made.
+The pipeline owns this stage and the `Ears` it hears with; `audiopub.listen` (the Whisper
+listener and the judge) knows nothing of jobs. A thread, not a process: CTranslate2 runs
+outside the GIL, and the engine's own processes keep speaking meanwhile. Verdicts are in the
+store, so a resumed job hears only what it has not. Listening that breaks mid-job (a model
+file gone bad) stops listening for the rest of the run and says so in the job's log; the book
+is still made.
 """
 
 from __future__ import annotations
@@ -28,69 +30,26 @@ from typing import Protocol
 import numpy as np
 import soundfile as sf
 
-from audiopub import settings as defaults
 from audiopub.errors import AudiopubError, ListeningUnavailable
 from audiopub.jobs.hearings import Hearing
 from audiopub.jobs.models import ChunkRow
 from audiopub.jobs.store import JobStore
-from audiopub.listen import Clip, Listener, installed_listening_models, judge
+from audiopub.listen import Clip, judge
 
 log = logging.getLogger(__name__)
 
-PREFERRED_MODEL = "base"  # the size the thresholds were calibrated with (docs/proof-listening.md)
 BATCH_CHUNKS = 8  # chunks heard in one batch at most: what is ready, never waited for
 WAIT_SLICE_S = 0.5  # how often a wait for the listening thread checks for a pause or cancel
 
 
 class Ears(Protocol):
-    """What the stage needs of a listener (`audiopub.listen.Listener`)."""
+    """What the stage needs of a listener: a model's size for the record, and what it hears
+    in a batch of clips. `audiopub.listen.Listener` is one (`listen.ready.load_listener`);
+    the tests hear with stand-ins."""
 
     size: str
 
     def hear(self, clips: Sequence[Clip]) -> list[str]: ...
-
-
-def listening_model(models_dir: Path | None = None) -> str | None:
-    """The installed listening model a job hears with: base where installed (its thresholds
-    were calibrated), else the first installed; None when there is none."""
-    installed = installed_listening_models(models_dir)
-    if PREFERRED_MODEL in installed:
-        return PREFERRED_MODEL
-    return installed[0] if installed else None
-
-
-def require_listening(models_dir: Path | None = None) -> str:
-    """The model a job would hear with, or ListeningUnavailable saying what to install: the
-    check made when a person asks for proof-listening, before anything is spoken."""
-    try:
-        import ctranslate2  # noqa: F401 — what `Listener.load` needs, checked without loading
-        import tokenizers  # noqa: F401
-    except ImportError as exc:
-        raise ListeningUnavailable(
-            f"Proof-listening needs the `listen` extra ({exc.name} is not installed): "
-            "pip install 'audiopub[listen]'"
-        ) from exc
-    size = listening_model(models_dir)
-    if size is None:
-        raise ListeningUnavailable(
-            "Proof-listening needs a listening model, and none is "
-            "installed: `audiopub voices download whisper:base`."
-        )
-    return size
-
-
-def listening_ready(models_dir: Path | None = None) -> bool:
-    try:
-        require_listening(models_dir)
-    except ListeningUnavailable:
-        return False
-    return True
-
-
-def load_ears(use_gpu: bool) -> Ears:
-    """The job's listener (float16 on a GPU, int8 on the CPU), or ListeningUnavailable."""
-    size = require_listening()
-    return Listener.load(size, use_gpu=use_gpu, models_dir=defaults.models_dir())
 
 
 @dataclass
