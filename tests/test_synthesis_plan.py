@@ -9,8 +9,9 @@ from voices import add_voice_with_rate
 
 from audiopub.errors import EngineUnavailable
 from audiopub.jobs import executor, synthesis_plan
+from audiopub.jobs.chunk_cache import chunk_path
 from audiopub.jobs.device_executor import DeviceExecutor
-from audiopub.jobs.models import JobSettings
+from audiopub.jobs.models import ChunkRow, ChunkState, JobSettings
 from audiopub.jobs.synthesis_plan import plan_synthesis
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.piper.engine import PiperEngine
@@ -91,3 +92,21 @@ def test_the_factory_handed_in_makes_the_executor(
     )
 
     assert made == [("piper", 2, SLOW)] and plan.limits == BatchLimits(2)
+
+
+def test_a_chunk_is_spoken_in_its_own_voice_else_the_narrators(
+    engine: PiperEngine, tmp_path: Path
+) -> None:
+    plan = plan_synthesis(JobSettings(voice=SLOW, speed=0.8), engine)
+
+    def chunk(voice: str) -> ChunkRow:
+        return ChunkRow(
+            "job", 0, 0, "Call me Ishmael.", False, "k" + voice, ChunkState.PENDING,
+            None, None, None, None, None, 0, None, spoken="Call me Ishmael.", voice=voice,
+        )  # fmt: skip
+
+    narrated, voiced = plan.task(chunk(""), tmp_path), plan.task(chunk("other"), tmp_path)
+
+    assert narrated.voice == SLOW and voiced.voice == "other"
+    assert narrated.text == "Call me Ishmael." and narrated.options == plan.options
+    assert voiced.out_path == chunk_path(tmp_path, "kother")

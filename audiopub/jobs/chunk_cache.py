@@ -41,6 +41,18 @@ def chunk_path(job_dir: Path, cache_key: str) -> Path:
     return Path(job_dir) / chunk_relpath(cache_key)
 
 
+def chunks_folder(job_dir: Path) -> Path:
+    """The job's folder of chunk audio."""
+    return Path(job_dir) / CHUNKS_DIR
+
+
+def take_key(cache_key: str, take: int, piece: int) -> str:
+    """What a piece of a chunk's retake (`jobs.retakes`) is spoken under: its file is
+    `chunk_path(job_dir, take_key(...))`, beside the chunk's own, and is removed once read;
+    one a run left behind is no done chunk's, so `remove_unused_chunk_files` removes it."""
+    return f"{cache_key}.take{take}.{piece}"
+
+
 def write_chunk(path: Path, samples: np.ndarray, sample_rate: int) -> int:
     """Write mono audio as 16-bit FLAC at `path`, atomically; returns the frame count."""
     samples = np.asarray(samples, dtype=np.float32)
@@ -120,7 +132,7 @@ def remove_unused_chunk_files(store: JobStore, job_id: str, job_dir: Path) -> li
 
     Only while no worker is running the job: a file written but not yet marked would go too.
     """
-    folder = Path(job_dir) / CHUNKS_DIR
+    folder = chunks_folder(job_dir)
     if not folder.is_dir():
         return []
     used = {

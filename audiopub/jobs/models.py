@@ -181,6 +181,12 @@ class JobSettings(Narration):
         }
 
 
+def reading_voice(voice: str, narrator: str) -> str:
+    """The voice that reads a chunk: its own, where the cast gives it to a character; no voice
+    ("") means the narrator's, the job's own."""
+    return voice or narrator
+
+
 def chunk_cache_key(text: str, settings: JobSettings, voice: str = "") -> str:
     """32 hex chars naming a chunk's audio: sha256 of canonical JSON of text + settings.
 
@@ -192,7 +198,8 @@ def chunk_cache_key(text: str, settings: JobSettings, voice: str = "") -> str:
     if settings.voice is None:
         raise ValueError("Resolve the voice before computing cache keys: None is ambiguous")
     namespace = settings.cache_namespace()
-    if voice and voice != settings.voice:
+    voice = reading_voice(voice, settings.voice)
+    if voice != settings.voice:
         models = settings.cast.models if settings.cast is not None else {}
         if voice not in models:
             raise ValueError(f"The cast names no model for the voice {voice!r}")

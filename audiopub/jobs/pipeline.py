@@ -41,8 +41,8 @@ from audiopub.errors import (
 from audiopub.figures import ENGINE_START, Clock, Speed, estimate_left_s, seconds_short
 from audiopub.jobs.book_plan import job_lexicon, plan_book, stored_book
 from audiopub.jobs.chunk_cache import (
-    chunk_path,
     chunk_relpath,
+    chunks_folder,
     remove_stale_temp_files,
     remove_unused_chunk_files,
     reuse_other_jobs_audio,
@@ -50,7 +50,7 @@ from audiopub.jobs.chunk_cache import (
     verify_done_chunks,
 )
 from audiopub.jobs.chunk_executor import ExecutorFactory
-from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
+from audiopub.jobs.chunk_work import ChunkResult
 from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
@@ -71,7 +71,6 @@ from audiopub.tts.engine import Engine
 log = logging.getLogger(__name__)
 
 CHAPTERS_DIR = "chapters"  # chapter WAVs inside the job's folder
-CHUNKS_DIR = "chunks"  # chunk WAVs inside the job's folder
 
 Publish = Callable[[JobEvent], None]
 
@@ -161,10 +160,10 @@ class JobRun:
         )
         # Text preparation: cutting the chapters into chunks and writing the plan.
         self.store.queue.set_job_stage_times(self.job.id, {"prepare": time.perf_counter() - began})
-        (self.dir / CHUNKS_DIR).mkdir(parents=True, exist_ok=True)
+        chunks_folder(self.dir).mkdir(parents=True, exist_ok=True)
         (self.dir / CHAPTERS_DIR).mkdir(parents=True, exist_ok=True)
         self.store.queue.set_job_info(self.job.id, device=self._device())
-        remove_stale_temp_files(self.dir / CHUNKS_DIR)
+        remove_stale_temp_files(chunks_folder(self.dir))
         verify_done_chunks(self.store, self.job.id, self.dir)
         verify_done_chapters(self.store, self.job.id, self.dir)
         reused = reuse_other_jobs_audio(self.store, self.job.id, self.dir)
@@ -279,16 +278,7 @@ class JobRun:
     def _speak_chapter(self, chapter_idx: int, title: str) -> None:
         self._check_still_running()
         pending = self.store.ledger.pending_chunks(self.job.id, chapter_idx)
-        tasks = [
-            ChunkTask(
-                c.cache_key,
-                c.spoken,
-                c.voice or self.plan.voice.id,
-                self.plan.options,
-                chunk_path(self.dir, c.cache_key),
-            )
-            for c in pending
-        ]
+        tasks = [self.plan.task(chunk, self.dir) for chunk in pending]
         # A chunk's wall time runs from the one before it, in this chapter: the previous
         # chapter's proof-listening and stitching are not speaking.
         self._last_chunk_at = time.perf_counter()
@@ -369,7 +359,7 @@ class JobRun:
         repairs = Retakes(
             self.job,
             self.dir,
-            self.executor,
+            self.plan,
             listening,
             self._check_still_running,
             lambda line: self._emit(JobState.RUNNING, message=line),
@@ -478,7 +468,7 @@ class JobRun:
         if not defaults.keep_intermediate_files():
             shutil.rmtree(self.dir / CHAPTERS_DIR, ignore_errors=True)
         if not defaults.keep_chunk_audio():
-            shutil.rmtree(self.dir / CHUNKS_DIR, ignore_errors=True)
+            shutil.rmtree(chunks_folder(self.dir), ignore_errors=True)
 
     # --- control and reporting -------------------------------------------------------
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from audiopub import figures as fmt
 from audiopub.audio.levels import Levels
 from audiopub.figures import Clock, Speed
-from audiopub.jobs.chunk_cache import CHUNKS_DIR
+from audiopub.jobs.chunk_cache import chunks_folder
 from audiopub.jobs.models import ChunkRow, ChunkState, Job, JobProgress
 from audiopub.jobs.store import JobStore
 
@@ -91,7 +91,7 @@ def job_details(store: JobStore, job: Job, progress: JobProgress) -> list[str]:
                 f"GPU {index} {mb:,.0f} MiB" for index, mb in sorted(job.peak_vram_mb.items())
             )
         )
-    kept = _folder_bytes(store.job_dir(job.id) / CHUNKS_DIR)
+    kept = _folder_bytes(chunks_folder(store.job_dir(job.id)))
     if kept:
         lines.append(
             f"chunk audio kept: {fmt.size(kept)} (shared with later jobs of the same "

@@ -30,12 +30,12 @@ import soundfile as sf
 from audiopub.book.chunking import split_clauses
 from audiopub.book.text import split_sentences
 from audiopub.errors import ListeningUnavailable
-from audiopub.jobs.chunk_cache import chunk_path, chunk_relpath, write_chunk
-from audiopub.jobs.chunk_executor import ChunkExecutor
+from audiopub.jobs.chunk_cache import chunk_path, chunk_relpath, take_key, write_chunk
 from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
 from audiopub.jobs.hearings import Hearing
 from audiopub.jobs.models import ChunkRow, Job
 from audiopub.jobs.proof_listening import ProofListening
+from audiopub.jobs.synthesis_plan import SynthesisPlan
 from audiopub.listen import Clip, Verdict, judge
 
 log = logging.getLogger(__name__)
@@ -105,20 +105,21 @@ def take_seed(job_seed: int | None, take: int) -> int:
 
 
 class Retakes:
-    """Repairs the flagged chunks of one run's job with its executor and its listener."""
+    """Repairs the flagged chunks of one run's job with its synthesis plan (its executor, the
+    chunk's task) and its listener."""
 
     def __init__(
         self,
         job: Job,
         job_dir: Path,
-        executor: ChunkExecutor,
+        plan: SynthesisPlan,
         listening: ProofListening,
         check: Callable[[], None],
         notify: Callable[[str], None] = lambda line: None,
     ) -> None:
         self.job = job
         self.job_dir = Path(job_dir)
-        self.executor = executor
+        self.plan = plan
         self.listening = listening
         self.store = listening.store
         self._check = check
@@ -182,21 +183,22 @@ class Retakes:
 
     def _speak(self, chunk: ChunkRow, pieces: Sequence[str], seed: int, number: int) -> Take | None:
         """The pieces spoken with `seed` and joined; None if the engine failed."""
-        settings = self.job.settings
-        assert settings.voice is not None  # resolved when the job was submitted
-        options = replace(settings.synthesis_options(), seed=seed)
-        tasks = [
-            ChunkTask(
-                f"{chunk.cache_key}.take{number}.{index}",
-                piece,
-                chunk.voice or settings.voice,  # a character's chunk keeps its voice
-                options,
-                self.job_dir / "chunks" / f"{chunk.cache_key}.take{number}.{index}.flac",
+        whole = self.plan.task(chunk, self.job_dir)  # its voice: a character's keeps theirs
+        options = replace(whole.options, seed=seed)
+        tasks: list[ChunkTask] = []
+        for index, piece in enumerate(pieces):
+            key = take_key(chunk.cache_key, number, index)
+            tasks.append(
+                replace(
+                    whole,
+                    key=key,
+                    text=piece,
+                    options=options,
+                    out_path=chunk_path(self.job_dir, key),
+                )
             )
-            for index, piece in enumerate(pieces)
-        ]
         results: list[ChunkResult] = []
-        iterator = self.executor.map(tasks, notify=self._notify)
+        iterator = self.plan.executor.map(tasks, notify=self._notify)
         try:
             for result in iterator:
                 results.append(result)

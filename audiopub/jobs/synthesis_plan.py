@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 from audiopub.errors import AudiopubError
+from audiopub.jobs.chunk_cache import chunk_path
 from audiopub.jobs.chunk_executor import ChunkExecutor, ExecutorFactory, ExecutorInfo
+from audiopub.jobs.chunk_work import ChunkTask
 from audiopub.jobs.executor import executor_for, in_process_executor
-from audiopub.jobs.models import JobSettings
+from audiopub.jobs.models import ChunkRow, JobSettings, reading_voice
 from audiopub.tts.batching import BatchLimits
 from audiopub.tts.engine import Engine, SynthesisOptions, Voice, voice_of
 from audiopub.tts.registry import get_engine
@@ -39,6 +42,17 @@ class SynthesisPlan:
     @property
     def speed(self) -> float:
         return self.options.speed
+
+    def task(self, chunk: ChunkRow, job_dir: Path) -> ChunkTask:
+        """What speaks `chunk` into its audio file in the job's folder: its spoken form, in
+        the voice that reads it, with the job's options. Retakes vary this task."""
+        return ChunkTask(
+            chunk.cache_key,
+            chunk.spoken,
+            reading_voice(chunk.voice, self.voice.id),
+            self.options,
+            chunk_path(job_dir, chunk.cache_key),
+        )
 
     def describe(self) -> str:
         """One line for the job's log: voice, rate, speed, where it runs and in what batches."""
