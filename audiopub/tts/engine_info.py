@@ -2,18 +2,27 @@
 reads, where its files are, how it is loaded and how to tell its files changed.
 
 Each engine package (tts/piper/, tts/kokoro/, tts/supertonic/) describes itself with one
-`EngineInfo`, and `registry.ENGINES` lists them: the rest of Audiopub asks the description
-instead of comparing engine names, so a new engine is one new package and one line there.
-Nothing heavy is imported to describe an engine: its `load` imports the engine itself.
+`EngineInfo`, and `registry.register` adds it to the engines: the rest of Audiopub (the voice
+library, the command line, the web pages, casting) asks the description instead of comparing
+engine names, so a new engine is one new package and one line in the registry. Nothing heavy is
+imported to describe an engine: its `load` imports the engine itself, its `downloads` the Hub
+client when they run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
+from audiopub import settings
 from audiopub.tts.engine import Engine
+
+if TYPE_CHECKING:  # for the hints only: the Hub client is imported when a download runs
+    from audiopub.tts.downloads import Installed
+    from audiopub.tts.hub import Progress
 
 # What an engine's model files look like now (name, size, mtime of each), to notice them
 # replaced; None where the engine rescans its folder itself.
@@ -35,6 +44,71 @@ def _no_stamp(model_dir: Path) -> Stamp:
 
 
 @dataclass(frozen=True)
+class Steps:
+    """The denoising steps an engine takes: what `--steps` and the page's slider offer."""
+
+    low: int = settings.MIN_STEPS
+    high: int = settings.MAX_STEPS
+    default: int = settings.DEFAULT_STEPS
+
+
+@dataclass(frozen=True)
+class Mixing:
+    """How an engine's voices mix into one: "af_heart:0.6+am_adam:0.4" (voice, weight)."""
+
+    separator: str  # between the voices of a mix: "+"
+    weight_separator: str  # between a voice and its weight: ":"
+    # Raises an AudiopubError that says what is wrong with a mix the engine can't speak.
+    check: Callable[[str], object]
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One thing of an engine's catalogue that can be downloaded (a voice, or a whole model
+    with every voice in it), as the voice list shows it."""
+
+    id: str  # what `audiopub voices download` and `remove` take: "piper:KEY", "kokoro"
+    engine: str
+    name: str
+    languages: tuple[str, ...]  # primary subtags it reads
+    language_label: str  # what a person reads: "German (Germany) · Deutsch"
+    installed: str | None = None  # its origin when installed (`voices.installed`), else None
+    unfinished: bool = False  # a download stopped half-way: its complete files are kept
+    size: int | None = None  # bytes to download, where known
+    licence_url: str | None = None
+    speakers: int | None = None
+    voice: str | None = None  # the voice to preview it with once installed; "": the default
+    note: str | None = None  # what else a person should know
+
+
+class Downloads(Protocol):
+    """An engine's catalogue of downloadable voices and models, and how to fetch and remove
+    them. What brings the Hub client is imported by the methods that need it."""
+
+    def offers(self, ask_hub: bool) -> Sequence[Offer]:
+        """What can be downloaded, with what is installed; `ask_hub`: a person asked for the
+        newest list (a network call), else the one on this computer."""
+        ...
+
+    def owns(self, download_id: str) -> bool:
+        """Whether `download_id` (as `voices download` takes it) is one of this engine's."""
+        ...
+
+    def install(
+        self,
+        download_id: str,
+        revision: str | None,
+        variant: str | None,
+        on_progress: Callable[[Progress], None] | None,
+        cancel: threading.Event | None,
+    ) -> Installed: ...
+
+    def remove(self, download_id: str) -> list[Path]:
+        """What was removed: only what Audiopub downloaded (and unfinished downloads)."""
+        ...
+
+
+@dataclass(frozen=True)
 class EngineInfo:
     name: str  # what --engine takes, and what a job and the chunk cache store
     label: str  # what a person reads: "Piper"
@@ -42,7 +116,6 @@ class EngineInfo:
     # each voice reads its own one language (Piper).
     languages: tuple[str, ...]
     sample_rate: int | None  # of every voice; None where the voice or model says (Piper's differ)
-    uses_steps: bool  # whether `SynthesisOptions.steps` changes what it says
     default_model_dir: Callable[[], Path]  # where its files are unless told (settings, env)
     load: Callable[[LoadRequest], Engine]  # imports and makes the engine
     stamp: Callable[[Path], Stamp] = _no_stamp  # its files in this folder as they are now
@@ -52,6 +125,17 @@ class EngineInfo:
     voice_files: Callable[[str], list[Path]] | None = None
     # What can run its model (`settings.KOKORO_RUNTIMES` names them), its default first.
     runtimes: tuple[str, ...] = ("onnx",)
+    steps: Steps | None = None  # None: `SynthesisOptions.steps` changes nothing it says
+    mixing: Mixing | None = None  # None: its voices don't mix
+    # Whether its voices are made from a reference recording of a person (each voice's own
+    # `Voice.from_recording` says which), rather than trained into the model.
+    voices_from_recordings: bool = False
+    downloads: Downloads | None = None  # None: nothing of it can be downloaded
+
+    @property
+    def uses_steps(self) -> bool:
+        """Whether `SynthesisOptions.steps` changes what it says."""
+        return self.steps is not None
 
     @property
     def multilingual(self) -> bool:

@@ -23,7 +23,7 @@ from audiopub.tts.kokoro.files import KokoroFiles, default_folder, language_of
 from audiopub.tts.kokoro.repository import KOKORO_ID, describe_voice
 from audiopub.tts.piper import PIPER
 from audiopub.tts.piper.config import PiperVoiceConfig
-from audiopub.tts.registry import ENGINE_NAMES, get_engine
+from audiopub.tts.registry import engine_names, get_engine
 from audiopub.tts.supertonic import SUPERTONIC
 from audiopub.tts.supertonic.releases import (
     active_model_dir,
@@ -135,7 +135,7 @@ def _voices_installed(language: str | None, listening: ListeningModels) -> int:
     from audiopub.voices.install import unfinished_downloads
 
     origins = {voice.id: voice.origin for voice in installed.piper_voices()}
-    for name in ENGINE_NAMES:
+    for name in engine_names():
         try:
             voices = get_engine(name).voices()
         except AudiopubError as exc:

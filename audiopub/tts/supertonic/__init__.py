@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from audiopub import settings
 from audiopub.tts.engine import Engine
-from audiopub.tts.engine_info import EngineInfo, LoadRequest
+from audiopub.tts.engine_info import EngineInfo, LoadRequest, Steps
 from audiopub.tts.supertonic.files import folder_stamp
 from audiopub.tts.supertonic.releases import active_model_dir, languages_of
 from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
@@ -41,7 +41,7 @@ SUPERTONIC = EngineInfo(
     label="Supertonic",
     languages=SUPPORTED_LANGUAGES,
     sample_rate=None,
-    uses_steps=True,
+    steps=Steps(),  # flow matching: more steps, cleaner audio (2-128, 16 unless told)
     default_model_dir=active_model_dir,
     load=_load,
     stamp=folder_stamp,
