@@ -12,13 +12,13 @@ client when they run.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from audiopub import settings
-from audiopub.tts.engine import Engine
+from audiopub.tts.engine import Engine, Voice
 
 if TYPE_CHECKING:  # for the hints only: the Hub client is imported when a download runs
     from audiopub.tts.downloads import Installed
@@ -64,34 +64,49 @@ class Mixing:
 
 @dataclass(frozen=True)
 class Offer:
-    """One thing of an engine's catalogue that can be downloaded (a voice, or a whole model
-    with every voice in it), as the voice list shows it."""
+    """One download of an engine's catalogue (a voice, or a whole model with every voice in
+    it), as the Voices page lists it."""
 
     id: str  # what `audiopub voices download` and `remove` take: "piper:KEY", "kokoro"
     engine: str
     name: str
     languages: tuple[str, ...]  # primary subtags it reads
     language_label: str  # what a person reads: "German (Germany) · Deutsch"
-    installed: str | None = None  # its origin when installed (`voices.installed`), else None
+    installed: str | None = None  # its origin once installed (`tts.downloads.DOWNLOADED`…)
     unfinished: bool = False  # a download stopped half-way: its complete files are kept
     size: int | None = None  # bytes to download, where known
-    licence_url: str | None = None
-    speakers: int | None = None
-    voice: str | None = None  # the voice to preview it with once installed; "": the default
-    note: str | None = None  # what else a person should know
+    licence_path: str | None = None  # on the Hub: "owner/repo" or a file's "owner/repo/blob/…"
+    voice: str | None = None  # the voice to preview it with once installed; "": the first
+
+
+@dataclass(frozen=True)
+class Listing:
+    """An engine's part of `audiopub voices --all`: a heading, a line per voice or model, and
+    an id to show `voices download` with."""
+
+    heading: str
+    lines: tuple[str, ...]
+    example: str
 
 
 class Downloads(Protocol):
     """An engine's catalogue of downloadable voices and models, and how to fetch and remove
-    them. What brings the Hub client is imported by the methods that need it."""
+    them. What brings the Hub client is imported by the methods that need it, when they run."""
 
-    def offers(self, ask_hub: bool) -> Sequence[Offer]:
-        """What can be downloaded, with what is installed; `ask_hub`: a person asked for the
-        newest list (a network call), else the one on this computer."""
+    variants: tuple[str, ...]  # what `voices download --variant` may choose; () for none
+
+    def offers(self) -> Sequence[Offer]:
+        """What can be downloaded, with what is installed (from this computer: no network;
+        blocking, it reads the models folder)."""
+        ...
+
+    def listing(self, language: str | None, ask_hub: bool) -> Listing | None:
+        """Its part of `voices --all` for `language` (None: every one), the Hub asked for the
+        newest list when `ask_hub`; None when nothing of it reads that language."""
         ...
 
     def owns(self, download_id: str) -> bool:
-        """Whether `download_id` (as `voices download` takes it) is one of this engine's."""
+        """Whether `download_id` (as `voices download` takes it) is one of its downloads."""
         ...
 
     def install(
@@ -103,9 +118,27 @@ class Downloads(Protocol):
         cancel: threading.Event | None,
     ) -> Installed: ...
 
-    def remove(self, download_id: str) -> list[Path]:
-        """What was removed: only what Audiopub downloaded (and unfinished downloads)."""
+    def how_to_speak(self, installed: Installed) -> str:
+        """The line that says how to speak with what was just installed."""
         ...
+
+    def remove(self, download_id: str) -> list[Path]:
+        """What was removed: only what Audiopub downloaded, and unfinished downloads."""
+        ...
+
+    def unfinished(self) -> list[str]:
+        """The ids of its downloads that stopped half-way."""
+        ...
+
+
+def matches_language(wanted: str, codes: Iterable[str], names: Iterable[str] = ()) -> bool:
+    """Whether `wanted` (de, de_DE, de-DE, German, Deutsch) names one of the languages."""
+    want = wanted.strip().lower().replace("-", "_")
+    for code in codes:
+        code = code.lower().replace("-", "_")
+        if want == code or want == code.split("_")[0]:
+            return True
+    return any(want == name.lower() for name in names if name)
 
 
 @dataclass(frozen=True)
@@ -131,6 +164,9 @@ class EngineInfo:
     # `Voice.from_recording` says which), rather than trained into the model.
     voices_from_recordings: bool = False
     downloads: Downloads | None = None  # None: nothing of it can be downloaded
+    # What `audiopub voices` says above its installed voices ("supertonic (supertonic-3 in …):");
+    # None: its name.
+    heading: Callable[[Sequence[Voice]], str] | None = None
 
     @property
     def uses_steps(self) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import Engine
-from audiopub.tts.engine_info import EngineInfo, LoadRequest, Stamp
+from audiopub.tts.engine_info import Downloads, EngineInfo, LoadRequest, Stamp
 from audiopub.tts.kokoro import KOKORO
 from audiopub.tts.piper import PIPER
 from audiopub.tts.supertonic import SUPERTONIC
@@ -41,6 +41,18 @@ def engines() -> tuple[EngineInfo, ...]:
 
 def engine_names() -> tuple[str, ...]:
     return tuple(engine.name for engine in _engines)
+
+
+def downloads() -> tuple[Downloads, ...]:
+    """The catalogues of the engines that have downloads, in the engines' order."""
+    return tuple(engine.downloads for engine in _engines if engine.downloads is not None)
+
+
+def downloads_owning(download_id: str) -> Downloads | None:
+    """The catalogue `download_id` (as `voices download` takes it) belongs to, if any
+    engine declares it. None: the voice library's own (Piper's index, Supertonic's
+    releases) or none."""
+    return next((found for found in downloads() if found.owns(download_id)), None)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from audiopub.errors import AudiopubError, DownloadCancelled
 from audiopub.tts.downloads import Installed
-from audiopub.tts.kokoro.repository import KOKORO_ID
+from audiopub.tts.registry import downloads_owning
 
 if TYPE_CHECKING:  # for the hint only: it brings in huggingface_hub (see `_run`)
     from audiopub.tts.hub import Progress
@@ -90,13 +90,13 @@ class VoiceDownloads:
             thread.join(STOP_WAIT_S)
 
     def _run(self, voice_id: str, cancel: threading.Event) -> None:
-        # Here, not at the top: both bring in huggingface_hub, needed by a download only.
-        from audiopub.tts.kokoro.install import install_kokoro
+        # Here, not at the top: it brings in huggingface_hub, needed by a download only.
         from audiopub.voices.install import install
 
         try:
-            if voice_id == KOKORO_ID:  # the variant for this device, as the CLI chooses it
-                installed = install_kokoro(on_progress=self._progress, cancel=cancel)
+            owner = downloads_owning(voice_id)  # an engine's own catalogue, else the library's
+            if owner is not None:  # no variant: the one for this device, as the CLI chooses it
+                installed = owner.install(voice_id, None, None, self._progress, cancel)
             else:
                 installed = install(voice_id, on_progress=self._progress, cancel=cancel)
         except DownloadCancelled:

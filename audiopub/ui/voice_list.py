@@ -13,10 +13,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from audiopub.book.scripts import primary_subtag
-from audiopub.tts.downloads import STAGING
-from audiopub.tts.kokoro import KOKORO
-from audiopub.tts.kokoro.files import KokoroFiles, default_folder
-from audiopub.tts.kokoro.repository import KOKORO_ID, KOKORO_REPO, RECORD
+from audiopub.tts import registry
+from audiopub.tts.engine_info import Offer
 from audiopub.tts.piper import PIPER
 from audiopub.tts.supertonic import SUPERTONIC
 from audiopub.tts.supertonic.releases import env_dir
@@ -112,7 +110,7 @@ class OnDisk:
     supertonic: dict[str, tuple[str, bool]]  # release id → (origin, active)
     unfinished: frozenset[str]  # catalogue ids with a stopped download
     env_dir: str | None = None  # AUDIOPUB_SUPERTONIC_DIR, which wins over any chosen release
-    kokoro: str | None = None  # Kokoro's origin when a model and voices are installed
+    offers: tuple[Offer, ...] = ()  # the downloads of the engines that declare theirs
 
 
 def installed_now() -> OnDisk:
@@ -123,18 +121,16 @@ def installed_now() -> OnDisk:
 
     origins = {f"piper:{voice.id}": voice.origin for voice in installed.piper_voices()}
     models = {model.id: (model.origin, model.active) for model in installed.supertonic_models()}
-    own_ids = {release.id for release in SUPERTONIC_RELEASES} | {KOKORO_ID}
+    offered = tuple(offer for found in registry.downloads() for offer in found.offers())
+    own_ids = {release.id for release in SUPERTONIC_RELEASES} | {offer.id for offer in offered}
     stopped = {name if name in own_ids else f"piper:{name}" for name in unfinished_downloads()}
-    kokoro_dir = default_folder()  # AUDIOPUB_KOKORO_DIR may put it beside another staging
-    if (kokoro_dir.parent / STAGING / KOKORO_ID).is_dir():
-        stopped.add(KOKORO_ID)
-    files = KokoroFiles(kokoro_dir)
-    kokoro = None
-    if files.variants() and files.voice_names():
-        kokoro = installed.DOWNLOADED if (kokoro_dir / RECORD).is_file() else installed.YOURS
     override = env_dir()
     return OnDisk(
-        origins, models, frozenset(stopped), str(override) if override is not None else None, kokoro
+        origins,
+        models,
+        frozenset(stopped),
+        str(override) if override is not None else None,
+        offered,
     )
 
 
@@ -145,10 +141,11 @@ def hub_address() -> str:
 
 
 def build_rows(catalogue: Catalogue, have: OnDisk, endpoint: str) -> list[VoiceRow]:
-    """Supertonic's releases, Kokoro, then every Piper voice by language and quality, then installed
-    Piper voices the index does not list (the user's own)."""
+    """Supertonic's releases, the other engines' downloads (Kokoro's), then every Piper voice by
+    language and quality, then installed Piper voices the index does not list (the user's
+    own)."""
     rows = [_supertonic_row(release, catalogue, have, endpoint) for release in catalogue.supertonic]
-    rows.append(_kokoro_row(have, endpoint))
+    rows += [_offer_row(offer, have, endpoint) for offer in have.offers]
     piper = sorted(
         catalogue.piper.values(),
         key=lambda e: (e.language_english, e.country, e.name, quality_rank(e.quality)),
@@ -231,22 +228,28 @@ def _supertonic_row(
     )
 
 
-def _kokoro_row(have: OnDisk, endpoint: str) -> VoiceRow:
-    """Kokoro-82M: one download, every voice in its nine languages (their primary subtags)."""
-    languages = KOKORO.languages
-    status = INSTALLED if have.kokoro else UNFINISHED if KOKORO_ID in have.unfinished else AVAILABLE
-    note = "Its voices can be mixed on the Convert page." if have.kokoro else None
+def _offer_row(offer: Offer, have: OnDisk, endpoint: str) -> VoiceRow:
+    """A download an engine declares (Kokoro-82M: one download, every voice in it)."""
+    status = (
+        INSTALLED
+        if offer.installed
+        else UNFINISHED
+        if offer.unfinished or offer.id in have.unfinished
+        else AVAILABLE
+    )
+    mixes = registry.engine_info(offer.engine).mixing is not None
     return VoiceRow(
-        KOKORO_ID,
-        KOKORO.name,
-        "Kokoro-82M",
-        languages,
-        "Every voice, each reading " + ", ".join(languages),
-        licence_url=f"{endpoint}/{KOKORO_REPO}",
+        offer.id,
+        offer.engine,
+        offer.name,
+        offer.languages,
+        offer.language_label,
+        size=offer.size,
+        licence_url=f"{endpoint}/{offer.licence_path}" if offer.licence_path else None,
         status=status,
-        origin=have.kokoro,
-        voice="" if have.kokoro else None,
-        note=note,
+        origin=offer.installed,
+        voice=offer.voice,
+        note="Its voices can be mixed on the Convert page." if offer.installed and mixes else None,
     )
 
 

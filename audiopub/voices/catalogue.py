@@ -21,7 +21,7 @@ import difflib
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -30,6 +30,7 @@ from typing import Any, Final
 from audiopub import settings
 from audiopub.atomic import atomic_write
 from audiopub.errors import AudiopubError, HubUnreachable, VoiceNotFound
+from audiopub.tts.engine_info import matches_language
 from audiopub.tts.piper import PIPER
 from audiopub.tts.supertonic import SUPERTONIC
 from audiopub.tts.supertonic.releases import (
@@ -39,6 +40,8 @@ from audiopub.tts.supertonic.releases import (
 )
 
 log = logging.getLogger(__name__)
+
+__all__ = ["matches_language"]  # where the voice library has always found it
 
 PIPER_REPO: Final = "rhasspy/piper-voices"
 PIPER_INDEX: Final = "voices.json"
@@ -247,16 +250,6 @@ def _keep(data: Any) -> None:
             temp.write_text(json.dumps(data), "utf-8")
     except OSError as exc:  # listing still works; only the offline copy is older
         log.warning("could not keep the refreshed voice index: %s", exc)
-
-
-def matches_language(wanted: str, codes: Iterable[str], names: Iterable[str] = ()) -> bool:
-    """Whether `wanted` (de, de_DE, de-DE, German, Deutsch) names one of the languages."""
-    want = wanted.strip().lower().replace("-", "_")
-    for code in codes:
-        code = code.lower().replace("-", "_")
-        if want == code or want == code.split("_")[0]:
-            return True
-    return any(want == name.lower() for name in names if name)
 
 
 def entry_matches(entry: PiperEntry | SupertonicRelease, language: str | None) -> bool:

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
 
 from audiopub import settings
 from audiopub.errors import ModelMissing
+from audiopub.tts.downloads import BUILT_IN, DOWNLOADED, YOURS
 from audiopub.tts.piper import PIPER
 from audiopub.tts.piper.files import find_voices
 from audiopub.tts.supertonic.engine import default_model_dir as active_supertonic_dir
 from audiopub.tts.supertonic.files import ModelFiles
 from audiopub.voices.catalogue import SUPERTONIC_RELEASES
 from audiopub.voices.install import PIPER_RECORD, SUPERTONIC_RECORD, piper_dir, supertonic_dir
-
-BUILT_IN: Final = "built in"
-DOWNLOADED: Final = "downloaded"
-YOURS: Final = "added by you"
 
 
 @dataclass(frozen=True)

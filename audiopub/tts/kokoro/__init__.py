@@ -15,6 +15,7 @@ from audiopub import settings
 from audiopub.book.scripts import primary_subtag
 from audiopub.tts.engine import Engine
 from audiopub.tts.engine_info import EngineInfo, LoadRequest, Mixing, Stamp
+from audiopub.tts.kokoro.downloads import KokoroDownloads
 from audiopub.tts.kokoro.files import (
     LANGUAGES,
     MIX_SEPARATOR,
@@ -57,4 +58,5 @@ KOKORO = EngineInfo(
     runtimes=("onnx", "torch"),
     stamp=_stamp,
     mixing=Mixing(MIX_SEPARATOR, WEIGHT_SEPARATOR, parse_mix),
+    downloads=KokoroDownloads(),
 )
