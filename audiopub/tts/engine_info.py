@@ -12,7 +12,7 @@ client when they run.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -77,6 +77,8 @@ class Offer:
     size: int | None = None  # bytes to download, where known
     licence_path: str | None = None  # on the Hub: "owner/repo" or a file's "owner/repo/blob/…"
     voice: str | None = None  # the voice to preview it with once installed; "": the first
+    note: str | None = None  # what else a person should know of it
+    usable: bool = False  # installed, and the engine could switch to it (`voices use`)
 
 
 @dataclass(frozen=True)
@@ -100,9 +102,21 @@ class Downloads(Protocol):
         blocking, it reads the models folder)."""
         ...
 
-    def listing(self, language: str | None, ask_hub: bool) -> Listing | None:
+    def sizes(self, timeout_s: float) -> Mapping[str, int]:
+        """Download sizes by id as the Hub tells them now, where `offers` can't know them
+        (a network call, for a person who asked for the newest list)."""
+        ...
+
+    def listing(
+        self, language: str | None, ask_hub: bool, sizes: Mapping[str, int]
+    ) -> Listing | None:
         """Its part of `voices --all` for `language` (None: every one), the Hub asked for the
-        newest list when `ask_hub`; None when nothing of it reads that language."""
+        newest list when `ask_hub`, with the `sizes` the Hub told; None when nothing of it
+        reads that language."""
+        ...
+
+    def notes(self) -> list[str]:
+        """Lines `audiopub voices` prints after the installed voices (what else is there)."""
         ...
 
     def owns(self, download_id: str) -> bool:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from audiopub.errors import AudiopubError, DownloadCancelled
 from audiopub.tts.downloads import Installed
-from audiopub.tts.registry import downloads_owning
 
 if TYPE_CHECKING:  # for the hint only: it brings in huggingface_hub (see `_run`)
     from audiopub.tts.hub import Progress
@@ -94,11 +93,8 @@ class VoiceDownloads:
         from audiopub.voices.install import install
 
         try:
-            owner = downloads_owning(voice_id)  # an engine's own catalogue, else the library's
-            if owner is not None:  # no variant: the one for this device, as the CLI chooses it
-                installed = owner.install(voice_id, None, None, self._progress, cancel)
-            else:
-                installed = install(voice_id, on_progress=self._progress, cancel=cancel)
+            # No variant: a model that has several takes the device's, as the CLI chooses it.
+            installed = install(voice_id, on_progress=self._progress, cancel=cancel)
         except DownloadCancelled:
             self._finish(
                 cancelled=True,

@@ -8,10 +8,8 @@ records) is imported by each command when it runs, so the other commands start w
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import textwrap
-from pathlib import Path
 from typing import Any, Protocol
 
 from tqdm import tqdm
@@ -19,17 +17,13 @@ from tqdm import tqdm
 from audiopub import figures
 from audiopub.errors import AudiopubError
 from audiopub.tts.engine import Voice, speaker_voice_id
-from audiopub.tts.piper import PIPER
-from audiopub.tts.piper.config import PiperVoiceConfig
 from audiopub.tts.registry import (
     downloads,
-    downloads_owning,
     engine_info,
     engine_names,
     get_engine,
 )
 from audiopub.tts.supertonic.releases import (
-    active_model_dir,
     choose_release,
     env_dir,
 )
@@ -168,12 +162,9 @@ def _voices_installed(language: str | None, listening: ListeningModels) -> int:
                     subsequent_indent=" " * 6,
                 )
             )
-    for supertonic in installed.supertonic_models():
-        if not supertonic.active:
-            print(
-                f"also installed: {supertonic.id} in {supertonic.path} "
-                f"({_how_to_use(supertonic.id)})"
-            )
+    for found in downloads():
+        for note in found.notes():
+            print(note)
     listening.print_models(installed_only=True)
     stopped = [*unfinished_downloads()]
     stopped += [name for found in downloads() for name in found.unfinished() if name not in stopped]
@@ -206,15 +197,14 @@ def _voices_available(language: str | None, listening: ListeningModels) -> int:
         (e for e in catalogue.piper.values() if entry_matches(e, language)),
         key=lambda e: (e.language_code, e.name, quality_rank(e.quality)),
     )
-    supertonic = [r for r in catalogue.supertonic if entry_matches(r, language)]
     # Each engine's own catalogue: the Hub's list, or the shipped one (its heading says which);
     # a Hub that did not answer for Piper's index is not waited for a second time.
     listings = [
         listing
         for found in downloads()
-        if (listing := found.listing(language, ask_hub=not catalogue.offline)) is not None
+        if (listing := found.listing(language, not catalogue.offline, catalogue.sizes)) is not None
     ]
-    if not piper and not supertonic and not listings:
+    if not piper and not listings:
         raise AudiopubError(f"No voice for language {language!r} in {catalogue.source}.")
     print(f"Piper voices ({len(piper)}, from {catalogue.source}):")
     for e in piper:
@@ -224,41 +214,22 @@ def _voices_available(language: str | None, listening: ListeningModels) -> int:
             f"  {e.id:40} {e.describe_language()[:28]:28} {e.quality:7} "
             f"{figures.size(e.size):>8}  {speakers:12} {mark}".rstrip()
         )
-    if supertonic:
-        print("Supertonic models:")
-    for release in supertonic:
-        mark = "installed" if release.id in have else ""
-        size = catalogue.supertonic_sizes.get(release.id)
-        print(
-            f"  {release.id:40} {release.description:37} "
-            f"{figures.size(size) if size else '':>8}  {mark}".rstrip()
-        )
     for listing in listings:
         print(listing.heading)
         for line in listing.lines:
             print(f"  {line}")
     listening.print_models(installed_only=False)
-    example = piper[0].id if piper else supertonic[0].id if supertonic else listings[0].example
+    example = piper[0].id if piper else listings[0].example
     print(f"Download one with `audiopub voices download ID`, e.g. {example}.")
     return 0
 
 
 def _voices_download(voice_id: str, revision: str | None, variant: str | None = None) -> int:
-    from audiopub.voices.install import install  # huggingface_hub: see the top
+    from audiopub.voices.install import how_to_speak, install  # huggingface_hub: see the top
 
-    owner = downloads_owning(voice_id)  # an engine's own catalogue, else the voice library's
-    if variant is not None and (owner is None or variant not in owner.variants):
-        raise AudiopubError(
-            "--variant chooses the model of an engine that has several: "
-            f"{voice_id} has {', '.join(owner.variants) if owner and owner.variants else 'none'}."
-        )
     try:
         with DownloadBar() as bar:
-            result = (
-                owner.install(voice_id, revision, variant, bar.show, None)
-                if owner is not None
-                else install(voice_id, revision, on_progress=bar.show)
-            )
+            result = install(voice_id, revision, on_progress=bar.show, variant=variant)
     except KeyboardInterrupt:
         print(
             "\nInterrupted: nothing was installed. The files already complete are kept; "
@@ -270,40 +241,14 @@ def _voices_download(voice_id: str, revision: str | None, variant: str | None = 
         print(f"{result.id} is already installed ({result.path}).")
         return 0
     print(f"Installed {result.id} ({figures.size(result.size)}) in {result.path}.")
-    if owner is not None:
-        print(owner.how_to_speak(result))
-    elif result.id.startswith(f"{PIPER.name}:"):
-        print(
-            f"Speak with it: audiopub convert BOOK.epub --voice "
-            f"{_first_voice(result.id.split(':', 1)[1], result.path)}"
-        )
-    elif active_model_dir().resolve() != result.path.resolve():
-        print(f"Supertonic speaks with {active_model_dir()}: {_how_to_use(result.id)}.")
-    else:
-        print("Speak with it: audiopub convert BOOK.epub --engine supertonic")
+    print(how_to_speak(voice_id, result))
     return 0
-
-
-def _first_voice(model: str, model_path: Path) -> str:
-    """The id to speak with a downloaded Piper model: a multi-speaker one's first speaker."""
-    try:
-        config = json.loads(model_path.with_suffix(".onnx.json").read_text("utf-8"))
-        speakers = PiperVoiceConfig.from_dict(config).speakers
-    except (OSError, ValueError, KeyError, TypeError):
-        return model  # the engine says what is wrong with it when it is used
-    if not speakers:
-        return model
-    return (
-        f"{speaker_voice_id(model, speakers[0])} (one of its {len(speakers)} speakers; "
-        "`audiopub voices` lists them)"
-    )
 
 
 def _voices_remove(voice_id: str) -> int:
     from audiopub.voices.install import remove  # huggingface_hub: see the top
 
-    owner = downloads_owning(voice_id)  # an engine's own catalogue, else the voice library's
-    for path in owner.remove(voice_id) if owner is not None else remove(voice_id):
+    for path in remove(voice_id):
         print(f"removed {path}")
     return 0
 
@@ -322,15 +267,6 @@ def _voices_use(name: str) -> int:
         "(audiopub convert BOOK.epub --engine supertonic)."
     )
     return 0
-
-
-def _how_to_use(release_id: str) -> str:
-    if env_dir() is not None:
-        return (
-            f"unset AUDIOPUB_SUPERTONIC_DIR and run `audiopub voices use {release_id}` to "
-            "speak with it"
-        )
-    return f"`audiopub voices use {release_id}` speaks with it"
 
 
 class DownloadBar:

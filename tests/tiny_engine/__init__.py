@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -86,7 +86,15 @@ class TinyDownloads:
             for download_id, (voice, _) in CATALOGUE.items()
         ]
 
-    def listing(self, language: str | None, ask_hub: bool) -> Listing | None:
+    def sizes(self, timeout_s: float) -> Mapping[str, int]:
+        return {}  # its offers know theirs
+
+    def notes(self) -> list[str]:
+        return []
+
+    def listing(
+        self, language: str | None, ask_hub: bool, sizes: Mapping[str, int]
+    ) -> Listing | None:
         if language is not None and not matches_language(language, ["en-US"], ["English"]):
             return None
         lines = tuple(

@@ -8,7 +8,7 @@ listing what is installed never loads it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -57,7 +57,15 @@ class KokoroDownloads:
             )
         ]
 
-    def listing(self, language: str | None, ask_hub: bool) -> Listing | None:
+    def sizes(self, timeout_s: float) -> Mapping[str, int]:
+        return {}  # the model's size depends on the variant: none is shown
+
+    def notes(self) -> list[str]:
+        return []
+
+    def listing(
+        self, language: str | None, ask_hub: bool, sizes: Mapping[str, int]
+    ) -> Listing | None:
         from audiopub.tts.kokoro.install import kokoro_voices  # the Hub client: see the top
 
         kokoro = kokoro_voices(ask_hub=ask_hub)

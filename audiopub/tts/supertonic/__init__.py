@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from audiopub import settings
 from audiopub.tts.engine import Engine, Voice
 from audiopub.tts.engine_info import EngineInfo, LoadRequest, Steps
+from audiopub.tts.supertonic.downloads import SupertonicDownloads
 from audiopub.tts.supertonic.files import folder_stamp
 from audiopub.tts.supertonic.releases import active_model_dir, active_release, languages_of
 from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
@@ -56,4 +57,5 @@ SUPERTONIC = EngineInfo(
     load=_load,
     stamp=folder_stamp,
     heading=_heading,
+    downloads=SupertonicDownloads(),
 )

@@ -24,7 +24,7 @@ from audiopub import figures
 from audiopub import settings as defaults
 from audiopub.book.scripts import primary_subtag
 from audiopub.errors import AudiopubError
-from audiopub.tts.registry import downloads_owning, engine_info, get_preview_engine
+from audiopub.tts.registry import engine_info, get_preview_engine
 from audiopub.tts.supertonic.releases import choose_release
 from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.components.dialogs import confirm
@@ -323,8 +323,7 @@ def _remove_files(voice_id: str) -> list[Path]:
     # Here, not at the top: it brings in huggingface_hub, which nothing else loads at startup.
     from audiopub.voices.install import remove
 
-    owner = downloads_owning(voice_id)  # an engine's own catalogue, else the voice library's
-    return owner.remove(voice_id) if owner is not None else remove(voice_id)
+    return remove(voice_id)  # an engine's own catalogue, else Piper's
 
 
 def _speak(services: Services, row: VoiceRow, text: str, language: str) -> bytes:
