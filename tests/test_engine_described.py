@@ -101,6 +101,16 @@ def test_casting_gives_characters_voices_of_their_gender() -> None:
     }
 
 
+@pytest.mark.usefixtures("tiny")
+def test_a_book_in_its_language_suggests_its_voice() -> None:
+    from audiopub.voices.suggest import voices_for
+
+    assert ("tiny", "en_US-anna-medium", "tiny:anna") in {
+        (s.engine, s.voice, s.download) for s in voices_for("en-US")
+    }
+    assert "tiny" not in {s.engine for s in voices_for("fr")}
+
+
 def test_nothing_of_audiopub_names_it() -> None:
     """The proof that registering is all it takes: no module outside the tests knows it."""
     found = subprocess.run(

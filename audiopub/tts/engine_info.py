@@ -82,6 +82,16 @@ class Offer:
 
 
 @dataclass(frozen=True)
+class Suggested:
+    """A voice of an engine's catalogue that reads a book's language, and how to get it."""
+
+    voice: str  # what --voice takes
+    download: str  # what `audiopub voices download` takes
+    installed: bool
+    whole_model: bool = False  # the download is the engine's model, every voice in it
+
+
+@dataclass(frozen=True)
 class Listing:
     """An engine's part of `audiopub voices --all`: a heading, a line per voice or model, and
     an id to show `voices download` with."""
@@ -117,6 +127,12 @@ class Downloads(Protocol):
 
     def notes(self) -> list[str]:
         """Lines `audiopub voices` prints after the installed voices (what else is there)."""
+        ...
+
+    def suggest(self, tag: str) -> Suggested | None:
+        """Its voice that best reads `tag`'s language (installed first, its region where the
+        tag names one), for the warning that a book is not in its voice's language; None:
+        none of its voices reads it, or it suggests none. No network."""
         ...
 
     def owns(self, download_id: str) -> bool:

@@ -20,7 +20,14 @@ from audiopub import settings
 from audiopub.errors import VoiceNotFound
 from audiopub.tts.downloads import DOWNLOADED, Installed
 from audiopub.tts.engine import Engine, Voice, VoiceGender
-from audiopub.tts.engine_info import EngineInfo, Listing, LoadRequest, Offer, matches_language
+from audiopub.tts.engine_info import (
+    EngineInfo,
+    Listing,
+    LoadRequest,
+    Offer,
+    Suggested,
+    matches_language,
+)
 from audiopub.tts.piper.engine import PiperEngine
 from audiopub.tts.piper.files import embedded_voice
 
@@ -103,6 +110,13 @@ class TinyDownloads:
             for download_id, (_, gender) in CATALOGUE.items()
         )
         return Listing(f"Tiny voices ({len(lines)}, shipped with the tests):", lines, "tiny:anna")
+
+    def suggest(self, tag: str) -> Suggested | None:
+        if not matches_language(tag, ["en-US"]):
+            return None
+        installed = [key for key in CATALOGUE if self._installed(key)]
+        download_id = (installed or list(CATALOGUE))[0]
+        return Suggested(CATALOGUE[download_id][0], download_id, bool(installed))
 
     def owns(self, download_id: str) -> bool:
         return download_id.strip().startswith(f"{NAME}:")

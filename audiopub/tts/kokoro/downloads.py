@@ -14,9 +14,15 @@ from typing import TYPE_CHECKING, Final
 
 from audiopub.book.scripts import primary_subtag
 from audiopub.tts.downloads import DOWNLOADED, STAGING, YOURS, Installed
-from audiopub.tts.engine_info import Listing, Offer, matches_language
+from audiopub.tts.engine_info import Listing, Offer, Suggested, matches_language
 from audiopub.tts.kokoro.files import LANGUAGES, VARIANTS, KokoroFiles, default_folder, language_of
-from audiopub.tts.kokoro.repository import KOKORO_ID, KOKORO_REPO, RECORD, describe_voice
+from audiopub.tts.kokoro.repository import (
+    KOKORO_ID,
+    KOKORO_REPO,
+    RECORD,
+    describe_voice,
+    kokoro_index,
+)
 
 if TYPE_CHECKING:
     from audiopub.tts.hub import Progress
@@ -88,6 +94,28 @@ class KokoroDownloads:
             tuple(lines),
             KOKORO_ID,
         )
+
+    def suggest(self, tag: str) -> Suggested | None:
+        primary = primary_subtag(tag)
+        region = tag.replace("_", "-").lower()
+        voices = {
+            name: language.lower()
+            for name, (language, _) in kokoro_index().items()
+            if primary_subtag(language) == primary
+        }
+        if not voices:
+            return None
+        files = KokoroFiles(default_folder())
+        installed = set(files.voice_names()) if files.variants() else set()
+        name = min(
+            voices,
+            key=lambda voice: (
+                voice not in installed,
+                voices[voice] != region and "-" in region,
+                voice,
+            ),
+        )
+        return Suggested(name, KOKORO_ID, name in installed, whole_model=True)
 
     def owns(self, download_id: str) -> bool:
         return download_id.strip() == KOKORO_ID

@@ -34,7 +34,7 @@ from audiopub.tts.downloads import (
     remove_downloaded_folder,
     staging_folder,
 )
-from audiopub.tts.engine_info import Listing, Offer, matches_language
+from audiopub.tts.engine_info import Listing, Offer, Suggested, matches_language
 from audiopub.tts.supertonic.files import ModelFiles
 from audiopub.tts.supertonic.releases import (
     SUPERTONIC_DEFAULT,
@@ -216,6 +216,9 @@ class SupertonicDownloads:
             for model in installed_models()
             if not model.active
         ]
+
+    def suggest(self, tag: str) -> Suggested | None:
+        return None  # a release reads many languages, but its voices' accent is the model's
 
     def owns(self, download_id: str) -> bool:
         return release_named(download_id) is not None
