@@ -55,6 +55,7 @@ def test_the_command_line_lists_downloads_and_removes_its_voices(
     assert main(["voices"]) == 0
     out = capsys.readouterr().out
     assert f"\n{NAME}:\n  en_US-bert-medium" in out  # its voices, under its name
+    assert "from a recording" in out.split(f"\n{NAME}:\n", 1)[1].splitlines()[0]
 
     assert main(["voices", "remove", "tiny:bert"]) == 0
     assert "removed" in capsys.readouterr().out

@@ -145,6 +145,8 @@ def _voices_installed(language: str | None, listening: ListeningModels) -> int:
         for model, speakers in _by_model(wanted):
             first = speakers[0]
             origin = origins.get(model, "")
+            if first.from_recording:  # a person's voice, cloned: say so beside it
+                origin = ", ".join(filter(None, [origin, "from a recording"]))
             if first.speaker is None:
                 print(f"  {first.id:28} {first.language:8} {origin}".rstrip())
                 continue

@@ -2,8 +2,9 @@
 call of `registry.register`. Nothing else of Audiopub names it.
 
 Its model is Piper's, the voice embedded in Audiopub's dependencies (a real model, no network):
-its catalogue offers two voices, each a copy of that voice under its own name and gender, which
-`voices download` copies into <models>/tiny/ and `voices remove` removes again.
+its catalogue offers two voices, each a copy of that voice under its own name and gender (Bert
+as if made from a reference recording), which `voices download` copies into <models>/tiny/ and
+`voices remove` removes again.
 """
 
 from __future__ import annotations
@@ -55,7 +56,11 @@ class TinyEngine(PiperEngine):
     def voices(self) -> list[Voice]:
         genders = dict(CATALOGUE.values())
         return [
-            replace(voice, gender=genders[voice.model])
+            replace(
+                voice,
+                gender=genders[voice.model],
+                from_recording=voice.model == CATALOGUE[f"{NAME}:bert"][0],
+            )
             for voice in super().voices()
             if voice.model in genders
             and (self._voices_dir or model_dir()).joinpath(f"{voice.model}.onnx").is_file()
@@ -170,5 +175,6 @@ TINY = EngineInfo(
     sample_rate=None,
     default_model_dir=model_dir,
     load=_load,
+    voices_from_recordings=True,
     downloads=TinyDownloads(),
 )
