@@ -60,7 +60,7 @@ from audiopub.jobs.terminal import fit_title, title_width
 from audiopub.jobs.worker import runner_alive
 from audiopub.listen import command as listen_command
 from audiopub.tts.engine import voice_of
-from audiopub.tts.registry import ENGINE_NAMES, get_engine
+from audiopub.tts.registry import engine_names, get_engine
 from audiopub.voices import command as voices_command
 from audiopub.voices.casting import BookCast
 
@@ -98,7 +98,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="output .m4b, or a folder to write <Title>.m4b in "
         "(default: next to the book; with several books, a folder)",
     )
-    conv.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
+    conv.add_argument("--engine", choices=engine_names(), default=settings.DEFAULT_ENGINE)
     conv.add_argument("--voice", help="voice id (see `audiopub voices`)")
     conv.add_argument(
         "--speed",
@@ -211,7 +211,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "cast", help="a book's characters and the voices that read them (docs/cast.md)"
     )
     cast.add_argument("book", type=Path, help="the book file")
-    cast.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
+    cast.add_argument("--engine", choices=engine_names(), default=settings.DEFAULT_ENGINE)
     cast.add_argument("--voice", help="the narrator's voice (default: the engine's first)")
     cast.add_argument(
         "--set",

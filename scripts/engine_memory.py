@@ -26,7 +26,7 @@ from audiopub.bench.book import plan
 from audiopub.book.epub_reader import read_epub
 from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import SynthesisOptions
-from audiopub.tts.registry import ENGINE_NAMES, get_engine
+from audiopub.tts.registry import engine_names, get_engine
 
 _MALLINFO2_FIELDS = (
     "arena",
@@ -67,7 +67,7 @@ def _rss_mib() -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("book", type=Path)
-    parser.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
+    parser.add_argument("--engine", choices=engine_names(), default=settings.DEFAULT_ENGINE)
     parser.add_argument("--voice", help="voice id (default: the engine's first)")
     parser.add_argument("--every", type=int, default=50, help="chunks between lines")
     parser.add_argument("--limit", type=int, help="stop after this many chunks")

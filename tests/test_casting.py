@@ -36,9 +36,10 @@ from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.tts.engine import Voice
 from audiopub.tts.kokoro.engine import KokoroEngine
-from audiopub.tts.kokoro.files import SAMPLE_RATE, describe, language_of
+from audiopub.tts.kokoro.files import SAMPLE_RATE, describe, gender_of, language_of
 from audiopub.tts.kokoro.repository import kokoro_index
 from audiopub.tts.registry import get_engine
+from audiopub.tts.supertonic.engine import voice_gender as supertonic_gender
 from audiopub.voices.casting import (
     BookCast,
     Cast,
@@ -46,7 +47,6 @@ from audiopub.voices.casting import (
     book_cast_path,
     cast_voices,
     check_voicing,
-    voice_gender,
 )
 
 EPUBS = Path(__file__).parent / "data" / "epubs"
@@ -57,7 +57,7 @@ NARRATOR = "af_heart"
 
 def kokoro_voice(name: str) -> Voice:
     """A Kokoro voice as the engine lists it (its name says its language and gender)."""
-    return Voice(name, describe(name), language_of(name)[0], SAMPLE_RATE)
+    return Voice(name, describe(name), language_of(name)[0], SAMPLE_RATE, gender=gender_of(name))
 
 
 @cache
@@ -108,7 +108,7 @@ def test_main_characters_get_distinct_voices_of_their_gender_never_the_narrators
         voice = kokoro_voice(voices[character.name])
         assert voice.language.startswith("en")  # the book's language
         if character.gender:
-            assert voice_gender(voice) == character.gender, character
+            assert voice.gender == character.gender, character
     # The narrator's accent first (American English), while it has voices of that gender.
     assert all(voices[name].startswith(("af_", "am_")) for name in ("Holmes", "Irene Adler"))
 
@@ -154,7 +154,7 @@ def test_minor_characters_share_voices_of_their_gender_when_the_engine_runs_out(
 
     assert voices["Man 0"] != voices["Man 1"]  # the two with most lines: distinct
     assert {voices[f"Man {n}"] for n in range(4)} == {"am_adam", "am_echo"}  # shared, male
-    assert voice_gender(kokoro_voice(voices["Woman"])) == "female"
+    assert kokoro_voice(voices["Woman"]).gender == "female"
     assert sorted(voices.values()).count("am_adam") == 2  # shared evenly
 
 
@@ -183,11 +183,15 @@ def test_voices_in_another_language_or_at_another_rate_are_not_cast() -> None:
     japanese = Voice("jf_alpha", describe("jf_alpha"), "ja", SAMPLE_RATE, ("ja", "en"))
     assert cast_voices([*kokoro, japanese], kokoro[0], "en-GB") == kokoro[1:]
     assert cast_voices([kokoro[0], japanese], kokoro[0], "en") == [japanese]
-    multilingual = [Voice(f"F{n}", f"Female {n}", "multi", 44_100, ("en", "ko")) for n in (1, 2)]
+    multilingual = [
+        Voice(f"F{n}", f"Female {n}", "multi", 44_100, ("en", "ko"), gender="female")
+        for n in (1, 2)
+    ]
     assert cast_voices(multilingual, multilingual[0], "en") == multilingual[1:]
-    assert voice_gender(kokoro_voice("bm_george")) == "male"
-    assert voice_gender(Voice("F2", "Female 2", "multi", 44_100)) == "female"
-    assert voice_gender(voices[1]) is None
+    assert kokoro_voice("bm_george").gender == "male"
+    assert supertonic_gender("F2") == "female"  # the official styles' names say it
+    assert supertonic_gender("my_voice") is None
+    assert voices[1].gender is None
 
 
 # --- the book's cast file and its corrections --------------------------------------------------

@@ -15,9 +15,8 @@ from audiopub.cli import main
 from audiopub.tts.piper.files import find_voices
 from audiopub.tts.supertonic.engine import default_model_dir
 from audiopub.tts.supertonic.files import DIR_ENV
-from audiopub.tts.supertonic.releases import active_release
-from audiopub.voices.catalogue import SUPERTONIC_DEFAULT
-from audiopub.voices.install import piper_dir, supertonic_dir
+from audiopub.tts.supertonic.releases import SUPERTONIC_DEFAULT, active_release, release_dir
+from audiopub.voices.install import piper_dir
 from audiopub.voices.installed import YOURS, piper_voices
 
 
@@ -44,7 +43,7 @@ def test_voices_finds_the_data_directorys_models_wherever_it_starts(
         assert default_model_dir() == data_dir / "models" / "supertonic-3"
     # Downloads land there too.
     assert piper_dir() == data_dir / "models" / "piper"
-    assert supertonic_dir(SUPERTONIC_DEFAULT) == data_dir / "models" / "supertonic-3"
+    assert release_dir(SUPERTONIC_DEFAULT) == data_dir / "models" / "supertonic-3"
 
 
 def test_the_models_directory_moves_with_its_variable(

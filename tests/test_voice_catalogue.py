@@ -16,9 +16,10 @@ from audiopub import figures
 from audiopub.cli import main
 from audiopub.errors import VoiceNotFound
 from audiopub.tts.hub import reason as network_reason
+from audiopub.tts.supertonic.downloads import SupertonicDownloads, release_named
+from audiopub.tts.supertonic.releases import SUPERTONIC_DEFAULT
 from audiopub.voices import catalogue
 from audiopub.voices.catalogue import (
-    SUPERTONIC_DEFAULT,
     PiperEntry,
     local_catalogue,
     refresh_catalogue,
@@ -60,8 +61,10 @@ def test_ids_are_found_by_engine_prefix_bare_key_alias_and_release() -> None:
     assert isinstance(found.find("piper:de_DE-thorsten-medium"), PiperEntry)
     assert found.find("de_DE-thorsten-medium") == found.find("piper:de_DE-thorsten-medium")
     assert found.find("de-eva_k-x-low").key == "de_DE-eva_k-x_low"  # an old name (alias)
-    assert found.find("supertonic") is SUPERTONIC_DEFAULT
-    assert found.find("supertonic-2").repo == "Supertone/supertonic-2"
+    # Supertonic's releases are its own catalogue's (`EngineInfo.downloads`).
+    assert release_named("supertonic") is SUPERTONIC_DEFAULT
+    assert release_named("supertonic-2").repo == "Supertone/supertonic-2"  # type: ignore[union-attr]
+    assert release_named("supertonic:supertonic-2") is release_named("supertonic-2")
     with pytest.raises(VoiceNotFound, match="Did you mean piper:|de_DE-thorsten-medium"):
         found.find("piper:de_DE-thorsten-meduim")
     with pytest.raises(VoiceNotFound, match="Unknown engine"):
@@ -73,8 +76,10 @@ def test_language_filter_takes_codes_tags_and_names() -> None:
     for wanted in ("de", "DE_de", "de-DE", "German", "deutsch"):
         assert catalogue.entry_matches(entry, wanted), wanted
     assert not catalogue.entry_matches(entry, "fr")
-    assert catalogue.entry_matches(SUPERTONIC_DEFAULT, "de")
-    assert not catalogue.entry_matches(catalogue.SUPERTONIC_RELEASES[2], "de")
+    # Supertonic's releases, as its own catalogue lists them for German: not the English-only.
+    listing = SupertonicDownloads().listing("de", ask_hub=False, sizes={})
+    assert listing is not None
+    assert [line.split()[0] for line in listing.lines] == ["supertonic-3"]
 
 
 def test_voices_all_refreshes_from_the_hub_and_keeps_the_index(
@@ -124,7 +129,7 @@ def test_supertonic_sizes_come_from_the_hub_when_it_answers(
     )
     found = refresh_catalogue()
     wanted = sum(len(data) for path, data in served.items() if SUPERTONIC_DEFAULT.wants(path))
-    assert found.supertonic_sizes == {"supertonic-3": wanted}  # the others are not served
+    assert found.sizes == {"supertonic-3": wanted}  # the others are not served
     assert wanted < sum(len(data) for data in served.values())  # samples are left out
     assert main(["voices", "--all", "--language", "de"]) == 0
     (line,) = [ln for ln in capsys.readouterr().out.splitlines() if "supertonic-3" in ln]

@@ -40,7 +40,8 @@ from audiopub.tts.phonemes import phonemize
 from audiopub.tts.piper.config import phoneme_ids
 from audiopub.tts.piper.files import embedded_voice, find_voices
 from audiopub.tts.registry import get_engine
-from audiopub.voices.catalogue import PIPER_REPO, SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES
+from audiopub.tts.supertonic.releases import SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES
+from audiopub.voices.catalogue import PIPER_REPO
 from audiopub.voices.install import install, remove, unfinished_downloads
 
 KEY = "de_DE-tiny-medium"

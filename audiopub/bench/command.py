@@ -10,7 +10,7 @@ from pathlib import Path
 from audiopub import settings
 from audiopub.bench.rss import rss_check
 from audiopub.bench.texts import SIZES, write_book
-from audiopub.tts.registry import ENGINE_NAMES
+from audiopub.tts.registry import engine_names
 
 DEFAULT_STEPS = "2,5,16"  # the rows of Supertonic's published tables
 DEFAULT_RUNS = 5
@@ -55,9 +55,9 @@ def _runtimes(text: str) -> list[str]:
 def _engine_voice(text: str) -> tuple[str, str | None]:
     """ENGINE or ENGINE:VOICE (a Kokoro mix keeps its own colons: kokoro:jf_alpha:0.6+…)."""
     engine, _, voice = text.partition(":")
-    if engine not in ENGINE_NAMES:
+    if engine not in engine_names():
         raise argparse.ArgumentTypeError(
-            f"expected ENGINE or ENGINE:VOICE with ENGINE one of {', '.join(ENGINE_NAMES)}, "
+            f"expected ENGINE or ENGINE:VOICE with ENGINE one of {', '.join(engine_names())}, "
             f"not {text!r}"
         )
     return engine, voice or None
@@ -65,7 +65,7 @@ def _engine_voice(text: str) -> tuple[str, str | None]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     what = parser.add_argument_group("what to measure")
-    what.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
+    what.add_argument("--engine", choices=engine_names(), default=settings.DEFAULT_ENGINE)
     what.add_argument("--voice", help="voice id (default: the engine's first)")
     device = what.add_mutually_exclusive_group()
     device.add_argument("--gpu", dest="gpu", action="store_true", help="use CUDA when available")

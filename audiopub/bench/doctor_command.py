@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Final
 
 from audiopub import settings
-from audiopub.tts.registry import ENGINE_NAMES, engine_info
+from audiopub.tts.registry import engine_info, engine_names
 
 DEFAULT_CHARS: Final = 20_000  # ~30 s a run on a 16-core CPU; a second or two on a GPU
 
@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where the device's folder is written (default ./audiopub-doctor)",
     )
-    parser.add_argument("--engine", choices=ENGINE_NAMES, default=settings.DEFAULT_ENGINE)
+    parser.add_argument("--engine", choices=engine_names(), default=settings.DEFAULT_ENGINE)
     parser.add_argument("--voice", help="voice id (default: the engine's first)")
     parser.add_argument(
         "--runtime",

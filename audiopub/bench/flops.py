@@ -94,7 +94,9 @@ def _rounded(value: float | None) -> float | None:
 
 def model_cost(engine_name: str, voice: str, recount: bool) -> tuple[float | None, str]:
     """F for this engine and voice, and where the figure comes from."""
-    if engine_name != PIPER.name:  # only a Piper voice's graph is counted (see the top)
+    # Piper's name compared outside its package: counting operations reads a Piper voice's
+    # one ONNX graph (see the top); the other engines' graphs are not counted.
+    if engine_name != PIPER.name:
         return None, f"not counted for {engine_name} (its cost depends on steps and model)"
     if voice == settings.DEFAULT_PIPER_VOICE and not recount:
         return JOE_GFLOP_PER_AUDIO_S, "constant JOE_GFLOP_PER_AUDIO_S (ORT profile count)"

@@ -31,6 +31,11 @@ if TYPE_CHECKING:  # for the hints only: the Hub client brings huggingface_hub (
 
 STAGING: Final = ".downloads"
 
+# Where an installed voice or model came from, as the voice lists say it.
+BUILT_IN: Final = "built in"
+DOWNLOADED: Final = "downloaded"  # Audiopub downloaded it: only these are removed
+YOURS: Final = "added by you"
+
 
 @dataclass(frozen=True)
 class Installed:

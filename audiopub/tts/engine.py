@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -50,6 +50,10 @@ class SynthesisOptions:
             )
 
 
+# A voice's gender as its engine knows it (the cast gives characters voices of their own).
+VoiceGender = Literal["female", "male"]
+
+
 # Between a multi-speaker model's name and its speaker's in a voice id: en_GB-vctk-medium#p239.
 # Piper's voice and speaker names never hold it (letters, digits, "_" and "-"). It needs no
 # quoting as a shell argument ("#" starts a comment only at the start of a word), in JSON, the
@@ -67,6 +71,8 @@ class Voice:
     # What a multilingual voice reads, as primary subtags ("en", "ko"); empty: `language` only.
     languages: tuple[str, ...] = ()
     speaker: str | None = None  # one speaker of a multi-speaker model: id is MODEL#SPEAKER
+    gender: VoiceGender | None = None  # as its engine knows it; None: unknown (Piper's, a mix)
+    from_recording: bool = False  # made from a reference recording of a person, not trained in
 
     def speaks(self, tag: str) -> bool:
         """Whether it reads the language of this tag ("fr-CA", "pt_BR", "de")."""

@@ -10,15 +10,49 @@ from pathlib import Path
 
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import Engine
-from audiopub.tts.engine_info import EngineInfo, LoadRequest, Stamp
+from audiopub.tts.engine_info import Downloads, EngineInfo, LoadRequest, Stamp
 from audiopub.tts.kokoro import KOKORO
 from audiopub.tts.piper import PIPER
 from audiopub.tts.supertonic import SUPERTONIC
 
 # Every engine, in the order they are offered. An engine's package describes it; the engine
 # itself is imported when it is first loaded, so a broken optional one never stops the others.
-ENGINES: tuple[EngineInfo, ...] = (PIPER, SUPERTONIC, KOKORO)
-ENGINE_NAMES: tuple[str, ...] = tuple(engine.name for engine in ENGINES)
+_engines: list[EngineInfo] = []
+
+
+def register(engine: EngineInfo) -> None:
+    """Offer `engine` everywhere engines are offered: `--engine`, the voice library and its
+    downloads, the web app's engine list, casting. One of the same name is replaced."""
+    with _lock:
+        _engines[:] = [known for known in _engines if known.name != engine.name]
+        _engines.append(engine)
+
+
+def unregister(name: str) -> None:
+    """Offer the engine called `name` no more (a test's own engine, once the test is done)."""
+    with _lock:
+        _engines[:] = [known for known in _engines if known.name != name]
+
+
+def engines() -> tuple[EngineInfo, ...]:
+    """The engines' descriptions, in the order they are offered."""
+    return tuple(_engines)
+
+
+def engine_names() -> tuple[str, ...]:
+    return tuple(engine.name for engine in _engines)
+
+
+def downloads() -> tuple[Downloads, ...]:
+    """The catalogues of the engines that have downloads, in the engines' order."""
+    return tuple(engine.downloads for engine in _engines if engine.downloads is not None)
+
+
+def downloads_owning(download_id: str) -> Downloads | None:
+    """The catalogue `download_id` (as `voices download` takes it) belongs to, if any
+    engine declares it. None: the voice library's own (Piper's index, Supertonic's
+    releases) or none."""
+    return next((found for found in downloads() if found.owns(download_id)), None)
 
 
 @dataclass(frozen=True)
@@ -37,7 +71,7 @@ PREVIEW_THREADS = 1
 
 # Each engine with the stamp of the files it loaded, to notice them removed or replaced.
 _cache: dict[EngineKey, tuple[Engine, Stamp]] = {}
-_lock = threading.Lock()  # guards _cache and _loading, never held while an engine loads
+_lock = threading.Lock()  # guards _cache, _loading and _engines, never held while one loads
 _loading: dict[EngineKey, threading.Lock] = {}  # one per key, held while that engine loads
 _loaded_count = 0  # engines this process has loaded into the cache, ever (see engines_loaded)
 
@@ -45,10 +79,10 @@ _loaded_count = 0  # engines this process has loaded into the cache, ever (see e
 def engine_info(name: str) -> EngineInfo:
     """The description of the engine called `name`; EngineUnavailable names the ones there
     are."""
-    for engine in ENGINES:
+    for engine in engines():
         if engine.name == name:
             return engine
-    raise EngineUnavailable(f"Unknown engine {name!r}; choose one of {', '.join(ENGINE_NAMES)}")
+    raise EngineUnavailable(f"Unknown engine {name!r}; choose one of {', '.join(engine_names())}")
 
 
 def _load(key: EngineKey) -> Engine:
@@ -148,3 +182,7 @@ def release(name: str, use_gpu: bool) -> int:
         for key in gone:
             del _cache[key]
         return len(gone)
+
+
+for _engine in (PIPER, SUPERTONIC, KOKORO):  # a new engine: its package, and its name here
+    register(_engine)

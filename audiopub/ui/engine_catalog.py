@@ -1,5 +1,6 @@
-"""The speech engines as the pages offer them: each with its voices (Kokoro's saved mixes among
-them), or why it can't be used here; and whether the GPU switch can be offered.
+"""The speech engines as the pages offer them: each with its voices (the saved mixes among
+those of the engine whose voices mix), or why it can't be used here; and whether the GPU
+switch can be offered.
 
 Looked up at every page view, so voices dropped into the models folder show up without a
 restart. Blocking (it loads engines, asks onnxruntime): call it through `run.io_bound`.
@@ -9,16 +10,20 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Final
 
 from audiopub.errors import ModelMissing
 from audiopub.tts import onnx_runtime, registry
 from audiopub.tts.engine import Voice
-from audiopub.ui.voice_mixes import KOKORO, VoiceMixes, with_saved_mixes
+from audiopub.tts.engine_info import Mixing, Steps
+from audiopub.ui.voice_mixes import VoiceMixes, with_saved_mixes
 
 log = logging.getLogger(__name__)
 
-ENGINE_LABELS: Final = {engine.name: engine.label for engine in registry.ENGINES}
+
+def engine_label(name: str) -> str:
+    """What a person reads for an engine: "Piper"; the name of one no longer offered."""
+    labels = {engine.name: engine.label for engine in registry.engines()}
+    return labels.get(name, name)
 
 
 @dataclass(frozen=True)
@@ -42,13 +47,18 @@ class EngineChoice:
     name: str
     label: str
     voices: tuple[Voice, ...] = ()
-    uses_steps: bool = False
+    steps: Steps | None = None  # the steps it takes; None: it takes none
+    mixing: Mixing | None = None  # how its voices mix; None: they don't
     reason: str | None = None
     missing: bool = False  # its model files are not installed: the Voices page gets them
 
     @property
     def available(self) -> bool:
         return self.reason is None
+
+    @property
+    def uses_steps(self) -> bool:
+        return self.steps is not None
 
 
 # Engines are looked up at every page view: log why one is unavailable once, not every time.
@@ -57,7 +67,7 @@ _logged_unavailable: set[tuple[str, str]] = set()
 
 def load_engine_choice(name: str) -> EngineChoice:
     """Load the engine (on the CPU, cached by the registry) to learn its voices."""
-    label = ENGINE_LABELS.get(name, name.title())
+    label = engine_label(name)
     try:
         engine = registry.get_engine(name)
         voices = tuple(engine.voices())
@@ -77,12 +87,13 @@ def load_engine_choice(name: str) -> EngineChoice:
         return EngineChoice(name, label, reason=reason, missing=missing)
     if not voices:
         return EngineChoice(name, label, reason="no voices are installed")
-    return EngineChoice(name, label, voices, engine.uses_steps)
+    info = registry.engine_info(name)
+    return EngineChoice(name, label, voices, info.steps, info.mixing)
 
 
 class EngineCatalog:
-    """The engines with Kokoro's saved `mixes` among its voices; the GPU support is detected
-    once (a test gives its own)."""
+    """The engines, the saved `mixes` among the voices of the one whose voices mix; the GPU
+    support is detected once (a test gives its own)."""
 
     def __init__(self, mixes: VoiceMixes, gpu_support: GpuSupport | None = None) -> None:
         self.mixes = mixes
@@ -92,10 +103,10 @@ class EngineCatalog:
         """The engines and their voices as they are now. Cheap once the registry has loaded
         the engines; an engine that failed to load is tried again (its model files may have
         been added since)."""
-        choices = [load_engine_choice(n) for n in registry.ENGINE_NAMES]
+        choices = [load_engine_choice(n) for n in registry.engine_names()]
         return tuple(
-            replace(c, voices=with_saved_mixes(c.voices, self.mixes))
-            if c.name == KOKORO and c.available
+            replace(c, voices=with_saved_mixes(c.name, c.voices, self.mixes))
+            if c.name == self.mixes.engine and c.available
             else c
             for c in choices
         )

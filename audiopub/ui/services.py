@@ -46,7 +46,7 @@ from audiopub.ui.previews import Previews
 from audiopub.ui.uploads import max_upload_bytes, remove_stale_uploads
 from audiopub.ui.voice_downloads import VoiceDownloads
 from audiopub.ui.voice_mixes import FILE_NAME as MIXES_FILE
-from audiopub.ui.voice_mixes import VoiceMixes
+from audiopub.ui.voice_mixes import VoiceMixes, mixing_engine
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class Services:
         self.downloads = VoiceDownloads()
         self.reader = BookReader(self.data_dir)
         self.preferences = Preferences(self.data_dir / "ui-settings.json")
-        self.mixes = VoiceMixes(self.data_dir / MIXES_FILE)
+        self.mixes = VoiceMixes(self.data_dir / MIXES_FILE, mixing_engine())
         self.catalog = EngineCatalog(self.mixes, gpu_support)
         self.previews = Previews(self.preferences)
         self.warm_previews = warm_previews  # load the remembered voice for previews at start

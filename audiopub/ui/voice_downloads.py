@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from audiopub.errors import AudiopubError, DownloadCancelled
 from audiopub.tts.downloads import Installed
-from audiopub.tts.kokoro.repository import KOKORO_ID
 
 if TYPE_CHECKING:  # for the hint only: it brings in huggingface_hub (see `_run`)
     from audiopub.tts.hub import Progress
@@ -90,15 +89,12 @@ class VoiceDownloads:
             thread.join(STOP_WAIT_S)
 
     def _run(self, voice_id: str, cancel: threading.Event) -> None:
-        # Here, not at the top: both bring in huggingface_hub, needed by a download only.
-        from audiopub.tts.kokoro.install import install_kokoro
+        # Here, not at the top: it brings in huggingface_hub, needed by a download only.
         from audiopub.voices.install import install
 
         try:
-            if voice_id == KOKORO_ID:  # the variant for this device, as the CLI chooses it
-                installed = install_kokoro(on_progress=self._progress, cancel=cancel)
-            else:
-                installed = install(voice_id, on_progress=self._progress, cancel=cancel)
+            # No variant: a model that has several takes the device's, as the CLI chooses it.
+            installed = install(voice_id, on_progress=self._progress, cancel=cancel)
         except DownloadCancelled:
             self._finish(
                 cancelled=True,

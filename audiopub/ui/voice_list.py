@@ -13,20 +13,15 @@ from dataclasses import dataclass
 from typing import Final
 
 from audiopub.book.scripts import primary_subtag
-from audiopub.tts.downloads import STAGING
-from audiopub.tts.kokoro import KOKORO
-from audiopub.tts.kokoro.files import KokoroFiles, default_folder
-from audiopub.tts.kokoro.repository import KOKORO_ID, KOKORO_REPO, RECORD
+from audiopub.tts import registry
+from audiopub.tts.downloads import DOWNLOADED
+from audiopub.tts.engine_info import Offer
 from audiopub.tts.piper import PIPER
-from audiopub.tts.supertonic import SUPERTONIC
-from audiopub.tts.supertonic.releases import env_dir
 from audiopub.voices.catalogue import (
     PIPER_REPO,
     QUALITIES,
-    SUPERTONIC_RELEASES,
     Catalogue,
     PiperEntry,
-    SupertonicRelease,
     local_catalogue,
     quality_rank,
 )
@@ -99,8 +94,6 @@ class VoiceRow:
     @property
     def removable(self) -> bool:
         """Audiopub removes only what it downloaded (and discards unfinished downloads)."""
-        from audiopub.voices.installed import DOWNLOADED  # huggingface_hub, see the top
-
         return self.status == UNFINISHED or (self.status == INSTALLED and self.origin == DOWNLOADED)
 
 
@@ -109,10 +102,8 @@ class OnDisk:
     """What is on this computer now, by catalogue id."""
 
     piper_origins: dict[str, str]  # piper:KEY → origin
-    supertonic: dict[str, tuple[str, bool]]  # release id → (origin, active)
     unfinished: frozenset[str]  # catalogue ids with a stopped download
-    env_dir: str | None = None  # AUDIOPUB_SUPERTONIC_DIR, which wins over any chosen release
-    kokoro: str | None = None  # Kokoro's origin when a model and voices are installed
+    offers: tuple[Offer, ...] = ()  # the downloads of the engines that declare theirs
 
 
 def installed_now() -> OnDisk:
@@ -122,20 +113,10 @@ def installed_now() -> OnDisk:
     from audiopub.voices.install import unfinished_downloads
 
     origins = {f"piper:{voice.id}": voice.origin for voice in installed.piper_voices()}
-    models = {model.id: (model.origin, model.active) for model in installed.supertonic_models()}
-    own_ids = {release.id for release in SUPERTONIC_RELEASES} | {KOKORO_ID}
+    offered = tuple(offer for found in registry.downloads() for offer in found.offers())
+    own_ids = {offer.id for offer in offered}
     stopped = {name if name in own_ids else f"piper:{name}" for name in unfinished_downloads()}
-    kokoro_dir = default_folder()  # AUDIOPUB_KOKORO_DIR may put it beside another staging
-    if (kokoro_dir.parent / STAGING / KOKORO_ID).is_dir():
-        stopped.add(KOKORO_ID)
-    files = KokoroFiles(kokoro_dir)
-    kokoro = None
-    if files.variants() and files.voice_names():
-        kokoro = installed.DOWNLOADED if (kokoro_dir / RECORD).is_file() else installed.YOURS
-    override = env_dir()
-    return OnDisk(
-        origins, models, frozenset(stopped), str(override) if override is not None else None, kokoro
-    )
+    return OnDisk(origins, frozenset(stopped), offered)
 
 
 def hub_address() -> str:
@@ -145,10 +126,10 @@ def hub_address() -> str:
 
 
 def build_rows(catalogue: Catalogue, have: OnDisk, endpoint: str) -> list[VoiceRow]:
-    """Supertonic's releases, Kokoro, then every Piper voice by language and quality, then installed
-    Piper voices the index does not list (the user's own)."""
-    rows = [_supertonic_row(release, catalogue, have, endpoint) for release in catalogue.supertonic]
-    rows.append(_kokoro_row(have, endpoint))
+    """The downloads the engines declare (Supertonic's releases, Kokoro), then every Piper voice
+    by language and quality, then installed Piper voices the index does not list (the user's
+    own)."""
+    rows = [_offer_row(offer, catalogue, have, endpoint) for offer in have.offers]
     piper = sorted(
         catalogue.piper.values(),
         key=lambda e: (e.language_english, e.country, e.name, quality_rank(e.quality)),
@@ -200,53 +181,32 @@ def _piper_row(entry: PiperEntry, have: OnDisk, endpoint: str) -> VoiceRow:
     )
 
 
-def _supertonic_row(
-    release: SupertonicRelease, catalogue: Catalogue, have: OnDisk, endpoint: str
-) -> VoiceRow:
-    origin, active = have.supertonic.get(release.id, (None, False))
-    status = INSTALLED if origin else UNFINISHED if release.id in have.unfinished else AVAILABLE
-    note, usable = None, False
-    if origin and active:
-        note = "In use: Supertonic speaks with this release."
-    elif origin and have.env_dir:  # the engine reads one folder, and the variable names it
-        note = (
-            f"Installed, but AUDIOPUB_SUPERTONIC_DIR ({have.env_dir}) is set: unset it to "
-            "choose this one."
-        )
-    elif origin:
-        note, usable = "Installed; Supertonic speaks with another release.", True
-    return VoiceRow(
-        release.id,
-        SUPERTONIC.name,
-        release.id,
-        release.languages,
-        release.description,
-        size=catalogue.supertonic_sizes.get(release.id),
-        licence_url=f"{endpoint}/{release.repo}",
-        status=status,
-        origin=origin,
-        voice="" if origin and active else None,
-        note=note,
-        usable=usable,
+def _offer_row(offer: Offer, catalogue: Catalogue, have: OnDisk, endpoint: str) -> VoiceRow:
+    """A download an engine declares (a Supertonic release; Kokoro-82M, every voice in it)."""
+    status = (
+        INSTALLED
+        if offer.installed
+        else UNFINISHED
+        if offer.unfinished or offer.id in have.unfinished
+        else AVAILABLE
     )
-
-
-def _kokoro_row(have: OnDisk, endpoint: str) -> VoiceRow:
-    """Kokoro-82M: one download, every voice in its nine languages (their primary subtags)."""
-    languages = KOKORO.languages
-    status = INSTALLED if have.kokoro else UNFINISHED if KOKORO_ID in have.unfinished else AVAILABLE
-    note = "Its voices can be mixed on the Convert page." if have.kokoro else None
+    mixes = registry.engine_info(offer.engine).mixing is not None
+    note = offer.note
+    if note is None and offer.installed and mixes:
+        note = "Its voices can be mixed on the Convert page."
     return VoiceRow(
-        KOKORO_ID,
-        KOKORO.name,
-        "Kokoro-82M",
-        languages,
-        "Every voice, each reading " + ", ".join(languages),
-        licence_url=f"{endpoint}/{KOKORO_REPO}",
+        offer.id,
+        offer.engine,
+        offer.name,
+        offer.languages,
+        offer.language_label,
+        size=offer.size or catalogue.sizes.get(offer.id),  # the Hub's, when it was asked
+        licence_url=f"{endpoint}/{offer.licence_path}" if offer.licence_path else None,
         status=status,
-        origin=have.kokoro,
-        voice="" if have.kokoro else None,
+        origin=offer.installed,
+        voice=offer.voice,
         note=note,
+        usable=offer.usable,
     )
 
 
@@ -304,9 +264,10 @@ def offers() -> Offers:
     for entry in catalogue.piper.values():
         if entry.id not in have:
             counts[entry.language_family.lower()] += 1
-    for release in catalogue.supertonic:
-        if release.id not in have:
-            counts.update(release.languages)
+    for found in registry.downloads():  # Supertonic's releases, Kokoro's model
+        for offer in found.offers():
+            if not offer.installed:
+                counts.update(offer.languages)
     return Offers(language_names(catalogue), dict(counts))
 
 

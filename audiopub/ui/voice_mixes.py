@@ -1,4 +1,5 @@
-"""Kokoro voice mixes a person saved under a name, kept in `kokoro-mixes.json` in the data dir.
+"""Voice mixes a person saved under a name, kept in `kokoro-mixes.json` in the data dir, for
+the engine whose voices mix (its `EngineInfo.mixing`; Kokoro's).
 
 A name is only a label for the page: the voice a job is given is the mix itself,
 "jf_alpha:0.6+jm_kumo:0.4", as the command line takes it. So the chunk cache keys on the mix's
@@ -20,19 +21,31 @@ from typing import Final
 from audiopub.atomic import atomic_write
 from audiopub.errors import AudiopubError, EngineUnavailable
 from audiopub.tts import registry
-from audiopub.tts.engine import Voice
-from audiopub.tts.kokoro import KOKORO as KOKORO_ENGINE
-from audiopub.tts.kokoro.files import MIX_SEPARATOR, WEIGHT_SEPARATOR, parse_mix
+from audiopub.tts.engine import Voice, voice_of
+from audiopub.tts.engine_info import Mixing
 
 log = logging.getLogger(__name__)
 
-KOKORO: Final = KOKORO_ENGINE.name
+# The name it had when Kokoro's were the only mixes: the mixes people saved are kept there.
 FILE_NAME: Final = "kokoro-mixes.json"
 MAX_NAME: Final = 60
 SHARE_DIGITS: Final = 4  # 1/3 is 0.3333: three of them add up to 1 within the parser's 1e-3
 
 
-def mix_string(parts: Sequence[tuple[str, float]]) -> str:
+def mixing_engine() -> str | None:
+    """The engine the saved mixes are for: the first whose voices mix (None: none does)."""
+    return next((info.name for info in registry.engines() if info.mixing is not None), None)
+
+
+def check_mix(engine: str, mix: str) -> None:
+    """AudiopubError says why `engine` can't speak `mix` (its voices unchecked)."""
+    mixing = registry.engine_info(engine).mixing
+    if mixing is None:
+        raise EngineUnavailable(f"{registry.engine_info(engine).label}'s voices don't mix")
+    mixing.check(mix)
+
+
+def mix_string(parts: Sequence[tuple[str, float]], mixing: Mixing) -> str:
     """The mix of `parts` (voice, weight ≥ 0), weights turned into shares of 1:
     [("jf_alpha", 3), ("jm_kumo", 1)] → "jf_alpha:0.75+jm_kumo:0.25". An AudiopubError says
     what is wrong: fewer than two voices, one twice, or no weight."""
@@ -43,19 +56,20 @@ def mix_string(parts: Sequence[tuple[str, float]]) -> str:
     if len(set(names)) != len(names):
         raise AudiopubError("A mix names a voice twice: choose each voice once.")
     total = sum(weight for _, weight in chosen)
-    mix = MIX_SEPARATOR.join(
-        f"{name}{WEIGHT_SEPARATOR}{round(weight / total, SHARE_DIGITS):g}"
+    mix = mixing.separator.join(
+        f"{name}{mixing.weight_separator}{round(weight / total, SHARE_DIGITS):g}"
         for name, weight in chosen
     )
-    parse_mix(mix)  # the engine's own check of what it will be given
+    mixing.check(mix)  # the engine's own check of what it will be given
     return mix
 
 
 class VoiceMixes:
     """Saved mixes, name → mix string, in the order they were saved."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, engine: str | None) -> None:
         self.path = path
+        self.engine = engine  # whose voices the mixes are (`mixing_engine`); None: no engine mixes
         self._lock = threading.Lock()
 
     def all(self) -> dict[str, str]:
@@ -83,7 +97,9 @@ class VoiceMixes:
             raise AudiopubError("Give the mix a name.")
         if len(name) > MAX_NAME:
             raise AudiopubError(f"A mix's name is at most {MAX_NAME} characters.")
-        parse_mix(mix)
+        if self.engine is None:
+            raise EngineUnavailable("No engine mixes voices.")
+        check_mix(self.engine, mix)
         with self._lock:
             mixes = self.all()
             mixes[name] = mix
@@ -106,21 +122,14 @@ class VoiceMixes:
         return names
 
 
-def mixed_voice(name: str, mix: str) -> Voice:
-    """The saved mix as Kokoro's voice list shows it: the mix as its id, the name to read
+def mixed_voice(engine: str, name: str, mix: str) -> Voice:
+    """The saved mix as `engine`'s voice list shows it: the mix as its id, the name to read
     (blocking: the engine checks its voices are installed)."""
-    # Imported here as the registry imports it, when Kokoro is first loaded: the engine's
-    # module brings ONNX Runtime. Only Kokoro's own engine mixes voices.
-    from audiopub.tts.kokoro.engine import KokoroEngine
-
-    engine = registry.get_engine(KOKORO)
-    if not isinstance(engine, KokoroEngine):
-        raise EngineUnavailable(f"{type(engine).__name__} can't mix Kokoro's voices")
-    return replace(engine.voice(mix), name=f"{name} (mix)")
+    return replace(voice_of(registry.get_engine(engine), mix), name=f"{name} (mix)")
 
 
-def with_saved_mixes(voices: Sequence[Voice], mixes: VoiceMixes) -> tuple[Voice, ...]:
-    """Kokoro's voices with the saved mixes after them; a mix whose voices are no longer
+def with_saved_mixes(engine: str, voices: Sequence[Voice], mixes: VoiceMixes) -> tuple[Voice, ...]:
+    """`engine`'s voices with the saved mixes after them; a mix whose voices are no longer
     installed is left out (logged), the others stay."""
     known = {voice.id for voice in voices}
     listed = list(voices)
@@ -128,7 +137,7 @@ def with_saved_mixes(voices: Sequence[Voice], mixes: VoiceMixes) -> tuple[Voice,
         if mix in known:
             continue
         try:
-            listed.append(mixed_voice(name, mix))
+            listed.append(mixed_voice(engine, name, mix))
         except AudiopubError as exc:
             log.info("the voice mix %r is not offered: %s", name, exc)
             continue

@@ -45,17 +45,6 @@ def book_cast_path(data_dir: Path, epub: Path) -> Path:
 # --- voices ----------------------------------------------------------------------------------
 
 
-def voice_gender(voice: Voice) -> Gender | None:
-    """A voice's gender where its name says it (Kokoro's "af_heart (en-US, female)",
-    Supertonic's "Female 1"); None where it does not (Piper's, a mix)."""
-    words = voice.name.lower().replace(",", " ").replace("(", " ").replace(")", " ").split()
-    if "female" in words:
-        return "female"
-    if "male" in words:
-        return "male"
-    return None
-
-
 def cast_voices(voices: Iterable[Voice], narrator: Voice, language: str | None) -> list[Voice]:
     """The voices a cast may give characters, of an engine's `voices`: those that read the
     book's language (the narrator's where the book names none) at the narrator's sample rate,
@@ -85,7 +74,7 @@ def _stable_rank(name: str, voice: str) -> str:
 
 def _gender_fit(character: Character, voice: Voice) -> int:
     """0: the same gender; 1: one of them unknown; 2: the other gender."""
-    gender = voice_gender(voice)
+    gender = voice.gender  # as the engine declares it
     if character.gender is None or gender is None:
         return 1
     return 0 if gender == character.gender else 2

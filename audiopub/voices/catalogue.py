@@ -1,5 +1,5 @@
-"""Everything Audiopub can download to speak with: Piper voices, Supertonic releases and
-Kokoro's voices.
+"""Piper's voices that can be downloaded, from Piper's index; the other engines declare their
+own catalogues (`EngineInfo.downloads`: Supertonic's releases, Kokoro's voices).
 
 Piper's voices are listed by the `rhasspy/piper-voices` repository on the Hugging Face Hub in
 its `voices.json` (per voice: key, language, quality, speakers, and per file its size and
@@ -7,12 +7,8 @@ MD5). A snapshot of that index ships inside the package, so the list shows offli
 refreshed from the Hub only when a person asks for downloadable voices, and the refreshed
 copy is kept in the data directory as the newest known index until the next refresh.
 
-Kokoro's voices (name, language, gender) ship the same way, with the engine
-(`tts.kokoro.repository`), so they are known without the Hub.
-
-Supertonic's releases are three Hub repositories, each pinned to the commit the reference
-`supertonic` package (1.3.1) downloads, so a download is reproducible; another revision can
-be asked for explicitly.
+When the index is refreshed, the download sizes the other engines' catalogues learn from
+the Hub come with it (`Catalogue.sizes`).
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ import difflib
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -30,15 +26,13 @@ from typing import Any, Final
 from audiopub import settings
 from audiopub.atomic import atomic_write
 from audiopub.errors import AudiopubError, HubUnreachable, VoiceNotFound
+from audiopub.tts.engine_info import matches_language
 from audiopub.tts.piper import PIPER
-from audiopub.tts.supertonic import SUPERTONIC
-from audiopub.tts.supertonic.releases import (
-    SUPERTONIC_DEFAULT,
-    SUPERTONIC_RELEASES,
-    SupertonicRelease,
-)
+from audiopub.tts.registry import downloads
 
 log = logging.getLogger(__name__)
+
+__all__ = ["matches_language"]  # where the voice library has always found it
 
 PIPER_REPO: Final = "rhasspy/piper-voices"
 PIPER_INDEX: Final = "voices.json"
@@ -100,46 +94,44 @@ class PiperEntry:
 
 @dataclass(frozen=True)
 class Catalogue:
-    """The Piper voices of one index, where that index came from, and the Supertonic releases."""
+    """The Piper voices of one index, where that index came from, and the download sizes the
+    other engines' catalogues learnt from the Hub."""
 
     piper: Mapping[str, PiperEntry]
     source: str  # "the Hub", "the index refreshed on …", "the snapshot shipped with Audiopub"
     note: str | None = None  # one line for the person when the Hub could not be asked
     offline: bool = False  # the Hub (or mirror) did not answer at all: don't ask it again
-    supertonic_sizes: Mapping[str, int] = field(default_factory=dict)  # known after a refresh
+    sizes: Mapping[str, int] = field(default_factory=dict)  # by download id, after a refresh
 
-    @property
-    def supertonic(self) -> tuple[SupertonicRelease, ...]:
-        return SUPERTONIC_RELEASES
-
-    def find(self, voice_id: str) -> PiperEntry | SupertonicRelease:
-        """The entry for `piper:KEY`, a bare Piper key (or an old alias), `supertonic` (the
-        newest release) or a release's id; VoiceNotFound with near misses otherwise."""
-        wanted = voice_id.strip()
-        engine, _, name = wanted.partition(":") if ":" in wanted else ("", "", wanted)
-        if engine in ("", SUPERTONIC.name):
-            if name == SUPERTONIC.name:
-                return SUPERTONIC_DEFAULT
-            for release in SUPERTONIC_RELEASES:
-                if name == release.id:
-                    return release
-        if engine in ("", PIPER.name):
-            if name in self.piper:
-                return self.piper[name]
-            for entry in self.piper.values():
-                if name in entry.aliases:
-                    return entry
-        if engine not in ("", PIPER.name, SUPERTONIC.name):
+    def find(self, voice_id: str) -> PiperEntry:
+        """The entry for `piper:KEY` or a bare Piper key (or an old alias); VoiceNotFound with
+        near misses otherwise."""
+        name = piper_key(voice_id)
+        if name is None:
             raise VoiceNotFound(
-                f"Unknown engine {engine!r} in {voice_id!r}: use piper:VOICE or supertonic"
+                f"Unknown engine {voice_id.strip().partition(':')[0]!r} in {voice_id!r}: use "
+                "piper:VOICE, or an id `audiopub voices --all` lists"
             )
+        if name in self.piper:
+            return self.piper[name]
+        for entry in self.piper.values():
+            if name in entry.aliases:
+                return entry
         known = {key: entry.id for key, entry in self.piper.items()}
-        known |= {release.id: release.id for release in SUPERTONIC_RELEASES}
         close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
         hint = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""
         raise VoiceNotFound(
             f"No voice {voice_id!r} in {self.source}.{hint} `audiopub voices --all` lists them."
         )
+
+
+def piper_key(voice_id: str) -> str | None:
+    """The key of `piper:KEY` or of a bare KEY; None for another engine's prefix (`kokoro:x`)."""
+    wanted = voice_id.strip()
+    engine, _, name = wanted.partition(":") if ":" in wanted else ("", "", wanted)
+    # Piper's name compared outside its package, once: the ids of this index, Piper's, are
+    # "piper:KEY" or the bare key people type (its catalogue is still the voice library's).
+    return name if engine in ("", PIPER.name) else None
 
 
 def parse_piper_index(data: Any) -> dict[str, PiperEntry]:
@@ -221,24 +213,8 @@ def refresh_catalogue(timeout_s: float = REFRESH_TIMEOUT_S) -> Catalogue:
             local.piper, local.source, note=note, offline=isinstance(exc, HubUnreachable)
         )
     _keep(data)
-    return Catalogue(
-        entries, "the Hub's voice index", supertonic_sizes=_supertonic_sizes(timeout_s)
-    )
-
-
-def _supertonic_sizes(timeout_s: float) -> dict[str, int]:
-    """Each release's download size at its pinned revision, as far as the Hub tells."""
-    from audiopub.tts import hub  # huggingface_hub: only for this network call
-
-    sizes = {}
-    for release in SUPERTONIC_RELEASES:
-        try:
-            _, files = hub.repo_files(release.repo, release.revision, timeout_s)
-        except AudiopubError as exc:  # a size is a nicety: the list shows without it
-            log.info("no size for %s: %s", release.id, exc)
-            continue
-        sizes[release.id] = sum(file.size for file in files if release.wants(file.path))
-    return sizes
+    sizes = {key: size for found in downloads() for key, size in found.sizes(timeout_s).items()}
+    return Catalogue(entries, "the Hub's voice index", sizes=sizes)
 
 
 def _keep(data: Any) -> None:
@@ -249,21 +225,9 @@ def _keep(data: Any) -> None:
         log.warning("could not keep the refreshed voice index: %s", exc)
 
 
-def matches_language(wanted: str, codes: Iterable[str], names: Iterable[str] = ()) -> bool:
-    """Whether `wanted` (de, de_DE, de-DE, German, Deutsch) names one of the languages."""
-    want = wanted.strip().lower().replace("-", "_")
-    for code in codes:
-        code = code.lower().replace("-", "_")
-        if want == code or want == code.split("_")[0]:
-            return True
-    return any(want == name.lower() for name in names if name)
-
-
-def entry_matches(entry: PiperEntry | SupertonicRelease, language: str | None) -> bool:
+def entry_matches(entry: PiperEntry, language: str | None) -> bool:
     if language is None:
         return True
-    if isinstance(entry, SupertonicRelease):
-        return matches_language(language, entry.languages)
     return matches_language(
         language, [entry.language_code], [entry.language_english, entry.language_native]
     )

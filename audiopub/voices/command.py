@@ -8,10 +8,8 @@ records) is imported by each command when it runs, so the other commands start w
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import textwrap
-from pathlib import Path
 from typing import Any, Protocol
 
 from tqdm import tqdm
@@ -19,15 +17,13 @@ from tqdm import tqdm
 from audiopub import figures
 from audiopub.errors import AudiopubError
 from audiopub.tts.engine import Voice, speaker_voice_id
-from audiopub.tts.kokoro.files import KokoroFiles, default_folder, language_of
-from audiopub.tts.kokoro.repository import KOKORO_ID, describe_voice
-from audiopub.tts.piper import PIPER
-from audiopub.tts.piper.config import PiperVoiceConfig
-from audiopub.tts.registry import ENGINE_NAMES, get_engine
-from audiopub.tts.supertonic import SUPERTONIC
+from audiopub.tts.registry import (
+    downloads,
+    engine_info,
+    engine_names,
+    get_engine,
+)
 from audiopub.tts.supertonic.releases import (
-    active_model_dir,
-    active_release,
     choose_release,
     env_dir,
 )
@@ -117,8 +113,6 @@ def main(args: argparse.Namespace, listening: ListeningModels) -> int:
             args.voice_id, getattr(args, "revision", None), getattr(args, "variant", None)
         )
     if command == "remove":
-        if args.voice_id.strip() == KOKORO_ID:
-            return _voices_remove_kokoro()
         if args.voice_id.strip().startswith("whisper:"):
             return listening.remove(args.voice_id.strip())
         return _voices_remove(args.voice_id)
@@ -135,13 +129,14 @@ def _voices_installed(language: str | None, listening: ListeningModels) -> int:
     from audiopub.voices.install import unfinished_downloads
 
     origins = {voice.id: voice.origin for voice in installed.piper_voices()}
-    for name in ENGINE_NAMES:
+    for name in engine_names():
         try:
             voices = get_engine(name).voices()
         except AudiopubError as exc:
             print(f"{name}: unavailable — {exc}")
             continue
-        print(f"{name}:" if name != SUPERTONIC.name else _supertonic_heading(voices))
+        heading = engine_info(name).heading
+        print(heading(voices) if heading is not None else f"{name}:")
         wanted = [
             voice
             for voice in voices
@@ -150,6 +145,8 @@ def _voices_installed(language: str | None, listening: ListeningModels) -> int:
         for model, speakers in _by_model(wanted):
             first = speakers[0]
             origin = origins.get(model, "")
+            if first.from_recording:  # a person's voice, cloned: say so beside it
+                origin = ", ".join(filter(None, [origin, "from a recording"]))
             if first.speaker is None:
                 print(f"  {first.id:28} {first.language:8} {origin}".rstrip())
                 continue
@@ -167,28 +164,19 @@ def _voices_installed(language: str | None, listening: ListeningModels) -> int:
                     subsequent_indent=" " * 6,
                 )
             )
-    for supertonic in installed.supertonic_models():
-        if not supertonic.active:
-            print(
-                f"also installed: {supertonic.id} in {supertonic.path} "
-                f"({_how_to_use(supertonic.id)})"
-            )
+    for found in downloads():
+        for note in found.notes():
+            print(note)
     listening.print_models(installed_only=True)
-    for name in unfinished_downloads():
+    stopped = [*unfinished_downloads()]
+    stopped += [name for found in downloads() for name in found.unfinished() if name not in stopped]
+    for name in stopped:
         print(
             f"unfinished download: {name} (`audiopub voices download` continues it, "
             "`audiopub voices remove` discards it)"
         )
     print("More voices: `audiopub voices --all` lists those you can download.")
     return 0
-
-
-def _supertonic_heading(voices: list[Any]) -> str:
-    """ "supertonic (supertonic-2 in models/supertonic-2: en, ko, es, pt, fr):"."""
-    release = active_release()
-    what = release.id if release is not None else "your own model"
-    read = f": {voices[0].describe_languages()}" if voices else ""
-    return f"supertonic ({what} in {active_model_dir()}{read}):"
 
 
 def _by_model(voices: list[Voice]) -> list[tuple[str, list[Voice]]]:
@@ -201,9 +189,7 @@ def _by_model(voices: list[Voice]) -> list[tuple[str, list[Voice]]]:
 
 
 def _voices_available(language: str | None, listening: ListeningModels) -> int:
-    # huggingface_hub: see the top
-    from audiopub.tts.kokoro.install import kokoro_voices
-    from audiopub.voices.installed import installed_ids
+    from audiopub.voices.installed import installed_ids  # huggingface_hub: see the top
 
     catalogue = refresh_catalogue()
     if catalogue.note:
@@ -213,16 +199,14 @@ def _voices_available(language: str | None, listening: ListeningModels) -> int:
         (e for e in catalogue.piper.values() if entry_matches(e, language)),
         key=lambda e: (e.language_code, e.name, quality_rank(e.quality)),
     )
-    supertonic = [r for r in catalogue.supertonic if entry_matches(r, language)]
-    # The Hub's list, or the shipped one (its heading says which); a Hub that did not answer
-    # for Piper's index is not waited for a second time, a mirror without it still is asked.
-    kokoro = kokoro_voices(ask_hub=not catalogue.offline)
-    kokoro_wanted = [
-        name
-        for name in kokoro.voices
-        if language is None or matches_language(language, [language_of(name)[0]])
+    # Each engine's own catalogue: the Hub's list, or the shipped one (its heading says which);
+    # a Hub that did not answer for Piper's index is not waited for a second time.
+    listings = [
+        listing
+        for found in downloads()
+        if (listing := found.listing(language, not catalogue.offline, catalogue.sizes)) is not None
     ]
-    if not piper and not supertonic and not kokoro_wanted:
+    if not piper and not listings:
         raise AudiopubError(f"No voice for language {language!r} in {catalogue.source}.")
     print(f"Piper voices ({len(piper)}, from {catalogue.source}):")
     for e in piper:
@@ -232,49 +216,22 @@ def _voices_available(language: str | None, listening: ListeningModels) -> int:
             f"  {e.id:40} {e.describe_language()[:28]:28} {e.quality:7} "
             f"{figures.size(e.size):>8}  {speakers:12} {mark}".rstrip()
         )
-    if supertonic:
-        print("Supertonic models:")
-    for release in supertonic:
-        mark = "installed" if release.id in have else ""
-        size = catalogue.supertonic_sizes.get(release.id)
-        print(
-            f"  {release.id:40} {release.description:37} "
-            f"{figures.size(size) if size else '':>8}  {mark}".rstrip()
-        )
-    if kokoro_wanted:
-        print(
-            f"Kokoro voices ({len(kokoro_wanted)}, from {kokoro.source}; "
-            "`audiopub voices download kokoro` installs them all):"
-        )
-    installed_kokoro = set(KokoroFiles(default_folder()).voice_names())
-    for name in kokoro_wanted:
-        tag, gender = describe_voice(name)
-        mark = "installed" if name in installed_kokoro else ""
-        print(f"  {name:40} {tag:8} {gender:7} {mark}".rstrip())
+    for listing in listings:
+        print(listing.heading)
+        for line in listing.lines:
+            print(f"  {line}")
     listening.print_models(installed_only=False)
-    example = piper[0].id if piper else supertonic[0].id if supertonic else KOKORO_ID
+    example = piper[0].id if piper else listings[0].example
     print(f"Download one with `audiopub voices download ID`, e.g. {example}.")
     return 0
 
 
 def _voices_download(voice_id: str, revision: str | None, variant: str | None = None) -> int:
-    # huggingface_hub: see the top
-    from audiopub.tts.kokoro.install import install_kokoro
-    from audiopub.voices.install import install
+    from audiopub.voices.install import how_to_speak, install  # huggingface_hub: see the top
 
-    kokoro = voice_id.strip() == KOKORO_ID
-    if variant is not None and not kokoro:
-        raise AudiopubError(
-            "--variant chooses Kokoro's model: `audiopub voices download "
-            f"kokoro --variant {variant}`."
-        )
     try:
         with DownloadBar() as bar:
-            result = (
-                install_kokoro(revision, variant, on_progress=bar.show)
-                if kokoro
-                else install(voice_id, revision, on_progress=bar.show)
-            )
+            result = install(voice_id, revision, on_progress=bar.show, variant=variant)
     except KeyboardInterrupt:
         print(
             "\nInterrupted: nothing was installed. The files already complete are kept; "
@@ -286,50 +243,14 @@ def _voices_download(voice_id: str, revision: str | None, variant: str | None = 
         print(f"{result.id} is already installed ({result.path}).")
         return 0
     print(f"Installed {result.id} ({figures.size(result.size)}) in {result.path}.")
-    if kokoro:
-        print(
-            "Speak with it: audiopub convert BOOK.epub --engine kokoro --voice VOICE "
-            "(`audiopub voices` lists them)"
-        )
-    elif result.id.startswith(f"{PIPER.name}:"):
-        print(
-            f"Speak with it: audiopub convert BOOK.epub --voice "
-            f"{_first_voice(result.id.split(':', 1)[1], result.path)}"
-        )
-    elif active_model_dir().resolve() != result.path.resolve():
-        print(f"Supertonic speaks with {active_model_dir()}: {_how_to_use(result.id)}.")
-    else:
-        print("Speak with it: audiopub convert BOOK.epub --engine supertonic")
+    print(how_to_speak(voice_id, result))
     return 0
-
-
-def _first_voice(model: str, model_path: Path) -> str:
-    """The id to speak with a downloaded Piper model: a multi-speaker one's first speaker."""
-    try:
-        config = json.loads(model_path.with_suffix(".onnx.json").read_text("utf-8"))
-        speakers = PiperVoiceConfig.from_dict(config).speakers
-    except (OSError, ValueError, KeyError, TypeError):
-        return model  # the engine says what is wrong with it when it is used
-    if not speakers:
-        return model
-    return (
-        f"{speaker_voice_id(model, speakers[0])} (one of its {len(speakers)} speakers; "
-        "`audiopub voices` lists them)"
-    )
 
 
 def _voices_remove(voice_id: str) -> int:
     from audiopub.voices.install import remove  # huggingface_hub: see the top
 
     for path in remove(voice_id):
-        print(f"removed {path}")
-    return 0
-
-
-def _voices_remove_kokoro() -> int:
-    from audiopub.tts.kokoro.install import remove_kokoro  # huggingface_hub: see the top
-
-    for path in remove_kokoro():
         print(f"removed {path}")
     return 0
 
@@ -348,15 +269,6 @@ def _voices_use(name: str) -> int:
         "(audiopub convert BOOK.epub --engine supertonic)."
     )
     return 0
-
-
-def _how_to_use(release_id: str) -> str:
-    if env_dir() is not None:
-        return (
-            f"unset AUDIOPUB_SUPERTONIC_DIR and run `audiopub voices use {release_id}` to "
-            "speak with it"
-        )
-    return f"`audiopub voices use {release_id}` speaks with it"
 
 
 class DownloadBar:

@@ -1,20 +1,22 @@
-"""Downloading a voice or model into the models folder, and removing it again.
+"""Downloading a voice or model into the models folder, and removing it again: the one door
+for every engine's downloads. An engine that declares its own catalogue
+(`EngineInfo.downloads`: Supertonic's releases, Kokoro) fetches and removes its own; Piper's
+voices, from its index, are fetched here.
 
 Where files go: the folders the engines already read, so a downloaded voice is found by the
 same lookup as one a person copied there, with no second search path to keep in sync:
 
     <models>/piper/<key>.onnx, <key>.onnx.json    a Piper voice (+ <key>.MODEL_CARD, its
                                                   licence, and <key>.download.json, the record)
-    <models>/supertonic-3/ …                      a Supertonic release, in the official layout
 
 Files are fetched into a staging folder beside their destination, `<folder>/.downloads/<id>/`,
 and checked (size, the index's MD5, the Hub's SHA-256 for LFS files) there. Only then are they
 moved into place with renames on the same filesystem: a Piper voice's `.onnx` last (a voice
-exists for Audiopub once its `.onnx` is there), a Supertonic release's folder in one rename. A
-half-downloaded voice therefore never appears as installed. Why not the user's Hugging Face
-cache: models would then live in two places (the cache and models/) or be symlinks into a
-cache that `huggingface-cli delete-cache` can empty under Audiopub's feet; the cache is still
-read, so a file already there is copied instead of downloaded again.
+exists for Audiopub once its `.onnx` is there). A half-downloaded voice therefore never appears
+as installed. Why not the user's Hugging Face cache: models would then live in two places (the
+cache and models/) or be symlinks into a cache that `huggingface-cli delete-cache` can empty
+under Audiopub's feet; the cache is still read, so a file already there is copied instead of
+downloaded again.
 
 When a download is interrupted (Ctrl-C, cancel, lost connection), the files already complete
 stay in the staging folder and the same command continues from them; any other failure removes
@@ -24,8 +26,6 @@ the staging folder. `remove` removes only what Audiopub downloaded (it has a rec
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +36,6 @@ from audiopub.atomic import atomic_write
 from audiopub.errors import (
     AudiopubError,
     DownloadFailed,
-    ModelMissing,
     VoiceNotFound,
 )
 from audiopub.tts import hub
@@ -47,27 +46,24 @@ from audiopub.tts.downloads import (
     download,
     download_record,
     durable_replace,
-    folder_size,
-    remove_downloaded_folder,
     staging_folder,
 )
+from audiopub.tts.engine import speaker_voice_id
 from audiopub.tts.piper import PIPER
+from audiopub.tts.piper.config import PiperVoiceConfig
 from audiopub.tts.piper.files import find_voices
-from audiopub.tts.supertonic import SUPERTONIC
-from audiopub.tts.supertonic.files import ModelFiles
-from audiopub.tts.supertonic.releases import SUPERTONIC_FILES, release_dir
+from audiopub.tts.registry import downloads_owning
 from audiopub.voices.catalogue import (
     PIPER_INDEX,
     PIPER_REPO,
     Catalogue,
     PiperEntry,
-    SupertonicRelease,
     local_catalogue,
     parse_piper_index,
+    piper_key,
 )
 
 PIPER_RECORD: Final = ".download.json"  # <key>.download.json beside a downloaded Piper voice
-SUPERTONIC_RECORD: Final = "audiopub-download.json"  # inside a downloaded Supertonic folder
 
 
 def piper_dir() -> Path:
@@ -75,29 +71,58 @@ def piper_dir() -> Path:
     return PIPER.default_model_dir()
 
 
-def supertonic_dir(release: SupertonicRelease) -> Path:
-    return release_dir(release)
-
-
 def install(
     voice_id: str,
     revision: str | None = None,
     on_progress: Callable[[hub.Progress], None] | None = None,
     cancel: threading.Event | None = None,
+    variant: str | None = None,
 ) -> Installed:
-    """Download `piper:KEY` or a Supertonic release (`supertonic` is the newest) and install it.
-    `revision` is a branch, tag or commit of its Hub repository."""
+    """Download `voice_id` (as `audiopub voices --all` lists it) and install it: one of an
+    engine's own catalogue, else a Piper voice (`piper:KEY`). `revision` is a branch, tag or
+    commit of its Hub repository; `variant` one of the model's variants, for an engine that
+    has several (Kokoro's)."""
+    owner = downloads_owning(voice_id)
+    if variant is not None and (owner is None or variant not in owner.variants):
+        has = ", ".join(owner.variants) if owner is not None and owner.variants else "none"
+        raise AudiopubError(f"--variant chooses a model's variant: {voice_id} has {has}.")
+    if owner is not None:
+        return owner.install(voice_id, revision, variant, on_progress, cancel)
     try:
-        entry: PiperEntry | SupertonicRelease | None = local_catalogue().find(voice_id)
+        entry = local_catalogue().find(voice_id)
     except VoiceNotFound:
-        if voice_id.partition(":")[0] not in (PIPER.name, voice_id):
+        if piper_key(voice_id) is None:
             raise  # another engine's prefix: no index can have it
         entry = None  # perhaps a voice newer than the local index: the Hub's index decides
-    if isinstance(entry, SupertonicRelease):
-        return install_supertonic(entry, revision, on_progress, cancel)
     if entry is not None and (piper_dir() / f"{entry.key}.onnx").is_file():
         return Installed(entry.id, piper_dir() / f"{entry.key}.onnx", entry.size, already=True)
     return install_piper(voice_id, revision or "main", on_progress, cancel)
+
+
+def how_to_speak(voice_id: str, installed: Installed) -> str:
+    """The line that says how to speak with what `install(voice_id)` installed."""
+    owner = downloads_owning(voice_id)
+    if owner is not None:
+        return owner.how_to_speak(installed)
+    return (
+        f"Speak with it: audiopub convert BOOK.epub --voice "
+        f"{_first_voice(installed.id.split(':', 1)[1], installed.path)}"
+    )
+
+
+def _first_voice(model: str, model_path: Path) -> str:
+    """The id to speak with a downloaded Piper model: a multi-speaker one's first speaker."""
+    try:
+        config = json.loads(model_path.with_suffix(".onnx.json").read_text("utf-8"))
+        speakers = PiperVoiceConfig.from_dict(config).speakers
+    except (OSError, ValueError, KeyError, TypeError):
+        return model  # the engine says what is wrong with it when it is used
+    if not speakers:
+        return model
+    return (
+        f"{speaker_voice_id(model, speakers[0])} (one of its {len(speakers)} speakers; "
+        "`audiopub voices` lists them)"
+    )
 
 
 def install_piper(
@@ -113,8 +138,6 @@ def install_piper(
     except ValueError as exc:
         raise DownloadFailed(f"The Hub's {PIPER_INDEX} is not a Piper voice index ({exc})") from exc
     entry = catalogue.find(voice_id)
-    if not isinstance(entry, PiperEntry):
-        return install_supertonic(entry, None, on_progress, cancel)
     folder = piper_dir()
     model = folder / f"{entry.key}.onnx"
     if model.is_file():
@@ -134,47 +157,6 @@ def install_piper(
             folder, entry, staged, download_record(entry.id, PIPER_REPO, revision, files, md5)
         )
     return Installed(entry.id, model, entry.size)
-
-
-def install_supertonic(
-    release: SupertonicRelease,
-    revision: str | None = None,
-    on_progress: Callable[[hub.Progress], None] | None = None,
-    cancel: threading.Event | None = None,
-) -> Installed:
-    """A Supertonic release at its pinned revision (or `revision`) into models/<release id>/."""
-    revision = revision or release.revision
-    target = supertonic_dir(release)
-    if target.exists():
-        try:
-            ModelFiles.locate(target)
-        except ModelMissing as exc:
-            raise DownloadFailed(
-                f"{target} exists but is not a complete Supertonic model; "
-                "move it away (or `audiopub voices remove "
-                f"{release.id}` if Audiopub downloaded it) and try again."
-            ) from exc
-        return Installed(release.id, target, folder_size(target), already=True)
-    _, listing = hub.repo_files(release.repo, revision)
-    files = [f for f in listing if release.wants(f.path)]
-    missing = [name for name in SUPERTONIC_FILES if name not in {f.path for f in files}]
-    if missing or not any(f.path.startswith("voice_styles/") for f in files):
-        raise DownloadFailed(
-            f"{release.repo} at {revision} is not a Supertonic model Audiopub "
-            f"can read (missing: {', '.join(missing) or 'voice_styles/*.json'})."
-        )
-    with staging_folder(settings.models_dir(), release.id) as staging:
-        download(release.repo, files, staging, release.id, on_progress, cancel)
-        try:
-            ModelFiles.locate(staging)  # the same check the engine makes before loading
-        except ModelMissing as exc:
-            raise DownloadFailed(f"The downloaded {release.id} is incomplete: {exc}") from exc
-        shutil.rmtree(staging / ".cache", ignore_errors=True)  # huggingface_hub's bookkeeping
-        with atomic_write(staging / SUPERTONIC_RECORD) as temp:
-            record = download_record(release.id, release.repo, revision, files, {})
-            temp.write_text(json.dumps(record, indent=1), "utf-8")
-        os.rename(staging, target)  # one rename: the model appears whole or not at all
-    return Installed(release.id, target, sum(f.size for f in files))
 
 
 def _place_piper_voice(
@@ -199,10 +181,10 @@ def _place_piper_voice(
 def remove(voice_id: str) -> list[Path]:
     """Remove a downloaded voice or model (and any unfinished download of it); the paths
     removed. Voices Audiopub did not download are left alone: VoiceNotFound says so."""
+    owner = downloads_owning(voice_id)
+    if owner is not None:
+        return owner.remove(voice_id)
     name = voice_id.strip().split(":", 1)[-1]
-    release = _release_named(name)
-    if release is not None:
-        return _remove_supertonic(release)
     removed = discard_staging(piper_dir(), name)
     voices = find_voices(piper_dir())
     if name == settings.DEFAULT_PIPER_VOICE and voices[name].model.parent != piper_dir():
@@ -229,23 +211,6 @@ def remove(voice_id: str) -> list[Path]:
             path.unlink()
             removed.append(path)
     return removed
-
-
-def _release_named(name: str) -> SupertonicRelease | None:
-    if name == SUPERTONIC.name:  # the newest release
-        name = local_catalogue().supertonic[0].id
-    return next((r for r in local_catalogue().supertonic if r.id == name), None)
-
-
-def _remove_supertonic(release: SupertonicRelease) -> list[Path]:
-    removed = discard_staging(settings.models_dir(), release.id)
-    target = supertonic_dir(release)
-    return remove_downloaded_folder(
-        target,
-        SUPERTONIC_RECORD,
-        removed,
-        VoiceNotFound(f"{release.id} is not installed in {target}."),
-    )
 
 
 def unfinished_downloads() -> list[str]:

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Final
 
 from audiopub import settings
-from audiopub.errors import ModelMissing
+from audiopub.tts.downloads import BUILT_IN, DOWNLOADED, YOURS
 from audiopub.tts.piper import PIPER
 from audiopub.tts.piper.files import find_voices
-from audiopub.tts.supertonic.engine import default_model_dir as active_supertonic_dir
-from audiopub.tts.supertonic.files import ModelFiles
-from audiopub.voices.catalogue import SUPERTONIC_RELEASES
-from audiopub.voices.install import PIPER_RECORD, SUPERTONIC_RECORD, piper_dir, supertonic_dir
+from audiopub.tts.registry import downloads
+from audiopub.voices.install import PIPER_RECORD, piper_dir
 
-BUILT_IN: Final = "built in"
-DOWNLOADED: Final = "downloaded"
-YOURS: Final = "added by you"
+__all__ = ["BUILT_IN", "DOWNLOADED", "YOURS"]  # where the pages have always found them
 
 
 @dataclass(frozen=True)
@@ -26,14 +20,6 @@ class PiperVoice:
     language: str  # de-DE
     origin: str  # BUILT_IN, DOWNLOADED or YOURS
     size: int
-
-
-@dataclass(frozen=True)
-class SupertonicModel:
-    id: str  # the release's id, or the folder's name for one set up by hand
-    path: Path
-    origin: str
-    active: bool  # the folder the Supertonic engine reads (AUDIOPUB_SUPERTONIC_DIR or default)
 
 
 def piper_voices() -> list[PiperVoice]:
@@ -55,24 +41,8 @@ def piper_voices() -> list[PiperVoice]:
     return voices
 
 
-def supertonic_models() -> list[SupertonicModel]:
-    """Complete Supertonic models: each release's folder and the engine's own folder."""
-    active = active_supertonic_dir().resolve()
-    candidates = {supertonic_dir(release).resolve(): release.id for release in SUPERTONIC_RELEASES}
-    candidates.setdefault(active, active.name)
-    models = []
-    for path, name in candidates.items():
-        try:
-            ModelFiles.locate(path)
-        except ModelMissing:
-            continue
-        origin = DOWNLOADED if (path / SUPERTONIC_RECORD).is_file() else YOURS
-        models.append(SupertonicModel(name, path, origin, path == active))
-    return models
-
-
 def installed_ids() -> set[str]:
-    """Ids as the catalogue names them (`piper:KEY`, `supertonic-3`), to mark the installed."""
+    """Ids as the catalogues name them (`piper:KEY`, `supertonic-3`), to mark the installed."""
     ids = {f"piper:{voice.id}" for voice in piper_voices()}
-    ids |= {model.id for model in supertonic_models()}
+    ids |= {offer.id for found in downloads() for offer in found.offers() if offer.installed}
     return ids

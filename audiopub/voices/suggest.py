@@ -1,6 +1,7 @@
 """A voice for a book's language, named from the voice lists that ship with Audiopub (Piper's
-index, Kokoro's voices), for the warning that a book is not in its voice's language: a person
-told only "choose a voice in the book's language" does not know which one, nor how to get it.
+index, and what each engine's own catalogue suggests: Kokoro's voices), for the warning that
+a book is not in its voice's language: a person told only "choose a voice in the book's
+language" does not know which one, nor how to get it.
 
 No network: the Piper index is the newest on this computer (`catalogue.local_catalogue`).
 """
@@ -11,11 +12,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from audiopub import settings
-from audiopub.tts.kokoro import KOKORO
-from audiopub.tts.kokoro.files import KokoroFiles, default_folder
-from audiopub.tts.kokoro.repository import KOKORO_ID, kokoro_index
 from audiopub.tts.piper import PIPER
-from audiopub.tts.registry import engine_info
+from audiopub.tts.registry import engine_info, engines
 from audiopub.voices.catalogue import Catalogue, PiperEntry, local_catalogue
 
 # Piper qualities, most wanted first: medium is what most voices come in (and the embedded
@@ -65,15 +63,25 @@ def language_name(tag: str, catalogue: Catalogue | None = None) -> str:
 
 
 def voices_for(tag: str, catalogue: Catalogue | None = None) -> list[Suggestion]:
-    """The Piper voice and the Kokoro voice (at most one each) that best read `tag`'s language:
-    installed first, its region where the tag names one, medium quality."""
+    """The Piper voice and each other engine's (at most one each, as its catalogue suggests:
+    Kokoro's) that best read `tag`'s language: installed first, its region where the tag
+    names one, medium quality."""
     found = []
     piper = _best_piper(tag, catalogue or local_catalogue())
     if piper is not None:
         found.append(piper)
-    kokoro = _best_kokoro(tag)
-    if kokoro is not None:
-        found.append(kokoro)
+    for info in engines():
+        suggested = info.downloads.suggest(tag) if info.downloads is not None else None
+        if suggested is not None:
+            found.append(
+                Suggestion(
+                    info.name,
+                    suggested.voice,
+                    suggested.download,
+                    suggested.installed,
+                    suggested.whole_model,
+                )
+            )
     return found
 
 
@@ -112,26 +120,3 @@ def _quality_rank(quality: str) -> int:
         if quality in QUALITY_PREFERENCE
         else len(QUALITY_PREFERENCE)
     )
-
-
-def _best_kokoro(tag: str) -> Suggestion | None:
-    primary = _primary(tag)
-    region = tag.replace("_", "-").lower()
-    voices = {
-        name: language.lower()
-        for name, (language, _) in kokoro_index().items()
-        if _primary(language) == primary
-    }
-    if not voices:
-        return None
-    files = KokoroFiles(default_folder())
-    installed = set(files.voice_names()) if files.variants() else set()
-    name = min(
-        voices,
-        key=lambda voice: (
-            voice not in installed,
-            voices[voice] != region and "-" in region,
-            voice,
-        ),
-    )
-    return Suggestion(KOKORO.name, name, KOKORO_ID, name in installed, whole_model=True)

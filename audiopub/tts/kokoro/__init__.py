@@ -14,8 +14,17 @@ from pathlib import Path
 from audiopub import settings
 from audiopub.book.scripts import primary_subtag
 from audiopub.tts.engine import Engine
-from audiopub.tts.engine_info import EngineInfo, LoadRequest, Stamp
-from audiopub.tts.kokoro.files import LANGUAGES, SAMPLE_RATE, KokoroFiles, default_folder
+from audiopub.tts.engine_info import EngineInfo, LoadRequest, Mixing, Stamp
+from audiopub.tts.kokoro.downloads import KokoroDownloads
+from audiopub.tts.kokoro.files import (
+    LANGUAGES,
+    MIX_SEPARATOR,
+    SAMPLE_RATE,
+    WEIGHT_SEPARATOR,
+    KokoroFiles,
+    default_folder,
+    parse_mix,
+)
 
 
 def _load(request: LoadRequest) -> Engine:
@@ -44,9 +53,10 @@ KOKORO = EngineInfo(
     label="Kokoro",
     languages=tuple(dict.fromkeys(primary_subtag(tag) for tag, _ in LANGUAGES.values())),
     sample_rate=SAMPLE_RATE,
-    uses_steps=False,
     default_model_dir=default_folder,
     load=_load,
     runtimes=("onnx", "torch"),
     stamp=_stamp,
+    mixing=Mixing(MIX_SEPARATOR, WEIGHT_SEPARATOR, parse_mix),
+    downloads=KokoroDownloads(),
 )

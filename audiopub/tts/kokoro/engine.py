@@ -47,6 +47,7 @@ from audiopub.tts.kokoro.files import (
     KokoroFiles,
     VoiceMix,
     describe,
+    gender_of,
     language_of,
     parse_mix,
     vocabulary_symbols,
@@ -178,7 +179,14 @@ class KokoroEngine:
 
     def voices(self) -> list[Voice]:
         return [
-            Voice(name, describe(name), language_of(name)[0], SAMPLE_RATE, _reads(name))
+            Voice(
+                name,
+                describe(name),
+                language_of(name)[0],
+                SAMPLE_RATE,
+                _reads(name),
+                gender=gender_of(name),
+            )
             for name in self.files.voice_names()
         ]
 
@@ -186,7 +194,11 @@ class KokoroEngine:
         """A voice or a mix of voices (whose own language is its heaviest voice's)."""
         mix = self._mix(voice_id)
         name = describe(voice_id) if len(mix.parts) == 1 else f"mix of {voice_id}"
-        return Voice(voice_id, name, language_of(mix.first)[0], SAMPLE_RATE, _reads(mix.first))
+        # A mix has no one gender: the cast treats it as unknown.
+        gender = gender_of(voice_id) if len(mix.parts) == 1 else None
+        return Voice(
+            voice_id, name, language_of(mix.first)[0], SAMPLE_RATE, _reads(mix.first), gender=gender
+        )
 
     @property
     def device(self) -> DeviceReport:

@@ -27,6 +27,7 @@ import numpy as np
 
 from audiopub import settings
 from audiopub.errors import EngineUnavailable, ModelMissing
+from audiopub.tts.engine import VoiceGender
 
 SAMPLE_RATE: Final = 24_000
 STYLE_ROWS: Final = 510  # also the model's phoneme window: 512 positions less the two pads
@@ -182,6 +183,12 @@ def _vocabulary(tokenizer: Path, config: Path) -> dict[str, int]:
 def language_of(name: str) -> tuple[str, str]:
     """(BCP 47 tag, espeak-ng voice) of a voice by its first letter; English if unknown."""
     return LANGUAGES.get(name[:1].lower(), LANGUAGES["a"])
+
+
+def gender_of(name: str) -> VoiceGender | None:
+    """A voice's gender by its second letter ("af_heart": female), None if it names none."""
+    letter = name[1:2].lower()
+    return "female" if letter == "f" else "male" if letter == "m" else None
 
 
 def describe(name: str) -> str:

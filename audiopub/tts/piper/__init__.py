@@ -48,7 +48,6 @@ PIPER = EngineInfo(
     label="Piper",
     languages=(),
     sample_rate=None,
-    uses_steps=False,
     default_model_dir=_default_model_dir,
     load=_load,
     voice_files=_voice_files,

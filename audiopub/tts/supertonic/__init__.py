@@ -9,11 +9,14 @@ its release, in as many denoising steps as asked.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from audiopub import settings
-from audiopub.tts.engine import Engine
-from audiopub.tts.engine_info import EngineInfo, LoadRequest
+from audiopub.tts.engine import Engine, Voice
+from audiopub.tts.engine_info import EngineInfo, LoadRequest, Steps
+from audiopub.tts.supertonic.downloads import SupertonicDownloads
 from audiopub.tts.supertonic.files import folder_stamp
-from audiopub.tts.supertonic.releases import active_model_dir, languages_of
+from audiopub.tts.supertonic.releases import active_model_dir, active_release, languages_of
 from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
 
 
@@ -34,6 +37,14 @@ def _load(request: LoadRequest) -> Engine:
     )
 
 
+def _heading(voices: Sequence[Voice]) -> str:
+    """ "supertonic (supertonic-2 in models/supertonic-2: en, ko, es, pt, fr):"."""
+    release = active_release()
+    what = release.id if release is not None else "your own model"
+    read = f": {voices[0].describe_languages()}" if voices else ""
+    return f"supertonic ({what} in {active_model_dir()}{read}):"
+
+
 # Its sample rate is the model's (its config says); its languages are all its releases'
 # together, each release reading its own (`releases.languages_of`).
 SUPERTONIC = EngineInfo(
@@ -41,8 +52,10 @@ SUPERTONIC = EngineInfo(
     label="Supertonic",
     languages=SUPPORTED_LANGUAGES,
     sample_rate=None,
-    uses_steps=True,
+    steps=Steps(),  # flow matching: more steps, cleaner audio (2-128, 16 unless told)
     default_model_dir=active_model_dir,
     load=_load,
     stamp=folder_stamp,
+    heading=_heading,
+    downloads=SupertonicDownloads(),
 )

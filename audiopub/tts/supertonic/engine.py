@@ -31,6 +31,7 @@ from audiopub.tts.engine import (
     SynthesisOptions,
     SynthesisResult,
     Voice,
+    VoiceGender,
     noise_seeds,
     synthesize_in_batches,
 )
@@ -172,6 +173,12 @@ def _voice_name(voice_id: str) -> str:
     return f"{'Female' if match[1] == 'F' else 'Male'} {match[2]}"
 
 
+def voice_gender(voice_id: str) -> VoiceGender | None:
+    """The official styles' names say it: F1 … F5 female, M1 … M5 male."""
+    match = re.fullmatch(r"([FM])\d+", voice_id)
+    return None if not match else "female" if match[1] == "F" else "male"
+
+
 class SupertonicEngine:
     """The Engine contract for a Supertonic model directory."""
 
@@ -231,7 +238,14 @@ class SupertonicEngine:
         language = "multi" if self.text.multilingual else DEFAULT_LANGUAGE
         languages = self.languages if self.text.multilingual else ()
         return [
-            Voice(path.stem, _voice_name(path.stem), language, self.sample_rate, languages)
+            Voice(
+                path.stem,
+                _voice_name(path.stem),
+                language,
+                self.sample_rate,
+                languages,
+                gender=voice_gender(path.stem),
+            )
             for path in self.files.voice_paths()
         ]
 

@@ -13,11 +13,11 @@ from nicegui import run, ui
 from audiopub import figures as fmt
 from audiopub.errors import AudiopubError
 from audiopub.jobs.models import ChapterProgress, ChapterState, Job, JobState
-from audiopub.tts.registry import ENGINES
+from audiopub.tts import registry
 from audiopub.ui.chosen_forms import chosen, describe
 from audiopub.ui.components.dialogs import confirm_delete
 from audiopub.ui.components.flagged_list import flagged_rows, flagged_title
-from audiopub.ui.engine_catalog import ENGINE_LABELS
+from audiopub.ui.engine_catalog import engine_label
 from audiopub.ui.jobview import (
     RTF_LABEL,
     SPEED_LABEL,
@@ -39,16 +39,20 @@ STATE_TEXT = {
 
 
 # The engines whose voices sound different in more or fewer steps.
-STEPS_ENGINES = frozenset(engine.name for engine in ENGINES if engine.uses_steps)
 
 # While the worker finishes the chunk in hand after a pause or cancel.
 STOPPING_TEXT = {JobState.PAUSED: "Pausing…", JobState.CANCELLED: "Cancelling…"}
 
 
+def _uses_steps(engine: str) -> bool:
+    """Whether the engine takes steps; one no longer offered is not asked."""
+    return any(info.name == engine and info.uses_steps for info in registry.engines())
+
+
 def settings_summary(job: Job) -> str:
     s = job.settings
-    parts = [ENGINE_LABELS.get(s.engine, s.engine), s.voice or "default voice", f"{s.speed:.2f}×"]
-    if s.engine in STEPS_ENGINES:  # steps an engine ignores would suggest otherwise
+    parts = [engine_label(s.engine), s.voice or "default voice", f"{s.speed:.2f}×"]
+    if _uses_steps(s.engine):  # steps an engine ignores would suggest otherwise
         parts.append(f"{s.steps} steps")
     parts.append("GPU requested" if s.use_gpu else "CPU")
     if s.chapters:

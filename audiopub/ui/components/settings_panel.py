@@ -33,7 +33,6 @@ from audiopub.ui.engine_catalog import EngineChoice, GpuSupport
 from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
 from audiopub.ui.voice_list import Offers, describe, offers
-from audiopub.ui.voice_mixes import KOKORO
 from audiopub.voices.catalogue import QUALITIES
 
 log = logging.getLogger(__name__)
@@ -210,8 +209,10 @@ class SettingsPanel:
         voices = [v.id for v in choice.voices]
         wanted = saved.voice if saved.voice in voices else voices[0]
         self._set_voice(wanted, choice)
-        self.mixer.show(choice.voices if choice.name == KOKORO else None, wanted)
+        self.mixer.show(choice, wanted)
         self._show_steps(choice.uses_steps)
+        if choice.steps is not None:  # the range the engine declares
+            self.steps.props.update(min=choice.steps.low, max=choice.steps.high)
         self.services.preferences.update(engine=choice.name, voice=wanted)
         self._suggest()
         self.on_change()
@@ -226,34 +227,36 @@ class SettingsPanel:
             self._choosing = False
 
     def _mix_saved(self, voice: Voice) -> None:
-        """A mix saved in the mixer joins Kokoro's voices (replacing one of its name) and is
-        chosen."""
-        choice = self.engines.get(KOKORO)
+        """A mix saved in the mixer joins its engine's voices (replacing one of its name) and
+        is chosen."""
+        engine = self.mixer.engine
+        choice = self.engines.get(engine)
         if choice is None:
             return
         others = [v for v in choice.voices if v.id != voice.id and v.name != voice.name]
-        self.engines[KOKORO] = replace(choice, voices=(*others, voice))
-        if self.engine.value == KOKORO:
-            self._set_voice(voice.id, self.engines[KOKORO])
-            self.mixer.show(self.engines[KOKORO].voices, voice.id)
+        choice = self.engines[engine] = replace(choice, voices=(*others, voice))
+        if self.engine.value == engine:
+            self._set_voice(voice.id, choice)
+            self.mixer.show(choice, voice.id)
             self.voice_chosen = True
             self.services.preferences.update(voice=voice.id)
             self.on_change()
 
     def _mix_removed(self, mix: str) -> None:
-        """A mix removed in the mixer leaves Kokoro's voices; if it was the voice chosen, the
-        first voice is chosen instead, as when a remembered voice is gone."""
-        choice = self.engines.get(KOKORO)
+        """A mix removed in the mixer leaves its engine's voices; if it was the voice chosen,
+        the first voice is chosen instead, as when a remembered voice is gone."""
+        engine = self.mixer.engine
+        choice = self.engines.get(engine)
         if choice is None:
             return
-        choice = self.engines[KOKORO] = replace(
+        choice = self.engines[engine] = replace(
             choice, voices=tuple(v for v in choice.voices if v.id != mix)
         )
-        if self.engine.value != KOKORO:
+        if self.engine.value != engine:
             return
         current = self.voice.value if self.voice.value != mix else choice.voices[0].id
         self._set_voice(current, choice)
-        self.mixer.show(choice.voices, current)
+        self.mixer.show(choice, current)
         self.services.preferences.update(voice=current)
         self.on_change()
 

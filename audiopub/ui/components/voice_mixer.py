@@ -1,11 +1,12 @@
-"""Kokoro's voice mixer: two or more voices with weights, heard, then saved under a name.
+"""The voice mixer: two or more voices with weights, heard, then saved under a name.
 
-Shown only while Kokoro is the engine. Each voice has a weight from 0 to 100; the mix gives
-each voice its share of the total (a weight of 0 leaves the voice out). "Hear the mix" speaks
-it through the previews' engine; "Save the mix" keeps it under a name (`VoiceMixes`) and hands
-it to the voice list, where it is chosen. The job's voice is the mix itself
-("jf_alpha:0.6+jm_kumo:0.4"), so its cache key follows its voices and weights, and removing a
-saved mix (listed under the mixer, each with a remove button) leaves every job's voice as it was.
+Shown only while the engine is one whose voices mix (its `EngineInfo.mixing`: Kokoro's). Each
+voice has a weight from 0 to 100; the mix gives each voice its share of the total (a weight of
+0 leaves the voice out). "Hear the mix" speaks it through the previews' engine; "Save the mix"
+keeps it under a name (`VoiceMixes`) and hands it to the voice list, where it is chosen. The
+job's voice is the mix itself ("jf_alpha:0.6+jm_kumo:0.4"), so its cache key follows its voices
+and weights, and removing a saved mix (listed under the mixer, each with a remove button) leaves
+every job's voice as it was.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from nicegui import run, ui
 from audiopub.errors import AudiopubError
 from audiopub.settings import DEFAULT_STEPS
 from audiopub.tts.engine import Voice
-from audiopub.tts.kokoro.files import MIX_SEPARATOR
+from audiopub.tts.engine_info import Mixing
 from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.components.dialogs import confirm
+from audiopub.ui.engine_catalog import EngineChoice
 from audiopub.ui.services import Services
-from audiopub.ui.voice_mixes import KOKORO, mix_string, mixed_voice
+from audiopub.ui.voice_mixes import mix_string, mixed_voice
 
 FIRST_WEIGHT: Final = 50  # two voices start as equal halves
 
@@ -50,6 +52,8 @@ class VoiceMixer:
         self.on_removed = on_removed  # given the mix string of a removed mix
         self.options: dict[str, str] = {}
         self.parts: list[_Part] = []
+        self.engine = ""  # the engine whose voices it mixes, once shown
+        self.mixing: Mixing | None = None
         with (
             ui.expansion("Mix Kokoro voices", icon="tune")
             .classes("w-full ap-expansion")
@@ -82,14 +86,17 @@ class VoiceMixer:
             self.saved = ui.column().classes("w-full gap-0").mark("saved-mixes")
         self.box.set_visibility(False)
 
-    def show(self, voices: Sequence[Voice] | None, current: str | None = None) -> None:
-        """Offer Kokoro's own voices (mixes are not mixed again), the current one first;
-        None hides the mixer."""
-        if voices is None:
+    def show(self, choice: EngineChoice | None, current: str | None = None) -> None:
+        """Offer the engine's own voices (mixes are not mixed again), the current one first;
+        None, or an engine whose voices don't mix, hides the mixer."""
+        if choice is None or choice.mixing is None:
             self.box.set_visibility(False)
             return
-        self._list_saved([voice for voice in voices if MIX_SEPARATOR in voice.id])
-        singles = [voice for voice in voices if MIX_SEPARATOR not in voice.id]
+        self.engine, self.mixing = choice.name, choice.mixing
+        self.box.set_text(f"Mix {choice.label} voices")
+        separator = choice.mixing.separator
+        self._list_saved([voice for voice in choice.voices if separator in voice.id])
+        singles = [voice for voice in choice.voices if separator not in voice.id]
         options = {voice.id: voice.name for voice in singles}
         if options != self.options:
             self.options = options
@@ -103,7 +110,11 @@ class VoiceMixer:
 
     def mix(self) -> str:
         """The mix string of the rows as they are; AudiopubError says what is wrong."""
-        return mix_string([(part.voice.value, float(part.weight.value)) for part in self.parts])
+        if self.mixing is None:
+            raise AudiopubError("Choose an engine whose voices mix.")
+        return mix_string(
+            [(part.voice.value, float(part.weight.value)) for part in self.parts], self.mixing
+        )
 
     # --- rows -----------------------------------------------------------------------------
 
@@ -187,13 +198,13 @@ class VoiceMixer:
     def _speak_mix(self) -> bytes:
         """The mix as the rows are, spoken (blocking); AudiopubError says what is wrong."""
         return self.services.previews.preview(
-            KOKORO, self.mix(), self.speed(), DEFAULT_STEPS
-        )  # Kokoro takes no steps
+            self.engine, self.mix(), self.speed(), DEFAULT_STEPS
+        )  # an engine that takes steps says its own default
 
     def _keep(self, name: str, mix: str) -> Voice:
         """Save the mix once its voices are known to be installed (blocking)."""
-        mixed_voice(name, mix)  # EngineUnavailable names a voice that is not installed
-        return mixed_voice(self.services.mixes.save(name, mix), mix)
+        mixed_voice(self.engine, name, mix)  # EngineUnavailable names a voice not installed
+        return mixed_voice(self.engine, self.services.mixes.save(name, mix), mix)
 
     def _failed(self, message: str) -> None:
         self.error.set_text(message)

@@ -24,7 +24,6 @@ from audiopub import figures
 from audiopub import settings as defaults
 from audiopub.book.scripts import primary_subtag
 from audiopub.errors import AudiopubError
-from audiopub.tts.kokoro.repository import KOKORO_ID
 from audiopub.tts.registry import engine_info, get_preview_engine
 from audiopub.tts.supertonic.releases import choose_release
 from audiopub.ui.components.audio_player import AudioPlayer
@@ -321,11 +320,10 @@ class VoicesPage:
 
 def _remove_files(voice_id: str) -> list[Path]:
     """What `audiopub voices remove` removes for this row (blocking)."""
-    # Here, not at the top: they bring in huggingface_hub, which nothing else loads at startup.
-    from audiopub.tts.kokoro.install import remove_kokoro
+    # Here, not at the top: it brings in huggingface_hub, which nothing else loads at startup.
     from audiopub.voices.install import remove
 
-    return remove_kokoro() if voice_id == KOKORO_ID else remove(voice_id)
+    return remove(voice_id)  # an engine's own catalogue, else Piper's
 
 
 def _speak(services: Services, row: VoiceRow, text: str, language: str) -> bytes:
