@@ -289,6 +289,9 @@ def _full_names(
     at least twice: the name a reader knows them by, which joins their first
     name and their titled forms ("Adela", "Adela Quested", "Miss Quested")."""
     words = {w for form in mentions for w in form.split()[-1:] + form.split()[:1]}
+    spoken = {form for form in mentions if " " not in form and form[:1].isupper()}
+    firsts = spoken - {w for form in mentions if " " in form for w in form.split()[-1:]}
+    surnames = {form.split()[-1] for form in mentions if form.split()[0].lower() in TITLES}
     found: Counter[str] = Counter()
     for p in paragraphs:
         for piece in (p.text,):  # speech too: "This is Bill Gorton," introduces him
@@ -298,10 +301,20 @@ def _full_names(
                     continue
                 if first.lower() in TITLES or first.lower() in NOT_NAMES:
                     continue
-                if lowercase[first.lower()] >= 3 or lowercase[last.lower()] >= 3:
-                    continue  # an ordinary word starting a sentence, or a place ("Street")
+                # An ordinary word starting a sentence, or a place ("Street"); a word the tags
+                # already use as a name is one ("Bill" said, though the bill is paid).
+                if any(lowercase[w.lower()] >= 3 and w not in spoken for w in (first, last)):
+                    continue
                 found[match.group()] += 1
-    return Counter({name: n for name, n in found.items() if n >= 2})
+    # Twice, or once where both words are names the book already uses ("Adela", "Miss
+    # Quested": "Adela Quested").
+    return Counter(
+        {
+            name: n
+            for name, n in found.items()
+            if n >= 2 or (name.split()[0] in firsts and name.split()[-1] in surnames)
+        }
+    )
 
 
 def _appositions(
