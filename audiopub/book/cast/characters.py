@@ -201,12 +201,14 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             ]
             if len(fitting) == 1:
                 union(fitting[0], name)
-    # A rank alone ("the Professor", "the Colonel") is the one person the book gives that
-    # title with a name ("Professor De Worms"), when there is only one.
+    # A rank alone ("the Professor", "the Colonel", "the count") is the one person the book
+    # gives that title with a name ("Professor De Worms"), when there is only one.
     for form, (title, words) in parts.items():
-        if title or len(words) != 1 or words[0].lower() not in TITLES:
+        if title or not words or words[-1].lower() not in TITLES:
             continue
-        rank = words[0].lower().rstrip(".")
+        if len(words) != 1 and not (len(words) == 2 and words[0] == "the"):
+            continue  # "the count" too, a description the tags use as a person
+        rank = words[-1].lower().rstrip(".")
         holders = {title_key(f) for f, (t, w) in parts.items() if t == rank and w}
         if len(holders) == 1:
             holder = next(f for f, (t, w) in parts.items() if t == rank and w)
