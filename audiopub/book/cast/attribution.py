@@ -478,13 +478,14 @@ def _name_narrator(paragraphs: list[Paragraph], cast: Cast, narrator: int) -> in
                     chapters.setdefault(vocative, set()).add(p.chapter)
     # A name has a vowel and is no exclamation: "H'm", "Oh", "My God" are no one's; a word one
     # speaker says in one chapter ("Thenks") is no name either.
+    # A titled name ("Mr. Barnes") is a name wherever it is said.
     called = Counter(
         {
             n: c
             for n, c in called.items()
             if re.search(r"[aeiouyAEIOUY]", n)
             and n.split()[0].lower() not in _EXCLAMATIONS
-            and len(chapters[n]) >= 2
+            and (len(chapters[n]) >= 2 or _TITLED_NAME.fullmatch(n))
         }
     )
     if not called:
@@ -505,9 +506,18 @@ def _name_narrator(paragraphs: list[Paragraph], cast: Cast, narrator: int) -> in
             p.vocatives = [person if v == narrator else v for v in p.vocatives]
     # The other names the others call the narrator by, often enough and no one else's
     # ("Jake", and "Barnes" too).
+    # A person the narration names ("Mr. Barnes") but no tag gives a line is the narrator
+    # too, when that is what the others call them.
+    speaking = Counter(p.speaker for p in paragraphs)
     names = [name]
     for alias, times in called.items():
-        if alias != name and times >= 2 and cast.resolve(alias) in (None, person):
+        if alias == name or times < 2:
+            continue
+        owner = cast.resolve(alias)
+        if owner is not None and owner != person and not speaking[owner]:
+            _merge(paragraphs, cast, owner, person)
+            owner = person
+        if owner in (None, person):
             cast.people[person].forms[alias] += times
             cast.by_form[alias] = person
             names.append(alias)
@@ -516,6 +526,21 @@ def _name_narrator(paragraphs: list[Paragraph], cast: Cast, narrator: int) -> in
             p.vocatives.append(person)
     cast.narrator = person
     return person
+
+
+def _merge(paragraphs: list[Paragraph], cast: Cast, other: int, person: int) -> None:
+    """`other` is `person`: their names and mentions become theirs."""
+    cast.people[person].forms.update(cast.people[other].forms)
+    cast.people[other].forms.clear()
+    for form, owner in cast.by_form.items():
+        if owner == other:
+            cast.by_form[form] = person
+    for p in paragraphs:
+        p.narration_names = [
+            (pos, person if who == other else who, subject)
+            for pos, who, subject in p.narration_names
+        ]
+        p.vocatives = [person if v == other else v for v in p.vocatives]
 
 
 def _pronouns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> None:

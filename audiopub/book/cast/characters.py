@@ -187,17 +187,34 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
                 union(" ".join(words), form)
         # A full name with no titled form of its own joins the one title of its surname.
         # Of a fitting gender, where the first name shows one ("Adela" is a she: "Adela
-        # Quested" is Miss Quested, not Mr. Quested).
+        # Quested" is Miss Quested, not Mr. Quested), and not a title another first name
+        # holds ("Mrs. Jack Welland" is not May Welland). With two first names of one
+        # gender ("Charles Wilcox", "Paul Wilcox": sons), "Mr. Wilcox" is neither of them.
         keys = {title_key(f): f for f in forms}
-        for name in full.get(surname, ()):
+        held: dict[str, set[str]] = {}
+        for f in forms:
+            if len(parts[f][1]) > 1:
+                held.setdefault(title_key(f), set()).add(parts[f][1][0])
+        names = full.get(surname, [])
+
+        def gender_of(name: str) -> Gender | None:
+            first = parts[name][1][0]
+            return group_gender[find(first)] if first in parent else None
+
+        for name in names:
             if any(" ".join(parts[f][1]) == name for f in forms):
                 continue
             first = parts[name][1][0]
-            own = group_gender[find(first)] if first in parent else None
+            own = gender_of(name)
+            if own is not None and any(
+                gender_of(other) == own and parts[other][1][0] != first for other in names
+            ):
+                continue
             fitting = [
                 f
-                for f in keys.values()
-                if own is None or TITLES.get(parts[f][0] or "") in (own, None)
+                for key, f in keys.items()
+                if (own is None or TITLES.get(parts[f][0] or "") in (own, None))
+                and first in held.get(key, {first})
             ]
             if len(fitting) == 1:
                 union(fitting[0], name)
