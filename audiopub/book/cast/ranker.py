@@ -81,6 +81,10 @@ FEATURES: tuple[str, ...] = (
     # The turn opens with speech and this person said the one before.
     "opens_with_speech_and_said_before",
     "in_run",  # the turn is in an exchange of several turns and this person named in it
+    # The nearest turn of the exchange a tag names, an even number of turns away (this
+    # person's own turn as two people alternate), or an odd number (their partner's).
+    "run_even",
+    "run_odd",
 )
 
 
@@ -224,6 +228,14 @@ def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list
             feature(recent[-1], "last_speaker")
         if len(recent) > 1:
             feature(recent[-2], "second_last_speaker")
+        parities: set[int] = set()
+        for distance in range(1, 13):
+            for j in (k - distance, k + distance):
+                if distance % 2 in parities or not 0 <= j < len(speech):
+                    continue
+                if run[j] == run[k] and named[j] is not None:
+                    feature(named[j], "run_odd" if distance % 2 else "run_even")
+                    parities.add(distance % 2)
         for j in range(k - 1, k - 8, -1):
             if j >= 0 and run[j] == run[k] and said[j] is not None:
                 feature(said[j], "in_run")
