@@ -220,3 +220,29 @@ def clustering(novel: Novel, attribution: Attribution) -> tuple[int, int]:
         whole = [main for main in owners if forms <= novel.aliases[main]]
         right += len(owners) == 1 and len(whole) == 1
     return right, len(attribution.characters)
+
+
+def pairs(novel: Novel, attribution: Attribution) -> tuple[int, int, int]:
+    """Name clustering scored pairwise against the annotated alias lists: of the name forms
+    both Audiopub's characters and the annotation know, every pair Audiopub puts in one
+    character (predicted) and every pair one annotated character holds (gold). Returns
+    (pairs in both, predicted, gold): precision is the first over the second, recall over
+    the third."""
+    ours: dict[str, set[int]] = {}
+    for i, c in enumerate(attribution.characters):
+        for form in {norm(c.name), *(norm(a) for a in c.aliases)} - {""}:
+            ours.setdefault(form, set()).add(i)
+    theirs: dict[str, set[str]] = {}
+    for main, names in novel.aliases.items():
+        for form in names:
+            theirs.setdefault(form, set()).add(main)
+    forms = sorted(set(ours) & set(theirs))
+    both = predicted = gold = 0
+    for i, a in enumerate(forms):
+        for b in forms[i + 1 :]:
+            same = bool(ours[a] & ours[b])
+            truly = bool(theirs[a] & theirs[b])
+            predicted += same
+            gold += truly
+            both += same and truly
+    return both, predicted, gold

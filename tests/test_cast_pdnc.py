@@ -18,11 +18,13 @@ from audiopub.book.cast.ranker import FEATURES, WEIGHTS
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parents[2] / "shared" / "pdnc-dev"
 
-# Accuracy measured with the shipped weights (0.856, 0.725, 0.763); floors about 3 points under.
+# Accuracy measured with the shipped weights (0.884, 0.721, 0.878, 0.796); floors about 3
+# points under. The Sun Also Rises holds the first-person narrator's naming.
 FLOORS = {
-    "DaisyMiller": 0.83,
-    "WinnieThePooh": 0.70,
-    "AlicesAdventuresInWonderland": 0.73,
+    "DaisyMiller": 0.85,
+    "WinnieThePooh": 0.69,
+    "AlicesAdventuresInWonderland": 0.85,
+    "TheSunAlsoRises": 0.76,
 }
 
 

@@ -58,6 +58,13 @@ _TITLED_NAME = re.compile(
     r"\b(?:Mr|Mrs|Miss|Ms|Dr|Lady|Lord|Sir|Madame|Mme|Mademoiselle|Mlle|Monsieur|Herr|Frau"
     r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s(?:St\.|[A-Z][\w'’-]+)){1,3}"
 )
+# "Mr. and Mrs. Allen", "Mr and Mrs Musgrove": two people, a Mr. and a Mrs. of that name.
+_COUPLE = re.compile(r"\b(Mr|Mrs)(\.?) and (Mrs|Mr)\.? ((?:St\. )?[A-Z][\w'’-]+)\b(?!\s[A-Z][a-z])")
+# Words that open a call but name no one ("Oh", "My God", "Good-bye", "Thanks").
+_EXCLAMATIONS = frozenset(
+    "oh ah eh ha hm hum hallo hello hullo my good goodbye good-bye thanks thank yes no well "
+    "dear god heavens mon ma mein mio tcha pooh bah".split()
+)
 _SENTENCE_END = re.compile(r"[.!?]['\"]?\s")
 _LONGER_NAME = re.compile(r"['’]?\s[A-Z][a-z]")
 # What may come before a sentence's subject: its start, a conjunction, an article.
@@ -271,6 +278,9 @@ def _titled_names(paragraphs: list[Paragraph]) -> Counter[str]:
     for p in paragraphs:
         for _, piece in _narration(p):
             found.update(m.group().removesuffix("'s") for m in _TITLED_NAME.finditer(piece))
+            for m in _COUPLE.finditer(piece):
+                surname = m.group(4).removesuffix("'s").removesuffix("’s")
+                found[f"{m.group(1)}{m.group(2)} {surname}"] += 1
         # Speech calling someone by a titled name ("Well, Mrs. St. Clair, …") names them too.
         for span in p.spans:
             for name in _vocatives(span.text):
@@ -289,6 +299,9 @@ def _full_names(
     at least twice: the name a reader knows them by, which joins their first
     name and their titled forms ("Adela", "Adela Quested", "Miss Quested")."""
     words = {w for form in mentions for w in form.split()[-1:] + form.split()[:1]}
+    spoken = {form for form in mentions if " " not in form and form[:1].isupper()}
+    firsts = spoken - {w for form in mentions if " " in form for w in form.split()[-1:]}
+    surnames = {form.split()[-1] for form in mentions if form.split()[0].lower() in TITLES}
     found: Counter[str] = Counter()
     for p in paragraphs:
         for piece in (p.text,):  # speech too: "This is Bill Gorton," introduces him
@@ -298,10 +311,20 @@ def _full_names(
                     continue
                 if first.lower() in TITLES or first.lower() in NOT_NAMES:
                     continue
-                if lowercase[first.lower()] >= 3 or lowercase[last.lower()] >= 3:
-                    continue  # an ordinary word starting a sentence, or a place ("Street")
+                # An ordinary word starting a sentence, or a place ("Street"); a word the tags
+                # already use as a name is one ("Bill" said, though the bill is paid).
+                if any(lowercase[w.lower()] >= 3 and w not in spoken for w in (first, last)):
+                    continue
                 found[match.group()] += 1
-    return Counter({name: n for name, n in found.items() if n >= 2})
+    # Twice, or once where both words are names the book already uses ("Adela", "Miss
+    # Quested": "Adela Quested").
+    return Counter(
+        {
+            name: n
+            for name, n in found.items()
+            if n >= 2 or (name.split()[0] in firsts and name.split()[-1] in surnames)
+        }
+    )
 
 
 def _appositions(
@@ -443,12 +466,28 @@ def _name_narrator(paragraphs: list[Paragraph], cast: Cast, narrator: int) -> in
     """The narrator's name: the one the people answering them call them by, most often.
     Where that is a person already in the cast, the narrator is that person."""
     called: Counter[str] = Counter()
-    for before, p, after in zip(paragraphs, paragraphs[1:], paragraphs[2:], strict=False):
+    chapters: dict[str, set[int]] = {}
+    for at, p in enumerate(paragraphs):
         if p.speaker != narrator:
             continue
-        for other in (before, after):
-            if other.spans and other.speaker not in (None, narrator):
+        # The turns around theirs, tagged or not (the one spoken to answers untagged).
+        for other in paragraphs[max(0, at - 2) : at] + paragraphs[at + 1 : at + 3]:
+            if other.spans and other.chapter == p.chapter and other.speaker != narrator:
                 called.update(set(other.vocative_names))
+                for vocative in other.vocative_names:
+                    chapters.setdefault(vocative, set()).add(p.chapter)
+    # A name has a vowel and is no exclamation: "H'm", "Oh", "My God" are no one's; a word one
+    # speaker says in one chapter ("Thenks") is no name either.
+    # A titled name ("Mr. Barnes") is a name wherever it is said.
+    called = Counter(
+        {
+            n: c
+            for n, c in called.items()
+            if re.search(r"[aeiouyAEIOUY]", n)
+            and n.split()[0].lower() not in _EXCLAMATIONS
+            and (len(chapters[n]) >= 2 or _TITLED_NAME.fullmatch(n))
+        }
+    )
     if not called:
         return narrator
     name, count = called.most_common(1)[0]
@@ -465,11 +504,43 @@ def _name_narrator(paragraphs: list[Paragraph], cast: Cast, narrator: int) -> in
             if p.speaker == narrator:
                 p.speaker = person
             p.vocatives = [person if v == narrator else v for v in p.vocatives]
+    # The other names the others call the narrator by, often enough and no one else's
+    # ("Jake", and "Barnes" too).
+    # A person the narration names ("Mr. Barnes") but no tag gives a line is the narrator
+    # too, when that is what the others call them.
+    speaking = Counter(p.speaker for p in paragraphs)
+    names = [name]
+    for alias, times in called.items():
+        if alias == name or times < 2:
+            continue
+        owner = cast.resolve(alias)
+        if owner is not None and owner != person and not speaking[owner]:
+            _merge(paragraphs, cast, owner, person)
+            owner = person
+        if owner in (None, person):
+            cast.people[person].forms[alias] += times
+            cast.by_form[alias] = person
+            names.append(alias)
     for p in paragraphs:
-        if name in p.vocative_names and person not in p.vocatives:
+        if any(n in p.vocative_names for n in names) and person not in p.vocatives:
             p.vocatives.append(person)
     cast.narrator = person
     return person
+
+
+def _merge(paragraphs: list[Paragraph], cast: Cast, other: int, person: int) -> None:
+    """`other` is `person`: their names and mentions become theirs."""
+    cast.people[person].forms.update(cast.people[other].forms)
+    cast.people[other].forms.clear()
+    for form, owner in cast.by_form.items():
+        if owner == other:
+            cast.by_form[form] = person
+    for p in paragraphs:
+        p.narration_names = [
+            (pos, person if who == other else who, subject)
+            for pos, who, subject in p.narration_names
+        ]
+        p.vocatives = [person if v == other else v for v in p.vocatives]
 
 
 def _pronouns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> None:

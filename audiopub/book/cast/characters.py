@@ -36,6 +36,12 @@ NOT_NAMES = frozenset(
 
 
 _ABBREVIATED = frozenset({"St.", "Jr.", "Sr.", "Mt."})  # their full stop is part of the name
+# Titles that never stand alone for a person: "said Mr." is a broken tag, while "said the
+# General", "the Professor" or "the King" name a character by their rank.
+_HONORIFICS = frozenset(
+    "mr mr. mrs mrs. miss ms ms. mister missus m. mme mme. mlle mlle. herr frau señor señora "
+    "sir madam".split()
+)
 
 
 def split_name(name: str) -> tuple[str | None, list[str]]:
@@ -64,7 +70,9 @@ def clean_name(name: str, lowercase_words: Counter[str]) -> str | None:
         words[keep:] = [w if w in _ABBREVIATED else w.rstrip(".,;:") for w in words[keep:]]
         words[-1] = words[-1].removesuffix("'s").rstrip("'")
         words = [w for w in words if w]
-    if not words or (len(words) == 1 and (words[0].lower() in TITLES or len(words[0]) < 2)):
+    if not words or (len(words) == 1 and (words[0].lower() in _HONORIFICS or len(words[0]) < 2)):
+        return None
+    if len(words) == 1 and words[0].lower() in TITLES and not words[0][:1].isupper():
         return None
     return " ".join(words)
 
@@ -178,15 +186,53 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             if len(words) > 1 and " ".join(words) in parent:
                 union(" ".join(words), form)
         # A full name with no titled form of its own joins the one title of its surname.
+        # Of a fitting gender, where the first name shows one ("Adela" is a she: "Adela
+        # Quested" is Miss Quested, not Mr. Quested), and not a title another first name
+        # holds ("Mrs. Jack Welland" is not May Welland). With two first names of one
+        # gender ("Charles Wilcox", "Paul Wilcox": sons), "Mr. Wilcox" is neither of them.
         keys = {title_key(f): f for f in forms}
-        for name in full.get(surname, ()):
+        held: dict[str, set[str]] = {}
+        for f in forms:
+            if len(parts[f][1]) > 1:
+                held.setdefault(title_key(f), set()).add(parts[f][1][0])
+        names = full.get(surname, [])
+
+        def gender_of(name: str) -> Gender | None:
+            first = parts[name][1][0]
+            return group_gender[find(first)] if first in parent else None
+
+        for name in names:
             if any(" ".join(parts[f][1]) == name for f in forms):
                 continue
-            if len(keys) == 1:
-                union(next(iter(keys.values())), name)
+            first = parts[name][1][0]
+            own = gender_of(name)
+            if own is not None and any(
+                gender_of(other) == own and parts[other][1][0] != first for other in names
+            ):
+                continue
+            fitting = [
+                f
+                for key, f in keys.items()
+                if (own is None or TITLES.get(parts[f][0] or "") in (own, None))
+                and first in held.get(key, {first})
+            ]
+            if len(fitting) == 1:
+                union(fitting[0], name)
+    # A rank alone ("the Professor", "the Colonel", "the count") is the one person the book
+    # gives that title with a name ("Professor De Worms"), when there is only one.
+    for form, (title, words) in parts.items():
+        if title or not words or words[-1].lower() not in TITLES:
+            continue
+        if len(words) != 1 and not (len(words) == 2 and words[0] == "the"):
+            continue  # "the count" too, a description the tags use as a person
+        rank = words[-1].lower().rstrip(".")
+        holders = {title_key(f) for f, (t, w) in parts.items() if t == rank and w}
+        if len(holders) == 1:
+            holder = next(f for f, (t, w) in parts.items() if t == rank and w)
+            union(holder, form)
     # Single words: a surname or first name of a longer form, joined to the most used one.
     for form, (title, words) in parts.items():
-        if title or len(words) != 1:
+        if title or len(words) != 1 or words[0].lower() in TITLES:
             continue
         word = words[0]
         owners = [

@@ -10,8 +10,9 @@ dot product; the weights (`speakers.json`, beside this file) were learned by
 `scripts/train_speakers.py` from the Project Dialogism Novel Corpus (Vishnubhotla, Hammond and
 Hirst, LREC 2022), numpy only.
 
-The turns the sieves settled (`KEEP`: a naming tag, a pronoun tag, a name just before, the
-turn-taking) stay theirs; the model gives the others a speaker.
+The turns a tag names (`KEEP`, and "I said") stay the sieves'; those they settled by a
+pronoun tag, a name just before or the turn-taking (`SURE`) stay theirs unless the model is
+sure by a margin; the model gives the others a speaker.
 """
 
 from __future__ import annotations
@@ -29,14 +30,16 @@ import numpy as np
 from audiopub.book.cast.characters import Cast
 from audiopub.book.cast.conversation import Paragraph, units
 
-__all__ = ["FEATURES", "KEEP", "Turn", "rank_speakers", "turns"]
+__all__ = ["FEATURES", "KEEP", "SURE", "Turn", "rank_speakers", "settled", "turns"]
 
 WEIGHTS = Path(__file__).with_name("speakers.json")
-# The sieves' answers the model leaves alone. On the 22 novels the model does better than the
-# pronoun, nearby-name and turn-taking sieves too (0.663 against 0.639 left out), but worse on
-# the hand-labelled chapters (84 % against 96 %); until it is better on both it decides the
-# turns the sieves give no one, seeing their answers around them as features.
-KEEP: frozenset[str] = frozenset({"explicit", "pronoun", "nearby", "turn"})
+# The sieves' answers the model leaves alone: a tag naming the speaker.
+KEEP: frozenset[str] = frozenset({"explicit"})
+# The sieves' answers the model overrides only when it is sure: its first candidate scores
+# `margin` (in speakers.json) above the sieves' one. A pronoun tag, a name just before and
+# the turn-taking are right more often than not; where the model's evidence is much stronger
+# (who was called by name, who spoke two turns back, the gender of the tag) it wins.
+SURE: frozenset[str] = frozenset({"pronoun", "nearby", "turn"})
 
 FEATURES: tuple[str, ...] = (
     "sieve_pronoun",  # the sieves gave the turn to this person, from a pronoun tag
@@ -78,6 +81,10 @@ FEATURES: tuple[str, ...] = (
     # The turn opens with speech and this person said the one before.
     "opens_with_speech_and_said_before",
     "in_run",  # the turn is in an exchange of several turns and this person named in it
+    # The nearest turn of the exchange a tag names, an even number of turns away (this
+    # person's own turn as two people alternate), or an odd number (their partner's).
+    "run_even",
+    "run_odd",
 )
 
 
@@ -221,6 +228,14 @@ def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list
             feature(recent[-1], "last_speaker")
         if len(recent) > 1:
             feature(recent[-2], "second_last_speaker")
+        parities: set[int] = set()
+        for distance in range(1, 13):
+            for j in (k - distance, k + distance):
+                if distance % 2 in parities or not 0 <= j < len(speech):
+                    continue
+                if run[j] == run[k] and named[j] is not None:
+                    feature(named[j], "run_odd" if distance % 2 else "run_even")
+                    parities.add(distance % 2)
         for j in range(k - 1, k - 8, -1):
             if j >= 0 and run[j] == run[k] and said[j] is not None:
                 feature(said[j], "in_run")
@@ -259,19 +274,44 @@ def weights() -> np.ndarray:
     return np.array([known.get(name, 0.0) for name in FEATURES])
 
 
+@cache
+def margin() -> float:
+    """How far the model's first candidate must score above the sieves' answer to replace
+    it (infinite: never)."""
+    data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    return float(data.get("margin", math.inf))
+
+
 _AGREES = FEATURES.index("gender_agrees")
+_SIEVE = [FEATURES.index(f"sieve_{kind}") for kind in ("pronoun", "nearby", "turn", "other")]
 
 
-def choose(turn: Turn, w: Sequence[float] | np.ndarray) -> int | None:
+def choose(turn: Turn, w: Sequence[float] | np.ndarray, over: float = math.inf) -> int | None:
     """The candidate ranked first; for "she said" only someone known to be a woman (no one
-    rather than a guess of the wrong gender)."""
+    rather than a guess of the wrong gender). Where the sieves gave the turn to someone, they
+    keep it unless the first candidate scores `over` above them."""
     scores = turn.features @ np.asarray(w)
     first = turn.paragraphs[0]
     if first.tag_kind == "pronoun" and first.tag_gender is not None:
         scores = np.where(turn.features[:, _AGREES] > 0, scores, -np.inf)
     if not turn.candidates or not np.isfinite(scores).any():
         return None
-    return turn.candidates[int(np.argmax(scores))]
+    best = int(np.argmax(scores))
+    sieve = np.flatnonzero(turn.features[:, _SIEVE].any(axis=1))
+    if len(sieve) and any(p.how in SURE for p in turn.paragraphs):
+        own = int(sieve[0])
+        if not scores[best] - scores[own] > over:
+            return turn.candidates[own]
+    return turn.candidates[best]
+
+
+def settled(turn: Turn) -> bool:
+    """Whether a tag settles the turn: one naming the speaker, or "I said" of the
+    first-person narrator."""
+    return any(
+        p.how in KEEP or (p.tag_kind == "first_person" and p.speaker is not None)
+        for p in turn.paragraphs
+    )
 
 
 def rank_speakers(
@@ -279,17 +319,21 @@ def rank_speakers(
     cast: Cast,
     narrator: int | None,
     w: np.ndarray | None = None,
+    over: float | None = None,
 ) -> None:
-    """Give every turn the sieves did not settle the candidate the model ranks first (with
-    the shipped weights unless given others: the trainer scores its own)."""
+    """Give every turn no tag names the candidate the model ranks first, overriding the
+    sieves' answer only by `over` (with the shipped weights and margin unless given others:
+    the trainer scores its own)."""
     if w is None:
         if not WEIGHTS.exists():
             return
         w = weights()
+    if over is None:
+        over = margin() if WEIGHTS.exists() else math.inf
     for turn in turns(paragraphs, cast, narrator):
-        if any(p.how in KEEP for p in turn.paragraphs):
+        if settled(turn):
             continue
-        person = choose(turn, w)
+        person = choose(turn, w, over)
         if person is None:
             continue
         for p in turn.paragraphs:
