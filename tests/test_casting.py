@@ -553,3 +553,29 @@ def test_the_cast_command_lists_the_characters_and_speakers_with_the_one_embedde
     assert re.search(r"^\S*Holmes +- ", table.out, re.M)
     assert re.search(r'^1:\d+  Holmes: "', table.out, re.M)
     assert table.err.strip().endswith("`audiopub voices download kokoro`")
+
+
+def test_a_character_keeps_the_aliases_the_finder_gave_it() -> None:
+    from audiopub.voices.casting import CastFile
+
+    found = Attribution(
+        (
+            Character("Sherlock Holmes", ("Holmes", "Mr. Holmes"), "male", 2),
+            Character("Dr. Watson", ("Watson",), "male", 1),
+        ),
+        (
+            Quote(0, 0, 0, 5, "Come.", "Sherlock Holmes", "explicit"),
+            Quote(0, 1, 0, 5, "Yes.", "Dr. Watson", "explicit"),
+            Quote(0, 2, 0, 5, "Go.", "Sherlock Holmes", "explicit"),
+        ),
+    )
+    kept = CastFile(found).corrected()
+    assert {c.name: c.aliases for c in kept.characters} == {
+        "Sherlock Holmes": ("Holmes", "Mr. Holmes"),
+        "Dr. Watson": ("Watson",),
+    }
+    renamed = CastFile(found, names={"Dr. Watson": "John Watson"}).corrected()
+    assert {c.name: c.aliases for c in renamed.characters}["John Watson"] == (
+        "Watson",
+        "Dr. Watson",
+    )

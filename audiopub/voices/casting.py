@@ -184,7 +184,10 @@ class CastFile:
         for original in self.attribution.characters:
             name = self.final_name(original.name)
             known = characters.get(name)
-            aliases = (*original.aliases, original.name) if name != original.name else ()
+            # A renamed character keeps its old name as an alias; every one keeps its aliases.
+            aliases = (
+                (*original.aliases, original.name) if name != original.name else original.aliases
+            )
             if known is None:
                 characters[name] = Character(name, _unique(aliases), original.gender)
             else:
