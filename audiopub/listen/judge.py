@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from audiopub.book.scripts import primary_subtag
 from audiopub.book.spoken import spoken_form
-from audiopub.book.spoken_common import number_words
+from audiopub.book.spoken.common import number_words
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,10 @@ abbreviations.
 Covers cardinals with "." or spaces between thousands and "," before decimals ("3,5" → "tres
 coma cinco", "33,32" → "treinta y tres coma treinta y dos"), years (read as cardinals, as
 Spanish does), ordinals written "1.º", "21.ª", "3.er", "1.os", "1ro", "2da" ("21.º" →
-"vigesimoprimero", "vigesimoprimer" before a noun; words in `spoken_es_words`), fractions
+"vigesimoprimero", "vigesimoprimer" before a noun; words in `es_words`), fractions
 ("1/6" → "un sexto", "1/12" → "un doceavo", "1/111" → "uno sobre ciento once"), currency (€ $ £,
-any ISO code, "kr", "ptas"), per cent, dates and clock times (`spoken_es_dates`), units
-(`spoken_es_units`), Roman numerals in headings ("Capítulo IV"), after "siglo" ("siglo XIX" →
+any ISO code, "kr", "ptas"), per cent, dates and clock times (`es_dates`), units
+(`es_units`), Roman numerals in headings ("Capítulo IV"), after "siglo" ("siglo XIX" →
 "siglo diecinueve"), after an article before a noun ("el XI apóstol" → "el undécimo apóstol")
 and after rulers' names ("Felipe II" → "Felipe segundo"; ordinals up to ten, cardinals beyond:
 "Alfonso XIII" → "Alfonso trece"), and abbreviations ("Sr.", "Sra.", "Dr.", "p. ej.", "núm.",
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-from audiopub.book import spoken_codes, spoken_es_dates, spoken_es_units, spoken_money, spoken_roman
-from audiopub.book.spoken_common import (
+from audiopub.book.spoken import codes, es_dates, es_units, money, roman
+from audiopub.book.spoken.common import (
     VULGAR_CLASS,
     Rule,
     apply_rules,
@@ -36,7 +36,7 @@ from audiopub.book.spoken_common import (
     spaced,
     word_alternation,
 )
-from audiopub.book.spoken_es_words import (
+from audiopub.book.spoken.es_words import (
     LANG,
     LARGEST_ORDINAL,
     cardinal,
@@ -45,7 +45,7 @@ from audiopub.book.spoken_es_words import (
     ordinal_words,
     partitive,
 )
-from audiopub.book.spoken_es_words import feminine as _feminine
+from audiopub.book.spoken.es_words import feminine as _feminine
 
 
 def ordinal(value: int, feminine: bool = False) -> str:
@@ -78,7 +78,7 @@ def _say_ordinal(match: re.Match[str]) -> str:
     return words
 
 
-_MONEY = spoken_money.MoneyWords(
+_MONEY = money.MoneyWords(
     lang=LANG,
     number=number,
     cardinal=cardinal,
@@ -98,7 +98,7 @@ _MONEY = spoken_money.MoneyWords(
 )
 
 
-_CODES = spoken_codes.CodeWords(
+_CODES = codes.CodeWords(
     digits=lambda digits: digit_words(digits, LANG),
     cardinal=cardinal,
     at="arroba",
@@ -246,7 +246,7 @@ _CLOSING = " \t\n\"'’”)]»"
 
 
 _QUEENS = {"Isabel", "Juana", "María", "Catalina"}
-_ROMAN = spoken_roman.RomanWords(
+_ROMAN = roman.RomanWords(
     heading_words=(
         "Capítulo",
         "CAPÍTULO",
@@ -361,19 +361,19 @@ RULES: list[Rule] = [
     (_NUMBERED_ABBREVIATION, lambda m: _NUMBERED[m.group(1)]),
     (_CENTURY, _say_century),
     (_ARTICLE_ROMAN, _say_article_roman),
-    *spoken_roman.roman_rules(_ROMAN),
+    *roman.roman_rules(_ROMAN),
     (_ORDINAL, lambda m: spaced(m, _say_ordinal(m))),
     (_SPACED_NUMBER, _say_number),
-    *spoken_es_dates.RULES,
+    *es_dates.RULES,
     (_YEAR_RANGE, r"\1 a \2"),
-    *spoken_es_dates.TIME_RULES,
-    *spoken_codes.code_rules(_CODES),
+    *es_dates.TIME_RULES,
+    *codes.code_rules(_CODES),
     (re.compile(r"(?<![\w-])[-−](?=\d)"), "menos "),
     (re.compile(r"(?<=\d)\s*×\s*(?=\d)"), " por "),  # "2 × 3 m"
-    *spoken_es_units.MONEY_RULES,
-    *spoken_money.money_rules(_MONEY),
+    *es_units.MONEY_RULES,
+    *money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " por ciento"),
-    *spoken_es_units.UNIT_RULES,
+    *es_units.UNIT_RULES,
     (re.compile(rf"(?<![\w.,])(\d+)\s?([{VULGAR_CLASS}])"), _mixed),
     (re.compile(f"[{VULGAR_CLASS}]"), lambda m: spaced(m, _fraction(m.group()))),
     (_SLASH_FRACTION, _slash_fraction),
@@ -386,9 +386,9 @@ RULES: list[Rule] = [
 
 # Words that send a chunk through the rules (see `spoken`).
 TRIGGER = (
-    rf"{spoken_codes.TRIGGER}|[ᵉᵒᵃ]"
+    rf"{codes.TRIGGER}|[ᵉᵒᵃ]"
     rf"|(?<![\w.])(?:{word_alternation([*_ABBREVIATIONS, *_NUMBERED])})"
-    rf"|{spoken_roman.trigger(_ROMAN)}"
+    rf"|{roman.trigger(_ROMAN)}"
     r"|\b(?:siglos?|Siglos?|años?)\s+[ivxlcdmIVXLCDM]"
 )
 
@@ -399,8 +399,8 @@ _WORD_PATTERNS = {
     _ABBREVIATION,
     _CENTURY,
     _ARTICLE_ROMAN,
-    *(pattern for pattern, _ in spoken_roman.roman_rules(_ROMAN)),
-    *(pattern for pattern, _ in spoken_codes.code_rules(_CODES)),
+    *(pattern for pattern, _ in roman.roman_rules(_ROMAN)),
+    *(pattern for pattern, _ in codes.code_rules(_CODES)),
 }
 _WORD_RULES = [rule for rule in RULES if rule[0] in _WORD_PATTERNS or r"\d" not in rule[0].pattern]
 _DIGIT = re.compile(r"\d")

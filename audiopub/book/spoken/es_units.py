@@ -19,9 +19,9 @@ from functools import lru_cache
 from babel.core import get_global
 from babel.units import format_unit
 
-from audiopub.book.spoken_common import Rule, spaced, word_alternation
-from audiopub.book.spoken_currency import CODES, Currency, currency
-from audiopub.book.spoken_es_words import cardinal, feminine, masculine, number, partitive
+from audiopub.book.spoken.common import Rule, spaced, word_alternation
+from audiopub.book.spoken.currency import CODES, Currency, currency
+from audiopub.book.spoken.es_words import cardinal, feminine, masculine, number, partitive
 
 # Abbreviation → babel's unit.
 _UNIT_IDS = {

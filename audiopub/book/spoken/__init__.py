@@ -5,13 +5,14 @@ of March eighteen fifty". Engines get words, never symbols: espeak-ng (Piper) ha
 own for some numbers but not for currency, fractions, Roman numerals or most abbreviations,
 and Supertonic reads characters.
 
-Each supported language has its own rule module (`spoken_en`, `spoken_de`, `spoken_fr`,
-`spoken_es`; English's money, dates and units have modules of their own). They share Roman
-numerals (`spoken_roman`), currencies (`spoken_currency`), money in the continental languages
-(`spoken_money`) and codes read digit by digit (`spoken_codes`). Any other language, or none,
-gets only the language-neutral cleanups: vulgar fractions become digits ("½" → "1/2") and
-primes become ASCII marks, which is what the text cleaner did before it kept them. Its numbers
-stay digits for the engine's own rules; no English words are ever put into another language's text.
+Each supported language has its own rule module in this package (`en`, `de`, `fr`, `es`;
+English's and Spanish's money, dates, units and number words have modules of their own). They
+share the rule machinery (`common`), Roman numerals (`roman`), currencies (`currency`), money
+in the continental languages (`money`) and codes read digit by digit (`codes`). Any other
+language, or none, gets only the language-neutral cleanups: vulgar fractions become digits
+("½" → "1/2") and primes become ASCII marks, which is what the text cleaner did before it kept
+them. Its numbers stay digits for the engine's own rules; no English words are ever put into
+another language's text.
 
 `spoken_form` is pure and never raises. Most prose has nothing to change, so a chunk without a
 digit, symbol, capital-letter numeral or abbreviation candidate is returned as it is, after one
@@ -25,13 +26,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from audiopub.book import spoken_de, spoken_en, spoken_es, spoken_fr
 from audiopub.book.scripts import primary_subtag
-from audiopub.book.spoken_common import VULGAR_CLASS, VULGAR_FRACTIONS, digit_words, spaced
+from audiopub.book.spoken import de, en, es, fr
+from audiopub.book.spoken.common import VULGAR_CLASS, VULGAR_FRACTIONS, digit_words, spaced
 
 __all__ = ["spoken_form", "supported_languages"]
 
-_MODULES = {"en": spoken_en, "de": spoken_de, "fr": spoken_fr, "es": spoken_es}
+_MODULES = {"en": en, "de": de, "fr": fr, "es": es}
 
 # Anything a rule of any language could change: digits, symbols, a capital-letter numeral of
 # two letters or more, a one-letter numeral after a name, or a numeral that starts the chunk.

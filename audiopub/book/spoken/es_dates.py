@@ -19,8 +19,8 @@ import re
 
 from babel.dates import get_month_names
 
-from audiopub.book.spoken_common import Rule, sentence_stop, spaced, word_alternation
-from audiopub.book.spoken_es_words import cardinal, feminine, masculine
+from audiopub.book.spoken.common import Rule, sentence_stop, spaced, word_alternation
+from audiopub.book.spoken.es_words import cardinal, feminine, masculine
 
 _MONTH_NAMES = [str(name) for name in get_month_names("wide", locale="es").values()]
 _MONTHS = {name: index for index, name in enumerate(_MONTH_NAMES, 1)}

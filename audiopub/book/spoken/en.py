@@ -1,10 +1,10 @@
 """English spoken forms: what a narrator says for numbers, symbols and abbreviations.
 
-This module runs English's rules in order; money (`spoken_en_money`), dates and clock times
-(`spoken_en_dates`), units (`spoken_en_units`) and codes read digit by digit (`spoken_codes`)
-have modules of their own. Here: cardinals, ordinals ("21st", "1,000th", old "3d"), years
-("1999" → "nineteen ninety-nine", a plain four-digit number from 1000 to 2099 is read as a
-year, "'85" → "eighty-five"), decades ("1880s", "the '60s", "mid-80s", "1960s-80s"), ranges
+This module runs English's rules in order; money (`en_money`), dates and clock times
+(`en_dates`), units (`en_units`) and codes read digit by digit (`codes`) have modules of their
+own. Here: cardinals, ordinals ("21st", "1,000th", old "3d"), years ("1999" → "nineteen
+ninety-nine", a plain four-digit number from 1000 to 2099 is read as a year, "'85" →
+"eighty-five"), decades ("1880s", "the '60s", "mid-80s", "1960s-80s"), ranges
 ("2-5", "10–20%", "1914-18" → "… to …"), decimals, fractions ("3/4", "1/4th", "2 1/2", "½",
 "1/28,000" → "one twenty-eight-thousandth", "124/7" → "… over seven"), round plurals ("1,000s"
 → "thousands"), figures that are names ("24/7", "9/11"), percentages, house numbers ("221B" → "two
@@ -12,7 +12,7 @@ twenty-one B"), Roman numerals where the context makes them numbers, and common 
 ("Dr.", "St.", "No. 5", "pp. 12–14", "c. 1850", "e.g.", "etc.").
 
 A hyphen between two numbers is a range unless the numbers are a phone number, a date or a
-code (`spoken_codes` reads those first): "2-5lb" is "two to five pounds". A longer chain of
+code (`codes` reads those first): "2-5lb" is "two to five pounds". A longer chain of
 figures ("111-11-1111") is read in groups of digits, letters run into four figures ("ab9453")
 digit by digit. Also here: eras ("340 A.D" → "three forty AD"), quarters ("2Q22"), equations
 ("y=x +1" → "y equals x plus one"), "C++", and street addresses ("708 N 1st St" → "seven oh
@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import re
 
-from audiopub.book import (
-    spoken_codes,
-    spoken_en_dates,
-    spoken_en_money,
-    spoken_en_units,
-    spoken_roman,
+from audiopub.book.spoken import (
+    codes,
+    en_dates,
+    en_money,
+    en_units,
+    roman,
 )
-from audiopub.book.spoken_common import (
+from audiopub.book.spoken.common import (
     VULGAR_CLASS,
     VULGAR_FRACTIONS,
     Rule,
@@ -45,8 +45,8 @@ from audiopub.book.spoken_common import (
     spaced,
     word_alternation,
 )
-from audiopub.book.spoken_en_dates import short_year
-from audiopub.book.spoken_en_words import (
+from audiopub.book.spoken.en_dates import short_year
+from audiopub.book.spoken.en_words import (
     LANG,
     NUM,
     and_a,
@@ -81,7 +81,7 @@ _NUMBERED = re.compile(
 def _numbered_item(text: str) -> str | None:
     if text.isdigit():
         return cardinal(int(text))
-    value = spoken_roman.roman_value(text)
+    value = roman.roman_value(text)
     return cardinal(value) if value else None
 
 
@@ -298,7 +298,7 @@ _HEADINGS = ("Chapter", "Book", "Part", "Volume", "Section", "Act", "Scene", "Ca
 # After these a numeral is a cardinal: "World War II" is "World War two".
 _CARDINAL_AFTER = ("War", "Mark", "Type", "Class", "Phase", "Grade", "Level", "Stage", "Apollo",
                    "Vatican", "Bowl")  # fmt: skip
-_ROMAN = spoken_roman.RomanWords(
+_ROMAN = roman.RomanWords(
     heading_words=[*_HEADINGS, *(word.upper() for word in _HEADINGS)],
     cardinal=cardinal,
     regnal=lambda value, _name: "the " + ordinal(value).capitalize(),
@@ -306,7 +306,7 @@ _ROMAN = spoken_roman.RomanWords(
 )
 
 _MINUS = re.compile(r"(?<![\w-])[-−](?=\.?\d)")
-_CODES = spoken_codes.CodeWords(
+_CODES = codes.CodeWords(
     digits=code_digits,
     cardinal=cardinal,
     at="at",
@@ -474,8 +474,8 @@ RULES: list[Rule] = [
     (_TITLE, lambda m: _TITLES[m.group(1)]),
     (_SAINT, "Saint"),
     (_STREET, lambda m: m.group(1) + "Street" + sentence_stop(m)),
-    *spoken_roman.roman_rules(_ROMAN),
-    *spoken_codes.code_rules(_CODES),
+    *roman.roman_rules(_ROMAN),
+    *codes.code_rules(_CODES),
     (_DOMAIN, _say_domain),
     (_EQUATION, _say_equation),
     (_PLUS_PLUS, " plus plus"),
@@ -484,14 +484,14 @@ RULES: list[Rule] = [
     (_ERA, _say_era),
     (_ZIP, _say_zip),
     (_QUARTER, _say_quarter),
-    *spoken_en_dates.TIME_RULES,  # before "p." is read as "page": "3 p.m."
+    *en_dates.TIME_RULES,  # before "p." is read as "page": "3 p.m."
     (_NUMBERED, _say_numbered),
     (_CIRCA, lambda m: "circa " + year(int(m.group(1)))),
-    *spoken_en_money.RULES,
+    *en_money.RULES,
     (_MINUS, "minus "),
-    *spoken_en_units.DEGREE_RULES,
-    *spoken_en_dates.DATE_RULES,
-    *spoken_en_units.UNIT_RULES,  # before ranges of years: "1980-1970 kg" is a weight
+    *en_units.DEGREE_RULES,
+    *en_dates.DATE_RULES,
+    *en_units.UNIT_RULES,  # before ranges of years: "1980-1970 kg" is a weight
     (_DECADE, _say_decade),
     (_ROUND_PLURAL, lambda m: _ROUND_WORDS[m.group(1).replace(",", "")]),
     (_IDIOM, lambda m: _IDIOMS[m.group(1)]),
@@ -526,8 +526,8 @@ _NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
     _ZIP: ", ",
     _ERA: re.compile(r"[ABC]\.?[DCE]"),
     _DIGIT_CHAIN: "-",
-    **spoken_en_dates.NEEDS,
-    **spoken_en_units.NEEDS,
+    **en_dates.NEEDS,
+    **en_units.NEEDS,
 }
 
 
@@ -544,8 +544,8 @@ def say(text: str) -> str:
 # Words that send a chunk through the rules: the abbreviations above (see `spoken`).
 _TRIGGER_ABBREVIATIONS = [*_ENDING, *_NUMBER_ABBREVIATIONS, "c", "ca", "circ"]
 TRIGGER = (
-    rf"{spoken_codes.TRIGGER}|"
-    rf"\b(?:{word_alternation([*_TITLES, 'St'])})\b|{spoken_roman.trigger(_ROMAN)}"
+    rf"{codes.TRIGGER}|"
+    rf"\b(?:{word_alternation([*_TITLES, 'St'])})\b|{roman.trigger(_ROMAN)}"
     rf"|(?i:(?<![\w.])(?:{word_alternation(_TRIGGER_ABBREVIATIONS)})\.)|\+\+"
     rf"|\.(?:{_TLD})\b|WW[I12]"
 )

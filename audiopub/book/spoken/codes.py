@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from audiopub.book.spoken_common import Rule
+from audiopub.book.spoken.common import Rule
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from audiopub.book.spoken_common import digit_words, number_words
+from audiopub.book.spoken.common import digit_words, number_words
 
 LANG = "en"
 

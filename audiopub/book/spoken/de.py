@@ -25,8 +25,8 @@ from functools import lru_cache
 
 from babel.units import format_unit
 
-from audiopub.book import spoken_codes, spoken_money, spoken_roman
-from audiopub.book.spoken_common import (
+from audiopub.book.spoken import codes, money, roman
+from audiopub.book.spoken.common import (
     VULGAR_CLASS,
     VULGAR_FRACTIONS,
     Rule,
@@ -130,7 +130,7 @@ def _say_ordinal(match: re.Match[str]) -> str:
     return (before + " " if before else "") + words
 
 
-_MONEY = spoken_money.MoneyWords(
+_MONEY = money.MoneyWords(
     lang=LANG,
     number=number,
     cardinal=cardinal,
@@ -238,7 +238,7 @@ def _say_iso_date(match: re.Match[str]) -> str:
     return f"{lead}{day_words} {_MONTH_NAMES[int(month) - 1]} {_year(when)}"
 
 
-_CODES = spoken_codes.CodeWords(
+_CODES = codes.CodeWords(
     digits=lambda digits: digit_words(digits, LANG),
     cardinal=cardinal,
     at="at",
@@ -437,7 +437,7 @@ def _say_abbreviation(match: re.Match[str]) -> str:
     return words + sentence_stop(match) if written in _MAY_END else words
 
 
-_ROMAN = spoken_roman.RomanWords(
+_ROMAN = roman.RomanWords(
     heading_words=(
         "Kapitel",
         "KAPITEL",
@@ -546,12 +546,12 @@ _WWW = re.compile(r"\bwww(?= Punkt )")
 RULES: list[Rule] = [
     (_ABBREVIATION, _say_abbreviation),
     (_NUMBERED_ABBREVIATION, lambda m: _NUMBERED[m.group(1)]),
-    *spoken_roman.roman_rules(_ROMAN),
+    *roman.roman_rules(_ROMAN),
     (_NUMERIC_DATE, _say_numeric_date),
     (_ISO_DATE, _say_iso_date),
     (_DAY_MONTH, _say_day_month),
     (_DAY_NAMED_MONTH, _say_day_named_month),
-    *spoken_codes.code_rules(_CODES),
+    *codes.code_rules(_CODES),
     (_WWW, "w w w"),
     (_HANDLE, "at "),
     (_TIME, _say_time),
@@ -560,7 +560,7 @@ RULES: list[Rule] = [
     (_SCORE, lambda m: f"{number(m.group(1))} zu {number(m.group(2))}"),
     (_NO_CENTS, ""),
     (_MINUS, "minus "),
-    *spoken_money.money_rules(_MONEY),
+    *money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " Prozent"),
     (_FRACTION_UNIT, _say_fraction_unit),
     (_UNIT, _say_unit),
@@ -587,9 +587,9 @@ RULES: list[Rule] = [
 
 # Words that send a chunk through the rules (see `spoken`).
 TRIGGER = (
-    rf"{spoken_codes.TRIGGER}"
+    rf"{codes.TRIGGER}"
     rf"|(?<![\w.])(?:{word_alternation([*_ABBREVIATIONS, *(k + '.' for k in _NUMBERED)])})"
-    rf"|{spoken_roman.trigger(_ROMAN)}"
+    rf"|{roman.trigger(_ROMAN)}"
 )
 
 

@@ -4,7 +4,7 @@
 "€0,01" → "ein Cent", "€2 billones" → "dos billones de euros", "200 £" → "doscientas libras",
 "2 millions €" → "deux millions d'euros". The symbol or ISO code may stand before or after the
 amount, and a scale word ("Mio.", "Millionen", "millones", "milliards") belongs to the amount.
-Each language gives its words in a `MoneyWords`; English has its own rules (`spoken_en_money`).
+Each language gives its words in a `MoneyWords`; English has its own rules (`en_money`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from audiopub.book.spoken_common import Rule
-from audiopub.book.spoken_currency import CODES, SYMBOLS, currency
+from audiopub.book.spoken.common import Rule
+from audiopub.book.spoken.currency import CODES, SYMBOLS, currency
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from audiopub.book.spoken_common import comma_decimal, number_words
+from audiopub.book.spoken.common import comma_decimal, number_words
 
 LANG = "es"
 

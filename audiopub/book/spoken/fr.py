@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 from babel.dates import get_month_names
 
-from audiopub.book import spoken_codes, spoken_money, spoken_roman
-from audiopub.book.spoken_common import (
+from audiopub.book.spoken import codes, money, roman
+from audiopub.book.spoken.common import (
     VULGAR_CLASS,
     Rule,
     comma_decimal,
@@ -115,7 +115,7 @@ def _feminine(words: str) -> str:
     return re.sub(r"\bun$", "une", words)
 
 
-_MONEY = spoken_money.MoneyWords(
+_MONEY = money.MoneyWords(
     lang=LANG,
     number=number,
     cardinal=cardinal,
@@ -154,7 +154,7 @@ def _outside_numbers(rule: Rule) -> Rule:
     return pattern, say
 
 
-_CODES = spoken_codes.CodeWords(
+_CODES = codes.CodeWords(
     digits=lambda digits: digit_words(digits, LANG),
     cardinal=cardinal,
     at="arobase",
@@ -408,7 +408,7 @@ def _say_superscript_abbreviation(match: re.Match[str]) -> str:
 # "M. Dupont": "Monsieur" only before a capitalised name.
 _MONSIEUR = re.compile(r"(?<![\w.])M\.(?=\s+[A-ZÀ-Þ][a-zà-ÿ])")
 
-_ROMAN = spoken_roman.RomanWords(
+_ROMAN = roman.RomanWords(
     heading_words=(
         "Chapitre",
         "CHAPITRE",
@@ -462,15 +462,15 @@ RULES: list[Rule] = [
     (_DAY_LIST, _say_day_list),
     (_DAY_MONTH, _say_day_month),
     (_DECADE, _say_decade),
-    *spoken_roman.roman_rules(_ROMAN),
+    *roman.roman_rules(_ROMAN),
     (_PHONE, lambda m: ", ".join(_phone_pair(pair) for pair in re.findall(r"\d\d", m.group()))),
-    *(_outside_numbers(rule) for rule in spoken_codes.code_rules(_CODES)),
+    *(_outside_numbers(rule) for rule in codes.code_rules(_CODES)),
     (_DEGREE, _say_degree),
     (
         _ORDINAL,
         lambda m: spaced(m, _say_ordinal(_digits_value(m.group(1)), m.group(2)) + m.group(3)),
     ),
-    *spoken_money.money_rules(_MONEY),
+    *money.money_rules(_MONEY),
     (re.compile(rf"{_NUM}\s?%"), lambda m: number(m.group(1)) + " pour cent"),
     (re.compile("%"), lambda m: spaced(m, "pour cent")),  # "un taux en %"
     (_UNIT, _say_unit),
@@ -491,9 +491,9 @@ RULES: list[Rule] = [
 
 # Words that send a chunk through the rules (see `spoken`).
 TRIGGER = (
-    rf"{spoken_codes.TRIGGER}|[ᵉᵒᵃʳ]|[A-Z][ᵐˡⁱᵗ]"
+    rf"{codes.TRIGGER}|[ᵉᵒᵃʳ]|[A-Z][ᵐˡⁱᵗ]"
     rf"|(?<![\w.])(?:{word_alternation([*_ABBREVIATIONS, *_NUMBERED, 'M.'])})"
-    rf"|{spoken_roman.trigger(_ROMAN)}|\b[IVXLC]+(?:er|re|e)\b"
+    rf"|{roman.trigger(_ROMAN)}|\b[IVXLC]+(?:er|re|e)\b"
 )
 
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from audiopub.book.spoken_common import Rule, match_case, roman_value, title_word, word_alternation
+from audiopub.book.spoken.common import Rule, match_case, roman_value, title_word, word_alternation
 
 # Given names that rulers with "I", "V" or "X" after them bear, in the four languages.
 REGNAL_NAMES = frozenset({

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 
-from audiopub.book.spoken_common import Rule, sentence_stop
-from audiopub.book.spoken_currency import CODES, SYMBOLS, Currency, currency
-from audiopub.book.spoken_en_words import (
+from audiopub.book.spoken.common import Rule, sentence_stop
+from audiopub.book.spoken.currency import CODES, SYMBOLS, Currency, currency
+from audiopub.book.spoken.en_words import (
     LANG,
     PER_ALTERNATION,
     cardinal,

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 
-from audiopub.book.spoken_common import Rule, sentence_stop
-from audiopub.book.spoken_en_words import cardinal, ordinal, year
+from audiopub.book.spoken.common import Rule, sentence_stop
+from audiopub.book.spoken.en_words import cardinal, ordinal, year
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
           "September", "October", "November", "December")  # fmt: skip
@@ -253,7 +253,7 @@ TIME_RULES: list[Rule] = [
     (_TIME, _say_time),
     (_ZONE, _say_zone),
 ]
-# What a chunk needs for a rule to be worth running (see `spoken_en.say`).
+# What a chunk needs for a rule to be worth running (see `en.say`).
 NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
     _NUMERIC_DATE: re.compile(r"\d[/.-]\d\d?[/.-]\d"),
     _MONTH_YEAR: re.compile(r"\d{4}"),

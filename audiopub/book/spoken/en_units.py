@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from audiopub.book.spoken_common import VULGAR_CLASS, VULGAR_FRACTIONS, Rule, sentence_stop
-from audiopub.book.spoken_en_words import (
+from audiopub.book.spoken.common import VULGAR_CLASS, VULGAR_FRACTIONS, Rule, sentence_stop
+from audiopub.book.spoken.en_words import (
     NUM,
     PER_ALTERNATION,
     and_a,
@@ -235,7 +235,7 @@ _PER_UNIT = re.compile(rf"(?=[\d.])(?<![\w.,])({_PLAIN})\s?/\s?({PER_ALTERNATION
 _BY = re.compile(r"([1-9](?<![\w.][1-9])\d*(?:\.\d+)?)\s?[x×]\s?(?=\d)")
 _PLUS = re.compile(r"(\d)\s?\+\s?(?=\d)")
 
-# What a chunk needs for a rule to be worth running (see `spoken_en.say`).
+# What a chunk needs for a rule to be worth running (see `en.say`).
 NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
     _PER_UNIT: "/",
     _BY: re.compile(r"\d\s?[x×]\s?\d"),
