@@ -31,6 +31,7 @@ from urllib.parse import unquote_to_bytes
 from audiopub import settings
 from audiopub.book import toc
 from audiopub.book.archive import EpubArchive, human_size
+from audiopub.book.markup import clean_label
 from audiopub.book.metadata import book_details
 from audiopub.book.models import Book, Cover, sniff_image_type
 from audiopub.book.package import NCX_TYPE, OPF_NS, Item, Package, read_package
@@ -39,7 +40,7 @@ from audiopub.book.pictures import image_size
 from audiopub.book.pronunciation import PLS_TYPE, Pronunciation, from_pls
 from audiopub.book.safe_xml import parse_markup
 from audiopub.book.text import normalise_text
-from audiopub.book.toc import Block, TocEntry, clean_label
+from audiopub.book.toc import Block, TocEntry
 from audiopub.errors import BadEpub, DamagedEntry
 
 __all__ = ["read_epub"]

@@ -22,10 +22,11 @@ from lxml import etree
 
 from audiopub.book import toc
 from audiopub.book.front_matter import FRONT_MATTER_ROLES, FRONT_MATTER_TYPES
+from audiopub.book.markup import clean_label, local_name
 from audiopub.book.pronunciation import Pronunciation, from_markup
 from audiopub.book.safe_xml import parse_markup
 from audiopub.book.svg_text import svg_paragraphs
-from audiopub.book.toc import Block, Mark, clean_label, epub_types, local_name
+from audiopub.book.toc import Block, Mark, epub_types
 
 _BLOCK_TAGS = frozenset(
     "address article aside blockquote body caption center dd details div dl dt figcaption "

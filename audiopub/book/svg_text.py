@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from audiopub.book.toc import clean_label, local_name
+from audiopub.book.markup import clean_label, local_name
 
 __all__ = ["svg_paragraphs"]
 

@@ -20,6 +20,7 @@ from urllib.parse import unquote
 from lxml import etree
 
 from audiopub.book.front_matter import is_front_matter
+from audiopub.book.markup import clean_label, local_name
 from audiopub.book.models import Chapter
 
 XHTML_NS = "http://www.w3.org/1999/xhtml"
@@ -37,25 +38,6 @@ class TocEntry:
     path: str | None  # manifest path of the target document; None for a label without link
     fragment: str | None  # id inside that document; None for the document start
     parent: int | None  # index of the parent entry in the flat list
-
-
-def local_name(el: etree._Element) -> str:
-    """ "p" for {http://www.w3.org/1999/xhtml}p; "" for comments and processing instructions."""
-    tag = el.tag
-    return tag.rpartition("}")[2] if isinstance(tag, str) else ""
-
-
-# Word joiners, soft hyphens, zero-width spaces, BOMs (and a reversed one, U+FFFE) carry no
-# sound or meaning for us; nor do control characters (an HTML parser keeps them), but those
-# `str.split` takes for spaces.
-_INVISIBLE = {0x2060: None, 0x00AD: None, 0x200B: None, 0xFEFF: None, 0xFFFE: None} | {
-    code: None for code in [*range(0x20), *range(0x7F, 0xA0)] if not chr(code).isspace()
-}
-
-
-def clean_label(text: str) -> str:
-    """One line of text: invisible characters gone, whitespace (NBSP too) collapsed."""
-    return " ".join(text.translate(_INVISIBLE).split())
 
 
 def epub_types(el: etree._Element) -> set[str]:

@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from audiopub.book.formats.decoding import drop_control_characters
+from audiopub.book.markup import clean_label, local_name
 from audiopub.book.models import Book, BookDetails, Cover
 from audiopub.book.paragraphs import cut_gutenberg_boilerplate, read_tree
 from audiopub.book.text import normalise_text
-from audiopub.book.toc import Block, Mark, TocEntry, clean_label, cut_chapters, local_name
+from audiopub.book.toc import Block, Mark, TocEntry, cut_chapters
 from audiopub.errors import BadBook
 
 __all__ = ["BookText", "TreeBuilder", "build_book", "is_heading_text", "visible_text"]

@@ -23,7 +23,7 @@ from audiopub.book.archive import EpubArchive
 from audiopub.book.formats.assemble import BookText, TreeBuilder
 from audiopub.book.formats.attributes import whole_number
 from audiopub.book.formats.zipped_xml import read_part
-from audiopub.book.toc import clean_label, local_name
+from audiopub.book.markup import clean_label, local_name
 
 __all__ = ["read_docx"]
 

@@ -21,10 +21,10 @@ from audiopub import settings
 from audiopub.book.archive import EpubArchive, human_size, printable
 from audiopub.book.formats.assemble import BookText
 from audiopub.book.formats.decoding import bom_encoding
+from audiopub.book.markup import clean_label, local_name
 from audiopub.book.models import Cover, sniff_image_type
 from audiopub.book.pictures import image_size
 from audiopub.book.safe_xml import parse_markup
-from audiopub.book.toc import clean_label, local_name
 from audiopub.errors import BadBook, DamagedEntry
 
 __all__ = ["read_fb2", "read_zipped_fb2"]

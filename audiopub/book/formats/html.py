@@ -24,8 +24,8 @@ from lxml import etree
 
 from audiopub.book.formats.assemble import BookText, visible_text
 from audiopub.book.formats.decoding import bom_encoding, decode_text
+from audiopub.book.markup import clean_label, local_name
 from audiopub.book.safe_xml import parse_html, parse_markup
-from audiopub.book.toc import clean_label, local_name
 from audiopub.errors import BadBook
 
 __all__ = ["MARKDOWN_MAX_LEVELS", "read_html", "read_markdown"]

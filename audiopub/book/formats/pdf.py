@@ -36,8 +36,8 @@ from typing import Any
 from audiopub import settings
 from audiopub.book.archive import human_size
 from audiopub.book.formats.assemble import BookText, TreeBuilder, build_book, is_heading_text
+from audiopub.book.markup import clean_label
 from audiopub.book.models import Book
-from audiopub.book.toc import clean_label
 from audiopub.errors import BadBook
 
 __all__ = ["Line", "Page", "book_text", "read_pdf"]

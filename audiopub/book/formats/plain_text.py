@@ -19,7 +19,7 @@ import re
 
 from audiopub.book.formats.assemble import BookText, TreeBuilder, is_heading_text
 from audiopub.book.formats.decoding import decode_text
-from audiopub.book.toc import clean_label
+from audiopub.book.markup import clean_label
 
 __all__ = ["read_plain_text"]
 

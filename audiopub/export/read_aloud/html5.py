@@ -13,7 +13,7 @@ from typing import Final
 
 from lxml import etree
 
-from audiopub.book.toc import local_name
+from audiopub.book.markup import local_name
 
 _TABLE_PARTS: Final = frozenset("table caption col colgroup thead tbody tfoot tr td th".split())
 _AS_CSS: Final = {

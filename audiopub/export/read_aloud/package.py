@@ -26,9 +26,10 @@ from lxml import etree
 from audiopub.atomic import atomic_write
 from audiopub.book import toc
 from audiopub.book.archive import MIMETYPE, EpubArchive
+from audiopub.book.markup import clean_label, local_name
 from audiopub.book.package import DC_NS, NCX_TYPE, OPF_NS, Package
 from audiopub.book.safe_xml import parse_markup, parse_xml
-from audiopub.book.toc import TocEntry, local_name
+from audiopub.book.toc import TocEntry
 from audiopub.export.read_aloud.html5 import make_html5
 from audiopub.export.read_aloud.pages import BookPage, Par, ids_in, parse_item
 
@@ -148,7 +149,7 @@ def _opf_tree(archive: EpubArchive, package: Package) -> etree._Element:
 
 
 def _link_css(root: etree._Element, url: str, namespace: str) -> None:
-    head = next((el for el in root if toc.local_name(el) == "head"), None)
+    head = next((el for el in root if local_name(el) == "head"), None)
     if head is not None:
         tag = f"{{{namespace}}}link" if namespace else "link"
         etree.SubElement(head, tag, {"rel": "stylesheet", "type": "text/css", "href": url})
@@ -193,8 +194,8 @@ def _toc_entries(
 
 
 def _page_title(root: etree._Element) -> str:
-    title = next((el for el in root.iter() if toc.local_name(el) in ("title", "h1", "h2")), None)
-    return toc.clean_label("".join(title.itertext())) if title is not None else ""
+    title = next((el for el in root.iter() if local_name(el) in ("title", "h1", "h2")), None)
+    return clean_label("".join(title.itertext())) if title is not None else ""
 
 
 def is_epub2(root: etree._Element) -> bool:
