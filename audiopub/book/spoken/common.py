@@ -109,6 +109,27 @@ def apply_rules(text: str, rules: Sequence[Rule]) -> str:
     return text
 
 
+# Unit symbols written alike in the languages that read units with babel → the CLDR unit
+# whose long names babel has in each ("km" → "length-kilometer"). Each language adds the
+# symbols only it writes ("PS" in German, "seg" in Spanish).
+UNIT_IDS: dict[str, str] = {
+    "km": "length-kilometer", "m": "length-meter", "cm": "length-centimeter",
+    "mm": "length-millimeter", "µm": "length-micrometer", "mi": "length-mile", "ft": "length-foot",
+    "kg": "mass-kilogram", "g": "mass-gram", "mg": "mass-milligram", "t": "mass-tonne",
+    "lb": "mass-pound", "lbs": "mass-pound", "oz": "mass-ounce", "l": "volume-liter",
+    "L": "volume-liter", "ml": "volume-milliliter", "cl": "volume-centiliter",
+    "dl": "volume-deciliter", "m³": "volume-cubic-meter", "cm³": "volume-cubic-centimeter",
+    "km²": "area-square-kilometer", "m²": "area-square-meter", "cm²": "area-square-centimeter",
+    "ha": "area-hectare", "km/h": "speed-kilometer-per-hour", "m/s": "speed-meter-per-second",
+    "mph": "speed-mile-per-hour", "h": "duration-hour", "min": "duration-minute",
+    "s": "duration-second", "ms": "duration-millisecond", "kWh": "energy-kilowatt-hour",
+    "kcal": "energy-kilocalorie", "W": "power-watt", "kW": "power-kilowatt", "V": "electric-volt",
+    "Hz": "frequency-hertz", "kHz": "frequency-kilohertz", "MHz": "frequency-megahertz",
+    "°C": "temperature-celsius", "°F": "temperature-fahrenheit", "MB": "digital-megabyte",
+    "GB": "digital-gigabyte",
+}  # fmt: skip
+
+
 def word_alternation(words: Sequence[str]) -> str:
     """A regex alternation of literal words, longest first so "Mrs" wins over "Mr"."""
     return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))

@@ -27,6 +27,7 @@ from babel.units import format_unit
 
 from audiopub.book.spoken import codes, money, roman
 from audiopub.book.spoken.common import (
+    UNIT_IDS,
     VULGAR_CLASS,
     VULGAR_FRACTIONS,
     Rule,
@@ -253,25 +254,14 @@ _CODES = codes.CodeWords(
 # Units after a number, as written → CLDR's unit, whose German names babel has ("Stunde",
 # "Stunden"). "1 h" is "eine Stunde": a unit whose name ends in "-e" is feminine but "Byte".
 _UNITS = {
-    "km": "length-kilometer", "m": "length-meter", "dm": "length-decimeter",
-    "cm": "length-centimeter", "mm": "length-millimeter", "µm": "length-micrometer",
-    "nm": "length-nanometer", "mi": "length-mile", "ft": "length-foot", "yd": "length-yard",
-    "sm": "length-nautical-mile", "kg": "mass-kilogram", "g": "mass-gram", "mg": "mass-milligram",
-    "t": "mass-tonne", "lb": "mass-pound", "lbs": "mass-pound", "oz": "mass-ounce",
-    "l": "volume-liter", "L": "volume-liter", "ml": "volume-milliliter", "cl": "volume-centiliter",
-    "dl": "volume-deciliter", "hl": "volume-hectoliter", "m³": "volume-cubic-meter",
-    "cm³": "volume-cubic-centimeter", "km²": "area-square-kilometer", "m²": "area-square-meter",
-    "cm²": "area-square-centimeter", "ha": "area-hectare", "km/h": "speed-kilometer-per-hour",
-    "m/s": "speed-meter-per-second", "mph": "speed-mile-per-hour", "h": "duration-hour",
-    "min": "duration-minute", "s": "duration-second", "ms": "duration-millisecond",
-    "kWh": "energy-kilowatt-hour", "kcal": "energy-kilocalorie", "J": "energy-joule",
-    "kJ": "energy-kilojoule", "W": "power-watt", "kW": "power-kilowatt", "MW": "power-megawatt",
-    "PS": "power-horsepower", "V": "electric-volt", "mV": "electric-volt", "mv": "electric-volt",
-    "kV": "electric-volt", "mA": "electric-milliampere", "Hz": "frequency-hertz",
-    "kHz": "frequency-kilohertz", "MHz": "frequency-megahertz", "GHz": "frequency-gigahertz",
-    "°C": "temperature-celsius", "°F": "temperature-fahrenheit", "KB": "digital-kilobyte",
-    "kB": "digital-kilobyte", "MB": "digital-megabyte", "GB": "digital-gigabyte",
-    "TB": "digital-terabyte", "bar": "pressure-bar", "hPa": "pressure-hectopascal",
+    **UNIT_IDS,
+    "dm": "length-decimeter", "nm": "length-nanometer", "yd": "length-yard",
+    "sm": "length-nautical-mile", "hl": "volume-hectoliter", "J": "energy-joule",
+    "kJ": "energy-kilojoule", "MW": "power-megawatt", "PS": "power-horsepower",
+    "mV": "electric-volt", "mv": "electric-volt", "kV": "electric-volt",
+    "mA": "electric-milliampere", "GHz": "frequency-gigahertz", "KB": "digital-kilobyte",
+    "kB": "digital-kilobyte", "TB": "digital-terabyte", "bar": "pressure-bar",
+    "hPa": "pressure-hectopascal",
 }  # fmt: skip
 # Prefixes CLDR has no unit for: the volt's name with "Milli-"/"Kilo-" before it.
 _UNIT_PREFIX = {"mV": "Milli", "mv": "Milli", "kV": "Kilo"}

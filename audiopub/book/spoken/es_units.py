@@ -19,31 +19,18 @@ from functools import lru_cache
 from babel.core import get_global
 from babel.units import format_unit
 
-from audiopub.book.spoken.common import Rule, spaced, word_alternation
+from audiopub.book.spoken.common import UNIT_IDS, Rule, spaced, word_alternation
 from audiopub.book.spoken.currency import CODES, Currency, currency
 from audiopub.book.spoken.es_words import cardinal, feminine, masculine, number, partitive
 
 # Abbreviation → babel's unit.
 _UNIT_IDS = {
-    "km": "length-kilometer", "m": "length-meter", "cm": "length-centimeter",
-    "mm": "length-millimeter", "µm": "length-micrometer", "mi": "length-mile",
-    "ft": "length-foot", "in": "length-inch", "kg": "mass-kilogram", "g": "mass-gram",
-    "mg": "mass-milligram", "t": "mass-tonne", "lb": "mass-pound", "lbs": "mass-pound",
-    "oz": "mass-ounce", "l": "volume-liter", "L": "volume-liter", "ml": "volume-milliliter",
-    "mL": "volume-milliliter", "cl": "volume-centiliter", "dl": "volume-deciliter",
-    "m²": "area-square-meter", "m2": "area-square-meter", "km²": "area-square-kilometer",
-    "km2": "area-square-kilometer", "cm²": "area-square-centimeter", "ha": "area-hectare",
-    "m³": "volume-cubic-meter", "m3": "volume-cubic-meter", "cm³": "volume-cubic-centimeter",
-    "cm3": "volume-cubic-centimeter", "km/h": "speed-kilometer-per-hour",
-    "kph": "speed-kilometer-per-hour", "mph": "speed-mile-per-hour",
-    "m/s": "speed-meter-per-second", "h": "duration-hour", "min": "duration-minute",
-    "s": "duration-second", "seg": "duration-second", "ms": "duration-millisecond",
-    "kWh": "energy-kilowatt-hour", "kW": "power-kilowatt", "W": "power-watt",
-    "V": "electric-volt", "Hz": "frequency-hertz", "kHz": "frequency-kilohertz",
-    "MHz": "frequency-megahertz", "GB": "digital-gigabyte", "MB": "digital-megabyte",
-    "kcal": "energy-kilocalorie", "°C": "temperature-celsius", "°F": "temperature-fahrenheit",
-    "K": "temperature-kelvin", "°": "angle-degree", "kw": "power-kilowatt",
-    "gb": "digital-gigabyte", "cc": "volume-cubic-centimeter",
+    **UNIT_IDS,
+    "in": "length-inch", "mL": "volume-milliliter", "m2": "area-square-meter",
+    "km2": "area-square-kilometer", "m3": "volume-cubic-meter", "cm3": "volume-cubic-centimeter",
+    "kph": "speed-kilometer-per-hour", "seg": "duration-second", "K": "temperature-kelvin",
+    "°": "angle-degree", "kw": "power-kilowatt", "gb": "digital-gigabyte",
+    "cc": "volume-cubic-centimeter",
 }  # fmt: skip
 # Written with a space or in lower case after the degree sign: "8° c", "40 ° k".
 _DEGREE = re.compile(r"°\s?([CcFfKk])(?!\w)")
