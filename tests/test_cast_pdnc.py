@@ -7,15 +7,14 @@ measured when the weights were made; a drop fails."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from script_modules import script
 
 from audiopub.book.cast import attribute
 from audiopub.book.cast.ranker import FEATURES, WEIGHTS
 
-ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parents[2] / "shared" / "pdnc-dev"
 
 # Accuracy measured with the shipped weights (0.884, 0.721, 0.878, 0.796); floors about 3
@@ -38,9 +37,7 @@ def test_the_shipped_weights_name_their_data_and_know_every_feature() -> None:
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"the annotated novels are not at {DATA}")
 @pytest.mark.parametrize("name", sorted(FLOORS))
 def test_the_cast_names_the_annotated_speakers_above_its_floor(name: str) -> None:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import pdnc
-
+    pdnc = script("pdnc")
     novel = pdnc.load(name, DATA)
     book = pdnc.read(novel)
     result = pdnc.score(novel, book, attribute(book))

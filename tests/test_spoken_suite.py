@@ -5,29 +5,13 @@ of the suite, an accepted reading being what Audiopub still says."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from script_modules import script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "spoken_suite.py"
 # The share right per language on the development half, a little under what it is today.
 FLOORS = {"en": 0.97, "de": 0.98, "fr": 0.98, "es": 0.94}
 
-
-def _suite() -> ModuleType:
-    if "spoken_suite" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("spoken_suite", SCRIPT)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["spoken_suite"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["spoken_suite"]
-
-
-suite = _suite()
+suite = script("spoken_suite")
 pytestmark = pytest.mark.skipif(
     not suite.DEFAULT_FOLDER.is_dir(), reason=f"no suite in {suite.DEFAULT_FOLDER}"
 )

@@ -5,22 +5,17 @@ The generator is a script, not a package module, so it is loaded from its file o
 
 from __future__ import annotations
 
-import importlib.util
-from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "make_tiny_supertonic.py"
+from script_modules import SCRIPTS, script
+
+SCRIPT = SCRIPTS / "make_tiny_supertonic.py"
 
 
-@cache
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_tiny_supertonic", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script("make_tiny_supertonic")
 
 
 def build_tiny_model(out_dir: Path, **options: Any) -> Path:
