@@ -779,8 +779,13 @@ async def test_forms_chosen_before_converting_are_offered_in_the_library(
     await see(user, marker="confirm-delete")
     user.find(marker="confirm-delete").click()
     await eventually(lambda: not services.store.queue.list_jobs())
-    assert not any(
-        p.name.startswith(job.output_path.stem) for p in job.output_path.parent.iterdir()
+    # The book's files go just after the job leaves the list (`JobControl.delete`).
+    await eventually(
+        lambda: (
+            not any(
+                p.name.startswith(job.output_path.stem) for p in job.output_path.parent.iterdir()
+            )
+        )
     )
 
 
