@@ -5,7 +5,7 @@ One job: the parser and a short handler per command, read side by side, with wha
 arguments mean (where `convert -o` writes, the books a folder names, the forms asked for) and
 the lines a command ends with; what a command does lives in the modules it calls
 (`jobs.submission`, `jobs.foreground`, `jobs.report`, `export.forms`, `bench.command`,
-`book.names`, `ui.app`)."""
+`book.lexicons.names`, `ui.app`)."""
 
 from __future__ import annotations
 
@@ -27,10 +27,10 @@ from audiopub import figures as fmt
 from audiopub.bench import command as bench_command
 from audiopub.bench import doctor_command
 from audiopub.book.cast import attribute
-from audiopub.book.lexicon import Lexicon
-from audiopub.book.lexicon import read as read_lexicon
+from audiopub.book.lexicons.lexicon import Lexicon
+from audiopub.book.lexicons.lexicon import read as read_lexicon
+from audiopub.book.lexicons.names import likely_names
 from audiopub.book.models import Book
-from audiopub.book.names import likely_names
 from audiopub.book.reading import BOOK_SUFFIXES, book_suffix, read_book
 from audiopub.book.spoken import spoken_form
 from audiopub.cluster import connection as cluster_connection

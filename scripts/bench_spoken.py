@@ -27,8 +27,8 @@ from functools import partial
 from pathlib import Path
 
 from audiopub import settings
-from audiopub.book.chunking import chunk_paragraphs
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.chunks.chunking import chunk_paragraphs
+from audiopub.book.epub.reader import read_epub
 from audiopub.book.models import Book
 from audiopub.book.spoken import spoken_form
 

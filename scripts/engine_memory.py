@@ -23,7 +23,7 @@ from pathlib import Path
 
 from audiopub import settings
 from audiopub.bench.book import plan
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.registry import engine_names, get_engine

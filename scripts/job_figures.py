@@ -119,7 +119,7 @@ def cli_run(book: Path, chapters: str | None, out: Path, env: dict[str, str]) ->
 def worker_runs(books: list[Path]) -> None:
     """The jobs one after the other in a background worker, as the web app runs them."""
     from audiopub import figures as fmt
-    from audiopub.book.epub_reader import read_epub
+    from audiopub.book.epub.reader import read_epub
     from audiopub.jobs.events import EventBus
     from audiopub.jobs.models import JobSettings, JobState
     from audiopub.jobs.store import JobStore

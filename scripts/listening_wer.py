@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.book.models import Chunk
 from audiopub.jobs.book_plan import plan_book
 from audiopub.jobs.submission import parse_chapter_selection

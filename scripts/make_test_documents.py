@@ -37,7 +37,7 @@ class Chapter:
 
 
 def source_chapters(testdata: Path | None = None) -> list[Chapter]:
-    from audiopub.book.epub_reader import read_epub
+    from audiopub.book.epub.reader import read_epub
 
     book = read_epub((testdata or SOURCE) / SOURCE_BOOK)
     found = []

@@ -92,7 +92,7 @@ def noise_png(side: int) -> bytes:
 def build_book(path: Path, megabytes: float) -> Path:
     """Leaves of Grass' text with a cover of noise, `megabytes` in all."""
     from audiopub.bench.texts import write_simple_epub
-    from audiopub.book.epub_reader import read_epub
+    from audiopub.book.epub.reader import read_epub
 
     source = read_epub(TESTDATA / TEXT_SOURCE)
     chapters = [(escape(c.title), [escape(p) for p in c.paragraphs]) for c in source.chapters]
@@ -308,7 +308,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data:
         book = args.book or build_book(Path(data) / "five-mb.epub", args.mb)
         if args.title is None:
-            from audiopub.book.epub_reader import read_epub
+            from audiopub.book.epub.reader import read_epub
 
             args.title = read_epub(book).title
         base = f"http://127.0.0.1:{args.port}/"

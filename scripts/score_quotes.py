@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from audiopub.book.cast import Attribution, Character, Quote, attribute
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 
 ROOT = Path(__file__).resolve().parent.parent
 CATEGORIES = ("explicit", "pronoun", "untagged")

@@ -13,7 +13,7 @@ import soundfile as sf
 from epub_factory import build_epub
 from voices import add_still_voice
 
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import ChunkState, JobSettings, JobState
 from audiopub.jobs.store import JobStore

@@ -26,8 +26,8 @@ from audiopub.bench.flops import compute_bound, count_flops
 from audiopub.bench.machine import GpuUsage, gpu_usage
 from audiopub.bench.results import SCHEMA_ID, Stats, Timing, median_stages, summary_line
 from audiopub.bench.texts import MAX_SENTENCE_CHARS, TEXTS, synthetic_paragraphs
-from audiopub.book.chunking import chunk_paragraphs
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.chunks.chunking import chunk_paragraphs
+from audiopub.book.epub.reader import read_epub
 from audiopub.cli import main
 from audiopub.gpu.monitor import GpuMonitor
 from audiopub.jobs import pipeline, recorded_speed

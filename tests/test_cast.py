@@ -14,7 +14,7 @@ from audiopub.book.cast import Attribution, Quote, attribute, by_lines
 from audiopub.book.cast.characters import build_cast
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
 from audiopub.book.cast.tags import find_tag
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.book.models import Book, Chapter
 from audiopub.book.text import normalise_text
 

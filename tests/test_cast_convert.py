@@ -27,7 +27,7 @@ from kokoro_model import install_folder, voice_vectors
 from lxml import etree
 
 from audiopub.audio.ffmpeg import ffmpeg_exe
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.book.text import normalise_text
 from audiopub.cli import main
 from audiopub.jobs.models import ChunkRow

@@ -1,4 +1,4 @@
-"""Tests for audiopub.book.chunking: cutting paragraphs into engine-sized chunks."""
+"""Tests for audiopub.book.chunks.chunking: cutting paragraphs into engine-sized chunks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audiopub.book.chunking import chunk_paragraphs, split_clauses
+from audiopub.book.chunks.chunking import chunk_paragraphs, split_clauses
 from audiopub.book.models import Chunk
 from audiopub.book.text import split_sentences
 

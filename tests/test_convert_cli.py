@@ -16,8 +16,8 @@ from audiopub import settings
 from audiopub.atomic import TEMP_MARK
 from audiopub.audio.ffmpeg import probe
 from audiopub.audio.stitch import pause_after
-from audiopub.book.epub_reader import read_epub
-from audiopub.book.lexicon import user_lexicon_path
+from audiopub.book.epub.reader import read_epub
+from audiopub.book.lexicons.lexicon import user_lexicon_path
 from audiopub.cli import main
 from audiopub.jobs import foreground
 from audiopub.jobs.events import JobEvent

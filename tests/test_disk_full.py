@@ -20,7 +20,7 @@ from audiopub import cli
 from audiopub.atomic import TEMP_MARK
 from audiopub.audio import mux
 from audiopub.audio.ffmpeg import probe, run_ffmpeg
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.errors import DiskFull, MuxFailed
 from audiopub.jobs import db
 from audiopub.jobs.models import JobSettings, JobState

@@ -36,7 +36,7 @@ from server_helper import (
 )
 
 from audiopub.audio.ffmpeg import probe
-from audiopub.book.lexicon import book_lexicon_path, read
+from audiopub.book.lexicons.lexicon import book_lexicon_path, read
 from audiopub.jobs.store import JobStore
 
 TESTS = Path(__file__).resolve().parent

@@ -21,7 +21,7 @@ from server_helper import (
 )
 from voices import SPEAKERS, add_multi_speaker_voice
 
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.voices.casting import book_cast_path
 
 HOLMES = Path(__file__).parent / "data" / "epubs" / "pg1661-adventures-of-sherlock-holmes.epub"

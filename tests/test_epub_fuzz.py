@@ -38,8 +38,8 @@ from hypothesis import strategies as st
 from test_epub_hostile import PNG, book_files, encryption, write_zip
 
 from audiopub.book import text as text_module
-from audiopub.book.chunking import chunk_paragraphs
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.chunks.chunking import chunk_paragraphs
+from audiopub.book.epub.reader import read_epub
 from audiopub.book.scripts import check_speakable
 from audiopub.errors import AudiopubError
 

@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 from audiopub import settings
-from audiopub.book.archive import EpubArchive
-from audiopub.book.chunking import chunk_paragraphs
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.chunks.chunking import chunk_paragraphs
+from audiopub.book.epub.archive import EpubArchive
+from audiopub.book.epub.reader import read_epub
 from audiopub.book.models import Book
 from audiopub.book.safe_xml import parse_html
 from audiopub.book.scripts import check_speakable, script_of, unsupported_script_share
@@ -865,7 +865,7 @@ def test_a_chapter_without_text_is_skipped_with_a_note_in_the_log(
     files["OEBPS/content.opf"] = str(files["OEBPS/content.opf"]).replace(
         'href="nav.xhtml"', 'href="nav.xhtml" properties="nav"'
     )
-    with caplog.at_level(logging.WARNING, logger="audiopub.book.epub_reader"):
+    with caplog.at_level(logging.WARNING, logger="audiopub.book.epub.reader"):
         book = read_epub(build(tmp_path, files))
     assert [c.title for c in book.chapters] == ["One", "Two"]
     assert book.warnings == ("Left out “Plate”: it has no text to narrate.",)

@@ -1,4 +1,4 @@
-"""Tests for audiopub.book.epub_reader: real public-domain EPUBs and small hand-made ones."""
+"""Tests for audiopub.book.epub.reader: real public-domain EPUBs and small hand-made ones."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from epub_factory import (
     with_metadata,
 )
 
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.book.models import Book, BookDetails, Cover
 from audiopub.errors import BadEpub
 

@@ -9,7 +9,7 @@ import pytest
 from epub_factory import build_epub
 
 from audiopub.audio.ffmpeg import probe
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.cli import main
 from audiopub.figures import estimate_speech_s
 from audiopub.jobs.book_plan import plan_book

@@ -54,7 +54,7 @@ from hypothesis import strategies as st
 from test_epub_fuzz import TOKENS as EPUB_TOKENS
 
 from audiopub import settings as audiopub_settings
-from audiopub.book.chunking import chunk_paragraphs
+from audiopub.book.chunks.chunking import chunk_paragraphs
 from audiopub.book.models import Book
 from audiopub.book.reading import read_book
 from audiopub.book.scripts import check_speakable

@@ -17,7 +17,7 @@ from audiopub import settings
 from audiopub.bench import saved
 from audiopub.bench.machine import device_facts
 from audiopub.bench.results import BenchResult, EngineFacts, RunSettings, SynthesisCell, Timing
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.figures import ENGINE_START
 from audiopub.jobs import executor, pipeline, recorded_speed, report
 from audiopub.jobs.events import EventBus, JobEvent

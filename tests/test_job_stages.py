@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from epub_factory import build_epub
 
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.jobs import pipeline
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import JobSettings, JobState

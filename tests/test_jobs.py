@@ -14,7 +14,7 @@ from epub_factory import build_epub
 
 from audiopub.atomic import TEMP_MARK
 from audiopub.audio.ffmpeg import probe
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.figures import ENGINE_START
 from audiopub.jobs import executor, pipeline
 from audiopub.jobs.events import EventBus, JobEvent

@@ -12,7 +12,7 @@ import onnxruntime as ort
 import pytest
 from kokoro_model import install_folder, voice_vectors
 
-from audiopub.book.lexicon import PHONEMES_CLOSE, PHONEMES_OPEN
+from audiopub.book.lexicons.lexicon import PHONEMES_CLOSE, PHONEMES_OPEN
 from audiopub.errors import EngineUnavailable
 from audiopub.tts.engine import SynthesisOptions, voice_of
 from audiopub.tts.kokoro.engine import KokoroEngine, espeak_language, split_window, tokenize

@@ -19,7 +19,7 @@ from audiopub.audio.levels import (
     measure_levels,
 )
 from audiopub.audio.stitch import stitch_chapter
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.jobs.models import JobSettings, JobState
 from audiopub.jobs.report import job_details
 from audiopub.jobs.store import JobStore

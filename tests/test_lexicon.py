@@ -9,8 +9,8 @@ import pytest
 from epub_factory import build_epub
 
 from audiopub.audio.ffmpeg import probe
-from audiopub.book.epub_reader import read_epub
-from audiopub.book.lexicon import (
+from audiopub.book.epub.reader import read_epub
+from audiopub.book.lexicons.lexicon import (
     Entry,
     Lexicon,
     book_lexicon_path,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from audiopub.book.lexicon import Lexicon, parse, read
-from audiopub.book.lexicon_file import LexiconFile, Row, from_text, load, save
+from audiopub.book.lexicons.lexicon import Lexicon, parse, read
+from audiopub.book.lexicons.lexicon_file import LexiconFile, Row, from_text, load, save
 from audiopub.errors import LexiconError
 
 HAND_WRITTEN = """\

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from epub_factory import build_epub
 
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.book.models import Book, Chapter, Chunk
 from audiopub.cli import main
 from audiopub.errors import JobPaused, ListeningUnavailable

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from epub_factory import build_epub
 
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
+from audiopub.book.lexicons.names import NameCandidate, first_use, likely_names
 from audiopub.book.models import Book, Chapter
-from audiopub.book.names import NameCandidate, first_use, likely_names
 from audiopub.cli import main
 
 EPUBS = Path(__file__).parent / "data" / "epubs"

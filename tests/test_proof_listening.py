@@ -16,7 +16,7 @@ import soundfile as sf
 from epub_factory import build_epub
 from tiny_supertonic import build_tiny_model
 
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.cli import main
 from audiopub.jobs.chunk_cache import chunk_is_valid
 from audiopub.jobs.events import JobEvent

@@ -17,7 +17,7 @@ import pytest
 from epub_factory import build_epub
 
 from audiopub.audio.ffmpeg import probe
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.cli import main
 from audiopub.errors import InvalidTransition
 from audiopub.jobs.chunk_cache import CHUNKS_DIR

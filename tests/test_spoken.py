@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.book.spoken import spoken_form, supported_languages
 
 # A chunk that starts with a Roman numeral and a full stop before a word in capitals ("I. A

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.cli import main
 
 _EPUBS = Path(__file__).parent / "data" / "epubs"

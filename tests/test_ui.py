@@ -34,8 +34,8 @@ from ui_services import NO_CUDA, installed_services
 from voices import SPEAKERS, add_multi_speaker_voice
 
 from audiopub.audio.ffmpeg import ffmpeg_exe
-from audiopub.book.epub_reader import read_epub
-from audiopub.book.lexicon import Entry, Lexicon, book_lexicon_path, user_lexicon_path
+from audiopub.book.epub.reader import read_epub
+from audiopub.book.lexicons.lexicon import Entry, Lexicon, book_lexicon_path, user_lexicon_path
 from audiopub.book.models import Book
 from audiopub.book.pictures import image_size
 from audiopub.book.reading import read_book

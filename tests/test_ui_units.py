@@ -16,7 +16,7 @@ import soundfile as sf
 
 from audiopub import figures as fmt
 from audiopub import settings
-from audiopub.book.lexicon import Entry
+from audiopub.book.lexicons.lexicon import Entry
 from audiopub.errors import AudiopubError, LexiconError, UploadRejected
 from audiopub.figures import Clock, Speed
 from audiopub.jobs.events import EventBus, JobEvent

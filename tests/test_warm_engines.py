@@ -20,7 +20,7 @@ from epub_factory import build_epub
 from voices import add_still_voice
 
 from audiopub import settings
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.jobs import executor, pipeline
 from audiopub.jobs.chunk_executor import Placement
 from audiopub.jobs.events import EventBus, JobEvent

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from audiopub import settings
-from audiopub.book.words import book_word_starts, text_words
+from audiopub.book.chunks.words import book_word_starts, text_words
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.piper.engine import PiperEngine
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from audiopub.bench.results import Timing
-from audiopub.book.chunking import chunk_paragraphs
+from audiopub.book.chunks.chunking import chunk_paragraphs
 from audiopub.book.models import Chunk
 from audiopub.book.spoken import spoken_form
 from audiopub.errors import SynthesisFailed

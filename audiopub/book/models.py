@@ -42,8 +42,8 @@ class Chapter:
     index: int
     title: str
     paragraphs: tuple[str, ...]
-    # A title page, half-title or dedication (`book.front_matter`): listed, not narrated unless
-    # chosen.
+    # A title page, half-title or dedication (`book.chapters.front_matter`): listed, not
+    # narrated unless chosen.
     front_matter: bool = False
 
     @property
@@ -57,7 +57,7 @@ class Chapter:
 
 @dataclass(frozen=True)
 class BookDetails:
-    """What the package says beyond title, authors and language (see `book.metadata`)."""
+    """What the package says beyond title, authors and language (see `book.epub.metadata`)."""
 
     description: str | None = None
     year: str | None = None

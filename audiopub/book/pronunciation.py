@@ -7,7 +7,8 @@
 
 Only IPA phonemes are kept (and aliases, which are respellings); other alphabets (x-sampa)
 are left out with a note. The hints become the "book's own" scope of a job's lexicon
-(`book.lexicon`), below the user's entries for the job and the book, above their global ones.
+(`book.lexicons.lexicon`), below the user's entries for the job and the book, above their
+global ones.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ The format is told by the file's first bytes where they say it (a zip archive, "
 plain text, Markdown or HTML): an upload is kept under a random name, so `name`, the person's
 name for it, carries the extension. What each reader does is in docs/formats.md.
 
-- EPUB: `epub_reader.read_epub`.
+- EPUB: `epub.reader.read_epub`.
 - Word (.docx), OpenDocument text (.odt), FB2 in a zip (.fb2.zip): the same archive checks as
-  an EPUB (`archive.EpubArchive`), then `formats.docx`, `formats.odt`, `formats.fb2`.
+  an EPUB (`epub.archive.EpubArchive`), then `formats.docx`, `formats.odt`, `formats.fb2`.
 - FB2, HTML, Markdown, plain text: read whole, within `EPUB_MAX_*` limits
   (`formats.fb2`, `formats.html`, `formats.plain_text`).
 - PDF: `formats.pdf`, in a separate process with page, time and memory limits.
@@ -23,8 +23,8 @@ import os
 from pathlib import Path
 
 from audiopub import settings
-from audiopub.book.archive import EpubArchive, human_size
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.archive import EpubArchive, human_size
+from audiopub.book.epub.reader import read_epub
 from audiopub.book.formats import calibre, docx, fb2, html, odt, pdf, plain_text
 from audiopub.book.formats.assemble import BookText, build_book
 from audiopub.book.formats.decoding import looks_like_text, sniffing_text

@@ -2,7 +2,7 @@
 
 A cue is one sentence, or a piece of one: a sentence longer than a player shows comfortably
 (two lines of 42 characters, the usual broadcast limit) is cut at clause boundaries, then
-between words, as chunks are cut (`book.chunking.cut_sentence`).
+between words, as chunks are cut (`book.chunks.chunking.cut_sentence`).
 
 Timing: a chunk's start and end are exact (`export.timeline`). Inside a chunk of several
 sentences a cue starts where its first word starts, *exactly*, where the chunk's word times are
@@ -17,9 +17,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from audiopub.book.chunking import cut_sentence
+from audiopub.book.chunks.chunking import cut_sentence
+from audiopub.book.chunks.words import text_words
 from audiopub.book.text import split_sentences
-from audiopub.book.words import text_words
 from audiopub.export.timeline import ChapterTimeline, Passage
 
 LINE_CHARS: Final = 42
@@ -31,7 +31,8 @@ class Cue:
     start_s: float
     end_s: float
     text: str  # one or two lines, joined by "\n"
-    # When each of its words (`book.words.text_words`) starts, on the cue's clock, where known.
+    # When each of its words (`book.chunks.words.text_words`) starts, on the cue's clock, where
+    # known.
     word_starts_s: tuple[float, ...] | None = None
 
 

@@ -5,7 +5,7 @@ it (in frames, silence trimmed, pauses excluded) as it writes the chapter, and a
 place in the book is the sum of the chapters before it, each its exact frame count: ffmpeg
 joins the chapter files back to back, and the book's chapter marks are made the same way.
 Exact too, where known: where each word of a chunk starts, from the engine's own durations
-(`book.words` says when the engine's words are the book's). Estimated (in `subtitles`): where
+(`book.chunks.words` says when the engine's words are the book's). Estimated (in `subtitles`): where
 a sentence starts inside a chunk of several sentences whose words are not known.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from audiopub.book.words import book_word_starts
+from audiopub.book.chunks.words import book_word_starts
 from audiopub.errors import AudiopubError
 from audiopub.jobs.models import ChunkRow, JobState
 from audiopub.jobs.store import JobStore
@@ -27,7 +27,7 @@ class Passage:
     text: str
     start_s: float
     end_s: float
-    # When each word of `text` (`book.words.text_words`) starts, in seconds from the start of
+    # When each word of `text` (`book.chunks.words.text_words`) starts, in seconds from the start of
     # the chapter; None where the words' times are not known.
     word_starts_s: tuple[float, ...] | None = None
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from audiopub.book.chunking import chunk_paragraphs
-from audiopub.book.lexicon import (
+from audiopub.book.cast.voicing import Voicing
+from audiopub.book.chunks.chunking import chunk_paragraphs
+from audiopub.book.lexicons.lexicon import (
     Lexicon,
     book_lexicon_path,
     layered,
@@ -22,7 +23,6 @@ from audiopub.book.lexicon import (
 from audiopub.book.models import Book, Chapter, Chunk
 from audiopub.book.reading import read_book
 from audiopub.book.spoken import spoken_form
-from audiopub.book.voicing import Voicing
 from audiopub.jobs.models import Job, JobSettings
 from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import Engine

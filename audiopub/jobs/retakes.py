@@ -4,9 +4,10 @@ A flagged chunk gets at most `len(MORE_TAKES)` more takes, each heard and judged
 first, stopping at the first take that passes:
 
     1. the whole chunk again, with a new noise seed
-    2. the chunk cut at its sentence and clause boundaries (`book.chunking.split_clauses`), each
-       piece spoken on its own with a new seed and the pieces joined into one chunk: an engine
-       that skips or garbles words in a long input often says a short one right
+    2. the chunk cut at its sentence and clause boundaries
+       (`book.chunks.chunking.split_clauses`), each piece spoken on its own with a new seed
+       and the pieces joined into one chunk: an engine that skips or garbles words in a long
+       input often says a short one right
     3. the same, with another seed
 
 The best take is kept: the fewest missing words in a row, then the lowest word error rate (the
@@ -27,7 +28,7 @@ from typing import Final
 import numpy as np
 import soundfile as sf
 
-from audiopub.book.chunking import split_clauses
+from audiopub.book.chunks.chunking import split_clauses
 from audiopub.book.text import split_sentences
 from audiopub.errors import ListeningUnavailable
 from audiopub.jobs.chunk_cache import chunk_path, chunk_relpath, take_key, write_chunk

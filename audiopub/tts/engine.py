@@ -195,7 +195,7 @@ class Engine(Protocol):
 
     def phoneme_symbols(self, voice: str) -> frozenset[str] | None:
         """The phoneme symbols `voice` takes inside a chunk's text (between the marks of
-        `book.lexicon`), or None when it takes no phonemes."""
+        `book.lexicons.lexicon`), or None when it takes no phonemes."""
         ...
 
     def prepare(

@@ -35,9 +35,9 @@ from typing import Final
 
 from audiopub.audio.cover_art import THUMBNAIL_SIDE, fit_cover
 from audiopub.audio.ffmpeg import ffmpeg_exe
-from audiopub.book.lexicon import book_lexicon_path
+from audiopub.book.lexicons.lexicon import book_lexicon_path
+from audiopub.book.lexicons.names import NameCandidate, likely_names
 from audiopub.book.models import Book
-from audiopub.book.names import NameCandidate, likely_names
 from audiopub.book.reading import read_book
 from audiopub.errors import AudiopubError, BadBook, BadEpub
 from audiopub.ui.uploads import remove_older_than

@@ -18,7 +18,7 @@ from typing import Final
 import numpy as np
 import soundfile as sf
 
-from audiopub.book.lexicon import Entry, Lexicon
+from audiopub.book.lexicons.lexicon import Entry, Lexicon
 from audiopub.book.spoken import spoken_form
 from audiopub.errors import AudiopubError
 from audiopub.tts import registry

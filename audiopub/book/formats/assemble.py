@@ -3,14 +3,15 @@
 Every reader other than the EPUB one brings its text here as one tree: HTML as it is, the
 others (plain text, Word, OpenDocument, FB2, PDF) as `h1`–`h6` and `p` elements built by
 `TreeBuilder`. From there it is the EPUB's road: the tree is walked into paragraphs
-(`paragraphs.read_tree`, with its rules on what is never narrated), Project Gutenberg's header
-and licence are cut, every paragraph goes through `normalise_text`, and `toc.cut_chapters`
-cuts chapters where headings start them and marks title pages as front matter.
+(`chapters.paragraphs.read_tree`, with its rules on what is never narrated), Project
+Gutenberg's header and licence are cut, every paragraph goes through `normalise_text`, and
+`chapters.toc.cut_chapters` cuts chapters where headings start them and marks title pages as
+front matter.
 
 Where chapters start:
 - at the format's own headings: those of the shallowest level used more than once, and any
   above it (a book's title in an `h1` over `h2` chapters stays a short chapter of its own,
-  which `front_matter` then leaves unticked);
+  which `chapters.front_matter` then leaves unticked);
 - where the format has none, at paragraphs that read as headings (`is_heading_text`):
   "CHAPTER I.", "Chapter 12", "BOOK TWO", "Kapitel 3", "Chapitre III", "Capítulo 2", a Roman
   numeral alone or before a title in capitals ("I. A SCANDAL IN BOHEMIA"), "PROLOGUE".
@@ -24,12 +25,12 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from audiopub.book.chapters.paragraphs import cut_gutenberg_boilerplate, read_tree
+from audiopub.book.chapters.toc import Block, Mark, TocEntry, cut_chapters
 from audiopub.book.formats.decoding import drop_control_characters
 from audiopub.book.markup import clean_label, local_name
 from audiopub.book.models import Book, BookDetails, Cover
-from audiopub.book.paragraphs import cut_gutenberg_boilerplate, read_tree
 from audiopub.book.text import normalise_text
-from audiopub.book.toc import Block, Mark, TocEntry, cut_chapters
 from audiopub.errors import BadBook
 
 __all__ = ["BookText", "TreeBuilder", "build_book", "is_heading_text", "visible_text"]

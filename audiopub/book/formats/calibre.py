@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from audiopub import settings
-from audiopub.book.epub_reader import read_epub
+from audiopub.book.epub.reader import read_epub
 from audiopub.book.models import Book
 from audiopub.errors import BadBook
 

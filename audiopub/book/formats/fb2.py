@@ -18,7 +18,7 @@ from pathlib import Path
 from lxml import etree
 
 from audiopub import settings
-from audiopub.book.archive import EpubArchive, human_size, printable
+from audiopub.book.epub.archive import EpubArchive, human_size, printable
 from audiopub.book.formats.assemble import BookText
 from audiopub.book.formats.decoding import bom_encoding
 from audiopub.book.markup import clean_label, local_name

@@ -5,7 +5,7 @@ XHTML (an XML declaration, or the XHTML namespace) is parsed as an EPUB's pages 
 parser (`safe_xml.parse_html`), which reads no DTD either. Its encoding is the one its
 `<meta charset>` names; a page with none is decoded as `decoding` does text (a byte-order mark,
 else UTF-8, else Windows-1252), so UTF-8 without a declaration is read as UTF-8. Both nest up to
-`DEEP_MARKUP_LEVELS`. The page is then read like a page of an EPUB (`paragraphs`): scripts,
+`DEEP_MARKUP_LEVELS`. The page is then read like a page of an EPUB (`chapters.paragraphs`): scripts,
 styles, navigation, printed tables of contents and Project Gutenberg's boilerplate are not
 narrated. Chapters start at its headings (`assemble`). The title is the page's `<title>` (else
 its one `<h1>`), the author its `<meta name="author">`, the language its `lang`.

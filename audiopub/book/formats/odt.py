@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from audiopub.book.archive import EpubArchive
+from audiopub.book.epub.archive import EpubArchive
 from audiopub.book.formats.assemble import BookText, TreeBuilder
 from audiopub.book.formats.attributes import whole_number
 from audiopub.book.formats.zipped_xml import read_part

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from audiopub import settings
-from audiopub.book.archive import human_size
+from audiopub.book.epub.archive import human_size
 from audiopub.book.formats.assemble import BookText, TreeBuilder, build_book, is_heading_text
 from audiopub.book.markup import clean_label
 from audiopub.book.models import Book

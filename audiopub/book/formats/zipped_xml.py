@@ -1,6 +1,6 @@
 """An XML part of a zipped document (Word, OpenDocument, FB2 in a zip), read within limits.
 
-The archive is opened with the EPUB's checks (`archive.EpubArchive`: entry count, declared and
+The archive is opened with the EPUB's checks (`epub.archive.EpubArchive`: entry count, declared and
 real unpacked sizes, compression ratios), the part is capped at `OFFICE_MAX_DOCUMENT_BYTES`,
 and parsed by `safe_xml` (no entities, no DTD, no network).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from lxml import etree
 
 from audiopub import settings
-from audiopub.book.archive import EpubArchive, human_size, printable
+from audiopub.book.epub.archive import EpubArchive, human_size, printable
 from audiopub.book.safe_xml import parse_markup
 from audiopub.errors import BadBook, DamagedEntry
 

@@ -27,8 +27,8 @@ from typing import Final
 
 from audiopub.atomic import scratch_dir
 from audiopub.audio.ffmetadata import book_tags
-from audiopub.book.archive import EpubArchive
-from audiopub.book.package import read_package
+from audiopub.book.epub.archive import EpubArchive
+from audiopub.book.epub.package import read_package
 from audiopub.errors import AudiopubError
 from audiopub.export.chapter_audio import chapter_wavs
 from audiopub.export.encode import encode_audio

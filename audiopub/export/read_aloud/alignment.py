@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from difflib import Match, SequenceMatcher
 from typing import Final
 
-from audiopub.book.words import text_words
+from audiopub.book.chunks.words import text_words
 from audiopub.export.read_aloud.pages import BookPage, Fragment, Page, Par, ids_in, skeleton
 from audiopub.export.subtitles import Cue, sentence_cues
 from audiopub.export.timeline import ChapterTimeline

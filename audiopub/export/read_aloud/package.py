@@ -24,12 +24,12 @@ from urllib.parse import quote
 from lxml import etree
 
 from audiopub.atomic import atomic_write
-from audiopub.book import toc
-from audiopub.book.archive import MIMETYPE, EpubArchive
+from audiopub.book.chapters import toc
+from audiopub.book.chapters.toc import TocEntry
+from audiopub.book.epub.archive import MIMETYPE, EpubArchive
+from audiopub.book.epub.package import DC_NS, NCX_TYPE, OPF_NS, Package
 from audiopub.book.markup import clean_label, local_name
-from audiopub.book.package import DC_NS, NCX_TYPE, OPF_NS, Package
 from audiopub.book.safe_xml import parse_markup, parse_xml
-from audiopub.book.toc import TocEntry
 from audiopub.export.read_aloud.html5 import make_html5
 from audiopub.export.read_aloud.pages import BookPage, Par, ids_in, parse_item
 

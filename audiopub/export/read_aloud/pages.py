@@ -25,9 +25,9 @@ from typing import Final
 
 from lxml import etree
 
-from audiopub.book.archive import EpubArchive
+from audiopub.book.epub.archive import EpubArchive
+from audiopub.book.epub.package import Item, Package
 from audiopub.book.markup import local_name
-from audiopub.book.package import Item, Package
 from audiopub.book.safe_xml import parse_markup
 from audiopub.errors import AudiopubError
 from audiopub.settings import EPUB_MAX_DOCUMENT_BYTES

@@ -29,7 +29,7 @@ from typing import Final
 import numpy as np
 
 from audiopub import settings
-from audiopub.book.lexicon import PHONEME_SPAN, PHONEMES_OPEN
+from audiopub.book.lexicons.lexicon import PHONEME_SPAN, PHONEMES_OPEN
 from audiopub.errors import EngineUnavailable, ModelMissing
 from audiopub.tts import onnx_runtime
 from audiopub.tts.batching import BatchLimits

@@ -16,9 +16,9 @@ from pathlib import Path
 from nicegui import events, ui
 
 from audiopub import figures as fmt
-from audiopub.book.lexicon import Entry, layered, read_if_present, user_lexicon_path
+from audiopub.book.lexicons.lexicon import Entry, layered, read_if_present, user_lexicon_path
+from audiopub.book.lexicons.names import NameCandidate
 from audiopub.book.models import Book, Chapter
-from audiopub.book.names import NameCandidate
 from audiopub.book.reading import BOOK_SUFFIXES, UPLOAD_TYPES
 from audiopub.errors import AudiopubError, StoreDamaged
 from audiopub.jobs.models import JobSettings

@@ -3,8 +3,8 @@
 Each row is an entry (written form, how to say it — a respelling or /IPA/ —, the `case` and
 `regex` options). "Hear it" speaks a word alone, then its first sentence in the book, in the
 voice chosen in the settings panel, with the rows as they are now (saved or not) counting as
-they would in a job: `layers` puts them among the other scopes (see `book.lexicon`). Save
-checks every row, and against that voice, before the file is written (`book.lexicon_file`,
+they would in a job: `layers` puts them among the other scopes (see `book.lexicons.lexicon`). Save
+checks every row, and against that voice, before the file is written (`book.lexicons.lexicon_file`,
 which keeps the file's comments); a bad row shows its message here and nothing is written.
 """
 
@@ -17,10 +17,10 @@ from pathlib import Path
 
 from nicegui import run, ui
 
-from audiopub.book.lexicon import Entry
-from audiopub.book.lexicon_file import LexiconFile, Row, load, save
+from audiopub.book.lexicons.lexicon import Entry
+from audiopub.book.lexicons.lexicon_file import LexiconFile, Row, load, save
+from audiopub.book.lexicons.names import first_use
 from audiopub.book.models import Book
-from audiopub.book.names import first_use
 from audiopub.errors import AudiopubError, LexiconError
 from audiopub.jobs.models import JobSettings
 from audiopub.ui.blocking import run_blocking

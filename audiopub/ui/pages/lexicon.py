@@ -1,7 +1,7 @@
 """Your own lexicon (`<data dir>/lexicon.tsv`): how to say words in every book.
 
 The entries here come last of every scope (a book's own lexicon and the EPUB's hints win over
-them, see `book.lexicon`). Hear it and Save use the voice last chosen on the Convert page.
+them, see `book.lexicons.lexicon`). Hear it and Save use the voice last chosen on the Convert page.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from nicegui import run, ui
 
 from audiopub import settings as defaults
-from audiopub.book.lexicon import Entry, layered, user_lexicon_path
+from audiopub.book.lexicons.lexicon import Entry, layered, user_lexicon_path
 from audiopub.jobs.models import JobSettings
 from audiopub.ui.components.lexicon_editor import LexiconEditor
 from audiopub.ui.engine_catalog import EngineChoice

@@ -20,13 +20,13 @@ from typing import NamedTuple
 
 from lxml import etree
 
-from audiopub.book import toc
-from audiopub.book.front_matter import FRONT_MATTER_ROLES, FRONT_MATTER_TYPES
+from audiopub.book.chapters import toc
+from audiopub.book.chapters.front_matter import FRONT_MATTER_ROLES, FRONT_MATTER_TYPES
+from audiopub.book.chapters.svg_text import svg_paragraphs
+from audiopub.book.chapters.toc import Block, Mark, epub_types
 from audiopub.book.markup import clean_label, local_name
 from audiopub.book.pronunciation import Pronunciation, from_markup
 from audiopub.book.safe_xml import parse_markup
-from audiopub.book.svg_text import svg_paragraphs
-from audiopub.book.toc import Block, Mark, epub_types
 
 _BLOCK_TAGS = frozenset(
     "address article aside blockquote body caption center dd details div dl dt figcaption "

@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 from lxml import etree
 
-from audiopub.book.front_matter import is_front_matter
+from audiopub.book.chapters.front_matter import is_front_matter
 from audiopub.book.markup import clean_label, local_name
 from audiopub.book.models import Chapter
 

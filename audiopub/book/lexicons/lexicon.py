@@ -25,7 +25,7 @@ Scopes, first wins: the job's own entries (`convert --lexicon FILE`), the book's
 (`<data dir>/books/<book key>/lexicon.tsv`), the EPUB's own hints (PLS lexicons and `ssml:ph`
 attributes, see `book.pronunciation`), the user's (`<data dir>/lexicon.tsv`); `layered` puts
 them in that order. The web app edits the book's and the user's files with
-`book.lexicon_file`, which keeps their comments.
+`book.lexicons.lexicon_file`, which keeps their comments.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from audiopub.book.lexicon import PHONEME_SPAN
+from audiopub.book.lexicons.lexicon import PHONEME_SPAN
 
 
 def text_words(text: str) -> list[str]:

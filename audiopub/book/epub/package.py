@@ -13,10 +13,10 @@ from urllib.parse import unquote
 
 from lxml import etree
 
-from audiopub.book.archive import EpubArchive, printable, safe_name
+from audiopub.book.chapters.toc import URL_SCHEME
+from audiopub.book.epub.archive import EpubArchive, printable, safe_name
 from audiopub.book.markup import local_name
 from audiopub.book.safe_xml import describe_error, parse_markup, parse_xml
-from audiopub.book.toc import URL_SCHEME
 from audiopub.errors import BadEpub
 
 __all__ = ["NCX_TYPE", "Item", "Package", "read_package"]

@@ -13,9 +13,9 @@ import re
 
 from lxml import html
 
+from audiopub.book.epub.package import OPF_NS, Package
 from audiopub.book.markup import clean_label
 from audiopub.book.models import BookDetails
-from audiopub.book.package import OPF_NS, Package
 
 _YEAR = re.compile(r"\b(\d{4})\b")
 MAX_DESCRIPTION_CHARS = 4000  # libraries show a paragraph or two; a hostile book may hold more

@@ -2,7 +2,7 @@
 other than the narrator's reads, with the voices' model identities for the chunk cache.
 
 What a job keeps of its cast (`JobSettings.cast`), so every run of it cuts and voices the same
-chunks; the chunker cuts paragraphs at these spans (`chunking.chunk_paragraphs`). Made from a
+chunks; the chunker cuts paragraphs at these spans (`chunks.chunking.chunk_paragraphs`). Made from a
 book's cast by `voices.casting`.
 """
 

@@ -1,5 +1,5 @@
 """A lexicon file as an editor shows it: rows to change, written back as the file a person
-would have written (the format is `book.lexicon`'s).
+would have written (the format is `book.lexicons.lexicon`'s).
 
 People edit the same files by hand, so their notes survive the editor: each run of comment and
 blank lines stays with the entry that follows it (a heading over a group of names stays over
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from audiopub.atomic import atomic_write
-from audiopub.book.lexicon import Entry, parse_line
+from audiopub.book.lexicons.lexicon import Entry, parse_line
 from audiopub.errors import LexiconError
 
 OPTIONS: Final = ("case", "regex")

@@ -9,12 +9,12 @@ too large to use (`EPUB_MAX_COVER_BYTES`, `EPUB_MAX_COVER_PIXELS`, read from its
 How the text is found:
 1. The spine documents (XHTML, and SVG pages of fixed-layout books), in reading order (without
    the nav document and `linear="no"` items), are walked into a stream of paragraphs
-   (`paragraphs`, which also says what is never narrated). Where a TOC entry points, a mark
+   (`chapters.paragraphs`, which also says what is never narrated). Where a TOC entry points, a mark
    goes between them.
 2. Project Gutenberg's header and licence are cut ("*** START OF …" / "*** END OF …").
 3. The marks of entries that start a chapter cut the stream into chapters; each paragraph
    goes through `normalise_text`. Chapters left with no text are dropped; title pages and
-   dedications are marked as front matter (`front_matter`), not narrated by default.
+   dedications are marked as front matter (`chapters.front_matter`), not narrated by default.
 """
 
 from __future__ import annotations
@@ -29,18 +29,18 @@ from pathlib import Path
 from urllib.parse import unquote_to_bytes
 
 from audiopub import settings
-from audiopub.book import toc
-from audiopub.book.archive import EpubArchive, human_size
+from audiopub.book.chapters import toc
+from audiopub.book.chapters.paragraphs import Document, cut_gutenberg_boilerplate, read_documents
+from audiopub.book.chapters.toc import Block, TocEntry
+from audiopub.book.epub.archive import EpubArchive, human_size
+from audiopub.book.epub.metadata import book_details
+from audiopub.book.epub.package import NCX_TYPE, OPF_NS, Item, Package, read_package
 from audiopub.book.markup import clean_label
-from audiopub.book.metadata import book_details
 from audiopub.book.models import Book, Cover, sniff_image_type
-from audiopub.book.package import NCX_TYPE, OPF_NS, Item, Package, read_package
-from audiopub.book.paragraphs import Document, cut_gutenberg_boilerplate, read_documents
 from audiopub.book.pictures import image_size
 from audiopub.book.pronunciation import PLS_TYPE, Pronunciation, from_pls
 from audiopub.book.safe_xml import parse_markup
 from audiopub.book.text import normalise_text
-from audiopub.book.toc import Block, TocEntry
 from audiopub.errors import BadEpub, DamagedEntry
 
 __all__ = ["read_epub"]
