@@ -12,12 +12,12 @@ from voices import add_voice_with_rate
 
 from audiopub import settings
 from audiopub.cli import main
+from audiopub.tts.downloads import YOURS
+from audiopub.tts.piper.downloads import piper_dir, piper_voices
 from audiopub.tts.piper.files import find_voices
 from audiopub.tts.supertonic.engine import default_model_dir
 from audiopub.tts.supertonic.files import DIR_ENV
 from audiopub.tts.supertonic.releases import SUPERTONIC_DEFAULT, active_release, release_dir
-from audiopub.voices.install import piper_dir
-from audiopub.voices.installed import YOURS, piper_voices
 
 
 @pytest.fixture(autouse=True)

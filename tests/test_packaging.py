@@ -74,7 +74,7 @@ def test_the_wheel_ships_every_module_and_the_static_files(tmp_path: Path) -> No
         static = STATIC_PACKAGE.replace(".", "/")
         assert f"{static}/audiopub.css" in shipped
         assert f"{static}/icon.svg" in shipped
-        assert "audiopub/voices/piper-voices.json" in shipped  # the offline voice indexes
+        assert "audiopub/tts/piper/piper-voices.json" in shipped  # the offline voice indexes
         assert "audiopub/tts/kokoro/kokoro-voices.json" in shipped
         for file in sorted((REPO / "static").iterdir()):
             if file.is_file():

@@ -28,11 +28,11 @@ from test_ui import element, eventually, see, text, upload
 from ui_services import installed_services
 
 from audiopub.errors import AudiopubError
+from audiopub.tts.piper.downloads import PIPER_REPO
 from audiopub.tts.piper.files import embedded_voice, find_voices
 from audiopub.tts.supertonic.releases import SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES, chosen_release
 from audiopub.ui.services import Services
 from audiopub.ui.voice_list import VoiceRow, language_options, sample, visible
-from audiopub.voices.catalogue import PIPER_REPO
 from audiopub.voices.install import unfinished_downloads
 
 pytestmark = pytest.mark.nicegui_main_file("tests/ui_main.py")

@@ -17,14 +17,14 @@ from audiopub.tts import registry
 from audiopub.tts.downloads import DOWNLOADED
 from audiopub.tts.engine_info import Offer
 from audiopub.tts.piper import PIPER
-from audiopub.voices.catalogue import (
+from audiopub.tts.piper.downloads import (
     PIPER_REPO,
     QUALITIES,
-    Catalogue,
     PiperEntry,
-    local_catalogue,
     quality_rank,
+    voice_download_id,
 )
+from audiopub.voices.catalogue import Catalogue, local_catalogue
 
 AVAILABLE: Final = "available"
 INSTALLED: Final = "installed"
@@ -112,10 +112,12 @@ def installed_now() -> OnDisk:
     from audiopub.voices import installed
     from audiopub.voices.install import unfinished_downloads
 
-    origins = {f"piper:{voice.id}": voice.origin for voice in installed.piper_voices()}
+    origins = {voice_download_id(voice.id): voice.origin for voice in installed.piper_voices()}
     offered = tuple(offer for found in registry.downloads() for offer in found.offers())
     own_ids = {offer.id for offer in offered}
-    stopped = {name if name in own_ids else f"piper:{name}" for name in unfinished_downloads()}
+    stopped = {
+        name if name in own_ids else voice_download_id(name) for name in unfinished_downloads()
+    }
     return OnDisk(origins, frozenset(stopped), offered)
 
 

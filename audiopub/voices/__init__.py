@@ -1,7 +1,8 @@
 """The voice library: what Audiopub can speak with, what is installed, and downloads.
 
-    catalogue   every Piper voice on the Hub (a shipped snapshot of its index, refreshed on
-                request); the other engines declare their own (`EngineInfo.downloads`:
+    catalogue   which copy of Piper's index is listed (the shipped snapshot, refreshed on
+                request); the index itself is the Piper engine's (`tts.piper.downloads`),
+                and the other engines declare their own (`EngineInfo.downloads`:
                 Supertonic's releases, Kokoro)
     install     the one door for downloading a voice or model into the models folder,
                 atomically, and removing it: an engine's own catalogue, else Piper's
@@ -9,7 +10,7 @@
 
 The Hub client (`tts.hub`) and the download steps every model shares (`tts.downloads`) live
 with the engines, whose own catalogues (`tts.supertonic.downloads`, `tts.kokoro.downloads`)
-use them; the listening models
+use them, as Piper's downloads (`tts.piper.downloads`) do; the listening models
 (`whisper:<size>`) are `listen`'s, listed and downloaded here through `command`.
 
 Nothing here touches the network unless a person asked for it (`audiopub voices --all`,

@@ -17,6 +17,7 @@ from tqdm import tqdm
 from audiopub import figures
 from audiopub.errors import AudiopubError
 from audiopub.tts.engine import Voice, speaker_voice_id
+from audiopub.tts.piper.downloads import entry_matches, quality_rank
 from audiopub.tts.registry import (
     downloads,
     engine_info,
@@ -27,12 +28,7 @@ from audiopub.tts.supertonic.releases import (
     choose_release,
     env_dir,
 )
-from audiopub.voices.catalogue import (
-    entry_matches,
-    matches_language,
-    quality_rank,
-    refresh_catalogue,
-)
+from audiopub.voices.catalogue import matches_language, refresh_catalogue
 
 
 def add_arguments(voices: argparse.ArgumentParser) -> None:

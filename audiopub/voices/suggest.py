@@ -13,8 +13,9 @@ from typing import Final
 
 from audiopub import settings
 from audiopub.tts.piper import PIPER
+from audiopub.tts.piper.downloads import PiperEntry
 from audiopub.tts.registry import engine_info, engines
-from audiopub.voices.catalogue import Catalogue, PiperEntry, local_catalogue
+from audiopub.voices.catalogue import Catalogue, local_catalogue
 
 # Piper qualities, most wanted first: medium is what most voices come in (and the embedded
 # voice's), high is larger and slower for a small gain.

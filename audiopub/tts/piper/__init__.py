@@ -1,10 +1,11 @@
 """Piper: one ONNX graph per voice, each reading its own language, with espeak-ng phonemes.
 
-engine   `PiperEngine`: voices' sessions, batched synthesis, word starts
-config   a voice's `.onnx.json`: phoneme ids, speakers, sample rate
-files    where the voices are: the embedded one and the models folder
-graph    the graph rewrite that exposes each item's length and word durations
-noise    the graph's noise drawn from each chunk's seed
+engine     `PiperEngine`: voices' sessions, batched synthesis, word starts
+config     a voice's `.onnx.json`: phoneme ids, speakers, sample rate
+files      where the voices are: the embedded one and the models folder
+graph      the graph rewrite that exposes each item's length and word durations
+noise      the graph's noise drawn from each chunk's seed
+downloads  the Hub's voice index, and its voices fetched into the models folder and removed
 """
 
 from __future__ import annotations

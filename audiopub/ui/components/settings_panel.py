@@ -26,6 +26,7 @@ from audiopub.book.scripts import primary_subtag
 from audiopub.errors import VoiceNotFound
 from audiopub.jobs.models import JobSettings
 from audiopub.tts.engine import Voice
+from audiopub.tts.piper.downloads import QUALITIES
 from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.components.listen_switch import ListenSwitch
 from audiopub.ui.components.voice_mixer import VoiceMixer
@@ -33,7 +34,6 @@ from audiopub.ui.engine_catalog import EngineChoice, GpuSupport
 from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
 from audiopub.ui.voice_list import Offers, describe, offers
-from audiopub.voices.catalogue import QUALITIES
 
 log = logging.getLogger(__name__)
 
