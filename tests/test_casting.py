@@ -1,4 +1,4 @@
-"""A cast of voices (audiopub.voices.casting, book.cast.voicing): voices given to characters, the
+"""A cast of voices (audiopub.voices.casting, book.voicing): voices given to characters, the
 book's cast file and its corrections, the chunker keeping speakers apart on real book
 paragraphs, and a job's chunks, keys and store rows in their voices.
 
@@ -23,10 +23,10 @@ from voices import SPEAKERS, add_multi_speaker_voice
 
 from audiopub.book.cast.attribution import NARRATOR as FIRST_PERSON
 from audiopub.book.cast.models import Attribution, Character, Quote
-from audiopub.book.cast.voicing import Voicing, voiced_segments
 from audiopub.book.chunks.chunking import chunk_paragraphs
 from audiopub.book.epub.reader import read_epub
 from audiopub.book.models import Book
+from audiopub.book.voicing import Voicing, voiced_segments
 from audiopub.cli import main
 from audiopub.errors import AudiopubError
 from audiopub.jobs.book_plan import plan_book

@@ -9,10 +9,12 @@ words sound like.
     chunks/         chapters into chunks for an engine, and word timings back onto the text
     spoken/         the spoken form of a chunk: numbers, dates, money, abbreviations in words
     lexicons/       pronunciation lexicons, their editor's rows, the names worth checking
-    cast/           who speaks each quotation, and the voices a job gives them (`voicing`)
+    cast/           who speaks each quotation, the characters and their aliases
 
 Shared by all of them: the plain data of a book (`models`), the book's own pronunciation
 hints (`pronunciation`), element names and labels (`markup`), the hardened XML parser
 (`safe_xml`), text cleaning and sentences (`text`), a picture's size from its header
-(`pictures`) and the scripts a book and a voice are written in (`scripts`).
+(`pictures`), the scripts a book and a voice are written in (`scripts`), and which voice
+reads which stretch of a paragraph when a job has a cast (`voicing`: jobs and the chunker
+use it without loading the cast finder).
 """

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from audiopub.book.cast.voicing import Voicing
 from audiopub.book.chunks.chunking import chunk_paragraphs
 from audiopub.book.lexicons.lexicon import (
     Lexicon,
@@ -23,6 +22,7 @@ from audiopub.book.lexicons.lexicon import (
 from audiopub.book.models import Book, Chapter, Chunk
 from audiopub.book.reading import read_book
 from audiopub.book.spoken import spoken_form
+from audiopub.book.voicing import Voicing
 from audiopub.jobs.models import Job, JobSettings
 from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import Engine

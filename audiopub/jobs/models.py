@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from audiopub import settings as defaults
-from audiopub.book.cast.voicing import Voicing
 from audiopub.book.lexicons.lexicon import Entry, entries_from_data, entries_to_data
 from audiopub.book.models import chunk_chars
+from audiopub.book.voicing import Voicing
 from audiopub.tts.engine import SynthesisOptions
 
 

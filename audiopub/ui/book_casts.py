@@ -17,9 +17,9 @@ from typing import Final, TypeVar
 
 from audiopub.book.cast import attribute
 from audiopub.book.cast.models import Gender, Quote
-from audiopub.book.cast.voicing import Voicing
 from audiopub.book.lexicons.lexicon import book_key
 from audiopub.book.models import Book
+from audiopub.book.voicing import Voicing
 from audiopub.errors import AudiopubError
 from audiopub.tts import registry
 from audiopub.voices.casting import BookCast, Cast, quote_key

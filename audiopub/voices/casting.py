@@ -27,9 +27,9 @@ from typing import Any, Final
 from audiopub.atomic import atomic_write
 from audiopub.book.cast.attribution import NARRATOR as FIRST_PERSON
 from audiopub.book.cast.models import Attribution, Character, Gender, Quote
-from audiopub.book.cast.voicing import VoicedSpan, Voicing, cast_summary
 from audiopub.book.lexicons.lexicon import book_key
 from audiopub.book.models import Book
+from audiopub.book.voicing import VoicedSpan, Voicing, cast_summary
 from audiopub.errors import AudiopubError
 from audiopub.tts.engine import Engine, Voice, voice_of
 

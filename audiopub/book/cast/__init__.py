@@ -2,8 +2,7 @@
 characters with their aliases and genders. Plain text analysis, offline, on the CPU.
 
 `models` holds the data every other part shares (the finder, the attribution, the voices the
-cast is given, the chunker that keeps speakers apart). `voicing` is what a job keeps of its
-cast: which voice reads which span of a paragraph.
+cast is given, the chunker that keeps speakers apart).
 """
 
 from audiopub.book.cast.attribution import attribute, by_lines

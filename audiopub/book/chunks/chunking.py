@@ -7,7 +7,7 @@ engine reads). Only a sentence that is longer than the limit on its own is cut
 smaller: at clause boundaries first, then between words, and as a last resort inside a word.
 A chunk never spans two paragraphs, because the stitcher puts a paragraph pause after the last
 chunk of each paragraph; nor two voices, where a cast gives quotations to characters
-(`book.cast.voicing`): a paragraph is cut at its voiced spans first.
+(`book.voicing`): a paragraph is cut at its voiced spans first.
 
 Every cut is made at whitespace except that last resort, so the words of the chunks, in order,
 are the words of the paragraphs.
@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from audiopub.book.cast.voicing import VoicedSpan, voiced_segments
 from audiopub.book.models import Chunk
 from audiopub.book.text import split_sentences
+from audiopub.book.voicing import VoicedSpan, voiced_segments
 
 __all__ = ["chunk_paragraphs", "cut_sentence", "split_clauses"]
 

@@ -19,8 +19,8 @@ from typing import Final
 
 from nicegui import ui
 
-from audiopub.book.cast.voicing import Voicing
 from audiopub.book.models import Book
+from audiopub.book.voicing import Voicing
 from audiopub.jobs.models import JobSettings
 from audiopub.tts.engine import Voice
 from audiopub.ui.blocking import run_blocking
