@@ -22,11 +22,11 @@ from audiopub.gpu.monitor import GpuInfo, GpuStatus
 from audiopub.jobs import pipeline, submission
 from audiopub.jobs.chunk_cache import chunk_path, chunk_relpath, write_chunk
 from audiopub.jobs.models import ChunkRow, JobSettings, JobState
-from audiopub.jobs.proof_listening import ProofListening
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import listening_decision, submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.listen import Clip
+from audiopub.listen.proof_listening import ProofListening
 from audiopub.tts.registry import get_engine
 
 RATE = 16_000

@@ -21,11 +21,11 @@ from audiopub.cli import main
 from audiopub.jobs.chunk_cache import chunk_is_valid
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import Job, JobSettings, JobState
-from audiopub.jobs.retakes import clause_pieces
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.listen import Listener
+from audiopub.listen.retakes import clause_pieces
 from audiopub.tts.engine import Engine, SynthesisOptions
 from audiopub.tts.registry import get_engine
 

@@ -54,9 +54,7 @@ from audiopub.jobs.chunk_work import ChunkResult
 from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
-from audiopub.jobs.proof_listening import ProofListening
 from audiopub.jobs.recorded_speed import machine_speed
-from audiopub.jobs.retakes import Retakes
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
     ENCODE_STAGE,
@@ -65,7 +63,9 @@ from audiopub.jobs.submission import (
     space_to_finish,
 )
 from audiopub.jobs.synthesis_plan import plan_synthesis
+from audiopub.listen.proof_listening import ProofListening
 from audiopub.listen.ready import load_listener
+from audiopub.listen.retakes import Retakes
 from audiopub.tts.engine import Engine
 
 log = logging.getLogger(__name__)

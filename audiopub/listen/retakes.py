@@ -34,9 +34,9 @@ from audiopub.jobs.chunk_cache import chunk_path, chunk_relpath, take_key, write
 from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
 from audiopub.jobs.hearings import Hearing
 from audiopub.jobs.models import ChunkRow, Job
-from audiopub.jobs.proof_listening import ProofListening
 from audiopub.jobs.synthesis_plan import SynthesisPlan
 from audiopub.listen import Clip, Verdict, judge
+from audiopub.listen.proof_listening import ProofListening
 
 log = logging.getLogger(__name__)
 
