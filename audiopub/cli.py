@@ -59,6 +59,7 @@ from audiopub.jobs.submission import (
 from audiopub.jobs.terminal import fit_title, title_width
 from audiopub.jobs.worker import runner_alive
 from audiopub.listen import command as listen_command
+from audiopub.listen.stage import WhisperListening
 from audiopub.tts.engine import voice_of
 from audiopub.tts.registry import engine_names, get_engine
 from audiopub.voices import command as voices_command
@@ -67,6 +68,7 @@ from audiopub.voices.casting import BookCast
 SERVE_HOST = "127.0.0.1"  # the web UI has no accounts: only this computer, unless --host
 SERVE_PORT = 8080
 INTERRUPTED = "interrupted"  # how `jobs` shows a job left `running` by a process that died
+LISTENING = WhisperListening()  # what the jobs this command submits and runs hear with
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -439,7 +441,7 @@ def _convert_book(
                         store,
                         old,
                         book,
-                        resolve_settings(wanted, engine, book, old.settings),
+                        resolve_settings(wanted, engine, book, old.settings, LISTENING),
                         engine,
                     )
                 ),
@@ -451,7 +453,9 @@ def _convert_book(
             )
             job = done
         elif job is None:
-            deleted = deleted_as_asked(store, epub, book, wanted, engine, output)
+            deleted = deleted_as_asked(
+                store, epub, book, wanted, engine, output, listening=LISTENING
+            )
             if deleted is not None:  # its chapters are in its folder: no need to speak them
                 print(
                     f"The audiobook was deleted: making it again from the saved audio "
@@ -460,9 +464,11 @@ def _convert_book(
                 )
                 job = remake(store, deleted)
             else:
-                job = submit_job(store, epub, book, output, wanted, engine)
+                job = submit_job(store, epub, book, output, wanted, engine, LISTENING)
         else:
-            job = _prepare_resume(store, job, resolve_settings(wanted, engine, book, job.settings))
+            job = _prepare_resume(
+                store, job, resolve_settings(wanted, engine, book, job.settings, LISTENING)
+            )
         note = language_note(job.settings.language, voice_of(engine, job.settings.voice or ""))
         if note:
             print(note, file=sys.stderr)
@@ -475,7 +481,11 @@ def _convert_book(
             )
         remaking = audiobook_deleted(job)  # made once, deleted since: made again now
         began = time.perf_counter()
-        status = 0 if job is done else foreground.run_or_follow(store, job.id, job_executors())
+        status = (
+            0
+            if job is done
+            else foreground.run_or_follow(store, job.id, job_executors(), LISTENING)
+        )
         if status == 0 and remaking:
             print(
                 f"The audiobook was deleted; made again from the saved audio in "
@@ -698,7 +708,7 @@ def _control(command: str, prefix: str) -> int:
             store.queue.set_state(job.id, JobState.PAUSED)
         else:
             store.queue.set_state(job.id, JobState.QUEUED)
-            return foreground.run_or_follow(store, job.id, job_executors())
+            return foreground.run_or_follow(store, job.id, job_executors(), LISTENING)
         print(f"Job {job.id[:8]} is now {store.queue.get_job(job.id).state.value}")
     return 0
 

@@ -125,18 +125,26 @@ def worker_runs(books: list[Path]) -> None:
     from audiopub.jobs.store import JobStore
     from audiopub.jobs.submission import submit_job
     from audiopub.jobs.worker import Worker
+    from audiopub.listen.stage import WhisperListening
     from audiopub.tts.registry import get_engine
 
     with JobStore.open_default() as store:
         bus = EventBus()
         inbox = bus.subscribe()
-        worker = Worker(store, bus)
+        listening = WhisperListening()  # what the web app's jobs hear with
+        worker = Worker(store, bus, listening=listening)
         worker.start()
         try:
             for number, book in enumerate(books, 1):
                 engine = get_engine("piper")
                 job = submit_job(
-                    store, book, read_epub(book), book.with_suffix(".m4b"), JobSettings(), engine
+                    store,
+                    book,
+                    read_epub(book),
+                    book.with_suffix(".m4b"),
+                    JobSettings(),
+                    engine,
+                    listening,
                 )
                 submitted = time.perf_counter()
                 worker.wake()

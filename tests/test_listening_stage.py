@@ -19,14 +19,16 @@ from audiopub.book.models import Book, Chapter, Chunk
 from audiopub.cli import main
 from audiopub.errors import JobPaused, ListeningUnavailable
 from audiopub.gpu.monitor import GpuInfo, GpuStatus
-from audiopub.jobs import pipeline, submission
+from audiopub.jobs import submission
 from audiopub.jobs.chunk_cache import chunk_path, chunk_relpath, write_chunk
+from audiopub.jobs.listening import NOT_HANDED_IN
 from audiopub.jobs.models import ChunkRow, JobSettings, JobState
-from audiopub.jobs.proof_listening import ProofListening
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import listening_decision, submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.listen import Clip
+from audiopub.listen.proof_listening import ProofListening
+from audiopub.listen.stage import WhisperListening
 from audiopub.tts.registry import get_engine
 
 RATE = 16_000
@@ -227,26 +229,30 @@ def test_the_decision_is_made_at_submission_and_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "no-models"))
+    whisper = WhisperListening()
     # The CPU: off unless asked for; asked for without a model: what to install, at once.
-    assert listening_decision(JobSettings()) is False
+    assert listening_decision(JobSettings(), listening=whisper) is False
     with pytest.raises(ListeningUnavailable, match="audiopub voices download whisper:base"):
-        listening_decision(JobSettings(proof_listen=True))
+        listening_decision(JobSettings(proof_listen=True), listening=whisper)
     # A resumed job keeps its decision unless the person says otherwise.
-    assert listening_decision(JobSettings(), JobSettings(proof_listen=True)) is True
+    assert listening_decision(JobSettings(), JobSettings(proof_listen=True), whisper) is True
     assert (
-        listening_decision(JobSettings(proof_listen=False), JobSettings(proof_listen=True)) is False
+        listening_decision(JobSettings(proof_listen=False), JobSettings(proof_listen=True), whisper)
+        is False
     )
     # A GPU job: on where a GPU is there and a listening model is installed.
     one_gpu = GpuStatus(True, gpus=(GpuInfo(0, "Test GPU", "550.54", "12.4", "8.6", 8192.0),))
     monkeypatch.setattr(submission, "query_gpu_info", lambda: one_gpu)
-    assert listening_decision(JobSettings(use_gpu=True)) is False  # no model
+    assert listening_decision(JobSettings(use_gpu=True), listening=whisper) is False  # no model
     (tmp_path / "no-models" / "whisper-base").mkdir(parents=True)
     for name in ("model.bin", "config.json", "tokenizer.json", "vocabulary.txt"):
         (tmp_path / "no-models" / "whisper-base" / name).write_text("{}")
-    assert listening_decision(JobSettings(use_gpu=True)) is True
-    assert listening_decision(JobSettings(use_gpu=False)) is False
-    monkeypatch.setattr(submission, "query_gpu_info", lambda: GpuStatus(False, "no driver"))
+    assert listening_decision(JobSettings(use_gpu=True), listening=whisper) is True
+    assert listening_decision(JobSettings(use_gpu=False), listening=whisper) is False
+    # Nothing handed in: a job that did not say does not listen.
     assert listening_decision(JobSettings(use_gpu=True)) is False
+    monkeypatch.setattr(submission, "query_gpu_info", lambda: GpuStatus(False, "no driver"))
+    assert listening_decision(JobSettings(use_gpu=True), listening=whisper) is False
 
 
 def test_a_job_stored_before_proof_listening_never_listened_and_resumes_so() -> None:
@@ -276,7 +282,7 @@ def test_convert_asked_to_listen_without_a_model_says_so_before_any_speech(
 def test_a_job_whose_listening_breaks_is_still_made(
     tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pipeline, "load_listener", lambda use_gpu: StandInEars({}, broken=True))
+    broken = WhisperListening(lambda use_gpu: StandInEars({}, broken=True))
     engine = get_engine("piper")
     epub = build_epub(tmp_path / "b.epub", [("One", ["A line to say."]), ("Two", ["Another."])])
     log: list[str] = []
@@ -293,10 +299,41 @@ def test_a_job_whose_listening_breaks_is_still_made(
             job.id, JobSettings.from_dict({**job.settings.to_dict(), "proof_listen": True})
         )  # as decided on a GPU machine
         store.queue.set_state(job.id, JobState.RUNNING)
-        state = execute_job(store, job.id, lambda event: log.append(event.message), engine)
+        state = execute_job(
+            store, job.id, lambda event: log.append(event.message), engine, listening=broken
+        )
         assert state is JobState.DONE, store.queue.get_job(job.id).error
         assert store.hearings.by_key(job.id) == {}
     assert any(
         line.startswith("Proof-listening stopped (RuntimeError('model file damaged'))")
         for line in log
     ), log
+
+
+def test_a_job_that_asks_to_listen_with_nothing_to_hear_it_fails_saying_so(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """A caller that hands in no listening: asking for it at submission is refused, and a job
+    that listens is failed before anything is spoken, never made without listening."""
+    engine = get_engine("piper")
+    epub = build_epub(tmp_path / "b.epub", [("One", ["A line to say."])])
+    with JobStore.open_default() as store:
+        with pytest.raises(ListeningUnavailable, match="proof-listening off"):
+            submit_job(
+                store,
+                epub,
+                read_epub(epub),
+                tmp_path / "b.m4b",
+                JobSettings(proof_listen=True),
+                engine,
+            )
+        job = submit_job(store, epub, read_epub(epub), tmp_path / "b.m4b", JobSettings(), engine)
+        store.queue.update_settings(
+            job.id, JobSettings.from_dict({**job.settings.to_dict(), "proof_listen": True})
+        )  # as decided where the page or the command line submitted it
+        store.queue.set_state(job.id, JobState.RUNNING)
+        assert execute_job(store, job.id, engine=engine) is JobState.FAILED
+        failed = store.queue.get_job(job.id)
+        assert failed.error == NOT_HANDED_IN
+        assert store.ledger.progress(job.id).chunks_done == 0
+        assert not (tmp_path / "b.m4b").exists()

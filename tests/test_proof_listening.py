@@ -21,11 +21,12 @@ from audiopub.cli import main
 from audiopub.jobs.chunk_cache import chunk_is_valid
 from audiopub.jobs.events import JobEvent
 from audiopub.jobs.models import Job, JobSettings, JobState
-from audiopub.jobs.retakes import clause_pieces
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import submit_job
 from audiopub.jobs.worker import execute_job
 from audiopub.listen import Listener
+from audiopub.listen.retakes import clause_pieces
+from audiopub.listen.stage import WhisperListening
 from audiopub.tts.engine import Engine, SynthesisOptions
 from audiopub.tts.registry import get_engine
 
@@ -99,12 +100,17 @@ def joe() -> Engine:
     return get_engine("piper")
 
 
+WHISPER = WhisperListening()  # as the web app and the command line hand it to their jobs
+
+
 def convert(
     store: JobStore, epub: Path, engine: Engine, settings: JobSettings, publish: Any = None
 ) -> Job:
-    job = submit_job(store, epub, read_epub(epub), epub.with_suffix(".m4b"), settings, engine)
+    job = submit_job(
+        store, epub, read_epub(epub), epub.with_suffix(".m4b"), settings, engine, WHISPER
+    )
     store.queue.set_state(job.id, JobState.RUNNING)
-    execute_job(store, job.id, publish, engine)
+    execute_job(store, job.id, publish, engine, listening=WHISPER)
     return store.queue.get_job(job.id)
 
 
@@ -271,7 +277,7 @@ def test_a_resumed_job_does_not_hear_again_what_it_heard(
     heard.clear()
     store.queue.set_state(job.id, JobState.QUEUED)
     store.queue.set_state(job.id, JobState.RUNNING)
-    assert execute_job(store, job.id, engine=joe) is JobState.DONE
+    assert execute_job(store, job.id, engine=joe, listening=WHISPER) is JobState.DONE
     after = store.hearings.by_key(job.id)
     assert len(after) == 6
     # A chunk heard before the pause is not heard again, except that one still wrong then (its

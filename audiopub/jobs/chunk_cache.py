@@ -47,7 +47,7 @@ def chunks_folder(job_dir: Path) -> Path:
 
 
 def take_key(cache_key: str, take: int, piece: int) -> str:
-    """What a piece of a chunk's retake (`jobs.retakes`) is spoken under: its file is
+    """What a piece of a chunk's retake (`listen.retakes`) is spoken under: its file is
     `chunk_path(job_dir, take_key(...))`, beside the chunk's own, and is removed once read;
     one a run left behind is no done chunk's, so `remove_unused_chunk_files` removes it."""
     return f"{cache_key}.take{take}.{piece}"

@@ -18,6 +18,7 @@ from audiopub.errors import InvalidTransition
 from audiopub.jobs import report
 from audiopub.jobs.chunk_executor import ExecutorFactory
 from audiopub.jobs.events import JobEvent
+from audiopub.jobs.listening import NO_LISTENING, Listening
 from audiopub.jobs.models import JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.terminal import BAR_FORMAT, CountingBar
@@ -26,9 +27,15 @@ from audiopub.jobs.worker import become_runner, execute_job, runner_lock
 FOLLOW_INTERVAL_S = 1.0  # how often a command waiting on another runner reads the store
 
 
-def run_or_follow(store: JobStore, job_id: str, executors: ExecutorFactory | None = None) -> int:
+def run_or_follow(
+    store: JobStore,
+    job_id: str,
+    executors: ExecutorFactory | None = None,
+    listening: Listening = NO_LISTENING,
+) -> int:
     """Make the job here, or follow it in the process that runs jobs now; the exit status.
-    `executors` makes the executor of a job made here (None: this machine's)."""
+    `executors` makes the executor of a job made here (None: this machine's), `listening`
+    hears it where it proof-listens."""
     lock = runner_lock(store)
     if not become_runner(lock, store):  # a crashed run's job would now be queued for us
         print(
@@ -40,16 +47,18 @@ def run_or_follow(store: JobStore, job_id: str, executors: ExecutorFactory | Non
             return status
     try:  # the runner lock is ours: run the job here
         store.queue.set_state(job_id, JobState.RUNNING)
-        return _run_in_foreground(store, job_id, executors)
+        return _run_in_foreground(store, job_id, executors, listening)
     finally:
         lock.release()
 
 
-def _run_in_foreground(store: JobStore, job_id: str, executors: ExecutorFactory | None) -> int:
+def _run_in_foreground(
+    store: JobStore, job_id: str, executors: ExecutorFactory | None, listening: Listening
+) -> int:
     began, since = time.perf_counter(), time.time()
     with ProgressBar() as bar:
         try:
-            state = execute_job(store, job_id, bar.show, executors=executors)
+            state = execute_job(store, job_id, bar.show, executors=executors, listening=listening)
         except KeyboardInterrupt:
             return _pause_interrupted(store, job_id)
     return _report(store, job_id, state, time.perf_counter() - began, since, bar.message)

@@ -103,7 +103,7 @@ class JobSettings(Narration):
     # Forms to make beside the book once it is finished (`export.forms.ConvertOutputs`
     # as data), from its audio: they change nothing spoken, so the cache key leaves them out.
     forms: Mapping[str, Any] | None = field(default=None, hash=False)
-    # Hear every chunk made and speak again what came out wrong (`proof_listening`).
+    # Hear every chunk made and speak again what came out wrong (`listen.proof_listening`).
     # None: not decided yet; `submission.resolve_settings` decides it once, at submission,
     # and the job keeps the decision for every run. It changes no audio the cache keeps.
     proof_listen: bool | None = None

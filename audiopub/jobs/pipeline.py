@@ -3,9 +3,10 @@
     plan      the book (read once, when the job was submitted, and kept with it) cut into
               chunks from the job's current settings, on every run, before any audio
     speak     each pending chunk → engine → chunk WAV (atomic) → marked done in the store
-    listen    with proof-listening on, each chunk made is heard meanwhile on a thread of its
-              own (`proof_listening`, hearing with `audiopub.listen`); before a chapter
-              is stitched its flagged chunks are spoken again (`retakes`)
+    listen    with proof-listening on, each chunk made is heard meanwhile by the run's
+              `listening.ListeningStage`, which the `Listening` handed to the run starts
+              (Whisper's: `audiopub.listen.stage`); before a chapter is stitched its
+              flagged chunks are spoken again
     stitch    a chapter's chunk WAVs, in order, with pauses → chapter WAV → chapter done
     mux       chapter WAVs → AAC .m4b with chapters, tags and cover (atomic) → job done
 
@@ -53,10 +54,9 @@ from audiopub.jobs.chunk_executor import ExecutorFactory
 from audiopub.jobs.chunk_work import ChunkResult
 from audiopub.jobs.disk_full import disk_full, is_disk_full
 from audiopub.jobs.events import JobEvent
+from audiopub.jobs.listening import NO_LISTENING, Listening, ListeningStage
 from audiopub.jobs.models import ChapterState, ChunkRow, JobProgress, JobState
-from audiopub.jobs.proof_listening import ProofListening
 from audiopub.jobs.recorded_speed import machine_speed
-from audiopub.jobs.retakes import Retakes
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import (
     ENCODE_STAGE,
@@ -65,7 +65,6 @@ from audiopub.jobs.submission import (
     space_to_finish,
 )
 from audiopub.jobs.synthesis_plan import plan_synthesis
-from audiopub.listen.ready import load_listener
 from audiopub.tts.engine import Engine
 
 log = logging.getLogger(__name__)
@@ -99,6 +98,7 @@ class JobRun:
         stop_requested: Callable[[], bool] = lambda: False,
         keep_warm: bool = False,
         executors: ExecutorFactory | None = None,
+        listening: Listening = NO_LISTENING,
     ) -> None:
         self.store = store
         self.job = store.queue.get_job(job_id)
@@ -123,7 +123,8 @@ class JobRun:
         self._handed_back = False  # the executor closed, once
         self._set_stage(READING_BOOK)
         self.book = stored_book(store, self.job)
-        self._listening: ProofListening | None = None  # started by `run` when the job listens
+        self._listening = listening  # what starts the stage of a job that listens
+        self._listening_stage: ListeningStage | None = None  # started by `run` if it listens
 
     # --- the steps -------------------------------------------------------------------
 
@@ -191,7 +192,8 @@ class JobRun:
         note = language_note(settings.language, self.plan.voice)
         if note:
             self._emit(JobState.RUNNING, message=note)  # into the job's log
-        if settings.proof_listen:  # a model that can't load fails the job before any speech
+        # A model that can't load, or no listening handed in, fails the job before any speech.
+        if settings.proof_listen:
             self._start_listening()
         try:
             self._speak_and_stitch()
@@ -310,8 +312,8 @@ class JobRun:
             word_starts=result.word_starts,
         )
         self._last_chunk_at = now
-        if self._listening is not None and marked.chunks:
-            self._listening.chunk_done(chunk, self.dir / chunk_relpath(chunk.cache_key))
+        if self._listening_stage is not None and marked.chunks:
+            self._listening_stage.chunk_done(chunk, self.dir / chunk_relpath(chunk.cache_key))
         # Every chunk with this text shares the audio, so all of them are done now: each
         # counted with its own characters, which may not be this one's.
         progress = self._progress
@@ -333,37 +335,28 @@ class JobRun:
     def _start_listening(self) -> None:
         self._set_stage(LOADING_EARS)
         began = time.perf_counter()
-        ears = load_listener(self.job.settings.use_gpu)
+        self._listening_stage = self._listening.start(
+            self.store,
+            self.job,
+            self.dir,
+            self.plan,
+            # No language known: "" lets Whisper detect it and the judge use neutral rules.
+            self.job.settings.language or self.book.language or "",
+            lambda line: self._emit(JobState.RUNNING, message=line),
+        )
         self.store.queue.set_job_stage_times(
             self.job.id, {"listen": time.perf_counter() - began}, add=True
         )
-        self._listening = ProofListening(
-            self.store,
-            self.job.id,
-            self.dir,
-            # No language known: "" lets Whisper detect it and the judge use neutral rules.
-            self.job.settings.language or self.book.language or "",
-            ears,
-            notify=lambda line: self._emit(JobState.RUNNING, message=line),
-        )
-        self._listening.start()
 
     def _proofread_chapter(self, chapter_idx: int, title: str) -> None:
         """Wait until the chapter's chunks are heard, then speak again those flagged."""
-        listening = self._listening
+        listening = self._listening_stage
         if listening is None or not listening.working:
             return
         self._set_stage(LISTENING.format(chapter=title))
         listening.finish_chapter(chapter_idx, self._check_still_running)
         began = time.perf_counter()
-        repairs = Retakes(
-            self.job,
-            self.dir,
-            self.plan,
-            listening,
-            self._check_still_running,
-            lambda line: self._emit(JobState.RUNNING, message=line),
-        ).repair_chapter(chapter_idx)
+        repairs = listening.repair_chapter(chapter_idx, self._check_still_running)
         if repairs.spoken_again:
             self.store.queue.set_job_stage_times(
                 self.job.id, {"retakes": time.perf_counter() - began}, add=True
@@ -371,12 +364,12 @@ class JobRun:
             self._emit(JobState.RUNNING, message=repairs.describe(title))
 
     def _stop_listening(self) -> None:
-        if self._listening is not None:
-            self._listening.close()
+        if self._listening_stage is not None:
+            self._listening_stage.close()
             self.store.queue.set_job_stage_times(
-                self.job.id, {"listen": self._listening.heard_s}, add=True
+                self.job.id, {"listen": self._listening_stage.heard_s}, add=True
             )
-            self._listening = None
+            self._listening_stage = None
 
     def _stitch_chapter(self, chapter_idx: int, title: str) -> None:
         self._set_stage(JOINING)

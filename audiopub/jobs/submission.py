@@ -4,7 +4,8 @@
 for again was made already, and `deleted_as_asked` finds the job that made it where its
 audiobook was deleted since: `remake` makes it again from the audio its folder kept. The disk
 a job needs is estimated here, for the check at submission and for the runs that follow
-(`space_to_finish`).
+(`space_to_finish`). Whether a job proof-listens is decided here too, by asking the
+`Listening` the caller hands in (`jobs.listening`; none: no job can listen).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from audiopub.book.spoken import supported_languages
 from audiopub.errors import AudiopubError, DiskFull
 from audiopub.gpu.monitor import query_gpu_info
 from audiopub.jobs.book_plan import chosen_chapters, job_lexicon, plan_book
+from audiopub.jobs.listening import NO_LISTENING, Listening
 from audiopub.jobs.models import Job, JobSettings, JobState, chunk_cache_key
 from audiopub.jobs.store import JobStore
-from audiopub.listen.ready import listening_ready, require_listening
 from audiopub.tts.engine import Engine, Voice, voice_of
 from audiopub.voices.casting import check_voicing
 from audiopub.voices.catalogue import local_catalogue
@@ -55,7 +56,11 @@ def parse_chapter_selection(spec: str, count: int) -> list[int]:
 
 
 def resolve_settings(
-    settings: JobSettings, engine: Engine, book: Book, earlier: JobSettings | None = None
+    settings: JobSettings,
+    engine: Engine,
+    book: Book,
+    earlier: JobSettings | None = None,
+    listening: Listening = NO_LISTENING,
 ) -> JobSettings:
     """Fill in what the user left open: the voice (the engine's first), the language (the
     book's) and the model identity, so that cache keys are the same on every run; and whether
@@ -67,18 +72,22 @@ def resolve_settings(
             "voice": voice,
             "language": settings.language or book.language,
             "model_id": engine.model_id(voice),
-            "proof_listen": listening_decision(settings, earlier),
+            "proof_listen": listening_decision(settings, earlier, listening),
         }
     )
 
 
-def listening_decision(settings: JobSettings, earlier: JobSettings | None = None) -> bool:
-    """Asked for: on, once the extra and a listening model are found (ListeningUnavailable
-    says what is missing, before anything is spoken). Not said: what the job decided when it
-    was submitted, for a job resumed; for a new one, on where the job asks for a GPU that is
-    there and listening is ready, off on the CPU (it costs CPU seconds per audio minute)."""
+def listening_decision(
+    settings: JobSettings,
+    earlier: JobSettings | None = None,
+    listening: Listening = NO_LISTENING,
+) -> bool:
+    """Asked for: on, once `listening` can run here (ListeningUnavailable says what is
+    missing, before anything is spoken). Not said: what the job decided when it was
+    submitted, for a job resumed; for a new one, on where the job asks for a GPU that is there
+    and listening is ready, off on the CPU (it costs CPU seconds per audio minute)."""
     if settings.proof_listen:
-        require_listening()
+        listening.require()
         return True
     if settings.proof_listen is False:
         return False
@@ -87,7 +96,7 @@ def listening_decision(settings: JobSettings, earlier: JobSettings | None = None
     if not settings.use_gpu:
         return False
     gpus = query_gpu_info()
-    return gpus.available and bool(gpus.gpus) and listening_ready()
+    return gpus.available and bool(gpus.gpus) and listening.ready()
 
 
 def language_note(text_language: str | None, voice: Voice) -> str | None:
@@ -158,18 +167,25 @@ def _check_queue_room(store: JobStore) -> None:
 
 
 def submit_job(
-    store: JobStore, epub: Path, book: Book, output: Path, settings: JobSettings, engine: Engine
+    store: JobStore,
+    epub: Path,
+    book: Book,
+    output: Path,
+    settings: JobSettings,
+    engine: Engine,
+    listening: Listening = NO_LISTENING,
 ) -> Job:
     """Check the book, the settings and the room for it, then queue a job.
 
     `book` is `read_epub(epub)`, read by the caller (who needed it already: the page shows it,
     the CLI checks the chapter selection against it). The job keeps it, with a copy of the
-    EPUB, so nothing reads the book again.
+    EPUB, so nothing reads the book again. `listening`: what the job would hear with, asked
+    whether it can (`listening_decision`).
     """
     _check_queue_room(store)
     if settings.chapters and max(settings.chapters) > len(book.chapters):
         raise AudiopubError(f"The book has only {len(book.chapters)} chapters")
-    resolved = resolve_settings(settings, engine, book)
+    resolved = resolve_settings(settings, engine, book, listening=listening)
     voice = voice_of(engine, resolved.voice or "")
     # The language the voice will speak: its own, or the book's where the voice reads it
     # (multilingual voices; Kokoro's voices read each of Kokoro's languages).
@@ -232,6 +248,7 @@ def deleted_as_asked(
     engine: Engine,
     output: Path | None = None,
     folder: Path | None = None,
+    listening: Listening = NO_LISTENING,
 ) -> Job | None:
     """The newest finished job that made `epub` as `settings` would make it now (to `output`,
     or into `folder`, if given) and whose audiobook was deleted since; None if there is
@@ -243,7 +260,7 @@ def deleted_as_asked(
             continue
         if job.output_path.exists() or not same_epub(job, epub):
             continue
-        resolved = resolve_settings(settings, engine, book, job.settings)
+        resolved = resolve_settings(settings, engine, book, job.settings, listening)
         if made_as_asked(store, job, book, resolved, engine):
             return job
     return None

@@ -30,6 +30,7 @@ from audiopub.jobs.chunk_executor import ExecutorFactory
 from audiopub.jobs.disk_full import give_room, keep_room
 from audiopub.jobs.events import EventBus, JobEvent
 from audiopub.jobs.executor import close_warm_engines, warm_engines
+from audiopub.jobs.listening import NO_LISTENING, Listening
 from audiopub.jobs.models import JobState
 from audiopub.jobs.pipeline import JOINING, JobRun, Publish
 from audiopub.jobs.store import JobStore
@@ -93,10 +94,12 @@ def execute_job(
     stop_requested: Callable[[], bool] = lambda: False,
     keep_warm: bool = False,
     executors: ExecutorFactory | None = None,
+    listening: Listening = NO_LISTENING,
 ) -> JobState:
     """Run a job that is already `running` and settle its state, whatever happens; with
     `keep_warm`, its engine processes stay for the next job (`ChunkExecutor.close`).
-    `executors` makes the job's executor (None: this machine's, `executor.executor_for`).
+    `executors` makes the job's executor (None: this machine's, `executor.executor_for`);
+    `listening` starts the proof-listening of a job that listens (none: such a job fails).
 
     Returns the state it ends in. Never raises for a problem of the job itself: a worker must
     outlive any book.
@@ -105,7 +108,9 @@ def execute_job(
     unrecorded: JobState | None = None  # how the run ended, where the store had no room to say
     keep_room(store.path.parent)
     try:
-        JobRun(store, job_id, engine, publish, stop_requested, keep_warm, executors).run()
+        JobRun(
+            store, job_id, engine, publish, stop_requested, keep_warm, executors, listening
+        ).run()
         return JobState.DONE
     except JobStopped as exc:  # cancel/pause were set by whoever asked; shutdown requeues
         message = str(exc)
@@ -157,11 +162,13 @@ class Worker:
         bus: EventBus | None = None,
         engine: Engine | None = None,
         executors: ExecutorFactory | None = None,
+        listening: Listening = NO_LISTENING,
     ) -> None:
         self.store = store
         self.bus = bus or EventBus()
         self._engine = engine  # tests inject one; normally each job loads its own
         self._executors = executors  # what speaks the jobs (None: this machine's executors)
+        self._listening = listening  # what hears the jobs that proof-listen
         self._lock = runner_lock(store)
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -230,6 +237,7 @@ class Worker:
             self._stop.is_set,
             keep_warm=True,
             executors=self._executors,
+            listening=self._listening,
         )
         self.current_job = None
         return True

@@ -1,15 +1,21 @@
-"""Hearing speech and judging it: what proof-listening hears with, and nothing of jobs.
+"""Hearing speech and judging it, and a job's proof-listening, which hears with them.
 
     features   Whisper's log-mel input from 16 kHz audio, written from the published definition
     listener   `Listener`: a Whisper model (CTranslate2) transcribing `Clip`s in batches
     judge      `judge`: the chunk's text against what was heard → a `Verdict` by `Thresholds`
     ready      whether this machine can listen, with which model; `load_listener`
+    proof_listening
+               a run's listening thread: each chunk made is heard through its `Ears` (a
+               `Listener`) and judged, the verdicts kept in the job store
+    retakes    the flagged chunks spoken again, the best take kept
+    stage      `WhisperListening`: the two above as the jobs' `Listening`, which the web app
+               and the command line hand to submission and to the runs
     whisper_files, whisper_install
                the listening models (`whisper:<size>`): their folder and files; download
     command    their part of `audiopub voices`: list, download, remove
 
-A job's listening stage and its retakes are the pipeline's (`jobs.proof_listening`,
-`jobs.retakes`): they hear through the stage's `Ears`, which a `Listener` is.
+Jobs own the interface (`jobs.listening`) and never import this package; of it, only the
+stage's three modules import jobs. The listener and the judge know nothing of jobs.
 
 CTranslate2 and tokenizers come with the optional extra `listen`
 (`pip install 'audiopub[listen]'`); nothing here imports them until a listener is loaded, so

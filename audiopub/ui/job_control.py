@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 from audiopub.book.models import Book
+from audiopub.jobs.listening import NO_LISTENING, Listening
 from audiopub.jobs.models import Job, JobSettings, JobState
 from audiopub.jobs.store import JobStore
 from audiopub.jobs.submission import audiobook_deleted, deleted_as_asked, remake, submit_job
@@ -23,12 +24,18 @@ from audiopub.ui.library import Library
 
 class JobControl:
     def __init__(
-        self, store: JobStore, worker: Worker, activity: JobActivity, library: Library
+        self,
+        store: JobStore,
+        worker: Worker,
+        activity: JobActivity,
+        library: Library,
+        listening: Listening = NO_LISTENING,
     ) -> None:
         self.store = store
         self.worker = worker
         self.activity = activity
         self.library = library
+        self.listening = listening  # asked whether a job submitted here can proof-listen
 
     def submit(self, epub: Path, book: Book, settings: JobSettings) -> Job:
         """Queue a job for an uploaded book and wake the worker. A book made before with the
@@ -37,13 +44,19 @@ class JobControl:
         engine = registry.get_engine(settings.engine, use_gpu=settings.use_gpu)
         self.library.folder.mkdir(parents=True, exist_ok=True)
         deleted = deleted_as_asked(
-            self.store, epub, book, settings, engine, folder=self.library.folder
+            self.store,
+            epub,
+            book,
+            settings,
+            engine,
+            folder=self.library.folder,
+            listening=self.listening,
         )
         if deleted is not None:
             job = remake(self.store, deleted)
         else:
             output = self.library.folder / f"{uuid.uuid4().hex}.m4b"
-            job = submit_job(self.store, epub, book, output, settings, engine)
+            job = submit_job(self.store, epub, book, output, settings, engine, self.listening)
         if book.cover is not None:
             self.library.save_cover(book.cover, job.output_path)
         self.worker.wake()

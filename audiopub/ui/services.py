@@ -35,6 +35,7 @@ from audiopub.gpu.monitor import DEFAULT_INTERVAL_S, GpuMonitor
 from audiopub.jobs.events import EventBus
 from audiopub.jobs.store import JobStore, default_store_path
 from audiopub.jobs.worker import Worker
+from audiopub.listen.stage import WhisperListening
 from audiopub.ui.activity import JobActivity
 from audiopub.ui.book_casts import BookCasts
 from audiopub.ui.book_reading import BookReader, remove_stale_thumbnails
@@ -72,9 +73,11 @@ class Services:
         self.bus = EventBus()
         self.activity = JobActivity(self.bus)
         # On the cluster `--ray` names, else on this machine: decided once, as the app starts.
-        self.worker = Worker(self.store, self.bus, executors=job_executors())
+        # What the jobs the page submits and the worker runs hear with, where they listen.
+        listening = WhisperListening()
+        self.worker = Worker(self.store, self.bus, executors=job_executors(), listening=listening)
         self.library = Library(self.store)
-        self.jobs = JobControl(self.store, self.worker, self.activity, self.library)
+        self.jobs = JobControl(self.store, self.worker, self.activity, self.library, listening)
         self.gpu = GpuMonitor(nvml, interval_s=gpu_interval_s)
         self.downloads = VoiceDownloads()
         self.reader = BookReader(self.data_dir)

@@ -34,10 +34,11 @@ from audiopub.errors import ListeningUnavailable
 from audiopub.jobs.chunk_cache import chunk_path, chunk_relpath, take_key, write_chunk
 from audiopub.jobs.chunk_work import ChunkResult, ChunkTask
 from audiopub.jobs.hearings import Hearing
+from audiopub.jobs.listening import Repairs
 from audiopub.jobs.models import ChunkRow, Job
-from audiopub.jobs.proof_listening import ProofListening
 from audiopub.jobs.synthesis_plan import SynthesisPlan
 from audiopub.listen import Clip, Verdict, judge
+from audiopub.listen.proof_listening import ProofListening
 
 log = logging.getLogger(__name__)
 
@@ -63,22 +64,6 @@ class Take:
         return (self.verdict.missing_run, self.verdict.wer) < (
             other.verdict.missing_run,
             other.verdict.wer,
-        )
-
-
-@dataclass(frozen=True)
-class Repairs:
-    """What repairing a chapter did: chunks spoken again, and how many of them now pass."""
-
-    spoken_again: int = 0
-    fixed: int = 0
-
-    def describe(self, chapter_title: str) -> str:
-        still = self.spoken_again - self.fixed
-        return (
-            f"Proof-listening spoke {self.spoken_again} chunk"
-            f"{'' if self.spoken_again == 1 else 's'} of “{chapter_title}” again: "
-            f"{self.fixed} fixed, {still} still flagged"
         )
 
 

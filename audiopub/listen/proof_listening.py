@@ -6,12 +6,12 @@
     before a chapter is stitched: wait until its chunks are heard, then speak again the
         flagged ones (`retakes.Retakes`), so the chapter is made of the kept takes
 
-The pipeline owns this stage and the `Ears` it hears with; `audiopub.listen` (the Whisper
-listener and the judge) knows nothing of jobs. A thread, not a process: CTranslate2 runs
-outside the GIL, and the engine's own processes keep speaking meanwhile. Verdicts are in the
-store, so a resumed job hears only what it has not. Listening that breaks mid-job (a model
-file gone bad) stops listening for the rest of the run and says so in the job's log; the book
-is still made.
+The pipeline drives it as its `jobs.listening.ListeningStage` (`stage.ListeningRun`, with the
+retakes), handed in from above: jobs import nothing of `audiopub.listen`. A thread, not a
+process: CTranslate2 runs outside the GIL, and the engine's own processes keep speaking
+meanwhile. Verdicts are in the store, so a resumed job hears only what it has not. Listening
+that breaks mid-job (a model file gone bad) stops listening for the rest of the run and says
+so in the job's log; the book is still made.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ WAIT_SLICE_S = 0.5  # how often a wait for the listening thread checks for a pau
 
 class Ears(Protocol):
     """What the stage needs of a listener: a model's size for the record, and what it hears
-    in a batch of clips. `audiopub.listen.Listener` is one (`listen.ready.load_listener`);
-    the tests hear with stand-ins."""
+    in a batch of clips. `Listener` is one (`ready.load_listener`); the tests hear with
+    stand-ins."""
 
     size: str
 
