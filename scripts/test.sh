@@ -56,5 +56,5 @@ unset PYTHONDONTWRITEBYTECODE
 # machine busy, one after another (tests/conftest.py), the longest first. Many tests wait (for a
 # server, a browser, a tab's time-out): with two workers on two cores, the cores were idle for
 # 160 of the run's 1,650 core-seconds, with three for 24, and the run took 813 s instead of 852.
-# `scripts/test.sh -n 0` runs in one process.
-exec python -m pytest --numprocesses 3 --dist loadfile "$@"
+# `scripts/test.sh -n 0` runs in one process. Each run ends with its ten slowest tests.
+exec python -m pytest --numprocesses 3 --dist loadfile --durations 10 "$@"

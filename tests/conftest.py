@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from audiopub.listen import Listener
 
 # NiceGUI's `user` fixture for the web UI tests (tests/test_ui.py): a simulated browser.
-pytest_plugins = ["nicegui.testing.user_plugin"]
+pytest_plugins = ["nicegui.testing.user_plugin", "worker_crashes"]
 
 
 ENGINE_PROCESSES = "engine_processes"
