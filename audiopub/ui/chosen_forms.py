@@ -104,13 +104,19 @@ def make_downloads(store: JobStore, job_id: str) -> list[Download]:
         return downloads
 
 
-def remove_made(store: JobStore, job: Job) -> None:
-    """Delete the forms made beside the book (before the job and its folder are forgotten)."""
+def made_beside(store: JobStore, job: Job) -> list[Path]:
+    """The forms made beside the book: their list is in the job's folder, so it is read before
+    the job and its folder are forgotten."""
     try:
         data = json.loads((store.job_dir(job.id) / MADE_LIST).read_text("utf-8"))
     except FileNotFoundError:
-        return
-    for item in map(Path, data["made"]):
+        return []
+    return [Path(item) for item in data["made"]]
+
+
+def remove_made(made: list[Path]) -> None:
+    """Delete the forms `made_beside` listed: files, and the folder of chapter files."""
+    for item in made:
         if item.is_dir():
             shutil.rmtree(item, ignore_errors=True)
         else:

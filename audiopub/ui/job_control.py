@@ -18,7 +18,7 @@ from audiopub.jobs.submission import audiobook_deleted, deleted_as_asked, remake
 from audiopub.jobs.worker import Worker
 from audiopub.tts import registry
 from audiopub.ui.activity import JobActivity
-from audiopub.ui.chosen_forms import remove_made
+from audiopub.ui.chosen_forms import made_beside, remove_made
 from audiopub.ui.library import Library
 
 
@@ -98,11 +98,12 @@ class JobControl:
         """Forget a stopped job. Its book is deleted only if Audiopub's library holds it."""
         job = self.store.queue.get_job(job_id)
         in_library = self.library.holds(job.output_path)
-        if in_library:  # their list is in the job's folder, which goes with the job
-            remove_made(self.store, job)
+        made = made_beside(self.store, job) if in_library else []
+        # The store refuses a running job: nothing of it may be deleted before that answer.
         self.store.queue.delete_job(job_id)
         self.activity.forget(job_id)
         if in_library:
+            remove_made(made)
             self.library.remove_files(job)
             return f"Deleted “{job.title}”"
         return f"Removed “{job.title}” from the list; {job.output_path} was kept"
