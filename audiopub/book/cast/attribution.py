@@ -65,6 +65,8 @@ _EXCLAMATIONS = frozenset(
     "oh ah eh ha hm hum hallo hello hullo my good goodbye good-bye thanks thank yes no well "
     "dear god heavens mon ma mein mio tcha pooh bah".split()
 )
+# Narration that hands over to speech set below it: "…Charles said--", "…she replied:".
+_INTRODUCES_SPEECH = re.compile(r"(?:[:,]|--|[—–])\s*$")
 _SENTENCE_END = re.compile(r"[.!?]['\"]?\s")
 _LONGER_NAME = re.compile(r"['’]?\s[A-Z][a-z]")
 # What may come before a sentence's subject: its start, a conjunction, an article.
@@ -92,8 +94,8 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
     language = book.language
     paragraphs = _find_all(book)
     lowercase = _lowercase_words(book)
-    for p in paragraphs:
-        _tag(p, language, lowercase)
+    for before, p in zip([None, *paragraphs], paragraphs, strict=False):
+        _tag(p, language, lowercase, before)
 
     mentions: Counter[str] = Counter(
         p.tag_name for p in paragraphs if p.tag_name and p.tag_kind == "name"
@@ -120,6 +122,8 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
         narrator = len(cast.people)
         cast.people.append(Person(NARRATOR, Counter({NARRATOR: 1})))
     _find_names(paragraphs, cast, lowercase)
+    for nominal, person in _descriptions(paragraphs, cast).items():
+        cast.by_form[nominal] = person
     _explicit(paragraphs, cast, narrator)
     _distant_subject(paragraphs, language)
     if narrator is not None:
@@ -154,8 +158,12 @@ def _find_all(book: Book) -> list[Paragraph]:
     return found
 
 
-def _tag(p: Paragraph, language: str | None, lowercase: Counter[str]) -> None:
-    """The paragraph's speech tag: after one of its quotations, else before the first."""
+def _tag(
+    p: Paragraph, language: str | None, lowercase: Counter[str], before: Paragraph | None = None
+) -> None:
+    """The paragraph's speech tag: after one of its quotations, else before the first, else
+    ending the narration paragraph just before ('Presently Charles said--' and the speech
+    set apart below)."""
     if not p.spans:
         return
     text = p.text
@@ -167,6 +175,15 @@ def _tag(p: Paragraph, language: str | None, lowercase: Counter[str]) -> None:
             break
     if tag is None and text[: p.spans[0].start].strip():
         tag = find_tag(text[: p.spans[0].start], language, "before")
+    if (
+        tag is None
+        and p.spans[0].start == 0
+        and before is not None
+        and before.chapter == p.chapter
+        and not before.spans
+        and _INTRODUCES_SPEECH.search(before.text)
+    ):
+        tag = find_tag(before.text, language, "before")
     if tag is None:
         return
     p.tag_kind, p.tag_gender = tag.kind, tag.gender
@@ -411,6 +428,78 @@ def _find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str]
             introduced = _INTRODUCTION.search(span.text)
             if introduced is not None and p.introduces is None:
                 p.introduces = cast.resolve(introduced.group(1))
+
+
+# Descriptions that point back to whoever was last named, never to one person.
+_RELATIVE = frozenset("other former latter first second third one same".split())
+# How many paragraphs either side of a tag make its company, how often a description must
+# tag speech to be judged, and how consistently one person must keep it company.
+_COMPANY = 4
+_DESCRIBED_MIN = 3
+_COMPANY_SHARE = 0.5
+_COMPANY_LIFT = 2.0
+
+
+def _descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
+    """Descriptions that stand for one named person throughout the book ("the doctor" for Mr.
+    Losberne, "the old gentleman" for Mr. Brownlow): the person named around most of the
+    description's tags, far more often than around speech in general. The one it talks
+    to (the speaker of the turn next to it) is not it."""
+    spoken = [at for at, p in enumerate(paragraphs) if p.spans]
+
+    def company(at: int) -> set[int]:
+        chapter = paragraphs[at].chapter
+        near: set[int] = set()
+        for q in paragraphs[max(0, at - _COMPANY) : at + _COMPANY + 1]:
+            if q.chapter == chapter:
+                near.update(person for _, person, _ in q.narration_names)
+        for q in paragraphs[max(0, at - 1) : at] + paragraphs[at + 1 : at + 2]:
+            if q.spans and q.tag_kind == "name" and q.tag_name:
+                near.discard(cast.resolve(q.tag_name))
+        return near
+
+    uses: dict[str, list[int]] = {}
+    for at in spoken:
+        p = paragraphs[at]
+        words = (p.tag_name or "").split()
+        # "the doctor", not "a voice" (anyone) or "his father" (whose father depends on "his").
+        if p.tag_kind == "noun" and words[0] == "the" and words[-1] not in _RELATIVE:
+            uses.setdefault(" ".join(words), []).append(at)
+    # Used in one scene only, a description is someone the book does not name (the jailer).
+    uses = {
+        d: ats
+        for d, ats in uses.items()
+        if len(ats) >= _DESCRIBED_MIN and len({paragraphs[at].chapter for at in ats}) > 1
+    }
+    if not uses:
+        return {}
+    base: Counter[int] = Counter()
+    for at in spoken:
+        base.update(company(at))
+    found: dict[str, int] = {}
+    for description, ats in uses.items():
+        own = cast.by_form.get(description)
+        seen: Counter[int] = Counter()
+        for at in ats:
+            seen.update(company(at) - {own} if own is not None else company(at))
+        gender = noun_gender(description)
+        best = None
+        for person, count in seen.most_common():
+            share = count / len(ats)
+            lift = share / (base[person] / len(spoken))
+            if share < _COMPANY_SHARE:
+                break
+            # Not the narrator, nor a description of its own ("the child").
+            named = cast.people[person].name[:1].isupper()
+            if lift < _COMPANY_LIFT or person == cast.narrator or not named:
+                continue
+            if gender is not None and cast.people[person].gender != gender:
+                continue
+            best = person
+            break
+        if best is not None:
+            found[description] = best
+    return found
 
 
 # --- sieves -----------------------------------------------------------------------------------

@@ -275,21 +275,29 @@ def weights() -> np.ndarray:
 
 
 @cache
-def margin() -> float:
+def margin() -> tuple[float, float]:
     """How far the model's first candidate must score above the sieves' answer to replace
-    it (infinite: never)."""
+    it (infinite: never): one the turn-taking gave, and one a pronoun tag or a name just
+    before gave (the same unless the weights say otherwise)."""
     data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
-    return float(data.get("margin", math.inf))
+    turn = float(data.get("margin", math.inf))
+    return turn, float(data.get("margin_tagged", turn))
 
 
 _AGREES = FEATURES.index("gender_agrees")
 _SIEVE = [FEATURES.index(f"sieve_{kind}") for kind in ("pronoun", "nearby", "turn", "other")]
 
 
-def choose(turn: Turn, w: Sequence[float] | np.ndarray, over: float = math.inf) -> int | None:
+def choose(
+    turn: Turn,
+    w: Sequence[float] | np.ndarray,
+    over: float = math.inf,
+    over_tagged: float | None = None,
+) -> int | None:
     """The candidate ranked first; for "she said" only someone known to be a woman (no one
     rather than a guess of the wrong gender). Where the sieves gave the turn to someone, they
-    keep it unless the first candidate scores `over` above them."""
+    keep it unless the first candidate scores `over` above them (`over_tagged` where a
+    pronoun tag or a name just before gave it)."""
     scores = turn.features @ np.asarray(w)
     first = turn.paragraphs[0]
     if first.tag_kind == "pronoun" and first.tag_gender is not None:
@@ -300,7 +308,9 @@ def choose(turn: Turn, w: Sequence[float] | np.ndarray, over: float = math.inf) 
     sieve = np.flatnonzero(turn.features[:, _SIEVE].any(axis=1))
     if len(sieve) and any(p.how in SURE for p in turn.paragraphs):
         own = int(sieve[0])
-        if not scores[best] - scores[own] > over:
+        tagged = any(p.how in ("pronoun", "nearby") for p in turn.paragraphs)
+        needed = over_tagged if tagged and over_tagged is not None else over
+        if not scores[best] - scores[own] > needed:
             return turn.candidates[own]
     return turn.candidates[best]
 
@@ -319,21 +329,22 @@ def rank_speakers(
     cast: Cast,
     narrator: int | None,
     w: np.ndarray | None = None,
-    over: float | None = None,
+    over: float | tuple[float, float] | None = None,
 ) -> None:
     """Give every turn no tag names the candidate the model ranks first, overriding the
-    sieves' answer only by `over` (with the shipped weights and margin unless given others:
-    the trainer scores its own)."""
+    sieves' answer only by `over` (with the shipped weights and margins unless given others:
+    the trainer scores its own), a pair where turn-taking's answers and tagged ones differ."""
     if w is None:
         if not WEIGHTS.exists():
             return
         w = weights()
     if over is None:
         over = margin() if WEIGHTS.exists() else math.inf
+    turn_over, tagged_over = over if isinstance(over, tuple) else (over, over)
     for turn in turns(paragraphs, cast, narrator):
         if settled(turn):
             continue
-        person = choose(turn, w, over)
+        person = choose(turn, w, turn_over, tagged_over)
         if person is None:
             continue
         for p in turn.paragraphs:

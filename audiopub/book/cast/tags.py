@@ -30,6 +30,9 @@ class Language:
     adverb_suffix: str  # "quietly" in "he said quietly" / "he quietly said"
     # Name particles that stay lower case inside a name ("de", "van").
     particles: frozenset[str] = frozenset()
+    # Any verb of the past tense: right after a quotation, "…," flashed Helen / "…," Mike
+    # objected is a tag whatever the verb (inversion after speech is a tag's word order).
+    past: str = "(?!)"
 
 
 _EN_VERBS = """said says say asked asks cried cries answered answers replied replies remarked
@@ -40,7 +43,13 @@ chuckled grumbled roared interrupted interposed demanded inquired enquired sugge
 explained protested insisted declared responded retorted gasped sobbed groaned stammered
 stammers ejaculated broke_in went_on put_in struck_in cut_in spoke murmured pleaded urged
 whimpered wailed shrieked hissed breathed blurted agreed admitted answered thundered bellowed
-squeaked panted sang sings quoth cries cry shouted said_he""".split()
+squeaked panted sang sings quoth cries cry shouted said_he thought thinks resumed rejoined
+pursued persisted remonstrated sneered entreated implored begged assented assured prompted
+opined objected reassured intervened commented faltered ventured warned ordered commanded mused
+reflected concluded conceded confessed hinted chimed_in joined_in broke_out cried_out called_out
+argued corrected announced counselled counseled stormed hazarded volunteered croaked drawled
+lisped simpered retorted observed asserted affirmed acknowledged apologised apologized
+explained smiled grinned laughed_out echoed""".split()
 
 _FR_VERBS = """dit dis dit-il répondit répond demanda demande s'écria écria cria crie reprit
 reprend ajouta ajoute murmura murmure répliqua réplique fit fait continua continue poursuivit
@@ -70,6 +79,7 @@ LANGUAGES: dict[str, Language] = {
         frozenset({"the", "my", "our", "his", "her", "their", "your", "a", "an", "this", "that"}),
         "ly",
         frozenset({"de", "van", "von", "du", "le", "la", "st."}),
+        r"[a-z]{2,}ed",
     ),
     "fr": Language(
         _words(_FR_VERBS),
@@ -139,7 +149,9 @@ _APPOSITION = re.compile(r"[\w'’ -]{0,20}?,\s+(?:the\s+)?((?:[A-Z][\w'’-]*\s
 
 
 @lru_cache(maxsize=8)
-def _patterns(language: str | None) -> tuple[re.Pattern[str], re.Pattern[str], Language]:
+def _patterns(
+    language: str | None,
+) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str], Language]:
     table = language_table(language)
     verbs = "|".join(sorted((re.escape(v) for v in table.verbs), key=len, reverse=True))
     titles = "|".join(sorted((re.escape(t.rstrip(".")) for t in TITLES), key=len, reverse=True))
@@ -149,9 +161,13 @@ def _patterns(language: str | None) -> tuple[re.Pattern[str], re.Pattern[str], L
     pronouns = "|".join(re.escape(p) for p in [*table.pronouns, *table.first_person])
     articles = "|".join(re.escape(a) for a in table.articles)
     # A description: its article and up to three words, none of them a conjunction ("his
-    # wild foot and said" is no speaker).
-    word = r"(?!(?:and|or|but|then|et|y|und)\b)[\w'’-]+"
-    noun = rf"(?:{articles})\s+(?:{word}\s+){{0,2}}?{word}"
+    # wild foot and said" is no speaker), a preposition, an adverb or a participle: all of
+    # "the old gentleman", none of "in a low voice" or "smiling".
+    word = (
+        r"(?!(?:and|or|but|then|in|with|at|to|of|as|who|from|for|on|upon|after|when|while"
+        r"|that|which|et|y|und)\b)(?![\w'’-]+(?:ly|ing)\b)[\w'’-]+"
+    )
+    noun = rf"(?:{articles})\s+(?:{word}\s+){{0,2}}{word}"
     definite = "|".join(re.escape(a) for a in ("the", "le", "la", "el", "der", "die", "das"))
     subject = (
         rf"(?<![\w'’])(?P<subject>(?i:{pronouns})\b|{name}|(?i:{definite})\s+{name}|(?i:{noun}))"
@@ -161,7 +177,14 @@ def _patterns(language: str | None) -> tuple[re.Pattern[str], re.Pattern[str], L
     inverted = re.compile(rf"(?i:(?P<verb>{verbs}))(?:-t)?(?:\s+|-){adverb}{subject}")
     # "Holmes said", "she asked", "the doctor cried", "I observed"
     direct = re.compile(rf"{subject}\s+{adverb}(?i:(?P<verb>{verbs}))\b")
-    return inverted, direct, table
+    # Right after a quotation any past-tense verb makes a tag: '"…" flashed Helen', and
+    # '"…" Mike objected.' where the verb ends the clause or an adverb or phrase follows.
+    any_verb = rf"(?P<verb>(?i:{verbs})|{table.past})"
+    inverted_any = re.compile(rf"{any_verb}(?:\s+|-){adverb}{subject}")
+    direct_any = re.compile(
+        rf"{subject}\s+{adverb}{any_verb}(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|\w+ly)\b)"
+    )
+    return inverted, direct, inverted_any, direct_any, table
 
 
 # Nouns that show a gender when a tag says "the woman cried" or "said the old gentleman".
@@ -189,6 +212,8 @@ def noun_gender(phrase: str) -> Gender | None:
     head = words[-1]
     if head in NOUN_GENDERS:
         return NOUN_GENDERS[head]
+    if head in TITLES and len(words) > 1:  # "the general", "the countess"
+        return TITLES[head]
     if head.endswith("woman"):
         return "female"
     if head.endswith("man") and len(head) > 4:
@@ -219,11 +244,11 @@ def find_tag(
     """The speech tag in narration next to a quotation. `after`: the narration that follows
     one (the tag comes first in it: ', said Holmes, rising'); `before`: the narration before
     one (the tag ends it: 'Holmes said, ' or 'He turned to me and asked:')."""
-    inverted, direct, table = _patterns(language)
+    inverted, direct, inverted_any, direct_any, table = _patterns(language)
     if where == "after":
         head = text[:80]
         candidates = []
-        for pattern in (inverted, direct):
+        for pattern in (inverted_any, direct_any):
             match = pattern.match(head.lstrip(" ,;:-—–"), 0)
             if match is not None:
                 candidates.append((match, len(head) - len(head.lstrip(" ,;:-—–"))))
@@ -259,7 +284,7 @@ def find_tag(
 def incise_at(text: str, start: int, language: str | None) -> tuple[int, int] | None:
     """In dash dialogue, a tag inside the speech after a comma (", dit-il, ", ", dijo Juan."):
     where the speech stops and where it may start again (after the tag's clause)."""
-    inverted, _, _ = _patterns(language)
+    inverted = _patterns(language)[0]
     for comma in re.finditer(r"[,!?]\s+", text[start:]):
         at = start + comma.end()
         match = inverted.match(text, at)
