@@ -227,6 +227,6 @@ def main(args: argparse.Namespace, options: settings.Settings) -> int:
     if args.book and not args.book.is_file():
         print(f"audiopub: no such file: {args.book}", file=sys.stderr)
         return 1
-    from audiopub.bench.run import bench  # the engines and ONNX Runtime: only to measure
+    from audiopub.bench.run import bench  # the measuring modules (~80 ms): only to measure
 
     return bench(args, options)

@@ -30,6 +30,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
+import onnxruntime
+
 from audiopub import __version__, settings
 from audiopub.atomic import atomic_write
 from audiopub.bench.doctor_report import render_report
@@ -81,8 +83,6 @@ def device_folder(gpus: list[dict[str, Any]], cpu: str) -> str:
 
 def gpu_info(engine_name: str) -> dict[str, Any]:
     """What the machine has, before anything is timed."""
-    import onnxruntime
-
     facts = gpu_facts()
     memory = available_memory_bytes()
     return {

@@ -34,6 +34,7 @@ from typing import Any, Final
 import numpy as np
 
 from audiopub import settings
+from audiopub.bench.texts import TEXTS
 from audiopub.tts.engine import split_speaker
 from audiopub.tts.piper import PIPER
 from audiopub.tts.piper.config import PiperVoiceConfig, phoneme_ids
@@ -100,8 +101,6 @@ def model_cost(engine_name: str, voice: str, recount: bool) -> tuple[float | Non
         return None, f"not counted for {engine_name} (its cost depends on steps and model)"
     if voice == settings.DEFAULT_PIPER_VOICE and not recount:
         return JOE_GFLOP_PER_AUDIO_S, "constant JOE_GFLOP_PER_AUDIO_S (ORT profile count)"
-    from audiopub.bench.texts import TEXTS  # every book reader (lxml): only to count a voice
-
     files = find_voices().get(split_speaker(voice)[0])  # every speaker costs the same
     if files is None:
         return None, f"unknown Piper voice {voice!r}"

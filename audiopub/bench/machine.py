@@ -106,7 +106,7 @@ def _round(value: float | None) -> float | None:
 def device_facts(
     engine: Engine, requested_gpu: bool, engine_threads: int | None, cpu_workers: int
 ) -> DeviceFacts:
-    import onnxruntime
+    import onnxruntime  # not for `bench --report`, which reads these facts back
 
     report = engine.device
     return DeviceFacts(

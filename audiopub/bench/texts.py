@@ -110,7 +110,7 @@ def write_simple_epub(
 ) -> Path:
     """An EPUB 3 (nav + NCX) with one XHTML file per chapter: an <h1>, then one <p> per
     paragraph. Paragraphs are markup, inserted as they are (escape plain text first)."""
-    from ebooklib import epub
+    from ebooklib import epub  # only to write a book: ~10 ms that `audiopub --help` skips
 
     book = epub.EpubBook()
     book.set_identifier(identifier)

@@ -24,7 +24,7 @@ _lock = threading.Lock()
 def ray_module() -> ModuleType:
     """Ray, or EngineUnavailable saying how to install it."""
     try:
-        import ray
+        import ray  # optional (`audiopub[cluster]`): see the top
     except ImportError as exc:
         raise EngineUnavailable(f"--ray needs Ray, which is not installed: {INSTALL_HINT}") from exc
     return ray

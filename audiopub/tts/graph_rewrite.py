@@ -54,7 +54,7 @@ def steps_for(
 def write_rewritten(source: Path, target: Path, steps: Sequence[RewriteStep]) -> bool:
     """Write `source` rewritten by `steps` to `target` (atomically); False, and nothing
     written, when no step changed anything."""
-    import onnx
+    import onnx  # only to rewrite: see the top
 
     model = onnx.load(str(source))
     changes = [step.apply(model) for step in steps]  # every step runs, in order

@@ -43,8 +43,8 @@ def decoder_to_half(model: onnx.ModelProto) -> int:
 def region_to_half(model: onnx.ModelProto, prefix: str) -> int:
     """Convert the nodes whose names start with `prefix` to float16, in place: their weights,
     their Constant values, and a Cast on every value crossing the region's edge."""
-    import onnx
-    from onnx import TensorProto, helper
+    import onnx  # onnx: only while rewriting, see graph_rewrite
+    from onnx import TensorProto, helper  # onnx: only while rewriting, see graph_rewrite
 
     graph = model.graph
     inside = [node for node in graph.node if node.name.startswith(prefix)]
@@ -123,7 +123,7 @@ def region_to_half(model: onnx.ModelProto, prefix: str) -> int:
 def _half_initializer(graph: onnx.GraphProto, tensor: onnx.TensorProto, shared: bool) -> str:
     """The name of `tensor` as float16: converted in place when only the region reads it, else
     a half copy beside it (made once)."""
-    from onnx import TensorProto, numpy_helper
+    from onnx import TensorProto, numpy_helper  # onnx: only while rewriting, see graph_rewrite
 
     if tensor.data_type != TensorProto.FLOAT:
         return tensor.name
@@ -139,7 +139,7 @@ def _half_initializer(graph: onnx.GraphProto, tensor: onnx.TensorProto, shared: 
 
 def _half_constant(node: onnx.NodeProto) -> None:
     """A Constant node's float32 value as float16."""
-    from onnx import TensorProto, numpy_helper
+    from onnx import TensorProto, numpy_helper  # onnx: only while rewriting, see graph_rewrite
 
     for attribute in node.attribute:
         if attribute.name == "value" and attribute.t.data_type == TensorProto.FLOAT:

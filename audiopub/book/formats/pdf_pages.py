@@ -12,12 +12,15 @@ book's file is gone (an upload whose tab closed). References that lead to each o
 circle are refused at once rather than followed until a limit stops them.
 
 Only the standard library and pdfminer.six are imported: this file runs without Audiopub on
-the path. Exit status 0 with the pages; 2 with {"error": …} for a PDF refused on purpose; 3
-when the book's file went away while it was read.
+the path. pdfminer.six is imported inside the functions that read the book, once the limits
+hold: importing it (cryptography's native library among others) counts against them too. Exit
+status 0 with the pages; 2 with {"error": …} for a PDF refused on purpose; 3 when the book's
+file went away while it was read.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -39,13 +42,27 @@ class ReferenceLoop(Exception):
 
 
 def main(path: str, max_pages: int) -> int:
-    from pdfminer.converter import PDFPageAggregator
-    from pdfminer.layout import LAParams, LTChar, LTFigure, LTImage, LTTextBox, LTTextLine
-    from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordIncorrect
-    from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
-    from pdfminer.pdfpage import PDFPage
-    from pdfminer.pdfparser import PDFParser
-    from pdfminer.pdftypes import PDFException
+    from pdfminer.converter import PDFPageAggregator  # under the limits: see the top
+    from pdfminer.layout import (  # under the limits: see the top
+        LAParams,
+        LTChar,
+        LTFigure,
+        LTImage,
+        LTTextBox,
+        LTTextLine,
+    )
+    from pdfminer.pdfdocument import (  # under the limits: see the top
+        PDFDocument,
+        PDFEncryptionError,
+        PDFPasswordIncorrect,
+    )
+    from pdfminer.pdfinterp import (  # under the limits: see the top
+        PDFPageInterpreter,
+        PDFResourceManager,
+    )
+    from pdfminer.pdfpage import PDFPage  # under the limits: see the top
+    from pdfminer.pdfparser import PDFParser  # under the limits: see the top
+    from pdfminer.pdftypes import PDFException  # under the limits: see the top
 
     _guard_reference_loops()
     with open(path, "rb") as file:
@@ -94,9 +111,9 @@ def main(path: str, max_pages: int) -> int:
 
 
 def _outline(document: Any, numbers: dict[Any, int]) -> list[list[Any]]:
-    from pdfminer.pdfdocument import PDFNoOutlines
-    from pdfminer.pdftypes import PDFException, resolve1
-    from pdfminer.psparser import PSLiteral
+    from pdfminer.pdfdocument import PDFNoOutlines  # under the limits: see the top
+    from pdfminer.pdftypes import PDFException, resolve1  # under the limits: see the top
+    from pdfminer.psparser import PSLiteral  # under the limits: see the top
 
     entries: list[list[Any]] = []
     try:
@@ -121,7 +138,7 @@ def _outline(document: Any, numbers: dict[Any, int]) -> list[list[Any]]:
 
 
 def _info(document: Any) -> dict[str, str]:
-    from pdfminer.pdftypes import resolve1
+    from pdfminer.pdftypes import resolve1  # under the limits: see the top
 
     found = {}
     for info in document.info[:1]:
@@ -133,7 +150,7 @@ def _info(document: Any) -> dict[str, str]:
 
 
 def _decode(value: Any) -> str:
-    from pdfminer.utils import decode_text
+    from pdfminer.utils import decode_text  # under the limits: see the top
 
     if isinstance(value, bytes):
         if value.startswith((b"\xfe\xff", b"\xff\xfe")):
@@ -152,8 +169,8 @@ def _guard_reference_loops() -> None:
     reach a value: on a circle of references (a page's /Length as "6 0 R", object 6 being
     "7 0 R" and object 7 "6 0 R") they never return. Every pdfminer module's copy of the two
     is replaced by one that gives up after `MAX_REFERENCE_CHAIN` references."""
-    import pdfminer.pdftypes as types
-    from pdfminer.pdftypes import PDFObjRef
+    import pdfminer.pdftypes as types  # under the limits: see the top
+    from pdfminer.pdftypes import PDFObjRef  # under the limits: see the top
 
     def resolve1(x: object, default: object = None) -> Any:
         for _ in range(MAX_REFERENCE_CHAIN):
@@ -188,7 +205,7 @@ def _limit(memory_bytes: int, cpu_seconds: int) -> None:
     than by the parent between fork and exec (not safe with threads), so they hold even when
     the parent is gone."""
     try:
-        import resource
+        import resource  # POSIX only
     except ImportError:  # Windows: the parent's time limit still holds
         return
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
@@ -199,8 +216,6 @@ def _limit(memory_bytes: int, cpu_seconds: int) -> None:
 def _end_with(parent_pid: int, path: str) -> None:
     """End this process with the one that started it, and once the book's file is gone."""
     if sys.platform == "linux":
-        import ctypes
-
         # The kernel kills this process when the thread that started it ends.
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent_pid:  # the parent ended before the signal was asked for

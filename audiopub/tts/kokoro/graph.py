@@ -29,7 +29,7 @@ def expose_token_frames(model: onnx.ModelProto) -> int:
     """Add the integer token durations as the output TOKEN_FRAMES; 1 if added, 0 when the
     graph has it already or is not shaped as expected (one Round, followed by a clip and an
     integer cast)."""
-    from onnx import TensorProto, helper
+    from onnx import TensorProto, helper  # onnx: only while rewriting, see graph_rewrite
 
     graph = model.graph
     if any(output.name == TOKEN_FRAMES for output in graph.output):

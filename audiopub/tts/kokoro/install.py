@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -156,8 +157,6 @@ def _check(target: Path, variant: str) -> None:
 
 def remove_kokoro() -> list[Path]:
     """Remove the Kokoro folder Audiopub downloaded (and any unfinished download of it)."""
-    import shutil
-
     removed = []
     target = default_folder()
     staging = target.parent / STAGING / KOKORO_ID

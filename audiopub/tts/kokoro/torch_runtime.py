@@ -59,8 +59,8 @@ COMPILED_PARTS: Final = ("bert", "decoder")
 def require_torch() -> None:
     """PyTorch and safetensors importable, else an error that says what to install."""
     try:
-        import safetensors  # noqa: F401
-        import torch  # noqa: F401
+        import safetensors  # noqa: F401 - optional, with PyTorch
+        import torch  # noqa: F401 - optional: see the top
     except ImportError as exc:
         raise EngineUnavailable(
             f"The torch runtime needs PyTorch ({exc.name} is not installed): {INSTALL}"
@@ -70,7 +70,7 @@ def require_torch() -> None:
 def torch_cuda_works() -> bool:
     """CUDA usable through PyTorch (False where PyTorch is not installed)."""
     try:
-        import torch
+        import torch  # PyTorch: see the top
     except ImportError:
         return False
     return bool(torch.cuda.is_available())
@@ -133,11 +133,11 @@ class TorchKokoro:
         to match in weights that were never int8). `compile_backend`: torch.compile's backend
         for ALBERT and the decoder (`compile`); None: eager."""
         require_torch()
-        import torch
+        import torch  # PyTorch: see the top
 
-        from audiopub.tts.kokoro.torch_int8 import match_int8, quantized_weights
-        from audiopub.tts.kokoro.torch_network import KokoroNetwork
-        from audiopub.tts.kokoro.torch_weights import check_complete, load_state, unused
+        from audiopub.tts.kokoro.torch_int8 import match_int8, quantized_weights  # PyTorch
+        from audiopub.tts.kokoro.torch_network import KokoroNetwork  # PyTorch
+        from audiopub.tts.kokoro.torch_weights import check_complete, load_state, unused  # PyTorch
 
         on_gpu = use_gpu and torch.cuda.is_available()
         self.device = torch.device(f"cuda:{device_id}" if on_gpu else "cpu")
@@ -179,7 +179,7 @@ class TorchKokoro:
     def compile(self, backend: str | Callable[..., Any] = "inductor") -> None:
         """ALBERT and the decoder through `torch.compile`, with dynamic shapes (a new text
         length is not a new compilation); eager, said once, where that fails."""
-        import torch
+        import torch  # PyTorch: see the top
 
         try:
             for name in COMPILED_PARTS:
@@ -223,7 +223,7 @@ class TorchKokoro:
         """Several texts in one padded run: ids, each [T_i] int64 with its pads; styles
         [B, 256] float32, a row each → each text's audio [samples] float32 and frames [T_i]
         int64, the same as it gets alone (to float rounding)."""
-        import torch
+        import torch  # PyTorch: see the top
 
         lengths = [len(row) for row in ids]
         padded = np.zeros((len(ids), max(lengths)), dtype=np.int64)
@@ -251,7 +251,7 @@ class TorchKokoro:
     ) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """The network's batch; compiled parts compile on their first run, and one that fails
         to leaves the run, and every later one, to the eager modules."""
-        import torch
+        import torch  # PyTorch: see the top
 
         if not self._eager:
             return self.network.speak_batch(tokens, lengths, rows, speed)

@@ -26,8 +26,8 @@ import numpy as np
 from audiopub.atomic import atomic_write
 from audiopub.errors import ModelMissing
 
-# onnx, PyTorch and safetensors come with the optional torch extra and are heavy to import:
-# imported inside the functions that read or write weights.
+# PyTorch and safetensors come with the optional torch extra, and they and onnx are heavy to
+# import: imported inside the functions that read or write weights.
 if TYPE_CHECKING:
     import onnx
     import torch
@@ -68,12 +68,12 @@ def source_stamp(model: Path) -> str:
 
 def load_state(model: Path) -> dict[str, torch.Tensor]:
     """The network's state for `model` (.onnx or .pth), from the cache when it is current."""
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import load_file, save_file  # see the top
 
     cached = cache_path(model)
     stamp = source_stamp(model)
     if cached.is_file():
-        from safetensors import safe_open
+        from safetensors import safe_open  # see the top
 
         with safe_open(str(cached), framework="pt") as handle:
             current = (handle.metadata() or {}).get(_STAMP_KEY) == stamp
@@ -93,9 +93,9 @@ def load_state(model: Path) -> dict[str, torch.Tensor]:
 
 
 def state_from_onnx(path: Path) -> dict[str, torch.Tensor]:
-    import onnx
-    import torch
-    from onnx import numpy_helper
+    import onnx  # see the top
+    import torch  # see the top
+    from onnx import numpy_helper  # see the top
 
     model = onnx.load(str(path))
     graph = model.graph
@@ -256,7 +256,7 @@ def _reorder(gates: np.ndarray, hidden: int) -> np.ndarray:
 def state_from_checkpoint(path: Path) -> dict[str, torch.Tensor]:
     """kokoro-v1_0.pth: {part: state} for bert, bert_encoder, predictor, text_encoder and
     decoder, keys perhaps under `module.`, convolutions weight-normalised (g and v)."""
-    import torch
+    import torch  # see the top
 
     parts = torch.load(str(path), map_location="cpu", weights_only=True)
     state: dict[str, torch.Tensor] = {}
