@@ -53,7 +53,7 @@ class Clip:
 
 def _import_runtime() -> tuple[Any, Any]:
     """ctranslate2 and tokenizers, or ListeningUnavailable naming the extra."""
-    try:
+    try:  # the `listen` extra: optional, so imported only when a listener loads
         import ctranslate2
         import tokenizers
     except ImportError as exc:
@@ -192,7 +192,7 @@ class Listener:
         return [" ".join(part for part in parts if part) for parts in heard]
 
     def _transcribe(self, mels: np.ndarray, languages: list[str]) -> list[str]:
-        import ctranslate2
+        import ctranslate2  # the `listen` extra, present: `_import_runtime` loaded this listener
 
         batch = ctranslate2.StorageView.from_array(np.ascontiguousarray(mels))
         language_tokens = [self._language_token(language) for language in languages]
