@@ -212,7 +212,7 @@ async def test_cancel_installs_nothing_and_discard_removes_what_was_kept(
     assert text(user, "download-error").startswith("Cancelled: nothing was installed.")
     await user.should_not_see(marker="download-panel")
     assert TINY_DE not in find_voices(models() / "piper")
-    assert unfinished_downloads() == [TINY_DE]
+    assert unfinished_downloads() == [f"piper:{TINY_DE}"]
     await see(user, marker=f"status-piper:{TINY_DE}", content="unfinished")
 
     user.find(marker=f"remove-piper:{TINY_DE}").click()  # Discard

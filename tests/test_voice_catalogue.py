@@ -17,10 +17,10 @@ from audiopub.cli import main
 from audiopub.errors import VoiceNotFound
 from audiopub.tts.hub import reason as network_reason
 from audiopub.tts.piper import downloads as piper_downloads
-from audiopub.tts.piper.downloads import PiperEntry, snapshot_index
+from audiopub.tts.piper.downloads import PiperDownloads, PiperEntry, snapshot_index
 from audiopub.tts.supertonic.downloads import SupertonicDownloads, release_named
 from audiopub.tts.supertonic.releases import SUPERTONIC_DEFAULT
-from audiopub.voices.catalogue import local_catalogue, refresh_catalogue
+from audiopub.voices.catalogue import refresh_catalogue
 
 SHARED_INDEX = Path("/work/shared/catalogues/piper-voices.json")
 
@@ -53,7 +53,7 @@ def test_the_snapshot_is_the_reference_copy_unchanged() -> None:
 
 
 def test_ids_are_found_by_engine_prefix_bare_key_alias_and_release() -> None:
-    found = local_catalogue()
+    found = PiperDownloads().index()
     assert isinstance(found.find("piper:de_DE-thorsten-medium"), PiperEntry)
     assert found.find("de_DE-thorsten-medium") == found.find("piper:de_DE-thorsten-medium")
     assert found.find("de-eva_k-x-low").key == "de_DE-eva_k-x_low"  # an old name (alias)
@@ -68,7 +68,7 @@ def test_ids_are_found_by_engine_prefix_bare_key_alias_and_release() -> None:
 
 
 def test_language_filter_takes_codes_tags_and_names() -> None:
-    entry = local_catalogue().find("de_DE-thorsten-medium")
+    entry = PiperDownloads().index().find("de_DE-thorsten-medium")
     for wanted in ("de", "DE_de", "de-DE", "German", "deutsch"):
         assert piper_downloads.entry_matches(entry, wanted), wanted
     assert not piper_downloads.entry_matches(entry, "fr")
@@ -97,8 +97,12 @@ def test_voices_all_refreshes_from_the_hub_and_keeps_the_index(
     assert "supertonic-3" in captured.out and "supertonic-1" not in captured.out  # no German
     assert captured.err == ""
     # Kept for offline use: the newest known index, not the shipped one.
-    offline = local_catalogue()
-    assert set(offline.piper) == {"de_DE-newvoice-medium", "de_DE-newvoice-low", "fr_FR-autre-high"}
+    offline = PiperDownloads().index()  # what a later process finds
+    assert set(offline.entries) == {
+        "de_DE-newvoice-medium",
+        "de_DE-newvoice-low",
+        "fr_FR-autre-high",
+    }
     assert "last fetched" in offline.source
 
 
@@ -151,7 +155,7 @@ def test_a_hub_index_that_is_not_an_index_falls_back_too(hub: HubServer) -> None
     hub.add_repo(piper_downloads.PIPER_REPO, {"voices.json": b'{"x": {"key": 1}}'})
     found = refresh_catalogue()
     assert found.note is not None and "voices.json format" in found.note
-    assert len(found.piper) == 97
+    assert len(PiperDownloads().index().entries) == 97
 
 
 def test_an_unknown_language_is_a_clear_error(

@@ -284,7 +284,7 @@ def test_a_cancelled_download_keeps_finished_files_and_continues(hub: HubServer)
     with pytest.raises(DownloadCancelled):
         install(KEY, on_progress=cancel_after_the_model, cancel=cancel)
     assert KEY not in find_voices(models() / "piper")
-    assert unfinished_downloads() == [KEY]
+    assert unfinished_downloads() == [f"piper:{KEY}"]
     assert [p for p in files_under(models() / "piper") if not p.startswith(".downloads/")] == []
 
     assert len(hub.transfers(MODEL)) == 1

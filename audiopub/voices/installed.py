@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from audiopub.tts.downloads import BUILT_IN, DOWNLOADED, YOURS
-from audiopub.tts.piper.downloads import piper_voices, voice_download_id
 from audiopub.tts.registry import downloads
 
 # where the pages have always found them
-__all__ = ["BUILT_IN", "DOWNLOADED", "YOURS", "piper_voices"]
+__all__ = ["BUILT_IN", "DOWNLOADED", "YOURS"]
 
 
 def installed_ids() -> set[str]:
     """Ids as the catalogues name them (`piper:KEY`, `supertonic-3`), to mark the installed."""
-    ids = {voice_download_id(voice.id) for voice in piper_voices()}
-    ids |= {offer.id for found in downloads() for offer in found.offers() if offer.installed}
-    return ids
+    return {offer.id for found in downloads() for offer in found.offers() if offer.installed}
