@@ -78,7 +78,7 @@ def _load(request: LoadRequest) -> Engine:
 
 class TinyDownloads:
     variants: tuple[str, ...] = ()
-    qualities: tuple[str, ...] = ()
+    qualities: tuple[str, ...] = ("low", "medium")  # its voices are all medium
 
     def source(self) -> str | None:
         return None  # its catalogue ships in the code
@@ -104,6 +104,7 @@ class TinyDownloads:
                 installed=DOWNLOADED if self._installed(download_id) else None,
                 size=size,
                 voice=voice if self._installed(download_id) else None,
+                quality="medium",
             )
             for download_id, (voice, _) in CATALOGUE.items()
         ]
