@@ -28,8 +28,8 @@ from test_ui import element, eventually, see, text, upload
 from ui_services import installed_services
 
 from audiopub.errors import AudiopubError
-from audiopub.tts.piper.downloads import PIPER_REPO
 from audiopub.tts.piper.files import embedded_voice, find_voices
+from audiopub.tts.piper.index import PIPER_REPO
 from audiopub.tts.supertonic.releases import SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES, chosen_release
 from audiopub.ui.services import Services
 from audiopub.ui.voice_list import VoiceRow, language_options, sample, visible

@@ -5,8 +5,9 @@ config     a voice's `.onnx.json`: phoneme ids, speakers, sample rate
 files      where the voices are: the embedded one and the models folder
 graph      the graph rewrite that exposes each item's length and word durations
 noise      the graph's noise drawn from each chunk's seed
-downloads  the Hub's voice index (shipped, and refreshed on request), and its voices fetched
-           into the models folder and removed: `EngineInfo.downloads`
+index      the Hub's voice index: its format, the shipped snapshot, the copy refreshed on request
+downloads  its voices fetched into the models folder and removed, and what the voice library
+           asks (`EngineInfo.downloads`)
 """
 
 from __future__ import annotations
