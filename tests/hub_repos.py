@@ -14,8 +14,8 @@ from hub_server import HubServer, running_hub
 from onnx import TensorProto, helper
 from tiny_supertonic import build_tiny_model
 
-from audiopub.tts.piper.downloads import PIPER_REPO
 from audiopub.tts.piper.files import embedded_voice
+from audiopub.tts.piper.index import PIPER_REPO
 
 MODEL_CARD = b"# Model card for tests\n\nLicense: CC0\n"
 

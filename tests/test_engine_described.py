@@ -18,7 +18,14 @@ from audiopub.cli import main
 from audiopub.tts import registry
 from audiopub.ui.engine_catalog import EngineCatalog, GpuSupport
 from audiopub.ui.voice_downloads import VoiceDownloads
-from audiopub.ui.voice_list import AVAILABLE, INSTALLED, build_rows, installed_now
+from audiopub.ui.voice_list import (
+    AVAILABLE,
+    INSTALLED,
+    build_rows,
+    installed_now,
+    qualities,
+    visible,
+)
 from audiopub.ui.voice_mixes import VoiceMixes
 from audiopub.voices.casting import assign_voices
 from audiopub.voices.catalogue import local_catalogue
@@ -55,7 +62,8 @@ def test_the_command_line_lists_downloads_and_removes_its_voices(
     assert main(["voices"]) == 0
     out = capsys.readouterr().out
     assert f"\n{NAME}:\n  en_US-bert-medium" in out  # its voices, under its name
-    assert "from a recording" in out.split(f"\n{NAME}:\n", 1)[1].splitlines()[0]
+    # Where it came from, as its catalogue's installed offer says, and how it was made.
+    assert "downloaded, from a recording" in out.split(f"\n{NAME}:\n", 1)[1].splitlines()[0]
 
     assert main(["voices", "remove", "tiny:bert"]) == 0
     assert "removed" in capsys.readouterr().out
@@ -75,6 +83,10 @@ def test_the_web_app_offers_downloads_and_speaks_with_it(tmp_path: Path) -> None
     assert rows["tiny:anna"].status == INSTALLED and rows["tiny:anna"].engine == NAME
     assert rows["tiny:anna"].removable and rows["tiny:anna"].voice == "en_US-anna-medium"
     assert rows["tiny:bert"].status == AVAILABLE
+    # The quality filter offers its grades, and finds its voices by them.
+    assert "medium" in qualities() and rows["tiny:anna"].quality == "medium"
+    medium = {row.id for row in visible(list(rows.values()), None, "medium")}
+    assert {"tiny:anna", "tiny:bert"} <= medium
 
     catalog = EngineCatalog(VoiceMixes(tmp_path / "mixes.json", None), GpuSupport(False, "none"))
     choice = next(c for c in catalog.engines() if c.name == NAME)

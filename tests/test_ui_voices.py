@@ -28,8 +28,8 @@ from test_ui import element, eventually, see, text, upload
 from ui_services import installed_services
 
 from audiopub.errors import AudiopubError
-from audiopub.tts.piper.downloads import PIPER_REPO
 from audiopub.tts.piper.files import embedded_voice, find_voices
+from audiopub.tts.piper.index import PIPER_REPO
 from audiopub.tts.supertonic.releases import SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES, chosen_release
 from audiopub.ui.services import Services
 from audiopub.ui.voice_list import VoiceRow, language_options, sample, visible
@@ -212,7 +212,7 @@ async def test_cancel_installs_nothing_and_discard_removes_what_was_kept(
     assert text(user, "download-error").startswith("Cancelled: nothing was installed.")
     await user.should_not_see(marker="download-panel")
     assert TINY_DE not in find_voices(models() / "piper")
-    assert unfinished_downloads() == [TINY_DE]
+    assert unfinished_downloads() == [f"piper:{TINY_DE}"]
     await see(user, marker=f"status-piper:{TINY_DE}", content="unfinished")
 
     user.find(marker=f"remove-piper:{TINY_DE}").click()  # Discard

@@ -16,11 +16,12 @@ from audiopub import figures
 from audiopub.cli import main
 from audiopub.errors import VoiceNotFound
 from audiopub.tts.hub import reason as network_reason
-from audiopub.tts.piper import downloads as piper_downloads
-from audiopub.tts.piper.downloads import PiperEntry, snapshot_index
+from audiopub.tts.piper import index as piper_index
+from audiopub.tts.piper.downloads import PiperDownloads
+from audiopub.tts.piper.index import PiperEntry, snapshot_index
 from audiopub.tts.supertonic.downloads import SupertonicDownloads, release_named
 from audiopub.tts.supertonic.releases import SUPERTONIC_DEFAULT
-from audiopub.voices.catalogue import local_catalogue, refresh_catalogue
+from audiopub.voices.catalogue import refresh_catalogue
 
 SHARED_INDEX = Path("/work/shared/catalogues/piper-voices.json")
 
@@ -53,7 +54,7 @@ def test_the_snapshot_is_the_reference_copy_unchanged() -> None:
 
 
 def test_ids_are_found_by_engine_prefix_bare_key_alias_and_release() -> None:
-    found = local_catalogue()
+    found = PiperDownloads().index()
     assert isinstance(found.find("piper:de_DE-thorsten-medium"), PiperEntry)
     assert found.find("de_DE-thorsten-medium") == found.find("piper:de_DE-thorsten-medium")
     assert found.find("de-eva_k-x-low").key == "de_DE-eva_k-x_low"  # an old name (alias)
@@ -68,10 +69,10 @@ def test_ids_are_found_by_engine_prefix_bare_key_alias_and_release() -> None:
 
 
 def test_language_filter_takes_codes_tags_and_names() -> None:
-    entry = local_catalogue().find("de_DE-thorsten-medium")
+    entry = PiperDownloads().index().find("de_DE-thorsten-medium")
     for wanted in ("de", "DE_de", "de-DE", "German", "deutsch"):
-        assert piper_downloads.entry_matches(entry, wanted), wanted
-    assert not piper_downloads.entry_matches(entry, "fr")
+        assert piper_index.entry_matches(entry, wanted), wanted
+    assert not piper_index.entry_matches(entry, "fr")
     # Supertonic's releases, as its own catalogue lists them for German: not the English-only.
     listing = SupertonicDownloads().listing("de", ask_hub=False, sizes={})
     assert listing is not None
@@ -97,8 +98,12 @@ def test_voices_all_refreshes_from_the_hub_and_keeps_the_index(
     assert "supertonic-3" in captured.out and "supertonic-1" not in captured.out  # no German
     assert captured.err == ""
     # Kept for offline use: the newest known index, not the shipped one.
-    offline = local_catalogue()
-    assert set(offline.piper) == {"de_DE-newvoice-medium", "de_DE-newvoice-low", "fr_FR-autre-high"}
+    offline = PiperDownloads().index()  # what a later process finds
+    assert set(offline.entries) == {
+        "de_DE-newvoice-medium",
+        "de_DE-newvoice-low",
+        "fr_FR-autre-high",
+    }
     assert "last fetched" in offline.source
 
 
@@ -141,17 +146,17 @@ def test_index_keys_that_are_not_file_names_are_skipped() -> None:
         "a\\b": entry,
         "pt_PT-tugão-medium": entry,
     }
-    assert list(piper_downloads.parse_piper_index(index)) == [
+    assert list(piper_index.parse_piper_index(index)) == [
         "de_DE-thorsten-medium",
         "pt_PT-tugão-medium",
     ]
 
 
 def test_a_hub_index_that_is_not_an_index_falls_back_too(hub: HubServer) -> None:
-    hub.add_repo(piper_downloads.PIPER_REPO, {"voices.json": b'{"x": {"key": 1}}'})
+    hub.add_repo(piper_index.PIPER_REPO, {"voices.json": b'{"x": {"key": 1}}'})
     found = refresh_catalogue()
     assert found.note is not None and "voices.json format" in found.note
-    assert len(found.piper) == 97
+    assert len(PiperDownloads().index().entries) == 97
 
 
 def test_an_unknown_language_is_a_clear_error(
@@ -178,7 +183,7 @@ def test_voices_lists_where_each_installed_voice_came_from(
 
 
 def snapshot_path() -> Path:
-    return Path(piper_downloads.__file__).with_name(piper_downloads.SNAPSHOT)
+    return Path(piper_index.__file__).with_name(piper_index.SNAPSHOT)
 
 
 @pytest.fixture

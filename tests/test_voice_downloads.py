@@ -38,8 +38,8 @@ from audiopub.tts import hub as hub_module
 from audiopub.tts.engine import SynthesisOptions
 from audiopub.tts.phonemes import phonemize
 from audiopub.tts.piper.config import phoneme_ids
-from audiopub.tts.piper.downloads import PIPER_REPO
 from audiopub.tts.piper.files import embedded_voice, find_voices
+from audiopub.tts.piper.index import PIPER_REPO
 from audiopub.tts.registry import get_engine
 from audiopub.tts.supertonic.releases import SUPERTONIC_DEFAULT, SUPERTONIC_RELEASES
 from audiopub.voices.install import install, remove, unfinished_downloads
@@ -284,7 +284,7 @@ def test_a_cancelled_download_keeps_finished_files_and_continues(hub: HubServer)
     with pytest.raises(DownloadCancelled):
         install(KEY, on_progress=cancel_after_the_model, cancel=cancel)
     assert KEY not in find_voices(models() / "piper")
-    assert unfinished_downloads() == [KEY]
+    assert unfinished_downloads() == [f"piper:{KEY}"]
     assert [p for p in files_under(models() / "piper") if not p.startswith(".downloads/")] == []
 
     assert len(hub.transfers(MODEL)) == 1

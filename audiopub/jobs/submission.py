@@ -26,7 +26,6 @@ from audiopub.jobs.models import Job, JobSettings, JobState, chunk_cache_key
 from audiopub.jobs.store import JobStore
 from audiopub.tts.engine import Engine, Voice, voice_of
 from audiopub.voices.casting import check_voicing
-from audiopub.voices.catalogue import local_catalogue
 from audiopub.voices.suggest import language_name, voices_for
 
 
@@ -111,14 +110,9 @@ def language_note(text_language: str | None, voice: Voice) -> str | None:
         if primary_subtag(text_language) in supported_languages()
         else "no language's rules (digits are left to the voice)"
     )
-    catalogue = local_catalogue()
-    accent = (
-        "a language it knows"
-        if voice.language == "multi"
-        else language_name(voice.language, catalogue)
-    )
-    wanted = language_name(text_language, catalogue)
-    suggestions = voices_for(text_language, catalogue)
+    accent = "a language it knows" if voice.language == "multi" else language_name(voice.language)
+    wanted = language_name(text_language)
+    suggestions = voices_for(text_language)
     advice = (
         f"For {wanted}, choose {' or '.join(s.describe() for s in suggestions)}."
         if suggestions

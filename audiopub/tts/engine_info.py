@@ -79,6 +79,8 @@ class Offer:
     voice: str | None = None  # the voice to preview it with once installed; "": the first
     note: str | None = None  # what else a person should know of it
     usable: bool = False  # installed, and the engine could switch to it (`voices use`)
+    quality: str | None = None  # its grade, where its catalogue grades voices (one of `qualities`)
+    speakers: int | None = None  # how many speakers a voice of several speakers has
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,24 @@ class Downloads(Protocol):
     them. What brings the Hub client is imported by the methods that need it, when they run."""
 
     variants: tuple[str, ...]  # what `voices download --variant` may choose; () for none
+    qualities: tuple[str, ...]  # the grades its offers come in, worst to best; () for none
+
+    def source(self) -> str | None:
+        """Where the list it offers now comes from, as a person reads it ("the voice index
+        shipped with Audiopub"); None: its catalogue is part of Audiopub, nothing to refresh."""
+        ...
+
+    def refresh(self, timeout_s: float) -> None:
+        """Ask the Hub for its newest catalogue and keep it on this computer for the lists
+        after (a network call, for a person who asked for the newest list); nothing where it
+        keeps none. HubUnreachable when the Hub does not answer, another AudiopubError or a
+        ValueError when the answer is not a catalogue: the copy on this computer stays."""
+        ...
+
+    def language_names(self) -> Mapping[str, tuple[str, str]]:
+        """Primary subtag → (English, native) name of each language its catalogue names, for
+        the language filter and for telling a person which language a book is in."""
+        ...
 
     def offers(self) -> Sequence[Offer]:
         """What can be downloaded, with what is installed (from this computer: no network;

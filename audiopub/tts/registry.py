@@ -50,8 +50,7 @@ def downloads() -> tuple[Downloads, ...]:
 
 def downloads_owning(download_id: str) -> Downloads | None:
     """The catalogue `download_id` (as `voices download` takes it) belongs to, if any
-    engine declares it. None: the voice library's own (Piper's index, Supertonic's
-    releases) or none."""
+    engine claims it; None: none does."""
     return next((found for found in downloads() if found.owns(download_id)), None)
 
 

@@ -1,8 +1,7 @@
 """What the Voices page lists: every downloadable voice with what is installed, and filters.
 
 No NiceGUI here, and the functions that read disks or the network block: the page calls them
-through `run.io_bound`. What brings huggingface_hub (the downloaders, and `voices.installed`,
-which reads their records) is imported when they run.
+through `run.io_bound`. What brings huggingface_hub (the downloaders) is imported when they run.
 """
 
 from __future__ import annotations
@@ -16,21 +15,13 @@ from audiopub.book.scripts import primary_subtag
 from audiopub.tts import registry
 from audiopub.tts.downloads import DOWNLOADED
 from audiopub.tts.engine_info import Offer
-from audiopub.tts.piper import PIPER
-from audiopub.tts.piper.downloads import (
-    PIPER_REPO,
-    QUALITIES,
-    PiperEntry,
-    quality_rank,
-    voice_download_id,
-)
-from audiopub.voices.catalogue import Catalogue, local_catalogue
+from audiopub.voices.catalogue import Catalogue
 
 AVAILABLE: Final = "available"
 INSTALLED: Final = "installed"
 UNFINISHED: Final = "unfinished"  # a download stopped half-way: its complete files are kept
 
-# Supertonic-3 speaks languages no Piper voice does; their names for the language filter.
+# Names of languages the catalogues may not name (Supertonic-3 reads these), for the filter.
 _OTHER_LANGUAGES: Final = {
     "ar": ("Arabic", "العربية"),
     "bg": ("Bulgarian", "Български"),
@@ -77,11 +68,11 @@ class VoiceRow:
     """One line of the Voices page."""
 
     id: str  # what install/remove take: piper:KEY, supertonic-3
-    engine: str  # piper, supertonic
+    engine: str  # its engine's name
     name: str
     languages: tuple[str, ...]  # primary subtags it speaks: ("de",), Supertonic's many
     language_label: str  # German (Germany) · Deutsch
-    quality: str | None = None  # Piper's x_low … high
+    quality: str | None = None  # its grade, where its catalogue grades voices
     speakers: int | None = None
     size: int | None = None
     licence_url: str | None = None
@@ -101,24 +92,21 @@ class VoiceRow:
 class OnDisk:
     """What is on this computer now, by catalogue id."""
 
-    piper_origins: dict[str, str]  # piper:KEY → origin
     unfinished: frozenset[str]  # catalogue ids with a stopped download
-    offers: tuple[Offer, ...] = ()  # the downloads of the engines that declare theirs
+    offers: tuple[Offer, ...] = ()  # the engines' downloads, with what is installed
 
 
 def installed_now() -> OnDisk:
-    """Installed voices and stopped downloads, read from the models folder (blocking)."""
-    # huggingface_hub, see the top
-    from audiopub.voices import installed
-    from audiopub.voices.install import unfinished_downloads
+    """Installed voices and stopped downloads, read from the models folder (blocking). The
+    models that read many languages first, then the engines whose voices each read one, by
+    language: a few models are not lost below a hundred voices."""
+    from audiopub.voices.install import unfinished_downloads  # huggingface_hub, see the top
 
-    origins = {voice_download_id(voice.id): voice.origin for voice in installed.piper_voices()}
-    offered = tuple(offer for found in registry.downloads() for offer in found.offers())
-    own_ids = {offer.id for offer in offered}
-    stopped = {
-        name if name in own_ids else voice_download_id(name) for name in unfinished_downloads()
-    }
-    return OnDisk(origins, frozenset(stopped), offered)
+    by_kind = sorted(registry.engines(), key=lambda info: not info.multilingual)
+    offered = tuple(
+        offer for info in by_kind if info.downloads is not None for offer in info.downloads.offers()
+    )
+    return OnDisk(frozenset(unfinished_downloads()), offered)
 
 
 def hub_address() -> str:
@@ -128,63 +116,13 @@ def hub_address() -> str:
 
 
 def build_rows(catalogue: Catalogue, have: OnDisk, endpoint: str) -> list[VoiceRow]:
-    """The downloads the engines declare (Supertonic's releases, Kokoro), then every Piper voice
-    by language and quality, then installed Piper voices the index does not list (the user's
-    own)."""
-    rows = [_offer_row(offer, catalogue, have, endpoint) for offer in have.offers]
-    piper = sorted(
-        catalogue.piper.values(),
-        key=lambda e: (e.language_english, e.country, e.name, quality_rank(e.quality)),
-    )
-    rows += [_piper_row(entry, have, endpoint) for entry in piper]
-    listed = {row.id for row in rows}
-    for voice_id, origin in sorted(have.piper_origins.items()):
-        if voice_id not in listed:
-            key = voice_id.split(":", 1)[1]
-            language = key.split("-", 1)[0]
-            rows.append(
-                VoiceRow(
-                    voice_id,
-                    PIPER.name,
-                    key,
-                    (primary_subtag(language),),
-                    language.replace("_", "-"),
-                    status=INSTALLED,
-                    origin=origin,
-                    voice=key,
-                    quality=_quality_of(key),
-                )
-            )
-    return rows
-
-
-def _piper_row(entry: PiperEntry, have: OnDisk, endpoint: str) -> VoiceRow:
-    card = next((f.path for f in entry.files if f.name == "MODEL_CARD"), None)
-    folder = entry.files[0].path.rsplit("/", 1)[0] if entry.files else ""
-    licence = f"{endpoint}/{PIPER_REPO}/blob/main/{card or folder + '/MODEL_CARD'}"
-    label = entry.describe_language()
-    if entry.language_native and entry.language_native != entry.language_english:
-        label += f" · {entry.language_native}"
-    origin = have.piper_origins.get(entry.id)
-    status = INSTALLED if origin else UNFINISHED if entry.id in have.unfinished else AVAILABLE
-    return VoiceRow(
-        entry.id,
-        PIPER.name,
-        entry.key,
-        (entry.language_family.lower(),),
-        label,
-        quality=entry.quality,
-        speakers=entry.num_speakers,
-        size=entry.size,
-        licence_url=licence,
-        status=status,
-        origin=origin,
-        voice=entry.key if origin else None,
-    )
+    """A row for every download the engines offer, in `installed_now`'s order."""
+    return [_offer_row(offer, catalogue, have, endpoint) for offer in have.offers]
 
 
 def _offer_row(offer: Offer, catalogue: Catalogue, have: OnDisk, endpoint: str) -> VoiceRow:
-    """A download an engine declares (a Supertonic release; Kokoro-82M, every voice in it)."""
+    """A download an engine offers (a voice; a Supertonic release; Kokoro-82M, every voice in
+    it)."""
     status = (
         INSTALLED
         if offer.installed
@@ -202,6 +140,8 @@ def _offer_row(offer: Offer, catalogue: Catalogue, have: OnDisk, endpoint: str) 
         offer.name,
         offer.languages,
         offer.language_label,
+        quality=offer.quality,
+        speakers=offer.speakers,
         size=offer.size or catalogue.sizes.get(offer.id),  # the Hub's, when it was asked
         licence_url=f"{endpoint}/{offer.licence_path}" if offer.licence_path else None,
         status=status,
@@ -212,22 +152,22 @@ def _offer_row(offer: Offer, catalogue: Catalogue, have: OnDisk, endpoint: str) 
     )
 
 
-def _quality_of(key: str) -> str | None:
-    last = key.rsplit("-", 1)[-1]
-    return last if last in QUALITIES else None
-
-
 # --- filters ------------------------------------------------------------------------------
 
 
-def language_names(catalogue: Catalogue) -> dict[str, tuple[str, str]]:
-    """Primary subtag → (English name, native name), for every language a voice speaks."""
+def language_names() -> dict[str, tuple[str, str]]:
+    """Primary subtag → (English name, native name), for every language a voice speaks, as
+    the catalogues name them (blocking: each reads its copy)."""
     names = dict(_OTHER_LANGUAGES)
-    for entry in catalogue.piper.values():
-        names.setdefault(
-            entry.language_family.lower(), (entry.language_english, entry.language_native)
-        )
+    for found in registry.downloads():
+        for code, named in found.language_names().items():
+            names.setdefault(code, named)
     return names
+
+
+def qualities() -> tuple[str, ...]:
+    """The grades the catalogues' voices come in, worst to best, for the quality filter."""
+    return tuple(dict.fromkeys(q for found in registry.downloads() for q in found.qualities))
 
 
 def describe(code: str, names: dict[str, tuple[str, str]], between: str = " · ") -> str:
@@ -259,23 +199,17 @@ class Offers:
 
 def offers() -> Offers:
     """Per language, how many voices could be downloaded (blocking: reads the models folder)."""
-    from audiopub.voices.installed import installed_ids  # huggingface_hub, see the top
-
-    catalogue, have = local_catalogue(), installed_ids()
     counts: Counter[str] = Counter()
-    for entry in catalogue.piper.values():
-        if entry.id not in have:
-            counts[entry.language_family.lower()] += 1
-    for found in registry.downloads():  # Supertonic's releases, Kokoro's model
+    for found in registry.downloads():
         for offer in found.offers():
             if not offer.installed:
                 counts.update(offer.languages)
-    return Offers(language_names(catalogue), dict(counts))
+    return Offers(language_names(), dict(counts))
 
 
 def visible(rows: Sequence[VoiceRow], language: str | None, quality: str | None) -> list[VoiceRow]:
-    """The rows for a language (primary subtag) and a Piper quality; None or "": any. Only
-    Piper grades its voices, so a quality leaves Supertonic out."""
+    """The rows for a language (primary subtag) and a quality; None or "": any. A quality
+    leaves out what its catalogue does not grade (Supertonic's releases)."""
     return [
         row
         for row in rows

@@ -1,8 +1,8 @@
 """`audiopub voices`: list installed and downloadable voices, download and remove them, and
 choose the Supertonic release to speak with.
 
-What brings huggingface_hub (the downloaders, and `voices.installed`, which reads their
-records) is imported by each command when it runs, so the other commands start without it.
+What brings huggingface_hub (the downloaders) is imported by each command when it runs, so the
+other commands start without it.
 """
 
 from __future__ import annotations
@@ -17,13 +17,8 @@ from tqdm import tqdm
 from audiopub import figures
 from audiopub.errors import AudiopubError
 from audiopub.tts.engine import Voice, speaker_voice_id
-from audiopub.tts.piper.downloads import entry_matches, quality_rank
-from audiopub.tts.registry import (
-    downloads,
-    engine_info,
-    engine_names,
-    get_engine,
-)
+from audiopub.tts.engine_info import EngineInfo
+from audiopub.tts.registry import downloads, engines, get_engine
 from audiopub.tts.supertonic.releases import (
     choose_release,
     env_dir,
@@ -120,19 +115,16 @@ def main(args: argparse.Namespace, listening: ListeningModels) -> int:
 
 
 def _voices_installed(language: str | None, listening: ListeningModels) -> int:
-    # huggingface_hub: see the top
-    from audiopub.voices import installed
-    from audiopub.voices.install import unfinished_downloads
+    from audiopub.voices.install import unfinished_downloads  # huggingface_hub: see the top
 
-    origins = {voice.id: voice.origin for voice in installed.piper_voices()}
-    for name in engine_names():
+    for info in engines():
         try:
-            voices = get_engine(name).voices()
+            voices = get_engine(info.name).voices()
         except AudiopubError as exc:
-            print(f"{name}: unavailable — {exc}")
+            print(f"{info.name}: unavailable — {exc}")
             continue
-        heading = engine_info(name).heading
-        print(heading(voices) if heading is not None else f"{name}:")
+        print(info.heading(voices) if info.heading is not None else f"{info.name}:")
+        origins = _origins(info)
         wanted = [
             voice
             for voice in voices
@@ -164,15 +156,25 @@ def _voices_installed(language: str | None, listening: ListeningModels) -> int:
         for note in found.notes():
             print(note)
     listening.print_models(installed_only=True)
-    stopped = [*unfinished_downloads()]
-    stopped += [name for found in downloads() for name in found.unfinished() if name not in stopped]
-    for name in stopped:
+    for name in unfinished_downloads():
         print(
             f"unfinished download: {name} (`audiopub voices download` continues it, "
             "`audiopub voices remove` discards it)"
         )
     print("More voices: `audiopub voices --all` lists those you can download.")
     return 0
+
+
+def _origins(info: EngineInfo) -> dict[str, str]:
+    """Where each of the engine's installed voices came from (built in, downloaded, added by
+    you), by model: an installed download that is one voice names it (`Offer.voice`)."""
+    if info.downloads is None:
+        return {}
+    return {
+        offer.voice: offer.installed
+        for offer in info.downloads.offers()
+        if offer.installed and offer.voice
+    }
 
 
 def _by_model(voices: list[Voice]) -> list[tuple[str, list[Voice]]]:
@@ -185,40 +187,24 @@ def _by_model(voices: list[Voice]) -> list[tuple[str, list[Voice]]]:
 
 
 def _voices_available(language: str | None, listening: ListeningModels) -> int:
-    from audiopub.voices.installed import installed_ids  # huggingface_hub: see the top
-
     catalogue = refresh_catalogue()
     if catalogue.note:
         print(catalogue.note, file=sys.stderr)
-    have = installed_ids()
-    piper = sorted(
-        (e for e in catalogue.piper.values() if entry_matches(e, language)),
-        key=lambda e: (e.language_code, e.name, quality_rank(e.quality)),
-    )
-    # Each engine's own catalogue: the Hub's list, or the shipped one (its heading says which);
-    # a Hub that did not answer for Piper's index is not waited for a second time.
+    # Each engine's own catalogue: the Hub's list, or the copy on this computer (its heading
+    # says which); a Hub that did not answer is not waited for a second time.
     listings = [
         listing
         for found in downloads()
         if (listing := found.listing(language, not catalogue.offline, catalogue.sizes)) is not None
     ]
-    if not piper and not listings:
+    if not listings:
         raise AudiopubError(f"No voice for language {language!r} in {catalogue.source}.")
-    print(f"Piper voices ({len(piper)}, from {catalogue.source}):")
-    for e in piper:
-        speakers = f"{e.num_speakers} speakers" if e.num_speakers > 1 else ""
-        mark = "installed" if e.id in have else ""
-        print(
-            f"  {e.id:40} {e.describe_language()[:28]:28} {e.quality:7} "
-            f"{figures.size(e.size):>8}  {speakers:12} {mark}".rstrip()
-        )
     for listing in listings:
         print(listing.heading)
         for line in listing.lines:
             print(f"  {line}")
     listening.print_models(installed_only=False)
-    example = piper[0].id if piper else listings[0].example
-    print(f"Download one with `audiopub voices download ID`, e.g. {example}.")
+    print(f"Download one with `audiopub voices download ID`, e.g. {listings[0].example}.")
     return 0
 
 

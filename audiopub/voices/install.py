@@ -1,8 +1,7 @@
 """Downloading a voice or model into the models folder, and removing it again: the one door
-for every engine's downloads. An engine that declares its own catalogue
-(`EngineInfo.downloads`: Supertonic's releases, Kokoro) fetches and removes its own; a voice
-of Piper's index, which the voice library lists (`catalogue`), is fetched by the Piper
-engine's downloads (`tts.piper.downloads`).
+for every engine's downloads. Each engine declares its own catalogue (`EngineInfo.downloads`:
+Piper's voice index, Supertonic's releases, Kokoro), which fetches and removes its own; an id
+without an engine (a voice's key, as people type it) is the default engine's.
 
 Where files go: the folders the engines already read, so a downloaded voice is found by the
 same lookup as one a person copied there, with no second search path to keep in sync. Files
@@ -28,15 +27,8 @@ from audiopub import settings
 from audiopub.errors import AudiopubError, VoiceNotFound
 from audiopub.tts import hub
 from audiopub.tts.downloads import STAGING, Installed
-from audiopub.tts.piper.downloads import (
-    first_voice,
-    install_piper,
-    piper_dir,
-    piper_key,
-    remove_piper,
-)
-from audiopub.tts.registry import downloads_owning
-from audiopub.voices.catalogue import local_catalogue
+from audiopub.tts.engine_info import Downloads
+from audiopub.tts.registry import downloads, downloads_owning
 
 
 def install(
@@ -46,35 +38,35 @@ def install(
     cancel: threading.Event | None = None,
     variant: str | None = None,
 ) -> Installed:
-    """Download `voice_id` (as `audiopub voices --all` lists it) and install it: one of an
-    engine's own catalogue, else a Piper voice (`piper:KEY`). `revision` is a branch, tag or
-    commit of its Hub repository; `variant` one of the model's variants, for an engine that
-    has several (Kokoro's)."""
-    owner = downloads_owning(voice_id)
-    if variant is not None and (owner is None or variant not in owner.variants):
-        has = ", ".join(owner.variants) if owner is not None and owner.variants else "none"
+    """Download `voice_id` (as `audiopub voices --all` lists it) and install it. `revision` is
+    a branch, tag or commit of its Hub repository; `variant` one of the model's variants, for
+    an engine that has several (Kokoro's)."""
+    owner = _owner(voice_id)
+    if variant is not None and variant not in owner.variants:
+        has = ", ".join(owner.variants) or "none"
         raise AudiopubError(f"--variant chooses a model's variant: {voice_id} has {has}.")
-    if owner is not None:
-        return owner.install(voice_id, revision, variant, on_progress, cancel)
-    try:
-        entry = local_catalogue().find(voice_id)
-    except VoiceNotFound:
-        if piper_key(voice_id) is None:
-            raise  # another engine's prefix: no index can have it
-        entry = None  # perhaps a voice newer than the local index: the Hub's index decides
-    if entry is not None and (piper_dir() / f"{entry.key}.onnx").is_file():
-        return Installed(entry.id, piper_dir() / f"{entry.key}.onnx", entry.size, already=True)
-    return install_piper(voice_id, revision or "main", on_progress, cancel)
+    return owner.install(voice_id, revision, variant, on_progress, cancel)
 
 
 def how_to_speak(voice_id: str, installed: Installed) -> str:
     """The line that says how to speak with what `install(voice_id)` installed."""
+    return _owner(voice_id).how_to_speak(installed)
+
+
+def _owner(voice_id: str) -> Downloads:
+    """The catalogue `voice_id` is of: the engine's that claims it, else for a bare id the
+    default engine's (`piper:KEY` is typed as KEY)."""
     owner = downloads_owning(voice_id)
+    bare = ":" not in voice_id
+    if owner is None and bare:
+        owner = downloads_owning(f"{settings.DEFAULT_ENGINE}:{voice_id.strip()}")
     if owner is not None:
-        return owner.how_to_speak(installed)
-    return (
-        f"Speak with it: audiopub convert BOOK.epub --voice "
-        f"{first_voice(installed.id.split(':', 1)[1], installed.path)}"
+        return owner
+    if bare:
+        raise VoiceNotFound(f"No voice or model {voice_id!r}: `audiopub voices --all` lists them.")
+    raise VoiceNotFound(
+        f"Unknown engine {voice_id.strip().partition(':')[0]!r} in {voice_id!r}: use an id "
+        "`audiopub voices --all` lists"
     )
 
 
@@ -84,16 +76,14 @@ def how_to_speak(voice_id: str, installed: Installed) -> str:
 def remove(voice_id: str) -> list[Path]:
     """Remove a downloaded voice or model (and any unfinished download of it); the paths
     removed. Voices Audiopub did not download are left alone: VoiceNotFound says so."""
-    owner = downloads_owning(voice_id)
-    if owner is not None:
-        return owner.remove(voice_id)
-    return remove_piper(voice_id)
+    return _owner(voice_id).remove(voice_id)
 
 
 def unfinished_downloads() -> list[str]:
-    """Downloads interrupted before they finished: their names, to continue or discard."""
-    names = []
-    for folder in (piper_dir() / STAGING, settings.models_dir() / STAGING):
-        if folder.is_dir():
-            names += sorted(p.name for p in folder.iterdir() if p.is_dir())
+    """Downloads interrupted before they finished: their ids, to continue or discard. Each
+    engine's, then the rest of the models folder's (a listening model's)."""
+    names = [name for found in downloads() for name in found.unfinished()]
+    staging = settings.models_dir() / STAGING
+    if staging.is_dir():
+        names += sorted(p.name for p in staging.iterdir() if p.is_dir() and p.name not in names)
     return names

@@ -78,6 +78,16 @@ def _load(request: LoadRequest) -> Engine:
 
 class TinyDownloads:
     variants: tuple[str, ...] = ()
+    qualities: tuple[str, ...] = ("low", "medium")  # its voices are all medium
+
+    def source(self) -> str | None:
+        return None  # its catalogue ships in the code
+
+    def refresh(self, timeout_s: float) -> None:
+        pass
+
+    def language_names(self) -> Mapping[str, tuple[str, str]]:
+        return {}
 
     def _installed(self, download_id: str) -> bool:
         return (model_dir() / f"{CATALOGUE[download_id][0]}.onnx").is_file()
@@ -94,6 +104,7 @@ class TinyDownloads:
                 installed=DOWNLOADED if self._installed(download_id) else None,
                 size=size,
                 voice=voice if self._installed(download_id) else None,
+                quality="medium",
             )
             for download_id, (voice, _) in CATALOGUE.items()
         ]

@@ -33,6 +33,16 @@ LANGUAGE_CODES: Final = tuple(dict.fromkeys(primary_subtag(tag) for tag, _ in LA
 
 class KokoroDownloads:
     variants: tuple[str, ...] = tuple(VARIANTS)
+    qualities: tuple[str, ...] = ()
+
+    def source(self) -> str | None:
+        return None  # its voice list is asked for by `listing` itself
+
+    def refresh(self, timeout_s: float) -> None:
+        pass  # `listing` asks the Hub for its voices
+
+    def language_names(self) -> Mapping[str, tuple[str, str]]:
+        return {}
 
     def origin(self) -> str | None:
         """Where the installed model came from; None when no model and voices are there."""

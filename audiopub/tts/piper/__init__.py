@@ -5,7 +5,9 @@ config     a voice's `.onnx.json`: phoneme ids, speakers, sample rate
 files      where the voices are: the embedded one and the models folder
 graph      the graph rewrite that exposes each item's length and word durations
 noise      the graph's noise drawn from each chunk's seed
-downloads  the Hub's voice index, and its voices fetched into the models folder and removed
+index      the Hub's voice index: its format, the shipped snapshot, the copy refreshed on request
+downloads  its voices fetched into the models folder and removed, and what the voice library
+           asks (`EngineInfo.downloads`)
 """
 
 from __future__ import annotations
@@ -15,12 +17,8 @@ from pathlib import Path
 from audiopub import settings
 from audiopub.tts.engine import Engine, split_speaker
 from audiopub.tts.engine_info import EngineInfo, LoadRequest
-from audiopub.tts.piper.files import find_voices
-
-
-def _default_model_dir() -> Path:
-    """Extra voices beside the embedded one."""
-    return settings.models_dir() / PIPER.name
+from audiopub.tts.piper.downloads import PiperDownloads
+from audiopub.tts.piper.files import NAME, default_folder, find_voices
 
 
 def _load(request: LoadRequest) -> Engine:
@@ -45,11 +43,12 @@ def _voice_files(voice: str) -> list[Path]:
 
 # Piper rescans its folder on every call, so it needs no stamp.
 PIPER = EngineInfo(
-    name="piper",
+    name=NAME,
     label="Piper",
     languages=(),
     sample_rate=None,
-    default_model_dir=_default_model_dir,
+    default_model_dir=default_folder,
     load=_load,
     voice_files=_voice_files,
+    downloads=PiperDownloads(),
 )

@@ -1,11 +1,8 @@
 """Piper's downloadable voices: the Hub's voice index and the voice files it lists, fetched into
 the models folder the engine reads and removed from it again.
 
-The `rhasspy/piper-voices` repository on the Hugging Face Hub lists its voices in `voices.json`
-(per voice: key, language, quality, speakers, and per file its size and MD5). A snapshot of that
-index ships beside this module, so the list shows offline; the voice library
-(`voices.catalogue`) keeps the copy refreshed from the Hub and lists it beside the other
-engines' catalogues. Unlike Kokoro's and Supertonic's, each voice is a download of its own:
+The index (`index`) lists the voices; `PiperDownloads` is what the voice library asks
+(`EngineInfo.downloads`). Unlike Kokoro's and Supertonic's, each voice is a download of its own:
 
     <models>/piper/<key>.onnx, <key>.onnx.json    a Piper voice (+ <key>.MODEL_CARD, its
                                                   licence, and <key>.download.json, the record)
@@ -18,23 +15,21 @@ brings the Hub client is imported when a download runs.
 
 from __future__ import annotations
 
-import difflib
 import json
-import logging
-import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from audiopub import settings
+from audiopub import figures, settings
 from audiopub.atomic import atomic_write
+from audiopub.book.scripts import primary_subtag
 from audiopub.errors import AudiopubError, DownloadFailed, VoiceNotFound
 from audiopub.tts.downloads import (
     BUILT_IN,
     DOWNLOADED,
+    STAGING,
     YOURS,
     Installed,
     discard_staging,
@@ -44,157 +39,30 @@ from audiopub.tts.downloads import (
     staging_folder,
 )
 from audiopub.tts.engine import speaker_voice_id
-from audiopub.tts.engine_info import matches_language
-from audiopub.tts.piper import PIPER
+from audiopub.tts.engine_info import Listing, Offer, Suggested
 from audiopub.tts.piper.config import PiperVoiceConfig
-from audiopub.tts.piper.files import find_voices
+from audiopub.tts.piper.files import NAME, default_folder, find_voices
+from audiopub.tts.piper.index import (
+    PIPER_INDEX,
+    PIPER_REPO,
+    QUALITIES,
+    Index,
+    IndexCopies,
+    PiperEntry,
+    entry_matches,
+    find_entry,
+    parse_piper_index,
+    quality_rank,
+    voice_download_id,
+)
 
 if TYPE_CHECKING:
     from audiopub.tts.hub import Progress
 
-log = logging.getLogger(__name__)
-
-PIPER_REPO: Final = "rhasspy/piper-voices"
-PIPER_INDEX: Final = "voices.json"
-SNAPSHOT: Final = "piper-voices.json"  # package data: the index as it was when shipped
 PIPER_RECORD: Final = ".download.json"  # <key>.download.json beside a downloaded voice
-QUALITIES: Final = ("x_low", "low", "medium", "high")  # Piper's names, worst to best
-# A voice key becomes a file name: an index (or a mirror's) must not name a path.
-_SAFE_KEY: Final = re.compile(r"\w[\w.-]*")  # letters of any script: pt_PT-tugão-medium
-
-
-@dataclass(frozen=True)
-class RemoteFile:
-    """A file of a voice as the index lists it: its path in the repository, size and MD5."""
-
-    path: str
-    size: int
-    md5: str
-
-    @property
-    def name(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
-
-
-@dataclass(frozen=True)
-class PiperEntry:
-    """One Piper voice of the index."""
-
-    key: str  # e.g. de_DE-thorsten-medium: also its file name and its voice id once installed
-    name: str
-    language_code: str  # de_DE
-    language_family: str  # de
-    language_english: str  # German
-    language_native: str  # Deutsch
-    country: str  # Germany
-    quality: str
-    num_speakers: int
-    files: tuple[RemoteFile, ...]
-    aliases: tuple[str, ...] = ()
-
-    @property
-    def id(self) -> str:
-        return voice_download_id(self.key)
-
-    @property
-    def size(self) -> int:
-        return sum(file.size for file in self.files)
-
-    @property
-    def language(self) -> str:
-        """The BCP 47 tag Audiopub uses for voices: de-DE."""
-        return self.language_code.replace("_", "-")
-
-    def describe_language(self) -> str:
-        if not self.country:
-            return self.language_english
-        return f"{self.language_english} ({self.country})"
-
-
-def voice_download_id(key: str) -> str:
-    """What `voices download` takes for the voice `key`: "piper:de_DE-thorsten-medium"."""
-    return f"{PIPER.name}:{key}"
-
-
-def piper_key(voice_id: str) -> str | None:
-    """The key of `piper:KEY` or of a bare KEY; None for another engine's prefix (`kokoro:x`)."""
-    wanted = voice_id.strip()
-    engine, _, name = wanted.partition(":") if ":" in wanted else ("", "", wanted)
-    # "piper:KEY", or the bare key people type: Piper's index is the voice library's own.
-    return name if engine in ("", PIPER.name) else None
-
-
-def find_entry(entries: Mapping[str, PiperEntry], voice_id: str, source: str) -> PiperEntry:
-    """The entry for `piper:KEY` or a bare Piper key (or an old alias) among `entries`, the
-    index `source` names; VoiceNotFound with near misses otherwise."""
-    name = piper_key(voice_id)
-    if name is None:
-        raise VoiceNotFound(
-            f"Unknown engine {voice_id.strip().partition(':')[0]!r} in {voice_id!r}: use "
-            "piper:VOICE, or an id `audiopub voices --all` lists"
-        )
-    if name in entries:
-        return entries[name]
-    for entry in entries.values():
-        if name in entry.aliases:
-            return entry
-    known = {key: entry.id for key, entry in entries.items()}
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
-    hint = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""
-    raise VoiceNotFound(
-        f"No voice {voice_id!r} in {source}.{hint} `audiopub voices --all` lists them."
-    )
-
-
-def parse_piper_index(data: Any) -> dict[str, PiperEntry]:
-    """The voices of a `voices.json`, by key; ValueError if it is not in that format."""
-    if not isinstance(data, Mapping):
-        raise ValueError("the index is not a JSON object")
-    entries = {}
-    try:
-        for key, voice in data.items():
-            if not _SAFE_KEY.fullmatch(key):
-                log.warning("skipping voice %r of the index: not a file name", key)
-                continue
-            language = voice["language"]
-            files = tuple(
-                RemoteFile(path, int(facts["size_bytes"]), str(facts["md5_digest"]))
-                for path, facts in voice["files"].items()
-            )
-            entries[key] = PiperEntry(
-                key=key,
-                name=voice["name"],
-                language_code=language["code"],
-                language_family=language["family"],
-                language_english=language.get("name_english", language["code"]),
-                language_native=language.get("name_native", ""),
-                country=language.get("country_english", ""),
-                quality=voice["quality"],
-                num_speakers=int(voice.get("num_speakers", 1)),
-                files=files,
-                aliases=tuple(voice.get("aliases", ())),
-            )
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ValueError(f"a voice entry is not in the voices.json format ({exc!r})") from exc
-    return entries
-
-
-def snapshot_index() -> dict[str, PiperEntry]:
-    """The index shipped inside the package."""
-    text = resources.files(__package__).joinpath(SNAPSHOT).read_text("utf-8")
-    return parse_piper_index(json.loads(text))
-
-
-def entry_matches(entry: PiperEntry, language: str | None) -> bool:
-    if language is None:
-        return True
-    return matches_language(
-        language, [entry.language_code], [entry.language_english, entry.language_native]
-    )
-
-
-def quality_rank(quality: str) -> int:
-    return QUALITIES.index(quality) if quality in QUALITIES else len(QUALITIES)
+# The qualities a voice is suggested in, most wanted first: medium is what most voices come in
+# (and the embedded voice's), high is larger and slower for a small gain.
+SUGGESTED_QUALITIES: Final = ("medium", "high", "low", "x_low")
 
 
 # --- on this computer ----------------------------------------------------------------------
@@ -202,7 +70,7 @@ def quality_rank(quality: str) -> int:
 
 def piper_dir() -> Path:
     """Where downloaded Piper voices go: the models folder the Piper engine reads."""
-    return PIPER.default_model_dir()
+    return default_folder()
 
 
 @dataclass(frozen=True)
@@ -219,7 +87,7 @@ def piper_voices() -> list[PiperVoice]:
     voices = []
     for files in find_voices(folder).values():
         place = files.model.parent
-        if place not in settings.model_folders(PIPER.name):
+        if place not in settings.model_folders(NAME):
             origin = BUILT_IN
         elif (place / f"{files.id}{PIPER_RECORD}").is_file():
             origin = DOWNLOADED
@@ -332,3 +200,189 @@ def remove_piper(voice_id: str) -> list[Path]:
             path.unlink()
             removed.append(path)
     return removed
+
+
+# --- the voice library's questions (`EngineInfo.downloads`) --------------------------------
+
+
+class PiperDownloads:
+    """Piper's voices to download: every voice of the newest index on this computer, and the
+    installed voices it does not list (the user's own)."""
+
+    variants: tuple[str, ...] = ()
+    qualities: tuple[str, ...] = QUALITIES
+
+    def __init__(self) -> None:
+        self._copies = IndexCopies()
+
+    def index(self) -> Index:
+        """The newest index on this computer. No network."""
+        return self._copies.newest()
+
+    def source(self) -> str:
+        return self.index().source
+
+    def refresh(self, timeout_s: float) -> None:
+        self._copies.refresh(timeout_s)
+
+    def language_names(self) -> Mapping[str, tuple[str, str]]:
+        names: dict[str, tuple[str, str]] = {}
+        for entry in self.index().entries.values():
+            names.setdefault(
+                entry.language_family.lower(), (entry.language_english, entry.language_native)
+            )
+        return names
+
+    def origins(self) -> dict[str, str]:
+        """Where each installed voice came from, by its key (BUILT_IN, DOWNLOADED, YOURS)."""
+        return {voice.id: voice.origin for voice in piper_voices()}
+
+    def offers(self) -> Sequence[Offer]:
+        """The index's voices by language and quality, then the installed voices it does not
+        list (the user's own)."""
+        entries = sorted(
+            self.index().entries.values(),
+            key=lambda e: (e.language_english, e.country, e.name, quality_rank(e.quality)),
+        )
+        origins = self.origins()
+        stopped = set(self.unfinished())
+        offers = [_offer(entry, origins.get(entry.key), entry.id in stopped) for entry in entries]
+        listed = {entry.key for entry in entries}
+        for key, origin in sorted(origins.items()):
+            if key not in listed:
+                language = key.split("-", 1)[0]
+                offers.append(
+                    Offer(
+                        voice_download_id(key),
+                        NAME,
+                        key,
+                        (primary_subtag(language),),
+                        language.replace("_", "-"),
+                        installed=origin,
+                        voice=key,
+                        quality=_quality_of(key),
+                    )
+                )
+        return offers
+
+    def sizes(self, timeout_s: float) -> Mapping[str, int]:
+        return {}  # the index says every voice's
+
+    def listing(
+        self, language: str | None, ask_hub: bool, sizes: Mapping[str, int]
+    ) -> Listing | None:
+        index = self.index()  # the Hub's when asked: `refresh` ran first
+        entries = sorted(
+            (e for e in index.entries.values() if entry_matches(e, language)),
+            key=lambda e: (e.language_code, e.name, quality_rank(e.quality)),
+        )
+        if not entries:
+            return None
+        installed = self.origins()
+        lines = []
+        for e in entries:
+            speakers = f"{e.num_speakers} speakers" if e.num_speakers > 1 else ""
+            mark = "installed" if e.key in installed else ""
+            lines.append(
+                f"{e.id:40} {e.describe_language()[:28]:28} {e.quality:7} "
+                f"{figures.size(e.size):>8}  {speakers:12} {mark}".rstrip()
+            )
+        heading = f"Piper voices ({len(entries)}, from {index.source}):"
+        return Listing(heading, tuple(lines), entries[0].id)
+
+    def notes(self) -> list[str]:
+        return []
+
+    def suggest(self, tag: str) -> Suggested | None:
+        """Installed first, then of the tag's region, then medium quality; one speaker: a
+        multi-speaker model's voice ids name speakers its config lists, which are not known
+        before it is downloaded."""
+        primary = primary_subtag(tag)
+        region = tag.replace("_", "-").lower()
+        entries = [
+            entry
+            for entry in self.index().entries.values()
+            if entry.language_family.lower() == primary and entry.num_speakers == 1
+        ]
+        if not entries:
+            return None
+        have = self.origins()
+
+        def rank(entry: PiperEntry) -> tuple[bool, bool, int, str]:
+            return (
+                entry.key not in have,
+                entry.language.lower() != region and "-" in region,
+                _suggested_rank(entry.quality),
+                entry.key,
+            )
+
+        best = min(entries, key=rank)
+        return Suggested(best.key, best.id, best.key in have)
+
+    def owns(self, download_id: str) -> bool:
+        # A bare key is the voice library's to hand here: Piper is the default engine.
+        return download_id.strip().startswith(f"{NAME}:")
+
+    def install(
+        self,
+        download_id: str,
+        revision: str | None,
+        variant: str | None,
+        on_progress: Callable[[Progress], None] | None,
+        cancel: threading.Event | None,
+    ) -> Installed:
+        try:
+            entry: PiperEntry | None = self.index().find(download_id)
+        except VoiceNotFound:
+            entry = None  # perhaps a voice newer than the local index: the Hub's index decides
+        if entry is not None and (piper_dir() / f"{entry.key}.onnx").is_file():
+            return Installed(entry.id, piper_dir() / f"{entry.key}.onnx", entry.size, already=True)
+        return install_piper(download_id, revision or "main", on_progress, cancel)
+
+    def how_to_speak(self, installed: Installed) -> str:
+        return (
+            f"Speak with it: audiopub convert BOOK.epub --voice "
+            f"{first_voice(installed.id.split(':', 1)[1], installed.path)}"
+        )
+
+    def remove(self, download_id: str) -> list[Path]:
+        return remove_piper(download_id)
+
+    def unfinished(self) -> list[str]:
+        staging = piper_dir() / STAGING
+        if not staging.is_dir():
+            return []
+        return [voice_download_id(p.name) for p in sorted(staging.iterdir()) if p.is_dir()]
+
+
+def _offer(entry: PiperEntry, origin: str | None, unfinished: bool) -> Offer:
+    card = next((f.path for f in entry.files if f.name == "MODEL_CARD"), None)
+    folder = entry.files[0].path.rsplit("/", 1)[0] if entry.files else ""
+    label = entry.describe_language()
+    if entry.language_native and entry.language_native != entry.language_english:
+        label += f" · {entry.language_native}"
+    return Offer(
+        entry.id,
+        NAME,
+        entry.key,
+        (entry.language_family.lower(),),
+        label,
+        installed=origin,
+        unfinished=unfinished,
+        size=entry.size,
+        licence_path=f"{PIPER_REPO}/blob/main/{card or folder + '/MODEL_CARD'}",
+        voice=entry.key if origin else None,
+        quality=entry.quality,
+        speakers=entry.num_speakers,
+    )
+
+
+def _quality_of(key: str) -> str | None:
+    last = key.rsplit("-", 1)[-1]
+    return last if last in QUALITIES else None
+
+
+def _suggested_rank(quality: str) -> int:
+    if quality in SUGGESTED_QUALITIES:
+        return SUGGESTED_QUALITIES.index(quality)
+    return len(SUGGESTED_QUALITIES)

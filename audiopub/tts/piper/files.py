@@ -7,11 +7,19 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from audiopub import settings
 from audiopub.tts.engine import SPEAKER_SEPARATOR
 
 log = logging.getLogger(__name__)
+
+NAME: Final = "piper"  # the engine's name: also its folder in the models directory
+
+
+def default_folder() -> Path:
+    """Where voices beside the embedded one are: models/piper."""
+    return settings.models_dir() / NAME
 
 
 @dataclass(frozen=True)
@@ -35,10 +43,8 @@ def find_voices(extra_dir: Path | None = None) -> dict[str, PiperVoiceFiles]:
     """The embedded voice plus every complete voice in `extra_dir` (default models/piper, and
     the old ./models/piper while it is read; a name in both is the models directory's)."""
     voices = {settings.DEFAULT_PIPER_VOICE: embedded_voice()}
-    folder = extra_dir if extra_dir is not None else settings.models_dir() / "piper"
-    folders = (
-        settings.model_folders("piper") if folder == settings.models_dir() / "piper" else [folder]
-    )
+    folder = extra_dir if extra_dir is not None else default_folder()
+    folders = settings.model_folders(NAME) if folder == default_folder() else [folder]
     for place in reversed(folders):  # later ones replace a voice of the same name
         if not place.is_dir():
             continue

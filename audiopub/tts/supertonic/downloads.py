@@ -141,6 +141,16 @@ def install_release(
 
 class SupertonicDownloads:
     variants: tuple[str, ...] = ()
+    qualities: tuple[str, ...] = ()
+
+    def source(self) -> str | None:
+        return None  # its catalogue ships in the code
+
+    def refresh(self, timeout_s: float) -> None:
+        pass
+
+    def language_names(self) -> Mapping[str, tuple[str, str]]:
+        return {}
 
     def offers(self) -> Sequence[Offer]:
         models = {model.id: model for model in installed_models()}

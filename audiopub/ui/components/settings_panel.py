@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from urllib.parse import quote
 
@@ -26,7 +26,7 @@ from audiopub.book.scripts import primary_subtag
 from audiopub.errors import VoiceNotFound
 from audiopub.jobs.models import JobSettings
 from audiopub.tts.engine import Voice
-from audiopub.tts.piper.downloads import QUALITIES
+from audiopub.tts.registry import engine_info
 from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.components.listen_switch import ListenSwitch
 from audiopub.ui.components.voice_mixer import VoiceMixer
@@ -299,7 +299,13 @@ class SettingsPanel:
             return
         speaking = [v for v in choice.voices if self._speaks_book(v)]
         current = next((v for v in choice.voices if v.id == self.voice.value), None)
-        best = min(speaking, key=lambda v: (self._book_rank(v), -_quality(v.model)), default=None)
+        downloads = engine_info(choice.name).downloads
+        grades = downloads.qualities if downloads is not None else ()
+        best = min(
+            speaking,
+            key=lambda v: (self._book_rank(v), -_quality(v.model, grades)),
+            default=None,
+        )
         if (
             best is not None
             and not self.voice_chosen
@@ -383,10 +389,11 @@ def _known_offers() -> Offers | None:
         return None
 
 
-def _quality(model: str) -> int:
-    """Piper's quality from a voice's name (…-medium), worst to best; -1 when it has none."""
+def _quality(model: str, grades: Sequence[str]) -> int:
+    """A voice's grade from its name (…-medium), as its engine's catalogue grades them (worst
+    to best); -1 when it has none."""
     last = model.rsplit("-", 1)[-1]
-    return QUALITIES.index(last) if last in QUALITIES else -1
+    return grades.index(last) if last in grades else -1
 
 
 def _engine_label(choice: EngineChoice) -> str:

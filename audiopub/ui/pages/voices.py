@@ -41,6 +41,7 @@ from audiopub.ui.voice_list import (
     installed_now,
     language_names,
     language_options,
+    qualities,
     sample,
     visible,
 )
@@ -49,7 +50,6 @@ from audiopub.voices.catalogue import Catalogue, refresh_catalogue
 log = logging.getLogger(__name__)
 
 POLL_S = 0.25  # how often the page looks at the running download
-QUALITIES = {"": "Any quality", "x_low": "x_low", "low": "low", "medium": "medium", "high": "high"}
 
 
 def page(services: Services, language: str = "", quality: str = "") -> None:
@@ -96,7 +96,12 @@ class VoicesPage:
                         .mark("voice-language")
                     )
                     self.quality = (
-                        ui.select(QUALITIES, value="", label="Quality", on_change=self._show_rows)
+                        ui.select(
+                            {"": "Any quality", **{grade: grade for grade in qualities()}},
+                            value="",
+                            label="Quality",
+                            on_change=self._show_rows,
+                        )
                         .classes("w-40")
                         .props("outlined dense")
                         .mark("voice-quality")
@@ -147,12 +152,13 @@ class VoicesPage:
             catalogue = await run.io_bound(refresh_catalogue)
             have = await run.io_bound(installed_now)
             endpoint = await run.io_bound(hub_address)
+            names = await run.io_bound(language_names)
         except Exception as exc:  # a damaged models folder, a bug: a message, not a spinner
             log.exception("listing voices failed")
             self.loading.set_visibility(False)
             _show(self.error, f"The voices could not be listed ({type(exc).__name__}: {exc}).")
             return
-        if catalogue is None or have is None or endpoint is None:  # shutting down
+        if catalogue is None or have is None or endpoint is None or names is None:  # shutting down
             return
         self.catalogue, self.endpoint = catalogue, endpoint
         self.loading.set_visibility(False)
@@ -160,14 +166,14 @@ class VoicesPage:
         self.source.set_text(f"Listed from {catalogue.source}.")
         self.source.set_visibility(not catalogue.note)  # the note says where the list is from
         self._rebuild(have)
-        self.language.set_options(language_options(self.rows, language_names(catalogue)))
+        self.language.set_options(language_options(self.rows, names))
         language, quality = self.wanted
         problems = []
         if language and language not in self.language.options:
             problems.append(f"No voice in the list speaks “{language}”: showing every language.")
             language = ""
-        if quality and quality not in QUALITIES:
-            problems.append(f"“{quality}” is not a quality (x_low, low, medium, high).")
+        if quality and quality not in qualities():
+            problems.append(f"“{quality}” is not a quality ({', '.join(qualities())}).")
             quality = ""
         _show(self.filter_note, " ".join(problems) or None)
         self.language.value, self.quality.value = language, quality
@@ -323,7 +329,7 @@ def _remove_files(voice_id: str) -> list[Path]:
     # Here, not at the top: it brings in huggingface_hub, which nothing else loads at startup.
     from audiopub.voices.install import remove
 
-    return remove(voice_id)  # an engine's own catalogue, else Piper's
+    return remove(voice_id)  # its engine's catalogue removes it
 
 
 def _speak(services: Services, row: VoiceRow, text: str, language: str) -> bytes:
