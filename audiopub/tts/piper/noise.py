@@ -150,7 +150,7 @@ def _ranks(model: onnx.ModelProto) -> dict[str, int]:
     """The rank of every value whose shape inference can tell, from a copy of the graph with
     its weights given as shapes alone: the full model would be copied twice to be inferred
     (0.2 s for a medium voice, against 0.03 s). Small constants stay: shapes are made of them."""
-    from onnx import helper, shape_inference
+    from onnx import helper, shape_inference  # onnx: only while rewriting, see graph_rewrite
 
     graph = model.graph
     small = [t for t in graph.initializer if int(np.prod(t.dims)) <= 64]
@@ -180,7 +180,7 @@ def _ranks(model: onnx.ModelProto) -> dict[str, int]:
 
 def _standard(node: onnx.NodeProto) -> bool:
     """Float32 noise of mean 0 and scale 1, as Piper's exports draw it."""
-    from onnx import TensorProto, helper
+    from onnx import TensorProto, helper  # onnx: only while rewriting, see graph_rewrite
 
     attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     return (
@@ -192,7 +192,7 @@ def _standard(node: onnx.NodeProto) -> bool:
 
 def _replace(graph: onnx.GraphProto, node: onnx.NodeProto, feed: str) -> None:
     """Nodes computing `node`'s output [B, C, T] from the input `feed` [B, values]."""
-    from onnx import TensorProto, helper
+    from onnx import TensorProto, helper  # onnx: only while rewriting, see graph_rewrite
 
     like, output = node.input[0], node.output[0]
 
