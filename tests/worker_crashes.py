@@ -41,7 +41,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if os.environ.get("PYTEST_XDIST_WORKER") is None and FOLDER_ENV in os.environ:
+    if _logs:  # a worker ending as it should: its file has nothing to say
+        faulthandler.disable()
+        _logs.pop().close()
+    elif os.environ.get("PYTEST_XDIST_WORKER") is None and FOLDER_ENV in os.environ:
         shutil.rmtree(os.environ.pop(FOLDER_ENV), ignore_errors=True)
 
 
