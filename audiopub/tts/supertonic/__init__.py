@@ -5,18 +5,19 @@ its release, in as many denoising steps as asked.
     files     a model folder: its graphs, config, unicode indexer and voice styles
     releases  the Hub's releases, which one speaks, and the languages each reads
     text      the text front end: normalising, language tags, character ids
+    settings  its environment variables: its folder, its language, its text front end
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from audiopub import settings
 from audiopub.tts.engine import Engine, Voice
 from audiopub.tts.engine_info import EngineInfo, LoadRequest, Steps
 from audiopub.tts.supertonic.downloads import SupertonicDownloads
 from audiopub.tts.supertonic.files import folder_stamp
 from audiopub.tts.supertonic.releases import active_model_dir, active_release, languages_of
+from audiopub.tts.supertonic.settings import LANGUAGE, MULTILINGUAL, SETTINGS
 from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
 
 
@@ -25,15 +26,14 @@ def _load(request: LoadRequest) -> Engine:
 
     # Loaded by the registry for whoever asks first and shared by every later caller: the
     # engine is made under the settings in force, as its cache key's model folder is.
-    options = settings.current()
     return SupertonicEngine(
         request.model_dir,
         use_gpu=request.use_gpu,
         threads=request.threads,
         device_id=request.device_id,
         languages=languages_of(request.model_dir),
-        fallback_language=options.supertonic_language,
-        multilingual=options.supertonic_multilingual,
+        fallback_language=LANGUAGE.read(),
+        multilingual=MULTILINGUAL.read(),
     )
 
 
@@ -58,4 +58,5 @@ SUPERTONIC = EngineInfo(
     stamp=folder_stamp,
     heading=_heading,
     downloads=SupertonicDownloads(),
+    settings=SETTINGS,
 )
