@@ -1,5 +1,7 @@
 """Defaults in one place, one comment each; the options the environment sets (AUDIOPUB_*, and
 the few of other programs Audiopub honours) in one `Settings`, read here and nowhere else.
+An engine's own variables are declared in its folder (`EngineSetting`, listed by its
+`EngineInfo.settings`): `Settings` carries them as set, and each engine reads and checks its own.
 
 A command reads them once as it starts (`load`, then `installed` for its run) and hands them
 to the code below it where it can; code no caller can hand them to (engines the registry loads
