@@ -61,7 +61,7 @@ from audiopub.jobs.worker import runner_alive
 from audiopub.listen import command as listen_command
 from audiopub.listen.stage import WhisperListening
 from audiopub.tts.engine import voice_of
-from audiopub.tts.kokoro.settings import RUNTIME as KOKORO_RUNTIME
+from audiopub.tts.kokoro.environment import RUNTIME as KOKORO_RUNTIME
 from audiopub.tts.registry import check_settings, engine_names, get_engine
 from audiopub.voices import command as voices_command
 from audiopub.voices.casting import BookCast

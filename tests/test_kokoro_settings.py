@@ -1,4 +1,4 @@
-"""Kokoro's own settings (tts/kokoro/settings.py): read from the environment, checked as a
+"""Kokoro's own settings (tts/kokoro/environment.py): read from the environment, checked as a
 command starts, and `--runtime` over its variable."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from audiopub import settings
 from audiopub.cli import _build_parser, main
 from audiopub.errors import SettingInvalid
 from audiopub.tts.kokoro import KOKORO
+from audiopub.tts.kokoro.environment import DIR, RUNTIME
 from audiopub.tts.kokoro.files import default_folder
-from audiopub.tts.kokoro.settings import DIR, RUNTIME
 
 
 def test_kokoro_lists_its_settings() -> None:

@@ -220,7 +220,7 @@ def test_the_runtime_is_a_setting_the_environment_and_the_command_line_choose(
     from audiopub import settings
     from audiopub.cli import _build_parser
     from audiopub.tts.kokoro import KOKORO
-    from audiopub.tts.kokoro.settings import RUNTIME
+    from audiopub.tts.kokoro.environment import RUNTIME
 
     assert RUNTIME in KOKORO.settings
     assert RUNTIME.read(settings.from_environ({})) == "onnx"

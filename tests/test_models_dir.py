@@ -16,8 +16,8 @@ from audiopub.tts.downloads import YOURS
 from audiopub.tts.piper.downloads import piper_dir, piper_voices
 from audiopub.tts.piper.files import find_voices
 from audiopub.tts.supertonic.engine import default_model_dir
+from audiopub.tts.supertonic.environment import DIR
 from audiopub.tts.supertonic.releases import SUPERTONIC_DEFAULT, active_release, release_dir
-from audiopub.tts.supertonic.settings import DIR
 
 
 @pytest.fixture(autouse=True)

@@ -30,7 +30,7 @@ from audiopub.tts.supertonic.engine import (
     combine_reports,
     default_model_dir,
 )
-from audiopub.tts.supertonic.settings import DIR
+from audiopub.tts.supertonic.environment import DIR
 from audiopub.tts.supertonic.text import TextFrontEnd, language_code
 
 OFFICIAL_INSTALL = "pip install --no-deps supertonic==1.3.1"

@@ -16,6 +16,7 @@ from audiopub.jobs.submission import language_note
 from audiopub.tts.engine import Voice
 from audiopub.tts.registry import get_engine
 from audiopub.tts.supertonic.engine import SupertonicEngine, default_model_dir
+from audiopub.tts.supertonic.environment import DIR
 from audiopub.tts.supertonic.files import folder_stamp
 from audiopub.tts.supertonic.releases import (
     active_release,
@@ -24,7 +25,6 @@ from audiopub.tts.supertonic.releases import (
     chosen_release,
     languages_of,
 )
-from audiopub.tts.supertonic.settings import DIR
 from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
 
 SUPERTONIC_2 = ("en", "ko", "es", "pt", "fr")

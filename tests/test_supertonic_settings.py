@@ -1,4 +1,4 @@
-"""Supertonic's own settings (tts/supertonic/settings.py): read from the environment."""
+"""Supertonic's own settings (tts/supertonic/environment.py): read from the environment."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from audiopub import settings
 from audiopub.tts.supertonic import SUPERTONIC
-from audiopub.tts.supertonic.settings import DIR, LANGUAGE, MULTILINGUAL
+from audiopub.tts.supertonic.environment import DIR, LANGUAGE, MULTILINGUAL
 
 
 def test_supertonic_lists_its_settings() -> None:

@@ -344,7 +344,7 @@ def test_a_warm_pool_serves_only_jobs_asking_for_what_its_processes_loaded(
     tmp_path: Path,
 ) -> None:
     from audiopub.jobs.executor import pool_key
-    from audiopub.tts.kokoro.settings import RUNTIME
+    from audiopub.tts.kokoro.environment import RUNTIME
 
     def key_under(runtime: str, engine: str) -> tuple:
         with settings.installed(RUNTIME.given(settings.current(), runtime)):

@@ -10,7 +10,7 @@ from pathlib import Path
 from audiopub import settings
 from audiopub.bench.rss import rss_check
 from audiopub.bench.texts import SIZES, write_book
-from audiopub.tts.kokoro.settings import RUNTIME as KOKORO_RUNTIME
+from audiopub.tts.kokoro.environment import RUNTIME as KOKORO_RUNTIME
 from audiopub.tts.registry import engine_names
 
 DEFAULT_STEPS = "2,5,16"  # the rows of Supertonic's published tables

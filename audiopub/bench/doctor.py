@@ -48,7 +48,7 @@ from audiopub.jobs.cpu_sizing import available_memory_bytes, usable_cores
 from audiopub.jobs.executor import default_batch_size, executor_for
 from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import Engine, SynthesisOptions
-from audiopub.tts.kokoro.settings import RUNTIME as KOKORO_RUNTIME
+from audiopub.tts.kokoro.environment import RUNTIME as KOKORO_RUNTIME
 from audiopub.tts.registry import engine_info, get_engine, load_engine
 
 SCHEMA_ID: Final = "audiopub-doctor/1"

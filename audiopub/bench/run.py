@@ -38,7 +38,7 @@ from audiopub.gpu.monitor import GpuMonitor
 from audiopub.jobs.cpu_sizing import cpu_workers
 from audiopub.jobs.executor import default_batch_size
 from audiopub.tts.engine import Engine, SynthesisOptions, voice_of
-from audiopub.tts.kokoro.settings import RUNTIME as KOKORO_RUNTIME
+from audiopub.tts.kokoro.environment import RUNTIME as KOKORO_RUNTIME
 from audiopub.tts.registry import get_engine, load_engine
 
 VRAM_INTERVAL_S = 0.1  # NVML sampling period while the benchmark runs

@@ -1,11 +1,11 @@
 """Kokoro-82M: one ONNX graph, 54 voices in nine languages, and mixes of them.
 
-engine   `KokoroEngine`: voices, mixes, batched synthesis
-files    its folder: model variants, vocabulary, voices, languages
-graph    the graph rewrite that exposes each token's frames
-install  the download from the Hub, and the voice index shipped with Audiopub
-settings its environment variables: its folder, and what runs it
-torch_*  the same network on PyTorch (`--runtime torch`): modules, weights, runtime
+engine       `KokoroEngine`: voices, mixes, batched synthesis
+environment  its settings, each an environment variable: its folder, and what runs it
+files        its folder: model variants, vocabulary, voices, languages
+graph        the graph rewrite that exposes each token's frames
+install      the download from the Hub, and the voice index shipped with Audiopub
+torch_*      the same network on PyTorch (`--runtime torch`): modules, weights, runtime
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from audiopub.book.scripts import primary_subtag
 from audiopub.tts.engine import Engine
 from audiopub.tts.engine_info import EngineInfo, LoadRequest, Mixing, Stamp
 from audiopub.tts.kokoro.downloads import KokoroDownloads
+from audiopub.tts.kokoro.environment import RUNTIME, SETTINGS
 from audiopub.tts.kokoro.files import (
     LANGUAGES,
     MIX_SEPARATOR,
@@ -25,7 +26,6 @@ from audiopub.tts.kokoro.files import (
     default_folder,
     parse_mix,
 )
-from audiopub.tts.kokoro.settings import RUNTIME, SETTINGS
 
 
 def _load(request: LoadRequest) -> Engine:

@@ -28,7 +28,7 @@ import numpy as np
 from audiopub import settings
 from audiopub.errors import EngineUnavailable, ModelMissing
 from audiopub.tts.engine import VoiceGender
-from audiopub.tts.kokoro.settings import DIR
+from audiopub.tts.kokoro.environment import DIR
 
 SAMPLE_RATE: Final = 24_000
 STYLE_ROWS: Final = 510  # also the model's phoneme window: 512 positions less the two pads

@@ -1,11 +1,12 @@
 """Supertonic: a flow-matching model (four ONNX graphs) whose voices read every language of
 its release, in as many denoising steps as asked.
 
-    engine    `SupertonicEngine`: styles, batched synthesis, the step loop
-    files     a model folder: its graphs, config, unicode indexer and voice styles
-    releases  the Hub's releases, which one speaks, and the languages each reads
-    text      the text front end: normalising, language tags, character ids
-    settings  its environment variables: its folder, its language, its text front end
+    engine       `SupertonicEngine`: styles, batched synthesis, the step loop
+    environment  its settings, each an environment variable: its folder, its language, and
+                 whether its text front end is multilingual
+    files        a model folder: its graphs, config, unicode indexer and voice styles
+    releases     the Hub's releases, which one speaks, and the languages each reads
+    text         the text front end: normalising, language tags, character ids
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from collections.abc import Sequence
 from audiopub.tts.engine import Engine, Voice
 from audiopub.tts.engine_info import EngineInfo, LoadRequest, Steps
 from audiopub.tts.supertonic.downloads import SupertonicDownloads
+from audiopub.tts.supertonic.environment import LANGUAGE, MULTILINGUAL, SETTINGS
 from audiopub.tts.supertonic.files import folder_stamp
 from audiopub.tts.supertonic.releases import active_model_dir, active_release, languages_of
-from audiopub.tts.supertonic.settings import LANGUAGE, MULTILINGUAL, SETTINGS
 from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
 
 

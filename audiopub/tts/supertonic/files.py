@@ -21,7 +21,7 @@ from typing import Any, Final
 import numpy as np
 
 from audiopub.errors import EngineUnavailable, ModelMissing
-from audiopub.tts.supertonic.settings import DIR
+from audiopub.tts.supertonic.environment import DIR
 
 GRAPHS: Final = ("duration_predictor", "text_encoder", "vector_estimator", "vocoder")
 CONFIG_FILE: Final = "tts.json"

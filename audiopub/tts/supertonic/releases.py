@@ -25,8 +25,8 @@ from typing import Final
 from audiopub import settings
 from audiopub.atomic import atomic_write
 from audiopub.errors import ModelMissing, VoiceNotFound
+from audiopub.tts.supertonic.environment import DIR
 from audiopub.tts.supertonic.files import CONFIG_FILE, GRAPHS, INDEXER_FILE, ModelFiles
-from audiopub.tts.supertonic.settings import DIR
 from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
 
 log = logging.getLogger(__name__)
