@@ -61,7 +61,8 @@ from audiopub.jobs.worker import runner_alive
 from audiopub.listen import command as listen_command
 from audiopub.listen.stage import WhisperListening
 from audiopub.tts.engine import voice_of
-from audiopub.tts.registry import engine_names, get_engine
+from audiopub.tts.kokoro.environment import RUNTIME as KOKORO_RUNTIME
+from audiopub.tts.registry import check_settings, engine_names, get_engine
 from audiopub.voices import command as voices_command
 from audiopub.voices.casting import BookCast
 
@@ -138,9 +139,11 @@ def _build_parser() -> argparse.ArgumentParser:
     device = conv.add_mutually_exclusive_group()
     device.add_argument("--gpu", dest="gpu", action="store_true", help="use CUDA when available")
     device.add_argument("--cpu", dest="gpu", action="store_false", help="use the CPU (default)")
+    # Kokoro alone has runtimes to choose from (`EngineInfo.runtimes`): `--runtime` sets its
+    # setting, and stays Kokoro's until another engine has runtimes too.
     conv.add_argument(
         "--runtime",
-        type=settings.parse_kokoro_runtime,
+        type=KOKORO_RUNTIME.argument,
         help="what runs Kokoro: onnx (default), torch (PyTorch: pip install "
         "'audiopub[torch]') or auto (torch where CUDA works only through PyTorch)",
     )
@@ -871,7 +874,8 @@ def main(argv: list[str] | None = None) -> int:
         # Read once, for everything this command runs; `--ray` is for this process's jobs.
         options = settings.load(ray_address=args.ray)
         if args.command == "convert" and args.runtime:
-            options = replace(options, kokoro_runtime=args.runtime)
+            options = KOKORO_RUNTIME.given(options, args.runtime)
+        check_settings(options)  # the engines' own, now rather than when one loads
         if args.ray:  # checked now, connected by the first job
             cluster_connection.ray_module()
         with settings.installed(options):

@@ -1,5 +1,7 @@
 """Defaults in one place, one comment each; the options the environment sets (AUDIOPUB_*, and
 the few of other programs Audiopub honours) in one `Settings`, read here and nowhere else.
+An engine's own variables are declared in its folder (`EngineSetting`, listed by its
+`EngineInfo.settings`): `Settings` carries them as set, and each engine reads and checks its own.
 
 A command reads them once as it starts (`load`, then `installed` for its run) and hands them
 to the code below it where it can; code no caller can hand them to (engines the registry loads
@@ -18,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Final, Generic, TypeVar
 
 from audiopub.errors import SettingInvalid
 
@@ -137,14 +139,7 @@ CPU_WORKERS_ENV: Final = "AUDIOPUB_CPU_WORKERS"
 RAY_ADDRESS_ENV: Final = "AUDIOPUB_RAY_ADDRESS"
 TOKEN_ENV: Final = "AUDIOPUB_TOKEN"
 HOSTS_ENV: Final = "AUDIOPUB_ALLOWED_HOSTS"  # more names, separated by commas or spaces
-KOKORO_DIR_ENV: Final = "AUDIOPUB_KOKORO_DIR"
-# What runs Kokoro's network: ONNX Runtime, PyTorch, or `auto` (PyTorch where CUDA works
-# through it and not through ONNX Runtime).
-KOKORO_RUNTIME_ENV: Final = "AUDIOPUB_KOKORO_RUNTIME"
-KOKORO_RUNTIMES: Final = ("onnx", "torch", "auto")
-SUPERTONIC_DIR_ENV: Final = "AUDIOPUB_SUPERTONIC_DIR"
-SUPERTONIC_LANGUAGE_ENV: Final = "AUDIOPUB_SUPERTONIC_LANGUAGE"
-SUPERTONIC_MULTILINGUAL_ENV: Final = "AUDIOPUB_SUPERTONIC_MULTILINGUAL"
+# An engine's own variables (AUDIOPUB_<ENGINE>_*) are declared in its folder (`EngineSetting`).
 HUB_TIMEOUT_ENV: Final = "HF_HUB_ETAG_TIMEOUT"  # huggingface_hub's own names, honoured here too
 HUB_ENDPOINT_ENV: Final = "HF_ENDPOINT"
 HUB_METADATA_TIMEOUT_S: Final = 10.0  # seconds the Hub has to answer a metadata request
@@ -181,14 +176,9 @@ class Settings:
     # The web UI's token, chosen by the person (AUDIOPUB_TOKEN); a secret: never printed.
     token: str | None = field(default=None, repr=False)
     allowed_hosts: tuple[str, ...] = ()  # more names for the web UI (AUDIOPUB_ALLOWED_HOSTS)
-    kokoro_dir: Path | None = None  # Kokoro's files outside models/ (AUDIOPUB_KOKORO_DIR)
-    kokoro_runtime: str = "onnx"  # see KOKORO_RUNTIMES (AUDIOPUB_KOKORO_RUNTIME, --runtime)
-    supertonic_dir: Path | None = None  # a Supertonic model outside models/ (…_SUPERTONIC_DIR)
-    # The language Supertonic reads when the book names none (AUDIOPUB_SUPERTONIC_LANGUAGE).
-    supertonic_language: str | None = None
-    # Whether a Supertonic folder's text front end is multilingual, when detection guesses
-    # wrong (AUDIOPUB_SUPERTONIC_MULTILINGUAL=1/0); None: detected.
-    supertonic_multilingual: bool | None = None
+    # The AUDIOPUB_* variables as the environment set them (the token aside), for the
+    # engines' own settings, which each engine reads and checks itself (`EngineSetting`).
+    environment: Mapping[str, str] = field(default_factory=dict)
     hub_metadata_timeout_s: float = HUB_METADATA_TIMEOUT_S  # (HF_HUB_ETAG_TIMEOUT)
     hub_endpoint: str | None = None  # the Hugging Face Hub's address (HF_ENDPOINT)
     # The GPUs CUDA shows this process, and its order of them, as CUDA reads its variables.
@@ -220,16 +210,52 @@ def from_environ(environ: Mapping[str, str]) -> Settings:
         cpu_workers=_cpu_workers(environ.get(CPU_WORKERS_ENV)),
         token=environ.get(TOKEN_ENV, "").strip() or None,
         allowed_hosts=tuple(environ.get(HOSTS_ENV, "").replace(",", " ").split()),
-        kokoro_dir=_folder(environ.get(KOKORO_DIR_ENV)),
-        kokoro_runtime=parse_kokoro_runtime(environ.get(KOKORO_RUNTIME_ENV, "onnx")),
-        supertonic_dir=_folder(environ.get(SUPERTONIC_DIR_ENV)),
-        supertonic_language=environ.get(SUPERTONIC_LANGUAGE_ENV) or None,
-        supertonic_multilingual=_yes_no(environ.get(SUPERTONIC_MULTILINGUAL_ENV, "")),
+        environment={
+            name: value
+            for name, value in environ.items()
+            if name.startswith("AUDIOPUB_") and name != TOKEN_ENV  # the secret, kept once
+        },
         hub_metadata_timeout_s=_parsed(environ, HUB_TIMEOUT_ENV, float) or HUB_METADATA_TIMEOUT_S,
         hub_endpoint=environ.get(HUB_ENDPOINT_ENV) or None,
         cuda_visible_devices=environ.get("CUDA_VISIBLE_DEVICES"),
         cuda_device_order=environ.get("CUDA_DEVICE_ORDER", ""),
     )
+
+
+@dataclass(frozen=True)
+class EngineSetting(Generic[T]):
+    """One option of one engine, set by an environment variable: declared in the engine's
+    folder and listed by its `EngineInfo.settings`, so this module needs to know no engine.
+    `read` gives its value from the settings in force, as they were read from the environment
+    (`Settings.environment`) and handed to engine processes."""
+
+    env: str  # the variable: AUDIOPUB_<ENGINE>_<NAME>
+    parse: Callable[[str], T]  # the variable's text to the value; ValueError says what's wrong
+    default: T  # while the variable is unset or empty
+    description: str  # one line, for a person
+
+    def read(self, options: Settings | None = None) -> T:
+        """Its value in `options` (None: the settings in force, `current`); SettingInvalid
+        names the variable when its text can't be used."""
+        chosen = options if options is not None else current()
+        text = chosen.environment.get(self.env, "")
+        if not text.strip():
+            return self.default
+        try:
+            return self.parse(text)
+        except ValueError as exc:
+            raise SettingInvalid(f"{self.env}: {exc}") from None
+
+    def given(self, options: Settings, text: str) -> Settings:
+        """`options` with the text a command line's option gave, as if the variable held it."""
+        return replace(options, environment={**options.environment, self.env: text})
+
+    def argument(self, text: str) -> T:
+        """`parse` for argparse, which shows its message as is."""
+        try:
+            return self.parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def load(ray_address: str | None = None) -> Settings:
@@ -356,16 +382,6 @@ def _engine_idle_s(value: str) -> float:
     return seconds
 
 
-def parse_kokoro_runtime(value: str) -> str:
-    """One of KOKORO_RUNTIMES (empty: onnx); SettingInvalid names the others."""
-    runtime = value.strip().lower() or "onnx"
-    if runtime not in KOKORO_RUNTIMES:
-        raise SettingInvalid(
-            f"{KOKORO_RUNTIME_ENV}: expected one of {', '.join(KOKORO_RUNTIMES)}, not {value!r}"
-        )
-    return runtime
-
-
 def _cpu_workers(value: str | None) -> int | None:
     if not value:
         return None
@@ -382,19 +398,6 @@ def _flag(environ: Mapping[str, str], name: str, default: bool) -> bool:
     if not value:
         return default
     return value not in ("0", "false", "no", "off")
-
-
-def _yes_no(value: str) -> bool | None:
-    value = value.strip().lower()
-    if value in ("1", "true", "yes"):
-        return True
-    if value in ("0", "false", "no"):
-        return False
-    return None
-
-
-def _folder(value: str | None) -> Path | None:
-    return Path(value).expanduser() if value else None
 
 
 def data_dir() -> Path:

@@ -124,6 +124,19 @@ def test_a_book_in_its_language_suggests_its_voice() -> None:
     assert "tiny" not in {s.engine for s in voices_for("fr")}
 
 
+@pytest.mark.usefixtures("tiny")
+def test_its_setting_is_checked_as_a_command_starts_and_read_where_it_speaks(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AUDIOPUB_TINY_BERT", "robot")
+    assert main(["voices"]) == 1
+    assert "AUDIOPUB_TINY_BERT: expected female or male, not 'robot'" in capsys.readouterr().err
+
+    monkeypatch.setenv("AUDIOPUB_TINY_BERT", "Female")
+    assert main(["voices", "download", "tiny:bert"]) == 0
+    assert [voice.gender for voice in registry.get_engine(NAME).voices()] == ["female"]
+
+
 def test_nothing_of_audiopub_names_it() -> None:
     """The proof that registering is all it takes: no module outside the tests knows it."""
     found = subprocess.run(

@@ -217,17 +217,14 @@ def test_precision_follows_the_compute_capability(capability, dtype, tf32) -> No
 def test_the_runtime_is_a_setting_the_environment_and_the_command_line_choose(
     folder: Path,
 ) -> None:
-    from dataclasses import replace
-
     from audiopub import settings
     from audiopub.cli import _build_parser
-    from audiopub.errors import SettingInvalid
     from audiopub.tts.kokoro import KOKORO
+    from audiopub.tts.kokoro.environment import RUNTIME
 
-    assert settings.from_environ({}).kokoro_runtime == "onnx"
-    assert settings.from_environ({"AUDIOPUB_KOKORO_RUNTIME": "Torch"}).kokoro_runtime == "torch"
-    with pytest.raises(SettingInvalid, match="AUDIOPUB_KOKORO_RUNTIME"):
-        settings.from_environ({"AUDIOPUB_KOKORO_RUNTIME": "tensorflow"})
+    assert RUNTIME in KOKORO.settings
+    assert RUNTIME.read(settings.from_environ({})) == "onnx"
+    assert RUNTIME.read(settings.from_environ({"AUDIOPUB_KOKORO_RUNTIME": "Torch"})) == "torch"
     args = _build_parser().parse_args(["convert", "book.epub", "--runtime", "auto"])
     assert args.runtime == "auto"
     bench = _build_parser().parse_args(["bench", "--engine", "kokoro", "--runtime", "onnx,torch"])
@@ -237,7 +234,7 @@ def test_the_runtime_is_a_setting_the_environment_and_the_command_line_choose(
     base = settings.from_environ({})
     with settings.installed(base):
         onnx_stamp = KOKORO.stamp(folder)
-    with settings.installed(replace(base, kokoro_runtime="torch")):
+    with settings.installed(RUNTIME.given(base, "torch")):
         assert KOKORO.stamp(folder) != onnx_stamp
         assert KOKORO.load(_request(folder)).runtime == "torch"
 

@@ -16,14 +16,14 @@ from audiopub.tts.downloads import YOURS
 from audiopub.tts.piper.downloads import piper_dir, piper_voices
 from audiopub.tts.piper.files import find_voices
 from audiopub.tts.supertonic.engine import default_model_dir
-from audiopub.tts.supertonic.files import DIR_ENV
+from audiopub.tts.supertonic.environment import DIR
 from audiopub.tts.supertonic.releases import SUPERTONIC_DEFAULT, active_release, release_dir
 
 
 @pytest.fixture(autouse=True)
 def no_models_dir(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AUDIOPUB_MODELS_DIR", raising=False)
-    monkeypatch.delenv(DIR_ENV, raising=False)
+    monkeypatch.delenv(DIR.env, raising=False)
 
 
 def test_voices_finds_the_data_directorys_models_wherever_it_starts(

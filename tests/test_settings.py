@@ -4,6 +4,7 @@ down as values (never written back to the environment)."""
 from __future__ import annotations
 
 import os
+import pickle
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +25,7 @@ def test_an_environment_gives_the_settings(tmp_path: Path) -> None:
             "AUDIOPUB_KEEP_CHUNK_AUDIO": "0",
             "AUDIOPUB_CUDA_TUNING": "pad_nc1d",
             "AUDIOPUB_SUPERTONIC_MULTILINGUAL": "no",
+            "HOME": "/home/someone",
             "AUDIOPUB_TOKEN": " a-long-enough-secret ",
         }
     )
@@ -32,8 +34,13 @@ def test_an_environment_gives_the_settings(tmp_path: Path) -> None:
     assert given.batch_size == 8 and given.cpu_workers == 1  # at least this process
     assert given.allowed_hosts == ("a.lan", "b.lan")
     assert not given.keep_chunk_audio and given.level_chapters
-    assert given.cuda_tuning == {"pad_nc1d"} and given.supertonic_multilingual is False
+    assert given.cuda_tuning == {"pad_nc1d"}
     assert given.token == "a-long-enough-secret" and "secret" not in repr(given)
+    # The engines' own variables are kept as they are set, for each engine to read (and check):
+    # every AUDIOPUB_* one but the token, and no other program's.
+    assert given.environment["AUDIOPUB_SUPERTONIC_MULTILINGUAL"] == "no"
+    assert "AUDIOPUB_TOKEN" not in given.environment and "HOME" not in given.environment
+    assert pickle.loads(pickle.dumps(given)) == given  # handed to engine processes whole
 
     nothing = settings.from_environ({"XDG_DATA_HOME": str(tmp_path)})
     assert nothing.data_dir == tmp_path / "audiopub"
@@ -77,3 +84,22 @@ def test_installed_settings_hold_in_every_thread_until_their_block_ends(
         assert settings.data_dir() == tmp_path / "chosen"
     assert seen == [tmp_path / "chosen"]
     assert settings.data_dir() == tmp_path / "later"  # none installed: the environment now
+
+
+def test_an_engine_setting_reads_the_settings_it_is_given() -> None:
+    def parse(text: str) -> int:
+        if not text.strip().isdigit():
+            raise ValueError(f"expected a number, not {text!r}")
+        return int(text)
+
+    setting = settings.EngineSetting("AUDIOPUB_TEST_LEVEL", parse, 3, "a level")
+    assert setting.read(settings.from_environ({})) == 3
+    assert setting.read(settings.from_environ({"AUDIOPUB_TEST_LEVEL": " "})) == 3  # unset
+    given = settings.from_environ({"AUDIOPUB_TEST_LEVEL": "7"})
+    assert setting.read(given) == 7
+    with settings.installed(given):
+        assert setting.read() == 7
+    # A command line's option wins, written nowhere but the settings it makes.
+    assert setting.read(setting.given(given, "9")) == 9 and setting.read(given) == 7
+    with pytest.raises(SettingInvalid, match="AUDIOPUB_TEST_LEVEL: expected a number, not 'x'"):
+        setting.read(settings.from_environ({"AUDIOPUB_TEST_LEVEL": "x"}))

@@ -30,7 +30,7 @@ from audiopub.tts.supertonic.engine import (
     combine_reports,
     default_model_dir,
 )
-from audiopub.tts.supertonic.files import DIR_ENV
+from audiopub.tts.supertonic.environment import DIR
 from audiopub.tts.supertonic.text import TextFrontEnd, language_code
 
 OFFICIAL_INSTALL = "pip install --no-deps supertonic==1.3.1"
@@ -406,7 +406,7 @@ def test_missing_directory_names_every_expected_file(tmp_path: Path) -> None:
         "voice_styles",
     ):
         assert name in message
-    assert "models/README.md" in message and DIR_ENV in message
+    assert "models/README.md" in message and DIR.env in message
 
 
 def test_incomplete_directory_names_what_is_missing(model_copy: Path) -> None:
@@ -416,10 +416,10 @@ def test_incomplete_directory_names_what_is_missing(model_copy: Path) -> None:
 
 
 def test_default_model_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv(DIR_ENV, raising=False)
+    monkeypatch.delenv(DIR.env, raising=False)
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path))
     assert default_model_dir() == tmp_path / "supertonic-3"
-    monkeypatch.setenv(DIR_ENV, str(tmp_path / "elsewhere"))
+    monkeypatch.setenv(DIR.env, str(tmp_path / "elsewhere"))
     assert default_model_dir() == tmp_path / "elsewhere"
 
 

@@ -16,7 +16,8 @@ from audiopub.jobs.submission import language_note
 from audiopub.tts.engine import Voice
 from audiopub.tts.registry import get_engine
 from audiopub.tts.supertonic.engine import SupertonicEngine, default_model_dir
-from audiopub.tts.supertonic.files import DIR_ENV, folder_stamp
+from audiopub.tts.supertonic.environment import DIR
+from audiopub.tts.supertonic.files import folder_stamp
 from audiopub.tts.supertonic.releases import (
     active_release,
     choice_path,
@@ -32,7 +33,7 @@ SUPERTONIC_2 = ("en", "ko", "es", "pt", "fr")
 @pytest.fixture(autouse=True)
 def models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
-    monkeypatch.delenv(DIR_ENV, raising=False)
+    monkeypatch.delenv(DIR.env, raising=False)
     return tmp_path / "models"
 
 
@@ -93,12 +94,12 @@ def test_audiopub_supertonic_dir_wins_over_the_choice(
 ) -> None:
     install(models, "supertonic-2")
     own = build_tiny_model(tmp_path / "own")
-    monkeypatch.setenv(DIR_ENV, str(own))
+    monkeypatch.setenv(DIR.env, str(own))
     assert main(["voices", "use", "supertonic-2"]) == 0
     assert "AUDIOPUB_SUPERTONIC_DIR=" in capsys.readouterr().out
     assert default_model_dir() == own
     assert active_release() is None and languages_of(own) is None
-    monkeypatch.setenv(DIR_ENV, str(models / "supertonic-2"))  # a release's folder all the same
+    monkeypatch.setenv(DIR.env, str(models / "supertonic-2"))  # a release's folder all the same
     assert active_release() is not None and active_release().id == "supertonic-2"  # type: ignore[union-attr]
 
 

@@ -343,12 +343,11 @@ def test_the_next_jobs_voice_is_loaded_while_this_one_finishes_where_memory_allo
 def test_a_warm_pool_serves_only_jobs_asking_for_what_its_processes_loaded(
     tmp_path: Path,
 ) -> None:
-    from dataclasses import replace
-
     from audiopub.jobs.executor import pool_key
+    from audiopub.tts.kokoro.environment import RUNTIME
 
     def key_under(runtime: str, engine: str) -> tuple:
-        with settings.installed(replace(settings.current(), kokoro_runtime=runtime)):
+        with settings.installed(RUNTIME.given(settings.current(), runtime)):
             return pool_key(engine, tmp_path, 4, "CPU")
 
     # Kokoro's processes load the runtime in force: ONNX Runtime's never serve PyTorch's.

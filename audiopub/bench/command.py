@@ -10,6 +10,7 @@ from pathlib import Path
 from audiopub import settings
 from audiopub.bench.rss import rss_check
 from audiopub.bench.texts import SIZES, write_book
+from audiopub.tts.kokoro.environment import RUNTIME as KOKORO_RUNTIME
 from audiopub.tts.registry import engine_names
 
 DEFAULT_STEPS = "2,5,16"  # the rows of Supertonic's published tables
@@ -45,8 +46,9 @@ def _tunings(text: str) -> list[frozenset[str]]:
 
 
 def _runtimes(text: str) -> list[str]:
-    """One or two of Kokoro's runtimes, comma-separated."""
-    runtimes = [settings.parse_kokoro_runtime(part) for part in text.split(",")]
+    """One or two of Kokoro's runtimes, comma-separated: Kokoro alone has runtimes to choose
+    from (`EngineInfo.runtimes`), so `--runtime` sets its setting."""
+    runtimes = [KOKORO_RUNTIME.argument(part) for part in text.split(",")]
     if not 1 <= len(runtimes) <= 2:
         raise argparse.ArgumentTypeError("one runtime, or two to compare: onnx,torch")
     return runtimes

@@ -25,7 +25,7 @@ import platform
 import re
 import sys
 import tempfile
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
@@ -48,6 +48,7 @@ from audiopub.jobs.cpu_sizing import available_memory_bytes, usable_cores
 from audiopub.jobs.executor import default_batch_size, executor_for
 from audiopub.tts import onnx_runtime
 from audiopub.tts.engine import Engine, SynthesisOptions
+from audiopub.tts.kokoro.environment import RUNTIME as KOKORO_RUNTIME
 from audiopub.tts.registry import engine_info, get_engine, load_engine
 
 SCHEMA_ID: Final = "audiopub-doctor/1"
@@ -134,7 +135,8 @@ def _side(
 
 
 def _runtimes_asked(args: argparse.Namespace) -> list[str]:
-    """The runtimes to time: those asked, else every one the engine has (its default first)."""
+    """The runtimes to time: those asked, else every one the engine has (its default first).
+    Kokoro alone has more than one: the runtime in force is its setting (`KOKORO_RUNTIME`)."""
     return list(args.runtime or engine_info(args.engine).runtimes)
 
 
@@ -150,7 +152,7 @@ def _other_runtimes(
     found: dict[str, dict[str, Any]] = {}
     wants_gpu = bool(info["gpu"]["devices"])
     for runtime in _runtimes_asked(args)[1:]:
-        with settings.installed(replace(settings.current(), kokoro_runtime=runtime)):
+        with settings.installed(KOKORO_RUNTIME.given(settings.current(), runtime)):
             try:
                 engine = load_engine(args.engine, use_gpu=wants_gpu)
                 placed = "gpu" if engine.device.on_gpu else "cpu"
@@ -290,7 +292,7 @@ def run_doctor(args: argparse.Namespace) -> int:
             "measuring the CPU only"
         )
     # The first runtime is the one the GPU and CPU rows run on, whatever the setting says.
-    first = replace(settings.current(), kokoro_runtime=_runtimes_asked(args)[0])
+    first = KOKORO_RUNTIME.given(settings.current(), _runtimes_asked(args)[0])
     with (
         tempfile.TemporaryDirectory(prefix="audiopub-doctor-") as scratch,
         settings.installed(first),

@@ -8,7 +8,7 @@ import json
 import platform
 import sys
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -38,6 +38,7 @@ from audiopub.gpu.monitor import GpuMonitor
 from audiopub.jobs.cpu_sizing import cpu_workers
 from audiopub.jobs.executor import default_batch_size
 from audiopub.tts.engine import Engine, SynthesisOptions, voice_of
+from audiopub.tts.kokoro.environment import RUNTIME as KOKORO_RUNTIME
 from audiopub.tts.registry import get_engine, load_engine
 
 VRAM_INTERVAL_S = 0.1  # NVML sampling period while the benchmark runs
@@ -83,9 +84,11 @@ class Side:
 def measure(args: argparse.Namespace, options: settings.Settings) -> dict:
     """Run everything the arguments ask for, under the command's settings `options`; returns
     the result in its JSON form."""
-    runtimes = args.runtime or [options.kokoro_runtime]
+    # Kokoro alone has runtimes to choose from (`EngineInfo.runtimes`): for another engine
+    # its setting changes nothing.
+    runtimes = args.runtime or [KOKORO_RUNTIME.read(options)]
     # Installed for the engines the registry loads, which read the settings in force.
-    with settings.installed(replace(options, kokoro_runtime=runtimes[0])) as first:
+    with settings.installed(KOKORO_RUNTIME.given(options, runtimes[0])) as first:
         return _measure(args, first, runtimes)
 
 
@@ -137,7 +140,7 @@ def _measure(args: argparse.Namespace, options: settings.Settings, runtimes: lis
         else:
             beside = None
             if len(runtimes) == 2:  # the same engine on the other runtime, made for this run
-                other_runtime = replace(options, kokoro_runtime=runtimes[1])
+                other_runtime = KOKORO_RUNTIME.given(options, runtimes[1])
                 with settings.installed(other_runtime):
                     other = load_engine(args.engine, use_gpu=args.gpu, threads=args.threads)
                 beside = Side(other, voice)

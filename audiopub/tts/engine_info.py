@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from audiopub import settings
+from audiopub.settings import EngineSetting
 from audiopub.tts.engine import Engine, Voice
 
 if TYPE_CHECKING:  # for the hints only: the Hub client is imported when a download runs
@@ -206,7 +207,7 @@ class EngineInfo:
     # `.onnx.json`, none for one shipped inside a package); None: the model folder is one
     # whole that speaks every voice.
     voice_files: Callable[[str], list[Path]] | None = None
-    # What can run its model (`settings.KOKORO_RUNTIMES` names them), its default first.
+    # What can run its model (Kokoro's `RUNTIME` setting chooses), its default first.
     runtimes: tuple[str, ...] = ("onnx",)
     steps: Steps | None = None  # None: `SynthesisOptions.steps` changes nothing it says
     mixing: Mixing | None = None  # None: its voices don't mix
@@ -217,6 +218,9 @@ class EngineInfo:
     # What `audiopub voices` says above its installed voices ("supertonic (supertonic-3 in …):");
     # None: its name.
     heading: Callable[[Sequence[Voice]], str] | None = None
+    # Its own environment variables (AUDIOPUB_<NAME>_*), declared in its folder: each is
+    # checked as a command starts (`registry.check_settings`) and read where the engine needs it.
+    settings: tuple[EngineSetting, ...] = ()
 
     @property
     def uses_steps(self) -> bool:

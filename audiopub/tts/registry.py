@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from audiopub.errors import EngineUnavailable
+from audiopub.settings import Settings
 from audiopub.tts.engine import Engine
 from audiopub.tts.engine_info import Downloads, EngineInfo, LoadRequest, Stamp
 from audiopub.tts.kokoro import KOKORO
@@ -37,6 +38,14 @@ def unregister(name: str) -> None:
 def engines() -> tuple[EngineInfo, ...]:
     """The engines' descriptions, in the order they are offered."""
     return tuple(_engines)
+
+
+def check_settings(options: Settings) -> None:
+    """SettingInvalid for an engine's setting in `options` that can't be used: said as a
+    command starts, not when the engine first loads (mid-job, in an engine process)."""
+    for engine in engines():
+        for setting in engine.settings:
+            setting.read(options)
 
 
 def engine_names() -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from typing import Final
 from nicegui import Client, app, background_tasks, core, helpers, run, ui
 
 from audiopub import settings
+from audiopub.tts.registry import check_settings
 from audiopub.ui import guard, routes
 from audiopub.ui.memory import release_soon
 from audiopub.ui.pages import convert, lexicon, library, voices
@@ -131,6 +132,7 @@ def main(
     # The web app's top: what `audiopub serve` installed, or the environment's for
     # `python -m audiopub.ui`; what runs below is handed these.
     options = settings.current()
+    check_settings(options)  # the engines' own, now rather than when one loads
     policy = guard.policy_for(host, port, allowed_hosts, options)
     # NiceGUI's simulated browser (the UI tests) calls the app in-process: no network to guard.
     if not helpers.is_user_simulation():

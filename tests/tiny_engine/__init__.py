@@ -3,8 +3,8 @@ call of `registry.register`. Nothing else of Audiopub names it.
 
 Its model is Piper's, the voice embedded in Audiopub's dependencies (a real model, no network):
 its catalogue offers two voices, each a copy of that voice under its own name and gender (Bert
-as if made from a reference recording), which `voices download` copies into <models>/tiny/ and
-`voices remove` removes again.
+as if made from a reference recording, his gender a setting of its own: AUDIOPUB_TINY_BERT),
+which `voices download` copies into <models>/tiny/ and `voices remove` removes again.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final
 
 from audiopub import settings
 from audiopub.errors import VoiceNotFound
+from audiopub.settings import EngineSetting
 from audiopub.tts.downloads import DOWNLOADED, Installed
 from audiopub.tts.engine import Engine, Voice, VoiceGender
 from audiopub.tts.engine_info import (
@@ -44,6 +45,21 @@ CATALOGUE: Final[dict[str, tuple[str, VoiceGender]]] = {
 }
 
 
+GENDERS: Final[tuple[VoiceGender, ...]] = ("female", "male")
+
+
+def _gender(text: str) -> VoiceGender:
+    for gender in GENDERS:
+        if text.strip().lower() == gender:
+            return gender
+    raise ValueError(f"expected female or male, not {text!r}")
+
+
+BERT: Final[EngineSetting[VoiceGender]] = EngineSetting(
+    "AUDIOPUB_TINY_BERT", _gender, "male", "the gender Bert's voice is cast as"
+)
+
+
 def model_dir() -> Path:
     return settings.models_dir() / NAME
 
@@ -55,6 +71,7 @@ class TinyEngine(PiperEngine):
 
     def voices(self) -> list[Voice]:
         genders = dict(CATALOGUE.values())
+        genders[CATALOGUE[f"{NAME}:bert"][0]] = BERT.read()
         return [
             replace(
                 voice,
@@ -188,4 +205,5 @@ TINY = EngineInfo(
     load=_load,
     voices_from_recordings=True,
     downloads=TinyDownloads(),
+    settings=(BERT,),
 )

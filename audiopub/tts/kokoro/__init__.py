@@ -1,21 +1,22 @@
 """Kokoro-82M: one ONNX graph, 54 voices in nine languages, and mixes of them.
 
-engine   `KokoroEngine`: voices, mixes, batched synthesis
-files    its folder: model variants, vocabulary, voices, languages
-graph    the graph rewrite that exposes each token's frames
-install  the download from the Hub, and the voice index shipped with Audiopub
-torch_*  the same network on PyTorch (`--runtime torch`): modules, weights, runtime
+engine       `KokoroEngine`: voices, mixes, batched synthesis
+environment  its settings, each an environment variable: its folder, and what runs it
+files        its folder: model variants, vocabulary, voices, languages
+graph        the graph rewrite that exposes each token's frames
+install      the download from the Hub, and the voice index shipped with Audiopub
+torch_*      the same network on PyTorch (`--runtime torch`): modules, weights, runtime
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from audiopub import settings
 from audiopub.book.scripts import primary_subtag
 from audiopub.tts.engine import Engine
 from audiopub.tts.engine_info import EngineInfo, LoadRequest, Mixing, Stamp
 from audiopub.tts.kokoro.downloads import KokoroDownloads
+from audiopub.tts.kokoro.environment import RUNTIME, SETTINGS
 from audiopub.tts.kokoro.files import (
     LANGUAGES,
     MIX_SEPARATOR,
@@ -37,14 +38,14 @@ def _load(request: LoadRequest) -> Engine:
         use_gpu=request.use_gpu,
         threads=request.threads,
         device_id=request.device_id,
-        runtime=settings.current().kokoro_runtime,
+        runtime=RUNTIME.read(),
     )
 
 
 def _stamp(model_dir: Path) -> Stamp:
     """The model files, and the runtime setting: an engine loaded under another runtime is
     loaded again, as one whose files changed."""
-    runtime = settings.current().kokoro_runtime
+    runtime = RUNTIME.read()
     return (*KokoroFiles(model_dir).stamp(), (f"runtime:{runtime}", 0, 0))
 
 
@@ -59,4 +60,5 @@ KOKORO = EngineInfo(
     stamp=_stamp,
     mixing=Mixing(MIX_SEPARATOR, WEIGHT_SEPARATOR, parse_mix),
     downloads=KokoroDownloads(),
+    settings=SETTINGS,
 )

@@ -28,6 +28,7 @@ import numpy as np
 from audiopub import settings
 from audiopub.errors import EngineUnavailable, ModelMissing
 from audiopub.tts.engine import VoiceGender
+from audiopub.tts.kokoro.environment import DIR
 
 SAMPLE_RATE: Final = 24_000
 STYLE_ROWS: Final = 510  # also the model's phoneme window: 512 positions less the two pads
@@ -136,7 +137,7 @@ def default_folder() -> Path:
     """Where Kokoro's files are: AUDIOPUB_KOKORO_DIR, or `kokoro` in the models folder."""
     # Asked without arguments by the registry (`EngineInfo.default_model_dir`) and the
     # installer for every caller: read from the settings in force, as the models folder is.
-    override = settings.current().kokoro_dir
+    override = DIR.read()
     return override if override is not None else settings.models_dir() / "kokoro"
 
 

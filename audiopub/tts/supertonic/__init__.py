@@ -1,20 +1,22 @@
 """Supertonic: a flow-matching model (four ONNX graphs) whose voices read every language of
 its release, in as many denoising steps as asked.
 
-    engine    `SupertonicEngine`: styles, batched synthesis, the step loop
-    files     a model folder: its graphs, config, unicode indexer and voice styles
-    releases  the Hub's releases, which one speaks, and the languages each reads
-    text      the text front end: normalising, language tags, character ids
+    engine       `SupertonicEngine`: styles, batched synthesis, the step loop
+    environment  its settings, each an environment variable: its folder, its language, and
+                 whether its text front end is multilingual
+    files        a model folder: its graphs, config, unicode indexer and voice styles
+    releases     the Hub's releases, which one speaks, and the languages each reads
+    text         the text front end: normalising, language tags, character ids
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from audiopub import settings
 from audiopub.tts.engine import Engine, Voice
 from audiopub.tts.engine_info import EngineInfo, LoadRequest, Steps
 from audiopub.tts.supertonic.downloads import SupertonicDownloads
+from audiopub.tts.supertonic.environment import LANGUAGE, MULTILINGUAL, SETTINGS
 from audiopub.tts.supertonic.files import folder_stamp
 from audiopub.tts.supertonic.releases import active_model_dir, active_release, languages_of
 from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
@@ -25,15 +27,14 @@ def _load(request: LoadRequest) -> Engine:
 
     # Loaded by the registry for whoever asks first and shared by every later caller: the
     # engine is made under the settings in force, as its cache key's model folder is.
-    options = settings.current()
     return SupertonicEngine(
         request.model_dir,
         use_gpu=request.use_gpu,
         threads=request.threads,
         device_id=request.device_id,
         languages=languages_of(request.model_dir),
-        fallback_language=options.supertonic_language,
-        multilingual=options.supertonic_multilingual,
+        fallback_language=LANGUAGE.read(),
+        multilingual=MULTILINGUAL.read(),
     )
 
 
@@ -58,4 +59,5 @@ SUPERTONIC = EngineInfo(
     stamp=folder_stamp,
     heading=_heading,
     downloads=SupertonicDownloads(),
+    settings=SETTINGS,
 )

@@ -56,8 +56,6 @@ from audiopub.tts.supertonic.text import (
 
 log = logging.getLogger(__name__)
 
-LANGUAGE_ENV: Final = "AUDIOPUB_SUPERTONIC_LANGUAGE"  # language when the book names none
-MULTILINGUAL_ENV: Final = "AUDIOPUB_SUPERTONIC_MULTILINGUAL"  # "1"/"0" if detection guesses wrong
 _SILENCE: Final = np.zeros(0, dtype=np.float32)
 
 # Supertonic drops and slurs words as a chunk grows: FluidAudio measured Supertonic-3 at 0.0%
@@ -201,8 +199,8 @@ class SupertonicEngine:
         """`languages`: what the model reads, as its release lists them; None for a folder
         not from the catalogue, judged by its own files (see `_languages`).
         `fallback_language`: what it reads when `language` (the book's) is None, else English
-        (the settings' `supertonic_language`); `multilingual`: whether the text front end is,
-        where detection guesses wrong (the settings' `supertonic_multilingual`; None:
+        (its `LANGUAGE` setting); `multilingual`: whether the text front end is, where
+        detection guesses wrong (its `MULTILINGUAL` setting; None:
         detected)."""
         self.files = ModelFiles.locate(model_dir)
         try:

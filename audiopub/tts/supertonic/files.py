@@ -21,8 +21,8 @@ from typing import Any, Final
 import numpy as np
 
 from audiopub.errors import EngineUnavailable, ModelMissing
+from audiopub.tts.supertonic.environment import DIR
 
-DIR_ENV: Final = "AUDIOPUB_SUPERTONIC_DIR"  # a model directory outside models/
 GRAPHS: Final = ("duration_predictor", "text_encoder", "vector_estimator", "vocoder")
 CONFIG_FILE: Final = "tts.json"
 INDEXER_FILE: Final = "unicode_indexer.json"
@@ -209,6 +209,6 @@ def _missing_message(model_dir: Path, base: Path, missing: list[Path], pointers:
     )
     lines.append(
         f"Put the official Supertonic files in {model_dir} (see models/README.md), "
-        f"or set {DIR_ENV} to the folder that holds them."
+        f"or set {DIR.env} to the folder that holds them."
     )
     return "\n".join(lines)

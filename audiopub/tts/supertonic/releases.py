@@ -25,6 +25,7 @@ from typing import Final
 from audiopub import settings
 from audiopub.atomic import atomic_write
 from audiopub.errors import ModelMissing, VoiceNotFound
+from audiopub.tts.supertonic.environment import DIR
 from audiopub.tts.supertonic.files import CONFIG_FILE, GRAPHS, INDEXER_FILE, ModelFiles
 from audiopub.tts.supertonic.text import SUPPORTED_LANGUAGES
 
@@ -122,7 +123,7 @@ def env_dir() -> Path | None:
     """AUDIOPUB_SUPERTONIC_DIR, which wins over any choice."""
     # Asked without arguments by the registry (`EngineInfo.default_model_dir`) and the voice
     # listings for every caller: read from the settings in force, as the models folder is.
-    return settings.current().supertonic_dir
+    return DIR.read()
 
 
 def choice_path() -> Path:
