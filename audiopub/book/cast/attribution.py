@@ -56,7 +56,8 @@ _INTRODUCTION = re.compile(
 )
 _TITLED_NAME = re.compile(
     r"\b(?:Mr|Mrs|Miss|Ms|Dr|Lady|Lord|Sir|Madame|Mme|Mademoiselle|Mlle|Monsieur|Herr|Frau"
-    r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s(?:St\.|[A-Z][\w'’-]+)){1,3}"
+    r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s(?:van|von|der|de|du)){0,2}"
+    r"(?:\s(?:St\.|[A-Z][\w'’-]+)){1,3}"
 )
 # "Mr. and Mrs. Allen", "Mr and Mrs Musgrove": two people, a Mr. and a Mrs. of that name.
 _COUPLE = re.compile(r"\b(Mr|Mrs)(\.?) and (Mrs|Mr)\.? ((?:St\. )?[A-Z][\w'’-]+)\b(?!\s[A-Z][a-z])")

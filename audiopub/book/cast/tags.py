@@ -78,7 +78,7 @@ LANGUAGES: dict[str, Language] = {
         frozenset({"i", "we"}),
         frozenset({"the", "my", "our", "his", "her", "their", "your", "a", "an", "this", "that"}),
         "ly",
-        frozenset({"de", "van", "von", "du", "le", "la", "st."}),
+        frozenset({"de", "van", "von", "der", "du", "le", "la", "st."}),
         r"[a-z]{2,}ed",
     ),
     "fr": Language(
@@ -175,8 +175,9 @@ def _patterns(language: str | None) -> _Patterns:
     verbs = "|".join(sorted((re.escape(v) for v in table.verbs), key=len, reverse=True))
     titles = "|".join(sorted((re.escape(t.rstrip(".")) for t in TITLES), key=len, reverse=True))
     particles = "|".join(re.escape(p) for p in table.particles) or "(?!)"
-    title = rf"(?:(?i:(?:{titles}))\.?\s+)?"
-    name = rf"{title}{_NAME_WORD}(?:\s+(?:(?:{particles})\s+)?{_NAME_WORD}){{0,3}}"
+    # After a title a name may open with its particles: "Mr. van der Luyden".
+    title = rf"(?:(?i:(?:{titles}))\.?\s+(?:(?:{particles})\s+){{0,2}})?"
+    name = rf"{title}{_NAME_WORD}(?:\s+(?:(?:{particles})\s+){{0,2}}{_NAME_WORD}){{0,3}}"
     pronouns = "|".join(re.escape(p) for p in [*table.pronouns, *table.first_person])
     articles = "|".join(re.escape(a) for a in table.articles)
     # A description: its article and up to three words, none of them a conjunction ("his
