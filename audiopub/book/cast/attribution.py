@@ -694,11 +694,11 @@ def _pronoun_person(
         return [person for person in found if person != previous]
 
     for strict in (True, False):
-        # In the paragraph just before, someone of unknown gender counts too: "The door
-        # opened and May came in." and then '"…" she asked' is May.
+        # In the two paragraphs just before, someone of unknown gender counts too: "The
+        # door opened and May came in." and then '"…" she asked' is May.
         for distance, q in enumerate(reversed(back)):
             for person in candidates(q, True, True):
-                if fits(person, strict and distance > 0):
+                if fits(person, strict and distance > 1):
                     return person
         for q in ahead:
             for person in candidates(q, True, False):
