@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from audiopub.book.cast import Attribution, Quote, attribute, by_lines
-from audiopub.book.cast.characters import build_cast
+from audiopub.book.cast.characters import build_cast, clean_name
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
 from audiopub.book.cast.tags import find_tag
 from audiopub.book.epub.reader import read_epub
@@ -237,11 +237,22 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
         ("es", " —dijo Sancho—.", "Sancho", "name"),
         ("de", ", sagte er.", "er", "pronoun"),
         ("de", ", rief Frau Müller.", "Frau Müller", "name"),
+        ("en", " was Lady Bertram's placid reply.", "Lady Bertram", "name"),
+        ("en", " was all that Fanny attempted to say.", "Fanny", "name"),
+        ("en", " Cassandra asked him, not from curiosity.", "Cassandra", "name"),
+        ("en", " Mrs. Archer sighed again.", "Mrs. Archer", "name"),
+        ("en", " cut in the clear voice of Mr. Wilcox.", "Mr. Wilcox", "name"),
+        ("en", ", said Mr. van der Luyden.", "Mr. van der Luyden", "name"),
     ],
 )
 def test_speech_tags_per_language(language: str, narration: str, subject: str, kind: str) -> None:
     tag = find_tag(narration, language)
     assert tag is not None and (tag.subject, tag.kind) == (subject, kind)
+
+
+def test_a_clause_between_the_speaker_and_the_verb_before_the_speech() -> None:
+    tag = find_tag("Mr. Wilcox, who was in front, said sharply, ", "en", "before")
+    assert tag is not None and tag.subject == "Mr. Wilcox"
 
 
 def test_a_french_book_is_cast_from_its_tags() -> None:
@@ -293,3 +304,8 @@ def test_every_span_holds_its_words_in_order_without_overlap(name: str) -> None:
         assert quote.text and quote.text in paragraphs[key][quote.start : quote.end]
         assert quote.start >= end_before.get(key, 0)
         end_before[key] = quote.end
+
+
+def test_a_name_ending_in_ly_is_no_adverb_unless_the_book_writes_it_in_lower_case() -> None:
+    assert clean_name("Dolly", Counter()) == "Dolly"
+    assert clean_name("Presently Holmes", Counter({"presently": 4})) == "Holmes"

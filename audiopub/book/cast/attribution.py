@@ -56,7 +56,8 @@ _INTRODUCTION = re.compile(
 )
 _TITLED_NAME = re.compile(
     r"\b(?:Mr|Mrs|Miss|Ms|Dr|Lady|Lord|Sir|Madame|Mme|Mademoiselle|Mlle|Monsieur|Herr|Frau"
-    r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s(?:St\.|[A-Z][\w'’-]+)){1,3}"
+    r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s(?:van|von|der|de|du)){0,2}"
+    r"(?:\s(?:St\.|[A-Z][\w'’-]+)){1,3}"
 )
 # "Mr. and Mrs. Allen", "Mr and Mrs Musgrove": two people, a Mr. and a Mrs. of that name.
 _COUPLE = re.compile(r"\b(Mr|Mrs)(\.?) and (Mrs|Mr)\.? ((?:St\. )?[A-Z][\w'’-]+)\b(?!\s[A-Z][a-z])")
@@ -111,8 +112,14 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
     cast = build_cast(mentions, _pronouns_after_names(paragraphs, mentions))
     for nominal, name in appositions.items():
         person = cast.resolve(name)
-        if person is not None:
-            cast.by_form[nominal] = person
+        # "the girl, Oliver" where the two merely meet: a description of the other gender
+        # is not the name beside it.
+        if person is None:
+            continue
+        described, gender = noun_gender(nominal), cast.people[person].gender
+        if described is not None and gender is not None and described != gender:
+            continue
+        cast.by_form[nominal] = person
     for form, person in list(cast.by_form.items()):
         if cast.people[person].gender is None and form[:1].islower():
             cast.people[person].gender = noun_gender(form)
@@ -687,9 +694,11 @@ def _pronoun_person(
         return [person for person in found if person != previous]
 
     for strict in (True, False):
-        for q in reversed(back):
+        # In the two paragraphs just before, someone of unknown gender counts too: "The
+        # door opened and May came in." and then '"…" she asked' is May.
+        for distance, q in enumerate(reversed(back)):
             for person in candidates(q, True, True):
-                if fits(person, strict):
+                if fits(person, strict and distance > 1):
                     return person
         for q in ahead:
             for person in candidates(q, True, False):

@@ -60,8 +60,12 @@ def clean_name(name: str, lowercase_words: Counter[str]) -> str | None:
     left. A word the book also writes in lower case is an ordinary word, not a name."""
     words = name.replace("’", "'").split()
     # A sentence's first words before the name ("Then", "Presently"); a word the book also
-    # writes in lower case may still be part of a name ("Wild Dog", "the Woman").
-    while words and (words[0].lower() in NOT_NAMES or words[0].lower().endswith("ly")):
+    # writes in lower case may still be part of a name ("Wild Dog", "the Woman"). An "-ly"
+    # word is an adverb only if the book writes it in lower case too: "Dolly", "Emily" are not.
+    while words and (
+        words[0].lower() in NOT_NAMES
+        or (words[0].lower().endswith("ly") and lowercase_words[words[0].lower()] > 0)
+    ):
         words = words[1:]
 
     if words:
@@ -216,6 +220,11 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
                 if (own is None or TITLES.get(parts[f][0] or "") in (own, None))
                 and first in held.get(key, {first})
             ]
+            # A woman's full name with both "Miss" and "Mrs." of her surname about is the
+            # daughter's ("May Welland" is Miss Welland; Mrs. Welland is her mother).
+            misses = [f for f in fitting if parts[f][0] == "miss"]
+            if len(fitting) > 1 and own == "female" and len(misses) == 1:
+                fitting = misses
             if len(fitting) == 1:
                 union(fitting[0], name)
     # A rank alone ("the Professor", "the Colonel", "the count") is the one person the book

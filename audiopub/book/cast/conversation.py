@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from audiopub.book.cast.models import Gender, How
 from audiopub.book.cast.quotes import Span
 from audiopub.book.cast.tags import SubjectKind
 
-__all__ = ["Paragraph", "take_turns", "units"]
+__all__ = ["Paragraph", "addressed_gender", "take_turns", "units"]
 
 # How far back the narration may have named the other party of a conversation.
 _LOOK_BACK = 30
@@ -177,6 +177,15 @@ def _other_party(
             if person != speaker and gender(person) == addressed:
                 return person
     return next((person for person in before if gender(person) is None), None)
+
+
+def addressed_gender(speech: Iterable[str]) -> Gender | None:
+    """The gender of whom this speech calls "sir" or "madam", where it is one."""
+    votes: Counter[Gender] = Counter()
+    for text in speech:
+        for match in _ADDRESS.finditer(text):
+            votes["female" if match.group(1).lower() in _LADIES else "male"] += 1
+    return next(iter(votes)) if len(votes) == 1 else None
 
 
 def _addressed_gender(run: list[list[Paragraph]], speaker: int) -> Gender | None:

@@ -5,7 +5,8 @@ Candidates are the people named in the narration around the turn, the speakers o
 around it, those its neighbours call by name, the sieves' own answer and the first-person
 narrator. Each gets features (`FEATURES`): what the sieves said and how, gender agreement with
 a pronoun tag, where and how near they are named, turn parity in the exchange, being called
-inside the quotation or the one before, salience in the chapter. A turn's score is the weights'
+inside the quotation or the one before (by name, or "sir" and "madam" for a gender), who spoke
+across a narration paragraph, salience in the chapter. A turn's score is the weights'
 dot product; the weights (`speakers.json`, beside this file) were learned by
 `scripts/train_speakers.py` from the Project Dialogism Novel Corpus (Vishnubhotla, Hammond and
 Hirst, LREC 2022), numpy only.
@@ -28,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from audiopub.book.cast.characters import Cast
-from audiopub.book.cast.conversation import Paragraph, units
+from audiopub.book.cast.conversation import Paragraph, addressed_gender, units
 
 __all__ = ["FEATURES", "KEEP", "SURE", "Turn", "rank_speakers", "settled", "turns"]
 
@@ -85,6 +86,22 @@ FEATURES: tuple[str, ...] = (
     # person's own turn as two people alternate), or an odd number (their partner's).
     "run_even",
     "run_odd",
+    # The turn before calls its listener "sir" or "madam": this person's gender fits, or not.
+    "addressed_agrees",
+    "addressed_clashes",
+    # The sieves' speaker of the turn one or two back, across a narration paragraph ('"…"
+    # She turned away. "…"': the same person often goes on).
+    "said_across_1",
+    "said_across_2",
+    # Named as a sentence's subject anywhere in the narration paragraph just before
+    # ("Mr. Thomas came in."), and the last one named there.
+    "subject_previous",
+    "last_named_previous",
+    # The speaker of the turn two back, where the one between was someone else: A, B, A.
+    "said_minus_2_alternates",
+    # The turn's narration names this person after the speech and the turn opens with it
+    # ('"…" Polina forced herself to say.').
+    "named_after_opening",
 )
 
 
@@ -178,8 +195,13 @@ def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list
             if j < 0 or paragraphs[j].chapter != chapter:
                 break
             q = paragraphs[j]
-            if back == 1 and not q.spans and q.narration_names and q.narration_names[0][2]:
-                feature(q.narration_names[0][1], "first_subject_previous")
+            if back == 1 and not q.spans and q.narration_names:
+                if q.narration_names[0][2]:
+                    feature(q.narration_names[0][1], "first_subject_previous")
+                feature(q.narration_names[-1][1], "last_named_previous")
+                for _, person, subject in q.narration_names:
+                    if subject:
+                        feature(person, "subject_previous")
             name = "back_1" if back == 1 else "back_2" if back == 2 else "back_3_5"
             if back > 5:
                 name = "back_6_12"
@@ -211,6 +233,29 @@ def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list
                 feature(said[m], f"said_{name}")
                 if offset == -1 and quote_at == 0:
                     feature(said[m], "opens_with_speech_and_said_before")
+        for offset, name in ((-1, "across_1"), (-2, "across_2")):
+            m = near(offset)
+            if m is not None and said[m] is not None and run[m] != run[k]:
+                if at - position[id(speech[m][-1])] <= 4:
+                    feature(said[m], f"said_{name}")
+        m1, m2 = near(-1), near(-2)
+        if (
+            m1 is not None
+            and m2 is not None
+            and run[m2] == run[k]
+            and said[m2] is not None
+            and said[m1] not in (None, said[m2])
+        ):
+            feature(said[m2], "said_minus_2_alternates")
+        addressed = None
+        if m1 is not None and run[m1] == run[k]:
+            addressed = addressed_gender(s.text for p in speech[m1] for s in p.spans)
+        if quote_at == 0:
+            # Only the narration right after the opening speech.
+            until = first.spans[1].start if len(first.spans) > 1 else len(first.text)
+            for pos, person, _ in first.narration_names:
+                if pos < until:
+                    feature(person, "named_after_opening")
         for p in unit:
             for person in p.vocatives:
                 feature(person, "called_here")
@@ -246,6 +291,8 @@ def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list
             gender = cast.people[person].gender
             if first.tag_gender is not None and gender is not None:
                 row[index["gender_agrees" if gender == first.tag_gender else "gender_clashes"]] = 1
+            if addressed is not None and gender is not None:
+                row[index["addressed_agrees" if gender == addressed else "addressed_clashes"]] = 1
             if first.tag_kind == "noun" and said[k] != person:
                 row[index["noun_tag"]] = 1
             row[index["chapter_lines"]] = math.log1p(chapter_lines[(chapter, person)])

@@ -78,7 +78,7 @@ LANGUAGES: dict[str, Language] = {
         frozenset({"i", "we"}),
         frozenset({"the", "my", "our", "his", "her", "their", "your", "a", "an", "this", "that"}),
         "ly",
-        frozenset({"de", "van", "von", "du", "le", "la", "st."}),
+        frozenset({"de", "van", "von", "der", "du", "le", "la", "st."}),
         r"[a-z]{2,}ed",
     ),
     "fr": Language(
@@ -148,16 +148,36 @@ _NAME_WORD = r"(?:St\.|[A-ZÀ-ÖØ-Þ]\.|[A-ZÀ-ÖØ-Þ][\w'’-]*)"
 _APPOSITION = re.compile(r"[\w'’ -]{0,20}?,\s+(?:the\s+)?((?:[A-Z][\w'’-]*\s?){1,3})(?=[,.;!?]|$)")
 
 
+# The nouns of a tag that names its speaker by possession: '"…" was Fanny's humble answer'.
+_SAYINGS = (
+    "answer|reply|retort|rejoinder|response|question|remark|comment|exclamation|cry|greeting"
+    "|observation|inquiry|enquiry|protest|explanation|voice"
+)
+
+
+@dataclass(frozen=True)
+class _Patterns:
+    inverted: re.Pattern[str]
+    direct: re.Pattern[str]
+    inverted_any: re.Pattern[str]
+    direct_any: re.Pattern[str]
+    # '"…" was Lady Bertram's placid reply', '… was all that Fanny attempted to say',
+    # '… broke explosively from Janey': after a quotation only.
+    possessive: re.Pattern[str]
+    # "in the clear voice of Mr. Wilcox": who a voice belongs to.
+    voice_of: re.Pattern[str]
+    table: Language
+
+
 @lru_cache(maxsize=8)
-def _patterns(
-    language: str | None,
-) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str], Language]:
+def _patterns(language: str | None) -> _Patterns:
     table = language_table(language)
     verbs = "|".join(sorted((re.escape(v) for v in table.verbs), key=len, reverse=True))
     titles = "|".join(sorted((re.escape(t.rstrip(".")) for t in TITLES), key=len, reverse=True))
     particles = "|".join(re.escape(p) for p in table.particles) or "(?!)"
-    title = rf"(?:(?i:(?:{titles}))\.?\s+)?"
-    name = rf"{title}{_NAME_WORD}(?:\s+(?:(?:{particles})\s+)?{_NAME_WORD}){{0,3}}"
+    # After a title a name may open with its particles: "Mr. van der Luyden".
+    title = rf"(?:(?i:(?:{titles}))\.?\s+(?:(?:{particles})\s+){{0,2}})?"
+    name = rf"{title}{_NAME_WORD}(?:\s+(?:(?:{particles})\s+){{0,2}}{_NAME_WORD}){{0,3}}"
     pronouns = "|".join(re.escape(p) for p in [*table.pronouns, *table.first_person])
     articles = "|".join(re.escape(a) for a in table.articles)
     # A description: its article and up to three words, none of them a conjunction ("his
@@ -173,18 +193,34 @@ def _patterns(
         rf"(?<![\w'’])(?P<subject>(?i:{pronouns})\b|{name}|(?i:{definite})\s+{name}|(?i:{noun}))"
     )
     adverb = rf"(?:\w+{table.adverb_suffix}\s+)?"
+    # Between a subject and its verb, a clause about them: "Mr. Wilcox, who was in front,
+    # said", "Miss Steele, who seemed disposed for conversation, and who now said".
+    aside = (
+        r"(?:,\s+(?:who|whose|the|a|an|his|her|my)\b[^,.!?\"“”]{0,60},(?:\s+and\s+who)?)?"
+        r"(?:\s+(?:now|then|at last))?"
+    )
     # "said Holmes", "said he", "dit-il", "répondit le docteur"
     inverted = re.compile(rf"(?i:(?P<verb>{verbs}))(?:-t)?(?:\s+|-){adverb}{subject}")
     # "Holmes said", "she asked", "the doctor cried", "I observed"
-    direct = re.compile(rf"{subject}\s+{adverb}(?i:(?P<verb>{verbs}))\b")
+    direct = re.compile(rf"{subject}{aside}\s+{adverb}(?i:(?P<verb>{verbs}))\b")
     # Right after a quotation any past-tense verb makes a tag: '"…" flashed Helen', and
     # '"…" Mike objected.' where the verb ends the clause or an adverb or phrase follows.
     any_verb = rf"(?P<verb>(?i:{verbs})|{table.past})"
     inverted_any = re.compile(rf"{any_verb}(?:\s+|-){adverb}{subject}")
+    # The verb may take an object or "again" first: '"…" Cassandra asked him, not from…',
+    # '"…" Mrs. Archer sighed again.'
     direct_any = re.compile(
-        rf"{subject}\s+{adverb}{any_verb}(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|\w+ly)\b)"
+        rf"{subject}{aside}\s+{adverb}{any_verb}"
+        r"(?:\s+(?:him|her|them|me|us|again|aloud|back))?"
+        r"(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|by|from|for|after|without|\w+ly)\b)"
     )
-    return inverted, direct, inverted_any, direct_any, table
+    possessive = re.compile(
+        rf"(?:was|came)\s+(?:(?P<owner>{name})['’]s?\s+(?:[\w-]+\s+){{0,2}}(?:{_SAYINGS})\b"
+        rf"|all\s+(?:that\s+)?(?P<sayer>{name})\s+(?:\w+\s+){{0,3}}?(?:say|said|answer)\b)"
+        rf"|(?:broke|burst|came)\s+(?:\w+\s+){{0,2}}?from\s+(?P<from>{name})"
+    )
+    voice_of = re.compile(rf"\s+of\s+(?P<name>{name})")
+    return _Patterns(inverted, direct, inverted_any, direct_any, possessive, voice_of, table)
 
 
 # Nouns that show a gender when a tag says "the woman cried" or "said the old gentleman".
@@ -244,11 +280,18 @@ def find_tag(
     """The speech tag in narration next to a quotation. `after`: the narration that follows
     one (the tag comes first in it: ', said Holmes, rising'); `before`: the narration before
     one (the tag ends it: 'Holmes said, ' or 'He turned to me and asked:')."""
-    inverted, direct, inverted_any, direct_any, table = _patterns(language)
+    patterns = _patterns(language)
+    inverted, direct, table = patterns.inverted, patterns.direct, patterns.table
     if where == "after":
         head = text[:80]
+        stripped = head.lstrip(" ,;:-—–")
+        owned = patterns.possessive.match(stripped)
+        if owned is not None:
+            group = next(g for g in ("owner", "sayer", "from") if owned.group(g))
+            start = len(head) - len(stripped) + owned.start(group)
+            return Tag(owned.group(group), "name", None, start, start + len(owned.group(group)))
         candidates = []
-        for pattern in (inverted_any, direct_any):
+        for pattern in (patterns.inverted_any, patterns.direct_any):
             match = pattern.match(head.lstrip(" ,;:-—–"), 0)
             if match is not None:
                 candidates.append((match, len(head) - len(head.lstrip(" ,;:-—–"))))
@@ -256,7 +299,7 @@ def find_tag(
             return None
         match, offset = min(candidates, key=lambda c: c[0].end())
     else:
-        tail = text[-80:]
+        tail = text[-160:]  # room for a clause between subject and verb
         offset = len(text) - len(tail)
         match = None
         for pattern in (direct, inverted):
@@ -278,13 +321,24 @@ def find_tag(
         apposition = _APPOSITION.match(text, start + len(written))
         if apposition is not None:
             return Tag(apposition.group(1), "name", None, start, offset + apposition.end())
+        # "cut in the clear voice of Mr. Wilcox": the voice's owner speaks.
+        if written.lower().split()[-1] in ("voice", "tones"):
+            owner = patterns.voice_of.match(text, start + len(written))
+            if owner is not None:
+                return Tag(
+                    owner.group("name"),
+                    "name",
+                    None,
+                    offset + owner.start("name"),
+                    offset + owner.end(),
+                )
     return Tag(subject, kind, gender, start, start + len(written))
 
 
 def incise_at(text: str, start: int, language: str | None) -> tuple[int, int] | None:
     """In dash dialogue, a tag inside the speech after a comma (", dit-il, ", ", dijo Juan."):
     where the speech stops and where it may start again (after the tag's clause)."""
-    inverted = _patterns(language)[0]
+    inverted = _patterns(language).inverted
     for comma in re.finditer(r"[,!?]\s+", text[start:]):
         at = start + comma.end()
         match = inverted.match(text, at)
