@@ -33,11 +33,18 @@ from audiopub.book.cast.characters import (
     clean_name,
     pronoun_gender,
 )
-from audiopub.book.cast.conversation import Paragraph, take_turns, units
+from audiopub.book.cast.conversation import NO_TAG, Paragraph, Tag, take_turns, units
 from audiopub.book.cast.models import Attribution, Character, Gender, Quote
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
 from audiopub.book.cast.ranker import rank_speakers
-from audiopub.book.cast.tags import NOUN_GENDERS, TITLES, find_tag, language_table, noun_gender
+from audiopub.book.cast.tags import (
+    NOUN_GENDERS,
+    TITLES,
+    SubjectKind,
+    find_tag,
+    language_table,
+    noun_gender,
+)
 from audiopub.book.models import Book
 
 __all__ = ["NARRATOR", "attribute", "by_lines", "sieves"]
@@ -96,12 +103,12 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
     paragraphs = _find_all(book)
     lowercase = _lowercase_words(book)
     for before, p in zip([None, *paragraphs], paragraphs, strict=False):
-        _tag(p, language, lowercase, before)
+        p.tag = _tag(p, language, lowercase, before)
 
     mentions: Counter[str] = Counter(
-        p.tag_name for p in paragraphs if p.tag_name and p.tag_kind == "name"
+        p.tag.name for p in paragraphs if p.tag.name and p.tag.kind == "name"
     )
-    nominals = Counter(p.tag_name for p in paragraphs if p.tag_name and p.tag_kind == "noun")
+    nominals = Counter(p.tag.name for p in paragraphs if p.tag.name and p.tag.kind == "noun")
     appositions = _appositions(paragraphs, mentions, nominals)
     for nominal, count in _nominal_people(paragraphs).items():
         if nominal not in appositions:
@@ -125,7 +132,7 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
             cast.people[person].gender = noun_gender(form)
 
     narrator = None
-    if any(p.tag_kind == "first_person" for p in paragraphs):
+    if any(p.tag.kind == "first_person" for p in paragraphs):
         narrator = len(cast.people)
         cast.people.append(Person(NARRATOR, Counter({NARRATOR: 1})))
     _find_names(paragraphs, cast, lowercase)
@@ -167,12 +174,12 @@ def _find_all(book: Book) -> list[Paragraph]:
 
 def _tag(
     p: Paragraph, language: str | None, lowercase: Counter[str], before: Paragraph | None = None
-) -> None:
+) -> Tag:
     """The paragraph's speech tag: after one of its quotations, else before the first, else
     ending the narration paragraph just before ('Presently Charles said--' and the speech
     set apart below)."""
     if not p.spans:
-        return
+        return NO_TAG
     text = p.text
     tag = None
     for i, span in enumerate(p.spans):
@@ -192,18 +199,21 @@ def _tag(
     ):
         tag = find_tag(before.text, language, "before")
     if tag is None:
-        return
-    p.tag_kind, p.tag_gender = tag.kind, tag.gender
+        return NO_TAG
+    kind: SubjectKind | None = tag.kind
+    name = None
     if tag.kind == "name":
-        p.tag_name = clean_name(tag.subject, lowercase)
-        if p.tag_name is None:
-            p.tag_kind = None
+        name = clean_name(tag.subject, lowercase)
+        if name is None:
+            kind = None
     elif tag.kind == "noun":
-        p.tag_name = tag.subject.lower()
-    p.span_names = _span_names(p, language, lowercase)
+        name = tag.subject.lower()
+    return Tag(kind, name, tag.gender, _span_names(p, language, lowercase))
 
 
-def _span_names(p: Paragraph, language: str | None, lowercase: Counter[str]) -> list[str | None]:
+def _span_names(
+    p: Paragraph, language: str | None, lowercase: Counter[str]
+) -> tuple[str | None, ...]:
     """The name tag of each quotation of its own, where a paragraph gives speech to two people
     ('"What is it?" said the Man. And the Woman said, "His name…"'): a tag ending the
     narration before it (and not the one the quotation before already had), else one opening
@@ -223,7 +233,7 @@ def _span_names(p: Paragraph, language: str | None, lowercase: Counter[str]) -> 
         if tag is not None and tag.kind == "name":
             name = clean_name(tag.subject, lowercase)
         names.append(name)
-    return names
+    return tuple(names)
 
 
 def _narration(p: Paragraph) -> list[tuple[int, str]]:
@@ -377,9 +387,9 @@ def _nominal_people(paragraphs: list[Paragraph]) -> Counter[str]:
     "the artilleryman", "the curate". Not "my friend" or "our visitor" (someone already
     named, in other words), nor "the lady" (whichever lady is there)."""
     per_chapter: Counter[tuple[int, str]] = Counter(
-        (p.chapter, p.tag_name)
+        (p.chapter, p.tag.name)
         for p in paragraphs
-        if p.tag_kind == "noun" and p.tag_name and p.tag_name.startswith("the ")
+        if p.tag.kind == "noun" and p.tag.name and p.tag.name.startswith("the ")
     )
     people: Counter[str] = Counter()
     for (_, nominal), count in per_chapter.items():
@@ -461,16 +471,16 @@ def _descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
             if q.chapter == chapter:
                 near.update(person for _, person, _ in q.narration_names)
         for q in paragraphs[max(0, at - 1) : at] + paragraphs[at + 1 : at + 2]:
-            if q.spans and q.tag_kind == "name" and q.tag_name:
-                near.discard(cast.resolve(q.tag_name))
+            if q.spans and q.tag.kind == "name" and q.tag.name:
+                near.discard(cast.resolve(q.tag.name))
         return near
 
     uses: dict[str, list[int]] = {}
     for at in spoken:
         p = paragraphs[at]
-        words = (p.tag_name or "").split()
+        words = (p.tag.name or "").split()
         # "the doctor", not "a voice" (anyone) or "his father" (whose father depends on "his").
-        if p.tag_kind == "noun" and words[0] == "the" and words[-1] not in _RELATIVE:
+        if p.tag.kind == "noun" and words[0] == "the" and words[-1] not in _RELATIVE:
             uses.setdefault(" ".join(words), []).append(at)
     # Used in one scene only, a description is someone the book does not name (the jailer).
     uses = {
@@ -514,13 +524,13 @@ def _descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
 
 def _explicit(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> None:
     for p in paragraphs:
-        if p.tag_kind in ("name", "noun") and p.tag_name:
-            person = cast.resolve(p.tag_name) if p.tag_kind == "name" else None
-            if p.tag_kind == "noun":
-                person = cast.by_form.get(p.tag_name)
+        if p.tag.kind in ("name", "noun") and p.tag.name:
+            person = cast.resolve(p.tag.name) if p.tag.kind == "name" else None
+            if p.tag.kind == "noun":
+                person = cast.by_form.get(p.tag.name)
             if person is not None:
                 p.speaker, p.how = person, "explicit"
-        elif p.tag_kind == "first_person" and narrator is not None:
+        elif p.tag.kind == "first_person" and narrator is not None:
             p.speaker, p.how = narrator, "pronoun"
         if p.speaker is None and p.introduces is not None:
             p.speaker, p.how = p.introduces, "nearby"
@@ -531,7 +541,7 @@ def _distant_subject(paragraphs: list[Paragraph], language: str | None) -> None:
     same sentence: 'Then Wild Horse stamped with his wild foot and said, "…"'."""
     verbs = _speech_verb_at_end(language)
     for p in paragraphs:
-        if p.speaker is not None or p.tag_kind is not None or not p.spans:
+        if p.speaker is not None or p.tag.kind is not None or not p.spans:
             continue
         before = p.text[: p.spans[0].start]
         verb = verbs.search(before)
@@ -642,10 +652,10 @@ def _merge(paragraphs: list[Paragraph], cast: Cast, other: int, person: int) -> 
 def _pronouns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> None:
     """Pronoun tags, and descriptions with a gender ("the lady"), resolved to a person."""
     for at, p in enumerate(paragraphs):
-        if p.speaker is not None or p.tag_kind not in ("pronoun", "noun"):
+        if p.speaker is not None or p.tag.kind not in ("pronoun", "noun"):
             continue
-        gender = p.tag_gender
-        if gender is None and p.tag_kind == "noun":
+        gender = p.tag.gender
+        if gender is None and p.tag.kind == "noun":
             continue
         person = _pronoun_person(paragraphs, at, cast, gender, narrator)
         if person is not None:
@@ -758,7 +768,7 @@ def _result(paragraphs: list[Paragraph], cast: Cast) -> Attribution:
     for p in paragraphs:
         speaker, how = p.speaker, p.how
         for i, span in enumerate(p.spans):
-            own = p.span_names[i] if i < len(p.span_names) else None
+            own = p.tag.span_names[i] if i < len(p.tag.span_names) else None
             person = cast.resolve(own) if own else None
             if person is not None and person != speaker:
                 speaker, how = person, "explicit"

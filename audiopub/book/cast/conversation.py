@@ -18,7 +18,7 @@ from audiopub.book.cast.models import Gender, How
 from audiopub.book.cast.quotes import Span
 from audiopub.book.cast.tags import SubjectKind
 
-__all__ = ["Paragraph", "addressed_gender", "take_turns", "units"]
+__all__ = ["NO_TAG", "Paragraph", "Tag", "addressed_gender", "take_turns", "units"]
 
 # How far back the narration may have named the other party of a conversation.
 _LOOK_BACK = 30
@@ -30,6 +30,20 @@ _ADDRESS = re.compile(
 _LADIES = frozenset({"madam", "ma'am", "miss"})
 
 
+@dataclass(frozen=True)
+class Tag:
+    """What a paragraph's speech tag says, found once from its text and never changed."""
+
+    kind: SubjectKind | None = None
+    name: str | None = None  # a name tag's cleaned name, a description in lower case
+    # Kept when a name tag's name is no name ("said Nobody"): the verb's gender still counts.
+    gender: Gender | None = None
+    span_names: tuple[str | None, ...] = ()  # each quotation's own name tag
+
+
+NO_TAG = Tag()
+
+
 @dataclass
 class Paragraph:
     """One paragraph of the book as the sieves see it."""
@@ -38,16 +52,13 @@ class Paragraph:
     index: int
     text: str
     spans: list[Span]
-    tag_kind: SubjectKind | None = None
-    tag_name: str | None = None  # a name tag's cleaned name, a description in lower case
-    tag_gender: Gender | None = None
+    tag: Tag = NO_TAG
     speaker: int | None = None  # a person of the cast
     how: How = "none"
     # People named in narration: (offset, person, whether the name stands as a subject).
     narration_names: list[tuple[int, int, bool]] = field(default_factory=list)
     vocative_names: list[str] = field(default_factory=list)  # as the speech writes them
     vocatives: list[int] = field(default_factory=list)  # those that are people of the cast
-    span_names: list[str | None] = field(default_factory=list)  # each quotation's own tag
     introduces: int | None = None  # the person its speech says it is ("My name is …")
 
 

@@ -182,7 +182,7 @@ def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list
         for pos, person, subject in first.narration_names:
             if pos < quote_at:
                 feature(person, "named_here_subject_before" if subject else "named_here_before")
-                if subject and first.tag_kind == "pronoun":
+                if subject and first.tag.kind == "pronoun":
                     feature(person, "pronoun_tag_subject_here")
             else:
                 feature(person, "named_here_after")
@@ -289,11 +289,11 @@ def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list
         # Who speaks, and what the tag says of them.
         for person, row in candidates.items():
             gender = cast.people[person].gender
-            if first.tag_gender is not None and gender is not None:
-                row[index["gender_agrees" if gender == first.tag_gender else "gender_clashes"]] = 1
+            if first.tag.gender is not None and gender is not None:
+                row[index["gender_agrees" if gender == first.tag.gender else "gender_clashes"]] = 1
             if addressed is not None and gender is not None:
                 row[index["addressed_agrees" if gender == addressed else "addressed_clashes"]] = 1
-            if first.tag_kind == "noun" and said[k] != person:
+            if first.tag.kind == "noun" and said[k] != person:
                 row[index["noun_tag"]] = 1
             row[index["chapter_lines"]] = math.log1p(chapter_lines[(chapter, person)])
             row[index["book_mentions"]] = math.log1p(1000 * mentions[person] / total)
@@ -347,7 +347,7 @@ def choose(
     pronoun tag or a name just before gave it)."""
     scores = turn.features @ np.asarray(w)
     first = turn.paragraphs[0]
-    if first.tag_kind == "pronoun" and first.tag_gender is not None:
+    if first.tag.kind == "pronoun" and first.tag.gender is not None:
         scores = np.where(turn.features[:, _AGREES] > 0, scores, -np.inf)
     if not turn.candidates or not np.isfinite(scores).any():
         return None
@@ -366,7 +366,7 @@ def settled(turn: Turn) -> bool:
     """Whether a tag settles the turn: one naming the speaker, or "I said" of the
     first-person narrator."""
     return any(
-        p.how in KEEP or (p.tag_kind == "first_person" and p.speaker is not None)
+        p.how in KEEP or (p.tag.kind == "first_person" and p.speaker is not None)
         for p in turn.paragraphs
     )
 
