@@ -34,7 +34,7 @@ from audiopub.book.cast.characters import (
     pronoun_gender,
 )
 from audiopub.book.cast.conversation import NO_TAG, Paragraph, Tag, take_turns, units
-from audiopub.book.cast.models import Attribution, Character, Gender, Quote
+from audiopub.book.cast.models import Attribution, Character, Gender, How, Quote
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
 from audiopub.book.cast.ranker import rank_speakers
 from audiopub.book.cast.tags import (
@@ -138,12 +138,14 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
     _find_names(paragraphs, cast, lowercase)
     for nominal, person in _descriptions(paragraphs, cast).items():
         cast.by_form[nominal] = person
-    _explicit(paragraphs, cast, narrator)
-    _distant_subject(paragraphs, language)
+    decisions = _explicit(paragraphs, cast, narrator)
+    decisions = _distant_subject(paragraphs, decisions, language)
     if narrator is not None:
-        narrator = _name_narrator(paragraphs, cast, narrator)
-    _pronouns(paragraphs, cast, narrator)
-    _nearby(paragraphs, narrator)
+        narrator, decisions = _name_narrator(paragraphs, decisions, cast, narrator)
+    decisions = _pronouns(paragraphs, decisions, cast, narrator)
+    decisions = _nearby(paragraphs, decisions, narrator)
+    for at, (person, how) in decisions.items():
+        paragraphs[at].speaker, paragraphs[at].how = person, how
     take_turns(paragraphs, [person.gender for person in cast.people])
     return paragraphs, cast, narrator
 
@@ -521,27 +523,38 @@ def _descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
 
 # --- sieves -----------------------------------------------------------------------------------
 
+# The sieves' answers so far: a paragraph's position to its speaker (a person of the cast) and
+# how they were found. Each sieve returns a new mapping that keeps every earlier answer (naming
+# the narrator may say whose the narrator's answers are).
+Decisions = dict[int, tuple[int, How]]
 
-def _explicit(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> None:
-    for p in paragraphs:
+
+def _explicit(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> Decisions:
+    """The first sieve: tags naming the speaker, "I said", and speech saying who speaks."""
+    decisions: Decisions = {}
+    for at, p in enumerate(paragraphs):
         if p.tag.kind in ("name", "noun") and p.tag.name:
             person = cast.resolve(p.tag.name) if p.tag.kind == "name" else None
             if p.tag.kind == "noun":
                 person = cast.by_form.get(p.tag.name)
             if person is not None:
-                p.speaker, p.how = person, "explicit"
+                decisions[at] = person, "explicit"
         elif p.tag.kind == "first_person" and narrator is not None:
-            p.speaker, p.how = narrator, "pronoun"
-        if p.speaker is None and p.introduces is not None:
-            p.speaker, p.how = p.introduces, "nearby"
+            decisions[at] = narrator, "pronoun"
+        if at not in decisions and p.introduces is not None:
+            decisions[at] = p.introduces, "nearby"
+    return decisions
 
 
-def _distant_subject(paragraphs: list[Paragraph], language: str | None) -> None:
+def _distant_subject(
+    paragraphs: list[Paragraph], decisions: Decisions, language: str | None
+) -> Decisions:
     """A speech verb ending the narration before the speech, its subject named earlier in the
     same sentence: 'Then Wild Horse stamped with his wild foot and said, "…"'."""
     verbs = _speech_verb_at_end(language)
-    for p in paragraphs:
-        if p.speaker is not None or p.tag.kind is not None or not p.spans:
+    decisions = dict(decisions)
+    for at, p in enumerate(paragraphs):
+        if at in decisions or p.tag.kind is not None or not p.spans:
             continue
         before = p.text[: p.spans[0].start]
         verb = verbs.search(before)
@@ -557,7 +570,8 @@ def _distant_subject(paragraphs: list[Paragraph], language: str | None) -> None:
         ]
         subjects = [person for person, subject in named if subject]
         if subjects:
-            p.speaker, p.how = subjects[-1], "explicit"
+            decisions[at] = subjects[-1], "explicit"
+    return decisions
 
 
 @lru_cache(maxsize=8)
@@ -568,17 +582,25 @@ def _speech_verb_at_end(language: str | None) -> re.Pattern[str]:
     return re.compile(rf"\b(?:{verbs})\b[^.!?\"']{{0,30}}[,:]?\s*$", re.IGNORECASE)
 
 
-def _name_narrator(paragraphs: list[Paragraph], cast: Cast, narrator: int) -> int:
+def _name_narrator(
+    paragraphs: list[Paragraph], decisions: Decisions, cast: Cast, narrator: int
+) -> tuple[int, Decisions]:
     """The narrator's name: the one the people answering them call them by, most often.
-    Where that is a person already in the cast, the narrator is that person."""
+    Where that is a person already in the cast, the narrator is that person, and the lines
+    given to the narrator are theirs."""
+
+    def speaker(at: int) -> int | None:
+        return decisions[at][0] if at in decisions else None
+
     called: Counter[str] = Counter()
     chapters: dict[str, set[int]] = {}
     for at, p in enumerate(paragraphs):
-        if p.speaker != narrator:
+        if speaker(at) != narrator:
             continue
         # The turns around theirs, tagged or not (the one spoken to answers untagged).
-        for other in paragraphs[max(0, at - 2) : at] + paragraphs[at + 1 : at + 3]:
-            if other.spans and other.chapter == p.chapter and other.speaker != narrator:
+        for near in [*range(max(0, at - 2), at), *range(at + 1, min(len(paragraphs), at + 3))]:
+            other = paragraphs[near]
+            if other.spans and other.chapter == p.chapter and speaker(near) != narrator:
                 called.update(set(other.vocative_names))
                 for vocative in other.vocative_names:
                     chapters.setdefault(vocative, set()).add(p.chapter)
@@ -595,10 +617,10 @@ def _name_narrator(paragraphs: list[Paragraph], cast: Cast, narrator: int) -> in
         }
     )
     if not called:
-        return narrator
+        return narrator, decisions
     name, count = called.most_common(1)[0]
     if count < 2:
-        return narrator
+        return narrator, decisions
     person = cast.resolve(name)
     if person is None:
         cast.people[narrator].name = name
@@ -606,15 +628,16 @@ def _name_narrator(paragraphs: list[Paragraph], cast: Cast, narrator: int) -> in
         cast.by_form[name] = narrator
         person = narrator
     else:
+        decisions = {
+            at: (person if who == narrator else who, how) for at, (who, how) in decisions.items()
+        }
         for p in paragraphs:
-            if p.speaker == narrator:
-                p.speaker = person
             p.vocatives = [person if v == narrator else v for v in p.vocatives]
     # The other names the others call the narrator by, often enough and no one else's
     # ("Jake", and "Barnes" too).
     # A person the narration names ("Mr. Barnes") but no tag gives a line is the narrator
     # too, when that is what the others call them.
-    speaking = Counter(p.speaker for p in paragraphs)
+    speaking = Counter(who for who, _ in decisions.values())
     names = [name]
     for alias, times in called.items():
         if alias == name or times < 2:
@@ -631,7 +654,7 @@ def _name_narrator(paragraphs: list[Paragraph], cast: Cast, narrator: int) -> in
         if any(n in p.vocative_names for n in names) and person not in p.vocatives:
             p.vocatives.append(person)
     cast.narrator = person
-    return person
+    return person, decisions
 
 
 def _merge(paragraphs: list[Paragraph], cast: Cast, other: int, person: int) -> None:
@@ -649,21 +672,27 @@ def _merge(paragraphs: list[Paragraph], cast: Cast, other: int, person: int) -> 
         p.vocatives = [person if v == other else v for v in p.vocatives]
 
 
-def _pronouns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> None:
-    """Pronoun tags, and descriptions with a gender ("the lady"), resolved to a person."""
+def _pronouns(
+    paragraphs: list[Paragraph], decisions: Decisions, cast: Cast, narrator: int | None
+) -> Decisions:
+    """Pronoun tags, and descriptions with a gender ("the lady"), resolved to a person. A
+    paragraph's answer counts for the ones after it."""
+    decisions = dict(decisions)
     for at, p in enumerate(paragraphs):
-        if p.speaker is not None or p.tag.kind not in ("pronoun", "noun"):
+        if at in decisions or p.tag.kind not in ("pronoun", "noun"):
             continue
         gender = p.tag.gender
         if gender is None and p.tag.kind == "noun":
             continue
-        person = _pronoun_person(paragraphs, at, cast, gender, narrator)
+        person = _pronoun_person(paragraphs, decisions, at, cast, gender, narrator)
         if person is not None:
-            p.speaker, p.how = person, "pronoun"
+            decisions[at] = person, "pronoun"
+    return decisions
 
 
 def _pronoun_person(
     paragraphs: list[Paragraph],
+    decisions: Decisions,
     at: int,
     cast: Cast,
     gender: Gender | None,
@@ -690,15 +719,20 @@ def _pronoun_person(
     # named as the subject of a sentence, before or (someone just coming in) after.
     # Who spoke the turn before is not who answers, if this paragraph opens with its speech;
     # after narration the same person may speak again.
-    previous = _previous_speaker(paragraphs, at) if first_quote == 0 else None
+    previous = _previous_speaker(paragraphs, decisions, at) if first_quote == 0 else None
     chapter = p.chapter
-    back = [q for q in paragraphs[max(0, at - _PRONOUN_BACK) : at] if q.chapter == chapter]
-    ahead = [q for q in paragraphs[at : at + _PRONOUN_AHEAD] if q.chapter == chapter]
+    end = min(len(paragraphs), at + _PRONOUN_AHEAD)
+    back = [j for j in range(max(0, at - _PRONOUN_BACK), at) if paragraphs[j].chapter == chapter]
+    ahead = [j for j in range(at, end) if paragraphs[j].chapter == chapter]
 
-    def candidates(q: Paragraph, subjects_only: bool, backwards: bool) -> list[int]:
-        named = [person for _, person, subject in q.narration_names if subject or not subjects_only]
+    def candidates(j: int, subjects_only: bool, backwards: bool) -> list[int]:
+        named = [
+            person
+            for _, person, subject in paragraphs[j].narration_names
+            if subject or not subjects_only
+        ]
         # Who speaks counts too, ahead as well: someone who will say "My name is …".
-        found = ([q.speaker] if q.speaker is not None else []) + (
+        found = ([decisions[j][0]] if j in decisions else []) + (
             named[::-1] if backwards else named
         )
         return [person for person in found if person != previous]
@@ -706,51 +740,53 @@ def _pronoun_person(
     for strict in (True, False):
         # In the two paragraphs just before, someone of unknown gender counts too: "The
         # door opened and May came in." and then '"…" she asked' is May.
-        for distance, q in enumerate(reversed(back)):
-            for person in candidates(q, True, True):
+        for distance, j in enumerate(reversed(back)):
+            for person in candidates(j, True, True):
                 if fits(person, strict and distance > 1):
                     return person
-        for q in ahead:
-            for person in candidates(q, True, False):
+        for j in ahead:
+            for person in candidates(j, True, False):
                 if fits(person, strict):
                     return person
     # Last, anyone named: in this paragraph, then before it.
-    for q in [p, *reversed(back)]:
-        for person in candidates(q, False, True):
-            if fits(person) and (q is not p or person in dict(before)):
+    for j in [at, *reversed(back)]:
+        for person in candidates(j, False, True):
+            if fits(person) and (j != at or person in dict(before)):
                 return person
     return None
 
 
-def _previous_speaker(paragraphs: list[Paragraph], at: int) -> int | None:
+def _previous_speaker(paragraphs: list[Paragraph], decisions: Decisions, at: int) -> int | None:
     """Who spoke in the paragraph just before, if it has speech: the turn this one answers."""
     if at == 0:
         return None
     before = paragraphs[at - 1]
     if before.chapter != paragraphs[at].chapter or not before.spans:
         return None
-    return before.speaker
+    return decisions[at - 1][0] if at - 1 in decisions else None
 
 
-def _nearby(paragraphs: list[Paragraph], narrator: int | None) -> None:
+def _nearby(paragraphs: list[Paragraph], decisions: Decisions, narrator: int | None) -> Decisions:
     """Narration naming someone as a sentence's subject, just before untagged speech: at the
     start of its paragraph ('Holmes chuckled. "…"'), or as the paragraph before ('The
     artilleryman looked at me for a moment.')."""
-    for before, p in zip([None, *paragraphs], paragraphs, strict=False):
-        if p.speaker is not None or not p.spans or p.spans[0].continues:
+    decisions = dict(decisions)
+    for at, (before, p) in enumerate(zip([None, *paragraphs], paragraphs, strict=False)):
+        if at in decisions or not p.spans or p.spans[0].continues:
             continue
         if p.spans[0].start > 0:
             subjects = [(pos, person) for pos, person, subject in p.narration_names if subject]
             if subjects and subjects[0][0] < 5:
-                p.speaker, p.how = subjects[0][1], "nearby"
+                decisions[at] = subjects[0][1], "nearby"
             elif narrator is not None and p.text.startswith("I "):
-                p.speaker, p.how = narrator, "nearby"
+                decisions[at] = narrator, "nearby"
             continue
         if before is None or before.spans or before.chapter != p.chapter:
             continue
         first = before.narration_names[0] if before.narration_names else None
         if first is not None and first[2] and first[0] < 5:
-            p.speaker, p.how = first[1], "nearby"
+            decisions[at] = first[1], "nearby"
+    return decisions
 
 
 # --- result -----------------------------------------------------------------------------------
