@@ -33,8 +33,15 @@ from audiopub.book.cast.characters import (
     clean_name,
     pronoun_gender,
 )
-from audiopub.book.cast.conversation import NO_TAG, Paragraph, Tag, take_turns, units
-from audiopub.book.cast.models import Attribution, Character, Gender, How, Quote
+from audiopub.book.cast.conversation import (
+    NO_TAG,
+    Decisions,
+    Paragraph,
+    Tag,
+    take_turns,
+    units,
+)
+from audiopub.book.cast.models import Attribution, Character, Gender, Quote
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
 from audiopub.book.cast.ranker import rank_speakers
 from audiopub.book.cast.tags import (
@@ -144,9 +151,9 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
         narrator, decisions = _name_narrator(paragraphs, decisions, cast, narrator)
     decisions = _pronouns(paragraphs, decisions, cast, narrator)
     decisions = _nearby(paragraphs, decisions, narrator)
+    decisions = take_turns(paragraphs, decisions, [person.gender for person in cast.people])
     for at, (person, how) in decisions.items():
         paragraphs[at].speaker, paragraphs[at].how = person, how
-    take_turns(paragraphs, [person.gender for person in cast.people])
     return paragraphs, cast, narrator
 
 
@@ -522,11 +529,6 @@ def _descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
 
 
 # --- sieves -----------------------------------------------------------------------------------
-
-# The sieves' answers so far: a paragraph's position to its speaker (a person of the cast) and
-# how they were found. Each sieve returns a new mapping that keeps every earlier answer (naming
-# the narrator may say whose the narrator's answers are).
-Decisions = dict[int, tuple[int, How]]
 
 
 def _explicit(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> Decisions:

@@ -18,7 +18,7 @@ from audiopub.book.cast.models import Gender, How
 from audiopub.book.cast.quotes import Span
 from audiopub.book.cast.tags import SubjectKind
 
-__all__ = ["NO_TAG", "Paragraph", "Tag", "addressed_gender", "take_turns", "units"]
+__all__ = ["NO_TAG", "Decisions", "Paragraph", "Tag", "addressed_gender", "take_turns", "units"]
 
 # How far back the narration may have named the other party of a conversation.
 _LOOK_BACK = 30
@@ -29,6 +29,11 @@ _ADDRESS = re.compile(
 )
 _LADIES = frozenset({"madam", "ma'am", "miss"})
 
+# The sieves' answers so far: a paragraph's position to its speaker (a person of the cast) and
+# how they were found. Each sieve returns a new mapping that keeps every earlier answer (naming
+# the narrator may say whose the narrator's answers are).
+Decisions = dict[int, tuple[int, How]]
+
 
 @dataclass(frozen=True)
 class Tag:
@@ -36,7 +41,7 @@ class Tag:
 
     kind: SubjectKind | None = None
     name: str | None = None  # a name tag's cleaned name, a description in lower case
-    # Kept when a name tag's name is no name ("said Nobody"): the verb's gender still counts.
+    # Kept where a name tag's name is cleaned away (kind None): its gender still counts.
     gender: Gender | None = None
     span_names: tuple[str | None, ...] = ()  # each quotation's own name tag
 
@@ -75,13 +80,14 @@ def units(paragraphs: list[Paragraph]) -> list[list[Paragraph]]:
     return found
 
 
-def _runs(paragraphs: list[Paragraph]) -> list[list[list[Paragraph]]]:
-    """Turns grouped into runs: a narration paragraph or a new chapter ends a run."""
-    runs: list[list[list[Paragraph]]] = []
-    run: list[list[Paragraph]] = []
-    unit: list[Paragraph] = []
+def _runs(paragraphs: list[Paragraph]) -> list[list[list[int]]]:
+    """Turns, as paragraph positions, grouped into runs: a narration paragraph or a new chapter
+    ends a run."""
+    runs: list[list[list[int]]] = []
+    run: list[list[int]] = []
+    unit: list[int] = []
     previous: Paragraph | None = None
-    for p in paragraphs:
+    for at, p in enumerate(paragraphs):
         new_chapter = previous is not None and previous.chapter != p.chapter
         previous = p
         if new_chapter or not p.spans:
@@ -92,12 +98,12 @@ def _runs(paragraphs: list[Paragraph]) -> list[list[list[Paragraph]]]:
             run, unit = [], []
             if not p.spans:
                 continue
-        if unit and p.spans[0].continues and unit[-1].spans[-1].open:
-            unit.append(p)
+        if unit and p.spans[0].continues and paragraphs[unit[-1]].spans[-1].open:
+            unit.append(at)
             continue
         if unit:
             run.append(unit)
-        unit = [p]
+        unit = [at]
     if unit:
         run.append(unit)
     if run:
@@ -105,63 +111,61 @@ def _runs(paragraphs: list[Paragraph]) -> list[list[list[Paragraph]]]:
     return runs
 
 
-def _speaker(unit: list[Paragraph]) -> int | None:
-    return next((p.speaker for p in unit if p.speaker is not None), None)
+def _speaker(unit: list[int], decisions: Decisions) -> int | None:
+    return next((decisions[at][0] for at in unit if at in decisions), None)
 
 
-def _set(unit: list[Paragraph], speaker: int) -> None:
-    for p in unit:
-        if p.speaker is None:
-            p.speaker, p.how = speaker, "turn"
-
-
-def take_turns(paragraphs: list[Paragraph], genders: Sequence[Gender | None] = ()) -> None:
-    """Give untagged turns a speaker by alternation and vocatives, run by run. `genders`
-    holds each person's gender, where known."""
+def take_turns(
+    paragraphs: list[Paragraph], decisions: Decisions, genders: Sequence[Gender | None] = ()
+) -> Decisions:
+    """Give untagged turns a speaker by alternation and vocatives, run by run: the answers so
+    far and these. `genders` holds each person's gender, where known."""
     runs = _runs(paragraphs)
-    position = {id(p): i for i, p in enumerate(paragraphs)}
+    decisions = dict(decisions)
     # A name called out only counts for someone who speaks in the chapter: "Hosmer, Mr.
     # Angel, was a cashier" calls no one.
     voices: dict[int, set[int]] = {}
-    for p in paragraphs:
-        if p.speaker is not None:
-            voices.setdefault(p.chapter, set()).add(p.speaker)
+    for at, (person, _) in decisions.items():
+        voices.setdefault(paragraphs[at].chapter, set()).add(person)
     last_two: list[int] = []  # the two people who spoke last, carried across short breaks
     for run in runs:
-        known = [s for s in (_speaker(u) for u in run) if s is not None]
+        known = [s for s in (_speaker(u, decisions) for u in run) if s is not None]
         people = list(dict.fromkeys(known))
-        present = voices.get(run[0][0].chapter, set())
+        present = voices.get(paragraphs[run[0][0]].chapter, set())
         for unit in run:
-            for p in unit:
-                people.extend(v for v in p.vocatives if v not in people and v in present)
+            for at in unit:
+                people.extend(
+                    v for v in paragraphs[at].vocatives if v not in people and v in present
+                )
         if len(people) == 1:
-            other = _other_party(
-                paragraphs, position[id(run[0][0])], run, people[0], last_two, genders
-            )
+            other = _other_party(paragraphs, decisions, run, people[0], last_two, genders)
             if other is not None:
                 people.append(other)
         changed = True
         while changed:
             changed = False
             for k, unit in enumerate(run):
-                if _speaker(unit) is not None:
+                if _speaker(unit, decisions) is not None:
                     continue
-                guess = _guess(run, k, people, present)
+                guess = _guess(paragraphs, decisions, run, k, people, present)
                 if guess is not None:
-                    _set(unit, guess)
+                    # A turn continued over paragraphs is one speaker's.
+                    for at in unit:
+                        decisions[at] = guess, "turn"
                     changed = True
-        for speaker in (_speaker(u) for u in run):
+        for speaker in (_speaker(u, decisions) for u in run):
             if speaker is not None and (not last_two or last_two[-1] != speaker):
                 if speaker in last_two:
                     last_two.remove(speaker)
                 last_two.append(speaker)
                 del last_two[:-2]
+    return decisions
 
 
 def _other_party(
     paragraphs: list[Paragraph],
-    start: int,
-    run: list[list[Paragraph]],
+    decisions: Decisions,
+    run: list[list[int]],
     speaker: int,
     last_two: list[int],
     genders: Sequence[Gender | None],
@@ -169,7 +173,7 @@ def _other_party(
     """Who a run's one known voice talks with: whoever spoke with them just before, unless
     the voice calls the other "madam" or "sir" and that person is of the other gender; then
     the last person of the right gender the narration named shortly before."""
-    addressed = _addressed_gender(run, speaker)
+    addressed = _addressed_gender(paragraphs, decisions, run, speaker)
 
     def gender(person: int) -> Gender | None:
         return genders[person] if person < len(genders) else None
@@ -180,6 +184,7 @@ def _other_party(
     for person in before:
         if gender(person) == addressed:
             return person
+    start = run[0][0]
     chapter = paragraphs[start].chapter
     for p in reversed(paragraphs[max(0, start - _LOOK_BACK) : start + 1]):
         if p.chapter != chapter:
@@ -199,13 +204,15 @@ def addressed_gender(speech: Iterable[str]) -> Gender | None:
     return next(iter(votes)) if len(votes) == 1 else None
 
 
-def _addressed_gender(run: list[list[Paragraph]], speaker: int) -> Gender | None:
+def _addressed_gender(
+    paragraphs: list[Paragraph], decisions: Decisions, run: list[list[int]], speaker: int
+) -> Gender | None:
     votes: Counter[Gender] = Counter()
     for unit in run:
-        if _speaker(unit) != speaker:
+        if _speaker(unit, decisions) != speaker:
             continue
-        for p in unit:
-            for span in p.spans:
+        for at in unit:
+            for span in paragraphs[at].spans:
                 for match in _ADDRESS.finditer(span.text):
                     votes["female" if match.group(1).lower() in _LADIES else "male"] += 1
     if not votes or len(votes) > 1:
@@ -213,12 +220,24 @@ def _addressed_gender(run: list[list[Paragraph]], speaker: int) -> Gender | None
     return next(iter(votes))
 
 
-def _guess(run: list[list[Paragraph]], k: int, people: list[int], present: set[int]) -> int | None:
-    before = _speaker(run[k - 1]) if k >= 1 else None
-    after = _speaker(run[k + 1]) if k + 1 < len(run) else None
+def _guess(
+    paragraphs: list[Paragraph],
+    decisions: Decisions,
+    run: list[list[int]],
+    k: int,
+    people: list[int],
+    present: set[int],
+) -> int | None:
+    def said(j: int) -> int | None:
+        return _speaker(run[j], decisions)
+
+    before = said(k - 1) if k >= 1 else None
+    after = said(k + 1) if k + 1 < len(run) else None
     # The turn before called someone by name: they answer.
     if k >= 1 and before is not None:
-        called = [v for p in run[k - 1] for v in p.vocatives if v != before and v in present]
+        called = [
+            v for at in run[k - 1] for v in paragraphs[at].vocatives if v != before and v in present
+        ]
         if called:
             return called[-1]
     two = people[:2] if len(people) >= 2 else None
@@ -228,8 +247,8 @@ def _guess(run: list[list[Paragraph]], k: int, people: list[int], present: set[i
         if after is not None and after in two:
             return two[1] if after == two[0] else two[0]
     # With more people: the turn two back, if the turn between was someone else.
-    if k >= 2 and before is not None and _speaker(run[k - 2]) not in (None, before):
-        return _speaker(run[k - 2])
-    if k + 2 < len(run) and after is not None and _speaker(run[k + 2]) not in (None, after):
-        return _speaker(run[k + 2])
+    if k >= 2 and before is not None and said(k - 2) not in (None, before):
+        return said(k - 2)
+    if k + 2 < len(run) and after is not None and said(k + 2) not in (None, after):
+        return said(k + 2)
     return None
