@@ -191,14 +191,14 @@ def from_environ(environ: Mapping[str, str]) -> Settings:
     names a variable whose value can't be used."""
     data = environ.get(DATA_DIR_ENV)
     if data:
-        data_dir = Path(data).expanduser()
+        data_dir = folder(data)
     else:
         base = environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
         data_dir = Path(base) / "audiopub"
     models = environ.get(MODELS_DIR_ENV)
     return Settings(
         data_dir=data_dir,
-        models_dir=Path(models).expanduser() if models else data_dir / "models",
+        models_dir=folder(models) if models else data_dir / "models",
         models_dir_chosen=bool(models),
         keep_intermediate_files=_flag(environ, "AUDIOPUB_KEEP_INTERMEDIATE", default=False),
         keep_chunk_audio=_flag(environ, "AUDIOPUB_KEEP_CHUNK_AUDIO", default=True),
@@ -256,6 +256,11 @@ class EngineSetting(Generic[T]):
             return self.parse(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def folder(text: str) -> Path:
+    """An `EngineSetting`'s parser for a folder: `~` is the home folder, as the shell would."""
+    return Path(text).expanduser()
 
 
 def load(ray_address: str | None = None) -> Settings:

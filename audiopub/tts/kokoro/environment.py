@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from audiopub.settings import EngineSetting
+from audiopub.settings import EngineSetting, folder
 
 # What runs Kokoro's network: ONNX Runtime, PyTorch, or `auto` (PyTorch where CUDA works
 # through it and not through ONNX Runtime).
@@ -20,12 +20,8 @@ def parse_runtime(text: str) -> str:
     return runtime
 
 
-def _folder(text: str) -> Path:
-    return Path(text).expanduser()
-
-
 DIR: Final[EngineSetting[Path | None]] = EngineSetting(
-    "AUDIOPUB_KOKORO_DIR", _folder, None, "Kokoro's folder (default `models/kokoro/`)"
+    "AUDIOPUB_KOKORO_DIR", folder, None, "Kokoro's folder (default `models/kokoro/`)"
 )
 RUNTIME: Final[EngineSetting[str]] = EngineSetting(
     "AUDIOPUB_KOKORO_RUNTIME",

@@ -5,11 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from audiopub.settings import EngineSetting
-
-
-def _folder(text: str) -> Path:
-    return Path(text).expanduser()
+from audiopub.settings import EngineSetting, folder
 
 
 def _yes_no(text: str) -> bool | None:
@@ -24,7 +20,7 @@ def _yes_no(text: str) -> bool | None:
 
 DIR: Final[EngineSetting[Path | None]] = EngineSetting(
     "AUDIOPUB_SUPERTONIC_DIR",
-    _folder,
+    folder,
     None,
     "one Supertonic model directory, ahead of the chosen release",
 )
