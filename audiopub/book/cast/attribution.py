@@ -26,12 +26,9 @@ from collections import Counter
 from functools import lru_cache
 
 from audiopub.book.cast.characters import (
-    NOT_NAMES,
     Cast,
     Person,
-    build_cast,
     clean_name,
-    pronoun_gender,
 )
 from audiopub.book.cast.conversation import (
     NO_TAG,
@@ -41,40 +38,29 @@ from audiopub.book.cast.conversation import (
     take_turns,
     units,
 )
+from audiopub.book.cast.mentions import (
+    TITLED_NAME,
+    book_cast,
+    descriptions,
+    find_names,
+    lowercase_words,
+)
 from audiopub.book.cast.models import Attribution, Character, Gender, Quote
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
 from audiopub.book.cast.ranker import rank_speakers
 from audiopub.book.cast.tags import (
-    NOUN_GENDERS,
-    TITLES,
     SubjectKind,
     find_tag,
     language_table,
-    noun_gender,
 )
 from audiopub.book.models import Book
 
 __all__ = ["NARRATOR", "attribute", "by_lines", "sieves"]
 
 NARRATOR = "Narrator"  # the first-person narrator's name when the book gives none
-_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
-# A description used as a tag this often is a person of its own ("the artilleryman").
-_NOMINAL_MIN = 3
 # How far (in paragraphs) a pronoun may look back, or forward, for the person it means.
 _PRONOUN_BACK = 25
 _PRONOUN_AHEAD = 50
-# Speech that says who speaks: "My name is Helen Stoner", "I am Sherlock Holmes".
-_INTRODUCTION = re.compile(
-    r"(?:^|[.!?]\s)(?:[Mm]y name is|I am|I'm)\s+((?:(?:Mr|Mrs|Miss|Dr)\.?\s+)?[A-Z][\w'’-]+"
-    r"(?:\s+[A-Z][\w'’-]+)*)"
-)
-_TITLED_NAME = re.compile(
-    r"\b(?:Mr|Mrs|Miss|Ms|Dr|Lady|Lord|Sir|Madame|Mme|Mademoiselle|Mlle|Monsieur|Herr|Frau"
-    r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s(?:van|von|der|de|du)){0,2}"
-    r"(?:\s(?:St\.|[A-Z][\w'’-]+)){1,3}"
-)
-# "Mr. and Mrs. Allen", "Mr and Mrs Musgrove": two people, a Mr. and a Mrs. of that name.
-_COUPLE = re.compile(r"\b(Mr|Mrs)(\.?) and (Mrs|Mr)\.? ((?:St\. )?[A-Z][\w'’-]+)\b(?!\s[A-Z][a-z])")
 # Words that open a call but name no one ("Oh", "My God", "Good-bye", "Thanks").
 _EXCLAMATIONS = frozenset(
     "oh ah eh ha hm hum hallo hello hullo my good goodbye good-bye thanks thank yes no well "
@@ -83,17 +69,6 @@ _EXCLAMATIONS = frozenset(
 # Narration that hands over to speech set below it: "…Charles said--", "…she replied:".
 _INTRODUCES_SPEECH = re.compile(r"(?:[:,]|--|[—–])\s*$")
 _SENTENCE_END = re.compile(r"[.!?]['\"]?\s")
-_LONGER_NAME = re.compile(r"['’]?\s[A-Z][a-z]")
-# What may come before a sentence's subject: its start, a conjunction, an article.
-_SUBJECT_BEFORE = re.compile(
-    r"(?:^|[.!?;:]\s+|\b(?:and|then|but|when|while|as)\s+)(?:the\s+)?\W*$", re.IGNORECASE
-)
-# A vocative inside speech: ", Watson," "my dear Watson." "Mr. Holmes?" at a clause's edge.
-_VOCATIVE = re.compile(
-    r"(?:^|[,;!?]\s|(?<!Mr)(?<!Mrs)(?<!Dr)(?<!St)\.\s)(?:(?:my|My)\s+(?:dear|good)\s+|(?:[Dd]ear|O|Oh)\s+)?"
-    r"((?:(?:Mr|Mrs|Miss|Dr|Sir|Lady|Lord|Captain|Inspector)\.?\s+)?(?:St\.\s)?[A-Z][\w'’-]+"
-    r"(?:\s+[A-Z][\w'’-]+)?)(?=[,.!?;]|$)"
-)
 
 
 def attribute(book: Book) -> Attribution:
@@ -108,42 +83,18 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
     cast; the first-person narrator (a person of the cast) where there is one."""
     language = book.language
     paragraphs = _find_all(book)
-    lowercase = _lowercase_words(book)
+    lowercase = lowercase_words(book)
     for before, p in zip([None, *paragraphs], paragraphs, strict=False):
         p.tag = _tag(p, language, lowercase, before)
 
-    mentions: Counter[str] = Counter(
-        p.tag.name for p in paragraphs if p.tag.name and p.tag.kind == "name"
-    )
-    nominals = Counter(p.tag.name for p in paragraphs if p.tag.name and p.tag.kind == "noun")
-    appositions = _appositions(paragraphs, mentions, nominals)
-    for nominal, count in _nominal_people(paragraphs).items():
-        if nominal not in appositions:
-            mentions[nominal] += count
-    mentions.update(_titled_names(paragraphs))
-    mentions.update(_full_names(paragraphs, mentions, lowercase))
-    _count_narration_mentions(paragraphs, mentions)
-    cast = build_cast(mentions, _pronouns_after_names(paragraphs, mentions))
-    for nominal, name in appositions.items():
-        person = cast.resolve(name)
-        # "the girl, Oliver" where the two merely meet: a description of the other gender
-        # is not the name beside it.
-        if person is None:
-            continue
-        described, gender = noun_gender(nominal), cast.people[person].gender
-        if described is not None and gender is not None and described != gender:
-            continue
-        cast.by_form[nominal] = person
-    for form, person in list(cast.by_form.items()):
-        if cast.people[person].gender is None and form[:1].islower():
-            cast.people[person].gender = noun_gender(form)
+    cast = book_cast(paragraphs, lowercase)
 
     narrator = None
     if any(p.tag.kind == "first_person" for p in paragraphs):
         narrator = len(cast.people)
         cast.people.append(Person(NARRATOR, Counter({NARRATOR: 1})))
-    _find_names(paragraphs, cast, lowercase)
-    for nominal, person in _descriptions(paragraphs, cast).items():
+    find_names(paragraphs, cast, lowercase)
+    for nominal, person in descriptions(paragraphs, cast).items():
         cast.by_form[nominal] = person
     decisions = _explicit(paragraphs, cast, narrator)
     decisions = _distant_subject(paragraphs, decisions, language)
@@ -245,289 +196,6 @@ def _span_names(
     return tuple(names)
 
 
-def _narration(p: Paragraph) -> list[tuple[int, str]]:
-    """The paragraph's text outside its quotations, as (offset, text) pieces."""
-    pieces = []
-    at = 0
-    for span in p.spans:
-        if span.start > at:
-            pieces.append((at, p.text[at : span.start]))
-        at = span.end
-    if at < len(p.text):
-        pieces.append((at, p.text[at:]))
-    return pieces
-
-
-def _lowercase_words(book: Book) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for chapter in book.chapters:
-        for paragraph in chapter.paragraphs:
-            counts.update(w for w in _WORD.findall(paragraph) if w[0].islower())
-    return counts
-
-
-# --- names in narration ---------------------------------------------------------------------
-
-
-def _names_pattern(forms: list[str]) -> re.Pattern[str]:
-    alternatives = sorted((re.escape(f) for f in forms), key=len, reverse=True)
-    return re.compile(r"(?<![\w.])(?:" + "|".join(alternatives) + r")(?![\w])", re.IGNORECASE)
-
-
-def _form_of(match: str, forms: dict[str, str]) -> str | None:
-    """A matched name back to its form; a name must keep its capital, a description may
-    start a sentence ("The artilleryman")."""
-    form = forms.get(match.casefold())
-    if form is None:
-        return None
-    if form[:1].isupper() and match != form:
-        return None
-    return form
-
-
-def _count_narration_mentions(paragraphs: list[Paragraph], mentions: Counter[str]) -> None:
-    """How often each speaker's name is also written in narration (makes "Holmes" more used
-    than a once-named "Mr. Holmes")."""
-    if not mentions:
-        return
-    forms = {f.casefold(): f for f in mentions}
-    pattern = _names_pattern(list(mentions))
-    extra: Counter[str] = Counter()
-    for p in paragraphs:
-        for _, piece in _narration(p):
-            for match in pattern.finditer(piece):
-                form = _form_of(match.group(), forms)
-                if form is not None:
-                    extra[form] += 1
-    mentions.update(extra)
-
-
-def _vocatives(speech: str) -> list[str]:
-    """The names a quotation calls out, without the half-names the pattern can take ("Mrs.
-    St" of "Mrs. St. Clair has") or possessives ("Dr. Becher's")."""
-    names = []
-    for match in _VOCATIVE.finditer(speech):
-        name = match.group(1)
-        if name.endswith((" St", "'s", "’s")):
-            continue
-        names.append(name)
-    return names
-
-
-def _titled_names(paragraphs: list[Paragraph]) -> Counter[str]:
-    """Names written with a title ("Miss Mary Sutherland") in the narration or called out in
-    speech: people, whether or not a tag ever names them, so a pronoun can mean them."""
-    found: Counter[str] = Counter()
-    for p in paragraphs:
-        for _, piece in _narration(p):
-            found.update(m.group().removesuffix("'s") for m in _TITLED_NAME.finditer(piece))
-            for m in _COUPLE.finditer(piece):
-                surname = m.group(4).removesuffix("'s").removesuffix("’s")
-                found[f"{m.group(1)}{m.group(2)} {surname}"] += 1
-        # Speech calling someone by a titled name ("Well, Mrs. St. Clair, …") names them too.
-        for span in p.spans:
-            for name in _vocatives(span.text):
-                if _TITLED_NAME.fullmatch(name):
-                    found[name] += 1
-    return found
-
-
-_FULL_NAME = re.compile(r"(?<![\w.])([A-Z][a-z]+)\s([A-Z][a-z]+(?:-[A-Z][a-z]+)?)(?![\w'’])")
-
-
-def _full_names(
-    paragraphs: list[Paragraph], mentions: Counter[str], lowercase: Counter[str]
-) -> Counter[str]:
-    """A speaker's full name the book writes untitled ("Bill" said, "Bill Gorton" elsewhere),
-    at least twice: the name a reader knows them by, which joins their first
-    name and their titled forms ("Adela", "Adela Quested", "Miss Quested")."""
-    words = {w for form in mentions for w in form.split()[-1:] + form.split()[:1]}
-    spoken = {form for form in mentions if " " not in form and form[:1].isupper()}
-    firsts = spoken - {w for form in mentions if " " in form for w in form.split()[-1:]}
-    surnames = {form.split()[-1] for form in mentions if form.split()[0].lower() in TITLES}
-    found: Counter[str] = Counter()
-    for p in paragraphs:
-        for piece in (p.text,):  # speech too: "This is Bill Gorton," introduces him
-            for match in _FULL_NAME.finditer(piece):
-                first, last = match.groups()
-                if first not in words and last not in words:
-                    continue
-                if first.lower() in TITLES or first.lower() in NOT_NAMES:
-                    continue
-                # An ordinary word starting a sentence, or a place ("Street"); a word the tags
-                # already use as a name is one ("Bill" said, though the bill is paid).
-                if any(lowercase[w.lower()] >= 3 and w not in spoken for w in (first, last)):
-                    continue
-                found[match.group()] += 1
-    # Twice, or once where both words are names the book already uses ("Adela", "Miss
-    # Quested": "Adela Quested").
-    return Counter(
-        {
-            name: n
-            for name, n in found.items()
-            if n >= 2 or (name.split()[0] in firsts and name.split()[-1] in surnames)
-        }
-    )
-
-
-def _appositions(
-    paragraphs: list[Paragraph], mentions: Counter[str], nominals: Counter[str]
-) -> dict[str, str]:
-    """Descriptions the narration puts beside a name ("my friend, Mr. Sherlock Holmes",
-    "Sherlock Holmes, my friend"): the description means that name."""
-    if not nominals or not mentions:
-        return {}
-    names = _names_pattern(list(mentions)).pattern
-    described = "|".join(re.escape(n) for n in sorted(nominals, key=len, reverse=True))
-    after = re.compile(rf"\b({described}),?\s+({names})", re.IGNORECASE)
-    before = re.compile(rf"({names}),\s+({described})\b", re.IGNORECASE)
-    seen: dict[str, Counter[str]] = {}
-    for p in paragraphs:
-        for _, piece in _narration(p):
-            for match in after.finditer(piece):
-                seen.setdefault(match.group(1).lower(), Counter())[match.group(2)] += 1
-            for match in before.finditer(piece):
-                seen.setdefault(match.group(2).lower(), Counter())[match.group(1)] += 1
-    return {nominal: names.most_common(1)[0][0] for nominal, names in seen.items()}
-
-
-def _nominal_people(paragraphs: list[Paragraph]) -> Counter[str]:
-    """Descriptions a chapter uses as a speaker often enough to be a person of their own:
-    "the artilleryman", "the curate". Not "my friend" or "our visitor" (someone already
-    named, in other words), nor "the lady" (whichever lady is there)."""
-    per_chapter: Counter[tuple[int, str]] = Counter(
-        (p.chapter, p.tag.name)
-        for p in paragraphs
-        if p.tag.kind == "noun" and p.tag.name and p.tag.name.startswith("the ")
-    )
-    people: Counter[str] = Counter()
-    for (_, nominal), count in per_chapter.items():
-        if count >= _NOMINAL_MIN and nominal.split()[-1] not in NOUN_GENDERS:
-            people[nominal] += count
-    return people
-
-
-def _pronouns_after_names(
-    paragraphs: list[Paragraph], mentions: Counter[str]
-) -> dict[str, Counter[Gender]]:
-    genders: dict[str, Counter[Gender]] = {}
-    if not mentions:
-        return genders
-    forms = {f.casefold(): f for f in mentions}
-    pattern = _names_pattern(list(mentions))
-    for p in paragraphs:
-        for _, piece in _narration(p):
-            for match in pattern.finditer(piece):
-                form = _form_of(match.group(), forms)
-                if form is None:
-                    continue
-                after = piece[match.end() : match.end() + 60]
-                cut = re.search(r"[.!?;]|\b[A-Z][a-z]", after)
-                gender = pronoun_gender(after[: cut.start()] if cut else after)
-                if gender is not None:
-                    genders.setdefault(form, Counter())[gender] += 1
-    return genders
-
-
-def _find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str]) -> None:
-    """Each paragraph's people named in narration, and those its speech calls by name."""
-    forms = {f.casefold(): f for f in cast.by_form}
-    pattern = _names_pattern(list(cast.by_form)) if forms else None
-    for p in paragraphs:
-        if pattern is not None:
-            for offset, piece in _narration(p):
-                for match in pattern.finditer(piece):
-                    form = _form_of(match.group(), forms)
-                    if form is None or _LONGER_NAME.match(piece, match.end()):
-                        continue  # "Baker Street" is not Mr. Baker
-                    subject = _SUBJECT_BEFORE.search(piece[: match.start()]) is not None
-                    p.narration_names.append((offset + match.start(), cast.by_form[form], subject))
-            p.narration_names.sort()
-        for span in p.spans:
-            for name in _vocatives(span.text):
-                if lowercase[name.split()[-1].lower()] >= 3 or name.lower() in TITLES:
-                    continue  # an ordinary word starting a clause, or a title alone
-                p.vocative_names.append(name)
-                person = cast.resolve(name)
-                if person is not None:
-                    p.vocatives.append(person)
-            introduced = _INTRODUCTION.search(span.text)
-            if introduced is not None and p.introduces is None:
-                p.introduces = cast.resolve(introduced.group(1))
-
-
-# Descriptions that point back to whoever was last named, never to one person.
-_RELATIVE = frozenset("other former latter first second third one same".split())
-# How many paragraphs either side of a tag make its company, how often a description must
-# tag speech to be judged, and how consistently one person must keep it company.
-_COMPANY = 4
-_DESCRIBED_MIN = 3
-_COMPANY_SHARE = 0.5
-_COMPANY_LIFT = 2.0
-
-
-def _descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
-    """Descriptions that stand for one named person throughout the book ("the doctor" for Mr.
-    Losberne, "the old gentleman" for Mr. Brownlow): the person named around most of the
-    description's tags, far more often than around speech in general. The one it talks
-    to (the speaker of the turn next to it) is not it."""
-    spoken = [at for at, p in enumerate(paragraphs) if p.spans]
-
-    def company(at: int) -> set[int]:
-        chapter = paragraphs[at].chapter
-        near: set[int] = set()
-        for q in paragraphs[max(0, at - _COMPANY) : at + _COMPANY + 1]:
-            if q.chapter == chapter:
-                near.update(person for _, person, _ in q.narration_names)
-        for q in paragraphs[max(0, at - 1) : at] + paragraphs[at + 1 : at + 2]:
-            if q.spans and q.tag.kind == "name" and q.tag.name:
-                near.discard(cast.resolve(q.tag.name))
-        return near
-
-    uses: dict[str, list[int]] = {}
-    for at in spoken:
-        p = paragraphs[at]
-        words = (p.tag.name or "").split()
-        # "the doctor", not "a voice" (anyone) or "his father" (whose father depends on "his").
-        if p.tag.kind == "noun" and words[0] == "the" and words[-1] not in _RELATIVE:
-            uses.setdefault(" ".join(words), []).append(at)
-    # Used in one scene only, a description is someone the book does not name (the jailer).
-    uses = {
-        d: ats
-        for d, ats in uses.items()
-        if len(ats) >= _DESCRIBED_MIN and len({paragraphs[at].chapter for at in ats}) > 1
-    }
-    if not uses:
-        return {}
-    base: Counter[int] = Counter()
-    for at in spoken:
-        base.update(company(at))
-    found: dict[str, int] = {}
-    for description, ats in uses.items():
-        own = cast.by_form.get(description)
-        seen: Counter[int] = Counter()
-        for at in ats:
-            seen.update(company(at) - {own} if own is not None else company(at))
-        gender = noun_gender(description)
-        best = None
-        for person, count in seen.most_common():
-            share = count / len(ats)
-            lift = share / (base[person] / len(spoken))
-            if share < _COMPANY_SHARE:
-                break
-            # Not the narrator, nor a description of its own ("the child").
-            named = cast.people[person].name[:1].isupper()
-            if lift < _COMPANY_LIFT or person == cast.narrator or not named:
-                continue
-            if gender is not None and cast.people[person].gender != gender:
-                continue
-            best = person
-            break
-        if best is not None:
-            found[description] = best
-    return found
-
-
 # --- sieves -----------------------------------------------------------------------------------
 
 
@@ -615,7 +283,7 @@ def _name_narrator(
             for n, c in called.items()
             if re.search(r"[aeiouyAEIOUY]", n)
             and n.split()[0].lower() not in _EXCLAMATIONS
-            and (len(chapters[n]) >= 2 or _TITLED_NAME.fullmatch(n))
+            and (len(chapters[n]) >= 2 or TITLED_NAME.fullmatch(n))
         }
     )
     if not called:
