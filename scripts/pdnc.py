@@ -49,6 +49,17 @@ class Novel:
     aliases: dict[str, frozenset[str]]  # a character's main name → its names, normalised
     genders: dict[str, str]  # main name → M, F or X
 
+    def speaker_aliases(self, speaker: str) -> frozenset[str]:
+        """The aliases of the character a quotation's speaker field names. The field is
+        mostly a main name, but some novels give another of the character's names there
+        (Howards End's "Henry" for "Mr. Wilcox", 419 quotations): that one character's
+        aliases are meant. A name no character lists stands for itself."""
+        if speaker in self.aliases:
+            return self.aliases[speaker]
+        form = norm(speaker)
+        owners = [names for names in self.aliases.values() if form in names]
+        return owners[0] if len(owners) == 1 else frozenset({form})
+
 
 def novels(data: Path = DATA) -> list[str]:
     return sorted(p.parent.name for p in data.glob("*/quotation_info.csv"))
@@ -204,7 +215,7 @@ def score(novel: Novel, book: Book, attribution: Attribution) -> Score:
         voted = Counter(speakers).most_common(1)[0][0]
         if voted is None:
             continue
-        gold = novel.aliases.get(g.speaker, frozenset({norm(g.speaker)}))
+        gold = novel.speaker_aliases(g.speaker)
         if names.get(voted, {norm(voted)}) & gold:
             right[g.kind] += 1
     return Score(right, total, found, len(novel.gold))
