@@ -303,6 +303,7 @@ def _name_narrator(
         }
         for p in paragraphs:
             p.vocatives = [person if v == narrator else v for v in p.vocatives]
+            p.speech_names = [person if v == narrator else v for v in p.speech_names]
     # The other names the others call the narrator by, often enough and no one else's
     # ("Jake", and "Barnes" too).
     # A person the narration names ("Mr. Barnes") but no tag gives a line is the narrator
@@ -340,6 +341,7 @@ def _merge(paragraphs: list[Paragraph], cast: Cast, other: int, person: int) -> 
             for pos, who, subject in p.narration_names
         ]
         p.vocatives = [person if v == other else v for v in p.vocatives]
+        p.speech_names = [person if v == other else v for v in p.speech_names]
 
 
 def _pronouns(

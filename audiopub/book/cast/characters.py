@@ -131,6 +131,12 @@ class Cast:
         return owners.most_common(1)[0][0] if owners else None
 
 
+# Titles anyone may have, beside ranks (Admiral, Colonel) that name one holder.
+_CIVIL = frozenset({"mr", "mrs", "miss", "ms", "mister", "madame", "monsieur", "mademoiselle"})
+# How many times more a rank's holder is named than the next, to be "the Admiral" alone.
+_DOMINANT = 3
+
+
 def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> Cast:
     """Group name forms (with how often each is used as a speaker or mentioned) into people.
     `genders` holds, per form, the pronouns seen right after it."""
@@ -148,11 +154,12 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         form: _gender([form], {form: split_name(form)}, genders) for form in mentions
     }
 
-    def union(a: str, b: str) -> None:
+    def union(a: str, b: str) -> bool:
+        """Join the groups of `a` and `b`, unless their genders differ (then False)."""
         ra, rb = find(a), find(b)
         ga, gb = group_gender[ra], group_gender[rb]
         if ra != rb and ga is not None and gb is not None and ga != gb:
-            return
+            return False
         if ra != rb:
             group_gender[ra] = group_gender[rb] = ga or gb
             # The more-used form's group absorbs the other.
@@ -160,6 +167,7 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
                 parent[rb] = ra
             else:
                 parent[ra] = rb
+        return True
 
     parts = {form: split_name(form) for form in mentions}
     titled: dict[str, list[str]] = {}  # surname → titled forms ("Mr. Carew", "Mrs. Carew")
@@ -225,20 +233,32 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             misses = [f for f in fitting if parts[f][0] == "miss"]
             if len(fitting) > 1 and own == "female" and len(misses) == 1:
                 fitting = misses
+            # A rank is its holder's own ("Admiral Crawford" is the uncle): "Henry Crawford"
+            # is the one plain "Mr. Crawford".
+            civil = [f for f in fitting if parts[f][0] in _CIVIL]
+            if len(fitting) > 1 and len(civil) == 1:
+                fitting = civil
             if len(fitting) == 1:
                 union(fitting[0], name)
     # A rank alone ("the Professor", "the Colonel", "the count") is the one person the book
-    # gives that title with a name ("Professor De Worms"), when there is only one.
+    # gives that title with a name ("Professor De Worms").
     for form, (title, words) in parts.items():
         if title or not words or words[-1].lower() not in TITLES:
             continue
         if len(words) != 1 and not (len(words) == 2 and words[0] == "the"):
             continue  # "the count" too, a description the tags use as a person
         rank = words[-1].lower().rstrip(".")
-        holders = {title_key(f) for f, (t, w) in parts.items() if t == rank and w}
-        if len(holders) == 1:
-            holder = next(f for f, (t, w) in parts.items() if t == rank and w)
-            union(holder, form)
+        holders: Counter[str] = Counter()
+        first_form: dict[str, str] = {}
+        for f, (t, w) in parts.items():
+            if t == rank and w:
+                holders[title_key(f)] += mentions[f]
+                first_form.setdefault(title_key(f), f)
+        # Or the one of them the book names far more ("the Admiral" is Admiral Croft, not
+        # the Admiral Baldwin named once).
+        ranked = holders.most_common(2)
+        if ranked and (len(ranked) == 1 or ranked[0][1] >= _DOMINANT * ranked[1][1]):
+            union(first_form[ranked[0][0]], form)
     # Single words: a surname or first name of a longer form, joined to the most used one.
     for form, (title, words) in parts.items():
         if title or len(words) != 1 or words[0].lower() in TITLES:
@@ -252,12 +272,22 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             and word in (other_words[-1], other_words[0])
             and (len(other_words) > 1 or parts[other][0])
         ]
-        # Of the fitting gender only (a group of the other gender refuses it anyway).
-        own = group_gender[find(form)]
-        owners = [o for o in owners if own is None or group_gender[find(o)] in (own, None)]
-        if owners:
-            best = max(owners, key=lambda o: (mentions[o], o))
-            union(best, form)
+        # The most used that takes it: a group of the other gender refuses it ("Newland" is
+        # not Mrs. Newland, his mother, even where she is named more).
+        for owner in sorted(owners, key=lambda o: (mentions[o], o), reverse=True):
+            if union(owner, form):
+                break
+    # A title with a first name ("Miss Sophy") is the one full name it begins ("Sophy
+    # Jackson"), where no one has it as a surname.
+    surnames = {words[-1] for title, words in parts.values() if len(words) > 1}
+    for form, (title, words) in parts.items():
+        if not title or len(words) != 1 or words[0] in surnames:
+            continue
+        full_names = [
+            f for f, (t, w) in parts.items() if not t and len(w) == 2 and w[0] == words[0]
+        ]
+        if len(full_names) == 1:
+            union(full_names[0], form)
 
     groups: dict[str, list[str]] = {}
     for form in mentions:

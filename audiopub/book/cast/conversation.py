@@ -64,6 +64,7 @@ class Paragraph:
     narration_names: list[tuple[int, int, bool]] = field(default_factory=list)
     vocative_names: list[str] = field(default_factory=list)  # as the speech writes them
     vocatives: list[int] = field(default_factory=list)  # those that are people of the cast
+    speech_names: list[int] = field(default_factory=list)  # people its speech names at all
     introduces: int | None = None  # the person its speech says it is ("My name is …")
 
 

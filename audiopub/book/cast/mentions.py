@@ -29,7 +29,8 @@ _INTRODUCTION = re.compile(
 # A title and the name it goes with: "Mr. Holmes", "Lady Bertram", "Mr. van der Luyden".
 TITLED_NAME = re.compile(
     r"\b(?:Mr|Mrs|Miss|Ms|Dr|Lady|Lord|Sir|Madame|Mme|Mademoiselle|Mlle|Monsieur|Herr|Frau"
-    r"|Fräulein|Señor|Señora|Señorita|Don|Doña)\.?(?:\s(?:van|von|der|de|du)){0,2}"
+    r"|Fräulein|Señor|Señora|Señorita|Don|Doña|Captain|Colonel|Major|General|Admiral"
+    r"|Lieutenant|Sergeant|Inspector|Professor|Duke|Duchess|Marquis|Earl)\.?(?:\s(?:van|von|der|de|du)){0,2}"
     r"(?:\s(?:St\.|[A-Z][\w'’-]+)){1,3}"
 )
 # "Mr. and Mrs. Allen", "Mr and Mrs Musgrove": two people, a Mr. and a Mrs. of that name.
@@ -60,6 +61,7 @@ def book_cast(paragraphs: list[Paragraph], lowercase: Counter[str]) -> Cast:
             mentions[nominal] += count
     mentions.update(_titled_names(paragraphs))
     mentions.update(_full_names(paragraphs, mentions, lowercase))
+    mentions.update(_first_names(paragraphs, mentions, lowercase))
     _count_narration_mentions(paragraphs, mentions)
     cast = build_cast(mentions, _pronouns_after_names(paragraphs, mentions))
     for nominal, name in appositions.items():
@@ -200,6 +202,40 @@ def _full_names(
     )
 
 
+def _first_names(
+    paragraphs: list[Paragraph], mentions: Counter[str], lowercase: Counter[str]
+) -> Counter[str]:
+    """The first name of a full name, written alone at least twice ("Newland Archer", then
+    "Newland laughed."): the name a reader knows them by in the narration, which the tags may
+    never use. Not where two full names share it ("John Dashwood", "John Willoughby"), where
+    it is also the surname of a full name, nor an ordinary word ("Will")."""
+    owners: dict[str, set[str]] = {}
+    surnames: set[str] = set()  # of full names: "Archer" is no one's first name
+    for form in mentions:
+        words = form.split()
+        if len(words) == 2 and words[0][:1].isupper() and words[0].lower() not in TITLES:
+            surnames.add(words[1])
+            # "the Newland Archers" are the family of Newland Archer.
+            owners.setdefault(words[0], set()).add(words[1].removesuffix("s"))
+    firsts = {
+        first
+        for first, lasts in owners.items()
+        if len(lasts) == 1
+        and first not in mentions
+        and first not in surnames
+        and first.lower() not in NOT_NAMES
+        and lowercase[first.lower()] < 3
+    }
+    if not firsts:
+        return Counter()
+    # Alone: not followed by another capitalised word ("Newland Archer" is the full name).
+    alone = re.compile(
+        r"(?<![\w.])(" + "|".join(map(re.escape, sorted(firsts))) + r")\b(?!\s[A-Z])"
+    )
+    found = Counter(m.group(1) for p in paragraphs for m in alone.finditer(p.text))
+    return Counter({first: n for first, n in found.items() if n >= 2})
+
+
 def _appositions(
     paragraphs: list[Paragraph], mentions: Counter[str], nominals: Counter[str]
 ) -> dict[str, str]:
@@ -259,8 +295,15 @@ def _pronouns_after_names(
     return genders
 
 
+# A quotation inside speech ("'This is Mr. Jabez Wilson,' said my assistant"): others' words,
+# so the names it calls are not the ones the speaker calls. An opening mark follows a space or
+# the start, a closing one comes before a space or punctuation: "don't" and "boys'" are not.
+_NESTED = re.compile(r"""(?:^|(?<=[\s(—-]))(['‘"“])(?=\S).*?(?<=\S)['’"”](?=[\s,.;:!?—-]|$)""")
+
+
 def find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str]) -> None:
-    """Each paragraph's people named in narration, and those its speech calls by name."""
+    """Each paragraph's people named in narration, those its speech names, and those its
+    speech calls by name."""
     forms = {f.casefold(): f for f in cast.by_form}
     pattern = _names_pattern(list(cast.by_form)) if forms else None
     for p in paragraphs:
@@ -274,7 +317,13 @@ def find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str])
                     p.narration_names.append((offset + match.start(), cast.by_form[form], subject))
             p.narration_names.sort()
         for span in p.spans:
-            for name in _vocatives(span.text):
+            own = _NESTED.sub(lambda m: " " * len(m.group()), span.text)
+            if pattern is not None:
+                for match in pattern.finditer(own):
+                    form = _form_of(match.group(), forms)
+                    if form is not None and not _LONGER_NAME.match(own, match.end()):
+                        p.speech_names.append(cast.by_form[form])
+            for name in _vocatives(own):
                 if lowercase[name.split()[-1].lower()] >= 3 or name.lower() in TITLES:
                     continue  # an ordinary word starting a clause, or a title alone
                 p.vocative_names.append(name)

@@ -1,19 +1,20 @@
 """The speaker ranker: for each speech turn the sieves did not settle, the people
-who might say it are ranked by a small log-linear model and the first one speaks.
+who might say it are scored by a small model and the first one speaks.
 
 Candidates are the people named in the narration around the turn, the speakers of the turns
 around it, those its neighbours call by name, the sieves' own answer and the first-person
 narrator. Each gets features (`FEATURES`): what the sieves said and how, gender agreement with
 a pronoun tag, where and how near they are named, turn parity in the exchange, being called
 inside the quotation or the one before (by name, or "sir" and "madam" for a gender), who spoke
-across a narration paragraph, salience in the chapter. A turn's score is the weights'
-dot product; the weights (`speakers.json`, beside this file) were learned by
+across a narration paragraph, salience in the chapter. A score is a linear part plus one
+small hidden layer (`Model`), run in rounds: each round sees the speakers the round before
+chose around the turn. The weights (`speakers.json`, beside this file) were learned by
 `scripts/train_speakers.py` from the Project Dialogism Novel Corpus (Vishnubhotla, Hammond and
 Hirst, LREC 2022), numpy only.
 
 The turns a tag names (`KEEP`, and "I said") stay the sieves'; those they settled by a
-pronoun tag, a name just before or the turn-taking (`SURE`) stay theirs unless the model is
-sure by a margin; the model gives the others a speaker.
+pronoun tag, a name just before or the turn-taking (`SURE`) stay theirs unless the model's
+first candidate scores a margin above (`Margins`); the model gives the others a speaker.
 """
 
 from __future__ import annotations
@@ -31,15 +32,23 @@ import numpy as np
 from audiopub.book.cast.characters import Cast
 from audiopub.book.cast.conversation import Paragraph, addressed_gender, units
 
-__all__ = ["FEATURES", "KEEP", "SURE", "Turn", "rank_speakers", "settled", "turns"]
+__all__ = [
+    "FEATURES",
+    "KEEP",
+    "SURE",
+    "Margins",
+    "Model",
+    "Turn",
+    "rank_speakers",
+    "ranked",
+    "settled",
+    "turns",
+]
 
 WEIGHTS = Path(__file__).with_name("speakers.json")
 # The sieves' answers the model leaves alone: a tag naming the speaker.
 KEEP: frozenset[str] = frozenset({"explicit"})
-# The sieves' answers the model overrides only when it is sure: its first candidate scores
-# `margin` (in speakers.json) above the sieves' one. A pronoun tag, a name just before and
-# the turn-taking are right more often than not; where the model's evidence is much stronger
-# (who was called by name, who spoke two turns back, the gender of the tag) it wins.
+# The sieves' answers the model overrides only by a margin (`Margins`, in speakers.json).
 SURE: frozenset[str] = frozenset({"pronoun", "nearby", "turn"})
 
 FEATURES: tuple[str, ...] = (
@@ -102,6 +111,12 @@ FEATURES: tuple[str, ...] = (
     # The turn's narration names this person after the speech and the turn opens with it
     # ('"…" Polina forced herself to say.').
     "named_after_opening",
+    # Named inside this turn's speech (people seldom name themselves), or the one before.
+    "named_in_speech",
+    "named_in_speech_before",
+    # The share of the exchange's other turns this person was given: its two parties.
+    "run_share",
+    "chapter_share",  # share of the chapter's tagged turns
 )
 
 
@@ -118,15 +133,26 @@ def _named(p: Paragraph) -> list[int]:
     return [person for _, person, _ in p.narration_names]
 
 
-def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list[Turn]:
+def turns(
+    paragraphs: list[Paragraph],
+    cast: Cast,
+    narrator: int | None,
+    before: Sequence[int | None] = (),
+) -> list[Turn]:
     """Every speech turn with its candidates and features, settled ones included (the
-    trainer learns from every turn; `rank_speakers` skips those with a naming tag)."""
+    trainer learns from every turn; `rank_speakers` skips those with a naming tag).
+    `before`: per turn, whom the model's previous round chose (none in the first)."""
     speech = units(paragraphs)
     position = {id(p): i for i, p in enumerate(paragraphs)}
     # The sieves' answer per turn and whether a tag named it.
     said = [next((p.speaker for p in u if p.speaker is not None), None) for u in speech]
     how = [next((p.how for p in u if p.speaker is not None), "none") for u in speech]
     named = [s if h == "explicit" else None for s, h in zip(said, how, strict=True)]
+    # Who spoke the turns around: the previous round's choice where it made one, else the
+    # sieves'. A turn's own sieve answer stays the sieves'.
+    others = [
+        before[j] if j < len(before) and before[j] is not None else s for j, s in enumerate(said)
+    ]
     # An exchange: turns with no narration paragraph between them, in one chapter.
     run = [0] * len(speech)
     for k in range(1, len(speech)):
@@ -142,6 +168,17 @@ def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list
     total = max(1, sum(mentions.values()))
     chapter_lines: Counter[tuple[int, int]] = Counter(
         (u[0].chapter, s) for u, s in zip(speech, named, strict=True) if s is not None
+    )
+    # Each person's share of the chapter's tagged turns, "I said" the narrator's: how much a
+    # narrator talks here (a book of stories has a cast per story).
+    tagged = list(named)
+    if narrator is not None:
+        for k, u in enumerate(speech):
+            if any(p.tag.kind == "first_person" for p in u):
+                tagged[k] = narrator
+    chapter_tagged = Counter((u[0].chapter, s) for u, s in zip(speech, tagged, strict=True))
+    chapter_total = Counter(
+        u[0].chapter for u, s in zip(speech, tagged, strict=True) if s is not None
     )
     index = {name: i for i, name in enumerate(FEATURES)}
     found: list[Turn] = []
@@ -229,24 +266,24 @@ def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list
                 feature(named[m], f"turn_{name}")
         for offset, name in ((-1, "minus_1"), (-2, "minus_2"), (1, "plus_1"), (2, "plus_2")):
             m = near(offset)
-            if m is not None and said[m] is not None and run[m] == run[k]:
-                feature(said[m], f"said_{name}")
+            if m is not None and others[m] is not None and run[m] == run[k]:
+                feature(others[m], f"said_{name}")
                 if offset == -1 and quote_at == 0:
-                    feature(said[m], "opens_with_speech_and_said_before")
+                    feature(others[m], "opens_with_speech_and_said_before")
         for offset, name in ((-1, "across_1"), (-2, "across_2")):
             m = near(offset)
-            if m is not None and said[m] is not None and run[m] != run[k]:
+            if m is not None and others[m] is not None and run[m] != run[k]:
                 if at - position[id(speech[m][-1])] <= 4:
-                    feature(said[m], f"said_{name}")
+                    feature(others[m], f"said_{name}")
         m1, m2 = near(-1), near(-2)
         if (
             m1 is not None
             and m2 is not None
             and run[m2] == run[k]
-            and said[m2] is not None
-            and said[m1] not in (None, said[m2])
+            and others[m2] is not None
+            and others[m1] not in (None, others[m2])
         ):
-            feature(said[m2], "said_minus_2_alternates")
+            feature(others[m2], "said_minus_2_alternates")
         addressed = None
         if m1 is not None and run[m1] == run[k]:
             addressed = addressed_gender(s.text for p in speech[m1] for s in p.spans)
@@ -282,12 +319,24 @@ def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list
                     feature(named[j], "run_odd" if distance % 2 else "run_even")
                     parities.add(distance % 2)
         for j in range(k - 1, k - 8, -1):
-            if j >= 0 and run[j] == run[k] and said[j] is not None:
-                feature(said[j], "in_run")
+            if j >= 0 and run[j] == run[k] and others[j] is not None:
+                feature(others[j], "in_run")
             else:
                 break
+        # The turn's first paragraph and the last of the turn before: a long story told in
+        # several paragraphs quotes others naming its teller ("'This is Mr. Jabez Wilson,'
+        # said my assistant").
+        in_speech = set(first.speech_names)
+        m = near(-1)
+        in_speech_before = set(speech[m][-1].speech_names) if m is not None else set()
+        run_said = _run_said(others, run, k)
+        run_total = sum(run_said.values())
         # Who speaks, and what the tag says of them.
         for person, row in candidates.items():
+            row[index["named_in_speech"]] = person in in_speech
+            row[index["named_in_speech_before"]] = person in in_speech_before
+            if run_total:
+                row[index["run_share"]] = run_said[person] / run_total
             gender = cast.people[person].gender
             if first.tag.gender is not None and gender is not None:
                 row[index["gender_agrees" if gender == first.tag.gender else "gender_clashes"]] = 1
@@ -296,6 +345,8 @@ def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list
             if first.tag.kind == "noun" and said[k] != person:
                 row[index["noun_tag"]] = 1
             row[index["chapter_lines"]] = math.log1p(chapter_lines[(chapter, person)])
+            share = chapter_tagged[(chapter, person)] / max(1, chapter_total[chapter])
+            row[index["chapter_share"]] = share
             row[index["book_mentions"]] = math.log1p(1000 * mentions[person] / total)
         people = list(candidates)
         found.append(
@@ -313,42 +364,103 @@ def turns(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> list
     return found
 
 
+def _run_said(said: Sequence[int | None], run: Sequence[int], k: int) -> Counter[int]:
+    """How many of the other turns of turn `k`'s exchange each person was given."""
+    counts: Counter[int] = Counter()
+    for step in (-1, 1):
+        j = k + step
+        while 0 <= j < len(said) and run[j] == run[k]:
+            person = said[j]
+            if person is not None:
+                counts[person] += 1
+            j += step
+    return counts
+
+
+@dataclass(frozen=True)
+class Model:
+    """The ranker's scores: a linear part, and a small hidden layer (ReLU) through which
+    features count together, which a sum of weights cannot say (a pronoun tag's gender
+    matters most where turn parity is silent; being the last speaker means little in a
+    two-person exchange)."""
+
+    linear: np.ndarray  # (FEATURES,)
+    hidden: np.ndarray  # (FEATURES, units)
+    bias: np.ndarray  # (units,)
+    out: np.ndarray  # (units,)
+
+    @classmethod
+    def linear_only(cls, w: Sequence[float] | np.ndarray) -> Model:
+        return cls(np.asarray(w, dtype=float), np.zeros((len(w), 0)), np.zeros(0), np.zeros(0))
+
+    def scores(self, features: np.ndarray) -> np.ndarray:
+        """One score per row of `features` (a turn's candidates)."""
+        inner = np.maximum(features @ self.hidden + self.bias, 0.0)
+        return features @ self.linear + inner @ self.out
+
+
 @cache
-def weights() -> np.ndarray:
-    """The shipped weights, one per feature (zero for a feature they do not know)."""
+def weights() -> tuple[Model, ...]:
+    """The shipped models, a round each; a feature they do not know counts for nothing."""
     data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
-    known = dict(zip(data["features"], data["weights"], strict=True))
-    return np.array([known.get(name, 0.0) for name in FEATURES])
+    at = {name: i for i, name in enumerate(data["features"])}
+    return tuple(model_of(r, at) for r in data["rounds"])
 
 
-@cache
-def margin() -> tuple[float, float]:
+def model_of(data: dict, at: dict[str, int]) -> Model:
+    """One round's model from its part of the file (`at`: the file's feature order)."""
+    units = len(data["bias"])
+
+    def row(values: Sequence, name: str, empty: float | np.ndarray) -> float | np.ndarray:
+        return values[at[name]] if name in at else empty
+
+    return Model(
+        np.array([row(data["linear"], n, 0.0) for n in FEATURES], dtype=float),
+        np.array([row(data["hidden"], n, np.zeros(units)) for n in FEATURES], dtype=float).reshape(
+            len(FEATURES), units
+        ),
+        np.asarray(data["bias"], dtype=float),
+        np.asarray(data["out"], dtype=float),
+    )
+
+
+@dataclass(frozen=True)
+class Margins:
     """How far the model's first candidate must score above the sieves' answer to replace
-    it (infinite: never): one the turn-taking gave, and one a pronoun tag or a name just
-    before gave (the same unless the weights say otherwise)."""
-    data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
-    turn = float(data.get("margin", math.inf))
-    return turn, float(data.get("margin_tagged", turn))
+    it (infinite: never)."""
+
+    turn: float = math.inf  # an answer the turn-taking gave
+    tagged: float = math.inf  # one a pronoun tag or a name just before gave
+    # And this much more to give the turn to the first-person narrator: novels told in the
+    # first person by a talker teach the model a salience that a quiet narrator (Watson in a
+    # client's long story) does not have.
+    narrator: float = 0.0
+
+
+@cache
+def margins() -> Margins:
+    """The shipped margins (the sieves' answers stand where the file gives none)."""
+    data = json.loads(WEIGHTS.read_text(encoding="utf-8")).get("margins", {})
+    return Margins(**{k: float(v) for k, v in data.items()})
 
 
 _AGREES = FEATURES.index("gender_agrees")
+_NARRATOR = FEATURES.index("narrator")
 _SIEVE = [FEATURES.index(f"sieve_{kind}") for kind in ("pronoun", "nearby", "turn", "other")]
 
 
-def choose(
-    turn: Turn,
-    w: Sequence[float] | np.ndarray,
-    over: float = math.inf,
-    over_tagged: float | None = None,
-) -> int | None:
-    """The candidate ranked first; for "she said" only someone known to be a woman (no one
-    rather than a guess of the wrong gender). Where the sieves gave the turn to someone, they
-    keep it unless the first candidate scores `over` above them (`over_tagged` where a
-    pronoun tag or a name just before gave it)."""
-    scores = turn.features @ np.asarray(w)
+def choose(turn: Turn, model: Model, over: Margins = Margins()) -> int | None:
+    """The candidate ranked first; for "she said" or "the woman said" only someone known to
+    be a woman (no one rather than a guess of the wrong gender), and never the first-person
+    narrator. Where the sieves gave the turn to someone, they keep it unless the first
+    candidate scores a margin above them (`over`)."""
+    scores = model.scores(turn.features)
     first = turn.paragraphs[0]
-    if first.tag.kind == "pronoun" and first.tag.gender is not None:
+    if first.tag.kind in ("pronoun", "noun") and first.tag.gender is not None:
         scores = np.where(turn.features[:, _AGREES] > 0, scores, -np.inf)
+    if first.tag.kind in ("pronoun", "noun"):
+        # "said he", "replied our visitor": never the narrator, who says "I said".
+        scores = np.where(turn.features[:, _NARRATOR] > 0, -np.inf, scores)
     if not turn.candidates or not np.isfinite(scores).any():
         return None
     best = int(np.argmax(scores))
@@ -356,7 +468,9 @@ def choose(
     if len(sieve) and any(p.how in SURE for p in turn.paragraphs):
         own = int(sieve[0])
         tagged = any(p.how in ("pronoun", "nearby") for p in turn.paragraphs)
-        needed = over_tagged if tagged and over_tagged is not None else over
+        needed = over.tagged if tagged else over.turn
+        if best != own and turn.features[best, _NARRATOR] > 0:
+            needed += over.narrator
         if not scores[best] - scores[own] > needed:
             return turn.candidates[own]
     return turn.candidates[best]
@@ -375,24 +489,44 @@ def rank_speakers(
     paragraphs: list[Paragraph],
     cast: Cast,
     narrator: int | None,
-    w: np.ndarray | None = None,
-    over: float | tuple[float, float] | None = None,
+    models: Sequence[Model] | None = None,
+    over: Margins | None = None,
 ) -> None:
-    """Give every turn no tag names the candidate the model ranks first, overriding the
-    sieves' answer only by `over` (with the shipped weights and margins unless given others:
-    the trainer scores its own), a pair where turn-taking's answers and tagged ones differ."""
-    if w is None:
+    """Give every turn no tag names the candidate the models rank first (`ranked`), with the
+    shipped models and margins unless given others (the trainer scores its own)."""
+    if models is None:
         if not WEIGHTS.exists():
             return
-        w = weights()
-    if over is None:
-        over = margin() if WEIGHTS.exists() else math.inf
-    turn_over, tagged_over = over if isinstance(over, tuple) else (over, over)
-    for turn in turns(paragraphs, cast, narrator):
-        if settled(turn):
-            continue
-        person = choose(turn, w, turn_over, tagged_over)
+        models = weights()
+    found = turns(paragraphs, cast, narrator)
+    for turn, person in zip(found, ranked(paragraphs, cast, narrator, models, over), strict=True):
         if person is None:
             continue
         for p in turn.paragraphs:
             p.speaker, p.how = person, p.how if p.speaker == person else "turn"
+
+
+def ranked(
+    paragraphs: list[Paragraph],
+    cast: Cast,
+    narrator: int | None,
+    models: Sequence[Model],
+    over: Margins | None = None,
+) -> list[int | None]:
+    """Per speech turn, the candidate the last of the `models` ranks first: None for a turn a
+    tag settles (or where it chose no one). A choice replaces the sieves' answer only by
+    the margins `over` (the shipped ones unless given).
+
+    In rounds, a model each: a round sees the speakers the one before chose for the turns
+    around each turn (a run of untagged turns the first round gave all to the most salient
+    person is seen to be one), and the sieves' answer for the turn itself: not its own
+    earlier choice, which a model trained on it would learn to trust more than it should."""
+    if over is None:
+        over = margins() if WEIGHTS.exists() else Margins()
+    chosen: list[int | None] = []
+    for model in models:
+        chosen = [
+            None if settled(turn) else choose(turn, model, over)
+            for turn in turns(paragraphs, cast, narrator, chosen)
+        ]
+    return chosen

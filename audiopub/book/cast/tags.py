@@ -49,7 +49,8 @@ opined objected reassured intervened commented faltered ventured warned ordered 
 reflected concluded conceded confessed hinted chimed_in joined_in broke_out cried_out called_out
 argued corrected announced counselled counseled stormed hazarded volunteered croaked drawled
 lisped simpered retorted observed asserted affirmed acknowledged apologised apologized
-explained smiled grinned laughed_out echoed""".split()
+explained smiled grinned laughed_out echoed burst_out broke_off spoke_up kept_saying
+was_saying questioned queried""".split()
 
 _FR_VERBS = """dit dis dit-il répondit répond demanda demande s'écria écria cria crie reprit
 reprend ajouta ajoute murmura murmure répliqua réplique fit fait continua continue poursuivit
@@ -114,6 +115,8 @@ TITLES: dict[str, Gender | None] = {
     "don": "male", "father": "male", "uncle": "male", "brother": "male", "king": "male",
     "prince": "male", "count": "male", "baron": "male", "colonel": "male", "col.": "male",
     "captain": "male", "capt.": "male", "general": "male", "major": "male", "inspector": None,
+    "admiral": "male", "lieutenant": "male", "sergeant": "male", "duke": "male",
+    "marquis": "male", "earl": "male", "duchess": "female",
     "dr.": None, "dr": None, "doctor": None, "professor": None, "prof.": None, "rev.": "male",
     "mrs": "female", "mrs.": "female", "miss": "female", "ms.": "female", "ms": "female",
     "lady": "female", "madam": "female", "madame": "female", "mme": "female",

@@ -1,0 +1,84 @@
+"""The speaker ranker's own rules, on turns made by hand: the hidden layer counts features
+together, the shipped file's features are matched by name, and a tag's gender or person
+rules candidates out whatever the model scores (tests/test_cast_pdnc.py holds the shipped
+weights to their figures on real novels)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from audiopub.book.cast.conversation import Paragraph, Tag
+from audiopub.book.cast.quotes import Span
+from audiopub.book.cast.ranker import FEATURES, Model, Turn, choose, model_of
+
+
+def row(**values: float) -> np.ndarray:
+    features = np.zeros(len(FEATURES))
+    for name, value in values.items():
+        features[FEATURES.index(name)] = value
+    return features
+
+
+def test_the_hidden_layer_counts_two_features_together() -> None:
+    # One unit that fires only when both features are on: each alone scores nothing.
+    hidden = np.zeros((len(FEATURES), 1))
+    hidden[FEATURES.index("said_minus_2"), 0] = 1.0
+    hidden[FEATURES.index("run_even"), 0] = 1.0
+    model = Model(np.zeros(len(FEATURES)), hidden, np.array([-1.0]), np.array([3.0]))
+    features = np.stack(
+        [row(said_minus_2=1), row(run_even=1), row(said_minus_2=1, run_even=1), row()]
+    )
+    assert model.scores(features).tolist() == [0.0, 0.0, 3.0, 0.0]
+
+
+def test_a_linear_only_model_is_the_dot_product() -> None:
+    w = np.arange(len(FEATURES), dtype=float)
+    features = np.stack([row(back_1=1, narrator=2), row()])
+    assert np.allclose(Model.linear_only(w).scores(features), features @ w)
+
+
+def test_the_shipped_file_is_read_by_feature_name() -> None:
+    # A file written for other features: its order differs, it knows one feature no longer
+    # computed, and it lacks one: that one counts for nothing.
+    names = ["narrator", "gone_feature", "back_1"]
+    data = {
+        "linear": [2.0, 9.0, 1.0],
+        "hidden": [[0.5], [9.0], [0.25]],
+        "bias": [0.0],
+        "out": [1.0],
+    }
+    model = model_of(data, {name: i for i, name in enumerate(names)})
+    assert model.linear[FEATURES.index("narrator")] == 2.0
+    assert model.linear[FEATURES.index("back_1")] == 1.0
+    assert model.linear.sum() == 3.0
+    assert model.hidden[FEATURES.index("back_1"), 0] == 0.25
+    assert model.scores(row(back_1=1)[None, :]).tolist() == [1.25]
+
+
+def turn(tag: Tag, *rows: np.ndarray) -> Turn:
+    text = '"Not I," said she.'
+    paragraph = Paragraph(0, 0, text, [Span(0, 8, "Not I,")], tag)
+    return Turn([paragraph], list(range(len(rows))), np.stack(rows))
+
+
+def test_she_said_is_only_someone_known_to_be_a_woman() -> None:
+    model = Model.linear_only(row(back_1=5.0))
+    she = Tag("pronoun", None, "female")
+    # The man named just before scores highest; the woman is the one the tag allows.
+    man = row(back_1=1, gender_clashes=1)
+    woman = row(gender_agrees=1)
+    assert choose(turn(she, man, woman), model) == 1
+    # No one known to be a woman: no one, rather than a guess of the wrong gender.
+    assert choose(turn(she, man, row(back_1=1)), model) is None
+    # "the woman said" as well.
+    assert choose(turn(Tag("noun", "the woman", "female"), man, woman), model) == 1
+    # An untagged turn takes the model's first.
+    assert choose(turn(Tag(), man, woman), model) == 0
+
+
+def test_a_third_person_tag_is_never_the_first_person_narrator() -> None:
+    model = Model.linear_only(row(narrator=5.0))
+    narrator, other = row(narrator=1), row(back_1=1)
+    assert choose(turn(Tag("pronoun", None, None), narrator, other), model) == 1
+    assert choose(turn(Tag("noun", "our visitor", None), narrator, other), model) == 1
+    assert choose(turn(Tag(), narrator, other), model) == 0
