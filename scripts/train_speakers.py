@@ -76,8 +76,7 @@ def examples(
     novel = pdnc.load(name, data)
     book = pdnc.read(novel)
     paragraphs, cast, narrator = sieves(book)
-    before = ranked(paragraphs, cast, narrator, earlier, margin) if earlier else []
-    found = turns(paragraphs, cast, narrator, before)
+    found = turns(paragraphs, cast, narrator, ranked(paragraphs, cast, narrator, earlier, margin))
     # Each quotation stands for its turn, so the scorer's alignment labels the turns.
     quotes = tuple(
         Quote(p.chapter, p.index, s.start, s.end, s.text, str(k))

@@ -176,10 +176,12 @@ def turns(
         for k, u in enumerate(speech):
             if any(p.tag.kind == "first_person" for p in u):
                 tagged[k] = narrator
-    chapter_tagged = Counter((u[0].chapter, s) for u, s in zip(speech, tagged, strict=True))
-    chapter_total = Counter(
-        u[0].chapter for u, s in zip(speech, tagged, strict=True) if s is not None
+    chapter_tagged = Counter(
+        (u[0].chapter, s) for u, s in zip(speech, tagged, strict=True) if s is not None
     )
+    chapter_total: Counter[int] = Counter()
+    for (chapter_index, _), count in chapter_tagged.items():
+        chapter_total[chapter_index] += count
     index = {name: i for i, name in enumerate(FEATURES)}
     found: list[Turn] = []
     recent: list[int] = []  # named speakers of the chapter, latest last
@@ -327,8 +329,7 @@ def turns(
         # several paragraphs quotes others naming its teller ("'This is Mr. Jabez Wilson,'
         # said my assistant").
         in_speech = set(first.speech_names)
-        m = near(-1)
-        in_speech_before = set(speech[m][-1].speech_names) if m is not None else set()
+        in_speech_before = set(speech[m1][-1].speech_names) if m1 is not None else set()
         run_said = _run_said(others, run, k)
         run_total = sum(run_said.values())
         # Who speaks, and what the tag says of them.
@@ -498,11 +499,13 @@ def rank_speakers(
         if not WEIGHTS.exists():
             return
         models = weights()
-    found = turns(paragraphs, cast, narrator)
-    for turn, person in zip(found, ranked(paragraphs, cast, narrator, models, over), strict=True):
+    if not models:
+        return
+    chosen = ranked(paragraphs, cast, narrator, models, over)
+    for unit, person in zip(units(paragraphs), chosen, strict=True):
         if person is None:
             continue
-        for p in turn.paragraphs:
+        for p in unit:
             p.speaker, p.how = person, p.how if p.speaker == person else "turn"
 
 
