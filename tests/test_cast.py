@@ -145,6 +145,28 @@ def test_a_description_the_book_uses_as_a_speaker_becomes_a_character() -> None:
     assert _quotes(WAR, 28, 10)[0].speaker == "the artilleryman"
 
 
+def test_the_other_and_a_voice_are_never_characters_of_their_own() -> None:
+    # "the other" is whichever of the two spoke last; an introduction's run of names is
+    # two people, not one "Hastings Miss".
+    exchange = (
+        '"Hullo, Evie, here is our wounded hero! Mr. Hastings Miss Howard."',
+        '"This is Mr. Hastings Miss Murdoch," said Hastings.',
+        *(
+            line
+            for _ in range(3)
+            for line in (
+                '"It is quite extraordinary," said Syme.',
+                '"Extraordinary rot!" the other answered.',
+                '"Who is there?" said a voice. "Only me," said the voice.',
+            )
+        ),
+    )
+    characters = attribute(_one_chapter(*exchange)).characters
+    names = {name for c in characters for name in (c.name, *c.aliases)}
+    assert "Syme" in names
+    assert not names & {"the other", "the voice", "Hastings Miss"}
+
+
 def test_one_paragraph_can_give_speech_to_two_people() -> None:
     # 'When the Man waked up he said, "What is Wild Dog doing here?" And the Woman said, …'
     man, woman = _quotes(JUST_SO, 11, 16)
@@ -172,6 +194,18 @@ def test_two_people_with_one_surname_stay_two() -> None:
     assert cast.people[mister].gender == "male" and cast.people[missus].gender == "female"
     assert cast.resolve("Rucastle") == mister  # a bare surname: the one named most
     assert cast.resolve("Mr. Jephro Rucastle") == mister
+
+
+def test_a_wife_named_by_her_husband_is_not_his_mother() -> None:
+    # Persuasion: Mrs Musgrove is Charles's mother; "Mrs Charles Musgrove" is Mary, his wife.
+    cast = build_cast(
+        Counter({"Mrs Musgrove": 116, "Charles Musgrove": 18, "Mrs Charles Musgrove": 6}),
+        {"Charles Musgrove": Counter({"male": 5})},
+    )
+    mother, wife = cast.resolve("Mrs Musgrove"), cast.resolve("Mrs Charles Musgrove")
+    husband = cast.resolve("Charles Musgrove")
+    assert len({mother, wife, husband}) == 3
+    assert cast.people[wife].gender == "female"
 
 
 def test_first_name_full_name_and_title_are_one_person_but_a_married_title_is_another() -> None:
@@ -253,6 +287,16 @@ def test_speech_tags_per_language(language: str, narration: str, subject: str, k
 def test_a_clause_between_the_speaker_and_the_verb_before_the_speech() -> None:
     tag = find_tag("Mr. Wilcox, who was in front, said sharply, ", "en", "before")
     assert tag is not None and tag.subject == "Mr. Wilcox"
+
+
+def test_narration_ending_in_a_dash_hands_over_to_the_speech_below() -> None:
+    # Persuasion's 'Captain Wentworth said--', read as the reader leaves it ("said...").
+    book = _one_chapter(
+        normalise_text("Two minutes after her entering the room, Captain Wentworth said--"),
+        '"We will write the letter we were talking of, Harville, now."',
+    )
+    (quote,) = attribute(book).quotes
+    assert (quote.speaker, quote.how) == ("Captain Wentworth", "explicit")
 
 
 def test_a_french_book_is_cast_from_its_tags() -> None:

@@ -66,8 +66,9 @@ _EXCLAMATIONS = frozenset(
     "oh ah eh ha hm hum hallo hello hullo my good goodbye good-bye thanks thank yes no well "
     "dear god heavens mon ma mein mio tcha pooh bah".split()
 )
-# Narration that hands over to speech set below it: "…Charles said--", "…she replied:".
-_INTRODUCES_SPEECH = re.compile(r"(?:[:,]|--|[—–])\s*$")
+# Narration that hands over to speech set below it: "…Charles said--", "…she replied:"
+# (reading the text makes a dash that ends a paragraph "...").
+_INTRODUCES_SPEECH = re.compile(r"(?:[:,]|--|[—–]|\.\.\.)\s*$")
 _SENTENCE_END = re.compile(r"[.!?]['\"]?\s")
 
 

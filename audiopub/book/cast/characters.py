@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from audiopub.book.cast.models import Gender
@@ -189,6 +189,8 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
     for surname, forms in titled.items():
         by_key: dict[str, str] = {}
         for form in forms:
+            if _by_husband(form, parts[form], group_gender, find):
+                continue
             key = title_key(form)
             if key in by_key:
                 union(by_key[key], form)
@@ -301,6 +303,24 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             by_form[form] = len(people)
         people.append(person)
     return Cast(people, by_form)
+
+
+def _by_husband(
+    form: str,
+    part: tuple[str | None, list[str]],
+    group_gender: dict[str, Gender | None],
+    find: Callable[[str], str],
+) -> bool:
+    """A wife named by her husband's name ("Mrs. Charles Wilcox", where Charles Wilcox is a
+    man of the book): his son's wife, say, not the plain "Mrs. Wilcox"."""
+    title, words = part
+    husband = " ".join(words)
+    return (
+        title == "mrs"
+        and len(words) > 1
+        and husband in group_gender
+        and group_gender[find(husband)] == "male"
+    )
 
 
 def _canonical(counts: Counter[str], parts: dict[str, tuple[str | None, list[str]]]) -> str:

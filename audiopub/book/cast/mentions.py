@@ -186,6 +186,8 @@ def _full_names(
                     continue
                 if first.lower() in TITLES or first.lower() in NOT_NAMES:
                     continue
+                if last.lower() in TITLES:  # "Mr. Hastings — Miss Howard": two people
+                    continue
                 # An ordinary word starting a sentence, or a place ("Street"); a word the tags
                 # already use as a name is one ("Bill" said, though the bill is paid).
                 if any(lowercase[w.lower()] >= 3 and w not in spoken for w in (first, last)):
@@ -257,6 +259,13 @@ def _appositions(
     return {nominal: names.most_common(1)[0][0] for nominal, names in seen.items()}
 
 
+# Descriptions that point back to whoever was last named, never to one person.
+_RELATIVE = frozenset("other former latter first second third one same".split())
+# Nor are these a person of their own: "the other" is whoever the exchange makes them,
+# "the voice" anyone's.
+_NOT_SOMEONE = _RELATIVE | {"voice"}
+
+
 def _nominal_people(paragraphs: list[Paragraph]) -> Counter[str]:
     """Descriptions a chapter uses as a speaker often enough to be a person of their own:
     "the artilleryman", "the curate". Not "my friend" or "our visitor" (someone already
@@ -268,7 +277,8 @@ def _nominal_people(paragraphs: list[Paragraph]) -> Counter[str]:
     )
     people: Counter[str] = Counter()
     for (_, nominal), count in per_chapter.items():
-        if count >= _NOMINAL_MIN and nominal.split()[-1] not in NOUN_GENDERS:
+        head = nominal.split()[-1]
+        if count >= _NOMINAL_MIN and head not in NOUN_GENDERS and head not in _NOT_SOMEONE:
             people[nominal] += count
     return people
 
@@ -335,8 +345,6 @@ def find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str])
                 p.introduces = cast.resolve(introduced.group(1))
 
 
-# Descriptions that point back to whoever was last named, never to one person.
-_RELATIVE = frozenset("other former latter first second third one same".split())
 # How many paragraphs either side of a tag make its company, how often a description must
 # tag speech to be judged, and how consistently one person must keep it company.
 _COMPANY = 4

@@ -310,7 +310,7 @@ def find_tag(
                 rest = tail[found.end() :]
                 # The first tag of the sentence that runs into the quotation: in "Bird
                 # said, with a mournful cry," the cry is no second speaker.
-                if re.fullmatch(r"[^.!?\"]{0,40}[,:]?\s*", rest) and (
+                if re.fullmatch(r"[^.!?\"]{0,40}(?:[,:]|\.\.\.)?\s*", rest) and (
                     match is None or found.start() < match.start()
                 ):
                     match = found
