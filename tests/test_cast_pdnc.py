@@ -17,13 +17,14 @@ from audiopub.book.cast.ranker import FEATURES, WEIGHTS
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "pdnc-dev"
 
-# Accuracy measured with the shipped weights (0.920, 0.764, 0.914, 0.818); floors about 1
-# point under. The Sun Also Rises holds the first-person narrator's naming.
+# Accuracy measured with the shipped weights (0.927, 0.764, 0.923, 0.838); floors about 2
+# points under, room for a retrained model's wobble on one novel. The Sun Also Rises holds
+# the first-person narrator's naming.
 FLOORS = {
     "DaisyMiller": 0.91,
-    "WinnieThePooh": 0.754,
-    "AlicesAdventuresInWonderland": 0.904,
-    "TheSunAlsoRises": 0.808,
+    "WinnieThePooh": 0.745,
+    "AlicesAdventuresInWonderland": 0.905,
+    "TheSunAlsoRises": 0.82,
 }
 
 

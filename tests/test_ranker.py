@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from audiopub.book.cast.characters import Cast, Person
 from audiopub.book.cast.conversation import Paragraph, Tag
 from audiopub.book.cast.quotes import Span
-from audiopub.book.cast.ranker import FEATURES, Model, Turn, choose, model_of
+from audiopub.book.cast.ranker import FEATURES, Model, Turn, choose, model_of, turns
 
 
 def row(**values: float) -> np.ndarray:
@@ -82,3 +83,29 @@ def test_a_third_person_tag_is_never_the_first_person_narrator() -> None:
     assert choose(turn(Tag("pronoun", None, None), narrator, other), model) == 1
     assert choose(turn(Tag("noun", "our visitor", None), narrator, other), model) == 1
     assert choose(turn(Tag(), narrator, other), model) == 0
+
+
+def test_a_turn_sounds_like_the_person_whose_tagged_lines_share_its_words() -> None:
+    # Berry's tagged lines speak dialect, Maurice's do not; the untagged last turn does.
+    cast = Cast([Person("Berry"), Person("Maurice")], {"Berry": 0, "Maurice": 1})
+    lines = [
+        ('"Dat\'s de way, honey, I reckon."', 0),
+        ('"I do not think that is so, Hamilton."', 1),
+        ("\"Lawd, dat gal o' mine, I reckon she's gone.\"", 0),
+        ('"You have been with us a long time."', 1),
+        ('"Wy, dat\'s de truf, honey."', None),
+    ]
+    paragraphs = []
+    for at, (text, speaker) in enumerate(lines):
+        p = Paragraph(0, at, text, [Span(0, len(text), text.strip('"'))])
+        if speaker is not None:
+            p.speaker, p.how = speaker, "explicit"
+        paragraphs.append(p)
+    last = turns(paragraphs, cast, None)[-1]
+    like = dict(zip(last.candidates, last.features[:, FEATURES.index("sounds_like")], strict=True))
+    most = last.features[:, FEATURES.index("sounds_most_like")]
+    assert like[0] > 0 > like[1]
+    assert most[last.candidates.index(0)] == 1 and most[last.candidates.index(1)] == 0
+    # A tagged turn's own words do not vouch for its speaker: Maurice's first line alone.
+    first = turns(paragraphs, cast, None)[1]
+    assert first.features[first.candidates.index(1), FEATURES.index("sounds_like")] <= 0
