@@ -196,6 +196,17 @@ def test_two_people_with_one_surname_stay_two() -> None:
     assert cast.resolve("Mr. Jephro Rucastle") == mister
 
 
+def test_brothers_titled_with_their_first_names_stay_two() -> None:
+    # The Mysterious Affair at Styles: John and Lawrence Cavendish, both "Mr. … Cavendish".
+    forms = {"John": 139, "John Cavendish": 46, "Mr. John Cavendish": 5, "Mr. Cavendish": 12}
+    forms |= {"Lawrence": 50, "Lawrence Cavendish": 16, "Mr. Lawrence Cavendish": 3}
+    cast = build_cast(Counter(forms), {"John": Counter({"male": 25})})
+    john, lawrence = cast.resolve("John"), cast.resolve("Lawrence")
+    assert john is not None and lawrence is not None and john != lawrence
+    assert cast.resolve("Mr. John Cavendish") == john
+    assert cast.resolve("Mr. Lawrence Cavendish") == lawrence
+
+
 def test_a_wife_named_by_her_husband_is_not_his_mother() -> None:
     # Persuasion: Mrs Musgrove is Charles's mother; "Mrs Charles Musgrove" is Mary, his wife.
     cast = build_cast(

@@ -185,17 +185,23 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         return f"{title} {words[-1]}"
 
     # Titled forms of one title and surname are one person ("Mr. Holmes", "Mr. Sherlock
-    # Holmes"); a titled form with a first name joins that full name.
+    # Holmes"), unless two first names share them ("Mr. John Cavendish", "Mr. Lawrence
+    # Cavendish": brothers); a titled form with a first name joins that full name.
     for surname, forms in titled.items():
+        firsts: dict[str, set[str]] = {}
+        for form in forms:
+            if len(parts[form][1]) > 1:
+                firsts.setdefault(title_key(form), set()).add(parts[form][1][0])
         by_key: dict[str, str] = {}
         for form in forms:
             if _by_husband(form, parts[form], group_gender, find):
                 continue
             key = title_key(form)
-            if key in by_key:
-                union(by_key[key], form)
-            else:
-                by_key[key] = form
+            if len(firsts.get(key, ())) < 2:
+                if key in by_key:
+                    union(by_key[key], form)
+                else:
+                    by_key[key] = form
             words = parts[form][1]
             if len(words) > 1 and " ".join(words) in parent:
                 union(" ".join(words), form)
