@@ -188,16 +188,17 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
     # Holmes"), unless two first names share them ("Mr. John Cavendish", "Mr. Lawrence
     # Cavendish": brothers); a titled form with a first name joins that full name.
     for surname, forms in titled.items():
-        firsts: dict[str, set[str]] = {}
+        # The first names each title of the surname is given ("Mrs. Jack Welland": Jack).
+        held: dict[str, set[str]] = {}
         for form in forms:
             if len(parts[form][1]) > 1:
-                firsts.setdefault(title_key(form), set()).add(parts[form][1][0])
+                held.setdefault(title_key(form), set()).add(parts[form][1][0])
         by_key: dict[str, str] = {}
         for form in forms:
-            if _by_husband(form, parts[form], group_gender, find):
+            if _by_husband(parts[form], group_gender, find):
                 continue
             key = title_key(form)
-            if len(firsts.get(key, ())) < 2:
+            if len(held.get(key, ())) < 2:
                 if key in by_key:
                     union(by_key[key], form)
                 else:
@@ -211,10 +212,6 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         # holds ("Mrs. Jack Welland" is not May Welland). With two first names of one
         # gender ("Charles Wilcox", "Paul Wilcox": sons), "Mr. Wilcox" is neither of them.
         keys = {title_key(f): f for f in forms}
-        held: dict[str, set[str]] = {}
-        for f in forms:
-            if len(parts[f][1]) > 1:
-                held.setdefault(title_key(f), set()).add(parts[f][1][0])
         names = full.get(surname, [])
 
         def gender_of(name: str) -> Gender | None:
@@ -312,7 +309,6 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
 
 
 def _by_husband(
-    form: str,
     part: tuple[str | None, list[str]],
     group_gender: dict[str, Gender | None],
     find: Callable[[str], str],

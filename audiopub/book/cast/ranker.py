@@ -148,16 +148,15 @@ def turns(
     cast: Cast,
     narrator: int | None,
     before: Sequence[int | None] = (),
+    voices: _Voices | None = None,
 ) -> list[Turn]:
     """Every speech turn with its candidates and features, settled ones included (the
     trainer learns from every turn; `rank_speakers` skips those with a naming tag).
-    `before`: per turn, whom the model's previous round chose (none in the first)."""
+    `before`: per turn, whom the model's previous round chose (none in the first);
+    `voices`: the book's `_Voices`, where an earlier round made them."""
     speech = units(paragraphs)
     position = {id(p): i for i, p in enumerate(paragraphs)}
-    # The sieves' answer per turn and whether a tag named it.
-    said = [next((p.speaker for p in u if p.speaker is not None), None) for u in speech]
-    how = [next((p.how for p in u if p.speaker is not None), "none") for u in speech]
-    named = [s if h == "explicit" else None for s, h in zip(said, how, strict=True)]
+    said, how, named = _answers(speech)
     # Who spoke the turns around: the previous round's choice where it made one, else the
     # sieves'. A turn's own sieve answer stays the sieves'.
     others = [
@@ -179,20 +178,17 @@ def turns(
     chapter_lines: Counter[tuple[int, int]] = Counter(
         (u[0].chapter, s) for u, s in zip(speech, named, strict=True) if s is not None
     )
-    # Each person's share of the chapter's tagged turns, "I said" the narrator's: how much a
-    # narrator talks here (a book of stories has a cast per story).
-    tagged = list(named)
-    if narrator is not None:
-        for k, u in enumerate(speech):
-            if any(p.tag.kind == "first_person" for p in u):
-                tagged[k] = narrator
+    # Each person's share of the chapter's tagged turns: how much a narrator talks here (a
+    # book of stories has a cast per story).
+    tagged = _tagged(speech, named, narrator)
     chapter_tagged = Counter(
         (u[0].chapter, s) for u, s in zip(speech, tagged, strict=True) if s is not None
     )
     chapter_total: Counter[int] = Counter()
     for (chapter_index, _), count in chapter_tagged.items():
         chapter_total[chapter_index] += count
-    voices = _Voices(speech, tagged)
+    if voices is None:
+        voices = _Voices(speech, tagged)
     index = {name: i for i, name in enumerate(FEATURES)}
     found: list[Turn] = []
     recent: list[int] = []  # named speakers of the chapter, latest last
@@ -369,12 +365,12 @@ def turns(
                 row[index["scene_share"]] = scene[person] / scene_total
             row[index["book_mentions"]] = math.log1p(1000 * mentions[person] / total)
         likeness = {person: voices.likeness(k, person) for person in candidates}
-        known = [v for v in likeness.values() if v is not None]
+        most = max((v for v in likeness.values() if v is not None), default=None)
         for person, row in candidates.items():
             value = likeness[person]
             if value is not None:
                 row[index["sounds_like"]] = value
-                row[index["sounds_most_like"]] = value >= max(known)
+                row[index["sounds_most_like"]] = value == most
         people = list(candidates)
         found.append(
             Turn(
@@ -389,6 +385,28 @@ def turns(
                 recent.remove(speaker)
             recent.append(speaker)
     return found
+
+
+def _answers(
+    speech: list[list[Paragraph]],
+) -> tuple[list[int | None], list[str], list[int | None]]:
+    """Per turn, the sieves' answer, how they found it, and the person a tag names."""
+    said = [next((p.speaker for p in u if p.speaker is not None), None) for u in speech]
+    how = [next((p.how for p in u if p.speaker is not None), "none") for u in speech]
+    named = [s if h == "explicit" else None for s, h in zip(said, how, strict=True)]
+    return said, how, named
+
+
+def _tagged(
+    speech: list[list[Paragraph]], named: Sequence[int | None], narrator: int | None
+) -> list[int | None]:
+    """Per turn, whom a tag gives it: the person it names, or the narrator for "I said"."""
+    return [
+        narrator
+        if narrator is not None and any(p.tag.kind == "first_person" for p in unit)
+        else person
+        for unit, person in zip(speech, named, strict=True)
+    ]
 
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
@@ -416,10 +434,16 @@ class _Voices:
                 self.all.update(words)
         self.sizes = {person: sum(c.values()) for person, c in self.own.items()}
         self.total = sum(self.all.values())
+        self.known: dict[tuple[int, int], float | None] = {}  # each round asks again
 
     def likeness(self, k: int, person: int) -> float | None:
         """The mean log-ratio, per word of turn `k`, of this person's speech to everyone's;
         None for someone no tag gives a line (beyond turn `k` itself)."""
+        if (k, person) not in self.known:
+            self.known[(k, person)] = self._likeness(k, person)
+        return self.known[(k, person)]
+
+    def _likeness(self, k: int, person: int) -> float | None:
         own = self.own.get(person)
         words = self.words[k]
         if own is None or not words or not self.total:
@@ -599,10 +623,13 @@ def ranked(
     earlier choice, which a model trained on it would learn to trust more than it should."""
     if over is None:
         over = margins() if WEIGHTS.exists() else Margins()
+    # The tagged lines are the same in every round: their voices are made once.
+    speech = units(paragraphs)
+    voices = _Voices(speech, _tagged(speech, _answers(speech)[2], narrator))
     chosen: list[int | None] = []
     for model in models:
         chosen = [
             None if settled(turn) else choose(turn, model, over)
-            for turn in turns(paragraphs, cast, narrator, chosen)
+            for turn in turns(paragraphs, cast, narrator, chosen, voices)
         ]
     return chosen
