@@ -167,6 +167,21 @@ def test_the_other_and_a_voice_are_never_characters_of_their_own() -> None:
     assert not names & {"the other", "the voice", "Hastings Miss"}
 
 
+def test_a_surname_that_is_also_a_noun_joins_the_first_name() -> None:
+    # The Sun Also Rises: "Harvey" in the tags, "Harvey Stone" in the narration, and stone is
+    # an ordinary word. Once together is not enough: "Bill Street" may be a street.
+    narration = (
+        "Outside, alone, sat Harvey Stone. The stone steps were wet.",
+        "Harvey Stone laughed. A stone fell. Another stone fell.",
+        "I went to see Harvey Stone. Bill Street was empty.",
+    )
+    talk = ('"Hello," said Harvey.', '"Hello," said Bill.') * 3
+    characters = attribute(_one_chapter(*narration, *talk)).characters
+    people = {c.name: c for c in characters}
+    assert "Harvey" in people["Harvey Stone"].aliases
+    assert "Bill Street" not in people
+
+
 def test_one_paragraph_can_give_speech_to_two_people() -> None:
     # 'When the Man waked up he said, "What is Wild Dog doing here?" And the Woman said, …'
     man, woman = _quotes(JUST_SO, 11, 16)

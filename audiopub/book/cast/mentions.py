@@ -21,6 +21,8 @@ from audiopub.book.models import Book
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 # A description used as a tag this often is a person of its own ("the artilleryman").
 _NOMINAL_MIN = 3
+# How often a first name and a surname that is also a noun must be written together.
+_PLAIN_SURNAME_MIN = 3
 # Speech that says who speaks: "My name is Helen Stoner", "I am Sherlock Holmes".
 _INTRODUCTION = re.compile(
     r"(?:^|[.!?]\s)(?:[Mm]y name is|I am|I'm)\s+((?:(?:Mr|Mrs|Miss|Dr)\.?\s+)?[A-Z][\w'’-]+"
@@ -178,6 +180,7 @@ def _full_names(
     firsts = spoken - {w for form in mentions if " " in form for w in form.split()[-1:]}
     surnames = {form.split()[-1] for form in mentions if form.split()[0].lower() in TITLES}
     found: Counter[str] = Counter()
+    plain: Counter[str] = Counter()
     for p in paragraphs:
         for piece in (p.text,):  # speech too: "This is Bill Gorton," introduces him
             for match in _FULL_NAME.finditer(piece):
@@ -190,17 +193,24 @@ def _full_names(
                     continue
                 # An ordinary word starting a sentence, or a place ("Street"); a word the tags
                 # already use as a name is one ("Bill" said, though the bill is paid).
-                if any(lowercase[w.lower()] >= 3 and w not in spoken for w in (first, last)):
-                    continue
-                found[match.group()] += 1
+                ordinary = [
+                    w for w in (first, last) if lowercase[w.lower()] >= 3 and w not in spoken
+                ]
+                if not ordinary:
+                    found[match.group()] += 1
+                elif ordinary == [last] and first in spoken:
+                    # A speaker's first name before a word that is also a noun: a surname
+                    # where the book writes the two together often ("Harvey Stone").
+                    plain[match.group()] += 1
     # Twice, or once where both words are names the book already uses ("Adela", "Miss
-    # Quested": "Adela Quested").
+    # Quested": "Adela Quested"); a surname that is also a noun, three times.
     return Counter(
         {
             name: n
             for name, n in found.items()
             if n >= 2 or (name.split()[0] in firsts and name.split()[-1] in surnames)
         }
+        | {name: n for name, n in plain.items() if n >= _PLAIN_SURNAME_MIN}
     )
 
 
