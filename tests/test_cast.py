@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from audiopub.book.cast import Attribution, Quote, attribute, by_lines
-from audiopub.book.cast.characters import build_cast, clean_name
+from audiopub.book.cast.characters import build_cast, clean_name, first_name_votes
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
 from audiopub.book.cast.tags import find_tag
 from audiopub.book.epub.reader import read_epub
@@ -232,6 +232,36 @@ def test_a_wife_named_by_her_husband_is_not_his_mother() -> None:
     husband = cast.resolve("Charles Musgrove")
     assert len({mother, wife, husband}) == 3
     assert cast.people[wife].gender == "female"
+
+
+def test_a_first_name_of_one_gender_outweighs_stray_pronouns() -> None:
+    # The first pronoun after "Hattie" is often the man beside her; "Stone" is Harvey's
+    # surname, not a first name, and "Jean" is either.
+    votes = first_name_votes(["Hattie", "Hattie Sterling", "Harvey Stone", "Stone", "Jean"])
+    assert votes["Hattie"] == Counter({"female": 10})
+    assert votes["Harvey Stone"] == Counter({"male": 10})
+    assert "Stone" not in votes and "Jean" not in votes
+    pronouns = {"Hattie": Counter({"male": 4, "female": 2})}
+    for form, counts in first_name_votes(["Hattie", "Hattie Sterling"]).items():
+        pronouns.setdefault(form, Counter()).update(counts)
+    cast = build_cast(Counter({"Hattie": 27, "Hattie Sterling": 28}), pronouns)
+    assert cast.resolve("Hattie") == cast.resolve("Hattie Sterling")
+    assert cast.people[cast.resolve("Hattie")].gender == "female"
+
+
+def test_two_women_of_one_surname_leave_its_miss_to_neither() -> None:
+    # The Age of Innocence: May Welland and Augusta (her mother, Mrs. Welland). The pronouns
+    # after "May" alone are mixed; her full name's are a woman's.
+    cast = build_cast(
+        Counter({"May": 165, "May Welland": 46, "Augusta Welland": 3, "Miss Welland": 12}),
+        {
+            "May": Counter({"female": 50, "male": 31}),
+            "May Welland": Counter({"female": 18, "male": 2}),
+            "Augusta Welland": Counter({"female": 10}),
+        },
+    )
+    miss = cast.resolve("Miss Welland")
+    assert miss not in (cast.resolve("May Welland"), cast.resolve("Augusta Welland"))
 
 
 def test_first_name_full_name_and_title_are_one_person_but_a_married_title_is_another() -> None:

@@ -14,11 +14,13 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 
 from audiopub.book.cast.models import Gender
 from audiopub.book.cast.tags import TITLES
 
-__all__ = ["NOT_NAMES", "Cast", "Person", "build_cast", "split_name"]
+__all__ = ["NOT_NAMES", "Cast", "Person", "build_cast", "first_name_votes", "split_name"]
 
 _PRONOUNS: dict[str, Gender] = {
     "he": "male", "him": "male", "his": "male", "himself": "male",
@@ -215,8 +217,13 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         names = full.get(surname, [])
 
         def gender_of(name: str) -> Gender | None:
+            # The full name's own, else its first name's ("May Welland" is a she where the
+            # pronouns after "May" alone are the man's beside her).
             first = parts[name][1][0]
-            return group_gender[find(first)] if first in parent else None
+            own = group_gender[find(name)]
+            if own is None and first in parent:
+                own = group_gender[find(first)]
+            return own
 
         for name in names:
             if any(" ".join(parts[f][1]) == name for f in forms):
@@ -356,6 +363,39 @@ def _gender(
     if count >= 2 and count >= 2 * other:
         return top
     return None
+
+
+# First names of one gender (`scripts/make_first_names.py`, from the Names Corpus).
+_FIRST_NAMES = Path(__file__).with_name("first_names.txt")
+# How many pronouns a first name's gender counts for: more than the stray ones after a name
+# (the first pronoun after "Hattie" is often the man beside her), less than a title.
+_FIRST_NAME_VOTES = 10
+
+
+@cache
+def _first_names() -> dict[str, Gender]:
+    genders: dict[str, Gender] = {}
+    for line in _FIRST_NAMES.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            name, gender = line.split("\t")
+            genders[name] = "male" if gender == "male" else "female"
+    return genders
+
+
+def first_name_votes(forms: Iterable[str]) -> dict[str, Counter[Gender]]:
+    """The gender votes of the name forms that start with a first name of one gender ("May
+    Welland", "May"): not a titled form, nor a single word that is a longer form's surname
+    ("Stone" of "Harvey Stone")."""
+    parts = {form: split_name(form) for form in forms}
+    surnames = {words[-1] for _, words in parts.values() if len(words) > 1}
+    votes: dict[str, Counter[Gender]] = {}
+    for form, (title, words) in parts.items():
+        if title or not words or (len(words) == 1 and words[0] in surnames):
+            continue
+        gender = _first_names().get(words[0])
+        if gender is not None:
+            votes[form] = Counter({gender: _FIRST_NAME_VOTES})
+    return votes
 
 
 def pronoun_gender(text: str) -> Gender | None:

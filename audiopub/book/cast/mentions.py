@@ -12,7 +12,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from audiopub.book.cast.characters import NOT_NAMES, Cast, build_cast, pronoun_gender
+from audiopub.book.cast.characters import (
+    NOT_NAMES,
+    Cast,
+    build_cast,
+    first_name_votes,
+    pronoun_gender,
+)
 from audiopub.book.cast.conversation import Paragraph
 from audiopub.book.cast.models import Gender
 from audiopub.book.cast.tags import NOUN_GENDERS, TITLES, noun_gender
@@ -65,7 +71,10 @@ def book_cast(paragraphs: list[Paragraph], lowercase: Counter[str]) -> Cast:
     mentions.update(_full_names(paragraphs, mentions, lowercase))
     mentions.update(_first_names(paragraphs, mentions, lowercase))
     _count_narration_mentions(paragraphs, mentions)
-    cast = build_cast(mentions, _pronouns_after_names(paragraphs, mentions))
+    genders = _pronouns_after_names(paragraphs, mentions)
+    for form, votes in first_name_votes(mentions).items():
+        genders.setdefault(form, Counter()).update(votes)
+    cast = build_cast(mentions, genders)
     for nominal, name in appositions.items():
         person = cast.resolve(name)
         # "the girl, Oliver" where the two merely meet: a description of the other gender
