@@ -340,9 +340,25 @@ def test_speech_tags_per_language(language: str, narration: str, subject: str, k
     assert tag is not None and (tag.subject, tag.kind) == (subject, kind)
 
 
-def test_a_clause_between_the_speaker_and_the_verb_before_the_speech() -> None:
-    tag = find_tag("Mr. Wilcox, who was in front, said sharply, ", "en", "before")
-    assert tag is not None and tag.subject == "Mr. Wilcox"
+@pytest.mark.parametrize(
+    ("narration", "subject"),
+    [
+        ("Mr. Wilcox, who was in front, said sharply, ", "Mr. Wilcox"),
+        ("When the first pause came, Edmund, looking around, said, ", "Edmund"),
+        ("But, after a while, Captain Wentworth, exerting himself, said... ", "Captain Wentworth"),
+        ("Mary, after a pause, said: ", "Mary"),
+        ("This was broken by Willoughby, who said with a faint smile, ", "Willoughby"),
+    ],
+)
+def test_a_clause_between_the_speaker_and_the_verb_before_the_speech(
+    narration: str, subject: str
+) -> None:
+    tag = find_tag(narration, "en", "before")
+    assert tag is not None and tag.subject == subject
+
+
+def test_the_one_looked_at_is_not_the_speaker() -> None:
+    assert find_tag("She looked at Mary, smiling, and said, ", "en", "before") is None
 
 
 def test_narration_ending_in_a_dash_hands_over_to_the_speech_below() -> None:

@@ -198,8 +198,11 @@ def _patterns(language: str | None) -> _Patterns:
     adverb = rf"(?:\w+{table.adverb_suffix}\s+)?"
     # Between a subject and its verb, a clause about them: "Mr. Wilcox, who was in front,
     # said", "Miss Steele, who seemed disposed for conversation, and who now said".
+    # Or a participle or a phrase: "Edmund, looking around, said", "Mary, after a pause,
+    # said"; or "who" alone: "broken by Willoughby, who said".
     aside = (
-        r"(?:,\s+(?:who|whose|the|a|an|his|her|my)\b[^,.!?\"“”]{0,60},(?:\s+and\s+who)?)?"
+        r"(?:,\s+(?:(?:who|whose|the|a|an|his|her|my|with|in|after|at|for|without)\b"
+        r"|[a-z]+ing\b)[^,.!?\"“”]{0,60},(?:\s+and\s+who)?|,\s+who(?=\s))?"
         r"(?:\s+(?:now|then|at last))?"
     )
     # "said Holmes", "said he", "dit-il", "répondit le docteur"
