@@ -10,6 +10,7 @@ the top of the file, as its licence asks.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -17,10 +18,9 @@ OUT = Path(__file__).resolve().parents[1] / "audiopub" / "book" / "cast" / "firs
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    folder = Path(sys.argv[1])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path, help="the Names Corpus: male.txt, female.txt, README")
+    folder = parser.parse_args().folder
     male = set((folder / "male.txt").read_text(encoding="utf-8").split())
     female = set((folder / "female.txt").read_text(encoding="utf-8").split())
     readme = (folder / "README").read_text(encoding="utf-8").strip().splitlines()

@@ -29,9 +29,9 @@ CAST_VOICES = {f"en_GB-tiny-medium#{speaker}" for speaker in SPEAKERS}
 KITCHEN = [
     "Mary came into the kitchen, shaking the rain from her coat.",
     "“Where have you been all afternoon?” asked Mary.",
-    "“At the market in the square,” said John. “The bread was gone by noon.”",
+    "“At the market in the square,” said Jem. “The bread was gone by noon.”",
     "“Did you buy any apples at least?” Mary asked him.",
-    "“I forgot the apples entirely,” John said, and he laughed.",
+    "“I forgot the apples entirely,” Jem said, and he laughed.",
     "“You two never remember anything,” said Mrs. Hale from the stairs.",
 ]
 
@@ -86,7 +86,7 @@ async def test_the_characters_are_listed_a_voice_chosen_is_kept_and_heard(
     user: User, kitchen: Path, services: Services
 ) -> None:
     await open_cast(user, kitchen)
-    assert names(user) == ["John", "Mary", "Mrs. Hale"]  # most lines first
+    assert names(user) == ["Jem", "Mary", "Mrs. Hale"]  # most lines first
     assert text(user, "cast-facts-0") == "3 lines · gender unknown"
     assert text(user, "cast-facts-2") == "1 line · female"
     assert text(user, "cast-summary") == f"cast: 3 characters in 3 voices (narrator {NARRATOR})"
@@ -97,7 +97,7 @@ async def test_the_characters_are_listed_a_voice_chosen_is_kept_and_heard(
 
     element(user, "cast-voice-1").value = voices[0]  # type: ignore[attr-defined]
     await eventually(lambda: cast_file(services, kitchen)["voices"] == {"Mary": voices[0]})
-    # A voice chosen is taken: John, whose voice it was, is given the one left free.
+    # A voice chosen is taken: Jem, whose voice it was, is given the one left free.
     await eventually(lambda: element(user, "cast-voice-0").value == voices[1])  # type: ignore[attr-defined]
     assert element(user, "cast-voice-1").value == voices[0]  # type: ignore[attr-defined]
     assert text(user, "cast-summary") == f"cast: 3 characters in 3 voices (narrator {NARRATOR})"
@@ -122,26 +122,26 @@ async def test_rename_merge_gender_and_reassign_a_line_are_saved(
     await see(user, marker="cast-rename-input")
     element(user, "cast-rename-input").value = "Aunt Hale"  # type: ignore[attr-defined]
     user.find(marker="cast-rename-save").click()
-    await eventually(lambda: names(user) == ["John", "Mary", "Aunt Hale"])
+    await eventually(lambda: names(user) == ["Jem", "Mary", "Aunt Hale"])
     assert cast_file(services, kitchen)["names"] == {"Mrs. Hale": "Aunt Hale"}
     assert cast_file(services, kitchen)["genders"] == {}  # unchanged: not written
 
-    user.find(marker="cast-rename-0").click()  # John is a man
+    user.find(marker="cast-rename-0").click()  # Jem is a man
     await see(user, marker="cast-gender-input")
     element(user, "cast-gender-input").value = "male"  # type: ignore[attr-defined]
     user.find(marker="cast-rename-save").click()
     await eventually(lambda: text(user, "cast-facts-0") == "3 lines · male")
-    assert cast_file(services, kitchen)["genders"] == {"John": "male"}
+    assert cast_file(services, kitchen)["genders"] == {"Jem": "male"}
 
     # Another character's name: the two are one.
     user.find(marker="cast-rename-1").click()
     await see(user, marker="cast-rename-input")
-    element(user, "cast-rename-input").value = "John"  # type: ignore[attr-defined]
+    element(user, "cast-rename-input").value = "Jem"  # type: ignore[attr-defined]
     user.find(marker="cast-rename-save").click()
-    await eventually(lambda: names(user) == ["John", "Aunt Hale"])
+    await eventually(lambda: names(user) == ["Jem", "Aunt Hale"])
     assert text(user, "cast-facts-0") == "5 lines · male"
 
-    # John's lines in their paragraphs; the first given to the narrator, the last to Aunt Hale.
+    # Jem's lines in their paragraphs; the first given to the narrator, the last to Aunt Hale.
     user.find(marker="cast-quotes-0").click()
     await see(user, marker="cast-quotes")
     first = element(user, "cast-quote-0").content  # type: ignore[attr-defined]
@@ -166,8 +166,8 @@ async def test_generate_speaks_with_the_cast(user: User, kitchen: Path, services
     cast = services.store.queue.get_job(only_job(services)).settings.cast
     assert cast is not None
     assert (cast.engine, cast.narrator) == ("piper", NARRATOR)
-    assert cast.voices["John"] == chosen and set(cast.voices) == {"John", "Mary", "Mrs. Hale"}
-    assert cast.spans[(0, 3)] == ((0, 30, chosen), (42, 71, chosen))  # John's two lines
+    assert cast.voices["Jem"] == chosen and set(cast.voices) == {"Jem", "Mary", "Mrs. Hale"}
+    assert cast.spans[(0, 3)] == ((0, 30, chosen), (41, 70, chosen))  # Jem's two lines
     await see(user, marker="job-cast", timeout=30)
     assert text(user, "job-cast") == f"cast: 3 characters in 3 voices (narrator {NARRATOR})"
     await job_state(user, "Done", timeout=120)
