@@ -384,10 +384,10 @@ def _first_names() -> dict[str, Gender]:
 
 def first_name_votes(forms: Iterable[str]) -> dict[str, Counter[Gender]]:
     """The gender votes of the name forms that start with a first name of one gender ("May
-    Welland", "May"): not a titled form, nor a single word that is a longer form's surname
-    ("Stone" of "Harvey Stone")."""
+    Welland", "May"): not a titled form, nor a single word that is another form's surname
+    ("Stone" of "Harvey Stone", "Allen" of "Mrs. Allen")."""
     parts = {form: split_name(form) for form in forms}
-    surnames = {words[-1] for _, words in parts.values() if len(words) > 1}
+    surnames = {words[-1] for title, words in parts.values() if words and (title or len(words) > 1)}
     votes: dict[str, Counter[Gender]] = {}
     for form, (title, words) in parts.items():
         if title or not words or (len(words) == 1 and words[0] in surnames):
