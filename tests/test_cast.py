@@ -167,6 +167,65 @@ def test_the_other_and_a_voice_are_never_characters_of_their_own() -> None:
     assert not names & {"the other", "the voice", "Hastings Miss"}
 
 
+def test_a_description_means_the_name_the_narration_sets_it_beside_and_no_other() -> None:
+    # Oliver Twist: "Mr. Bumble, the beadle." is the beadle; "on their way to the
+    # magistrate, Mr. Bumble instructed" is not the magistrate, "the woman rose" names no
+    # Rose, and "the other, Oliver" is no apposition at all.
+    book = _one_chapter(
+        "They were startled by Mr. Bumble, the beadle.",
+        "On their way to the magistrate, Mr. Bumble instructed Oliver. Rose wept.",
+        "At this the woman rose. On the other, Oliver sat still.",
+        '"Silence!" said the beadle.',
+        '"Who is this?" said the magistrate.',
+        '"I will go," said the woman.',
+        '"And I," said the other.',
+        '"Well," said Rose.',
+        '"Hush," said Mr. Bumble.',
+        '"Please, sir," said Oliver.',
+    )
+    assert [_speaker(book, at) for at in range(4, 8)] == ["Mr. Bumble", None, None, None]
+
+
+def _speaker(book: Book, paragraph: int) -> str | None:
+    """Whom a tag alone gives the paragraph's first quotation (None: no one by name)."""
+    quote = attribute(book).in_paragraph(0, paragraph)[0]
+    return quote.speaker if quote.how == "explicit" and quote.speaker[:1].isupper() else None
+
+
+def test_two_descriptions_answering_each_other_are_not_one_person() -> None:
+    # The Gambler: "the croupier" answers "the old lady" at Grandmother's table; only the
+    # old lady is Grandmother.
+    def table(n: int) -> tuple[str, ...]:
+        return (
+            '"I shall play," said Grandmother.',
+            "Grandmother sat at the table, and she watched the wheel.",
+            '"Zero!" cried the old lady.',
+            '"Zero it is," said the croupier.',
+            '"Again, zero!" cried the old lady.',
+            "Grandmother leaned forward.",
+            '"As madame wishes," said the croupier.',
+            f'"Zero, {n} times!" cried the old lady.',
+            '"Zero wins," said the croupier.',
+        )
+
+    def park() -> tuple[str, ...]:
+        return (
+            "Mr. Astley walked in the park, and he was silent. Polina followed.",
+            *('"Yes," said Mr. Astley.', '"No," said Polina.') * 4,
+        )
+
+    chapters = (table(1), park(), table(2), park())
+    book = Book(
+        "T",
+        ("A",),
+        "en",
+        tuple(Chapter(i, f"C{i}", (f"C{i}", *lines)) for i, lines in enumerate(chapters)),
+    )
+    cast = attribute(book)
+    assert cast.in_paragraph(0, 3)[0].speaker == "Grandmother"
+    assert cast.in_paragraph(0, 4)[0].speaker == "the croupier"
+
+
 def test_a_surname_that_is_also_a_noun_joins_the_first_name() -> None:
     # The Sun Also Rises: "Harvey" in the tags, "Harvey Stone" in the narration, and stone is
     # an ordinary word. Once together is not enough: "Bill Street" may be a street.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import combinations
 
 from audiopub.book.cast.characters import (
     NOT_NAMES,
@@ -260,14 +261,23 @@ def _first_names(
 def _appositions(
     paragraphs: list[Paragraph], mentions: Counter[str], nominals: Counter[str]
 ) -> dict[str, str]:
-    """Descriptions the narration puts beside a name ("my friend, Mr. Sherlock Holmes",
-    "Sherlock Holmes, my friend"): the description means that name."""
-    if not nominals or not mentions:
+    """Descriptions the narration sets beside a name, closed by punctuation ("his uncle, Lord
+    Fermor, a genial…", "Mr. Bumble, the beadle."): the description means that name. Not a
+    phrase that merely runs into a name ("on their way to the magistrate, Mr. Bumble
+    said"), a list ("Mr. Brittles, Mr. Giles, the tinker"), a possessive ("Rafi, the
+    engineer's nephew"), nor a description that points back ("the other"). Where the book
+    sets one description beside several names, the most frequent must be two in three."""
+    usable = [n for n in nominals if _STANDS_ALONE.match(n) and not set(n.split()) & _NOT_SOMEONE]
+    if not usable or not mentions:
         return {}
     names = _names_pattern(list(mentions)).pattern
-    described = "|".join(re.escape(n) for n in sorted(nominals, key=len, reverse=True))
-    after = re.compile(rf"\b({described}),?\s+({names})", re.IGNORECASE)
-    before = re.compile(rf"({names}),\s+({described})\b", re.IGNORECASE)
+    described = "|".join(re.escape(n) for n in sorted(usable, key=len, reverse=True))
+    # The names keep their capitals ("the woman rose" names no Rose); the description may
+    # open a sentence.
+    after = re.compile(rf"(?i:\b({described})),\s+({names})(?=[,.;:!?)])")
+    before = re.compile(
+        rf"(?<!,\s)({names}),\s+(?i:({described}))(?=[,.;:!?)]|\s+(?:of|to|at|in|who)\b)"
+    )
     seen: dict[str, Counter[str]] = {}
     for p in paragraphs:
         for _, piece in _narration(p):
@@ -275,14 +285,21 @@ def _appositions(
                 seen.setdefault(match.group(1).lower(), Counter())[match.group(2)] += 1
             for match in before.finditer(piece):
                 seen.setdefault(match.group(2).lower(), Counter())[match.group(1)] += 1
-    return {nominal: names.most_common(1)[0][0] for nominal, names in seen.items()}
+    found = {}
+    for nominal, beside in seen.items():
+        name, count = beside.most_common(1)[0]
+        if 3 * count >= 2 * sum(beside.values()):
+            found[nominal] = name
+    return found
 
 
 # Descriptions that point back to whoever was last named, never to one person.
-_RELATIVE = frozenset("other former latter first second third one same".split())
+_RELATIVE = frozenset("other former latter first second third one same elder younger older".split())
 # Nor are these a person of their own: "the other" is whoever the exchange makes them,
 # "the voice" anyone's.
 _NOT_SOMEONE = _RELATIVE | {"voice"}
+# A description that can stand for one person: "the beadle", "his uncle" (not "that he").
+_STANDS_ALONE = re.compile(r"(?:the|his|her|my|our|their) [a-z]")
 
 
 def _nominal_people(paragraphs: list[Paragraph]) -> Counter[str]:
@@ -376,7 +393,7 @@ def descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
     """Descriptions that stand for one named person throughout the book ("the doctor" for Mr.
     Losberne, "the old gentleman" for Mr. Brownlow): the person named around most of the
     description's tags, far more often than around speech in general. The one it talks
-    to (the speaker of the turn next to it) is not it."""
+    to (the speaker of the turn next to it, or a description of them) is not it."""
     spoken = [at for at, p in enumerate(paragraphs) if p.spans]
 
     def company(at: int) -> set[int]:
@@ -394,8 +411,9 @@ def descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
     for at in spoken:
         p = paragraphs[at]
         words = (p.tag.name or "").split()
-        # "the doctor", not "a voice" (anyone) or "his father" (whose father depends on "his").
-        if p.tag.kind == "noun" and words[0] == "the" and words[-1] not in _RELATIVE:
+        # "the doctor", not "a voice" (anyone), "his father" (whose father depends on "his")
+        # or "the other man".
+        if p.tag.kind == "noun" and words[0] == "the" and not set(words) & _RELATIVE:
             uses.setdefault(" ".join(words), []).append(at)
     # Used in one scene only, a description is someone the book does not name (the jailer).
     uses = {
@@ -431,4 +449,20 @@ def descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
             break
         if best is not None:
             found[description] = best
-    return found
+    return _apart(found, uses, paragraphs)
+
+
+def _apart(
+    found: dict[str, int], uses: dict[str, list[int]], paragraphs: list[Paragraph]
+) -> dict[str, int]:
+    """Two descriptions given one person that tag turns next to each other are two people
+    talking ("the croupier" answering "the old lady"): the one used more keeps the person."""
+    kept = dict(found)
+    for first, second in combinations(sorted(found, key=lambda d: -len(uses[d])), 2):
+        if found[first] != found[second] or first not in kept:
+            continue
+        steps = (-2, -1, 1, 2)
+        near = {(paragraphs[at].chapter, at + step) for at in uses[first] for step in steps}
+        if any((paragraphs[at].chapter, at) in near for at in uses[second]):
+            kept.pop(second, None)
+    return kept
