@@ -226,6 +226,26 @@ def test_two_descriptions_answering_each_other_are_not_one_person() -> None:
     assert cast.in_paragraph(0, 4)[0].speaker == "the croupier"
 
 
+def test_a_rank_speaking_on_its_own_takes_the_full_name_of_its_chapters() -> None:
+    # The Picture of Dorian Gray: "said the duchess" is the Duchess of Harley at one dinner,
+    # and the Duchess of Monmouth in the chapters where she talks most.
+    def dinner(duchess: str, lines: int) -> tuple[str, ...]:
+        talk = ('"Indeed," said the duchess.', '"Quite," said Lord Henry.') * lines
+        return (f"Opposite was the {duchess}, a lady of great charm.", *talk)
+
+    chapters = (dinner("Duchess of Harley", 3), dinner("Duchess of Monmouth", 4))
+    chapters += (dinner("Duchess of Monmouth", 3),)
+    book = Book(
+        "T",
+        ("A",),
+        "en",
+        tuple(Chapter(i, f"C{i}", (f"C{i}", *lines)) for i, lines in enumerate(chapters)),
+    )
+    duchess = next(c for c in attribute(book).characters if c.name == "the duchess")
+    assert "Duchess of Monmouth" in duchess.aliases
+    assert "Duchess of Harley" not in duchess.aliases
+
+
 def test_a_surname_that_is_also_a_noun_joins_the_first_name() -> None:
     # The Sun Also Rises: "Harvey" in the tags, "Harvey Stone" in the narration, and stone is
     # an ordinary word. Once together is not enough: "Bill Street" may be a street.
