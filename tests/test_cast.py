@@ -246,6 +246,22 @@ def test_a_rank_speaking_on_its_own_takes_the_full_name_of_its_chapters() -> Non
     assert "Duchess of Harley" not in duchess.aliases
 
 
+def test_a_first_name_the_narration_makes_act_is_a_person_no_tag_names() -> None:
+    # The Mysterious Affair at Styles: Annie the maid is never in a tag, only "Annie
+    # hesitated", "Annie considered". "Will" is also a word the book writes in lower case.
+    book = _one_chapter(
+        'Annie hesitated. "I could not say, sir."',
+        'Annie considered. "There was a letter, sir."',
+        'Annie reflected. "It was in the hall, I think."',
+        'Will waited. "We will see," said Poirot.',
+        'Will waited. "Then it will keep."',
+        'Will waited. "And it will rain."',
+    )
+    speakers = [attribute(book).in_paragraph(0, at)[0].speaker for at in range(1, 7)]
+    assert speakers[:3] == ["Annie"] * 3
+    assert "Will" not in speakers
+
+
 def test_a_surname_that_is_also_a_noun_joins_the_first_name() -> None:
     # The Sun Also Rises: "Harvey" in the tags, "Harvey Stone" in the narration, and stone is
     # an ordinary word. Once together is not enough: "Bill Street" may be a street.

@@ -20,7 +20,15 @@ from pathlib import Path
 from audiopub.book.cast.models import Gender
 from audiopub.book.cast.tags import TITLES
 
-__all__ = ["NOT_NAMES", "Cast", "Person", "build_cast", "first_name_votes", "split_name"]
+__all__ = [
+    "NOT_NAMES",
+    "Cast",
+    "Person",
+    "build_cast",
+    "first_name_gender",
+    "first_name_votes",
+    "split_name",
+]
 
 _PRONOUNS: dict[str, Gender] = {
     "he": "male", "him": "male", "his": "male", "himself": "male",
@@ -380,6 +388,11 @@ def _first_names() -> dict[str, Gender]:
             name, gender = line.split("\t")
             genders[name] = "male" if gender == "male" else "female"
     return genders
+
+
+def first_name_gender(word: str) -> Gender | None:
+    """The gender of a first name of one gender ("Annie"); None for any other word."""
+    return _first_names().get(word)
 
 
 def first_name_votes(forms: Iterable[str]) -> dict[str, Counter[Gender]]:

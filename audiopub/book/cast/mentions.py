@@ -17,6 +17,7 @@ from audiopub.book.cast.characters import (
     NOT_NAMES,
     Cast,
     build_cast,
+    first_name_gender,
     first_name_votes,
     pronoun_gender,
 )
@@ -71,6 +72,7 @@ def book_cast(paragraphs: list[Paragraph], lowercase: Counter[str]) -> Cast:
     mentions.update(_titled_names(paragraphs))
     mentions.update(_full_names(paragraphs, mentions, lowercase))
     mentions.update(_first_names(paragraphs, mentions, lowercase))
+    mentions.update(_acting_first_names(paragraphs, mentions, lowercase))
     _count_narration_mentions(paragraphs, mentions)
     genders = _pronouns_after_names(paragraphs, mentions)
     for form, votes in first_name_votes(mentions).items():
@@ -282,6 +284,37 @@ def _first_names(
     )
     found = Counter(m.group(1) for p in paragraphs for m in alone.finditer(p.text))
     return Counter({first: n for first, n in found.items() if n >= 2})
+
+
+# A first name opening a sentence, its verb after it: "Annie hesitated."
+_ACTING = re.compile(r"(?:^|[.!?;:]\s+|\b(?:and|then|but)\s+)([A-Z][a-z]+)\s+(?=[a-z]{3,}\b)")
+# How often: the maid who answers the bell three times is someone; a passer-by is not.
+_ACTING_MIN = 3
+
+
+def _acting_first_names(
+    paragraphs: list[Paragraph], mentions: Counter[str], lowercase: Counter[str]
+) -> Counter[str]:
+    """First names of one gender the narration makes a sentence's subject several times
+    ("Annie considered", "Annie hesitated") though no tag names them: people a pronoun or
+    the turn-taking may mean. Not a word the book also writes in lower case ("Will"), nor
+    one already part of a name."""
+    known = {word for form in mentions for word in form.split()}
+    found: Counter[str] = Counter()
+    for p in paragraphs:
+        for _, piece in _narration(p):
+            found.update(m.group(1) for m in _ACTING.finditer(piece))
+    return Counter(
+        {
+            word: count
+            for word, count in found.items()
+            if count >= _ACTING_MIN
+            and word not in known
+            and word.lower() not in NOT_NAMES
+            and not lowercase[word.lower()]
+            and first_name_gender(word) is not None
+        }
+    )
 
 
 def _appositions(
