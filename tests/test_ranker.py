@@ -109,3 +109,44 @@ def test_a_turn_sounds_like_the_person_whose_tagged_lines_share_its_words() -> N
     # A tagged turn's own words do not vouch for its speaker: Maurice's first line alone.
     first = turns(paragraphs, cast, None)[1]
     assert first.features[first.candidates.index(1), FEATURES.index("sounds_like")] <= 0
+
+
+def test_a_she_or_he_opening_the_narration_marks_whose_gesture_the_speech_comes_with() -> None:
+    # The Age of Innocence: 'She shook her head. "No; just a message."' and '"Our boat?" She
+    # frowned.' are hers, with no speech verb; a man's line is "he".
+    cast = Cast(
+        [Person("Ellen", gender="female"), Person("Newland", gender="male")],
+        {"Ellen": 0, "Newland": 1},
+    )
+    texts = [
+        '"He sent some one?" said Newland.',
+        'She shook her head. "No; just a message."',
+        '"Our boat?" She frowned.',
+        '"Then you must come at once."',
+    ]
+    # Ellen is named in the narration before the talk.
+    paragraphs = [Paragraph(0, 0, "Ellen sat down.", [], narration_names=[(0, 0, True)])]
+    for at, text in enumerate(texts, start=1):
+        start = text.index('"')
+        end = text.index('"', start + 1) + 1
+        paragraphs.append(Paragraph(0, at, text, [Span(start, end, text[start + 1 : end - 1])]))
+    paragraphs[1].speaker, paragraphs[1].how = 1, "explicit"
+    found = turns(paragraphs, cast, None)
+    agrees, clashes = FEATURES.index("beat_agrees"), FEATURES.index("beat_clashes")
+    for turn in found[1:3]:
+        ellen, newland = turn.candidates.index(0), turn.candidates.index(1)
+        assert turn.features[ellen, agrees] == 1 and turn.features[newland, clashes] == 1
+    assert not found[3].features[:, [agrees, clashes]].any()  # no narration: no gesture
+
+
+def test_whoever_spoke_in_the_scene_is_a_candidate_though_no_one_names_them() -> None:
+    # Mansfield Park: Mrs. Grant answers her brother long after a tag last named her.
+    cast = Cast([Person("Mrs. Grant"), Person("Henry")], {"Mrs. Grant": 0, "Henry": 1})
+    paragraphs = []
+    for at in range(16):
+        text = f'"Line {at}."'
+        paragraphs.append(Paragraph(0, at, text, [Span(0, len(text), text.strip('"'))]))
+    paragraphs[0].speaker, paragraphs[0].how = 0, "explicit"
+    last = turns(paragraphs, cast, None)[-1]
+    assert 0 in last.candidates
+    assert last.features[last.candidates.index(0), FEATURES.index("scene_speaker")] == 1

@@ -2,16 +2,17 @@
 who might say it are scored by a small model and the first one speaks.
 
 Candidates are the people named in the narration around the turn, the speakers of the turns
-around it, those its neighbours call by name, the sieves' own answer and the first-person
-narrator. Each gets features (`FEATURES`): what the sieves said and how, gender agreement with
-a pronoun tag, where and how near they are named, turn parity in the exchange, being called
-inside the quotation or the one before (by name, or "sir" and "madam" for a gender), who spoke
-across a narration paragraph, salience in the chapter and the scene, and how like the turn's
-words are to the lines a tag gives each person. A score is a linear part plus one
-small hidden layer (`Model`), run in rounds: each round sees the speakers the round before
-chose around the turn. The weights (`speakers.json`, beside this file) were learned by
-`scripts/train_speakers.py` from the Project Dialogism Novel Corpus (Vishnubhotla, Hammond and
-Hirst, LREC 2022), numpy only.
+around it (up to `_SCENE_WIDE` either side), those its neighbours call by name, the sieves' own
+answer and the first-person narrator. Each gets features (`FEATURES`): what the sieves said and
+how, gender agreement with a pronoun tag, where and how near they are named, turn parity in the
+exchange, being called inside the quotation or the one before (by name, or "sir" and "madam"
+for a gender), who spoke across a narration paragraph, salience in the chapter and the scene,
+the gender of a "she" or "he" opening the turn's narration, and how like the turn's words are
+to the lines a tag gives each person. A score is a linear part plus one small hidden layer
+(`Model`), run in rounds: each round sees the speakers the round before chose around the turn.
+The weights (`speakers.json`, beside this file) were learned by `scripts/train_speakers.py`
+from the Project Dialogism Novel Corpus (Vishnubhotla, Hammond and Hirst, LREC 2022), numpy
+only.
 
 The turns a tag names (`KEEP`, and "I said") stay the sieves'; those they settled by a
 pronoun tag, a name just before or the turn-taking (`SURE`) stay theirs unless the model's
@@ -33,6 +34,7 @@ import numpy as np
 
 from audiopub.book.cast.characters import Cast
 from audiopub.book.cast.conversation import Paragraph, addressed_gender, units
+from audiopub.book.cast.models import Gender
 
 __all__ = [
     "FEATURES",
@@ -125,9 +127,16 @@ FEATURES: tuple[str, ...] = (
     # no other candidate sounds more like it.
     "sounds_like",
     "sounds_most_like",
+    # Given a turn within `_SCENE_WIDE` turns either side, in the chapter.
+    "scene_speaker",
+    # The turn's narration opens on "she" or "he" ('She shook her head. "No."', '"Our
+    # boat?" She frowned.'): this person's gender fits, or not.
+    "beat_agrees",
+    "beat_clashes",
 )
 # How many turns either side make a turn's scene: who talks there now.
 _SCENE = 10
+_SCENE_WIDE = 20
 
 
 @dataclass
@@ -137,6 +146,25 @@ class Turn:
     paragraphs: list[Paragraph]
     candidates: list[int]
     features: np.ndarray  # (candidates, FEATURES)
+
+
+_BEAT = re.compile(r"[\s\W]*(he|she|his|her|il|elle|él|ella|er)\b", re.IGNORECASE)
+_BEAT_GENDERS: dict[str, Gender] = {
+    "he": "male", "his": "male", "il": "male", "él": "male", "er": "male",
+    "she": "female", "her": "female", "elle": "female", "ella": "female",
+}  # fmt: skip
+
+
+def _beat(p: Paragraph) -> Gender | None:
+    """The gender of a pronoun opening the narration before the paragraph's speech, or
+    right after its opening speech: whose gesture the speech comes with."""
+    start = p.spans[0].start
+    if p.text[:start].strip():
+        piece = p.text[:start]
+    else:
+        piece = p.text[p.spans[0].end : p.spans[1].start if len(p.spans) > 1 else len(p.text)]
+    match = _BEAT.match(piece)
+    return _BEAT_GENDERS[match.group(1).lower()] if match else None
 
 
 def _named(p: Paragraph) -> list[int]:
@@ -293,6 +321,7 @@ def turns(
             and others[m1] not in (None, others[m2])
         ):
             feature(others[m2], "said_minus_2_alternates")
+        beat = _beat(first)
         addressed = None
         if m1 is not None and run[m1] == run[k]:
             addressed = addressed_gender(s.text for p in speech[m1] for s in p.spans)
@@ -332,6 +361,9 @@ def turns(
                 feature(others[j], "in_run")
             else:
                 break
+        for j in range(max(0, k - _SCENE_WIDE), min(len(speech), k + _SCENE_WIDE + 1)):
+            if j != k and others[j] is not None and speech[j][0].chapter == chapter:
+                feature(others[j], "scene_speaker")
         # The turn's first paragraph and the last of the turn before: a long story told in
         # several paragraphs quotes others naming its teller ("'This is Mr. Jabez Wilson,'
         # said my assistant").
@@ -356,6 +388,8 @@ def turns(
                 row[index["gender_agrees" if gender == first.tag.gender else "gender_clashes"]] = 1
             if addressed is not None and gender is not None:
                 row[index["addressed_agrees" if gender == addressed else "addressed_clashes"]] = 1
+            if beat is not None and gender is not None:
+                row[index["beat_agrees" if gender == beat else "beat_clashes"]] = 1
             if first.tag.kind == "noun" and said[k] != person:
                 row[index["noun_tag"]] = 1
             row[index["chapter_lines"]] = math.log1p(chapter_lines[(chapter, person)])
