@@ -27,6 +27,8 @@ __all__ = [
     "build_cast",
     "first_name_gender",
     "first_name_votes",
+    "opening_pronoun_gender",
+    "pronoun_gender",
     "split_name",
 ]
 
@@ -405,10 +407,21 @@ def first_name_votes(forms: Iterable[str]) -> dict[str, Counter[Gender]]:
     for form, (title, words) in parts.items():
         if title or not words or (len(words) == 1 and words[0] in surnames):
             continue
-        gender = _first_names().get(words[0])
+        gender = first_name_gender(words[0])
         if gender is not None:
             votes[form] = Counter({gender: _FIRST_NAME_VOTES})
     return votes
+
+
+# The pronouns that open a sentence about their person ("She shook her head."): subject and
+# possessive forms.
+_OPENING = re.compile(r"\W*(he|his|she|her|il|elle|él|ella|er)\b", re.IGNORECASE)
+
+
+def opening_pronoun_gender(text: str) -> Gender | None:
+    """The gender of a pronoun opening `text`, after any punctuation ("—She frowned.")."""
+    match = _OPENING.match(text)
+    return _PRONOUNS[match.group(1).lower()] if match else None
 
 
 def pronoun_gender(text: str) -> Gender | None:

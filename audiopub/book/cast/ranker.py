@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audiopub.book.cast.characters import Cast
+from audiopub.book.cast.characters import Cast, opening_pronoun_gender
 from audiopub.book.cast.conversation import Paragraph, addressed_gender, units
 from audiopub.book.cast.models import Gender
 
@@ -148,13 +148,6 @@ class Turn:
     features: np.ndarray  # (candidates, FEATURES)
 
 
-_BEAT = re.compile(r"[\s\W]*(he|she|his|her|il|elle|él|ella|er)\b", re.IGNORECASE)
-_BEAT_GENDERS: dict[str, Gender] = {
-    "he": "male", "his": "male", "il": "male", "él": "male", "er": "male",
-    "she": "female", "her": "female", "elle": "female", "ella": "female",
-}  # fmt: skip
-
-
 def _beat(p: Paragraph) -> Gender | None:
     """The gender of a pronoun opening the narration before the paragraph's speech, or
     right after its opening speech: whose gesture the speech comes with."""
@@ -163,8 +156,7 @@ def _beat(p: Paragraph) -> Gender | None:
         piece = p.text[:start]
     else:
         piece = p.text[p.spans[0].end : p.spans[1].start if len(p.spans) > 1 else len(p.text)]
-    match = _BEAT.match(piece)
-    return _BEAT_GENDERS[match.group(1).lower()] if match else None
+    return opening_pronoun_gender(piece)
 
 
 def _named(p: Paragraph) -> list[int]:
