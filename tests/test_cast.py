@@ -346,6 +346,23 @@ def test_a_first_name_of_one_gender_outweighs_stray_pronouns() -> None:
     assert cast.people[cast.resolve("Hattie")].gender == "female"
 
 
+def test_a_first_name_holds_unless_the_pronouns_say_otherwise_three_to_one() -> None:
+    # Howards End: as many "she" as "he" after "Henry", who talks to women; The Sport of the
+    # Gods: "Berry" is mostly a woman's name, but the pronouns after Berry Hamilton say he.
+    pronouns = {
+        "Henry": Counter({"female": 12, "male": 11}),
+        "Berry": Counter({"male": 13, "female": 3}),
+        "Hattie": Counter({"male": 4, "female": 2}),
+    }
+    votes = first_name_votes(pronouns, pronouns)
+    assert "Berry" not in votes
+    for form, counts in votes.items():
+        pronouns[form].update(counts)
+    cast = build_cast(Counter({"Henry": 151, "Berry": 38, "Hattie": 27}), pronouns)
+    genders = {form: cast.people[cast.resolve(form)].gender for form in pronouns}
+    assert genders == {"Henry": "male", "Berry": "male", "Hattie": "female"}
+
+
 def test_two_women_of_one_surname_leave_its_miss_to_neither() -> None:
     # The Age of Innocence: May Welland and Augusta (her mother, Mrs. Welland). The pronouns
     # after "May" alone are mixed; her full name's are a woman's.

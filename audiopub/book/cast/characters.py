@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -377,8 +377,8 @@ def _gender(
 
 # First names of one gender (`scripts/make_first_names.py`, from the Names Corpus).
 _FIRST_NAMES = Path(__file__).with_name("first_names.txt")
-# How many pronouns a first name's gender counts for: more than the stray ones after a name
-# (the first pronoun after "Hattie" is often the man beside her), less than a title.
+# How many pronouns a first name's gender counts for at least: more than the stray ones after
+# a name (the first pronoun after "Hattie" is often the man beside her), less than a title.
 _FIRST_NAME_VOTES = 10
 
 
@@ -397,10 +397,15 @@ def first_name_gender(word: str) -> Gender | None:
     return _first_names().get(word)
 
 
-def first_name_votes(forms: Iterable[str]) -> dict[str, Counter[Gender]]:
+def first_name_votes(
+    forms: Iterable[str], pronouns: Mapping[str, Counter[Gender]] | None = None
+) -> dict[str, Counter[Gender]]:
     """The gender votes of the name forms that start with a first name of one gender ("May
     Welland", "May"): not a titled form, nor a single word that is another form's surname
-    ("Stone" of "Harvey Stone", "Allen" of "Mrs. Allen")."""
+    ("Stone" of "Harvey Stone", "Allen" of "Mrs. Allen"). Given the `pronouns` seen after
+    each form, the first name outvotes them, unless they say the other gender three to one
+    ("Berry Hamilton" is a man though "Berry" is mostly a woman's name): "Henry", with as
+    many "she" as "he" after it beside the women he talks to, stays a man."""
     parts = {form: split_name(form) for form in forms}
     surnames = {words[-1] for title, words in parts.values() if words and (title or len(words) > 1)}
     votes: dict[str, Counter[Gender]] = {}
@@ -408,8 +413,13 @@ def first_name_votes(forms: Iterable[str]) -> dict[str, Counter[Gender]]:
         if title or not words or (len(words) == 1 and words[0] in surnames):
             continue
         gender = first_name_gender(words[0])
-        if gender is not None:
-            votes[form] = Counter({gender: _FIRST_NAME_VOTES})
+        if gender is None:
+            continue
+        seen = (pronouns or {}).get(form, Counter())
+        against = sum(count for other, count in seen.items() if other != gender)
+        if against >= 3 and against >= 3 * seen[gender]:
+            continue
+        votes[form] = Counter({gender: max(_FIRST_NAME_VOTES, 2 * against)})
     return votes
 
 

@@ -75,7 +75,7 @@ def book_cast(paragraphs: list[Paragraph], lowercase: Counter[str]) -> Cast:
     mentions.update(_acting_first_names(paragraphs, mentions, lowercase))
     _count_narration_mentions(paragraphs, mentions)
     genders = _pronouns_after_names(paragraphs, mentions)
-    for form, votes in first_name_votes(mentions).items():
+    for form, votes in first_name_votes(mentions, genders).items():
         genders.setdefault(form, Counter()).update(votes)
     cast = build_cast(mentions, genders)
     for nominal, name in appositions.items():
