@@ -363,6 +363,25 @@ def test_a_first_name_holds_unless_the_pronouns_say_otherwise_three_to_one() -> 
     assert genders == {"Henry": "male", "Berry": "male", "Hattie": "female"}
 
 
+def test_a_shared_first_name_is_the_one_of_the_family_the_book_names_more() -> None:
+    # Persuasion: "Charles" is Charles Musgrove, of the Musgroves; his cousin Charles Hayter
+    # is the one the book must name in full.
+    mentions = Counter(
+        {
+            "Charles": 82,
+            "Charles Hayter": 57,
+            "Charles Musgrove": 18,
+            "Mrs Charles Musgrove": 6,
+            "Mrs Musgrove": 60,
+            "Louisa Musgrove": 20,
+            "Mr Hayter": 2,
+        }
+    )
+    cast = build_cast(mentions, {})
+    assert cast.resolve("Charles") == cast.resolve("Charles Musgrove")
+    assert cast.resolve("Charles") != cast.resolve("Charles Hayter")
+
+
 def test_two_women_of_one_surname_leave_its_miss_to_neither() -> None:
     # The Age of Innocence: May Welland and Augusta (her mother, Mrs. Welland). The pronouns
     # after "May" alone are mixed; her full name's are a woman's.

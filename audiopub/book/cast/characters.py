@@ -282,6 +282,10 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         if ranked and (len(ranked) == 1 or ranked[0][1] >= _DOMINANT * ranked[1][1]):
             union(first_form[ranked[0][0]], form)
     # Single words: a surname or first name of a longer form, joined to the most used one.
+    family: Counter[str] = Counter()  # surname → mentions of every form that ends with it
+    for form, (_, words) in parts.items():
+        if words:
+            family[words[-1]] += mentions[form]
     for form, (title, words) in parts.items():
         if title or len(words) != 1 or words[0].lower() in TITLES:
             continue
@@ -295,8 +299,16 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             and (len(other_words) > 1 or parts[other][0])
         ]
         # The most used that takes it: a group of the other gender refuses it ("Newland" is
-        # not Mrs. Newland, his mother, even where she is named more).
-        for owner in sorted(owners, key=lambda o: (mentions[o], o), reverse=True):
+        # not Mrs. Newland, his mother, even where she is named more). A first name two full
+        # names share is the one of the family the book names more: "Charles" is Charles
+        # Musgrove, of the Musgroves, though his cousin Charles Hayter is named in full more.
+        full_names = [o for o in owners if not parts[o][0] and parts[o][1][0] == word]
+        if len({parts[o][1][-1] for o in full_names}) > 1:
+            owners = full_names
+            ranking = {o: family[parts[o][1][-1]] for o in owners}
+        else:
+            ranking = {o: mentions[o] for o in owners}
+        for owner in sorted(owners, key=lambda o: (ranking[o], o), reverse=True):
             if union(owner, form):
                 break
     # A title with a first name ("Miss Sophy") is the one full name it begins ("Sophy
