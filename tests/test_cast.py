@@ -382,6 +382,30 @@ def test_a_shared_first_name_is_the_one_of_the_family_the_book_names_more() -> N
     assert cast.resolve("Charles") != cast.resolve("Charles Hayter")
 
 
+def test_of_two_women_of_one_surname_the_one_not_a_miss_by_name_is_the_mrs() -> None:
+    # The Sport of the Gods: Kitty is "Miss Kitty Hamilton"; her mother Fannie is Mrs.
+    # Hamilton. Howards End: Mr. Charles Wilcox's brother Paul is not Mr. Wilcox, his father.
+    cast = build_cast(
+        Counter(
+            {
+                "Fannie Hamilton": 20,
+                "Kitty Hamilton": 12,
+                "Miss Kitty Hamilton": 2,
+                "Mrs. Hamilton": 15,
+                "Miss Hamilton": 3,
+                "Charles Wilcox": 30,
+                "Mr. Charles Wilcox": 2,
+                "Paul Wilcox": 10,
+                "Mr. Wilcox": 90,
+            }
+        ),
+        {"Fannie Hamilton": Counter({"female": 6}), "Kitty Hamilton": Counter({"female": 5})},
+    )
+    assert cast.resolve("Mrs. Hamilton") == cast.resolve("Fannie Hamilton")
+    assert cast.resolve("Miss Hamilton") != cast.resolve("Fannie Hamilton")
+    assert cast.resolve("Mr. Wilcox") not in {cast.resolve("Paul Wilcox"), None}
+
+
 def test_two_women_of_one_surname_leave_its_miss_to_neither() -> None:
     # The Age of Innocence: May Welland and Augusta (her mother, Mrs. Welland). The pronouns
     # after "May" alone are mixed; her full name's are a woman's.

@@ -240,15 +240,22 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
                 continue
             first = parts[name][1][0]
             own = gender_of(name)
-            if own is not None and any(
-                gender_of(other) == own and parts[other][1][0] != first for other in names
-            ):
+            # Another of the gender leaves the titles to neither. Unless the others are each
+            # a "Miss" by name ("Miss Kitty Hamilton"): then the one left is the "Mrs."
+            # (Fannie Hamilton, her mother).
+            rivals = [
+                other for other in names if gender_of(other) == own and parts[other][1][0] != first
+            ]
+            daughters = held.get(f"miss {surname}", set())
+            wives_only = bool(rivals) and all(parts[r][1][0] in daughters for r in rivals)
+            if own is not None and rivals and not wives_only:
                 continue
             fitting = [
                 f
                 for key, f in keys.items()
                 if (own is None or TITLES.get(parts[f][0] or "") in (own, None))
                 and first in held.get(key, {first})
+                and (not wives_only or parts[f][0] == "mrs")
             ]
             # A woman's full name with both "Miss" and "Mrs." of her surname about is the
             # daughter's ("May Welland" is Miss Welland; Mrs. Welland is her mother).
