@@ -377,9 +377,18 @@ def test_a_shared_first_name_is_the_one_of_the_family_the_book_names_more() -> N
             "Mr Hayter": 2,
         }
     )
-    cast = build_cast(mentions, {})
+    he = Counter({"male": 10})
+    cast = build_cast(mentions, {"Charles Hayter": he, "Charles Musgrove": he, "Charles": he})
     assert cast.resolve("Charles") == cast.resolve("Charles Musgrove")
     assert cast.resolve("Charles") != cast.resolve("Charles Hayter")
+    # The Age of Innocence: "May" is May Welland, whom the book names more, though married
+    # she is May Archer of the Archers.
+    she = Counter({"female": 10})
+    cast = build_cast(
+        Counter({"May": 165, "May Welland": 46, "May Archer": 2, "Newland Archer": 90}),
+        {"May": she, "May Welland": she, "May Archer": she},
+    )
+    assert cast.resolve("May") == cast.resolve("May Welland")
 
 
 def test_of_two_women_of_one_surname_the_one_not_a_miss_by_name_is_the_mrs() -> None:

@@ -306,11 +306,14 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             and (len(other_words) > 1 or parts[other][0])
         ]
         # The most used that takes it: a group of the other gender refuses it ("Newland" is
-        # not Mrs. Newland, his mother, even where she is named more). A first name two full
-        # names share is the one of the family the book names more: "Charles" is Charles
-        # Musgrove, of the Musgroves, though his cousin Charles Hayter is named in full more.
+        # not Mrs. Newland, his mother, even where she is named more). A first name that two
+        # men's full names share is the one of the family the book names more: "Charles" is
+        # Charles Musgrove, of the Musgroves, though his cousin Charles Hayter is named in
+        # full more. Not a woman's: her two surnames are often her own and her husband's
+        # ("May Welland", "May Archer").
         full_names = [o for o in owners if not parts[o][0] and parts[o][1][0] == word]
-        if len({parts[o][1][-1] for o in full_names}) > 1:
+        men = all(group_gender[find(o)] == "male" for o in full_names)
+        if men and len({parts[o][1][-1] for o in full_names}) > 1:
             owners = full_names
             ranking = {o: family[parts[o][1][-1]] for o in owners}
         else:
