@@ -262,6 +262,17 @@ def test_a_first_name_the_narration_makes_act_is_a_person_no_tag_names() -> None
     assert "Will" not in speakers
 
 
+def test_the_possessives_of_the_clauses_a_name_opens_give_its_gender() -> None:
+    # A Passage to India: as many "she" as "he" after "Ronny", a name no list of first names
+    # holds; his own clauses say he.
+    book = _one_chapter(
+        *('Adela smiled at Ronny and she laughed. "Yes," said Ronny.',) * 3,
+        *('Ronny shook his head. "No," said Adela.',) * 3,
+    )
+    ronny = next(c for c in attribute(book).characters if c.name == "Ronny")
+    assert ronny.gender == "male"
+
+
 def test_a_surname_that_is_also_a_noun_joins_the_first_name() -> None:
     # The Sun Also Rises: "Harvey" in the tags, "Harvey Stone" in the narration, and stone is
     # an ordinary word. Once together is not enough: "Bill Street" may be a street.

@@ -91,8 +91,54 @@ def book_cast(paragraphs: list[Paragraph], lowercase: Counter[str]) -> Cast:
     for form, person in list(cast.by_form.items()):
         if cast.people[person].gender is None and form[:1].islower():
             cast.people[person].gender = noun_gender(form)
+    _genders_as_subject(paragraphs, cast)
     _rank_and_place(paragraphs, cast)
     return cast
+
+
+# A possessive or reflexive in the clause a name opens is most often its person's own:
+# "Ronny shook his head", "Adela found herself alone".
+_OWN = re.compile(r"\b(his|himself|her|herself)\b")
+_CLAUSE_END = re.compile(r"[.!?;,:]|\b[A-Z][a-z]|\b(?:and|but|who|which|that|while|when)\b")
+_OWN_GENDERS: dict[str, Gender] = {
+    "his": "male", "himself": "male", "her": "female", "herself": "female"
+}  # fmt: skip
+# How many such possessives, and how many times more of one gender, give a person theirs.
+_OWN_MIN = 3
+
+
+def _genders_as_subject(paragraphs: list[Paragraph], cast: Cast) -> None:
+    """A gender for the people the pronouns after their names left without one (the women
+    and men around them take as many): the one of the possessives in the clauses their
+    names open, where at least three say it, three to one."""
+    unknown = {
+        form: person
+        for form, person in cast.by_form.items()
+        if cast.people[person].gender is None and form[:1].isupper()
+    }
+    if not unknown:
+        return
+    pattern = _names_pattern(list(unknown))
+    forms = {form.casefold(): form for form in unknown}
+    votes: dict[int, Counter[Gender]] = {}
+    for p in paragraphs:
+        for _, piece in _narration(p):
+            for match in pattern.finditer(piece):
+                form = _form_of(match.group(), forms)
+                after = piece[match.end() : match.end() + 80]
+                # The subject of a verb: "Ronny shook", not "to Ronny" nor "Ronny's".
+                if form is None or not re.match(r"\s+[a-z]", after):
+                    continue
+                if not _SUBJECT_BEFORE.search(piece[: match.start()]):
+                    continue
+                end = _CLAUSE_END.search(after)
+                clause = after[: end.start()] if end else after
+                for word in _OWN.findall(clause):
+                    votes.setdefault(unknown[form], Counter())[_OWN_GENDERS[word]] += 1
+    for person, counts in votes.items():
+        (top, count), *rest = counts.most_common()
+        if count >= _OWN_MIN and count >= _OWN_MIN * (rest[0][1] if rest else 0):
+            cast.people[person].gender = top
 
 
 def _rank_and_place(paragraphs: list[Paragraph], cast: Cast) -> None:
