@@ -247,7 +247,11 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
                 other for other in names if gender_of(other) == own and parts[other][1][0] != first
             ]
             daughters = held.get(f"miss {surname}", set())
-            wives_only = bool(rivals) and all(parts[r][1][0] in daughters for r in rivals)
+            wives_only = (
+                own == "female"
+                and bool(rivals)
+                and all(parts[r][1][0] in daughters for r in rivals)
+            )
             if own is not None and rivals and not wives_only:
                 continue
             fitting = [
