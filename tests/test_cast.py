@@ -426,19 +426,47 @@ def test_of_two_women_of_one_surname_the_one_not_a_miss_by_name_is_the_mrs() -> 
     assert cast.resolve("Mr. Wilcox") not in {cast.resolve("Paul Wilcox"), None}
 
 
-def test_two_women_of_one_surname_leave_its_miss_to_neither() -> None:
-    # The Age of Innocence: May Welland and Augusta (her mother, Mrs. Welland). The pronouns
-    # after "May" alone are mixed; her full name's are a woman's.
-    cast = build_cast(
-        Counter({"May": 165, "May Welland": 46, "Augusta Welland": 3, "Miss Welland": 12}),
+def test_of_two_women_of_one_surname_the_one_called_by_her_first_name_is_the_miss() -> None:
+    # The Age of Innocence: "May" (165 times) is Miss Welland; Augusta Welland, named by her
+    # first name 4 times, is her mother. The pronouns after "May" alone are mixed.
+    she = Counter({"female": 10})
+    welland = build_cast(
+        Counter(
+            {
+                "May": 165,
+                "May Welland": 46,
+                "Augusta": 4,
+                "Augusta Welland": 3,
+                "Miss Welland": 12,
+                "Mrs. Welland": 150,
+            }
+        ),
         {
             "May": Counter({"female": 50, "male": 31}),
             "May Welland": Counter({"female": 18, "male": 2}),
-            "Augusta Welland": Counter({"female": 10}),
+            "Augusta Welland": she,
         },
     )
-    miss = cast.resolve("Miss Welland")
-    assert miss not in (cast.resolve("May Welland"), cast.resolve("Augusta Welland"))
+    may = welland.resolve("May")
+    assert welland.resolve("Miss Welland") == may == welland.resolve("May Welland")
+    assert welland.resolve("Mrs. Welland") not in (may, None)
+    # Two sisters both called by their first names: the book does not say which is Miss
+    # Dashwood, so neither is.
+    dashwood = build_cast(
+        Counter(
+            {
+                "Elinor": 400,
+                "Elinor Dashwood": 10,
+                "Marianne": 500,
+                "Marianne Dashwood": 5,
+                "Miss Dashwood": 80,
+                "Mrs. Dashwood": 200,
+            }
+        ),
+        {"Elinor Dashwood": she, "Marianne Dashwood": she},
+    )
+    miss = dashwood.resolve("Miss Dashwood")
+    assert miss not in (dashwood.resolve("Elinor"), dashwood.resolve("Marianne"))
 
 
 def test_first_name_full_name_and_title_are_one_person_but_a_married_title_is_another() -> None:

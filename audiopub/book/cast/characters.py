@@ -149,6 +149,26 @@ _CIVIL = frozenset({"mr", "mrs", "miss", "ms", "mister", "madame", "monsieur", "
 _DOMINANT = 3
 
 
+def _woman_title(
+    first: str, others: list[str], held: dict[str, set[str]], surname: str, mentions: Counter[str]
+) -> str | None:
+    """The title of a surname ("miss" or "mrs") a woman named in full holds where other women
+    share her surname (`others`: their first names), or None where the book does not say.
+    Where each other is a "Miss" by name ("Miss Kitty Hamilton"), she is the "Mrs." (Fannie
+    Hamilton, the mother). Of two, a daughter is called by her first name, her mother by her
+    title: the one whose first name alone the book uses far more is the "Miss" ("May", 165
+    times, is Miss Welland; "Augusta", 4, is Mrs. Welland)."""
+    if all(other in held.get(f"miss {surname}", ()) for other in others):
+        return "mrs"
+    if len(others) == 1:
+        mine, theirs = mentions[first], mentions[others[0]]
+        if mine >= _DOMINANT * max(theirs, 1):
+            return "miss"
+        if theirs >= _DOMINANT * max(mine, 1):
+            return "mrs"
+    return None
+
+
 def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> Cast:
     """Group name forms (with how often each is used as a speaker or mentioned) into people.
     `genders` holds, per form, the pronouns seen right after it."""
@@ -240,26 +260,24 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
                 continue
             first = parts[name][1][0]
             own = gender_of(name)
-            # Another of the gender leaves the titles to neither. Unless the others are each
-            # a "Miss" by name ("Miss Kitty Hamilton"): then the one left is the "Mrs."
-            # (Fannie Hamilton, her mother).
+            # Another of the gender leaves the titles to neither, unless the book shows which
+            # woman holds which (`_woman_title`).
             rivals = [
                 other for other in names if gender_of(other) == own and parts[other][1][0] != first
             ]
-            daughters = held.get(f"miss {surname}", set())
-            wives_only = (
-                own == "female"
-                and bool(rivals)
-                and all(parts[r][1][0] in daughters for r in rivals)
-            )
-            if own is not None and rivals and not wives_only:
+            title = None
+            if own == "female" and rivals:
+                title = _woman_title(
+                    first, [parts[r][1][0] for r in rivals], held, surname, mentions
+                )
+            if own is not None and rivals and title is None:
                 continue
             fitting = [
                 f
                 for key, f in keys.items()
                 if (own is None or TITLES.get(parts[f][0] or "") in (own, None))
                 and first in held.get(key, {first})
-                and (not wives_only or parts[f][0] == "mrs")
+                and (title is None or parts[f][0] == title)
             ]
             # A woman's full name with both "Miss" and "Mrs." of her surname about is the
             # daughter's ("May Welland" is Miss Welland; Mrs. Welland is her mother).
