@@ -226,6 +226,11 @@ def _build_parser() -> argparse.ArgumentParser:
         help="read a character in this voice (kept in the book's cast file)",
     )
     cast.add_argument("--json", action="store_true", help="characters and quotations as JSON")
+    cast.add_argument(
+        "--again",
+        action="store_true",
+        help="read the book afresh for its characters and speakers, keeping your corrections",
+    )
     bench = commands.add_parser(
         "bench",
         help="measure speed: chars/sec and real-time factor "
@@ -769,6 +774,14 @@ def _cast(args: argparse.Namespace) -> int:
     engine = get_engine(args.engine)
     book_cast = _book_cast(args.book, read_book(args.book))
     narrator = args.voice or engine.voices()[0].id
+    if args.again:
+        unmatched = book_cast.find_again()
+        if unmatched:
+            print(
+                f"cast: {unmatched} of your corrections name a character or quotation not "
+                "found this time; they are kept in the cast file",
+                file=sys.stderr,
+            )
     for assignment in args.set:
         name, equals, voice = assignment.partition("=")
         if not equals or not name.strip() or not voice.strip():

@@ -47,6 +47,7 @@ from audiopub.voices.casting import (
     book_cast_path,
     cast_voices,
     check_voicing,
+    quote_key,
 )
 
 EPUBS = Path(__file__).parent / "data" / "epubs"
@@ -280,6 +281,44 @@ def test_the_cast_is_kept_per_book_and_corrections_are_kept_with_it(
         again.set_voice("Watson", "zz_nobody", engine)
     with pytest.raises(AudiopubError, match="a character already"):
         again.rename("Watson", "Holmes")
+
+
+def test_finding_again_takes_the_new_finding_and_keeps_every_correction(
+    book_cast: BookCast, kokoro: KokoroEngine
+) -> None:
+    first = book_cast.cast(kokoro, NARRATOR).attribution
+    book_cast.rename("The King", "King of Bohemia")
+    book_cast.set_voice("Holmes", "bm_george", kokoro)
+    told = first.quotes[1]  # Watson's, as first found; the user gives it to the narrator
+    book_cast.reassign([told], None)
+    book_cast.reassign([first.quotes[2]], "Mrs. Turner")  # a split the finder never made
+    # The same finder again: every correction still matches.
+    same = BookCast(
+        book_cast.path,
+        holmes(),
+        lambda book: attribute_in_turn(book, 1, ("Holmes", "Watson", "Holmes", "The King")),
+    )
+    assert same.find_again() == 0
+    assert same.cast(kokoro, NARRATOR).attribution == book_cast.cast(kokoro, NARRATOR).attribution
+
+    # A newer finder: Watson is "Dr. Watson" now, and a quotation the user corrected is
+    # found with another start (it no longer matches: kept in the file, counting for nothing).
+    def newer(book: Book) -> Attribution:
+        found = attribute_in_turn(book, 1, ("Holmes", "Dr. Watson", "Holmes", "The King"))
+        moved = replace(found.quotes[2], start=found.quotes[2].start + 1)
+        return replace(found, quotes=(*found.quotes[:2], moved, *found.quotes[3:]))
+
+    upgraded = BookCast(book_cast.path, holmes(), newer)
+    assert upgraded.find_again() == 1
+    cast = upgraded.cast(kokoro, NARRATOR)
+    names = {c.name for c in cast.attribution.characters}
+    assert names == {"Holmes", "Dr. Watson", "King of Bohemia"}
+    assert cast.voices["Holmes"] == "bm_george"
+    assert cast.attribution.quotes[1].speaker is None  # still the narrator's
+    assert cast.attribution.quotes[2].speaker == "Holmes"  # the new finding's
+    kept = json.loads(upgraded.path.read_text("utf-8"))
+    assert kept["speakers"][quote_key(first.quotes[2])] == "Mrs. Turner"
+    assert kept["names"] == {"The King": "King of Bohemia"}
 
 
 # --- the chunker keeps speakers apart, on real paragraphs ---------------------------------------
@@ -547,6 +586,8 @@ def test_the_cast_command_lists_the_characters_and_speakers_with_the_one_embedde
     assert all(c["voice"] is None and c["lines"] > 0 for c in names.values())
     spoken = [q for q in listed["quotes"] if q["speaker"] is not None]
     assert spoken and all(q["speaker"] in names for q in spoken)
+    assert main(["cast", str(epub), "--again", "--json"]) == 0  # read afresh: the same finding
+    assert json.loads(capsys.readouterr().out) == listed
 
     assert main(["cast", str(epub)]) == 0  # the table and the quotations, then what is needed
     table = capsys.readouterr()

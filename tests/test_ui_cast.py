@@ -9,6 +9,7 @@ import base64
 import io
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,12 @@ from test_ui import element, eventually, job_state, only_job, press, see, text, 
 from ui_services import installed_services
 from voices import SPEAKER_OFFSETS, SPEAKERS, add_multi_speaker_voice
 
+from audiopub.book.cast import attribute
+from audiopub.book.cast.models import Attribution, Character
+from audiopub.book.models import Book
+from audiopub.book.reading import read_book
 from audiopub.ui.services import Services
-from audiopub.voices.casting import book_cast_path
+from audiopub.voices.casting import BookCast, book_cast_path
 
 pytestmark = pytest.mark.nicegui_main_file("tests/ui_main.py")
 
@@ -156,6 +161,39 @@ async def test_rename_merge_gender_and_reassign_a_line_are_saved(
     user.find(marker="cast-quotes-close").click()
     await eventually(lambda: text(user, "cast-facts-0") == "3 lines · male")
     assert text(user, "cast-facts-1") == "2 lines · female"
+
+
+async def test_find_again_reads_the_book_afresh_and_keeps_the_changes(
+    user: User, kitchen: Path, services: Services
+) -> None:
+    # A cast kept from an earlier finder that gave every line to Mary, with a change of the
+    # user's that names a character that finder missed.
+    def earlier(book: Book) -> Attribution:
+        found = attribute(book)
+        return Attribution(
+            (Character("Mary", lines=len(found.quotes)),),
+            tuple(replace(q, speaker="Mary") for q in found.quotes),
+        )
+
+    kept = BookCast.of(services.data_dir, kitchen, read_book(kitchen), earlier)
+    assert kept.file.names == {}  # attributed and written
+    path = book_cast_path(services.data_dir, kitchen)
+    path.write_text(
+        json.dumps({**cast_file(services, kitchen), "names": {"Mrs. Hale": "Aunt Hale"}}),
+        encoding="utf-8",
+    )
+    await user.open("/")
+    await see(user, marker="voice", content=NARRATOR, timeout=30)
+    element(user, "voice").value = NARRATOR  # type: ignore[attr-defined]
+    await upload(user, kitchen)
+    await see(user, marker="book-title", timeout=30)
+    element(user, "cast-switch").value = True  # type: ignore[attr-defined]
+    await see(user, marker="cast-name-0", timeout=60)
+    assert names(user) == ["Mary"]
+
+    user.find(marker="cast-again").click()
+    await eventually(lambda: names(user) == ["Jem", "Mary", "Aunt Hale"], timeout=60)
+    assert cast_file(services, kitchen)["names"] == {"Mrs. Hale": "Aunt Hale"}
 
 
 async def test_generate_speaks_with_the_cast(user: User, kitchen: Path, services: Services) -> None:

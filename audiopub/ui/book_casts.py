@@ -89,6 +89,11 @@ class OpenCast:
 
         self._locked(change)
 
+    def find_again(self) -> int:
+        """Read the book afresh, keeping the corrections (`BookCast.find_again`): how many
+        no longer match."""
+        return self._locked(self.book_cast.find_again)
+
     def reassign(self, key: str, speaker: str | None) -> None:
         """Give the quotation `key` to `speaker` (None: no one, the narrator reads it)."""
 

@@ -395,6 +395,21 @@ class BookCast:
         chosen = {name: voice for name, voice in self.file.voices.items() if name in names}
         return Cast(engine.name, narrator, attribution, chosen)
 
+    def find_again(self) -> int:
+        """Have the finder read the book afresh (a newer Audiopub finds more), keeping every
+        correction. Returns how many corrections name no character or quotation the finder
+        found this time: they stay in the file and count again where a later finding matches
+        them."""
+        current = self.file
+        fresh = replace(current, attribution=self._attribute(self._book))
+        # A name a split of yours made is yours, found or not.
+        found = {c.name for c in fresh.attribution.characters} | set(fresh.speakers.values())
+        keys = {quote_key(q) for q in fresh.attribution.quotes}
+        self._save(fresh)
+        return sum(name not in found for name in fresh.names) + sum(
+            key not in keys for key in fresh.speakers
+        )
+
     # --- corrections ---
 
     def _names(self) -> set[str]:

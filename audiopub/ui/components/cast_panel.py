@@ -7,7 +7,8 @@ their lines and gender, a voice each from the chosen engine's voices in the book
 (the narrator's own among them), a Hear button speaking one of their lines in that voice,
 renaming (or merging, under another character's name) and their quotations in context, each
 of which can be given to another character or to the narrator. Every change is saved to the
-book's cast file (`BookCast`), which is what Generate then speaks with.
+book's cast file (`BookCast`), which is what Generate then speaks with. Find again has the
+finder read the book afresh, the changes kept.
 """
 
 from __future__ import annotations
@@ -67,7 +68,11 @@ class CastPanel:
             self.busy.set_visibility(False)
             self.error = ui.label().classes("ap-banner ap-error").mark("cast-error")
             self.error.set_visibility(False)
-            self.summary = ui.label().classes("ap-muted text-sm").mark("cast-summary")
+            with ui.row().classes("items-center gap-2") as self.summary_row:
+                self.summary = ui.label().classes("ap-muted text-sm").mark("cast-summary")
+                self.again = ui.button("Find again", icon="refresh", on_click=self._find_again)
+                self.again.props("flat dense no-caps").mark("cast-again")
+                self.again.tooltip("Read the book afresh for who speaks, keeping your changes")
             self.rows = ui.column().classes("w-full gap-2").mark("cast-characters")
             self.audio = AudioPlayer("cast-audio")
         self._show_state()
@@ -130,7 +135,7 @@ class CastPanel:
         self.hint.set_visibility(bool(self.hint.text))
         visible = on and self.book is not None
         self.rows.set_visibility(visible)
-        self.summary.set_visibility(visible and self.cast is not None)
+        self.summary_row.set_visibility(visible and self.cast is not None)
         if not on:
             self.error.set_visibility(False)
 
@@ -169,6 +174,25 @@ class CastPanel:
         """The cast again after a change saved to its file."""
         self._shown_for = self._loading_for = ()
         await self._load()
+
+    async def _find_again(self) -> None:
+        """The finder reads the book afresh (a newer Audiopub may find more); the changes made
+        here are kept."""
+        if self.opened is None:
+            return
+        unmatched = await run_blocking(
+            self.opened.find_again,
+            show=self._failed,
+            failing="Finding the cast failed",
+            busy=self.again,
+        )
+        if unmatched:
+            ui.notify(
+                f"{unmatched} of your changes name a character or line not found this time; "
+                "they are kept in the book's cast file"
+            )
+        if unmatched is not None:
+            await self._recast()
 
     def _failed(self, message: str) -> None:
         self.error.set_text(message)
