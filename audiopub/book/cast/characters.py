@@ -157,7 +157,7 @@ def _woman_title(
     Where each other is a "Miss" by name ("Miss Kitty Hamilton"), she is the "Mrs." (Fannie
     Hamilton, the mother). Of two, a daughter is called by her first name, her mother by her
     title: the one whose first name alone the book uses far more is the "Miss" ("May", 165
-    times, is Miss Welland; "Augusta", 4, is Mrs. Welland)."""
+    times, is Miss Welland; "Augusta", 4, her mother, would be Mrs. Welland)."""
     if all(other in held.get(f"miss {surname}", ()) for other in others):
         return "mrs"
     if len(others) == 1:
