@@ -320,6 +320,17 @@ def test_finding_again_takes_the_new_finding_and_keeps_every_correction(
     assert kept["speakers"][quote_key(first.quotes[2])] == "Mrs. Turner"
     assert kept["names"] == {"The King": "King of Bohemia"}
 
+    # A book never cast: found once, nothing to keep.
+    made: list[str] = []
+
+    def counted(book: Book) -> Attribution:
+        made.append(book.title)
+        return newer(book)
+
+    fresh = BookCast(upgraded.path.with_name("other.json"), holmes(), counted)
+    assert fresh.find_again() == 0
+    assert len(made) == 1 and fresh.path.is_file()
+
 
 # --- the chunker keeps speakers apart, on real paragraphs ---------------------------------------
 

@@ -400,8 +400,9 @@ class BookCast:
         correction. Returns how many corrections name no character or quotation the finder
         found this time: they stay in the file and count again where a later finding matches
         them."""
-        current = self.file
-        fresh = replace(current, attribution=self._attribute(self._book))
+        kept = self._file or read_cast_file(self.path)
+        found_now = self._attribute(self._book)
+        fresh = CastFile(found_now) if kept is None else replace(kept, attribution=found_now)
         # A name a split of yours made is yours, found or not.
         found = {c.name for c in fresh.attribution.characters} | set(fresh.speakers.values())
         keys = {quote_key(q) for q in fresh.attribution.quotes}
