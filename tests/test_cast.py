@@ -469,17 +469,6 @@ def test_of_two_women_of_one_surname_the_one_called_by_her_first_name_is_the_mis
     assert miss not in (dashwood.resolve("Elinor"), dashwood.resolve("Marianne"))
 
 
-def test_a_dialect_mister_is_a_title() -> None:
-    # The Sport of the Gods: the Hamiltons call Frank Oakley "Mistah Frank"; it is a title and
-    # his first name, not a first name "Mistah" and a surname "Frank".
-    cast = build_cast(
-        Counter({"Frank": 28, "Frank Oakley": 2, "Mistah Frank": 2, "Maurice Oakley": 40}), {}
-    )
-    frank = cast.resolve("Frank Oakley")
-    assert cast.resolve("Frank") == cast.resolve("Mistah Frank") == frank
-    assert cast.people[frank].name == "Frank Oakley"
-
-
 def test_first_name_full_name_and_title_are_one_person_but_a_married_title_is_another() -> None:
     cast = build_cast(
         Counter({"Anna Carew": 3, "Anna": 9, "Miss Carew": 4, "Mr. Carew": 5, "Mrs. Carew": 6}),

@@ -110,7 +110,7 @@ LANGUAGES: dict[str, Language] = {
 
 # Titles before a name, with the gender they show (None: either).
 TITLES: dict[str, Gender | None] = {
-    "mr": "male", "mr.": "male", "mister": "male", "mistah": "male", "sir": "male", "lord": "male",
+    "mr": "male", "mr.": "male", "mister": "male", "sir": "male", "lord": "male",
     "master": "male", "herr": "male", "monsieur": "male", "m.": "male", "señor": "male",
     "don": "male", "father": "male", "uncle": "male", "brother": "male", "king": "male",
     "prince": "male", "count": "male", "baron": "male", "colonel": "male", "col.": "male",
