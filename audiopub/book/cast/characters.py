@@ -150,15 +150,16 @@ _DOMINANT = 3
 
 
 def _woman_title(
-    first: str, others: list[str], held: dict[str, set[str]], surname: str, mentions: Counter[str]
+    first: str, others: list[str], daughters: set[str], mentions: Counter[str]
 ) -> str | None:
     """The title of a surname ("miss" or "mrs") a woman named in full holds where other women
-    share her surname (`others`: their first names), or None where the book does not say.
+    share her surname (`others`: their first names; `daughters`: the first names the book
+    gives its "Miss"), or None where the book does not say.
     Where each other is a "Miss" by name ("Miss Kitty Hamilton"), she is the "Mrs." (Fannie
     Hamilton, the mother). Of two, a daughter is called by her first name, her mother by her
     title: the one whose first name alone the book uses far more is the "Miss" ("May", 165
     times, is Miss Welland; "Augusta", 4, her mother, would be Mrs. Welland)."""
-    if all(other in held.get(f"miss {surname}", ()) for other in others):
+    if all(other in daughters for other in others):
         return "mrs"
     if len(others) == 1:
         mine, theirs = mentions[first], mentions[others[0]]
@@ -267,9 +268,8 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             ]
             title = None
             if own == "female" and rivals:
-                title = _woman_title(
-                    first, [parts[r][1][0] for r in rivals], held, surname, mentions
-                )
+                daughters = held.get(f"miss {surname}", set())
+                title = _woman_title(first, [parts[r][1][0] for r in rivals], daughters, mentions)
             if own is not None and rivals and title is None:
                 continue
             fitting = [
