@@ -538,6 +538,15 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
         ("en", " Mrs. Archer sighed again.", "Mrs. Archer", "name"),
         ("en", " cut in the clear voice of Mr. Wilcox.", "Mr. Wilcox", "name"),
         ("en", ", said Mr. van der Luyden.", "Mr. van der Luyden", "name"),
+        # The name after the words describing its bearer; a description stays one.
+        ("en", ", said the gentle Mrs. Thorpe, looking", "Mrs. Thorpe", "name"),
+        ("en", ", drivelled old Horace Talbot.", "Horace Talbot", "name"),
+        ("en", " the exasperated Bounderby said.", "Bounderby", "name"),
+        ("en", ", said the young American.", "the young American", "noun"),
+        # The verb's object is the one spoken to.
+        ("en", " I asked Bill and Robert.", "I", "first_person"),
+        ("en", " Mike told her.", "Mike", "name"),
+        ("en", " Anne assured Marilla.", "Anne", "name"),
     ],
 )
 def test_speech_tags_per_language(language: str, narration: str, subject: str, kind: str) -> None:
@@ -560,6 +569,25 @@ def test_a_clause_between_the_speaker_and_the_verb_before_the_speech(
 ) -> None:
     tag = find_tag(narration, "en", "before")
     assert tag is not None and tag.subject == subject
+
+
+def test_a_pronoun_after_a_title_is_no_name() -> None:
+    tag = find_tag(", said the count. He took out a cigar.", "en")
+    assert tag is not None and tag.kind == "noun"
+
+
+def test_italian_and_unaccented_titles_give_a_gender() -> None:
+    book = _one_chapter(
+        '"This is Italy," said Signor Carella.',
+        '"I know," said Signora Rossi.',
+        '"Come in," said Fraulein Mosebach.',
+    )
+    genders = {c.name: c.gender for c in attribute(book).characters}
+    assert genders == {
+        "Signor Carella": "male",
+        "Signora Rossi": "female",
+        "Fraulein Mosebach": "female",
+    }
 
 
 def test_the_one_looked_at_is_not_the_speaker() -> None:

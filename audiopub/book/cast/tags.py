@@ -122,7 +122,11 @@ TITLES: dict[str, Gender | None] = {
     "lady": "female", "madam": "female", "madame": "female", "mme": "female",
     "mme.": "female", "mademoiselle": "female", "mlle": "female", "mlle.": "female",
     "frau": "female", "fräulein": "female", "señora": "female", "señorita": "female",
-    "doña": "female", "aunt": "female", "sister": "female", "mother": "female",
+    "doña": "female", "aunt": "female",
+    # Where the book drops the accents, and in Italian.
+    "senor": "male", "signor": "male", "signore": "male", "fraulein": "female",
+    "senora": "female", "senorita": "female", "signora": "female", "signorina": "female",
+    "sister": "female", "mother": "female",
     "queen": "female", "princess": "female", "countess": "female",
 }  # fmt: skip
 
@@ -150,6 +154,11 @@ _NAME_WORD = r"(?:St\.|[A-ZÀ-ÖØ-Þ]\.|[A-ZÀ-ÖØ-Þ][\w'’-]*)"
 
 _APPOSITION = re.compile(r"[\w'’ -]{0,20}?,\s+(?:the\s+)?((?:[A-Z][\w'’-]*\s?){1,3})(?=[,.;!?]|$)")
 
+
+# Words that describe someone before their name without an article: "said poor Oliver".
+_DESCRIBING = "old|young|little|poor|good|dear|big"
+# A capitalised word that still describes: "American", "Chinese", "Englishman".
+_DEMONYM = re.compile(r"(?:an|ese|ish|man)$")
 
 # The nouns of a tag that names its speaker by possession: '"…" was Fanny's humble answer'.
 _SAYINGS = (
@@ -192,8 +201,15 @@ def _patterns(language: str | None) -> _Patterns:
     )
     noun = rf"(?:{articles})\s+(?:{word}\s+){{0,2}}{word}"
     definite = "|".join(re.escape(a) for a in ("the", "le", "la", "el", "der", "die", "das"))
+    # A name after words that describe its bearer: "the gentle Mrs. Thorpe", "old Horace
+    # Talbot" (lower case: "the young man" is a description).
+    described = (
+        rf"(?:(?i:{definite})\s+(?:(?![A-Z]){word}\s+){{1,3}}|(?:{_DESCRIBING})\s+)"
+        rf"(?!(?:{pronouns})\b){name}"
+    )
     subject = (
-        rf"(?<![\w'’])(?P<subject>(?i:{pronouns})\b|{name}|(?i:{definite})\s+{name}|(?i:{noun}))"
+        rf"(?<![\w'’])(?P<subject>(?i:{pronouns})\b|{name}|(?i:{definite})\s+{name}"
+        rf"|{described}|(?i:{noun}))"
     )
     adverb = rf"(?:\w+{table.adverb_suffix}\s+)?"
     # Between a subject and its verb, a clause about them: "Mr. Wilcox, who was in front,
@@ -214,10 +230,10 @@ def _patterns(language: str | None) -> _Patterns:
     any_verb = rf"(?P<verb>(?i:{verbs})|{table.past})"
     inverted_any = re.compile(rf"{any_verb}(?:\s+|-){adverb}{subject}")
     # The verb may take an object or "again" first: '"…" Cassandra asked him, not from…',
-    # '"…" Mrs. Archer sighed again.'
+    # '"…" Mrs. Archer sighed again.', '"…" I asked Bill and Robert.', '"…" Mike told her.'
     direct_any = re.compile(
-        rf"{subject}{aside}\s+{adverb}{any_verb}"
-        r"(?:\s+(?:him|her|them|me|us|again|aloud|back))?"
+        rf"{subject}{aside}\s+{adverb}(?:{any_verb}|told|bade)"
+        rf"(?:\s+(?:him|her|them|me|us|again|aloud|back|{name}(?:\s+and\s+{name})?))?"
         r"(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|by|from|for|after|without|\w+ly)\b)"
     )
     possessive = re.compile(
@@ -271,6 +287,19 @@ def _classify(subject: str, table: Language) -> tuple[str, SubjectKind, Gender |
         return subject, "pronoun", table.pronouns[low]
     words = subject.split()
     first = words[0].lower()
+    # "the gentle Mrs. Thorpe", "poor Oliver": the name the describing words lead to.
+    lead = next((i for i, w in enumerate(words) if w[:1].isupper()), len(words))
+    # Not "the count. He", nor "the young American" (a description with a capital).
+    described = all(w.isalpha() for w in words[1:lead]) and not (
+        lead == len(words) - 1 and _DEMONYM.search(words[-1])
+    )
+    if (
+        0 < lead < len(words)
+        and described
+        and words[lead].lower() not in (*table.pronouns, *table.first_person)
+        and (first in table.articles or first in _DESCRIBING.split("|"))
+    ):
+        return " ".join(words[lead:]), "name", None
     if first in table.articles or first.rstrip("'’") in table.articles:
         rest = words[1:]
         # "the Elephant's Child", "the Crocodile": a capitalised noun is a name.
