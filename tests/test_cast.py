@@ -571,9 +571,11 @@ def test_a_clause_between_the_speaker_and_the_verb_before_the_speech(
     assert tag is not None and tag.subject == subject
 
 
-def test_a_pronoun_after_a_title_is_no_name() -> None:
+def test_words_that_only_look_like_a_described_name_are_none() -> None:
     tag = find_tag(", said the count. He took out a cigar.", "en")
     assert tag is not None and tag.kind == "noun"
+    tag = find_tag("In one of her moods Helen had confessed that she still ", "en", "before")
+    assert tag is None or tag.kind != "name"
 
 
 def test_italian_and_unaccented_titles_give_a_gender() -> None:

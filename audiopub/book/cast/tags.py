@@ -155,6 +155,7 @@ _NAME_WORD = r"(?:St\.|[A-ZÀ-ÖØ-Þ]\.|[A-ZÀ-ÖØ-Þ][\w'’-]*)"
 _APPOSITION = re.compile(r"[\w'’ -]{0,20}?,\s+(?:the\s+)?((?:[A-Z][\w'’-]*\s?){1,3})(?=[,.;!?]|$)")
 
 
+_DEFINITE = ("the", "le", "la", "el", "der", "die", "das")
 # Words that describe someone before their name without an article: "said poor Oliver".
 _DESCRIBING = "old|young|little|poor|good|dear|big"
 # A capitalised word that still describes: "American", "Chinese", "Englishman".
@@ -200,12 +201,12 @@ def _patterns(language: str | None) -> _Patterns:
         r"|that|which|et|y|und)\b)(?![\w'’-]+(?:ly|ing)\b)[\w'’-]+"
     )
     noun = rf"(?:{articles})\s+(?:{word}\s+){{0,2}}{word}"
-    definite = "|".join(re.escape(a) for a in ("the", "le", "la", "el", "der", "die", "das"))
+    definite = "|".join(re.escape(a) for a in _DEFINITE)
     # A name after words that describe its bearer: "the gentle Mrs. Thorpe", "old Horace
     # Talbot" (lower case: "the young man" is a description).
     described = (
         rf"(?:(?i:{definite})\s+(?:(?![A-Z]){word}\s+){{1,3}}|(?:{_DESCRIBING})\s+)"
-        rf"(?!(?:{pronouns})\b){name}"
+        rf"(?!(?:{pronouns})\b)(?=[A-ZÀ-ÖØ-Þ]){name}"
     )
     subject = (
         rf"(?<![\w'’])(?P<subject>(?i:{pronouns})\b|{name}|(?i:{definite})\s+{name}"
@@ -289,15 +290,19 @@ def _classify(subject: str, table: Language) -> tuple[str, SubjectKind, Gender |
     first = words[0].lower()
     # "the gentle Mrs. Thorpe", "poor Oliver": the name the describing words lead to.
     lead = next((i for i, w in enumerate(words) if w[:1].isupper()), len(words))
-    # Not "the count. He", nor "the young American" (a description with a capital).
-    described = all(w.isalpha() for w in words[1:lead]) and not (
-        lead == len(words) - 1 and _DEMONYM.search(words[-1])
+    # Not "the count. He", "her moods Helen had", nor "the young American" (a description
+    # with a capital).
+    name = words[lead:]
+    described = (
+        all(w.isalpha() for w in words[1:lead])
+        and all(w[:1].isupper() for w in name)
+        and not (len(name) == 1 and _DEMONYM.search(name[0]))
     )
     if (
         0 < lead < len(words)
         and described
         and words[lead].lower() not in (*table.pronouns, *table.first_person)
-        and (first in table.articles or first in _DESCRIBING.split("|"))
+        and (first in _DEFINITE or first in _DESCRIBING.split("|"))
     ):
         return " ".join(words[lead:]), "name", None
     if first in table.articles or first.rstrip("'’") in table.articles:
