@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from audiopub.book.cast import Attribution, Quote, attribute, by_lines
+from audiopub.book.cast.attribution import sieves
 from audiopub.book.cast.characters import build_cast, clean_name, first_name_votes
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
 from audiopub.book.cast.tags import find_tag
@@ -184,6 +185,35 @@ def test_a_description_means_the_name_the_narration_sets_it_beside_and_no_other(
         '"Please, sir," said Oliver.',
     )
     assert [_speaker(book, at) for at in range(4, 8)] == ["Mr. Bumble", None, None, None]
+
+
+def test_a_girl_or_a_boy_is_no_one_with_a_grown_ups_title() -> None:
+    # A Passage to India: "the girl" (Adela) talks where Mrs. Moore is named most.
+    def verandah(n: int) -> tuple[str, ...]:
+        return (
+            "Mrs. Moore and Adela sat on the verandah. Mrs. Moore was tired.",
+            f'"Is it far, {n}?" said the girl.',
+            "Mrs. Moore looked up.",
+            f'"Then let us go, {n}," said the girl.',
+            "Mrs. Moore smiled.",
+            f'"We shall see, {n}," said the girl.',
+        )
+
+    def club(n: int) -> tuple[str, ...]:
+        return (
+            "Ronny and Fielding sat in the club.",
+            *(f'"Yes, {n}," said Ronny.', f'"No, {n}," said Fielding.') * 4,
+        )
+
+    chapters = [part(n) for n in range(3) for part in (verandah, club)]
+    book = Book(
+        "T",
+        ("A",),
+        "en",
+        tuple(Chapter(i, f"C{i}", (f"C{i}", *lines)) for i, lines in enumerate(chapters)),
+    )
+    _, cast, _ = sieves(book)
+    assert cast.people[cast.by_form["the girl"]].name == "Adela"
 
 
 def _speaker(book: Book, paragraph: int) -> str | None:

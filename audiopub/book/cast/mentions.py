@@ -494,6 +494,17 @@ _COMPANY_SHARE = 0.5
 _COMPANY_LIFT = 2.0
 
 
+# Descriptions of the young, and the titles of grown-ups.
+_YOUNG = frozenset({"girl", "boy", "lad", "child"})
+_GROWN = frozenset({"mrs", "mrs.", "mr", "mr.", "lady", "sir", "madame", "monsieur"})
+
+
+def _grown(forms: Counter[str]) -> bool:
+    """Whether most of a person's mentions give them a grown-up's title ("Mrs. Moore")."""
+    titled = sum(n for form, n in forms.items() if form.split()[0].lower() in _GROWN)
+    return titled * 2 > sum(forms.values())
+
+
 def descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
     """Descriptions that stand for one named person throughout the book ("the doctor" for Mr.
     Losberne, "the old gentleman" for Mr. Brownlow): the person named around most of the
@@ -550,6 +561,8 @@ def descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
                 continue
             if gender is not None and cast.people[person].gender != gender:
                 continue
+            if description.split()[-1] in _YOUNG and _grown(cast.people[person].forms):
+                continue  # "the girl" is no Mrs. Moore
             best = person
             break
         if best is not None:
