@@ -216,6 +216,37 @@ def test_a_girl_or_a_boy_is_no_one_with_a_grown_ups_title() -> None:
     assert cast.people[cast.by_form["the girl"]].name == "Adela"
 
 
+def test_a_description_is_not_the_one_it_calls_by_name() -> None:
+    # Oliver Twist: '"Toby," said the boy' where Toby Crackit is named all around.
+    def hideout(n: int) -> tuple[str, ...]:
+        return (
+            "Toby Crackit sat by the fire, and he did not look up.",
+            f'"Quiet, {n}," said Toby Crackit.',
+            "Toby Crackit looked at the door. He waited.",
+            f'"Toby, {n}," said the boy, "why did you let me in?"',
+            "Toby Crackit shrugged his shoulders.",
+            f'"Toby, let me go, {n}," said the boy.',
+            "Toby Crackit was silent.",
+            f'"Toby, help, {n}!" cried the boy.',
+        )
+
+    def club(n: int) -> tuple[str, ...]:
+        return (
+            "Ronny and Fielding sat in the club.",
+            *(f'"Yes, {n}," said Ronny.', f'"No, {n}," said Fielding.') * 4,
+        )
+
+    chapters = [part(n) for n in range(3) for part in (hideout, club)]
+    book = Book(
+        "T",
+        ("A",),
+        "en",
+        tuple(Chapter(i, f"C{i}", (f"C{i}", *lines)) for i, lines in enumerate(chapters)),
+    )
+    _, cast, _ = sieves(book)
+    assert "the boy" not in cast.by_form
+
+
 def _speaker(book: Book, paragraph: int) -> str | None:
     """Whom a tag alone gives the paragraph's first quotation (None: no one by name)."""
     quote = attribute(book).in_paragraph(0, paragraph)[0]

@@ -547,7 +547,8 @@ def descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
         own = cast.by_form.get(description)
         seen: Counter[int] = Counter()
         for at in ats:
-            seen.update(company(at) - {own} if own is not None else company(at))
+            # Nor the one it calls by name: '"Toby," said the boy'.
+            seen.update(company(at) - {own} - set(paragraphs[at].vocatives))
         gender = noun_gender(description)
         best = None
         for person, count in seen.most_common():
