@@ -247,6 +247,20 @@ def test_a_description_is_not_the_one_it_calls_by_name() -> None:
     assert "the boy" not in cast.by_form
 
 
+def test_a_title_ending_a_sentence_or_a_possessive_ends_the_name() -> None:
+    # The Gambler's "the General. He", The Age of Innocence's "Mrs. Archer's Thanksgiving".
+    book = _one_chapter(
+        *("I went to see the General. He was out. The General. Everything was quiet.",) * 3,
+        *("We dined at Mrs. Archer's Thanksgiving dinner. Mr. Sikes' dog barked.",) * 3,
+        '"Well," said the General.',
+        '"Come in," said Mrs. Archer.',
+    )
+    _, cast, _ = sieves(book)
+    forms = set(cast.by_form)
+    assert not forms & {"General. He", "General. Everything", "Mrs. Archer's Thanksgiving"}
+    assert "Mr. Sikes" in forms and "Mr. Sikes'" not in forms
+
+
 def _speaker(book: Book, paragraph: int) -> str | None:
     """Whom a tag alone gives the paragraph's first quotation (None: no one by name)."""
     quote = attribute(book).in_paragraph(0, paragraph)[0]

@@ -38,10 +38,13 @@ _INTRODUCTION = re.compile(
 )
 # A title and the name it goes with: "Mr. Holmes", "Lady Bertram", "Mr. van der Luyden".
 TITLED_NAME = re.compile(
-    r"\b(?:Mr|Mrs|Miss|Ms|Dr|Lady|Lord|Sir|Madame|Mme|Mademoiselle|Mlle|Monsieur|Herr|Frau"
-    r"|Fräulein|Señor|Señora|Señorita|Don|Doña|Captain|Colonel|Major|General|Admiral"
-    r"|Lieutenant|Sergeant|Inspector|Professor|Duke|Duchess|Marquis|Earl)\.?(?:\s(?:van|von|der|de|du)){0,2}"
-    r"(?:\s(?:St\.|[A-Z][\w'’-]+)){1,3}"
+    # Only an abbreviation takes a full stop: "General. He went" ends a sentence.
+    r"\b(?:(?:Mr|Mrs|Ms|Dr|Mme|Mlle)\.?|Miss|Lady|Lord|Sir|Madame|Mademoiselle|Monsieur|Herr"
+    r"|Frau|Fräulein|Fraulein|Señor|Señora|Señorita|Don|Doña|Captain|Colonel"
+    r"|Major|General|Admiral|Lieutenant|Sergeant|Inspector|Professor|Duke|Duchess|Marquis"
+    r"|Earl)(?:\s(?:van|von|der|de|du)){0,2}"
+    # The name ends at a possessive: "Mrs. Archer's Thanksgiving" is Mrs. Archer's.
+    r"(?:\s(?:St\.|[A-Z](?:(?![’']s\b)[\w'’-])+)){1,3}"
 )
 # "Mr. and Mrs. Allen", "Mr and Mrs Musgrove": two people, a Mr. and a Mrs. of that name.
 _COUPLE = re.compile(r"\b(Mr|Mrs)(\.?) and (Mrs|Mr)\.? ((?:St\. )?[A-Z][\w'’-]+)\b(?!\s[A-Z][a-z])")
@@ -238,7 +241,7 @@ def _titled_names(paragraphs: list[Paragraph]) -> Counter[str]:
     found: Counter[str] = Counter()
     for p in paragraphs:
         for _, piece in _narration(p):
-            found.update(m.group().removesuffix("'s") for m in TITLED_NAME.finditer(piece))
+            found.update(m.group().rstrip("'’") for m in TITLED_NAME.finditer(piece))
             for m in _COUPLE.finditer(piece):
                 surname = m.group(4).removesuffix("'s").removesuffix("’s")
                 found[f"{m.group(1)}{m.group(2)} {surname}"] += 1
