@@ -5,6 +5,7 @@ one surname for two people), and the other languages' marks and tags."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from audiopub.book.cast import Attribution, Quote, attribute, by_lines
 from audiopub.book.cast.attribution import sieves
-from audiopub.book.cast.characters import build_cast, clean_name, first_name_votes
+from audiopub.book.cast.characters import Cast, build_cast, clean_name, first_name_votes
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
 from audiopub.book.cast.tags import find_tag
 from audiopub.book.epub.reader import read_epub
@@ -187,6 +188,27 @@ def test_a_description_means_the_name_the_narration_sets_it_beside_and_no_other(
     assert [_speaker(book, at) for at in range(4, 8)] == ["Mr. Bumble", None, None, None]
 
 
+def _described_in_scenes(scene: Callable[[int], tuple[str, ...]]) -> Cast:
+    """The cast of a book where `scene` comes three times, each followed by a chapter of two
+    others talking (so the scene's people are named around its descriptions far more
+    often than around speech in general)."""
+
+    def club(n: int) -> tuple[str, ...]:
+        return (
+            "Ronny and Fielding sat in the club.",
+            *(f'"Yes, {n}," said Ronny.', f'"No, {n}," said Fielding.') * 4,
+        )
+
+    chapters = [part(n) for n in range(3) for part in (scene, club)]
+    book = Book(
+        "T",
+        ("A",),
+        "en",
+        tuple(Chapter(i, f"C{i}", (f"C{i}", *lines)) for i, lines in enumerate(chapters)),
+    )
+    return sieves(book)[1]
+
+
 def test_a_girl_or_a_boy_is_no_one_with_a_grown_ups_title() -> None:
     # A Passage to India: "the girl" (Adela) talks where Mrs. Moore is named most.
     def verandah(n: int) -> tuple[str, ...]:
@@ -199,20 +221,7 @@ def test_a_girl_or_a_boy_is_no_one_with_a_grown_ups_title() -> None:
             f'"We shall see, {n}," said the girl.',
         )
 
-    def club(n: int) -> tuple[str, ...]:
-        return (
-            "Ronny and Fielding sat in the club.",
-            *(f'"Yes, {n}," said Ronny.', f'"No, {n}," said Fielding.') * 4,
-        )
-
-    chapters = [part(n) for n in range(3) for part in (verandah, club)]
-    book = Book(
-        "T",
-        ("A",),
-        "en",
-        tuple(Chapter(i, f"C{i}", (f"C{i}", *lines)) for i, lines in enumerate(chapters)),
-    )
-    _, cast, _ = sieves(book)
+    cast = _described_in_scenes(verandah)
     assert cast.people[cast.by_form["the girl"]].name == "Adela"
 
 
@@ -230,21 +239,7 @@ def test_a_description_is_not_the_one_it_calls_by_name() -> None:
             f'"Toby, help, {n}!" cried the boy.',
         )
 
-    def club(n: int) -> tuple[str, ...]:
-        return (
-            "Ronny and Fielding sat in the club.",
-            *(f'"Yes, {n}," said Ronny.', f'"No, {n}," said Fielding.') * 4,
-        )
-
-    chapters = [part(n) for n in range(3) for part in (hideout, club)]
-    book = Book(
-        "T",
-        ("A",),
-        "en",
-        tuple(Chapter(i, f"C{i}", (f"C{i}", *lines)) for i, lines in enumerate(chapters)),
-    )
-    _, cast, _ = sieves(book)
-    assert "the boy" not in cast.by_form
+    assert "the boy" not in _described_in_scenes(hideout).by_form
 
 
 def test_a_title_ending_a_sentence_or_a_possessive_ends_the_name() -> None:
