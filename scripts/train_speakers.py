@@ -65,6 +65,7 @@ CITATION = (
     "'The Project Dialogism Novel Corpus: A Dataset for Quotation Attribution in Literary "
     "Texts', LREC 2022 (github.com/Priya22/project-dialogism-novel-corpus, 22 novels)."
 )
+# Left out with the shipped features: 1e-3 0.826; 3e-3 0.822; 3e-4 0.821.
 L2 = 1e-3
 LEARNING_RATE = 0.01
 # Hidden units: 16 and 32 both beat the linear model by about 2 points of turns left out
