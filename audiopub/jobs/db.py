@@ -165,50 +165,58 @@ UPGRADES: tuple[tuple[str, ...], ...] = (
 
 
 class _Cursor(sqlite3.Cursor):
-    """Rows are read as they are fetched: a damaged page can surface at any of them."""
+    """Rows are read as they are fetched: a damaged page can surface at any of them. Each
+    step holds the connection's `busy` lock, so `StoreDatabase.close()` never closes a
+    connection under a statement another thread is running (SQLite would crash)."""
 
     connection: _Connection
 
     def execute(self, *args: Any) -> Any:
-        try:
-            return super().execute(*args)
-        except sqlite3.DatabaseError as error:
-            self.connection.raise_if_damage(error)
-            raise
+        with self.connection.busy:
+            try:
+                return super().execute(*args)
+            except sqlite3.DatabaseError as error:
+                self.connection.raise_if_damage(error)
+                raise
 
     def executemany(self, *args: Any) -> Any:
-        try:
-            return super().executemany(*args)
-        except sqlite3.DatabaseError as error:
-            self.connection.raise_if_damage(error)
-            raise
+        with self.connection.busy:
+            try:
+                return super().executemany(*args)
+            except sqlite3.DatabaseError as error:
+                self.connection.raise_if_damage(error)
+                raise
 
     def __next__(self) -> Any:
-        try:
-            return super().__next__()
-        except sqlite3.DatabaseError as error:
-            self.connection.raise_if_damage(error)
-            raise
+        with self.connection.busy:
+            try:
+                return super().__next__()
+            except sqlite3.DatabaseError as error:
+                self.connection.raise_if_damage(error)
+                raise
 
     def fetchone(self) -> Any:
-        try:
-            return super().fetchone()
-        except sqlite3.DatabaseError as error:
-            self.connection.raise_if_damage(error)
-            raise
+        with self.connection.busy:
+            try:
+                return super().fetchone()
+            except sqlite3.DatabaseError as error:
+                self.connection.raise_if_damage(error)
+                raise
 
     def fetchall(self) -> list[Any]:
-        try:
-            return super().fetchall()
-        except sqlite3.DatabaseError as error:
-            self.connection.raise_if_damage(error)
-            raise
+        with self.connection.busy:
+            try:
+                return super().fetchall()
+            except sqlite3.DatabaseError as error:
+                self.connection.raise_if_damage(error)
+                raise
 
 
 class _Connection(sqlite3.Connection):
     """A connection of the store: SQLite's word for a damaged file becomes StoreDamaged."""
 
     raise_if_damage: Callable[[sqlite3.DatabaseError], None]
+    busy: threading.RLock  # held while a statement runs or a row is read, and to close
 
     def execute(self, *args: Any) -> Any:
         return _Cursor(self).execute(*args)
@@ -230,7 +238,7 @@ class StoreDatabase:
         self.path = Path(path)
         self.library_dir = library_dir
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        self._connections: list[_Connection] = []
         self._lock = threading.Lock()
         self._closed = False
         self.read_only = False  # True while a full disk keeps the store from being opened
@@ -264,7 +272,7 @@ class StoreDatabase:
                 self._connections.append(conn)
         return conn
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> _Connection:
         # isolation_level=None: no implicit transactions; we BEGIN/COMMIT explicitly.
         # check_same_thread=False only so close() may close other threads' connections;
         # each connection is otherwise used by the thread that opened it.
@@ -280,6 +288,7 @@ class StoreDatabase:
             factory=_Connection,
         )
         conn.raise_if_damage = self._raise_if_damage
+        conn.busy = threading.RLock()
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if self.read_only:
             return conn
@@ -304,12 +313,14 @@ class StoreDatabase:
         return StoreDamaged(str(damage), damage.path, damage.recovered)
 
     def close(self) -> None:
-        """Close every connection this store opened. Call once no thread is using it."""
+        """Close every connection this store opened. A statement another thread is running
+        ends first; that thread's next read finds the store closed."""
         with self._lock:
             self._closed = True
             connections, self._connections = self._connections, []
         for conn in connections:
-            conn.close()
+            with conn.busy:
+                conn.close()
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
