@@ -946,3 +946,31 @@ def test_readers_see_steady_progress_while_the_worker_writes(db_path: Path, epub
         assert seen == sorted(seen)  # never goes backwards
         assert len(set(seen)) > 1  # the reader saw the count move while the writer wrote
         assert seen[-1] <= 500
+
+
+def test_closing_the_store_waits_for_a_statement_another_thread_runs(db_path: Path) -> None:
+    # A page's job list still reading (run.io_bound) while the app closes the store: SQLite
+    # crashed the process when the connection was closed under the running statement.
+    store = JobStore(db_path)
+    started = threading.Event()
+    outcome: list[object] = []
+    count = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000) "
+        "SELECT count(*) FROM n"
+    )
+
+    def read() -> None:
+        conn = store.db.connection()
+        started.set()
+        try:
+            outcome.append(conn.execute(count).fetchone()[0])
+        except sqlite3.ProgrammingError as error:  # closed between the statement and its row
+            outcome.append(error)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    started.wait()
+    time.sleep(0.05)
+    store.close()
+    thread.join()
+    assert outcome == [3_000_000] or isinstance(outcome[0], sqlite3.ProgrammingError)
