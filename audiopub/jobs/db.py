@@ -171,45 +171,28 @@ class _Cursor(sqlite3.Cursor):
 
     connection: _Connection
 
-    def execute(self, *args: Any) -> Any:
+    def _step(self, step: Callable[..., Any], *args: Any) -> Any:
         with self.connection.busy:
             try:
-                return super().execute(*args)
+                return step(*args)
             except sqlite3.DatabaseError as error:
                 self.connection.raise_if_damage(error)
                 raise
+
+    def execute(self, *args: Any) -> Any:
+        return self._step(super().execute, *args)
 
     def executemany(self, *args: Any) -> Any:
-        with self.connection.busy:
-            try:
-                return super().executemany(*args)
-            except sqlite3.DatabaseError as error:
-                self.connection.raise_if_damage(error)
-                raise
+        return self._step(super().executemany, *args)
 
     def __next__(self) -> Any:
-        with self.connection.busy:
-            try:
-                return super().__next__()
-            except sqlite3.DatabaseError as error:
-                self.connection.raise_if_damage(error)
-                raise
+        return self._step(super().__next__)
 
     def fetchone(self) -> Any:
-        with self.connection.busy:
-            try:
-                return super().fetchone()
-            except sqlite3.DatabaseError as error:
-                self.connection.raise_if_damage(error)
-                raise
+        return self._step(super().fetchone)
 
     def fetchall(self) -> list[Any]:
-        with self.connection.busy:
-            try:
-                return super().fetchall()
-            except sqlite3.DatabaseError as error:
-                self.connection.raise_if_damage(error)
-                raise
+        return self._step(super().fetchall)
 
 
 class _Connection(sqlite3.Connection):

@@ -157,7 +157,7 @@ _APPOSITION = re.compile(r"[\w'’ -]{0,20}?,\s+(?:the\s+)?((?:[A-Z][\w'’-]*\s
 
 _DEFINITE = ("the", "le", "la", "el", "der", "die", "das")
 # Words that describe someone before their name without an article: "said poor Oliver".
-_DESCRIBING = "old|young|little|poor|good|dear|big"
+_DESCRIBING = ("old", "young", "little", "poor", "good", "dear", "big")
 # A capitalised word that still describes: "American", "Chinese", "Englishman".
 _DEMONYM = re.compile(r"(?:an|ese|ish|man)$")
 
@@ -204,8 +204,9 @@ def _patterns(language: str | None) -> _Patterns:
     definite = "|".join(re.escape(a) for a in _DEFINITE)
     # A name after words that describe its bearer: "the gentle Mrs. Thorpe", "old Horace
     # Talbot" (lower case: "the young man" is a description).
+    describing = "|".join(_DESCRIBING)
     described = (
-        rf"(?:(?i:{definite})\s+(?:(?![A-Z]){word}\s+){{1,3}}|(?:{_DESCRIBING})\s+)"
+        rf"(?:(?i:{definite})\s+(?:(?![A-Z]){word}\s+){{1,3}}|(?:{describing})\s+)"
         rf"(?!(?:{pronouns})\b)(?=[A-ZÀ-ÖØ-Þ]){name}"
     )
     subject = (
@@ -302,7 +303,7 @@ def _classify(subject: str, table: Language) -> tuple[str, SubjectKind, Gender |
         0 < lead < len(words)
         and described
         and words[lead].lower() not in (*table.pronouns, *table.first_person)
-        and (first in _DEFINITE or first in _DESCRIBING.split("|"))
+        and (first in _DEFINITE or first in _DESCRIBING)
     ):
         return " ".join(words[lead:]), "name", None
     if first in table.articles or first.rstrip("'’") in table.articles:
