@@ -543,6 +543,90 @@ def test_of_two_women_of_one_surname_the_one_called_by_her_first_name_is_the_mis
     assert miss not in (dashwood.resolve("Elinor"), dashwood.resolve("Marianne"))
 
 
+def test_the_eldest_daughter_is_miss_and_the_family_name_and_a_younger_one_is_not() -> None:
+    # Mansfield Park: "the Miss Bertrams" are two; "Miss Julia Bertram" is the younger, so
+    # "Miss Bertram" is Maria. Without the plural, "Miss Daisy Miller" and "Miss Miller" are
+    # the one daughter of Daisy Miller.
+    she = Counter({"female": 10})
+    forms = {"Maria": 97, "Maria Bertram": 7, "Julia": 98, "Julia Bertram": 5}
+    forms |= {"Miss Bertram": 69, "Miss Julia Bertram": 2, "Lady Bertram": 257}
+    pronouns = {"Maria": she, "Julia": she, "Lady Bertram": she}
+    cast = build_cast(Counter(forms | {"Miss Bertrams": 46}), pronouns)
+    maria, julia = cast.resolve("Maria"), cast.resolve("Julia")
+    assert cast.resolve("Miss Bertram") == maria == cast.resolve("Maria Bertram")
+    assert cast.resolve("Miss Julia Bertram") == julia == cast.resolve("Julia Bertram")
+    assert cast.resolve("Lady Bertram") not in (maria, julia)
+    single = build_cast(
+        Counter({"Daisy": 200, "Daisy Miller": 9, "Miss Daisy Miller": 3, "Miss Miller": 20}),
+        {"Daisy": she},
+    )
+    assert single.resolve("Miss Miller") == single.resolve("Daisy")
+    # Sense and Sensibility: "Miss Marianne" is the younger; the eldest, Elinor, is never
+    # named in full, so "Miss Dashwood" is no one else.
+    dashwood = build_cast(
+        Counter(
+            {
+                "Marianne": 510,
+                "Marianne Dashwood": 5,
+                "Miss Marianne": 9,
+                "Miss Dashwood": 88,
+                "Miss Dashwoods": 34,
+                "Elinor": 600,
+            }
+        ),
+        {"Marianne": she, "Elinor": she},
+    )
+    assert dashwood.resolve("Miss Dashwood") not in (
+        dashwood.resolve("Marianne"),
+        dashwood.resolve("Elinor"),
+        None,
+    )
+
+
+def test_a_title_and_first_name_is_the_full_name_with_that_title() -> None:
+    # Sense and Sensibility: "Sir John" is Sir John Middleton, and "John" alone is John
+    # Dashwood, not Sir John nor "Mrs. John Dashwood", his wife.
+    he, she = Counter({"male": 10}), Counter({"female": 10})
+    cast = build_cast(
+        Counter(
+            {
+                "Sir John": 174,
+                "Sir John Middleton": 10,
+                "John Dashwood": 46,
+                "Mr. John Dashwood": 6,
+                "Mrs. John Dashwood": 46,
+                "John": 12,
+            }
+        ),
+        {"Sir John": he, "John Dashwood": he, "Mrs. John Dashwood": she},
+    )
+    sir, john = cast.resolve("Sir John"), cast.resolve("John Dashwood")
+    assert cast.resolve("Sir John Middleton") == sir != john
+    assert cast.resolve("John") == john == cast.resolve("Mr. John Dashwood")
+    assert cast.resolve("Mrs. John Dashwood") not in (sir, john)
+
+
+def test_a_surname_alone_is_the_man_of_the_family() -> None:
+    # Mansfield Park: "Crawford" is Henry Crawford, though "Miss Crawford", his sister, is
+    # named more.
+    cast = build_cast(
+        Counter(
+            {
+                "Miss Crawford": 495,
+                "Mary": 44,
+                "Mary Crawford": 13,
+                "Mr. Crawford": 318,
+                "Henry Crawford": 109,
+                "Crawford": 53,
+            }
+        ),
+        {"Mary": Counter({"female": 10}), "Henry Crawford": Counter({"male": 10})},
+    )
+    henry = cast.resolve("Henry Crawford")
+    assert cast.resolve("Crawford") == henry == cast.resolve("Mr. Crawford")
+    assert cast.resolve("Miss Crawford") not in (henry, None)
+
+
 def test_first_name_full_name_and_title_are_one_person_but_a_married_title_is_another() -> None:
     cast = build_cast(
         Counter({"Anna Carew": 3, "Anna": 9, "Miss Carew": 4, "Mr. Carew": 5, "Mrs. Carew": 6}),

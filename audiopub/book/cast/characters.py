@@ -145,6 +145,8 @@ class Cast:
 
 # Titles anyone may have, beside ranks (Admiral, Colonel) that name one holder.
 _CIVIL = frozenset({"mr", "mrs", "miss", "ms", "mister", "madame", "monsieur", "mademoiselle"})
+# Titles a first name keeps: the book calls Sir John Middleton "Sir John", not "John".
+_HONOURS = frozenset({"sir", "lady", "lord", "dame"})
 # How many times more a rank's holder is named than the next, to be "the Admiral" alone.
 _DOMINANT = 3
 
@@ -222,8 +224,12 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
     # Cavendish": brothers); a titled form with a first name joins that full name.
     for surname, forms in titled.items():
         # The first names each title of the surname is given ("Mrs. Jack Welland": Jack).
+        # "Miss Julia Bertram", a younger daughter, is not the family's "Miss Bertram": her
+        # titled forms join her full name only.
+        younger = _younger_daughters(surname, parts)
+        own_forms = [f for f in forms if not (parts[f][0] == "miss" and parts[f][1][0] in younger)]
         held: dict[str, set[str]] = {}
-        for form in forms:
+        for form in own_forms:
             if len(parts[form][1]) > 1:
                 held.setdefault(title_key(form), set()).add(parts[form][1][0])
         by_key: dict[str, str] = {}
@@ -231,7 +237,7 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             if _by_husband(parts[form], group_gender, find):
                 continue
             key = title_key(form)
-            if len(held.get(key, ())) < 2:
+            if len(held.get(key, ())) < 2 and form in own_forms:
                 if key in by_key:
                     union(by_key[key], form)
                 else:
@@ -244,7 +250,7 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         # Quested" is Miss Quested, not Mr. Quested), and not a title another first name
         # holds ("Mrs. Jack Welland" is not May Welland). With two first names of one
         # gender ("Charles Wilcox", "Paul Wilcox": sons), "Mr. Wilcox" is neither of them.
-        keys = {title_key(f): f for f in forms}
+        keys = {title_key(f): f for f in own_forms}
         names = full.get(surname, [])
 
         def gender_of(name: str) -> Gender | None:
@@ -263,8 +269,12 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             own = gender_of(name)
             # Another of the gender leaves the titles to neither, unless the book shows which
             # woman holds which (`_woman_title`).
+            # A younger daughter is no rival for "Miss Bertram": Maria Bertram, the other
+            # sister named in full, is.
             rivals = [
-                other for other in names if gender_of(other) == own and parts[other][1][0] != first
+                other
+                for other in names
+                if gender_of(other) == own and parts[other][1][0] not in (first, *younger)
             ]
             title = None
             if own == "female" and rivals:
@@ -276,6 +286,7 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
                 f
                 for key, f in keys.items()
                 if (own is None or TITLES.get(parts[f][0] or "") in (own, None))
+                and not (parts[f][0] == "miss" and first in younger)
                 and first in held.get(key, {first})
                 and (title is None or parts[f][0] == title)
             ]
@@ -334,24 +345,46 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         # full more. Not a woman's: her two surnames are often her own and her husband's
         # ("May Welland", "May Archer").
         full_names = [o for o in owners if not parts[o][0] and parts[o][1][0] == word]
+        # "John" alone is John Dashwood: not "Sir John", where the book names him in full,
+        # nor "Mrs. John Dashwood", a title of the other gender than the first name's.
+        if full_names:
+            owners = [o for o in owners if parts[o][0] not in _HONOURS]
+        own = first_name_gender(word)
+        owners = [
+            o
+            for o in owners
+            if own is None or parts[o][1][0] != word or TITLES.get(parts[o][0] or "") in (own, None)
+        ]
         men = all(group_gender[find(o)] == "male" for o in full_names)
         if men and len({parts[o][1][-1] for o in full_names}) > 1:
             owners = full_names
             ranking = {o: family[parts[o][1][-1]] for o in owners}
         else:
             ranking = {o: mentions[o] for o in owners}
+            # A surname alone is a man's, not a woman's: "Crawford" is Henry Crawford, though
+            # his sister "Miss Crawford" is named more.
+            if not full_names and any(
+                parts[o][1][-1] == word and group_gender[find(o)] == "male" for o in owners
+            ):
+                owners = [o for o in owners if group_gender[find(o)] != "female"]
         for owner in sorted(owners, key=lambda o: (ranking[o], o), reverse=True):
             if union(owner, form):
                 break
     # A title with a first name ("Miss Sophy") is the one full name it begins ("Sophy
     # Jackson"), where no one has it as a surname.
+    # First the one full name with the same title: "Sir John" is Sir John Middleton, not
+    # John Dashwood; "Miss Sophy" is Miss Sophy Jackson.
     surnames = {words[-1] for title, words in parts.values() if len(words) > 1}
     for form, (title, words) in parts.items():
         if not title or len(words) != 1 or words[0] in surnames:
             continue
         full_names = [
-            f for f, (t, w) in parts.items() if not t and len(w) == 2 and w[0] == words[0]
+            f for f, (t, w) in parts.items() if t == title and len(w) == 2 and w[0] == words[0]
         ]
+        if not full_names:
+            full_names = [
+                f for f, (t, w) in parts.items() if not t and len(w) == 2 and w[0] == words[0]
+            ]
         if len(full_names) == 1:
             union(full_names[0], form)
 
@@ -367,6 +400,18 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             by_form[form] = len(people)
         people.append(person)
     return Cast(people, by_form)
+
+
+def _younger_daughters(surname: str, parts: Mapping[str, tuple[str | None, list[str]]]) -> set[str]:
+    """The first names of a family's younger daughters: where the book speaks of several
+    ("the Miss Bertrams"), the eldest is "Miss Bertram" and a younger one "Miss Julia
+    Bertram"; where no one is named so in full, "Miss Marianne" (the eldest may be called
+    by her first name too: "Miss Maria" is Maria Bertram)."""
+    if ("miss", [surname + "s"]) not in parts.values():
+        return set()
+    misses = [words for title, words in parts.values() if title == "miss"]
+    named = {words[0] for words in misses if len(words) == 2 and words[1] == surname}
+    return named or {words[0] for words in misses if len(words) == 1 and words[0] != surname}
 
 
 def _by_husband(
