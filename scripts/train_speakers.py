@@ -55,7 +55,7 @@ from audiopub.book.cast.ranker import (  # noqa: E402
 MARGINS = Margins(turn=0.0, tagged=0.0, narrator=2.0)
 # Rounds of the model (`ranker.rank_speakers`): each sees the speakers the one before chose.
 # Left out, on the 22 novels, in the run that made the shipped weights: the sieves alone
-# 0.729, 1 round 0.805, 2 0.817, 3 0.822, 4 0.824, 5 0.826. More did no better in an earlier
+# 0.729, 1 round 0.808, 2 0.818, 3 0.823, 4 0.825, 5 0.826. More did no better in an earlier
 # run (6 0.824, 7 0.822), nor did learning each round from earlier rounds that never saw the
 # novel (cross-fitted in two groups: 0.820).
 ROUNDS = 5

@@ -150,3 +150,34 @@ def test_whoever_spoke_in_the_scene_is_a_candidate_though_no_one_names_them() ->
     last = turns(paragraphs, cast, None)[-1]
     assert 0 in last.candidates
     assert last.features[last.candidates.index(0), FEATURES.index("scene_speaker")] == 1
+
+
+def test_a_he_or_she_opening_a_sentence_brings_in_the_one_it_stands_for() -> None:
+    # A Passage to India: Fielding is named two paragraphs before the talk, then only "He".
+    cast = Cast(
+        [Person("Fielding", gender="male"), Person("Adela", gender="female")],
+        {"Fielding": 0, "Adela": 1},
+    )
+    first = "The official who did his duty best was Mr. Fielding. Adela had gone out."
+    second = "He found the younger of them alone. She was looking at the hills."
+    third = 'He gave her his information. "Will you come?"'
+    paragraphs = [
+        Paragraph(0, 0, first, [], narration_names=[(39, 0, False), (53, 1, True)]),
+        Paragraph(0, 1, second, []),
+        Paragraph(0, 2, third, [Span(29, 46, "Will you come?")]),
+    ]
+    (turn,) = turns(paragraphs, cast, None)
+    here, previous = (
+        FEATURES.index("pronoun_subject_here"),
+        FEATURES.index("pronoun_subject_previous"),
+    )
+    fielding, adela = turn.candidates.index(0), turn.candidates.index(1)
+    assert turn.features[fielding, here] == 1 and turn.features[adela, here] == 0
+    assert turn.features[fielding, previous] == turn.features[adela, previous] == 1
+    # A "He" that no man named before can stand for brings in no one.
+    alone = [
+        Paragraph(0, 0, "Adela sat down.", [], narration_names=[(0, 1, True)]),
+        Paragraph(0, 1, third, [Span(29, 46, "Will you come?")]),
+    ]
+    (turn,) = turns(alone, cast, None)
+    assert turn.candidates == [1] and not turn.features[:, [here, previous]].any()

@@ -133,6 +133,12 @@ FEATURES: tuple[str, ...] = (
     # boat?" She frowned.'): this person's gender fits, or not.
     "beat_agrees",
     "beat_clashes",
+    # The one a sentence-opening "He" or "She" means (the nearest named before it of that
+    # gender), in the turn's narration before its speech, or the narration paragraph just
+    # before: 'He found the younger of them alone. She was looking …' brings in two people
+    # no name there does.
+    "pronoun_subject_here",
+    "pronoun_subject_previous",
 )
 # How many turns either side make a turn's scene: who talks there now.
 _SCENE = 10
@@ -157,6 +163,32 @@ def _beat(p: Paragraph) -> Gender | None:
     else:
         piece = p.text[p.spans[0].end : p.spans[1].start if len(p.spans) > 1 else len(p.text)]
     return opening_pronoun_gender(piece)
+
+
+_SUBJECT_PRONOUN = re.compile(r"(?:^|[.!?;:]\s+|[\"“”]\s*)(He|She)\b")
+# How many paragraphs back a pronoun looks for the name it stands for.
+_PRONOUN_REACH = 6
+
+
+def _pronoun_subjects(paragraphs: list[Paragraph], at: int, cast: Cast, until: int) -> set[int]:
+    """Whom the sentence-opening "He" and "She" of paragraph `at`'s narration (before
+    offset `until`) stand for: the nearest person of that gender named before each."""
+    p = paragraphs[at]
+    found: set[int] = set()
+    for match in _SUBJECT_PRONOUN.finditer(p.text[:until]):
+        if any(s.start <= match.start(1) < s.end for s in p.spans):
+            continue
+        gender: Gender = "male" if match.group(1) == "He" else "female"
+        earlier = [person for pos, person, _ in p.narration_names if pos < match.start(1)]
+        for j in range(at - 1, max(-1, at - 1 - _PRONOUN_REACH), -1):
+            if paragraphs[j].chapter != p.chapter:
+                break
+            earlier = _named(paragraphs[j]) + earlier
+        for person in reversed(earlier):
+            if cast.people[person].gender == gender:
+                found.add(person)
+                break
+    return found
 
 
 def _named(p: Paragraph) -> list[int]:
@@ -278,6 +310,12 @@ def turns(
                     feature(person, name)
                     if subject:
                         feature(person, "back_subject")
+        for person in _pronoun_subjects(paragraphs, at, cast, quote_at):
+            feature(person, "pronoun_subject_here")
+        if at > 0 and not paragraphs[at - 1].spans and paragraphs[at - 1].chapter == chapter:
+            previous = paragraphs[at - 1]
+            for person in _pronoun_subjects(paragraphs, at - 1, cast, len(previous.text)):
+                feature(person, "pronoun_subject_previous")
         last = position[id(unit[-1])]
         for ahead in (1, 2):
             j = last + ahead
