@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from audiopub.book.cast import Attribution, Quote, attribute, by_lines
+from audiopub.book.cast import Attribution, Character, Quote, attribute, by_lines
 from audiopub.book.cast.attribution import sieves
 from audiopub.book.cast.characters import Cast, build_cast, clean_name, first_name_votes
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
@@ -625,6 +625,28 @@ def test_a_surname_alone_is_the_man_of_the_family() -> None:
     henry = cast.resolve("Henry Crawford")
     assert cast.resolve("Crawford") == henry == cast.resolve("Mr. Crawford")
     assert cast.resolve("Miss Crawford") not in (henry, None)
+
+
+def _fagin_and_the_jew(*extra: str) -> list[Character]:
+    # Oliver Twist: the tags say "the Jew" and the answers call him "Fagin".
+    exchange = ['"Bless me," said Mr. Fagin.', "The room was dark."]
+    for line in ("Sit down", "Eat your supper", "Go to sleep", "Wake up"):
+        exchange += [
+            "Oliver watched Fagin by the fire.",
+            f'"{line}, my dear," said the Jew.',
+            '"Yes, Fagin," said Oliver. "I will."',
+        ]
+    return list(attribute(_one_chapter(*exchange, *extra)).characters)
+
+
+def test_two_names_the_answers_show_are_one_person_are_one_character() -> None:
+    characters = {c.name: c for c in _fagin_and_the_jew()}
+    assert "Jew" not in characters
+    fagin = characters["Mr. Fagin"]  # the name with a title is the one kept
+    assert "Jew" in fagin.aliases and fagin.lines == 5
+    # Where the two talk to each other, they are two.
+    talking = {c.name for c in _fagin_and_the_jew('"Who?" said the Jew.', '"Me," said Fagin.')}
+    assert {"Jew", "Mr. Fagin"} <= talking
 
 
 def test_first_name_full_name_and_title_are_one_person_but_a_married_title_is_another() -> None:

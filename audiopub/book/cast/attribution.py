@@ -98,6 +98,7 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
     for nominal, person in descriptions(paragraphs, cast).items():
         cast.by_form[nominal] = person
     decisions = _explicit(paragraphs, cast, narrator)
+    decisions = _answered_names(paragraphs, cast, decisions, narrator)
     decisions = _distant_subject(paragraphs, decisions, language)
     if narrator is not None:
         narrator, decisions = _name_narrator(paragraphs, decisions, cast, narrator)
@@ -215,6 +216,78 @@ def _explicit(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> 
         if at not in decisions and p.introduces is not None:
             decisions[at] = p.introduces, "nearby"
     return decisions
+
+
+# A name the answers to someone's lines call them by often enough is theirs (`_answered_names`).
+_ANSWERED_MIN = 3
+_ANSWERED_SHARE = 0.05
+
+
+def _answered_names(
+    paragraphs: list[Paragraph], cast: Cast, decisions: Decisions, narrator: int | None
+) -> Decisions:
+    """Two people of the cast who are one: the reply to a line a tag gives one calls them by
+    the other's name ('"…" said the Jew.' answered by '"Fagin, …"'; Mrs. Munt answered by
+    "Aunt Juley"), in at least `_ANSWERED_SHARE` of their tagged lines, while no tag ever
+    gives the two turns next to each other and neither's lines call the other by name."""
+    speech = units(paragraphs)
+    at = {id(p): i for i, p in enumerate(paragraphs)}
+    tagged = [
+        next(
+            (
+                decisions[at[id(p)]][0]
+                for p in u
+                if decisions.get(at[id(p)], (0, ""))[1] == "explicit"
+            ),
+            None,
+        )
+        for u in speech
+    ]
+    called = [{v for p in u for v in p.vocatives} for u in speech]
+    # Turns with no narration paragraph between them, in one chapter: an exchange.
+    joined = [
+        at[id(b[0])] == at[id(a[-1])] + 1 and a[-1].chapter == b[0].chapter
+        for a, b in zip(speech, speech[1:], strict=False)
+    ]
+    lines = Counter(t for t in tagged if t is not None)
+    answered: Counter[tuple[int, int]] = Counter()
+    apart: set[frozenset[int]] = set()  # two people who talk to each other
+    for k, speaker in enumerate(tagged):
+        if speaker is None:
+            continue
+        apart.update(frozenset((speaker, v)) for v in called[k])
+        if k + 1 < len(speech) and joined[k]:
+            answered.update((speaker, v) for v in called[k + 1] if v != speaker)
+            following = tagged[k + 1]
+            if following is not None and following != speaker:
+                apart.add(frozenset((speaker, following)))
+    merged: dict[int, int] = {}
+    for (speaker, name), times in answered.most_common():
+        if times < _ANSWERED_MIN:
+            break
+        if speaker in merged or name in merged or narrator in (speaker, name):
+            continue
+        if times < _ANSWERED_SHARE * lines[speaker] or frozenset((speaker, name)) in apart:
+            continue
+        one, other = cast.people[speaker].gender, cast.people[name].gender
+        if one is not None and other is not None and one != other:
+            continue
+        keep, gone = _kept(cast, speaker, name)
+        _merge(paragraphs, cast, gone, keep)
+        merged[gone] = keep
+    if not merged:
+        return decisions
+    return {i: (merged.get(person, person), how) for i, (person, how) in decisions.items()}
+
+
+def _kept(cast: Cast, a: int, b: int) -> tuple[int, int]:
+    """Of two people found to be one, the one whose name the merged person keeps (and the
+    other): a titled name ("Mr. Fagin", not "Jew"), else the one the book names more."""
+    titled = [TITLED_NAME.fullmatch(cast.people[i].name) is not None for i in (a, b)]
+    if titled[0] != titled[1]:
+        return (a, b) if titled[0] else (b, a)
+    more = sum(cast.people[a].forms.values()) >= sum(cast.people[b].forms.values())
+    return (a, b) if more else (b, a)
 
 
 def _distant_subject(
