@@ -223,11 +223,11 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
     # Holmes"), unless two first names share them ("Mr. John Cavendish", "Mr. Lawrence
     # Cavendish": brothers); a titled form with a first name joins that full name.
     for surname, forms in titled.items():
-        # The first names each title of the surname is given ("Mrs. Jack Welland": Jack).
         # "Miss Julia Bertram", a younger daughter, is not the family's "Miss Bertram": her
         # titled forms join her full name only.
         younger = _younger_daughters(surname, parts)
         own_forms = [f for f in forms if not (parts[f][0] == "miss" and parts[f][1][0] in younger)]
+        # The first names each title of the surname is given ("Mrs. Jack Welland": Jack).
         held: dict[str, set[str]] = {}
         for form in own_forms:
             if len(parts[form][1]) > 1:
@@ -370,10 +370,9 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         for owner in sorted(owners, key=lambda o: (ranking[o], o), reverse=True):
             if union(owner, form):
                 break
-    # A title with a first name ("Miss Sophy") is the one full name it begins ("Sophy
-    # Jackson"), where no one has it as a surname.
-    # First the one full name with the same title: "Sir John" is Sir John Middleton, not
-    # John Dashwood; "Miss Sophy" is Miss Sophy Jackson.
+    # A title with a first name is the one full name it begins, where no one has it as a
+    # surname: first the one with the same title ("Sir John" is Sir John Middleton, not John
+    # Dashwood), else an untitled one ("Miss Sophy" is Sophy Jackson).
     surnames = {words[-1] for title, words in parts.values() if len(words) > 1}
     for form, (title, words) in parts.items():
         if not title or len(words) != 1 or words[0] in surnames:

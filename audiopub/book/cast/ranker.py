@@ -7,8 +7,9 @@ answer and the first-person narrator. Each gets features (`FEATURES`): what the 
 how, gender agreement with a pronoun tag, where and how near they are named, turn parity in the
 exchange, being called inside the quotation or the one before (by name, or "sir" and "madam"
 for a gender), who spoke across a narration paragraph, salience in the chapter and the scene,
-the gender of a "she" or "he" opening the turn's narration, and how like the turn's words are
-to the lines a tag gives each person. A score is a linear part plus one small hidden layer
+the gender of a "she" or "he" opening the turn's narration, whom a sentence-opening "He" or
+"She" just before stands for, and how like the turn's words are to the lines a tag gives each
+person. A score is a linear part plus one small hidden layer
 (`Model`), run in rounds: each round sees the speakers the round before chose around the turn.
 The weights (`speakers.json`, beside this file) were learned by `scripts/train_speakers.py`
 from the Project Dialogism Novel Corpus (Vishnubhotla, Hammond and Hirst, LREC 2022), numpy
