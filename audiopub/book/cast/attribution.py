@@ -35,6 +35,7 @@ from audiopub.book.cast.conversation import (
     Decisions,
     Paragraph,
     Tag,
+    exchanges,
     take_turns,
     units,
 )
@@ -232,23 +233,18 @@ def _answered_names(
     gives the two turns next to each other and neither's lines call the other by name."""
     speech = units(paragraphs)
     at = {id(p): i for i, p in enumerate(paragraphs)}
-    tagged = [
-        next(
-            (
-                decisions[at[id(p)]][0]
-                for p in u
-                if decisions.get(at[id(p)], (0, ""))[1] == "explicit"
-            ),
-            None,
-        )
-        for u in speech
-    ]
+
+    def named(unit: list[Paragraph]) -> int | None:
+        """Whom a tag naming the speaker gives the turn."""
+        for p in unit:
+            person, how = decisions.get(at[id(p)], (None, ""))
+            if how == "explicit":
+                return person
+        return None
+
+    tagged = [named(u) for u in speech]
     called = [{v for p in u for v in p.vocatives} for u in speech]
-    # Turns with no narration paragraph between them, in one chapter: an exchange.
-    joined = [
-        at[id(b[0])] == at[id(a[-1])] + 1 and a[-1].chapter == b[0].chapter
-        for a, b in zip(speech, speech[1:], strict=False)
-    ]
+    exchange = exchanges(paragraphs, speech)
     lines = Counter(t for t in tagged if t is not None)
     answered: Counter[tuple[int, int]] = Counter()
     apart: set[frozenset[int]] = set()  # two people who talk to each other
@@ -256,7 +252,7 @@ def _answered_names(
         if speaker is None:
             continue
         apart.update(frozenset((speaker, v)) for v in called[k])
-        if k + 1 < len(speech) and joined[k]:
+        if k + 1 < len(speech) and exchange[k + 1] == exchange[k]:
             answered.update((speaker, v) for v in called[k + 1] if v != speaker)
             following = tagged[k + 1]
             if following is not None and following != speaker:

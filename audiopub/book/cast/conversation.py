@@ -81,6 +81,18 @@ def units(paragraphs: list[Paragraph]) -> list[list[Paragraph]]:
     return found
 
 
+def exchanges(paragraphs: list[Paragraph], speech: list[list[Paragraph]]) -> list[int]:
+    """Per turn of `speech` (`units` of `paragraphs`), the number of its exchange: turns with
+    no narration paragraph between them, in one chapter, share one."""
+    position = {id(p): i for i, p in enumerate(paragraphs)}
+    run = [0] * len(speech)
+    for k in range(1, len(speech)):
+        a, b = position[id(speech[k - 1][-1])], position[id(speech[k][0])]
+        same = b == a + 1 and paragraphs[a].chapter == paragraphs[b].chapter
+        run[k] = run[k - 1] if same else run[k - 1] + 1
+    return run
+
+
 def _runs(paragraphs: list[Paragraph]) -> list[list[list[int]]]:
     """Turns, as paragraph positions, grouped into runs: a narration paragraph or a new chapter
     ends a run."""

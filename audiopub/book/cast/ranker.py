@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from audiopub.book.cast.characters import Cast, opening_pronoun_gender
-from audiopub.book.cast.conversation import Paragraph, addressed_gender, units
+from audiopub.book.cast.conversation import Paragraph, addressed_gender, exchanges, units
 from audiopub.book.cast.models import Gender
 
 __all__ = [
@@ -175,16 +175,16 @@ def _pronoun_subjects(paragraphs: list[Paragraph], at: int, cast: Cast, until: i
     """Whom the sentence-opening "He" and "She" of paragraph `at`'s narration (before
     offset `until`) stand for: the nearest person of that gender named before each."""
     p = paragraphs[at]
+    before: list[int] = []  # the people named in the paragraphs before, in order
+    for j in range(max(0, at - _PRONOUN_REACH), at):
+        if paragraphs[j].chapter == p.chapter:
+            before += _named(paragraphs[j])
     found: set[int] = set()
     for match in _SUBJECT_PRONOUN.finditer(p.text[:until]):
         if any(s.start <= match.start(1) < s.end for s in p.spans):
             continue
         gender: Gender = "male" if match.group(1) == "He" else "female"
-        earlier = [person for pos, person, _ in p.narration_names if pos < match.start(1)]
-        for j in range(at - 1, max(-1, at - 1 - _PRONOUN_REACH), -1):
-            if paragraphs[j].chapter != p.chapter:
-                break
-            earlier = _named(paragraphs[j]) + earlier
+        earlier = before + [person for pos, person, _ in p.narration_names if pos < match.start(1)]
         for person in reversed(earlier):
             if cast.people[person].gender == gender:
                 found.add(person)
@@ -215,12 +215,7 @@ def turns(
     others = [
         before[j] if j < len(before) and before[j] is not None else s for j, s in enumerate(said)
     ]
-    # An exchange: turns with no narration paragraph between them, in one chapter.
-    run = [0] * len(speech)
-    for k in range(1, len(speech)):
-        a, b = position[id(speech[k - 1][-1])], position[id(speech[k][0])]
-        same = b == a + 1 and paragraphs[a].chapter == paragraphs[b].chapter
-        run[k] = run[k - 1] if same else run[k - 1] + 1
+    run = exchanges(paragraphs, speech)
     mentions: Counter[int] = Counter()
     for p in paragraphs:
         mentions.update(_named(p))
