@@ -141,6 +141,28 @@ def test_the_first_person_narrator_is_named_by_what_the_others_call_them() -> No
     assert _quotes(WAR, 28, 9)[0].speaker == "Narrator"
 
 
+def test_the_narrator_is_not_called_by_a_first_name_of_the_other_gender() -> None:
+    # The Mysterious Affair at Styles: "Hullo, Evie" is said beside Mr. Hastings's lines,
+    # to Miss Howard; the narrator keeps "Mr. Hastings" and never becomes "Evie".
+    def chapter(index: int) -> Chapter:
+        return Chapter(
+            index,
+            f"Chapter {index}",
+            (
+                '"It is late," I said.',
+                '"Hullo, Evie, so it is," said John. "Mr. Hastings, you know Miss Howard?"',
+                '"We have met," I said.',
+                '"Quite right, Mr. Hastings. Evie, sit down," said John.',
+                '"Thank you," I said.',
+                '"Not at all, Mr. Hastings," said John.',
+            ),
+        )
+
+    book = Book("T", ("A",), "en", (chapter(0), chapter(1)))
+    narrator = next(c for c in attribute(book).characters if c.name == "Mr. Hastings")
+    assert "Evie" not in narrator.aliases
+
+
 def test_a_description_the_book_uses_as_a_speaker_becomes_a_character() -> None:
     # "said the artilleryman"; elsewhere "he said" in the same talk.
     assert _quotes(WAR, 28, 32)[0].speaker == "the artilleryman"

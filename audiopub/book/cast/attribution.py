@@ -29,6 +29,8 @@ from audiopub.book.cast.characters import (
     Cast,
     Person,
     clean_name,
+    first_name_gender,
+    split_name,
 )
 from audiopub.book.cast.conversation import (
     NO_TAG,
@@ -50,6 +52,7 @@ from audiopub.book.cast.models import Attribution, Character, Gender, Quote
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
 from audiopub.book.cast.ranker import rank_speakers
 from audiopub.book.cast.tags import (
+    TITLES,
     SubjectKind,
     find_tag,
     language_table,
@@ -380,8 +383,15 @@ def _name_narrator(
     # too, when that is what the others call them.
     speaking = Counter(who for who, _ in decisions.values())
     names = [name]
+    title, _ = split_name(name)
+    gender = cast.people[person].gender or (TITLES.get(title) if title else None)
     for alias, times in called.items():
         if alias == name or times < 2:
+            continue
+        # Not a first name of the other gender: "Hullo, Evie" is said to the woman beside
+        # Mr. Hastings.
+        alias_gender = first_name_gender(alias.split()[0])
+        if None not in (gender, alias_gender) and alias_gender != gender:
             continue
         owner = cast.resolve(alias)
         if owner is not None and owner != person and not speaking[owner]:
