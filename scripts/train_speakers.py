@@ -55,7 +55,7 @@ from audiopub.book.cast.ranker import (  # noqa: E402
 MARGINS = Margins(turn=0.0, tagged=0.0, narrator=2.0)
 # Rounds of the model (`ranker.rank_speakers`): each sees the speakers the one before chose.
 # Left out, on the 22 novels, in the run that made the shipped weights: the sieves alone
-# 0.730, 1 round 0.809, 2 0.819, 3 0.824, 4 0.826, 5 0.828. More did no better in an earlier
+# 0.730, 1 round 0.810, 2 0.821, 3 0.826, 4 0.827, 5 0.829. More did no better in an earlier
 # run (6 0.824, 7 0.822), nor did learning each round from earlier rounds that never saw the
 # novel (cross-fitted in two groups: 0.820).
 ROUNDS = 5

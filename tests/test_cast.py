@@ -191,6 +191,26 @@ def test_the_other_and_a_voice_are_never_characters_of_their_own() -> None:
     assert not names & {"the other", "the voice", "Hastings Miss"}
 
 
+def test_a_description_no_name_owns_is_a_person_only_the_ranker_may_choose() -> None:
+    # "said the driver" where the book never names the driver: someone of their own, whom
+    # the sieves leave out and the ranker weighs against the people named around. "A
+    # stout porter" and "the stout porter" are one; "his mother" (whose?),
+    # "the other" and "a voice" are no one's own.
+    book = _one_chapter(
+        'Margaret got into the cab. "To the station," said Margaret.',
+        '"Right you are, miss," said the driver.',
+        '"How far is it?" asked a stout porter.',
+        '"Five miles," said the stout porter.',
+        '"Who is it?" said his mother. "Nobody," said the other.',
+        '"Hush," said a voice.',
+    )
+    paragraphs, cast, _ = sieves(book)
+    described = {key: cast.people[person].name for key, person in cast.described.items()}
+    assert described == {"driver": "the driver", "stout porter": "the stout porter"}
+    assert not set(cast.described.values()) & set(cast.by_form.values())
+    assert not {p.speaker for p in paragraphs} & set(cast.described.values())
+
+
 def test_a_description_means_the_name_the_narration_sets_it_beside_and_no_other() -> None:
     # Oliver Twist: "Mr. Bumble, the beadle." is the beadle; "on their way to the
     # magistrate, Mr. Bumble instructed" is not the magistrate, "the woman rose" names no

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from audiopub.book.cast.attribution import sieves
 from audiopub.book.cast.characters import Cast, Person
 from audiopub.book.cast.conversation import Paragraph, Tag
 from audiopub.book.cast.quotes import Span
 from audiopub.book.cast.ranker import FEATURES, Model, Turn, choose, model_of, turns
+from audiopub.book.models import Book, Chapter
 
 
 def row(**values: float) -> np.ndarray:
@@ -181,3 +183,32 @@ def test_a_he_or_she_opening_a_sentence_brings_in_the_one_it_stands_for() -> Non
     ]
     (turn,) = turns(alone, cast, None)
     assert turn.candidates == [1] and not turn.features[:, [here, previous]].any()
+
+
+def test_a_description_no_name_owns_is_a_candidate_with_what_its_tag_says() -> None:
+    paragraphs = [
+        '"To the station," said Margaret.',
+        '"Right you are, miss," said the driver.',
+        '"How far is it?" asked a stout porter.',
+        '"Who is it?" said the old man.',
+        '"Nobody," said the other.',
+    ]
+    book = Book("T", ("A",), "en", (Chapter(0, "One", ("One", *paragraphs)),))
+    found, cast, _ = sieves(book)
+    driver, porter, old_man, other = turns(found, cast, None)[1:5]
+
+    def described(turn: Turn, name: str) -> np.ndarray:
+        person = cast.described[name]
+        return turn.features[turn.candidates.index(person)]
+
+    f = FEATURES.index
+    assert described(driver, "driver")[f("described")] == 1
+    assert described(driver, "driver")[f("described_indefinite")] == 0
+    assert described(porter, "stout porter")[f("described_indefinite")] == 1
+    assert described(porter, "stout porter")[f("described_epithet")] == 1
+    # Only the turn its tag gives speech to brings a description in; "the old man" (most
+    # often someone named) and "the other" bring in no one.
+    assert cast.described["driver"] not in old_man.candidates
+    assert "old man" not in cast.described
+    assert not old_man.features[:, f("described")].any()
+    assert not other.features[:, f("described")].any()

@@ -15,6 +15,9 @@ decide to the next (after He, Barbosa & Kondrak 2013 and Muzny et al. 2017).
 4. **Turn-taking** (`conversation`): a speech continued over paragraphs is one turn; in a run
    of turns two people alternate, and a name called out ("…, Mr. Holmes?") says who answers.
 
+What the sieves leave, the speaker ranker (`ranker`) decides; a description no name owns
+("said the driver") is then someone of its own it may choose (`mentions.described`).
+
 A paragraph's quotations share its speaker unless one of them has a tag of its own naming
 someone else ('"What is it?" said the Man. And the Woman said, "…"').
 """
@@ -44,6 +47,7 @@ from audiopub.book.cast.conversation import (
 from audiopub.book.cast.mentions import (
     TITLED_NAME,
     book_cast,
+    described,
     descriptions,
     find_names,
     lowercase_words,
@@ -111,6 +115,7 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
     decisions = take_turns(paragraphs, decisions, [person.gender for person in cast.people])
     for at, (person, how) in decisions.items():
         paragraphs[at].speaker, paragraphs[at].how = person, how
+    described(paragraphs, cast)
     return paragraphs, cast, narrator
 
 

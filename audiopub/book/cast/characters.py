@@ -105,6 +105,10 @@ class Cast:
     people: list[Person]
     by_form: dict[str, int]  # every name form → index in `people`
     narrator: int | None = None  # the first-person narrator, once known
+    # Descriptions a tag gives speech to that stand for no one the book names ("said the
+    # driver"): each a person of its own, keyed by its words after the article, whom only
+    # the speaker ranker weighs against the people named around (`mentions.described`).
+    described: dict[str, int] = field(default_factory=dict)
 
     def resolve(self, name: str) -> int | None:
         """The person a name form means: the form itself, else its title with the surname

@@ -3,17 +3,18 @@ who might say it are scored by a small model and the first one speaks.
 
 Candidates are the people named in the narration around the turn, the speakers of the turns
 around it (up to `_SCENE_WIDE` either side), those its neighbours call by name, the sieves' own
-answer and the first-person narrator. Each gets features (`FEATURES`): what the sieves said and
-how, gender agreement with a pronoun tag, where and how near they are named, turn parity in the
-exchange, being called inside the quotation or the one before (by name, or "sir" and "madam"
-for a gender), who spoke across a narration paragraph, salience in the chapter and the scene,
-the gender of a "she" or "he" opening the turn's narration, whom a sentence-opening "He" or
-"She" just before stands for, and how like the turn's words are to the lines a tag gives each
-person. A score is a linear part plus one small hidden layer
-(`Model`), run in rounds: each round sees the speakers the round before chose around the turn.
-The weights (`speakers.json`, beside this file) were learned by `scripts/train_speakers.py`
-from the Project Dialogism Novel Corpus (Vishnubhotla, Hammond and Hirst, LREC 2022), numpy
-only.
+answer, the first-person narrator, and a description its tag gives speech to that no name of
+the cast owns ("said the driver": someone the book never names). Each gets features
+(`FEATURES`): what the sieves said and how, what a description tag says, gender agreement with
+a pronoun tag, where and how near they are named, turn parity in the exchange, being called
+inside the quotation or the one before (by name, or "sir" and "madam" for a gender), who spoke
+across a narration paragraph, salience in the chapter and the scene, the gender of a "she" or
+"he" opening the turn's narration, whom a sentence-opening "He" or "She" just before stands
+for, and how like the turn's words are to the lines a tag gives each person. A score is a
+linear part plus one small hidden layer (`Model`), run in rounds: each round sees the speakers
+the round before chose around the turn. The weights (`speakers.json`, beside this file) were
+learned by `scripts/train_speakers.py` from the Project Dialogism Novel Corpus (Vishnubhotla,
+Hammond and Hirst, LREC 2022), numpy only.
 
 The turns a tag names (`KEEP`, and "I said") stay the sieves'; those they settled by a
 pronoun tag, a name just before or the turn-taking (`SURE`) stay theirs unless the model's
@@ -35,6 +36,7 @@ import numpy as np
 
 from audiopub.book.cast.characters import Cast, opening_pronoun_gender
 from audiopub.book.cast.conversation import Paragraph, addressed_gender, exchanges, units
+from audiopub.book.cast.mentions import described_key
 from audiopub.book.cast.models import Gender
 
 __all__ = [
@@ -140,6 +142,14 @@ FEATURES: tuple[str, ...] = (
     # no name there does.
     "pronoun_subject_here",
     "pronoun_subject_previous",
+    # The turn's tag is a description no name of the cast owns ("said the driver") and this
+    # is that description as a person of its own (`Cast.described`); how often tags use it
+    # in the book (log); the tag says "a …" (someone the scene brings in); more words than
+    # the noun ("the inflexible beadle": an epithet for someone named).
+    "described",
+    "described_uses",
+    "described_indefinite",
+    "described_epithet",
 )
 # How many turns either side make a turn's scene: who talks there now.
 _SCENE = 10
@@ -271,6 +281,15 @@ def turns(
         if said[k] is not None:
             kind = how[k] if how[k] in ("pronoun", "nearby", "turn") else "other"
             feature(said[k], f"sieve_{kind}")
+        for p in unit:
+            description = _description(p, cast)
+            if description is not None:
+                person, words = description
+                feature(person, "described")
+                feature(person, "described_uses", math.log1p(cast.people[person].forms.total()))
+                feature(person, "described_indefinite", words[0] in ("a", "an"))
+                feature(person, "described_epithet", len(words) > 2)
+                break
         # The turn's own narration.
         quote_at = first.spans[0].start
         for pos, person, subject in first.narration_names:
@@ -416,7 +435,7 @@ def turns(
                 row[index["addressed_agrees" if gender == addressed else "addressed_clashes"]] = 1
             if beat is not None and gender is not None:
                 row[index["beat_agrees" if gender == beat else "beat_clashes"]] = 1
-            if first.tag.kind == "noun" and said[k] != person:
+            if first.tag.kind == "noun" and said[k] != person and not row[index["described"]]:
                 row[index["noun_tag"]] = 1
             row[index["chapter_lines"]] = math.log1p(chapter_lines[(chapter, person)])
             share = chapter_tagged[(chapter, person)] / max(1, chapter_total[chapter])
@@ -445,6 +464,16 @@ def turns(
                 recent.remove(speaker)
             recent.append(speaker)
     return found
+
+
+def _description(p: Paragraph, cast: Cast) -> tuple[int, list[str]] | None:
+    """The person of its own a paragraph's description tag stands for, if it is one
+    (`Cast.described`), and the tag's words."""
+    if p.tag.kind != "noun" or not p.tag.name:
+        return None
+    key = described_key(p.tag.name)
+    person = cast.described.get(key) if key is not None else None
+    return None if person is None else (person, p.tag.name.split())
 
 
 def _answers(
