@@ -202,13 +202,13 @@ def test_a_description_no_name_owns_is_a_candidate_with_what_its_tag_says() -> N
         return turn.features[turn.candidates.index(person)]
 
     f = FEATURES.index
-    assert described(driver, "driver")[f("described")] == 1
-    assert described(driver, "driver")[f("described_indefinite")] == 0
-    assert described(porter, "stout porter")[f("described_indefinite")] == 1
-    assert described(porter, "stout porter")[f("described_epithet")] == 1
+    assert described(driver, "the driver")[f("described")] == 1
+    assert described(driver, "the driver")[f("described_indefinite")] == 0
+    assert described(porter, "a stout porter")[f("described_indefinite")] == 1
+    assert described(porter, "a stout porter")[f("described_epithet")] == 1
     # Only the turn its tag gives speech to brings a description in; "the old man" (most
     # often someone named) and "the other" bring in no one.
-    assert cast.described["driver"] not in old_man.candidates
-    assert "old man" not in cast.described
+    assert cast.described["the driver"] not in old_man.candidates
+    assert "the old man" not in cast.described
     assert not old_man.features[:, f("described")].any()
     assert not other.features[:, f("described")].any()

@@ -105,9 +105,9 @@ class Cast:
     people: list[Person]
     by_form: dict[str, int]  # every name form → index in `people`
     narrator: int | None = None  # the first-person narrator, once known
-    # Descriptions a tag gives speech to that stand for no one the book names ("said the
-    # driver"): each a person of its own, keyed by its words after the article, whom only
-    # the speaker ranker weighs against the people named around (`mentions.described`).
+    # Description tags that stand for no one the book names ("the driver", "a stout
+    # porter") → the person of its own each says, whom only the speaker ranker weighs
+    # against the people named around (`mentions.described`).
     described: dict[str, int] = field(default_factory=dict)
 
     def resolve(self, name: str) -> int | None:

@@ -598,7 +598,7 @@ _NOT_DESCRIBING = frozenset(
 )
 
 
-def described_key(tag_name: str) -> str | None:
+def _described_key(tag_name: str) -> str | None:
     """A description tag's words after its article ("the little girl" and "a little girl" are
     one key), where it could be someone of their own: not "his mother" (whose depends on
     "his"), nor "the other" or "a voice"."""
@@ -613,20 +613,22 @@ def described_key(tag_name: str) -> str | None:
 
 def described(paragraphs: list[Paragraph], cast: Cast) -> None:
     """Each description a tag gives speech to that is no name form of the cast ("said the
-    driver", "asked a stout porter") becomes a person of its own in `cast.described`:
-    one the ranker may choose over the people named around, when the book never names who
-    speaks. It gets no lines unless chosen. Not one whose noun shows a gender: "the man" or
-    "the girl" is most often someone named (left out, on the 22 novels of
+    driver", "asked a stout porter") becomes a person of its own, and `cast.described` maps
+    each tag that says it to them ("a stout porter" and "the stout porter" are one): one the
+    ranker may choose over the people named around, when the book never names who speaks.
+    It gets no lines unless chosen. Not one whose noun shows a gender: "the man" or "the
+    girl" is most often someone named (left out, on the 22 novels of
     `scripts/train_speakers.py`, those cost 1.9 points of the quotations a description
     tags)."""
-    uses: Counter[str] = Counter()
+    tags: dict[str, list[str]] = {}  # key → the tags that say it, once per use
     for p in paragraphs:
         if p.tag.kind != "noun" or not p.tag.name or p.tag.name in cast.by_form:
             continue
-        key = described_key(p.tag.name)
+        key = _described_key(p.tag.name)
         if key is not None and noun_gender(key) is None:
-            uses[key] += 1
-    for key, count in uses.items():
+            tags.setdefault(key, []).append(p.tag.name)
+    for key, said in tags.items():
         name = f"the {key}"  # "a stout porter" is then "the stout porter"
-        cast.described[key] = len(cast.people)
-        cast.people.append(Person(name, Counter({name: count})))
+        for tag in said:
+            cast.described[tag] = len(cast.people)
+        cast.people.append(Person(name, Counter({name: len(said)})))

@@ -36,7 +36,6 @@ import numpy as np
 
 from audiopub.book.cast.characters import Cast, opening_pronoun_gender
 from audiopub.book.cast.conversation import Paragraph, addressed_gender, exchanges, units
-from audiopub.book.cast.mentions import described_key
 from audiopub.book.cast.models import Gender
 
 __all__ = [
@@ -469,11 +468,9 @@ def turns(
 def _description(p: Paragraph, cast: Cast) -> tuple[int, list[str]] | None:
     """The person of its own a paragraph's description tag stands for, if it is one
     (`Cast.described`), and the tag's words."""
-    if p.tag.kind != "noun" or not p.tag.name:
+    if p.tag.kind != "noun" or not p.tag.name or p.tag.name not in cast.described:
         return None
-    key = described_key(p.tag.name)
-    person = cast.described.get(key) if key is not None else None
-    return None if person is None else (person, p.tag.name.split())
+    return cast.described[p.tag.name], p.tag.name.split()
 
 
 def _answers(
