@@ -11,7 +11,7 @@ from audiopub.book.cast.attribution import sieves
 from audiopub.book.cast.characters import Cast, Person
 from audiopub.book.cast.conversation import Paragraph, Tag
 from audiopub.book.cast.quotes import Span
-from audiopub.book.cast.ranker import FEATURES, Model, Turn, choose, model_of, turns
+from audiopub.book.cast.ranker import FEATURES, Model, Round, Turn, choose, model_of, turns
 from audiopub.book.models import Book, Chapter
 
 
@@ -212,3 +212,27 @@ def test_a_description_no_name_owns_is_a_candidate_with_what_its_tag_says() -> N
     assert "the old man" not in cast.described
     assert not old_man.features[:, f("described")].any()
     assert not other.features[:, f("described")].any()
+
+
+def speech(lines: list[tuple[str, int | None]]) -> list[Paragraph]:
+    """Paragraphs of one exchange, each all speech; a person gives the tag's speaker."""
+    paragraphs = []
+    for at, (text, speaker) in enumerate(lines):
+        p = Paragraph(0, at, text, [Span(0, len(text), text.strip('"'))])
+        if speaker is not None:
+            p.speaker, p.how = speaker, "explicit"
+        paragraphs.append(p)
+    return paragraphs
+
+
+def test_a_neighbour_counts_as_much_as_the_round_before_was_sure_of_it() -> None:
+    cast = Cast([Person("Ann"), Person("Bob")], {"Ann": 0, "Bob": 1})
+    paragraphs = speech([('"Come in."', 0), ('"Thank you."', None), ('"Sit down."', None)])
+    # The round before gave the second turn to Bob, unsure; a tag settles the first.
+    before = Round([None, 1, 0], [1.0, 0.4, 0.9])
+    last = turns(paragraphs, cast, None, before)[-1]
+    ann, bob = last.candidates.index(0), last.candidates.index(1)
+    assert last.features[bob, FEATURES.index("said_minus_1")] == 0.4
+    assert last.features[ann, FEATURES.index("said_minus_2")] == 1.0
+    # And so do the exchange's shares: Bob's one unsure turn against Ann's settled one.
+    assert last.features[bob, FEATURES.index("run_share")] == 0.4 / 1.4

@@ -12,9 +12,9 @@ across a narration paragraph, salience in the chapter and the scene, the gender 
 "he" opening the turn's narration, whom a sentence-opening "He" or "She" just before stands
 for, and how like the turn's words are to the lines a tag gives each person. A score is a
 linear part plus one small hidden layer (`Model`), run in rounds: each round sees the speakers
-the round before chose around the turn. The weights (`speakers.json`, beside this file) were
-learned by `scripts/train_speakers.py` from the Project Dialogism Novel Corpus (Vishnubhotla,
-Hammond and Hirst, LREC 2022), numpy only.
+the round before chose around the turn, each as much as it was sure of it (`Round`). The
+weights (`speakers.json`, beside this file) were learned by `scripts/train_speakers.py` from
+the Project Dialogism Novel Corpus (Vishnubhotla, Hammond and Hirst, LREC 2022), numpy only.
 
 The turns a tag names (`KEEP`, and "I said") stay the sieves'; those they settled by a
 pronoun tag, a name just before or the turn-taking (`SURE`) stay theirs unless the model's
@@ -44,9 +44,11 @@ __all__ = [
     "SURE",
     "Margins",
     "Model",
+    "Round",
     "Turn",
     "rank_speakers",
     "ranked",
+    "rounds",
     "settled",
     "turns",
 ]
@@ -155,6 +157,16 @@ _SCENE = 10
 _SCENE_WIDE = 20
 
 
+@dataclass(frozen=True)
+class Round:
+    """One round of the model over a book: per speech turn, whom it chose (None where a tag
+    settles the turn or it chose no one) and how sure it was: the chosen candidate's share
+    of the turn's softmax over its scores."""
+
+    chosen: list[int | None]
+    sure: list[float]
+
+
 @dataclass
 class Turn:
     """One speech turn to rank: its paragraphs, its candidates and their features."""
@@ -209,21 +221,25 @@ def turns(
     paragraphs: list[Paragraph],
     cast: Cast,
     narrator: int | None,
-    before: Sequence[int | None] = (),
+    before: Round | None = None,
     voices: _Voices | None = None,
 ) -> list[Turn]:
     """Every speech turn with its candidates and features, settled ones included (the
     trainer learns from every turn; `rank_speakers` skips those with a naming tag).
-    `before`: per turn, whom the model's previous round chose (none in the first);
+    `before`: what the model's previous round chose (none in the first);
     `voices`: the book's `_Voices`, where an earlier round made them."""
     speech = units(paragraphs)
     position = {id(p): i for i, p in enumerate(paragraphs)}
     said, how, named = _answers(speech)
     # Who spoke the turns around: the previous round's choice where it made one, else the
-    # sieves'. A turn's own sieve answer stays the sieves'.
-    others = [
-        before[j] if j < len(before) and before[j] is not None else s for j, s in enumerate(said)
-    ]
+    # sieves'. A turn's own sieve answer stays the sieves'. A neighbour's speaker counts as
+    # much as the round was sure of it: one doubtful choice should not carry the next.
+    others = list(said)
+    sure = [1.0] * len(said)
+    if before is not None:
+        for j, person in enumerate(before.chosen):
+            if person is not None:
+                others[j], sure[j] = person, before.sure[j]
     run = exchanges(paragraphs, speech)
     mentions: Counter[int] = Counter()
     for p in paragraphs:
@@ -348,14 +364,14 @@ def turns(
         for offset, name in ((-1, "minus_1"), (-2, "minus_2"), (1, "plus_1"), (2, "plus_2")):
             m = near(offset)
             if m is not None and others[m] is not None and run[m] == run[k]:
-                feature(others[m], f"said_{name}")
+                feature(others[m], f"said_{name}", sure[m])
                 if offset == -1 and quote_at == 0:
-                    feature(others[m], "opens_with_speech_and_said_before")
+                    feature(others[m], "opens_with_speech_and_said_before", sure[m])
         for offset, name in ((-1, "across_1"), (-2, "across_2")):
             m = near(offset)
             if m is not None and others[m] is not None and run[m] != run[k]:
                 if at - position[id(speech[m][-1])] <= 4:
-                    feature(others[m], f"said_{name}")
+                    feature(others[m], f"said_{name}", sure[m])
         m1, m2 = near(-1), near(-2)
         if (
             m1 is not None
@@ -364,7 +380,7 @@ def turns(
             and others[m2] is not None
             and others[m1] not in (None, others[m2])
         ):
-            feature(others[m2], "said_minus_2_alternates")
+            feature(others[m2], "said_minus_2_alternates", sure[m2])
         beat = _beat(first)
         addressed = None
         if m1 is not None and run[m1] == run[k]:
@@ -402,18 +418,18 @@ def turns(
                     parities.add(distance % 2)
         for j in range(k - 1, k - 8, -1):
             if j >= 0 and run[j] == run[k] and others[j] is not None:
-                feature(others[j], "in_run")
+                feature(others[j], "in_run", sure[j])
             else:
                 break
         for j in range(max(0, k - _SCENE_WIDE), min(len(speech), k + _SCENE_WIDE + 1)):
             if j != k and others[j] is not None and speech[j][0].chapter == chapter:
-                feature(others[j], "scene_speaker")
+                feature(others[j], "scene_speaker", sure[j])
         # The turn's first paragraph and the last of the turn before: a long story told in
         # several paragraphs quotes others naming its teller ("'This is Mr. Jabez Wilson,'
         # said my assistant").
         in_speech = set(first.speech_names)
         in_speech_before = set(speech[m1][-1].speech_names) if m1 is not None else set()
-        run_said = _run_said(others, run, k)
+        run_said = _run_said(others, sure, run, k)
         scene = Counter(
             tagged[j]
             for j in range(max(0, k - _SCENE), min(len(speech), k + _SCENE + 1))
@@ -426,7 +442,7 @@ def turns(
             row[index["named_in_speech"]] = person in in_speech
             row[index["named_in_speech_before"]] = person in in_speech_before
             if run_total:
-                row[index["run_share"]] = run_said[person] / run_total
+                row[index["run_share"]] = run_said.get(person, 0.0) / run_total
             gender = cast.people[person].gender
             if first.tag.gender is not None and gender is not None:
                 row[index["gender_agrees" if gender == first.tag.gender else "gender_clashes"]] = 1
@@ -548,15 +564,18 @@ class _Voices:
         return total / len(words)
 
 
-def _run_said(said: Sequence[int | None], run: Sequence[int], k: int) -> Counter[int]:
-    """How many of the other turns of turn `k`'s exchange each person was given."""
-    counts: Counter[int] = Counter()
+def _run_said(
+    said: Sequence[int | None], sure: Sequence[float], run: Sequence[int], k: int
+) -> dict[int, float]:
+    """How many of the other turns of turn `k`'s exchange each person was given, each
+    counted as sure as it was."""
+    counts: dict[int, float] = {}
     for step in (-1, 1):
         j = k + step
         while 0 <= j < len(said) and run[j] == run[k]:
             person = said[j]
             if person is not None:
-                counts[person] += 1
+                counts[person] = counts.get(person, 0.0) + sure[j]
             j += step
     return counts
 
@@ -638,6 +657,11 @@ def choose(turn: Turn, model: Model, over: Margins = Margins()) -> int | None:
     be a woman (no one rather than a guess of the wrong gender), and never the first-person
     narrator. Where the sieves gave the turn to someone, they keep it unless the first
     candidate scores a margin above them (`over`)."""
+    return _choose(turn, model, over)[0]
+
+
+def _choose(turn: Turn, model: Model, over: Margins) -> tuple[int | None, float]:
+    """`choose`'s candidate and its share of the softmax over the turn's allowed scores."""
     scores = model.scores(turn.features)
     first = turn.paragraphs[0]
     if first.tag.kind in ("pronoun", "noun") and first.tag.gender is not None:
@@ -646,7 +670,9 @@ def choose(turn: Turn, model: Model, over: Margins = Margins()) -> int | None:
         # "said he", "replied our visitor": never the narrator, who says "I said".
         scores = np.where(turn.features[:, _NARRATOR] > 0, -np.inf, scores)
     if not turn.candidates or not np.isfinite(scores).any():
-        return None
+        return None, 0.0
+    shares = np.exp(scores - scores.max())
+    shares /= shares.sum()
     best = int(np.argmax(scores))
     sieve = np.flatnonzero(turn.features[:, _SIEVE].any(axis=1))
     if len(sieve) and any(p.how in SURE for p in turn.paragraphs):
@@ -656,8 +682,8 @@ def choose(turn: Turn, model: Model, over: Margins = Margins()) -> int | None:
         if best != own and turn.features[best, _NARRATOR] > 0:
             needed += over.narrator
         if not scores[best] - scores[own] > needed:
-            return turn.candidates[own]
-    return turn.candidates[best]
+            return turn.candidates[own], float(shares[own])
+    return turn.candidates[best], float(shares[best])
 
 
 def settled(turn: Turn) -> bool:
@@ -707,15 +733,29 @@ def ranked(
     around each turn (a run of untagged turns the first round gave all to the most salient
     person is seen to be one), and the sieves' answer for the turn itself: not its own
     earlier choice, which a model trained on it would learn to trust more than it should."""
+    last = rounds(paragraphs, cast, narrator, models, over)
+    return last.chosen if last is not None else []
+
+
+def rounds(
+    paragraphs: list[Paragraph],
+    cast: Cast,
+    narrator: int | None,
+    models: Sequence[Model],
+    over: Margins | None = None,
+) -> Round | None:
+    """`ranked`'s last round whole, with how sure it was of each choice (None for no
+    models: the first round sees only the sieves)."""
     if over is None:
         over = margins() if WEIGHTS.exists() else Margins()
     # The tagged lines are the same in every round: their voices are made once.
     speech = units(paragraphs)
     voices = _Voices(speech, _tagged(speech, _answers(speech)[2], narrator))
-    chosen: list[int | None] = []
+    last: Round | None = None
     for model in models:
-        chosen = [
-            None if settled(turn) else choose(turn, model, over)
-            for turn in turns(paragraphs, cast, narrator, chosen, voices)
+        picks = [
+            (None, 1.0) if settled(turn) else _choose(turn, model, over)
+            for turn in turns(paragraphs, cast, narrator, last, voices)
         ]
-    return chosen
+        last = Round([person for person, _ in picks], [share for _, share in picks])
+    return last
