@@ -87,6 +87,17 @@ def test_a_third_person_tag_is_never_the_first_person_narrator() -> None:
     assert choose(turn(Tag(), narrator, other), model) == 0
 
 
+def speech(lines: list[tuple[str, int | None]]) -> list[Paragraph]:
+    """Paragraphs of one exchange, each all speech; a person gives the tag's speaker."""
+    paragraphs = []
+    for at, (text, speaker) in enumerate(lines):
+        p = Paragraph(0, at, text, [Span(0, len(text), text.strip('"'))])
+        if speaker is not None:
+            p.speaker, p.how = speaker, "explicit"
+        paragraphs.append(p)
+    return paragraphs
+
+
 def test_a_turn_sounds_like_the_person_whose_tagged_lines_share_its_words() -> None:
     # Berry's tagged lines speak dialect, Maurice's do not; the untagged last turn does.
     cast = Cast([Person("Berry"), Person("Maurice")], {"Berry": 0, "Maurice": 1})
@@ -97,12 +108,7 @@ def test_a_turn_sounds_like_the_person_whose_tagged_lines_share_its_words() -> N
         ('"You have been with us a long time."', 1),
         ('"Wy, dat\'s de truf, honey."', None),
     ]
-    paragraphs = []
-    for at, (text, speaker) in enumerate(lines):
-        p = Paragraph(0, at, text, [Span(0, len(text), text.strip('"'))])
-        if speaker is not None:
-            p.speaker, p.how = speaker, "explicit"
-        paragraphs.append(p)
+    paragraphs = speech(lines)
     last = turns(paragraphs, cast, None)[-1]
     like = dict(zip(last.candidates, last.features[:, FEATURES.index("sounds_like")], strict=True))
     most = last.features[:, FEATURES.index("sounds_most_like")]
@@ -212,17 +218,6 @@ def test_a_description_no_name_owns_is_a_candidate_with_what_its_tag_says() -> N
     assert "the old man" not in cast.described
     assert not old_man.features[:, f("described")].any()
     assert not other.features[:, f("described")].any()
-
-
-def speech(lines: list[tuple[str, int | None]]) -> list[Paragraph]:
-    """Paragraphs of one exchange, each all speech; a person gives the tag's speaker."""
-    paragraphs = []
-    for at, (text, speaker) in enumerate(lines):
-        p = Paragraph(0, at, text, [Span(0, len(text), text.strip('"'))])
-        if speaker is not None:
-            p.speaker, p.how = speaker, "explicit"
-        paragraphs.append(p)
-    return paragraphs
 
 
 def test_a_neighbour_counts_as_much_as_the_round_before_was_sure_of_it() -> None:
