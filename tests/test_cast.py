@@ -213,6 +213,31 @@ def test_a_description_no_name_owns_is_a_person_only_the_ranker_may_choose() -> 
     }
     assert not set(cast.described.values()) & set(cast.by_form.values())
     assert not {p.speaker for p in paragraphs} & set(cast.described.values())
+    # Its names are the tags as the book writes them.
+    porter = cast.people[cast.described["a stout porter"]]
+    assert set(porter.forms) == {"a stout porter", "the stout porter"}
+
+
+def test_a_description_set_apart_by_what_follows_it_is_someone_of_its_own() -> None:
+    # Oliver Twist: "said the gentleman in the white waistcoat", in chapter after chapter
+    # beside Oliver and Mr. Bumble, is neither of them; "in a low voice" is how one speaks.
+    talk = [
+        'Oliver bowed to Mr. Bumble. "Boy," said the gentleman in the white waistcoat, '
+        '"listen to me."',
+        '"Yes, sir," said Oliver.',
+    ]
+    book = Book(
+        "T",
+        ("A",),
+        "en",
+        tuple(Chapter(i, f"C{i}", (f"C{i}", *talk)) for i in range(4)),
+    )
+    paragraphs, cast, _ = sieves(book)
+    gentleman = cast.described["the gentleman in the white waistcoat"]
+    assert cast.people[gentleman].name == "the gentleman in the white waistcoat"
+    assert "the gentleman in the white waistcoat" not in cast.by_form
+    tag = find_tag(", said the old man in a low voice.", "en")
+    assert tag is not None and tag.subject == "the old man"
 
 
 def test_a_description_means_the_name_the_narration_sets_it_beside_and_no_other() -> None:
@@ -629,6 +654,22 @@ def test_the_eldest_daughter_is_miss_and_the_family_name_and_a_younger_one_is_no
     )
 
 
+def test_the_eldest_son_is_mr_and_the_family_name_and_a_younger_one_is_not() -> None:
+    # Mansfield Park: "the two Mr. Bertrams"; "Mr. Edmund Bertram" is the younger, so "Mr.
+    # Bertram" is Tom, though Edmund is named far more.
+    he = Counter({"male": 10})
+    forms = {"Tom": 60, "Tom Bertram": 5, "Edmund": 300, "Edmund Bertram": 10}
+    forms |= {"Mr. Edmund Bertram": 1, "Mr. Bertram": 18, "Sir Thomas Bertram": 5}
+    pronouns = {"Tom": he, "Edmund": he, "Sir Thomas Bertram": he}
+    cast = build_cast(Counter(forms | {"Mr. Bertrams": 1}), pronouns)
+    tom, edmund = cast.resolve("Tom"), cast.resolve("Edmund")
+    assert cast.resolve("Mr. Bertram") == tom != edmund
+    assert cast.resolve("Mr. Edmund Bertram") == edmund
+    # Without the plural, "Mr. Edmund Bertram" is the family's one Mr. Bertram.
+    single = build_cast(Counter(forms), pronouns)
+    assert single.resolve("Mr. Bertram") == single.resolve("Edmund")
+
+
 def test_a_title_and_first_name_is_the_full_name_with_that_title() -> None:
     # Sense and Sensibility: "Sir John" is Sir John Middleton, and "John" alone is John
     # Dashwood, not Sir John nor "Mrs. John Dashwood", his wife.
@@ -769,6 +810,12 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
         ("en", ", drivelled old Horace Talbot.", "Horace Talbot", "name"),
         ("en", " the exasperated Bounderby said.", "Bounderby", "name"),
         ("en", ", said the young American.", "the young American", "noun"),
+        ("en", ", said dour Major Callendar.", "Major Callendar", "name"),
+        ("en", ", sighed pleasure-loving Miss Derek.", "Miss Derek", "name"),
+        # A verb with its particle; a possessive whose apostrophe the text lost; a voice heard.
+        ("en", " Ronny summed up, ", "Ronny", "name"),
+        ("en", " was Margaret s prompt reply;", "Margaret", "name"),
+        ("en", " he heard Katharine say.", "Katharine", "name"),
         # The verb's object is the one spoken to.
         ("en", " I asked Bill and Robert.", "I", "first_person"),
         ("en", " Mike told her.", "Mike", "name"),
@@ -788,6 +835,12 @@ def test_speech_tags_per_language(language: str, narration: str, subject: str, k
         ("But, after a while, Captain Wentworth, exerting himself, said... ", "Captain Wentworth"),
         ("Mary, after a pause, said: ", "Mary"),
         ("This was broken by Willoughby, who said with a faint smile, ", "Willoughby"),
+        # The speech verb after another verb of the subject's: "…and said".
+        ("Margaret checked herself and said, ", "Margaret"),
+        ("Katharine, with flushed cheeks, raised her head and said:", "Katharine"),
+        ("Then she yielded to the inevitable and said tartly: ", "she"),
+        ("Katharine having spoken, Denham made no comment, but said:", "Denham"),
+        ("When she had gone, Mr. Gradgrind lifted up his head, and said: ", "Mr. Gradgrind"),
     ],
 )
 def test_a_clause_between_the_speaker_and_the_verb_before_the_speech(
@@ -830,6 +883,46 @@ def test_narration_ending_in_a_dash_hands_over_to_the_speech_below() -> None:
     )
     (quote,) = attribute(book).quotes
     assert (quote.speaker, quote.how) == ("Captain Wentworth", "explicit")
+
+
+def test_a_quotation_tagged_inside_an_untagged_paragraph_is_its_speakers() -> None:
+    # Alice: the paragraph as a whole has no tag, its second quotation has one before it.
+    book = _one_chapter(
+        '"Come here," said Alice.',
+        '"Why," said the Dodo, "the best way to explain it is to do it."',
+        'First it marked out a race-course ("the exact shape doesn\'t matter," it said), and '
+        "then they began running. However, when they had been running half an hour or so, the "
+        'Dodo suddenly called out "The race is over!"',
+    )
+    race = attribute(book).quotes[-1]
+    assert (race.text, race.speaker, race.how) == ("The race is over!", "Dodo", "explicit")
+
+
+def test_a_mark_with_a_space_either_side_closes_the_quotation() -> None:
+    # A dash the text lost before the closing mark: '"Is the   where is he " Mrs. Lesley
+    # quavered.' A mark with spaces both sides cannot open a quotation.
+    book = _one_chapter('"Is the   where is he " Mrs. Lesley quavered.')
+    (quote,) = attribute(book).quotes
+    assert (quote.text, quote.speaker) == ("Is the   where is he", "Mrs. Lesley")
+
+
+def test_speech_after_a_participle_or_a_paragraph_ending_with_speech_and_a_tag() -> None:
+    # Mansfield Park: "Henry Crawford entered the room, fresh from the Parsonage, calling
+    # out, '…'"; Night and Day: a paragraph with speech of its own, then narration handing
+    # over to the speech below.
+    book = _one_chapter(
+        '"Good morning," said Henry Crawford.',
+        '"Good morning," said Edmund. "Where is Katharine?"',
+        '"Here," said Katharine.',
+        "Edmund was still urging the subject when Henry Crawford entered the room, fresh from "
+        'the Parsonage, calling out, "No want of hands in our theatre."',
+        '"You have nothing to reproach yourself with," but here her voice died away. '
+        "Katharine, with flushed cheeks, raised her head and said:",
+        '"Well, that is my last attempt at the dramatic."',
+    )
+    speakers = [(q.speaker, q.how) for q in attribute(book).quotes]
+    assert speakers[-3] == ("Henry Crawford", "explicit")
+    assert speakers[-1] == ("Katharine", "explicit")
 
 
 def test_a_french_book_is_cast_from_its_tags() -> None:

@@ -148,7 +148,7 @@ def _tag(
 ) -> Tag:
     """The paragraph's speech tag: after one of its quotations, else before the first, else
     ending the narration paragraph just before ('Presently Charles said--' and the speech
-    set apart below)."""
+    set apart below), after any speech of that one's own."""
     if not p.spans:
         return NO_TAG
     text = p.text
@@ -160,17 +160,20 @@ def _tag(
             break
     if tag is None and text[: p.spans[0].start].strip():
         tag = find_tag(text[: p.spans[0].start], language, "before")
-    if (
-        tag is None
-        and p.spans[0].start == 0
-        and before is not None
-        and before.chapter == p.chapter
-        and not before.spans
-        and _INTRODUCES_SPEECH.search(before.text)
-    ):
-        tag = find_tag(before.text, language, "before")
+    # The narration ending the paragraph before, after any speech of its own ('"…" but her
+    # voice died away. … Katharine raised her head and said:').
+    lead = ""
+    if before is not None and before.chapter == p.chapter:
+        lead = before.text[before.spans[-1].end :] if before.spans else before.text
+        if before.spans and len(lead.split()) < 3:
+            lead = ""
+    if tag is None and p.spans[0].start == 0 and _INTRODUCES_SPEECH.search(lead):
+        tag = find_tag(lead, language, "before")
     if tag is None:
-        return NO_TAG
+        # A quotation inside the paragraph may still have a tag of its own ('…, the Dodo
+        # suddenly called out "The race is over!"').
+        own = _span_names(p, language, lowercase)
+        return Tag(span_names=own) if any(own) else NO_TAG
     kind: SubjectKind | None = tag.kind
     name = None
     if tag.kind == "name":
@@ -298,13 +301,24 @@ def _distant_subject(
     paragraphs: list[Paragraph], decisions: Decisions, language: str | None
 ) -> Decisions:
     """A speech verb ending the narration before the speech, its subject named earlier in the
-    same sentence: 'Then Wild Horse stamped with his wild foot and said, "…"'."""
+    same sentence: 'Then Wild Horse stamped with his wild foot and said, "…"', 'Henry
+    Crawford entered the room, calling out, "…"'; or ending the narration paragraph just
+    before ('Mr. Gradgrind lifted up his head, and said to his daughter:')."""
     verbs = _speech_verb_at_end(language)
     decisions = dict(decisions)
     for at, p in enumerate(paragraphs):
         if at in decisions or p.tag.kind is not None or not p.spans:
             continue
-        before = p.text[: p.spans[0].start]
+        narration = p
+        if p.spans[0].start == 0 and at and False:
+            narration = paragraphs[at - 1]
+            if (
+                narration.spans
+                or narration.chapter != p.chapter
+                or not _INTRODUCES_SPEECH.search(narration.text)
+            ):
+                continue
+        before = narration.text[: p.spans[0].start] if narration is p else narration.text
         verb = verbs.search(before)
         if verb is None:
             continue
@@ -313,7 +327,7 @@ def _distant_subject(
         )
         named = [
             (person, subject)
-            for pos, person, subject in p.narration_names
+            for pos, person, subject in narration.narration_names
             if sentence_start <= pos < verb.start()
         ]
         subjects = [person for person, subject in named if subject]
@@ -322,12 +336,22 @@ def _distant_subject(
     return decisions
 
 
+# Speech verbs as participles: 'entered the room, calling out, "…"'.
+_EN_PARTICIPLES = (
+    "saying", "calling out", "crying", "exclaiming", "asking", "adding", "replying",
+    "remarking", "observing", "whispering", "answering", "muttering", "shouting",
+)  # fmt: skip
+
+
 @lru_cache(maxsize=8)
 def _speech_verb_at_end(language: str | None) -> re.Pattern[str]:
-    verbs = "|".join(
-        sorted((re.escape(v) for v in language_table(language).verbs), key=len, reverse=True)
-    )
-    return re.compile(rf"\b(?:{verbs})\b[^.!?\"']{{0,30}}[,:]?\s*$", re.IGNORECASE)
+    words = list(language_table(language).verbs)
+    if (language or "en").split("-")[0].lower() == "en":
+        words += _EN_PARTICIPLES
+    verbs = "|".join(sorted((re.escape(v) for v in words), key=len, reverse=True))
+    # What may follow the verb: whom it is said to ("said to Mrs. Bhattacharya, whose face
+    # she liked,"), no end of sentence.
+    return re.compile(rf"\b(?:{verbs})\b[^.!?\"']{{0,60}}[,:]?\s*$", re.IGNORECASE)
 
 
 def _name_narrator(

@@ -227,10 +227,13 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
     # Holmes"), unless two first names share them ("Mr. John Cavendish", "Mr. Lawrence
     # Cavendish": brothers); a titled form with a first name joins that full name.
     for surname, forms in titled.items():
-        # "Miss Julia Bertram", a younger daughter, is not the family's "Miss Bertram": her
-        # titled forms join her full name only.
-        younger = _younger_daughters(surname, parts)
-        own_forms = [f for f in forms if not (parts[f][0] == "miss" and parts[f][1][0] in younger)]
+        # "Miss Julia Bertram", a younger daughter, is not the family's "Miss Bertram", nor
+        # "Mr. Edmund Bertram", a younger son, its "Mr. Bertram": their titled forms join
+        # their full names only.
+        younger = _younger(surname, parts, "miss") | _younger(surname, parts, "mr")
+        own_forms = [
+            f for f in forms if not (parts[f][0] in ("miss", "mr") and parts[f][1][0] in younger)
+        ]
         # The first names each title of the surname is given ("Mrs. Jack Welland": Jack).
         held: dict[str, set[str]] = {}
         for form in own_forms:
@@ -290,7 +293,7 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
                 f
                 for key, f in keys.items()
                 if (own is None or TITLES.get(parts[f][0] or "") in (own, None))
-                and not (parts[f][0] == "miss" and first in younger)
+                and not (parts[f][0] in ("miss", "mr") and first in younger)
                 and first in held.get(key, {first})
                 and (title is None or parts[f][0] == title)
             ]
@@ -405,16 +408,21 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
     return Cast(people, by_form)
 
 
-def _younger_daughters(surname: str, parts: Mapping[str, tuple[str | None, list[str]]]) -> set[str]:
-    """The first names of a family's younger daughters: where the book speaks of several
-    ("the Miss Bertrams"), the eldest is "Miss Bertram" and a younger one "Miss Julia
-    Bertram"; where no one is named so in full, "Miss Marianne" (the eldest may be called
-    by her first name too: "Miss Maria" is Maria Bertram)."""
-    if ("miss", [surname + "s"]) not in parts.values():
+def _younger(
+    surname: str, parts: Mapping[str, tuple[str | None, list[str]]], title: str
+) -> set[str]:
+    """The first names of a family's younger daughters ("miss") or sons ("mr"): where the
+    book speaks of several ("the Miss Bertrams", "the two Mr. Bertrams"), the eldest is
+    "Miss Bertram" or "Mr. Bertram" and a younger one "Miss Julia Bertram" or "Mr. Edmund
+    Bertram"; where no daughter is named so in full, "Miss Marianne" (the eldest may be
+    called by her first name too: "Miss Maria" is Maria Bertram)."""
+    if (title, [surname + "s"]) not in parts.values():
         return set()
-    misses = [words for title, words in parts.values() if title == "miss"]
-    named = {words[0] for words in misses if len(words) == 2 and words[1] == surname}
-    return named or {words[0] for words in misses if len(words) == 1 and words[0] != surname}
+    titled = [words for t, words in parts.values() if t == title]
+    named = {words[0] for words in titled if len(words) == 2 and words[1] == surname}
+    if named or title != "miss":
+        return named
+    return {words[0] for words in titled if len(words) == 1 and words[0] != surname}
 
 
 def _by_husband(

@@ -532,8 +532,14 @@ def descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
         p = paragraphs[at]
         words = (p.tag.name or "").split()
         # "the doctor", not "a voice" (anyone), "his father" (whose father depends on "his")
-        # or "the other man".
-        if p.tag.kind == "noun" and words[0] == "the" and not set(words) & _RELATIVE:
+        # or "the other man"; nor one set apart as no named person is ("the gentleman in
+        # the white waistcoat").
+        if (
+            p.tag.kind == "noun"
+            and words[0] == "the"
+            and not set(words) & _RELATIVE
+            and not set(words[1:]) & {"in", "of", "with"}
+        ):
             uses.setdefault(" ".join(words), []).append(at)
     # Used in one scene only, a description is someone the book does not name (the jailer).
     uses = {
@@ -631,4 +637,5 @@ def described(paragraphs: list[Paragraph], cast: Cast) -> None:
         name = f"the {key}"  # "a stout porter" is then "the stout porter"
         for tag in said:
             cast.described[tag] = len(cast.people)
-        cast.people.append(Person(name, Counter({name: len(said)})))
+        # Its names are the tags as written ("a stout porter" among them), once per use.
+        cast.people.append(Person(name, Counter(said)))

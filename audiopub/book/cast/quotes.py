@@ -211,8 +211,13 @@ def _find_close(text: str, start: int, closer: str, style: QuoteStyle) -> int | 
     closers = {closer, '"'} if style == "double" else {closer, "'"}
     if style == "double":
         for j in range(start, len(text)):
+            # A mark with a space on both sides cannot open a quotation, so it closes this
+            # one: where a dash before it was lost ('"Is the   where is he " she asked').
             if text[j] in closers and (
-                not text[j - 1].isspace() or j + 1 == len(text) or text[j] in _SPACED
+                not text[j - 1].isspace()
+                or j + 1 == len(text)
+                or text[j + 1].isspace()
+                or text[j] in _SPACED
             ):
                 return j
         return None

@@ -155,6 +155,26 @@ _NAME_WORD = r"(?:St\.|[A-ZÀ-ÖØ-Þ]\.|[A-ZÀ-ÖØ-Þ][\w'’-]*)"
 _APPOSITION = re.compile(r"[\w'’ -]{0,20}?,\s+(?:the\s+)?((?:[A-Z][\w'’-]*\s?){1,3})(?=[,.;!?]|$)")
 
 
+# Capitalised words that open a clause but name no one: "Then she turned and said".
+_CLAUSE_OPENERS = (
+    r"(?:Then|When|But|And|So|As|While|After|Before|Now|Here|There|This|That|It|At|In|On|If"
+    r"|Yet|Still|Presently|Suddenly|Meanwhile|Afterwards|To|For|With|From|By|Of|Upon|Into"
+    r"|Without|Like|Once|Again|Perhaps|Indeed|Instead|Finally|[A-Z][a-z]+(?:ing|ous|ful|ed))"
+)
+
+# What follows a description and sets its bearer apart: "the gentleman in the white
+# waistcoat", "the reader of the paper", "the man with the beard"; not how they speak ("in a
+# low voice", "with the utmost gravity").
+_POST_MODIFIER = re.compile(
+    r"\s+(?:in|of|with)\s+(?:the|a|an)\s+((?:[a-z][\w-]*\s+){0,2}[A-Za-z][\w'’-]*)(?=\s*[,.;:!?])"
+)
+_MANNER = re.compile(
+    r"(?:voice|voices|tone|tones|whisper|manner|way|breath|accent|undertone|hurry|rage|fury"
+    r"|passion|surprise|air|look|laugh|smile|sigh|sort|kind|moment|minute|instant|time|turn"
+    r"|chorus|fashion|style|low|loud|glance|nod|shrug|gesture|grin|frown|sob|start|groan"
+    r"|[a-z]+(?:ness|ity|ment|ion|ance|ence|ure|ly|ing))$"
+)
+
 _DEFINITE = ("the", "le", "la", "el", "der", "die", "das")
 # Words that describe someone before their name without an article: "said poor Oliver".
 _DESCRIBING = ("old", "young", "little", "poor", "good", "dear", "big")
@@ -174,6 +194,9 @@ class _Patterns:
     direct: re.Pattern[str]
     inverted_any: re.Pattern[str]
     direct_any: re.Pattern[str]
+    # Before a quotation: 'Margaret checked herself and said,', 'Katharine, with flushed
+    # cheeks, raised her head and said:' (the subject opens its clause).
+    coordinated: re.Pattern[str]
     # '"…" was Lady Bertram's placid reply', '… was all that Fanny attempted to say',
     # '… broke explosively from Janey': after a quotation only.
     possessive: re.Pattern[str]
@@ -223,28 +246,54 @@ def _patterns(language: str | None) -> _Patterns:
         r"|[a-z]+ing\b)[^,.!?\"“”]{0,60},(?:\s+and\s+who)?|,\s+who(?=\s))?"
         r"(?:\s+(?:now|then|at last))?"
     )
+    # Words describing a name that follows the verb: "said dour Major Callendar", "sighed
+    # pleasure-loving Miss Derek".
+    lower = (
+        rf"(?!(?:{pronouns}|{articles}|and|or|but|then|in|with|at|to|of|as|who|from|for|on"
+        r"|upon|after|when|while|that|which|et|y|und)\b)(?![a-z'’]+(?:ly|ing)\b)[a-z][\w'’-]*"
+    )
+    epithet = rf"(?:(?:{lower}\s+){{1,2}}(?=[A-ZÀ-ÖØ-Þ]))?"
     # "said Holmes", "said he", "dit-il", "répondit le docteur"
-    inverted = re.compile(rf"(?i:(?P<verb>{verbs}))(?:-t)?(?:\s+|-){adverb}{subject}")
+    inverted = re.compile(rf"(?i:(?P<verb>{verbs}))(?:-t)?(?:\s+|-){adverb}{epithet}{subject}")
     # "Holmes said", "she asked", "the doctor cried", "I observed"
     direct = re.compile(rf"{subject}{aside}\s+{adverb}(?i:(?P<verb>{verbs}))\b")
     # Right after a quotation any past-tense verb makes a tag: '"…" flashed Helen', and
     # '"…" Mike objected.' where the verb ends the clause or an adverb or phrase follows.
     any_verb = rf"(?P<verb>(?i:{verbs})|{table.past})"
-    inverted_any = re.compile(rf"{any_verb}(?:\s+|-){adverb}{subject}")
+    inverted_any = re.compile(rf"{any_verb}(?:\s+|-){adverb}{epithet}{subject}")
     # The verb may take an object or "again" first: '"…" Cassandra asked him, not from…',
     # '"…" Mrs. Archer sighed again.', '"…" I asked Bill and Robert.', '"…" Mike told her.'
     direct_any = re.compile(
         rf"{subject}{aside}\s+{adverb}(?:{any_verb}|told|bade)"
-        rf"(?:\s+(?:him|her|them|me|us|again|aloud|back|{name}(?:\s+and\s+{name})?))?"
+        rf"(?:\s+(?:him|her|them|me|us|again|aloud|back|up|out|off|down|on|forth|{name}(?:\s+and\s+{name})?))?"
         r"(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|by|from|for|after|without|\w+ly)\b)"
     )
     possessive = re.compile(
-        rf"(?:was|came)\s+(?:(?P<owner>{name})['’]s?\s+(?:[\w-]+\s+){{0,2}}(?:{_SAYINGS})\b"
+        # "Margaret s": an apostrophe some texts lose to a space.
+        rf"(?:was|came)\s+(?:(?P<owner>{name})(?:['’]s?|\ss)\s+(?:[\w-]+\s+){{0,2}}"
+        rf"(?:{_SAYINGS})\b"
         rf"|all\s+(?:that\s+)?(?P<sayer>{name})\s+(?:\w+\s+){{0,3}}?(?:say|said|answer)\b)"
         rf"|(?:broke|burst|came)\s+(?:\w+\s+){{0,2}}?from\s+(?P<from>{name})"
+        # '"…" he heard Katharine say.'
+        rf"|(?:[\w.]+\s+){{1,3}}?heard\s+(?P<heard>{name})\s+"
+        r"(?:say|ask|answer|reply|exclaim|cry|call|mutter|murmur|whisper|add)\b"
     )
     voice_of = re.compile(rf"\s+of\s+(?P<name>{name})")
-    return _Patterns(inverted, direct, inverted_any, direct_any, possessive, voice_of, table)
+    opens = "|".join(
+        rf"(?<=\b{w}\s)"
+        for word in ("and", "but", "then", "when", "while", "so", "that")
+        for w in (word, word.capitalize())
+    )
+    coordinated = re.compile(
+        rf"(?:^|(?<=[.!?;:,]\s)(?<!(?:Mr|Dr|St|Ms)\.\s)(?<!Mrs\.\s)|{opens})"
+        rf"(?!{_CLAUSE_OPENERS}\b){subject}{aside}"
+        rf"(?:\s+(?=[a-z])(?!(?:and|but|{pronouns})\b)[\w'’-]+,?){{1,10}}\s+(?:and|but)\s+"
+        rf"(?:then\s+)?"
+        rf"{adverb}(?i:(?P<verb>{verbs}))\b"
+    )
+    return _Patterns(
+        inverted, direct, inverted_any, direct_any, coordinated, possessive, voice_of, table
+    )
 
 
 # Nouns that show a gender when a tag says "the woman cried" or "said the old gentleman".
@@ -328,7 +377,7 @@ def find_tag(
         stripped = head.lstrip(" ,;:-—–")
         owned = patterns.possessive.match(stripped)
         if owned is not None:
-            group = next(g for g in ("owner", "sayer", "from") if owned.group(g))
+            group = next(g for g in ("owner", "sayer", "from", "heard") if owned.group(g))
             start = len(head) - len(stripped) + owned.start(group)
             return Tag(owned.group(group), "name", None, start, start + len(owned.group(group)))
         candidates = []
@@ -343,7 +392,7 @@ def find_tag(
         tail = text[-160:]  # room for a clause between subject and verb
         offset = len(text) - len(tail)
         match = None
-        for pattern in (direct, inverted):
+        for pattern in (direct, inverted, patterns.coordinated):
             for found in pattern.finditer(tail):
                 rest = tail[found.end() :]
                 # The first tag of the sentence that runs into the quotation: in "Bird
@@ -357,6 +406,12 @@ def find_tag(
     written = match.group("subject")
     subject, kind, gender = _classify(written, table)
     start = offset + match.start("subject")
+    if kind == "noun" and where == "after":
+        # "said the gentleman in the white waistcoat": what sets them apart is theirs.
+        modifier = _POST_MODIFIER.match(text, start + len(written))
+        if modifier is not None and not _MANNER.search(modifier.group(1)):
+            written += modifier.group()
+            subject = written  # the gender stays the head noun's ("gentleman")
     if kind == "noun":
         # "said his hairy uncle, the Baboon": the apposition names the speaker.
         apposition = _APPOSITION.match(text, start + len(written))
