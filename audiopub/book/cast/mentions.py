@@ -101,8 +101,12 @@ def book_cast(paragraphs: list[Paragraph], lowercase: Counter[str]) -> Cast:
 
 
 # A possessive or reflexive in the clause a name opens is most often its person's own:
-# "Ronny shook his head", "Adela found herself alone".
-_OWN = re.compile(r"\b(his|himself|her|herself)\b")
+# "Ronny shook his head", "Adela found herself alone". Not "her" as an object ("Ronny kissed
+# her.", "gave her the book"): "her" counts before a word of what she has.
+_OWN = re.compile(
+    r"\b(his|himself|herself|her(?=\s+(?!(?:the|a|an|and|or|but|to|in|at|on|of|for|with|by"
+    r"|from|that|up|down|out|away|back|again|so|as|if|when)\b)[a-z]))\b"
+)
 _CLAUSE_END = re.compile(r"[.!?;,:]|\b[A-Z][a-z]|\b(?:and|but|who|which|that|while|when)\b")
 _OWN_GENDERS: dict[str, Gender] = {
     "his": "male", "himself": "male", "her": "female", "herself": "female"

@@ -159,7 +159,7 @@ _APPOSITION = re.compile(r"[\w'’ -]{0,20}?,\s+(?:the\s+)?((?:[A-Z][\w'’-]*\s
 _CLAUSE_OPENERS = (
     r"(?:Then|When|But|And|So|As|While|After|Before|Now|Here|There|This|That|It|At|In|On|If"
     r"|Yet|Still|Presently|Suddenly|Meanwhile|Afterwards|To|For|With|From|By|Of|Upon|Into"
-    r"|Without|Like|Once|Again|Perhaps|Indeed|Instead|Finally|[A-Z][a-z]+(?:ing|ous|ful|ed))"
+    r"|Without|Like|Once|Again|Perhaps|Indeed|Instead|Finally)"
 )
 
 # What follows a description and sets its bearer apart: "the gentleman in the white
@@ -265,7 +265,8 @@ def _patterns(language: str | None) -> _Patterns:
     # '"…" Mrs. Archer sighed again.', '"…" I asked Bill and Robert.', '"…" Mike told her.'
     direct_any = re.compile(
         rf"{subject}{aside}\s+{adverb}(?:{any_verb}|told|bade)"
-        rf"(?:\s+(?:him|her|them|me|us|again|aloud|back|up|out|off|down|on|forth|{name}(?:\s+and\s+{name})?))?"
+        r"(?:\s+(?:him|her|them|me|us|again|aloud|back|up|out|off|down|on|forth"
+        rf"|{name}(?:\s+and\s+{name})?))?"
         r"(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|by|from|for|after|without|\w+ly)\b)"
     )
     possessive = re.compile(
