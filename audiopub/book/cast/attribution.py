@@ -302,23 +302,13 @@ def _distant_subject(
 ) -> Decisions:
     """A speech verb ending the narration before the speech, its subject named earlier in the
     same sentence: 'Then Wild Horse stamped with his wild foot and said, "…"', 'Henry
-    Crawford entered the room, calling out, "…"'; or ending the narration paragraph just
-    before ('Mr. Gradgrind lifted up his head, and said to his daughter:')."""
+    Crawford entered the room, calling out, "…"'."""
     verbs = _speech_verb_at_end(language)
     decisions = dict(decisions)
     for at, p in enumerate(paragraphs):
         if at in decisions or p.tag.kind is not None or not p.spans:
             continue
-        narration = p
-        if p.spans[0].start == 0 and at and False:
-            narration = paragraphs[at - 1]
-            if (
-                narration.spans
-                or narration.chapter != p.chapter
-                or not _INTRODUCES_SPEECH.search(narration.text)
-            ):
-                continue
-        before = narration.text[: p.spans[0].start] if narration is p else narration.text
+        before = p.text[: p.spans[0].start]
         verb = verbs.search(before)
         if verb is None:
             continue
@@ -327,7 +317,7 @@ def _distant_subject(
         )
         named = [
             (person, subject)
-            for pos, person, subject in narration.narration_names
+            for pos, person, subject in p.narration_names
             if sentence_start <= pos < verb.start()
         ]
         subjects = [person for person, subject in named if subject]
