@@ -24,7 +24,7 @@ from audiopub.book.cast.characters import (
 )
 from audiopub.book.cast.conversation import Paragraph
 from audiopub.book.cast.models import Gender
-from audiopub.book.cast.tags import NOUN_GENDERS, TITLES, noun_gender
+from audiopub.book.cast.tags import NOUN_GENDERS, SETTING_APART, TITLES, noun_gender
 from audiopub.book.models import Book
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
@@ -542,7 +542,7 @@ def descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
             p.tag.kind == "noun"
             and words[0] == "the"
             and not set(words) & _RELATIVE
-            and not set(words[1:]) & {"in", "of", "with"}
+            and not set(words[1:]) & SETTING_APART
         ):
             uses.setdefault(" ".join(words), []).append(at)
     # Used in one scene only, a description is someone the book does not name (the jailer).

@@ -16,7 +16,7 @@ from typing import Literal
 
 from audiopub.book.cast.models import Gender
 
-__all__ = ["Language", "Tag", "find_tag", "incise_at", "language_table"]
+__all__ = ["SETTING_APART", "Language", "Tag", "find_tag", "incise_at", "language_table"]
 
 SubjectKind = Literal["name", "pronoun", "first_person", "noun"]
 
@@ -165,8 +165,10 @@ _CLAUSE_OPENERS = (
 # What follows a description and sets its bearer apart: "the gentleman in the white
 # waistcoat", "the reader of the paper", "the man with the beard"; not how they speak ("in a
 # low voice", "with the utmost gravity").
+SETTING_APART = frozenset({"in", "of", "with"})
 _POST_MODIFIER = re.compile(
-    r"\s+(?:in|of|with)\s+(?:the|a|an)\s+((?:[a-z][\w-]*\s+){0,2}[A-Za-z][\w'’-]*)(?=\s*[,.;:!?])"
+    rf"\s+(?:{'|'.join(sorted(SETTING_APART))})\s+(?:the|a|an)\s+"
+    r"((?:[a-z][\w-]*\s+){0,2}[A-Za-z][\w'’-]*)(?=\s*[,.;:!?])"
 )
 _MANNER = re.compile(
     r"(?:voice|voices|tone|tones|whisper|manner|way|breath|accent|undertone|hurry|rage|fury"
@@ -219,10 +221,11 @@ def _patterns(language: str | None) -> _Patterns:
     # A description: its article and up to three words, none of them a conjunction ("his
     # wild foot and said" is no speaker), a preposition, an adverb or a participle: all of
     # "the old gentleman", none of "in a low voice" or "smiling".
-    word = (
-        r"(?!(?:and|or|but|then|in|with|at|to|of|as|who|from|for|on|upon|after|when|while"
-        r"|that|which|et|y|und)\b)(?![\w'’-]+(?:ly|ing)\b)[\w'’-]+"
+    joining = (
+        "and|or|but|then|in|with|at|to|of|as|who|from|for|on|upon|after|when|while|that|which"
+        "|et|y|und"
     )
+    word = rf"(?!(?:{joining})\b)(?![\w'’-]+(?:ly|ing)\b)[\w'’-]+"
     noun = rf"(?:{articles})\s+(?:{word}\s+){{0,2}}{word}"
     definite = "|".join(re.escape(a) for a in _DEFINITE)
     # A name after words that describe its bearer: "the gentle Mrs. Thorpe", "old Horace
@@ -248,10 +251,7 @@ def _patterns(language: str | None) -> _Patterns:
     )
     # Words describing a name that follows the verb: "said dour Major Callendar", "sighed
     # pleasure-loving Miss Derek".
-    lower = (
-        rf"(?!(?:{pronouns}|{articles}|and|or|but|then|in|with|at|to|of|as|who|from|for|on"
-        r"|upon|after|when|while|that|which|et|y|und)\b)(?![a-z'’]+(?:ly|ing)\b)[a-z][\w'’-]*"
-    )
+    lower = rf"(?!(?:{pronouns}|{articles}|{joining})\b)(?![a-z'’]+(?:ly|ing)\b)[a-z][\w'’-]*"
     epithet = rf"(?:(?:{lower}\s+){{1,2}}(?=[A-ZÀ-ÖØ-Þ]))?"
     # "said Holmes", "said he", "dit-il", "répondit le docteur"
     inverted = re.compile(rf"(?i:(?P<verb>{verbs}))(?:-t)?(?:\s+|-){adverb}{epithet}{subject}")
