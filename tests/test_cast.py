@@ -820,6 +820,18 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
         ("en", " I asked Bill and Robert.", "I", "first_person"),
         ("en", " Mike told her.", "Mike", "name"),
         ("en", " Anne assured Marilla.", "Anne", "name"),
+        # A description of several words, hyphens and an adjective in -ly among them; one
+        # that owns the answer.
+        (
+            "en",
+            ", said a little ugly hump-backed man: opening",
+            "a little ugly hump-backed man",
+            "noun",
+        ),
+        ("en", " the dining-car conductor said.", "the dining-car conductor", "noun"),
+        ("en", " was his mother's only reply.", "his mother", "noun"),
+        # An adverb after the description is not part of it.
+        ("en", ", said the old gentleman kindly.", "the old gentleman", "noun"),
     ],
 )
 def test_speech_tags_per_language(language: str, narration: str, subject: str, kind: str) -> None:
@@ -843,6 +855,14 @@ def test_speech_tags_per_language(language: str, narration: str, subject: str, k
         ("Then she yielded to the inevitable and said tartly: ", "she"),
         ("Katharine having spoken, Denham made no comment, but said:", "Denham"),
         ("When she had gone, Mr. Gradgrind lifted up his head, and said: ", "Mr. Gradgrind"),
+        # A participle's clause, "had", the sentence's opening adverb, and how it is said.
+        ("Ahmed, apprized by Mohammed Latif of the character of the bee, said, ", "Ahmed"),
+        ("Meanwhile Hamidullah, determined to spare the enemy, had said to Ronny: ", "Hamidullah"),
+        ("And then Gogol said, with the absolute simplicity of a child  ", "Gogol"),
+        ("This comforted Hamidullah, who remarked with complete sincerity, ", "Hamidullah"),
+        # Speaking as the purpose or the manner of what the subject does.
+        ("She raised a troubled brow from her needlework to ask: ", "She"),
+        ("And then he turned away, saying in a tone of disappointment, ", "he"),
     ],
 )
 def test_a_clause_between_the_speaker_and_the_verb_before_the_speech(
@@ -875,6 +895,9 @@ def test_italian_and_unaccented_titles_give_a_gender() -> None:
 
 def test_the_one_looked_at_is_not_the_speaker() -> None:
     assert find_tag("She looked at Mary, smiling, and said, ", "en", "before") is None
+    # A name after a preposition is where someone is, not who speaks.
+    narration = "Perhaps this was why a policeman on the Embankment spoke to him, and said "
+    assert find_tag(narration, "en", "before") is None
 
 
 def test_narration_ending_in_a_dash_hands_over_to_the_speech_below() -> None:

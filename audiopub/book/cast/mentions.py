@@ -498,7 +498,7 @@ def find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str])
 # tag speech to be judged, and how consistently one person must keep it company.
 _COMPANY = 4
 _DESCRIBED_MIN = 3
-_COMPANY_SHARE = 0.5
+_COMPANY_SHARE = 0.45
 _COMPANY_LIFT = 2.0
 
 

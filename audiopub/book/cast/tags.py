@@ -162,6 +162,8 @@ _CLAUSE_OPENERS = (
     r"|Without|Like|Once|Again|Perhaps|Indeed|Instead|Finally)"
 )
 
+_OPENER = re.compile(_CLAUSE_OPENERS + r"\b")
+
 # What follows a description and sets its bearer apart: "the gentleman in the white
 # waistcoat", "the reader of the paper", "the man with the beard"; not how they speak ("in a
 # low voice", "with the utmost gravity").
@@ -177,16 +179,40 @@ _MANNER = re.compile(
     r"|[a-z]+(?:ness|ity|ment|ion|ance|ence|ure|ly|ing))$"
 )
 
+# Words ending in -ly that describe a person, not how they speak: "said a little ugly man".
+_LY_ADJECTIVES = (
+    "ugly|elderly|surly|burly|portly|stately|comely|homely|lovely|lonely|friendly"
+    "|sickly|holy|silly|curly|manly|womanly|lively|ghostly|gentlemanly|worldly"
+    "|motherly|fatherly|scholarly|unruly|unlovely|unfriendly|unsightly|saintly|grisly"
+    "|wily|beastly|ungainly|courtly|sprightly|shapely|spindly|wobbly|gangly|smelly|chilly"
+)
+
 _DEFINITE = ("the", "le", "la", "el", "der", "die", "das")
 # Words that describe someone before their name without an article: "said poor Oliver".
 _DESCRIBING = ("old", "young", "little", "poor", "good", "dear", "big")
 # A capitalised word that still describes: "American", "Chinese", "Englishman".
 _DEMONYM = re.compile(r"(?:an|ese|ish|man)$")
 
+# Speaking as a purpose or a participle ends a clause that opened with its speaker (English).
+_TO_SAY = "say|ask|answer|reply|inquire|enquire|exclaim|add|remark|observe|whisper|murmur"
+_SAYING = "saying|asking|adding|answering|replying|exclaiming|murmuring|whispering|remarking"
+
 # The nouns of a tag that names its speaker by possession: '"…" was Fanny's humble answer'.
 _SAYINGS = (
     "answer|reply|retort|rejoinder|response|question|remark|comment|exclamation|cry|greeting"
     "|observation|inquiry|enquiry|protest|explanation|voice"
+)
+
+
+# What may follow a tag before the quotation it opens: a few words ("said to Ronny:"), or
+# how it is said ("said, with the absolute simplicity of a child").
+_TAG_REST = re.compile(
+    r"[^.!?\"]{0,40}(?:[,:]|\.\.\.)?\s*|,?\s+(?:with|in|without)\s+[^.!?\"]{0,60}[,:]?\s*"
+)
+# A name after a preposition is no subject ("a policeman on the Embankment spoke to him")
+# unless a clause makes it one ("broken by Willoughby, who said").
+_AFTER_PREPOSITION = re.compile(
+    r"\b(?:on|in|at|of|to|from|by|into|upon|with|for|near|towards?)\s+(?:the\s+)?$"
 )
 
 
@@ -222,11 +248,14 @@ def _patterns(language: str | None) -> _Patterns:
     # wild foot and said" is no speaker), a preposition, an adverb or a participle: all of
     # "the old gentleman", none of "in a low voice" or "smiling".
     joining = (
-        "and|or|but|then|in|with|at|to|of|as|who|from|for|on|upon|after|when|while|that|which"
+        "and|or|but|then|in|with|at|to|of|as|by|who|from|for|on|upon|after|when|while|that|which"
+        "|was|were|is|are|had|has|have"
         "|et|y|und"
     )
-    word = rf"(?!(?:{joining})\b)(?![\w'’-]+(?:ly|ing)\b)[\w'’-]+"
-    noun = rf"(?:{articles})\s+(?:{word}\s+){{0,2}}{word}"
+    # Adverbs and participles end in -ly or -ing ("dining-car" and "pleasure-loving" describe).
+    adverbial = rf"(?!(?:{_LY_ADJECTIVES})\b)[\w'’]+(?:ly|ing)(?![\w'’-])"
+    word = rf"(?!(?:{joining})\b)(?!{adverbial})[\w'’-]+"
+    noun = rf"(?:{articles})\s+(?:{word}\s+){{0,3}}{word}"
     definite = "|".join(re.escape(a) for a in _DEFINITE)
     # A name after words that describe its bearer: "the gentle Mrs. Thorpe", "old Horace
     # Talbot" (lower case: "the young man" is a description).
@@ -246,12 +275,13 @@ def _patterns(language: str | None) -> _Patterns:
     # said"; or "who" alone: "broken by Willoughby, who said".
     aside = (
         r"(?:,\s+(?:(?:who|whose|the|a|an|his|her|my|with|in|after|at|for|without)\b"
-        r"|[a-z]+ing\b)[^,.!?\"“”]{0,60},(?:\s+and\s+who)?|,\s+who(?=\s))?"
-        r"(?:\s+(?:now|then|at last))?"
+        r"|[a-z]+(?:ing|ed)\b)[^,.!?\"“”]{0,70},(?:\s+and\s+who)?|,\s+who(?=\s)"
+        r"|,\s+[a-z]+,)?"
+        r"(?:\s+(?:now|then|at last|had))?"
     )
     # Words describing a name that follows the verb: "said dour Major Callendar", "sighed
     # pleasure-loving Miss Derek".
-    lower = rf"(?!(?:{pronouns}|{articles}|{joining})\b)(?![a-z'’]+(?:ly|ing)\b)[a-z][\w'’-]*"
+    lower = rf"(?!(?:{pronouns}|{articles}|{joining})\b)(?!{adverbial})[a-z][\w'’-]*"
     epithet = rf"(?:(?:{lower}\s+){{1,2}}(?=[A-ZÀ-ÖØ-Þ]))?"
     # "said Holmes", "said he", "dit-il", "répondit le docteur"
     inverted = re.compile(rf"(?i:(?P<verb>{verbs}))(?:-t)?(?:\s+|-){adverb}{epithet}{subject}")
@@ -271,7 +301,7 @@ def _patterns(language: str | None) -> _Patterns:
     )
     possessive = re.compile(
         # "Margaret s": an apostrophe some texts lose to a space.
-        rf"(?:was|came)\s+(?:(?P<owner>{name})(?:['’]s?|\ss)\s+(?:[\w-]+\s+){{0,2}}"
+        rf"(?:was|came)\s+(?:(?P<owner>{name}|{noun})(?:['’]s?|\ss)\s+(?:[\w-]+\s+){{0,2}}"
         rf"(?:{_SAYINGS})\b"
         rf"|all\s+(?:that\s+)?(?P<sayer>{name})\s+(?:\w+\s+){{0,3}}?(?:say|said|answer)\b)"
         rf"|(?:broke|burst|came)\s+(?:\w+\s+){{0,2}}?from\s+(?P<from>{name})"
@@ -286,11 +316,12 @@ def _patterns(language: str | None) -> _Patterns:
         for w in (word, word.capitalize())
     )
     coordinated = re.compile(
-        rf"(?:^|(?<=[.!?;:,]\s)(?<!(?:Mr|Dr|St|Ms)\.\s)(?<!Mrs\.\s)|{opens})"
+        rf"(?:^|(?<=[.!?;:,]\s)(?<!(?:Mr|Dr|St|Ms)\.\s)(?<!Mrs\.\s)|(?<=[.!?;:]\s\s)|{opens})"
         rf"(?!{_CLAUSE_OPENERS}\b){subject}{aside}"
-        rf"(?:\s+(?=[a-z])(?!(?:and|but|{pronouns})\b)[\w'’-]+,?){{1,10}}\s+(?:and|but)\s+"
-        rf"(?:then\s+)?"
-        rf"{adverb}(?i:(?P<verb>{verbs}))\b"
+        rf"(?:\s+(?=[a-z])(?!(?:and|but|{pronouns})\b)[\w'’-]+,?){{1,10}}"
+        rf"(?:\s+(?:and|but)\s+(?:then\s+)?{adverb}(?i:(?P<verb>{verbs}))"
+        # '… raised a troubled brow from her needlework to ask:', '… turned away, saying'
+        rf"|\s+to\s+(?:{_TO_SAY})|,?\s+(?:{_SAYING}))\b"
     )
     return _Patterns(
         inverted, direct, inverted_any, direct_any, coordinated, possessive, voice_of, table
@@ -345,7 +376,7 @@ def _classify(subject: str, table: Language) -> tuple[str, SubjectKind, Gender |
     # with a capital).
     name = words[lead:]
     described = (
-        all(w.isalpha() for w in words[1:lead])
+        all(w.replace("-", "").isalpha() for w in words[1:lead])
         and all(w[:1].isupper() for w in name)
         and not (len(name) == 1 and _DEMONYM.search(name[0]))
     )
@@ -380,7 +411,9 @@ def find_tag(
         if owned is not None:
             group = next(g for g in ("owner", "sayer", "from", "heard") if owned.group(g))
             start = len(head) - len(stripped) + owned.start(group)
-            return Tag(owned.group(group), "name", None, start, start + len(owned.group(group)))
+            # '"…" was his mother's only reply': the owner may be a description.
+            subject, kind, gender = _classify(owned.group(group), table)
+            return Tag(subject, kind, gender, start, start + len(owned.group(group)))
         candidates = []
         for pattern in (patterns.inverted_any, patterns.direct_any):
             match = pattern.match(head.lstrip(" ,;:-—–"), 0)
@@ -398,15 +431,32 @@ def find_tag(
                 rest = tail[found.end() :]
                 # The first tag of the sentence that runs into the quotation: in "Bird
                 # said, with a mournful cry," the cry is no second speaker.
-                if re.fullmatch(r"[^.!?\"]{0,40}(?:[,:]|\.\.\.)?\s*", rest) and (
-                    match is None or found.start() < match.start()
+                if (
+                    _TAG_REST.fullmatch(rest)
+                    and (
+                        not _AFTER_PREPOSITION.search(tail, 0, found.start("subject"))
+                        or tail.startswith(", who", found.end("subject"))
+                    )
+                    and (match is None or found.start() < match.start())
                 ):
                     match = found
         if match is None:
             return None
     written = match.group("subject")
-    subject, kind, gender = _classify(written, table)
     start = offset + match.start("subject")
+    opener = _OPENER.match(written)
+    if opener is not None and written[opener.end() : opener.end() + 2][1:].isupper():
+        # "Meanwhile Hamidullah had said": the adverb opening the sentence is no name.
+        start += opener.end() + 1
+        written = written[opener.end() + 1 :]
+    words = written.split(" ")
+    last_lower = max((i for i, w in enumerate(words) if w[:1].islower()), default=len(words))
+    if last_lower < len(words) - 1 and text.startswith(", who", start + len(written)):
+        # "This comforted Hamidullah, who remarked": the clause is about the name before it.
+        name = " ".join(words[last_lower + 1 :])
+        start += len(written) - len(name)
+        written = name
+    subject, kind, gender = _classify(written, table)
     if kind == "noun" and where == "after":
         # "said the gentleman in the white waistcoat": what sets them apart is theirs.
         modifier = _POST_MODIFIER.match(text, start + len(written))
