@@ -899,3 +899,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("audiopub: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`audiopub cast BOOK | head`): stop quietly, and keep Python
+        # from failing again as it flushes stdout on the way out.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

@@ -9,7 +9,10 @@ speaker in turn): what is tested is what the cast does with an attribution, whoe
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from functools import cache
@@ -605,6 +608,32 @@ def test_the_cast_command_lists_the_characters_and_speakers_with_the_one_embedde
     assert re.search(r"^\S*Holmes +- ", table.out, re.M)
     assert re.search(r'^1:\d+  Holmes: "', table.out, re.M)
     assert table.err.strip().endswith("`audiopub voices download kokoro`")
+
+
+def test_a_listing_whose_reader_has_gone_ends_quietly(tmp_path: Path) -> None:
+    # `audiopub cast BOOK | head`: the pipe closes under the listing; no traceback follows.
+    epub = build_epub(
+        tmp_path / "thumb.epub",
+        [("The Engineer's Thumb", list(read_epub(HOLMES).chapters[9].paragraphs[150:175]))],
+    )
+    env = {**os.environ, "AUDIOPUB_MODELS_DIR": str(tmp_path / "models")}
+    env |= {"AUDIOPUB_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"}
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line
+    try:
+        listing = subprocess.run(
+            [sys.executable, "-c", "import sys; from audiopub.cli import main; sys.exit(main())"]
+            + ["cast", str(epub)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+    finally:
+        os.close(write_end)
+    assert listing.returncode == 141
+    assert "Traceback" not in listing.stderr
 
 
 def test_a_character_keeps_the_aliases_the_finder_gave_it() -> None:
