@@ -55,7 +55,7 @@ from audiopub.book.cast.ranker import (  # noqa: E402
 MARGINS = Margins(turn=0.0, tagged=0.0, narrator=2.0)
 # Rounds of the model (`ranker.rank_speakers`): each sees the speakers the one before chose, each as
 # much as it was sure of it (`ranker.Round`). Left out, on the 22 novels, in the run that made the
-# shipped weights: the sieves alone 0.735, 1 round 0.815, 2 0.829, 3 0.833, 4 0.834, 5 0.837 (the
+# shipped weights: the sieves alone 0.735, 1 round 0.814, 2 0.829, 3 0.834, 4 0.835, 5 0.837 (the
 # worst novel 0.669). In earlier runs, with fewer tags found: every choice counted whole 0.829 at
 # five against 0.833; sureness on the neighbours' own features alone 0.831. More did no better (6
 # 0.832 against 0.833; before that, 6 0.824, 7 0.822), nor did learning each round from earlier

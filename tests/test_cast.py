@@ -473,6 +473,18 @@ def test_brothers_titled_with_their_first_names_stay_two() -> None:
     assert cast.resolve("Mr. Lawrence Cavendish") == lawrence
 
 
+def test_a_womans_rank_with_her_surname_is_the_woman_of_that_surname() -> None:
+    # The Age of Innocence: "Countess Olenska" is Madame Olenska; Count Olenski is not her,
+    # nor is a man's rank a relative's name ("Admiral Crawford" is Mr. Crawford's uncle).
+    forms = {"Ellen Olenska": 30, "Madame Olenska": 120, "Countess Olenska": 40, "Ellen": 60}
+    forms |= {"Admiral Crawford": 5, "Mr. Crawford": 40, "Henry Crawford": 20}
+    cast = build_cast(Counter(forms), {"Ellen": Counter({"female": 10})})
+    ellen = cast.resolve("Ellen")
+    assert ellen is not None
+    assert cast.resolve("Countess Olenska") == ellen == cast.resolve("Madame Olenska")
+    assert cast.resolve("Admiral Crawford") != cast.resolve("Mr. Crawford")
+
+
 def test_a_wife_named_by_her_husband_is_not_his_mother() -> None:
     # Persuasion: Mrs Musgrove is Charles's mother; "Mrs Charles Musgrove" is Mary, his wife.
     cast = build_cast(

@@ -151,6 +151,8 @@ class Cast:
 _CIVIL = frozenset({"mr", "mrs", "miss", "ms", "mister", "madame", "monsieur", "mademoiselle"})
 # Titles a first name keeps: the book calls Sir John Middleton "Sir John", not "John".
 _HONOURS = frozenset({"sir", "lady", "lord", "dame"})
+# Ranks a woman holds by marriage or birth.
+_WOMEN_RANKS = frozenset({"countess", "duchess", "princess", "queen"})
 # How many times more a rank's holder is named than the next, to be "the Admiral" alone.
 _DOMINANT = 3
 
@@ -309,6 +311,22 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
                 fitting = civil
             if len(fitting) == 1:
                 union(fitting[0], name)
+    # A woman's rank with her surname ("Countess Olenska") is the one woman of that surname
+    # the book names otherwise ("Madame Olenska", "Ellen Olenska"): a man's rank may be a
+    # relative's ("Admiral Crawford" is Henry Crawford's uncle), a woman's is her marriage's.
+    for form, (title, words) in parts.items():
+        if title not in _WOMEN_RANKS or not words:
+            continue
+        women = {
+            find(other)
+            for other, (other_title, other_words) in parts.items()
+            if other != form
+            and other_words[-1:] == words[-1:]
+            and other_title not in _WOMEN_RANKS
+            and group_gender[find(other)] == "female"
+        }
+        if len(women) == 1:
+            union(women.pop(), form)
     # A rank alone ("the Professor", "the Colonel", "the count") is the one person the book
     # gives that title with a name ("Professor De Worms").
     for form, (title, words) in parts.items():
