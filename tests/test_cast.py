@@ -477,11 +477,13 @@ def test_a_womans_rank_with_her_surname_is_the_woman_of_that_surname() -> None:
     # The Age of Innocence: "Countess Olenska" is Madame Olenska; Count Olenski is not her,
     # nor is a man's rank a relative's name ("Admiral Crawford" is Mr. Crawford's uncle).
     forms = {"Ellen Olenska": 30, "Madame Olenska": 120, "Countess Olenska": 40, "Ellen": 60}
-    forms |= {"Admiral Crawford": 5, "Mr. Crawford": 40, "Henry Crawford": 20}
-    cast = build_cast(Counter(forms), {"Ellen": Counter({"female": 10})})
+    forms |= {"Count Olenski": 6, "Admiral Crawford": 5, "Mr. Crawford": 40, "Henry Crawford": 20}
+    he, she = Counter({"male": 5}), Counter({"female": 10})
+    cast = build_cast(Counter(forms), {"Ellen": she, "Count Olenski": he})
     ellen = cast.resolve("Ellen")
     assert ellen is not None
     assert cast.resolve("Countess Olenska") == ellen == cast.resolve("Madame Olenska")
+    assert cast.resolve("Count Olenski") != ellen
     assert cast.resolve("Admiral Crawford") != cast.resolve("Mr. Crawford")
 
 

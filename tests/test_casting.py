@@ -580,15 +580,20 @@ def test_the_cast_command_lists_sets_and_keeps_a_voice(
     assert "--set takes NAME=VOICE" in capsys.readouterr().err
 
 
+def _thumb(tmp_path: Path) -> Path:
+    """An EPUB of 25 paragraphs of "The Engineer's Thumb": a few people, tagged and not."""
+    return build_epub(
+        tmp_path / "thumb.epub",
+        [("The Engineer's Thumb", list(read_epub(HOLMES).chapters[9].paragraphs[150:175]))],
+    )
+
+
 def test_the_cast_command_lists_the_characters_and_speakers_with_the_one_embedded_voice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A fresh install: no model downloaded, the embedded one-voice Piper engine only.
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
-    epub = build_epub(
-        tmp_path / "thumb.epub",
-        [("The Engineer's Thumb", list(read_epub(HOLMES).chapters[9].paragraphs[150:175]))],
-    )
+    epub = _thumb(tmp_path)
     assert main(["cast", str(epub), "--json"]) == 0
     captured = capsys.readouterr()
     listed = json.loads(captured.out)
@@ -612,10 +617,7 @@ def test_the_cast_command_lists_the_characters_and_speakers_with_the_one_embedde
 
 def test_a_listing_whose_reader_has_gone_ends_quietly(tmp_path: Path) -> None:
     # `audiopub cast BOOK | head`: the pipe closes under the listing; no traceback follows.
-    epub = build_epub(
-        tmp_path / "thumb.epub",
-        [("The Engineer's Thumb", list(read_epub(HOLMES).chapters[9].paragraphs[150:175]))],
-    )
+    epub = _thumb(tmp_path)
     env = {**os.environ, "AUDIOPUB_MODELS_DIR": str(tmp_path / "models")}
     env |= {"AUDIOPUB_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"}
     read_end, write_end = os.pipe()

@@ -445,7 +445,7 @@ def find_tag(
     written = match.group("subject")
     start = offset + match.start("subject")
     opener = _OPENER.match(written)
-    if opener is not None and written[opener.end() : opener.end() + 2][1:].isupper():
+    if opener is not None and written[opener.end() + 1 : opener.end() + 2].isupper():
         # "Meanwhile Hamidullah had said": the adverb opening the sentence is no name.
         start += opener.end() + 1
         written = written[opener.end() + 1 :]
