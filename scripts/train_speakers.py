@@ -2,14 +2,16 @@
 the Project Dialogism Novel Corpus (Vishnubhotla, Hammond and Hirst, LREC 2022), numpy only.
 
     python scripts/train_speakers.py [--data ../shared/pdnc-dev] [--folds 4] [--no-write]
+        [--rounds 5] [--members 1]
 
-Each novel is read and put through the sieves (`attribution.sieves`); every speech turn's
+Each novel is read and put through the sieves (`attribution.sieves`) once; every speech turn's
 candidates get their features (`ranker.turns`) and a label: the candidates whose names are
 aliases of the annotated speaker of the turn's quotations. A scorer with a linear part and one
 small hidden layer (`ranker.Model`; softmax over a turn's candidates) is fitted by gradient
 descent with an L2 penalty, on the turns the model decides (every turn no tag names,
 `ranker.settled`); the sieves' answer is one of its features, and it replaces that answer only
-by a margin (`MARGINS`).
+by a margin (`MARGINS`). `--members` scorers from different random starts may be averaged into
+one.
 
 Prints the leave-novels-out figures first (novels in `--folds` groups: each group scored with
 weights learned on the others, so every novel is scored once by a model that never saw it),
@@ -20,11 +22,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import pickle
 import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pdnc  # noqa: E402
 
 from audiopub.book.cast.attribution import _result, sieves  # noqa: E402
+from audiopub.book.cast.characters import Cast  # noqa: E402
+from audiopub.book.cast.conversation import Paragraph, units  # noqa: E402
 from audiopub.book.cast.models import Quote  # noqa: E402
 from audiopub.book.cast.ranker import (  # noqa: E402
     FEATURES,
@@ -45,6 +50,7 @@ from audiopub.book.cast.ranker import (  # noqa: E402
     settled,
     turns,
 )
+from audiopub.book.models import Book  # noqa: E402
 
 # How far the model's first candidate must score above the sieves' answer to replace it
 # (`ranker.Margins`). Over the turn-taking's or a tag's answer none is needed: left out, the
@@ -76,22 +82,34 @@ LEARNING_RATE = 0.01
 # Hidden units: 16 and 32 both beat the linear model by about 2 points of turns left out
 # (0.727 → 0.747, 0.748); more learn the training novels, not the next one.
 UNITS = 32
+# Scorers averaged into the shipped one (`fit`), each from its own random start.
+MEMBERS = 1
 
 
-def examples(
-    name: str, data: Path, earlier: Sequence[Model] = (), margin: Margins = MARGINS
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(features, which candidates are right) per turn whose annotated speaker is among its
-    candidates, as the round after the `earlier` models' sees them."""
+@dataclass(frozen=True)
+class Prepared:
+    """A novel read, put through the sieves and aligned with its annotation once: every round
+    and every fold starts from here (the sieves take most of a round's time)."""
+
+    novel: pdnc.Novel
+    book: Book
+    state: bytes  # the sieves' (paragraphs, cast, narrator), pickled: each use gets its own
+    gold: dict[int, Counter[str]]  # per speech turn, the annotated speakers of its quotations
+    names: list[set[str]]  # per person of the cast, their names as the annotation writes them
+
+    def sieves(self) -> tuple[list[Paragraph], Cast, int | None]:
+        return pickle.loads(self.state)
+
+
+def prepare(name: str, data: Path) -> Prepared:
     novel = pdnc.load(name, data)
     book = pdnc.read(novel)
     paragraphs, cast, narrator = sieves(book)
-    found = turns(paragraphs, cast, narrator, rounds(paragraphs, cast, narrator, earlier, margin))
     # Each quotation stands for its turn, so the scorer's alignment labels the turns.
     quotes = tuple(
         Quote(p.chapter, p.index, s.start, s.end, s.text, str(k))
-        for k, turn in enumerate(found)
-        for p in turn.paragraphs
+        for k, unit in enumerate(units(paragraphs))
+        for p in unit
         for s in p.spans
     )
     spans = pdnc.quote_spans(novel, book, quotes)
@@ -102,15 +120,26 @@ def examples(
     names = [{pdnc.norm(f) for f in (person.name, *person.forms)} - {""} for person in cast.people]
     if narrator is not None:
         names[narrator].add("_narr")  # the annotation's mark for the first-person narrator
+    state = pickle.dumps((paragraphs, cast, narrator))
+    return Prepared(novel, book, state, gold, names)
+
+
+def examples(
+    novel: Prepared, earlier: Sequence[Model] = (), margin: Margins = MARGINS
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(features, which candidates are right) per turn whose annotated speaker is among its
+    candidates, as the round after the `earlier` models' sees them."""
+    paragraphs, cast, narrator = novel.sieves()
+    found = turns(paragraphs, cast, narrator, rounds(paragraphs, cast, narrator, earlier, margin))
     out = []
     for k, turn in enumerate(found):
-        if k not in gold or not turn.candidates:
+        if k not in novel.gold or not turn.candidates:
             continue
         if settled(turn):
             continue  # the sieves' to decide: the model learns only what it will do
-        speaker = gold[k].most_common(1)[0][0]
-        aliases = novel.speaker_aliases(speaker)
-        right = np.array([bool(names[c] & aliases) for c in turn.candidates])
+        speaker = novel.gold[k].most_common(1)[0][0]
+        aliases = novel.novel.speaker_aliases(speaker)
+        right = np.array([bool(novel.names[c] & aliases) for c in turn.candidates])
         if right.any():
             out.append((turn.features, right))
     return out
@@ -118,21 +147,36 @@ def examples(
 
 def fit_rounds(
     names: list[str],
-    data: Path,
+    novels: dict[str, Prepared],
     first: dict[str, list[tuple[np.ndarray, np.ndarray]]],
     rounds: int,
     margin: Margins,
+    members: int = MEMBERS,
 ) -> list[Model]:
     """A model per round, each learned from the turns as the rounds before it leave them
     (`first`: each novel's examples for the first round)."""
     models: list[Model] = []
     for r in range(rounds):
-        seen = [first[n] if r == 0 else examples(n, data, models, margin) for n in names]
-        models.append(fit([e for novel in seen for e in novel]))
+        seen = [first[n] if r == 0 else examples(novels[n], models, margin) for n in names]
+        models.append(fit([e for novel in seen for e in novel], members))
     return models
 
 
-def fit(data: list[tuple[np.ndarray, np.ndarray]], units: int = UNITS, steps: int = 800) -> Model:
+def fit(data: list[tuple[np.ndarray, np.ndarray]], members: int = MEMBERS) -> Model:
+    """`members` scorers fitted from different starting weights, averaged: one `Model` whose
+    hidden layer holds all of theirs, its linear part and output weights their mean."""
+    fitted = [fit_one(data, seed=seed) for seed in range(members)]
+    return Model(
+        np.mean([m.linear for m in fitted], axis=0),
+        np.concatenate([m.hidden for m in fitted], axis=1),
+        np.concatenate([m.bias for m in fitted]),
+        np.concatenate([m.out for m in fitted]) / members,
+    )
+
+
+def fit_one(
+    data: list[tuple[np.ndarray, np.ndarray]], units: int = UNITS, steps: int = 800, seed: int = 0
+) -> Model:
     """Maximise the probability of the right candidates among each turn's (a softmax over
     the turn's scores), by Adam on the whole batch with an L2 penalty. The hidden layer starts
     from seeded random weights: the same data makes the same model."""
@@ -140,7 +184,7 @@ def fit(data: list[tuple[np.ndarray, np.ndarray]], units: int = UNITS, steps: in
     right = np.concatenate([r for _, r in data]).astype(float)
     group = np.concatenate([np.full(len(f), i) for i, (f, _) in enumerate(data)])
     n = len(data)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     params = {
         "linear": np.zeros(x.shape[1]),
         "hidden": rng.normal(0.0, 0.3, (x.shape[1], units)),
@@ -177,17 +221,16 @@ def fit(data: list[tuple[np.ndarray, np.ndarray]], units: int = UNITS, steps: in
 
 
 def score(
-    names: list[str], data: Path, models: Sequence[Model], margin: Margins
+    names: list[str], novels: dict[str, Prepared], models: Sequence[Model], margin: Margins
 ) -> dict[str, pdnc.Score]:
     """Each novel cast with these models (none: the sieves alone), scored."""
     scores: dict[str, pdnc.Score] = {}
     for name in names:
-        novel = pdnc.load(name, data)
-        book = pdnc.read(novel)
-        paragraphs, cast, narrator = sieves(book)
+        novel = novels[name]
+        paragraphs, cast, narrator = novel.sieves()
         if models:
             rank_speakers(paragraphs, cast, narrator, models, margin)
-        scores[name] = pdnc.score(novel, book, _result(paragraphs, cast))
+        scores[name] = pdnc.score(novel.novel, novel.book, _result(paragraphs, cast))
     return scores
 
 
@@ -226,20 +269,24 @@ def main() -> int:
             help=f"the margin to ship over the sieves' answer: {field.name}",
         )
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds of the model")
+    parser.add_argument(
+        "--members", type=int, default=MEMBERS, help="scorers averaged into each round's"
+    )
     args = parser.parse_args()
     names = pdnc.novels(args.data)
     shipped = Margins(**{f.name: getattr(args, f"margin_{f.name}") for f in fields(Margins)})
     started = time.perf_counter()
-    first = {name: examples(name, args.data) for name in names}
+    novels = {name: prepare(name, args.data) for name in names}
+    first = {name: examples(novels[name]) for name in names}
     print(f"features of {len(names)} novels in {time.perf_counter() - started:.1f} s")
     # Every novel scored by models that never saw it, after each number of rounds.
     held: list[dict[str, pdnc.Score]] = [{} for _ in range(args.rounds + 1)]
     for fold in range(args.folds):
         test = names[fold :: args.folds]
         train = [name for name in names if name not in test]
-        models = fit_rounds(train, args.data, first, args.rounds, shipped)
+        models = fit_rounds(train, novels, first, args.rounds, shipped, args.members)
         for r in range(args.rounds + 1):
-            held[r].update(score(test, args.data, models[:r], shipped))
+            held[r].update(score(test, novels, models[:r], shipped))
     left_out = {}
     if args.folds:
         for r in range(args.rounds):
@@ -250,10 +297,8 @@ def main() -> int:
             f"margins {shipped}",
             held[args.rounds],
         )
-    models = fit_rounds(names, args.data, first, args.rounds, shipped)
-    seen = report(
-        "trained on all 22 (scored on the same)", score(names, args.data, models, shipped)
-    )
+    models = fit_rounds(names, novels, first, args.rounds, shipped, args.members)
+    seen = report("trained on all 22 (scored on the same)", score(names, novels, models, shipped))
     ranked = sorted(zip(FEATURES, models[0].linear, strict=True), key=lambda x: -abs(x[1]))
     print("the first round's linear weights:")
     for name, value in ranked:
