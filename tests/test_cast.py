@@ -829,6 +829,8 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
         # A verb with its particle; a possessive whose apostrophe the text lost; a voice heard.
         ("en", " Ronny summed up, ", "Ronny", "name"),
         ("en", " was Margaret s prompt reply;", "Margaret", "name"),
+        ("en", " was Catherine's honest assurance;", "Catherine", "name"),
+        ("en", " from Mr. Wilcox, who thought the episode amusing", "Mr. Wilcox", "name"),
         ("en", " he heard Katharine say.", "Katharine", "name"),
         # The verb's object is the one spoken to.
         ("en", " I asked Bill and Robert.", "I", "first_person"),
@@ -877,6 +879,19 @@ def test_speech_tags_per_language(language: str, narration: str, subject: str, k
         # Speaking as the purpose or the manner of what the subject does.
         ("She raised a troubled brow from her needlework to ask: ", "She"),
         ("And then he turned away, saying in a tone of disappointment, ", "he"),
+        # A description ends before a name ("a short pause" speaks no line), holds no
+        # article of another ("that the Gryphon"), and a clause of its own after "and",
+        # with a subject of its own, speaks.
+        ("After a short pause Sir Thomas added with dignity, ", "Sir Thomas"),
+        ("Alice replied, so eagerly that the Gryphon said, in a rather offended tone, ", "Gryphon"),
+        (
+            "As soon as he had finished Christopher Robin whispered to Rabbit, and Rabbit said ",
+            "Rabbit",
+        ),
+        ("Pooh took his head out of the hole, and thought, and he thought to himself, ", "Pooh"),
+        # The answer owned by its speaker, before it.
+        ("Cassandra s reply, ", "Cassandra"),
+        ("and, in reply to Lady Bertram's calm inquiry of ", "Lady Bertram"),
     ],
 )
 def test_a_clause_between_the_speaker_and_the_verb_before_the_speech(
@@ -935,6 +950,34 @@ def test_a_quotation_tagged_inside_an_untagged_paragraph_is_its_speakers() -> No
     )
     race = attribute(book).quotes[-1]
     assert (race.text, race.speaker, race.how) == ("The race is over!", "Dodo", "explicit")
+
+
+def test_a_later_quotation_of_a_paragraph_keeps_a_tag_of_its_own() -> None:
+    # Between two quotations, narration that ends a sentence of its own and leads into the
+    # next speaks for that one; so does a clause after a semicolon, and a speech verb ending
+    # the narration ("…, to say,"). A pronoun of the other gender is the other person.
+    book = _one_chapter(
+        '"Marianne is here," said Elinor. "Come in, Mr. Willoughby."',
+        '"Good God!" cried Marianne, "he has been here while we were out." Elinor, rejoiced '
+        'to be assured of his being in London, now ventured to say, "Depend upon it, he will '
+        'call again tomorrow."',
+        '"Excellent," said Aziz, patting a stout shoulder and thinking, "I wish they did not '
+        'look so sad"; Das thought, "Some men are very violent."',
+        '"Good morning," said Das.',
+        '"Well," said Mrs. Musgrove.',
+        '"They come back sick and cross," said Mary. And Mrs. Musgrove took the first '
+        'opportunity of being alone with Anne, to say, "Oh! Miss Anne, I cannot help it."',
+        '"Mr. Archer is late," said Mrs. Welland.',
+        '"Common--common WHERE?" he queried; and she returned with unusual readiness: "Why, I '
+        'should say anywhere but in his school-room."',
+    )
+    by_paragraph: dict[int, list[str | None]] = {}
+    for quote in attribute(book).quotes:
+        by_paragraph.setdefault(quote.paragraph, []).append(quote.speaker)
+    assert by_paragraph[2] == ["Marianne", "Marianne", "Elinor"]
+    assert by_paragraph[3] == ["Aziz", "Aziz", "Das"]
+    assert by_paragraph[6] == ["Mary", "Mrs. Musgrove"]
+    assert by_paragraph[8][1] == "Mrs. Welland"
 
 
 def test_a_mark_with_a_space_either_side_closes_the_quotation() -> None:

@@ -39,6 +39,7 @@ from audiopub.book.cast.conversation import (
     NO_TAG,
     Decisions,
     Paragraph,
+    SpanTag,
     Tag,
     exchanges,
     take_turns,
@@ -52,8 +53,8 @@ from audiopub.book.cast.mentions import (
     find_names,
     lowercase_words,
 )
-from audiopub.book.cast.models import Attribution, Character, Gender, Quote
-from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
+from audiopub.book.cast.models import Attribution, Character, Gender, How, Quote
+from audiopub.book.cast.quotes import Span, book_elisions, find_quotes, quote_style
 from audiopub.book.cast.ranker import rank_speakers
 from audiopub.book.cast.tags import (
     TITLES,
@@ -75,9 +76,14 @@ _EXCLAMATIONS = frozenset(
     "dear god heavens mon ma mein mio tcha pooh bah".split()
 )
 # Narration that hands over to speech set below it: "…Charles said--", "…she replied:"
-# (reading the text makes a dash that ends a paragraph "...").
-_INTRODUCES_SPEECH = re.compile(r"(?:[:,]|--|[—–]|\.\.\.)\s*$")
-_SENTENCE_END = re.compile(r"[.!?]['\"]?\s")
+# (reading the text makes a dash that ends a paragraph "..."), or that stops with no mark at
+# all (a text that lost its dashes: "…said in a small and quiet voice").
+_INTRODUCES_SPEECH = re.compile(r"(?:[:,]|--|[—–]|\.\.\.|[^\W\d_])\s*$")
+# A sentence's end: not the full stop of a title or an initial ("Mrs. Musgrove", "J. Smith").
+_SENTENCE_END = re.compile(
+    r"(?<!\b[A-Z])(?<!\b(?:Mr|Dr|Ms|St))(?<!\b(?:Mrs|Col|Mme|Rev))(?<!\b(?:Capt|Mlle|Prof))"
+    r"[.!?]['\"]?\s"
+)
 
 
 def attribute(book: Book) -> Attribution:
@@ -172,8 +178,8 @@ def _tag(
     if tag is None:
         # A quotation inside the paragraph may still have a tag of its own ('…, the Dodo
         # suddenly called out "The race is over!"').
-        own = _span_names(p, language, lowercase)
-        return Tag(span_names=own) if any(own) else NO_TAG
+        own = _span_tags(p, language, lowercase)
+        return Tag(spans=own) if any(own) else NO_TAG
     kind: SubjectKind | None = tag.kind
     name = None
     if tag.kind == "name":
@@ -182,32 +188,54 @@ def _tag(
             kind = None
     elif tag.kind == "noun":
         name = tag.subject.lower()
-    return Tag(kind, name, tag.gender, _span_names(p, language, lowercase))
+    return Tag(kind, name, tag.gender, _span_tags(p, language, lowercase))
 
 
-def _span_names(
+def _span_tags(
     p: Paragraph, language: str | None, lowercase: Counter[str]
-) -> tuple[str | None, ...]:
-    """The name tag of each quotation of its own, where a paragraph gives speech to two people
+) -> tuple[SpanTag | None, ...]:
+    """The tag of each quotation of its own, where a paragraph gives speech to two people
     ('"What is it?" said the Man. And the Woman said, "His name…"'): a tag ending the
     narration before it (and not the one the quotation before already had), else one opening
     the narration after it."""
     text = p.text
-    names: list[str | None] = []
-    for i, span in enumerate(p.spans):
-        start = p.spans[i - 1].end if i else 0
-        end = p.spans[i + 1].start if i + 1 < len(p.spans) else len(text)
-        before = find_tag(text[start : span.start], language, "before")
-        if before is not None and i:
-            previous = find_tag(text[start : span.start], language, "after")
+    spans = p.spans
+    found: list[SpanTag | None] = []
+    for i, span in enumerate(spans):
+        start = spans[i - 1].end if i else 0
+        end = spans[i + 1].start if i + 1 < len(spans) else len(text)
+        lead = text[start : span.start]
+        before = find_tag(lead, language, "before")
+        if before is not None and i and not _opens_next(spans[i - 1], lead, span):
+            previous = find_tag(lead, language, "after")
             if previous is not None and previous.start >= before.start:
                 before = None
-        tag = before or find_tag(text[span.end : end], language, "after")
-        name = None
+        after = None
+        if i + 1 == len(spans) or not _opens_next(span, text[span.end : end], spans[i + 1]):
+            after = find_tag(text[span.end : end], language, "after")
+        tag = before or after
+        own = None
         if tag is not None and tag.kind == "name":
             name = clean_name(tag.subject, lowercase)
-        names.append(name)
-    return tuple(names)
+            own = SpanTag("name", name, tag.gender) if name else None
+        elif tag is not None:
+            name = tag.subject.lower() if tag.kind == "noun" else None
+            own = SpanTag(tag.kind, name, tag.gender)
+        found.append(own)
+    return tuple(found)
+
+
+def _opens_next(left: Span, between: str, right: Span) -> bool:
+    """Whether the narration between two quotations leads into the right one, not on from
+    the left one: after a clause break ('"…cow-dung"; Das thought, "…"'), or as a sentence of
+    its own between two ('"…we were out." Elinor, rejoiced…, ventured to say, "Depend…"').
+    A tag after a comma ('"Yes," said he, "…"') is the left one's."""
+    lead = between.strip()
+    if not lead or lead[-1] not in ",:" or not right.text[:1].isupper():
+        return False
+    if lead.startswith(";"):
+        return True
+    return left.text.rstrip()[-1:] in (".", "!", "?") and lead[:1].isupper()
 
 
 # --- sieves -----------------------------------------------------------------------------------
@@ -302,28 +330,52 @@ def _distant_subject(
 ) -> Decisions:
     """A speech verb ending the narration before the speech, its subject named earlier in the
     same sentence: 'Then Wild Horse stamped with his wild foot and said, "…"', 'Henry
-    Crawford entered the room, calling out, "…"'."""
+    Crawford entered the room, calling out, "…"'. A later quotation of the paragraph may have
+    its own ('"…," cried Marianne. Elinor, rejoiced…, now ventured to say, "…"')."""
     verbs = _speech_verb_at_end(language)
     decisions = dict(decisions)
     for at, p in enumerate(paragraphs):
+        own = p.tag.spans
+        for i in range(1, len(p.spans)):
+            if i >= len(own) or own[i] is None:
+                person = _subject_of_verb(p, p.spans[i - 1].end, p.spans[i].start, verbs)
+                if person is not None:
+                    p.span_subjects[i] = person
         if at in decisions or p.tag.kind is not None or not p.spans:
             continue
-        before = p.text[: p.spans[0].start]
-        verb = verbs.search(before)
-        if verb is None:
-            continue
-        sentence_start = max(
-            (m.end() for m in _SENTENCE_END.finditer(before, 0, verb.start())), default=0
-        )
-        named = [
-            (person, subject)
-            for pos, person, subject in p.narration_names
-            if sentence_start <= pos < verb.start()
-        ]
-        subjects = [person for person, subject in named if subject]
-        if subjects:
-            decisions[at] = subjects[-1], "explicit"
+        person = _subject_of_verb(p, 0, p.spans[0].start, verbs)
+        if person is not None:
+            decisions[at] = person, "explicit"
     return decisions
+
+
+def _subject_of_verb(p: Paragraph, start: int, end: int, verbs: re.Pattern[str]) -> int | None:
+    """The person named last as a subject in the sentence that a speech verb ends, in the
+    paragraph's narration between `start` and `end`: opening a clause, or before a verb of
+    their own ('…, Mrs. Munt never ceased to rejoice, and to say,')."""
+    narration = p.text[start:end]
+    verb = verbs.search(narration)
+    if verb is None:
+        return None
+    sentence_start = max(
+        (m.end() for m in _SENTENCE_END.finditer(narration, 0, verb.start())), default=0
+    )
+    subjects = [
+        person
+        for pos, person, subject in p.narration_names
+        if start + sentence_start <= pos < start + verb.start()
+        and (subject or _ACTING.match(p.text, pos))
+    ]
+    return subjects[-1] if subjects else None
+
+
+# A name followed by a verb of its own: "Mrs. Munt never ceased", "Mrs. Norris was too much
+# vexed", "Sir Thomas's saying"; not "borne Edmund company".
+_ACTING = re.compile(
+    r"(?:(?:Mr|Mrs|Dr|Ms|St)\.?\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*"
+    r"(?:['’]s\s+[a-z]+ing\b|\s+(?:(?:never|again|still|now|then|only|\w+ly)\s+)?"
+    r"(?:was|were|had|has|would|could|should|will|did|might|must|can|may|[a-z]+ed)\b)"
+)
 
 
 # Speech verbs as participles: 'entered the room, calling out, "…"'.
@@ -572,13 +624,12 @@ def _result(paragraphs: list[Paragraph], cast: Cast) -> Attribution:
                 p.speaker, p.how = speakers[0], first.how
     quotes: list[Quote] = []
     lines: Counter[int] = Counter()
-    for p in paragraphs:
+    for at, p in enumerate(paragraphs):
         speaker, how = p.speaker, p.how
         for i, span in enumerate(p.spans):
-            own = p.tag.span_names[i] if i < len(p.tag.span_names) else None
-            person = cast.resolve(own) if own else None
+            person, own_how = _own_speaker(paragraphs, at, i, speaker, cast)
             if person is not None and person != speaker:
-                speaker, how = person, "explicit"
+                speaker, how = person, own_how
             name = cast.people[speaker].name if speaker is not None else None
             quotes.append(Quote(p.chapter, p.index, span.start, span.end, span.text, name, how))
             if speaker is not None:
@@ -594,3 +645,46 @@ def _result(paragraphs: list[Paragraph], cast: Cast) -> Attribution:
         if lines[i]
     )
     return Attribution(characters, tuple(quotes))
+
+
+def _own_speaker(
+    paragraphs: list[Paragraph], at: int, i: int, speaker: int | None, cast: Cast
+) -> tuple[int | None, How]:
+    """Who says the paragraph's `i`th quotation by a tag of its own, where that is not who
+    says the quotation before (`speaker`): a name or a description the book gives a person,
+    "I said" of the first-person narrator, or a pronoun of the other gender ('"…" he
+    queried; and she returned: "…"'), which means the person of that gender nearest in the
+    narration before it, else in the turns around."""
+    p = paragraphs[at]
+    own = p.tag.spans[i] if i < len(p.tag.spans) else None
+    if own is None:
+        return p.span_subjects.get(i), "explicit"
+    if own.kind == "name" and own.name:
+        return cast.resolve(own.name), "explicit"
+    if own.kind == "noun" and own.name in cast.by_form:
+        return cast.by_form[own.name], "explicit"
+    if own.kind == "first_person":
+        return cast.narrator, "pronoun"
+    gender = own.gender
+    if gender is None or speaker is None or cast.people[speaker].gender in (gender, None):
+        return None, "none"
+    chapter = p.chapter
+    start = p.spans[i].start
+    subjects = [person for pos, person, subject in p.narration_names if pos < start and subject]
+    here = [person for pos, person, _ in p.narration_names if pos < start]
+    near = [
+        paragraphs[j]
+        for j in (at - 1, at + 1, at - 2, at + 2)
+        if 0 <= j < len(paragraphs) and paragraphs[j].chapter == chapter
+    ]
+    turns = [q.speaker for q in near if q.spans and q.speaker is not None]
+    before = [
+        person
+        for j in range(at - 1, max(-1, at - 4), -1)
+        if paragraphs[j].chapter == chapter
+        for _, person, _ in reversed(paragraphs[j].narration_names)
+    ]
+    for person in [*reversed(subjects), *turns, *reversed(here), *before]:
+        if person != speaker and person != cast.narrator and cast.people[person].gender == gender:
+            return person, "pronoun"
+    return None, "none"

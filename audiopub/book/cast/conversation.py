@@ -18,7 +18,16 @@ from audiopub.book.cast.models import Gender, How
 from audiopub.book.cast.quotes import Span
 from audiopub.book.cast.tags import SubjectKind
 
-__all__ = ["NO_TAG", "Decisions", "Paragraph", "Tag", "addressed_gender", "take_turns", "units"]
+__all__ = [
+    "NO_TAG",
+    "Decisions",
+    "Paragraph",
+    "SpanTag",
+    "Tag",
+    "addressed_gender",
+    "take_turns",
+    "units",
+]
 
 # How far back the narration may have named the other party of a conversation.
 _LOOK_BACK = 30
@@ -36,6 +45,17 @@ Decisions = dict[int, tuple[int, How]]
 
 
 @dataclass(frozen=True)
+class SpanTag:
+    """A quotation's own tag, where a paragraph may give speech to two people ('"…" he
+    queried; and she returned: "…"'): its kind, a name or description (as `Tag.name`), and
+    the gender a pronoun or description shows."""
+
+    kind: SubjectKind
+    name: str | None = None
+    gender: Gender | None = None
+
+
+@dataclass(frozen=True)
 class Tag:
     """What a paragraph's speech tag says, found once from its text and never changed."""
 
@@ -43,7 +63,7 @@ class Tag:
     name: str | None = None  # a name tag's cleaned name, a description in lower case
     # Kept where a name tag's name is cleaned away (kind None): its gender still counts.
     gender: Gender | None = None
-    span_names: tuple[str | None, ...] = ()  # each quotation's own name tag
+    spans: tuple[SpanTag | None, ...] = ()  # each quotation's own tag
 
 
 NO_TAG = Tag()
@@ -66,6 +86,9 @@ class Paragraph:
     vocatives: list[int] = field(default_factory=list)  # those that are people of the cast
     speech_names: list[int] = field(default_factory=list)  # people its speech names at all
     introduces: int | None = None  # the person its speech says it is ("My name is …")
+    # A later quotation's speaker by the narration just before it: its position in `spans`
+    # → the subject of a speech verb ending that narration ('…, and Das said: "…"').
+    span_subjects: dict[int, int] = field(default_factory=dict)
 
 
 def units(paragraphs: list[Paragraph]) -> list[list[Paragraph]]:

@@ -200,7 +200,9 @@ _SAYING = "saying|asking|adding|answering|replying|exclaiming|murmuring|whisperi
 # The nouns of a tag that names its speaker by possession: '"…" was Fanny's humble answer'.
 _SAYINGS = (
     "answer|reply|retort|rejoinder|response|question|remark|comment|exclamation|cry|greeting"
-    "|observation|inquiry|enquiry|protest|explanation|voice"
+    "|observation|inquiry|enquiry|protest|explanation|voice|assurance|reasoning|language|words"
+    "|speech|salutation|apology|request|entreaty|suggestion|advice|declaration|ejaculation"
+    "|whisper|reflection|conclusion|confession|sentiment|opinion"
 )
 
 
@@ -209,6 +211,7 @@ _SAYINGS = (
 _TAG_REST = re.compile(
     r"[^.!?\"]{0,40}(?:[,:]|\.\.\.)?\s*|,?\s+(?:with|in|without)\s+[^.!?\"]{0,60}[,:]?\s*"
 )
+_AND_BEFORE = re.compile(r"\band\s+$")
 # A name after a preposition is no subject ("a policeman on the Embankment spoke to him")
 # unless a clause makes it one ("broken by Willoughby, who said").
 _AFTER_PREPOSITION = re.compile(
@@ -228,6 +231,8 @@ class _Patterns:
     # '"…" was Lady Bertram's placid reply', '… was all that Fanny attempted to say',
     # '… broke explosively from Janey': after a quotation only.
     possessive: re.Pattern[str]
+    # 'Cassandra s reply, "…"', 'in reply to Lady Bertram's calm inquiry of "…"': before one.
+    owned_before: re.Pattern[str]
     # "in the clear voice of Mr. Wilcox": who a voice belongs to.
     voice_of: re.Pattern[str]
     table: Language
@@ -254,8 +259,10 @@ def _patterns(language: str | None) -> _Patterns:
     )
     # Adverbs and participles end in -ly or -ing ("dining-car" and "pleasure-loving" describe).
     adverbial = rf"(?!(?:{_LY_ADJECTIVES})\b)[\w'’]+(?:ly|ing)(?![\w'’-])"
-    word = rf"(?!(?:{joining})\b)(?!{adverbial})[\w'’-]+"
-    noun = rf"(?:{articles})\s+(?:{word}\s+){{0,3}}{word}"
+    word = rf"(?!(?:{joining}|{articles})\b)(?!{adverbial})[\w'’-]+"
+    # A capitalised word ends a description: in "After a short pause Sir Thomas added" the
+    # speaker is Sir Thomas.
+    noun = rf"(?:{articles})\s+(?:(?-i:(?![A-ZÀ-ÖØ-Þ])){word}\s+){{0,3}}{word}"
     definite = "|".join(re.escape(a) for a in _DEFINITE)
     # A name after words that describe its bearer: "the gentle Mrs. Thorpe", "old Horace
     # Talbot" (lower case: "the young man" is a description).
@@ -304,10 +311,15 @@ def _patterns(language: str | None) -> _Patterns:
         rf"(?:was|came)\s+(?:(?P<owner>{name}|{noun})(?:['’]s?|\ss)\s+(?:[\w-]+\s+){{0,2}}"
         rf"(?:{_SAYINGS})\b"
         rf"|all\s+(?:that\s+)?(?P<sayer>{name})\s+(?:\w+\s+){{0,3}}?(?:say|said|answer)\b)"
-        rf"|(?:broke|burst|came)\s+(?:\w+\s+){{0,2}}?from\s+(?P<from>{name})"
+        # '"…" from Mr. Wilcox, who thought the episode amusing'
+        rf"|(?:(?:broke|burst|came)\s+(?:\w+\s+){{0,2}}?)?from\s+(?P<from>{name})"
         # '"…" he heard Katharine say.'
         rf"|(?:[\w.]+\s+){{1,3}}?heard\s+(?P<heard>{name})\s+"
         r"(?:say|ask|answer|reply|exclaim|cry|call|mutter|murmur|whisper|add)\b"
+    )
+    owned_before = re.compile(
+        rf"(?<![\w'’])(?P<subject>{name})(?:['’]s?|\ss)\s+(?:[\w-]+\s+){{0,2}}(?:{_SAYINGS})"
+        r"(?:\s+(?:was|of))?[,:]?\s*$"
     )
     voice_of = re.compile(rf"\s+of\s+(?P<name>{name})")
     opens = "|".join(
@@ -324,7 +336,15 @@ def _patterns(language: str | None) -> _Patterns:
         rf"|\s+to\s+(?:{_TO_SAY})|,?\s+(?:{_SAYING}))\b"
     )
     return _Patterns(
-        inverted, direct, inverted_any, direct_any, coordinated, possessive, voice_of, table
+        inverted,
+        direct,
+        inverted_any,
+        direct_any,
+        coordinated,
+        possessive,
+        owned_before,
+        voice_of,
+        table,
     )
 
 
@@ -425,6 +445,10 @@ def find_tag(
     else:
         tail = text[-160:]  # room for a clause between subject and verb
         offset = len(text) - len(tail)
+        owned = patterns.owned_before.search(tail)
+        if owned is not None:
+            start = offset + owned.start("subject")
+            return Tag(owned.group("subject"), "name", None, start, start + len(owned["subject"]))
         match = None
         for pattern in (direct, inverted, patterns.coordinated):
             for found in pattern.finditer(tail):
@@ -442,6 +466,15 @@ def find_tag(
                     match = found
         if match is None:
             return None
+        # A clause of its own after "and", naming its own subject, is the one that speaks:
+        # "Christopher Robin whispered to Rabbit, and Rabbit said" (not "…, and he said").
+        for found in direct.finditer(tail, match.end()):
+            if (
+                _AND_BEFORE.search(tail, match.end(), found.start())
+                and found.group("subject").lower() not in table.pronouns
+                and _TAG_REST.fullmatch(tail[found.end() :])
+            ):
+                match = found
     written = match.group("subject")
     start = offset + match.start("subject")
     opener = _OPENER.match(written)
