@@ -892,6 +892,7 @@ def test_speech_tags_per_language(language: str, narration: str, subject: str, k
         # The answer owned by its speaker, before it.
         ("Cassandra s reply, ", "Cassandra"),
         ("and, in reply to Lady Bertram's calm inquiry of ", "Lady Bertram"),
+        ("in a voice of sincere concern she echoed Miss Tilney s concluding words, ", "she"),
     ],
 )
 def test_a_clause_between_the_speaker_and_the_verb_before_the_speech(

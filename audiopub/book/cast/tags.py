@@ -317,8 +317,11 @@ def _patterns(language: str | None) -> _Patterns:
         rf"|(?:[\w.]+\s+){{1,3}}?heard\s+(?P<heard>{name})\s+"
         r"(?:say|ask|answer|reply|exclaim|cry|call|mutter|murmur|whisper|add)\b"
     )
+    # The owner opens a clause or follows "to", "of": not a verb ("echoed Miss Tilney s
+    # concluding words" are someone else's).
     owned_before = re.compile(
-        rf"(?<![\w'’])(?P<subject>{name})(?:['’]s?|\ss)\s+(?:[\w-]+\s+){{0,2}}(?:{_SAYINGS})"
+        r"(?:^|(?<=[.;:!?,]\s)|(?<=\b(?:and|but)\s)|(?<=\b(?:to|of)\s))"
+        rf"(?P<subject>{name})(?:['’]s?|\ss)\s+(?:[\w-]+\s+){{0,2}}(?:{_SAYINGS})"
         r"(?:\s+(?:was|of))?[,:]?\s*$"
     )
     voice_of = re.compile(rf"\s+of\s+(?P<name>{name})")
