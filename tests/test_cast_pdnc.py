@@ -17,11 +17,11 @@ from audiopub.book.cast.ranker import FEATURES, WEIGHTS
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "pdnc-dev"
 
-# Accuracy measured with the shipped weights (0.956, 0.771, 0.933, 0.873); floors about 2
+# Accuracy measured with the shipped weights (0.949, 0.771, 0.940, 0.880); floors about 2
 # points under, room for a retrained model's wobble on one novel. The Sun Also Rises holds
 # the first-person narrator's naming.
 FLOORS = {
-    "DaisyMiller": 0.94,
+    "DaisyMiller": 0.93,
     "WinnieThePooh": 0.75,
     "AlicesAdventuresInWonderland": 0.905,
     "TheSunAlsoRises": 0.85,
@@ -32,7 +32,8 @@ def test_the_shipped_weights_name_their_data_and_know_every_feature() -> None:
     data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
     assert "Project Dialogism Novel Corpus" in data["data"] and "LREC 2022" in data["data"]
     assert data["features"] == list(FEATURES)
-    assert WEIGHTS.stat().st_size < 128_000  # five rounds of 60 × 32 weights, kept small
+    # Five rounds, each three scorers' 64 × 32 weights side by side: a few hundred kilobytes.
+    assert WEIGHTS.stat().st_size < 512_000
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"the annotated novels are not at {DATA}")

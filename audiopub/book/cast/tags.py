@@ -450,8 +450,8 @@ def find_tag(
         offset = len(text) - len(tail)
         owned = patterns.owned_before.search(tail)
         if owned is not None:
-            start = offset + owned.start("subject")
-            return Tag(owned.group("subject"), "name", None, start, start + len(owned["subject"]))
+            owner, start = owned.group("subject"), offset + owned.start("subject")
+            return Tag(owner, "name", None, start, start + len(owner))
         match = None
         for pattern in (direct, inverted, patterns.coordinated):
             for found in pattern.finditer(tail):
