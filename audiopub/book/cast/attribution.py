@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
+from itertools import pairwise
 
 from audiopub.book.cast.characters import (
     Cast,
@@ -200,18 +201,20 @@ def _span_tags(
     the narration after it."""
     text = p.text
     spans = p.spans
+    # Per gap between two quotations: whether its narration leads into the one after it.
+    opens = [_opens_next(a, text[a.end : b.start], b) for a, b in pairwise(spans)]
     found: list[SpanTag | None] = []
     for i, span in enumerate(spans):
         start = spans[i - 1].end if i else 0
         end = spans[i + 1].start if i + 1 < len(spans) else len(text)
         lead = text[start : span.start]
         before = find_tag(lead, language, "before")
-        if before is not None and i and not _opens_next(spans[i - 1], lead, span):
+        if before is not None and i and not opens[i - 1]:
             previous = find_tag(lead, language, "after")
             if previous is not None and previous.start >= before.start:
                 before = None
         after = None
-        if i + 1 == len(spans) or not _opens_next(span, text[span.end : end], spans[i + 1]):
+        if i + 1 == len(spans) or not opens[i]:
             after = find_tag(text[span.end : end], language, "after")
         tag = before or after
         own = None
