@@ -893,6 +893,23 @@ def test_speech_tags_per_language(language: str, narration: str, subject: str, k
         ("Cassandra s reply, ", "Cassandra"),
         ("and, in reply to Lady Bertram's calm inquiry of ", "Lady Bertram"),
         ("in a voice of sincere concern she echoed Miss Tilney s concluding words, ", "she"),
+        # Several clauses between, a title's full stop inside one, and a clause "which" opens.
+        (
+            "Miss Crawford, looking for a moment with astonished eyes at Mrs. Norris, and then"
+            " at Fanny, whose tears were beginning to shew themselves, immediately said, ",
+            "Miss Crawford",
+        ),
+        (
+            "Miss Crawford, who had been repeatedly eyeing Dr. Grant and Edmund, now observed, ",
+            "Miss Crawford",
+        ),
+        ("while Margaret, thoughtful again, said: ", "Margaret"),
+        ("Mrs. Plynlimmon, when condemning suffragettes, had said: ", "Mrs. Plynlimmon"),
+        (
+            "upon which Mr. Gradgrind, who was the person overhearing, stepped forth into the"
+            " light and said, ",
+            "Mr. Gradgrind",
+        ),
     ],
 )
 def test_a_clause_between_the_speaker_and_the_verb_before_the_speech(
@@ -923,10 +940,25 @@ def test_italian_and_unaccented_titles_give_a_gender() -> None:
     }
 
 
+def test_a_title_in_dialect_is_a_title() -> None:
+    # As "Mr. Frank" would be: the title is no part of the name.
+    book = _one_chapter(
+        '"Mistah Frank, come here," said Berry.',
+        '"Mistah Frank is here," said Berry.',
+        '"Good evening," said Frank.',
+    )
+    names = [c.name for c in attribute(book).characters]
+    assert sorted(names) == ["Berry", "Frank"]
+
+
 def test_the_one_looked_at_is_not_the_speaker() -> None:
     assert find_tag("She looked at Mary, smiling, and said, ", "en", "before") is None
     # A name after a preposition is where someone is, not who speaks.
     narration = "Perhaps this was why a policeman on the Embankment spoke to him, and said "
+    assert find_tag(narration, "en", "before") is None
+    # "whose" opens no clause about the one looked at: only "who" does ("by Willoughby, who
+    # said").
+    narration = "She looked at Fanny, whose tears were beginning to shew, and then said, "
     assert find_tag(narration, "en", "before") is None
 
 

@@ -128,6 +128,8 @@ TITLES: dict[str, Gender | None] = {
     "senora": "female", "senorita": "female", "signora": "female", "signorina": "female",
     "sister": "female", "mother": "female",
     "queen": "female", "princess": "female", "countess": "female",
+    # As dialogue in dialect writes them: "Mistah Frank", "Mis' Hamilton".
+    "mistah": "male", "marse": "male", "massa": "male", "mis'": "female", "mis’": "female",
 }  # fmt: skip
 
 
@@ -280,10 +282,15 @@ def _patterns(language: str | None) -> _Patterns:
     # said", "Miss Steele, who seemed disposed for conversation, and who now said".
     # Or a participle or a phrase: "Edmund, looking around, said", "Mary, after a pause,
     # said"; or "who" alone: "broken by Willoughby, who said".
+    # Up to three of them: "Miss Crawford, looking … at Mrs. Norris, and then at Fanny, whose
+    # tears were beginning to shew themselves, immediately said". A title's full stop ends
+    # none ("Miss Crawford, who had been eyeing Dr. Grant and Edmund, now observed").
+    clause = r"(?:[^,.!?\"“”]|(?<=\b(?:Mr|Ms|Dr|St))\.|(?<=\bMrs)\.){0,70}"
     aside = (
-        r"(?:,\s+(?:(?:who|whose|the|a|an|his|her|my|with|in|after|at|for|without)\b"
-        r"|[a-z]+(?:ing|ed)\b)[^,.!?\"“”]{0,70},(?:\s+and\s+who)?|,\s+who(?=\s)"
-        r"|,\s+[a-z]+,)?"
+        r"(?:(?:,\s+(?:(?:who|whose|the|a|an|his|her|my|with|in|after|at|for|without|when"
+        r"|while|as|though|on|before|and\s+then)\b"
+        rf"|[a-z]+(?:ing|ed)\b){clause}|,\s+[a-z]+(?:\s+[a-z]+){{0,2}}){{1,3}},"
+        r"(?:\s+and\s+who)?|,\s+who(?=\s))?"
         r"(?:\s+(?:now|then|at last|had))?"
     )
     # Words describing a name that follows the verb: "said dour Major Callendar", "sighed
@@ -327,7 +334,7 @@ def _patterns(language: str | None) -> _Patterns:
     voice_of = re.compile(rf"\s+of\s+(?P<name>{name})")
     opens = "|".join(
         rf"(?<=\b{w}\s)"
-        for word in ("and", "but", "then", "when", "while", "so", "that")
+        for word in ("and", "but", "then", "when", "while", "so", "that", "which")
         for w in (word, word.capitalize())
     )
     coordinated = re.compile(
@@ -446,7 +453,7 @@ def find_tag(
             return None
         match, offset = min(candidates, key=lambda c: c[0].end())
     else:
-        tail = text[-160:]  # room for a clause between subject and verb
+        tail = text[-240:]  # room for clauses between subject and verb
         offset = len(text) - len(tail)
         owned = patterns.owned_before.search(tail)
         if owned is not None:
@@ -462,7 +469,7 @@ def find_tag(
                     _TAG_REST.fullmatch(rest)
                     and (
                         not _AFTER_PREPOSITION.search(tail, 0, found.start("subject"))
-                        or tail.startswith(", who", found.end("subject"))
+                        or tail.startswith(", who ", found.end("subject"))
                     )
                     and (match is None or found.start() < match.start())
                 ):
