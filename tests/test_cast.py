@@ -832,6 +832,8 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
         ("en", " was Catherine's honest assurance;", "Catherine", "name"),
         ("en", " from Mr. Wilcox, who thought the episode amusing", "Mr. Wilcox", "name"),
         ("en", " he heard Katharine say.", "Katharine", "name"),
+        ("en", " from the Gryphon, and the constant heavy sobbing", "Gryphon", "name"),
+        ("en", " Polina forced herself to say.", "Polina", "name"),
         # The verb's object is the one spoken to.
         ("en", " I asked Bill and Robert.", "I", "first_person"),
         ("en", " Mike told her.", "Mike", "name"),
@@ -904,6 +906,12 @@ def test_speech_tags_per_language(language: str, narration: str, subject: str, k
             "Miss Crawford",
         ),
         ("while Margaret, thoughtful again, said: ", "Margaret"),
+        ("she was met by Mr. Allen, who, on hearing the reason, said, ", "Mr. Allen"),
+        (
+            "Mary took the opportunity of looking scornfully around her, and saying to Captain"
+            " Wentworth--",
+            "Mary",
+        ),
         ("Mrs. Plynlimmon, when condemning suffragettes, had said: ", "Mrs. Plynlimmon"),
         (
             "upon which Mr. Gradgrind, who was the person overhearing, stepped forth into the"

@@ -214,6 +214,8 @@ _TAG_REST = re.compile(
     r"[^.!?\"]{0,40}(?:[,:]|\.\.\.)?\s*|,?\s+(?:with|in|without)\s+[^.!?\"]{0,60}[,:]?\s*"
 )
 _AND_BEFORE = re.compile(r"\band\s+$")
+# A clause about the name before it, with "who" ("broken by Willoughby, who said"), not "whose".
+_WHO = re.compile(r",\s+who\b")
 # A name after a preposition is no subject ("a policeman on the Embankment spoke to him")
 # unless a clause makes it one ("broken by Willoughby, who said").
 _AFTER_PREPOSITION = re.compile(
@@ -309,7 +311,8 @@ def _patterns(language: str | None) -> _Patterns:
     # '"…" Mrs. Archer sighed again.', '"…" I asked Bill and Robert.', '"…" Mike told her.'
     direct_any = re.compile(
         rf"{subject}{aside}\s+{adverb}(?:{any_verb}|told|bade)"
-        r"(?:\s+(?:him|her|them|me|us|again|aloud|back|up|out|off|down|on|forth"
+        r"(?:\s+(?:him|her|them|me|us|himself|herself|themselves|myself|again|aloud|back|up"
+        r"|out|off|down|on|forth"
         rf"|{name}(?:\s+and\s+{name})?))?"
         r"(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|by|from|for|after|without|\w+ly)\b)"
     )
@@ -319,7 +322,7 @@ def _patterns(language: str | None) -> _Patterns:
         rf"(?:{_SAYINGS})\b"
         rf"|all\s+(?:that\s+)?(?P<sayer>{name})\s+(?:\w+\s+){{0,3}}?(?:say|said|answer)\b)"
         # '"…" from Mr. Wilcox, who thought the episode amusing'
-        rf"|(?:(?:broke|burst|came)\s+(?:\w+\s+){{0,2}}?)?from\s+(?P<from>{name})"
+        rf"|(?:(?:broke|burst|came)\s+(?:\w+\s+){{0,2}}?)?from\s+(?P<from>(?:the\s+)?{name})"
         # '"…" he heard Katharine say.'
         rf"|(?:[\w.]+\s+){{1,3}}?heard\s+(?P<heard>{name})\s+"
         r"(?:say|ask|answer|reply|exclaim|cry|call|mutter|murmur|whisper|add)\b"
@@ -343,7 +346,7 @@ def _patterns(language: str | None) -> _Patterns:
         rf"(?:\s+(?=[a-z])(?!(?:and|but|{pronouns})\b)[\w'’-]+,?){{1,10}}"
         rf"(?:\s+(?:and|but)\s+(?:then\s+)?{adverb}(?i:(?P<verb>{verbs}))"
         # '… raised a troubled brow from her needlework to ask:', '… turned away, saying'
-        rf"|\s+to\s+(?:{_TO_SAY})|,?\s+(?:{_SAYING}))\b"
+        rf"|\s+to\s+(?:{_TO_SAY})|,?\s+(?:and\s+)?(?:{_SAYING}))\b"
     )
     return _Patterns(
         inverted,
@@ -469,7 +472,7 @@ def find_tag(
                     _TAG_REST.fullmatch(rest)
                     and (
                         not _AFTER_PREPOSITION.search(tail, 0, found.start("subject"))
-                        or tail.startswith(", who ", found.end("subject"))
+                        or _WHO.match(tail, found.end("subject"))
                     )
                     and (match is None or found.start() < match.start())
                 ):
