@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from script_modules import script
 
@@ -34,6 +35,27 @@ def test_the_shipped_weights_name_their_data_and_know_every_feature() -> None:
     assert data["features"] == list(FEATURES)
     # Five rounds, each three scorers' 64 × 32 weights side by side: a few hundred kilobytes.
     assert WEIGHTS.stat().st_size < 512_000
+
+
+def test_the_trainer_learns_which_feature_marks_the_speaker_whatever_its_scale() -> None:
+    # Turns of three candidates; the right one is marked by the first feature. One turn's
+    # scores sit far above another's (a feature of 200): in single precision a softmax
+    # shifted by one maximum for all turns would lose the others to underflow.
+    train = script("train_speakers")
+    rng = np.random.default_rng(0)
+    data = []
+    for k in range(60):
+        features = rng.random((3, len(FEATURES)))
+        right = np.array([k % 3 == i for i in range(3)])
+        features[right, 0] += 2.0
+        if k == 0:
+            features[:, 1] = 200.0
+        data.append((features, right))
+    model = train.fit_one(data, units=4, steps=200)
+    assert all(np.isfinite(part).all() for part in (model.linear, model.hidden, model.out))
+    assert all(right[np.argmax(model.scores(features))] for features, right in data)
+    averaged = train.fit(data[:10], members=2)
+    assert averaged.hidden.shape[1] == 2 * train.UNITS
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"the annotated novels are not at {DATA}")
