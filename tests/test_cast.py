@@ -834,6 +834,9 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
         ("en", " he heard Katharine say.", "Katharine", "name"),
         ("en", " from the Gryphon, and the constant heavy sobbing", "Gryphon", "name"),
         ("en", " Polina forced herself to say.", "Polina", "name"),
+        # Someone a name owns is not its bearer.
+        ("en", " answered Daisy s mamma, smiling shyly", "Daisy s mamma", "noun"),
+        ("en", ", said Minty's young man; and he looked", "Minty's young man", "noun"),
         # The verb's object is the one spoken to.
         ("en", " I asked Bill and Robert.", "I", "first_person"),
         ("en", " Mike told her.", "Mike", "name"),
@@ -946,6 +949,17 @@ def test_italian_and_unaccented_titles_give_a_gender() -> None:
         "Signora Rossi": "female",
         "Fraulein Mosebach": "female",
     }
+
+
+def test_the_one_a_name_owns_is_not_that_name() -> None:
+    # Daisy opens the narration, as a plain "she answered" would have her answer.
+    book = _one_chapter(
+        "Mrs. Miller came in with Daisy.",
+        '"I am going to the Pincio," said Daisy.',
+        'Daisy laughed. "Oh, they are not my friends," answered Daisy s mamma, smiling shyly.',
+    )
+    speakers = [q.speaker for q in attribute(book).quotes]
+    assert speakers == ["Daisy", "Mrs. Miller"]
 
 
 def test_a_title_in_dialect_is_a_title() -> None:

@@ -33,7 +33,7 @@ def test_the_shipped_weights_name_their_data_and_know_every_feature() -> None:
     data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
     assert "Project Dialogism Novel Corpus" in data["data"] and "LREC 2022" in data["data"]
     assert data["features"] == list(FEATURES)
-    # Five rounds, each three scorers' 64 × 32 weights side by side: a few hundred kilobytes.
+    # Five rounds, each five scorers' 69 × 32 weights side by side: a few hundred kilobytes.
     assert WEIGHTS.stat().st_size < 512_000
 
 

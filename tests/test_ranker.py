@@ -5,6 +5,8 @@ weights to their figures on real novels)."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from audiopub.book.cast.attribution import sieves
@@ -231,3 +233,54 @@ def test_a_neighbour_counts_as_much_as_the_round_before_was_sure_of_it() -> None
     assert last.features[ann, FEATURES.index("said_minus_2")] == 1.0
     # And so do the exchange's shares: Bob's one unsure turn against Ann's settled one.
     assert last.features[bob, FEATURES.index("run_share")] == 0.4 / 1.4
+
+
+def test_a_kin_tag_weighs_the_titles_and_the_family_name() -> None:
+    # Sense and Sensibility: '"Like him!" replied her mother' is Mrs. Dashwood's, not the
+    # daughter just named; "said her sister" is a Miss Dashwood's.
+    cast = Cast(
+        [
+            Person("Elinor Dashwood", Counter({"Elinor Dashwood": 2, "Miss Dashwood": 1})),
+            Person("Mrs. Dashwood", Counter({"Mrs. Dashwood": 3})),
+            Person("Mrs. Jennings", Counter({"Mrs. Jennings": 2})),
+        ],
+        {"Elinor Dashwood": 0, "Miss Dashwood": 0, "Mrs. Dashwood": 1, "Mrs. Jennings": 2},
+    )
+    for person in cast.people:
+        person.gender = "female"
+
+    def features(tag: str) -> dict[int, tuple[float, float]]:
+        text = f'"I think you will like him," said Elinor. "Like him!" replied {tag}.'
+        paragraphs = [
+            Paragraph(
+                0,
+                0,
+                "Elinor, Mrs. Dashwood and Mrs. Jennings sat.",
+                [],
+                narration_names=[(0, 0, True), (8, 1, True), (26, 2, True)],
+            ),
+            Paragraph(0, 1, text, [Span(0, 29, "I think you will like him,")]),
+            Paragraph(
+                0,
+                2,
+                f'"Like him!" replied {tag}.',
+                [Span(0, 11, "Like him!")],
+                tag=Tag("noun", tag, "female"),
+            ),
+        ]
+        paragraphs[1].speaker, paragraphs[1].how = 0, "explicit"
+        turn = turns(paragraphs, cast, None)[-1]
+        titled, family = FEATURES.index("kin_titled"), FEATURES.index("kin_family")
+        return {
+            person: (turn.features[i, titled], turn.features[i, family])
+            for i, person in enumerate(turn.candidates)
+        }
+
+    mother = features("her mother")
+    assert mother[1] == (1, 1)  # Mrs. Dashwood: a wife's title and Elinor's family name
+    assert mother[0] == (0, 0)  # only ever "Miss"
+    assert mother[2] == (1, 0)  # a wife's title, no Dashwood
+    sister = features("her sister")
+    assert sister[0] == (1, 1) and sister[1] == (0, 0)
+    # A description that names no kin leaves both at nothing.
+    assert not any(any(v) for v in features("the lady").values())

@@ -46,6 +46,7 @@ from audiopub.book.cast.conversation import (
     take_turns,
     units,
 )
+from audiopub.book.cast.kinship import kin_tag
 from audiopub.book.cast.mentions import (
     TITLED_NAME,
     book_cast,
@@ -510,7 +511,10 @@ def _pronouns(
         gender = p.tag.gender
         if gender is None and p.tag.kind == "noun":
             continue
-        person = _pronoun_person(paragraphs, decisions, at, cast, gender, narrator)
+        # "answered Daisy's mamma": whoever it is, not Daisy.
+        kin = kin_tag(p.tag.name) if p.tag.kind == "noun" else None
+        owner = cast.resolve(kin.owner) if kin is not None and kin.owner else None
+        person = _pronoun_person(paragraphs, decisions, at, cast, gender, narrator, owner)
         if person is not None:
             decisions[at] = person, "pronoun"
     return decisions
@@ -523,12 +527,13 @@ def _pronoun_person(
     cast: Cast,
     gender: Gender | None,
     narrator: int | None,
+    excluded: int | None = None,
 ) -> int | None:
     p = paragraphs[at]
     first_quote = p.spans[0].start
 
     def fits(person: int, strict: bool = True) -> bool:
-        if person == narrator:
+        if person in (narrator, excluded):
             return False
         actual = cast.people[person].gender
         if gender is None:

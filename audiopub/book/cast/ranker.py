@@ -36,6 +36,7 @@ import numpy as np
 
 from audiopub.book.cast.characters import Cast, opening_pronoun_gender
 from audiopub.book.cast.conversation import Paragraph, addressed_gender, exchanges, units
+from audiopub.book.cast.kinship import Kin, family_names, kin_tag, titled_as
 from audiopub.book.cast.models import Gender
 
 __all__ = [
@@ -151,6 +152,13 @@ FEATURES: tuple[str, ...] = (
     "described_uses",
     "described_indefinite",
     "described_epithet",
+    # The tag names a kin ("said her mother", `kinship`): the book's titles for this person
+    # fit it (no "Miss" for a mother); and so does a family name shared with someone else
+    # of the turn's candidates (the one "her" means).
+    "kin_titled",
+    "kin_family",
+    # The one a tag's name owns ("Daisy" in "answered Daisy's mamma"): never the speaker.
+    "kin_owner",
 )
 # How many turns either side make a turn's scene: who talks there now.
 _SCENE = 10
@@ -458,6 +466,9 @@ def turns(
             if scene_total:
                 row[index["scene_share"]] = scene[person] / scene_total
             row[index["book_mentions"]] = math.log1p(1000 * mentions[person] / total)
+        kin = kin_tag(first.tag.name) if first.tag.kind == "noun" else None
+        if kin is not None:
+            _kin_features(cast, kin, candidates, index)
         likeness = {person: voices.likeness(k, person) for person in candidates}
         most = max((v for v in likeness.values() if v is not None), default=None)
         for person, row in candidates.items():
@@ -479,6 +490,21 @@ def turns(
                 recent.remove(speaker)
             recent.append(speaker)
     return found
+
+
+def _kin_features(
+    cast: Cast, kin: Kin, candidates: dict[int, np.ndarray], index: dict[str, int]
+) -> None:
+    families = {person: family_names(cast, person) for person in candidates}
+    for person, row in candidates.items():
+        if cast.people[person].gender not in (kin.gender, None) or not titled_as(cast, person, kin):
+            continue
+        row[index["kin_titled"]] = 1
+        if any(families[person] & families[other] for other in candidates if other != person):
+            row[index["kin_family"]] = 1
+    owner = cast.resolve(kin.owner) if kin.owner else None
+    if owner in candidates:
+        candidates[owner][index["kin_owner"]] = 1
 
 
 def _description(p: Paragraph, cast: Cast) -> tuple[int, list[str]] | None:
@@ -650,6 +676,7 @@ def margins() -> Margins:
 
 _AGREES = FEATURES.index("gender_agrees")
 _NARRATOR = FEATURES.index("narrator")
+_OWNER = FEATURES.index("kin_owner")
 _SIEVE = [FEATURES.index(f"sieve_{kind}") for kind in ("pronoun", "nearby", "turn", "other")]
 
 
@@ -668,8 +695,10 @@ def _choose(turn: Turn, model: Model, over: Margins) -> tuple[int | None, float]
     if first.tag.kind in ("pronoun", "noun") and first.tag.gender is not None:
         scores = np.where(turn.features[:, _AGREES] > 0, scores, -np.inf)
     if first.tag.kind in ("pronoun", "noun"):
-        # "said he", "replied our visitor": never the narrator, who says "I said".
-        scores = np.where(turn.features[:, _NARRATOR] > 0, -np.inf, scores)
+        # "said he", "replied our visitor": never the narrator, who says "I said"; "answered
+        # Daisy's mamma": never Daisy.
+        never = (turn.features[:, _NARRATOR] > 0) | (turn.features[:, _OWNER] > 0)
+        scores = np.where(never, -np.inf, scores)
     if not turn.candidates or not np.isfinite(scores).any():
         return None, 0.0
     shares = np.exp(scores - scores.max())

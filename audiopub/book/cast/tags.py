@@ -166,6 +166,9 @@ _CLAUSE_OPENERS = (
 
 _OPENER = re.compile(_CLAUSE_OPENERS + r"\b")
 
+# A person a name owns: "Daisy's mamma", "Margaret s young brother" (the apostrophe lost).
+_OWNED = re.compile(r"(?:['’]s?|\ss)(\s+(?:[a-z][\w-]*\s+)?[a-z][\w-]*)\b")
+
 # What follows a description and sets its bearer apart: "the gentleman in the white
 # waistcoat", "the reader of the paper", "the man with the beard"; not how they speak ("in a
 # low voice", "with the utmost gravity").
@@ -365,12 +368,12 @@ def _patterns(language: str | None) -> _Patterns:
 NOUN_GENDERS: dict[str, Gender] = {
     **dict.fromkeys(
         "woman lady girl mother wife sister aunt daughter widow maid queen princess "
-        "governess mistress nurse femme dame fille mère señora mujer niña madre frau "
+        "governess mistress nurse mamma niece femme dame fille mère señora mujer niña madre frau "
         "mädchen mutter".split(),
         "female",
     ),
     **dict.fromkeys(
-        "man gentleman boy father husband brother uncle son king prince fellow lad "
+        "man gentleman boy father husband brother uncle son nephew papa king prince fellow lad "
         "homme garçon père monsieur hombre señor niño padre herr mann junge vater".split(),
         "male",
     ),
@@ -503,6 +506,12 @@ def find_tag(
         start += len(written) - len(name)
         written = name
     subject, kind, gender = _classify(written, table)
+    owner = re.sub(r"['’]s?$", "", written)
+    owned = _OWNED.match(text, start + len(owner)) if kind == "name" else None
+    if owned is not None and owned.group(1).split()[-1].lower() in NOUN_GENDERS:
+        # "answered Daisy's mamma": the one she belongs to is not the speaker.
+        written = owner + owned.group()
+        return Tag(written, "noun", noun_gender(written), start, start + len(written))
     if kind == "noun" and where == "after":
         # "said the gentleman in the white waistcoat": what sets them apart is theirs.
         modifier = _POST_MODIFIER.match(text, start + len(written))
