@@ -15,14 +15,16 @@ from dataclasses import dataclass
 
 from audiopub.book.cast.characters import Cast, split_name
 from audiopub.book.cast.models import Gender
+from audiopub.book.cast.tags import NOUN_GENDERS, POSSESSIVE
 
-# English kin words and the gender each gives.
+# English kin words, each with the gender its noun gives.
 KIN: dict[str, Gender] = {
-    **dict.fromkeys(("mother", "wife", "aunt", "sister", "daughter", "niece", "mamma"), "female"),
-    **dict.fromkeys(("father", "husband", "uncle", "brother", "son", "nephew", "papa"), "male"),
+    word: NOUN_GENDERS[word]
+    for word in "mother wife aunt sister daughter niece mamma "
+    "father husband uncle brother son nephew papa".split()
 }
-# Kin who are married, or are (most often) not yet.
-_MARRIED = frozenset({"mother", "wife", "aunt", "mamma", "father", "husband", "uncle", "papa"})
+# Women kin who are married, or are (most often) not yet.
+_MARRIED = frozenset({"mother", "wife", "aunt", "mamma"})
 _UNMARRIED = frozenset({"sister", "daughter", "niece"})
 _WIFE_TITLES = frozenset({"mrs", "lady", "madame", "mme", "frau", "señora", "signora"})
 _GIRL_TITLES = frozenset(
@@ -32,7 +34,7 @@ _GIRL_TITLES = frozenset(
 # "her mother", "his younger brother", "their aunt", "my wife", "Daisy's mamma" (also "Daisy s
 # mamma": the apostrophe lost): one describing word at most.
 _KIN_TAG = re.compile(
-    rf"(?:his|her|their|my|(?P<owner>[\w.'’-]+(?:\s[\w'’-]+)*?)(?:['’]s?|\ss))"
+    rf"(?:his|her|their|my|(?P<owner>[\w.'’-]+(?:\s[\w'’-]+)*?){POSSESSIVE})"
     rf"\s+(?:[a-z-]+\s+)?(?P<kin>{'|'.join(KIN)})",
     re.IGNORECASE,
 )
@@ -73,7 +75,7 @@ def titled_as(cast: Cast, person: int, kin: Kin) -> bool:
     """Whether the titles the book gives a person fit the kin: a mother who is only ever
     "Miss", a sister who is "Mrs.", do not."""
     titles = {title for form in cast.people[person].forms if (title := split_name(form)[0])}
-    if kin.gender == "female" and kin.word in _MARRIED:
+    if kin.word in _MARRIED:
         return not (titles & _GIRL_TITLES and not titles & _WIFE_TITLES)
     if kin.word in _UNMARRIED:
         return not titles & _WIFE_TITLES

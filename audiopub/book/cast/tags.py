@@ -166,8 +166,11 @@ _CLAUSE_OPENERS = (
 
 _OPENER = re.compile(_CLAUSE_OPENERS + r"\b")
 
-# A person a name owns: "Daisy's mamma", "Margaret s young brother" (the apostrophe lost).
-_OWNED = re.compile(r"(?:['’]s?|\ss)(\s+(?:[a-z][\w-]*\s+)?[a-z][\w-]*)\b")
+# The possessive ending: "Margaret's", "Thomas'", and "Margaret s", where a text lost the
+# apostrophe to a space.
+POSSESSIVE = r"(?:['’]s?|\ss)"
+# A person a name owns: "Daisy's mamma", "Margaret s young brother".
+_OWNED = re.compile(rf"{POSSESSIVE}(\s+(?:[a-z][\w-]*\s+)?[a-z][\w-]*)\b")
 
 # What follows a description and sets its bearer apart: "the gentleman in the white
 # waistcoat", "the reader of the paper", "the man with the beard"; not how they speak ("in a
@@ -321,7 +324,7 @@ def _patterns(language: str | None) -> _Patterns:
     )
     possessive = re.compile(
         # "Margaret s": an apostrophe some texts lose to a space.
-        rf"(?:was|came)\s+(?:(?P<owner>{name}|{noun})(?:['’]s?|\ss)\s+(?:[\w-]+\s+){{0,2}}"
+        rf"(?:was|came)\s+(?:(?P<owner>{name}|{noun}){POSSESSIVE}\s+(?:[\w-]+\s+){{0,2}}"
         rf"(?:{_SAYINGS})\b"
         rf"|all\s+(?:that\s+)?(?P<sayer>{name})\s+(?:\w+\s+){{0,3}}?(?:say|said|answer)\b)"
         # '"…" from Mr. Wilcox, who thought the episode amusing'
@@ -334,7 +337,7 @@ def _patterns(language: str | None) -> _Patterns:
     # concluding words" are someone else's).
     owned_before = re.compile(
         r"(?:^|(?<=[.;:!?,]\s)|(?<=\b(?:and|but)\s)|(?<=\b(?:to|of)\s))"
-        rf"(?P<subject>{name})(?:['’]s?|\ss)\s+(?:[\w-]+\s+){{0,2}}(?:{_SAYINGS})"
+        rf"(?P<subject>{name}){POSSESSIVE}\s+(?:[\w-]+\s+){{0,2}}(?:{_SAYINGS})"
         r"(?:\s+(?:was|of))?[,:]?\s*$"
     )
     voice_of = re.compile(rf"\s+of\s+(?P<name>{name})")
@@ -506,12 +509,13 @@ def find_tag(
         start += len(written) - len(name)
         written = name
     subject, kind, gender = _classify(written, table)
-    owner = re.sub(r"['’]s?$", "", written)
-    owned = _OWNED.match(text, start + len(owner)) if kind == "name" else None
-    if owned is not None and owned.group(1).split()[-1].lower() in NOUN_GENDERS:
-        # "answered Daisy's mamma": the one she belongs to is not the speaker.
-        written = owner + owned.group()
-        return Tag(written, "noun", noun_gender(written), start, start + len(written))
+    if kind == "name":
+        owner = re.sub(r"['’]s?$", "", written)
+        owned = _OWNED.match(text, start + len(owner))
+        if owned is not None and owned.group(1).split()[-1].lower() in NOUN_GENDERS:
+            # "answered Daisy's mamma": the one she belongs to is not the speaker.
+            written = owner + owned.group()
+            return Tag(written, "noun", noun_gender(written), start, start + len(written))
     if kind == "noun" and where == "after":
         # "said the gentleman in the white waistcoat": what sets them apart is theirs.
         modifier = _POST_MODIFIER.match(text, start + len(written))
