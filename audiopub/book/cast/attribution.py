@@ -61,6 +61,7 @@ from audiopub.book.cast.ranker import rank_speakers
 from audiopub.book.cast.tags import (
     TITLES,
     SubjectKind,
+    after_title,
     find_tag,
     language_table,
 )
@@ -82,10 +83,7 @@ _EXCLAMATIONS = frozenset(
 # all (a text that lost its dashes: "…said in a small and quiet voice").
 _INTRODUCES_SPEECH = re.compile(r"(?:[:,]|--|[—–]|\.\.\.|[^\W\d_])\s*$")
 # A sentence's end: not the full stop of a title or an initial ("Mrs. Musgrove", "J. Smith").
-_SENTENCE_END = re.compile(
-    r"(?<!\b[A-Z])(?<!\b(?:Mr|Dr|Ms|St))(?<!\b(?:Mrs|Col|Mme|Rev))(?<!\b(?:Capt|Mlle|Prof))"
-    r"[.!?]['\"]?\s"
-)
+_SENTENCE_END = re.compile(r"(?<!\b[A-Z])" + after_title(negated=True) + r"[.!?]['\"]?\s")
 
 
 def attribute(book: Book) -> Attribution:

@@ -24,7 +24,13 @@ from audiopub.book.cast.characters import (
 )
 from audiopub.book.cast.conversation import Paragraph
 from audiopub.book.cast.models import Gender
-from audiopub.book.cast.tags import NOUN_GENDERS, SETTING_APART, TITLES, noun_gender
+from audiopub.book.cast.tags import (
+    NOUN_GENDERS,
+    SETTING_APART,
+    TITLES,
+    after_title,
+    noun_gender,
+)
 from audiopub.book.models import Book
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
@@ -56,7 +62,8 @@ _SUBJECT_BEFORE = re.compile(
 )
 # A vocative inside speech: ", Watson," "my dear Watson." "Mr. Holmes?" at a clause's edge.
 _VOCATIVE = re.compile(
-    r"(?:^|[,;!?]\s|(?<!Mr)(?<!Mrs)(?<!Dr)(?<!St)\.\s)(?:(?:my|My)\s+(?:dear|good)\s+|(?:[Dd]ear|O|Oh)\s+)?"
+    r"(?:^|[,;!?]\s|" + after_title(negated=True) + r"\.\s)"
+    r"(?:(?:my|My)\s+(?:dear|good)\s+|(?:[Dd]ear|O|Oh)\s+)?"
     r"((?:(?:Mr|Mrs|Miss|Dr|Sir|Lady|Lord|Captain|Inspector)\.?\s+)?(?:St\.\s)?[A-Z][\w'’-]+"
     r"(?:\s+[A-Z][\w'’-]+)?)(?=[,.!?;]|$)"
 )

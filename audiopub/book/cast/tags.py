@@ -166,6 +166,21 @@ _CLAUSE_OPENERS = (
 
 _OPENER = re.compile(_CLAUSE_OPENERS + r"\b")
 
+# Titles written short, whose full stop ends no sentence or clause ("Mrs. Musgrove", "Dr. Grant").
+ABBREVIATED_TITLES = ("Mr", "Mrs", "Ms", "Dr", "St", "Col", "Mme", "Rev", "Capt", "Mlle", "Prof")
+
+
+def after_title(then: str = "", *, negated: bool = False) -> str:
+    """A pattern for the place just after an abbreviated title and `then` (fixed width: "\\."),
+    or with `negated`, for a place not there. One lookbehind per length of title, as a
+    lookbehind must have one width."""
+    lengths = sorted({len(title) for title in ABBREVIATED_TITLES})
+    groups = ["|".join(title for title in ABBREVIATED_TITLES if len(title) == n) for n in lengths]
+    if negated:
+        return "".join(rf"(?<!\b(?:{group}){then})" for group in groups)
+    return "(?:" + "|".join(rf"(?<=\b(?:{group}){then})" for group in groups) + ")"
+
+
 # The possessive ending: "Margaret's", "Thomas'", and "Margaret s", where a text lost the
 # apostrophe to a space.
 POSSESSIVE = r"(?:['’]s?|\ss)"
@@ -293,7 +308,7 @@ def _patterns(language: str | None) -> _Patterns:
     # Up to three of them: "Miss Crawford, looking … at Mrs. Norris, and then at Fanny, whose
     # tears were beginning to shew themselves, immediately said". A title's full stop ends
     # none ("Miss Crawford, who had been eyeing Dr. Grant and Edmund, now observed").
-    clause = r"(?:[^,.!?\"“”]|(?<=\b(?:Mr|Ms|Dr|St))\.|(?<=\bMrs)\.){0,70}"
+    clause = rf"(?:[^,.!?\"“”]|{after_title()}\.){{0,70}}"
     aside = (
         r"(?:(?:,\s+(?:(?:who|whose|the|a|an|his|her|my|with|in|after|at|for|without|when"
         r"|while|as|though|on|before|and\s+then)\b"
@@ -346,8 +361,9 @@ def _patterns(language: str | None) -> _Patterns:
         for word in ("and", "but", "then", "when", "while", "so", "that", "which")
         for w in (word, word.capitalize())
     )
+    not_after_title = after_title(r"\.\s", negated=True)
     coordinated = re.compile(
-        rf"(?:^|(?<=[.!?;:,]\s)(?<!(?:Mr|Dr|St|Ms)\.\s)(?<!Mrs\.\s)|(?<=[.!?;:]\s\s)|{opens})"
+        rf"(?:^|(?<=[.!?;:,]\s){not_after_title}|(?<=[.!?;:]\s\s)|{opens})"
         rf"(?!{_CLAUSE_OPENERS}\b){subject}{aside}"
         rf"(?:\s+(?=[a-z])(?!(?:and|but|{pronouns})\b)[\w'’-]+,?){{1,10}}"
         rf"(?:\s+(?:and|but)\s+(?:then\s+)?{adverb}(?i:(?P<verb>{verbs}))"
