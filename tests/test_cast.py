@@ -313,6 +313,45 @@ def test_a_description_is_not_the_one_it_calls_by_name() -> None:
     assert "the boy" not in _described_in_scenes(hideout).by_form
 
 
+def test_a_description_beside_one_name_in_one_chapter_only_is_no_one_named() -> None:
+    # Oliver Twist: "the jailer" speaks at the Dodger's trial, where the narration speaks of
+    # Master Bates, and once more in another chapter; the jailer is not Master Bates.
+    trial = (
+        "The Dodger stood in the dock. Master Bates was not there to laugh.",
+        '"Hold your tongue," said the jailer.',
+        "Master Bates would have laughed at him.",
+        '"Silence there!" cried the jailer.',
+        "The Dodger thought of Master Bates.",
+        '"Come on," said the jailer.',
+        "Master Bates was far away.",
+        '"He has been here before," replied the jailer.',
+    )
+    cell = ("Fagin sat in the cell.", '"Fagin," said the jailer.', "Fagin did not move.")
+    den = ('"Where is he?" said Master Bates.', '"Gone," said Fagin.') * 2
+
+    def club(n: int) -> tuple[str, ...]:
+        return (
+            "Ronny and Fielding sat in the club.",
+            *(f'"Yes, {n}," said Ronny.', f'"No, {n}," said Fielding.') * 4,
+        )
+
+    def cast_of(*chapters: tuple[str, ...]) -> Cast:
+        book = Book(
+            "T",
+            ("A",),
+            "en",
+            tuple(Chapter(i, f"C{i}", (f"C{i}", *lines)) for i, lines in enumerate(chapters)),
+        )
+        return sieves(book)[1]
+
+    cast = cast_of(den, trial, club(1), cell, club(2))
+    assert "Master Bates" in cast.by_form
+    assert cast.by_form.get("the jailer") != cast.by_form["Master Bates"]
+    # Beside him in both chapters, the jailer is the name.
+    cast = cast_of(den, trial, club(1), (*trial[:2], *cell), club(2))
+    assert cast.by_form.get("the jailer") == cast.by_form["Master Bates"]
+
+
 def test_a_title_ending_a_sentence_or_a_possessive_ends_the_name() -> None:
     # The Gambler's "the General. He", The Age of Innocence's "Mrs. Archer's Thanksgiving".
     book = _one_chapter(

@@ -567,9 +567,13 @@ def descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
     for description, ats in uses.items():
         own = cast.by_form.get(description)
         seen: Counter[int] = Counter()
+        chapters: dict[int, set[int]] = {}  # person → the chapters they keep it company in
         for at in ats:
             # Nor the one it calls by name: '"Toby," said the boy'.
-            seen.update(company(at) - {own} - set(paragraphs[at].vocatives))
+            near = company(at) - {own} - set(paragraphs[at].vocatives)
+            seen.update(near)
+            for person in near:
+                chapters.setdefault(person, set()).add(paragraphs[at].chapter)
         gender = noun_gender(description)
         best = None
         for person, count in seen.most_common():
@@ -580,6 +584,10 @@ def descriptions(paragraphs: list[Paragraph], cast: Cast) -> dict[str, int]:
             # Not the narrator, nor a description of its own ("the child").
             named = cast.people[person].name[:1].isupper()
             if lift < _COMPANY_LIFT or person == cast.narrator or not named:
+                continue
+            # Throughout the book: the jailer of one trial, named beside a boy spoken of
+            # there, and the jailer of another chapter are no one the book names.
+            if len(chapters[person]) < 2:
                 continue
             if gender is not None and cast.people[person].gender != gender:
                 continue
