@@ -259,18 +259,16 @@ def test_a_description_means_the_name_the_narration_sets_it_beside_and_no_other(
     assert [_speaker(book, at) for at in range(4, 8)] == ["Mr. Bumble", None, None, None]
 
 
-def _described_in_scenes(scene: Callable[[int], tuple[str, ...]]) -> Cast:
-    """The cast of a book where `scene` comes three times, each followed by a chapter of two
-    others talking (so the scene's people are named around its descriptions far more
-    often than around speech in general)."""
+def _club(n: int) -> tuple[str, ...]:
+    """A chapter of two others talking: the scenes' people are named around their
+    descriptions far more often than around speech in general."""
+    return (
+        "Ronny and Fielding sat in the club.",
+        *(f'"Yes, {n}," said Ronny.', f'"No, {n}," said Fielding.') * 4,
+    )
 
-    def club(n: int) -> tuple[str, ...]:
-        return (
-            "Ronny and Fielding sat in the club.",
-            *(f'"Yes, {n}," said Ronny.', f'"No, {n}," said Fielding.') * 4,
-        )
 
-    chapters = [part(n) for n in range(3) for part in (scene, club)]
+def _cast_of(*chapters: tuple[str, ...]) -> Cast:
     book = Book(
         "T",
         ("A",),
@@ -278,6 +276,11 @@ def _described_in_scenes(scene: Callable[[int], tuple[str, ...]]) -> Cast:
         tuple(Chapter(i, f"C{i}", (f"C{i}", *lines)) for i, lines in enumerate(chapters)),
     )
     return sieves(book)[1]
+
+
+def _described_in_scenes(scene: Callable[[int], tuple[str, ...]]) -> Cast:
+    """The cast of a book where `scene` comes three times, each followed by `_club`."""
+    return _cast_of(*(part(n) for n in range(3) for part in (scene, _club)))
 
 
 def test_a_girl_or_a_boy_is_no_one_with_a_grown_ups_title() -> None:
@@ -328,27 +331,11 @@ def test_a_description_beside_one_name_in_one_chapter_only_is_no_one_named() -> 
     )
     cell = ("Fagin sat in the cell.", '"Fagin," said the jailer.', "Fagin did not move.")
     den = ('"Where is he?" said Master Bates.', '"Gone," said Fagin.') * 2
-
-    def club(n: int) -> tuple[str, ...]:
-        return (
-            "Ronny and Fielding sat in the club.",
-            *(f'"Yes, {n}," said Ronny.', f'"No, {n}," said Fielding.') * 4,
-        )
-
-    def cast_of(*chapters: tuple[str, ...]) -> Cast:
-        book = Book(
-            "T",
-            ("A",),
-            "en",
-            tuple(Chapter(i, f"C{i}", (f"C{i}", *lines)) for i, lines in enumerate(chapters)),
-        )
-        return sieves(book)[1]
-
-    cast = cast_of(den, trial, club(1), cell, club(2))
+    cast = _cast_of(den, trial, _club(1), cell, _club(2))
     assert "Master Bates" in cast.by_form
     assert cast.by_form.get("the jailer") != cast.by_form["Master Bates"]
     # Beside him in both chapters, the jailer is the name.
-    cast = cast_of(den, trial, club(1), (*trial[:2], *cell), club(2))
+    cast = _cast_of(den, trial, _club(1), (*trial[:2], *cell), _club(2))
     assert cast.by_form.get("the jailer") == cast.by_form["Master Bates"]
 
 
