@@ -281,7 +281,8 @@ def mutate_bytes(data: bytes, draw: st.DataObject, tokens: list[bytes] | None = 
 
 def insert_tokens(data: bytes, fmt: str, draw: st.DataObject, benign: bool) -> bytes:
     """Tokens put where they split no word or tag: after a tag's ">" in markup, else at a
-    line's start or before a space."""
+    line's start or before a space. A benign token between words comes after a space of its
+    own: "été à la crème" put just after "had" would make "hadété", a word the book never had."""
     markup = fmt in ("html", "fb2")
     gaps = [m.end() for m in re.finditer(rb">" if markup else rb"(?:^|\n)|(?= )", data)]
     gaps = gaps or [0]
@@ -292,6 +293,8 @@ def insert_tokens(data: bytes, fmt: str, draw: st.DataObject, benign: bool) -> b
             token, pool = draw.draw(st.sampled_from(LINE[fmt])), line_gaps
         else:
             token, pool = draw.draw(st.sampled_from(INLINE if benign else HOSTILE)), gaps
+            if benign:
+                token = b" " + token
         at = draw.draw(st.sampled_from(pool))
         out = out[:at] + token + out[at:]
         # Later positions moved by the token's length.
