@@ -499,6 +499,41 @@ def test_brothers_titled_with_their_first_names_stay_two() -> None:
     assert cast.resolve("Mr. Lawrence Cavendish") == lawrence
 
 
+def test_a_full_name_and_its_nickname_are_one_person() -> None:
+    # Oliver Twist: "Bill Sikes" is Mr. William Sikes; The Picture of Dorian Gray: "Jim Vane"
+    # is James Vane. Both make one character, with the titled name.
+    forms = {"Mr. Sikes": 75, "Bill Sikes": 8, "William Sikes": 4, "Mr. William Sikes": 4}
+    forms |= {"Mr. Bill Sikes": 1}  # not a brother of Mr. William Sikes
+    forms |= {"James Vane": 30, "Jim Vane": 25, "Mr. Vane": 3}
+    cast = build_cast(Counter(forms), {})
+    sikes = cast.resolve("Bill Sikes")
+    assert sikes is not None
+    assert cast.resolve("William Sikes") == sikes == cast.resolve("Mr. Sikes")
+    vane = cast.resolve("Jim Vane")
+    assert vane is not None and cast.resolve("James Vane") == vane == cast.resolve("Mr. Vane")
+    # Oliver Twist again: "Charley Bates" is Master Charles Bates.
+    forms = {"Charley Bates": 35, "Master Bates": 46, "Charles Bates": 1}
+    cast = build_cast(Counter(forms | {"Master Charley Bates": 1, "Master Charles Bates": 5}), {})
+    assert cast.resolve("Charley Bates") == cast.resolve("Master Bates") is not None
+    # Two first names no nickname links stay two people.
+    cast = build_cast(Counter({"John Cavendish": 40, "Lawrence Cavendish": 16}), {})
+    assert cast.resolve("John Cavendish") != cast.resolve("Lawrence Cavendish")
+
+
+def test_a_womans_title_in_french_is_her_title_in_english() -> None:
+    # The Awakening: "Madame Pontellier" and "Mrs. Pontellier" are Edna, not two people
+    # leaving her full name to neither; "Monsieur Pontellier" is Mr. Pontellier.
+    forms = {"Mrs. Pontellier": 93, "Madame Pontellier": 2, "Edna Pontellier": 5, "Edna": 300}
+    forms |= {"Mr. Pontellier": 69, "Monsieur Pontellier": 1}
+    he, she = Counter({"male": 20}), Counter({"female": 40})
+    cast = build_cast(Counter(forms), {"Edna": she, "Mr. Pontellier": he})
+    edna = cast.resolve("Edna")
+    assert edna is not None
+    assert cast.resolve("Mrs. Pontellier") == edna == cast.resolve("Madame Pontellier")
+    husband = cast.resolve("Mr. Pontellier")
+    assert husband != edna and cast.resolve("Monsieur Pontellier") == husband
+
+
 def test_a_womans_rank_with_her_surname_is_the_woman_of_that_surname() -> None:
     # The Age of Innocence: "Countess Olenska" is Madame Olenska; Count Olenski is not her,
     # nor is a man's rank a relative's name ("Admiral Crawford" is Mr. Crawford's uncle).

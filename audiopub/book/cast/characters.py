@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from nicknames import NickNamer
+
 from audiopub.book.cast.models import Gender
 from audiopub.book.cast.tags import TITLES
 
@@ -27,6 +29,7 @@ __all__ = [
     "build_cast",
     "first_name_gender",
     "first_name_votes",
+    "is_nickname",
     "opening_pronoun_gender",
     "pronoun_gender",
     "split_name",
@@ -147,6 +150,14 @@ class Cast:
         return owners.most_common(1)[0][0] if owners else None
 
 
+# Titles that say what "Mr.", "Mrs." and "Miss" say, in the book's other languages: "Madame
+# Pontellier" and "Mrs. Pontellier" are one woman.
+_SAME_TITLE = {
+    **dict.fromkeys(("monsieur", "m", "herr", "señor", "senor", "signor", "signore"), "mr"),
+    **dict.fromkeys(("madame", "mme", "frau", "señora", "senora", "signora"), "mrs"),
+    **dict.fromkeys(("mademoiselle", "mlle", "fräulein", "fraulein", "señorita"), "miss"),
+    **dict.fromkeys(("senorita", "signorina"), "miss"),
+}
 # Titles anyone may have, beside ranks (Admiral, Colonel) that name one holder.
 _CIVIL = frozenset({"mr", "mrs", "miss", "ms", "mister", "madame", "monsieur", "mademoiselle"})
 # Titles a first name keeps: the book calls Sir John Middleton "Sir John", not "John".
@@ -221,9 +232,23 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         elif len(words) > 1:
             full.setdefault(words[-1], []).append(form)
 
+    # A full name and its nickname with one surname are one person ("Bill Sikes", "William
+    # Sikes"; "Jim Vane", "James Vane"), where the nickname points at one full name only.
+    for names in full.values():
+        for name in names:
+            first = parts[name][1][0]
+            formal = [
+                other
+                for other in names
+                if len(parts[other][1]) == len(parts[name][1])
+                and is_nickname(first, parts[other][1][0])
+            ]
+            if len(formal) == 1:
+                union(formal[0], name)
+
     def title_key(form: str) -> str:
         title, words = parts[form]
-        return f"{title} {words[-1]}"
+        return f"{_SAME_TITLE.get(title or '', title)} {words[-1]}"
 
     # Titled forms of one title and surname are one person ("Mr. Holmes", "Mr. Sherlock
     # Holmes"), unless two first names share them ("Mr. John Cavendish", "Mr. Lawrence
@@ -241,6 +266,10 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         for form in own_forms:
             if len(parts[form][1]) > 1:
                 held.setdefault(title_key(form), set()).add(parts[form][1][0])
+        # A nickname is the name it is short for: "Mr. Bill Sikes" and "Mr. William Sikes"
+        # are one man, not brothers.
+        for key, firsts in held.items():
+            held[key] = {f for f in firsts if not any(is_nickname(f, other) for other in firsts)}
         by_key: dict[str, str] = {}
         for form in forms:
             if _by_husband(parts[form], group_gender, find):
@@ -283,7 +312,9 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             rivals = [
                 other
                 for other in names
-                if gender_of(other) == own and parts[other][1][0] not in (first, *younger)
+                if gender_of(other) == own
+                and parts[other][1][0] not in (first, *younger)
+                and find(other) != find(name)
             ]
             title = None
             if own == "female" and rivals:
@@ -491,6 +522,20 @@ def _gender(
     if count >= 2 and count >= 2 * other:
         return top
     return None
+
+
+@cache
+def _nicknames() -> NickNamer:
+    return NickNamer()
+
+
+def is_nickname(short: str, name: str) -> bool:
+    """Whether a first name is a nickname of another ("Bill" of "William", "Jim" of
+    "James"), by the hand-curated English list of the `nicknames` package, which spells a
+    pet name in "-ie" only ("Charley" is its "Charlie")."""
+    short, name = short.lower(), name.lower()
+    spellings = {short, short[:-2] + "ie"} if short.endswith("ey") else {short}
+    return short != name and any(name in _nicknames().canonicals_of(s) for s in spellings)
 
 
 # First names of one gender (`scripts/make_first_names.py`, from the Names Corpus).
