@@ -29,7 +29,6 @@ __all__ = [
     "build_cast",
     "first_name_gender",
     "first_name_votes",
-    "is_nickname",
     "opening_pronoun_gender",
     "pronoun_gender",
     "split_name",
@@ -153,10 +152,11 @@ class Cast:
 # Titles that say what "Mr.", "Mrs." and "Miss" say, in the book's other languages: "Madame
 # Pontellier" and "Mrs. Pontellier" are one woman.
 _SAME_TITLE = {
-    **dict.fromkeys(("monsieur", "m", "herr", "señor", "senor", "signor", "signore"), "mr"),
-    **dict.fromkeys(("madame", "mme", "frau", "señora", "senora", "signora"), "mrs"),
-    **dict.fromkeys(("mademoiselle", "mlle", "fräulein", "fraulein", "señorita"), "miss"),
-    **dict.fromkeys(("senorita", "signorina"), "miss"),
+    **dict.fromkeys("monsieur m herr señor senor signor signore".split(), "mr"),
+    **dict.fromkeys("madame mme frau señora senora signora".split(), "mrs"),
+    **dict.fromkeys(
+        "mademoiselle mlle fräulein fraulein señorita senorita signorina".split(), "miss"
+    ),
 }
 # Titles anyone may have, beside ranks (Admiral, Colonel) that name one holder.
 _CIVIL = frozenset({"mr", "mrs", "miss", "ms", "mister", "madame", "monsieur", "mademoiselle"})
@@ -241,7 +241,7 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
                 other
                 for other in names
                 if len(parts[other][1]) == len(parts[name][1])
-                and is_nickname(first, parts[other][1][0])
+                and _is_nickname(first, parts[other][1][0])
             ]
             if len(formal) == 1:
                 union(formal[0], name)
@@ -269,7 +269,7 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         # A nickname is the name it is short for: "Mr. Bill Sikes" and "Mr. William Sikes"
         # are one man, not brothers.
         for key, firsts in held.items():
-            held[key] = {f for f in firsts if not any(is_nickname(f, other) for other in firsts)}
+            held[key] = {f for f in firsts if not any(_is_nickname(f, other) for other in firsts)}
         by_key: dict[str, str] = {}
         for form in forms:
             if _by_husband(parts[form], group_gender, find):
@@ -529,7 +529,7 @@ def _nicknames() -> NickNamer:
     return NickNamer()
 
 
-def is_nickname(short: str, name: str) -> bool:
+def _is_nickname(short: str, name: str) -> bool:
     """Whether a first name is a nickname of another ("Bill" of "William", "Jim" of
     "James"), by the hand-curated English list of the `nicknames` package, which spells a
     pet name in "-ie" only ("Charley" is its "Charlie")."""
