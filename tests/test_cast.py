@@ -914,6 +914,10 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
         ("en", " was his mother's only reply.", "his mother", "noun"),
         # An adverb after the description is not part of it.
         ("en", ", said the old gentleman kindly.", "the old gentleman", "noun"),
+        # Nor a word of degree before that adverb, nor "again".
+        ("en", ", said the policeman\nvery sincerely.", "the policeman", "noun"),
+        ("en", ", said the doctor again, after a pause.", "the doctor", "noun"),
+        ("en", ", said the very old man.", "the very old man", "noun"),
     ],
 )
 def test_speech_tags_per_language(language: str, narration: str, subject: str, kind: str) -> None:

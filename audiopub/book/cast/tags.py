@@ -202,6 +202,10 @@ _MANNER = re.compile(
     r"|[a-z]+(?:ness|ity|ment|ion|ance|ence|ure|ly|ing))$"
 )
 
+# Words that begin how someone speaks, never end who they are: a word of degree ("very",
+# "rather"), which comes before an adverb or an adjective, and "again", "still", "not".
+_DEGREE = "very|rather|quite|too|so|most|more|less|somewhat|almost|still|again|not|never"
+
 # Words ending in -ly that describe a person, not how they speak: "said a little ugly man".
 _LY_ADJECTIVES = (
     "ugly|elderly|surly|burly|portly|stately|comely|homely|lovely|lonely|friendly"
@@ -286,8 +290,10 @@ def _patterns(language: str | None) -> _Patterns:
     adverbial = rf"(?!(?:{_LY_ADJECTIVES})\b)[\w'’]+(?:ly|ing)(?![\w'’-])"
     word = rf"(?!(?:{joining}|{articles})\b)(?!{adverbial})[\w'’-]+"
     # A capitalised word ends a description: in "After a short pause Sir Thomas added" the
-    # speaker is Sir Thomas.
-    noun = rf"(?:{articles})\s+(?:(?-i:(?![A-ZÀ-ÖØ-Þ])){word}\s+){{0,3}}{word}"
+    # speaker is Sir Thomas. A word of degree never does: it opens how they speak ("said the
+    # policeman very sincerely", "said the doctor again"), though it may describe them ("the
+    # very old man").
+    noun = rf"(?:{articles})\s+(?:(?-i:(?![A-ZÀ-ÖØ-Þ])){word}\s+){{0,3}}(?!(?:{_DEGREE})\b){word}"
     definite = "|".join(re.escape(a) for a in _DEFINITE)
     # A name after words that describe its bearer: "the gentle Mrs. Thorpe", "old Horace
     # Talbot" (lower case: "the young man" is a description).
