@@ -644,7 +644,8 @@ async def test_generate_progress_done_download_library(
     assert "3 chapters" in text(user, "book-facts")
     user.find(marker="book-play").click()
     await user.should_see(marker="book-audio")
-    assert element(user, "book-audio").props["src"] == f"/library/{job_id}/audio"
+    player = element(user, "book-audio").props
+    assert player["src"] == f"/library/{job_id}/audio" and player["autoplay"]  # from the start
     assert text(user, "book-play") == "Stop"  # it stops what it started
     user.find(marker="book-chapter-2").click()  # seeks the player to the chapter's start
     # Read along: the sentence heard at the player's time shows under it.

@@ -84,3 +84,6 @@ async def test_a_job_that_listens_shows_what_is_still_flagged_and_plays_it(
     user.find(marker=f"book-flagged-play-{len(flagged)}").click()  # opens the player there
     await user.should_see(marker="book-audio")
     assert text(user, "book-play") == "Stop"
+    # The new player starts itself there: a seek sent beside it could reach the page first.
+    player = element(user, "book-audio").props
+    assert player["autoplay"] and player["src"].endswith(f"#t={flagged[-1].book_s:.3f}")

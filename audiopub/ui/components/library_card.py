@@ -118,24 +118,36 @@ class LibraryCard:
 
     async def _toggle(self) -> None:
         if self.player is None:
-            cues = await run.io_bound(self.services.library.book_cues, self.job_id)
-            if cues is None:  # the app is shutting down
-                return
-            self._build_player(cues)
+            await self._open_player()
+            return
         showing = not self.player_box.visible
+        self._show_player(showing)
+        if showing:
+            self.player.play()
+        else:
+            self.player.pause()
+
+    async def _open_player(self, start_s: float = 0.0) -> None:
+        """Build the player, shown and playing from `start_s`. The new element starts itself
+        (autoplay, and a media fragment for where): a play() or seek sent beside it can reach
+        the page before the element does, and is then lost."""
+        cues = await run.io_bound(self.services.library.book_cues, self.job_id)
+        if cues is None:  # the app is shutting down
+            return
+        self._build_player(cues, start_s)
+        self._show_player(True)
+
+    def _show_player(self, showing: bool) -> None:
         self.player_box.set_visibility(showing)
         self.play_button.set_text("Stop" if showing else "Play")
         self.play_button.props(f"icon={'stop' if showing else 'play_arrow'}")
-        if showing and self.player is not None:
-            self.player.play()
-        elif self.player is not None:
-            self.player.pause()
 
-    def _build_player(self, cues: list[Cue]) -> None:
+    def _build_player(self, cues: list[Cue], start_s: float) -> None:
+        source = f"/library/{self.job_id}/audio"
+        if start_s > 0:
+            source += f"#t={start_s:.3f}"
         with self.player_box:
-            self.player = (
-                ui.audio(f"/library/{self.job_id}/audio").classes("w-full").mark("book-audio")
-            )
+            self.player = ui.audio(source, autoplay=True).classes("w-full").mark("book-audio")
             # Read along: the sentence being heard, under the progress bar.
             self.cues, self.cue_starts = cues, [cue.start_s for cue in cues]
             self.sentence = ui.label().classes("ap-read-along w-full").mark("book-sentence")
@@ -210,8 +222,11 @@ class LibraryCard:
 
     async def _play_at(self, seconds: float) -> None:
         """Open the player (if it is closed) and play from `seconds` into the book."""
+        if self.player is None:
+            await self._open_player(seconds)
+            return
         if not self.player_box.visible:
-            await self._toggle()
+            self._show_player(True)
         self._seek(seconds)
 
     def _seek(self, seconds: float) -> None:
