@@ -766,6 +766,10 @@ CAST_NEEDS = (
     "a cast of voices needs Kokoro or a multi-speaker Piper voice: "
     "`audiopub voices download kokoro`"
 )
+# Said instead where the book has no one to cast (the Cast panel's words).
+NO_ONE_SPEAKS = (
+    "cast: no one speaks in this book, as far as Audiopub can tell: the narrator reads it all"
+)
 
 
 def _cast(args: argparse.Namespace) -> int:
@@ -821,7 +825,10 @@ def _cast(args: argparse.Namespace) -> int:
         for q in data["quotes"]:
             text = q["text"] if len(q["text"]) <= 70 else q["text"][:69] + "…"
             print(f'{q["chapter"] + 1}:{q["paragraph"]}  {q["speaker"] or "-"}: "{text}"')
-    print(cast.summary() if voiced else CAST_NEEDS, file=sys.stderr)
+    if not data["characters"]:  # no voices are needed either
+        print(NO_ONE_SPEAKS, file=sys.stderr)
+    else:
+        print(cast.summary() if voiced else CAST_NEEDS, file=sys.stderr)
     return 0
 
 

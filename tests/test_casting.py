@@ -615,6 +615,22 @@ def test_the_cast_command_lists_the_characters_and_speakers_with_the_one_embedde
     assert table.err.strip().endswith("`audiopub voices download kokoro`")
 
 
+def test_a_book_where_no_one_speaks_says_so_and_asks_for_no_voices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))
+    epub = build_epub(
+        tmp_path / "quiet.epub",
+        [("The Moor", ["The wind came over the moor at dusk.", "Nobody was out on the road."])],
+    )
+    assert main(["cast", str(epub), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"characters": [], "quotes": []}
+    assert captured.err.strip() == (
+        "cast: no one speaks in this book, as far as Audiopub can tell: the narrator reads it all"
+    )
+
+
 def test_a_listing_whose_reader_has_gone_ends_quietly(tmp_path: Path) -> None:
     # `audiopub cast BOOK | head`: the pipe closes under the listing; no traceback follows.
     epub = _thumb(tmp_path)
