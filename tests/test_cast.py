@@ -520,6 +520,15 @@ def test_a_full_name_and_its_nickname_are_one_person() -> None:
     assert cast.resolve("John Cavendish") != cast.resolve("Lawrence Cavendish")
 
 
+def test_a_name_with_an_epithet_in_its_hyphens_is_the_one_its_last_part_names() -> None:
+    # Winnie-the-Pooh: "Winnie-the-Pooh" is Pooh, whom the book also calls Pooh Bear.
+    cast = build_cast(Counter({"Pooh": 300, "Pooh Bear": 20, "Winnie-the-Pooh": 46}), {})
+    assert cast.resolve("Winnie-the-Pooh") == cast.resolve("Pooh Bear") is not None
+    # A double-barrelled surname is no one's half: Mr. Smith-Jones is not Mr. Jones.
+    cast = build_cast(Counter({"Mr. Jones": 30, "Mr. Smith-Jones": 10, "Jones": 5}), {})
+    assert cast.resolve("Mr. Smith-Jones") != cast.resolve("Mr. Jones")
+
+
 def test_a_womans_title_in_french_is_her_title_in_english() -> None:
     # The Awakening: "Madame Pontellier" and "Mrs. Pontellier" are Edna, not two people
     # leaving her full name to neither; "Monsieur Pontellier" is Mr. Pontellier.

@@ -158,6 +158,8 @@ _SAME_TITLE = {
         "mademoiselle mlle fräulein fraulein señorita senorita signorina".split(), "miss"
     ),
 }
+# A name and, in its hyphens, a lower-case word or more, then the name it stands for.
+_EPITHET_NAME = re.compile(r"[A-Z][\w'’]*-(?:[a-z]+-)+([A-Z][\w'’]*)")
 # Titles anyone may have, beside ranks (Admiral, Colonel) that name one holder.
 _CIVIL = frozenset({"mr", "mrs", "miss", "ms", "mister", "madame", "monsieur", "mademoiselle"})
 # Titles a first name keeps: the book calls Sir John Middleton "Sir John", not "John".
@@ -426,6 +428,12 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         for owner in sorted(owners, key=lambda o: (ranking[o], o), reverse=True):
             if union(owner, form):
                 break
+    # A name with an epithet in its hyphens ("Winnie-the-Pooh") is the one its last part
+    # names ("Pooh"). Only with a lower-case word between: "Smith-Jones" is not Jones.
+    for form in parts:
+        epithet = _EPITHET_NAME.fullmatch(form)
+        if epithet is not None and epithet.group(1) in parent:
+            union(epithet.group(1), form)
     # A title with a first name is the one full name it begins, where no one has it as a
     # surname: first the one with the same title ("Sir John" is Sir John Middleton, not John
     # Dashwood), else an untitled one ("Miss Sophy" is Sophy Jackson).
