@@ -213,7 +213,7 @@ async def test_generate_speaks_with_the_cast(user: User, kitchen: Path, services
     assert chosen in voiced
 
 
-async def test_a_cast_the_engine_has_no_voices_for_is_refused_and_says_why(
+async def test_with_one_voice_the_characters_are_listed_and_generate_says_what_is_needed(
     user: User, kitchen: Path, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AUDIOPUB_MODELS_DIR", str(tmp_path / "models"))  # the narrator alone
@@ -222,7 +222,14 @@ async def test_a_cast_the_engine_has_no_voices_for_is_refused_and_says_why(
     await upload(user, kitchen)
     await see(user, marker="book-title", timeout=30)
     element(user, "cast-switch").value = True  # type: ignore[attr-defined]
-    await see(user, marker="cast-error", content="No voice is left for the characters", timeout=60)
+    # A fresh install: who speaks is shown, to check and correct, with no voices to choose.
+    await see(user, marker="cast-name-2", timeout=60)
+    assert sorted(names(user)) == ["Jem", "Mary", "Mrs. Hale"]
+    assert text(user, "cast-summary").startswith("A cast of voices needs Kokoro")
+    await user.should_not_see(marker="cast-voice-0")
+    await user.should_not_see(marker="cast-error")
+    user.find(marker="cast-quotes-0").click()  # their lines, to reassign, all the same
+    await see(user, marker="cast-quotes", timeout=30)
     await press(user, "generate")
     await see(user, marker="generate-error", content="No voice is left for the characters")
     assert services.store.queue.list_jobs() == []

@@ -53,11 +53,19 @@ class OpenCast:
         with self._lock:
             return change()
 
-    def cast(self, engine: str, narrator: str) -> Cast:
+    def cast(self, engine: str, narrator: str) -> tuple[Cast, bool]:
         """The cast with this engine's voices around the narrator (the previews' engine: it
-        lists the same voices as the job's, and is loaded already when a voice was heard)."""
+        lists the same voices as the job's, and is loaded already when a voice was heard), and
+        whether it has voices for the characters. With one voice (the embedded Piper voice of a
+        fresh install) the characters and their lines are still there, no voice given."""
         tts = registry.get_preview_engine(engine)
-        return self._locked(lambda: self.book_cast.cast(tts, narrator))
+
+        def make() -> tuple[Cast, bool]:
+            if self.book_cast.can_cast(tts, narrator):
+                return self.book_cast.cast(tts, narrator), True
+            return self.book_cast.unvoiced(tts, narrator), False
+
+        return self._locked(make)
 
     def voicing(self, engine: str, use_gpu: bool, narrator: str) -> Voicing:
         """What a job keeps of the cast, made with the job's engine as `convert --cast` makes

@@ -8,7 +8,8 @@ their lines and gender, a voice each from the chosen engine's voices in the book
 renaming (or merging, under another character's name) and their quotations in context, each
 of which can be given to another character or to the narrator. Every change is saved to the
 book's cast file (`BookCast`), which is what Generate then speaks with. Find again has the
-finder read the book afresh, the changes kept.
+finder read the book afresh, the changes kept. With an engine of one voice the characters are
+listed all the same, without voices, beside what a cast of voices needs.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ from audiopub.voices.casting import Cast, cast_voices, speaking_order
 NARRATOR_CHOICE: Final = "\u2063narrator"  # the speaker select's "no speaker" (no name is it)
 QUOTES_SHOWN: Final = 200  # a character's quotations listed at once
 GENDERS: Final = {"female": "female", "male": "male", "": "unknown"}
+# Said where the engine has only the narrator's voice: the characters are listed all the same.
+CAST_NEEDS: Final = (
+    "A cast of voices needs Kokoro or a multi-speaker Piper voice: download one on the Voices "
+    "page. Until then each character is listed with their lines, to check and correct."
+)
 
 
 class CastPanel:
@@ -50,6 +56,7 @@ class CastPanel:
         self.book: Book | None = None
         self.opened: OpenCast | None = None  # the book's cast, once attributed
         self.cast: Cast | None = None  # as spoken with the engine and narrator chosen
+        self.voiced = False  # the engine has voices for the characters
         self._shown_for: tuple[object, ...] = ()  # what the cast shown was made for
         self._loading = 0  # loads started: only the latest one's result is shown
         self._loading_for: tuple[object, ...] = ()  # what the load under way is for
@@ -154,7 +161,7 @@ class CastPanel:
         self.busy.set_visibility(True)
         self.error.set_visibility(False)
 
-        def load() -> tuple[OpenCast, Cast]:
+        def load() -> tuple[OpenCast, tuple[Cast, bool]]:
             opened = self.services.casts.open(path, book)
             return opened, opened.cast(engine, narrator)
 
@@ -166,7 +173,7 @@ class CastPanel:
                 self._loading_for = ()
         if loaded is None or mine != self._loading or wanted != self._wanted():
             return
-        self.opened, self.cast = loaded
+        self.opened, (self.cast, self.voiced) = loaded
         self._shown_for = wanted
         self._show_cast()
 
@@ -203,7 +210,7 @@ class CastPanel:
     def _show_cast(self) -> None:
         cast = self.cast
         assert cast is not None
-        self.summary.set_text(cast.summary())
+        self.summary.set_text(cast.summary() if self.voiced else CAST_NEEDS)
         self._show_state()
         self.rows.clear()
         characters = speaking_order(cast.attribution.characters)
@@ -224,21 +231,10 @@ class CastPanel:
                         ui.label(f"{lines} · {gender}").classes("ap-muted text-sm").mark(
                             f"cast-facts-{index}"
                         )
-                    voice = cast.voices.get(character.name, cast.narrator)
-                    ui.select(
-                        self._voice_options(cast, voice),
-                        value=voice,
-                        label=f"Voice for {character.name}",
-                        with_input=True,
-                        on_change=lambda e, name=character.name: self._set_voice(name, e.value),
-                    ).classes("flex-1 min-w-[12rem]").props("outlined dense").mark(
-                        f"cast-voice-{index}"
-                    )
-                    hear = ui.button("Hear", icon="play_circle").props("outline no-caps")
-                    hear.mark(f"cast-hear-{index}")
-                    hear.on_click(
-                        lambda _, name=character.name, button=hear: self._hear(name, button)
-                    )
+                    if self.voiced:
+                        self._voice_row(cast, character.name, index)
+                    else:
+                        ui.space()
                     ui.button(
                         icon="edit",
                         on_click=lambda _, name=character.name: self._edit(name),
@@ -251,6 +247,20 @@ class CastPanel:
                     ).props("flat round dense").tooltip("Their lines, to reassign").mark(
                         f"cast-quotes-{index}"
                     )
+
+    def _voice_row(self, cast: Cast, name: str, index: int) -> None:
+        """A character's voice, to choose, and a line of theirs to hear in it."""
+        voice = cast.voices.get(name, cast.narrator)
+        ui.select(
+            self._voice_options(cast, voice),
+            value=voice,
+            label=f"Voice for {name}",
+            with_input=True,
+            on_change=lambda e: self._set_voice(name, e.value),
+        ).classes("flex-1 min-w-[12rem]").props("outlined dense").mark(f"cast-voice-{index}")
+        hear = ui.button("Hear", icon="play_circle").props("outline no-caps")
+        hear.mark(f"cast-hear-{index}")
+        hear.on_click(lambda: self._hear(name, hear))
 
     def _voice_options(self, cast: Cast, current: str) -> dict[str, str]:
         """The engine's voices a character may take (the book's language, the narrator's
