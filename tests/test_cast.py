@@ -926,6 +926,8 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
         # Nor a word of degree before that adverb, nor "again".
         ("en", ", said the policeman\nvery sincerely.", "the policeman", "noun"),
         ("en", ", said the doctor again, after a pause.", "the doctor", "noun"),
+        ("en", ", said the old man once more.", "the old man", "noun"),
+        ("en", ", said the girl aloud.", "the girl", "noun"),
         ("en", ", said the very old man.", "the very old man", "noun"),
     ],
 )

@@ -202,9 +202,12 @@ _MANNER = re.compile(
     r"|[a-z]+(?:ness|ity|ment|ion|ance|ence|ure|ly|ing))$"
 )
 
-# Words that begin how someone speaks, never end who they are: a word of degree ("very",
-# "rather"), which comes before an adverb or an adjective, and "again", "still", "not".
-_DEGREE = "very|rather|quite|too|so|most|more|less|somewhat|almost|still|again|not|never"
+# Words that begin or end how someone speaks, never end who they are: a word of degree
+# ("very", "rather", "enough"), and "again", "still", "not", "now", "aloud", "once".
+_DEGREE = (
+    "very|rather|quite|too|so|most|more|less|somewhat|almost|enough|still|again|not|never|now"
+    "|aloud|once"
+)
 
 # Words ending in -ly that describe a person, not how they speak: "said a little ugly man".
 _LY_ADJECTIVES = (
