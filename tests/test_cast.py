@@ -1049,6 +1049,27 @@ def test_a_title_in_dialect_is_a_title() -> None:
     assert sorted(names) == ["Berry", "Frank"]
 
 
+@pytest.mark.parametrize(
+    ("narration", "subject"),
+    [
+        # Northanger Abbey, Mansfield Park, Persuasion: the speaking, owned by the clause's agent.
+        ("A silence succeeded; it was broken by\nThorpe s saying very abruptly, ", "Thorpe"),
+        ("but she was stopped by Miss Tilney's saying, with a\nlittle confusion, ", "Miss Tilney"),
+        ("when she was stopped by Sir Thomas's saying with authority,\n", "Sir Thomas"),
+        ("the conversation, which began with Mary's saying, in a tone of\nexultation--", "Mary"),
+        # A tag of its own after it speaks, not the one whose saying came first.
+        ("It was ended by Mary's saying no more, and then Anne said, ", "Anne"),
+    ],
+)
+def test_a_saying_owned_by_the_clauses_agent_names_the_speaker(
+    narration: str, subject: str
+) -> None:
+    tag = find_tag(narration, "en", "before")
+    assert tag is not None and (tag.subject, tag.kind) == (subject, "name")
+    # A saying its sentence ends is not the quotation's.
+    assert find_tag("She was pleased with Anne's saying so much. ", "en", "before") is None
+
+
 def test_the_one_looked_at_is_not_the_speaker() -> None:
     assert find_tag("She looked at Mary, smiling, and said, ", "en", "before") is None
     # A name after a preposition is where someone is, not who speaks.

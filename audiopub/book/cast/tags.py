@@ -265,6 +265,8 @@ class _Patterns:
     possessive: re.Pattern[str]
     # 'Cassandra s reply, "…"', 'in reply to Lady Bertram's calm inquiry of "…"': before one.
     owned_before: re.Pattern[str]
+    # 'it was broken by Thorpe s saying very abruptly, "…"': before one, where no tag is.
+    speaking_by: re.Pattern[str]
     # "in the clear voice of Mr. Wilcox": who a voice belongs to.
     voice_of: re.Pattern[str]
     table: Language
@@ -364,6 +366,12 @@ def _patterns(language: str | None) -> _Patterns:
         rf"(?P<subject>{name}){POSSESSIVE}\s+(?:[\w-]+\s+){{0,2}}(?:{_SAYINGS})"
         r"(?:\s+(?:was|of))?[,:]?\s*$"
     )
+    # 'broken by Thorpe's saying very abruptly, "…"': the speaking the quotation is, owned by
+    # the agent of the clause ("by", "with"); how it was said may follow, not a full stop.
+    speaking_by = re.compile(
+        rf"(?:(?<=\bby\s)|(?<=\bwith\s))(?P<subject>{name}){POSSESSIVE}\s+(?:{_SAYING})\b"
+        r"[^.!?\"“”]{0,60}$"
+    )
     voice_of = re.compile(rf"\s+of\s+(?P<name>{name})")
     opens = "|".join(
         rf"(?<=\b{w}\s)"
@@ -387,6 +395,7 @@ def _patterns(language: str | None) -> _Patterns:
         coordinated,
         possessive,
         owned_before,
+        speaking_by,
         voice_of,
         table,
     )
@@ -509,7 +518,11 @@ def find_tag(
                 ):
                     match = found
         if match is None:
-            return None
+            speaking = patterns.speaking_by.search(tail)
+            if speaking is None:
+                return None
+            owner, start = speaking.group("subject"), offset + speaking.start("subject")
+            return Tag(owner, "name", None, start, start + len(owner))
         # A clause of its own after "and", naming its own subject, is the one that speaks:
         # "Christopher Robin whispered to Rabbit, and Rabbit said" (not "…, and he said").
         for found in direct.finditer(tail, match.end()):
