@@ -793,8 +793,7 @@ def _cast(args: argparse.Namespace) -> int:
         book_cast.set_voice(name.strip(), voice.strip(), engine)
     # With one voice the characters and their quotations are still shown; only `convert
     # --cast` needs the voices.
-    voiced = book_cast.can_cast(engine, narrator)
-    cast = book_cast.cast(engine, narrator) if voiced else book_cast.unvoiced(engine, narrator)
+    cast, voiced = book_cast.listed(engine, narrator)
     data = cast.to_dict()
     if args.json:
         keep = ("name", "aliases", "gender", "lines", "voice")

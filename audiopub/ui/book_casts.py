@@ -59,13 +59,7 @@ class OpenCast:
         whether it has voices for the characters. With one voice (the embedded Piper voice of a
         fresh install) the characters and their lines are still there, no voice given."""
         tts = registry.get_preview_engine(engine)
-
-        def make() -> tuple[Cast, bool]:
-            if self.book_cast.can_cast(tts, narrator):
-                return self.book_cast.cast(tts, narrator), True
-            return self.book_cast.unvoiced(tts, narrator), False
-
-        return self._locked(make)
+        return self._locked(lambda: self.book_cast.listed(tts, narrator))
 
     def voicing(self, engine: str, use_gpu: bool, narrator: str) -> Voicing:
         """What a job keeps of the cast, made with the job's engine as `convert --cast` makes

@@ -378,6 +378,14 @@ class BookCast:
             self._save(replace(self.file, made=made))
         return cast
 
+    def listed(self, engine: Engine, narrator: str) -> tuple[Cast, bool]:
+        """The cast as `audiopub cast` and the Cast panel show it, and whether it has voices
+        for the characters: with an engine of one voice, the characters and their lines with
+        no voice given (`unvoiced`)."""
+        if self.can_cast(engine, narrator):
+            return self.cast(engine, narrator), True
+        return self.unvoiced(engine, narrator), False
+
     def can_cast(self, engine: Engine, narrator: str, language: str | None = None) -> bool:
         """Whether the engine has a voice for the characters beside the narrator's (Kokoro or
         a multi-speaker Piper voice does; the embedded one-voice Piper does not)."""
