@@ -520,6 +520,15 @@ def test_a_full_name_and_its_nickname_are_one_person() -> None:
     assert cast.resolve("John Cavendish") != cast.resolve("Lawrence Cavendish")
 
 
+def test_a_place_is_no_ones_full_name() -> None:
+    # A Passage to India: "the Indian" speaks, and the narration sails "the Indian Ocean";
+    # the speaker is "Indian", not a man called Ocean.
+    voyage = "Mrs. Moore journeyed across the Indian Ocean and up the Red Sea."
+    cast = _cast_of(('"Excellent," said the Indian.', voyage, voyage, voyage, '"No," said Aziz.'))
+    assert cast.resolve("Indian") is not None
+    assert all(p.name != "Indian Ocean" for p in cast.people)
+
+
 def test_a_name_with_an_epithet_in_its_hyphens_is_the_one_its_last_part_names() -> None:
     # Winnie-the-Pooh: "Winnie-the-Pooh" is Pooh, whom the book also calls Pooh Bear.
     cast = build_cast(Counter({"Pooh": 300, "Pooh Bear": 20, "Winnie-the-Pooh": 46}), {})
@@ -1009,6 +1018,18 @@ def test_a_clause_between_the_speaker_and_the_verb_before_the_speech(
 def test_words_that_only_look_like_a_described_name_are_none() -> None:
     tag = find_tag(", said the count. He took out a cigar.", "en")
     assert tag is not None and tag.kind == "noun"
+    # A full stop after a title written whole ends the sentence: The Awakening's
+    # "Mademoiselle The", The Mysterious Affair at Styles's "Inspector He".
+    tag = find_tag(", answered Mademoiselle. The two had seated themselves.", "en")
+    assert tag is not None and tag.subject == "Mademoiselle"
+    tag = find_tag(", cried the Inspector. He turned to the other man.", "en")
+    assert tag is not None and tag.subject == "Inspector"
+    tag = find_tag(", said Mr. Holmes. He rose.", "en")
+    assert tag is not None and tag.subject == "Mr. Holmes"
+    # An adverb opening a sentence is no one: Night and Day's "Thus".
+    assert find_tag(" Thus occupied, she did not see Denham.", "en") is None
+    tag = find_tag("Those privileged to enter it shivered there, and said ", "en", "before")
+    assert tag is None or tag.kind != "name"
     tag = find_tag("In one of her moods Helen had confessed that she still ", "en", "before")
     assert tag is None or tag.kind != "name"
 

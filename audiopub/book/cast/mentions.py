@@ -38,6 +38,10 @@ _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _NOMINAL_MIN = 3
 # How often a first name and a surname that is also a noun must be written together.
 _PLAIN_SURNAME_MIN = 3
+# The last word of a place's name, never a surname: "the Indian Ocean", "Baker Street".
+_PLACES = frozenset(
+    "Ocean Sea River Street Road Avenue Square Station Channel Gulf Canal Mountains Islands".split()
+)
 # Speech that says who speaks: "My name is Helen Stoner", "I am Sherlock Holmes".
 _INTRODUCTION = re.compile(
     r"(?:^|[.!?]\s)(?:[Mm]y name is|I am|I'm)\s+((?:(?:Mr|Mrs|Miss|Dr)\.?\s+)?[A-Z][\w'’-]+"
@@ -288,7 +292,8 @@ def _full_names(
                     continue
                 if first.lower() in TITLES or first.lower() in NOT_NAMES:
                     continue
-                if last.lower() in TITLES:  # "Mr. Hastings — Miss Howard": two people
+                # "Mr. Hastings — Miss Howard" are two people; "Indian Ocean" is a place.
+                if last.lower() in TITLES or last in _PLACES:
                     continue
                 # An ordinary word starting a sentence, or a place ("Street"); a word the tags
                 # already use as a name is one ("Bill" said, though the bill is paid).

@@ -161,7 +161,8 @@ _APPOSITION = re.compile(r"[\w'’ -]{0,20}?,\s+(?:the\s+)?((?:[A-Z][\w'’-]*\s
 _CLAUSE_OPENERS = (
     r"(?:Then|When|But|And|So|As|While|After|Before|Now|Here|There|This|That|It|At|In|On|If"
     r"|Yet|Still|Presently|Suddenly|Meanwhile|Afterwards|To|For|With|From|By|Of|Upon|Into"
-    r"|Without|Like|Once|Again|Perhaps|Indeed|Instead|Finally)"
+    r"|Without|Like|Once|Again|Perhaps|Indeed|Instead|Finally|These|Those|Thus|Hence|However"
+    r"|Whereupon)"
 )
 
 _OPENER = re.compile(_CLAUSE_OPENERS + r"\b")
@@ -276,10 +277,16 @@ class _Patterns:
 def _patterns(language: str | None) -> _Patterns:
     table = language_table(language)
     verbs = "|".join(sorted((re.escape(v) for v in table.verbs), key=len, reverse=True))
-    titles = "|".join(sorted((re.escape(t.rstrip(".")) for t in TITLES), key=len, reverse=True))
+    # A title written short takes a full stop ("Mr.", "M."); after a whole word one ends the
+    # sentence: 'answered Mademoiselle. The two had seated themselves' names no "The".
+    short = {t.rstrip(".") for t in TITLES if t.endswith(".")}
+    titles = "|".join(
+        [rf"{re.escape(t)}\.?" for t in sorted(short, key=len, reverse=True)]
+        + [re.escape(t) for t in sorted(set(TITLES) - short, key=len, reverse=True)]
+    )
     particles = "|".join(re.escape(p) for p in table.particles) or "(?!)"
     # After a title a name may open with its particles: "Mr. van der Luyden".
-    title = rf"(?:(?i:(?:{titles}))\.?\s+(?:(?:{particles})\s+){{0,2}})?"
+    title = rf"(?:(?i:(?:{titles}))\s+(?:(?:{particles})\s+){{0,2}})?"
     name = rf"{title}{_NAME_WORD}(?:\s+(?:(?:{particles})\s+){{0,2}}{_NAME_WORD}){{0,3}}"
     pronouns = "|".join(re.escape(p) for p in [*table.pronouns, *table.first_person])
     articles = "|".join(re.escape(a) for a in table.articles)
@@ -539,6 +546,8 @@ def find_tag(
         # "Meanwhile Hamidullah had said": the adverb opening the sentence is no name.
         start += opener.end() + 1
         written = written[opener.end() + 1 :]
+    elif opener is not None and opener.end() == len(written):
+        return None  # 'Thus occupied, she did not see him': the adverb is all there is
     words = written.split(" ")
     last_lower = max((i for i, w in enumerate(words) if w[:1].islower()), default=len(words))
     if last_lower < len(words) - 1 and text.startswith(", who", start + len(written)):
