@@ -938,6 +938,9 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
         ("en", ", said the old man once more.", "the old man", "noun"),
         ("en", ", said the girl aloud.", "the girl", "noun"),
         ("en", ", said the very old man.", "the very old man", "noun"),
+        # How it is said after the verb, a word of degree first.
+        ("en", " Alice replied very politely, ", "Alice", "name"),
+        ("en", " the Mouse replied rather crossly: ", "Mouse", "name"),
     ],
 )
 def test_speech_tags_per_language(language: str, narration: str, subject: str, kind: str) -> None:

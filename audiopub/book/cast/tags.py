@@ -353,7 +353,9 @@ def _patterns(language: str | None) -> _Patterns:
         r"(?:\s+(?:him|her|them|me|us|himself|herself|themselves|myself|again|aloud|back|up"
         r"|out|off|down|on|forth"
         rf"|{name}(?:\s+and\s+{name})?))?"
-        r"(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|by|from|for|after|without|\w+ly)\b)"
+        # How it is said may follow, with a word of degree first: "Alice replied very politely".
+        r"(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|by|from|for|after|without|\w+ly"
+        r"|(?:very|rather|quite|too|so|most|somewhat|half)\s+\w+ly)\b)"
     )
     possessive = re.compile(
         # "Margaret s": an apostrophe some texts lose to a space.
