@@ -529,6 +529,16 @@ def test_a_place_is_no_ones_full_name() -> None:
     assert all(p.name != "Indian Ocean" for p in cast.people)
 
 
+def test_a_title_of_several_people_is_no_ones_name() -> None:
+    # A Passage to India: "Mesdames Callendar and Lesley" drove out; Mrs. Callendar speaks.
+    drive = "Mesdames Callendar and Lesley drove through the heat to enquire."
+    said = ('"Let him die," said Mrs. Callendar.', '"No," said Aziz.')
+    cast = _cast_of((said[0], drive, drive, drive, said[1]))
+    callendar = cast.resolve("Mrs. Callendar")
+    assert callendar is not None and cast.people[callendar].name == "Mrs. Callendar"
+    assert all("Mesdames" not in form for p in cast.people for form in p.forms)
+
+
 def test_a_name_with_an_epithet_in_its_hyphens_is_the_one_its_last_part_names() -> None:
     # Winnie-the-Pooh: "Winnie-the-Pooh" is Pooh, whom the book also calls Pooh Bear.
     cast = build_cast(Counter({"Pooh": 300, "Pooh Bear": 20, "Winnie-the-Pooh": 46}), {})

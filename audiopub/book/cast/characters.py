@@ -40,12 +40,14 @@ _PRONOUNS: dict[str, Gender] = {
     "il": "male", "elle": "female", "él": "male", "ella": "female", "er": "male",
 }  # fmt: skip
 _PRONOUN_AFTER = re.compile(r"\b(" + "|".join(_PRONOUNS) + r")\b", re.IGNORECASE)
-# Words a sentence may start with before a name ("Then Holmes said"): never part of it.
+# Words a sentence may start with before a name ("Then Holmes said"): never part of it. Nor
+# a title of several people ("Mesdames Callendar and Lesley").
 NOT_NAMES = frozenset(
     """then and but now so when presently here there yes no oh ah well at last still
     again suddenly soon after before while as if once just only even indeed perhaps
     next one that this at by with for where who which what how said says everybody
-    everyone nobody somebody someone anybody all both each they we you it""".split()
+    everyone nobody somebody someone anybody all both each they we you it
+    mesdames messrs messieurs""".split()
 )
 
 
