@@ -649,7 +649,8 @@ def described(paragraphs: list[Paragraph], cast: Cast) -> None:
     It gets no lines unless chosen. Not one whose noun shows a gender: "the man" or "the
     girl" is most often someone named (left out, on the 22 novels of
     `scripts/train_speakers.py`, those cost 1.9 points of the quotations a description
-    tags)."""
+    tags; later, with a feature of their own for the ranker to weigh them by, one scorer
+    scored 0.836 of all quotations against 0.843 without them)."""
     tags: dict[str, list[str]] = {}  # key → the tags that say it, once per use
     for p in paragraphs:
         if p.tag.kind != "noun" or not p.tag.name or p.tag.name in cast.by_form:
