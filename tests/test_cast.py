@@ -51,6 +51,34 @@ def _one_chapter(*paragraphs: str, language: str = "en") -> Book:
 # --- finding ----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        # The Awakening: names and terms the narration quotes are the narrator's to read.
+        'He walked down the gallery and across the narrow "bridges" which connected them.',
+        'The main building was called "the house," to distinguish it from the cottages.',
+        'Two young girls were playing a duet from "Zampa" upon the piano.',
+        'Gilbert had called her "carrots" and had brought about her disgrace.',
+    ],
+)
+def test_a_word_the_narration_quotes_is_no_speech(paragraph: str) -> None:
+    assert find_quotes(paragraph) == []
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "language"),
+    [
+        ('"Come in," said the Man, and the door opened.', "en"),
+        ('A sharp "Come in!" followed.', "en"),  # a cry, not a term
+        ('The girl began by saying "Tom, I wonder" upon which he rose.', "en"),
+        ('It was called the "New Plan," said Mr. Wilcox.', "en"),  # a tag follows
+        ('Il traversa les "ponts" qui reliaient les maisons.', "fr"),  # English only
+    ],
+)
+def test_short_speech_inside_narration_stays_speech(paragraph: str, language: str) -> None:
+    assert len(find_quotes(paragraph, language=language)) == 1
+
+
 def test_speech_interrupted_by_a_tag_is_two_quotations_with_the_tag_left_to_the_narrator() -> None:
     # "Try the settee," said Holmes, relapsing into his armchair … "I know, my dear Watson, …"
     text = _book(SHERLOCK).chapters[2].paragraphs[8]

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from audiopub.book.cast.tags import incise_at
+from audiopub.book.cast.tags import find_tag, incise_at
 
 QuoteStyle = Literal["double", "single"]
 
@@ -53,6 +53,16 @@ _CLOSE_PUNCT = ".,;:!?…—–-"
 _SPACED = "«»‹›"
 _QUOTE_MARKS = re.compile("[\"“”„«»‹›]|(?:^|\\s)['‘’]")
 _SENTENCE_END = re.compile(r"[.!?…]\s")
+# A few words quoted inside a sentence of narration after an article, a preposition or a word
+# that names: 'across the narrow "bridges" which', 'was called "the house," to tell it from
+# the cottages', 'a duet from "Zampa" upon the piano'. A name or a term the narrator reads,
+# not speech (English only).
+_MENTION_LEAD = re.compile(
+    r"(?:^|[^\w'’])(?:the|a|an|from|of|for|as|into|in|on|at|by|about|word|words|term|name"
+    r"|called|named|entitled|marked|his|her|their|its|our|your|my|this|that|these|those)"
+    r"(?:\s+[a-z][\w'’-]*){0,2}\s+$"
+)
+_MENTION_WORDS = 4
 # Languages whose quotations hold their own tags: « Entrez, dit-il, et fermez la porte. »
 _INCISE_LANGUAGES = frozenset({"fr", "es", "it", "pt", "ca"})
 
@@ -143,7 +153,20 @@ def find_quotes(
         i = close + 1
     if not spans and _incise_language(language) and not _QUOTE_MARKS.search(paragraph):
         return _undashed_dialogue(paragraph, language)
-    return spans
+    return [span for span in spans if not _is_mention(paragraph, span, language)]
+
+
+def _is_mention(paragraph: str, span: Span, language: str | None) -> bool:
+    """Whether a quotation is a word or a few the narration mentions (`_MENTION_LEAD`): no
+    tag follows it, nor does a verb of speaking lead to it ('by saying "Tom, I wonder"')."""
+    if (language or "en").split("-")[0].lower() != "en" or span.open or span.continues:
+        return False
+    if len(span.text.split()) > _MENTION_WORDS or re.search(r"[.!?]", span.text):
+        return False
+    lead = paragraph[max(0, span.start - 60) : span.start]
+    if _MENTION_LEAD.search(lead) is None or lead.split()[-1].endswith("ing"):
+        return False
+    return find_tag(paragraph[span.end :], language, "after") is None
 
 
 def _incise_language(language: str | None) -> bool:
