@@ -567,6 +567,20 @@ def test_a_title_of_several_people_is_no_ones_name() -> None:
     assert all("Mesdames" not in form for p in cast.people for form in p.forms)
 
 
+def test_a_first_name_alone_is_the_full_name_it_is_a_pet_form_of() -> None:
+    # The Sport of the Gods: "Kit" is Kitty Hamilton, not a second daughter.
+    forms = {"Kitty Hamilton": 20, "Kit": 25, "Joe Hamilton": 30, "Joe": 90}
+    cast = build_cast(Counter(forms), {})
+    assert cast.resolve("Kit") == cast.resolve("Kitty Hamilton") is not None
+    assert cast.resolve("Joe") != cast.resolve("Kit")
+    # A first name a full name holds is that one's: "Tom" is Tom Gradgrind, not Tommy Bates.
+    cast = build_cast(Counter({"Tom Gradgrind": 20, "Tommy Bates": 5, "Tom": 40}), {})
+    assert cast.resolve("Tom") == cast.resolve("Tom Gradgrind") != cast.resolve("Tommy Bates")
+    # Two full names it could be a pet form of: neither.
+    cast = build_cast(Counter({"Annie Bell": 5, "Anney Price": 5, "Ann": 9}), {})
+    assert cast.resolve("Ann") not in (cast.resolve("Annie Bell"), cast.resolve("Anney Price"))
+
+
 def test_a_name_with_an_epithet_in_its_hyphens_is_the_one_its_last_part_names() -> None:
     # Winnie-the-Pooh: "Winnie-the-Pooh" is Pooh, whom the book also calls Pooh Bear.
     cast = build_cast(Counter({"Pooh": 300, "Pooh Bear": 20, "Winnie-the-Pooh": 46}), {})

@@ -436,6 +436,20 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
         epithet = _EPITHET_NAME.fullmatch(form)
         if epithet is not None and epithet.group(1) in parent:
             union(epithet.group(1), form)
+    # A first name alone that no full name holds is the one full name whose first name is it
+    # with a pet ending, or the other way round: "Kit" is Kitty Hamilton, "Tom" Tommy Bates.
+    for form, (title, words) in parts.items():
+        if title or len(words) != 1 or len(words[0]) < 3 or find(form) != form:
+            continue
+        if any(len(w) > 1 and form in (w[0], w[-1]) for _, w in parts.values()):
+            continue
+        pets = [
+            f
+            for f, (t, w) in parts.items()
+            if not t and len(w) == 2 and _is_pet_form(form, w[0]) and find(f) != find(form)
+        ]
+        if len({find(f) for f in pets}) == 1:
+            union(pets[0], form)
     # A title with a first name is the one full name it begins, where no one has it as a
     # surname: first the one with the same title ("Sir John" is Sir John Middleton, not John
     # Dashwood), else an untitled one ("Miss Sophy" is Sophy Jackson).
@@ -537,6 +551,13 @@ def _gender(
 @cache
 def _nicknames() -> NickNamer:
     return NickNamer()
+
+
+def _is_pet_form(one: str, other: str) -> bool:
+    """Whether one first name is the other with a pet ending ("Kit", "Kitty"; "Ann",
+    "Annie"; "Tom", "Tommy"), either way round."""
+    short, long = sorted((one, other), key=len)
+    return re.fullmatch(rf"{re.escape(short)}{re.escape(short[-1])}?(?:y|ie|ey)", long) is not None
 
 
 def _is_nickname(short: str, name: str) -> bool:
