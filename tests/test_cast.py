@@ -1008,6 +1008,9 @@ def test_speech_tags_per_language(language: str, narration: str, subject: str, k
         ("But, after a while, Captain Wentworth, exerting himself, said... ", "Captain Wentworth"),
         ("Mary, after a pause, said: ", "Mary"),
         ("This was broken by Willoughby, who said with a faint smile, ", "Willoughby"),
+        # "who" and its clause with no comma before the verb.
+        ("her faithful Isabella, who in great spirits exclaimed, ", "Isabella"),
+        ("Isabella, who in a voice of cold resentment said, ", "Isabella"),
         # The speech verb after another verb of the subject's: "…and said".
         ("Margaret checked herself and said, ", "Margaret"),
         ("Fielding raised his head and said, ", "Fielding"),

@@ -331,7 +331,9 @@ def _patterns(language: str | None) -> _Patterns:
         r"(?:(?:,\s+(?:(?:who|whose|the|a|an|his|her|my|with|in|after|at|for|without|when"
         r"|while|as|though|on|before|and\s+then)\b"
         rf"|[a-z]+(?:ing|ed)\b){clause}|,\s+[a-z]+(?:\s+[a-z]+){{0,2}}){{1,3}},"
-        r"(?:\s+and\s+who)?|,\s+who(?=\s))?"
+        # Or "who" and a clause of lower-case words up to the verb: 'Isabella, who in a
+        # voice of cold resentment said,'.
+        r"(?:\s+and\s+who)?|,\s+who(?:\s+[a-z][\w'’-]*){0,8}?(?=\s))?"
         r"(?:\s+(?:now|then|at last|had))?"
     )
     # Words describing a name that follows the verb: "said dour Major Callendar", "sighed
