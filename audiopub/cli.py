@@ -64,7 +64,7 @@ from audiopub.tts.engine import voice_of
 from audiopub.tts.kokoro.environment import RUNTIME as KOKORO_RUNTIME
 from audiopub.tts.registry import check_settings, engine_names, get_engine
 from audiopub.voices import command as voices_command
-from audiopub.voices.casting import BookCast
+from audiopub.voices.casting import NO_ONE_SPEAKS, BookCast
 
 SERVE_HOST = "127.0.0.1"  # the web UI has no accounts: only this computer, unless --host
 SERVE_PORT = 8080
@@ -766,10 +766,6 @@ CAST_NEEDS = (
     "a cast of voices needs Kokoro or a multi-speaker Piper voice: "
     "`audiopub voices download kokoro`"
 )
-# Said instead where the book has no one to cast (the Cast panel's words).
-NO_ONE_SPEAKS = (
-    "cast: no one speaks in this book, as far as Audiopub can tell: the narrator reads it all"
-)
 
 
 def _cast(args: argparse.Namespace) -> int:
@@ -825,7 +821,7 @@ def _cast(args: argparse.Namespace) -> int:
             text = q["text"] if len(q["text"]) <= 70 else q["text"][:69] + "…"
             print(f'{q["chapter"] + 1}:{q["paragraph"]}  {q["speaker"] or "-"}: "{text}"')
     if not data["characters"]:  # no voices are needed either
-        print(NO_ONE_SPEAKS, file=sys.stderr)
+        print(f"cast: {NO_ONE_SPEAKS}", file=sys.stderr)
     else:
         print(cast.summary() if voiced else CAST_NEEDS, file=sys.stderr)
     return 0

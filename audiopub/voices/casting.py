@@ -34,6 +34,10 @@ from audiopub.errors import AudiopubError
 from audiopub.tts.engine import Engine, Voice, voice_of
 
 FILE_NAME: Final = "cast.json"
+# What `audiopub cast` and the Cast panel say of a book where no one speaks.
+NO_ONE_SPEAKS: Final = (
+    "no one speaks in this book, as far as Audiopub can tell: the narrator reads it all"
+)
 VERSION: Final = 1
 
 

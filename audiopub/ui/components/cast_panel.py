@@ -31,7 +31,7 @@ from audiopub.ui.components.audio_player import AudioPlayer
 from audiopub.ui.components.settings_panel import SettingsPanel
 from audiopub.ui.services import Services
 from audiopub.ui.theme import section_title
-from audiopub.voices.casting import Cast, cast_voices, speaking_order
+from audiopub.voices.casting import NO_ONE_SPEAKS, Cast, cast_voices, speaking_order
 
 NARRATOR_CHOICE: Final = "\u2063narrator"  # the speaker select's "no speaker" (no name is it)
 QUOTES_SHOWN: Final = 200  # a character's quotations listed at once
@@ -216,10 +216,8 @@ class CastPanel:
         characters = speaking_order(cast.attribution.characters)
         with self.rows:
             if not characters:
-                ui.label(
-                    "No one speaks in this book, as far as Audiopub can tell: the narrator "
-                    "reads it all."
-                ).classes("ap-muted").mark("cast-empty")
+                sentence = f"{NO_ONE_SPEAKS[0].upper()}{NO_ONE_SPEAKS[1:]}."
+                ui.label(sentence).classes("ap-muted").mark("cast-empty")
             for index, character in enumerate(characters):
                 with ui.row().classes("w-full items-center gap-3 no-wrap").mark("cast-character"):
                     with ui.column().classes("gap-0 w-48 min-w-0"):
