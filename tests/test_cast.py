@@ -191,6 +191,27 @@ def test_the_narrator_is_not_called_by_a_first_name_of_the_other_gender() -> Non
     assert "Evie" not in narrator.aliases
 
 
+def test_a_word_said_to_the_narrator_is_no_name_of_theirs() -> None:
+    # The Gambler: "Farewell, …" and "Oui, …" are said beside Alexis Ivanovitch's lines in
+    # several chapters; the book also writes "farewell" in lower case, so it is a word.
+    def chapter(index: int) -> Chapter:
+        return Chapter(
+            index,
+            f"Chapter {index}",
+            (
+                '"It is late," I said.',
+                '"Farewell, Alexis Ivanovitch," said Polina.',
+                '"Must you go?" I said.',
+                '"Yes. Farewell," said Polina.',
+                "I bade her farewell at the door.",
+            ),
+        )
+
+    book = Book("T", ("A",), "en", (chapter(0), chapter(1)))
+    narrator = next(c for c in attribute(book).characters if c.name == "Alexis Ivanovitch")
+    assert "Farewell" not in narrator.aliases
+
+
 def test_a_description_the_book_uses_as_a_speaker_becomes_a_character() -> None:
     # "said the artilleryman"; elsewhere "he said" in the same talk.
     assert _quotes(WAR, 28, 32)[0].speaker == "the artilleryman"

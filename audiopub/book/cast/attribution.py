@@ -115,7 +115,7 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
     decisions = _answered_names(paragraphs, cast, decisions, narrator)
     decisions = _distant_subject(paragraphs, decisions, language)
     if narrator is not None:
-        narrator, decisions = _name_narrator(paragraphs, decisions, cast, narrator)
+        narrator, decisions = _name_narrator(paragraphs, decisions, cast, narrator, lowercase)
     decisions = _pronouns(paragraphs, decisions, cast, narrator)
     decisions = _nearby(paragraphs, decisions, narrator)
     decisions = take_turns(paragraphs, decisions, [person.gender for person in cast.people])
@@ -399,7 +399,11 @@ def _speech_verb_at_end(language: str | None) -> re.Pattern[str]:
 
 
 def _name_narrator(
-    paragraphs: list[Paragraph], decisions: Decisions, cast: Cast, narrator: int
+    paragraphs: list[Paragraph],
+    decisions: Decisions,
+    cast: Cast,
+    narrator: int,
+    lowercase: Counter[str],
 ) -> tuple[int, Decisions]:
     """The narrator's name: the one the people answering them call them by, most often.
     Where that is a person already in the cast, the narrator is that person, and the lines
@@ -430,6 +434,7 @@ def _name_narrator(
             if re.search(r"[aeiouyAEIOUY]", n)
             and n.split()[0].lower() not in _EXCLAMATIONS
             and (len(chapters[n]) >= 2 or TITLED_NAME.fullmatch(n))
+            and _may_be_a_name(n, cast, lowercase)
         }
     )
     if not called:
@@ -479,6 +484,17 @@ def _name_narrator(
             p.vocatives.append(person)
     cast.narrator = person
     return person, decisions
+
+
+def _may_be_a_name(called: str, cast: Cast, lowercase: Counter[str]) -> bool:
+    """Whether what others call someone may be a name: not a word the book also writes in
+    lower case ("Farewell", "Oui", "Presumably"), unless it is titled, a name of the cast
+    or a first name."""
+    if TITLED_NAME.fullmatch(called) or cast.resolve(called) is not None:
+        return True
+    if first_name_gender(called.split()[0]) is not None:
+        return True
+    return not any(lowercase[word.lower()] for word in called.split())
 
 
 def _merge(paragraphs: list[Paragraph], cast: Cast, other: int, person: int) -> None:
