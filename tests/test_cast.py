@@ -1058,6 +1058,8 @@ def test_speech_tags_per_language(language: str, narration: str, subject: str, k
             "Rabbit",
         ),
         ("Pooh took his head out of the hole, and thought, and he thought to himself, ", "Pooh"),
+        # Howards End: "while" opens such a clause too.
+        ('"I hadn t thought of that," murmured Margaret, while Helen said, ', "Helen"),
         # The answer owned by its speaker, before it.
         ("Cassandra s reply, ", "Cassandra"),
         ("and, in reply to Lady Bertram's calm inquiry of ", "Lady Bertram"),
@@ -1111,6 +1113,12 @@ def test_words_that_only_look_like_a_described_name_are_none() -> None:
     assert tag is None or tag.kind != "name"
     tag = find_tag("In one of her moods Helen had confessed that she still ", "en", "before")
     assert tag is None or tag.kind != "name"
+    # What a verb of saying says is no one: Night and Day's "a sentence".
+    narration = "Ralph began a sentence, which he canceled with the word, "
+    tag = find_tag(narration, "en", "before")
+    assert tag is None or tag.kind != "noun"
+    tag = find_tag(", said the old woman.", "en")
+    assert tag is not None and tag.kind == "noun"
 
 
 def test_italian_and_unaccented_titles_give_a_gender() -> None:

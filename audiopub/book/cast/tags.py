@@ -237,12 +237,21 @@ _SAYINGS = (
 )
 
 
+# What is said, as the object of a verb of saying that looks like a tag ('She raised herself
+# and repeated the sentence', 'answered the question'): no speaker.
+_WORDS_SAID = re.compile(
+    r"(?:the|a|an|this|that|these|those|his|her|their)\s+(?:[a-z-]+\s+)?"
+    r"(?:sentence|sentences|phrase|phrases|word|words|question|questions|remark|remarks"
+    r"|letter|note|name|speech|story)"
+)
+
+
 # What may follow a tag before the quotation it opens: a few words ("said to Ronny:"), or
 # how it is said ("said, with the absolute simplicity of a child").
 _TAG_REST = re.compile(
     r"[^.!?\"]{0,40}(?:[,:]|\.\.\.)?\s*|,?\s+(?:with|in|without)\s+[^.!?\"]{0,60}[,:]?\s*"
 )
-_AND_BEFORE = re.compile(r"\band\s+$")
+_CLAUSE_JOIN = re.compile(r"\b(?:and|but|while|whilst|whereupon)\s+$")
 # A clause about the name before it, with "who" ("broken by Willoughby, who said"), not "whose".
 _WHO = re.compile(r",\s+who\b")
 # A name after a preposition is no subject ("a policeman on the Embankment spoke to him")
@@ -534,11 +543,12 @@ def find_tag(
                 return None
             owner, start = speaking.group("subject"), offset + speaking.start("subject")
             return Tag(owner, "name", None, start, start + len(owner))
-        # A clause of its own after "and", naming its own subject, is the one that speaks:
-        # "Christopher Robin whispered to Rabbit, and Rabbit said" (not "…, and he said").
+        # A clause of its own after "and", "but" or "while", naming its own subject, is the
+        # one that speaks: "Christopher Robin whispered to Rabbit, and Rabbit said", '"…,"
+        # murmured Margaret, while Helen said,' (not "…, and he said").
         for found in direct.finditer(tail, match.end()):
             if (
-                _AND_BEFORE.search(tail, match.end(), found.start())
+                _CLAUSE_JOIN.search(tail, match.end(), found.start())
                 and found.group("subject").lower() not in table.pronouns
                 and _TAG_REST.fullmatch(tail[found.end() :])
             ):
@@ -552,6 +562,8 @@ def find_tag(
         written = written[opener.end() + 1 :]
     elif opener is not None and opener.end() == len(written):
         return None  # 'Thus occupied, she did not see him': the adverb is all there is
+    if _WORDS_SAID.fullmatch(written):
+        return None  # 'She repeated the sentence': what is said, not who says it
     words = written.split(" ")
     last_lower = max((i for i, w in enumerate(words) if w[:1].islower()), default=len(words))
     if last_lower < len(words) - 1 and text.startswith(", who", start + len(written)):
