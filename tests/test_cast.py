@@ -153,6 +153,27 @@ def test_explicit_tags_in_either_order_and_pronoun_tags() -> None:
     assert _quotes(SHERLOCK, 8, 17)[0].speaker == "Miss Stoner"
 
 
+def test_a_pronoun_is_not_whom_its_own_clause_names_after_it() -> None:
+    # A Passage to India: 'She forgot about Adela in her surprise. "A side-issue?" she
+    # repeated.' is Mrs. Moore's, though Adela was the last woman named as a subject.
+    book = _one_chapter(
+        '"I like him," said Adela. She smiled.',
+        '"So do I," said Mrs. Moore. She sat down.',
+        '"He is my son," said Mr. Heaslop.',
+        "Adela laughed at the Collector's joke.",
+        '"Oh, how like a woman to worry over a side-issue!" said Mr. Heaslop.',
+        'She forgot about Adela in her surprise. "A side-issue?" she repeated.',
+        '"Good night," she said to Adela.',
+        # A "she" in a clause of its own before the name may stand for it.
+        "When she came back, Adela sat down.",
+    )
+    paragraphs, cast, _ = sieves(book)
+    speakers = [cast.people[p.speaker].name if p.speaker is not None else None for p in paragraphs]
+    assert speakers[5:7] == ["Mrs. Moore", "Mrs. Moore"]
+    assert paragraphs[5].how == paragraphs[6].how == "pronoun"
+    assert paragraphs[5].after_pronoun and not paragraphs[7].after_pronoun
+
+
 def test_an_untagged_exchange_alternates_between_its_two_speakers() -> None:
     # Paragraphs 18–24: Holmes explains his deductions, Wilson asks, no tags at all.
     assert _speakers(SHERLOCK, 2, range(18, 25)) == ["Sherlock Holmes", "Jabez Wilson"] * 3 + [

@@ -284,3 +284,34 @@ def test_a_kin_tag_weighs_the_titles_and_the_family_name() -> None:
     assert sister[0] == (1, 1) and sister[1] == (0, 0)
     # A description that names no kin leaves both at nothing.
     assert not any(any(v) for v in features("the lady").values())
+
+
+def test_a_name_after_a_pronoun_in_its_clause_is_marked_as_not_that_pronoun() -> None:
+    # A Passage to India: 'She forgot about Adela in her surprise. "…" she repeated.'
+    cast = Cast(
+        [Person("Adela", gender="female"), Person("Mrs. Moore", gender="female")],
+        {"Adela": 0, "Mrs. Moore": 1},
+    )
+    text = 'She forgot about Adela in her surprise. "A side-issue?" she repeated.'
+    paragraphs = [
+        Paragraph(
+            0, 0, "Mrs. Moore and Adela sat.", [], narration_names=[(0, 1, True), (15, 0, True)]
+        ),
+        Paragraph(
+            0,
+            1,
+            text,
+            [Span(40, 55, "A side-issue?")],
+            tag=Tag("pronoun", None, "female"),
+            narration_names=[(17, 0, False)],
+            after_pronoun={17: "female"},
+        ),
+    ]
+    (turn,) = turns(paragraphs, cast, None)
+    bound = FEATURES.index("pronoun_bound")
+    assert turn.features[turn.candidates.index(0), bound] == 1
+    assert turn.features[turn.candidates.index(1), bound] == 0
+    # 'He forgot about Adela. "…" she repeated.': the "he" is someone else.
+    paragraphs[1].after_pronoun = {17: "male"}
+    (turn,) = turns(paragraphs, cast, None)
+    assert not turn.features[:, bound].any()

@@ -42,6 +42,7 @@ from audiopub.book.cast.conversation import (
     Paragraph,
     SpanTag,
     Tag,
+    bound_by_pronoun,
     exchanges,
     take_turns,
     units,
@@ -545,9 +546,11 @@ def _pronoun_person(
 ) -> int | None:
     p = paragraphs[at]
     first_quote = p.spans[0].start
+    # 'She forgot about Adela in her surprise. "…" she repeated.': not Adela.
+    bound = bound_by_pronoun(p, gender) if p.tag.kind == "pronoun" else set()
 
     def fits(person: int, strict: bool = True) -> bool:
-        if person in (narrator, excluded):
+        if person in (narrator, excluded) or person in bound:
             return False
         actual = cast.people[person].gender
         if gender is None:
@@ -598,6 +601,10 @@ def _pronoun_person(
         for person in candidates(j, False, True):
             if fits(person) and (j != at or person in dict(before)):
                 return person
+    # The pronoun ruled out the only other one of its gender: who spoke the turn before
+    # goes on ('"…" she said to Adela.' after Mrs. Moore's line).
+    if bound and previous is not None and fits(previous):
+        return previous
     return None
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "SpanTag",
     "Tag",
     "addressed_gender",
+    "bound_by_pronoun",
     "take_turns",
     "units",
 ]
@@ -82,6 +83,9 @@ class Paragraph:
     how: How = "none"
     # People named in narration: (offset, person, whether the name stands as a subject).
     narration_names: list[tuple[int, int, bool]] = field(default_factory=list)
+    # A name's offset → the gender of a "she" or "he" before it in its clause ('She forgot
+    # about Adela'): the name is not whom that pronoun means.
+    after_pronoun: dict[int, Gender] = field(default_factory=dict)
     vocative_names: list[str] = field(default_factory=list)  # as the speech writes them
     vocatives: list[int] = field(default_factory=list)  # those that are people of the cast
     speech_names: list[int] = field(default_factory=list)  # people its speech names at all
@@ -89,6 +93,12 @@ class Paragraph:
     # A later quotation's speaker by the narration just before it: its position in `spans`
     # → the subject of a speech verb ending that narration ('…, and Das said: "…"').
     span_subjects: dict[int, int] = field(default_factory=dict)
+
+
+def bound_by_pronoun(p: Paragraph, gender: Gender | None) -> set[int]:
+    """The people a "she" or "he" of `gender` in the paragraph's narration cannot be: those
+    named after it in its clause (`Paragraph.after_pronoun`)."""
+    return {person for pos, person, _ in p.narration_names if p.after_pronoun.get(pos) == gender}
 
 
 def units(paragraphs: list[Paragraph]) -> list[list[Paragraph]]:

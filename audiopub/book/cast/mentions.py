@@ -472,6 +472,27 @@ def _pronouns_after_names(
 _NESTED = re.compile(r"""(?:^|(?<=[\s(—-]))(['‘"“])(?=\S).*?(?<=\S)['’"”](?=[\s,.;:!?—-]|$)""")
 
 
+# The end of a clause, and a "she" or "he" as a subject after it.
+_CLAUSE_BREAK = re.compile(r"[,;:!?]\s|" + after_title(negated=True) + r"\.\s")
+_SUBJECT_PRONOUN = re.compile(r"\b(?:she|he)\b", re.IGNORECASE)
+
+
+def _pronoun_before(narration: str) -> Gender | None:
+    """The gender of a "she" or "he" in the clause that `narration` ends: whom a name after
+    it cannot be ('She forgot about Adela', '"…," said he to Jim'). A pronoun in a clause of
+    its own before the name may look ahead to it ('When she came in, Adela …'): not that."""
+    clause = narration[_last_break(narration) :]
+    match = _SUBJECT_PRONOUN.search(clause)
+    if match is None:
+        return None
+    return "female" if match.group().lower() == "she" else "male"
+
+
+def _last_break(text: str) -> int:
+    ends = [m.end() for m in _CLAUSE_BREAK.finditer(text)]
+    return ends[-1] if ends else 0
+
+
 def find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str]) -> None:
     """Each paragraph's people named in narration, those its speech names, and those its
     speech calls by name."""
@@ -486,6 +507,9 @@ def find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str])
                         continue  # "Baker Street" is not Mr. Baker
                     subject = _SUBJECT_BEFORE.search(piece[: match.start()]) is not None
                     p.narration_names.append((offset + match.start(), cast.by_form[form], subject))
+                    pronoun = _pronoun_before(piece[: match.start()])
+                    if pronoun is not None:
+                        p.after_pronoun[offset + match.start()] = pronoun
             p.narration_names.sort()
         for span in p.spans:
             own = _NESTED.sub(lambda m: " " * len(m.group()), span.text)

@@ -35,7 +35,13 @@ from pathlib import Path
 import numpy as np
 
 from audiopub.book.cast.characters import Cast, opening_pronoun_gender
-from audiopub.book.cast.conversation import Paragraph, addressed_gender, exchanges, units
+from audiopub.book.cast.conversation import (
+    Paragraph,
+    addressed_gender,
+    bound_by_pronoun,
+    exchanges,
+    units,
+)
 from audiopub.book.cast.kinship import Kin, family_names, kin_tag, titled_as
 from audiopub.book.cast.models import Gender
 
@@ -159,6 +165,10 @@ FEATURES: tuple[str, ...] = (
     "kin_family",
     # The one a tag's name owns ("Daisy" in "answered Daisy's mamma"): never the speaker.
     "kin_owner",
+    # Named after a "she" or "he" in its clause, in the turn's narration, where a pronoun of
+    # that gender tags the turn or opens its narration: 'She forgot about Adela. "…" she
+    # repeated.' is not Adela.
+    "pronoun_bound",
 )
 # How many turns either side make a turn's scene: who talks there now.
 _SCENE = 10
@@ -390,6 +400,9 @@ def turns(
         ):
             feature(others[m2], "said_minus_2_alternates", sure[m2])
         beat = _beat(first)
+        pronoun = first.tag.gender if first.tag.kind == "pronoun" else beat
+        for person in bound_by_pronoun(first, pronoun) if pronoun is not None else ():
+            feature(person, "pronoun_bound")
         addressed = None
         if m1 is not None and run[m1] == run[k]:
             addressed = addressed_gender(s.text for p in speech[m1] for s in p.spans)
