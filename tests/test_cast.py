@@ -1142,6 +1142,22 @@ def test_words_that_only_look_like_a_described_name_are_none() -> None:
     assert tag is not None and tag.kind == "noun"
 
 
+def test_a_title_after_a_name_is_no_surname() -> None:
+    # A Passage to India: "Hamidullah Begum" is Hamidullah's wife, "Begum" her title; he was
+    # listed under her name.
+    book = _one_chapter(
+        '"I am late," said Hamidullah.',
+        "Hamidullah Begum was a distant aunt of Aziz.",
+        '"Not at all," said Aziz.',
+        '"Come in," said Hamidullah, and he smiled.',
+        "She was older than Hamidullah Begum, and wiser.",
+        "Mr. Hamidullah came in.",
+    )
+    _, cast, _ = sieves(book)
+    assert "Hamidullah Begum" not in cast.by_form
+    assert cast.people[cast.by_form["Hamidullah"]].name == "Mr. Hamidullah"
+
+
 def test_italian_and_unaccented_titles_give_a_gender() -> None:
     book = _one_chapter(
         '"This is Italy," said Signor Carella.',

@@ -122,7 +122,7 @@ TITLES: dict[str, Gender | None] = {
     "lady": "female", "madam": "female", "madame": "female", "mme": "female",
     "mme.": "female", "mademoiselle": "female", "mlle": "female", "mlle.": "female",
     "frau": "female", "fräulein": "female", "señora": "female", "señorita": "female",
-    "doña": "female", "aunt": "female",
+    "doña": "female", "aunt": "female", "begum": "female",
     # Where the book drops the accents, and in Italian.
     "senor": "male", "signor": "male", "signore": "male", "fraulein": "female",
     "senora": "female", "senorita": "female", "signora": "female", "signorina": "female",
