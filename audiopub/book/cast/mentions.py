@@ -505,11 +505,12 @@ def find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str])
                     form = _form_of(match.group(), forms)
                     if form is None or _LONGER_NAME.match(piece, match.end()):
                         continue  # "Baker Street" is not Mr. Baker
-                    subject = _SUBJECT_BEFORE.search(piece[: match.start()]) is not None
-                    p.narration_names.append((offset + match.start(), cast.by_form[form], subject))
-                    pronoun = _pronoun_before(piece[: match.start()])
+                    before, at = piece[: match.start()], offset + match.start()
+                    subject = _SUBJECT_BEFORE.search(before) is not None
+                    p.narration_names.append((at, cast.by_form[form], subject))
+                    pronoun = _pronoun_before(before)
                     if pronoun is not None:
-                        p.after_pronoun[offset + match.start()] = pronoun
+                        p.after_pronoun[at] = pronoun
             p.narration_names.sort()
         for span in p.spans:
             own = _NESTED.sub(lambda m: " " * len(m.group()), span.text)
