@@ -131,6 +131,19 @@ def test_contractions_plural_possessives_and_elisions_do_not_open_or_close_quote
     assert find_quotes("'Tis a pity, and 'twas ever so, at six o' the clock.", "single") == []
 
 
+def test_a_mark_opening_a_paragraph_opens_speech_though_a_space_follows_it() -> None:
+    # Oliver Twist as the corpus has it: the single mark a quotation inside the speech opened
+    # with was lost to a space. Inside a paragraph such a mark still closes (a lost dash).
+    text = '" Heerd a noise," continued Mr. Giles. "I says, at first, this is illusion."'
+    assert [s.text for s in find_quotes(text)] == [
+        "Heerd a noise,",
+        "I says, at first, this is illusion.",
+    ]
+    assert [s.text for s in find_quotes('"Is the   where is he " she asked.')] == [
+        "Is the   where is he"
+    ]
+
+
 def test_a_book_with_no_dialogue_has_no_quotations_and_no_cast() -> None:
     war = _book(WAR)
     narration = next(c for c in war.chapters if c.title.startswith("VI: The Work of Fifteen"))

@@ -209,8 +209,9 @@ def _may_open(text: str, i: int, style: QuoteStyle, elisions: frozenset[str]) ->
         # A mark glued to a word closes or is an apostrophe ("o'", "boys'").
         if text[i] in "\"'":
             return False
-    # French sets guillemets off with a space: « Entrez ».
-    if i + 1 >= len(text) or (text[i + 1].isspace() and text[i] not in _SPACED):
+    # French sets guillemets off with a space: « Entrez ». A mark opening the paragraph opens
+    # even so: '" Heerd a noise," continued Mr. Giles' (a quotation inside it lost its mark).
+    if i + 1 >= len(text) or (text[i + 1].isspace() and text[i] not in _SPACED and i > 0):
         return False
     return not (style == "single" and _is_elision(text, i, elisions))
 
