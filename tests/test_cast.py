@@ -1147,6 +1147,9 @@ def test_words_that_only_look_like_a_described_name_are_none() -> None:
     assert tag is None or tag.kind != "name"
     tag = find_tag("In one of her moods Helen had confessed that she still ", "en", "before")
     assert tag is None or tag.kind != "name"
+    # A word of time between the name and its verb: The Age of Innocence.
+    tag = find_tag(" Archer at length repeated.", "en")
+    assert tag is not None and tag.subject == "Archer"
     # What a verb of saying says is no one: Night and Day's "a sentence".
     narration = "Ralph began a sentence, which he canceled with the word, "
     tag = find_tag(narration, "en", "before")

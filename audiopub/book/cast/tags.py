@@ -343,7 +343,7 @@ def _patterns(language: str | None) -> _Patterns:
         # Or "who" and a clause of lower-case words up to the verb: 'Isabella, who in a
         # voice of cold resentment said,'.
         r"(?:\s+and\s+who)?|,\s+who(?:\s+[a-z][\w'’-]*){0,8}?(?=\s))?"
-        r"(?:\s+(?:now|then|at last|had))?"
+        r"(?:\s+(?:now|then|at last|at length|presently|only|also|still|again|had))?"
     )
     # Words describing a name that follows the verb: "said dour Major Callendar", "sighed
     # pleasure-loving Miss Derek".
