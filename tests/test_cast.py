@@ -187,6 +187,27 @@ def test_a_pronoun_is_not_whom_its_own_clause_names_after_it() -> None:
     assert paragraphs[5].after_pronoun and not paragraphs[7].after_pronoun
 
 
+def test_speech_going_on_across_its_tag_is_the_tagged_speaker_s_whoever_acts_after_it() -> None:
+    # Northanger Abbey: '"Three-and-twenty!" cried Thorpe, "five-and-twenty if it is an inch."
+    # Morland remonstrated' - the second part is Thorpe's, not Morland's.
+    book = _one_chapter(
+        '"How far is it?" asked Morland.',
+        '"Three-and-twenty!" cried Thorpe, "five-and-twenty if it is an inch." Morland'
+        ' remonstrated, and pleaded the milestones. "I know it," said he.',
+        # A clause of its own after the tag names another speaker: 'while Helen said,'.
+        '"I see," murmured Margaret, while Helen said, "Not I."',
+    )
+    paragraphs, _, _ = sieves(book)
+    tags = [t.name if t is not None else None for t in paragraphs[1].tag.spans]
+    assert tags[:2] == ["Thorpe", "Thorpe"]
+    assert [t.name if t is not None else None for t in paragraphs[2].tag.spans] == [
+        "Margaret",
+        "Helen",
+    ]
+    speakers = [q.speaker for q in attribute(book).in_paragraph(0, 2)]
+    assert speakers[:2] == ["Thorpe", "Thorpe"]
+
+
 def test_an_untagged_exchange_alternates_between_its_two_speakers() -> None:
     # Paragraphs 18–24: Holmes explains his deductions, Wilson asks, no tags at all.
     assert _speakers(SHERLOCK, 2, range(18, 25)) == ["Sherlock Holmes", "Jabez Wilson"] * 3 + [

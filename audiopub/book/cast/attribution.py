@@ -214,6 +214,11 @@ def _span_tags(
             if previous is not None and previous.start >= before.start:
                 before = None
         after = None
+        if i and before is None and _continues(lead, opens[i - 1], language):
+            # '"Three-and-twenty!" cried Thorpe, "five-and-twenty if it is an inch." Morland
+            # remonstrated': one sentence of speech around its tag, whoever acts after it.
+            found.append(found[-1])
+            continue
         if i + 1 == len(spans) or not opens[i]:
             after = find_tag(text[span.end : end], language, "after")
         tag = before or after
@@ -226,6 +231,19 @@ def _span_tags(
             own = SpanTag(tag.kind, name, tag.gender)
         found.append(own)
     return tuple(found)
+
+
+def _continues(lead: str, opens: bool, language: str | None) -> bool:
+    """Whether a quotation goes on with the sentence of the one before, across that one's tag
+    ('"Yes," said he, "I will."')."""
+    lead = lead.strip()
+    return (
+        not opens
+        and lead.endswith(",")
+        and len(lead.split()) <= 5
+        and not re.search(r"[;.!?]\s", lead)
+        and find_tag(lead, language, "after") is not None
+    )
 
 
 def _opens_next(left: Span, between: str, right: Span) -> bool:
