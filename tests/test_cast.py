@@ -208,6 +208,22 @@ def test_speech_going_on_across_its_tag_is_the_tagged_speaker_s_whoever_acts_aft
     assert speakers[:2] == ["Thorpe", "Thorpe"]
 
 
+def test_a_mother_in_a_tag_is_no_one_the_book_only_calls_miss() -> None:
+    # A Passage to India: '"Crocodiles down in it too, how terrible!" his mother murmured.'
+    # after Ronny spoke to Miss Quested: the nearest woman is Adela, the mother Mrs. Moore.
+    book = _one_chapter(
+        '"I am glad you came," said Mrs. Moore to her son.',
+        '"So am I," said Miss Quested.',
+        '"There are crocodiles in it," said Mr. Heaslop.',
+        "Miss Quested turned to the water and smiled.",
+        '"Crocodiles, how terrible!" his mother murmured.',
+    )
+    paragraphs, cast, _ = sieves(book)
+    mother = paragraphs[4]
+    assert mother.speaker is not None and cast.people[mother.speaker].name == "Mrs. Moore"
+    assert mother.how == "pronoun"
+
+
 def test_an_untagged_exchange_alternates_between_its_two_speakers() -> None:
     # Paragraphs 18–24: Holmes explains his deductions, Wilson asks, no tags at all.
     assert _speakers(SHERLOCK, 2, range(18, 25)) == ["Sherlock Holmes", "Jabez Wilson"] * 3 + [

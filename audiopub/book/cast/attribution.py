@@ -47,7 +47,7 @@ from audiopub.book.cast.conversation import (
     take_turns,
     units,
 )
-from audiopub.book.cast.kinship import kin_tag
+from audiopub.book.cast.kinship import Kin, kin_tag, titled_as
 from audiopub.book.cast.mentions import (
     TITLED_NAME,
     book_cast,
@@ -547,7 +547,7 @@ def _pronouns(
         # "answered Daisy's mamma": whoever it is, not Daisy.
         kin = kin_tag(p.tag.name) if p.tag.kind == "noun" else None
         owner = cast.resolve(kin.owner) if kin is not None and kin.owner else None
-        person = _pronoun_person(paragraphs, decisions, at, cast, gender, narrator, owner)
+        person = _pronoun_person(paragraphs, decisions, at, cast, gender, narrator, owner, kin)
         if person is not None:
             decisions[at] = person, "pronoun"
     return decisions
@@ -561,6 +561,7 @@ def _pronoun_person(
     gender: Gender | None,
     narrator: int | None,
     excluded: int | None = None,
+    kin: Kin | None = None,
 ) -> int | None:
     p = paragraphs[at]
     first_quote = p.spans[0].start
@@ -570,6 +571,8 @@ def _pronoun_person(
     def fits(person: int, strict: bool = True) -> bool:
         if person in (narrator, excluded) or person in bound:
             return False
+        if kin is not None and not titled_as(cast, person, kin):
+            return False  # "his mother murmured": not a girl the book only calls "Miss"
         actual = cast.people[person].gender
         if gender is None:
             return True
