@@ -379,6 +379,25 @@ def test_a_description_means_the_name_the_narration_sets_it_beside_and_no_other(
     assert [_speaker(book, at) for at in range(4, 8)] == ["Mr. Bumble", None, None, None]
 
 
+def test_speech_setting_a_description_beside_a_name_joins_them_unless_it_is_relative() -> None:
+    # The Mysterious Affair at Styles: only the maid's "to Mr. Wells, the lawyer," says who
+    # "the lawyer" of the tags is. In speech "my cook" is the speaker's, and "the gentleman"
+    # whoever they point at.
+    book = _one_chapter(
+        '"One was to Mr. Wells, the lawyer, and one to Miss Howard," said Annie.',
+        '"Quite so," said Mr. Wells.',
+        '"This is Bitzer, the gentleman, and Fannie, my cook," said Mr. Gradgrind.',
+        '"Any other evidence will be a matter of form," said the lawyer.',
+        '"I see," said the gentleman.',
+        '"So do I," said my cook.',
+        '"Yes," said Bitzer.',
+        '"No," said Fannie.',
+    )
+    assert _speaker(book, 4) == "Mr. Wells"
+    assert _speaker(book, 5) != "Bitzer"
+    assert _speaker(book, 6) != "Fannie"
+
+
 def _club(n: int) -> tuple[str, ...]:
     """A chapter of two others talking: the scenes' people are named around their
     descriptions far more often than around speech in general."""

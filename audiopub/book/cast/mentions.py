@@ -405,11 +405,16 @@ def _appositions(
     )
     seen: dict[str, Counter[str]] = {}
     for p in paragraphs:
-        for _, piece in _narration(p):
-            for match in after.finditer(piece):
-                seen.setdefault(match.group(1).lower(), Counter())[match.group(2)] += 1
-            for match in before.finditer(piece):
-                seen.setdefault(match.group(2).lower(), Counter())[match.group(1)] += 1
+        # Speech sets them beside names too ('"…one was to Mr. Wells, the lawyer, and…"'),
+        # though a "his" or "my" there is the speaker's, and "the gentleman" whoever the
+        # speaker means by it: only a "the" with what they do.
+        pieces = [(t, False) for _, t in _narration(p)] + [(s.text, True) for s in p.spans]
+        for piece, speech in pieces:
+            pairs = [(m.group(1), m.group(2)) for m in after.finditer(piece)]
+            pairs += [(m.group(2), m.group(1)) for m in before.finditer(piece)]
+            for nominal, name in pairs:
+                if not speech or (nominal.lower().startswith("the ") and not noun_gender(nominal)):
+                    seen.setdefault(nominal.lower(), Counter())[name] += 1
     found = {}
     for nominal, beside in seen.items():
         name, count = beside.most_common(1)[0]
