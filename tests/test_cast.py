@@ -224,6 +224,26 @@ def test_a_mother_in_a_tag_is_no_one_the_book_only_calls_miss() -> None:
     assert mother.how == "pronoun"
 
 
+def test_a_pronoun_after_a_description_doing_something_is_the_description_s() -> None:
+    # The Sport of the Gods: 'The clerk called to him. / "I didn't know," he said' is the
+    # clerk's, whom the book never names, not Joe's, the last man named. A thing ("The door
+    # opened") is no one; after a sentence of its own the pronoun may be anyone's.
+    book = _one_chapter(
+        '"Good morning," said Joe. He sat down on a bench.',
+        "The clerk called to him.",
+        '"I did not know," he said.',
+        '"Ah," said Joe.',
+        "The door opened.",
+        '"Who is there?" he asked.',
+        "The driver slackened. He did not know who she was.",
+        '"Non vengo!" she cried.',
+    )
+    paragraphs, cast, _ = sieves(book)
+    assert (paragraphs[2].tag.kind, paragraphs[2].tag.name) == ("noun", "the clerk")
+    assert cast.people[cast.described["the clerk"]].name == "the clerk"
+    assert [paragraphs[at].tag.kind for at in (5, 7)] == ["pronoun", "pronoun"]
+
+
 def test_an_untagged_exchange_alternates_between_its_two_speakers() -> None:
     # Paragraphs 18–24: Holmes explains his deductions, Wilson asks, no tags at all.
     assert _speakers(SHERLOCK, 2, range(18, 25)) == ["Sherlock Holmes", "Jabez Wilson"] * 3 + [

@@ -65,6 +65,7 @@ from audiopub.book.cast.tags import (
     after_title,
     find_tag,
     language_table,
+    noun_gender,
 )
 from audiopub.book.models import Book
 
@@ -112,6 +113,7 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
     find_names(paragraphs, cast, lowercase)
     for nominal, person in descriptions(paragraphs, cast).items():
         cast.by_form[nominal] = person
+    _described_subjects(paragraphs, cast, language)
     decisions = _explicit(paragraphs, cast, narrator)
     decisions = _answered_names(paragraphs, cast, decisions, narrator)
     decisions = _distant_subject(paragraphs, decisions, language)
@@ -260,6 +262,67 @@ def _opens_next(left: Span, between: str, right: Span) -> bool:
 
 
 # --- sieves -----------------------------------------------------------------------------------
+
+
+# A description opening a clause, and its verb: "The clerk looked him over", "the physician
+# gave up". The verb is past ("-ed", or one of the common irregular ones) so that "The old
+# clerk" is not read as "The old" doing "clerk".
+_DESCRIBED_SUBJECT = re.compile(
+    r"(?:^|[.!?;]\s+|\b(?:and|but|then|when|while)\s+)"
+    r"(?P<description>(?:[Tt]he|[Aa]n?)\s+(?:[a-z-]+\s+){0,2}?[a-z-]+)\s+(?:[a-z]+ly\s+)?"
+    r"(?:[a-z]+ed|was|had|came|went|took|gave|saw|put|sat|stood|got|began|made|held|spoke"
+    r"|shook|rose|ran|knew|thought|felt|left|kept|told|drew|broke|bent|read|found|threw|wrote"
+    r"|struck|sprang|sank|lay|let|caught|brought|seemed)\b"
+)
+# Words for people by what they do: a description of a thing ("The door opened", "the motor
+# slowed down") is no one to speak.
+_PERSON_SUFFIX = re.compile(r"(?<=[a-z]{3})(?:ist|ian)$|(?:master|keeper|maker|smith)$")
+_PEOPLE = frozenset(
+    "clerk surgeon physician doctor nurse judge cook maid servant guard lawyer butler landlord"
+    " porter waiter driver officer detective priest soldier sailor constable footman messenger"
+    " attendant magistrate editor visitor inspector professor proprietor conductor actor"
+    " author tutor governor jailer jailor courier painter subaltern guide witness".split()
+)
+# Words that make a description point at someone already there ("the other"), or no
+# description at all ("the other she held out").
+_NOT_DESCRIBING = frozenset("he she it they other others more only same first last".split())
+
+
+def _described_subjects(paragraphs: list[Paragraph], cast: Cast, language: str | None) -> None:
+    """A "he said" or "she said" right after narration whose last subject is a description of
+    someone by what they do: 'The clerk called to him. / "I didn't know," he said.' The tag
+    is that description's, not the nearest name's: the person the book gives it to ("the
+    painter" for Basil Hallward), else one of its own (`mentions.described`)."""
+    if (language or "en").split("-")[0].lower() != "en":
+        return
+    for at, p in enumerate(paragraphs):
+        if p.tag.kind != "pronoun" or not p.spans:
+            continue
+        owner, lead = p, p.text[: p.spans[0].start]
+        before = paragraphs[at - 1] if at else None
+        if not lead.strip() and before is not None and not before.spans:
+            if before.chapter != p.chapter:
+                continue
+            owner, lead = before, before.text
+        found = list(_DESCRIBED_SUBJECT.finditer(lead))
+        # Its sentence ends the narration: after 'The driver slackened. He did not know who
+        # she was.' a "she cried" is someone else.
+        if not found or _SENTENCE_END.search(lead.rstrip(), found[-1].end()):
+            continue
+        where = found[-1].start("description")
+        description = found[-1].group("description").lower()
+        words = description.split()
+        head = words[-1]
+        if (
+            noun_gender(description) is not None
+            or set(words) & _NOT_DESCRIBING
+            or not (head in _PEOPLE or _PERSON_SUFFIX.search(head))
+        ):
+            continue
+        if any(subject and pos > where for pos, _, subject in owner.narration_names):
+            continue  # someone named speaks after it: 'The clerk nodded, and Joe said'
+        name = "the " + " ".join(words[1:])
+        p.tag = Tag("noun", name, p.tag.gender, p.tag.spans)
 
 
 def _explicit(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> Decisions:
