@@ -61,8 +61,8 @@ from audiopub.book.models import Book  # noqa: E402
 MARGINS = Margins(turn=0.0, tagged=0.0, narrator=2.0)
 # Rounds of the model (`ranker.rank_speakers`): each sees the speakers the one before chose, each as
 # much as it was sure of it (`ranker.Round`). Left out, on the 22 novels, in the run that made the
-# shipped weights: the sieves alone 0.744, 1 round 0.824, 2 0.839, 3 0.845, 4 0.846, 5 0.848 (the
-# worst novel 0.687). In earlier runs, with fewer tags found: every choice counted whole 0.829 at
+# shipped weights: the sieves alone 0.744, 1 round 0.825, 2 0.840, 3 0.846, 4 0.847, 5 0.848 (the
+# worst novel 0.684). In earlier runs, with fewer tags found: every choice counted whole 0.829 at
 # five against 0.833; sureness on the neighbours' own features alone 0.831. More did no better (6
 # 0.832 against 0.833; before that, 6 0.824, 7 0.822), nor did learning each round from earlier
 # rounds that never saw the novel (cross-fitted in two groups: 0.820), nor two features for
