@@ -64,6 +64,7 @@ from audiopub.book.cast.tags import (
     SubjectKind,
     after_title,
     find_tag,
+    is_english,
     language_table,
     noun_gender,
 )
@@ -293,7 +294,7 @@ def _described_subjects(paragraphs: list[Paragraph], cast: Cast, language: str |
     someone by what they do: 'The clerk called to him. / "I didn't know," he said.' The tag
     is that description's, not the nearest name's: the person the book gives it to ("the
     painter" for Basil Hallward), else one of its own (`mentions.described`)."""
-    if (language or "en").split("-")[0].lower() != "en":
+    if not is_english(language):
         return
     for at, p in enumerate(paragraphs):
         if p.tag.kind != "pronoun" or not p.spans:
@@ -472,7 +473,7 @@ _EN_PARTICIPLES = (
 @lru_cache(maxsize=8)
 def _speech_verb_at_end(language: str | None) -> re.Pattern[str]:
     words = list(language_table(language).verbs)
-    if (language or "en").split("-")[0].lower() == "en":
+    if is_english(language):
         words += _EN_PARTICIPLES
     verbs = "|".join(sorted((re.escape(v) for v in words), key=len, reverse=True))
     # What may follow the verb: whom it is said to ("said to Mrs. Bhattacharya, whose face

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from audiopub.book.cast.tags import find_tag, incise_at
+from audiopub.book.cast.tags import find_tag, incise_at, is_english
 
 QuoteStyle = Literal["double", "single"]
 
@@ -159,7 +159,7 @@ def find_quotes(
 def _is_mention(paragraph: str, span: Span, language: str | None) -> bool:
     """Whether a quotation is a word or a few the narration mentions (`_MENTION_LEAD`): no
     tag follows it, nor does a verb of speaking lead to it ('by saying "Tom, I wonder"')."""
-    if (language or "en").split("-")[0].lower() != "en" or span.open or span.continues:
+    if not is_english(language) or span.open or span.continues:
         return False
     if len(span.text.split()) > _MENTION_WORDS or re.search(r"[.!?]", span.text):
         return False

@@ -16,7 +16,15 @@ from typing import Literal
 
 from audiopub.book.cast.models import Gender
 
-__all__ = ["SETTING_APART", "Language", "Tag", "find_tag", "incise_at", "language_table"]
+__all__ = [
+    "SETTING_APART",
+    "Language",
+    "Tag",
+    "find_tag",
+    "incise_at",
+    "is_english",
+    "language_table",
+]
 
 SubjectKind = Literal["name", "pronoun", "first_person", "noun"]
 
@@ -131,6 +139,11 @@ TITLES: dict[str, Gender | None] = {
     # As dialogue in dialect writes them: "Mistah Frank", "Mis' Hamilton".
     "mistah": "male", "marse": "male", "massa": "male", "mis'": "female", "mis’": "female",
 }  # fmt: skip
+
+
+def is_english(language: str | None) -> bool:
+    """Whether a book's language tag is English, or it has none ("en-GB", None)."""
+    return (language or "en").split("-")[0].lower() == "en"
 
 
 def language_table(language: str | None) -> Language:
