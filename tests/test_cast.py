@@ -1396,6 +1396,30 @@ def test_speech_after_a_participle_or_a_paragraph_ending_with_speech_and_a_tag()
     assert speakers[-1] == ("Katharine", "explicit")
 
 
+def test_a_narration_paragraph_ending_in_a_speech_verb_and_a_colon_names_who_speaks_below() -> None:
+    # Night and Day: the subject opening the sentence, across clauses of other doings; not
+    # one named in a clause of its own, nor one a "he" or "she" follows.
+    book = _one_chapter(
+        '"Good night," said Denham.',
+        '"Good night," said Rodney.',
+        '"Good night," said Diana.',
+        '"Good night," said Anne.',
+        '"Good night," said Dr. Bauerstein.',
+        "Rodney lit his lamp, pulled his curtains, offered Denham a chair, and, flinging the "
+        "manuscript of his paper on the Elizabethan use of Metaphor on to the table, exclaimed:",
+        '"Oh dear me, what a waste of time!"',
+        "Diana, going to the east gable, where Anne was standing at her window, said gently:",
+        '"Anne dear, would you like to have me sleep with you tonight?"',
+        "I told him of Poirot's intense excitement on hearing that Dr. Bauerstein had been at "
+        "Styles on the fatal night, and added:",
+        '"He said twice: that alters everything."',
+    )
+    speakers = {q.text[:12]: (q.speaker, q.how) for q in attribute(book).quotes}
+    assert speakers["Oh dear me, "] == ("Rodney", "explicit")
+    assert speakers["Anne dear, w"] == ("Diana", "explicit")
+    assert speakers["He said twic"][1] != "explicit"  # "I" opens the sentence
+
+
 def test_a_french_book_is_cast_from_its_tags() -> None:
     book = _one_chapter(
         "« Vous voilà enfin, dit Madame Bovary. Asseyez-vous. »",

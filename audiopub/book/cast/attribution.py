@@ -415,7 +415,8 @@ def _distant_subject(
 ) -> Decisions:
     """A speech verb ending the narration before the speech, its subject named earlier in the
     same sentence: 'Then Wild Horse stamped with his wild foot and said, "…"', 'Henry
-    Crawford entered the room, calling out, "…"'. A later quotation of the paragraph may have
+    Crawford entered the room, calling out, "…"', or in the narration paragraph before one
+    that opens with speech, ending with a colon. A later quotation of the paragraph may have
     its own ('"…," cried Marianne. Elinor, rejoiced…, now ventured to say, "…"')."""
     verbs = _speech_verb_at_end(language)
     decisions = dict(decisions)
@@ -429,15 +430,32 @@ def _distant_subject(
         if at in decisions or p.tag.kind is not None or not p.spans:
             continue
         person = _subject_of_verb(p, 0, p.spans[0].start, verbs)
+        if person is None and p.spans[0].start == 0 and at:
+            person = _introducing(paragraphs[at - 1], p, verbs)
         if person is not None:
             decisions[at] = person, "explicit"
     return decisions
 
 
-def _subject_of_verb(p: Paragraph, start: int, end: int, verbs: re.Pattern[str]) -> int | None:
+def _introducing(before: Paragraph, p: Paragraph, verbs: re.Pattern[str]) -> int | None:
+    """The subject of a speech verb ending the narration paragraph just before a paragraph of
+    speech with a colon ('Rodney lit his lamp, pulled his curtains, … exclaimed:')."""
+    if before.chapter != p.chapter:
+        return None
+    start = before.spans[-1].end if before.spans else 0
+    if not before.text[start:].rstrip().endswith(":"):
+        return None
+    return _subject_of_verb(before, start, len(before.text), verbs, first=True)
+
+
+def _subject_of_verb(
+    p: Paragraph, start: int, end: int, verbs: re.Pattern[str], first: bool = False
+) -> int | None:
     """The person named last as a subject in the sentence that a speech verb ends, in the
     paragraph's narration between `start` and `end`: opening a clause, or before a verb of
-    their own ('…, Mrs. Munt never ceased to rejoice, and to say,')."""
+    their own ('…, Mrs. Munt never ceased to rejoice, and to say,'). `first`: the one opening
+    the sentence instead, unless a "he" or "she" comes between them and the verb ('Diana,
+    going to the east gable, where Anne was standing at her window, said gently:')."""
     narration = p.text[start:end]
     verb = verbs.search(narration)
     if verb is None:
@@ -446,12 +464,23 @@ def _subject_of_verb(p: Paragraph, start: int, end: int, verbs: re.Pattern[str])
         (m.end() for m in _SENTENCE_END.finditer(narration, 0, verb.start())), default=0
     )
     subjects = [
-        person
+        (pos, person)
         for pos, person, subject in p.narration_names
         if start + sentence_start <= pos < start + verb.start()
         and (subject or _ACTING.match(p.text, pos))
     ]
-    return subjects[-1] if subjects else None
+    if not subjects:
+        return None
+    if not first:
+        return subjects[-1][1]
+    pos, person = subjects[0]
+    if not _OPENS_SENTENCE.fullmatch(p.text, start + sentence_start, pos):
+        return None
+    return None if _HE_OR_SHE.search(p.text, pos, start + verb.start()) else person
+
+
+_HE_OR_SHE = re.compile(r"\b(?:he|she)\b", re.IGNORECASE)
+_OPENS_SENTENCE = re.compile(r"\s*(?:(?:And|But|Then|So|Now|At last|At length|Presently),?\s+)?")
 
 
 # A name followed by a verb of its own: "Mrs. Munt never ceased", "Mrs. Norris was too much
