@@ -49,6 +49,7 @@ from audiopub.book.cast.conversation import (
 )
 from audiopub.book.cast.kinship import Kin, kin_tag, titled_as
 from audiopub.book.cast.mentions import (
+    HE_OR_SHE,
     TITLED_NAME,
     book_cast,
     described,
@@ -476,10 +477,9 @@ def _subject_of_verb(
     pos, person = subjects[0]
     if not _OPENS_SENTENCE.fullmatch(p.text, start + sentence_start, pos):
         return None
-    return None if _HE_OR_SHE.search(p.text, pos, start + verb.start()) else person
+    return None if HE_OR_SHE.search(p.text, pos, start + verb.start()) else person
 
 
-_HE_OR_SHE = re.compile(r"\b(?:he|she)\b", re.IGNORECASE)
 _OPENS_SENTENCE = re.compile(r"\s*(?:(?:And|But|Then|So|Now|At last|At length|Presently),?\s+)?")
 
 

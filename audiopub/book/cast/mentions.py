@@ -479,7 +479,7 @@ _NESTED = re.compile(r"""(?:^|(?<=[\s(—-]))(['‘"“])(?=\S).*?(?<=\S)['’"�
 
 # The end of a clause, and a "she" or "he" as a subject after it.
 _CLAUSE_BREAK = re.compile(r"[,;:!?]\s|" + after_title(negated=True) + r"\.\s")
-_SUBJECT_PRONOUN = re.compile(r"\b(?:she|he)\b", re.IGNORECASE)
+HE_OR_SHE = re.compile(r"\b(?:she|he)\b", re.IGNORECASE)
 
 
 def _pronoun_before(narration: str) -> Gender | None:
@@ -487,7 +487,7 @@ def _pronoun_before(narration: str) -> Gender | None:
     it cannot be ('She forgot about Adela', '"…," said he to Jim'). A pronoun in a clause of
     its own before the name may look ahead to it ('When she came in, Adela …'): not that."""
     clause = narration[_last_break(narration) :]
-    match = _SUBJECT_PRONOUN.search(clause)
+    match = HE_OR_SHE.search(clause)
     if match is None:
         return None
     return "female" if match.group().lower() == "she" else "male"
