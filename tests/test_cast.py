@@ -1491,3 +1491,22 @@ def test_her_as_an_object_is_no_sign_of_the_subjects_gender() -> None:
     )
     _, cast, _ = sieves(book)
     assert cast.people[cast.resolve("Ronny")].gender == "male"
+
+
+def test_a_name_the_text_corrects_to_another_is_one_person() -> None:
+    # A Passage to India: the Nawab Bahadur gives up his title and is plain Mr. Zulfiqar.
+    speech = (
+        "\"Come out to the Nawab Bahadur's, or I should say to Mr. Zulfiqar's,\" said Hamidullah."
+    )
+    scenes = (
+        (
+            '"The verdict is just," said the Nawab Bahadur.',
+            "Mr. Zulfiqar went home. Mr. Zulfiqar slept.",
+            '"Gladly," said Fielding.',
+        ),
+    )
+    apart = _cast_of(*scenes)
+    assert apart.by_form["Nawab Bahadur"] != apart.by_form["Mr. Zulfiqar"]
+    cast = _cast_of(*scenes, (speech,))
+    assert cast.by_form["Nawab Bahadur"] == cast.by_form["Mr. Zulfiqar"]
+    assert cast.by_form["Fielding"] != cast.by_form["Mr. Zulfiqar"]

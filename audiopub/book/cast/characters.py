@@ -193,9 +193,14 @@ def _woman_title(
     return None
 
 
-def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> Cast:
+def build_cast(
+    mentions: Counter[str],
+    genders: dict[str, Counter[Gender]],
+    renamed: Iterable[tuple[str, str]] = (),
+) -> Cast:
     """Group name forms (with how often each is used as a speaker or mentioned) into people.
-    `genders` holds, per form, the pronouns seen right after it."""
+    `genders` holds, per form, the pronouns seen right after it; `renamed`, pairs of forms
+    the text says are one person ("the Nawab Bahadur's, or I should say Mr. Zulfiqar's")."""
     parent: dict[str, str] = {form: form for form in mentions}
 
     def find(form: str) -> str:
@@ -466,6 +471,9 @@ def build_cast(mentions: Counter[str], genders: dict[str, Counter[Gender]]) -> C
             ]
         if len(full_names) == 1:
             union(full_names[0], form)
+    # Last, as the rest may have joined a form to another group already: the text's own word.
+    for one, other in renamed:
+        union(one, other)
 
     groups: dict[str, list[str]] = {}
     for form in mentions:

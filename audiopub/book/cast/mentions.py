@@ -92,7 +92,7 @@ def book_cast(paragraphs: list[Paragraph], lowercase: Counter[str]) -> Cast:
     genders = _pronouns_after_names(paragraphs, mentions)
     for form, votes in first_name_votes(mentions, genders).items():
         genders.setdefault(form, Counter()).update(votes)
-    cast = build_cast(mentions, genders)
+    cast = build_cast(mentions, genders, _renamings(paragraphs, mentions))
     for nominal, name in appositions.items():
         person = cast.resolve(name)
         # "the girl, Oliver" where the two merely meet: a description of the other gender
@@ -220,6 +220,35 @@ def _form_of(match: str, forms: dict[str, str]) -> str | None:
     if form[:1].isupper() and match != form:
         return None
     return form
+
+
+# A name the writer or a speaker corrects to another: "the Nawab Bahadur's, or I should say
+# Mr. Zulfiqar's", "Sally, or rather Sarah".
+_CORRECTION = (
+    r"(?:['’]s)?[\s,;:—–-]*or\s+(?:rather|I should say|should I say|I mean)[\s,]+(?:to\s+)?"
+)
+
+
+def _renamings(paragraphs: list[Paragraph], mentions: Counter[str]) -> list[tuple[str, str]]:
+    """Pairs of names the text says are one person's (`_CORRECTION`)."""
+    names = [f for f in mentions if f[:1].isupper()]
+    if not names:
+        return []
+    alternatives = "|".join(sorted((re.escape(f) for f in names), key=len, reverse=True))
+    pattern = re.compile(
+        rf"(?<![\w.])(?P<one>{alternatives})(?![\w])"
+        + _CORRECTION
+        + rf"(?:the\s+)?(?P<other>{alternatives})(?![\w])"
+    )
+    forms = {f.casefold(): f for f in names}
+    pairs = []
+    for p in paragraphs:
+        for match in pattern.finditer(p.text):
+            one = _form_of(match.group("one"), forms)
+            other = _form_of(match.group("other"), forms)
+            if one is not None and other is not None and one != other:
+                pairs.append((one, other))
+    return pairs
 
 
 def _count_narration_mentions(paragraphs: list[Paragraph], mentions: Counter[str]) -> None:
