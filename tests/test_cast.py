@@ -15,7 +15,7 @@ from audiopub.book.cast import Attribution, Character, Quote, attribute, by_line
 from audiopub.book.cast.attribution import sieves
 from audiopub.book.cast.characters import Cast, build_cast, clean_name, first_name_votes
 from audiopub.book.cast.quotes import book_elisions, find_quotes, quote_style
-from audiopub.book.cast.tags import find_tag
+from audiopub.book.cast.tags import LANGUAGES, find_tag, is_english, language_table
 from audiopub.book.epub.reader import read_epub
 from audiopub.book.models import Book, Chapter
 from audiopub.book.text import normalise_text
@@ -1510,3 +1510,12 @@ def test_a_name_the_text_corrects_to_another_is_one_person() -> None:
     cast = _cast_of(*scenes, (speech,))
     assert cast.by_form["Nawab Bahadur"] == cast.by_form["Mr. Zulfiqar"]
     assert cast.by_form["Fielding"] != cast.by_form["Mr. Zulfiqar"]
+
+
+def test_a_language_tag_is_read_alike_written_with_a_hyphen_or_an_underscore() -> None:
+    for tag in ("en", "en-GB", "en_GB", "EN_us", None):
+        assert is_english(tag)
+        assert language_table(tag) is LANGUAGES["en"]
+    for tag in ("fr", "fr_FR", "fr-CA"):
+        assert not is_english(tag)
+        assert language_table(tag) is LANGUAGES["fr"]

@@ -141,15 +141,19 @@ TITLES: dict[str, Gender | None] = {
 }  # fmt: skip
 
 
+def _base_language(language: str | None) -> str:
+    """A language tag's language, English where there is none ("en-GB", "en_GB": "en")."""
+    return (language or "en").split("-")[0].split("_")[0].lower()
+
+
 def is_english(language: str | None) -> bool:
     """Whether a book's language tag is English, or it has none ("en-GB", None)."""
-    return (language or "en").split("-")[0].lower() == "en"
+    return _base_language(language) == "en"
 
 
 def language_table(language: str | None) -> Language:
     """The table for a language tag ("en-GB" → English); English when unknown."""
-    base = (language or "en").split("-")[0].split("_")[0].lower()
-    return LANGUAGES.get(base, LANGUAGES["en"])
+    return LANGUAGES.get(_base_language(language), LANGUAGES["en"])
 
 
 @dataclass(frozen=True)
