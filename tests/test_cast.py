@@ -358,6 +358,32 @@ def test_a_description_no_name_owns_is_a_person_only_the_ranker_may_choose() -> 
     assert set(porter.forms) == {"a stout porter", "the stout porter"}
 
 
+def test_a_man_a_tag_brings_in_as_someone_new_is_someone_of_his_own() -> None:
+    # Oliver Twist: "said a little ugly hump-backed man" opens the door to the doctor, and
+    # "the hump-backed man" of that chapter is him. "The man" alone is most often someone
+    # named, and so is "the old man" of a chapter where no one was brought in.
+    def door(n: int) -> tuple[str, ...]:
+        return (
+            "Mr. Losberne kicked at the door. He was angry.",
+            f'"Halloa, {n}?" said a little ugly hump-backed man.',
+            f'"Robbery, {n}," said Mr. Losberne.',
+            f'"Murder too, {n}," replied the hump-backed man.',
+            f'"Go, {n}," said the man.',
+        )
+
+    cast = _cast_of(door(0), ('"Sit down," said the old man.', '"Yes," said Mr. Losberne.'))
+    hunchback = cast.described["a little ugly hump-backed man"]
+    assert cast.described["the hump-backed man"] == hunchback
+    assert cast.people[hunchback].name == "the little ugly hump-backed man"
+    assert cast.people[hunchback].gender == "male"
+    assert "the man" not in cast.described
+    assert "the old man" not in cast.described
+    # Where another chapter says it too, "the hump-backed man" may be anyone.
+    later = _cast_of(door(0), ('"Sit down," said the hump-backed man.',))
+    assert "a little ugly hump-backed man" in later.described
+    assert "the hump-backed man" not in later.described
+
+
 def test_a_description_set_apart_by_what_follows_it_is_someone_of_its_own() -> None:
     # Oliver Twist: "said the gentleman in the white waistcoat", in chapter after chapter
     # beside Oliver and Mr. Bumble, is neither of them; "in a low voice" is how one speaks.

@@ -705,21 +705,42 @@ def described(paragraphs: list[Paragraph], cast: Cast) -> None:
     driver", "asked a stout porter") becomes a person of its own, and `cast.described` maps
     each tag that says it to them ("a stout porter" and "the stout porter" are one): one the
     ranker may choose over the people named around, when the book never names who speaks.
-    It gets no lines unless chosen. Not one whose noun shows a gender: "the man" or "the
-    girl" is most often someone named (left out, on the 22 novels of
+    It gets no lines unless chosen. Not one whose noun shows a gender, unless a tag brings
+    them in as someone new (below): "the man" or "the girl" is most often someone named (left out, on the 22 novels of
     `scripts/train_speakers.py`, those cost 1.9 points of the quotations a description
     tags; later, with a feature of their own for the ranker to weigh them by, one scorer
     scored 0.836 of all quotations against 0.843 without them)."""
-    tags: dict[str, list[str]] = {}  # key → the tags that say it, once per use
+    tags: dict[str, list[tuple[int, str]]] = {}  # key → (chapter, tag) per use
     for p in paragraphs:
         if p.tag.kind != "noun" or not p.tag.name or p.tag.name in cast.by_form:
             continue
         key = _described_key(p.tag.name)
-        if key is not None and noun_gender(key) is None:
-            tags.setdefault(key, []).append(p.tag.name)
-    for key, said in tags.items():
+        if key is not None:
+            tags.setdefault(key, []).append((p.chapter, p.tag.name))
+    # But one a tag brings in as someone new, set apart by what it says of them ("said a
+    # little ugly hump-backed man", "asked a grinning countryman"; not "a man"), is someone
+    # of their own whatever the noun, and so is what later tags call them by its last words
+    # ("the hump-backed man"), where those are all in its chapters: another chapter's "old
+    # man" is anyone's.
+    new = {
+        key: {chapter for chapter, tag in said if tag.split()[0] in ("a", "an")}
+        for key, said in tags.items()
+        if len(key.split()) > 1
+    }
+    new = {key: chapters for key, chapters in new.items() if chapters}
+    for key in [k for k in tags if k not in new and len(k.split()) > 1]:
+        longer = [other for other in new if other.endswith(f" {key}")]
+        if len(longer) != 1:
+            continue
+        if all(chapter in new[longer[0]] for chapter, _ in tags[key]):
+            tags[longer[0]] += tags.pop(key)
+    for key, uses in tags.items():
+        gender = noun_gender(key)
+        if gender is not None and key not in new:
+            continue
+        said = [tag for _, tag in uses]
         name = f"the {key}"  # "a stout porter" is then "the stout porter"
         for tag in said:
             cast.described[tag] = len(cast.people)
         # Its names are the tags as written ("a stout porter" among them), once per use.
-        cast.people.append(Person(name, Counter(said)))
+        cast.people.append(Person(name, Counter(said), gender))
