@@ -378,6 +378,8 @@ def test_a_man_a_tag_brings_in_as_someone_new_is_someone_of_his_own() -> None:
     assert cast.people[hunchback].gender == "male"
     assert "the man" not in cast.described
     assert "the old man" not in cast.described
+    # How much is said is no one.
+    assert "a little" not in _cast_of(('"Yes," said a little.',)).described
     # Where another chapter says it too, "the hump-backed man" may be anyone.
     later = _cast_of(door(0), ('"Sit down," said the hump-backed man.',))
     assert "a little ugly hump-backed man" in later.described
@@ -1137,6 +1139,10 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
             "a little ugly hump-backed man",
             "noun",
         ),
+        ("en", ", said a great lubberly fellow, stepping", "a great lubberly fellow", "noun"),
+        # A participle right after the article describes; one after the noun does not.
+        ("en", ", asked a grinning countryman.", "a grinning countryman", "noun"),
+        ("en", ", said the man sitting beside her.", "the man", "noun"),
         ("en", " the dining-car conductor said.", "the dining-car conductor", "noun"),
         ("en", " was his mother's only reply.", "his mother", "noun"),
         # An adverb after the description is not part of it.

@@ -685,6 +685,8 @@ def _apart(
 _NOT_DESCRIBING = frozenset(
     "he she it they i we you had was were is has moment moments time pause while".split()
 )
+# Nor one that is only how much ("she said a little", "said a few").
+_HOW_MUCH = frozenset("little few bit lot trifle".split())
 
 
 def _described_key(tag_name: str) -> str | None:
@@ -697,6 +699,8 @@ def _described_key(tag_name: str) -> str | None:
     rest = [w.strip("'’") for w in words[1:]]
     if set(rest) & (_NOT_SOMEONE | _NOT_DESCRIBING) or any(w.endswith("'s") for w in rest):
         return None
+    if len(rest) == 1 and rest[0] in _HOW_MUCH:
+        return None
     return " ".join(rest)
 
 
@@ -706,10 +710,10 @@ def described(paragraphs: list[Paragraph], cast: Cast) -> None:
     each tag that says it to them ("a stout porter" and "the stout porter" are one): one the
     ranker may choose over the people named around, when the book never names who speaks.
     It gets no lines unless chosen. Not one whose noun shows a gender, unless a tag brings
-    them in as someone new (below): "the man" or "the girl" is most often someone named (left out, on the 22 novels of
-    `scripts/train_speakers.py`, those cost 1.9 points of the quotations a description
-    tags; later, with a feature of their own for the ranker to weigh them by, one scorer
-    scored 0.836 of all quotations against 0.843 without them)."""
+    them in as someone new (below): "the man" or "the girl" is most often someone named
+    (left out, on the 22 novels of `scripts/train_speakers.py`, those cost 1.9 points of
+    the quotations a description tags; later, with a feature of their own for the ranker to
+    weigh them by, one scorer scored 0.836 of all quotations against 0.843 without them)."""
     tags: dict[str, list[tuple[int, str]]] = {}  # key → (chapter, tag) per use
     for p in paragraphs:
         if p.tag.kind != "noun" or not p.tag.name or p.tag.name in cast.by_form:

@@ -233,6 +233,7 @@ _LY_ADJECTIVES = (
     "|sickly|holy|silly|curly|manly|womanly|lively|ghostly|gentlemanly|worldly"
     "|motherly|fatherly|scholarly|unruly|unlovely|unfriendly|unsightly|saintly|grisly"
     "|wily|beastly|ungainly|courtly|sprightly|shapely|spindly|wobbly|gangly|smelly|chilly"
+    "|lubberly|slovenly|cowardly|miserly"
 )
 
 _DEFINITE = ("the", "le", "la", "el", "der", "die", "das")
@@ -331,7 +332,12 @@ def _patterns(language: str | None) -> _Patterns:
     # speaker is Sir Thomas. A word of degree never does: it opens how they speak ("said the
     # policeman very sincerely", "said the doctor again"), though it may describe them ("the
     # very old man").
-    noun = rf"(?:{articles})\s+(?:(?-i:(?![A-ZÀ-ÖØ-Þ])){word}\s+){{0,3}}(?!(?:{_DEGREE})\b){word}"
+    # A participle right after the article describes too: "asked a grinning countryman".
+    participle = r"(?:[a-z]+ing\s+)?"
+    noun = (
+        rf"(?:{articles})\s+{participle}(?:(?-i:(?![A-ZÀ-ÖØ-Þ])){word}\s+){{0,3}}"
+        rf"(?!(?:{_DEGREE})\b){word}"
+    )
     definite = "|".join(re.escape(a) for a in _DEFINITE)
     # A name after words that describe its bearer: "the gentle Mrs. Thorpe", "old Horace
     # Talbot" (lower case: "the young man" is a description).
