@@ -18,7 +18,7 @@ from audiopub.book.cast.ranker import FEATURES, WEIGHTS
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "pdnc-dev"
 
-# Accuracy measured with the shipped weights (0.955, 0.775, 0.940, 0.880); floors about 2
+# Accuracy measured with the shipped weights (0.956, 0.772, 0.938, 0.878); floors about 2
 # points under, room for a retrained model's wobble on one novel. The Sun Also Rises holds
 # the first-person narrator's naming.
 FLOORS = {
@@ -33,8 +33,8 @@ def test_the_shipped_weights_name_their_data_and_know_every_feature() -> None:
     data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
     assert "Project Dialogism Novel Corpus" in data["data"] and "LREC 2022" in data["data"]
     assert data["features"] == list(FEATURES)
-    # Five rounds, each five scorers' 69 × 32 weights side by side: a few hundred kilobytes.
-    assert WEIGHTS.stat().st_size < 512_000
+    # Five rounds, each eight scorers' 68 × 32 weights side by side: under a megabyte.
+    assert WEIGHTS.stat().st_size < 1_000_000
 
 
 def test_the_trainer_learns_which_feature_marks_the_speaker_whatever_its_scale() -> None:
