@@ -207,8 +207,12 @@ def lowercase_words(book: Book) -> Counter[str]:
 
 
 def _names_pattern(forms: list[str]) -> re.Pattern[str]:
-    alternatives = sorted((re.escape(f) for f in forms), key=len, reverse=True)
-    return re.compile(r"(?<![\w.])(?:" + "|".join(alternatives) + r")(?![\w])", re.IGNORECASE)
+    return re.compile(rf"(?<![\w.])(?:{_alternatives(forms)})(?![\w])", re.IGNORECASE)
+
+
+def _alternatives(forms: list[str]) -> str:
+    """The forms as one regular-expression alternation, the longest first."""
+    return "|".join(sorted((re.escape(f) for f in forms), key=len, reverse=True))
 
 
 def _form_of(match: str, forms: dict[str, str]) -> str | None:
@@ -234,7 +238,7 @@ def _renamings(paragraphs: list[Paragraph], mentions: Counter[str]) -> list[tupl
     names = [f for f in mentions if f[:1].isupper()]
     if not names:
         return []
-    alternatives = "|".join(sorted((re.escape(f) for f in names), key=len, reverse=True))
+    alternatives = _alternatives(names)
     pattern = re.compile(
         rf"(?<![\w.])(?P<one>{alternatives})(?![\w])"
         + _CORRECTION
