@@ -175,10 +175,12 @@ def test_a_lexicon_entry_is_heard_then_used_by_the_next_conversion(
         editor = page.locator(".q-expansion-item", has_text="How to say words in this book")
         editor.get_by_label("How to say it").fill("Kwillfayther")
         editor.get_by_role("button", name="Hear it").click()
+        # Played, whether still playing or already ended when looked at: a clip of a word is
+        # short, and a busy machine may look only after its end.
         page.wait_for_function(
             "() => [...document.querySelectorAll('audio')].some(a => "
-            "a.src.startsWith('data:audio/wav') && !a.paused && a.currentTime > 0)",
-            timeout=30_000,
+            "a.src.startsWith('data:audio/wav') && a.played.length > 0)",
+            timeout=60_000,
         )
         editor.get_by_role("button", name="Save").click()
         page.get_by_text("Saved 1 entry").wait_for(timeout=10_000)
