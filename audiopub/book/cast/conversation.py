@@ -26,6 +26,7 @@ __all__ = [
     "Tag",
     "addressed_gender",
     "bound_by_pronoun",
+    "narration",
     "take_turns",
     "units",
 ]
@@ -298,3 +299,16 @@ def _guess(
     if k + 2 < len(run) and after is not None and said(k + 2) not in (None, after):
         return said(k + 2)
     return None
+
+
+def narration(p: Paragraph) -> list[tuple[int, str]]:
+    """The paragraph's text outside its quotations, as (offset, text) pieces."""
+    pieces = []
+    at = 0
+    for span in p.spans:
+        if span.start > at:
+            pieces.append((at, p.text[at : span.start]))
+        at = span.end
+    if at < len(p.text):
+        pieces.append((at, p.text[at:]))
+    return pieces

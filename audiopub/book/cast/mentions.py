@@ -22,7 +22,7 @@ from audiopub.book.cast.characters import (
     first_name_votes,
     pronoun_gender,
 )
-from audiopub.book.cast.conversation import Paragraph
+from audiopub.book.cast.conversation import Paragraph, narration
 from audiopub.book.cast.models import Gender
 from audiopub.book.cast.tags import (
     NOUN_GENDERS,
@@ -141,7 +141,7 @@ def _genders_as_subject(paragraphs: list[Paragraph], cast: Cast) -> None:
     forms = {form.casefold(): form for form in unknown}
     votes: dict[int, Counter[Gender]] = {}
     for p in paragraphs:
-        for _, piece in _narration(p):
+        for _, piece in narration(p):
             for match in pattern.finditer(piece):
                 form = _form_of(match.group(), forms)
                 after = piece[match.end() : match.end() + 80]
@@ -173,7 +173,7 @@ def _rank_and_place(paragraphs: list[Paragraph], cast: Cast) -> None:
         places: dict[str, set[int]] = {}
         for p in paragraphs:
             if p.chapter in spoken:
-                for _, piece in _narration(p):
+                for _, piece in narration(p):
                     for match in full.finditer(piece):
                         places.setdefault(match.group(), set()).add(p.chapter)
         if not places:
@@ -183,19 +183,6 @@ def _rank_and_place(paragraphs: list[Paragraph], cast: Cast) -> None:
         if 2 * share[name] >= spoken.total() and name not in cast.by_form:
             person.forms[name] += share[name]
             cast.by_form[name] = index
-
-
-def _narration(p: Paragraph) -> list[tuple[int, str]]:
-    """The paragraph's text outside its quotations, as (offset, text) pieces."""
-    pieces = []
-    at = 0
-    for span in p.spans:
-        if span.start > at:
-            pieces.append((at, p.text[at : span.start]))
-        at = span.end
-    if at < len(p.text):
-        pieces.append((at, p.text[at:]))
-    return pieces
 
 
 def lowercase_words(book: Book) -> Counter[str]:
@@ -264,7 +251,7 @@ def _count_narration_mentions(paragraphs: list[Paragraph], mentions: Counter[str
     pattern = _names_pattern(list(mentions))
     extra: Counter[str] = Counter()
     for p in paragraphs:
-        for _, piece in _narration(p):
+        for _, piece in narration(p):
             for match in pattern.finditer(piece):
                 form = _form_of(match.group(), forms)
                 if form is not None:
@@ -289,7 +276,7 @@ def _titled_names(paragraphs: list[Paragraph]) -> Counter[str]:
     speech: people, whether or not a tag ever names them, so a pronoun can mean them."""
     found: Counter[str] = Counter()
     for p in paragraphs:
-        for _, piece in _narration(p):
+        for _, piece in narration(p):
             found.update(m.group().rstrip("'’") for m in TITLED_NAME.finditer(piece))
             for m in _COUPLE.finditer(piece):
                 surname = m.group(4).removesuffix("'s").removesuffix("’s")
@@ -401,7 +388,7 @@ def _acting_first_names(
     known = {word for form in mentions for word in form.split()}
     found: Counter[str] = Counter()
     for p in paragraphs:
-        for _, piece in _narration(p):
+        for _, piece in narration(p):
             found.update(m.group(1) for m in _ACTING.finditer(piece))
     return Counter(
         {
@@ -441,7 +428,7 @@ def _appositions(
         # Speech sets them beside names too ('"…one was to Mr. Wells, the lawyer, and…"'),
         # though a "his" or "my" there is the speaker's, and "the gentleman" whoever the
         # speaker means by it: only a "the" with what they do.
-        pieces = [(t, False) for _, t in _narration(p)] + [(s.text, True) for s in p.spans]
+        pieces = [(t, False) for _, t in narration(p)] + [(s.text, True) for s in p.spans]
         for piece, speech in pieces:
             pairs = [(m.group(1), m.group(2)) for m in after.finditer(piece)]
             pairs += [(m.group(2), m.group(1)) for m in before.finditer(piece)]
@@ -491,7 +478,7 @@ def _pronouns_after_names(
     forms = {f.casefold(): f for f in mentions}
     pattern = _names_pattern(list(mentions))
     for p in paragraphs:
-        for _, piece in _narration(p):
+        for _, piece in narration(p):
             for match in pattern.finditer(piece):
                 form = _form_of(match.group(), forms)
                 if form is None:
@@ -538,7 +525,7 @@ def find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str])
     pattern = _names_pattern(list(cast.by_form)) if forms else None
     for p in paragraphs:
         if pattern is not None:
-            for offset, piece in _narration(p):
+            for offset, piece in narration(p):
                 for match in pattern.finditer(piece):
                     form = _form_of(match.group(), forms)
                     if form is None or _LONGER_NAME.match(piece, match.end()):
