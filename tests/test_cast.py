@@ -1156,6 +1156,10 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
         # How it is said after the verb, a word of degree first.
         ("en", " Alice replied very politely, ", "Alice", "name"),
         ("en", " the Mouse replied rather crossly: ", "Mouse", "name"),
+        # Where it is said; a voice or a hand of someone's acting for them.
+        ("en", " Janey commented over the coffee-cups at breakfast;", "Janey", "name"),
+        ("en", " Her voice lingered over it.", "Her", "pronoun"),
+        ("en", ", his voice dropped, ", "his", "pronoun"),
     ],
 )
 def test_speech_tags_per_language(language: str, narration: str, subject: str, kind: str) -> None:
@@ -1391,6 +1395,13 @@ def test_a_later_quotation_of_a_paragraph_keeps_a_tag_of_its_own() -> None:
         '"Mr. Archer is late," said Mrs. Welland.',
         '"Common--common WHERE?" he queried; and she returned with unusual readiness: "Why, I '
         'should say anywhere but in his school-room."',
+        # Hard Times: where the quotation before has its tag before it, the tag between is
+        # the next one's, whoever acts after that one.
+        '"Good morning," said Mr. Bounderby.',
+        'So, when Mrs. Sparsit said with forced lightness of heart, "You want your breakfast, '
+        'sir, but I dare say Miss Gradgrind will soon be here to preside at the table," Mr. '
+        "Bounderby replied, \"If I waited to be taken care of by my wife, ma'am, I should wait "
+        'till Doomsday." Mrs. Sparsit complied, and assumed her old position at table.',
     )
     by_paragraph: dict[int, list[str | None]] = {}
     for quote in attribute(book).quotes:
@@ -1399,6 +1410,7 @@ def test_a_later_quotation_of_a_paragraph_keeps_a_tag_of_its_own() -> None:
     assert by_paragraph[3] == ["Aziz", "Aziz", "Das"]
     assert by_paragraph[6] == ["Mary", "Mrs. Musgrove"]
     assert by_paragraph[8][1] == "Mrs. Welland"
+    assert by_paragraph[10] == ["Mrs. Sparsit", "Mr. Bounderby"]
 
 
 def test_a_mark_with_a_space_either_side_closes_the_quotation() -> None:

@@ -200,10 +200,12 @@ def test_a_description_no_name_owns_is_a_candidate_with_what_its_tag_says() -> N
         '"How far is it?" asked a stout porter.',
         '"Who is it?" said the old man.',
         '"Nobody," said the other.',
+        "The cloud of smoke drifted over the platform.",
+        '"Gone," said the cloud.',
     ]
     book = Book("T", ("A",), "en", (Chapter(0, "One", ("One", *paragraphs)),))
     found, cast, _ = sieves(book)
-    driver, porter, old_man, other = turns(found, cast, None)[1:5]
+    driver, porter, old_man, other, cloud = turns(found, cast, None)[1:6]
 
     def described(turn: Turn, name: str) -> np.ndarray:
         person = cast.described[name]
@@ -214,6 +216,12 @@ def test_a_description_no_name_owns_is_a_candidate_with_what_its_tag_says() -> N
     assert described(driver, "the driver")[f("described_indefinite")] == 0
     assert described(porter, "a stout porter")[f("described_indefinite")] == 1
     assert described(porter, "a stout porter")[f("described_epithet")] == 1
+    # A driver and a porter are people; a cloud is not, though the narration brought it in.
+    assert described(driver, "the driver")[f("described_role")] == 1
+    assert described(porter, "a stout porter")[f("described_role")] == 1
+    assert described(cloud, "the cloud")[f("described_role")] == 0
+    assert described(cloud, "the cloud")[f("described_scene")] == 1
+    assert described(driver, "the driver")[f("described_scene")] == 0
     # Only the turn its tag gives speech to brings a description in; "the old man" (most
     # often someone named) and "the other" bring in no one.
     assert cast.described["the driver"] not in old_man.candidates

@@ -67,6 +67,7 @@ from audiopub.book.cast.tags import (
     find_tag,
     is_english,
     language_table,
+    names_a_role,
     noun_gender,
 )
 from audiopub.book.models import Book
@@ -208,15 +209,19 @@ def _span_tags(
     # Per gap between two quotations: whether its narration leads into the one after it.
     opens = [_opens_next(a, text[a.end : b.start], b) for a, b in pairwise(spans)]
     found: list[SpanTag | None] = []
+    led = False  # whether the quotation before had a tag before it
     for i, span in enumerate(spans):
         start = spans[i - 1].end if i else 0
         end = spans[i + 1].start if i + 1 < len(spans) else len(text)
         lead = text[start : span.start]
         before = find_tag(lead, language, "before")
-        if before is not None and i and not opens[i - 1]:
+        # A tag between two quotations is the one before's, unless that one had its own
+        # before it: 'Mrs. Sparsit said, "…" Mr. Bounderby replied, "…"'.
+        if before is not None and i and not opens[i - 1] and not led:
             previous = find_tag(lead, language, "after")
             if previous is not None and previous.start >= before.start:
                 before = None
+        led = before is not None
         after = None
         if i and before is None and _continues(lead, opens[i - 1], language):
             # '"Three-and-twenty!" cried Thorpe, "five-and-twenty if it is an inch." Morland
@@ -276,15 +281,6 @@ _DESCRIBED_SUBJECT = re.compile(
     r"|shook|rose|ran|knew|thought|felt|left|kept|told|drew|broke|bent|read|found|threw|wrote"
     r"|struck|sprang|sank|lay|let|caught|brought|seemed)\b"
 )
-# Words for people by what they do: a description of a thing ("The door opened", "the motor
-# slowed down") is no one to speak.
-_PERSON_SUFFIX = re.compile(r"(?<=[a-z]{3})(?:ist|ian)$|(?:master|keeper|maker|smith)$")
-_PEOPLE = frozenset(
-    "clerk surgeon physician doctor nurse judge cook maid servant guard lawyer butler landlord"
-    " porter waiter driver officer detective priest soldier sailor constable footman messenger"
-    " attendant magistrate editor visitor inspector professor proprietor conductor actor"
-    " author tutor governor jailer jailor courier painter subaltern guide witness".split()
-)
 # Words that make a description point at someone already there ("the other"), or no
 # description at all ("the other she held out").
 _NOT_DESCRIBING = frozenset("he she it they other others more only same first last".split())
@@ -318,7 +314,7 @@ def _described_subjects(paragraphs: list[Paragraph], cast: Cast, language: str |
         if (
             noun_gender(description) is not None
             or set(words) & _NOT_DESCRIBING
-            or not (head in _PEOPLE or _PERSON_SUFFIX.search(head))
+            or not names_a_role(head)
         ):
             continue
         if any(subject and pos > where for pos, _, subject in owner.narration_names):

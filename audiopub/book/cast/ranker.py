@@ -40,10 +40,12 @@ from audiopub.book.cast.conversation import (
     addressed_gender,
     bound_by_pronoun,
     exchanges,
+    narration,
     units,
 )
 from audiopub.book.cast.kinship import Kin, family_names, kin_tag, titled_as
 from audiopub.book.cast.models import Gender
+from audiopub.book.cast.tags import names_a_role, noun_gender
 
 __all__ = [
     "FEATURES",
@@ -158,6 +160,11 @@ FEATURES: tuple[str, ...] = (
     "described_uses",
     "described_indefinite",
     "described_epithet",
+    # … its noun is a word for a person ("driver", "pauper", "gentleman"; not "the
+    # announcement"); the narration just before says it (the scene brought them in: 'The
+    # master was a fat, healthy man.').
+    "described_role",
+    "described_scene",
     # The tag names a kin ("said her mother", `kinship`): the book's titles for this person
     # fit it (no "Miss" for a mother); and so does a family name shared with someone else
     # of the turn's candidates (the one "her" means).
@@ -322,6 +329,9 @@ def turns(
                 feature(person, "described_uses", math.log1p(cast.people[person].forms.total()))
                 feature(person, "described_indefinite", words[0] in ("a", "an"))
                 feature(person, "described_epithet", len(words) > 2)
+                head = _head(words[1:])
+                feature(person, "described_role", names_a_role(head) or bool(noun_gender(head)))
+                feature(person, "described_scene", _in_scene(paragraphs, at, head))
                 break
         # The turn's own narration.
         quote_at = first.spans[0].start
@@ -518,6 +528,39 @@ def _kin_features(
     owner = cast.resolve(kin.owner) if kin.owner else None
     if owner in candidates:
         candidates[owner][index["kin_owner"]] = 1
+
+
+# Words after which a description's noun is done: "the landlord of the Cripples", "the man
+# with the keys", "a girl opposite".
+_AFTER_HEAD = frozenset("of with in at on from who that outside inside opposite without".split())
+# How far back the narration counts as the scene a description tag speaks in.
+_SCENE_BACK = 5
+
+
+def _head(words: list[str]) -> str:
+    """The noun of a description's words, its article left off."""
+    for i, word in enumerate(words):
+        if i and word in _AFTER_HEAD:
+            return words[i - 1]
+    return words[-1] if words else ""
+
+
+def _in_scene(paragraphs: list[Paragraph], at: int, head: str) -> bool:
+    """Whether the narration before paragraph `at`'s speech, or in the `_SCENE_BACK`
+    paragraphs before it in its chapter, says `head` ('The master was a fat, healthy man.')."""
+    if not head:
+        return False
+    word = re.compile(rf"\b{re.escape(head)}\b", re.IGNORECASE)
+    first = paragraphs[at]
+    if word.search(first.text, 0, first.spans[0].start if first.spans else len(first.text)):
+        return True
+    for j in range(at - 1, max(-1, at - 1 - _SCENE_BACK), -1):
+        q = paragraphs[j]
+        if q.chapter != first.chapter:
+            break
+        if any(word.search(piece) for _, piece in narration(q)):
+            return True
+    return False
 
 
 def _description(p: Paragraph, cast: Cast) -> tuple[int, list[str]] | None:

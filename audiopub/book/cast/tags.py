@@ -24,6 +24,7 @@ __all__ = [
     "incise_at",
     "is_english",
     "language_table",
+    "names_a_role",
 ]
 
 SubjectKind = Literal["name", "pronoun", "first_person", "noun"]
@@ -264,6 +265,11 @@ _WORDS_SAID = re.compile(
 )
 
 
+# Whose voice "his voice" or "her voice" is, and what else of theirs may act for them.
+_OWNER_GENDERS: dict[str, Gender] = {"his": "male", "her": "female"}
+_PARTS = frozenset("voice tones hand hands eyes face lips head".split())
+
+
 # What may follow a tag before the quotation it opens: a few words ("said to Ronny:"), or
 # how it is said ("said, with the absolute simplicity of a child").
 _TAG_REST = re.compile(
@@ -388,7 +394,8 @@ def _patterns(language: str | None) -> _Patterns:
         r"|out|off|down|on|forth"
         rf"|{name}(?:\s+and\s+{name})?))?"
         # How it is said may follow, with a word of degree first: "Alice replied very politely".
-        r"(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|by|from|for|after|without|\w+ly"
+        r"(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|by|from|for|after|without|over|across"
+        r"|through|behind|towards?|upon|\w+ly"
         r"|(?:very|rather|quite|too|so|most|somewhat|half)\s+\w+ly)\b)"
     )
     possessive = re.compile(
@@ -458,6 +465,28 @@ NOUN_GENDERS: dict[str, Gender] = {
         "male",
     ),
 }
+
+
+# Words for people by what they do: a description of a thing ("The door opened", "the
+# announcement") is no one to speak.
+_ROLES = frozenset(
+    "clerk surgeon physician doctor nurse judge cook maid servant guard lawyer butler landlord"
+    " porter waiter driver officer detective priest soldier sailor constable footman messenger"
+    " attendant magistrate editor visitor inspector professor proprietor conductor actor"
+    " author tutor governor jailer jailor courier painter subaltern guide witness pauper"
+    " tinker chauffeur beadle matron valet apprentice deputy secretary warder turnkey sexton"
+    " vicar curate rector barber tailor grocer butcher baker carpenter gardener labourer"
+    " laborer farmer peasant shepherd sentry sentinel traveller traveler stranger passenger"
+    " prisoner lieutenant sergeant corporal usher spectator bystander neighbour neighbor".split()
+)
+_ROLE_SUFFIX = re.compile(r"(?<=[a-z]{3})(?:ist|ian)$|(?:master|keeper|maker|smith)$")
+
+
+def names_a_role(word: str) -> bool:
+    """Whether a noun is a word for someone by what they do ("the driver", "the violinist",
+    "the book-stall keeper"), not for a thing."""
+    word = word.lower()
+    return word in _ROLES or bool(_ROLE_SUFFIX.search(word))
 
 
 def noun_gender(phrase: str) -> Gender | None:
@@ -614,7 +643,8 @@ def find_tag(
         if apposition is not None:
             return Tag(apposition.group(1), "name", None, start, offset + apposition.end())
         # "cut in the clear voice of Mr. Wilcox": the voice's owner speaks.
-        if written.lower().split()[-1] in ("voice", "tones"):
+        words = written.lower().split()
+        if words[-1] in ("voice", "tones"):
             owner = patterns.voice_of.match(text, start + len(written))
             if owner is not None:
                 return Tag(
@@ -624,6 +654,10 @@ def find_tag(
                     offset + owner.start("name"),
                     offset + owner.end(),
                 )
+        # "Her voice lingered over it", "His hand went out": he or she speaks.
+        if words[-1] in _PARTS and is_english(language) and words[0] in _OWNER_GENDERS:
+            end = start + len(words[0])
+            return Tag(written[: len(words[0])], "pronoun", _OWNER_GENDERS[words[0]], start, end)
     return Tag(subject, kind, gender, start, start + len(written))
 
 
