@@ -146,8 +146,13 @@ def quote_spans(novel: Novel, book: Book, quotes: tuple[Quote, ...]) -> list[tup
         inner = key(paragraphs[(q.chapter, q.paragraph)][: q.start])
         length = len(key(q.text))
         first = at + len(inner)
-        last = min(first + max(length, 1), len(where) - 1)
-        spans.append((where[first], where[last - 1] + 1 if length else where[first]))
+        if not length:
+            # Speech with no letters ('". . . . . ." the drummer sang'): the gap between the
+            # letters either side holds it.
+            spans.append((where[first - 1] + 1 if first else 0, where[first]))
+            continue
+        last = min(first + length, len(where) - 1)
+        spans.append((where[first], where[last - 1] + 1))
     return spans
 
 
@@ -194,7 +199,8 @@ def votes(
                 if j in seen or e <= a or s >= b:
                     continue
                 q_key = key(quotes[j].text)
-                if q_key and (q_key in sub_key or sub_key in q_key):
+                # Speech with no letters matches an annotated one with none.
+                if (q_key and (q_key in sub_key or sub_key in q_key)) or not (q_key or sub_key):
                     seen.add(j)
                     speakers.append(quotes[j].speaker)
         found.append(speakers)

@@ -6,6 +6,7 @@ measured when the weights were made; a drop fails."""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -67,3 +68,36 @@ def test_the_cast_names_the_annotated_speakers_above_its_floor(name: str) -> Non
     result = pdnc.score(novel, book, attribute(book))
     assert result.found / result.quotes >= 0.98
     assert result.accuracy >= FLOORS[name], f"{name}: {result.accuracy:.3f}"
+
+
+def test_speech_without_letters_is_found_where_the_annotation_has_it(tmp_path: Path) -> None:
+    # The Sun Also Rises: the drummer's '". . . . . ."' has no letters to align by; the gap
+    # between the letters around it holds it.
+    pdnc = script("pdnc")
+    folder = tmp_path / "Drums"
+    folder.mkdir()
+    lines = [
+        '"Come on," said Brett.',
+        '". . . . . ." the drummer sang softly.',
+        '"Let\'s go," said Brett.',
+    ]
+    text = "\n\n".join(lines) + "\n"
+    (folder / "novel_text.txt").write_text(text, encoding="utf-8")
+    with open(folder / "quotation_info.csv", "w", encoding="utf-8", newline="") as f:
+        rows = csv.writer(f)
+        rows.writerow(["quoteText", "subQuotationList", "quoteByteSpans", "speaker", "quoteType"])
+        for line, speaker in zip(lines, ("Brett", "The Drummer", "Brett"), strict=True):
+            inner = line[1 : line.index('"', 1)]
+            start = text.index(line) + 1  # one byte a character: the text is ASCII
+            span = [[start, start + len(inner)]]
+            rows.writerow([inner, repr([inner]), repr(span), speaker, "Explicit"])
+    (folder / "character_info.csv").write_text(
+        "Index,Main Name,Aliases,Gender,Category\n"
+        "0,Brett,\"{'Brett'}\",F,major\n"
+        "1,The Drummer,\"{'The Drummer'}\",M,minor\n",
+        encoding="utf-8",
+    )
+    novel = pdnc.load("Drums", tmp_path)
+    book = pdnc.read(novel)
+    result = pdnc.score(novel, book, attribute(book))
+    assert (result.found, result.quotes) == (3, 3)
