@@ -118,6 +118,7 @@ def sieves(book: Book) -> tuple[list[Paragraph], Cast, int | None]:
         cast.by_form[nominal] = person
     _described_subjects(paragraphs, cast, language)
     decisions = _explicit(paragraphs, cast, narrator)
+    _family_first_names(paragraphs, cast, decisions)
     decisions = _answered_names(paragraphs, cast, decisions, narrator)
     decisions = _distant_subject(paragraphs, decisions, language)
     if narrator is not None:
@@ -340,6 +341,54 @@ def _explicit(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> 
     return decisions
 
 
+def _family_first_names(paragraphs: list[Paragraph], cast: Cast, decisions: Decisions) -> None:
+    """A first name no one of the cast owns, called out in reply to someone the book only
+    ever titles ("Miss Steele") by one of their own family ('"Ferrars!" repeated Miss
+    Steele' answered by '"How can you say so, Anne?" cried Lucy', Lucy Steele): the first
+    name is theirs: a family calls its own so, where others keep to the title."""
+    speech = units(paragraphs)
+    exchange = exchanges(paragraphs, speech)
+    at = {id(p): i for i, p in enumerate(paragraphs)}
+
+    def named(unit: list[Paragraph]) -> int | None:
+        for p in unit:
+            person, how = decisions.get(at[id(p)], (None, ""))
+            if how == "explicit" and p.tag.kind == "name":
+                return person
+        return None
+
+    def surnames(person: int) -> set[str]:
+        return {words[-1] for _, words in map(split_name, cast.people[person].forms) if words}
+
+    votes: dict[str, set[int]] = {}
+    for k in range(1, len(speech)):
+        titled, speaker = named(speech[k - 1]), named(speech[k])
+        if titled is None or speaker in (None, titled) or exchange[k] != exchange[k - 1]:
+            continue
+        forms = [split_name(form) for form in cast.people[titled].forms]
+        if not forms or any(not title or len(words) != 1 for title, words in forms):
+            continue  # not titled only ("Miss Steele"), or a first name is known
+        if not surnames(titled) & surnames(speaker):
+            continue
+        gender = cast.people[titled].gender
+        for p in speech[k]:
+            for name in p.vocative_names:
+                own = first_name_gender(name)
+                if " " in name or own is None or cast.resolve(name) is not None:
+                    continue
+                if gender is None or own == gender:
+                    votes.setdefault(name, set()).add(titled)
+    for name, people in votes.items():
+        if len(people) != 1:
+            continue
+        (person,) = people
+        cast.people[person].forms[name] += 1
+        cast.by_form[name] = person
+        for p in paragraphs:
+            if name in p.vocative_names and person not in p.vocatives:
+                p.vocatives.append(person)
+
+
 # A name the answers to someone's lines call them by often enough is theirs (`_answered_names`).
 _ANSWERED_MIN = 3
 _ANSWERED_SHARE = 0.05
@@ -416,12 +465,18 @@ def _distant_subject(
     that opens with speech, ending with a colon. A later quotation of the paragraph may have
     its own ('"…," cried Marianne. Elinor, rejoiced…, now ventured to say, "…"')."""
     verbs = _speech_verb_at_end(language)
+    ended = _speech_verb_at_end(language, ended=True)
     decisions = dict(decisions)
     for at, p in enumerate(paragraphs):
         own = p.tag.spans
         for i in range(1, len(p.spans)):
             if i >= len(own) or own[i] is None:
-                person = _subject_of_verb(p, p.spans[i - 1].end, p.spans[i].start, verbs)
+                start, end = p.spans[i - 1].end, p.spans[i].start
+                person = _subject_of_verb(p, start, end, verbs)
+                # Between two quotations a sentence of its own may say who speaks next
+                # ('"…in such terms--" Mary interrupted him. "I declare, …"').
+                if person is None and _one_sentence(p.text[start:end]):
+                    person = _subject_of_verb(p, start, end, ended, first=True)
                 if person is not None:
                     p.span_subjects[i] = person
         if at in decisions or p.tag.kind is not None or not p.spans:
@@ -496,14 +551,24 @@ _EN_PARTICIPLES = (
 
 
 @lru_cache(maxsize=8)
-def _speech_verb_at_end(language: str | None) -> re.Pattern[str]:
+def _speech_verb_at_end(language: str | None, ended: bool = False) -> re.Pattern[str]:
+    """A speech verb ending a stretch of narration. `ended`: a sentence it ends, with a few
+    words after it ("Mary interrupted him.")."""
     words = list(language_table(language).verbs)
     if is_english(language):
         words += _EN_PARTICIPLES
     verbs = "|".join(sorted((re.escape(v) for v in words), key=len, reverse=True))
+    if ended:
+        return re.compile(rf"\b(?:{verbs})\b[^.!?\"',;:]{{0,20}}[.]\s*$", re.IGNORECASE)
     # What may follow the verb: whom it is said to ("said to Mrs. Bhattacharya, whose face
     # she liked,"), no end of sentence.
     return re.compile(rf"\b(?:{verbs})\b[^.!?\"']{{0,60}}[,:]?\s*$", re.IGNORECASE)
+
+
+def _one_sentence(narration: str) -> bool:
+    """Whether narration between two quotations is one sentence, ended."""
+    text = narration.strip()
+    return text.endswith(".") and not _SENTENCE_END.search(text + " ", 0, len(text) - 1)
 
 
 def _name_narrator(
@@ -738,7 +803,10 @@ def _nearby(paragraphs: list[Paragraph], decisions: Decisions, narrator: int | N
             continue
         if p.spans[0].start > 0:
             subjects = [(pos, person) for pos, person, subject in p.narration_names if subject]
-            if subjects and subjects[0][0] < 5:
+            last = _last_sentence_subject(p, p.spans[0].start)
+            if last is not None:
+                decisions[at] = last, "nearby"
+            elif subjects and subjects[0][0] < 5:
                 decisions[at] = subjects[0][1], "nearby"
             elif narrator is not None and p.text.startswith("I "):
                 decisions[at] = narrator, "nearby"
@@ -749,6 +817,21 @@ def _nearby(paragraphs: list[Paragraph], decisions: Decisions, narrator: int | N
         if first is not None and first[2] and first[0] < 5:
             decisions[at] = first[1], "nearby"
     return decisions
+
+
+def _last_sentence_subject(p: Paragraph, end: int) -> int | None:
+    """The person named as the subject opening the last sentence of the narration before
+    `end`, where that is not the paragraph's first: 'Aziz undertook to explain, but …
+    Professor Godbole chaffed him pleasantly. "My dear young sir, …"' is Godbole's."""
+    stop = len(p.text[:end].rstrip())  # the last sentence's own full stop is no start
+    starts = [m.end() for m in _SENTENCE_END.finditer(p.text, 0, stop)]
+    if not starts:
+        return None
+    start = starts[-1]
+    for pos, person, subject in p.narration_names:
+        if subject and start <= pos < end and _OPENS_SENTENCE.fullmatch(p.text, start, pos):
+            return person
+    return None
 
 
 # --- result -----------------------------------------------------------------------------------

@@ -471,6 +471,22 @@ def build_cast(
             ]
         if len(full_names) == 1:
             union(full_names[0], form)
+    # A name the book writes once or twice one letter off a name it uses far more is that
+    # name misspelt ("Mr. Browlow" for Mr. Brownlow, "Charly" for Charley), or its
+    # possessive with the apostrophe lost ("Lady Middletons").
+    alone = Counter(find(form) for form in mentions)
+    for form, (title, words) in parts.items():
+        if alone[find(form)] > 1:
+            continue
+        near = [
+            other
+            for other, (other_title, other_words) in parts.items()
+            if other_title == title
+            and mentions[other] >= _MISSPELT_RATIO * mentions[form]
+            and _one_letter_off(words, other_words)
+        ]
+        if len({find(other) for other in near}) == 1:
+            union(near[0], form)
     # Last, as the rest may have joined a form to another group already: the text's own word.
     for one, other in renamed:
         union(one, other)
@@ -487,6 +503,24 @@ def build_cast(
             by_form[form] = len(people)
         people.append(person)
     return Cast(people, by_form)
+
+
+# How many times more a name must be used than one a letter off it, to be what it misspells.
+_MISSPELT_RATIO = 10
+
+
+def _one_letter_off(words: list[str], others: list[str]) -> bool:
+    """Whether two names differ in one word only, by a letter more or less after its first
+    ("Browlow", "Brownlow"), the shorter of four letters at least."""
+    if len(words) != len(others):
+        return False
+    differ = [(a, b) for a, b in zip(words, others, strict=True) if a != b]
+    if len(differ) != 1:
+        return False
+    short, long = sorted(differ[0], key=len)
+    if len(long) != len(short) + 1 or len(short) < 4:
+        return False
+    return any(long[:i] + long[i + 1 :] == short for i in range(1, len(long)))
 
 
 def _younger(

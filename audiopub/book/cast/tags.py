@@ -392,6 +392,8 @@ def _patterns(language: str | None) -> _Patterns:
         rf"{subject}{aside}\s+{adverb}(?:{any_verb}|told|bade)"
         r"(?:\s+(?:him|her|them|me|us|himself|herself|themselves|myself|again|aloud|back|up"
         r"|out|off|down|on|forth"
+        # What is said: '"…" Aziz repeated the order'.
+        r"|(?:the|his|her|this|that)\s+(?:question|questions|words?|order|remark|phrase|name)"
         rf"|{name}(?:\s+and\s+{name})?))?"
         # How it is said may follow, with a word of degree first: "Alice replied very politely".
         r"(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|by|from|for|after|without|over|across"
@@ -412,7 +414,10 @@ def _patterns(language: str | None) -> _Patterns:
     # The owner opens a clause or follows "to", "of": not a verb ("echoed Miss Tilney s
     # concluding words" are someone else's).
     owned_before = re.compile(
-        r"(?:^|(?<=[.;:!?,]\s)|(?<=\b(?:and|but)\s)|(?<=\b(?:to|of)\s))"
+        # Not the full stop of a title: "Mrs. Inglethorp's rose in reply" is Mrs. Inglethorp.
+        r"(?:^|(?<=[.;:!?,]\s)"
+        + after_title(r"\.\s", negated=True)
+        + r"|(?<=\b(?:and|but)\s)|(?<=\bthen\s)|(?<=\b(?:to|of)\s))"
         rf"(?P<subject>{name}){POSSESSIVE}\s+(?:[\w-]+\s+){{0,2}}(?:{_SAYINGS})"
         r"(?:\s+(?:was|of))?[,:]?\s*$"
     )
@@ -617,7 +622,15 @@ def find_tag(
     if _WORDS_SAID.fullmatch(written):
         return None  # 'She repeated the sentence': what is said, not who says it
     words = written.split(" ")
-    last_lower = max((i for i, w in enumerate(words) if w[:1].islower()), default=len(words))
+    # A name's own particles are no break in it ("Mrs. van der Luyden, who").
+    last_lower = max(
+        (
+            i
+            for i, w in enumerate(words)
+            if w[:1].islower() and not (w in table.particles and 0 < i < len(words) - 1)
+        ),
+        default=len(words),
+    )
     if last_lower < len(words) - 1 and text.startswith(", who", start + len(written)):
         # "This comforted Hamidullah, who remarked": the clause is about the name before it.
         name = " ".join(words[last_lower + 1 :])
