@@ -341,6 +341,27 @@ def _explicit(paragraphs: list[Paragraph], cast: Cast, narrator: int | None) -> 
     return decisions
 
 
+def _explicit_speakers(
+    paragraphs: list[Paragraph],
+    speech: list[list[Paragraph]],
+    decisions: Decisions,
+    by_name: bool = False,
+) -> list[int | None]:
+    """Per speech turn, whom the sieves' explicit answer gives it (None where none does);
+    with `by_name`, only a tag naming them ("cried Lucy", not "said the doctor")."""
+    at = {id(p): i for i, p in enumerate(paragraphs)}
+    found: list[int | None] = []
+    for unit in speech:
+        person = None
+        for p in unit:
+            who, how = decisions.get(at[id(p)], (None, ""))
+            if how == "explicit" and (not by_name or p.tag.kind == "name"):
+                person = who
+                break
+        found.append(person)
+    return found
+
+
 def _family_first_names(paragraphs: list[Paragraph], cast: Cast, decisions: Decisions) -> None:
     """A first name no one of the cast owns, called out in reply to someone the book only
     ever titles ("Miss Steele") by one of their own family ('"Ferrars!" repeated Miss
@@ -348,21 +369,14 @@ def _family_first_names(paragraphs: list[Paragraph], cast: Cast, decisions: Deci
     name is theirs: a family calls its own so, where others keep to the title."""
     speech = units(paragraphs)
     exchange = exchanges(paragraphs, speech)
-    at = {id(p): i for i, p in enumerate(paragraphs)}
-
-    def named(unit: list[Paragraph]) -> int | None:
-        for p in unit:
-            person, how = decisions.get(at[id(p)], (None, ""))
-            if how == "explicit" and p.tag.kind == "name":
-                return person
-        return None
+    named = _explicit_speakers(paragraphs, speech, decisions, by_name=True)
 
     def surnames(person: int) -> set[str]:
         return {words[-1] for _, words in map(split_name, cast.people[person].forms) if words}
 
     votes: dict[str, set[int]] = {}
     for k in range(1, len(speech)):
-        titled, speaker = named(speech[k - 1]), named(speech[k])
+        titled, speaker = named[k - 1], named[k]
         if titled is None or speaker in (None, titled) or exchange[k] != exchange[k - 1]:
             continue
         forms = [split_name(form) for form in cast.people[titled].forms]
@@ -402,17 +416,7 @@ def _answered_names(
     "Aunt Juley"), in at least `_ANSWERED_SHARE` of their tagged lines, while no tag ever
     gives the two turns next to each other and neither's lines call the other by name."""
     speech = units(paragraphs)
-    at = {id(p): i for i, p in enumerate(paragraphs)}
-
-    def named(unit: list[Paragraph]) -> int | None:
-        """Whom a tag naming the speaker gives the turn."""
-        for p in unit:
-            person, how = decisions.get(at[id(p)], (None, ""))
-            if how == "explicit":
-                return person
-        return None
-
-    tagged = [named(u) for u in speech]
+    tagged = _explicit_speakers(paragraphs, speech, decisions)
     called = [{v for p in u for v in p.vocatives} for u in speech]
     exchange = exchanges(paragraphs, speech)
     lines = Counter(t for t in tagged if t is not None)

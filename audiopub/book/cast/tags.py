@@ -656,8 +656,8 @@ def find_tag(
         if apposition is not None:
             return Tag(apposition.group(1), "name", None, start, offset + apposition.end())
         # "cut in the clear voice of Mr. Wilcox": the voice's owner speaks.
-        words = written.lower().split()
-        if words[-1] in ("voice", "tones"):
+        lowered = written.lower().split()
+        if lowered[-1] in ("voice", "tones"):
             owner = patterns.voice_of.match(text, start + len(written))
             if owner is not None:
                 return Tag(
@@ -668,9 +668,10 @@ def find_tag(
                     offset + owner.end(),
                 )
         # "Her voice lingered over it", "His hand went out": he or she speaks.
-        if words[-1] in _PARTS and is_english(language) and words[0] in _OWNER_GENDERS:
-            end = start + len(words[0])
-            return Tag(written[: len(words[0])], "pronoun", _OWNER_GENDERS[words[0]], start, end)
+        if lowered[-1] in _PARTS and is_english(language) and lowered[0] in _OWNER_GENDERS:
+            end = start + len(lowered[0])
+            owner_gender = _OWNER_GENDERS[lowered[0]]
+            return Tag(written[: len(lowered[0])], "pronoun", owner_gender, start, end)
     return Tag(subject, kind, gender, start, start + len(written))
 
 
