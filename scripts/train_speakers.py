@@ -2,7 +2,7 @@
 the Project Dialogism Novel Corpus (Vishnubhotla, Hammond and Hirst, LREC 2022), numpy only.
 
     python scripts/train_speakers.py [--data ../shared/pdnc-dev] [--folds 4] [--no-write]
-        [--rounds 5] [--members 5]
+        [--rounds 5] [--members 5] [--save-folds DIR | --from-folds DIR]
 
 Each novel is read and put through the sieves (`attribution.sieves`) once; every speech turn's
 candidates get their features (`ranker.turns`) and a label: the candidates whose names are
@@ -16,6 +16,12 @@ from different random starts (`MEMBERS`).
 Prints the leave-novels-out figures first (novels in `--folds` groups: each group scored with
 weights learned on the others, so every novel is scored once by a model that never saw it),
 then fits on all 22 and writes the weights with the figures beside them.
+
+`--save-folds DIR` keeps each group's models. `--from-folds DIR` fits nothing: it scores
+every novel with the models its group learned in the run that saved them, and the shipped
+weights on all 22, and writes the shipped weights back with those figures and the margins
+given: how a change to the sieves or the margins is measured left out, and shipped, without
+a new fit (the folds must come from the run that made the shipped weights).
 """
 
 from __future__ import annotations
@@ -45,10 +51,12 @@ from audiopub.book.cast.ranker import (  # noqa: E402
     WEIGHTS,
     Margins,
     Model,
+    model_of,
     rank_speakers,
     rounds,
     settled,
     turns,
+    weights,
 )
 from audiopub.book.models import Book  # noqa: E402
 
@@ -304,6 +312,35 @@ def rounded(values: np.ndarray) -> list[float]:
     return [round(float(x), 4) for x in values]
 
 
+def stored(models: Sequence[Model]) -> list[dict]:
+    """The models as the weights file holds them, each round's numbers to four places."""
+    return [
+        {
+            "linear": rounded(m.linear),
+            "hidden": [rounded(row) for row in m.hidden],
+            "bias": rounded(m.bias),
+            "out": rounded(m.out),
+        }
+        for m in models
+    ]
+
+
+def save_fold(folder: Path, fold: int, test: list[str], models: Sequence[Model]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {"features": list(FEATURES), "test": test, "rounds": stored(models)}
+    (folder / f"fold{fold}.json").write_text(json.dumps(data), encoding="utf-8")
+
+
+def load_fold(folder: Path, fold: int) -> tuple[list[str], list[Model]]:
+    """A group's novels and the models learned without them (`save_fold`), as rounded as
+    the shipped ones."""
+    data = json.loads((folder / f"fold{fold}.json").read_text(encoding="utf-8"))
+    if data["features"] != list(FEATURES):
+        raise SystemExit(f"{folder}: saved with other features than the ranker's")
+    at = {name: i for i, name in enumerate(data["features"])}
+    return data["test"], [model_of(r, at) for r in data["rounds"]]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=pdnc.DATA)
@@ -320,6 +357,13 @@ def main() -> int:
     parser.add_argument(
         "--members", type=int, default=MEMBERS, help="scorers averaged into each round's"
     )
+    kept = parser.add_mutually_exclusive_group()
+    kept.add_argument("--save-folds", type=Path, help="keep each group's models in this folder")
+    kept.add_argument(
+        "--from-folds",
+        type=Path,
+        help="fit nothing: score with the groups' models saved here and the shipped weights",
+    )
     args = parser.parse_args()
     names = pdnc.novels(args.data)
     shipped = Margins(**{f.name: getattr(args, f"margin_{f.name}") for f in fields(Margins)})
@@ -330,10 +374,15 @@ def main() -> int:
     # Every novel scored by models that never saw it, after each number of rounds.
     held: list[dict[str, pdnc.Score]] = [{} for _ in range(args.rounds + 1)]
     for fold in range(args.folds):
-        test = names[fold :: args.folds]
-        train = [name for name in names if name not in test]
-        models = fit_rounds(train, novels, first, args.rounds, shipped, args.members)
-        for r in range(args.rounds + 1):
+        if args.from_folds:
+            test, models = load_fold(args.from_folds, fold)
+        else:
+            test = names[fold :: args.folds]
+            train = [name for name in names if name not in test]
+            models = fit_rounds(train, novels, first, args.rounds, shipped, args.members)
+            if args.save_folds:
+                save_fold(args.save_folds, fold, test, models)
+        for r in range(min(args.rounds, len(models)) + 1):
             held[r].update(score(test, novels, models[:r], shipped))
     left_out = {}
     if args.folds:
@@ -345,7 +394,10 @@ def main() -> int:
             f"margins {shipped}",
             held[args.rounds],
         )
-    models = fit_rounds(names, novels, first, args.rounds, shipped, args.members)
+    if args.from_folds:
+        models = list(weights())
+    else:
+        models = fit_rounds(names, novels, first, args.rounds, shipped, args.members)
     seen = report("trained on all 22 (scored on the same)", score(names, novels, models, shipped))
     ranked = sorted(zip(FEATURES, models[0].linear, strict=True), key=lambda x: -abs(x[1]))
     print("the first round's linear weights:")
@@ -360,15 +412,7 @@ def main() -> int:
             "trained_on_all": seen,
             "margins": asdict(shipped),
             "features": list(FEATURES),
-            "rounds": [
-                {
-                    "linear": rounded(m.linear),
-                    "hidden": [rounded(row) for row in m.hidden],
-                    "bias": rounded(m.bias),
-                    "out": rounded(m.out),
-                }
-                for m in models
-            ],
+            "rounds": stored(models),
         }
         # A key a line, its value on that line: the hidden layer's rows stay readable and the
         # file small.

@@ -59,6 +59,28 @@ def test_the_trainer_learns_which_feature_marks_the_speaker_whatever_its_scale()
     assert averaged.hidden.shape[1] == 2 * train.UNITS
 
 
+def test_a_saved_fold_scores_as_the_shipped_weights_would_and_knows_its_features(
+    tmp_path: Path,
+) -> None:
+    # `--save-folds` then `--from-folds`: a group's models come back rounded as the shipped
+    # ones are, and models saved with other features are refused, not misread.
+    train = script("train_speakers")
+    rng = np.random.default_rng(1)
+    n = len(FEATURES)
+    models = [train.Model(rng.random(n), rng.random((n, 3)), rng.random(3), rng.random(3))]
+    train.save_fold(tmp_path, 2, ["Emma"], models)
+    test, loaded = train.load_fold(tmp_path, 2)
+    features = rng.random((4, n))
+    assert test == ["Emma"]
+    assert np.allclose(loaded[0].scores(features), models[0].scores(features), atol=1e-2)
+    assert np.array_equal(loaded[0].linear, np.round(models[0].linear, 4))
+    stored = json.loads((tmp_path / "fold2.json").read_text(encoding="utf-8"))
+    stored["features"] = stored["features"][:-1]
+    (tmp_path / "fold2.json").write_text(json.dumps(stored), encoding="utf-8")
+    with pytest.raises(SystemExit, match="other features"):
+        train.load_fold(tmp_path, 2)
+
+
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"the annotated novels are not at {DATA}")
 @pytest.mark.parametrize("name", sorted(FLOORS))
 def test_the_cast_names_the_annotated_speakers_above_its_floor(name: str) -> None:
