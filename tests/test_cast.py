@@ -1481,6 +1481,41 @@ def test_speech_after_a_participle_or_a_paragraph_ending_with_speech_and_a_tag()
     assert speakers[-1] == ("Katharine", "explicit")
 
 
+def test_a_name_alone_answering_a_question_for_a_name_is_the_speaker_s() -> None:
+    # A Passage to India: the woman in the mosque, unnamed until she answers.
+    book = _one_chapter(
+        '"Good evening," said Mrs. Moore.',
+        '"Good evening," said Mrs. Lesley.',
+        "Aziz walked to the mosque. A woman was there.",
+        '"May I know your name?" Aziz asked her.',
+        'She was now in the shadow of the gateway, and she said with a change of voice, "Mrs. '
+        'Moore."',
+        '"Mrs. Lesley," she said, "is my friend."',
+        '"Who are you?"',
+        '"Mrs. Lesley, I am sorry to say."',
+    )
+    paragraphs, cast, _ = sieves(book)
+    # The sieves' answer, which the ranker weighs like a name just before the speech.
+    said = {p.spans[0].text: p.introduces for p in paragraphs if p.spans}
+    assert said["Mrs. Moore."] == cast.by_form["Mrs. Moore"]
+    # Only a name alone: one named in an answer may be anyone's.
+    assert said["Mrs. Lesley, I am sorry to say."] is None
+
+
+def test_a_titled_name_after_the_speech_verb_is_whom_it_is_said_to() -> None:
+    # A Passage to India: the title's full stop in "said to Mrs. Bhattacharya" ends no
+    # sentence; the speaker is the one who had the impulse.
+    book = _one_chapter(
+        '"Good evening," said Mrs. Moore.',
+        '"Good evening," said Mrs. Bhattacharya.',
+        '"Good evening," said Adela.',
+        "When they took their leave, Mrs. Moore had an impulse, and said to Mrs. Bhattacharya, "
+        'whose face she liked, "I wonder whether you would allow us to call on you some day."',
+    )
+    quote = attribute(book).quotes[-1]
+    assert (quote.speaker, quote.how) == ("Mrs. Moore", "explicit")
+
+
 def test_a_narration_paragraph_ending_in_a_speech_verb_and_a_colon_names_who_speaks_below() -> None:
     # Night and Day: the subject opening the sentence, across clauses of other doings; not
     # one named in a clause of its own, nor one a "he" or "she" follows.

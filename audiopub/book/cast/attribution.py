@@ -566,7 +566,8 @@ def _speech_verb_at_end(language: str | None, ended: bool = False) -> re.Pattern
         return re.compile(rf"\b(?:{verbs})\b[^.!?\"',;:]{{0,20}}[.]\s*$", re.IGNORECASE)
     # What may follow the verb: whom it is said to ("said to Mrs. Bhattacharya, whose face
     # she liked,"), no end of sentence.
-    return re.compile(rf"\b(?:{verbs})\b[^.!?\"']{{0,60}}[,:]?\s*$", re.IGNORECASE)
+    title_stop = r"\." + after_title(r"\.")  # "said to Mrs. Bhattacharya"
+    return re.compile(rf"\b(?:{verbs})\b(?:{title_stop}|[^.!?\"']){{0,60}}[,:]?\s*$", re.IGNORECASE)
 
 
 def _one_sentence(narration: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from itertools import combinations
+from itertools import combinations, pairwise
 
 from audiopub.book.cast.characters import (
     NOT_NAMES,
@@ -47,6 +47,10 @@ _PLACES = frozenset(
 _INTRODUCTION = re.compile(
     r"(?:^|[.!?]\s)(?:[Mm]y name is|I am|I'm)\s+((?:(?:Mr|Mrs|Miss|Dr)\.?\s+)?[A-Z][\w'’-]+"
     r"(?:\s+[A-Z][\w'’-]+)*)"
+)
+# A question for the name of whom it is put to.
+_ASKS_NAME = re.compile(
+    r"\b(?:your name|who are you|what name)\b[^.!?]*\?|\bwho (?:is it|is there|'s there)\?", re.I
 )
 # A title and the name it goes with: "Mr. Holmes", "Lady Bertram", "Mr. van der Luyden".
 TITLED_NAME = re.compile(
@@ -520,8 +524,8 @@ def _last_break(text: str) -> int:
 
 
 def find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str]) -> None:
-    """Each paragraph's people named in narration, those its speech names, and those its
-    speech calls by name."""
+    """Each paragraph's people named in narration, those its speech names, those its speech
+    calls by name, and the one its speech says it is."""
     forms = {f.casefold(): f for f in cast.by_form}
     pattern = _names_pattern(list(cast.by_form)) if forms else None
     for p in paragraphs:
@@ -555,6 +559,12 @@ def find_names(paragraphs: list[Paragraph], cast: Cast, lowercase: Counter[str])
             introduced = _INTRODUCTION.search(span.text)
             if introduced is not None and p.introduces is None:
                 p.introduces = cast.resolve(introduced.group(1))
+    for question, p in pairwise(paragraphs):
+        # A name alone, answering "May I know your name?" or "Who are you?": '"Mrs. Moore."'
+        if p.introduces is None and p.spans and question.spans and question.chapter == p.chapter:
+            alone = p.spans[0].text.strip(" .!,;:—–-")
+            if alone in cast.by_form and _ASKS_NAME.search(question.spans[-1].text):
+                p.introduces = cast.by_form[alone]
 
 
 # How many paragraphs either side of a tag make its company, how often a description must
