@@ -13,7 +13,16 @@ from audiopub.book.cast.attribution import sieves
 from audiopub.book.cast.characters import Cast, Person
 from audiopub.book.cast.conversation import Paragraph, Tag
 from audiopub.book.cast.quotes import Span
-from audiopub.book.cast.ranker import FEATURES, Model, Round, Turn, choose, model_of, turns
+from audiopub.book.cast.ranker import (
+    FEATURES,
+    Model,
+    Round,
+    Turn,
+    choose,
+    model_of,
+    ranked,
+    turns,
+)
 from audiopub.book.models import Book, Chapter
 
 
@@ -228,6 +237,26 @@ def test_a_description_no_name_owns_is_a_candidate_with_what_its_tag_says() -> N
     assert "the old man" not in cast.described
     assert not old_man.features[:, f("described")].any()
     assert not other.features[:, f("described")].any()
+
+
+def test_a_tag_s_own_description_chosen_by_the_first_round_stays_theirs() -> None:
+    # The first round gives "said the driver" to the driver; a later round that would give
+    # every turn to whoever is named nearby does not take it from them, and a turn with no
+    # description takes the later round's choice.
+    paragraphs = [
+        '"Good morning," said Margaret.',
+        "Margaret looked out of the window.",
+        '"To the station," said the driver.',
+        '"How far is it?"',
+    ]
+    book = Book("T", ("A",), "en", (Chapter(0, "One", ("One", *paragraphs)),))
+    found, cast, _ = sieves(book)
+    driver, margaret = cast.described["the driver"], cast.by_form["Margaret"]
+    first = Model.linear_only(row(described=5.0))
+    later = Model.linear_only(row(back_1=5.0, back_2=5.0))
+    # The first turn is settled by its tag: no choice.
+    assert ranked(found, cast, None, [later]) == [None, margaret, margaret]
+    assert ranked(found, cast, None, [first, later]) == [None, driver, margaret]
 
 
 def test_a_neighbour_counts_as_much_as_the_round_before_was_sure_of_it() -> None:
