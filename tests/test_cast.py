@@ -1148,6 +1148,14 @@ def test_french_and_spanish_dialogue_dashes_leave_the_incise_to_the_narrator() -
         ("en", ", said the man sitting beside her.", "the man", "noun"),
         ("en", " the dining-car conductor said.", "the dining-car conductor", "noun"),
         ("en", " was his mother's only reply.", "his mother", "noun"),
+        ("en", " was Helen s\ncontribution.", "Helen", "name"),
+        # An aside in brackets after the verb.
+        (
+            "en",
+            " Mr. Jackson continued (and Archer saw he was wondering why), ",
+            "Mr. Jackson",
+            "name",
+        ),
         # An adverb after the description is not part of it.
         ("en", ", said the old gentleman kindly.", "the old gentleman", "noun"),
         # Nor a word of degree before that adverb, nor "again".

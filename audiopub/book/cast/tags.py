@@ -252,7 +252,7 @@ _SAYINGS = (
     "answer|reply|retort|rejoinder|response|question|remark|comment|exclamation|cry|greeting"
     "|observation|inquiry|enquiry|protest|explanation|voice|assurance|reasoning|language|words"
     "|speech|salutation|apology|request|entreaty|suggestion|advice|declaration|ejaculation"
-    "|whisper|reflection|conclusion|confession|sentiment|opinion"
+    "|whisper|reflection|conclusion|confession|sentiment|opinion|contribution"
 )
 
 
@@ -396,7 +396,8 @@ def _patterns(language: str | None) -> _Patterns:
         r"|(?:the|his|her|this|that)\s+(?:question|questions|words?|order|remark|phrase|name)"
         rf"|{name}(?:\s+and\s+{name})?))?"
         # How it is said may follow, with a word of degree first: "Alice replied very politely".
-        r"(?=\s*[,.;:!?—–-]|\s+(?:in|to|with|at|as|by|from|for|after|without|over|across"
+        # Or an aside in brackets: '"…," Mr. Jackson continued (and Archer saw …), "…"'.
+        r"(?=\s*[,.;:!?—–(-]|\s+(?:in|to|with|at|as|by|from|for|after|without|over|across"
         r"|through|behind|towards?|upon|\w+ly"
         r"|(?:very|rather|quite|too|so|most|somewhat|half)\s+\w+ly)\b)"
     )
