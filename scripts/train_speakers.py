@@ -349,7 +349,10 @@ def save_fold(folder: Path, fold: int, test: list[str], models: Sequence[Model])
 def load_fold(folder: Path, fold: int) -> tuple[list[str], list[Model]]:
     """A group's novels and the models learned without them (`save_fold`), as rounded as
     the shipped ones."""
-    data = json.loads((folder / f"fold{fold}.json").read_text(encoding="utf-8"))
+    path = folder / f"fold{fold}.json"
+    if not path.is_file():
+        raise SystemExit(f"{path}: no such group saved (--save-folds writes one per --folds)")
+    data = json.loads(path.read_text(encoding="utf-8"))
     if data["features"] != list(FEATURES):
         raise SystemExit(f"{folder}: saved with other features than the ranker's")
     at = {name: i for i, name in enumerate(data["features"])}
@@ -380,11 +383,13 @@ def main() -> int:
         help="fit nothing: score with the groups' models saved here and the shipped weights",
     )
     args = parser.parse_args()
+    if args.from_folds and not args.folds:
+        parser.error("--from-folds scores the saved groups: give --folds as many as were saved")
     names = pdnc.novels(args.data)
     shipped = Margins(**{f.name: getattr(args, f"margin_{f.name}") for f in fields(Margins)})
     started = time.perf_counter()
     novels = {name: prepare(name, args.data) for name in names}
-    first = {name: examples(novels[name]) for name in names}
+    first = {} if args.from_folds else {name: examples(novels[name]) for name in names}
     print(f"features of {len(names)} novels in {time.perf_counter() - started:.1f} s")
     # Every novel scored by models that never saw it, after each number of rounds.
     held: list[dict[str, pdnc.Score]] = [{} for _ in range(args.rounds + 1)]

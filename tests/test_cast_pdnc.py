@@ -79,6 +79,8 @@ def test_a_saved_fold_scores_as_the_shipped_weights_would_and_knows_its_features
     (tmp_path / "fold2.json").write_text(json.dumps(stored), encoding="utf-8")
     with pytest.raises(SystemExit, match="other features"):
         train.load_fold(tmp_path, 2)
+    with pytest.raises(SystemExit, match="no such group"):
+        train.load_fold(tmp_path, 3)
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"the annotated novels are not at {DATA}")

@@ -571,6 +571,12 @@ def _description(p: Paragraph, cast: Cast) -> tuple[int, list[str]] | None:
     return cast.described[p.tag.name], p.tag.name.split()
 
 
+def _described(p: Paragraph, cast: Cast) -> int | None:
+    """The person of its own a paragraph's description tag stands for, if any."""
+    description = _description(p, cast)
+    return description[0] if description is not None else None
+
+
 def _answers(
     speech: list[list[Paragraph]],
 ) -> tuple[list[int | None], list[str], list[int | None]]:
@@ -829,12 +835,9 @@ def ranked(
     if not found:
         return []
 
-    def described(unit: list[Paragraph], person: int | None) -> bool:
-        return any((_description(p, cast) or (None,))[0] == person for p in unit)
-
     first, last = found[0].chosen, found[-1].chosen
     return [
-        own if own is not None and described(unit, own) else later
+        own if own is not None and any(_described(p, cast) == own for p in unit) else later
         for unit, own, later in zip(units(paragraphs), first, last, strict=True)
     ]
 
