@@ -33,6 +33,11 @@ def row(**values: float) -> np.ndarray:
     return features
 
 
+def _sieved(paragraphs: list[str]) -> tuple[list[Paragraph], Cast, int | None]:
+    """A one-chapter book of these paragraphs, through the sieves."""
+    return sieves(Book("T", ("A",), "en", (Chapter(0, "One", ("One", *paragraphs)),)))
+
+
 def test_the_hidden_layer_counts_two_features_together() -> None:
     # One unit that fires only when both features are on: each alone scores nothing.
     hidden = np.zeros((len(FEATURES), 1))
@@ -212,8 +217,7 @@ def test_a_description_no_name_owns_is_a_candidate_with_what_its_tag_says() -> N
         "The cloud of smoke drifted over the platform.",
         '"Gone," said the cloud.',
     ]
-    book = Book("T", ("A",), "en", (Chapter(0, "One", ("One", *paragraphs)),))
-    found, cast, _ = sieves(book)
+    found, cast, _ = _sieved(paragraphs)
     driver, porter, old_man, other, cloud = turns(found, cast, None)[1:6]
 
     def described(turn: Turn, name: str) -> np.ndarray:
@@ -249,8 +253,7 @@ def test_a_tag_s_own_description_chosen_by_the_first_round_stays_theirs() -> Non
         '"To the station," said the driver.',
         '"How far is it?"',
     ]
-    book = Book("T", ("A",), "en", (Chapter(0, "One", ("One", *paragraphs)),))
-    found, cast, _ = sieves(book)
+    found, cast, _ = _sieved(paragraphs)
     driver, margaret = cast.described["the driver"], cast.by_form["Margaret"]
     first = Model.linear_only(row(described=5.0))
     later = Model.linear_only(row(back_1=5.0, back_2=5.0))
